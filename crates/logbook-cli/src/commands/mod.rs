@@ -1,0 +1,93 @@
+//! One module per area; each holds its clap `Args` and a function that
+//! computes an [`Output`]. The printer decides between text and JSON.
+
+mod infra;
+mod session;
+
+use anyhow::{Context as _, Result};
+use clap::Subcommand;
+use logbook::Project;
+
+use crate::Cli;
+use crate::printer::{Output, Printer, Style};
+
+/// What every command gets: the opened project and how to print.
+pub struct Context<'a> {
+    pub project: Project,
+    pub printer: &'a Printer,
+}
+
+impl Context<'_> {
+    pub fn style(&self) -> Style {
+        self.printer.style
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a new work session and make it active.
+    Start(session::StartArgs),
+    /// Resume the active work session, or make a paused one active.
+    Resume(session::IdArgs),
+    /// Show a work session's status, tokens, milestones and artifacts.
+    Status(session::IdArgs),
+    /// Close a work session and move it to the archive.
+    Close(session::CloseArgs),
+    /// List work sessions, active and archived.
+    List(session::ListArgs),
+    /// Token usage report of a work session.
+    Tokens(session::IdArgs),
+    /// Token savings from running agents in isolation.
+    Savings(session::IdArgs),
+    /// Pause the active work session and activate another.
+    Switch(session::SwitchArgs),
+    /// Pause a work session (the active one by default).
+    Pause(session::IdArgs),
+    /// Record the main session's token usage.
+    Usage(session::UsageArgs),
+    /// Add a milestone or mark one done.
+    #[command(subcommand)]
+    Milestone(session::MilestoneCommand),
+    /// Record artifacts produced during the session.
+    #[command(subcommand)]
+    Artifact(session::ArtifactCommand),
+    /// Add a note to the work session.
+    Note(session::NoteArgs),
+    /// Record agents spawned for the work session and their token use.
+    #[command(subcommand)]
+    Agent(session::AgentCommand),
+    /// Write logbook.yaml with the defaults.
+    Init,
+    /// Print shell completions.
+    Completions(infra::CompletionsArgs),
+}
+
+pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
+    if let Command::Completions(args) = &cli.command {
+        return infra::completions(args);
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    if let Command::Init = &cli.command {
+        let root = cli.root.clone().unwrap_or(cwd);
+        return infra::init(&root);
+    }
+    let project = Project::discover(&cwd, cli.root.as_deref())?;
+    let ctx = Context { project, printer };
+    match &cli.command {
+        Command::Start(a) => session::start(&ctx, a),
+        Command::Resume(a) => session::resume(&ctx, a),
+        Command::Status(a) => session::status(&ctx, a),
+        Command::Close(a) => session::close(&ctx, a),
+        Command::List(a) => session::list(&ctx, a),
+        Command::Tokens(a) => session::tokens(&ctx, a),
+        Command::Savings(a) => session::savings(&ctx, a),
+        Command::Switch(a) => session::switch(&ctx, a),
+        Command::Pause(a) => session::pause(&ctx, a),
+        Command::Usage(a) => session::usage(&ctx, a),
+        Command::Milestone(c) => session::milestone(&ctx, c),
+        Command::Artifact(c) => session::artifact(&ctx, c),
+        Command::Note(a) => session::note(&ctx, a),
+        Command::Agent(c) => session::agent(&ctx, c),
+        Command::Init | Command::Completions(_) => unreachable!("handled above"),
+    }
+}

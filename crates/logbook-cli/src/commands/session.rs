@@ -1,0 +1,634 @@
+//! Work session commands (seed 002), printed in the seed's layouts.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use logbook::clock;
+use logbook::work_session::{
+    self as ws, AgentOutcome, Indicator, SessionStatus, StartOptions, Usage, WorkSession,
+};
+use serde_json::json;
+
+use super::Context;
+use crate::printer::{Output, Style, thousands};
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Id prefix: SES, ENG, ANA, DES, TST or any 2–5 capital letters.
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Client name (letters and digits; default INTERNAL).
+    #[arg(long)]
+    client: Option<String>,
+    /// Project name (letters and digits; default: the project folder's name).
+    #[arg(long)]
+    project: Option<String>,
+    /// Token budget (default: token_budget from logbook.yaml, 150000).
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u64>,
+    /// Close the active session without asking.
+    #[arg(long, short)]
+    yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct IdArgs {
+    /// Work session id (default: the active one).
+    id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CloseArgs {
+    /// Work session id (default: the active one).
+    id: Option<String>,
+    /// Context summary to keep (default: composed from milestones, artifacts and notes).
+    #[arg(long)]
+    summary: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only active and paused sessions.
+    #[arg(long, conflicts_with = "archived")]
+    active: bool,
+    /// Only closed (archived) sessions.
+    #[arg(long)]
+    archived: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SwitchArgs {
+    /// The work session to make active.
+    id: String,
+}
+
+/// Names the session a recording command changes.
+#[derive(Debug, Args)]
+pub struct SessionArg {
+    /// Work session to change (default: the active one).
+    #[arg(long, value_name = "ID", global = true)]
+    session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// The main session now uses N tokens.
+    #[arg(long, value_name = "N", required_unless_present = "add", conflicts_with = "add")]
+    current: Option<u64>,
+    /// The main session used N more tokens.
+    #[arg(long, value_name = "N")]
+    add: Option<u64>,
+    #[command(flatten)]
+    session: SessionArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MilestoneCommand {
+    /// Add a milestone that is not done yet.
+    Add {
+        name: String,
+        #[command(flatten)]
+        session: SessionArg,
+    },
+    /// Mark a milestone done (adding it if missing).
+    Done {
+        name: String,
+        #[command(flatten)]
+        session: SessionArg,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ArtifactCommand {
+    /// Record a file produced during the session.
+    Add {
+        path: String,
+        /// Agent that produced it.
+        #[arg(long)]
+        agent: Option<String>,
+        #[command(flatten)]
+        session: SessionArg,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    text: String,
+    #[command(flatten)]
+    session: SessionArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AgentStatusArg {
+    Completed,
+    Failed,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Record a spawned agent; prints its id.
+    Spawn {
+        /// Agent type (analyst, architect, …).
+        #[arg(value_name = "TYPE")]
+        agent_type: String,
+        /// Agent id (default: agent-xxxxxxxx).
+        #[arg(long)]
+        id: Option<String>,
+        /// Where the agent will write its output.
+        #[arg(long)]
+        output: Option<String>,
+        #[command(flatten)]
+        session: SessionArg,
+    },
+    /// Record that an agent finished and the tokens it used.
+    Done {
+        /// The id `agent spawn` printed.
+        id: String,
+        /// Tokens the agent used in its own context.
+        #[arg(long, value_name = "N")]
+        tokens: u64,
+        /// Its output file.
+        #[arg(long)]
+        output: Option<String>,
+        #[arg(long, value_enum, default_value = "completed")]
+        status: AgentStatusArg,
+        #[command(flatten)]
+        session: SessionArg,
+    },
+}
+
+fn indicator_text(style: Style, ind: Indicator) -> String {
+    match ind {
+        Indicator::Active => style.green(ind.emoji()),
+        Indicator::Warning => style.yellow(ind.emoji()),
+        Indicator::Critical => style.red(ind.emoji()),
+        _ => ind.emoji().to_string(),
+    }
+}
+
+fn percent(p: f64) -> String {
+    format!("{}%", p.round() as i64)
+}
+
+fn bar(p: f64) -> String {
+    let filled = ((p / 10.0).round() as i64).clamp(0, 10) as usize;
+    format!("[{}{}]", "█".repeat(filled), "░".repeat(10 - filled))
+}
+
+fn session_output(s: &WorkSession, human: String) -> Output {
+    Output::new(s.to_json(), human)
+}
+
+/// Asks a yes/no question on the terminal; `None` without one.
+fn ask(question: &str) -> Result<Option<bool>> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(None);
+    }
+    let mut err = std::io::stderr().lock();
+    write!(err, "{question} [y/n] ")?;
+    err.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(Some(matches!(line.trim(), "y" | "Y" | "yes" | "Yes")))
+}
+
+pub fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
+    let p = &ctx.project;
+    let mut close_active = a.yes;
+    if !a.yes
+        && let Some(active) = ws::active_id(p)?
+        && ws::load(p, &active).is_ok_and(|(s, _)| s.status != SessionStatus::Closed)
+    {
+        match ask(&format!("Active session found: {active}. Close it first?"))? {
+            Some(true) => close_active = true,
+            Some(false) => bail!("start cancelled; {active} is still active"),
+            None => {} // no terminal: the library refuses with the --yes hint
+        }
+    }
+    let s = ws::start(
+        p,
+        StartOptions {
+            prefix: a.prefix.clone(),
+            client: a.client.clone(),
+            project: a.project.clone(),
+            max_tokens: a.max_tokens,
+            close_active,
+        },
+    )?;
+    let st = ctx.style();
+    let human = format!(
+        "Started session {} {}\nClient: {}  Project: {}\nToken budget: {}\nFile: {}\n",
+        st.bold(&s.session_id),
+        indicator_text(st, s.indicator()),
+        s.client,
+        s.project,
+        thousands(s.tokens.max),
+        p.config.sessions_dir.join(format!("{}.yaml", s.session_id)).display()
+    );
+    Ok(session_output(&s, human))
+}
+
+pub fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
+    let p = &ctx.project;
+    if a.id.is_none() && ws::active_id(p)?.is_none() {
+        if ask("No active session. Start new?")? == Some(true) {
+            return start(
+                ctx,
+                &StartArgs {
+                    prefix: None,
+                    client: None,
+                    project: None,
+                    max_tokens: None,
+                    yes: false,
+                },
+            );
+        }
+        return Err(logbook::Error::NoActiveSession.into());
+    }
+    let s = ws::resume(p, a.id.as_deref())?;
+    let human = format!(
+        "Resuming Session: {}\nStatus: {}\nStarted: {}\nMilestones: {}\nArtifacts: {}\nToken Usage: {}/{}\n\nLast Context:\n{}\n",
+        ctx.style().bold(&s.session_id),
+        s.status.as_str(),
+        s.created,
+        s.milestones.len(),
+        s.artifacts.len(),
+        thousands(s.tokens.current),
+        thousands(s.tokens.max),
+        if s.context_summary.trim().is_empty() {
+            "(none yet)"
+        } else {
+            s.context_summary.trim_end()
+        }
+    );
+    Ok(session_output(&s, human))
+}
+
+pub fn status(ctx: &Context, a: &IdArgs) -> Result<Output> {
+    let s = ws::get(&ctx.project, a.id.as_deref())?;
+    Ok(session_output(&s, render_status(ctx.style(), &s)))
+}
+
+fn render_status(st: Style, s: &WorkSession) -> String {
+    let now = clock::now();
+    let mut out = String::new();
+    let pct = s.percentage();
+    let _ = writeln!(
+        out,
+        "Session: {} {}",
+        st.bold(&s.session_id),
+        indicator_text(st, s.indicator())
+    );
+    let _ = writeln!(out, "Status: {}", s.status.as_str());
+    if let Some(created) = clock::parse(&s.created) {
+        let _ = writeln!(out, "Duration: {}", clock::duration(created, now));
+    }
+    let _ = writeln!(
+        out,
+        "Tokens: {}/{} ({})",
+        thousands(s.tokens.current),
+        thousands(s.tokens.max),
+        percent(pct)
+    );
+    let _ = writeln!(out, "Progress Bar: {} {}", bar(pct), percent(pct));
+    if !s.milestones.is_empty() {
+        let _ = writeln!(out, "\nMilestones:");
+        for m in &s.milestones {
+            let mark = if m.completed.is_some() { "x" } else { " " };
+            let _ = writeln!(out, "- [{mark}] {}", m.name);
+        }
+    }
+    if !s.artifacts.is_empty() {
+        let _ = writeln!(out, "\nRecent Artifacts:");
+        let mut recent: Vec<_> = s
+            .artifacts
+            .iter()
+            .map(|a| match &a.modified {
+                Some(m) => (m.as_str(), "modified", a),
+                None => (a.created.as_deref().unwrap_or(""), "created", a),
+            })
+            .collect();
+        recent.sort_by(|x, y| y.0.cmp(x.0));
+        for (when, verb, a) in recent.into_iter().take(5) {
+            match clock::parse(when) {
+                Some(t) => {
+                    let _ = writeln!(out, "- {} ({verb} {} ago)", a.path, clock::age(t, now));
+                }
+                None => {
+                    let _ = writeln!(out, "- {}", a.path);
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nAgents Spawned This Session: {}",
+        s.agents_spawned.len()
+    );
+    let _ = writeln!(
+        out,
+        "Token Savings from Isolation: {}",
+        thousands(s.tokens.saved)
+    );
+    out
+}
+
+pub fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
+    let s = ws::close(&ctx.project, a.id.as_deref(), a.summary.clone())?;
+    let st = ctx.style();
+    let done = s.milestones.iter().filter(|m| m.completed.is_some()).count();
+    let duration = clock::parse(&s.created)
+        .map(|c| clock::duration(c, clock::now()))
+        .unwrap_or_default();
+    let human = format!(
+        "Closed session {} {}\nDuration: {duration}\nMilestones: {done}/{} done\nArtifacts: {}\nAgents spawned: {}\nTokens: {}/{} main, {} saved by isolation\nArchived to: {}\n\nContext Summary:\n{}\n",
+        st.bold(&s.session_id),
+        Indicator::Closed.emoji(),
+        s.milestones.len(),
+        s.artifacts.len(),
+        s.agents_spawned.len(),
+        thousands(s.tokens.current),
+        thousands(s.tokens.max),
+        thousands(s.tokens.saved),
+        ctx.project
+            .config
+            .session_archive_dir
+            .join(format!("{}.yaml", s.session_id))
+            .display(),
+        s.context_summary.trim_end()
+    );
+    Ok(session_output(&s, human))
+}
+
+pub fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
+    let listing = ws::list(&ctx.project)?;
+    for c in &listing.corrupt {
+        ctx.printer.warn(&format!(
+            "skipped {}: {} (`logbook doctor` checks every file)",
+            c.path.display(),
+            c.reason
+        ));
+    }
+    let st = ctx.style();
+    let now = clock::now();
+    let mut out = String::new();
+    let show_live = !a.archived;
+    let show_archived = !a.active;
+    if show_live {
+        let _ = writeln!(out, "Active Sessions:");
+        if listing.sessions.is_empty() {
+            let _ = writeln!(out, "  (none)");
+        }
+        for s in &listing.sessions {
+            let age = clock::parse(&s.created)
+                .map(|c| clock::age(c, now))
+                .unwrap_or_default();
+            let marker = if listing.active.as_deref() == Some(s.session_id.as_str()) {
+                " (active)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "  {} {} ({age}){}",
+                s.session_id,
+                indicator_text(st, s.indicator()),
+                st.dim(marker)
+            );
+        }
+    }
+    if show_archived {
+        if show_live {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "Archived Sessions:");
+        if listing.archived.is_empty() {
+            let _ = writeln!(out, "  (none)");
+        }
+        for s in &listing.archived {
+            let date = s.last_updated.get(..10).unwrap_or(&s.last_updated);
+            let _ = writeln!(
+                out,
+                "  {} {} (closed {date})",
+                s.session_id,
+                Indicator::Closed.emoji()
+            );
+        }
+    }
+    let to_json = |v: &[WorkSession]| v.iter().map(WorkSession::to_json).collect::<Vec<_>>();
+    let json = json!({
+        "active": listing.active,
+        "sessions": if show_live { to_json(&listing.sessions) } else { vec![] },
+        "archived": if show_archived { to_json(&listing.archived) } else { vec![] },
+        "corrupt": listing.corrupt,
+    });
+    Ok(Output::new(json, out))
+}
+
+pub fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
+    let s = ws::get(&ctx.project, a.id.as_deref())?;
+    let r = s.token_report();
+    let mut out = String::new();
+    let _ = writeln!(out, "Token Usage Report: {}\n", ctx.style().bold(&r.session_id));
+    let _ = writeln!(out, "Main Session:");
+    let _ = writeln!(
+        out,
+        "  Used: {} / {} ({})",
+        thousands(r.current),
+        thousands(r.max),
+        percent(r.percentage)
+    );
+    let _ = writeln!(out, "  Remaining: {}", thousands(r.remaining));
+    let _ = writeln!(out, "  Peak: {}\n", thousands(r.peak));
+    let _ = writeln!(out, "Subprocess Agents:");
+    if r.agents.is_empty() {
+        let _ = writeln!(out, "  (none)");
+    }
+    for ag in &r.agents {
+        let _ = writeln!(
+            out,
+            "  {}: {} tokens (isolated)",
+            if ag.agent_type.is_empty() { &ag.id } else { &ag.agent_type },
+            thousands(ag.tokens_used)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nTotal Consumed (if no isolation): {}",
+        thousands(r.total_without_isolation)
+    );
+    let _ = writeln!(out, "Actual Main Session: {}", thousands(r.current));
+    let _ = writeln!(
+        out,
+        "Tokens Saved: {} ({} savings)",
+        thousands(r.saved),
+        percent(r.savings_percentage)
+    );
+    Ok(Output::new(serde_json::to_value(&r)?, out))
+}
+
+pub fn savings(ctx: &Context, a: &IdArgs) -> Result<Output> {
+    let s = ws::get(&ctx.project, a.id.as_deref())?;
+    let r = s.token_report();
+    let st = ctx.style();
+    let mut out = String::new();
+    let _ = writeln!(out, "Token Isolation Savings\n");
+    let _ = writeln!(out, "Without Isolation:");
+    let _ = writeln!(
+        out,
+        "  All agent work in main context: {} tokens",
+        thousands(r.total_without_isolation)
+    );
+    if r.exceeds_limit_by > 0 {
+        let _ = writeln!(
+            out,
+            "  Would exceed limit by: {} tokens",
+            thousands(r.exceeds_limit_by)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  Within limit, {} tokens to spare",
+            thousands(r.max - r.total_without_isolation)
+        );
+    }
+    let _ = writeln!(out, "\nWith Isolation:");
+    let _ = writeln!(out, "  Main session: {} tokens", thousands(r.current));
+    let _ = writeln!(
+        out,
+        "  Agents in subprocesses: {} tokens (not counted)",
+        thousands(r.saved)
+    );
+    let _ = writeln!(
+        out,
+        "\nSavings: {} tokens ({})",
+        thousands(r.saved),
+        percent(r.savings_percentage)
+    );
+    let status = if r.current > r.max {
+        format!("{} Over budget", st.red(Indicator::Critical.emoji()))
+    } else {
+        match r.indicator {
+            Indicator::Critical => format!("{} Critical: over 95% of budget", st.red("🔴")),
+            Indicator::Warning => format!("{} At risk: over 80% of budget", st.yellow("🟡")),
+            _ => format!("{} Within budget", st.green("🟢")),
+        }
+    };
+    let _ = writeln!(out, "Status: {status}");
+    Ok(Output::new(serde_json::to_value(&r)?, out))
+}
+
+pub fn switch(ctx: &Context, a: &SwitchArgs) -> Result<Output> {
+    let s = ws::switch(&ctx.project, &a.id)?;
+    let human = format!(
+        "Switched to {} {}\n",
+        ctx.style().bold(&s.session_id),
+        indicator_text(ctx.style(), s.indicator())
+    );
+    Ok(session_output(&s, human))
+}
+
+pub fn pause(ctx: &Context, a: &IdArgs) -> Result<Output> {
+    let s = ws::pause(&ctx.project, a.id.as_deref())?;
+    let human = format!("Paused {} {}\n", s.session_id, Indicator::Paused.emoji());
+    Ok(session_output(&s, human))
+}
+
+pub fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
+    let usage = match (a.current, a.add) {
+        (Some(n), _) => Usage::Current(n),
+        (None, Some(n)) => Usage::Add(n),
+        (None, None) => bail!("give --current N or --add N"),
+    };
+    let s = ws::record_usage(&ctx.project, a.session.session.as_deref(), usage)?;
+    let human = format!(
+        "{}: {}/{} tokens ({}), peak {} {}\n",
+        s.session_id,
+        thousands(s.tokens.current),
+        thousands(s.tokens.max),
+        percent(s.percentage()),
+        thousands(s.tokens.peak),
+        indicator_text(ctx.style(), s.indicator())
+    );
+    Ok(session_output(&s, human))
+}
+
+pub fn milestone(ctx: &Context, c: &MilestoneCommand) -> Result<Output> {
+    let (s, human) = match c {
+        MilestoneCommand::Add { name, session } => (
+            ws::add_milestone(&ctx.project, session.session.as_deref(), name)?,
+            format!("- [ ] {name}\n"),
+        ),
+        MilestoneCommand::Done { name, session } => (
+            ws::complete_milestone(&ctx.project, session.session.as_deref(), name)?,
+            format!("- [x] {name}\n"),
+        ),
+    };
+    Ok(session_output(&s, human))
+}
+
+pub fn artifact(ctx: &Context, c: &ArtifactCommand) -> Result<Output> {
+    let ArtifactCommand::Add {
+        path,
+        agent,
+        session,
+    } = c;
+    let s = ws::add_artifact(&ctx.project, session.session.as_deref(), path, agent.as_deref())?;
+    Ok(session_output(&s, format!("Recorded artifact {path}\n")))
+}
+
+pub fn note(ctx: &Context, a: &NoteArgs) -> Result<Output> {
+    let s = ws::add_note(&ctx.project, a.session.session.as_deref(), &a.text)?;
+    Ok(session_output(&s, format!("Noted in {}\n", s.session_id)))
+}
+
+pub fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
+    match c {
+        AgentCommand::Spawn {
+            agent_type,
+            id,
+            output,
+            session,
+        } => {
+            let (s, agent_id) = ws::spawn_agent(
+                &ctx.project,
+                session.session.as_deref(),
+                agent_type,
+                id.as_deref(),
+                output.as_deref(),
+            )?;
+            Ok(Output::new(
+                json!({ "id": agent_id, "session_id": s.session_id }),
+                format!("{agent_id}\n"),
+            ))
+        }
+        AgentCommand::Done {
+            id,
+            tokens,
+            output,
+            status,
+            session,
+        } => {
+            let outcome = match status {
+                AgentStatusArg::Completed => AgentOutcome::Completed,
+                AgentStatusArg::Failed => AgentOutcome::Failed,
+            };
+            let s = ws::finish_agent(
+                &ctx.project,
+                session.session.as_deref(),
+                id,
+                *tokens,
+                output.as_deref(),
+                outcome,
+            )?;
+            let human = format!(
+                "Agent {id} done: {} tokens kept out of the main context (session total {})\n",
+                thousands(*tokens),
+                thousands(s.tokens.saved)
+            );
+            Ok(session_output(&s, human))
+        }
+    }
+}

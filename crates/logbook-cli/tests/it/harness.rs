@@ -1,0 +1,138 @@
+//! `TestProject`: a temp project root and a way to run the real binary in it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_logbook")
+}
+
+/// A temp project root; removed when dropped.
+pub struct TestProject {
+    pub dir: tempfile::TempDir,
+    /// Fixed "now" (RFC 3339) passed as LOGBOOK_NOW, if set.
+    pub now: Option<String>,
+    pub envs: Vec<(String, String)>,
+}
+
+/// A finished command: exit code, stdout, stderr.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts success and returns stdout.
+    #[track_caller]
+    pub fn ok(&self) -> &str {
+        assert_eq!(self.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        &self.stdout
+    }
+
+    /// Asserts failure with exit code 1 and returns stderr.
+    #[track_caller]
+    pub fn err(&self) -> &str {
+        assert_eq!(self.code, 1, "expected exit 1\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert!(self.stderr.starts_with("error: "), "stderr: {}", self.stderr);
+        &self.stderr
+    }
+
+    /// Asserts success and parses stdout as exactly one JSON value.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        let out = self.ok();
+        serde_json::from_str(out).unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}):\n{out}"))
+    }
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Self {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl TestProject {
+    pub fn new() -> Self {
+        TestProject {
+            dir: tempfile::Builder::new().prefix("logbook-it-").tempdir().expect("temp dir"),
+            now: None,
+            envs: vec![],
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// A `logbook` command with the project root as working directory and a
+    /// clean environment (no colour, UTC, no inherited LOGBOOK_*).
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .current_dir(self.root())
+            .env_remove("LOGBOOK_ROOT")
+            .env_remove("LOGBOOK_NOW")
+            .env_remove("LOGBOOK_LOCK_TIMEOUT")
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC")
+            .env("USER", "tester")
+            .stdin(Stdio::null());
+        if let Some(now) = &self.now {
+            c.env("LOGBOOK_NOW", now);
+        }
+        for (k, v) in &self.envs {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Runs `logbook ARGS` to completion.
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.cmd(args).output().expect("run logbook").into()
+    }
+
+    /// Runs `logbook --json ARGS`, asserts success, parses stdout.
+    #[track_caller]
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        self.run(&all).json()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.path(rel);
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+}
+
+/// `../shared` beside the checkout: the seeds and fixtures.
+pub fn shared(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared").join(rel)
+}
+
+/// The text of a file in `../shared`.
+pub fn shared_text(rel: &str) -> String {
+    let p = shared(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}

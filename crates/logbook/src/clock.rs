@@ -1,0 +1,113 @@
+//! The one place the library reads the clock, so tests can fix "now"
+//! (`LOGBOOK_NOW`), and the one timestamp format it writes.
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
+/// Environment variable that, when set to an RFC 3339 timestamp, replaces the
+/// system clock. Display names depend on "now", so tests need to pin it.
+pub const NOW_ENV: &str = "LOGBOOK_NOW";
+
+/// The current instant: `LOGBOOK_NOW` if set and valid, else the system clock.
+pub fn now() -> Timestamp {
+    std::env::var(NOW_ENV)
+        .ok()
+        .and_then(|s| parse(&s))
+        .unwrap_or_else(Timestamp::now)
+}
+
+/// The current instant in the wire format every file uses.
+pub fn now_string() -> String {
+    format(now())
+}
+
+/// Formats an instant as UTC RFC 3339 with milliseconds and `Z`
+/// (`2025-10-05T23:01:45.123Z`), the only timestamp form Logbook writes.
+pub fn format(ts: Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// Parses a timestamp another tool may have written: RFC 3339 with any
+/// offset, or a bare date/datetime taken as UTC. Returns `None` when
+/// unparseable so callers can stay lenient.
+pub fn parse(s: &str) -> Option<Timestamp> {
+    let s = s.trim();
+    if let Ok(ts) = s.parse::<Timestamp>() {
+        return Some(ts);
+    }
+    if let Ok(dt) = s.parse::<jiff::civil::DateTime>() {
+        return dt.to_zoned(TimeZone::UTC).ok().map(|z| z.timestamp());
+    }
+    if let Ok(d) = s.parse::<jiff::civil::Date>() {
+        return d.to_zoned(TimeZone::UTC).ok().map(|z| z.timestamp());
+    }
+    None
+}
+
+/// The local time zone for display (`TZ`, else the system's, else UTC).
+pub fn local_zone() -> TimeZone {
+    TimeZone::try_system().unwrap_or(TimeZone::UTC)
+}
+
+/// A short human age such as `45s`, `12m`, `2h`, `3 days`, used in listings.
+pub fn age(from: Timestamp, now: Timestamp) -> String {
+    let secs = now.as_second().saturating_sub(from.as_second()).max(0);
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86400 => format!("{}h", secs / 3600),
+        _ => {
+            let days = secs / 86400;
+            if days == 1 {
+                "1 day".to_string()
+            } else {
+                format!("{days} days")
+            }
+        }
+    }
+}
+
+/// A duration such as `2h 15m` or `3d 4h`, for "Duration:" lines.
+pub fn duration(from: Timestamp, now: Timestamp) -> String {
+    let secs = now.as_second().saturating_sub(from.as_second()).max(0);
+    let (d, h, m) = (secs / 86400, secs % 86400 / 3600, secs % 3600 / 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else {
+        format!("{m}m")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_millis_and_z() {
+        let ts: Timestamp = "2025-10-05T23:01:45.123456Z".parse().unwrap();
+        assert_eq!(format(ts), "2025-10-05T23:01:45.123Z");
+        let ts: Timestamp = "2025-10-05T23:01:45Z".parse().unwrap();
+        assert_eq!(format(ts), "2025-10-05T23:01:45.000Z");
+    }
+
+    #[test]
+    fn parses_lenient_forms() {
+        assert!(parse("2025-01-15T10:30:00Z").is_some());
+        assert!(parse("2025-01-15T10:30:00+02:00").is_some());
+        assert!(parse("2025-01-15T10:30:00").is_some());
+        assert!(parse("2025-01-15").is_some());
+        assert!(parse("yesterday").is_none());
+    }
+
+    #[test]
+    fn ages() {
+        let a: Timestamp = "2025-01-15T10:00:00Z".parse().unwrap();
+        let b: Timestamp = "2025-01-15T12:05:00Z".parse().unwrap();
+        assert_eq!(age(a, b), "2h");
+        assert_eq!(duration(a, b), "2h 5m");
+        let c: Timestamp = "2025-01-18T12:05:00Z".parse().unwrap();
+        assert_eq!(age(a, c), "3 days");
+    }
+}

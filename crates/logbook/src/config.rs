@@ -1,0 +1,285 @@
+//! Where things live: the project root, `logbook.yaml`, and the placeholder
+//! substitution of seed 000's path resolver (`{project-root}`,
+//! `{output_folder}`, `{sessions_dir}`). Nothing needs configuring.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// The config file's name at the project root.
+pub const CONFIG_FILE: &str = "logbook.yaml";
+/// Logbook's own folder at the project root (index, locks, default stores).
+pub const STATE_DIR: &str = ".logbook";
+
+/// The text `logbook init` writes: every key at its default, commented.
+pub const DEFAULT_CONFIG: &str = "\
+# Logbook configuration. Every key is optional; these are the defaults.
+# Placeholders: {project-root}, {output_folder}, {sessions_dir}.
+output_folder: '{project-root}/docs'
+agent_outputs_folder: '{output_folder}/agent-outputs'
+sessions_dir: '{project-root}/.logbook/sessions'
+session_archive_dir: '{sessions_dir}/archive'
+transcripts_dir: '{project-root}/.logbook/transcripts'
+user: ''            # empty: $USER, else 'unknown'
+default_prefix: SES
+token_budget: 150000
+";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    output_folder: Option<String>,
+    agent_outputs_folder: Option<String>,
+    sessions_dir: Option<String>,
+    session_archive_dir: Option<String>,
+    transcripts_dir: Option<String>,
+    user: Option<String>,
+    default_prefix: Option<String>,
+    token_budget: Option<u64>,
+}
+
+/// The resolved configuration: absolute paths and settled defaults.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The project root every relative path hangs from.
+    pub root: PathBuf,
+    /// `logbook.yaml` if one was read.
+    pub source: Option<PathBuf>,
+    /// Seed 000's `{output_folder}`.
+    pub output_folder: PathBuf,
+    /// Where run folders live (`{agent_outputs_folder}/{uuid}/`).
+    pub agent_outputs_folder: PathBuf,
+    /// Where work session YAML and workflow state files live.
+    pub sessions_dir: PathBuf,
+    /// Where closed work sessions are moved.
+    pub session_archive_dir: PathBuf,
+    /// Where transcripts live.
+    pub transcripts_dir: PathBuf,
+    /// The user recorded on runs: config, else `$USER`, else `unknown`.
+    pub user: String,
+    /// Prefix of new work session ids.
+    pub default_prefix: String,
+    /// Token budget of new work sessions, and the default for files without one.
+    pub token_budget: u64,
+}
+
+impl Config {
+    /// Finds the project root for `cwd`: `explicit` if given, else the
+    /// nearest ancestor holding `logbook.yaml` or `.logbook/`, else `cwd`.
+    pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config> {
+        let root = match explicit {
+            Some(r) => absolute(cwd, r),
+            None => cwd
+                .ancestors()
+                .find(|d| d.join(CONFIG_FILE).is_file() || d.join(STATE_DIR).is_dir())
+                .unwrap_or(cwd)
+                .to_path_buf(),
+        };
+        Config::load(&root)
+    }
+
+    /// Reads `{root}/logbook.yaml` (if present) and resolves every path.
+    pub fn load(root: &Path) -> Result<Config> {
+        let path = root.join(CONFIG_FILE);
+        let text = crate::store::read_optional(&path)?;
+        let raw: RawConfig = match &text {
+            Some(t) if !t.trim().is_empty() => {
+                serde_saphyr::from_str(t).map_err(|e| Error::Config {
+                    path: path.clone(),
+                    reason: format!(
+                        "{}; see `logbook init` for the keys and their defaults",
+                        e.to_string().lines().next().unwrap_or_default()
+                    ),
+                })?
+            }
+            _ => RawConfig::default(),
+        };
+        let text = text.unwrap_or_default();
+        let resolver = Resolver {
+            path: &path,
+            text: &text,
+            root,
+        };
+        let output_folder = resolver.path(
+            "output_folder",
+            raw.output_folder.as_deref().unwrap_or("{project-root}/docs"),
+            &[],
+        )?;
+        let agent_outputs_folder = resolver.path(
+            "agent_outputs_folder",
+            raw.agent_outputs_folder
+                .as_deref()
+                .unwrap_or("{output_folder}/agent-outputs"),
+            &[("output_folder", &output_folder)],
+        )?;
+        let sessions_dir = resolver.path(
+            "sessions_dir",
+            raw.sessions_dir
+                .as_deref()
+                .unwrap_or("{project-root}/.logbook/sessions"),
+            &[("output_folder", &output_folder)],
+        )?;
+        let session_archive_dir = resolver.path(
+            "session_archive_dir",
+            raw.session_archive_dir
+                .as_deref()
+                .unwrap_or("{sessions_dir}/archive"),
+            &[("output_folder", &output_folder), ("sessions_dir", &sessions_dir)],
+        )?;
+        let transcripts_dir = resolver.path(
+            "transcripts_dir",
+            raw.transcripts_dir
+                .as_deref()
+                .unwrap_or("{project-root}/.logbook/transcripts"),
+            &[("output_folder", &output_folder), ("sessions_dir", &sessions_dir)],
+        )?;
+        let user = raw
+            .user
+            .filter(|u| !u.trim().is_empty())
+            .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| "unknown".into());
+        let default_prefix = raw.default_prefix.unwrap_or_else(|| "SES".into());
+        crate::work_session::validate_prefix(&default_prefix).map_err(|e| Error::Config {
+            path: path.clone(),
+            reason: format!("line {}: key default_prefix: {e}", resolver.line_of("default_prefix")),
+        })?;
+        Ok(Config {
+            root: root.to_path_buf(),
+            source: (!text.is_empty() || path.is_file()).then_some(path),
+            output_folder,
+            agent_outputs_folder,
+            sessions_dir,
+            session_archive_dir,
+            transcripts_dir,
+            user,
+            default_prefix,
+            token_budget: raw.token_budget.unwrap_or(150_000),
+        })
+    }
+
+    /// `{root}/.logbook`: index, locks and default stores.
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join(STATE_DIR)
+    }
+
+    /// Writes `logbook.yaml` with the defaults; refuses to overwrite one.
+    pub fn init(root: &Path) -> Result<PathBuf> {
+        let path = root.join(CONFIG_FILE);
+        if path.exists() {
+            return Err(Error::State(format!(
+                "{} already exists; edit it, or remove it to start from the defaults",
+                path.display()
+            )));
+        }
+        crate::store::write_atomic(&path, DEFAULT_CONFIG.as_bytes())?;
+        std::fs::create_dir_all(root.join(STATE_DIR)).map_err(|e| Error::io(root.join(STATE_DIR), e))?;
+        Ok(path)
+    }
+}
+
+fn absolute(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+struct Resolver<'a> {
+    path: &'a Path,
+    text: &'a str,
+    root: &'a Path,
+}
+
+impl Resolver<'_> {
+    fn line_of(&self, key: &str) -> usize {
+        self.text
+            .lines()
+            .position(|l| l.trim_start().starts_with(&format!("{key}:")))
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Substitutes `{project-root}` and the named earlier values, refusing any
+    /// other placeholder by name rather than leaving it half-substituted.
+    fn path(&self, key: &str, template: &str, known: &[(&str, &PathBuf)]) -> Result<PathBuf> {
+        let mut out = String::new();
+        let mut rest = template;
+        while let Some(start) = rest.find('{') {
+            out.push_str(&rest[..start]);
+            let Some(len) = rest[start..].find('}') else {
+                return Err(self.error(key, format!("unclosed '{{' in {template:?}")));
+            };
+            let name = &rest[start + 1..start + len];
+            let value = if name == "project-root" {
+                self.root.to_string_lossy().into_owned()
+            } else if let Some((_, v)) = known.iter().find(|(k, _)| *k == name) {
+                v.to_string_lossy().into_owned()
+            } else {
+                let allowed: Vec<String> = std::iter::once("{project-root}".to_string())
+                    .chain(known.iter().map(|(k, _)| format!("{{{k}}}")))
+                    .collect();
+                return Err(self.error(
+                    key,
+                    format!(
+                        "unknown placeholder {{{name}}}; allowed here: {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            };
+            out.push_str(&value);
+            rest = &rest[start + len + 1..];
+        }
+        out.push_str(rest);
+        Ok(absolute(self.root, Path::new(&out)))
+    }
+
+    fn error(&self, key: &str, reason: String) -> Error {
+        Error::Config {
+            path: self.path.to_path_buf(),
+            reason: format!("line {}: key {key}: {reason}", self.line_of(key)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_resolve_under_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Config::load(dir.path()).unwrap();
+        assert_eq!(c.agent_outputs_folder, dir.path().join("docs/agent-outputs"));
+        assert_eq!(c.session_archive_dir, dir.path().join(".logbook/sessions/archive"));
+        assert_eq!(c.token_budget, 150_000);
+    }
+
+    #[test]
+    fn unknown_placeholder_names_line_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "token_budget: 5\nsessions_dir: '{nope}/s'\n",
+        )
+        .unwrap();
+        let err = Config::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("sessions_dir"), "{err}");
+        assert!(err.contains("{nope}"), "{err}");
+    }
+
+    #[test]
+    fn bmad_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "sessions_dir: _bmad-output/sessions\n",
+        )
+        .unwrap();
+        let c = Config::load(dir.path()).unwrap();
+        assert_eq!(c.sessions_dir, dir.path().join("_bmad-output/sessions"));
+        assert_eq!(c.session_archive_dir, dir.path().join("_bmad-output/sessions/archive"));
+    }
+}
