@@ -550,3 +550,56 @@ fn killed_writers_never_leave_a_torn_file() {
     assert_eq!(list["corrupt"], serde_json::json!([]));
     assert!(start.elapsed() < Duration::from_secs(30));
 }
+
+/// Runs `logbook ARGS` on a pseudo-terminal (util-linux `script`), feeding `input`.
+fn on_terminal(t: &TestProject, args: &str, input: &str, no_color: bool) -> crate::harness::Run {
+    use std::io::Write;
+    let mut c = Command::new("script");
+    c.args([
+        "-qec",
+        &format!("{} {args}", crate::harness::bin()),
+        "/dev/null",
+    ])
+    .current_dir(t.root())
+    .env_remove("LOGBOOK_ROOT")
+    .env_remove("NO_COLOR")
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    if no_color {
+        c.env("NO_COLOR", "1");
+    }
+    let mut child = c.spawn().expect("util-linux script");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap().into()
+}
+
+#[test]
+fn terminal_start_asks_and_colours_only_without_no_color() {
+    let t = TestProject::new();
+    t.json(&["start", "--client", "A", "--project", "ONE"]);
+    let no = on_terminal(&t, "start --client B --project TWO", "n\n", false);
+    assert!(no.stdout.contains("Active session found: SES"), "{no:?}");
+    assert!(no.stdout.contains("Close it first? [y/n]"), "{no:?}");
+    assert!(no.stdout.contains("start cancelled"), "{no:?}");
+    assert_ne!(no.code, 0);
+    assert_eq!(t.json(&["list"])["archived"], serde_json::json!([]));
+    let yes = on_terminal(&t, "start --client B --project TWO", "y\n", false);
+    assert_eq!(yes.code, 0, "{yes:?}");
+    assert!(
+        yes.stdout.contains("\x1b[1m"),
+        "expected colour on a terminal: {yes:?}"
+    );
+    assert_eq!(t.json(&["list"])["archived"].as_array().unwrap().len(), 1);
+    let plain = on_terminal(&t, "status", "", true);
+    assert_eq!(plain.code, 0, "{plain:?}");
+    assert!(
+        !plain.stdout.contains('\x1b'),
+        "NO_COLOR must disable colour: {plain:?}"
+    );
+}
