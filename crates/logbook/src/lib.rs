@@ -8,7 +8,7 @@
 //!   milestones, artifacts and spawned agents (`{sessions_dir}/{id}.yaml`).
 //! - `run`: one output folder and `manifest.json` per agent run.
 //! - [`transcript`]: main-agent and subagent message histories.
-//! - `workflow`: the orchestrator's invocations, decisions, verdicts and
+//! - [`workflow`]: the orchestrator's invocations, decisions, verdicts and
 //!   handoffs, compacted into archives but never lost.
 //!
 //! Files are the truth; the SQLite index is derived and can be rebuilt. Every
@@ -35,6 +35,7 @@ pub mod project;
 pub mod store;
 pub mod transcript;
 pub mod work_session;
+pub mod workflow;
 
 pub use error::{Error, Result};
 pub use project::Project;

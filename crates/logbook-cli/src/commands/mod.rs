@@ -3,6 +3,8 @@
 
 mod infra;
 mod session;
+mod transcript;
+mod workflow;
 
 use anyhow::{Context as _, Result};
 use clap::Subcommand;
@@ -56,6 +58,13 @@ pub enum Command {
     /// Record agents spawned for the work session and their token use.
     #[command(subcommand)]
     Agent(session::AgentCommand),
+    /// Main-agent and subagent transcripts.
+    #[command(subcommand)]
+    Transcript(transcript::TranscriptCommand),
+    /// The orchestrator's workflow state of a work session.
+    Workflow(workflow::WorkflowArgs),
+    /// Switch the work session's mode: analysis, planning, coding or disabled.
+    Mode(workflow::ModeArgs),
     /// Write logbook.yaml with the defaults.
     Init,
     /// Print shell completions.
@@ -88,6 +97,9 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Artifact(c) => session::artifact(&ctx, c),
         Command::Note(a) => session::note(&ctx, a),
         Command::Agent(c) => session::agent(&ctx, c),
+        Command::Transcript(c) => transcript::run(&ctx, c),
+        Command::Workflow(a) => workflow::run(&ctx, a),
+        Command::Mode(a) => workflow::mode(&ctx, a),
         Command::Init | Command::Completions(_) => unreachable!("handled above"),
     }
 }
