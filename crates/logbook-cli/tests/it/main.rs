@@ -6,3 +6,5 @@
 
 mod harness;
 mod session;
+mod transcript;
+mod workflow;

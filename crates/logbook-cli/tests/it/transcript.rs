@@ -1,0 +1,1 @@
+//! Transcripts (seed 003) through the real binary.
