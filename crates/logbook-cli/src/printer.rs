@@ -39,9 +39,12 @@ impl Printer {
     pub fn print(&self, out: &Output) -> Result<()> {
         let mut stdout = std::io::stdout().lock();
         if self.json {
-            // Serialised first so a closed pipe surfaces as an io::Error.
-            let text = serde_json::to_string_pretty(&out.json)?;
-            writeln!(stdout, "{text}")?;
+            // Streamed, so a large transcript is not held a second time as
+            // text; converting back to io::Error lets a closed pipe be seen.
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
+            serde_json::to_writer_pretty(&mut w, &out.json).map_err(std::io::Error::from)?;
+            writeln!(w)?;
+            w.flush()?;
         } else if !out.human.is_empty() {
             write!(stdout, "{}", out.human)?;
             if !out.human.ends_with('\n') {
