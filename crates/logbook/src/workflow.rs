@@ -228,7 +228,9 @@ pub struct SessionState {
     /// The task being worked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_task: Option<String>,
-    /// Bumped by every change; the compare-and-swap token.
+    /// Bumped by every change; the compare-and-swap token. A hand-written
+    /// file without one counts as a new state.
+    #[serde(default = "first_version")]
     pub version: u64,
     /// When the state was first created.
     #[serde(default)]
@@ -480,6 +482,10 @@ pub struct CompactionArchive {
     /// Keys Logbook does not know.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+fn first_version() -> u64 {
+    1
 }
 
 fn unit_interval<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
