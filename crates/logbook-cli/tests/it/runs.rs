@@ -247,9 +247,7 @@ fn lifecycle() {
     )));
     let sh = std::process::Command::new("sh")
         .arg("-c")
-        .arg(format!(
-            "eval \"$(cat)\"; printf %s \"$LOGBOOK_SESSION_FOLDER\""
-        ))
+        .arg("eval \"$(cat)\"; printf %s \"$LOGBOOK_SESSION_FOLDER\"")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
