@@ -1,7 +1,9 @@
 //! One module per area; each holds its clap `Args` and a function that
 //! computes an [`Output`]. The printer decides between text and JSON.
 
+mod doctor;
 mod infra;
+mod run;
 mod session;
 mod transcript;
 mod workflow;
@@ -65,6 +67,17 @@ pub enum Command {
     Workflow(workflow::WorkflowArgs),
     /// Switch the work session's mode: analysis, planning, coding or disabled.
     Mode(workflow::ModeArgs),
+    /// Agent runs: start, register outputs, finish, link, show, env.
+    #[command(subcommand)]
+    Run(run::RunCommand),
+    /// Find runs by agent, workflow, status, user, tag, time or text; newest first.
+    Find(run::FindArgs),
+    /// Print the absolute path of an agent's latest output.
+    LatestOutput(run::LatestOutputArgs),
+    /// Show the runs a run builds on and the runs built on it.
+    Lineage(run::LineageArgs),
+    /// Check every file; name what is corrupt or abandoned; --fix repairs.
+    Doctor(doctor::DoctorArgs),
     /// Write logbook.yaml with the defaults.
     Init,
     /// Print shell completions.
@@ -100,6 +113,11 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Transcript(c) => transcript::run(&ctx, c),
         Command::Workflow(a) => workflow::run(&ctx, a),
         Command::Mode(a) => workflow::mode(&ctx, a),
+        Command::Run(c) => run::command(&ctx, c),
+        Command::Find(a) => run::find(&ctx, a),
+        Command::LatestOutput(a) => run::latest_output(&ctx, a),
+        Command::Lineage(a) => run::lineage(&ctx, a),
+        Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Init | Command::Completions(_) => unreachable!("handled above"),
     }
 }

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod harness;
+mod runs;
 mod session;
 mod transcript;
 mod workflow;
