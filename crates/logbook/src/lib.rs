@@ -31,6 +31,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod demo;
 pub mod doctor;
 pub mod error;
 pub mod naming;

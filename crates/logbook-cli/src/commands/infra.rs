@@ -31,3 +31,29 @@ pub fn init(root: &Path) -> Result<Output> {
         format!("Wrote {} with the defaults.\n", path.display()),
     ))
 }
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Folder to fill (created; must not hold a Logbook project yet).
+    #[arg(default_value = "logbook-demo")]
+    dir: std::path::PathBuf,
+}
+
+pub fn demo(cwd: &Path, args: &DemoArgs) -> Result<Output> {
+    let root = if args.dir.is_absolute() {
+        args.dir.clone()
+    } else {
+        cwd.join(&args.dir)
+    };
+    let demo = logbook::demo::fill(&root)?;
+    let r = demo.root.display();
+    let human = format!(
+        "Filled {r} with an example project:\n  work session {}\n  {} runs in a lineage chain (docs/agent-outputs/)\n  {} transcripts, main and subagent\n  {} workflow invocations, some compacted into history\n\nTry:\n  logbook --root {r} status\n  logbook --root {r} find\n  logbook --root {r} lineage {}\n  logbook --root {r} workflow show --full\n  logbook --root {r} transcript list --all\n",
+        demo.work_session,
+        demo.runs.len(),
+        demo.transcripts.len(),
+        demo.invocations,
+        demo.runs.first().map(String::as_str).unwrap_or_default(),
+    );
+    Ok(Output::new(serde_json::to_value(&demo)?, human))
+}

@@ -80,6 +80,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Write logbook.yaml with the defaults.
     Init,
+    /// Fill a folder with a realistic example project to explore.
+    Demo(infra::DemoArgs),
     /// Print shell completions.
     Completions(infra::CompletionsArgs),
 }
@@ -89,6 +91,9 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         return infra::completions(args);
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    if let Command::Demo(args) = &cli.command {
+        return infra::demo(&cwd, args);
+    }
     if let Command::Init = &cli.command {
         let root = cli.root.clone().unwrap_or(cwd);
         return infra::init(&root);
@@ -118,6 +123,6 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::LatestOutput(a) => run::latest_output(&ctx, a),
         Command::Lineage(a) => run::lineage(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
-        Command::Init | Command::Completions(_) => unreachable!("handled above"),
+        Command::Init | Command::Demo(_) | Command::Completions(_) => unreachable!("handled above"),
     }
 }

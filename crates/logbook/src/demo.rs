@@ -1,0 +1,335 @@
+//! `logbook demo`: fills a folder with a realistic example project, written
+//! through the same library calls an orchestrator would make, so every view
+//! (work session, runs with lineage, transcripts, workflow history with a
+//! compaction) has something to show.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::project::Project;
+use crate::run::{self, OutputType, RunStatus};
+use crate::transcript::{self, Kind, Message, Transcript};
+use crate::work_session::{self as ws, AgentOutcome, StartOptions, Usage};
+use crate::workflow::{self, AgentType, Complete, Invoke, NewDecision, NewVerdict, Target};
+
+/// What the demo created, for the CLI to print.
+#[derive(Debug, Serialize)]
+pub struct Demo {
+    /// The project root that was filled.
+    pub root: PathBuf,
+    /// The work session started.
+    pub work_session: String,
+    /// The runs created, oldest first.
+    pub runs: Vec<String>,
+    /// The transcripts saved.
+    pub transcripts: Vec<String>,
+    /// Invocations recorded in the workflow history.
+    pub invocations: u64,
+}
+
+struct Step {
+    agent: &'static str,
+    title: &'static str,
+    workflow: &'static str,
+    description: &'static str,
+    input: (&'static str, &'static str),
+    file: &'static str,
+    kind: OutputType,
+    body: &'static str,
+    status: RunStatus,
+}
+
+const STEPS: [Step; 4] = [
+    Step {
+        agent: "alex",
+        title: "Alex the Facilitator",
+        workflow: "intake-app",
+        description: "Initial requirements gathering for application development",
+        input: ("project_name", "Laptop refresh"),
+        file: "initial-requirements.md",
+        kind: OutputType::Document,
+        body: "# Initial requirements\n\n- 10 laptops for the sales team\n- 16 GB RAM, 14-inch\n- Budget approved\n",
+        status: RunStatus::Completed,
+    },
+    Step {
+        agent: "casey",
+        title: "Casey",
+        workflow: "deep-dive-app",
+        description: "Detailed requirements from the intake",
+        input: ("category", "Application Development"),
+        file: "detailed-requirements.md",
+        kind: OutputType::Document,
+        body: "# Detailed requirements\n\n## Hardware\nBusiness laptops, docking stations.\n\n## Delivery\nBefore the sales kick-off.\n",
+        status: RunStatus::Completed,
+    },
+    Step {
+        agent: "pixel",
+        title: "Pixel",
+        workflow: "build-stories",
+        description: "User stories from the detailed requirements",
+        input: ("project_name", "Laptop refresh"),
+        file: "stories/story-1.md",
+        kind: OutputType::Artifact,
+        body: "# Story 1: order laptops\n\nAs a sales lead I want ten laptops so that the team can travel light.\n",
+        status: RunStatus::Running,
+    },
+    Step {
+        agent: "quinn",
+        title: "Quinn the Auditor",
+        workflow: "deep-dive-security",
+        description: "Security review of the laptop image",
+        input: ("category", "Security"),
+        file: "findings.json",
+        kind: OutputType::Data,
+        body: "{\"findings\": [{\"id\": 1, \"severity\": \"medium\", \"title\": \"Disk encryption off by default\"}]}\n",
+        status: RunStatus::Failed,
+    },
+];
+
+/// Fills `root` (which must not hold a Logbook project yet) with the example.
+pub fn fill(root: &Path) -> Result<Demo> {
+    if root.join(crate::config::STATE_DIR).exists()
+        || root.join(crate::config::CONFIG_FILE).exists()
+    {
+        return Err(Error::State(format!(
+            "{} already holds a Logbook project; give `logbook demo` a new folder",
+            root.display()
+        )));
+    }
+    std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+    crate::config::Config::init(root)?;
+    let p = Project::open(root)?;
+
+    let session = ws::start(
+        &p,
+        StartOptions {
+            client: Some("ACME".into()),
+            project: Some("LAPTOPS".into()),
+            ..StartOptions::default()
+        },
+    )?;
+    let sid = Some(session.session_id.as_str());
+    ws::add_milestone(&p, sid, "Requirements gathered")?;
+    ws::add_milestone(&p, sid, "Stories written")?;
+    ws::add_milestone(&p, sid, "Security review passed")?;
+    ws::add_note(&p, sid, "Client prefers 14-inch models")?;
+
+    let mut runs: Vec<String> = vec![];
+    let target = Target {
+        session: Some(session.session_id.clone()),
+        expect_version: None,
+    };
+    for (i, step) in STEPS.iter().enumerate() {
+        let started = run::start(
+            &p,
+            run::StartOptions {
+                agent: step.agent.into(),
+                title: Some(step.title.into()),
+                bundle: Some("bmad/bmm".into()),
+                workflow: Some(step.workflow.into()),
+                description: Some(step.description.into()),
+                inputs: vec![(step.input.0.into(), step.input.1.into())],
+                related: runs.last().cloned().into_iter().collect(),
+                tags: vec!["demo".into()],
+                user: Some("demo".into()),
+                workflow_file: None,
+            },
+        )?;
+        let path = started.folder.join(step.file);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        std::fs::write(&path, step.body).map_err(|e| Error::io(&path, e))?;
+        run::register_output(
+            &p,
+            &started.session_id,
+            step.file,
+            step.kind.clone(),
+            step.description,
+        )?;
+
+        let agent = agent_type(i);
+        let mut context = Map::new();
+        context.insert("run_id".into(), Value::String(started.session_id.clone()));
+        workflow::invoke(
+            &p,
+            &target,
+            Invoke {
+                agent,
+                prompt: format!("{} for the laptop refresh", step.description),
+                context,
+                ..Invoke::default()
+            },
+        )?;
+        if step.status != RunStatus::Running {
+            run::finish(&p, &started.session_id, step.status.clone())?;
+            workflow::complete(
+                &p,
+                &target,
+                Complete {
+                    agent,
+                    summary: format!("{} written to {}", step.file, started.folder.display()),
+                    artifacts: vec![step.file.into()],
+                    recommendations: vec![],
+                    blockers: if step.status == RunStatus::Failed {
+                        vec!["Disk encryption must be on before sign-off".into()]
+                    } else {
+                        vec![]
+                    },
+                    handoff_to: None,
+                    reason: String::new(),
+                    failed: false,
+                },
+            )?;
+            let tokens = 20_000 + 7_000 * i as u64;
+            // The run is already in agents_spawned (linked at start); its
+            // tokens are what isolation saved.
+            let outcome = if step.status == RunStatus::Failed {
+                AgentOutcome::Failed
+            } else {
+                AgentOutcome::Completed
+            };
+            ws::finish_agent(&p, sid, &started.session_id, tokens, None, outcome)?;
+        }
+        ws::add_artifact(
+            &p,
+            sid,
+            &format!("docs/agent-outputs/{}/{}", started.session_id, step.file),
+            Some(step.agent),
+        )?;
+        runs.push(started.session_id);
+    }
+    ws::complete_milestone(&p, sid, "Requirements gathered")?;
+    ws::record_usage(&p, sid, Usage::Add(41_500))?;
+
+    // Enough review rounds to push the history past ten entries, so the
+    // demo shows a compaction and `workflow show --full` has work to do.
+    for round in 1..=4 {
+        for agent in [AgentType::Critic, AgentType::Qa] {
+            workflow::invoke(
+                &p,
+                &target,
+                Invoke {
+                    agent,
+                    prompt: format!("Review round {round}"),
+                    ..Invoke::default()
+                },
+            )?;
+            workflow::complete(
+                &p,
+                &target,
+                Complete {
+                    agent,
+                    summary: format!("Round {round}: no new issues"),
+                    artifacts: vec![],
+                    recommendations: vec![],
+                    blockers: vec![],
+                    handoff_to: None,
+                    reason: String::new(),
+                    failed: false,
+                },
+            )?;
+        }
+    }
+    workflow::decide(
+        &p,
+        &target,
+        NewDecision {
+            kind: workflow::DecisionType::Technical,
+            description: "Standardise on 14-inch business laptops".into(),
+            rationale: "Weight and battery life matter most to travelling sales staff".into(),
+            decided_by: AgentType::Architect,
+            approved_by: vec![AgentType::Critic],
+            rejected_by: vec![],
+        },
+    )?;
+    workflow::verdict(
+        &p,
+        &target,
+        NewVerdict {
+            agent: AgentType::Security,
+            decision: workflow::VerdictDecision::Conditional,
+            confidence: 0.8,
+            reasoning: "Acceptable once disk encryption is enforced".into(),
+            conditions: vec!["Disk encryption on by default".into()],
+            blockers: vec![],
+        },
+    )?;
+    let loaded = workflow::load(&p, Some(&session.session_id))?;
+    let invocations = loaded
+        .state
+        .orchestrator_workflow
+        .as_ref()
+        .map_or(0, |w| w.total_invocations());
+
+    let main_id = uuid::Uuid::new_v4().to_string();
+    let sub_id = uuid::Uuid::new_v4().to_string();
+    let workdir = root.to_string_lossy().into_owned();
+    let mut main = Transcript::new(&main_id, &workdir);
+    main.messages = vec![
+        message(
+            "user",
+            json!([{"type": "text", "content": "I need to purchase 10 laptops for the sales team"}]),
+            None,
+        ),
+        message(
+            "assistant",
+            json!([
+                {"type": "text", "content": "I'll gather the requirements first."},
+                {"type": "subagent", "subagentId": sub_id, "subagentName": "analyst", "status": "completed"}
+            ]),
+            Some(json!({"prompt_tokens": 1830, "completion_tokens": 412, "total_tokens": 2242})),
+        ),
+    ];
+    main.metadata.latest_total_tokens = 2242;
+    transcript::save(&p, &mut main, Kind::Main)?;
+    let mut sub = Transcript::new(&sub_id, &workdir);
+    sub.messages = vec![
+        message(
+            "user",
+            json!([{"type": "text", "content": "Analyse the laptop request: models, budget, delivery."}]),
+            None,
+        ),
+        message(
+            "assistant",
+            json!([{"type": "text", "content": "Recommend 14-inch business laptops, 16 GB RAM."}]),
+            Some(json!({"prompt_tokens": 950, "completion_tokens": 210, "total_tokens": 1160})),
+        ),
+    ];
+    sub.metadata.latest_total_tokens = 1160;
+    sub.metadata.parent_session_id = Some(main_id.clone());
+    transcript::save(&p, &mut sub, Kind::Subagent)?;
+
+    Ok(Demo {
+        root: root.to_path_buf(),
+        work_session: session.session_id,
+        runs,
+        transcripts: vec![main_id, sub_id],
+        invocations,
+    })
+}
+
+fn agent_type(step: usize) -> AgentType {
+    [
+        AgentType::Analyst,
+        AgentType::Planner,
+        AgentType::Implementer,
+        AgentType::Security,
+    ][step % 4]
+}
+
+fn message(role: &str, blocks: Value, usage: Option<Value>) -> Message {
+    Message {
+        role: role.into(),
+        blocks: match blocks {
+            Value::Array(b) => b,
+            other => vec![other],
+        },
+        usage,
+        metadata: None,
+        extra: Map::new(),
+    }
+}
