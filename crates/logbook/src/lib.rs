@@ -31,6 +31,7 @@
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod index;
 pub mod project;
 pub mod store;
 pub mod work_session;
