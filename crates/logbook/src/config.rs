@@ -104,7 +104,9 @@ impl Config {
         };
         let output_folder = resolver.path(
             "output_folder",
-            raw.output_folder.as_deref().unwrap_or("{project-root}/docs"),
+            raw.output_folder
+                .as_deref()
+                .unwrap_or("{project-root}/docs"),
             &[],
         )?;
         let agent_outputs_folder = resolver.path(
@@ -126,14 +128,20 @@ impl Config {
             raw.session_archive_dir
                 .as_deref()
                 .unwrap_or("{sessions_dir}/archive"),
-            &[("output_folder", &output_folder), ("sessions_dir", &sessions_dir)],
+            &[
+                ("output_folder", &output_folder),
+                ("sessions_dir", &sessions_dir),
+            ],
         )?;
         let transcripts_dir = resolver.path(
             "transcripts_dir",
             raw.transcripts_dir
                 .as_deref()
                 .unwrap_or("{project-root}/.logbook/transcripts"),
-            &[("output_folder", &output_folder), ("sessions_dir", &sessions_dir)],
+            &[
+                ("output_folder", &output_folder),
+                ("sessions_dir", &sessions_dir),
+            ],
         )?;
         let user = raw
             .user
@@ -143,7 +151,10 @@ impl Config {
         let default_prefix = raw.default_prefix.unwrap_or_else(|| "SES".into());
         crate::work_session::validate_prefix(&default_prefix).map_err(|e| Error::Config {
             path: path.clone(),
-            reason: format!("line {}: key default_prefix: {e}", resolver.line_of("default_prefix")),
+            reason: format!(
+                "line {}: key default_prefix: {e}",
+                resolver.line_of("default_prefix")
+            ),
         })?;
         Ok(Config {
             root: root.to_path_buf(),
@@ -174,7 +185,8 @@ impl Config {
             )));
         }
         crate::store::write_atomic(&path, DEFAULT_CONFIG.as_bytes())?;
-        std::fs::create_dir_all(root.join(STATE_DIR)).map_err(|e| Error::io(root.join(STATE_DIR), e))?;
+        std::fs::create_dir_all(root.join(STATE_DIR))
+            .map_err(|e| Error::io(root.join(STATE_DIR), e))?;
         Ok(path)
     }
 }
@@ -251,8 +263,14 @@ mod tests {
     fn defaults_resolve_under_root() {
         let dir = tempfile::tempdir().unwrap();
         let c = Config::load(dir.path()).unwrap();
-        assert_eq!(c.agent_outputs_folder, dir.path().join("docs/agent-outputs"));
-        assert_eq!(c.session_archive_dir, dir.path().join(".logbook/sessions/archive"));
+        assert_eq!(
+            c.agent_outputs_folder,
+            dir.path().join("docs/agent-outputs")
+        );
+        assert_eq!(
+            c.session_archive_dir,
+            dir.path().join(".logbook/sessions/archive")
+        );
         assert_eq!(c.token_budget, 150_000);
     }
 
@@ -280,6 +298,9 @@ mod tests {
         .unwrap();
         let c = Config::load(dir.path()).unwrap();
         assert_eq!(c.sessions_dir, dir.path().join("_bmad-output/sessions"));
-        assert_eq!(c.session_archive_dir, dir.path().join("_bmad-output/sessions/archive"));
+        assert_eq!(
+            c.session_archive_dir,
+            dir.path().join("_bmad-output/sessions/archive")
+        );
     }
 }

@@ -127,7 +127,11 @@ impl Error {
     }
 
     /// Builds an [`Error::Invalid`] for a value that failed validation.
-    pub fn invalid(field: &'static str, value: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub fn invalid(
+        field: &'static str,
+        value: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
         Error::Invalid {
             field,
             value: value.into(),

@@ -7,7 +7,7 @@
 //! - [`work_session`]: long-lived work sessions with token budgets,
 //!   milestones, artifacts and spawned agents (`{sessions_dir}/{id}.yaml`).
 //! - `run`: one output folder and `manifest.json` per agent run.
-//! - `transcript`: main-agent and subagent message histories.
+//! - [`transcript`]: main-agent and subagent message histories.
 //! - `workflow`: the orchestrator's invocations, decisions, verdicts and
 //!   handoffs, compacted into archives but never lost.
 //!
@@ -34,6 +34,7 @@ pub mod error;
 pub mod index;
 pub mod project;
 pub mod store;
+pub mod transcript;
 pub mod work_session;
 
 pub use error::{Error, Result};

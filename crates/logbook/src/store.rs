@@ -283,8 +283,10 @@ mod tests {
 
     #[test]
     fn json_keeps_original_key_order() {
-        let old: Value = serde_json::from_str(r#"{"b":1,"a":{"y":1,"x":2},"z":[{"q":1,"p":2}]}"#).unwrap();
-        let new: Value = serde_json::from_str(r#"{"a":{"x":3,"y":1},"b":1,"z":[{"p":2,"q":1}],"c":0}"#).unwrap();
+        let old: Value =
+            serde_json::from_str(r#"{"b":1,"a":{"y":1,"x":2},"z":[{"q":1,"p":2}]}"#).unwrap();
+        let new: Value =
+            serde_json::from_str(r#"{"a":{"x":3,"y":1},"b":1,"z":[{"p":2,"q":1}],"c":0}"#).unwrap();
         let text = to_json(Path::new("t.json"), &new, Some(&old)).unwrap();
         let keys: Vec<_> = text.lines().map(str::trim).collect();
         assert_eq!(

@@ -29,7 +29,8 @@ pub const KNOWN_PREFIXES: [&str; 5] = ["SES", "ENG", "ANA", "DES", "TST"];
 const POINTER_LOCK: &str = "active-session";
 
 static ID_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[A-Z]{2,5}[0-9]{6}-[A-Z0-9]+-[A-Z0-9]+(-[0-9]+)?$").unwrap_or_else(|_| unreachable!())
+    Regex::new(r"^[A-Z]{2,5}[0-9]{6}-[A-Z0-9]+-[A-Z0-9]+(-[0-9]+)?$")
+        .unwrap_or_else(|_| unreachable!())
 });
 
 /// One work session, exactly the seed's fields and nesting, plus whatever
@@ -186,7 +187,10 @@ fn count(field: &str, v: Option<Value>) -> std::result::Result<Option<u64>, Stri
             .map(Some)
             .ok_or_else(|| format!("{field} must be a non-negative number, not {n}")),
         Some(Value::String(s)) => {
-            let digits: String = s.chars().filter(|c| !matches!(c, ',' | '_' | ' ')).collect();
+            let digits: String = s
+                .chars()
+                .filter(|c| !matches!(c, ',' | '_' | ' '))
+                .collect();
             digits
                 .parse::<u64>()
                 .map(Some)
@@ -590,7 +594,11 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
         None => default_project_name(p.root()),
     };
     if opts.max_tokens == Some(0) {
-        return Err(Error::invalid("max-tokens", "0", "the budget must be at least 1"));
+        return Err(Error::invalid(
+            "max-tokens",
+            "0",
+            "the budget must be at least 1",
+        ));
     }
 
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
@@ -608,7 +616,10 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
     }
 
     let now = clock::now();
-    let month = now.to_zoned(jiff::tz::TimeZone::UTC).strftime("%Y%m").to_string();
+    let month = now
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .strftime("%Y%m")
+        .to_string();
     let base = format!("{prefix}{month}-{client}-{project}");
     let mut id = base.clone();
     let mut n = 1;
@@ -653,7 +664,11 @@ fn default_project_name(root: &Path) -> String {
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .collect();
-    if name.is_empty() { "PROJECT".into() } else { name }
+    if name.is_empty() {
+        "PROJECT".into()
+    } else {
+        name
+    }
 }
 
 /// The session `id` names, or the active one.
@@ -981,7 +996,12 @@ pub fn complete_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<W
 }
 
 /// Records an artifact; recording the same path again marks it modified.
-pub fn add_artifact(p: &Project, id: Option<&str>, path: &str, agent: Option<&str>) -> Result<WorkSession> {
+pub fn add_artifact(
+    p: &Project,
+    id: Option<&str>,
+    path: &str,
+    agent: Option<&str>,
+) -> Result<WorkSession> {
     let path = non_empty("artifact path", path)?;
     Ok(update(p, id, |ws| {
         let now = clock::now_string();
@@ -1092,7 +1112,11 @@ pub fn finish_agent(
         if let Some(out) = output_file {
             agent.output_file = Some(out.to_string());
         }
-        ws.tokens.saved = ws.tokens.saved.saturating_sub(before).saturating_add(tokens);
+        ws.tokens.saved = ws
+            .tokens
+            .saved
+            .saturating_sub(before)
+            .saturating_add(tokens);
         Ok(())
     })?
     .0)
@@ -1112,7 +1136,10 @@ mod tests {
 
     #[test]
     fn legacy_tokens_migrate() {
-        let t: Tokens = serde_saphyr::from_str("saved_by_isolation: 145000\nmax_limit: 200000\ncurrent: 10\npeak: 5\n").unwrap();
+        let t: Tokens = serde_saphyr::from_str(
+            "saved_by_isolation: 145000\nmax_limit: 200000\ncurrent: 10\npeak: 5\n",
+        )
+        .unwrap();
         assert_eq!(t.saved, 145_000);
         assert_eq!(t.max, 200_000);
         assert_eq!(t.peak, 10);

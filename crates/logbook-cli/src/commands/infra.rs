@@ -18,7 +18,10 @@ pub fn completions(args: &CompletionsArgs) -> Result<Output> {
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut crate::Cli::command(), "logbook", &mut buf);
     let script = String::from_utf8(buf)?;
-    Ok(Output::new(json!({ "shell": args.shell.to_string(), "script": script }), script))
+    Ok(Output::new(
+        json!({ "shell": args.shell.to_string(), "script": script }),
+        script,
+    ))
 }
 
 pub fn init(root: &Path) -> Result<Output> {

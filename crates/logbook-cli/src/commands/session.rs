@@ -75,7 +75,12 @@ pub struct SessionArg {
 #[derive(Debug, Args)]
 pub struct UsageArgs {
     /// The main session now uses N tokens.
-    #[arg(long, value_name = "N", required_unless_present = "add", conflicts_with = "add")]
+    #[arg(
+        long,
+        value_name = "N",
+        required_unless_present = "add",
+        conflicts_with = "add"
+    )]
     current: Option<u64>,
     /// The main session used N more tokens.
     #[arg(long, value_name = "N")]
@@ -225,7 +230,10 @@ pub fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
         s.client,
         s.project,
         thousands(s.tokens.max),
-        p.config.sessions_dir.join(format!("{}.yaml", s.session_id)).display()
+        p.config
+            .sessions_dir
+            .join(format!("{}.yaml", s.session_id))
+            .display()
     );
     Ok(session_output(&s, human))
 }
@@ -338,7 +346,11 @@ fn render_status(st: Style, s: &WorkSession) -> String {
 pub fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
     let s = ws::close(&ctx.project, a.id.as_deref(), a.summary.clone())?;
     let st = ctx.style();
-    let done = s.milestones.iter().filter(|m| m.completed.is_some()).count();
+    let done = s
+        .milestones
+        .iter()
+        .filter(|m| m.completed.is_some())
+        .count();
     let duration = clock::parse(&s.created)
         .map(|c| clock::duration(c, clock::now()))
         .unwrap_or_default();
@@ -431,7 +443,11 @@ pub fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::get(&ctx.project, a.id.as_deref())?;
     let r = s.token_report();
     let mut out = String::new();
-    let _ = writeln!(out, "Token Usage Report: {}\n", ctx.style().bold(&r.session_id));
+    let _ = writeln!(
+        out,
+        "Token Usage Report: {}\n",
+        ctx.style().bold(&r.session_id)
+    );
     let _ = writeln!(out, "Main Session:");
     let _ = writeln!(
         out,
@@ -450,7 +466,11 @@ pub fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
         let _ = writeln!(
             out,
             "  {}: {} tokens (isolated)",
-            if ag.agent_type.is_empty() { &ag.id } else { &ag.agent_type },
+            if ag.agent_type.is_empty() {
+                &ag.id
+            } else {
+                &ag.agent_type
+            },
             thousands(ag.tokens_used)
         );
     }
@@ -575,7 +595,12 @@ pub fn artifact(ctx: &Context, c: &ArtifactCommand) -> Result<Output> {
         agent,
         session,
     } = c;
-    let s = ws::add_artifact(&ctx.project, session.session.as_deref(), path, agent.as_deref())?;
+    let s = ws::add_artifact(
+        &ctx.project,
+        session.session.as_deref(),
+        path,
+        agent.as_deref(),
+    )?;
     Ok(session_output(&s, format!("Recorded artifact {path}\n")))
 }
 

@@ -30,15 +30,27 @@ impl Run {
     /// Asserts success and returns stdout.
     #[track_caller]
     pub fn ok(&self) -> &str {
-        assert_eq!(self.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         &self.stdout
     }
 
     /// Asserts failure with exit code 1 and returns stderr.
     #[track_caller]
     pub fn err(&self) -> &str {
-        assert_eq!(self.code, 1, "expected exit 1\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
-        assert!(self.stderr.starts_with("error: "), "stderr: {}", self.stderr);
+        assert_eq!(
+            self.code, 1,
+            "expected exit 1\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        assert!(
+            self.stderr.starts_with("error: "),
+            "stderr: {}",
+            self.stderr
+        );
         &self.stderr
     }
 
@@ -46,7 +58,8 @@ impl Run {
     #[track_caller]
     pub fn json(&self) -> Value {
         let out = self.ok();
-        serde_json::from_str(out).unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}):\n{out}"))
+        serde_json::from_str(out)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}):\n{out}"))
     }
 }
 
@@ -63,7 +76,10 @@ impl From<Output> for Run {
 impl TestProject {
     pub fn new() -> Self {
         TestProject {
-            dir: tempfile::Builder::new().prefix("logbook-it-").tempdir().expect("temp dir"),
+            dir: tempfile::Builder::new()
+                .prefix("logbook-it-")
+                .tempdir()
+                .expect("temp dir"),
             now: None,
             envs: vec![],
         }
@@ -128,7 +144,9 @@ impl TestProject {
 
 /// `../shared` beside the checkout: the seeds and fixtures.
 pub fn shared(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared")
+        .join(rel)
 }
 
 /// The text of a file in `../shared`.

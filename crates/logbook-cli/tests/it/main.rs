@@ -1,5 +1,8 @@
 //! Integration tests: the real `logbook` binary against real files in temp
 //! folders. One test binary, one module per area, one shared harness.
 
+// A failed unwrap is a failed test here, with the location in the message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod harness;
 mod session;
