@@ -38,6 +38,7 @@ use serde_json::Value;
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::project::Project;
+use crate::transcript;
 use crate::work_session;
 
 /// Bumped whenever the tables change; an index of another version is
@@ -117,8 +118,12 @@ CREATE TABLE transcripts(
   path TEXT PRIMARY KEY,
   id TEXT NOT NULL,
   kind TEXT NOT NULL,
+  workdir TEXT NOT NULL,
+  started_at TEXT NOT NULL,
   last_active_at TEXT NOT NULL,
-  record TEXT NOT NULL
+  last_active_ms INTEGER,
+  tokens INTEGER NOT NULL,
+  parent TEXT
 );
 CREATE TABLE files(
   path TEXT PRIMARY KEY,
@@ -322,15 +327,6 @@ pub struct CorruptEntry {
     pub kind: Kind,
     /// The parser's message.
     pub reason: String,
-}
-
-/// A transcript as listed from the index.
-#[derive(Debug, Clone, Serialize)]
-pub struct IndexedTranscript {
-    /// The file.
-    pub path: PathBuf,
-    /// The listing record (`transcript list --json` fields).
-    pub record: Value,
 }
 
 // ---------------------------------------------------------------------------
@@ -995,29 +991,49 @@ impl Index {
         Ok(listing)
     }
 
-    /// Transcripts from the index, newest `lastActiveAt` first.
-    pub fn transcripts(&self, limit: Option<usize>, offset: Option<usize>) -> Result<Vec<IndexedTranscript>> {
+    /// Transcripts from the index, newest `lastActiveAt` first (unparseable
+    /// times last), as `transcript::list` orders them, paged.
+    pub fn transcripts(
+        &self,
+        kind: Option<transcript::Kind>,
+        limit: Option<usize>,
+        offset: Option<usize>,
+    ) -> Result<Vec<transcript::Summary>> {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT path, record FROM transcripts ORDER BY last_active_at DESC, id LIMIT ?1 OFFSET ?2",
+                "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent FROM transcripts \
+                 WHERE ?1 IS NULL OR kind = ?1 \
+                 ORDER BY last_active_ms IS NULL, last_active_ms DESC, last_active_at DESC, path \
+                 LIMIT ?2 OFFSET ?3",
             )
             .map_err(self.err())?;
         let rows = stmt
             .query_map(
-                params![limit.map_or(-1, |l| l as i64), offset.unwrap_or(0) as i64],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+                params![
+                    kind.map(transcript::Kind::as_str),
+                    limit.map_or(-1, |l| l as i64),
+                    offset.unwrap_or(0) as i64
+                ],
+                |r| {
+                    Ok(transcript::Summary {
+                        file: PathBuf::from(r.get::<_, String>(0)?),
+                        id: r.get(1)?,
+                        kind: if r.get::<_, String>(2)? == "subagent" {
+                            transcript::Kind::Subagent
+                        } else {
+                            transcript::Kind::Main
+                        },
+                        workdir: r.get(3)?,
+                        started_at: r.get(4)?,
+                        last_active_at: r.get(5)?,
+                        latest_total_tokens: r.get::<_, i64>(6)?.max(0) as u64,
+                        parent_session_id: r.get(7)?,
+                    })
+                },
             )
             .map_err(self.err())?;
-        let mut out = vec![];
-        for row in rows {
-            let (path, record) = row.map_err(self.err())?;
-            out.push(IndexedTranscript {
-                path: PathBuf::from(path),
-                record: serde_json::from_str(&record).unwrap_or(Value::Null),
-            });
-        }
-        Ok(out)
+        rows.collect::<std::result::Result<_, _>>().map_err(self.err())
     }
 
     /// Files the last sync could not parse.
@@ -1079,7 +1095,7 @@ impl Index {
             "SELECT 'tag', r.folder, t.tag, '', '', '', '', '', '', '', '' FROM tags t JOIN runs r ON r.rid = t.rid",
             "SELECT 'fts', r.folder, f.agent, f.workflow, f.body, '', '', '', '', '', '' FROM runs_fts f JOIN runs r ON r.rid = f.rowid",
             "SELECT 'ws', path, id, status, archived, last_updated, record, '', '', '', '' FROM work_sessions",
-            "SELECT 'tr', path, id, kind, last_active_at, record, '', '', '', '', '' FROM transcripts",
+            "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), '', '' FROM transcripts",
             "SELECT 'bad', path, kind, '', '', '', '', '', '', '', '' FROM corrupt",
         ];
         let mut out = vec![];
@@ -1250,8 +1266,8 @@ fn transcript_files(dir: &Path) -> Result<Vec<PathBuf>> {
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if (name.starts_with("session_") || name.starts_with("subagent_session_"))
-            && name.ends_with(".json")
+        if transcript::parse_file_name(&name).is_some()
+            && !crate::store::is_temp_file(&name)
             && entry.file_type().is_ok_and(|t| t.is_file())
         {
             out.push(entry.path());
@@ -1275,13 +1291,7 @@ enum Record {
         last_updated: String,
         record: String,
     },
-    Transcript {
-        path: PathBuf,
-        id: String,
-        kind: String,
-        last_active_at: String,
-        record: String,
-    },
+    Transcript(Box<transcript::Summary>),
     Corrupt {
         reason: String,
     },
@@ -1341,54 +1351,36 @@ fn read_record(p: &Project, kind: Kind, path: &Path) -> Option<Record> {
     }
 }
 
+#[derive(serde::Deserialize)]
+struct TranscriptHead {
+    id: String,
+    #[serde(default)]
+    metadata: transcript::Metadata,
+}
+
+/// Reads a transcript's id and metadata; its messages are skipped, not kept.
 fn read_transcript(path: &Path) -> Option<Record> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let (kind, _) = transcript::parse_file_name(&name)?;
+    let file = match fs::File::open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
     };
-    let v: Value = match serde_json::from_str(&text) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) => {
-            return Some(Record::Corrupt {
-                reason: "not a JSON object".into(),
-            });
-        }
+    let head: TranscriptHead = match serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file)) {
+        Ok(h) => h,
         Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
     };
-    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-    let id = s(v.get("id"));
-    if id.is_empty() {
-        return Some(Record::Corrupt {
-            reason: "missing \"id\"".into(),
-        });
-    }
-    let meta = v.get("metadata");
-    let m = |k: &str| meta.and_then(|m| m.get(k));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let kind = if name.starts_with("subagent_") || m("parentSessionId").is_some_and(|p| !p.is_null()) {
-        "subagent"
-    } else {
-        "main"
-    };
-    let last_active_at = s(m("lastActiveAt").or(v.get("lastActiveAt")));
-    let record = serde_json::json!({
-        "id": id,
-        "kind": kind,
-        "file": path,
-        "workdir": m("workdir").or(v.get("workdir")).cloned().unwrap_or(Value::Null),
-        "startedAt": m("startedAt").or(v.get("startedAt")).cloned().unwrap_or(Value::Null),
-        "lastActiveAt": m("lastActiveAt").or(v.get("lastActiveAt")).cloned().unwrap_or(Value::Null),
-        "latestTotalTokens": m("latestTotalTokens").or(v.get("latestTotalTokens")).cloned().unwrap_or(Value::Null),
-        "parentSessionId": m("parentSessionId").cloned().unwrap_or(Value::Null),
-    });
-    Some(Record::Transcript {
-        path: path.to_path_buf(),
-        id,
-        kind: kind.to_string(),
-        last_active_at,
-        record: record.to_string(),
-    })
+    Some(Record::Transcript(Box::new(transcript::Summary {
+        id: head.id,
+        kind,
+        file: path.to_path_buf(),
+        workdir: head.metadata.workdir,
+        started_at: head.metadata.started_at,
+        last_active_at: head.metadata.last_active_at,
+        latest_total_tokens: head.metadata.latest_total_tokens,
+        parent_session_id: head.metadata.parent_session_id,
+    })))
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
@@ -1611,18 +1603,22 @@ fn store_record(tx: &Connection, r: &Record) -> rusqlite::Result<()> {
             )?;
             Ok(())
         }
-        Record::Transcript {
-            path,
-            id,
-            kind,
-            last_active_at,
-            record,
-        } => {
-            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(path)])?;
+        Record::Transcript(t) => {
+            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&t.file)])?;
             tx.execute(
-                "INSERT OR REPLACE INTO transcripts(path, id, kind, last_active_at, record) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![path_str(path), id, kind, last_active_at, record],
+                "INSERT OR REPLACE INTO transcripts(path, id, kind, workdir, started_at, last_active_at, \
+                 last_active_ms, tokens, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    path_str(&t.file),
+                    t.id,
+                    t.kind.as_str(),
+                    t.workdir,
+                    t.started_at,
+                    t.last_active_at,
+                    clock::parse(&t.last_active_at).map(|ts| ts.as_millisecond()),
+                    t.latest_total_tokens as i64,
+                    t.parent_session_id
+                ],
             )?;
             Ok(())
         }

@@ -1,6 +1,7 @@
 //! One module per area; each holds its clap `Args` and a function that
 //! computes an [`Output`]. The printer decides between text and JSON.
 
+mod index;
 mod infra;
 mod session;
 
@@ -56,6 +57,9 @@ pub enum Command {
     /// Record agents spawned for the work session and their token use.
     #[command(subcommand)]
     Agent(session::AgentCommand),
+    /// Rebuild, sync or inspect the SQLite index (derived from the files).
+    #[command(subcommand)]
+    Index(index::IndexCommand),
     /// Write logbook.yaml with the defaults.
     Init,
     /// Print shell completions.
@@ -88,6 +92,7 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Artifact(c) => session::artifact(&ctx, c),
         Command::Note(a) => session::note(&ctx, a),
         Command::Agent(c) => session::agent(&ctx, c),
+        Command::Index(c) => index::run(&ctx, c),
         Command::Init | Command::Completions(_) => unreachable!("handled above"),
     }
 }
