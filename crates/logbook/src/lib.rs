@@ -6,7 +6,8 @@
 //!
 //! - [`work_session`]: long-lived work sessions with token budgets,
 //!   milestones, artifacts and spawned agents (`{sessions_dir}/{id}.yaml`).
-//! - `run`: one output folder and `manifest.json` per agent run.
+//! - [`run`]: one output folder and `manifest.json` per agent run, with
+//!   discovery, lineage and [`naming`] (display names).
 //! - [`transcript`]: main-agent and subagent message histories.
 //! - `workflow`: the orchestrator's invocations, decisions, verdicts and
 //!   handoffs, compacted into archives but never lost.
@@ -30,9 +31,12 @@
 
 pub mod clock;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub mod index;
+pub mod naming;
 pub mod project;
+pub mod run;
 pub mod store;
 pub mod transcript;
 pub mod work_session;

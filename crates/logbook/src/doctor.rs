@@ -1,0 +1,146 @@
+//! `logbook doctor`: checks every file Logbook knows and names what is wrong.
+//! Findings are a flat list (kind, path, message) so other areas (the index,
+//! transcripts) add their own checks beside the run checks here; `--fix`
+//! repairs what can be repaired without losing anything and says what it did.
+
+use std::path::PathBuf;
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::project::Project;
+use crate::run::{self, RunStatus};
+use crate::store;
+
+/// How long a run may stay `running` before doctor calls it abandoned.
+pub const DEFAULT_ABANDONED_AFTER_HOURS: f64 = 24.0;
+
+/// What to check and whether to repair.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Repair what can be repaired (never deletes user data).
+    pub fix: bool,
+    /// Runs still `running` after this many hours are abandoned.
+    pub abandoned_after_hours: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            fix: false,
+            abandoned_after_hours: DEFAULT_ABANDONED_AFTER_HOURS,
+        }
+    }
+}
+
+/// One problem found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// A stable machine-readable kind (`corrupt-manifest`, `abandoned-run`, `temp-file`, …).
+    pub kind: &'static str,
+    /// The file or folder concerned.
+    pub path: PathBuf,
+    /// What is wrong and what to do, for people.
+    pub message: String,
+    /// What `--fix` did about it; `None` when nothing was done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<String>,
+}
+
+/// Everything doctor found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// How many runs were checked.
+    pub runs_checked: usize,
+    /// The problems, in the order found.
+    pub findings: Vec<Finding>,
+}
+
+/// Runs every check.
+pub fn check(p: &Project, opts: &Options) -> Result<Report> {
+    let mut report = Report::default();
+    check_runs(p, opts, &mut report)?;
+    Ok(report)
+}
+
+/// Corrupt manifests, abandoned runs and temp files left by killed writers.
+pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+    let scanned = run::scan(p)?;
+    report.runs_checked = scanned.runs.len() + scanned.corrupt.len();
+    for c in &scanned.corrupt {
+        report.findings.push(Finding {
+            kind: "corrupt-manifest",
+            path: c.path.clone(),
+            message: format!(
+                "{}; listings skip this run until the file is repaired",
+                c.reason
+            ),
+            fixed: None,
+        });
+    }
+    let now = crate::clock::now();
+    let limit = SignedDuration::from_secs_f64(opts.abandoned_after_hours.max(0.0) * 3600.0);
+    let cutoff = now.checked_sub(limit).unwrap_or(Timestamp::MIN);
+    for r in &scanned.runs {
+        if r.manifest.execution.status == RunStatus::Running && r.manifest.started_at() < cutoff {
+            let mut f = Finding {
+                kind: "abandoned-run",
+                path: r.manifest_file(),
+                message: format!(
+                    "run {} ({} - {}) has been running since {} ({} ago); `logbook doctor --fix` marks it failed",
+                    r.id,
+                    r.manifest.agent_label(),
+                    r.manifest.workflow.name,
+                    r.manifest.execution.started_at,
+                    crate::clock::age(r.manifest.started_at(), now),
+                ),
+                fixed: None,
+            };
+            if opts.fix {
+                f.fixed = Some(match run::mark_abandoned(p, &r.id) {
+                    Ok(true) => "marked failed with metadata.abandoned = true".into(),
+                    Ok(false) => "finished meanwhile; left as it is".into(),
+                    Err(e) => format!("could not mark it: {e}"),
+                });
+            }
+            report.findings.push(f);
+        }
+    }
+    for r in &scanned.runs {
+        let Ok(entries) = std::fs::read_dir(&r.folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !(store::is_temp_file(&name)
+                && name.starts_with(&format!(".{}.", run::MANIFEST_FILE)))
+            {
+                continue;
+            }
+            let path = entry.path();
+            let mut f = Finding {
+                kind: "temp-file",
+                path: path.clone(),
+                message: "a manifest write was interrupted here; the manifest itself is intact"
+                    .into(),
+                fixed: None,
+            };
+            if opts.fix {
+                // Under the run's lock no writer is between temp file and
+                // rename, so the file is an orphan.
+                let guard = run::lock(p, &r.id);
+                f.fixed = Some(
+                    match guard.and_then(|_g| {
+                        std::fs::remove_file(&path).map_err(|e| crate::Error::io(&path, e))
+                    }) {
+                        Ok(()) => "removed".into(),
+                        Err(e) => format!("could not remove it: {e}"),
+                    },
+                );
+            }
+            report.findings.push(f);
+        }
+    }
+    Ok(())
+}
