@@ -38,6 +38,7 @@ use serde_json::Value;
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::project::Project;
+use crate::run::{self, Run, RunQuery};
 use crate::transcript;
 use crate::work_session;
 
@@ -69,18 +70,18 @@ CREATE TABLE runs(
   agent TEXT NOT NULL,
   workflow TEXT NOT NULL,
   status TEXT NOT NULL,
-  user TEXT NOT NULL,
+  user TEXT,
   started_at TEXT NOT NULL,
-  started_ms INTEGER,
+  started_ns INTEGER,
   completed_at TEXT,
   title TEXT NOT NULL,
   manifest TEXT NOT NULL
 );
 CREATE INDEX runs_id ON runs(id);
-CREATE INDEX runs_started ON runs(started_ms, id);
-CREATE INDEX runs_agent ON runs(agent, started_ms);
-CREATE INDEX runs_workflow ON runs(workflow, started_ms);
-CREATE INDEX runs_status ON runs(status, started_ms);
+CREATE INDEX runs_started ON runs(started_ns, id);
+CREATE INDEX runs_agent ON runs(agent, started_ns);
+CREATE INDEX runs_workflow ON runs(workflow, started_ns);
+CREATE INDEX runs_status ON runs(status, started_ns);
 CREATE TABLE outputs(
   rid INTEGER NOT NULL,
   seq INTEGER NOT NULL,
@@ -215,52 +216,13 @@ pub struct Index {
     project: Project,
 }
 
-/// What a run listing filters on; every field is optional.
-#[derive(Debug, Clone, Default)]
-pub struct RunFilter {
-    /// Exact agent name.
-    pub agent: Option<String>,
-    /// Regex over the workflow name.
-    pub workflow: Option<Regex>,
-    /// Exact status.
-    pub status: Option<String>,
-    /// Exact user.
-    pub user: Option<String>,
-    /// A tag the run carries.
-    pub tag: Option<String>,
-    /// Only runs started at or after this instant.
-    pub since: Option<jiff::Timestamp>,
-    /// Full-text query; results are then ranked by relevance.
-    pub text: Option<String>,
-    /// At most this many results.
-    pub limit: Option<usize>,
-    /// Skip this many results first.
-    pub offset: Option<usize>,
-}
-
-/// One run as the index knows it: enough for `find --json` without reading
-/// the folder.
-#[derive(Debug, Clone, Serialize)]
-pub struct IndexedRun {
-    /// The run's id (`session_id`).
-    pub id: String,
-    /// The run folder.
-    pub folder: PathBuf,
-    /// The manifest as it was last read from the file.
-    pub manifest: Value,
+/// One run found through the index.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// The run, its manifest as last read from the file.
+    pub run: Run,
     /// For text queries: a fragment of the matching text, hits in `[…]`.
     pub snippet: Option<String>,
-}
-
-/// The latest output found by [`Index::latest_output`].
-#[derive(Debug, Clone, Serialize)]
-pub struct LatestOutput {
-    /// The run that produced it.
-    pub run_id: String,
-    /// The absolute path of the file.
-    pub path: PathBuf,
-    /// Its registered type.
-    pub output_type: String,
 }
 
 /// Counts and health of the index, for `index status`.
@@ -327,6 +289,62 @@ pub struct CorruptEntry {
     pub kind: Kind,
     /// The parser's message.
     pub reason: String,
+}
+
+/// `find` through the index: synced cheaply first (see [`Index::open_synced`]).
+pub fn find(p: &Project, query: &RunQuery) -> Result<Vec<Hit>> {
+    Index::open_synced(p)?.find_runs(query)
+}
+
+/// `latest-output` through the index; the same answer and error as
+/// [`run::latest_output`].
+pub fn latest_output(
+    p: &Project,
+    agent: &str,
+    workflow: Option<&str>,
+    output_type: Option<&str>,
+) -> Result<(Run, run::OutputRecord, PathBuf)> {
+    if let Some(found) = Index::open_synced(p)?.latest_output(agent, workflow, output_type)? {
+        return Ok(found);
+    }
+    // Not in the index: let the run module phrase the not-found error.
+    run::latest_output(p, agent, workflow, output_type)
+}
+
+/// `lineage` through the index: only the runs on the root's ancestor and
+/// descendant chains are loaded, never every manifest.
+pub fn lineage(p: &Project, id: &str, tz: &jiff::tz::TimeZone) -> Result<run::Lineage> {
+    run::load(p, id)?;
+    let index = Index::open_synced(p)?;
+    let mut runs: HashMap<String, Run> = HashMap::new();
+    for (start, up) in [(id, true), (id, false)] {
+        let mut stack = vec![start.to_string()];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            let next = if up {
+                match index.run(&n)? {
+                    Some(r) => {
+                        let parents = r.manifest.related().to_vec();
+                        runs.insert(n.clone(), r);
+                        parents
+                    }
+                    None => vec![],
+                }
+            } else {
+                if !runs.contains_key(&n)
+                    && let Some(r) = index.run(&n)?
+                {
+                    runs.insert(n.clone(), r);
+                }
+                index.children(&n)?
+            };
+            stack.extend(next);
+        }
+    }
+    Ok(run::lineage_of(id, runs, tz))
 }
 
 // ---------------------------------------------------------------------------
@@ -753,20 +771,21 @@ impl Index {
     // -----------------------------------------------------------------------
     // Queries
 
-    /// Runs matching `filter`, newest first (by relevance for text queries),
-    /// paged by `limit`/`offset`. Never reads the run folders.
-    pub fn find_runs(&self, filter: &RunFilter) -> Result<Vec<IndexedRun>> {
+    /// Runs matching `query`, newest `started_at` first (ties by id), or by
+    /// relevance for a text query, paged by `limit`/`offset`. Never reads
+    /// the run folders. The same filters as [`run::find_scan`], except that
+    /// `text` is a full-text search (words, output file contents included)
+    /// rather than a substring test.
+    pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        // Validates the pattern exactly as the scan does.
+        let matcher = query.matcher()?;
         let mut where_ = vec!["1=1".to_string()];
         let mut args: Vec<rusqlite::types::Value> = vec![];
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
             args.push(v);
             format!("?{}", args.len())
         };
-        let text = filter
-            .text
-            .as_deref()
-            .map(fts_query)
-            .filter(|q| !q.is_empty());
+        let text = query.text.as_deref().map(fts_query).filter(|q| !q.is_empty());
         let from = if let Some(q) = &text {
             let n = arg(q.clone().into(), &mut args);
             where_.push(format!("runs_fts MATCH {n}"));
@@ -774,59 +793,60 @@ impl Index {
         } else {
             "runs r"
         };
-        if let Some(a) = &filter.agent {
+        if let Some(a) = &query.agent {
             let n = arg(a.clone().into(), &mut args);
             where_.push(format!("r.agent = {n}"));
         }
-        if let Some(s) = &filter.status {
+        if let Some(s) = &query.status {
             let n = arg(s.clone().into(), &mut args);
             where_.push(format!("r.status = {n}"));
         }
-        if let Some(u) = &filter.user {
+        if let Some(u) = &query.user {
             let n = arg(u.clone().into(), &mut args);
             where_.push(format!("r.user = {n}"));
         }
-        if let Some(t) = &filter.tag {
+        if let Some(t) = &query.tag {
             let n = arg(t.clone().into(), &mut args);
             where_.push(format!("EXISTS (SELECT 1 FROM tags t WHERE t.rid = r.rid AND t.tag = {n})"));
         }
-        if let Some(since) = filter.since {
-            let n = arg(since.as_millisecond().into(), &mut args);
-            where_.push(format!("r.started_ms >= {n}"));
+        if let Some(since) = query.since {
+            let n = arg((since.as_nanosecond() as i64).into(), &mut args);
+            where_.push(format!("r.started_ns >= {n}"));
         }
-        if let Some(re) = &filter.workflow {
-            // Few distinct workflows: match the regex once per name here,
-            // then let SQLite use the index.
-            let names = self.workflow_names()?;
-            let matching: Vec<String> = names.into_iter().filter(|w| re.is_match(w)).collect();
+        if let Some(w) = &query.workflow {
+            // Few distinct workflow names: test each once against the
+            // query's own rule, then let SQLite use its index.
+            // Same rule as the matcher: the exact name, or the pattern
+            // (already validated by `matcher()` above).
+            let re = Regex::new(w).ok();
+            let matching: Vec<String> = self
+                .workflow_names()?
+                .into_iter()
+                .filter(|name| name == w || re.as_ref().is_some_and(|re| re.is_match(name)))
+                .collect();
             if matching.is_empty() {
                 return Ok(vec![]);
             }
-            let list: Vec<String> = matching
-                .into_iter()
-                .map(|w| arg(w.into(), &mut args))
-                .collect();
+            let list: Vec<String> = matching.into_iter().map(|w| arg(w.into(), &mut args)).collect();
             where_.push(format!("r.workflow IN ({})", list.join(",")));
         }
         let order = if text.is_some() {
-            "runs_fts.rank, r.started_ms DESC, r.id DESC"
+            "runs_fts.rank, r.started_ns DESC, r.id"
         } else {
-            "r.started_ms DESC, r.id DESC"
+            "r.started_ns DESC, r.id"
         };
         let snippet = if text.is_some() {
             "snippet(runs_fts, -1, '[', ']', '…', 16)"
         } else {
             "NULL"
         };
-        let limit = filter.limit.map_or(-1, |l| l as i64);
-        let offset = filter.offset.unwrap_or(0) as i64;
-        let l = arg(limit.into(), &mut args);
-        let o = arg(offset.into(), &mut args);
-        let query = format!(
+        let l = arg(query.limit.map_or(-1, |l| l as i64).into(), &mut args);
+        let o = arg((query.offset as i64).into(), &mut args);
+        let sql_text = format!(
             "SELECT r.id, r.folder, r.manifest, {snippet} FROM {from} WHERE {} ORDER BY {order} LIMIT {l} OFFSET {o}",
             where_.join(" AND ")
         );
-        let mut stmt = self.conn.prepare(&query).map_err(self.err())?;
+        let mut stmt = self.conn.prepare_cached(&sql_text).map_err(self.err())?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args.iter()), |r| {
                 Ok((
@@ -840,10 +860,20 @@ impl Index {
         let mut out = vec![];
         for row in rows {
             let (id, folder, manifest, snippet) = row.map_err(self.err())?;
-            out.push(IndexedRun {
-                id,
-                folder: PathBuf::from(folder),
-                manifest: serde_json::from_str(&manifest).unwrap_or(Value::Null),
+            let Ok(manifest) = serde_json::from_str::<run::Manifest>(&manifest) else {
+                continue;
+            };
+            // The SQL is exact for every filter but text; this keeps the one
+            // definition of "matches" authoritative.
+            if text.is_none() && !matcher.matches(&manifest) {
+                continue;
+            }
+            out.push(Hit {
+                run: Run {
+                    id,
+                    folder: PathBuf::from(folder),
+                    manifest,
+                },
                 snippet,
             });
         }
@@ -861,50 +891,52 @@ impl Index {
             .map_err(self.err())
     }
 
-    /// The newest run matching `filter` that has an output (of `output_type`
-    /// if given), and that output's absolute path; the run's first such
-    /// output wins, as in the seed's discovery pattern.
-    pub fn latest_output(&self, filter: &RunFilter, output_type: Option<&str>) -> Result<Option<LatestOutput>> {
-        let page = 256;
-        let mut offset = filter.offset.unwrap_or(0);
+    /// [`run::latest_output`] from the index: the newest run of `agent`
+    /// (workflow matching) having an output of `output_type`, and its last
+    /// such output.
+    pub fn latest_output(
+        &self,
+        agent: &str,
+        workflow: Option<&str>,
+        output_type: Option<&str>,
+    ) -> Result<Option<(Run, run::OutputRecord, PathBuf)>> {
+        let query = RunQuery {
+            agent: Some(agent.to_string()),
+            workflow: workflow.map(str::to_string),
+            ..RunQuery::default()
+        };
+        // Usually the newest run has the output: start with a small page.
+        let (mut offset, mut size) = (0, 16);
         loop {
-            let runs = self.find_runs(&RunFilter {
-                limit: Some(page),
-                offset: Some(offset),
-                text: None,
-                ..filter.clone()
+            let page = self.find_runs(&RunQuery {
+                offset,
+                limit: Some(size),
+                ..query.clone()
             })?;
-            if runs.is_empty() {
+            if page.is_empty() {
                 return Ok(None);
             }
-            let mut stmt = self
-                .conn
-                .prepare_cached(
-                    "SELECT o.file, o.type FROM outputs o JOIN runs r ON r.rid = o.rid \
-                     WHERE r.folder = ?1 AND (?2 IS NULL OR o.type = ?2) ORDER BY o.seq LIMIT 1",
-                )
-                .map_err(self.err())?;
-            for run in &runs {
-                let hit: Option<(String, String)> = stmt
-                    .query_row(params![path_str(&run.folder), output_type], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                    .optional()
-                    .map_err(self.err())?;
-                if let Some((file, output_type)) = hit {
-                    return Ok(Some(LatestOutput {
-                        run_id: run.id.clone(),
-                        path: run.folder.join(file),
-                        output_type,
-                    }));
+            offset += page.len();
+            size = (size * 4).min(4096);
+            for hit in page {
+                if let Some(out) = hit
+                    .run
+                    .manifest
+                    .outputs
+                    .iter()
+                    .rev()
+                    .find(|o| output_type.is_none_or(|t| o.output_type.as_str() == t))
+                {
+                    let path = hit.run.output_path(&out.file);
+                    let out = out.clone();
+                    return Ok(Some((hit.run, out, path)));
                 }
             }
-            offset += runs.len();
         }
     }
 
     /// One run by id, from the index.
-    pub fn run(&self, id: &str) -> Result<Option<IndexedRun>> {
+    pub fn run(&self, id: &str) -> Result<Option<Run>> {
         let row: Option<(String, String, String)> = self
             .conn
             .query_row(
@@ -914,11 +946,12 @@ impl Index {
             )
             .optional()
             .map_err(self.err())?;
-        Ok(row.map(|(id, folder, manifest)| IndexedRun {
-            id,
-            folder: PathBuf::from(folder),
-            manifest: serde_json::from_str(&manifest).unwrap_or(Value::Null),
-            snippet: None,
+        Ok(row.and_then(|(id, folder, manifest)| {
+            Some(Run {
+                id,
+                folder: PathBuf::from(folder),
+                manifest: serde_json::from_str(&manifest).ok()?,
+            })
         }))
     }
 
@@ -1304,9 +1337,9 @@ struct RunRow {
     agent: String,
     workflow: String,
     status: String,
-    user: String,
+    user: Option<String>,
     started_at: String,
-    started_ms: Option<i64>,
+    started_ns: Option<i64>,
     completed_at: Option<String>,
     title: String,
     manifest: String,
@@ -1383,152 +1416,92 @@ fn read_transcript(path: &Path) -> Option<Record> {
     })))
 }
 
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
-    let mut cur = v;
-    for k in path {
-        match cur.get(k) {
-            Some(next) => cur = next,
-            None => return "",
-        }
-    }
-    cur.as_str().unwrap_or_default()
-}
-
-fn read_run(manifest: &Path) -> Option<Record> {
-    let folder = manifest.parent()?.to_path_buf();
-    let text = match fs::read_to_string(manifest) {
+fn read_run(manifest_path: &Path) -> Option<Record> {
+    let folder = manifest_path.parent()?.to_path_buf();
+    let id = folder.file_name()?.to_string_lossy().into_owned();
+    let text = match fs::read_to_string(manifest_path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
     };
-    let v: Value = match serde_json::from_str(&text) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) => {
-            return Some(Record::Corrupt {
-                reason: "not a JSON object".into(),
-            });
-        }
+    // The same rules as the scan: the folder is the id, the manifest parses
+    // leniently into the run model.
+    if run::validate_id(&id).is_err() {
+        return Some(Record::Corrupt {
+            reason: format!("folder name {id:?} is not a run id (a UUID)"),
+        });
+    }
+    let m = match run::parse_manifest(manifest_path, &text) {
+        Ok((m, _)) => m,
         Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
     };
-    if let Err(reason) = crate::index::check_manifest(&v) {
-        return Some(Record::Corrupt { reason });
-    }
-    let id = match str_at(&v, &["session_id"]) {
-        "" => folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        s => s.to_string(),
+    let manifest = match serde_json::to_string(&m) {
+        Ok(s) => s,
+        Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
     };
-    let started_at = str_at(&v, &["execution", "started_at"]).to_string();
-    let started_ms = clock::parse(&started_at).map(|t| t.as_millisecond());
     let mut outputs = vec![];
     let mut texts = String::new();
-    if let Some(list) = v.get("outputs").and_then(Value::as_array) {
-        for o in list {
-            let file = str_at(o, &["file"]).to_string();
-            let description = str_at(o, &["description"]).to_string();
-            texts.push_str(&description);
+    for o in &m.outputs {
+        texts.push_str(&o.description);
+        texts.push('\n');
+        texts.push_str(&o.file);
+        texts.push('\n');
+        if let Some(t) = output_text(&folder, &o.file) {
+            texts.push_str(&t);
             texts.push('\n');
-            texts.push_str(&file);
-            texts.push('\n');
-            if let Some(t) = output_text(&folder, &file) {
-                texts.push_str(&t);
-                texts.push('\n');
-            }
-            outputs.push((
-                file,
-                str_at(o, &["type"]).to_string(),
-                description,
-                str_at(o, &["created_at"]).to_string(),
-            ));
         }
+        outputs.push((
+            o.file.clone(),
+            o.output_type.as_str().to_string(),
+            o.description.clone(),
+            o.created_at.clone(),
+        ));
     }
-    let parents: Vec<String> = v
-        .get("related_sessions")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
-        .unwrap_or_default();
-    let mut tags: Vec<String> = [v.get("tags"), v.get("metadata").and_then(|m| m.get("tags"))]
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_array)
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect();
+    let mut tags = m.tags.clone();
     tags.sort();
     tags.dedup();
-    let agent = str_at(&v, &["agent", "name"]).to_string();
-    let workflow = str_at(&v, &["workflow", "name"]).to_string();
-    let title = match str_at(&v, &["title"]) {
-        "" => str_at(&v, &["metadata", "title"]).to_string(),
-        t => t.to_string(),
-    };
     let mut body = String::new();
     for part in [
-        str_at(&v, &["agent", "title"]),
-        &title,
-        str_at(&v, &["workflow", "description"]),
-        str_at(&v, &["userSummary"]),
-        str_at(&v, &["execution", "user"]),
+        m.agent.title.as_deref().unwrap_or_default(),
+        m.workflow.description.as_deref().unwrap_or_default(),
+        m.user_summary.as_deref().unwrap_or_default(),
+        m.display_name.as_deref().unwrap_or_default(),
+        m.execution.user.as_deref().unwrap_or_default(),
     ] {
         if !part.is_empty() {
             body.push_str(part);
             body.push('\n');
         }
     }
-    for key in ["inputs", "metadata"] {
-        if let Some(x) = v.get(key) {
-            flatten_text(x, &mut body);
-        }
+    for x in [&m.inputs, &m.metadata].into_iter().flatten() {
+        flatten_text(&Value::Object(x.clone()), &mut body);
     }
     for t in &tags {
         body.push_str(t);
         body.push('\n');
     }
     body.push_str(&texts);
+    let started_ns = clock::parse(&m.execution.started_at).map(|t| t.as_nanosecond() as i64);
     let row = RunRow {
         id,
-        agent: agent.clone(),
-        workflow: workflow.clone(),
-        status: str_at(&v, &["execution", "status"]).to_string(),
-        user: str_at(&v, &["execution", "user"]).to_string(),
-        started_at,
-        started_ms,
-        completed_at: v
-            .get("execution")
-            .and_then(|e| e.get("completed_at"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        title,
-        manifest: v.to_string(),
+        agent: m.agent.name.clone(),
+        workflow: m.workflow.name.clone(),
+        status: m.execution.status.as_str().to_string(),
+        user: m.execution.user.clone(),
+        started_at: m.execution.started_at.clone(),
+        started_ns: started_ns,
+        completed_at: m.execution.completed_at.clone(),
+        title: m.agent.title.clone().unwrap_or_default(),
+        manifest,
         outputs,
-        parents,
+        parents: m.related().to_vec(),
         tags,
-        fts_agent: agent,
-        fts_workflow: workflow,
+        fts_agent: format!("{}\n{}", m.agent.name, m.agent.title.as_deref().unwrap_or_default()),
+        fts_workflow: m.workflow.name.clone(),
         fts_body: body,
         folder,
     };
     Some(Record::Run(Box::new(row)))
-}
-
-/// The minimal shape a manifest needs to be listed (lenient: the seed's own
-/// example is not a v4 UUID, unknown output types are fine).
-pub fn check_manifest(v: &Value) -> std::result::Result<(), String> {
-    let obj = v.as_object().ok_or("not a JSON object")?;
-    for key in ["agent", "workflow", "execution"] {
-        if !obj.get(key).is_some_and(Value::is_object) {
-            return Err(format!("missing or non-object \"{key}\""));
-        }
-    }
-    if let Some(o) = obj.get("outputs")
-        && !o.is_array()
-    {
-        return Err("\"outputs\" is not an array".into());
-    }
-    Ok(())
 }
 
 fn flatten_text(v: &Value, out: &mut String) {
@@ -1634,7 +1607,7 @@ fn store_run(tx: &Connection, row: &RunRow) -> rusqlite::Result<()> {
         [path_str(&row.folder.join(MANIFEST))],
     )?;
     let mut ins = tx.prepare_cached(
-        "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ms, completed_at, title, manifest) \
+        "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     ins.execute(params![
@@ -1645,7 +1618,7 @@ fn store_run(tx: &Connection, row: &RunRow) -> rusqlite::Result<()> {
         row.status,
         row.user,
         row.started_at,
-        row.started_ms,
+        row.started_ns,
         row.completed_at,
         row.title,
         row.manifest
