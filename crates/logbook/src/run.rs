@@ -518,9 +518,13 @@ pub fn scan(p: &Project) -> Result<ScanResult> {
 /// Runs matching `query`, newest `started_at` first, after `offset` and up
 /// to `limit`, answered by reading every manifest.
 pub fn find_scan(p: &Project, query: &RunQuery) -> Result<Vec<Run>> {
+    filter_sorted(scan(p)?.runs, query)
+}
+
+/// Keeps the runs matching `query`, newest `started_at` first, paged.
+pub fn filter_sorted(runs: Vec<Run>, query: &RunQuery) -> Result<Vec<Run>> {
     let matcher = query.matcher()?;
-    let mut runs: Vec<Run> = scan(p)?
-        .runs
+    let mut runs: Vec<Run> = runs
         .into_iter()
         .filter(|r| matcher.matches(&r.manifest))
         .collect();

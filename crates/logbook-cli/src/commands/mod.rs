@@ -1,8 +1,10 @@
 //! One module per area; each holds its clap `Args` and a function that
 //! computes an [`Output`]. The printer decides between text and JSON.
 
+mod doctor;
 mod index;
 mod infra;
+mod run;
 mod session;
 
 use anyhow::{Context as _, Result};
@@ -60,6 +62,17 @@ pub enum Command {
     /// Rebuild, sync or inspect the SQLite index (derived from the files).
     #[command(subcommand)]
     Index(index::IndexCommand),
+    /// Agent runs: start, register outputs, finish, link, show, env.
+    #[command(subcommand)]
+    Run(run::RunCommand),
+    /// Find runs by agent, workflow, status, user, tag, time or text; newest first.
+    Find(run::FindArgs),
+    /// Print the absolute path of an agent's latest output.
+    LatestOutput(run::LatestOutputArgs),
+    /// Show the runs a run builds on and the runs built on it.
+    Lineage(run::LineageArgs),
+    /// Check every file; name what is corrupt or abandoned; --fix repairs.
+    Doctor(doctor::DoctorArgs),
     /// Write logbook.yaml with the defaults.
     Init,
     /// Print shell completions.
@@ -93,6 +106,11 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Note(a) => session::note(&ctx, a),
         Command::Agent(c) => session::agent(&ctx, c),
         Command::Index(c) => index::run(&ctx, c),
+        Command::Run(c) => run::command(&ctx, c),
+        Command::Find(a) => run::find(&ctx, a),
+        Command::LatestOutput(a) => run::latest_output(&ctx, a),
+        Command::Lineage(a) => run::lineage(&ctx, a),
+        Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Init | Command::Completions(_) => unreachable!("handled above"),
     }
 }

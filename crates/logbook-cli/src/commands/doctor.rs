@@ -1,0 +1,64 @@
+//! `logbook doctor`: names every file that is corrupt or stale and, with
+//! `--fix`, repairs what can be repaired without losing data.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use clap::Args;
+use logbook::doctor::{self, DEFAULT_ABANDONED_AFTER_HOURS, Options};
+
+use super::Context;
+use crate::printer::Output;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Repair what can be repaired (abandoned runs are marked failed, never deleted).
+    #[arg(long)]
+    fix: bool,
+    /// Runs still running after this many hours count as abandoned.
+    #[arg(long, value_name = "HOURS", default_value_t = DEFAULT_ABANDONED_AFTER_HOURS)]
+    abandoned_after: f64,
+}
+
+pub fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
+    if !a.abandoned_after.is_finite() || a.abandoned_after < 0.0 {
+        anyhow::bail!("--abandoned-after must be a number of hours, 0 or more");
+    }
+    let report = doctor::check(
+        &ctx.project,
+        &Options {
+            fix: a.fix,
+            abandoned_after_hours: a.abandoned_after,
+        },
+    )?;
+    let style = ctx.style();
+    let mut human = String::new();
+    if report.findings.is_empty() {
+        let _ = writeln!(
+            human,
+            "{} ({} runs checked)",
+            style.green("No problems found"),
+            report.runs_checked
+        );
+    }
+    for f in &report.findings {
+        let _ = writeln!(
+            human,
+            "{} {}: {}",
+            style.yellow(f.kind),
+            f.path.display(),
+            f.message
+        );
+        if let Some(fixed) = &f.fixed {
+            let _ = writeln!(human, "  fixed: {fixed}");
+        }
+    }
+    if !report.findings.is_empty() && !a.fix {
+        let _ = writeln!(
+            human,
+            "{} problem(s); `logbook doctor --fix` repairs what it can",
+            report.findings.len()
+        );
+    }
+    Ok(Output::new(serde_json::to_value(&report)?, human))
+}

@@ -1,0 +1,466 @@
+//! Run commands (seed 000): the lifecycle of one agent run and the
+//! discovery commands over all of them (`find`, `latest-output`, `lineage`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use logbook::clock;
+use logbook::run::{self, OutputType, Run, RunQuery, RunStatus};
+use serde_json::{Value, json};
+
+use super::Context;
+use crate::printer::Output;
+
+#[derive(Debug, Subcommand)]
+pub enum RunCommand {
+    /// Start a run: a new folder and manifest, status running.
+    Start(StartArgs),
+    /// Register a file the agent wrote inside the run folder.
+    Output(OutputArgs),
+    /// Finish a run: set completed_at and the final status.
+    Finish(FinishArgs),
+    /// Record that a run builds on an earlier one (related_sessions).
+    Link(LinkArgs),
+    /// Show a run's manifest and display names.
+    Show(IdArgs),
+    /// Print the run's workflow variables as LOGBOOK_…=… lines for `eval`.
+    Env(IdArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Agent identifier (e.g. alex).
+    #[arg(long)]
+    agent: String,
+    /// Workflow name (e.g. intake-app); taken from --workflow-file when omitted.
+    #[arg(long, required_unless_present = "workflow_file")]
+    workflow: Option<String>,
+    /// Agent title (default: the agent name).
+    #[arg(long)]
+    title: Option<String>,
+    /// Bundle path (e.g. bmad/bmm).
+    #[arg(long)]
+    bundle: Option<String>,
+    /// Workflow description (default: from --workflow-file).
+    #[arg(long)]
+    description: Option<String>,
+    /// Workflow input, repeatable.
+    #[arg(long = "input", value_name = "KEY=VALUE")]
+    inputs: Vec<String>,
+    /// An earlier run this one builds on, repeatable.
+    #[arg(long = "related", value_name = "UUID")]
+    related: Vec<String>,
+    /// A tag for `find --tag`, repeatable.
+    #[arg(long = "tag", value_name = "T")]
+    tags: Vec<String>,
+    /// Who runs it (default: the bundle config's user_name, logbook.yaml's user, $USER).
+    #[arg(long)]
+    user: Option<String>,
+    /// A workflow.yaml: name, description, inputs and path variables.
+    #[arg(long, value_name = "PATH")]
+    workflow_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TypeArg {
+    Document,
+    Data,
+    Report,
+    Artifact,
+}
+
+impl TypeArg {
+    fn to_type(self) -> OutputType {
+        match self {
+            TypeArg::Document => OutputType::Document,
+            TypeArg::Data => OutputType::Data,
+            TypeArg::Report => OutputType::Report,
+            TypeArg::Artifact => OutputType::Artifact,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// The run's UUID.
+    id: String,
+    /// Path relative to the run folder (the file must exist).
+    file: String,
+    /// What kind of file it is.
+    #[arg(long = "type", value_enum)]
+    output_type: TypeArg,
+    /// What the file is for.
+    #[arg(long)]
+    description: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FinalStatusArg {
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+#[derive(Debug, Args)]
+pub struct FinishArgs {
+    /// The run's UUID.
+    id: String,
+    /// How it ended.
+    #[arg(long, value_enum, default_value = "completed")]
+    status: FinalStatusArg,
+}
+
+#[derive(Debug, Args)]
+pub struct LinkArgs {
+    /// The later run (its manifest changes).
+    id: String,
+    /// The earlier run it builds on.
+    related_id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct IdArgs {
+    /// The run's UUID.
+    id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct FindArgs {
+    /// Agent name, exactly.
+    #[arg(long)]
+    agent: Option<String>,
+    /// Workflow name, exactly or as a regular expression (e.g. '^deep-dive-').
+    #[arg(long, value_name = "REGEX")]
+    workflow: Option<String>,
+    /// running, completed, failed or cancelled.
+    #[arg(long)]
+    status: Option<String>,
+    /// The user who started the run.
+    #[arg(long)]
+    user: Option<String>,
+    /// A tag the run carries.
+    #[arg(long)]
+    tag: Option<String>,
+    /// Started at or after: RFC 3339, a date, or an age such as 2h, 3d.
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Case-insensitive text anywhere in the manifest.
+    #[arg(long, value_name = "QUERY")]
+    text: Option<String>,
+    /// At most N runs.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Skip the first N runs.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    offset: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct LatestOutputArgs {
+    /// Agent name, exactly.
+    #[arg(long)]
+    agent: String,
+    /// Workflow name, exactly or as a regular expression.
+    #[arg(long, value_name = "REGEX")]
+    workflow: Option<String>,
+    /// Output type (document, data, report, artifact).
+    #[arg(long = "type", value_name = "T")]
+    output_type: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LineageFormat {
+    Tree,
+    Json,
+    Dot,
+    Mermaid,
+}
+
+#[derive(Debug, Args)]
+pub struct LineageArgs {
+    /// The run's UUID.
+    id: String,
+    /// How to print the graph.
+    #[arg(long, value_enum, default_value = "tree")]
+    format: LineageFormat,
+}
+
+pub fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
+    match cmd {
+        RunCommand::Start(a) => start(ctx, a),
+        RunCommand::Output(a) => output(ctx, a),
+        RunCommand::Finish(a) => finish(ctx, a),
+        RunCommand::Link(a) => link(ctx, a),
+        RunCommand::Show(a) => show(ctx, a),
+        RunCommand::Env(a) => env(ctx, a),
+    }
+}
+
+fn entry_json(run: &Run) -> Value {
+    serde_json::to_value(run.entry(clock::now(), &clock::local_zone())).unwrap_or(Value::Null)
+}
+
+fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
+    let mut inputs = vec![];
+    for kv in &a.inputs {
+        let Some((k, v)) = kv.split_once('=') else {
+            bail!("--input {kv:?} is not KEY=VALUE; write e.g. --input category=Hardware");
+        };
+        inputs.push((k.to_string(), v.to_string()));
+    }
+    let workflow_file = match &a.workflow_file {
+        Some(p) if p.is_relative() => Some(std::env::current_dir()?.join(p)),
+        other => other.clone(),
+    };
+    let started = run::start(
+        &ctx.project,
+        run::StartOptions {
+            agent: a.agent.clone(),
+            title: a.title.clone(),
+            bundle: a.bundle.clone(),
+            workflow: a.workflow.clone(),
+            description: a.description.clone(),
+            inputs,
+            related: a.related.clone(),
+            tags: a.tags.clone(),
+            user: a.user.clone(),
+            workflow_file,
+        },
+    )?;
+    for w in &started.warnings {
+        ctx.printer.warn(w);
+    }
+    let style = ctx.style();
+    let m = &started.manifest;
+    let mut human = format!(
+        "{} run {}\n  Agent:    {}\n  Workflow: {}\n  Folder:   {}\n",
+        style.green("Started"),
+        style.bold(&started.session_id),
+        m.agent_label(),
+        m.workflow.name,
+        started.folder.display(),
+    );
+    if let Some(ws) = m.work_session() {
+        let _ = writeln!(human, "  Work session: {ws}");
+    }
+    let _ = writeln!(
+        human,
+        "Register outputs with `logbook run output {} FILE --type document --description …`",
+        started.session_id
+    );
+    let json = json!({
+        "session_id": started.session_id,
+        "folder": started.folder,
+        "manifest": started.manifest,
+        "variables": started.variables,
+    });
+    Ok(Output::new(json, human))
+}
+
+fn output(ctx: &Context, a: &OutputArgs) -> Result<Output> {
+    let (run, record) = run::register_output(
+        &ctx.project,
+        &a.id,
+        &a.file,
+        a.output_type.to_type(),
+        &a.description,
+    )?;
+    let path = run.output_path(&record.file);
+    let human = format!(
+        "Registered {} ({}) in run {}\n",
+        record.file, record.output_type, run.id
+    );
+    Ok(Output::new(
+        json!({ "session_id": run.manifest.session_id, "output": record, "path": path }),
+        human,
+    ))
+}
+
+fn finish(ctx: &Context, a: &FinishArgs) -> Result<Output> {
+    let status = match a.status {
+        FinalStatusArg::Completed => RunStatus::Completed,
+        FinalStatusArg::Failed => RunStatus::Failed,
+        FinalStatusArg::Cancelled => RunStatus::Cancelled,
+    };
+    let run = run::finish(&ctx.project, &a.id, status)?;
+    let human = format!(
+        "Run {} {} ({} outputs)\n",
+        run.id,
+        run.manifest.execution.status,
+        run.manifest.outputs.len()
+    );
+    Ok(Output::new(entry_json(&run), human))
+}
+
+fn link(ctx: &Context, a: &LinkArgs) -> Result<Output> {
+    let (run, added) = run::link(&ctx.project, &a.id, &a.related_id)?;
+    let human = if added {
+        format!("Run {} now builds on {}\n", run.id, a.related_id)
+    } else {
+        format!("Run {} already builds on {}\n", run.id, a.related_id)
+    };
+    Ok(Output::new(entry_json(&run), human))
+}
+
+fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
+    let run = run::load(&ctx.project, &a.id)?;
+    let style = ctx.style();
+    let tz = clock::local_zone();
+    let now = clock::now();
+    let entry = run.entry(now, &tz);
+    let m = &run.manifest;
+    let mut h = String::new();
+    let _ = writeln!(h, "{}", style.bold(&entry.label));
+    let _ = writeln!(h, "  {}", entry.display_name);
+    let _ = writeln!(h, "  Id:       {}", run.id);
+    let _ = writeln!(h, "  Status:   {}", m.execution.status);
+    let _ = writeln!(h, "  Started:  {}", m.execution.started_at);
+    if let Some(c) = &m.execution.completed_at {
+        let _ = writeln!(h, "  Finished: {c}");
+    }
+    if let Some(u) = &m.execution.user {
+        let _ = writeln!(h, "  User:     {u}");
+    }
+    let _ = writeln!(h, "  Folder:   {}", run.folder.display());
+    if !m.tags.is_empty() {
+        let _ = writeln!(h, "  Tags:     {}", m.tags.join(", "));
+    }
+    if let Some(ws) = m.work_session() {
+        let _ = writeln!(h, "  Work session: {ws}");
+    }
+    if !m.related().is_empty() {
+        let _ = writeln!(h, "  Builds on: {}", m.related().join(", "));
+    }
+    let _ = writeln!(h, "Outputs ({}):", m.outputs.len());
+    for o in &m.outputs {
+        let _ = writeln!(
+            h,
+            "  {} [{}] {}",
+            o.file,
+            o.output_type,
+            style.dim(&o.description)
+        );
+    }
+    Ok(Output::new(entry_json(&run), h))
+}
+
+/// Single-quotes `s` for POSIX shells.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
+    let run = run::load(&ctx.project, &a.id)?;
+    let vars = run::variables_of(&run);
+    let mut human = String::new();
+    for (k, v) in &vars {
+        let name: String = k
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            human,
+            "LOGBOOK_{name}={}",
+            shell_quote(v.as_str().unwrap_or_default())
+        );
+    }
+    Ok(Output::new(Value::Object(vars), human))
+}
+
+pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
+    let now = clock::now();
+    let query = RunQuery {
+        agent: a.agent.clone(),
+        workflow: a.workflow.clone(),
+        status: a.status.clone(),
+        user: a.user.clone(),
+        tag: a.tag.clone(),
+        since: a
+            .since
+            .as_deref()
+            .map(|s| run::parse_since(s, now))
+            .transpose()?,
+        text: a.text.clone(),
+        limit: a.limit,
+        offset: a.offset,
+    };
+    let scanned = run::scan(&ctx.project)?;
+    if !scanned.corrupt.is_empty() {
+        ctx.printer.warn(&format!(
+            "skipped {} invalid manifest(s); `logbook doctor` names them",
+            scanned.corrupt.len()
+        ));
+    }
+    let runs = run::filter_sorted(scanned.runs, &query)?;
+    let tz = clock::local_zone();
+    let entries: Vec<_> = runs.iter().map(|r| r.entry(now, &tz)).collect();
+    let style = ctx.style();
+    let mut human = String::new();
+    if entries.is_empty() {
+        human.push_str("No runs match.\n");
+    }
+    for e in &entries {
+        let status = e.manifest.execution.status.as_str();
+        let status = match e.manifest.execution.status {
+            RunStatus::Completed => style.green(status),
+            RunStatus::Failed => style.red(status),
+            RunStatus::Running => style.yellow(status),
+            _ => status.to_string(),
+        };
+        let _ = writeln!(
+            human,
+            "{}  {:<9}  {}\n    {} · {} output(s)",
+            e.session_id,
+            status,
+            style.bold(&e.label),
+            style.dim(&e.display_name),
+            e.manifest.outputs.len()
+        );
+    }
+    Ok(Output::new(serde_json::to_value(&entries)?, human))
+}
+
+pub fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
+    let (run, record, path) = run::latest_output(
+        &ctx.project,
+        &a.agent,
+        a.workflow.as_deref(),
+        a.output_type.as_deref(),
+    )?;
+    Ok(Output::new(
+        json!({ "path": path, "session_id": run.manifest.session_id, "output": record }),
+        format!("{}\n", path.display()),
+    ))
+}
+
+pub fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {
+    let graph = run::lineage(&ctx.project, &a.id, &clock::local_zone())?;
+    let json = serde_json::to_value(&graph)?;
+    let human = match a.format {
+        LineageFormat::Tree => graph.to_tree(),
+        LineageFormat::Json => serde_json::to_string_pretty(&json)? + "\n",
+        LineageFormat::Dot => graph.to_dot(),
+        LineageFormat::Mermaid => graph.to_mermaid(),
+    };
+    if !graph.cycles.is_empty() && !matches!(a.format, LineageFormat::Tree) {
+        ctx.printer.warn(&format!(
+            "lineage has {} cycle(s): {}",
+            graph.cycles.len(),
+            graph
+                .cycles
+                .iter()
+                .map(|c| c.join(" -> "))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    Ok(Output::new(json, human))
+}
