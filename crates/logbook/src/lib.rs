@@ -9,7 +9,7 @@
 //! - [`run`]: one output folder and `manifest.json` per agent run, with
 //!   discovery, lineage and [`naming`] (display names).
 //! - [`transcript`]: main-agent and subagent message histories.
-//! - `workflow`: the orchestrator's invocations, decisions, verdicts and
+//! - [`workflow`]: the orchestrator's invocations, decisions, verdicts and
 //!   handoffs, compacted into archives but never lost.
 //!
 //! Files are the truth; the SQLite index is derived and can be rebuilt. Every
@@ -40,6 +40,7 @@ pub mod run;
 pub mod store;
 pub mod transcript;
 pub mod work_session;
+pub mod workflow;
 
 pub use error::{Error, Result};
 pub use project::Project;

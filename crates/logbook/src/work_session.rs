@@ -26,7 +26,9 @@ use crate::store;
 pub const POINTER_FILE: &str = "active-session.yaml";
 /// Prefixes the seed names; others of 2–5 capital letters are allowed too.
 pub const KNOWN_PREFIXES: [&str; 5] = ["SES", "ENG", "ANA", "DES", "TST"];
-const POINTER_LOCK: &str = "active-session";
+/// Lock guarding the active-session pointer; taken shared by writers of a
+/// session's companions (workflow state) so `close` cannot move them midway.
+pub const POINTER_LOCK: &str = "active-session";
 
 static ID_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[A-Z]{2,5}[0-9]{6}-[A-Z0-9]+-[A-Z0-9]+(-[0-9]+)?$")

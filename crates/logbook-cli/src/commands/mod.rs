@@ -6,6 +6,8 @@ mod index;
 mod infra;
 mod run;
 mod session;
+mod transcript;
+mod workflow;
 
 use anyhow::{Context as _, Result};
 use clap::Subcommand;
@@ -73,6 +75,13 @@ pub enum Command {
     Lineage(run::LineageArgs),
     /// Check every file; name what is corrupt or abandoned; --fix repairs.
     Doctor(doctor::DoctorArgs),
+    /// Main-agent and subagent transcripts.
+    #[command(subcommand)]
+    Transcript(transcript::TranscriptCommand),
+    /// The orchestrator's workflow state of a work session.
+    Workflow(workflow::WorkflowArgs),
+    /// Switch the work session's mode: analysis, planning, coding or disabled.
+    Mode(workflow::ModeArgs),
     /// Write logbook.yaml with the defaults.
     Init,
     /// Print shell completions.
@@ -111,6 +120,9 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::LatestOutput(a) => run::latest_output(&ctx, a),
         Command::Lineage(a) => run::lineage(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
+        Command::Transcript(c) => transcript::run(&ctx, c),
+        Command::Workflow(a) => workflow::run(&ctx, a),
+        Command::Mode(a) => workflow::mode(&ctx, a),
         Command::Init | Command::Completions(_) => unreachable!("handled above"),
     }
 }

@@ -1,0 +1,217 @@
+//! `logbook transcript …`: main-agent and subagent transcripts (seed 003).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use logbook::transcript::{self, Kind, ListOptions};
+use serde_json::{Value, json};
+
+use super::Context;
+use crate::printer::{Output, thousands};
+
+#[derive(Debug, Subcommand)]
+pub enum TranscriptCommand {
+    /// List transcripts of this project, newest first.
+    List(ListArgs),
+    /// Show one transcript (by UUID, or the 8-character short id).
+    Show {
+        /// The session UUID or its last 8 characters.
+        id: String,
+    },
+    /// Save a transcript given as a JSON file in seed 003's format.
+    Import {
+        /// The transcript file.
+        file: PathBuf,
+        /// Store it as a subagent transcript (subagent_session_…).
+        #[arg(long)]
+        subagent: bool,
+        /// The parent main session's UUID (implies --subagent).
+        #[arg(long, value_name = "ID")]
+        parent: Option<String>,
+    },
+    /// Move transcripts inactive for more than DAYS days to the archive folder.
+    Prune {
+        /// Age in days of the last activity.
+        #[arg(long, value_name = "DAYS")]
+        older_than: u64,
+        /// Only show what would move.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Every workdir, not only this project's.
+    #[arg(long)]
+    all: bool,
+    /// Only main-agent transcripts.
+    #[arg(long, conflicts_with = "subagents")]
+    main: bool,
+    /// Only subagent transcripts.
+    #[arg(long)]
+    subagents: bool,
+}
+
+pub fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
+    match cmd {
+        TranscriptCommand::List(a) => list(ctx, a),
+        TranscriptCommand::Show { id } => show(ctx, id),
+        TranscriptCommand::Import {
+            file,
+            subagent,
+            parent,
+        } => import(ctx, file, *subagent, parent.as_deref()),
+        TranscriptCommand::Prune {
+            older_than,
+            dry_run,
+        } => prune(ctx, *older_than, *dry_run),
+    }
+}
+
+fn warn_corrupt(ctx: &Context, corrupt: &[logbook::work_session::CorruptFile]) {
+    for c in corrupt {
+        ctx.printer.warn(&format!(
+            "skipped {}: {} (`logbook doctor` checks every file)",
+            c.path.display(),
+            c.reason
+        ));
+    }
+}
+
+fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
+    let opts = ListOptions {
+        within: (!a.all).then(|| ctx.project.root().to_path_buf()),
+        kind: if a.main {
+            Some(Kind::Main)
+        } else if a.subagents {
+            Some(Kind::Subagent)
+        } else {
+            None
+        },
+    };
+    let listing = transcript::list(&ctx.project, &opts)?;
+    warn_corrupt(ctx, &listing.corrupt);
+    let st = ctx.style();
+    let mut out = String::new();
+    if listing.transcripts.is_empty() {
+        let _ = writeln!(
+            out,
+            "No transcripts{}.",
+            if a.all {
+                ""
+            } else {
+                " for this project (--all lists every workdir)"
+            }
+        );
+    }
+    for t in &listing.transcripts {
+        let parent = t
+            .parent_session_id
+            .as_deref()
+            .map(|p| format!(" ← {}", transcript::short_id(p)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}  {:<8}  {}  {:>9} tokens{}",
+            st.bold(&t.id),
+            t.kind.as_str(),
+            t.last_active_at,
+            thousands(t.latest_total_tokens),
+            st.dim(&parent)
+        );
+    }
+    Ok(Output::new(
+        serde_json::to_value(&listing.transcripts)?,
+        out,
+    ))
+}
+
+fn show(ctx: &Context, id: &str) -> Result<Output> {
+    let stored = transcript::load(&ctx.project, id)?;
+    let st = ctx.style();
+    let t = &stored.transcript;
+    let mut out = String::new();
+    if !ctx.printer.json {
+        let _ = writeln!(out, "{} ({})", st.bold(&t.id), stored.kind.as_str());
+        let _ = writeln!(out, "File:      {}", stored.path.display());
+        let _ = writeln!(out, "Workdir:   {}", t.metadata.workdir);
+        let _ = writeln!(out, "Started:   {}", t.metadata.started_at);
+        let _ = writeln!(out, "Active:    {}", t.metadata.last_active_at);
+        let _ = writeln!(
+            out,
+            "Tokens:    {}",
+            thousands(t.metadata.latest_total_tokens)
+        );
+        if let Some(p) = &t.metadata.parent_session_id {
+            let _ = writeln!(out, "Parent:    {p}");
+        }
+        let _ = writeln!(out, "Messages:  {}", t.messages.len());
+        for m in t.messages.iter().rev().take(5).rev() {
+            let text = m
+                .blocks
+                .iter()
+                .find_map(|b| b.get("content").and_then(Value::as_str))
+                .unwrap_or("");
+            let line: String = text.lines().next().unwrap_or("").chars().take(70).collect();
+            let _ = writeln!(out, "  {:<9} {line}", m.role);
+        }
+    }
+    // Moved, not copied, into the JSON so a large transcript is held once.
+    let json = if ctx.printer.json {
+        stored.transcript.into_value()
+    } else {
+        Value::Null
+    };
+    Ok(Output::new(json, out))
+}
+
+fn import(
+    ctx: &Context,
+    file: &std::path::Path,
+    subagent: bool,
+    parent: Option<&str>,
+) -> Result<Output> {
+    let stored = transcript::import(&ctx.project, file, subagent, parent)?;
+    let human = format!(
+        "Saved {} transcript {} to {}",
+        stored.kind.as_str(),
+        stored.transcript.id,
+        stored.path.display()
+    );
+    let json = json!({
+        "id": stored.transcript.id,
+        "kind": stored.kind,
+        "file": stored.path,
+        "messages": stored.transcript.messages.len(),
+    });
+    Ok(Output::new(json, human))
+}
+
+fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
+    let report = transcript::prune(&ctx.project, days, dry_run)?;
+    warn_corrupt(ctx, &report.corrupt);
+    let mut out = String::new();
+    let verb = if dry_run { "Would move" } else { "Moved" };
+    if report.moved.is_empty() {
+        let _ = writeln!(out, "No transcript inactive for more than {days} days.");
+    }
+    for m in &report.moved {
+        let _ = writeln!(
+            out,
+            "{verb} {} ({}, last active {}) to {}",
+            m.id,
+            m.kind.as_str(),
+            m.last_active_at,
+            m.to.display()
+        );
+    }
+    let json = json!({
+        "dryRun": dry_run,
+        "moved": report.moved,
+        "corrupt": report.corrupt,
+    });
+    Ok(Output::new(json, out))
+}

@@ -1,0 +1,463 @@
+//! `logbook workflow …` and `logbook mode`: the orchestrator's workflow state
+//! of a work session (seed 004).
+
+use std::fmt::Write as _;
+
+use anyhow::{Context as _, Result};
+use clap::{Args, Subcommand};
+use logbook::workflow::{
+    self as wf, AgentType, Complete, DecisionType, InvocationStatus, Invoke, Mode, NewDecision,
+    NewHandoff, NewVerdict, Phase, SessionState, Target, VerdictDecision,
+};
+use serde_json::{Map, Value};
+
+use super::Context;
+use crate::printer::{Output, Style};
+
+/// Which state to change and the version the caller expects.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Work session whose state to use (default: the active one).
+    #[arg(long, value_name = "ID", global = true)]
+    session: Option<String>,
+    /// Fail unless the state is at version N (compare-and-swap).
+    #[arg(long, value_name = "N", global = true)]
+    expect_version: Option<u64>,
+}
+
+impl TargetArgs {
+    fn target(&self) -> Target {
+        Target {
+            session: self.session.clone(),
+            expect_version: self.expect_version,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct WorkflowArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    #[command(subcommand)]
+    command: WorkflowCommand,
+}
+
+#[derive(Debug, Args)]
+pub struct ModeArgs {
+    /// analysis, planning, coding or disabled.
+    mode: String,
+    #[command(flatten)]
+    target: TargetArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkflowCommand {
+    /// Show the workflow state (with --full, every invocation ever recorded).
+    Show {
+        /// Add `fullHistory`: archived and current invocations, in the order they began.
+        #[arg(long)]
+        full: bool,
+    },
+    /// Record that an agent was invoked (it becomes the active agent).
+    Invoke {
+        /// One of the 17 agent types.
+        agent: String,
+        /// The task given to the agent.
+        #[arg(long)]
+        prompt: String,
+        /// Structured context as a JSON object, e.g. '{"run_id": "…"}'.
+        #[arg(long, value_name = "JSON")]
+        context: Option<String>,
+        /// A file given to the agent (repeatable).
+        #[arg(long = "artifact", value_name = "P")]
+        artifacts: Vec<String>,
+        /// The agent that handed the work over.
+        #[arg(long, value_name = "AGENT")]
+        from: Option<String>,
+    },
+    /// Record that an agent finished its most recent invocation.
+    Complete {
+        /// The agent reporting back.
+        agent: String,
+        /// What it did.
+        #[arg(long)]
+        summary: String,
+        /// A file it produced (repeatable).
+        #[arg(long = "artifact", value_name = "P")]
+        artifacts: Vec<String>,
+        /// A recommendation (repeatable).
+        #[arg(long = "recommendation", value_name = "R")]
+        recommendations: Vec<String>,
+        /// A blocker (repeatable); any marks the invocation blocked.
+        #[arg(long = "blocker", value_name = "B")]
+        blockers: Vec<String>,
+        /// The agent to hand over to (default: back to the orchestrator).
+        #[arg(long, value_name = "AGENT")]
+        handoff_to: Option<String>,
+        /// Why it hands over.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        reason: String,
+        /// Mark the invocation failed.
+        #[arg(long)]
+        failed: bool,
+    },
+    /// Record a decision (prints its UUID).
+    Decide {
+        /// architectural, technical, process or scope.
+        #[arg(long = "type", value_name = "T")]
+        kind: String,
+        /// What was decided.
+        #[arg(long, value_name = "D")]
+        description: String,
+        /// Why.
+        #[arg(long, value_name = "R")]
+        rationale: String,
+        /// The agent that decided.
+        #[arg(long, value_name = "AGENT")]
+        by: String,
+        /// An agent that agreed (repeatable).
+        #[arg(long = "approved-by", value_name = "A")]
+        approved_by: Vec<String>,
+        /// An agent that disagreed (repeatable).
+        #[arg(long = "rejected-by", value_name = "A")]
+        rejected_by: Vec<String>,
+    },
+    /// Record a specialist's verdict.
+    Verdict {
+        /// The agent giving the verdict.
+        agent: String,
+        /// approve, reject, conditional or needs_revision.
+        #[arg(long, value_name = "D")]
+        decision: String,
+        /// From 0 to 1.
+        #[arg(long, value_name = "X", allow_negative_numbers = true)]
+        confidence: f64,
+        /// Why.
+        #[arg(long, value_name = "R")]
+        reasoning: String,
+        /// A condition (repeatable).
+        #[arg(long = "condition", value_name = "C")]
+        conditions: Vec<String>,
+        /// A blocker (repeatable).
+        #[arg(long = "blocker", value_name = "B")]
+        blockers: Vec<String>,
+    },
+    /// Record a pending handoff from one agent to another.
+    Handoff {
+        /// The agent handing over.
+        from: String,
+        /// The agent taking over.
+        to: String,
+        /// Why.
+        #[arg(long, value_name = "R")]
+        reason: String,
+        /// What the next agent needs to know.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        context: String,
+        /// A file passed along (repeatable).
+        #[arg(long = "artifact", value_name = "P")]
+        artifacts: Vec<String>,
+        /// Structured context to preserve, as a JSON object.
+        #[arg(long, value_name = "JSON")]
+        preserved_context: Option<String>,
+    },
+    /// Move the workflow to a phase: planning, implementation, validation, complete.
+    Phase {
+        /// The phase.
+        phase: String,
+    },
+}
+
+fn agent(s: &str) -> Result<AgentType> {
+    Ok(s.parse::<AgentType>()?)
+}
+
+fn agents(v: &[String]) -> Result<Vec<AgentType>> {
+    v.iter().map(|s| agent(s)).collect()
+}
+
+fn object(option: &str, text: &str) -> Result<Map<String, Value>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => anyhow::bail!("{option} must be a JSON object, e.g. '{{\"run_id\": \"…\"}}'"),
+        Err(e) => Err(e).with_context(|| {
+            format!("{option} is not valid JSON; give an object, e.g. '{{\"run_id\": \"…\"}}'")
+        }),
+    }
+}
+
+fn state_json(state: &SessionState) -> Result<Value> {
+    Ok(serde_json::to_value(state)?)
+}
+
+fn changed(state: &SessionState, what: String) -> Result<Output> {
+    Ok(Output::new(
+        state_json(state)?,
+        format!("{what} (state version {})", state.version),
+    ))
+}
+
+pub fn mode(ctx: &Context, a: &ModeArgs) -> Result<Output> {
+    let mode: Mode = a.mode.parse()?;
+    let state = wf::set_mode(&ctx.project, &a.target.target(), mode)?;
+    changed(&state, format!("Mode: {mode}"))
+}
+
+pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
+    let p = &ctx.project;
+    let target = a.target.target();
+    match &a.command {
+        WorkflowCommand::Show { full } => show(ctx, &a.target, *full),
+        WorkflowCommand::Invoke {
+            agent: name,
+            prompt,
+            context,
+            artifacts,
+            from,
+        } => {
+            let inv = Invoke {
+                agent: agent(name)?,
+                prompt: prompt.clone(),
+                context: context
+                    .as_deref()
+                    .map(|c| object("--context", c))
+                    .transpose()?
+                    .unwrap_or_default(),
+                artifacts: artifacts.clone(),
+                from: from.as_deref().map(agent).transpose()?,
+            };
+            let who = inv.agent;
+            let state = wf::invoke(p, &target, inv)?;
+            changed(&state, format!("Invoked {who}"))
+        }
+        WorkflowCommand::Complete {
+            agent: name,
+            summary,
+            artifacts,
+            recommendations,
+            blockers,
+            handoff_to,
+            reason,
+            failed,
+        } => {
+            let c = Complete {
+                agent: agent(name)?,
+                summary: summary.clone(),
+                artifacts: artifacts.clone(),
+                recommendations: recommendations.clone(),
+                blockers: blockers.clone(),
+                handoff_to: handoff_to.as_deref().map(agent).transpose()?,
+                reason: reason.clone(),
+                failed: *failed,
+            };
+            let (who, to) = (c.agent, c.handoff_to.unwrap_or(AgentType::Orchestrator));
+            let state = wf::complete(p, &target, c)?;
+            let status = state
+                .orchestrator_workflow
+                .as_ref()
+                .and_then(|w| {
+                    w.agent_history
+                        .iter()
+                        .rev()
+                        .find(|i| i.agent == who && i.status != InvocationStatus::InProgress)
+                })
+                .map_or("completed", |i| i.status.as_str());
+            changed(&state, format!("{who} {status}; active agent: {to}"))
+        }
+        WorkflowCommand::Decide {
+            kind,
+            description,
+            rationale,
+            by,
+            approved_by,
+            rejected_by,
+        } => {
+            let d = NewDecision {
+                kind: kind.parse::<DecisionType>()?,
+                description: description.clone(),
+                rationale: rationale.clone(),
+                decided_by: agent(by)?,
+                approved_by: agents(approved_by)?,
+                rejected_by: agents(rejected_by)?,
+            };
+            let (state, decision) = wf::decide(p, &target, d)?;
+            changed(&state, format!("Decision {} recorded", decision.id))
+        }
+        WorkflowCommand::Verdict {
+            agent: name,
+            decision,
+            confidence,
+            reasoning,
+            conditions,
+            blockers,
+        } => {
+            let v = NewVerdict {
+                agent: agent(name)?,
+                decision: decision.parse::<VerdictDecision>()?,
+                confidence: *confidence,
+                reasoning: reasoning.clone(),
+                conditions: conditions.clone(),
+                blockers: blockers.clone(),
+            };
+            let what = format!("Verdict of {}: {}", v.agent, v.decision);
+            let state = wf::verdict(p, &target, v)?;
+            changed(&state, what)
+        }
+        WorkflowCommand::Handoff {
+            from,
+            to,
+            reason,
+            context,
+            artifacts,
+            preserved_context,
+        } => {
+            let h = NewHandoff {
+                from: agent(from)?,
+                to: agent(to)?,
+                reason: reason.clone(),
+                context: context.clone(),
+                artifacts: artifacts.clone(),
+                preserved_context: preserved_context
+                    .as_deref()
+                    .map(|c| object("--preserved-context", c))
+                    .transpose()?,
+            };
+            let what = format!("Handoff {} → {} pending", h.from, h.to);
+            let state = wf::handoff(p, &target, h)?;
+            changed(&state, what)
+        }
+        WorkflowCommand::Phase { phase } => {
+            let phase: Phase = phase.parse()?;
+            let state = wf::set_phase(p, &target, phase)?;
+            changed(&state, format!("Phase: {phase}"))
+        }
+    }
+}
+
+fn show(ctx: &Context, t: &TargetArgs, full: bool) -> Result<Output> {
+    let loaded = wf::load(&ctx.project, t.session.as_deref())?;
+    let mut json = state_json(&loaded.state)?;
+    if let Some(original) = &loaded.original {
+        logbook::store::order_like(&mut json, original);
+    }
+    let history = if full {
+        Some(wf::full_history(&loaded)?)
+    } else {
+        None
+    };
+    if let (Some(h), Value::Object(m)) = (&history, &mut json) {
+        m.insert("fullHistory".into(), serde_json::to_value(h)?);
+    }
+    let human = if ctx.printer.json {
+        String::new()
+    } else {
+        describe(ctx.style(), &loaded, history.as_deref())
+    };
+    Ok(Output::new(json, human))
+}
+
+fn status_mark(st: Style, s: InvocationStatus) -> String {
+    match s {
+        InvocationStatus::InProgress => st.yellow("…"),
+        InvocationStatus::Completed => st.green("✓"),
+        InvocationStatus::Failed => st.red("✗"),
+        InvocationStatus::Blocked => st.red("■"),
+    }
+}
+
+fn describe(st: Style, loaded: &wf::Loaded, full: Option<&[wf::AgentInvocation]>) -> String {
+    let s = &loaded.state;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {}  (version {}{})",
+        st.bold("Workflow state of"),
+        loaded.session_id,
+        s.version,
+        if loaded.exists {
+            ""
+        } else {
+            ", nothing recorded yet"
+        }
+    );
+    let since = s
+        .mode_history
+        .last()
+        .map(|m| m.timestamp.as_str())
+        .unwrap_or("");
+    let _ = writeln!(out, "Mode:      {} (since {since})", s.current_mode);
+    let Some(w) = &s.orchestrator_workflow else {
+        let _ = writeln!(
+            out,
+            "No agent invoked yet (`logbook workflow invoke AGENT --prompt …`)."
+        );
+        return out;
+    };
+    let _ = writeln!(out, "Phase:     {}", w.workflow_phase);
+    let _ = writeln!(
+        out,
+        "Active:    {}",
+        w.active_agent.map_or("none".to_string(), |a| a.to_string())
+    );
+    let compacted: u64 = w.compaction_history.iter().map(|c| c.count).sum();
+    let _ = writeln!(
+        out,
+        "History:   {} invocations ({} current, {compacted} compacted in {} archives)",
+        w.total_invocations(),
+        w.agent_history.len(),
+        w.compaction_history.len()
+    );
+    let shown = full.unwrap_or(&w.agent_history);
+    for i in shown {
+        let summary = i
+            .output
+            .as_ref()
+            .map(|o| o.summary.as_str())
+            .unwrap_or(&i.input.prompt);
+        let line: String = summary
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {} {:<20} {:<11} {}  {line}",
+            status_mark(st, i.status),
+            i.agent.as_str(),
+            i.status.as_str(),
+            st.dim(&i.started_at)
+        );
+    }
+    if !w.decisions.is_empty() {
+        let _ = writeln!(out, "Decisions:");
+        for d in &w.decisions {
+            let _ = writeln!(
+                out,
+                "  [{}] {} — {} {}",
+                d.kind,
+                d.description,
+                d.decided_by,
+                st.dim(&d.id)
+            );
+        }
+    }
+    if !w.verdicts.is_empty() {
+        let _ = writeln!(out, "Verdicts:");
+        for v in &w.verdicts {
+            let _ = writeln!(
+                out,
+                "  {} {} ({:.2}): {}",
+                v.agent, v.decision, v.confidence, v.reasoning
+            );
+        }
+    }
+    if !w.pending_handoffs.is_empty() {
+        let _ = writeln!(out, "Pending handoffs:");
+        for h in &w.pending_handoffs {
+            let _ = writeln!(out, "  {} → {}: {}", h.from_agent, h.to_agent, h.reason);
+        }
+    }
+    out
+}
