@@ -15,11 +15,11 @@
 //!   work session and transcript listings) never read the files.
 //!
 //! ```no_run
-//! use logbook::{Project, index::{Index, RunFilter}};
+//! use logbook::{Project, index::Index, run::RunQuery};
 //! let project = Project::discover(&std::env::current_dir()?, None)?;
 //! let index = Index::open_synced(&project)?;
-//! let hits = index.find_runs(&RunFilter { agent: Some("casey".into()), limit: Some(20), ..Default::default() })?;
-//! for run in hits { println!("{} {}", run.id, run.folder.display()); }
+//! let query = RunQuery { agent: Some("casey".into()), limit: Some(20), ..Default::default() };
+//! for hit in index.find_runs(&query)? { println!("{} {}", hit.run.id, hit.run.folder.display()); }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
