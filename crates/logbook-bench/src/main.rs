@@ -77,22 +77,69 @@ impl Rng {
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&self.next().to_le_bytes());
         bytes[8..].copy_from_slice(&self.next().to_le_bytes());
-        uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
     }
 }
 
 const WORDS: &[&str] = &[
-    "laptop", "procurement", "onboarding", "requirements", "budget", "vendor", "security", "audit",
-    "network", "migration", "database", "latency", "invoice", "contract", "roadmap", "backlog",
-    "sprint", "incident", "postmortem", "compliance", "dashboard", "metrics", "pipeline", "release",
-    "customer", "feedback", "interview", "persona", "wireframe", "prototype", "estimate", "risk",
-    "dependency", "architecture", "kubernetes", "terraform", "observability", "alerting", "capacity",
-    "forecast", "quokka", "zephyr", "tundra", "meridian", "lattice", "harbor", "glacier", "ember",
+    "laptop",
+    "procurement",
+    "onboarding",
+    "requirements",
+    "budget",
+    "vendor",
+    "security",
+    "audit",
+    "network",
+    "migration",
+    "database",
+    "latency",
+    "invoice",
+    "contract",
+    "roadmap",
+    "backlog",
+    "sprint",
+    "incident",
+    "postmortem",
+    "compliance",
+    "dashboard",
+    "metrics",
+    "pipeline",
+    "release",
+    "customer",
+    "feedback",
+    "interview",
+    "persona",
+    "wireframe",
+    "prototype",
+    "estimate",
+    "risk",
+    "dependency",
+    "architecture",
+    "kubernetes",
+    "terraform",
+    "observability",
+    "alerting",
+    "capacity",
+    "forecast",
+    "quokka",
+    "zephyr",
+    "tundra",
+    "meridian",
+    "lattice",
+    "harbor",
+    "glacier",
+    "ember",
 ];
 
 fn sentence(rng: &mut Rng, min: usize, spread: usize) -> String {
     let n = min + if spread > 0 { rng.below(spread) } else { 0 };
-    (0..n).map(|_| WORDS[rng.below(WORDS.len())]).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|_| WORDS[rng.below(WORDS.len())])
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn agents() -> Vec<String> {
@@ -101,7 +148,9 @@ fn agents() -> Vec<String> {
 
 fn workflows() -> Vec<String> {
     let kinds = ["deep-dive", "intake", "build", "review", "triage"];
-    (0..50).map(|i| format!("{}-{:02}", kinds[i % kinds.len()], i)).collect()
+    (0..50)
+        .map(|i| format!("{}-{:02}", kinds[i % kinds.len()], i))
+        .collect()
 }
 
 /// Writes `n` runs under `dir` from `threads` threads, like another tool
@@ -112,7 +161,9 @@ fn synthesize(dir: &Path, n: usize, seed: u64) -> Result<Vec<String>> {
     let ids: Vec<String> = (0..n).map(|_| rng.uuid()).collect();
     let agents = agents();
     let workflows = workflows();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2);
     let base: i64 = 1_735_689_600; // 2025-01-01
     std::thread::scope(|s| -> Result<()> {
         let mut handles = vec![];
@@ -171,7 +222,8 @@ fn synthesize(dir: &Path, n: usize, seed: u64) -> Result<Vec<String>> {
             }));
         }
         for h in handles {
-            h.join().map_err(|_| anyhow::anyhow!("writer thread panicked"))??;
+            h.join()
+                .map_err(|_| anyhow::anyhow!("writer thread panicked"))??;
         }
         Ok(())
     })?;
@@ -179,7 +231,9 @@ fn synthesize(dir: &Path, n: usize, seed: u64) -> Result<Vec<String>> {
 }
 
 fn ts(secs: i64) -> String {
-    logbook::clock::format(jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH))
+    logbook::clock::format(
+        jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+    )
 }
 
 fn ms(d: Duration) -> f64 {
@@ -218,7 +272,10 @@ fn peak_rss_mib(bin: &Path, root: &Path, args: &[&str]) -> Result<f64> {
     loop {
         if let Ok(text) = std::fs::read_to_string(&status_path)
             && let Some(line) = text.lines().find(|l| l.starts_with("VmHWM:"))
-            && let Some(kb) = line.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok())
+            && let Some(kb) = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<u64>().ok())
         {
             peak_kb = peak_kb.max(kb);
         }
@@ -257,7 +314,9 @@ fn main() -> Result<()> {
     let root = match &args.dir {
         Some(d) => d.clone(),
         None => {
-            tmp = tempfile::Builder::new().prefix("logbook-bench-").tempdir()?;
+            tmp = tempfile::Builder::new()
+                .prefix("logbook-bench-")
+                .tempdir()?;
             tmp.path().to_path_buf()
         }
     };
@@ -265,7 +324,12 @@ fn main() -> Result<()> {
     let project = Project::open(&root)?;
     let outputs_dir = project.config.agent_outputs_folder.clone();
     let mut rows: Vec<Row> = vec![];
-    let mut row = |measure: &str, result: String, baseline: String, ratio: String, target: &str, met: Option<bool>| {
+    let mut row = |measure: &str,
+                   result: String,
+                   baseline: String,
+                   ratio: String,
+                   target: &str,
+                   met: Option<bool>| {
         rows.push(Row {
             measure: measure.into(),
             result,
@@ -286,7 +350,10 @@ fn main() -> Result<()> {
     let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
     row(
         "`index rebuild`",
-        format!("{per_s:.0} manifests/s ({:.1} s)", rebuild_time.as_secs_f64()),
+        format!(
+            "{per_s:.0} manifests/s ({:.1} s)",
+            rebuild_time.as_secs_f64()
+        ),
         String::new(),
         String::new(),
         "≥ 20,000 manifests/s",
@@ -332,13 +399,27 @@ fn main() -> Result<()> {
     let mut idx_ms = vec![];
     let mut expected = None;
     for _ in 0..50 {
-        let (d, found) = time(|| Ok(index::latest_output(&project, "agent07", Some("^review-"), Some("report"))?))?;
+        let (d, found) = time(|| {
+            Ok(index::latest_output(
+                &project,
+                "agent07",
+                Some("^review-"),
+                Some("report"),
+            )?)
+        })?;
         idx_ms.push(ms(d));
         expected = Some(found.2);
     }
     let mut scan_ms = vec![];
     for _ in 0..3 {
-        let (d, found) = time(|| Ok(run::latest_output(&project, "agent07", Some("^review-"), Some("report"))?))?;
+        let (d, found) = time(|| {
+            Ok(run::latest_output(
+                &project,
+                "agent07",
+                Some("^review-"),
+                Some("report"),
+            )?)
+        })?;
         scan_ms.push(ms(d));
         if Some(&found.2) != expected.as_ref() {
             bail!("index and scan disagree on latest-output");
@@ -360,7 +441,11 @@ fn main() -> Result<()> {
     let mut fts_ms = vec![];
     for _ in 0..200 {
         let q = RunQuery {
-            text: Some(format!("{} {}", WORDS[rng.below(WORDS.len())], WORDS[rng.below(WORDS.len())])),
+            text: Some(format!(
+                "{} {}",
+                WORDS[rng.below(WORDS.len())],
+                WORDS[rng.below(WORDS.len())]
+            )),
             limit: Some(20),
             ..RunQuery::default()
         };
@@ -393,17 +478,31 @@ fn main() -> Result<()> {
     );
     // 1 % changed behind logbook's back.
     let changed = (n / 100).max(1);
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&outputs_dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&outputs_dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
     names.sort();
-    for folder in names.iter().step_by((names.len() / changed).max(1)).take(changed) {
+    for folder in names
+        .iter()
+        .step_by((names.len() / changed).max(1))
+        .take(changed)
+    {
         let path = folder.join("manifest.json");
         let text = std::fs::read_to_string(&path)?;
-        std::fs::write(&path, text.replace("\"running\"", "\"failed\"").replace("\"bryan\"", "\"brian\""))?;
+        std::fs::write(
+            &path,
+            text.replace("\"running\"", "\"failed\"")
+                .replace("\"bryan\"", "\"brian\""),
+        )?;
     }
     let (sync1, r1) = time(|| Ok(Index::open(&project)?.sync()?))?;
     row(
         "`index sync`, 1 % changed",
-        format!("{:.2} s ({} files re-read)", sync1.as_secs_f64(), r1.indexed),
+        format!(
+            "{:.2} s ({} files re-read)",
+            sync1.as_secs_f64(),
+            r1.indexed
+        ),
         String::new(),
         String::new(),
         "",
@@ -445,7 +544,10 @@ fn main() -> Result<()> {
         floor_ms.push(ms(d));
     }
     let (r50, r99) = (percentile(&mut reg_ms, 0.5), percentile(&mut reg_ms, 0.99));
-    let (f50, f99) = (percentile(&mut floor_ms, 0.5), percentile(&mut floor_ms, 0.99));
+    let (f50, f99) = (
+        percentile(&mut floor_ms, 0.5),
+        percentile(&mut floor_ms, 0.99),
+    );
     row(
         "`run output` registration, durable",
         format!("{r50:.2} ms p50, {r99:.2} ms p99"),
@@ -480,7 +582,13 @@ fn main() -> Result<()> {
                     let p = project.clone();
                     s.spawn(move || -> Result<()> {
                         for i in 0..per_writer {
-                            run::register_output(&p, id, &format!("o{i}.md"), OutputType::Data, "concurrent")?;
+                            run::register_output(
+                                &p,
+                                id,
+                                &format!("o{i}.md"),
+                                OutputType::Data,
+                                "concurrent",
+                            )?;
                         }
                         Ok(())
                     })
@@ -495,7 +603,10 @@ fn main() -> Result<()> {
     for id in &runs {
         let r = run::load(&project, id)?;
         if r.manifest.outputs.len() != per_writer {
-            bail!("lost update: run {id} has {} outputs", r.manifest.outputs.len());
+            bail!(
+                "lost update: run {id} has {} outputs",
+                r.manifest.outputs.len()
+            );
         }
         run::finish(&project, id, RunStatus::Completed)?;
     }
@@ -513,9 +624,22 @@ fn main() -> Result<()> {
     match find_bin(args.logbook.clone()) {
         Some(bin) => {
             eprintln!("peak memory ({}) …", bin.display());
-            let find_args = ["find", "--agent", "agent03", "--workflow", "^deep-", "--status", "completed", "--limit", "20", "--json"];
+            let find_args = [
+                "find",
+                "--agent",
+                "agent03",
+                "--workflow",
+                "^deep-",
+                "--status",
+                "completed",
+                "--limit",
+                "20",
+                "--json",
+            ];
             let big = peak_rss_mib(&bin, &root, &find_args)?;
-            let small_dir = tempfile::Builder::new().prefix("logbook-bench-small-").tempdir()?;
+            let small_dir = tempfile::Builder::new()
+                .prefix("logbook-bench-small-")
+                .tempdir()?;
             let small_project = Project::open(small_dir.path())?;
             synthesize(&small_project.config.agent_outputs_folder, 1000, 43)?;
             Index::open(&small_project)?;
@@ -538,7 +662,9 @@ fn main() -> Result<()> {
                 None,
             );
         }
-        None => eprintln!("no `logbook` binary beside this one: skipping the memory rows (cargo build --release -p logbook-cli)"),
+        None => eprintln!(
+            "no `logbook` binary beside this one: skipping the memory rows (cargo build --release -p logbook-cli)"
+        ),
     }
 
     let status = Index::open(&project)?.status()?;
@@ -553,7 +679,10 @@ fn main() -> Result<()> {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         gen_time.as_secs_f64()
     )?;
-    writeln!(out, "| measure | result | baseline (same run) | ratio | target | met |")?;
+    writeln!(
+        out,
+        "| measure | result | baseline (same run) | ratio | target | met |"
+    )?;
     writeln!(out, "|---|---|---|---|---|---|")?;
     for r in &rows {
         let met = match r.met {

@@ -196,8 +196,20 @@ pub struct Touched {
 /// clears the marks. If the index cannot record the mark, nothing is
 /// written; if the update after the write fails, the marks stay and the next
 /// [`Index::open`] repairs them.
-pub fn write_through<T>(p: &Project, touched: &[Touched], write: impl FnOnce() -> Result<T>) -> Result<T> {
-    let mut index = Index::open(p)?;
+pub fn write_through<T>(
+    p: &Project,
+    touched: &[Touched],
+    write: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    // A process that writes many times (the MCP server, the web server, a
+    // benchmark) keeps one connection per thread instead of reopening.
+    let cached = WRITER
+        .with(|c| c.borrow_mut().take())
+        .filter(|i| i.path == p.index_path());
+    let mut index = match cached {
+        Some(i) => i,
+        None => Index::open(p)?,
+    };
     index.mark_pending(touched)?;
     let out = write()?;
     if std::env::var(FAIL_AFTER_FILE_WRITE_ENV).is_ok_and(|v| v == "1") {
@@ -205,8 +217,14 @@ pub fn write_through<T>(p: &Project, touched: &[Touched], write: impl FnOnce() -
         std::process::exit(86);
     }
     // Failure here leaves the pending marks for the next open to repair.
-    let _ = index.apply_touched(touched);
+    if index.apply_touched(touched).is_ok() {
+        WRITER.with(|c| *c.borrow_mut() = Some(index));
+    }
     Ok(out)
+}
+
+thread_local! {
+    static WRITER: std::cell::RefCell<Option<Index>> = const { std::cell::RefCell::new(None) };
 }
 
 /// An open index.
@@ -408,9 +426,12 @@ impl Index {
         let e = sql(path);
         let conn = Connection::open(path).map_err(&e)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(&e)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(&e)?;
-        conn.pragma_update(None, "temp_store", "MEMORY").map_err(&e)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(&e)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(&e)?;
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(&e)?;
         let mut index = Index {
             conn,
             path: path.to_path_buf(),
@@ -429,7 +450,9 @@ impl Index {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&e)?;
-        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(&e)?;
+        let version: i64 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(&e)?;
         if version == SCHEMA_VERSION {
             tx.commit().map_err(&e)?;
             return Ok((index, false));
@@ -460,12 +483,16 @@ impl Index {
                 > 0;
             if exists {
                 let what = if kind == "view" { "VIEW" } else { "TABLE" };
-                tx.execute_batch(&format!("DROP {what} IF EXISTS \"{}\"", name.replace('"', "\"\"")))
-                    .map_err(&e)?;
+                tx.execute_batch(&format!(
+                    "DROP {what} IF EXISTS \"{}\"",
+                    name.replace('"', "\"\"")
+                ))
+                .map_err(&e)?;
             }
         }
         tx.execute_batch(SCHEMA).map_err(&e)?;
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(&e)?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(&e)?;
         tx.commit().map_err(&e)?;
         Ok((index, true))
     }
@@ -515,7 +542,12 @@ impl Index {
             .iter()
             .map(|t| {
                 let stamp = stamp_now(t.kind, &t.path);
-                (t.kind, t.path.clone(), stamp, read_record(&self.project, t.kind, &t.path))
+                (
+                    t.kind,
+                    t.path.clone(),
+                    stamp,
+                    read_record(&self.project, t.kind, &t.path),
+                )
             })
             .collect();
         let e = sql(&self.path);
@@ -545,7 +577,9 @@ impl Index {
                 .map_err(self.err())?
         };
         for (path, kind, lock) in pending {
-            let Some(kind) = Kind::parse(&kind) else { continue };
+            let Some(kind) = Kind::parse(&kind) else {
+                continue;
+            };
             // A writer holding the lock is mid-write and will confirm itself.
             let Some(_guard) = self.project.locks.try_exclusive(&lock)? else {
                 continue;
@@ -627,7 +661,11 @@ impl Index {
     /// index in one transaction (readers see the old index until it
     /// commits); otherwise only new, changed and deleted files are handled,
     /// committed in batches.
-    fn sync_all(&mut self, full: bool, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<SyncReport> {
+    fn sync_all(
+        &mut self,
+        full: bool,
+        progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    ) -> Result<SyncReport> {
         self.sync_scoped(ALL, full, progress)
     }
 
@@ -658,7 +696,9 @@ impl Index {
                 .map_err(&e)?;
             for path in &plan.deleted {
                 let kind: Option<String> = tx
-                    .query_row("SELECT kind FROM files WHERE path = ?1", [path], |r| r.get(0))
+                    .query_row("SELECT kind FROM files WHERE path = ?1", [path], |r| {
+                        r.get(0)
+                    })
                     .optional()
                     .map_err(&e)?;
                 if let Some(kind) = kind.as_deref().and_then(Kind::parse) {
@@ -675,8 +715,11 @@ impl Index {
         let project = self.project.clone();
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16);
-        let (tx_rec, rx_rec) = std::sync::mpsc::sync_channel::<(Kind, PathBuf, Option<Record>)>(4096);
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 16);
+        let (tx_rec, rx_rec) =
+            std::sync::mpsc::sync_channel::<(Kind, PathBuf, Option<Record>)>(4096);
         let write_result: Mutex<Result<()>> = Mutex::new(Ok(()));
         std::thread::scope(|scope| {
             for _ in 0..workers {
@@ -692,7 +735,7 @@ impl Index {
                         let rec = read_record(project, s.kind, &s.path);
                         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                         if let Some(cb) = progress
-                            && (n % 256 == 0 || n as u64 == total)
+                            && (n.is_multiple_of(256) || n as u64 == total)
                         {
                             cb(n as u64, total);
                         }
@@ -703,7 +746,8 @@ impl Index {
                 });
             }
             drop(tx_rec);
-            let stamps: HashMap<&Path, &Seen> = todo.iter().map(|s| (s.path.as_path(), *s)).collect();
+            let stamps: HashMap<&Path, &Seen> =
+                todo.iter().map(|s| (s.path.as_path(), *s)).collect();
             let conn = &self.conn;
             let result = (|| -> Result<()> {
                 let mut batch = 0usize;
@@ -718,7 +762,9 @@ impl Index {
                         .map_err(&e)?;
                     }
                     for (kind, path, rec) in rx_rec.iter() {
-                        let stamp = stamps.get(path.as_path()).map(|s| (s.size, s.mtime_ns, s.dir_mtime_ns));
+                        let stamp = stamps
+                            .get(path.as_path())
+                            .map(|s| (s.size, s.mtime_ns, s.dir_mtime_ns));
                         apply(conn, kind, &path, rec, stamp, Some(&mut report)).map_err(&e)?;
                         report.indexed += 1;
                         batch += 1;
@@ -785,7 +831,11 @@ impl Index {
             args.push(v);
             format!("?{}", args.len())
         };
-        let text = query.text.as_deref().map(fts_query).filter(|q| !q.is_empty());
+        let text = query
+            .text
+            .as_deref()
+            .map(fts_query)
+            .filter(|q| !q.is_empty());
         let from = if let Some(q) = &text {
             let n = arg(q.clone().into(), &mut args);
             where_.push(format!("runs_fts MATCH {n}"));
@@ -807,7 +857,9 @@ impl Index {
         }
         if let Some(t) = &query.tag {
             let n = arg(t.clone().into(), &mut args);
-            where_.push(format!("EXISTS (SELECT 1 FROM tags t WHERE t.rid = r.rid AND t.tag = {n})"));
+            where_.push(format!(
+                "EXISTS (SELECT 1 FROM tags t WHERE t.rid = r.rid AND t.tag = {n})"
+            ));
         }
         if let Some(since) = query.since {
             let n = arg((since.as_nanosecond() as i64).into(), &mut args);
@@ -827,7 +879,10 @@ impl Index {
             if matching.is_empty() {
                 return Ok(vec![]);
             }
-            let list: Vec<String> = matching.into_iter().map(|w| arg(w.into(), &mut args)).collect();
+            let list: Vec<String> = matching
+                .into_iter()
+                .map(|w| arg(w.into(), &mut args))
+                .collect();
             where_.push(format!("r.workflow IN ({})", list.join(",")));
         }
         let order = if text.is_some() {
@@ -880,15 +935,37 @@ impl Index {
         Ok(out)
     }
 
+    /// The distinct workflow names, by hopping through the workflow index
+    /// (one seek per name) rather than reading every row.
     fn workflow_names(&self) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT DISTINCT workflow FROM runs")
+            .prepare_cached(
+                "SELECT workflow FROM runs WHERE workflow > ?1 ORDER BY workflow LIMIT 1",
+            )
             .map_err(self.err())?;
-        stmt.query_map([], |r| r.get(0))
+        let mut names: Vec<String> = vec![];
+        let mut after = String::new();
+        let first_empty: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE workflow = '')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.err())?;
+        if first_empty {
+            names.push(String::new());
+        }
+        while let Some(next) = stmt
+            .query_row([&after], |r| r.get::<_, String>(0))
+            .optional()
             .map_err(self.err())?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(self.err())
+        {
+            names.push(next.clone());
+            after = next;
+        }
+        Ok(names)
     }
 
     /// [`run::latest_output`] from the index: the newest run of `agent`
@@ -957,12 +1034,18 @@ impl Index {
 
     /// Ids of the runs `id` names in `related_sessions` (its parents).
     pub fn parents(&self, id: &str) -> Result<Vec<String>> {
-        self.ids("SELECT DISTINCT parent FROM edges WHERE child = ?1 ORDER BY parent", id)
+        self.ids(
+            "SELECT DISTINCT parent FROM edges WHERE child = ?1 ORDER BY parent",
+            id,
+        )
     }
 
     /// Ids of the runs naming `id` in their `related_sessions` (its children).
     pub fn children(&self, id: &str) -> Result<Vec<String>> {
-        self.ids("SELECT DISTINCT child FROM edges WHERE parent = ?1 ORDER BY child", id)
+        self.ids(
+            "SELECT DISTINCT child FROM edges WHERE parent = ?1 ORDER BY child",
+            id,
+        )
     }
 
     fn ids(&self, query: &str, id: &str) -> Result<Vec<String>> {
@@ -997,10 +1080,18 @@ impl Index {
         };
         let mut stmt = self
             .conn
-            .prepare("SELECT path, archived, record FROM work_sessions ORDER BY last_updated DESC, path")
+            .prepare(
+                "SELECT path, archived, record FROM work_sessions ORDER BY last_updated DESC, path",
+            )
             .map_err(self.err())?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?, r.get::<_, String>(2)?)))
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, bool>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
             .map_err(self.err())?;
         for row in rows {
             let (path, archived, record) = row.map_err(self.err())?;
@@ -1066,7 +1157,8 @@ impl Index {
                 },
             )
             .map_err(self.err())?;
-        rows.collect::<std::result::Result<_, _>>().map_err(self.err())
+        rows.collect::<std::result::Result<_, _>>()
+            .map_err(self.err())
     }
 
     /// Files the last sync could not parse.
@@ -1076,7 +1168,13 @@ impl Index {
             .prepare("SELECT path, kind, reason FROM corrupt ORDER BY path")
             .map_err(self.err())?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
             .map_err(self.err())?;
         let mut out = vec![];
         for row in rows {
@@ -1096,7 +1194,9 @@ impl Index {
     pub fn status(&self) -> Result<Status> {
         let count = |table: &str| -> Result<u64> {
             self.conn
-                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
+                    r.get::<_, i64>(0)
+                })
                 .map(|n| n.max(0) as u64)
                 .map_err(self.err())
         };
@@ -1260,7 +1360,9 @@ fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
                 }
                 let folder = entry.path();
                 let manifest = folder.join(MANIFEST);
-                let Ok(m) = fs::metadata(&manifest) else { continue };
+                let Ok(m) = fs::metadata(&manifest) else {
+                    continue;
+                };
                 let dir_mtime = mtime_ns(&folder);
                 out.push(seen(Kind::Run, manifest, &m, dir_mtime));
             }
@@ -1373,11 +1475,17 @@ fn read_record(p: &Project, kind: Kind, path: &Path) -> Option<Record> {
                             last_updated: ws.last_updated.clone(),
                             record,
                         },
-                        Err(e) => Record::Corrupt { reason: e.to_string() },
+                        Err(e) => Record::Corrupt {
+                            reason: e.to_string(),
+                        },
                     }
                 }
-                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return None,
-                Err(e) => Record::Corrupt { reason: e.to_string() },
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                    return None;
+                }
+                Err(e) => Record::Corrupt {
+                    reason: e.to_string(),
+                },
             })
         }
         Kind::Transcript => read_transcript(path),
@@ -1398,12 +1506,21 @@ fn read_transcript(path: &Path) -> Option<Record> {
     let file = match fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
+        Err(e) => {
+            return Some(Record::Corrupt {
+                reason: e.to_string(),
+            });
+        }
     };
-    let head: TranscriptHead = match serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file)) {
-        Ok(h) => h,
-        Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
-    };
+    let head: TranscriptHead =
+        match serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file)) {
+            Ok(h) => h,
+            Err(e) => {
+                return Some(Record::Corrupt {
+                    reason: e.to_string(),
+                });
+            }
+        };
     Some(Record::Transcript(Box::new(transcript::Summary {
         id: head.id,
         kind,
@@ -1422,7 +1539,11 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
     let text = match fs::read_to_string(manifest_path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
+        Err(e) => {
+            return Some(Record::Corrupt {
+                reason: e.to_string(),
+            });
+        }
     };
     // The same rules as the scan: the folder is the id, the manifest parses
     // leniently into the run model.
@@ -1433,11 +1554,19 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
     }
     let m = match run::parse_manifest(manifest_path, &text) {
         Ok((m, _)) => m,
-        Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
+        Err(e) => {
+            return Some(Record::Corrupt {
+                reason: e.to_string(),
+            });
+        }
     };
     let manifest = match serde_json::to_string(&m) {
         Ok(s) => s,
-        Err(e) => return Some(Record::Corrupt { reason: e.to_string() }),
+        Err(e) => {
+            return Some(Record::Corrupt {
+                reason: e.to_string(),
+            });
+        }
     };
     let mut outputs = vec![];
     let mut texts = String::new();
@@ -1489,14 +1618,18 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
         status: m.execution.status.as_str().to_string(),
         user: m.execution.user.clone(),
         started_at: m.execution.started_at.clone(),
-        started_ns: started_ns,
+        started_ns,
         completed_at: m.execution.completed_at.clone(),
         title: m.agent.title.clone().unwrap_or_default(),
         manifest,
         outputs,
         parents: m.related().to_vec(),
         tags,
-        fts_agent: format!("{}\n{}", m.agent.name, m.agent.title.as_deref().unwrap_or_default()),
+        fts_agent: format!(
+            "{}\n{}",
+            m.agent.name,
+            m.agent.title.as_deref().unwrap_or_default()
+        ),
         fts_workflow: m.workflow.name.clone(),
         fts_body: body,
         folder,
@@ -1536,9 +1669,12 @@ fn output_text(folder: &Path, file: &str) -> Option<String> {
     if file.is_empty()
         || file.contains('\0')
         || rel.is_absolute()
-        || rel
-            .components()
-            .any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+        || rel.components().any(|c| {
+            !matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
     {
         return None;
     }
@@ -1630,7 +1766,8 @@ fn store_run(tx: &Connection, row: &RunRow) -> rusqlite::Result<()> {
     for (seq, (file, ty, desc, created)) in row.outputs.iter().enumerate() {
         out.execute(params![rid, seq as i64, file, ty, desc, created])?;
     }
-    let mut edge = tx.prepare_cached("INSERT OR IGNORE INTO edges(child, parent, rid) VALUES (?1, ?2, ?3)")?;
+    let mut edge =
+        tx.prepare_cached("INSERT OR IGNORE INTO edges(child, parent, rid) VALUES (?1, ?2, ?3)")?;
     for parent in &row.parents {
         edge.execute(params![row.id, parent, rid])?;
     }
@@ -1638,7 +1775,9 @@ fn store_run(tx: &Connection, row: &RunRow) -> rusqlite::Result<()> {
     for t in &row.tags {
         tag.execute(params![rid, t])?;
     }
-    let mut fts = tx.prepare_cached("INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut fts = tx.prepare_cached(
+        "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
+    )?;
     fts.execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body])?;
     Ok(())
 }

@@ -28,9 +28,11 @@ pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
             let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
                 let bar = indicatif::ProgressBar::new(0);
                 bar.set_style(
-                    indicatif::ProgressStyle::with_template("{spinner} indexing [{bar:30}] {pos}/{len} files ({per_sec}, {eta})")
-                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                        .progress_chars("=> "),
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} indexing [{bar:30}] {pos}/{len} files ({per_sec}, {eta})",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
                 );
                 bar
             });
@@ -55,8 +57,17 @@ pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
             let index = Index::open(&ctx.project)?;
             let s = index.status()?;
             let mut out = String::new();
-            let _ = writeln!(out, "Index: {} (schema {})", s.path.display(), s.schema_version);
-            let _ = writeln!(out, "  Size:          {:.1} MiB", s.size_bytes as f64 / 1048576.0);
+            let _ = writeln!(
+                out,
+                "Index: {} (schema {})",
+                s.path.display(),
+                s.schema_version
+            );
+            let _ = writeln!(
+                out,
+                "  Size:          {:.1} MiB",
+                s.size_bytes as f64 / 1048576.0
+            );
             let _ = writeln!(out, "  Runs:          {}", thousands(s.runs));
             let _ = writeln!(out, "  Outputs:       {}", thousands(s.outputs));
             let _ = writeln!(out, "  Lineage edges: {}", thousands(s.edges));
@@ -64,7 +75,11 @@ pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
             let _ = writeln!(out, "  Transcripts:   {}", thousands(s.transcripts));
             let _ = writeln!(out, "  Corrupt files: {}", thousands(s.corrupt));
             let _ = writeln!(out, "  Pending:       {}", thousands(s.pending));
-            let _ = writeln!(out, "  Last sync:     {}", s.last_sync.as_deref().unwrap_or("never"));
+            let _ = writeln!(
+                out,
+                "  Last sync:     {}",
+                s.last_sync.as_deref().unwrap_or("never")
+            );
             let stale = s.stale.new + s.stale.changed + s.stale.deleted;
             if stale == 0 {
                 let _ = writeln!(out, "  Up to date with the files.");
@@ -82,8 +97,11 @@ pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
 
 fn report_output(ctx: &Context, verb: &str, r: &SyncReport) -> Output {
     for c in &r.corrupt {
-        ctx.printer
-            .warn(&format!("corrupt {}: {} (`logbook doctor` lists every problem)", c.path.display(), c.reason));
+        ctx.printer.warn(&format!(
+            "corrupt {}: {} (`logbook doctor` lists every problem)",
+            c.path.display(),
+            c.reason
+        ));
     }
     let human = format!(
         "{verb} the index in {:.2}s: {} file(s) scanned, {} read, {} removed, {} corrupt.\n",

@@ -99,7 +99,8 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         },
     };
     // From the index, after an incremental sync (a stat per transcript file).
-    let index = logbook::index::Index::open_synced_kind(&ctx.project, logbook::index::Kind::Transcript)?;
+    let index =
+        logbook::index::Index::open_synced_kind(&ctx.project, logbook::index::Kind::Transcript)?;
     let corrupt: Vec<_> = index
         .corrupt_files()?
         .into_iter()
@@ -113,7 +114,11 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     let transcripts: Vec<_> = index
         .transcripts(opts.kind, None, None)?
         .into_iter()
-        .filter(|t| opts.within.as_ref().is_none_or(|root| transcript::is_within(&t.workdir, root)))
+        .filter(|t| {
+            opts.within
+                .as_ref()
+                .is_none_or(|root| transcript::is_within(&t.workdir, root))
+        })
         .skip(a.offset)
         .take(a.limit.unwrap_or(usize::MAX))
         .collect();
