@@ -61,7 +61,105 @@ pub struct Report {
 pub fn check(p: &Project, opts: &Options) -> Result<Report> {
     let mut report = Report::default();
     check_runs(p, opts, &mut report)?;
+    check_index(p, opts, &mut report)?;
     Ok(report)
+}
+
+/// The index against the files (stale records, with `--fix` a sync), other
+/// corrupt files (work sessions, transcripts), run folders without a
+/// manifest, dangling lineage links and subagent transcripts whose parent
+/// is gone.
+pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+    // Opening repairs writes a killed writer left pending.
+    let mut index = crate::index::Index::open(p)?;
+    let stale = index.staleness()?;
+    if stale.new + stale.changed + stale.deleted > 0 {
+        let mut f = Finding {
+            kind: "index-stale",
+            path: index.path().to_path_buf(),
+            message: format!(
+                "the index is behind the files: {} new, {} changed, {} deleted; `logbook index sync` (or `doctor --fix`) updates it",
+                stale.new, stale.changed, stale.deleted
+            ),
+            fixed: None,
+        };
+        if opts.fix {
+            f.fixed = Some(match index.sync() {
+                Ok(r) => format!(
+                    "synced: {} file(s) read, {} record(s) removed",
+                    r.indexed, r.removed
+                ),
+                Err(e) => format!("could not sync: {e}"),
+            });
+        }
+        report.findings.push(f);
+    }
+    let listing = crate::work_session::list(p)?;
+    for c in listing.corrupt {
+        report.findings.push(Finding {
+            kind: "corrupt-work-session",
+            path: c.path,
+            message: format!("{}; listings skip it until the file is repaired", c.reason),
+            fixed: None,
+        });
+    }
+    let transcripts = crate::transcript::list(p, &crate::transcript::ListOptions::default())?;
+    for c in transcripts.corrupt {
+        report.findings.push(Finding {
+            kind: "corrupt-transcript",
+            path: c.path,
+            message: format!("{}; listings skip it until the file is repaired", c.reason),
+            fixed: None,
+        });
+    }
+    let ids: std::collections::HashSet<&str> = transcripts
+        .transcripts
+        .iter()
+        .map(|t| t.id.as_str())
+        .collect();
+    for t in &transcripts.transcripts {
+        if let Some(parent) = &t.parent_session_id
+            && !ids.contains(parent.as_str())
+        {
+            report.findings.push(Finding {
+                kind: "orphan-transcript",
+                path: t.file.clone(),
+                message: format!(
+                    "subagent transcript {} names parent {parent}, which has no transcript",
+                    t.id
+                ),
+                fixed: None,
+            });
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(&p.config.agent_outputs_folder) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir())
+                && !path.join(run::MANIFEST_FILE).exists()
+            {
+                report.findings.push(Finding {
+                    kind: "orphan-folder",
+                    path,
+                    message: "a folder in agent_outputs_folder without manifest.json; it is not listed as a run".into(),
+                    fixed: None,
+                });
+            }
+        }
+    }
+    for (child, parent) in index.dangling_edges()? {
+        report.findings.push(Finding {
+            kind: "dangling-link",
+            path: p
+                .config
+                .agent_outputs_folder
+                .join(&child)
+                .join(run::MANIFEST_FILE),
+            message: format!("run {child} names related session {parent}, which is not a run here"),
+            fixed: None,
+        });
+    }
+    Ok(())
 }
 
 /// Corrupt manifests, abandoned runs and temp files left by killed writers.

@@ -34,6 +34,7 @@ pub mod config;
 pub mod demo;
 pub mod doctor;
 pub mod error;
+pub mod index;
 pub mod naming;
 pub mod project;
 pub mod run;

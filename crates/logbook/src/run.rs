@@ -34,7 +34,7 @@ use crate::project::Project;
 use crate::store;
 use crate::work_session::{self, CorruptFile};
 
-pub use lineage::{Lineage, LineageEdge, LineageNode, lineage};
+pub use lineage::{Lineage, LineageEdge, LineageNode, lineage, lineage_of};
 pub use query::{RunMatcher, RunQuery, parse_since};
 pub use variables::{WorkflowFile, read_workflow_file};
 
@@ -756,11 +756,13 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
     manifest.display_name = Some(crate::naming::display_name(&manifest, now, &tz));
 
     let _lock = p.locks.exclusive(&lock_name(&id))?;
-    std::fs::create_dir_all(&p.config.agent_outputs_folder)
-        .map_err(|e| Error::io(&p.config.agent_outputs_folder, e))?;
-    std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
     let path = folder.join(MANIFEST_FILE);
-    store::write_atomic(&path, store::to_json(&path, &manifest, None)?.as_bytes())?;
+    save(p, &id, &path, || {
+        std::fs::create_dir_all(&p.config.agent_outputs_folder)
+            .map_err(|e| Error::io(&p.config.agent_outputs_folder, e))?;
+        std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
+        store::write_atomic(&path, store::to_json(&path, &manifest, None)?.as_bytes())
+    })?;
     Ok(Started {
         session_id: id,
         folder,
@@ -798,11 +800,28 @@ pub fn update<T>(
     let (mut run, raw) = load_raw(p, id)?;
     let out = change(&mut run)?;
     let path = run.manifest_file();
-    store::write_atomic(
-        &path,
-        store::to_json(&path, &run.manifest, Some(&raw))?.as_bytes(),
-    )?;
+    save(p, id, &path, || {
+        store::write_atomic(
+            &path,
+            store::to_json(&path, &run.manifest, Some(&raw))?.as_bytes(),
+        )
+    })?;
     Ok((run, out))
+}
+
+/// The one place a manifest is written: the index marks the run pending,
+/// `write` changes the file (under the run lock the caller holds), then the
+/// index re-reads it (see [`crate::index::write_through`]).
+fn save(p: &Project, id: &str, manifest: &Path, write: impl FnOnce() -> Result<()>) -> Result<()> {
+    crate::index::write_through(
+        p,
+        &[crate::index::Touched {
+            kind: crate::index::Kind::Run,
+            path: manifest.to_path_buf(),
+            lock: lock_name(id),
+        }],
+        write,
+    )
 }
 
 /// Checks an output path an agent gave and returns it normalised

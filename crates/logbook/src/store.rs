@@ -59,6 +59,26 @@ impl Locks {
         self.take(name, false)
     }
 
+    /// Takes the exclusive lock called `name` only if nobody holds it:
+    /// `Ok(None)` means a live process has it (used to tell a writer still at
+    /// work from one that died).
+    pub fn try_exclusive(&self, name: &str) -> Result<Option<LockGuard>> {
+        fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let path = self.dir.join(format!("{name}.lock"));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(LockGuard { _file: file })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
+        }
+    }
+
     fn take(&self, name: &str, exclusive: bool) -> Result<LockGuard> {
         debug_assert!(!name.contains('/') && !name.contains(".."));
         fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;

@@ -530,7 +530,8 @@ fn transcript_files(dir: &Path) -> Result<Vec<(Kind, PathBuf)>> {
     Ok(out)
 }
 
-fn is_within(workdir: &str, root: &Path) -> bool {
+/// Whether a transcript's `workdir` is `root` or inside it (listings filter on it).
+pub fn is_within(workdir: &str, root: &Path) -> bool {
     let w = Path::new(workdir);
     if w.starts_with(root) {
         return true;

@@ -2,6 +2,7 @@
 //! computes an [`Output`]. The printer decides between text and JSON.
 
 mod doctor;
+mod index;
 mod infra;
 mod run;
 mod session;
@@ -67,6 +68,9 @@ pub enum Command {
     Workflow(workflow::WorkflowArgs),
     /// Switch the work session's mode: analysis, planning, coding or disabled.
     Mode(workflow::ModeArgs),
+    /// Rebuild, sync or inspect the SQLite index (derived from the files).
+    #[command(subcommand)]
+    Index(index::IndexCommand),
     /// Agent runs: start, register outputs, finish, link, show, env.
     #[command(subcommand)]
     Run(run::RunCommand),
@@ -115,6 +119,7 @@ pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Artifact(c) => session::artifact(&ctx, c),
         Command::Note(a) => session::note(&ctx, a),
         Command::Agent(c) => session::agent(&ctx, c),
+        Command::Index(c) => index::run(&ctx, c),
         Command::Transcript(c) => transcript::run(&ctx, c),
         Command::Workflow(a) => workflow::run(&ctx, a),
         Command::Mode(a) => workflow::mode(&ctx, a),

@@ -146,7 +146,7 @@ pub struct FindArgs {
     /// Started at or after: RFC 3339, a date, or an age such as 2h, 3d.
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
-    /// Case-insensitive text anywhere in the manifest.
+    /// Full-text search (all words) over the manifest and small text outputs; ranked.
     #[arg(long, value_name = "QUERY")]
     text: Option<String>,
     /// At most N runs.
@@ -392,16 +392,18 @@ pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         limit: a.limit,
         offset: a.offset,
     };
-    let scanned = run::scan(&ctx.project)?;
-    if !scanned.corrupt.is_empty() {
-        ctx.printer.warn(&format!(
-            "skipped {} invalid manifest(s); `logbook doctor` names them",
-            scanned.corrupt.len()
-        ));
-    }
-    let runs = run::filter_sorted(scanned.runs, &query)?;
+    // Answered by the index: never reads the run folders, never output contents.
+    let hits = logbook::index::find(&ctx.project, &query)?;
     let tz = clock::local_zone();
-    let entries: Vec<_> = runs.iter().map(|r| r.entry(now, &tz)).collect();
+    let entries: Vec<_> = hits.iter().map(|h| h.run.entry(now, &tz)).collect();
+    let mut json = serde_json::to_value(&entries)?;
+    if let Value::Array(items) = &mut json {
+        for (item, hit) in items.iter_mut().zip(&hits) {
+            if let (Value::Object(o), Some(snippet)) = (item, &hit.snippet) {
+                o.insert("snippet".into(), Value::String(snippet.clone()));
+            }
+        }
+    }
     let style = ctx.style();
     let mut human = String::new();
     if entries.is_empty() {
@@ -425,11 +427,11 @@ pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             e.manifest.outputs.len()
         );
     }
-    Ok(Output::new(serde_json::to_value(&entries)?, human))
+    Ok(Output::new(json, human))
 }
 
 pub fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
-    let (run, record, path) = run::latest_output(
+    let (run, record, path) = logbook::index::latest_output(
         &ctx.project,
         &a.agent,
         a.workflow.as_deref(),
@@ -442,7 +444,7 @@ pub fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
 }
 
 pub fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {
-    let graph = run::lineage(&ctx.project, &a.id, &clock::local_zone())?;
+    let graph = logbook::index::lineage(&ctx.project, &a.id, &clock::local_zone())?;
     let json = serde_json::to_value(&graph)?;
     let human = match a.format {
         LineageFormat::Tree => graph.to_tree(),

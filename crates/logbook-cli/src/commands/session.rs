@@ -375,7 +375,10 @@ pub fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
 }
 
 pub fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
-    let listing = ws::list(&ctx.project)?;
+    // From the index, synced first by a stat of each session file.
+    let listing =
+        logbook::index::Index::open_synced_kind(&ctx.project, logbook::index::Kind::WorkSession)?
+            .work_sessions()?;
     for c in &listing.corrupt {
         ctx.printer.warn(&format!(
             "skipped {}: {} (`logbook doctor` checks every file)",

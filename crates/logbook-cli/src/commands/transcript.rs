@@ -53,6 +53,12 @@ pub struct ListArgs {
     /// Only subagent transcripts.
     #[arg(long)]
     subagents: bool,
+    /// At most N transcripts.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Skip the first N transcripts.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    offset: usize,
 }
 
 pub fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
@@ -92,8 +98,34 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             None
         },
     };
-    let listing = transcript::list(&ctx.project, &opts)?;
-    warn_corrupt(ctx, &listing.corrupt);
+    // From the index, after an incremental sync (a stat per transcript file).
+    let index =
+        logbook::index::Index::open_synced_kind(&ctx.project, logbook::index::Kind::Transcript)?;
+    let corrupt: Vec<_> = index
+        .corrupt_files()?
+        .into_iter()
+        .filter(|c| c.kind == logbook::index::Kind::Transcript)
+        .map(|c| logbook::work_session::CorruptFile {
+            path: c.path,
+            reason: c.reason,
+        })
+        .collect();
+    warn_corrupt(ctx, &corrupt);
+    let transcripts: Vec<_> = index
+        .transcripts(opts.kind, None, None)?
+        .into_iter()
+        .filter(|t| {
+            opts.within
+                .as_ref()
+                .is_none_or(|root| transcript::is_within(&t.workdir, root))
+        })
+        .skip(a.offset)
+        .take(a.limit.unwrap_or(usize::MAX))
+        .collect();
+    let listing = transcript::Listing {
+        transcripts,
+        corrupt,
+    };
     let st = ctx.style();
     let mut out = String::new();
     if listing.transcripts.is_empty() {

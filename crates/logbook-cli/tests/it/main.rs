@@ -6,6 +6,7 @@
 
 mod demo;
 mod harness;
+mod index;
 mod runs;
 mod session;
 mod transcript;

@@ -62,6 +62,12 @@ pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
         .into_iter()
         .map(|r| (r.id.clone(), r))
         .collect();
+    Ok(lineage_of(id, runs, tz))
+}
+
+/// Builds the lineage of run `id` from `runs`, which must hold at least the
+/// root's ancestors and descendants (the index loads just those).
+pub fn lineage_of(id: &str, runs: HashMap<String, Run>, tz: &TimeZone) -> Lineage {
     let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut ids: Vec<&String> = runs.keys().collect();
     ids.sort();
@@ -120,7 +126,7 @@ pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
         .filter(|n| n.missing)
         .map(|n| n.session_id.clone())
         .collect();
-    Ok(Lineage {
+    Lineage {
         root: id.to_string(),
         nodes,
         edges: walk.edges.into_iter().collect(),
@@ -128,7 +134,7 @@ pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
         descendants: descendants.into_iter().filter(|d| d != id).collect(),
         cycles: walk.cycles,
         dangling,
-    })
+    }
 }
 
 #[derive(Default)]

@@ -1,0 +1,700 @@
+//! `logbook-bench`: builds a synthetic project the way another tool would
+//! (manifests of 1–3 KB with 1–5 output files, 20 agents, 50 workflows,
+//! lineage chains, written straight to disk) and prints one markdown table.
+//! Every figure is measured in the same run, each against a baseline from
+//! the same run on the same files: the seed's read-every-manifest scan, a
+//! bare write+fsync+rename of the same bytes.
+//!
+//! ```text
+//! cargo build --release -p logbook-cli          # for the peak-memory rows
+//! cargo run --release -p logbook-bench -- --runs 100000
+//! ```
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use logbook::Project;
+use logbook::index::{self, Index};
+use logbook::run::{self, OutputType, RunQuery, RunStatus};
+use serde_json::json;
+
+struct Args {
+    runs: usize,
+    dir: Option<PathBuf>,
+    logbook: Option<PathBuf>,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = Args {
+        runs: 100_000,
+        dir: None,
+        logbook: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runs" => args.runs = it.next().context("--runs N")?.parse().context("--runs N")?,
+            "--dir" => args.dir = Some(it.next().context("--dir DIR")?.into()),
+            "--logbook" => args.logbook = Some(it.next().context("--logbook PATH")?.into()),
+            "-h" | "--help" => {
+                println!(
+                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH]\n\
+                     Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir)\n\
+                     and prints one markdown table. The peak-memory rows run the `logbook` binary found\n\
+                     beside this one (cargo build --release -p logbook-cli) or at --logbook PATH."
+                );
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}; see --help"),
+        }
+    }
+    if args.runs < 100 {
+        bail!("--runs must be at least 100");
+    }
+    Ok(args)
+}
+
+/// xorshift64*: deterministic synthetic data without a crate.
+#[derive(Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn uuid(&mut self) -> String {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&self.next().to_le_bytes());
+        bytes[8..].copy_from_slice(&self.next().to_le_bytes());
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+}
+
+const WORDS: &[&str] = &[
+    "laptop",
+    "procurement",
+    "onboarding",
+    "requirements",
+    "budget",
+    "vendor",
+    "security",
+    "audit",
+    "network",
+    "migration",
+    "database",
+    "latency",
+    "invoice",
+    "contract",
+    "roadmap",
+    "backlog",
+    "sprint",
+    "incident",
+    "postmortem",
+    "compliance",
+    "dashboard",
+    "metrics",
+    "pipeline",
+    "release",
+    "customer",
+    "feedback",
+    "interview",
+    "persona",
+    "wireframe",
+    "prototype",
+    "estimate",
+    "risk",
+    "dependency",
+    "architecture",
+    "kubernetes",
+    "terraform",
+    "observability",
+    "alerting",
+    "capacity",
+    "forecast",
+    "quokka",
+    "zephyr",
+    "tundra",
+    "meridian",
+    "lattice",
+    "harbor",
+    "glacier",
+    "ember",
+];
+
+fn sentence(rng: &mut Rng, min: usize, spread: usize) -> String {
+    let n = min + if spread > 0 { rng.below(spread) } else { 0 };
+    (0..n)
+        .map(|_| WORDS[rng.below(WORDS.len())])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn agents() -> Vec<String> {
+    (0..20).map(|i| format!("agent{i:02}")).collect()
+}
+
+fn workflows() -> Vec<String> {
+    let kinds = ["deep-dive", "intake", "build", "review", "triage"];
+    (0..50)
+        .map(|i| format!("{}-{:02}", kinds[i % kinds.len()], i))
+        .collect()
+}
+
+/// Writes `n` runs under `dir` from `threads` threads, like another tool
+/// would (plain writes, no locks, no index). Returns the ids in start order.
+fn synthesize(dir: &Path, n: usize, seed: u64) -> Result<Vec<String>> {
+    std::fs::create_dir_all(dir)?;
+    let mut rng = Rng(seed | 1);
+    let ids: Vec<String> = (0..n).map(|_| rng.uuid()).collect();
+    let agents = agents();
+    let workflows = workflows();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2);
+    let base: i64 = 1_735_689_600; // 2025-01-01
+    std::thread::scope(|s| -> Result<()> {
+        let mut handles = vec![];
+        for t in 0..threads {
+            let ids = &ids;
+            let agents = &agents;
+            let workflows = &workflows;
+            handles.push(s.spawn(move || -> Result<()> {
+                for i in (t..ids.len()).step_by(threads) {
+                    let mut rng = Rng((seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1);
+                    let folder = dir.join(&ids[i]);
+                    std::fs::create_dir_all(&folder)?;
+                    let started = base + (i as i64) * 60 + rng.below(50) as i64;
+                    let status = match rng.below(10) {
+                        0..=6 => "completed",
+                        7 => "failed",
+                        8 => "cancelled",
+                        _ => "running",
+                    };
+                    let n_out = 1 + rng.below(5);
+                    let mut outputs = vec![];
+                    for o in 0..n_out {
+                        let file = format!("output-{o}.md");
+                        let text = format!("# {}\n\n{}\n", sentence(&mut rng, 4, 0), sentence(&mut rng, 40, 80));
+                        std::fs::write(folder.join(&file), text)?;
+                        outputs.push(json!({
+                            "file": file,
+                            "type": (["document", "data", "report", "artifact"][rng.below(4)]),
+                            "description": sentence(&mut rng, 6, 10),
+                            "created_at": ts(started + 30 + o as i64),
+                        }));
+                    }
+                    let mut m = json!({
+                        "version": "1.0.0",
+                        "session_id": ids[i],
+                        "agent": {"name": agents[rng.below(agents.len())], "title": format!("The {} Agent", sentence(&mut rng, 1, 0)), "bundle": "bmad/bmm"},
+                        "workflow": {"name": workflows[rng.below(workflows.len())], "description": sentence(&mut rng, 10, 20)},
+                        "execution": {"started_at": ts(started), "status": status, "user": (["bryan", "dana", "lee"][rng.below(3)])},
+                        "outputs": outputs,
+                        "inputs": {"category": sentence(&mut rng, 2, 0), "request_type": sentence(&mut rng, 1, 0), "notes": sentence(&mut rng, 10, 30)},
+                        "metadata": {"priority": rng.below(5), "summary": sentence(&mut rng, 10, 40)},
+                        "tags": [WORDS[rng.below(8)]],
+                    });
+                    if status != "running" {
+                        m["execution"]["completed_at"] = json!(ts(started + 55));
+                    }
+                    // Lineage chains: most runs build on a recent earlier one.
+                    if i > 0 && rng.below(3) > 0 {
+                        let back = 1 + rng.below(20.min(i));
+                        m["related_sessions"] = json!([ids[i - back]]);
+                    }
+                    let text = serde_json::to_string_pretty(&m)?;
+                    std::fs::write(folder.join("manifest.json"), text)?;
+                }
+                Ok(())
+            }));
+        }
+        for h in handles {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("writer thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    Ok(ids)
+}
+
+fn ts(secs: i64) -> String {
+    logbook::clock::format(
+        jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+    )
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn percentile(xs: &mut [f64], p: f64) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
+    xs[i.min(xs.len() - 1)]
+}
+
+fn time<T>(f: impl FnOnce() -> Result<T>) -> Result<(Duration, T)> {
+    let t = Instant::now();
+    let v = f()?;
+    Ok((t.elapsed(), v))
+}
+
+/// Runs the real `logbook` binary and returns its peak resident memory in
+/// MiB (VmHWM, polled from /proc while it runs; the high-water mark only
+/// grows, so the last reading before exit is the peak up to a few ms).
+fn peak_rss_mib(bin: &Path, root: &Path, args: &[&str]) -> Result<f64> {
+    let mut child = Command::new(bin)
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("running {}", bin.display()))?;
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status_path)
+            && let Some(line) = text.lines().find(|l| l.starts_with("VmHWM:"))
+            && let Some(kb) = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<u64>().ok())
+        {
+            peak_kb = peak_kb.max(kb);
+        }
+        if let Some(status) = child.try_wait()? {
+            if !status.success() {
+                bail!("{} {:?} failed: {status}", bin.display(), args);
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    Ok(peak_kb as f64 / 1024.0)
+}
+
+fn find_bin(explicit: Option<PathBuf>) -> Option<PathBuf> {
+    explicit.or_else(|| {
+        let me = std::env::current_exe().ok()?;
+        let candidate = me.parent()?.join("logbook");
+        candidate.is_file().then_some(candidate)
+    })
+}
+
+struct Row {
+    measure: String,
+    result: String,
+    baseline: String,
+    ratio: String,
+    target: String,
+    met: Option<bool>,
+}
+
+fn main() -> Result<()> {
+    let args = parse_args()?;
+    let n = args.runs;
+    let tmp;
+    let root = match &args.dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::Builder::new()
+                .prefix("logbook-bench-")
+                .tempdir()?;
+            tmp.path().to_path_buf()
+        }
+    };
+    std::fs::create_dir_all(&root)?;
+    let project = Project::open(&root)?;
+    let outputs_dir = project.config.agent_outputs_folder.clone();
+    let mut rows: Vec<Row> = vec![];
+    let mut row = |measure: &str,
+                   result: String,
+                   baseline: String,
+                   ratio: String,
+                   target: &str,
+                   met: Option<bool>| {
+        rows.push(Row {
+            measure: measure.into(),
+            result,
+            baseline,
+            ratio,
+            target: target.into(),
+            met,
+        })
+    };
+
+    eprintln!("synthesizing {n} runs in {} …", root.display());
+    let (gen_time, _ids) = time(|| synthesize(&outputs_dir, n, 42))?;
+    eprintln!("  {:.1}s", gen_time.as_secs_f64());
+
+    // Rebuild: everything read and parsed, in parallel.
+    eprintln!("index rebuild …");
+    let (rebuild_time, report) = time(|| Ok(Index::open(&project)?.rebuild(None)?))?;
+    let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
+    row(
+        "`index rebuild`",
+        format!(
+            "{per_s:.0} manifests/s ({:.1} s)",
+            rebuild_time.as_secs_f64()
+        ),
+        String::new(),
+        String::new(),
+        "≥ 20,000 manifests/s",
+        Some(per_s >= 20_000.0),
+    );
+
+    // find through the index vs the seed's scan.
+    eprintln!("find …");
+    let query = RunQuery {
+        agent: Some("agent03".into()),
+        workflow: Some("^deep-".into()),
+        status: Some("completed".into()),
+        limit: Some(20),
+        ..RunQuery::default()
+    };
+    let mut idx_ms = vec![];
+    let mut expected = vec![];
+    for _ in 0..50 {
+        let (d, hits) = time(|| Ok(index::find(&project, &query)?))?;
+        idx_ms.push(ms(d));
+        expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
+    }
+    let mut scan_ms = vec![];
+    for _ in 0..3 {
+        let (d, runs) = time(|| Ok(run::find_scan(&project, &query)?))?;
+        scan_ms.push(ms(d));
+        let got: Vec<String> = runs.into_iter().map(|r| r.id).collect();
+        if got != expected {
+            bail!("index and scan disagree on find: {got:?} vs {expected:?}");
+        }
+    }
+    let (fi, fs) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+    row(
+        "`find --agent X --workflow '^deep-' --status completed --limit 20`",
+        format!("{fi:.2} ms median"),
+        format!("{fs:.0} ms (scan)"),
+        format!("{:.0}×", fs / fi),
+        "≥ 100× and < 5 ms",
+        Some(fs / fi >= 100.0 && fi < 5.0),
+    );
+
+    eprintln!("latest-output …");
+    let mut idx_ms = vec![];
+    let mut expected = None;
+    for _ in 0..50 {
+        let (d, found) = time(|| {
+            Ok(index::latest_output(
+                &project,
+                "agent07",
+                Some("^review-"),
+                Some("report"),
+            )?)
+        })?;
+        idx_ms.push(ms(d));
+        expected = Some(found.2);
+    }
+    let mut scan_ms = vec![];
+    for _ in 0..3 {
+        let (d, found) = time(|| {
+            Ok(run::latest_output(
+                &project,
+                "agent07",
+                Some("^review-"),
+                Some("report"),
+            )?)
+        })?;
+        scan_ms.push(ms(d));
+        if Some(&found.2) != expected.as_ref() {
+            bail!("index and scan disagree on latest-output");
+        }
+    }
+    let (li, ls) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+    row(
+        "`latest-output --agent X --workflow '^review-' --type report`",
+        format!("{li:.2} ms median"),
+        format!("{ls:.0} ms (scan)"),
+        format!("{:.0}×", ls / li),
+        "≥ 100×",
+        Some(ls / li >= 100.0),
+    );
+
+    eprintln!("full-text …");
+    let mut rng = Rng(7);
+    let index = Index::open(&project)?;
+    let mut fts_ms = vec![];
+    for _ in 0..200 {
+        let q = RunQuery {
+            text: Some(format!(
+                "{} {}",
+                WORDS[rng.below(WORDS.len())],
+                WORDS[rng.below(WORDS.len())]
+            )),
+            limit: Some(20),
+            ..RunQuery::default()
+        };
+        let (d, _) = time(|| Ok(index.find_runs(&q)?))?;
+        fts_ms.push(ms(d));
+    }
+    drop(index);
+    let (p50, p99) = (percentile(&mut fts_ms, 0.5), percentile(&mut fts_ms, 0.99));
+    row(
+        "`find --text 'two words' --limit 20`",
+        format!("{p50:.2} ms median, {p99:.2} ms p99"),
+        String::new(),
+        String::new(),
+        "",
+        None,
+    );
+
+    eprintln!("sync …");
+    let (sync0, r0) = time(|| Ok(Index::open(&project)?.sync()?))?;
+    if r0.indexed != 0 {
+        bail!("sync after rebuild re-read {} files", r0.indexed);
+    }
+    row(
+        "`index sync`, nothing changed",
+        format!("{:.2} s", sync0.as_secs_f64()),
+        String::new(),
+        String::new(),
+        "< 1 s",
+        Some(sync0.as_secs_f64() < 1.0),
+    );
+    // 1 % changed behind logbook's back.
+    let changed = (n / 100).max(1);
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&outputs_dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    names.sort();
+    for folder in names
+        .iter()
+        .step_by((names.len() / changed).max(1))
+        .take(changed)
+    {
+        let path = folder.join("manifest.json");
+        let text = std::fs::read_to_string(&path)?;
+        std::fs::write(
+            &path,
+            text.replace("\"running\"", "\"failed\"")
+                .replace("\"bryan\"", "\"brian\""),
+        )?;
+    }
+    let (sync1, r1) = time(|| Ok(Index::open(&project)?.sync()?))?;
+    row(
+        "`index sync`, 1 % changed",
+        format!(
+            "{:.2} s ({} files re-read)",
+            sync1.as_secs_f64(),
+            r1.indexed
+        ),
+        String::new(),
+        String::new(),
+        "",
+        None,
+    );
+
+    // Durable registration vs the physical floor.
+    eprintln!("registration …");
+    let started = run::start(
+        &project,
+        run::StartOptions {
+            agent: "bench".into(),
+            workflow: Some("registration".into()),
+            ..run::StartOptions::default()
+        },
+    )?;
+    let reps = 200;
+    for i in 0..reps {
+        std::fs::write(started.folder.join(format!("f{i}.md")), "x")?;
+    }
+    let mut reg_ms = vec![];
+    for i in 0..reps {
+        let (d, _) = time(|| {
+            Ok(run::register_output(
+                &project,
+                &started.session_id,
+                &format!("f{}.md", i % 20),
+                OutputType::Document,
+                "a registered output",
+            )?)
+        })?;
+        reg_ms.push(ms(d));
+    }
+    let bytes = std::fs::read(started.folder.join("manifest.json"))?;
+    let floor_path = started.folder.join("floor.json");
+    let mut floor_ms = vec![];
+    for _ in 0..reps {
+        let (d, _) = time(|| Ok(logbook::store::write_atomic(&floor_path, &bytes)?))?;
+        floor_ms.push(ms(d));
+    }
+    let (r50, r99) = (percentile(&mut reg_ms, 0.5), percentile(&mut reg_ms, 0.99));
+    let (f50, f99) = (
+        percentile(&mut floor_ms, 0.5),
+        percentile(&mut floor_ms, 0.99),
+    );
+    row(
+        "`run output` registration, durable",
+        format!("{r50:.2} ms p50, {r99:.2} ms p99"),
+        format!("{f50:.2} ms p50, {f99:.2} ms p99 (write+fsync+rename+fsync dir)"),
+        format!("{:.2}× (p50)", r50 / f50),
+        "≤ 2×",
+        Some(r50 / f50 <= 2.0),
+    );
+
+    eprintln!("8 concurrent writers …");
+    let per_writer = 50;
+    let mut runs = vec![];
+    for w in 0..8 {
+        let s = run::start(
+            &project,
+            run::StartOptions {
+                agent: format!("writer{w}"),
+                workflow: Some("concurrency".into()),
+                ..run::StartOptions::default()
+            },
+        )?;
+        for i in 0..per_writer {
+            std::fs::write(s.folder.join(format!("o{i}.md")), "y")?;
+        }
+        runs.push(s.session_id);
+    }
+    let (wall, ()) = time(|| {
+        std::thread::scope(|s| -> Result<()> {
+            let handles: Vec<_> = runs
+                .iter()
+                .map(|id| {
+                    let p = project.clone();
+                    s.spawn(move || -> Result<()> {
+                        for i in 0..per_writer {
+                            run::register_output(
+                                &p,
+                                id,
+                                &format!("o{i}.md"),
+                                OutputType::Data,
+                                "concurrent",
+                            )?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+            }
+            Ok(())
+        })
+    })?;
+    for id in &runs {
+        let r = run::load(&project, id)?;
+        if r.manifest.outputs.len() != per_writer {
+            bail!(
+                "lost update: run {id} has {} outputs",
+                r.manifest.outputs.len()
+            );
+        }
+        run::finish(&project, id, RunStatus::Completed)?;
+    }
+    let total = (8 * per_writer) as f64;
+    row(
+        "8 concurrent writers on different runs",
+        format!("{:.0} registrations/s", total / wall.as_secs_f64()),
+        String::new(),
+        String::new(),
+        "",
+        None,
+    );
+
+    // Peak memory of the real binary.
+    match find_bin(args.logbook.clone()) {
+        Some(bin) => {
+            eprintln!("peak memory ({}) …", bin.display());
+            let find_args = [
+                "find",
+                "--agent",
+                "agent03",
+                "--workflow",
+                "^deep-",
+                "--status",
+                "completed",
+                "--limit",
+                "20",
+                "--json",
+            ];
+            let big = peak_rss_mib(&bin, &root, &find_args)?;
+            let small_dir = tempfile::Builder::new()
+                .prefix("logbook-bench-small-")
+                .tempdir()?;
+            let small_project = Project::open(small_dir.path())?;
+            synthesize(&small_project.config.agent_outputs_folder, 1000, 43)?;
+            Index::open(&small_project)?;
+            let small = peak_rss_mib(&bin, small_dir.path(), &find_args)?;
+            row(
+                "peak memory of `find`",
+                format!("{big:.1} MiB at {n} runs"),
+                format!("{small:.1} MiB at 1,000 runs"),
+                format!("{:.2}×", big / small),
+                "independent of run count",
+                Some(big / small < 1.5),
+            );
+            let rebuild = peak_rss_mib(&bin, &root, &["index", "rebuild", "--json"])?;
+            row(
+                "peak memory of `index rebuild`",
+                format!("{rebuild:.1} MiB at {n} runs"),
+                String::new(),
+                String::new(),
+                "",
+                None,
+            );
+        }
+        None => eprintln!(
+            "no `logbook` binary beside this one: skipping the memory rows (cargo build --release -p logbook-cli)"
+        ),
+    }
+
+    let status = Index::open(&project)?.status()?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "\n{} runs, {} outputs, {} lineage edges; index {:.0} MiB; {} cores; synthesized in {:.1} s\n",
+        n,
+        status.outputs,
+        status.edges,
+        status.size_bytes as f64 / 1048576.0,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        gen_time.as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "| measure | result | baseline (same run) | ratio | target | met |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    for r in &rows {
+        let met = match r.met {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "",
+        };
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            r.measure, r.result, r.baseline, r.ratio, r.target, met
+        )?;
+    }
+    Ok(())
+}

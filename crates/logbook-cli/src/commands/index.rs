@@ -1,0 +1,122 @@
+//! `logbook index rebuild | sync | status`: the derived SQLite index.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+
+use anyhow::Result;
+use clap::Subcommand;
+use logbook::index::{Index, SyncReport};
+use serde_json::json;
+
+use super::Context;
+use crate::printer::{Output, thousands};
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Forget the index and re-read every file (parallel, with a progress bar).
+    Rebuild,
+    /// Read only new, changed or deleted files (by directory listing, size and mtime).
+    Sync,
+    /// Counts, size and staleness of the index.
+    Status,
+}
+
+pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
+    match cmd {
+        IndexCommand::Rebuild => {
+            let mut index = Index::open(&ctx.project)?;
+            let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
+                let bar = indicatif::ProgressBar::new(0);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} indexing [{bar:30}] {pos}/{len} files ({per_sec}, {eta})",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                );
+                bar
+            });
+            let progress = |done: u64, total: u64| {
+                if let Some(bar) = &bar {
+                    bar.set_length(total);
+                    bar.set_position(done);
+                }
+            };
+            let report = index.rebuild(Some(&progress))?;
+            if let Some(bar) = &bar {
+                bar.finish_and_clear();
+            }
+            Ok(report_output(ctx, "Rebuilt", &report))
+        }
+        IndexCommand::Sync => {
+            let mut index = Index::open(&ctx.project)?;
+            let report = index.sync()?;
+            Ok(report_output(ctx, "Synced", &report))
+        }
+        IndexCommand::Status => {
+            let index = Index::open(&ctx.project)?;
+            let s = index.status()?;
+            let mut out = String::new();
+            let _ = writeln!(
+                out,
+                "Index: {} (schema {})",
+                s.path.display(),
+                s.schema_version
+            );
+            let _ = writeln!(
+                out,
+                "  Size:          {:.1} MiB",
+                s.size_bytes as f64 / 1048576.0
+            );
+            let _ = writeln!(out, "  Runs:          {}", thousands(s.runs));
+            let _ = writeln!(out, "  Outputs:       {}", thousands(s.outputs));
+            let _ = writeln!(out, "  Lineage edges: {}", thousands(s.edges));
+            let _ = writeln!(out, "  Work sessions: {}", thousands(s.work_sessions));
+            let _ = writeln!(out, "  Transcripts:   {}", thousands(s.transcripts));
+            let _ = writeln!(out, "  Corrupt files: {}", thousands(s.corrupt));
+            let _ = writeln!(out, "  Pending:       {}", thousands(s.pending));
+            let _ = writeln!(
+                out,
+                "  Last sync:     {}",
+                s.last_sync.as_deref().unwrap_or("never")
+            );
+            let stale = s.stale.new + s.stale.changed + s.stale.deleted;
+            if stale == 0 {
+                let _ = writeln!(out, "  Up to date with the files.");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "  Stale: {} new, {} changed, {} deleted file(s); run `logbook index sync`.",
+                    s.stale.new, s.stale.changed, s.stale.deleted
+                );
+            }
+            Ok(Output::new(serde_json::to_value(&s)?, out))
+        }
+    }
+}
+
+fn report_output(ctx: &Context, verb: &str, r: &SyncReport) -> Output {
+    for c in &r.corrupt {
+        ctx.printer.warn(&format!(
+            "corrupt {}: {} (`logbook doctor` lists every problem)",
+            c.path.display(),
+            c.reason
+        ));
+    }
+    let human = format!(
+        "{verb} the index in {:.2}s: {} file(s) scanned, {} read, {} removed, {} corrupt.\n",
+        r.seconds,
+        thousands(r.scanned),
+        thousands(r.indexed),
+        thousands(r.removed),
+        r.corrupt.len()
+    );
+    let json = json!({
+        "scanned": r.scanned,
+        "indexed": r.indexed,
+        "removed": r.removed,
+        "corrupt": r.corrupt,
+        "seconds": r.seconds,
+    });
+    Output::new(json, human)
+}

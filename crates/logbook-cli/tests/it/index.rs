@@ -1,0 +1,542 @@
+//! The index: built by rebuild equals built by writes, follows hand edits
+//! and deletions through `sync`, repairs a writer killed between its file
+//! write and its index update, survives deletion and old schemas, and
+//! answers `find` exactly like the seed's scan on randomized histories.
+
+use std::path::{Path, PathBuf};
+
+use logbook::Project;
+use logbook::index::{self, Index};
+use logbook::run::{self, RunQuery};
+use serde_json::{Value, json};
+
+use crate::harness::TestProject;
+
+fn start(t: &TestProject, agent: &str, workflow: &str, extra: &[&str]) -> (String, PathBuf) {
+    let mut args = vec!["run", "start", "--agent", agent, "--workflow", workflow];
+    args.extend_from_slice(extra);
+    let v = t.json(&args);
+    (
+        v["session_id"].as_str().unwrap().to_string(),
+        PathBuf::from(v["folder"].as_str().unwrap()),
+    )
+}
+
+fn output(t: &TestProject, id: &str, folder: &Path, file: &str, text: &str, ty: &str) {
+    std::fs::write(folder.join(file), text).unwrap();
+    t.run(&[
+        "run",
+        "output",
+        id,
+        file,
+        "--type",
+        ty,
+        "--description",
+        &format!("the {file}"),
+    ])
+    .ok();
+}
+
+fn find_ids(t: &TestProject, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["find"];
+    all.extend_from_slice(args);
+    t.json(&all)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["session_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn fingerprint(t: &TestProject) -> Vec<String> {
+    let p = Project::open(t.root()).unwrap();
+    Index::open(&p).unwrap().fingerprint().unwrap()
+}
+
+/// A small history through the real binary: starts, outputs, links, finishes.
+fn history(t: &TestProject) -> Vec<String> {
+    let (a, fa) = start(
+        t,
+        "alex",
+        "intake-app",
+        &["--title", "Alex the Facilitator", "--tag", "q4"],
+    );
+    output(
+        t,
+        &a,
+        &fa,
+        "requirements.md",
+        "We need ten laptops for onboarding.",
+        "document",
+    );
+    t.run(&["run", "finish", &a]).ok();
+    let (b, fb) = start(
+        t,
+        "casey",
+        "deep-dive-app",
+        &["--related", &a, "--input", "category=Hardware"],
+    );
+    output(
+        t,
+        &b,
+        &fb,
+        "detail.md",
+        "Procurement of zebra keyboards.",
+        "document",
+    );
+    output(t, &b, &fb, "data.json", "{\"n\": 10}", "data");
+    t.run(&["run", "finish", &b]).ok();
+    let (c, _) = start(t, "pixel", "build-stories", &[]);
+    t.run(&["run", "link", &c, &b]).ok();
+    vec![a, b, c]
+}
+
+#[test]
+fn rebuild_equals_incremental_writes() {
+    let t = TestProject::new();
+    history(&t);
+    let incremental = fingerprint(&t);
+    assert!(
+        incremental
+            .iter()
+            .filter(|l| l.starts_with("run\u{1f}"))
+            .count()
+            == 3,
+        "{incremental:#?}"
+    );
+    t.run(&["index", "rebuild"]).ok();
+    let rebuilt = fingerprint(&t);
+    assert_eq!(incremental, rebuilt);
+    let status = t.json(&["index", "status"]);
+    assert_eq!(status["runs"], 3);
+    assert_eq!(status["outputs"], 3);
+    assert_eq!(status["edges"], 2);
+    assert_eq!(status["pending"], 0);
+    assert_eq!(
+        status["stale"],
+        json!({"new": 0, "changed": 0, "deleted": 0})
+    );
+}
+
+#[test]
+fn find_text_latest_output_and_lineage_from_the_index() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let hits = t.json(&["find", "--text", "zebra"]);
+    let hits = hits.as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{hits:#?}");
+    assert_eq!(hits[0]["session_id"], ids[1].as_str());
+    assert!(
+        hits[0]["snippet"].as_str().unwrap().contains("[zebra]"),
+        "{hits:#?}"
+    );
+    assert_eq!(
+        find_ids(&t, &["--text", "laptops onboarding"]),
+        vec![ids[0].clone()]
+    );
+    assert!(find_ids(&t, &["--text", "laptops zebra"]).is_empty());
+    // Newest first, paged.
+    assert_eq!(
+        find_ids(&t, &[]),
+        vec![ids[2].clone(), ids[1].clone(), ids[0].clone()]
+    );
+    assert_eq!(
+        find_ids(&t, &["--limit", "1", "--offset", "1"]),
+        vec![ids[1].clone()]
+    );
+    assert_eq!(
+        find_ids(&t, &["--workflow", "^deep-"]),
+        vec![ids[1].clone()]
+    );
+    assert_eq!(find_ids(&t, &["--tag", "q4"]), vec![ids[0].clone()]);
+    let latest = t.run(&["latest-output", "--agent", "casey", "--type", "document"]);
+    assert!(latest.ok().trim_end().ends_with("detail.md"), "{latest:?}");
+    let lineage = t.json(&["lineage", &ids[1]]);
+    assert_eq!(lineage["ancestors"], json!([ids[0]]));
+    assert_eq!(lineage["descendants"], json!([ids[2]]));
+}
+
+#[test]
+fn hand_edited_manifest_is_picked_up_by_sync() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let folder = t.path("docs/agent-outputs").join(&ids[0]);
+    let path = folder.join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // In place, as an editor that does not rename would: the parent folder's
+    // mtime does not move, so only `sync` can notice.
+    std::fs::write(&path, text.replace("\"alex\"", "\"alexandra\"")).unwrap();
+    t.run(&["index", "sync"]).ok();
+    assert_eq!(
+        find_ids(&t, &["--agent", "alexandra"]),
+        vec![ids[0].clone()]
+    );
+    assert!(find_ids(&t, &["--agent", "alex"]).is_empty());
+    // A manifest broken by hand is skipped and named, not fatal.
+    std::fs::write(&path, "{ not json").unwrap();
+    let sync = t.json(&["index", "sync"]);
+    assert_eq!(sync["corrupt"][0]["path"], path.to_str().unwrap());
+    assert_eq!(find_ids(&t, &[]).len(), 2);
+}
+
+#[test]
+fn file_deleted_by_hand_disappears_after_sync() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let manifest = t
+        .path("docs/agent-outputs")
+        .join(&ids[2])
+        .join("manifest.json");
+    std::fs::remove_file(manifest).unwrap();
+    let sync = t.json(&["index", "sync"]);
+    assert_eq!(sync["removed"], 1);
+    assert_eq!(find_ids(&t, &[]), vec![ids[1].clone(), ids[0].clone()]);
+    // A whole folder removed by another tool is seen without an explicit sync
+    // (the parent folder's mtime moved).
+    std::fs::remove_dir_all(t.path("docs/agent-outputs").join(&ids[1])).unwrap();
+    assert_eq!(find_ids(&t, &[]), vec![ids[0].clone()]);
+}
+
+#[test]
+fn writer_killed_between_file_and_index_is_repaired_on_next_open() {
+    let mut t = TestProject::new();
+    let (id, folder) = start(&t, "alex", "intake-app", &[]);
+    std::fs::write(folder.join("notes.md"), "quokka sightings").unwrap();
+    t.envs
+        .push((index::FAIL_AFTER_FILE_WRITE_ENV.into(), "1".into()));
+    let killed = t.run(&[
+        "run",
+        "output",
+        &id,
+        "notes.md",
+        "--type",
+        "document",
+        "--description",
+        "notes",
+    ]);
+    assert_eq!(
+        killed.code, 86,
+        "the injected failure must fire: {killed:?}"
+    );
+    t.envs.clear();
+    // The file has the output; the index was left with the id pending.
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["outputs"][0]["file"], "notes.md");
+    let p = Project::open(t.root()).unwrap();
+    {
+        let conn = rusqlite::Connection::open(p.index_path()).unwrap();
+        let pending: i64 = conn
+            .query_row("SELECT count(*) FROM pending", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(pending, 1);
+        let stored: String = conn
+            .query_row("SELECT manifest FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert!(
+            !stored.contains("notes.md"),
+            "index must still be stale here"
+        );
+    }
+    // The next open repairs it: find sees the output and its text.
+    let found = t.json(&["find", "--agent", "alex"]);
+    assert_eq!(found[0]["manifest"]["outputs"][0]["file"], "notes.md");
+    assert_eq!(find_ids(&t, &["--text", "quokka"]), vec![id.clone()]);
+    assert_eq!(t.json(&["index", "status"])["pending"], 0);
+}
+
+#[test]
+fn deleted_index_is_rebuilt_transparently() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let before = fingerprint(&t);
+    let db = t.path(".logbook/index.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    assert_eq!(
+        find_ids(&t, &[]),
+        vec![ids[2].clone(), ids[1].clone(), ids[0].clone()]
+    );
+    assert!(db.is_file());
+    assert_eq!(fingerprint(&t), before);
+    // Garbage in place of the database is thrown away too.
+    drop(std::fs::remove_file(format!("{}-wal", db.display())));
+    drop(std::fs::remove_file(format!("{}-shm", db.display())));
+    std::fs::write(&db, vec![7u8; 8192]).unwrap();
+    assert_eq!(find_ids(&t, &[]).len(), 3);
+}
+
+#[test]
+fn index_of_an_older_schema_is_rebuilt() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let db = t.path(".logbook/index.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    {
+        // What an older logbook might have left: other tables, old version.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE runs(id TEXT, agent TEXT); INSERT INTO runs VALUES ('bogus', 'alex');
+             CREATE TABLE files(path TEXT); PRAGMA user_version = 0;",
+        )
+        .unwrap();
+    }
+    assert_eq!(find_ids(&t, &["--agent", "alex"]), vec![ids[0].clone()]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let v: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, index::SCHEMA_VERSION);
+}
+
+#[test]
+fn work_session_and_transcript_listings_come_from_the_index() {
+    let t = TestProject::new();
+    t.run(&["start", "--client", "acme", "--project", "audit"])
+        .ok();
+    let listed = t.json(&["list"]);
+    assert!(
+        !listed["sessions"][0]["session_id"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
+    // Edited in place by hand: seen without a sync (session files are stat'ed).
+    let id = listed["sessions"][0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = t.path(&format!(".logbook/sessions/{id}.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("client: ACME", "client: ZETA")).unwrap();
+    assert_eq!(t.json(&["list"])["sessions"][0]["client"], "ZETA");
+    let status = t.json(&["index", "status"]);
+    assert_eq!(status["work_sessions"], 1);
+}
+
+// ---------------------------------------------------------------------------
+// Property: find through the index equals the seed's scan.
+
+/// xorshift64*: deterministic, no crate needed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+    fn uuid(&mut self) -> String {
+        let (a, b) = (self.next(), self.next());
+        let v = uuid::Uuid::from_u64_pair(a, b);
+        uuid::Builder::from_random_bytes(*v.as_bytes())
+            .into_uuid()
+            .to_string()
+    }
+}
+
+const AGENTS: &[&str] = &["alex", "casey", "pixel", "quinn"];
+const WORKFLOWS: &[&str] = &[
+    "intake-app",
+    "deep-dive-app",
+    "deep-dive-itsm",
+    "build-stories",
+    "review",
+];
+const STATUSES: &[&str] = &["running", "completed", "failed", "cancelled"];
+const USERS: &[&str] = &["bryan", "dana"];
+const TAGS: &[&str] = &["q4", "urgent", "infra"];
+
+fn write_manifest(dir: &Path, id: &str, rng: &mut Rng, related: &[String]) {
+    let folder = dir.join(id);
+    std::fs::create_dir_all(&folder).unwrap();
+    // Few distinct minutes so that ties (broken by id) are exercised.
+    let started = format!(
+        "2025-10-0{}T1{}:0{}:00.000Z",
+        1 + rng.below(3),
+        rng.below(3),
+        rng.below(2)
+    );
+    let status = rng.pick(STATUSES);
+    let mut m = json!({
+        "version": "1.0.0",
+        "session_id": id,
+        "agent": {"name": rng.pick(AGENTS), "title": "Some Agent", "bundle": "bmad/bmm"},
+        "workflow": {"name": rng.pick(WORKFLOWS), "description": "a workflow"},
+        "execution": {"started_at": started, "status": status, "user": rng.pick(USERS)},
+        "outputs": [],
+    });
+    if rng.below(2) == 0 {
+        m["tags"] = json!([rng.pick(TAGS)]);
+    }
+    if !related.is_empty() && rng.below(2) == 0 {
+        m["related_sessions"] = json!([related[rng.below(related.len() as u64) as usize]]);
+    }
+    if status != "running" {
+        m["execution"]["completed_at"] = json!("2025-10-05T00:00:00.000Z");
+    }
+    std::fs::write(
+        folder.join("manifest.json"),
+        serde_json::to_string_pretty(&m).unwrap(),
+    )
+    .unwrap();
+}
+
+fn random_query(rng: &mut Rng) -> RunQuery {
+    let mut q = RunQuery::default();
+    if rng.below(2) == 0 {
+        q.agent = Some(rng.pick(AGENTS).into());
+    }
+    if rng.below(2) == 0 {
+        q.workflow = Some(
+            rng.pick(&["^deep-", "app$", "review", "intake-app", "nomatch", "e"])
+                .into(),
+        );
+    }
+    if rng.below(3) == 0 {
+        q.status = Some(rng.pick(STATUSES).into());
+    }
+    if rng.below(4) == 0 {
+        q.user = Some(rng.pick(USERS).into());
+    }
+    if rng.below(4) == 0 {
+        q.tag = Some(rng.pick(TAGS).into());
+    }
+    if rng.below(4) == 0 {
+        q.since = "2025-10-02T10:00:00Z".parse().ok();
+    }
+    if rng.below(2) == 0 {
+        q.limit = Some(1 + rng.below(6) as usize);
+    }
+    if rng.below(3) == 0 {
+        q.offset = rng.below(4) as usize;
+    }
+    q
+}
+
+fn assert_same(p: &Project, q: &RunQuery, ctx: &str) {
+    let scanned: Vec<_> = run::find_scan(p, q)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.id, r.manifest))
+        .collect();
+    let indexed: Vec<_> = index::find(p, q)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.run.id, h.run.manifest))
+        .collect();
+    assert_eq!(indexed, scanned, "{ctx}: {q:?}");
+}
+
+#[test]
+fn find_through_the_index_equals_the_scan_on_random_histories() {
+    for seed in 1..=12u64 {
+        let t = TestProject::new();
+        let p = Project::open(t.root()).unwrap();
+        let dir = p.config.agent_outputs_folder.clone();
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut ids: Vec<String> = vec![];
+        for _ in 0..(5 + rng.below(40)) {
+            let id = rng.uuid();
+            let rel = ids.clone();
+            write_manifest(&dir, &id, &mut rng, &rel);
+            ids.push(id);
+        }
+        // A corrupt one and a non-UUID folder: both skipped by both.
+        std::fs::create_dir_all(dir.join("not-a-uuid")).unwrap();
+        std::fs::write(dir.join("not-a-uuid/manifest.json"), "{}").unwrap();
+        let bad = rng.uuid();
+        std::fs::create_dir_all(dir.join(&bad)).unwrap();
+        std::fs::write(dir.join(&bad).join("manifest.json"), "{\"agent\":").unwrap();
+        for _ in 0..25 {
+            assert_same(&p, &random_query(&mut rng), &format!("seed {seed}"));
+        }
+        // Mutate behind logbook's back (rewrite, delete, add), sync, compare.
+        for _ in 0..(1 + rng.below(6)) {
+            let i = rng.below(ids.len() as u64) as usize;
+            match rng.below(3) {
+                0 => write_manifest(&dir, &ids[i].clone(), &mut rng, &[]),
+                1 => {
+                    let _ = std::fs::remove_file(dir.join(&ids[i]).join("manifest.json"));
+                }
+                _ => {
+                    let id = rng.uuid();
+                    write_manifest(&dir, &id, &mut rng, &ids.clone());
+                    ids.push(id);
+                }
+            }
+        }
+        Index::open(&p).unwrap().sync().unwrap();
+        for _ in 0..25 {
+            assert_same(
+                &p,
+                &random_query(&mut rng),
+                &format!("seed {seed} after sync"),
+            );
+        }
+        // And a rebuild gives the same index as the syncs did.
+        let synced = Index::open(&p).unwrap().fingerprint().unwrap();
+        Index::open(&p).unwrap().rebuild(None).unwrap();
+        assert_eq!(
+            Index::open(&p).unwrap().fingerprint().unwrap(),
+            synced,
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn doctor_compares_index_and_files_and_fix_syncs() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let dir = t.path("docs/agent-outputs");
+    // Behind logbook's back: an in-place edit, a dangling link, an orphan folder.
+    let path = dir.join(&ids[2]).join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["related_sessions"] = json!(["0b0e3f2a-1111-4222-8333-444455556666"]);
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    std::fs::create_dir_all(dir.join("stray")).unwrap();
+    let report = t.json(&["doctor"]);
+    let kinds: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"index-stale"), "{report:#}");
+    assert!(kinds.contains(&"orphan-folder"), "{report:#}");
+    let fixed = t.json(&["doctor", "--fix"]);
+    let stale = fixed["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "index-stale")
+        .unwrap();
+    assert!(
+        stale["fixed"]
+            .as_str()
+            .unwrap()
+            .starts_with("synced: 1 file(s) read"),
+        "{fixed:#}"
+    );
+    let after = t.json(&["doctor"]);
+    let kinds: Vec<&str> = after["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(!kinds.contains(&"index-stale"), "{after:#}");
+    assert!(kinds.contains(&"dangling-link"), "{after:#}");
+}
