@@ -465,22 +465,8 @@ fn load_raw(p: &Project, id: &str) -> Result<(Run, Value)> {
 /// manifests are reported in [`ScanResult::corrupt`].
 pub fn scan(p: &Project) -> Result<ScanResult> {
     let dir = &p.config.agent_outputs_folder;
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ScanResult::default()),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut names = vec![];
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            names.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    names.sort();
     let mut result = ScanResult::default();
-    for name in names {
-        let folder = dir.join(&name);
+    for (name, folder) in store::entries(dir, store::EntryKind::Dir)? {
         let path = folder.join(MANIFEST_FILE);
         let text = match store::read_optional(&path) {
             Ok(Some(t)) => t,

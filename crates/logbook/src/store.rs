@@ -194,6 +194,41 @@ pub fn is_temp_file(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
+/// Which directory entries [`entries`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// Regular files (not temp files left by a killed writer).
+    File,
+    /// Folders.
+    Dir,
+}
+
+/// The names and paths of `dir`'s files or folders, sorted by name; a missing
+/// folder is empty, and temp files from interrupted writes are never listed.
+/// Every listing of a store folder goes through here so they all skip the
+/// same things.
+pub fn entries(dir: &Path, kind: EntryKind) -> Result<Vec<(String, PathBuf)>> {
+    let iter = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut out = vec![];
+    for entry in iter {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let wanted = entry.file_type().is_ok_and(|t| match kind {
+            EntryKind::File => t.is_file() && !is_temp_file(&name),
+            EntryKind::Dir => t.is_dir(),
+        });
+        if wanted {
+            out.push((name, entry.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// Reads a file to a string; `Ok(None)` when it does not exist.
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
     match fs::read_to_string(path) {

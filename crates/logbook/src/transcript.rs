@@ -509,25 +509,11 @@ pub fn load(p: &Project, id: &str) -> Result<Stored> {
 }
 
 /// The transcript files in `dir` (both prefixes, not temp files).
-fn transcript_files(dir: &Path) -> Result<Vec<(Kind, PathBuf)>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut out = vec![];
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if store::is_temp_file(&name) || !entry.file_type().is_ok_and(|t| t.is_file()) {
-            continue;
-        }
-        if let Some((kind, _)) = parse_file_name(&name) {
-            out.push((kind, entry.path()));
-        }
-    }
-    out.sort_by(|a, b| a.1.cmp(&b.1));
-    Ok(out)
+pub fn transcript_files(dir: &Path) -> Result<Vec<(Kind, PathBuf)>> {
+    Ok(store::entries(dir, store::EntryKind::File)?
+        .into_iter()
+        .filter_map(|(name, path)| parse_file_name(&name).map(|(kind, _)| (kind, path)))
+        .collect())
 }
 
 /// Whether a transcript's `workdir` is `root` or inside it (listings filter on it).

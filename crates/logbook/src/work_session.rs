@@ -918,25 +918,13 @@ pub fn list(p: &Project) -> Result<Listing> {
 
 /// The session YAML files in `dir` (not the pointer, not temp files).
 pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut out = vec![];
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if (name.ends_with(".yaml") || name.ends_with(".yml"))
-            && name != POINTER_FILE
-            && !store::is_temp_file(&name)
-            && entry.file_type().is_ok_and(|t| t.is_file())
-        {
-            out.push(entry.path());
-        }
-    }
-    out.sort();
-    Ok(out)
+    Ok(store::entries(dir, store::EntryKind::File)?
+        .into_iter()
+        .filter(|(name, _)| {
+            (name.ends_with(".yaml") || name.ends_with(".yml")) && name != POINTER_FILE
+        })
+        .map(|(_, path)| path)
+        .collect())
 }
 
 /// How `usage` changes the main session's token count.
