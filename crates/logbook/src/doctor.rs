@@ -61,6 +61,7 @@ pub struct Report {
 pub fn check(p: &Project, opts: &Options) -> Result<Report> {
     let mut report = Report::default();
     check_runs(p, opts, &mut report)?;
+    check_work_sessions(p, opts, &mut report)?;
     check_index(p, opts, &mut report)?;
     Ok(report)
 }
@@ -236,6 +237,120 @@ pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()
                         Err(e) => format!("could not remove it: {e}"),
                     },
                 );
+            }
+            report.findings.push(f);
+        }
+    }
+    Ok(())
+}
+
+/// Work sessions and their workflow state: a pointer to a session that is
+/// gone or closed, a close a crash interrupted (closed but not archived),
+/// workflow state that does not parse or whose compaction archives are
+/// missing, and temp files left by killed writers.
+pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+    use crate::work_session::{self as ws, SessionStatus};
+
+    let pointer = p.config.sessions_dir.join(ws::POINTER_FILE);
+    let stale = match ws::active_id(p) {
+        Err(e) => Some(format!("{e}")),
+        Ok(Some(id)) => match ws::load(p, &id) {
+            Err(e) => Some(format!("it names {id}, which cannot be read: {e}")),
+            Ok((s, _)) if s.status == SessionStatus::Closed => {
+                Some(format!("it names {id}, which is closed"))
+            }
+            Ok(_) => None,
+        },
+        Ok(None) => None,
+    };
+    if let Some(reason) = stale {
+        let mut f = Finding {
+            kind: "stale-active-pointer",
+            path: pointer,
+            message: format!("{reason}; `logbook doctor --fix` clears it"),
+            fixed: None,
+        };
+        if opts.fix {
+            f.fixed = Some(match ws::clear_stale_pointer(p) {
+                Ok(_) => "cleared the pointer; no session is active".into(),
+                Err(e) => format!("could not clear it: {e}"),
+            });
+        }
+        report.findings.push(f);
+    }
+
+    for path in ws::session_files(&p.config.sessions_dir)? {
+        let Ok(session) = ws::read_file(p, &path) else {
+            continue; // named by the corrupt-work-session check
+        };
+        if session.status != SessionStatus::Closed {
+            continue;
+        }
+        let mut f = Finding {
+            kind: "unarchived-session",
+            path,
+            message: format!(
+                "work session {} is closed but was not moved to the archive (interrupted close); `logbook doctor --fix` moves it",
+                session.session_id
+            ),
+            fixed: None,
+        };
+        if opts.fix {
+            f.fixed = Some(match ws::finish_archiving(p, &session.session_id) {
+                Ok(true) => "moved it and its workflow state to the archive".into(),
+                Ok(false) => "nothing to move any more".into(),
+                Err(e) => format!("could not move it: {e}"),
+            });
+        }
+        report.findings.push(f);
+    }
+
+    for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
+        for (name, path) in store::entries(dir, store::EntryKind::File)? {
+            let Some(id) = name.strip_suffix(".state.json") else {
+                continue;
+            };
+            let problem = crate::workflow::load(p, Some(id))
+                .and_then(|loaded| crate::workflow::full_history(&loaded).map(|_| ()));
+            if let Err(e) = problem {
+                report.findings.push(Finding {
+                    kind: "corrupt-workflow-state",
+                    path,
+                    message: format!("{e}"),
+                    fixed: None,
+                });
+            }
+        }
+    }
+
+    for dir in [&p.config.sessions_dir, &p.config.transcripts_dir] {
+        let Ok(listing) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in listing.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // A young temp file may belong to a write still under way.
+            let old_enough = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() >= 60);
+            if !store::is_temp_file(&name) || !old_enough {
+                continue;
+            }
+            let path = entry.path();
+            let mut f = Finding {
+                kind: "temp-file",
+                path: path.clone(),
+                message: "a write was interrupted here; the file it was replacing is intact".into(),
+                fixed: None,
+            };
+            if opts.fix {
+                f.fixed = Some(match std::fs::remove_file(&path) {
+                    Ok(()) => "removed".into(),
+                    Err(e) => format!("could not remove it: {e}"),
+                });
             }
             report.findings.push(f);
         }

@@ -808,15 +808,70 @@ fn close_locked(p: &Project, id: &str, summary: Option<String>) -> Result<WorkSe
     })?;
     // The file is already marked closed, so a crash before the move leaves a
     // closed session in the live folder, which listings show as archived and
-    // `doctor --fix` moves.
-    store::move_durably(&live_path(p, id), &archived_path(p, id))?;
-    for companion in [format!("{id}.state.json"), format!("{id}.history")] {
-        let from = p.config.sessions_dir.join(&companion);
+    // `doctor --fix` moves with `finish_archiving`.
+    move_to_archive(p, id)?;
+    Ok(ws)
+}
+
+fn move_to_archive(p: &Project, id: &str) -> Result<()> {
+    for name in [
+        format!("{id}.yaml"),
+        format!("{id}.state.json"),
+        format!("{id}.history"),
+    ] {
+        let from = p.config.sessions_dir.join(&name);
         if from.exists() {
-            store::move_durably(&from, &p.config.session_archive_dir.join(&companion))?;
+            store::move_durably(&from, &p.config.session_archive_dir.join(&name))?;
         }
     }
-    Ok(ws)
+    Ok(())
+}
+
+/// Completes a close that a crash interrupted: a session marked closed but
+/// still in the live folder is moved, with its workflow state, to the
+/// archive. Returns whether anything moved.
+pub fn finish_archiving(p: &Project, id: &str) -> Result<bool> {
+    validate_id(id)?;
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    let _lock = p.locks.exclusive(&lock_name(id))?;
+    let live = live_path(p, id);
+    if !live.is_file() || read_file(p, &live)?.status != SessionStatus::Closed {
+        return Ok(false);
+    }
+    if archived_path(p, id).exists() {
+        return Err(Error::State(format!(
+            "{} and {} both exist; compare them by hand and remove the stale one",
+            live.display(),
+            archived_path(p, id).display()
+        )));
+    }
+    move_to_archive(p, id)?;
+    if active_id(p).ok().flatten().as_deref() == Some(id) {
+        set_pointer(p, None)?;
+    }
+    Ok(true)
+}
+
+/// Clears `active-session.yaml` when it names a session that is missing,
+/// closed or unreadable, so commands stop resolving to it. Returns the stale
+/// id it cleared.
+pub fn clear_stale_pointer(p: &Project) -> Result<Option<String>> {
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    let id = match active_id(p) {
+        Ok(Some(id)) => id,
+        Ok(None) => return Ok(None),
+        Err(_) => {
+            set_pointer(p, None)?;
+            return Ok(Some(String::new()));
+        }
+    };
+    let usable = validate_id(&id).is_ok()
+        && read_file(p, &live_path(p, &id)).is_ok_and(|ws| ws.status != SessionStatus::Closed);
+    if usable {
+        return Ok(None);
+    }
+    set_pointer(p, None)?;
+    Ok(Some(id))
 }
 
 /// A context summary from what the session recorded, for `close` without

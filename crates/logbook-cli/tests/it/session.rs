@@ -603,3 +603,98 @@ fn terminal_start_asks_and_colours_only_without_no_color() {
         "NO_COLOR must disable colour: {plain:?}"
     );
 }
+
+fn finding_kinds(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
+    let t = TestProject::new();
+    let id = t.json(&["start", "--client", "HALF", "--project", "CLOSED"])["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t.json(&["workflow", "invoke", "analyst", "--prompt", "look"]);
+    // A close killed after marking the file closed and before the move.
+    let file = format!(".logbook/sessions/{id}.yaml");
+    let text = t.read(&file).replace("status: active", "status: closed");
+    t.write(&file, &text);
+    // A temp file a killed writer left an hour ago, and a fresh one that may
+    // belong to a write under way.
+    let old_tmp = t.write(".logbook/sessions/.x.yaml.1.abc.tmp", "half");
+    std::fs::File::options()
+        .write(true)
+        .open(&old_tmp)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    let young_tmp = t.write(".logbook/sessions/.y.yaml.2.abc.tmp", "half");
+    // Workflow state of another session that no longer parses.
+    t.write(
+        ".logbook/sessions/SES202501-BROKEN-STATE.state.json",
+        "{\"version\": ",
+    );
+
+    let report = t.json(&["doctor"]);
+    let kinds = finding_kinds(&report);
+    for kind in [
+        "stale-active-pointer",
+        "unarchived-session",
+        "temp-file",
+        "corrupt-workflow-state",
+    ] {
+        assert!(
+            kinds.contains(&kind.to_string()),
+            "{kind} missing: {report}"
+        );
+    }
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "temp-file").count(),
+        1,
+        "{report}"
+    );
+    // Nothing is changed without --fix.
+    assert!(t.path(&file).is_file());
+
+    let fixed = t.json(&["doctor", "--fix"]);
+    assert!(
+        fixed
+            .to_string()
+            .contains("moved it and its workflow state"),
+        "{fixed}"
+    );
+    assert!(
+        t.path(&format!(".logbook/sessions/archive/{id}.yaml"))
+            .is_file()
+    );
+    assert!(
+        t.path(&format!(".logbook/sessions/archive/{id}.state.json"))
+            .is_file()
+    );
+    assert!(!t.path(".logbook/sessions/active-session.yaml").exists());
+    assert!(!old_tmp.exists());
+    assert!(young_tmp.exists(), "a young temp file may be a live write");
+    let again = finding_kinds(&t.json(&["doctor"]));
+    for kind in ["stale-active-pointer", "unarchived-session"] {
+        assert!(
+            !again.contains(&kind.to_string()),
+            "{kind} still there: {again:?}"
+        );
+    }
+    // The repaired archive reads back, workflow history included.
+    assert_eq!(t.json(&["status", &id])["status"], "closed");
+    let state = t.json(&["workflow", "show", "--session", &id]);
+    assert_eq!(
+        state["orchestratorWorkflow"]["agentHistory"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
