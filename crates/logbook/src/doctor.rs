@@ -207,39 +207,21 @@ pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()
         }
     }
     for r in &scanned.runs {
-        let Ok(entries) = std::fs::read_dir(&r.folder) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !(store::is_temp_file(&name)
-                && name.starts_with(&format!(".{}.", run::MANIFEST_FILE)))
-            {
-                continue;
-            }
-            let path = entry.path();
-            let mut f = Finding {
-                kind: "temp-file",
-                path: path.clone(),
-                message: "a manifest write was interrupted here; the manifest itself is intact"
-                    .into(),
-                fixed: None,
-            };
-            if opts.fix {
-                // Under the run's lock no writer is between temp file and
-                // rename, so the file is an orphan.
-                let guard = run::lock(p, &r.id);
-                f.fixed = Some(
-                    match guard.and_then(|_g| {
-                        std::fs::remove_file(&path).map_err(|e| crate::Error::io(&path, e))
-                    }) {
-                        Ok(()) => "removed".into(),
-                        Err(e) => format!("could not remove it: {e}"),
-                    },
-                );
-            }
-            report.findings.push(f);
-        }
+        let manifest_temp = format!(".{}.", run::MANIFEST_FILE);
+        temp_file_findings(
+            &r.folder,
+            |name| name.starts_with(&manifest_temp),
+            "a manifest write was interrupted here; the manifest itself is intact",
+            opts,
+            // Under the run's lock no writer is between temp file and
+            // rename, so the file is an orphan.
+            |path| {
+                let _guard = run::lock(p, &r.id)?;
+                std::fs::remove_file(path).map_err(|e| crate::Error::io(path, e))?;
+                Ok(true)
+            },
+            report,
+        );
     }
     Ok(())
 }
@@ -324,36 +306,61 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
     }
 
     for dir in [&p.config.sessions_dir, &p.config.transcripts_dir] {
-        let Ok(listing) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in listing.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            // A young temp file may belong to a write still under way.
-            let old_enough = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age.as_secs() >= 60);
-            if !store::is_temp_file(&name) || !old_enough {
-                continue;
-            }
-            let path = entry.path();
-            let mut f = Finding {
-                kind: "temp-file",
-                path: path.clone(),
-                message: "a write was interrupted here; the file it was replacing is intact".into(),
-                fixed: None,
-            };
-            if opts.fix {
-                f.fixed = Some(match std::fs::remove_file(&path) {
-                    Ok(()) => "removed".into(),
-                    Err(e) => format!("could not remove it: {e}"),
-                });
-            }
-            report.findings.push(f);
-        }
+        temp_file_findings(
+            dir,
+            |_| true,
+            "a write was interrupted here; the file it was replacing is intact",
+            opts,
+            // Several locks guard this folder, so age stands in for them: no
+            // write takes a minute between temp file and rename.
+            |path| {
+                let young = std::fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_none_or(|age| age.as_secs() < 60);
+                if young {
+                    return Ok(false);
+                }
+                std::fs::remove_file(path).map_err(|e| crate::Error::io(path, e))?;
+                Ok(true)
+            },
+            report,
+        );
     }
     Ok(())
+}
+
+/// Reports the temp files a killed writer left in `dir` (those `wanted`
+/// selects) and, with `--fix`, lets `remove` delete each one it can prove is
+/// orphaned (`Ok(false)`: it may belong to a write under way; left alone).
+fn temp_file_findings(
+    dir: &std::path::Path,
+    wanted: impl Fn(&str) -> bool,
+    message: &str,
+    opts: &Options,
+    remove: impl Fn(&std::path::Path) -> Result<bool>,
+    report: &mut Report,
+) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !store::is_temp_file(&name) || !wanted(&name) {
+            continue;
+        }
+        let path = entry.path();
+        let fixed = opts.fix.then(|| match remove(&path) {
+            Ok(true) => "removed".to_string(),
+            Ok(false) => "left alone: it may belong to a write still under way".to_string(),
+            Err(e) => format!("could not remove it: {e}"),
+        });
+        report.findings.push(Finding {
+            kind: "temp-file",
+            path,
+            message: message.to_string(),
+            fixed,
+        });
+    }
 }

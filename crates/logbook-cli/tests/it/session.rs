@@ -656,7 +656,7 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
     }
     assert_eq!(
         kinds.iter().filter(|k| *k == "temp-file").count(),
-        1,
+        2,
         "{report}"
     );
     // Nothing is changed without --fix.
@@ -669,6 +669,7 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
             .contains("moved it and its workflow state"),
         "{fixed}"
     );
+    assert!(fixed.to_string().contains("left alone"), "{fixed}");
     assert!(
         t.path(&format!(".logbook/sessions/archive/{id}.yaml"))
             .is_file()
