@@ -56,6 +56,9 @@ pub const MAX_TEXT_BYTES: u64 = 1024 * 1024;
 
 const MANIFEST: &str = "manifest.json";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many times a query is re-run after re-reading runs it returned
+/// whose files changed under it.
+const VERIFY_ROUNDS: usize = 3;
 /// Records written per transaction during a sync, so memory stays bounded
 /// and other writers get a turn.
 const BATCH: usize = 20_000;
@@ -314,6 +317,14 @@ pub fn find(p: &Project, query: &RunQuery) -> Result<Vec<Hit>> {
     Index::open_synced(p)?.find_runs(query)
 }
 
+/// [`find`], and how many run manifests listings skip because they could
+/// not be parsed (the index records them; `doctor` names them).
+pub fn find_counting_skipped(p: &Project, query: &RunQuery) -> Result<(Vec<Hit>, u64)> {
+    let index = Index::open_synced(p)?;
+    let hits = index.find_runs(query)?;
+    Ok((hits, index.corrupt_count(Kind::Run)?))
+}
+
 /// `latest-output` through the index; the same answer and error as
 /// [`run::latest_output`].
 pub fn latest_output(
@@ -401,12 +412,13 @@ impl Index {
     }
 
     /// Opens the index and first picks up runs another tool added or removed
-    /// (a cheap check of the run folders' parent directory mtime, then a
-    /// sync only if it moved). Used by every listing.
+    /// (a cheap check of the followed directories' mtimes, then, only if one
+    /// moved, a comparison of the run folder *names* with the index). Used
+    /// by every listing.
     pub fn open_synced(p: &Project) -> Result<Index> {
         let mut index = Index::open(p)?;
         if index.meta("dirs_mtime")?.as_deref() != Some(self_dirs_stamp(p).as_str()) {
-            index.sync()?;
+            index.sync_names()?;
         }
         Ok(index)
     }
@@ -535,7 +547,7 @@ impl Index {
 
     /// Re-reads the touched files into the index and clears their pending
     /// marks, in one transaction.
-    fn apply_touched(&mut self, touched: &[Touched]) -> Result<()> {
+    fn apply_touched(&self, touched: &[Touched]) -> Result<()> {
         // Stamp before reading: a change after this moment shows as a new
         // stamp to the next sync.
         let records: Vec<_> = touched
@@ -551,9 +563,8 @@ impl Index {
             })
             .collect();
         let e = sql(&self.path);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
+        // `&self`: readers re-index through here too (verify-on-read).
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(&e)?;
         for (kind, path, stamp, record) in records {
             apply(&tx, kind, &path, record, stamp, None).map_err(&e)?;
@@ -677,12 +688,89 @@ impl Index {
     ) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let dirs_before = self.dirs_stamp();
-        let whole = scope == ALL;
         let (seen, mut plan) = self.plan(scope)?;
         if full {
             plan.read = (0..seen.len()).collect();
             plan.deleted.clear();
         }
+        let record = (scope == ALL).then_some(dirs_before);
+        self.execute(&seen, plan, full, progress, record, started)
+    }
+
+    /// The sync behind every listing, run only when a followed directory's
+    /// mtime moved (a run folder was created or removed, a session or
+    /// transcript file written). Why names and not stamps: the parent's
+    /// mtime moves on *every* `run start`, including our own, and a stat of
+    /// every manifest costs ~0.7 s at 100,000 runs. Comparing the set of
+    /// folder names with the index costs one `readdir` (no per-entry stat)
+    /// and one index read, and only new names are parsed, so our own writes
+    /// stay cheap for the next listing without trusting ourselves about
+    /// what else appeared meanwhile (recording "our" mtime after our own
+    /// `mkdir` would have to prove no other tool created a folder in the
+    /// same coarse mtime tick, which it cannot). The parent's mtime never
+    /// showed in-place edits inside run folders anyway: those are caught
+    /// for the runs a query returns by the verify-on-read check in
+    /// [`Index::find_runs`], and for all runs by `index sync`.
+    fn sync_names(&mut self) -> Result<SyncReport> {
+        let started = std::time::Instant::now();
+        let dirs_before = self.dirs_stamp();
+        // Work sessions and transcripts are few: a stat of each.
+        let (mut seen, mut plan) = self.plan(&[Kind::WorkSession, Kind::Transcript])?;
+        let runs_dir = self.project.config.agent_outputs_folder.clone();
+        let on_disk: std::collections::HashSet<String> = folder_names(&runs_dir)?
+            .into_iter()
+            .map(|name| path_str(&runs_dir.join(name).join(MANIFEST)))
+            .collect();
+        let known: std::collections::HashSet<String> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT path FROM files WHERE kind = 'run'")
+                .map_err(self.err())?;
+            stmt.query_map([], |r| r.get::<_, String>(0))
+                .map_err(self.err())?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(self.err())?
+        };
+        plan.deleted
+            .extend(known.iter().filter(|k| !on_disk.contains(*k)).cloned());
+        // A folder without a manifest yet (another tool mid-start) leaves
+        // the directories unrecorded, so the next listing looks again.
+        let mut complete = true;
+        for key in on_disk.iter().filter(|k| !known.contains(*k)) {
+            let manifest = PathBuf::from(key);
+            match fs::metadata(&manifest) {
+                Ok(m) => {
+                    let dir_mtime = manifest.parent().map_or(0, mtime_ns);
+                    plan.read.push(seen.len());
+                    plan.new += 1;
+                    seen.push(self::seen(Kind::Run, manifest, &m, dir_mtime));
+                }
+                Err(_) => complete = false,
+            }
+        }
+        self.execute(
+            &seen,
+            plan,
+            false,
+            None,
+            complete.then_some(dirs_before),
+            started,
+        )
+    }
+
+    /// Applies a plan: deletions, then the new and changed files parsed on
+    /// every core and written in batches (one transaction when `full`).
+    /// `record_dirs` is the directory stamp taken before the walk, stored as
+    /// "seen" only if nothing moved meanwhile.
+    fn execute(
+        &mut self,
+        seen: &[Seen],
+        plan: Plan,
+        full: bool,
+        progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+        record_dirs: Option<String>,
+        started: std::time::Instant,
+    ) -> Result<SyncReport> {
         let mut report = SyncReport {
             scanned: seen.len() as u64,
             ..SyncReport::default()
@@ -780,10 +868,13 @@ impl Index {
                     .map_err(&e)?;
                     // Only record the folders' mtimes as seen if nothing moved
                     // while we walked; otherwise the next listing syncs again.
-                    if whole && dirs_before == self_dirs_stamp(&project) {
+                    if let Some(before) = &record_dirs
+                        && *before == self_dirs_stamp(&project)
+                        && dirs_settled(&project)
+                    {
                         conn.execute(
                             "INSERT OR REPLACE INTO meta(key, value) VALUES ('dirs_mtime', ?1)",
-                            [&dirs_before],
+                            [before],
                         )
                         .map_err(&e)?;
                     }
@@ -822,7 +913,91 @@ impl Index {
     /// the run folders. The same filters as [`run::find_scan`], except that
     /// `text` is a full-text search (words, output file contents included)
     /// rather than a substring test.
+    ///
+    /// Every run returned is verified against its file first (see
+    /// [`Index::verified`]), so an edit made in place by another tool is
+    /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        self.verified(|| self.query_runs(query), |h| &h.run.folder)
+    }
+
+    /// Verify-on-read: runs `query`, stats the manifest of every run it
+    /// returned and compares size and mtime (ns) with the stamp the index
+    /// stored; any that differ (or are gone) are re-read into the index
+    /// under the run's lock, exactly as a logbook write would, and the query
+    /// runs again, at most [`VERIFY_ROUNDS`] times. The cost is one stat per
+    /// returned run, O(page size), never O(runs).
+    ///
+    /// The gap that remains, by design: an in-place edit (no rename, so no
+    /// directory mtime moves) that makes a run the query did *not* return
+    /// newly match is only seen at the next `index sync`, or when that run's
+    /// folder set changes. Closing it would mean a stat of every manifest
+    /// on every query, the very cost the index exists to avoid.
+    fn verified<T>(
+        &self,
+        query: impl Fn() -> Result<Vec<T>>,
+        folder: impl Fn(&T) -> &Path,
+    ) -> Result<Vec<T>> {
+        for _ in 0..VERIFY_ROUNDS {
+            let rows = query()?;
+            let mut stale = vec![];
+            for row in &rows {
+                let folder = folder(row);
+                if self.is_stale(folder)? {
+                    stale.push(folder.to_path_buf());
+                }
+            }
+            if stale.is_empty() {
+                return Ok(rows);
+            }
+            self.reindex_runs(&stale)?;
+        }
+        // A file rewritten on every round: answer from the latest re-read.
+        query()
+    }
+
+    /// Whether a run's manifest differs from the stamp the index stored.
+    fn is_stale(&self, folder: &Path) -> Result<bool> {
+        let path = folder.join(MANIFEST);
+        let stored: Option<(i64, i64)> = self
+            .conn
+            .prepare_cached("SELECT size, mtime_ns FROM files WHERE path = ?1")
+            .map_err(self.err())?
+            .query_row([path_str(&path)], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(self.err())?;
+        Ok(match (fs::metadata(&path), stored) {
+            (Ok(m), Some((size, mtime))) => m.len() as i64 != size || stamp_of(&m) != mtime,
+            _ => true,
+        })
+    }
+
+    /// Re-reads run manifests into the index under each run's lock (the
+    /// normal write discipline: run lock, then the index transaction), so a
+    /// re-read never races a logbook writer of the same run.
+    fn reindex_runs(&self, folders: &[PathBuf]) -> Result<()> {
+        for folder in folders {
+            let id = folder
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let lock = format!("run-{id}");
+            // A folder that is not a run id cannot be locked by name; it is
+            // recorded as corrupt, which needs no lock.
+            let _guard = match run::validate_id(&id) {
+                Ok(()) => Some(self.project.locks.exclusive(&lock)?),
+                Err(_) => None,
+            };
+            self.apply_touched(&[Touched {
+                kind: Kind::Run,
+                path: folder.join(MANIFEST),
+                lock,
+            }])?;
+        }
+        Ok(())
+    }
+
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
         // Validates the pattern exactly as the scan does.
         let matcher = query.matcher()?;
         let mut where_ = vec!["1=1".to_string()];
@@ -1012,8 +1187,18 @@ impl Index {
         }
     }
 
-    /// One run by id, from the index.
+    /// One run by id, from the index, verified against its file (see
+    /// [`Index::verified`]).
     pub fn run(&self, id: &str) -> Result<Option<Run>> {
+        Ok(self
+            .verified(
+                || Ok(self.run_row(id)?.into_iter().collect()),
+                |r| &r.folder,
+            )?
+            .pop())
+    }
+
+    fn run_row(&self, id: &str) -> Result<Option<Run>> {
         let row: Option<(String, String, String)> = self
             .conn
             .query_row(
@@ -1161,6 +1346,16 @@ impl Index {
             .map_err(self.err())
     }
 
+    /// How many files of `kind` the index holds as unparseable.
+    pub fn corrupt_count(&self, kind: Kind) -> Result<u64> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM corrupt WHERE kind = ?1")
+            .map_err(self.err())?
+            .query_row([kind.as_str()], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(self.err())
+    }
+
     /// Files the last sync could not parse.
     pub fn corrupt_files(&self) -> Result<Vec<CorruptEntry>> {
         let mut stmt = self
@@ -1276,6 +1471,45 @@ fn remove_db_files(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Directory mtimes have coarse granularity (a kernel tick): an entry
+/// created in the same tick as the one we saw leaves the mtime unchanged.
+/// A stamp is only trusted as "seen" once every followed directory is older
+/// than this, so such a late entry is never hidden behind an equal mtime.
+const RACY_MTIME: Duration = Duration::from_millis(50);
+
+fn dirs_settled(p: &Project) -> bool {
+    let Ok(now) = std::time::SystemTime::now().duration_since(UNIX_EPOCH) else {
+        return false;
+    };
+    let limit = now.saturating_sub(RACY_MTIME).as_nanos() as i64;
+    [
+        &p.config.agent_outputs_folder,
+        &p.config.sessions_dir,
+        &p.config.session_archive_dir,
+        &p.config.transcripts_dir,
+    ]
+    .iter()
+    .all(|d| mtime_ns(d) < limit)
+}
+
+/// The names of the subfolders of `dir` (file types come from `readdir`
+/// itself on the usual file systems: no per-entry stat).
+fn folder_names(dir: &Path) -> Result<Vec<std::ffi::OsString>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut out = vec![];
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.push(entry.file_name());
+        }
+    }
+    Ok(out)
 }
 
 fn self_dirs_stamp(p: &Project) -> String {

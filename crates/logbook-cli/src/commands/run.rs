@@ -393,7 +393,12 @@ pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         offset: a.offset,
     };
     // Answered by the index: never reads the run folders, never output contents.
-    let hits = logbook::index::find(&ctx.project, &query)?;
+    let (hits, skipped) = logbook::index::find_counting_skipped(&ctx.project, &query)?;
+    if skipped > 0 {
+        ctx.printer.warn(&format!(
+            "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
+        ));
+    }
     let tz = clock::local_zone();
     let entries: Vec<_> = hits.iter().map(|h| h.run.entry(now, &tz)).collect();
     let mut json = serde_json::to_value(&entries)?;

@@ -180,6 +180,74 @@ fn hand_edited_manifest_is_picked_up_by_sync() {
 }
 
 #[test]
+fn in_place_edit_of_a_returned_run_is_verified_on_read() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let path = t
+        .path("docs/agent-outputs")
+        .join(&ids[0])
+        .join("manifest.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // In place, no rename, no sync: no directory mtime moves.
+    std::fs::write(&path, text.replace("\"alex\"", "\"alexandra\"")).unwrap();
+    let all = t.json(&["find"]);
+    let first = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["session_id"] == ids[0].as_str())
+        .unwrap();
+    assert_eq!(first["manifest"]["agent"]["name"], "alexandra", "{all}");
+    // The re-read went into the index, so filters see it too.
+    assert_eq!(
+        find_ids(&t, &["--agent", "alexandra"]),
+        vec![ids[0].clone()]
+    );
+    assert!(find_ids(&t, &["--agent", "alex"]).is_empty());
+    // A filtered query that still returns the run (stale record matches)
+    // re-checks and drops it when the file no longer matches.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"alexandra\"", "\"al\"")).unwrap();
+    assert!(find_ids(&t, &["--agent", "alexandra"]).is_empty());
+    assert_eq!(find_ids(&t, &["--agent", "al"]), vec![ids[0].clone()]);
+    // A manifest broken in place is skipped and counted, not shown stale.
+    std::fs::write(&path, "{ not json").unwrap();
+    let r = t.run(&["--json", "find"]);
+    let listed: Value = serde_json::from_str(r.ok()).unwrap();
+    let listed: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [ids[2].as_str(), ids[1].as_str()]);
+    assert!(r.stderr.contains("skipped 1 invalid"), "{}", r.stderr);
+}
+
+#[test]
+fn runs_created_by_another_tool_after_our_own_start_are_listed() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let (ours, _) = start(&t, "pixel", "build-stories", &[]);
+    // Another tool: a folder first, its manifest a moment later.
+    let theirs = "55555555-5555-4555-8555-555555555555";
+    let folder = t.path("docs/agent-outputs").join(theirs);
+    std::fs::create_dir_all(&folder).unwrap();
+    assert_eq!(find_ids(&t, &[]).len(), ids.len() + 1);
+    let seed = std::fs::read_to_string(
+        t.path("docs/agent-outputs")
+            .join(&ours)
+            .join("manifest.json"),
+    )
+    .unwrap()
+    .replace(&ours, theirs)
+    .replace("\"pixel\"", "\"other-tool\"");
+    std::fs::write(folder.join("manifest.json"), seed).unwrap();
+    assert_eq!(find_ids(&t, &["--agent", "other-tool"]), vec![theirs]);
+    assert_eq!(find_ids(&t, &[]).len(), ids.len() + 2);
+}
+
+#[test]
 fn file_deleted_by_hand_disappears_after_sync() {
     let t = TestProject::new();
     let ids = history(&t);
