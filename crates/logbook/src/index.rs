@@ -105,7 +105,8 @@ CREATE TABLE tags(
 -- deleted by rowid (contentless_delete); snippets are made from the page's
 -- manifests instead (see `snippet_of`).
 CREATE VIRTUAL TABLE runs_fts USING fts5(
-  agent, workflow, body, content = '', contentless_delete = 1, tokenize = 'unicode61'
+  agent, workflow, body, content = '', contentless_delete = 1,
+  tokenize = 'unicode61'
 );
 CREATE TABLE work_sessions(
   path TEXT PRIMARY KEY,
