@@ -44,7 +44,7 @@ use crate::work_session;
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Test hook: when set to `1`, a write through logbook exits the process
 /// right after the file write and before the index update, to prove the
@@ -68,7 +68,7 @@ const ALL: &[Kind] = &[Kind::Run, Kind::WorkSession, Kind::Transcript];
 const SCHEMA: &str = "
 CREATE TABLE runs(
   rid INTEGER PRIMARY KEY,
-  folder TEXT NOT NULL UNIQUE,
+  folder TEXT NOT NULL,
   id TEXT NOT NULL,
   agent TEXT NOT NULL,
   workflow TEXT NOT NULL,
@@ -80,11 +80,6 @@ CREATE TABLE runs(
   title TEXT NOT NULL,
   manifest TEXT NOT NULL
 );
-CREATE INDEX runs_id ON runs(id);
-CREATE INDEX runs_started ON runs(started_ns, id);
-CREATE INDEX runs_agent ON runs(agent, started_ns);
-CREATE INDEX runs_workflow ON runs(workflow, started_ns);
-CREATE INDEX runs_status ON runs(status, started_ns);
 CREATE TABLE outputs(
   rid INTEGER NOT NULL,
   seq INTEGER NOT NULL,
@@ -94,22 +89,25 @@ CREATE TABLE outputs(
   created_at TEXT NOT NULL,
   PRIMARY KEY(rid, seq)
 ) WITHOUT ROWID;
-CREATE INDEX outputs_type ON outputs(type, rid);
 CREATE TABLE edges(
   child TEXT NOT NULL,
   parent TEXT NOT NULL,
   rid INTEGER NOT NULL,
   PRIMARY KEY(rid, parent)
 ) WITHOUT ROWID;
-CREATE INDEX edges_parent ON edges(parent);
-CREATE INDEX edges_child ON edges(child);
 CREATE TABLE tags(
   rid INTEGER NOT NULL,
   tag TEXT NOT NULL,
   PRIMARY KEY(rid, tag)
 ) WITHOUT ROWID;
-CREATE INDEX tags_tag ON tags(tag);
-CREATE VIRTUAL TABLE runs_fts USING fts5(agent, workflow, body, tokenize = 'unicode61');
+-- Contentless: the index of the words only, not a second copy of every
+-- manifest and output text (that copy was most of the database). Rows are
+-- deleted by rowid (contentless_delete); snippets are made from the page's
+-- manifests instead (see `snippet_of`).
+CREATE VIRTUAL TABLE runs_fts USING fts5(
+  agent, workflow, body, content = '', contentless_delete = 1,
+  tokenize = 'unicode61'
+);
 CREATE TABLE work_sessions(
   path TEXT PRIMARY KEY,
   id TEXT NOT NULL,
@@ -149,6 +147,45 @@ CREATE TABLE pending(
 );
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 ";
+
+/// The secondary indexes, kept apart from [`SCHEMA`] so a rebuild can drop
+/// them, bulk-insert, and create them once over sorted data (several times
+/// faster than maintaining them row by row).
+///
+/// The filter indexes list `started_ns DESC, id` right after their key so a
+/// `find` walks them in exactly its output order and stops at the page's
+/// end, and they carry the other filter columns so rows that do not match
+/// are rejected from the index alone, without touching the table.
+const INDEXES: &[(&str, &str)] = &[
+    (
+        "runs_folder",
+        "CREATE UNIQUE INDEX runs_folder ON runs(folder)",
+    ),
+    ("runs_id", "CREATE INDEX runs_id ON runs(id)"),
+    (
+        "runs_started",
+        "CREATE INDEX runs_started ON runs(started_ns DESC, id, agent, workflow, status)",
+    ),
+    (
+        "runs_agent",
+        "CREATE INDEX runs_agent ON runs(agent, started_ns DESC, id, workflow, status)",
+    ),
+    (
+        "runs_workflow",
+        "CREATE INDEX runs_workflow ON runs(workflow, started_ns DESC, id, agent, status)",
+    ),
+    (
+        "runs_status",
+        "CREATE INDEX runs_status ON runs(status, started_ns DESC, id, agent, workflow)",
+    ),
+    (
+        "outputs_type",
+        "CREATE INDEX outputs_type ON outputs(type, rid)",
+    ),
+    ("edges_parent", "CREATE INDEX edges_parent ON edges(parent)"),
+    ("edges_child", "CREATE INDEX edges_child ON edges(child)"),
+    ("tags_tag", "CREATE INDEX tags_tag ON tags(tag)"),
+];
 
 /// The kinds of file the index follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -503,6 +540,9 @@ impl Index {
             }
         }
         tx.execute_batch(SCHEMA).map_err(&e)?;
+        for (_, create) in INDEXES {
+            tx.execute_batch(create).map_err(&e)?;
+        }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)
             .map_err(&e)?;
         tx.commit().map_err(&e)?;
@@ -567,7 +607,7 @@ impl Index {
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(&e)?;
         for (kind, path, stamp, record) in records {
-            apply(&tx, kind, &path, record, stamp, None).map_err(&e)?;
+            apply(&tx, kind, &path, record, stamp, None, Fresh::No).map_err(&e)?;
             tx.execute("DELETE FROM pending WHERE path = ?1", [path_str(&path)])
                 .map_err(&e)?;
         }
@@ -837,29 +877,59 @@ impl Index {
             let stamps: HashMap<&Path, &Seen> =
                 todo.iter().map(|s| (s.path.as_path(), *s)).collect();
             let conn = &self.conn;
-            let result = (|| -> Result<()> {
+            let mut result = (|| -> Result<()> {
                 let mut batch = 0usize;
+                if full {
+                    // The index is derived and this transaction replaces all
+                    // of it: no fsync is needed to keep it consistent (a crash
+                    // leaves the old index, or a torn one that `open` throws
+                    // away and rebuilds), and a big page cache keeps the bulk
+                    // insert off the disk until commit.
+                    conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA cache_size = -131072")
+                        .map_err(&e)?;
+                }
                 conn.execute_batch("BEGIN IMMEDIATE").map_err(&e)?;
                 let body = (|| -> Result<()> {
                     if full {
-                        conn.execute_batch(
+                        // Everything goes, the secondary indexes too: they are
+                        // created once at the end over the loaded rows.
+                        let mut sql = String::from(
                             "DELETE FROM runs; DELETE FROM outputs; DELETE FROM edges; DELETE FROM tags;
                              DELETE FROM runs_fts; DELETE FROM work_sessions; DELETE FROM transcripts;
                              DELETE FROM files; DELETE FROM corrupt;",
-                        )
-                        .map_err(&e)?;
+                        );
+                        for (name, _) in INDEXES {
+                            sql.push_str(&format!("DROP INDEX IF EXISTS {name};"));
+                        }
+                        // FTS keeps this much pending text in memory before it
+                        // writes a segment: fewer, larger segments to merge.
+                        sql.push_str(
+                            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 67108864);",
+                        );
+                        conn.execute_batch(&sql).map_err(&e)?;
                     }
                     for (kind, path, rec) in rx_rec.iter() {
                         let stamp = stamps
                             .get(path.as_path())
                             .map(|s| (s.size, s.mtime_ns, s.dir_mtime_ns));
-                        apply(conn, kind, &path, rec, stamp, Some(&mut report)).map_err(&e)?;
+                        let ctx = if full { Fresh::Yes } else { Fresh::No };
+                        apply(conn, kind, &path, rec, stamp, Some(&mut report), ctx).map_err(&e)?;
                         report.indexed += 1;
                         batch += 1;
                         if batch >= BATCH && !full {
                             batch = 0;
                             conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
                         }
+                    }
+                    if full {
+                        for (_, create) in INDEXES {
+                            conn.execute_batch(create).map_err(&e)?;
+                        }
+                        conn.execute_batch(
+                            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);
+                             ANALYZE;",
+                        )
+                        .map_err(&e)?;
                     }
                     conn.execute(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
@@ -888,6 +958,22 @@ impl Index {
                     }
                 }
             })();
+            if full {
+                // Back to the normal write discipline, and the WAL (which
+                // now holds the whole new index) copied home and truncated
+                // so it does not stay on disk at the size of the index.
+                let restore = conn
+                    .execute_batch(
+                        "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -2000;
+                         PRAGMA wal_checkpoint(TRUNCATE);",
+                    )
+                    .map_err(&e);
+                if result.is_ok()
+                    && let Err(err) = restore
+                {
+                    result = Err(err);
+                }
+            }
             if let Ok(mut slot) = write_result.lock() {
                 *slot = result;
             }
@@ -1013,10 +1099,14 @@ impl Index {
             .filter(|q| !q.is_empty());
         let from = if let Some(q) = &text {
             let n = arg(q.clone().into(), &mut args);
-            where_.push(format!("runs_fts MATCH {n}"));
-            "runs_fts JOIN runs r ON r.rid = runs_fts.rowid"
+            // The FTS table answers the MATCH and its bm25 rank alone; only
+            // rowids and ranks flow into the join and the sort.
+            format!(
+                "(SELECT rowid AS frid, rank AS frank FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                 JOIN runs r ON r.rid = f.frid"
+            )
         } else {
-            "runs r"
+            "runs r".to_string()
         };
         if let Some(a) = &query.agent {
             let n = arg(a.clone().into(), &mut args);
@@ -1061,37 +1151,53 @@ impl Index {
             where_.push(format!("r.workflow IN ({})", list.join(",")));
         }
         let order = if text.is_some() {
-            "runs_fts.rank, r.started_ns DESC, r.id"
+            "f.frank, r.started_ns DESC, r.id"
         } else {
             "r.started_ns DESC, r.id"
         };
-        let snippet = if text.is_some() {
-            "snippet(runs_fts, -1, '[', ']', '…', 16)"
-        } else {
-            "NULL"
-        };
         let l = arg(query.limit.map_or(-1, |l| l as i64).into(), &mut args);
         let o = arg((query.offset as i64).into(), &mut args);
+        // Two steps: the page's rowids first (from the indexes alone when
+        // they cover the filters), then only those rows' manifests, so the
+        // sort never carries manifests and memory is the page's, not the
+        // number of runs'.
         let sql_text = format!(
-            "SELECT r.id, r.folder, r.manifest, {snippet} FROM {from} WHERE {} ORDER BY {order} LIMIT {l} OFFSET {o}",
+            "SELECT r.rid FROM {from} WHERE {} ORDER BY {order} LIMIT {l} OFFSET {o}",
             where_.join(" AND ")
         );
-        let mut stmt = self.conn.prepare_cached(&sql_text).map_err(self.err())?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                ))
-            })
+        let rids: Vec<i64> = {
+            let mut stmt = self.conn.prepare_cached(&sql_text).map_err(self.err())?;
+            stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
+                .map_err(self.err())?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(self.err())?
+        };
+        let mut row_stmt = self
+            .conn
+            .prepare_cached("SELECT id, folder, manifest FROM runs WHERE rid = ?1")
             .map_err(self.err())?;
         let mut out = vec![];
-        for row in rows {
-            let (id, folder, manifest, snippet) = row.map_err(self.err())?;
+        for rid in rids {
+            let Some((id, folder, manifest)) = row_stmt
+                .query_row([rid], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+                .optional()
+                .map_err(self.err())?
+            else {
+                continue;
+            };
             let Ok(manifest) = serde_json::from_str::<run::Manifest>(&manifest) else {
                 continue;
+            };
+            let folder = PathBuf::from(folder);
+            let snippet = match &query.text {
+                Some(words) if text.is_some() => snippet_of(&manifest, &folder, words),
+                _ => None,
             };
             // The SQL is exact for every filter but text; this keeps the one
             // definition of "matches" authoritative.
@@ -1101,7 +1207,7 @@ impl Index {
             out.push(Hit {
                 run: Run {
                     id,
-                    folder: PathBuf::from(folder),
+                    folder,
                     manifest,
                 },
                 snippet,
@@ -1421,7 +1527,9 @@ impl Index {
             "SELECT 'out', r.folder, o.seq, o.file, o.type, o.description, o.created_at, '', '', '', '' FROM outputs o JOIN runs r ON r.rid = o.rid",
             "SELECT 'edge', child, parent, '', '', '', '', '', '', '', '' FROM edges",
             "SELECT 'tag', r.folder, t.tag, '', '', '', '', '', '', '', '' FROM tags t JOIN runs r ON r.rid = t.rid",
-            "SELECT 'fts', r.folder, f.agent, f.workflow, f.body, '', '', '', '', '', '' FROM runs_fts f JOIN runs r ON r.rid = f.rowid",
+            // Contentless: the words cannot be read back, only that the run
+            // has its row.
+            "SELECT 'fts', r.folder, '', '', '', '', '', '', '', '', '' FROM runs_fts f JOIN runs r ON r.rid = f.rowid",
             "SELECT 'ws', path, id, status, archived, last_updated, record, '', '', '', '' FROM work_sessions",
             "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), '', '' FROM transcripts",
             "SELECT 'bad', path, kind, '', '', '', '', '', '', '', '' FROM corrupt",
@@ -1803,15 +1911,11 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
         }
     };
     let mut outputs = vec![];
-    let mut texts = String::new();
+    let mut body = manifest_text(&m);
     for o in &m.outputs {
-        texts.push_str(&o.description);
-        texts.push('\n');
-        texts.push_str(&o.file);
-        texts.push('\n');
         if let Some(t) = output_text(&folder, &o.file) {
-            texts.push_str(&t);
-            texts.push('\n');
+            body.push_str(&t);
+            body.push('\n');
         }
         outputs.push((
             o.file.clone(),
@@ -1823,27 +1927,6 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
     let mut tags = m.tags.clone();
     tags.sort();
     tags.dedup();
-    let mut body = String::new();
-    for part in [
-        m.agent.title.as_deref().unwrap_or_default(),
-        m.workflow.description.as_deref().unwrap_or_default(),
-        m.user_summary.as_deref().unwrap_or_default(),
-        m.display_name.as_deref().unwrap_or_default(),
-        m.execution.user.as_deref().unwrap_or_default(),
-    ] {
-        if !part.is_empty() {
-            body.push_str(part);
-            body.push('\n');
-        }
-    }
-    for x in [&m.inputs, &m.metadata].into_iter().flatten() {
-        flatten_text(&Value::Object(x.clone()), &mut body);
-    }
-    for t in &tags {
-        body.push_str(t);
-        body.push('\n');
-    }
-    body.push_str(&texts);
     let started_ns = clock::parse(&m.execution.started_at).map(|t| t.as_nanosecond() as i64);
     let row = RunRow {
         id,
@@ -1869,6 +1952,134 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
         folder,
     };
     Some(Record::Run(Box::new(row)))
+}
+
+/// The searchable text of a manifest itself (not of its output files):
+/// what the FTS `body` column indexes before the outputs' text, and what
+/// snippets are cut from.
+fn manifest_text(m: &run::Manifest) -> String {
+    let mut body = String::new();
+    for part in [
+        m.agent.title.as_deref().unwrap_or_default(),
+        m.workflow.description.as_deref().unwrap_or_default(),
+        m.user_summary.as_deref().unwrap_or_default(),
+        m.display_name.as_deref().unwrap_or_default(),
+        m.execution.user.as_deref().unwrap_or_default(),
+    ] {
+        if !part.is_empty() {
+            body.push_str(part);
+            body.push('\n');
+        }
+    }
+    for x in [&m.inputs, &m.metadata].into_iter().flatten() {
+        flatten_text(&Value::Object(x.clone()), &mut body);
+    }
+    let mut tags = m.tags.clone();
+    tags.sort();
+    tags.dedup();
+    for t in &tags {
+        body.push_str(t);
+        body.push('\n');
+    }
+    for o in &m.outputs {
+        body.push_str(&o.description);
+        body.push('\n');
+        body.push_str(&o.file);
+        body.push('\n');
+    }
+    body
+}
+
+/// A fragment around the first of the query's words found, hits in `[…]`.
+/// The FTS table is contentless (it keeps no text), so the fragment is cut
+/// from the run's manifest text and, only when the words matched nothing
+/// there, from its registered output files: at most a page of runs, each
+/// file under [`MAX_TEXT_BYTES`], and never for listings without `--text`.
+fn snippet_of(m: &run::Manifest, folder: &Path, words: &str) -> Option<String> {
+    let terms: Vec<&str> = words
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if terms.is_empty() {
+        return None;
+    }
+    let head = format!(
+        "{}\n{}\n{}",
+        m.agent.name,
+        m.workflow.name,
+        manifest_text(m)
+    );
+    if let Some(s) = cut_snippet(&head, &terms) {
+        return Some(s);
+    }
+    m.outputs
+        .iter()
+        .filter_map(|o| output_text(folder, &o.file))
+        .find_map(|t| cut_snippet(&t, &terms))
+}
+
+/// Byte range of the first whole-word, case-insensitive occurrence of any
+/// of `terms` in `text` at or after `from`.
+fn find_word(text: &str, terms: &[&str], from: usize) -> Option<(usize, usize)> {
+    let mut prev_alnum = text[..from]
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphanumeric);
+    for (i, c) in text[from..].char_indices() {
+        let at = from + i;
+        if !prev_alnum && c.is_alphanumeric() {
+            for t in terms {
+                let mut end = at;
+                let mut rest = text[at..].chars();
+                let matched = t.chars().all(|tc| {
+                    rest.next().is_some_and(|hc| {
+                        end += hc.len_utf8();
+                        hc.to_lowercase().eq(tc.to_lowercase())
+                    })
+                });
+                if matched
+                    && !text[end..]
+                        .chars()
+                        .next()
+                        .is_some_and(char::is_alphanumeric)
+                {
+                    return Some((at, end));
+                }
+            }
+        }
+        prev_alnum = c.is_alphanumeric();
+    }
+    None
+}
+
+fn cut_snippet(text: &str, terms: &[&str]) -> Option<String> {
+    const AROUND: usize = 48;
+    let (start, _) = find_word(text, terms, 0)?;
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let lo = floor(start.saturating_sub(AROUND));
+    let hi = floor((start + 2 * AROUND).min(text.len()));
+    let mut out = String::new();
+    if lo > 0 {
+        out.push('…');
+    }
+    let mut at = lo;
+    while let Some((s, e)) = find_word(text, terms, at).filter(|(_, e)| *e <= hi) {
+        out.push_str(&text[at..s]);
+        out.push('[');
+        out.push_str(&text[s..e]);
+        out.push(']');
+        at = e;
+    }
+    out.push_str(&text[at..hi]);
+    if hi < text.len() {
+        out.push('…');
+    }
+    Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn flatten_text(v: &Value, out: &mut String) {
@@ -1927,9 +2138,17 @@ fn output_text(folder: &Path, file: &str) -> Option<String> {
 // ---------------------------------------------------------------------------
 // Writing records
 
-fn store_record(tx: &Connection, r: &Record) -> rusqlite::Result<()> {
+/// Whether the tables are known to hold nothing about the record (a
+/// rebuild after its bulk delete): then nothing old needs deleting first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    Yes,
+    No,
+}
+
+fn store_record(tx: &Connection, r: &Record, fresh: Fresh) -> rusqlite::Result<()> {
     match r {
-        Record::Run(row) => store_run(tx, row),
+        Record::Run(row) => store_run(tx, row, fresh),
         Record::WorkSession {
             path,
             id,
@@ -1969,13 +2188,13 @@ fn store_record(tx: &Connection, r: &Record) -> rusqlite::Result<()> {
     }
 }
 
-fn store_run(tx: &Connection, row: &RunRow) -> rusqlite::Result<()> {
+fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
     let folder = path_str(&row.folder);
-    remove_run(tx, &folder)?;
-    tx.execute(
-        "DELETE FROM corrupt WHERE path = ?1",
-        [path_str(&row.folder.join(MANIFEST))],
-    )?;
+    if fresh == Fresh::No {
+        remove_run(tx, &folder)?;
+        tx.prepare_cached("DELETE FROM corrupt WHERE path = ?1")?
+            .execute([path_str(&row.folder.join(MANIFEST))])?;
+    }
     let mut ins = tx.prepare_cached(
         "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -2064,11 +2283,14 @@ fn apply(
     rec: Option<Record>,
     stamp: Option<(i64, i64, i64)>,
     report: Option<&mut SyncReport>,
+    fresh: Fresh,
 ) -> rusqlite::Result<()> {
     match rec {
         None => return remove_record(tx, kind, path),
         Some(Record::Corrupt { reason }) => {
-            remove_record(tx, kind, path)?;
+            if fresh == Fresh::No {
+                remove_record(tx, kind, path)?;
+            }
             tx.execute(
                 "INSERT OR REPLACE INTO corrupt(path, kind, reason) VALUES (?1, ?2, ?3)",
                 params![path_str(path), kind.as_str(), reason],
@@ -2081,7 +2303,7 @@ fn apply(
                 });
             }
         }
-        Some(r) => store_record(tx, &r)?,
+        Some(r) => store_record(tx, &r, fresh)?,
     }
     if let Some((size, mtime, dir_mtime)) = stamp {
         tx.prepare_cached(
