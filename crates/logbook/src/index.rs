@@ -1725,29 +1725,9 @@ fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
     if !scope.contains(&Kind::Transcript) {
         return Ok(out);
     }
-    for path in transcript_files(&p.config.transcripts_dir)? {
+    for (_, path) in transcript::transcript_files(&p.config.transcripts_dir)? {
         if let Ok(m) = fs::metadata(&path) {
             out.push(seen(Kind::Transcript, path, &m, 0));
-        }
-    }
-    Ok(out)
-}
-
-fn transcript_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut out = vec![];
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if transcript::parse_file_name(&name).is_some()
-            && !crate::store::is_temp_file(&name)
-            && entry.file_type().is_ok_and(|t| t.is_file())
-        {
-            out.push(entry.path());
         }
     }
     Ok(out)
