@@ -256,12 +256,22 @@ fn run_commands_print_the_documented_json() {
         &["find", "--status", "completed"],
         &["find", "--user", "Bryan"],
         &["find", "--tag", "t1"],
-        &["find", "--since", "1d"],
         &["find", "--text", "Hardware"],
         &["find", "--limit", "1"],
     ] {
         assert_eq!(t.json(args).as_array().unwrap().len(), 1, "{args:?}");
     }
+
+    assert_eq!(
+        t.json(&["find", "--since", "1d"]).as_array().unwrap().len(),
+        2
+    );
+    assert!(
+        t.json(&["find", "--since", "2999-01-01"])
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 
     // latest-output prints the absolute path, and nothing else.
     let latest = t.run(&["latest-output", "--agent", "alex", "--type", "document"]);
