@@ -494,7 +494,8 @@ fn unit_interval<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D:
     Ok(x)
 }
 
-fn check_confidence(x: f64) -> std::result::Result<(), String> {
+/// Checks a verdict's confidence is a finite number from 0 to 1.
+pub fn check_confidence(x: f64) -> std::result::Result<(), String> {
     if x.is_finite() && (0.0..=1.0).contains(&x) {
         Ok(())
     } else {
@@ -808,6 +809,47 @@ pub fn full_history(loaded: &Loaded) -> Result<Vec<AgentInvocation>> {
         archives.push(archive);
     }
     Ok(merge_history(wf.agent_history.clone(), archives))
+}
+
+/// [`full_history`] for display: an archive that is missing or unreadable
+/// (say, a state file copied from another machine without its `.history/`
+/// folder) is left out and described in the returned problems instead of
+/// failing, so the rest of the history still shows. `logbook doctor` uses the
+/// strict [`full_history`] and reports the same archives.
+pub fn full_history_lenient(loaded: &Loaded) -> (Vec<AgentInvocation>, Vec<String>) {
+    let Some(wf) = &loaded.state.orchestrator_workflow else {
+        return (vec![], vec![]);
+    };
+    let state_dir = loaded.path.parent().unwrap_or(Path::new("."));
+    let mut archives = Vec::with_capacity(wf.compaction_history.len());
+    let mut problems = Vec::new();
+    for (i, entry) in wf.compaction_history.iter().enumerate() {
+        let read = archive_path(state_dir, &entry.note_path).and_then(|path| {
+            match store::read_optional(&path)? {
+                Some(text) => {
+                    store::parse_json::<CompactionArchive>(&path, "compaction archive", &text)
+                        .map(Some)
+                }
+                None => {
+                    problems.push(format!(
+                        "{}: compaction archive named in compactionHistory[{i}] is missing; its {} invocations are left out of fullHistory (`logbook doctor` reports it)",
+                        path.display(),
+                        entry.count
+                    ));
+                    Ok(None)
+                }
+            }
+        });
+        match read {
+            Ok(Some(archive)) => archives.push(archive),
+            Ok(None) => {}
+            Err(e) => problems.push(format!(
+                "{e}; its {} invocations are left out of fullHistory (`logbook doctor` reports it)",
+                entry.count
+            )),
+        }
+    }
+    (merge_history(wf.agent_history.clone(), archives), problems)
 }
 
 /// Rebuilds the original sequence: undoes compactions newest first, putting

@@ -126,6 +126,14 @@ pub struct IdArgs {
     id: String,
 }
 
+/// `find --status`: one of the seed's four statuses, so a typo is bad usage
+/// (exit 2) instead of a listing that silently matches nothing.
+fn run_status(s: &str) -> std::result::Result<String, String> {
+    RunStatus::parse_strict(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
 #[derive(Debug, Args)]
 pub struct FindArgs {
     /// Agent name, exactly.
@@ -135,7 +143,7 @@ pub struct FindArgs {
     #[arg(long, value_name = "REGEX")]
     workflow: Option<String>,
     /// running, completed, failed or cancelled.
-    #[arg(long)]
+    #[arg(long, value_parser = run_status)]
     status: Option<String>,
     /// The user who started the run.
     #[arg(long)]

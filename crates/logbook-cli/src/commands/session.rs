@@ -620,7 +620,7 @@ pub fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
             output,
             session,
         } => {
-            let (s, agent_id) = ws::spawn_agent(
+            let (_, agent_id) = ws::spawn_agent(
                 &ctx.project,
                 session.session.as_deref(),
                 agent_type,
@@ -628,7 +628,8 @@ pub fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
                 output.as_deref(),
             )?;
             Ok(Output::new(
-                json!({ "id": agent_id, "session_id": s.session_id }),
+                // Exactly the shape INTERFACE.md promises: scripts compare it whole.
+                json!({ "id": agent_id }),
                 format!("{agent_id}\n"),
             ))
         }

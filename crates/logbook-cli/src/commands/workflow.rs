@@ -45,6 +45,7 @@ pub struct WorkflowArgs {
 #[derive(Debug, Args)]
 pub struct ModeArgs {
     /// analysis, planning, coding or disabled.
+    #[arg(value_parser = one_of::<Mode>)]
     mode: String,
     #[command(flatten)]
     target: TargetArgs,
@@ -61,6 +62,7 @@ pub enum WorkflowCommand {
     /// Record that an agent was invoked (it becomes the active agent).
     Invoke {
         /// One of the 17 agent types.
+        #[arg(value_parser = one_of::<AgentType>)]
         agent: String,
         /// The task given to the agent.
         #[arg(long)]
@@ -72,12 +74,13 @@ pub enum WorkflowCommand {
         #[arg(long = "artifact", value_name = "P")]
         artifacts: Vec<String>,
         /// The agent that handed the work over.
-        #[arg(long, value_name = "AGENT")]
+        #[arg(long, value_name = "AGENT", value_parser = one_of::<AgentType>)]
         from: Option<String>,
     },
     /// Record that an agent finished its most recent invocation.
     Complete {
         /// The agent reporting back.
+        #[arg(value_parser = one_of::<AgentType>)]
         agent: String,
         /// What it did.
         #[arg(long)]
@@ -92,7 +95,7 @@ pub enum WorkflowCommand {
         #[arg(long = "blocker", value_name = "B")]
         blockers: Vec<String>,
         /// The agent to hand over to (default: back to the orchestrator).
-        #[arg(long, value_name = "AGENT")]
+        #[arg(long, value_name = "AGENT", value_parser = one_of::<AgentType>)]
         handoff_to: Option<String>,
         /// Why it hands over.
         #[arg(long, value_name = "TEXT", default_value = "")]
@@ -104,7 +107,7 @@ pub enum WorkflowCommand {
     /// Record a decision (prints its UUID).
     Decide {
         /// architectural, technical, process or scope.
-        #[arg(long = "type", value_name = "T")]
+        #[arg(long = "type", value_name = "T", value_parser = one_of::<DecisionType>)]
         kind: String,
         /// What was decided.
         #[arg(long, value_name = "D")]
@@ -113,24 +116,25 @@ pub enum WorkflowCommand {
         #[arg(long, value_name = "R")]
         rationale: String,
         /// The agent that decided.
-        #[arg(long, value_name = "AGENT")]
+        #[arg(long, value_name = "AGENT", value_parser = one_of::<AgentType>)]
         by: String,
         /// An agent that agreed (repeatable).
-        #[arg(long = "approved-by", value_name = "A")]
+        #[arg(long = "approved-by", value_name = "A", value_parser = one_of::<AgentType>)]
         approved_by: Vec<String>,
         /// An agent that disagreed (repeatable).
-        #[arg(long = "rejected-by", value_name = "A")]
+        #[arg(long = "rejected-by", value_name = "A", value_parser = one_of::<AgentType>)]
         rejected_by: Vec<String>,
     },
     /// Record a specialist's verdict.
     Verdict {
         /// The agent giving the verdict.
+        #[arg(value_parser = one_of::<AgentType>)]
         agent: String,
         /// approve, reject, conditional or needs_revision.
-        #[arg(long, value_name = "D")]
+        #[arg(long, value_name = "D", value_parser = one_of::<VerdictDecision>)]
         decision: String,
         /// From 0 to 1.
-        #[arg(long, value_name = "X", allow_negative_numbers = true)]
+        #[arg(long, value_name = "X", allow_negative_numbers = true, value_parser = confidence)]
         confidence: f64,
         /// Why.
         #[arg(long, value_name = "R")]
@@ -145,8 +149,10 @@ pub enum WorkflowCommand {
     /// Record a pending handoff from one agent to another.
     Handoff {
         /// The agent handing over.
+        #[arg(value_parser = one_of::<AgentType>)]
         from: String,
         /// The agent taking over.
+        #[arg(value_parser = one_of::<AgentType>)]
         to: String,
         /// Why.
         #[arg(long, value_name = "R")]
@@ -164,8 +170,30 @@ pub enum WorkflowCommand {
     /// Move the workflow to a phase: planning, implementation, validation, complete.
     Phase {
         /// The phase.
+        #[arg(value_parser = one_of::<Phase>)]
         phase: String,
     },
+}
+
+/// Checks a value against the library's closed set while arguments are
+/// parsed, so a value outside it is bad usage (exit 2) like any other clap
+/// value error, and the message still lists what is allowed.
+fn one_of<T>(s: &str) -> std::result::Result<String, String>
+where
+    T: std::str::FromStr<Err = logbook::Error>,
+{
+    s.parse::<T>()
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// `--confidence`: a number from 0 to 1, checked by the library's rule.
+fn confidence(s: &str) -> std::result::Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number; give one from 0 to 1, e.g. 0.8"))?;
+    wf::check_confidence(x).map(|()| x)
 }
 
 fn agent(s: &str) -> Result<AgentType> {
@@ -341,7 +369,13 @@ fn show(ctx: &Context, t: &TargetArgs, full: bool) -> Result<Output> {
         logbook::store::order_like(&mut json, original);
     }
     let history = if full {
-        Some(wf::full_history(&loaded)?)
+        let (history, problems) = wf::full_history_lenient(&loaded);
+        // A missing archive must not hide the rest of the history; the
+        // warning (stderr) keeps `--json` stdout one clean value.
+        for p in &problems {
+            ctx.printer.warn(p);
+        }
+        Some(history)
     } else {
         None
     };

@@ -54,6 +54,24 @@ impl Run {
         &self.stderr
     }
 
+    /// Asserts bad usage (exit 2, `error:` on stderr, nothing on stdout) and
+    /// returns stderr.
+    #[track_caller]
+    pub fn usage(&self) -> &str {
+        assert_eq!(
+            self.code, 2,
+            "expected exit 2\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        assert!(
+            self.stderr.starts_with("error: "),
+            "stderr: {}",
+            self.stderr
+        );
+        assert!(self.stdout.is_empty(), "stdout: {}", self.stdout);
+        &self.stderr
+    }
+
     /// Asserts success and parses stdout as exactly one JSON value.
     #[track_caller]
     pub fn json(&self) -> Value {

@@ -235,7 +235,7 @@ fn invoke_complete_and_handoff_semantics() {
 fn invalid_values_are_refused_with_the_valid_ones() {
     let t = project();
     let e = t.run(&["workflow", "invoke", "wizard", "--prompt", "x"]);
-    let msg = e.err();
+    let msg = e.usage();
     assert!(
         msg.contains("\"wizard\"")
             && msg.contains("pr-comment-responder")
@@ -254,7 +254,7 @@ fn invalid_values_are_refused_with_the_valid_ones() {
         "r",
     ]);
     assert!(
-        e.err().contains("confidence 1.5 is outside 0 to 1"),
+        e.usage().contains("confidence 1.5 is outside 0 to 1"),
         "{}",
         e.stderr
     );
@@ -269,16 +269,16 @@ fn invalid_values_are_refused_with_the_valid_ones() {
         "--reasoning",
         "r",
     ]);
-    assert!(e.err().contains("needs_revision"), "{}", e.stderr);
+    assert!(e.usage().contains("needs_revision"), "{}", e.stderr);
     let e = t.run(&["mode", "dreaming"]);
     assert!(
-        e.err().contains("analysis, planning, coding, disabled"),
+        e.usage().contains("analysis, planning, coding, disabled"),
         "{}",
         e.stderr
     );
     let e = t.run(&["workflow", "phase", "done"]);
     assert!(
-        e.err()
+        e.usage()
             .contains("planning, implementation, validation, complete"),
         "{}",
         e.stderr
@@ -296,7 +296,8 @@ fn invalid_values_are_refused_with_the_valid_ones() {
         "qa",
     ]);
     assert!(
-        e.err().contains("architectural, technical, process, scope"),
+        e.usage()
+            .contains("architectural, technical, process, scope"),
         "{}",
         e.stderr
     );
@@ -441,13 +442,16 @@ fn unknown_fields_and_key_order_survive_a_rewrite() {
     );
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys[0], "x-editor", "key order kept: {keys:?}");
-    // The fixture's own archive does not exist here: --full says so clearly.
-    let e = t.run(&["workflow", "show", "--full"]);
+    // The fixture's own archive does not exist here: --full says so clearly
+    // on stderr and still shows the invocations it has.
+    let e = t.run(&["--json", "workflow", "show", "--full"]);
+    let full = e.json();
     assert!(
-        e.err().contains("compactionHistory[0] is missing"),
+        e.stderr.contains("compactionHistory[0] is missing"),
         "{}",
         e.stderr
     );
+    assert!(full["fullHistory"].is_array(), "{full}");
 }
 
 #[test]
