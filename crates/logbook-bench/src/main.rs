@@ -161,7 +161,7 @@ impl Vocab {
         const CODAS: &[&str] = &["", "", "", "n", "r", "s", "l", "m", "t", "x", "nd", "st"];
         let mut words: Vec<String> = WORDS.iter().map(|w| w.to_string()).collect();
         let mut taken: std::collections::HashSet<String> = words.iter().cloned().collect();
-        let mut rng = Rng(0x5EED_0F_C0DE);
+        let mut rng = Rng(0x005E_ED0F_C0DE);
         while words.len() < VOCAB {
             // Mostly two syllables: words of about eight letters, like the
             // domain words, so manifests stay 1–3 KB.
