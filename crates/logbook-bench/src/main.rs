@@ -409,10 +409,10 @@ fn main() -> Result<()> {
 
     // Rebuild: everything read and parsed, in parallel.
     eprintln!("index rebuild …");
-    let (rebuild_time, report) = time(|| Ok(Index::open(&project)?.rebuild(None)?))?;
+    let (rebuild_time, report) = time(|| Ok(Index::open_for_rebuild(&project)?.rebuild(None)?))?;
     let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
     row(
-        "`index rebuild`",
+        "`index rebuild`, new project",
         format!(
             "{per_s:.0} manifests/s ({:.1} s)",
             rebuild_time.as_secs_f64()
@@ -421,6 +421,24 @@ fn main() -> Result<()> {
         String::new(),
         "≥ 20,000 manifests/s",
         Some(per_s >= 20_000.0),
+    );
+
+    // The same again over the index just built: what a user's
+    // `logbook index rebuild` of an existing project costs (the old index
+    // is emptied in the same transaction).
+    eprintln!("index rebuild over an existing index …");
+    let (again_time, again) = time(|| Ok(Index::open(&project)?.rebuild(None)?))?;
+    let again_per_s = again.indexed as f64 / again_time.as_secs_f64();
+    row(
+        "`index rebuild`, replacing an existing index",
+        format!(
+            "{again_per_s:.0} manifests/s ({:.1} s)",
+            again_time.as_secs_f64()
+        ),
+        String::new(),
+        String::new(),
+        "≥ 20,000 manifests/s",
+        Some(again_per_s >= 20_000.0),
     );
 
     // find through the index vs the seed's scan.
