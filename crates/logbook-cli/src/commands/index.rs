@@ -24,7 +24,7 @@ pub enum IndexCommand {
 pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
     match cmd {
         IndexCommand::Rebuild => {
-            let mut index = Index::open(&ctx.project)?;
+            let mut index = Index::open_for_rebuild(&ctx.project)?;
             let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
                 let bar = indicatif::ProgressBar::new(0);
                 bar.set_style(
