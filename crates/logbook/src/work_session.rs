@@ -533,17 +533,42 @@ fn pointer_path(p: &Project) -> PathBuf {
     p.config.sessions_dir.join(POINTER_FILE)
 }
 
-/// The id named by `active-session.yaml`, if any (no lock: a reader).
+/// The active session's id (no lock: a reader). It is the one
+/// `active-session.yaml` names; without that file, the one live session whose
+/// own status is `active`, so a session file written by hand or by a start
+/// killed before it wrote the pointer is still found.
 pub fn active_id(p: &Project) -> Result<Option<String>> {
     let path = pointer_path(p);
-    let Some(text) = store::read_optional(&path)? else {
-        return Ok(None);
-    };
-    if text.trim().is_empty() {
-        return Ok(None);
+    match store::read_optional(&path)? {
+        Some(text) if !text.trim().is_empty() => pointer_id(&path, &text),
+        _ => sole_active_session(p),
     }
-    let ptr: Pointer = store::parse_yaml(&path, "active-session pointer", &text)?;
-    Ok(ptr.session_id.filter(|s| !s.trim().is_empty()))
+}
+
+/// Reads the pointer leniently: Logbook writes `session_id: ID`; other tools
+/// may write the bare id or another obvious key.
+fn pointer_id(path: &Path, text: &str) -> Result<Option<String>> {
+    let value: Value = store::parse_yaml(path, "active-session pointer", text)?;
+    let id = match &value {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(m) => ["session_id", "active_session", "active_session_id", "id"]
+            .iter()
+            .find_map(|k| m.get(*k))
+            .and_then(|v| v.as_str().map(str::to_string)),
+        _ => None,
+    };
+    Ok(id.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
+}
+
+fn sole_active_session(p: &Project) -> Result<Option<String>> {
+    let mut active = session_files(&p.config.sessions_dir)?
+        .into_iter()
+        .filter_map(|path| read_file(p, &path).ok())
+        .filter(|ws| ws.status == SessionStatus::Active && validate_id(&ws.session_id).is_ok());
+    match (active.next(), active.next()) {
+        (Some(ws), None) => Ok(Some(ws.session_id)),
+        _ => Ok(None),
+    }
 }
 
 fn set_pointer(p: &Project, id: Option<&str>) -> Result<()> {

@@ -699,3 +699,31 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
         1
     );
 }
+
+#[test]
+fn sessions_written_by_other_tools_are_found_as_active() {
+    let t = TestProject::new();
+    t.write(&format!(".logbook/sessions/{SEED_ID}.yaml"), &seed_yaml());
+    // No pointer file: the one live session whose status is active.
+    assert_eq!(t.json(&["status"])["session_id"], SEED_ID);
+    t.run(&["note", "found without a pointer"]).ok();
+    // A pointer holding the bare id, or another obvious key.
+    for pointer in [
+        format!("{SEED_ID}\n"),
+        format!("active_session: {SEED_ID}\n"),
+    ] {
+        t.write(".logbook/sessions/active-session.yaml", &pointer);
+        assert_eq!(t.json(&["status"])["session_id"], SEED_ID, "{pointer}");
+    }
+    // Two sessions that both claim to be active and no pointer: none is guessed.
+    std::fs::remove_file(t.path(".logbook/sessions/active-session.yaml")).unwrap();
+    t.write(
+        ".logbook/sessions/SES202501-ACME-OTHER.yaml",
+        "session_id: SES202501-ACME-OTHER\nstatus: active\n",
+    );
+    assert!(t.run(&["status"]).err().contains("no active work session"));
+    assert_eq!(
+        t.json(&["status", "SES202501-ACME-OTHER"])["tokens"]["max"],
+        150000
+    );
+}
