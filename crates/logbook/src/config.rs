@@ -90,7 +90,7 @@ impl Config {
                     path: path.clone(),
                     reason: format!(
                         "{}; see `logbook init` for the keys and their defaults",
-                        e.to_string().lines().next().unwrap_or_default()
+                        crate::store::yaml_error(&e)
                     ),
                 })?
             }

@@ -252,8 +252,16 @@ pub fn parse_yaml<T: DeserializeOwned>(path: &Path, what: &'static str, text: &s
     serde_saphyr::from_str(text).map_err(|e| Error::Corrupt {
         path: path.to_path_buf(),
         what,
-        reason: e.to_string().lines().next().unwrap_or_default().to_string(),
+        reason: yaml_error(&e),
     })
+}
+
+/// The first line of a YAML parser error (it goes on with a source excerpt),
+/// without its own `error:` prefix, which the CLI already prints.
+pub fn yaml_error(e: &serde_saphyr::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
 }
 
 /// Serialises a record as YAML, in the struct's (the seed's) key order.

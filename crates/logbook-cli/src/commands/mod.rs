@@ -26,6 +26,21 @@ impl Context<'_> {
     pub fn style(&self) -> Style {
         self.printer.style
     }
+
+    /// Names each file a listing skipped, on stderr, once.
+    pub fn warn_skipped(&self, corrupt: &[logbook::work_session::CorruptFile]) {
+        for c in corrupt {
+            let path = c.path.display().to_string();
+            let what = if c.reason.contains(&path) {
+                c.reason.clone()
+            } else {
+                format!("{path}: {}", c.reason)
+            };
+            self.printer.warn(&format!(
+                "skipped {what} (`logbook doctor` checks every file)"
+            ));
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -379,13 +379,7 @@ pub fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     let listing =
         logbook::index::Index::open_synced_kind(&ctx.project, logbook::index::Kind::WorkSession)?
             .work_sessions()?;
-    for c in &listing.corrupt {
-        ctx.printer.warn(&format!(
-            "skipped {}: {} (`logbook doctor` checks every file)",
-            c.path.display(),
-            c.reason
-        ));
-    }
+    ctx.warn_skipped(&listing.corrupt);
     let st = ctx.style();
     let now = clock::now();
     let mut out = String::new();

@@ -77,16 +77,6 @@ pub fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
     }
 }
 
-fn warn_corrupt(ctx: &Context, corrupt: &[logbook::work_session::CorruptFile]) {
-    for c in corrupt {
-        ctx.printer.warn(&format!(
-            "skipped {}: {} (`logbook doctor` checks every file)",
-            c.path.display(),
-            c.reason
-        ));
-    }
-}
-
 fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     let opts = ListOptions {
         within: (!a.all).then(|| ctx.project.root().to_path_buf()),
@@ -110,7 +100,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             reason: c.reason,
         })
         .collect();
-    warn_corrupt(ctx, &corrupt);
+    ctx.warn_skipped(&corrupt);
     let transcripts: Vec<_> = index
         .transcripts(opts.kind, None, None)?
         .into_iter()
@@ -224,7 +214,7 @@ fn import(
 
 fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
     let report = transcript::prune(&ctx.project, days, dry_run)?;
-    warn_corrupt(ctx, &report.corrupt);
+    ctx.warn_skipped(&report.corrupt);
     let mut out = String::new();
     let verb = if dry_run { "Would move" } else { "Moved" };
     if report.moved.is_empty() {
