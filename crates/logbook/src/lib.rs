@@ -12,7 +12,9 @@
 //! - [`workflow`]: the orchestrator's invocations, decisions, verdicts and
 //!   handoffs, compacted into archives but never lost.
 //!
-//! Files are the truth; the SQLite index is derived and can be rebuilt. Every
+//! Files are the truth; the SQLite [`index`] is derived from them (runs,
+//! outputs, lineage, sessions, transcripts, full text) and can be rebuilt;
+//! [`doctor`] checks every file and repairs what is safe to repair. Every
 //! write goes through [`store`]: a cross-process lock, a temp file, fsync and
 //! an atomic rename, so concurrent agents never lose an update and a killed
 //! process never leaves a torn file.
