@@ -1032,7 +1032,7 @@ impl Index {
     /// rather than a substring test.
     ///
     /// Every run returned is verified against its file first (see
-    /// [`Index::verified`]), so an edit made in place by another tool is
+    /// `Index::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
         self.verified(|| self.query_runs(query), |h| &h.run.folder)
@@ -1325,7 +1325,7 @@ impl Index {
     }
 
     /// One run by id, from the index, verified against its file (see
-    /// [`Index::verified`]).
+    /// `Index::verified`).
     pub fn run(&self, id: &str) -> Result<Option<Run>> {
         Ok(self
             .verified(
