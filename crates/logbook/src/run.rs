@@ -327,12 +327,7 @@ impl Manifest {
 /// Parses manifest text leniently, returning the typed manifest and the raw
 /// JSON (kept so a rewrite preserves key order).
 pub fn parse_manifest(path: &Path, text: &str) -> Result<(Manifest, Value)> {
-    let raw: Value = store::parse_json(path, "manifest", text)?;
-    let manifest: Manifest = serde_json::from_value(raw.clone()).map_err(|e| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "manifest",
-        reason: e.to_string(),
-    })?;
+    let (manifest, raw): (Manifest, Value) = store::parse_json_with_raw(path, "manifest", text)?;
     manifest.validate().map_err(|reason| Error::Corrupt {
         path: path.to_path_buf(),
         what: "manifest",

@@ -247,6 +247,22 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, what: &'static str, text: &s
     })
 }
 
+/// Parses JSON text once into both the typed record and the raw value: the
+/// raw value is what a rewrite keeps the key order (and unknown keys) of.
+pub fn parse_json_with_raw<T: DeserializeOwned>(
+    path: &Path,
+    what: &'static str,
+    text: &str,
+) -> Result<(T, Value)> {
+    let raw: Value = parse_json(path, what, text)?;
+    let typed = T::deserialize(&raw).map_err(|e| Error::Corrupt {
+        path: path.to_path_buf(),
+        what,
+        reason: e.to_string(),
+    })?;
+    Ok((typed, raw))
+}
+
 /// Parses YAML text into a typed record, naming the file on failure.
 pub fn parse_yaml<T: DeserializeOwned>(path: &Path, what: &'static str, text: &str) -> Result<T> {
     serde_saphyr::from_str(text).map_err(|e| Error::Corrupt {

@@ -607,9 +607,7 @@ fn read_state(path: &Path) -> Result<Option<(SessionState, Value)>> {
     let Some(text) = store::read_optional(path)? else {
         return Ok(None);
     };
-    let state: SessionState = store::parse_json(path, "workflow state", &text)?;
-    let original: Value = store::parse_json(path, "workflow state", &text)?;
-    Ok(Some((state, original)))
+    store::parse_json_with_raw(path, "workflow state", &text).map(Some)
 }
 
 /// Reads the workflow state of a work session (the active one by default),
@@ -791,24 +789,12 @@ fn archive_path(state_dir: &Path, note_path: &str) -> Result<PathBuf> {
 /// began. Only archives named in `compactionHistory` are read, so an archive
 /// left by a crash before its state write is not counted twice.
 pub fn full_history(loaded: &Loaded) -> Result<Vec<AgentInvocation>> {
-    let Some(wf) = &loaded.state.orchestrator_workflow else {
-        return Ok(vec![]);
-    };
-    let state_dir = loaded.path.parent().unwrap_or(Path::new("."));
-    let mut archives = Vec::with_capacity(wf.compaction_history.len());
-    for (i, entry) in wf.compaction_history.iter().enumerate() {
-        let path = archive_path(state_dir, &entry.note_path)?;
-        let Some(text) = store::read_optional(&path)? else {
-            return Err(Error::State(format!(
-                "{}: compaction archive named in compactionHistory[{i}] is missing; {} invocations cannot be shown (`logbook workflow show` without --full still works)",
-                path.display(),
-                entry.count
-            )));
-        };
-        let archive: CompactionArchive = store::parse_json(&path, "compaction archive", &text)?;
-        archives.push(archive);
+    let (history, problems) = full_history_lenient(loaded);
+    if problems.is_empty() {
+        Ok(history)
+    } else {
+        Err(Error::State(problems.join("; ")))
     }
-    Ok(merge_history(wf.agent_history.clone(), archives))
 }
 
 /// [`full_history`] for display: an archive that is missing or unreadable
