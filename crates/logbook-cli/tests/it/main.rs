@@ -10,5 +10,6 @@ mod harness;
 mod index;
 mod runs;
 mod session;
+mod snapshots;
 mod transcript;
 mod workflow;
