@@ -2,25 +2,23 @@
 //!
 //! The session store for AI-agent work. Logbook keeps on disk, safely, what an
 //! orchestrator and its agents must not lose, in the human-readable formats of
-//! four source specifications, and links them:
+//! four source specifications, and links them. The library is layered, and
+//! every dependency points one way:
 //!
-//! - [`work_session`]: long-lived work sessions with token budgets,
-//!   milestones, artifacts and spawned agents (`{sessions_dir}/{id}.yaml`).
-//! - [`run`]: one output folder and `manifest.json` per agent run, with
-//!   discovery, lineage and [`naming`] (display names).
-//! - [`transcript`]: main-agent and subagent message histories.
-//! - [`workflow`]: the orchestrator's invocations, decisions, verdicts and
-//!   handoffs, compacted into archives but never lost.
-//!
-//! Files are the truth; the SQLite [`index`] is derived from them (runs,
-//! outputs, lineage, sessions, transcripts, full text) and can be rebuilt;
-//! [`doctor`] checks every file and repairs what is safe to repair. Every
-//! write goes through [`store`]: a cross-process lock, a temp file, fsync and
-//! an atomic rename, so concurrent agents never lose an update and a killed
-//! process never leaves a torn file.
+//! - [`model`]: the seeds' records and the pure rules over them — the
+//!   manifest of a run (seed 000), work sessions (002), transcripts (003),
+//!   workflow state (004), discovery filters, lineage, display names, ids.
+//! - [`store`]: the only code that builds paths, takes locks and writes
+//!   files: a cross-process lock, a temp file, fsync and an atomic rename, so
+//!   concurrent agents never lose an update and a killed process never
+//!   leaves a torn file.
+//! - [`index`]: the SQLite index derived from the files (runs, outputs,
+//!   lineage, sessions, transcripts, full text); it can always be rebuilt.
+//! - [`ops`]: one function per user-facing operation (lock → store →
+//!   index). The CLI, the MCP server and the web viewer call only these.
 //!
 //! ```no_run
-//! use logbook::{Project, work_session::{self, StartOptions}};
+//! use logbook::{Project, ops::work_session::{self, StartOptions}};
 //! let project = Project::discover(&std::env::current_dir()?, None)?;
 //! let session = work_session::start(&project, StartOptions {
 //!     client: Some("ACME".into()),
@@ -32,18 +30,13 @@
 //! ```
 
 pub mod clock;
-pub mod config;
-pub mod demo;
-pub mod doctor;
 pub mod error;
 pub mod index;
-pub mod naming;
-pub mod project;
-pub mod run;
+pub mod model;
+pub mod ops;
 pub mod store;
-pub mod transcript;
-pub mod work_session;
-pub mod workflow;
+#[cfg(feature = "testing")]
+pub mod testing;
 
-pub use error::{Error, Result};
-pub use project::Project;
+pub use error::{Error, ErrorKind, Result};
+pub use store::Project;

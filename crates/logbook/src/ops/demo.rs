@@ -9,11 +9,15 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
-use crate::project::Project;
-use crate::run::{self, OutputType, RunStatus};
-use crate::transcript::{self, Kind, Message, Transcript};
-use crate::work_session::{self as ws, AgentOutcome, StartOptions, Usage};
-use crate::workflow::{self, AgentType, Complete, Invoke, NewDecision, NewVerdict, Target};
+use crate::model::run::{OutputType, RunStatus};
+use crate::model::transcript::{Kind, Message, Transcript};
+use crate::model::work_session::{AgentOutcome, Usage};
+use crate::model::workflow::{AgentType, DecisionType, VerdictDecision};
+use crate::ops::work_session::{self as ws, StartOptions};
+use crate::ops::workflow::{self, Complete, Invoke, NewDecision, NewVerdict, Target};
+use crate::ops::{run, transcript};
+use crate::store::config::{CONFIG_FILE, Config, STATE_DIR};
+use crate::store::Project;
 
 /// What the demo created, for the CLI to print.
 #[derive(Debug, Serialize)]
@@ -91,16 +95,16 @@ const STEPS: [Step; 4] = [
 
 /// Fills `root` (which must not hold a Logbook project yet) with the example.
 pub fn fill(root: &Path) -> Result<Demo> {
-    if root.join(crate::config::STATE_DIR).exists()
-        || root.join(crate::config::CONFIG_FILE).exists()
-    {
-        return Err(Error::State(format!(
-            "{} already holds a Logbook project; give `logbook demo` a new folder",
-            root.display()
-        )));
+    for marker in [STATE_DIR, CONFIG_FILE] {
+        if root.join(marker).exists() {
+            return Err(Error::AlreadyExists {
+                path: root.join(marker),
+                hint: "that folder already holds a Logbook project; give `logbook demo` a new folder",
+            });
+        }
     }
     std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
-    crate::config::Config::init(root)?;
+    Config::init(root)?;
     let p = Project::open(root)?;
 
     let session = ws::start(
@@ -145,7 +149,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
         std::fs::write(&path, step.body).map_err(|e| Error::io(&path, e))?;
         run::register_output(
             &p,
-            &started.session_id,
+            started.session_id.as_str(),
             step.file,
             step.kind.clone(),
             step.description,
@@ -153,19 +157,19 @@ pub fn fill(root: &Path) -> Result<Demo> {
 
         let agent = agent_type(i);
         let mut context = Map::new();
-        context.insert("run_id".into(), Value::String(started.session_id.clone()));
+        context.insert("run_id".into(), Value::String(started.session_id.to_string()));
         workflow::invoke(
             &p,
             &target,
             Invoke {
-                agent,
+                agent: agent.clone(),
                 prompt: format!("{} for the laptop refresh", step.description),
                 context,
                 ..Invoke::default()
             },
         )?;
         if step.status != RunStatus::Running {
-            run::finish(&p, &started.session_id, step.status.clone())?;
+            run::finish(&p, started.session_id.as_str(), step.status.clone())?;
             workflow::complete(
                 &p,
                 &target,
@@ -192,7 +196,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
             } else {
                 AgentOutcome::Completed
             };
-            ws::finish_agent(&p, sid, &started.session_id, tokens, None, outcome)?;
+            ws::finish_agent(&p, sid, started.session_id.as_str(), tokens, None, outcome)?;
         }
         ws::add_artifact(
             &p,
@@ -200,7 +204,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
             &format!("docs/agent-outputs/{}/{}", started.session_id, step.file),
             Some(step.agent),
         )?;
-        runs.push(started.session_id);
+        runs.push(started.session_id.to_string());
     }
     ws::complete_milestone(&p, sid, "Requirements gathered")?;
     ws::record_usage(&p, sid, Usage::Add(41_500))?;
@@ -213,7 +217,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
                 &p,
                 &target,
                 Invoke {
-                    agent,
+                    agent: agent.clone(),
                     prompt: format!("Review round {round}"),
                     ..Invoke::default()
                 },
@@ -238,7 +242,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
         &p,
         &target,
         NewDecision {
-            kind: workflow::DecisionType::Technical,
+            kind: DecisionType::Technical,
             description: "Standardise on 14-inch business laptops".into(),
             rationale: "Weight and battery life matter most to travelling sales staff".into(),
             decided_by: AgentType::Architect,
@@ -251,7 +255,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
         &target,
         NewVerdict {
             agent: AgentType::Security,
-            decision: workflow::VerdictDecision::Conditional,
+            decision: VerdictDecision::Conditional,
             confidence: 0.8,
             reasoning: "Acceptable once disk encryption is enforced".into(),
             conditions: vec!["Disk encryption on by default".into()],
@@ -319,6 +323,7 @@ fn agent_type(step: usize) -> AgentType {
         AgentType::Implementer,
         AgentType::Security,
     ][step % 4]
+        .clone()
 }
 
 fn message(role: &str, blocks: Value, usage: Option<Value>) -> Message {

@@ -7,25 +7,53 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::store;
+use crate::model::template::{self, Placeholder};
 
 /// The config file's name at the project root.
 pub const CONFIG_FILE: &str = "logbook.yaml";
 /// Logbook's own folder at the project root (index, locks, default stores).
 pub const STATE_DIR: &str = ".logbook";
 
+/// Every key of `logbook.yaml` with its default and the comment `logbook
+/// init` writes beside it: the one table both the loader and `init` read, so
+/// they cannot disagree.
+pub const DEFAULTS: &[(&str, &str, &str)] = &[
+    ("output_folder", "'{project-root}/docs'", ""),
+    ("agent_outputs_folder", "'{output_folder}/agent-outputs'", ""),
+    ("sessions_dir", "'{project-root}/.logbook/sessions'", ""),
+    ("session_archive_dir", "'{sessions_dir}/archive'", ""),
+    ("transcripts_dir", "'{project-root}/.logbook/transcripts'", ""),
+    ("user", "''", "empty: $USER, else 'unknown'"),
+    ("default_prefix", "SES", ""),
+    ("token_budget", "150000", ""),
+];
+
+/// The default of `key` as a value (quotes removed).
+fn default_of(key: &str) -> &'static str {
+    DEFAULTS
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map_or("", |(_, v, _)| v.trim_matches('\''))
+}
+
 /// The text `logbook init` writes: every key at its default, commented.
-pub const DEFAULT_CONFIG: &str = "\
-# Logbook configuration. Every key is optional; these are the defaults.
-# Placeholders: {project-root}, {output_folder}, {sessions_dir}.
-output_folder: '{project-root}/docs'
-agent_outputs_folder: '{output_folder}/agent-outputs'
-sessions_dir: '{project-root}/.logbook/sessions'
-session_archive_dir: '{sessions_dir}/archive'
-transcripts_dir: '{project-root}/.logbook/transcripts'
-user: ''            # empty: $USER, else 'unknown'
-default_prefix: SES
-token_budget: 150000
-";
+pub fn default_config_text() -> String {
+    let mut out = String::from(
+        "# Logbook configuration. Every key is optional; these are the defaults.\n\
+         # Placeholders: {project-root}, {output_folder}, {sessions_dir}.\n",
+    );
+    for (key, value, comment) in DEFAULTS {
+        let line = format!("{key}: {value}");
+        if comment.is_empty() {
+            out.push_str(&line);
+        } else {
+            out.push_str(&format!("{line:<20}# {comment}"));
+        }
+        out.push('\n');
+    }
+    out
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,7 +98,7 @@ impl Config {
     /// nearest ancestor holding `logbook.yaml` or `.logbook/`, else `cwd`.
     pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config> {
         let root = match explicit {
-            Some(r) => absolute(cwd, r),
+            Some(r) => store::absolute(cwd, r),
             None => cwd
                 .ancestors()
                 .find(|d| d.join(CONFIG_FILE).is_file() || d.join(STATE_DIR).is_dir())
@@ -83,14 +111,14 @@ impl Config {
     /// Reads `{root}/logbook.yaml` (if present) and resolves every path.
     pub fn load(root: &Path) -> Result<Config> {
         let path = root.join(CONFIG_FILE);
-        let text = crate::store::read_optional(&path)?;
+        let text = store::read_optional(&path)?;
         let raw: RawConfig = match &text {
             Some(t) if !t.trim().is_empty() => {
                 serde_saphyr::from_str(t).map_err(|e| Error::Config {
                     path: path.clone(),
                     reason: format!(
                         "{}; see `logbook init` for the keys and their defaults",
-                        crate::store::yaml_error(&e)
+                        crate::model::text::yaml_error(&e)
                     ),
                 })?
             }
@@ -106,28 +134,28 @@ impl Config {
             "output_folder",
             raw.output_folder
                 .as_deref()
-                .unwrap_or("{project-root}/docs"),
+                .unwrap_or(default_of("output_folder")),
             &[],
         )?;
         let agent_outputs_folder = resolver.path(
             "agent_outputs_folder",
             raw.agent_outputs_folder
                 .as_deref()
-                .unwrap_or("{output_folder}/agent-outputs"),
+                .unwrap_or(default_of("agent_outputs_folder")),
             &[("output_folder", &output_folder)],
         )?;
         let sessions_dir = resolver.path(
             "sessions_dir",
             raw.sessions_dir
                 .as_deref()
-                .unwrap_or("{project-root}/.logbook/sessions"),
+                .unwrap_or(default_of("sessions_dir")),
             &[("output_folder", &output_folder)],
         )?;
         let session_archive_dir = resolver.path(
             "session_archive_dir",
             raw.session_archive_dir
                 .as_deref()
-                .unwrap_or("{sessions_dir}/archive"),
+                .unwrap_or(default_of("session_archive_dir")),
             &[
                 ("output_folder", &output_folder),
                 ("sessions_dir", &sessions_dir),
@@ -137,7 +165,7 @@ impl Config {
             "transcripts_dir",
             raw.transcripts_dir
                 .as_deref()
-                .unwrap_or("{project-root}/.logbook/transcripts"),
+                .unwrap_or(default_of("transcripts_dir")),
             &[
                 ("output_folder", &output_folder),
                 ("sessions_dir", &sessions_dir),
@@ -148,8 +176,10 @@ impl Config {
             .filter(|u| !u.trim().is_empty())
             .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
             .unwrap_or_else(|| "unknown".into());
-        let default_prefix = raw.default_prefix.unwrap_or_else(|| "SES".into());
-        crate::work_session::validate_prefix(&default_prefix).map_err(|e| Error::Config {
+        let default_prefix = raw
+            .default_prefix
+            .unwrap_or_else(|| default_of("default_prefix").into());
+        crate::model::work_session::validate_prefix(&default_prefix).map_err(|e| Error::Config {
             path: path.clone(),
             reason: format!(
                 "line {}: key default_prefix: {e}",
@@ -166,7 +196,9 @@ impl Config {
             transcripts_dir,
             user,
             default_prefix,
-            token_budget: raw.token_budget.unwrap_or(150_000),
+            token_budget: raw
+                .token_budget
+                .unwrap_or_else(|| default_of("token_budget").parse().unwrap_or(150_000)),
         })
     }
 
@@ -179,23 +211,15 @@ impl Config {
     pub fn init(root: &Path) -> Result<PathBuf> {
         let path = root.join(CONFIG_FILE);
         if path.exists() {
-            return Err(Error::State(format!(
-                "{} already exists; edit it, or remove it to start from the defaults",
-                path.display()
-            )));
+            return Err(Error::AlreadyExists {
+                path,
+                hint: "edit it, or remove it to start from the defaults",
+            });
         }
-        crate::store::write_atomic(&path, DEFAULT_CONFIG.as_bytes())?;
+        store::write_atomic(&path, default_config_text().as_bytes())?;
         std::fs::create_dir_all(root.join(STATE_DIR))
             .map_err(|e| Error::io(root.join(STATE_DIR), e))?;
         Ok(path)
-    }
-}
-
-fn absolute(base: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
     }
 }
 
@@ -216,35 +240,30 @@ impl Resolver<'_> {
     /// Substitutes `{project-root}` and the named earlier values, refusing any
     /// other placeholder by name rather than leaving it half-substituted.
     fn path(&self, key: &str, template: &str, known: &[(&str, &PathBuf)]) -> Result<PathBuf> {
-        let mut out = String::new();
-        let mut rest = template;
-        while let Some(start) = rest.find('{') {
-            out.push_str(&rest[..start]);
-            let Some(len) = rest[start..].find('}') else {
-                return Err(self.error(key, format!("unclosed '{{' in {template:?}")));
+        let out = template::render(template, |placeholder| {
+            let value = match placeholder {
+                Placeholder::Single("project-root") => Some(self.root),
+                Placeholder::Single(name) => known
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.as_path()),
+                _ => None,
             };
-            let name = &rest[start + 1..start + len];
-            let value = if name == "project-root" {
-                self.root.to_string_lossy().into_owned()
-            } else if let Some((_, v)) = known.iter().find(|(k, _)| *k == name) {
-                v.to_string_lossy().into_owned()
-            } else {
-                let allowed: Vec<String> = std::iter::once("{project-root}".to_string())
-                    .chain(known.iter().map(|(k, _)| format!("{{{k}}}")))
-                    .collect();
-                return Err(self.error(
-                    key,
-                    format!(
-                        "unknown placeholder {{{name}}}; allowed here: {}",
+            match value {
+                Some(v) => Ok(v.to_string_lossy().into_owned()),
+                None => {
+                    let allowed: Vec<String> = std::iter::once("{project-root}".to_string())
+                        .chain(known.iter().map(|(k, _)| format!("{{{k}}}")))
+                        .collect();
+                    Err(format!(
+                        "unknown placeholder {placeholder}; allowed here: {}",
                         allowed.join(", ")
-                    ),
-                ));
-            };
-            out.push_str(&value);
-            rest = &rest[start + len + 1..];
-        }
-        out.push_str(rest);
-        Ok(absolute(self.root, Path::new(&out)))
+                    ))
+                }
+            }
+        })
+        .map_err(|reason| self.error(key, reason))?;
+        Ok(store::absolute(self.root, Path::new(&out)))
     }
 
     fn error(&self, key: &str, reason: String) -> Error {
@@ -302,5 +321,21 @@ mod tests {
             c.session_archive_dir,
             dir.path().join("_bmad-output/sessions/archive")
         );
+    }
+
+    #[test]
+    fn init_text_is_the_defaults_table() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), default_config_text()).unwrap();
+        let from_file = Config::load(dir.path()).unwrap();
+        std::fs::remove_file(dir.path().join(CONFIG_FILE)).unwrap();
+        let built_in = Config::load(dir.path()).unwrap();
+        assert_eq!(from_file.agent_outputs_folder, built_in.agent_outputs_folder);
+        assert_eq!(from_file.transcripts_dir, built_in.transcripts_dir);
+        assert_eq!(from_file.token_budget, built_in.token_budget);
+        assert_eq!(from_file.default_prefix, built_in.default_prefix);
+        for (key, _, _) in DEFAULTS {
+            assert!(default_config_text().contains(&format!("{key}: ")), "{key}");
+        }
     }
 }

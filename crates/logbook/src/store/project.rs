@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::Config;
+use crate::store::config::Config;
 use crate::error::Result;
-use crate::store::Locks;
+use crate::store::lock::Locks;
 
 /// An opened Logbook project.
 #[derive(Debug, Clone)]

@@ -8,10 +8,8 @@ use std::fmt::Write as _;
 use jiff::tz::TimeZone;
 use serde::Serialize;
 
-use super::{Run, load, scan};
-use crate::error::Result;
-use crate::naming;
-use crate::project::Project;
+use crate::model::naming;
+use crate::model::run::Run;
 
 /// The lineage graph around one run.
 #[derive(Debug, Clone, Serialize)]
@@ -52,17 +50,6 @@ pub struct LineageEdge {
     pub from: String,
     /// The run that names it.
     pub to: String,
-}
-
-/// Builds the lineage of run `id` from a scan of every manifest.
-pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
-    load(p, id)?;
-    let runs: HashMap<String, Run> = scan(p)?
-        .runs
-        .into_iter()
-        .map(|r| (r.id.clone(), r))
-        .collect();
-    Ok(lineage_of(id, runs, tz))
 }
 
 /// Builds the lineage of run `id` from `runs`, which must hold at least the

@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::project::Project;
-use crate::store;
+use crate::model::ids::RunId;
+use crate::model::run::MANIFEST_FILE;
+use crate::model::template::{self, Placeholder};
+use crate::model::text;
+use crate::store::{self, Project};
 
 /// Keys of a workflow.yaml that describe it rather than name a path.
 const DESCRIPTIVE_KEYS: [&str; 6] = [
@@ -47,12 +50,12 @@ pub struct WorkflowFile {
 
 /// The variables every run has: `session_id`, `session_folder`,
 /// `manifest_file` and `default_output_file`, all absolute.
-pub(super) fn base(id: &str, folder: &Path) -> Map<String, Value> {
+pub fn base(id: &RunId, folder: &Path) -> Map<String, Value> {
     let s = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
     let mut m = Map::new();
     m.insert("session_id".into(), Value::String(id.to_string()));
     m.insert("session_folder".into(), s(folder.to_path_buf()));
-    m.insert("manifest_file".into(), s(folder.join(super::MANIFEST_FILE)));
+    m.insert("manifest_file".into(), s(folder.join(MANIFEST_FILE)));
     m.insert("default_output_file".into(), s(folder.join("output.md")));
     m
 }
@@ -67,11 +70,7 @@ fn config_error(path: &Path, reason: String) -> Error {
 /// Reads a workflow.yaml and the bundle config its `config_source` names
 /// (falling back to Logbook's config when there is none).
 pub fn read_workflow_file(p: &Project, path: &Path) -> Result<WorkflowFile> {
-    let path = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        p.root().join(path)
-    };
+    let path = store::absolute(p.root(), path);
     let Some(text) = store::read_optional(&path)? else {
         return Err(Error::not_found(
             "workflow file",
@@ -79,7 +78,7 @@ pub fn read_workflow_file(p: &Project, path: &Path) -> Result<WorkflowFile> {
             "",
         ));
     };
-    let doc: Value = store::parse_yaml(&path, "workflow.yaml", &text)?;
+    let doc: Value = text::parse_yaml(&path, "workflow.yaml", &text)?;
     let Value::Object(doc) = doc else {
         return Err(config_error(
             &path,
@@ -117,13 +116,8 @@ pub fn read_workflow_file(p: &Project, path: &Path) -> Result<WorkflowFile> {
 
 fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Result<()> {
     let root = p.root().to_string_lossy().into_owned();
-    let source_path = absolute(p.root(), &source.replace("{project-root}", &root));
-    if source_path.to_string_lossy().contains('{') {
-        return Err(config_error(
-            &wf.path,
-            format!("key config_source: only {{project-root}} may appear in {source:?}"),
-        ));
-    }
+    let source = render_known(&wf.path, "config_source", source, &[("project-root", &root)])?;
+    let source_path = store::absolute(p.root(), Path::new(&source));
     let Some(text) = store::read_optional(&source_path)? else {
         wf.warnings.push(format!(
             "bundle config {} not found; using logbook.yaml's output folders",
@@ -131,7 +125,7 @@ fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Resul
         ));
         return Ok(());
     };
-    let doc: Value = store::parse_yaml(&source_path, "bundle config.yaml", &text)?;
+    let doc: Value = text::parse_yaml(&source_path, "bundle config.yaml", &text)?;
     let Value::Object(doc) = doc else {
         return Err(config_error(
             &source_path,
@@ -144,56 +138,52 @@ fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Resul
             .filter(|s| !s.trim().is_empty())
     };
     if let Some(out) = get("output_folder") {
-        let resolved = out.replace("{project-root}", &root);
-        check_no_placeholder(&source_path, "output_folder", &resolved)?;
-        wf.output_folder = absolute(p.root(), &resolved);
+        let resolved = render_known(&source_path, "output_folder", out, &[("project-root", &root)])?;
+        wf.output_folder = store::absolute(p.root(), Path::new(&resolved));
     }
     if let Some(aof) = get("agent_outputs_folder") {
-        let resolved = aof
-            .replace("{project-root}", &root)
-            .replace("{output_folder}", &wf.output_folder.to_string_lossy());
-        check_no_placeholder(&source_path, "agent_outputs_folder", &resolved)?;
-        wf.agent_outputs_folder = absolute(p.root(), &resolved);
+        let output_folder = wf.output_folder.to_string_lossy().into_owned();
+        let resolved = render_known(
+            &source_path,
+            "agent_outputs_folder",
+            aof,
+            &[("project-root", &root), ("output_folder", &output_folder)],
+        )?;
+        wf.agent_outputs_folder = store::absolute(p.root(), Path::new(&resolved));
     }
     wf.user = get("user_name").or_else(|| get("user")).map(str::to_string);
     wf.config_values = doc;
     Ok(())
 }
 
-fn check_no_placeholder(path: &Path, key: &str, value: &str) -> Result<()> {
-    match value.find('{') {
-        Some(i) => {
-            let name: String = value[i..]
-                .chars()
-                .take_while(|&c| c != '}')
-                .skip(1)
-                .collect();
-            Err(config_error(
-                path,
-                format!(
-                    "key {key}: unknown placeholder {{{name}}}; allowed: {{project-root}}, {{output_folder}}"
-                ),
-            ))
+/// Substitutes the `{name}` placeholders `known` lists in the value of
+/// `key`, refusing any other by name.
+fn render_known(path: &Path, key: &str, value: &str, known: &[(&str, &str)]) -> Result<String> {
+    template::render(value, |placeholder| {
+        let found = match placeholder {
+            Placeholder::Single(name) => known.iter().find(|(k, _)| *k == name),
+            _ => None,
+        };
+        match found {
+            Some((_, v)) => Ok((*v).to_string()),
+            None => {
+                let allowed: Vec<String> = known.iter().map(|(k, _)| format!("{{{k}}}")).collect();
+                Err(format!(
+                    "unknown placeholder {placeholder}; allowed: {}",
+                    allowed.join(", ")
+                ))
+            }
         }
-        None => Ok(()),
-    }
-}
-
-fn absolute(root: &Path, s: &str) -> PathBuf {
-    let p = Path::new(s);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    }
+    })
+    .map_err(|reason| config_error(path, format!("key {key}: {reason}")))
 }
 
 /// Resolves every path value of `wf` for run `id` in `folder` and adds them
 /// to `vars` (the base variables stay as they are: they are the truth).
-pub(super) fn resolve_into(
+pub fn resolve_into(
     p: &Project,
     wf: &WorkflowFile,
-    id: &str,
+    id: &RunId,
     folder: &Path,
     vars: &mut Map<String, Value>,
 ) -> Result<()> {
@@ -223,7 +213,7 @@ pub(super) fn resolve_into(
 struct Resolver<'a> {
     p: &'a Project,
     wf: &'a WorkflowFile,
-    id: &'a str,
+    id: &'a RunId,
     folder: &'a Path,
 }
 
@@ -232,53 +222,41 @@ impl Resolver<'_> {
     /// `stack` holds the keys being resolved, so a reference cycle is an
     /// error rather than a loop.
     fn resolve(&self, key: &str, template: &str, stack: &mut Vec<String>) -> Result<String> {
-        let mut out = String::new();
-        let mut rest = template;
-        while let Some(start) = rest.find('{') {
-            out.push_str(&rest[..start]);
-            let after = &rest[start..];
-            if let Some(inner) = after.strip_prefix("{{") {
-                let Some(end) = inner.find("}}") else {
-                    return Err(self.error(key, format!("unclosed '{{{{' in {template:?}")));
-                };
-                let name = inner[..end].trim();
-                if name != "session_id" {
-                    return Err(self.unknown(key, &format!("{{{{{name}}}}}")));
+        // The lookup's own errors are already complete; they travel through
+        // the templater's sentence-only channel in this slot.
+        let mut failure: Option<Error> = None;
+        let rendered = template::render(template, |placeholder| {
+            let value = match placeholder {
+                Placeholder::Double("session_id") | Placeholder::Single("session_id") => {
+                    Ok(self.id.to_string())
                 }
-                out.push_str(self.id);
-                rest = &inner[end + 2..];
-                continue;
-            }
-            let Some(end) = after.find('}') else {
-                return Err(self.error(key, format!("unclosed '{{' in {template:?}")));
-            };
-            let name = &after[1..end];
-            rest = &after[end + 1..];
-            let value = match name {
-                "session_id" => self.id.to_string(),
-                "session_folder" => self.folder.to_string_lossy().into_owned(),
-                "project-root" => self.p.root().to_string_lossy().into_owned(),
-                "output_folder" => self.wf.output_folder.to_string_lossy().into_owned(),
-                "agent_outputs_folder" => {
-                    self.wf.agent_outputs_folder.to_string_lossy().into_owned()
+                Placeholder::Double(other) => Err(self.unknown(key, &format!("{{{{{other}}}}}"))),
+                Placeholder::Single("session_folder") => {
+                    Ok(self.folder.to_string_lossy().into_owned())
                 }
-                "config_source" => match rest.strip_prefix(':') {
-                    Some(tail) => {
-                        let len = tail
-                            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                            .unwrap_or(tail.len());
-                        let cfg_key = &tail[..len];
-                        rest = &tail[len..];
-                        self.config_value(key, cfg_key)?
-                    }
-                    None => self.workflow_value(key, "config_source", stack)?,
-                },
-                other => self.workflow_value(key, other, stack)?,
+                Placeholder::Single("project-root") => {
+                    Ok(self.p.root().to_string_lossy().into_owned())
+                }
+                Placeholder::Single("output_folder") => {
+                    Ok(self.wf.output_folder.to_string_lossy().into_owned())
+                }
+                Placeholder::Single("agent_outputs_folder") => {
+                    Ok(self.wf.agent_outputs_folder.to_string_lossy().into_owned())
+                }
+                Placeholder::ConfigSource(cfg_key) => self.config_value(key, cfg_key),
+                Placeholder::Single(other) => self.workflow_value(key, other, stack),
             };
-            out.push_str(&value);
+            value.map_err(|e| {
+                let sentence = e.to_string();
+                failure = Some(e);
+                sentence
+            })
+        });
+        match (rendered, failure) {
+            (Ok(v), _) => Ok(v),
+            (Err(_), Some(e)) => Err(e),
+            (Err(reason), None) => Err(self.error(key, reason)),
         }
-        out.push_str(rest);
-        Ok(out)
     }
 
     fn config_value(&self, key: &str, cfg_key: &str) -> Result<String> {
@@ -290,7 +268,7 @@ impl Resolver<'_> {
             other => match self.wf.config_values.get(other).and_then(Value::as_str) {
                 Some(v) => {
                     let root = self.p.root().to_string_lossy();
-                    Ok(v.replace("{project-root}", &root))
+                    render_known(&self.wf.path, key, v, &[("project-root", &root)])
                 }
                 None => Err(self.unknown(key, &format!("{{config_source}}:{other}"))),
             },

@@ -13,7 +13,7 @@ use jiff::civil::{Date, Weekday};
 use jiff::tz::TimeZone;
 use serde_json::Value;
 
-use crate::run::{Manifest, RunStatus};
+use crate::model::run::{Manifest, Run, RunEntry, RunStatus};
 
 /// Summaries longer than this are cut to [`TRUNCATE_TO`] characters + `...`.
 pub const SUMMARY_MAX: usize = 35;
@@ -59,9 +59,15 @@ pub fn folder_label(m: &Manifest, tz: &TimeZone) -> String {
     format!("{who} - {} ({})", m.workflow.name, long_date(when, tz))
 }
 
-/// The label of a folder that may have no readable manifest: the bare UUID.
-pub fn folder_label_or_id(m: Option<&Manifest>, id: &str, tz: &TimeZone) -> String {
-    m.map_or_else(|| id.to_string(), |m| folder_label(m, tz))
+/// What `find --json` prints for a run, display names computed for `now`.
+pub fn run_entry(run: &Run, now: Timestamp, tz: &TimeZone) -> RunEntry {
+    RunEntry {
+        session_id: run.manifest.session_id.clone(),
+        folder: run.folder.clone(),
+        display_name: display_name(&run.manifest, now, tz),
+        label: folder_label(&run.manifest, tz),
+        manifest: run.manifest.clone(),
+    }
 }
 
 /// `Oct 6, 2025, 5:09 PM` in `tz`.
@@ -250,7 +256,6 @@ mod tests {
         for (extra, want) in cases {
             assert_eq!(folder_label(&manifest(extra), &utc), want);
         }
-        assert_eq!(folder_label_or_id(None, "abc", &utc), "abc");
         let ny = TimeZone::get("America/New_York").unwrap();
         let m = manifest(
             json!({"execution": {"started_at": "2025-10-06T21:09:00Z", "status": "completed"}}),

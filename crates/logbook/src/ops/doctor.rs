@@ -9,9 +9,12 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::project::Project;
-use crate::run::{self, RunStatus};
-use crate::store;
+use crate::index::Index;
+use crate::model::ids::WorkSessionId;
+use crate::model::run::{MANIFEST_FILE, RunStatus};
+use crate::model::work_session::SessionStatus;
+use crate::ops::{run, transcript, work_session as ws, workflow};
+use crate::store::{self, Project};
 
 /// How long a run may stay `running` before doctor calls it abandoned.
 pub const DEFAULT_ABANDONED_AFTER_HOURS: f64 = 24.0;
@@ -72,7 +75,7 @@ pub fn check(p: &Project, opts: &Options) -> Result<Report> {
 /// is gone.
 pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
     // Opening repairs writes a killed writer left pending.
-    let mut index = crate::index::Index::open(p)?;
+    let mut index = Index::open(p)?;
     let stale = index.staleness()?;
     if stale.new + stale.changed + stale.deleted > 0 {
         let mut f = Finding {
@@ -95,7 +98,7 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
         }
         report.findings.push(f);
     }
-    let listing = crate::work_session::list(p)?;
+    let listing = ws::list(p)?;
     for c in listing.corrupt {
         report.findings.push(Finding {
             kind: "corrupt-work-session",
@@ -104,7 +107,7 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
             fixed: None,
         });
     }
-    let transcripts = crate::transcript::list(p, &crate::transcript::ListOptions::default())?;
+    let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
     for c in transcripts.corrupt {
         report.findings.push(Finding {
             kind: "corrupt-transcript",
@@ -137,7 +140,7 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
         for entry in entries.flatten() {
             let path = entry.path();
             if entry.file_type().is_ok_and(|t| t.is_dir())
-                && !path.join(run::MANIFEST_FILE).exists()
+                && !path.join(MANIFEST_FILE).exists()
             {
                 report.findings.push(Finding {
                     kind: "orphan-folder",
@@ -155,7 +158,7 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
                 .config
                 .agent_outputs_folder
                 .join(&child)
-                .join(run::MANIFEST_FILE),
+                .join(MANIFEST_FILE),
             message: format!("run {child} names related session {parent}, which is not a run here"),
             fixed: None,
         });
@@ -165,7 +168,7 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
 
 /// Corrupt manifests, abandoned runs and temp files left by killed writers.
 pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    let scanned = run::scan(p)?;
+    let scanned = store::run::scan(p)?;
     report.runs_checked = scanned.runs.len() + scanned.corrupt.len();
     for c in &scanned.corrupt {
         report.findings.push(Finding {
@@ -207,7 +210,7 @@ pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()
         }
     }
     for r in &scanned.runs {
-        let manifest_temp = format!(".{}.", run::MANIFEST_FILE);
+        let manifest_temp = format!(".{}.", MANIFEST_FILE);
         temp_file_findings(
             &r.folder,
             |name| name.starts_with(&manifest_temp),
@@ -216,7 +219,7 @@ pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()
             // Under the run's lock no writer is between temp file and
             // rename, so the file is an orphan.
             |path| {
-                let _guard = run::lock(p, &r.id)?;
+                let _guard = p.locks.exclusive(&r.id.lock_name())?;
                 std::fs::remove_file(path).map_err(|e| crate::Error::io(path, e))?;
                 Ok(true)
             },
@@ -231,14 +234,12 @@ pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()
 /// workflow state that does not parse or whose compaction archives are
 /// missing, and temp files left by killed writers.
 pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    use crate::work_session::{self as ws, SessionStatus};
-
-    let pointer = p.config.sessions_dir.join(ws::POINTER_FILE);
-    let stale = match ws::active_id(p) {
+    let pointer = p.config.sessions_dir.join(store::work_session::POINTER_FILE);
+    let stale = match ws::active(p) {
         Err(e) => Some(format!("{e}")),
-        Ok(Some(id)) => match ws::load(p, &id) {
+        Ok(Some(id)) => match ws::get(p, Some(&id)) {
             Err(e) => Some(format!("it names {id}, which cannot be read: {e}")),
-            Ok((s, _)) if s.status == SessionStatus::Closed => {
+            Ok(s) if s.status == SessionStatus::Closed => {
                 Some(format!("it names {id}, which is closed"))
             }
             Ok(_) => None,
@@ -261,8 +262,8 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
         report.findings.push(f);
     }
 
-    for path in ws::session_files(&p.config.sessions_dir)? {
-        let Ok(session) = ws::read_file(p, &path) else {
+    for path in store::work_session::session_files(&p.config.sessions_dir)? {
+        let Ok(session) = store::work_session::read_file(p, &path) else {
             continue; // named by the corrupt-work-session check
         };
         if session.status != SessionStatus::Closed {
@@ -278,7 +279,9 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             fixed: None,
         };
         if opts.fix {
-            f.fixed = Some(match ws::finish_archiving(p, &session.session_id) {
+            let archived =
+                WorkSessionId::parse(&session.session_id).and_then(|id| ws::finish_archiving(p, &id));
+            f.fixed = Some(match archived {
                 Ok(true) => "moved it and its workflow state to the archive".into(),
                 Ok(false) => "nothing to move any more".into(),
                 Err(e) => format!("could not move it: {e}"),
@@ -292,8 +295,8 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             let Some(id) = name.strip_suffix(".state.json") else {
                 continue;
             };
-            let problem = crate::workflow::load(p, Some(id))
-                .and_then(|loaded| crate::workflow::full_history(&loaded).map(|_| ()));
+            let problem = workflow::load(p, Some(id))
+                .and_then(|loaded| workflow::full_history(&loaded).map(|_| ()));
             if let Err(e) = problem {
                 report.findings.push(Finding {
                     kind: "corrupt-workflow-state",

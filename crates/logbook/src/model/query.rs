@@ -7,7 +7,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Manifest, Run};
+use crate::model::run::{Manifest, Run};
 use crate::clock;
 use crate::error::{Error, Result};
 
@@ -92,6 +92,28 @@ impl RunQuery {
             .take(self.limit.unwrap_or(usize::MAX))
             .collect()
     }
+}
+
+/// Keeps the runs matching `query`, newest `started_at` first, paged: the
+/// whole of `find` over runs already in memory.
+pub fn filter_sorted(runs: Vec<Run>, query: &RunQuery) -> Result<Vec<Run>> {
+    let matcher = query.matcher()?;
+    let mut runs: Vec<Run> = runs
+        .into_iter()
+        .filter(|r| matcher.matches(&r.manifest))
+        .collect();
+    sort_newest_first(&mut runs);
+    Ok(query.page(runs))
+}
+
+/// Newest `started_at` first; ties broken by id so the order is stable.
+pub fn sort_newest_first(runs: &mut [Run]) {
+    runs.sort_by(|a, b| {
+        b.manifest
+            .started_at()
+            .cmp(&a.manifest.started_at())
+            .then_with(|| a.id.cmp(&b.id))
+    });
 }
 
 impl RunMatcher {

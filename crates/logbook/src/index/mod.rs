@@ -1,0 +1,440 @@
+//! The SQLite index at `{project-root}/.logbook/index.db`: derived from the
+//! files, never the truth, so it can be deleted at any time and is rebuilt.
+//!
+//! - [`Index::open`] creates it on first use, rebuilds it when its schema
+//!   version (`PRAGMA user_version`) is not [`SCHEMA_VERSION`], and repairs
+//!   records a writer left pending when it died between its file write and
+//!   its index update.
+//! - The write path ([`Index::mark_pending`], then [`Index::record_written`]
+//!   with the record the writer just wrote, never re-read) is driven by
+//!   `ops`, under the writer's lock.
+//! - [`Index::sync`] picks up changes other tools made: a directory walk and
+//!   a size/mtime comparison, so only new, changed or deleted files are read.
+//!   [`Index::rebuild`] reads everything, parsing on all cores.
+//! - Queries ([`Index::find_runs`], [`Index::latest_output`], lineage edges,
+//!   work session and transcript listings) never read the files.
+//!
+//! ```no_run
+//! use logbook::{Project, index::Index, model::query::RunQuery};
+//! let project = Project::discover(&std::env::current_dir()?, None)?;
+//! let index = Index::open_synced(&project)?;
+//! let query = RunQuery { agent: Some("casey".into()), limit: Some(20), ..Default::default() };
+//! for hit in index.find_runs(&query)? { println!("{} {}", hit.run.id, hit.run.folder.display()); }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod fulltext;
+mod query;
+mod record;
+mod schema;
+mod sync;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::clock;
+use crate::error::{Error, Result, index_error};
+use crate::model::run::Run;
+use crate::store::Project;
+
+pub use fulltext::MAX_TEXT_BYTES;
+pub use record::Record;
+pub use schema::SCHEMA_VERSION;
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub(super) const ALL: &[Kind] = &[
+    Kind::Run,
+    Kind::WorkSession,
+    Kind::Transcript,
+    Kind::WorkflowState,
+];
+
+/// The kinds of file the index follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A run's `manifest.json`.
+    Run,
+    /// A work session's YAML file (live or archived).
+    WorkSession,
+    /// A transcript JSON file.
+    Transcript,
+    /// A work session's workflow state (`{id}.state.json`, live or archived).
+    WorkflowState,
+}
+
+impl Kind {
+    /// The word stored in the index.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::WorkSession => "work_session",
+            Kind::Transcript => "transcript",
+            Kind::WorkflowState => "workflow_state",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "run" => Some(Kind::Run),
+            "work_session" => Some(Kind::WorkSession),
+            "transcript" => Some(Kind::Transcript),
+            "workflow_state" => Some(Kind::WorkflowState),
+            _ => None,
+        }
+    }
+}
+
+/// A file a write is about to change, and the lock its writer holds (so a
+/// repairing opener can tell a live writer from a dead one).
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// What the file is.
+    pub kind: Kind,
+    /// The file (for a run: its `manifest.json`).
+    pub path: PathBuf,
+    /// The name of the lock the writer holds while writing it.
+    pub lock: String,
+}
+
+/// An open index.
+pub struct Index {
+    conn: Connection,
+    path: PathBuf,
+    project: Project,
+}
+
+/// One run found through the index.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// The run, its manifest as last read from the file.
+    pub run: Run,
+    /// For text queries: a fragment of the matching text, hits in `[…]`.
+    pub snippet: Option<String>,
+}
+
+/// Counts and health of the index, for `index status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    /// The database file.
+    pub path: PathBuf,
+    /// Its size in bytes (with the WAL).
+    pub size_bytes: u64,
+    /// The schema version.
+    pub schema_version: i64,
+    /// Runs indexed.
+    pub runs: u64,
+    /// Outputs indexed.
+    pub outputs: u64,
+    /// Lineage edges.
+    pub edges: u64,
+    /// Work sessions indexed.
+    pub work_sessions: u64,
+    /// Transcripts indexed.
+    pub transcripts: u64,
+    /// Workflow states indexed.
+    pub workflow_states: u64,
+    /// Files that could not be parsed.
+    pub corrupt: u64,
+    /// Writes not yet confirmed in the index.
+    pub pending: u64,
+    /// When the index was last synced with the folders.
+    pub last_sync: Option<String>,
+    /// Files new, changed or deleted since (from a directory walk).
+    pub stale: Staleness,
+}
+
+/// What a sync would do.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Staleness {
+    /// Files not in the index.
+    pub new: u64,
+    /// Files whose size or mtime changed.
+    pub changed: u64,
+    /// Indexed files that are gone.
+    pub deleted: u64,
+}
+
+/// What a sync or rebuild did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncReport {
+    /// Files looked at.
+    pub scanned: u64,
+    /// Files read and (re)indexed.
+    pub indexed: u64,
+    /// Records removed because their file is gone.
+    pub removed: u64,
+    /// Files that could not be parsed: path and reason.
+    pub corrupt: Vec<CorruptEntry>,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// A file the index could not parse.
+#[derive(Debug, Clone, Serialize)]
+pub struct CorruptEntry {
+    /// The file.
+    pub path: PathBuf,
+    /// What it should have been.
+    pub kind: Kind,
+    /// The parser's message.
+    pub reason: String,
+}
+
+pub(super) fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + use<> {
+    let path = path.to_path_buf();
+    move |e| index_error(&path, &e)
+}
+
+impl Index {
+    /// Opens (creating, upgrading and repairing as needed) the index. Does
+    /// not look at the folders beyond repairing pending records.
+    pub fn open(p: &Project) -> Result<Index> {
+        Index::open_with(p, true)
+    }
+
+    /// Opens the index for [`Index::rebuild`]: like [`Index::open`], but a
+    /// missing or outdated index is not filled first, since the rebuild
+    /// that follows reads every file anyway (filling it would read them all
+    /// twice: `index rebuild` on a new project used to cost two builds).
+    pub fn open_for_rebuild(p: &Project) -> Result<Index> {
+        Index::open_with(p, false)
+    }
+
+    fn open_with(p: &Project, fill_fresh: bool) -> Result<Index> {
+        let path = p.index_path();
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let (mut index, fresh) = match Index::connect(p, &path) {
+            Ok(x) => x,
+            Err(Error::Index { corrupt: true, .. }) => {
+                // Derived data: a damaged database is thrown away and rebuilt.
+                remove_db_files(&path)?;
+                Index::connect(p, &path)?
+            }
+            Err(e) => return Err(e),
+        };
+        if fresh && fill_fresh {
+            index.sync_all(true, None)?;
+        }
+        index.repair_pending()?;
+        Ok(index)
+    }
+
+    /// Opens the index and first picks up runs another tool added or removed
+    /// (a cheap check of the followed directories' mtimes, then, only if one
+    /// moved, a comparison of the run folder *names* with the index). Used
+    /// by every listing.
+    pub fn open_synced(p: &Project) -> Result<Index> {
+        let mut index = Index::open(p)?;
+        if index.meta("dirs_mtime")?.as_deref() != Some(sync::self_dirs_stamp(p).as_str()) {
+            index.sync_names()?;
+        }
+        Ok(index)
+    }
+
+    /// Opens the index after an incremental sync of one kind of file other
+    /// than runs: work session and transcript folders hold few files, so a
+    /// `stat` of each is cheap and sees edits made in place.
+    pub fn open_synced_kind(p: &Project, kind: Kind) -> Result<Index> {
+        let mut index = Index::open_synced(p)?;
+        if kind != Kind::Run {
+            index.sync_scoped(&[kind], false, None)?;
+        }
+        Ok(index)
+    }
+
+    fn connect(p: &Project, path: &Path) -> Result<(Index, bool)> {
+        let e = sql(path);
+        let conn = Connection::open(path).map_err(&e)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(&e)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(&e)?;
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(&e)?;
+        let mut index = Index {
+            conn,
+            path: path.to_path_buf(),
+            project: p.clone(),
+        };
+        let version: i64 = index
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(&e)?;
+        if version == SCHEMA_VERSION {
+            return Ok((index, false));
+        }
+        // Create or replace the schema under a write lock, checking again:
+        // another process may have just done it.
+        let tx = index
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let version: i64 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(&e)?;
+        if version == SCHEMA_VERSION {
+            tx.commit().map_err(&e)?;
+            return Ok((index, false));
+        }
+        schema::replace(&tx).map_err(&e)?;
+        tx.commit().map_err(&e)?;
+        Ok((index, true))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(super) fn err(&self) -> impl Fn(rusqlite::Error) -> Error + use<> {
+        sql(&self.path)
+    }
+
+    pub(super) fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(self.err())
+    }
+
+    /// Marks files a writer is about to change, before it changes them: if
+    /// it dies before [`Index::record_written`], the next opener re-reads
+    /// them.
+    pub fn mark_pending(&mut self, pending: &[Pending]) -> Result<()> {
+        let now = clock::now_string();
+        let e = sql(&self.path);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        for t in pending {
+            tx.execute(
+                "INSERT OR REPLACE INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4)",
+                params![path_str(&t.path), t.kind.as_str(), t.lock, now],
+            )
+            .map_err(&e)?;
+        }
+        tx.commit().map_err(&e)
+    }
+
+    /// Stores what a writer just wrote (the record it holds, not a re-read
+    /// of the file; `None` for a file it removed) and clears the pending
+    /// marks, in one transaction.
+    pub fn record_written(&self, written: Vec<(Pending, Option<Record>)>) -> Result<()> {
+        let records = written
+            .into_iter()
+            .map(|(p, rec)| {
+                let stamp = record::stamp_now(p.kind, &p.path);
+                (p.kind, p.path, stamp, rec)
+            })
+            .collect();
+        self.store_and_clear(records)
+    }
+
+    /// Re-reads files into the index and clears their pending marks, in one
+    /// transaction: repairs after a writer died, and verify-on-read.
+    pub(super) fn reread(&self, pending: &[Pending]) -> Result<()> {
+        // Stamp before reading: a change after this moment shows as a new
+        // stamp to the next sync.
+        let records = pending
+            .iter()
+            .map(|t| {
+                let stamp = record::stamp_now(t.kind, &t.path);
+                (
+                    t.kind,
+                    t.path.clone(),
+                    stamp,
+                    record::read_record(&self.project, t.kind, &t.path),
+                )
+            })
+            .collect();
+        self.store_and_clear(records)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn store_and_clear(
+        &self,
+        records: Vec<(Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>)>,
+    ) -> Result<()> {
+        let e = sql(&self.path);
+        // `&self`: readers re-index through here too (verify-on-read).
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        for (kind, path, stamp, record) in records {
+            record::apply(&tx, kind, &path, record, stamp, None, record::Fresh::No).map_err(&e)?;
+            tx.prepare_cached("DELETE FROM pending WHERE path = ?1")
+                .and_then(|mut st| st.execute([path_str(&path)]))
+                .map_err(&e)?;
+        }
+        tx.commit().map_err(&e)
+    }
+
+    /// Re-reads every record a writer marked pending and did not confirm,
+    /// unless that writer is still alive (holds its lock).
+    fn repair_pending(&mut self) -> Result<()> {
+        let pending: Vec<(String, String, String)> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT path, kind, lock FROM pending")
+                .map_err(self.err())?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(self.err())?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(self.err())?
+        };
+        for (path, kind, lock) in pending {
+            let Some(kind) = Kind::parse(&kind) else {
+                continue;
+            };
+            // A writer holding the lock is mid-write and will confirm itself.
+            let Some(_guard) = self.project.locks.try_exclusive(&lock)? else {
+                continue;
+            };
+            self.reread(&[Pending {
+                kind,
+                path: PathBuf::from(path),
+                lock,
+            }])?;
+        }
+        Ok(())
+    }
+}
+
+fn remove_db_files(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{suffix}", path.display()));
+        match fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&p, e)),
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn path_str(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+pub(crate) fn mtime_ns(p: &Path) -> i64 {
+    fs::metadata(p).map_or(0, |m| stamp_of(&m))
+}
+
+pub(crate) fn stamp_of(m: &fs::Metadata) -> i64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+#[cfg(test)]
+mod tests;

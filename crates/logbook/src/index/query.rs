@@ -1,0 +1,588 @@
+//! Queries: runs by the discovery filters or full text, latest outputs,
+//! lineage edges, work session and transcript listings, health. None of them
+//! reads the files, except verify-on-read's stat of each returned run.
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use rusqlite::{OptionalExtension, params};
+
+use super::fulltext::{fts_query, snippet_of};
+use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, path_str, stamp_of};
+use crate::error::Result;
+use crate::model::CorruptFile;
+use crate::model::ids::RunId;
+use crate::model::query::RunQuery;
+use crate::model::transcript::Summary;
+use crate::model::run::{MANIFEST_FILE, OutputRecord, Run};
+use crate::model::work_session::{Listing, WorkSession};
+
+/// How many times a query is re-run after re-reading runs it returned
+/// whose files changed under it.
+const VERIFY_ROUNDS: usize = 3;
+
+impl Index {
+    /// Runs matching `query`, newest `started_at` first (ties by id), or by
+    /// relevance for a text query, paged by `limit`/`offset`. Never reads
+    /// the run folders. The same filters as the scan (`ops::run::find_scan`), except that
+    /// `text` is a full-text search (words, output file contents included)
+    /// rather than a substring test.
+    ///
+    /// Every run returned is verified against its file first (see
+    /// `Index::verified`), so an edit made in place by another tool is
+    /// never answered from the old record.
+    pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        self.verified(|| self.query_runs(query), |h| &h.run.folder)
+    }
+
+    /// Verify-on-read: runs `query`, stats the manifest of every run it
+    /// returned and compares size and mtime (ns) with the stamp the index
+    /// stored; any that differ (or are gone) are re-read into the index
+    /// under the run's lock, exactly as a logbook write would, and the query
+    /// runs again, at most [`VERIFY_ROUNDS`] times. The cost is one stat per
+    /// returned run, O(page size), never O(runs).
+    ///
+    /// The gap that remains, by design: an in-place edit (no rename, so no
+    /// directory mtime moves) that makes a run the query did *not* return
+    /// newly match is only seen at the next `index sync`, or when that run's
+    /// folder set changes. Closing it would mean a stat of every manifest
+    /// on every query, the very cost the index exists to avoid.
+    fn verified<T>(
+        &self,
+        query: impl Fn() -> Result<Vec<T>>,
+        folder: impl Fn(&T) -> &Path,
+    ) -> Result<Vec<T>> {
+        for _ in 0..VERIFY_ROUNDS {
+            let rows = query()?;
+            let mut stale = vec![];
+            for row in &rows {
+                let folder = folder(row);
+                if self.is_stale(folder)? {
+                    stale.push(folder.to_path_buf());
+                }
+            }
+            if stale.is_empty() {
+                return Ok(rows);
+            }
+            self.reindex_runs(&stale)?;
+        }
+        // A file rewritten on every round: answer from the latest re-read.
+        query()
+    }
+
+    /// Whether a run's manifest differs from the stamp the index stored.
+    fn is_stale(&self, folder: &Path) -> Result<bool> {
+        let path = folder.join(MANIFEST_FILE);
+        let stored: Option<(i64, i64)> = self
+            .conn
+            .prepare_cached("SELECT size, mtime_ns FROM files WHERE path = ?1")
+            .map_err(self.err())?
+            .query_row([path_str(&path)], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(self.err())?;
+        Ok(match (std::fs::metadata(&path), stored) {
+            (Ok(m), Some((size, mtime))) => m.len() as i64 != size || stamp_of(&m) != mtime,
+            _ => true,
+        })
+    }
+
+    /// Re-reads run manifests into the index under each run's lock (the
+    /// normal write discipline: run lock, then the index transaction), so a
+    /// re-read never races a logbook writer of the same run.
+    fn reindex_runs(&self, folders: &[PathBuf]) -> Result<()> {
+        for folder in folders {
+            let id = folder
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // A folder that is not a run id cannot be locked by name; it is
+            // recorded as corrupt, which needs no lock.
+            let (lock, _guard) = match RunId::parse(&id) {
+                Ok(id) => (
+                    id.lock_name(),
+                    Some(self.project.locks.exclusive(&id.lock_name())?),
+                ),
+                Err(_) => (String::new(), None),
+            };
+            self.reread(&[Pending {
+                kind: Kind::Run,
+                path: folder.join(MANIFEST_FILE),
+                lock,
+            }])?;
+        }
+        Ok(())
+    }
+
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        // Validates the pattern exactly as the scan does.
+        let matcher = query.matcher()?;
+        let mut where_ = vec!["1=1".to_string()];
+        let mut args: Vec<rusqlite::types::Value> = vec![];
+        let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
+            args.push(v);
+            format!("?{}", args.len())
+        };
+        let text = query
+            .text
+            .as_deref()
+            .map(fts_query)
+            .filter(|q| !q.is_empty());
+        let from = if let Some(q) = &text {
+            let n = arg(q.clone().into(), &mut args);
+            // The FTS table answers the MATCH and its bm25 rank alone; only
+            // rowids and ranks flow into the join and the sort.
+            format!(
+                "(SELECT rowid AS frid, rank AS frank FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                 JOIN runs r ON r.rid = f.frid"
+            )
+        } else {
+            "runs r".to_string()
+        };
+        if let Some(a) = &query.agent {
+            let n = arg(a.clone().into(), &mut args);
+            where_.push(format!("r.agent = {n}"));
+        }
+        if let Some(s) = &query.status {
+            let n = arg(s.clone().into(), &mut args);
+            where_.push(format!("r.status = {n}"));
+        }
+        if let Some(u) = &query.user {
+            let n = arg(u.clone().into(), &mut args);
+            where_.push(format!("r.user = {n}"));
+        }
+        if let Some(t) = &query.tag {
+            let n = arg(t.clone().into(), &mut args);
+            where_.push(format!(
+                "EXISTS (SELECT 1 FROM tags t WHERE t.rid = r.rid AND t.tag = {n})"
+            ));
+        }
+        if let Some(since) = query.since {
+            let n = arg((since.as_nanosecond() as i64).into(), &mut args);
+            where_.push(format!("r.started_ns >= {n}"));
+        }
+        if let Some(w) = &query.workflow {
+            // Few distinct workflow names: test each once against the
+            // query's own rule, then let SQLite use its index.
+            // Same rule as the matcher: the exact name, or the pattern
+            // (already validated by `matcher()` above).
+            let re = Regex::new(w).ok();
+            let matching: Vec<String> = self
+                .workflow_names()?
+                .into_iter()
+                .filter(|name| name == w || re.as_ref().is_some_and(|re| re.is_match(name)))
+                .collect();
+            if matching.is_empty() {
+                return Ok(vec![]);
+            }
+            let list: Vec<String> = matching
+                .into_iter()
+                .map(|w| arg(w.into(), &mut args))
+                .collect();
+            where_.push(format!("r.workflow IN ({})", list.join(",")));
+        }
+        let order = if text.is_some() {
+            "f.frank, r.started_ns DESC, r.id"
+        } else {
+            "r.started_ns DESC, r.id"
+        };
+        let l = arg(query.limit.map_or(-1, |l| l as i64).into(), &mut args);
+        let o = arg((query.offset as i64).into(), &mut args);
+        // Two steps: the page's rowids first (from the indexes alone when
+        // they cover the filters), then only those rows' manifests, so the
+        // sort never carries manifests and memory is the page's, not the
+        // number of runs'.
+        let sql_text = format!(
+            "SELECT r.rid FROM {from} WHERE {} ORDER BY {order} LIMIT {l} OFFSET {o}",
+            where_.join(" AND ")
+        );
+        let rids: Vec<i64> = {
+            let mut stmt = self.conn.prepare_cached(&sql_text).map_err(self.err())?;
+            stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
+                .map_err(self.err())?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(self.err())?
+        };
+        let mut row_stmt = self
+            .conn
+            .prepare_cached("SELECT id, folder, manifest FROM runs WHERE rid = ?1")
+            .map_err(self.err())?;
+        let mut out = vec![];
+        for rid in rids {
+            let Some((id, folder, manifest)) = row_stmt
+                .query_row([rid], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })
+                .optional()
+                .map_err(self.err())?
+            else {
+                continue;
+            };
+            let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest) else {
+                continue;
+            };
+            let folder = PathBuf::from(folder);
+            let snippet = match &query.text {
+                Some(words) if text.is_some() => snippet_of(&manifest, &folder, words),
+                _ => None,
+            };
+            // The SQL is exact for every filter but text; this keeps the one
+            // definition of "matches" authoritative.
+            if text.is_none() && !matcher.matches(&manifest) {
+                continue;
+            }
+            let Ok(id) = RunId::parse(&id) else {
+                continue;
+            };
+            out.push(Hit {
+                run: Run {
+                    id,
+                    folder,
+                    manifest,
+                },
+                snippet,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The distinct workflow names, by hopping through the workflow index
+    /// (one seek per name) rather than reading every row.
+    fn workflow_names(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT workflow FROM runs WHERE workflow > ?1 ORDER BY workflow LIMIT 1",
+            )
+            .map_err(self.err())?;
+        let mut names: Vec<String> = vec![];
+        let mut after = String::new();
+        let first_empty: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE workflow = '')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.err())?;
+        if first_empty {
+            names.push(String::new());
+        }
+        while let Some(next) = stmt
+            .query_row([&after], |r| r.get::<_, String>(0))
+            .optional()
+            .map_err(self.err())?
+        {
+            names.push(next.clone());
+            after = next;
+        }
+        Ok(names)
+    }
+
+    /// the scan's latest output from the index: the newest run of `agent`
+    /// (workflow matching) having an output of `output_type`, and its last
+    /// such output.
+    pub fn latest_output(
+        &self,
+        agent: &str,
+        workflow: Option<&str>,
+        output_type: Option<&str>,
+    ) -> Result<Option<(Run, OutputRecord, PathBuf)>> {
+        let query = RunQuery {
+            agent: Some(agent.to_string()),
+            workflow: workflow.map(str::to_string),
+            ..RunQuery::default()
+        };
+        // Usually the newest run has the output: start with a small page.
+        let (mut offset, mut size) = (0, 16);
+        loop {
+            let page = self.find_runs(&RunQuery {
+                offset,
+                limit: Some(size),
+                ..query.clone()
+            })?;
+            if page.is_empty() {
+                return Ok(None);
+            }
+            offset += page.len();
+            size = (size * 4).min(4096);
+            for hit in page {
+                if let Some(out) = hit
+                    .run
+                    .manifest
+                    .outputs
+                    .iter()
+                    .rev()
+                    .find(|o| output_type.is_none_or(|t| o.output_type.as_str() == t))
+                {
+                    let path = hit.run.output_path(&out.file);
+                    let out = out.clone();
+                    return Ok(Some((hit.run, out, path)));
+                }
+            }
+        }
+    }
+
+    /// One run by id, from the index, verified against its file (see
+    /// `Index::verified`).
+    pub fn run(&self, id: &str) -> Result<Option<Run>> {
+        Ok(self
+            .verified(
+                || Ok(self.run_row(id)?.into_iter().collect()),
+                |r| &r.folder,
+            )?
+            .pop())
+    }
+
+    fn run_row(&self, id: &str) -> Result<Option<Run>> {
+        let row: Option<(String, String, String)> = self
+            .conn
+            .query_row(
+                "SELECT id, folder, manifest FROM runs WHERE id = ?1 ORDER BY folder LIMIT 1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(self.err())?;
+        Ok(row.and_then(|(id, folder, manifest)| {
+            Some(Run {
+                id: RunId::parse(&id).ok()?,
+                folder: PathBuf::from(folder),
+                manifest: serde_json::from_str(&manifest).ok()?,
+            })
+        }))
+    }
+
+    /// Ids of the runs naming `id` in their `related_sessions` (its children).
+    pub fn children(&self, id: &str) -> Result<Vec<String>> {
+        self.ids(
+            "SELECT DISTINCT child FROM edges WHERE parent = ?1 ORDER BY child",
+            id,
+        )
+    }
+
+    fn ids(&self, query: &str, id: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(query).map_err(self.err())?;
+        stmt.query_map([id], |r| r.get(0))
+            .map_err(self.err())?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(self.err())
+    }
+
+    /// Every lineage edge `(child, parent)` whose parent is not indexed as
+    /// a run, for `doctor`.
+    pub fn dangling_edges(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT child, parent FROM edges WHERE parent NOT IN (SELECT id FROM runs) ORDER BY child, parent",
+            )
+            .map_err(self.err())?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(self.err())?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(self.err())
+    }
+
+    /// Work sessions from the index, as `work_session::list` would read
+    /// them from the files.
+    pub fn work_sessions(&self) -> Result<Listing> {
+        let mut listing = Listing::default();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, archived, record FROM work_sessions ORDER BY last_updated DESC, path",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, bool>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(self.err())?;
+        for row in rows {
+            let (path, archived, record) = row.map_err(self.err())?;
+            match serde_json::from_str::<WorkSession>(&record) {
+                Ok(ws) if archived => listing.archived.push(ws),
+                Ok(ws) => listing.sessions.push(ws),
+                Err(err) => listing.corrupt.push(CorruptFile {
+                    path: PathBuf::from(path),
+                    reason: err.to_string(),
+                }),
+            }
+        }
+        for c in self.corrupt_files()? {
+            if c.kind == Kind::WorkSession {
+                listing.corrupt.push(CorruptFile {
+                    path: c.path,
+                    reason: c.reason,
+                });
+            }
+        }
+        Ok(listing)
+    }
+
+    /// Transcripts from the index, newest `lastActiveAt` first (unparseable
+    /// times last), as the files' listing orders them, paged.
+    pub fn transcripts(
+        &self,
+        kind: Option<crate::model::transcript::Kind>,
+        limit: Option<usize>,
+        offset: Option<usize>,
+    ) -> Result<Vec<Summary>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent FROM transcripts \
+                 WHERE ?1 IS NULL OR kind = ?1 \
+                 ORDER BY last_active_ms IS NULL, last_active_ms DESC, last_active_at DESC, path \
+                 LIMIT ?2 OFFSET ?3",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map(
+                params![
+                    kind.map(crate::model::transcript::Kind::as_str),
+                    limit.map_or(-1, |l| l as i64),
+                    offset.unwrap_or(0) as i64
+                ],
+                |r| {
+                    Ok(Summary {
+                        file: PathBuf::from(r.get::<_, String>(0)?),
+                        id: r.get(1)?,
+                        kind: if r.get::<_, String>(2)? == "subagent" {
+                            crate::model::transcript::Kind::Subagent
+                        } else {
+                            crate::model::transcript::Kind::Main
+                        },
+                        workdir: r.get(3)?,
+                        started_at: r.get(4)?,
+                        last_active_at: r.get(5)?,
+                        latest_total_tokens: r.get::<_, i64>(6)?.max(0) as u64,
+                        parent_session_id: r.get(7)?,
+                    })
+                },
+            )
+            .map_err(self.err())?;
+        rows.collect::<std::result::Result<_, _>>()
+            .map_err(self.err())
+    }
+
+    /// How many files of `kind` the index holds as unparseable.
+    pub fn corrupt_count(&self, kind: Kind) -> Result<u64> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM corrupt WHERE kind = ?1")
+            .map_err(self.err())?
+            .query_row([kind.as_str()], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(self.err())
+    }
+
+    /// Files the last sync could not parse.
+    pub fn corrupt_files(&self) -> Result<Vec<CorruptEntry>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, kind, reason FROM corrupt ORDER BY path")
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(self.err())?;
+        let mut out = vec![];
+        for row in rows {
+            let (path, kind, reason) = row.map_err(self.err())?;
+            if let Some(kind) = Kind::parse(&kind) {
+                out.push(CorruptEntry {
+                    path: PathBuf::from(path),
+                    kind,
+                    reason,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Counts, size and staleness, for `index status`.
+    pub fn status(&self) -> Result<Status> {
+        let count = |table: &str| -> Result<u64> {
+            self.conn
+                .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map(|n| n.max(0) as u64)
+                .map_err(self.err())
+        };
+        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        Ok(Status {
+            path: self.path.clone(),
+            size_bytes: size(&self.path) + size(&wal),
+            schema_version: super::SCHEMA_VERSION,
+            runs: count("runs")?,
+            outputs: count("outputs")?,
+            edges: count("edges")?,
+            work_sessions: count("work_sessions")?,
+            transcripts: count("transcripts")?,
+            workflow_states: count("workflow_states")?,
+            corrupt: count("corrupt")?,
+            pending: count("pending")?,
+            last_sync: self.meta("last_sync")?,
+            stale: self.staleness()?,
+        })
+    }
+
+    /// A canonical dump of everything the index holds about the files (not
+    /// its bookkeeping), to compare two indexes built different ways.
+    #[cfg(feature = "testing")]
+    pub fn fingerprint(&self) -> Result<Vec<String>> {
+        let queries = [
+            "SELECT 'run', folder, id, agent, workflow, status, user, started_at, coalesce(completed_at,''), title, manifest FROM runs",
+            "SELECT 'out', r.folder, o.seq, o.file, o.type, o.description, o.created_at, '', '', '', '' FROM outputs o JOIN runs r ON r.rid = o.rid",
+            "SELECT 'edge', child, parent, '', '', '', '', '', '', '', '' FROM edges",
+            "SELECT 'tag', r.folder, t.tag, '', '', '', '', '', '', '', '' FROM tags t JOIN runs r ON r.rid = t.rid",
+            // Contentless: the words cannot be read back, only that the run
+            // has its row.
+            "SELECT 'fts', r.folder, '', '', '', '', '', '', '', '', '' FROM runs_fts f JOIN runs r ON r.rid = f.rowid",
+            "SELECT 'ws', path, id, status, archived, last_updated, record, '', '', '', '' FROM work_sessions",
+            "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), '', '' FROM transcripts",
+            "SELECT 'wf', path, session_id, mode, coalesce(phase,''), coalesce(active_agent,''), version, updated_at, invocations, pending_handoffs, '' FROM workflow_states",
+            "SELECT 'bad', path, kind, '', '', '', '', '', '', '', '' FROM corrupt",
+        ];
+        let mut out = vec![];
+        for q in queries {
+            let mut stmt = self.conn.prepare(q).map_err(self.err())?;
+            let rows = stmt
+                .query_map([], |r| {
+                    let mut parts = vec![];
+                    for i in 0..11 {
+                        let v: rusqlite::types::Value = r.get(i)?;
+                        parts.push(match v {
+                            rusqlite::types::Value::Null => String::new(),
+                            rusqlite::types::Value::Integer(n) => n.to_string(),
+                            rusqlite::types::Value::Real(f) => f.to_string(),
+                            rusqlite::types::Value::Text(s) => s,
+                            rusqlite::types::Value::Blob(b) => format!("{b:?}"),
+                        });
+                    }
+                    Ok(parts.join("\u{1f}"))
+                })
+                .map_err(self.err())?;
+            for row in rows {
+                out.push(row.map_err(self.err())?);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}

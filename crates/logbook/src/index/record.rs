@@ -1,0 +1,454 @@
+//! Records: what one file contributes to the index, built either from the
+//! value a writer just wrote ([`Record::run`], [`Record::work_session`],
+//! [`Record::transcript`]) or by reading the file (sync, repair), and stored
+//! or removed in the caller's transaction.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::fulltext::{manifest_text, output_text};
+use super::{CorruptEntry, Kind, SyncReport, mtime_ns, path_str, stamp_of};
+use crate::clock;
+use crate::error::Error;
+use crate::model::ids::RunId;
+use crate::model::run::{MANIFEST_FILE, Run, parse_manifest};
+use crate::model::transcript::{Kind as TranscriptKind, Metadata, Summary, parse_file_name};
+use crate::model::work_session::{SessionStatus, WorkSession};
+use crate::model::workflow::SessionState;
+use crate::store::{self, Project};
+
+/// What one file contributes to the index, ready to store.
+#[derive(Debug)]
+pub struct Record(Inner);
+
+#[derive(Debug)]
+pub(super) enum Inner {
+    Run(Box<RunRow>),
+    WorkSession {
+        path: PathBuf,
+        id: String,
+        status: String,
+        archived: bool,
+        last_updated: String,
+        record: String,
+    },
+    Transcript(Box<Summary>),
+    WorkflowState(Box<WorkflowRow>),
+    Corrupt {
+        reason: String,
+    },
+}
+
+#[derive(Debug)]
+pub(super) struct WorkflowRow {
+    path: PathBuf,
+    session_id: String,
+    mode: String,
+    phase: Option<String>,
+    active_agent: Option<String>,
+    version: u64,
+    updated_at: String,
+    invocations: u64,
+    pending_handoffs: u64,
+}
+
+#[derive(Debug)]
+pub(super) struct RunRow {
+    folder: PathBuf,
+    id: String,
+    agent: String,
+    workflow: String,
+    status: String,
+    user: Option<String>,
+    started_at: String,
+    started_ns: Option<i64>,
+    completed_at: Option<String>,
+    title: String,
+    manifest: String,
+    outputs: Vec<(String, String, String, String)>,
+    parents: Vec<String>,
+    tags: Vec<String>,
+    fts_agent: String,
+    fts_workflow: String,
+    fts_body: String,
+}
+
+impl Record {
+    /// The record of a run as its writer holds it (the manifest is not
+    /// parsed again; the registered output files are read for full text).
+    pub fn run(run: &Run) -> Record {
+        Record(match run_row(run) {
+            Ok(row) => Inner::Run(Box::new(row)),
+            Err(reason) => Inner::Corrupt { reason },
+        })
+    }
+
+    /// The record of a work session file at `path` as its writer holds it.
+    pub fn work_session(p: &Project, path: &Path, ws: &WorkSession) -> Record {
+        let archived = path.starts_with(&p.config.session_archive_dir)
+            && p.config.session_archive_dir != p.config.sessions_dir
+            || ws.status == SessionStatus::Closed;
+        Record(match serde_json::to_string(ws) {
+            Ok(record) => Inner::WorkSession {
+                path: path.to_path_buf(),
+                id: ws.session_id.clone(),
+                status: ws.status.as_str().to_string(),
+                archived,
+                last_updated: ws.last_updated.clone(),
+                record,
+            },
+            Err(e) => Inner::Corrupt {
+                reason: e.to_string(),
+            },
+        })
+    }
+
+    /// The record of a transcript file at `path` as its writer holds it.
+    pub fn transcript(path: &Path, kind: TranscriptKind, id: &str, metadata: &Metadata) -> Record {
+        Record(Inner::Transcript(Box::new(Summary {
+            id: id.to_string(),
+            kind,
+            file: path.to_path_buf(),
+            workdir: metadata.workdir.clone(),
+            started_at: metadata.started_at.clone(),
+            last_active_at: metadata.last_active_at.clone(),
+            latest_total_tokens: metadata.latest_total_tokens,
+            parent_session_id: metadata.parent_session_id.clone(),
+        })))
+    }
+
+    /// The record of a workflow state file at `path` as its writer holds it.
+    pub fn workflow_state(path: &Path, session_id: &str, state: &SessionState) -> Record {
+        let wf = state.orchestrator_workflow.as_ref();
+        Record(Inner::WorkflowState(Box::new(WorkflowRow {
+            path: path.to_path_buf(),
+            session_id: session_id.to_string(),
+            mode: state.current_mode.to_string(),
+            phase: wf.map(|w| w.workflow_phase.to_string()),
+            active_agent: wf.and_then(|w| w.active_agent.as_ref().map(|a| a.to_string())),
+            version: state.version,
+            updated_at: state.updated_at.clone(),
+            invocations: wf.map_or(0, |w| w.total_invocations()),
+            pending_handoffs: wf.map_or(0, |w| w.pending_handoffs.len() as u64),
+        })))
+    }
+
+    fn corrupt(reason: impl ToString) -> Record {
+        Record(Inner::Corrupt {
+            reason: reason.to_string(),
+        })
+    }
+}
+
+/// Reads one file into a record; `None` when the file is gone.
+pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> Option<Record> {
+    match kind {
+        Kind::Run => read_run(path),
+        Kind::WorkSession => match store::work_session::read_file(p, path) {
+            Ok(ws) => Some(Record::work_session(p, path, &ws)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => Some(Record::corrupt(e)),
+        },
+        Kind::Transcript => read_transcript(path),
+        Kind::WorkflowState => {
+            let name = path.file_name()?.to_string_lossy().into_owned();
+            let session_id = name.strip_suffix(".state.json")?.to_string();
+            match store::workflow::read_state(path) {
+                Ok(Some((state, _))) => Some(Record::workflow_state(path, &session_id, &state)),
+                Ok(None) => None,
+                Err(e) => Some(Record::corrupt(e)),
+            }
+        }
+    }
+}
+
+/// Reads a transcript's id and metadata; its messages are skipped, not kept.
+fn read_transcript(path: &Path) -> Option<Record> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let (kind, _) = parse_file_name(&name)?;
+    match store::transcript::read_head(path) {
+        Ok(head) => Some(Record::transcript(path, kind, &head.id, &head.metadata)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Record::corrupt(e)),
+    }
+}
+
+/// Reads a manifest with the same rules as the scan: the folder is the id,
+/// the manifest parses leniently into the run model.
+fn read_run(manifest_path: &Path) -> Option<Record> {
+    let folder = manifest_path.parent()?.to_path_buf();
+    let name = folder.file_name()?.to_string_lossy().into_owned();
+    let text = match fs::read_to_string(manifest_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Record::corrupt(e)),
+    };
+    let Ok(id) = RunId::parse(&name) else {
+        return Some(Record::corrupt(format!(
+            "folder name {name:?} is not a run id (a UUID)"
+        )));
+    };
+    Some(match parse_manifest(manifest_path, &text) {
+        Ok((manifest, _)) => Record::run(&Run {
+            id,
+            folder,
+            manifest,
+        }),
+        Err(e) => Record::corrupt(e),
+    })
+}
+
+fn run_row(run: &Run) -> Result<RunRow, String> {
+    let m = &run.manifest;
+    let manifest = serde_json::to_string(m).map_err(|e| e.to_string())?;
+    let mut outputs = vec![];
+    let mut body = manifest_text(m);
+    for o in &m.outputs {
+        if let Some(t) = output_text(&run.folder, &o.file) {
+            body.push_str(&t);
+            body.push('\n');
+        }
+        outputs.push((
+            o.file.clone(),
+            o.output_type.as_str().to_string(),
+            o.description.clone(),
+            o.created_at.clone(),
+        ));
+    }
+    let mut tags = m.tags.clone();
+    tags.sort();
+    tags.dedup();
+    let started_ns = clock::parse(&m.execution.started_at).map(|t| t.as_nanosecond() as i64);
+    Ok(RunRow {
+        id: run.id.to_string(),
+        agent: m.agent.name.clone(),
+        workflow: m.workflow.name.clone(),
+        status: m.execution.status.as_str().to_string(),
+        user: m.execution.user.clone(),
+        started_at: m.execution.started_at.clone(),
+        started_ns,
+        completed_at: m.execution.completed_at.clone(),
+        title: m.agent.title.clone().unwrap_or_default(),
+        manifest,
+        outputs,
+        parents: m.related().to_vec(),
+        tags,
+        fts_agent: format!(
+            "{}\n{}",
+            m.agent.name,
+            m.agent.title.as_deref().unwrap_or_default()
+        ),
+        fts_workflow: m.workflow.name.clone(),
+        fts_body: body,
+        folder: run.folder.clone(),
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fresh {
+    Yes,
+    No,
+}
+
+fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
+    match r {
+        Inner::Run(row) => store_run(tx, row, fresh),
+        Inner::WorkSession {
+            path,
+            id,
+            status,
+            archived,
+            last_updated,
+            record,
+        } => {
+            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(path)])?;
+            tx.execute(
+                "INSERT OR REPLACE INTO work_sessions(path, id, status, archived, last_updated, record) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![path_str(path), id, status, archived, last_updated, record],
+            )?;
+            Ok(())
+        }
+        Inner::Transcript(t) => {
+            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&t.file)])?;
+            tx.execute(
+                "INSERT OR REPLACE INTO transcripts(path, id, kind, workdir, started_at, last_active_at, \
+                 last_active_ms, tokens, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    path_str(&t.file),
+                    t.id,
+                    t.kind.as_str(),
+                    t.workdir,
+                    t.started_at,
+                    t.last_active_at,
+                    clock::parse(&t.last_active_at).map(|ts| ts.as_millisecond()),
+                    t.latest_total_tokens as i64,
+                    t.parent_session_id
+                ],
+            )?;
+            Ok(())
+        }
+        Inner::WorkflowState(w) => {
+            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&w.path)])?;
+            tx.execute(
+                "INSERT OR REPLACE INTO workflow_states(path, session_id, mode, phase, active_agent, \
+                 version, updated_at, invocations, pending_handoffs) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    path_str(&w.path),
+                    w.session_id,
+                    w.mode,
+                    w.phase,
+                    w.active_agent,
+                    w.version as i64,
+                    w.updated_at,
+                    w.invocations as i64,
+                    w.pending_handoffs as i64
+                ],
+            )?;
+            Ok(())
+        }
+        Inner::Corrupt { .. } => Ok(()),
+    }
+}
+
+pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
+    let folder = path_str(&row.folder);
+    if fresh == Fresh::No {
+        remove_run(tx, &folder)?;
+        tx.prepare_cached("DELETE FROM corrupt WHERE path = ?1")?
+            .execute([path_str(&row.folder.join(MANIFEST_FILE))])?;
+    }
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    ins.execute(params![
+        folder,
+        row.id,
+        row.agent,
+        row.workflow,
+        row.status,
+        row.user,
+        row.started_at,
+        row.started_ns,
+        row.completed_at,
+        row.title,
+        row.manifest
+    ])?;
+    let rid = tx.last_insert_rowid();
+    let mut out = tx.prepare_cached(
+        "INSERT OR REPLACE INTO outputs(rid, seq, file, type, description, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (seq, (file, ty, desc, created)) in row.outputs.iter().enumerate() {
+        out.execute(params![rid, seq as i64, file, ty, desc, created])?;
+    }
+    let mut edge =
+        tx.prepare_cached("INSERT OR IGNORE INTO edges(child, parent, rid) VALUES (?1, ?2, ?3)")?;
+    for parent in &row.parents {
+        edge.execute(params![row.id, parent, rid])?;
+    }
+    let mut tag = tx.prepare_cached("INSERT OR IGNORE INTO tags(rid, tag) VALUES (?1, ?2)")?;
+    for t in &row.tags {
+        tag.execute(params![rid, t])?;
+    }
+    let mut fts = tx.prepare_cached(
+        "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    fts.execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body])?;
+    Ok(())
+}
+
+pub(super) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> {
+    let rid: Option<i64> = tx
+        .prepare_cached("SELECT rid FROM runs WHERE folder = ?1")?
+        .query_row([folder], |r| r.get(0))
+        .optional()?;
+    if let Some(rid) = rid {
+        for q in [
+            "DELETE FROM outputs WHERE rid = ?1",
+            "DELETE FROM edges WHERE rid = ?1",
+            "DELETE FROM tags WHERE rid = ?1",
+            "DELETE FROM runs_fts WHERE rowid = ?1",
+            "DELETE FROM runs WHERE rid = ?1",
+        ] {
+            tx.prepare_cached(q)?.execute([rid])?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlite::Result<()> {
+    let p = path_str(path);
+    match kind {
+        Kind::Run => {
+            if let Some(folder) = path.parent() {
+                remove_run(tx, &path_str(folder))?;
+            }
+        }
+        Kind::WorkSession => {
+            tx.execute("DELETE FROM work_sessions WHERE path = ?1", [&p])?;
+        }
+        Kind::Transcript => {
+            tx.execute("DELETE FROM transcripts WHERE path = ?1", [&p])?;
+        }
+        Kind::WorkflowState => {
+            tx.execute("DELETE FROM workflow_states WHERE path = ?1", [&p])?;
+        }
+    }
+    tx.execute("DELETE FROM corrupt WHERE path = ?1", [&p])?;
+    tx.execute("DELETE FROM files WHERE path = ?1", [&p])?;
+    Ok(())
+}
+
+/// Stores what was read from `path` (or forgets it when the file is gone),
+/// with the stamp sync compares next time.
+pub(super) fn apply(
+    tx: &Connection,
+    kind: Kind,
+    path: &Path,
+    rec: Option<Record>,
+    stamp: Option<(i64, i64, i64)>,
+    report: Option<&mut SyncReport>,
+    fresh: Fresh,
+) -> rusqlite::Result<()> {
+    match rec {
+        None => return remove_record(tx, kind, path),
+        Some(Record(Inner::Corrupt { reason })) => {
+            if fresh == Fresh::No {
+                remove_record(tx, kind, path)?;
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO corrupt(path, kind, reason) VALUES (?1, ?2, ?3)",
+                params![path_str(path), kind.as_str(), reason],
+            )?;
+            if let Some(report) = report {
+                report.corrupt.push(CorruptEntry {
+                    path: path.to_path_buf(),
+                    kind,
+                    reason,
+                });
+            }
+        }
+        Some(Record(r)) => store_record(tx, &r, fresh)?,
+    }
+    if let Some((size, mtime, dir_mtime)) = stamp {
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO files(path, kind, size, mtime_ns, dir_mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![path_str(path), kind.as_str(), size, mtime, dir_mtime])?;
+    }
+    Ok(())
+}
+
+/// The stamp of a file as sync would take it, or `None` when it is gone.
+pub(super) fn stamp_now(kind: Kind, path: &Path) -> Option<(i64, i64, i64)> {
+    let m = fs::metadata(path).ok()?;
+    let dir = match kind {
+        Kind::Run => path.parent().map_or(0, mtime_ns),
+        _ => 0,
+    };
+    Some((m.len() as i64, stamp_of(&m), dir))
+}

@@ -1,0 +1,177 @@
+//! The index's tables. [`SCHEMA_VERSION`] is stored in `PRAGMA
+//! user_version`; an index of any other version is dropped and rebuilt, never
+//! misread.
+
+use rusqlite::Connection;
+
+/// Bumped whenever the tables change; an index of another version is
+/// rebuilt rather than misread.
+pub const SCHEMA_VERSION: i64 = 3;
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE runs(
+  rid INTEGER PRIMARY KEY,
+  folder TEXT NOT NULL,
+  id TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  workflow TEXT NOT NULL,
+  status TEXT NOT NULL,
+  user TEXT,
+  started_at TEXT NOT NULL,
+  started_ns INTEGER,
+  completed_at TEXT,
+  title TEXT NOT NULL,
+  manifest TEXT NOT NULL
+);
+CREATE TABLE outputs(
+  rid INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  file TEXT NOT NULL,
+  type TEXT NOT NULL,
+  description TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY(rid, seq)
+) WITHOUT ROWID;
+CREATE TABLE edges(
+  child TEXT NOT NULL,
+  parent TEXT NOT NULL,
+  rid INTEGER NOT NULL,
+  PRIMARY KEY(rid, parent)
+) WITHOUT ROWID;
+CREATE TABLE tags(
+  rid INTEGER NOT NULL,
+  tag TEXT NOT NULL,
+  PRIMARY KEY(rid, tag)
+) WITHOUT ROWID;
+-- Contentless: the index of the words only, not a second copy of every
+-- manifest and output text (that copy was most of the database). Rows are
+-- deleted by rowid (contentless_delete); snippets are made from the page's
+-- manifests instead (see `snippet_of`).
+CREATE VIRTUAL TABLE runs_fts USING fts5(
+  agent, workflow, body, content = '', contentless_delete = 1,
+  tokenize = 'unicode61'
+);
+CREATE TABLE work_sessions(
+  path TEXT PRIMARY KEY,
+  id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  archived INTEGER NOT NULL,
+  last_updated TEXT NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE TABLE transcripts(
+  path TEXT PRIMARY KEY,
+  id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  workdir TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  last_active_at TEXT NOT NULL,
+  last_active_ms INTEGER,
+  tokens INTEGER NOT NULL,
+  parent TEXT
+);
+CREATE TABLE workflow_states(
+  path TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  phase TEXT,
+  active_agent TEXT,
+  version INTEGER NOT NULL,
+  updated_at TEXT NOT NULL,
+  invocations INTEGER NOT NULL,
+  pending_handoffs INTEGER NOT NULL
+);
+CREATE TABLE files(
+  path TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  dir_mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE corrupt(
+  path TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  reason TEXT NOT NULL
+);
+CREATE TABLE pending(
+  path TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  lock TEXT NOT NULL,
+  since TEXT NOT NULL
+);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+";
+
+/// The secondary indexes, kept apart from [`SCHEMA`] so a rebuild can drop
+/// them, bulk-insert, and create them once over sorted data (several times
+/// faster than maintaining them row by row).
+///
+/// The filter indexes list `started_ns DESC, id` right after their key so a
+/// `find` walks them in exactly its output order and stops at the page's
+/// end, and they carry the other filter columns so rows that do not match
+/// are rejected from the index alone, without touching the table.
+pub(super) const INDEXES: &[(&str, &str)] = &[
+    (
+        "runs_folder",
+        "CREATE UNIQUE INDEX runs_folder ON runs(folder)",
+    ),
+    ("runs_id", "CREATE INDEX runs_id ON runs(id)"),
+    (
+        "runs_started",
+        "CREATE INDEX runs_started ON runs(started_ns DESC, id, agent, workflow, status)",
+    ),
+    (
+        "runs_agent",
+        "CREATE INDEX runs_agent ON runs(agent, started_ns DESC, id, workflow, status)",
+    ),
+    (
+        "runs_workflow",
+        "CREATE INDEX runs_workflow ON runs(workflow, started_ns DESC, id, agent, status)",
+    ),
+    (
+        "runs_status",
+        "CREATE INDEX runs_status ON runs(status, started_ns DESC, id, agent, workflow)",
+    ),
+    (
+        "outputs_type",
+        "CREATE INDEX outputs_type ON outputs(type, rid)",
+    ),
+    ("edges_parent", "CREATE INDEX edges_parent ON edges(parent)"),
+    ("edges_child", "CREATE INDEX edges_child ON edges(child)"),
+    ("tags_tag", "CREATE INDEX tags_tag ON tags(tag)"),
+];
+
+/// Drops whatever tables another version left and creates this version's,
+/// inside the caller's write transaction.
+pub(super) fn replace(tx: &Connection) -> rusqlite::Result<()> {
+    let objects: Vec<(String, String)> = {
+        let mut stmt = tx.prepare(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table','view') \
+             AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE TABLE ''%'",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    // Virtual tables first: dropping one drops its shadow tables.
+    let mut objects = objects;
+    objects.sort_by_key(|(_, name)| !name.ends_with("_fts"));
+    for (kind, name) in objects {
+        let exists = tx.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = ?1",
+            [&name],
+            |r| r.get::<_, i64>(0),
+        )? > 0;
+        if exists {
+            let what = if kind == "view" { "VIEW" } else { "TABLE" };
+            tx.execute_batch(&format!(
+                "DROP {what} IF EXISTS \"{}\"",
+                name.replace('"', "\"\"")
+            ))?;
+        }
+    }
+    tx.execute_batch(SCHEMA)?;
+    for (_, create) in INDEXES {
+        tx.execute_batch(create)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+}

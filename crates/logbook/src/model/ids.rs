@@ -1,0 +1,252 @@
+//! The ids that become parts of paths and lock names. Each is validated once,
+//! when it is made from text, and then owns how it is spelled on disk, so no
+//! other code joins an unchecked string onto a folder.
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// A run's id: an RFC 4122 UUID in hyphenated form (any version on read;
+/// Logbook creates v4). It names the run folder.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct RunId(String);
+
+impl RunId {
+    /// Checks `id` before it becomes part of a path.
+    pub fn parse(id: &str) -> Result<RunId> {
+        if is_hyphenated_uuid(id) {
+            Ok(RunId(id.to_string()))
+        } else {
+            Err(Error::invalid(
+                "run id",
+                id,
+                "expected a UUID such as 3f2c9d14-4b5e-4789-81ab-cdef12345678; `logbook find` lists runs",
+            ))
+        }
+    }
+
+    /// A new random (v4) id.
+    pub fn new_v4() -> RunId {
+        RunId(uuid::Uuid::new_v4().to_string())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The run's folder inside `agent_outputs_folder`.
+    pub fn folder(&self, agent_outputs_folder: &Path) -> PathBuf {
+        agent_outputs_folder.join(&self.0)
+    }
+
+    /// The name of the lock its writers hold.
+    pub fn lock_name(&self) -> String {
+        format!("run-{}", self.0)
+    }
+}
+
+/// A work session's id, `{PREFIX}{YYYYMM}-{CLIENT}-{PROJECT}` with an
+/// optional `-N` suffix (DESIGN §8). It names the session's YAML file, its
+/// workflow state and their archives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct WorkSessionId(String);
+
+static SESSION_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Z]{2,5}[0-9]{6}-[A-Z0-9]+-[A-Z0-9]+(-[0-9]+)?$")
+        .unwrap_or_else(|_| unreachable!("the pattern is a literal"))
+});
+
+impl WorkSessionId {
+    /// Checks `id` before it becomes part of a path.
+    pub fn parse(id: &str) -> Result<WorkSessionId> {
+        if SESSION_ID.is_match(id) {
+            Ok(WorkSessionId(id.to_string()))
+        } else {
+            Err(Error::invalid(
+                "work session id",
+                id,
+                "expected {PREFIX}{YYYYMM}-{CLIENT}-{PROJECT}, e.g. SES202501-ACME-AUDIT (capital letters and digits, optional -N suffix)",
+            ))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `{dir}/{id}.yaml`.
+    pub fn session_file(&self, dir: &Path) -> PathBuf {
+        dir.join(format!("{}.yaml", self.0))
+    }
+
+    /// `{dir}/{id}.state.json`: the workflow state (seed 004).
+    pub fn state_file(&self, dir: &Path) -> PathBuf {
+        dir.join(format!("{}.state.json", self.0))
+    }
+
+    /// `{dir}/{id}.history`: where compaction archives go.
+    pub fn history_dir(&self, dir: &Path) -> PathBuf {
+        dir.join(format!("{}.history", self.0))
+    }
+
+    /// The names of everything that belongs to the session in `sessions_dir`
+    /// and moves with it to the archive.
+    pub fn companions(&self) -> [String; 3] {
+        [
+            format!("{}.yaml", self.0),
+            format!("{}.state.json", self.0),
+            format!("{}.history", self.0),
+        ]
+    }
+
+    /// The lock its session file's writers hold.
+    pub fn lock_name(&self) -> String {
+        format!("session-{}", self.0)
+    }
+
+    /// The lock its workflow state's writers hold.
+    pub fn state_lock_name(&self) -> String {
+        format!("state-{}", self.0)
+    }
+}
+
+/// A transcript's id: a hyphenated UUID. Its last 8 characters name the file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct TranscriptId(String);
+
+impl TranscriptId {
+    /// Checks `id` before it becomes part of a file name.
+    pub fn parse(id: &str) -> Result<TranscriptId> {
+        if is_hyphenated_uuid(id) {
+            Ok(TranscriptId(id.to_string()))
+        } else {
+            Err(Error::invalid(
+                "transcript id",
+                id,
+                "expected a UUID such as 6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f",
+            ))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The last 8 characters, which name its file.
+    pub fn short(&self) -> &str {
+        short_id(&self.0)
+    }
+
+    /// The lock its writers hold. Ids sharing a short id share the lock, so
+    /// deciding which one gets the short file name is serialised.
+    pub fn lock_name(&self) -> String {
+        format!("transcript-{}", self.short())
+    }
+}
+
+/// The last 8 characters of an id.
+pub fn short_id(id: &str) -> &str {
+    let start = id.char_indices().rev().nth(7).map_or(0, |(i, _)| i);
+    &id[start..]
+}
+
+fn is_hyphenated_uuid(id: &str) -> bool {
+    id.len() == 36
+        && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+        && uuid::Uuid::try_parse(id).is_ok()
+}
+
+macro_rules! id_traits {
+    ($($name:ident),+) => {$(
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                Self::parse(s)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    )+};
+}
+
+id_traits!(RunId, WorkSessionId, TranscriptId);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids() {
+        assert!(RunId::parse("a3f2c9d1-4b5e-6789-01ab-cdef12345678").is_ok());
+        assert!(RunId::parse(RunId::new_v4().as_str()).is_ok());
+        for bad in [
+            "",
+            "..",
+            "a3f2c9d14b5e678901abcdef12345678",
+            "../../etc/passwd",
+            "a3f2c9d1-4b5e-6789-01ab-cdef1234567/",
+            "{a3f2c9d1-4b5e-6789-01ab-cdef123456}",
+        ] {
+            assert!(RunId::parse(bad).is_err(), "{bad}");
+        }
+        let id = RunId::parse("a3f2c9d1-4b5e-6789-01ab-cdef12345678").unwrap();
+        assert_eq!(
+            id.folder(Path::new("/o")),
+            Path::new("/o/a3f2c9d1-4b5e-6789-01ab-cdef12345678")
+        );
+        assert_eq!(id.lock_name(), "run-a3f2c9d1-4b5e-6789-01ab-cdef12345678");
+    }
+
+    #[test]
+    fn work_session_ids() {
+        assert!(WorkSessionId::parse("SES202501-ACME-AUDIT").is_ok());
+        assert!(WorkSessionId::parse("SES202501-ACME-AUDIT-2").is_ok());
+        for bad in ["../etc", "ses202501-acme-audit", "SES2025-ACME-AUDIT", "SES202501-ACME"] {
+            assert!(WorkSessionId::parse(bad).is_err(), "{bad}");
+        }
+        let id = WorkSessionId::parse("SES202501-ACME-AUDIT").unwrap();
+        assert_eq!(id.session_file(Path::new("/s")), Path::new("/s/SES202501-ACME-AUDIT.yaml"));
+        assert_eq!(id.state_file(Path::new("/s")), Path::new("/s/SES202501-ACME-AUDIT.state.json"));
+    }
+
+    #[test]
+    fn transcript_ids() {
+        let id = TranscriptId::parse("6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f").unwrap();
+        assert_eq!(id.short(), "3c4d5e6f");
+        assert_eq!(id.lock_name(), "transcript-3c4d5e6f");
+        assert!(TranscriptId::parse("3c4d5e6f").is_err());
+        assert_eq!(short_id("abc"), "abc");
+    }
+}

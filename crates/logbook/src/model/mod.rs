@@ -1,0 +1,38 @@
+//! The model: the seeds' record types and the pure rules over them. Nothing
+//! here reads a file, takes a lock or opens the index, so every rule can be
+//! tested on values alone.
+//!
+//! - [`run`]: the manifest (seed 000), output paths; [`query`] the discovery
+//!   filters; [`lineage`] the graph of related runs; [`naming`] the display
+//!   names computed at read time.
+//! - [`work_session`]: seed 002's work session, tokens and reports.
+//! - [`transcript`]: seed 003's transcript and its file names.
+//! - [`workflow`]: seed 004's workflow state, compaction and history merge.
+//! - [`ids`]: the validated ids that become parts of paths.
+//! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
+
+pub(crate) mod enums;
+pub mod ids;
+pub mod lineage;
+pub mod naming;
+pub mod query;
+pub mod run;
+pub mod template;
+pub mod text;
+pub mod transcript;
+pub mod work_session;
+pub mod workflow;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// A file a listing skipped because it could not be read or parsed; listings
+/// go on without it and `logbook doctor` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CorruptFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Why it was skipped.
+    pub reason: String,
+}

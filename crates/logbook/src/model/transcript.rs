@@ -1,0 +1,295 @@
+//! Transcripts (seed 003): the message history of a main agent or a
+//! subagent, one 2-space JSON file per transcript in `{transcripts_dir}`.
+//!
+//! The file name carries the kind, the id does not (the seed's decision 4):
+//! `session_{short}.json` for a main agent, `subagent_session_{short}.json`
+//! for a subagent, where `short` is the last 8 characters of the UUID. When
+//! two ids share a short id, the second is stored under its full id
+//! (`session_{uuid}.json`) instead of overwriting the first, and loading by
+//! id still finds it because the id inside every file is checked.
+//!
+//! Messages are kept exactly as given: blocks are arbitrary JSON and unknown
+//! keys anywhere are written back.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::clock;
+use crate::model::ids::short_id;
+
+/// The `version` every transcript Logbook writes carries (the seed's format).
+pub const FORMAT_VERSION: &str = "1.0.0";
+/// Folder inside `transcripts_dir` that `prune` moves old transcripts to.
+pub const ARCHIVE_DIR: &str = "archive";
+
+/// Whose transcript it is; decides the file name prefix only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// The main agent's conversation (`session_…`).
+    Main,
+    /// A subagent's conversation (`subagent_session_…`).
+    Subagent,
+}
+
+impl Kind {
+    /// The file name prefix of this kind, as seed 003 names it.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Kind::Main => "session",
+            Kind::Subagent => "subagent_session",
+        }
+    }
+
+    /// `main` or `subagent`, as listings print it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Main => "main",
+            Kind::Subagent => "subagent",
+        }
+    }
+}
+
+/// One stored transcript, exactly seed 003's fields plus whatever else the
+/// file carried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// The session's UUID (never prefixed).
+    pub id: String,
+    /// When the transcript was last saved.
+    #[serde(default)]
+    pub timestamp: String,
+    /// Format version, `1.0.0`.
+    #[serde(default = "format_version")]
+    pub version: String,
+    /// The conversation, oldest first, as the agent gave it.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// Where and when the conversation ran.
+    #[serde(default)]
+    pub metadata: Metadata,
+    /// Keys Logbook does not know, kept on rewrite.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn format_version() -> String {
+    FORMAT_VERSION.to_string()
+}
+
+/// One message: a role and its blocks, kept as given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// `user`, `assistant`, `system`, `tool`… (not restricted).
+    pub role: String,
+    /// Text, tool, subagent, compress… blocks: arbitrary JSON.
+    #[serde(default)]
+    pub blocks: Vec<Value>,
+    /// Token usage reported with the message, if any.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub usage: Option<Value>,
+    /// Per-message metadata, if any.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub metadata: Option<Value>,
+    /// Keys Logbook does not know, kept on rewrite.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Keeps an explicit `null` as `Some(Null)` so it is written back as given.
+fn present<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// Where and when a conversation ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    /// The agent's working directory; listings filter on it.
+    #[serde(default)]
+    pub workdir: String,
+    /// When the conversation began.
+    #[serde(default)]
+    pub started_at: String,
+    /// When it last had a message; listings sort on it.
+    #[serde(default)]
+    pub last_active_at: String,
+    /// The context size at the last message.
+    #[serde(default)]
+    pub latest_total_tokens: u64,
+    /// The main session a subagent was spawned from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    /// Keys Logbook does not know, kept on rewrite.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Transcript {
+    /// A new, empty transcript for `id` in `workdir`, started now.
+    pub fn new(id: impl Into<String>, workdir: impl Into<String>) -> Transcript {
+        let now = clock::now_string();
+        Transcript {
+            id: id.into(),
+            timestamp: now.clone(),
+            version: FORMAT_VERSION.to_string(),
+            messages: vec![],
+            metadata: Metadata {
+                workdir: workdir.into(),
+                started_at: now.clone(),
+                last_active_at: now,
+                ..Metadata::default()
+            },
+            extra: Map::new(),
+        }
+    }
+
+    /// Turns the transcript into JSON by moving, not copying, its messages,
+    /// so printing a large transcript does not hold it twice.
+    pub fn into_value(self) -> Value {
+        let mut m = Map::new();
+        m.insert("id".into(), Value::String(self.id));
+        m.insert("timestamp".into(), Value::String(self.timestamp));
+        m.insert("version".into(), Value::String(self.version));
+        m.insert(
+            "messages".into(),
+            Value::Array(self.messages.into_iter().map(Message::into_value).collect()),
+        );
+        m.insert(
+            "metadata".into(),
+            serde_json::to_value(&self.metadata).unwrap_or(Value::Null),
+        );
+        m.extend(self.extra);
+        Value::Object(m)
+    }
+}
+
+impl Message {
+    /// Turns the message into JSON by moving its blocks.
+    pub fn into_value(self) -> Value {
+        let mut m = Map::new();
+        m.insert("role".into(), Value::String(self.role));
+        m.insert("blocks".into(), Value::Array(self.blocks));
+        if let Some(u) = self.usage {
+            m.insert("usage".into(), u);
+        }
+        if let Some(md) = self.metadata {
+            m.insert("metadata".into(), md);
+        }
+        m.extend(self.extra);
+        Value::Object(m)
+    }
+}
+
+/// A transcript read from disk, with where it was found.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The transcript.
+    pub transcript: Transcript,
+    /// Main or subagent, from the file name.
+    pub kind: Kind,
+    /// The file it was read from (or written to).
+    pub path: PathBuf,
+    /// True when found in `{transcripts_dir}/archive/`.
+    pub archived: bool,
+}
+
+/// What a listing shows of one transcript (read without its messages).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// The session UUID.
+    pub id: String,
+    /// Main or subagent.
+    pub kind: Kind,
+    /// The file, absolute.
+    pub file: PathBuf,
+    /// The agent's working directory.
+    pub workdir: String,
+    /// When the conversation began.
+    pub started_at: String,
+    /// When it last had a message.
+    pub last_active_at: String,
+    /// The context size at the last message.
+    pub latest_total_tokens: u64,
+    /// The parent main session of a subagent.
+    pub parent_session_id: Option<String>,
+}
+
+/// `{prefix}_{short}.json`, or `{prefix}_{id}.json` when `full`.
+pub fn file_name(kind: Kind, id: &str, full: bool) -> String {
+    let part = if full { id } else { short_id(id) };
+    format!("{}_{part}.json", kind.prefix())
+}
+
+/// The kind and name part of a transcript file name, or `None` when the
+/// file is not a transcript.
+pub fn parse_file_name(name: &str) -> Option<(Kind, &str)> {
+    let stem = name.strip_suffix(".json")?;
+    // `subagent_session_` first: it does not start with `session_`, but be
+    // explicit rather than rely on that.
+    if let Some(rest) = stem.strip_prefix("subagent_session_") {
+        return (!rest.is_empty()).then_some((Kind::Subagent, rest));
+    }
+    let rest = stem.strip_prefix("session_")?;
+    (!rest.is_empty()).then_some((Kind::Main, rest))
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAIN: &str = include_str!("../../../../../shared/fixtures/transcript-main.json");
+    const SUB: &str = include_str!("../../../../../shared/fixtures/transcript-subagent.json");
+
+    #[test]
+    fn fixtures_round_trip_exactly() {
+        for text in [MAIN, SUB] {
+            let t: Transcript = serde_json::from_str(text).unwrap();
+            let back = serde_json::to_value(&t).unwrap();
+            let orig: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(back, orig);
+            assert_eq!(t.clone().into_value(), orig);
+        }
+    }
+
+    #[test]
+    fn unknown_keys_and_nulls_are_kept() {
+        let text = r#"{"id":"6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f","timestamp":"t","version":"1.0.0","x-tool":{"a":1},
+            "messages":[{"role":"user","blocks":[{"type":"weird","deep":[1,{"z":null}]}],"usage":null,"extra":true}],
+            "metadata":{"workdir":"/w","startedAt":"s","lastActiveAt":"l","latestTotalTokens":3,"host":"h"}}"#;
+        let t: Transcript = serde_json::from_str(text).unwrap();
+        let orig: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_value(&t).unwrap(), orig);
+    }
+
+    #[test]
+    fn short_ids_and_names() {
+        let id = "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f";
+        assert_eq!(short_id(id), "3c4d5e6f");
+        assert_eq!(
+            file_name(Kind::Subagent, id, false),
+            "subagent_session_3c4d5e6f.json"
+        );
+        assert_eq!(
+            parse_file_name("subagent_session_3c4d5e6f.json"),
+            Some((Kind::Subagent, "3c4d5e6f"))
+        );
+        assert_eq!(
+            parse_file_name("session_3c4d5e6f.json"),
+            Some((Kind::Main, "3c4d5e6f"))
+        );
+        assert_eq!(parse_file_name("sessions.json"), None);
+    }
+}

@@ -1,0 +1,547 @@
+//! Work sessions (seed 002): long-lived units of work with a token budget,
+//! milestones, artifacts, notes and the agents spawned for them.
+//!
+//! One YAML file per session, `{sessions_dir}/{id}.yaml`, in the seed's key
+//! order. Files written by hand or by another tool are read leniently (legacy
+//! token keys, missing fields, unknown keys kept); Logbook writes only valid
+//! records.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::model::CorruptFile;
+use crate::model::enums::string_enum;
+
+/// Prefixes the seed names; others of 2–5 capital letters are allowed too.
+pub const KNOWN_PREFIXES: [&str; 5] = ["SES", "ENG", "ANA", "DES", "TST"];
+
+/// One work session, exactly the seed's fields and nesting, plus whatever
+/// other keys the file carried (kept on rewrite).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkSession {
+    /// `{PREFIX}{YYYYMM}-{CLIENT}-{PROJECT}`, maybe with a `-N` suffix.
+    pub session_id: String,
+    /// When the session was started (UTC, RFC 3339).
+    #[serde(default, deserialize_with = "null_default")]
+    pub created: String,
+    /// When the file was last written.
+    #[serde(default, deserialize_with = "null_default")]
+    pub last_updated: String,
+    /// active, paused or closed.
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: SessionStatus,
+    /// Who the work is for.
+    #[serde(default, deserialize_with = "null_default")]
+    pub client: String,
+    /// What the work is.
+    #[serde(default, deserialize_with = "null_default")]
+    pub project: String,
+    /// The id's prefix (SES, ENG, …).
+    #[serde(default, deserialize_with = "null_default")]
+    pub prefix: String,
+    /// Token budget and usage.
+    #[serde(default, deserialize_with = "null_default")]
+    pub tokens: Tokens,
+    /// Agents (and runs) spawned for this session, whose tokens are "saved".
+    #[serde(default, deserialize_with = "null_default")]
+    pub agents_spawned: Vec<SpawnedAgent>,
+    /// Files produced during the session.
+    #[serde(default, deserialize_with = "null_default")]
+    pub artifacts: Vec<Artifact>,
+    /// Progress checkpoints, done or not.
+    #[serde(default, deserialize_with = "null_default")]
+    pub milestones: Vec<Milestone>,
+    /// What a resuming conversation needs to know.
+    #[serde(default, deserialize_with = "null_default")]
+    pub context_summary: String,
+    /// Free-form notes.
+    #[serde(default, deserialize_with = "null_default")]
+    pub notes: Vec<String>,
+    /// Keys Logbook does not know, preserved on rewrite.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+string_enum! {
+    /// A session's lifecycle state; anything unexpected in a hand-edited file
+    /// is kept as written rather than refused.
+    pub enum SessionStatus("status") {
+        /// The one being worked on.
+        Active = "active",
+        /// Set aside by `switch` or `pause`; resumable.
+        Paused = "paused",
+        /// Finished and archived.
+        Closed = "closed",
+    }
+}
+
+impl Default for SessionStatus {
+    /// A session file without a status is one being worked on.
+    fn default() -> Self {
+        SessionStatus::Active
+    }
+}
+
+/// Token tracking with the seed's defaults and legacy-key migration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(try_from = "RawTokens")]
+pub struct Tokens {
+    /// Budget; 0 here only until [`load`] fills in the configured default.
+    pub max: u64,
+    /// Usage when the session started.
+    pub initial: u64,
+    /// Usage now.
+    pub current: u64,
+    /// Highest usage seen; never below `current`.
+    pub peak: u64,
+    /// Tokens spent in isolated agents rather than the main context.
+    pub saved: u64,
+    /// Unknown token keys, preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct RawTokens {
+    max: Option<Value>,
+    max_limit: Option<Value>,
+    initial: Option<Value>,
+    current: Option<Value>,
+    peak: Option<Value>,
+    saved: Option<Value>,
+    saved_by_isolation: Option<Value>,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+impl TryFrom<RawTokens> for Tokens {
+    type Error = String;
+    fn try_from(r: RawTokens) -> std::result::Result<Self, String> {
+        let max = count("tokens.max", r.max)?.or(count("tokens.max_limit", r.max_limit)?);
+        let current = count("tokens.current", r.current)?.unwrap_or(0);
+        let saved = count("tokens.saved", r.saved)?
+            .or(count("tokens.saved_by_isolation", r.saved_by_isolation)?)
+            .unwrap_or(0);
+        Ok(Tokens {
+            max: max.unwrap_or(0),
+            initial: count("tokens.initial", r.initial)?.unwrap_or(0),
+            current,
+            peak: count("tokens.peak", r.peak)?.unwrap_or(0).max(current),
+            saved,
+            extra: r.extra,
+        })
+    }
+}
+
+/// Reads a token count leniently: integers, whole floats, digit strings with
+/// separators ("45,000"); null is "missing".
+fn count(field: &str, v: Option<Value>) -> std::result::Result<Option<u64>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f.round() as u64))
+            .map(Some)
+            .ok_or_else(|| format!("{field} must be a non-negative number, not {n}")),
+        Some(Value::String(s)) => {
+            let digits: String = s
+                .chars()
+                .filter(|c| !matches!(c, ',' | '_' | ' '))
+                .collect();
+            digits
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| format!("{field} must be a number, not {s:?}"))
+        }
+        Some(other) => Err(format!("{field} must be a number, not {other}")),
+    }
+}
+
+fn lenient_count<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
+    count("tokens_used", Option::<Value>::deserialize(d)?)
+        .map(Option::unwrap_or_default)
+        .map_err(serde::de::Error::custom)
+}
+
+fn null_default<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// An agent (or run) spawned for the session.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpawnedAgent {
+    /// The agent id, or the run UUID for runs.
+    pub id: String,
+    /// The agent type (analyst, architect, …).
+    #[serde(rename = "type", default, deserialize_with = "null_default")]
+    pub agent_type: String,
+    /// When it was spawned.
+    #[serde(default)]
+    pub started: Option<String>,
+    /// When it reported back; null while running.
+    #[serde(default)]
+    pub completed: Option<String>,
+    /// Tokens it used in its own context.
+    #[serde(default, deserialize_with = "lenient_count")]
+    pub tokens_used: u64,
+    /// Where its output went (a file, or a run folder).
+    #[serde(default)]
+    pub output_file: Option<String>,
+    /// completed or failed, once done (Logbook's addition; absent in the seed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Unknown keys, preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A file produced during the session.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Path as given (usually relative to the project root).
+    pub path: String,
+    /// When it was first recorded.
+    #[serde(default)]
+    pub created: Option<String>,
+    /// When it was recorded again, if ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    /// Who produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Unknown keys, preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A progress checkpoint; `completed` is null until it is done.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Milestone {
+    /// What the milestone is.
+    pub name: String,
+    /// When it was reached.
+    #[serde(default)]
+    pub completed: Option<String>,
+    /// Unknown keys, preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The status indicator of the seed's `status` and `list` layouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Indicator {
+    /// On track.
+    Active,
+    /// Over 80 % of the budget.
+    Warning,
+    /// Over 95 % of the budget.
+    Critical,
+    /// Paused.
+    Paused,
+    /// Closed.
+    Closed,
+}
+
+impl Indicator {
+    /// The word used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Indicator::Active => "active",
+            Indicator::Warning => "warning",
+            Indicator::Critical => "critical",
+            Indicator::Paused => "paused",
+            Indicator::Closed => "closed",
+        }
+    }
+
+    /// The seed's visual indicator.
+    pub fn emoji(self) -> &'static str {
+        match self {
+            Indicator::Active => "🟢",
+            Indicator::Warning => "🟡",
+            Indicator::Critical => "🔴",
+            Indicator::Paused => "⏸️",
+            Indicator::Closed => "✅",
+        }
+    }
+}
+
+impl WorkSession {
+    /// current / max × 100 (0 when there is no budget).
+    pub fn percentage(&self) -> f64 {
+        if self.tokens.max == 0 {
+            0.0
+        } else {
+            self.tokens.current as f64 * 100.0 / self.tokens.max as f64
+        }
+    }
+
+    /// The seed's indicator: paused/closed by status, else by budget use
+    /// (yellow above 80 %, red above 95 %).
+    pub fn indicator(&self) -> Indicator {
+        match self.status {
+            SessionStatus::Closed => Indicator::Closed,
+            SessionStatus::Paused => Indicator::Paused,
+            _ => {
+                let ratio = self.percentage() / 100.0;
+                if ratio > 0.95 {
+                    Indicator::Critical
+                } else if ratio > 0.80 {
+                    Indicator::Warning
+                } else {
+                    Indicator::Active
+                }
+            }
+        }
+    }
+
+    /// The record as JSON plus the computed `indicator` and `percentage`, the
+    /// shape `start`, `resume` and `status` print with `--json`.
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut v {
+            m.insert("indicator".into(), self.indicator().as_str().into());
+            m.insert(
+                "percentage".into(),
+                serde_json::json!((self.percentage() * 10.0).round() / 10.0),
+            );
+        }
+        v
+    }
+
+    /// The token report behind `tokens` and `savings`.
+    pub fn token_report(&self) -> TokenReport {
+        let t = &self.tokens;
+        let total = t.current + t.saved;
+        TokenReport {
+            session_id: self.session_id.clone(),
+            max: t.max,
+            current: t.current,
+            peak: t.peak,
+            remaining: t.max.saturating_sub(t.current),
+            percentage: self.percentage(),
+            agents: self
+                .agents_spawned
+                .iter()
+                .map(|a| AgentTokens {
+                    id: a.id.clone(),
+                    agent_type: a.agent_type.clone(),
+                    tokens_used: a.tokens_used,
+                })
+                .collect(),
+            saved: t.saved,
+            total_without_isolation: total,
+            savings_percentage: if total == 0 {
+                0.0
+            } else {
+                t.saved as f64 * 100.0 / total as f64
+            },
+            exceeds_limit_by: total.saturating_sub(t.max),
+            indicator: self.indicator(),
+        }
+    }
+}
+
+/// Figures of the seed's `tokens` and `savings` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenReport {
+    /// The session reported on.
+    pub session_id: String,
+    /// Budget.
+    pub max: u64,
+    /// Main-session usage.
+    pub current: u64,
+    /// Highest main-session usage.
+    pub peak: u64,
+    /// Budget left.
+    pub remaining: u64,
+    /// current / max × 100.
+    pub percentage: f64,
+    /// Each spawned agent's isolated usage.
+    pub agents: Vec<AgentTokens>,
+    /// Tokens kept out of the main context.
+    pub saved: u64,
+    /// "Total Consumed (if no isolation)": current + saved.
+    pub total_without_isolation: u64,
+    /// saved / total × 100.
+    pub savings_percentage: f64,
+    /// How far the total would overrun the budget without isolation (0: fits).
+    pub exceeds_limit_by: u64,
+    /// The session's indicator.
+    pub indicator: Indicator,
+}
+
+/// One line of the report's "Subprocess Agents".
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentTokens {
+    /// Agent id.
+    pub id: String,
+    /// Agent type.
+    #[serde(rename = "type")]
+    pub agent_type: String,
+    /// Its usage.
+    pub tokens_used: u64,
+}
+
+/// Checks a session id prefix: 2–5 capital letters.
+pub fn validate_prefix(prefix: &str) -> Result<()> {
+    if (2..=5).contains(&prefix.len()) && prefix.chars().all(|c| c.is_ascii_uppercase()) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "prefix",
+            prefix,
+            format!(
+                "use 2 to 5 capital letters, e.g. {}",
+                KNOWN_PREFIXES.join(", ")
+            ),
+        ))
+    }
+}
+
+/// Upper-cases a client or project name and refuses anything but letters
+/// and digits, because `-` separates the id's parts.
+pub fn id_part(field: &'static str, value: &str) -> Result<String> {
+    let up = value.trim().to_ascii_uppercase();
+    if !up.is_empty() && up.chars().all(|c| c.is_ascii_alphanumeric()) {
+        Ok(up)
+    } else {
+        Err(Error::invalid(
+            field,
+            value,
+            "use letters and digits only (they are upper-cased), e.g. ACME",
+        ))
+    }
+}
+
+/// A context summary from what the session recorded, for `close` without
+/// `--summary`.
+pub fn compose_summary(ws: &WorkSession) -> String {
+    let mut lines = vec![format!(
+        "Work session {} for {} / {}.",
+        ws.session_id, ws.client, ws.project
+    )];
+    let done: Vec<_> = ws
+        .milestones
+        .iter()
+        .filter(|m| m.completed.is_some())
+        .map(|m| m.name.as_str())
+        .collect();
+    let open: Vec<_> = ws
+        .milestones
+        .iter()
+        .filter(|m| m.completed.is_none())
+        .map(|m| m.name.as_str())
+        .collect();
+    if !done.is_empty() {
+        lines.push(format!("Completed: {}.", done.join(", ")));
+    }
+    if !open.is_empty() {
+        lines.push(format!("Open: {}.", open.join(", ")));
+    }
+    if !ws.artifacts.is_empty() {
+        let paths: Vec<_> = ws.artifacts.iter().map(|a| a.path.as_str()).collect();
+        lines.push(format!("Artifacts: {}.", paths.join(", ")));
+    }
+    if !ws.agents_spawned.is_empty() {
+        lines.push(format!(
+            "Agents spawned: {} ({} tokens kept out of the main context).",
+            ws.agents_spawned.len(),
+            ws.tokens.saved
+        ));
+    }
+    for note in &ws.notes {
+        lines.push(format!("Note: {note}"));
+    }
+    lines.join("\n") + "\n"
+}
+
+/// What `list` shows.
+#[derive(Debug, Default, Serialize)]
+pub struct Listing {
+    /// The active session's id, if any.
+    pub active: Option<String>,
+    /// Active and paused sessions, most recently updated first.
+    pub sessions: Vec<WorkSession>,
+    /// Closed sessions, most recently closed first.
+    pub archived: Vec<WorkSession>,
+    /// Files that could not be read, with the reason; never fatal.
+    pub corrupt: Vec<CorruptFile>,
+}
+
+/// How `usage` changes the main session's token count.
+#[derive(Debug, Clone, Copy)]
+pub enum Usage {
+    /// The main session now uses this many tokens.
+    Current(u64),
+    /// The main session used this many more.
+    Add(u64),
+}
+
+/// How a spawned agent ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentOutcome {
+    /// It did its work.
+    Completed,
+    /// It did not.
+    Failed,
+}
+
+/// Refuses an empty (or all-blank) value for `field`.
+pub fn non_empty(field: &'static str, value: &str) -> Result<String> {
+    if value.trim().is_empty() {
+        Err(Error::invalid(field, value, "must not be empty"))
+    } else {
+        Ok(value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_tokens_migrate() {
+        let t: Tokens = serde_saphyr::from_str(
+            "saved_by_isolation: 145000\nmax_limit: 200000\ncurrent: 10\npeak: 5\n",
+        )
+        .unwrap();
+        assert_eq!(t.saved, 145_000);
+        assert_eq!(t.max, 200_000);
+        assert_eq!(t.peak, 10);
+        assert!(t.extra.is_empty());
+    }
+
+    #[test]
+    fn missing_max_is_zero_until_loaded() {
+        let t: Tokens = serde_saphyr::from_str("max: null\ncurrent: '45,000'\n").unwrap();
+        assert_eq!(t.max, 0);
+        assert_eq!(t.current, 45_000);
+    }
+
+    #[test]
+    fn prefixes() {
+        assert!(validate_prefix("ENGX").is_ok());
+        assert!(validate_prefix("E").is_err());
+    }
+
+    #[test]
+    fn seed_report_figures() {
+        let mut ws: WorkSession = serde_saphyr::from_str(
+            "session_id: SES202501-ACME-AUDIT\ntokens:\n  max: 150000\n  current: 45000\n  saved: 145000\n",
+        )
+        .unwrap();
+        ws.status = SessionStatus::Active;
+        let r = ws.token_report();
+        assert_eq!(r.total_without_isolation, 190_000);
+        assert_eq!(r.exceeds_limit_by, 40_000);
+        assert_eq!(r.savings_percentage.round(), 76.0);
+        assert_eq!(r.percentage.round(), 30.0);
+    }
+}

@@ -1,0 +1,63 @@
+//! Operations: one function per thing a user or an agent does, the only API
+//! the faces (CLI, MCP server, web viewer) call. Each takes its locks in the
+//! order DESIGN §8 fixes, changes the files through [`crate::store`] and
+//! keeps [`crate::index`] in step through [`write_through`]; each read
+//! decides here, once, whether it answers from the index or the files and
+//! how it pages.
+//!
+//! - [`work_session`]: start, switch, close, tokens, milestones… (seed 002)
+//! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000)
+//! - [`transcript`]: save, import, load, list, prune (seed 003)
+//! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
+//! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
+//!   [`demo`]: an example project.
+
+pub mod demo;
+pub mod doctor;
+pub mod index;
+pub mod run;
+pub mod transcript;
+pub mod work_session;
+pub mod workflow;
+
+use std::cell::RefCell;
+
+use crate::error::Result;
+use crate::index::{Index, Pending, Record};
+use crate::store::Project;
+
+thread_local! {
+    /// A process that writes many times (the MCP server, the web server, a
+    /// benchmark) keeps one index connection per thread instead of reopening.
+    static WRITER: RefCell<Option<Index>> = const { RefCell::new(None) };
+}
+
+/// The one write protocol (DESIGN §2): the files a write will touch are
+/// marked pending in the index, `write` changes them (under the caller's
+/// lock) and returns the records it wrote, then the index stores those
+/// records and clears the marks in one transaction. If the mark cannot be
+/// recorded nothing is written; if the index update after the write fails,
+/// the marks stay and the next [`Index::open`] repairs them from the files.
+pub(crate) fn write_through<T>(
+    p: &Project,
+    pending: Vec<Pending>,
+    write: impl FnOnce() -> Result<(T, Vec<Option<Record>>)>,
+) -> Result<T> {
+    let cached = WRITER
+        .with(|c| c.borrow_mut().take())
+        .filter(|i| i.path() == p.index_path());
+    let mut index = match cached {
+        Some(i) => i,
+        None => Index::open(p)?,
+    };
+    index.mark_pending(&pending)?;
+    let (out, records) = write()?;
+    #[cfg(feature = "testing")]
+    crate::testing::crash_point();
+    let written = pending.into_iter().zip(records).collect();
+    // Failure here leaves the pending marks for the next open to repair.
+    if index.record_written(written).is_ok() {
+        WRITER.with(|c| *c.borrow_mut() = Some(index));
+    }
+    Ok(out)
+}

@@ -1,0 +1,528 @@
+//! Runs (seed 000): start one, register the files it writes, finish it,
+//! link it to the runs it builds on; find runs, the latest output of an
+//! agent, and the lineage around a run.
+//!
+//! Every change takes the run's lock, reads the manifest, changes it and
+//! writes it through the index ([`write_through`]). Lock order (DESIGN §8):
+//! pointer → work session → run, so the work session link of a new run is
+//! made before its run lock is taken. Reads answer from the index, which is
+//! synced cheaply first and verifies every run it returns against its file.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::index::{Hit, Index, Kind, Pending, Record};
+use crate::model::ids::RunId;
+use crate::model::lineage::{Lineage, lineage_of};
+use crate::model::naming;
+use crate::model::query::{RunQuery, filter_sorted};
+use crate::model::run::{
+    AgentInfo, Execution, MANIFEST_VERSION, Manifest, OutputRecord, OutputType, Run, RunStatus,
+    WorkflowInfo, normalize_output_path,
+};
+use crate::ops::{work_session, write_through};
+use crate::store::{self, Project, variables};
+
+/// Runs matching `query`, newest `started_at` first (or by relevance for a
+/// text query), paged; answered by the index. Also returns how many run
+/// manifests listings skip because they could not be parsed (`doctor`
+/// names them).
+pub fn find(p: &Project, query: &RunQuery) -> Result<(Vec<Hit>, u64)> {
+    let index = Index::open_synced(p)?;
+    let hits = index.find_runs(query)?;
+    Ok((hits, index.corrupt_count(Kind::Run)?))
+}
+
+/// [`find`] answered by reading every manifest, the seed's discovery
+/// algorithm: the baseline the index is measured and checked against.
+pub fn find_scan(p: &Project, query: &RunQuery) -> Result<Vec<Run>> {
+    filter_sorted(store::run::scan(p)?.runs, query)
+}
+
+/// Reads run `id` from its folder.
+pub fn show(p: &Project, id: &str) -> Result<Run> {
+    store::run::load(p, &RunId::parse(id)?)
+}
+
+/// The seed's "find latest output" pattern: the newest run of `agent` whose
+/// workflow matches, and in it the last output of `output_type` (any type
+/// when `None`). Returns the run, the output and its absolute path.
+pub fn latest_output(
+    p: &Project,
+    agent: &str,
+    workflow: Option<&str>,
+    output_type: Option<&str>,
+) -> Result<(Run, OutputRecord, PathBuf)> {
+    if let Some(found) = Index::open_synced(p)?.latest_output(agent, workflow, output_type)? {
+        return Ok(found);
+    }
+    let what = match (workflow, output_type) {
+        (Some(w), Some(t)) => format!("{agent} (workflow {w}, type {t})"),
+        (Some(w), None) => format!("{agent} (workflow {w})"),
+        (None, Some(t)) => format!("{agent} (type {t})"),
+        (None, None) => agent.to_string(),
+    };
+    // The pattern must be valid for the answer "none" to mean anything.
+    RunQuery {
+        workflow: workflow.map(str::to_string),
+        ..RunQuery::default()
+    }
+    .matcher()?;
+    Err(Error::not_found(
+        "output of agent",
+        what,
+        "`logbook find --agent NAME` shows that agent's runs and their outputs",
+    ))
+}
+
+/// The lineage around run `id`: only the runs on its ancestor and descendant
+/// chains are loaded from the index, never every manifest.
+pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
+    let root = RunId::parse(id)?;
+    store::run::load(p, &root)?;
+    let index = Index::open_synced(p)?;
+    let mut runs: HashMap<String, Run> = HashMap::new();
+    for up in [true, false] {
+        let mut stack = vec![root.to_string()];
+        let mut seen = HashSet::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            let next = if up {
+                match index.run(&n)? {
+                    Some(r) => {
+                        let parents = r.manifest.related().to_vec();
+                        runs.insert(n.clone(), r);
+                        parents
+                    }
+                    None => vec![],
+                }
+            } else {
+                if !runs.contains_key(&n)
+                    && let Some(r) = index.run(&n)?
+                {
+                    runs.insert(n.clone(), r);
+                }
+                index.children(&n)?
+            };
+            stack.extend(next);
+        }
+    }
+    Ok(lineage_of(root.as_str(), runs, tz))
+}
+
+/// What `find --json` prints for a run, display names computed for `now`.
+pub fn entry(run: &Run, now: Timestamp) -> crate::model::run::RunEntry {
+    naming::run_entry(run, now, &clock::local_zone())
+}
+
+/// Options of [`start`].
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// Agent identifier (required).
+    pub agent: String,
+    /// Agent title; the agent name when `None`.
+    pub title: Option<String>,
+    /// Bundle path; empty when `None`.
+    pub bundle: Option<String>,
+    /// Workflow name (required unless `workflow_file` gives one).
+    pub workflow: Option<String>,
+    /// Workflow description; from the workflow file, else empty.
+    pub description: Option<String>,
+    /// `--input KEY=VALUE` pairs, after the workflow file's inputs.
+    pub inputs: Vec<(String, String)>,
+    /// Earlier runs this one builds on; each must exist.
+    pub related: Vec<String>,
+    /// Tags for `find --tag`.
+    pub tags: Vec<String>,
+    /// The user; else the bundle config's `user_name`, else Logbook's config.
+    pub user: Option<String>,
+    /// A workflow.yaml to take name, description, inputs and variables from.
+    pub workflow_file: Option<PathBuf>,
+}
+
+/// What [`start`] created.
+#[derive(Debug, Clone, Serialize)]
+pub struct Started {
+    /// The new run's UUID.
+    pub session_id: RunId,
+    /// Absolute run folder.
+    pub folder: PathBuf,
+    /// The manifest as written.
+    pub manifest: Manifest,
+    /// Workflow-engine variables, all absolute paths.
+    pub variables: Map<String, Value>,
+    /// Things the caller should tell the user (e.g. no work-session link).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+/// Starts a run: a v4 id, its folder and a `running` manifest, linked to the
+/// active work session if there is one.
+pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
+    let agent = required("agent", &opts.agent)?;
+    let id = RunId::new_v4();
+    let folder = store::run::folder(p, &id);
+    let mut warnings = vec![];
+
+    let workflow_file = match &opts.workflow_file {
+        Some(path) => Some(variables::read_workflow_file(p, path)?),
+        None => None,
+    };
+    let mut variables = variables::base(&id, &folder);
+    if let Some(wf) = &workflow_file {
+        variables::resolve_into(p, wf, &id, &folder, &mut variables)?;
+        warnings.extend(wf.warnings.iter().cloned());
+    }
+
+    let workflow = match (&opts.workflow, &workflow_file) {
+        (Some(w), _) => required("workflow", w)?,
+        (None, Some(wf)) => wf.name.clone().ok_or_else(|| {
+            Error::invalid(
+                "workflow-file",
+                wf.path.display().to_string(),
+                "it has no `name:`; add one or pass --workflow NAME",
+            )
+        })?,
+        (None, None) => {
+            return Err(Error::invalid(
+                "workflow",
+                "",
+                "pass --workflow NAME or --workflow-file PATH",
+            ));
+        }
+    };
+    let description = opts
+        .description
+        .clone()
+        .or_else(|| workflow_file.as_ref().and_then(|w| w.description.clone()))
+        .unwrap_or_default();
+
+    let mut inputs = workflow_file
+        .as_ref()
+        .map(|w| w.inputs.clone())
+        .unwrap_or_default();
+    for (k, v) in &opts.inputs {
+        let k = required("input key", k)?;
+        inputs.insert(k, Value::String(v.clone()));
+    }
+
+    let mut related: Vec<String> = vec![];
+    for r in &opts.related {
+        let r = RunId::parse(r)?;
+        store::run::load(p, &r).map_err(|e| match e {
+            Error::NotFound { .. } => Error::not_found(
+                "related run",
+                r.as_str(),
+                "`--related` must name an existing run; `logbook find` lists them",
+            ),
+            e => e,
+        })?;
+        if !related.iter().any(|x| r == x.as_str()) {
+            related.push(r.to_string());
+        }
+    }
+    let mut tags: Vec<String> = vec![];
+    for t in &opts.tags {
+        let t = required("tag", t)?;
+        if !tags.contains(&t) {
+            tags.push(t);
+        }
+    }
+    let user = opts
+        .user
+        .clone()
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| workflow_file.as_ref().and_then(|w| w.user.clone()))
+        .unwrap_or_else(|| p.config.user.clone());
+
+    // The work-session link is made first, under the session's own locks and
+    // before the run lock exists (lock order pointer → session → run).
+    let mut metadata = Map::new();
+    match work_session::spawn_agent(
+        p,
+        None,
+        &agent,
+        Some(id.as_str()),
+        Some(&folder.to_string_lossy()),
+    ) {
+        Ok((ws, _)) => {
+            metadata.insert("work_session".into(), Value::String(ws.session_id));
+        }
+        Err(Error::NoActiveSession) => {}
+        Err(e) => warnings.push(format!("run not linked to the active work session: {e}")),
+    }
+
+    let now = clock::now();
+    let mut manifest = Manifest {
+        version: MANIFEST_VERSION.into(),
+        session_id: id.to_string(),
+        agent: AgentInfo {
+            name: agent.clone(),
+            title: Some(
+                opts.title
+                    .clone()
+                    .filter(|t| !t.trim().is_empty())
+                    .unwrap_or(agent),
+            ),
+            bundle: Some(opts.bundle.clone().unwrap_or_default()),
+            extra: Map::new(),
+        },
+        workflow: WorkflowInfo {
+            name: workflow,
+            description: Some(description),
+            extra: Map::new(),
+        },
+        execution: Execution {
+            started_at: clock::format(now),
+            completed_at: None,
+            status: RunStatus::Running,
+            user: Some(user),
+            extra: Map::new(),
+        },
+        outputs: vec![],
+        inputs: Some(inputs),
+        related_sessions: (!related.is_empty()).then_some(related),
+        metadata: (!metadata.is_empty()).then_some(metadata),
+        tags,
+        display_name: None,
+        display_timestamp: None,
+        user_summary: None,
+        message_count: None,
+        extra: Map::new(),
+    };
+    let tz = clock::local_zone();
+    manifest.display_timestamp = Some(naming::smart_timestamp(now, now, &tz));
+    manifest.display_name = Some(naming::display_name(&manifest, now, &tz));
+
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let run = Run {
+        id: id.clone(),
+        folder: folder.clone(),
+        manifest,
+    };
+    write_through(p, vec![pending(&run)], || {
+        store::run::create(p, &run.id, &run.manifest)?;
+        Ok(((), vec![Some(Record::run(&run))]))
+    })?;
+    let manifest = run.manifest;
+    Ok(Started {
+        session_id: id,
+        folder,
+        manifest,
+        variables,
+        warnings,
+    })
+}
+
+fn required(field: &'static str, value: &str) -> Result<String> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Err(Error::invalid(field, value, "must not be empty"));
+    }
+    if v.contains('\0') {
+        return Err(Error::invalid(field, value, "must not contain NUL"));
+    }
+    Ok(v.to_string())
+}
+
+/// The workflow-engine variables of an existing run (no workflow file).
+pub fn variables_of(run: &Run) -> Map<String, Value> {
+    variables::base(&run.id, &run.folder)
+}
+
+/// Applies `change` to run `id`'s manifest under its lock and writes it back
+/// through the index, keeping the key order and every unknown field of the
+/// file.
+fn update<T>(
+    p: &Project,
+    id: &RunId,
+    change: impl FnOnce(&mut Run) -> Result<T>,
+) -> Result<(Run, T)> {
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let (mut run, raw) = store::run::load_raw(p, id)?;
+    let out = change(&mut run)?;
+    write_through(p, vec![pending(&run)], || {
+        store::run::save(&run, &raw)?;
+        Ok(((), vec![Some(Record::run(&run))]))
+    })?;
+    Ok((run, out))
+}
+
+/// The index's pending mark for a write of `run`'s manifest.
+fn pending(run: &Run) -> Pending {
+    Pending {
+        kind: Kind::Run,
+        path: run.manifest_file(),
+        lock: run.id.lock_name(),
+    }
+}
+
+/// The error for a change a finished run refuses.
+fn finished(run: &Run, registering: bool) -> Error {
+    Error::RunFinished {
+        id: run.id.to_string(),
+        status: run.manifest.execution.status.to_string(),
+        finished_at: run.manifest.execution.completed_at.clone(),
+        registering,
+    }
+}
+
+/// Registers (or re-registers) output `file` of run `id`. The file must
+/// exist inside the run folder, symlinks included; registering the same path
+/// again updates its type and description and keeps its first `created_at`.
+pub fn register_output(
+    p: &Project,
+    id: &str,
+    file: &str,
+    output_type: OutputType,
+    description: &str,
+) -> Result<(Run, OutputRecord)> {
+    let id = RunId::parse(id)?;
+    if let OutputType::Other(t) = &output_type {
+        return Err(Error::invalid(
+            "type",
+            t.as_str(),
+            format!("expected one of {}", OutputType::KNOWN.join(", ")),
+        ));
+    }
+    let rel = normalize_output_path(file)?;
+    let description = required("description", description)?;
+    update(p, &id, |run| {
+        if run.manifest.execution.status != RunStatus::Running {
+            return Err(finished(run, true));
+        }
+        check_inside(&run.folder, &rel, file)?;
+        let now = clock::now_string();
+        let record = match run.manifest.outputs.iter_mut().find(|o| o.file == rel) {
+            Some(existing) => {
+                existing.output_type = output_type;
+                existing.description = description;
+                if existing.created_at.is_empty() {
+                    existing.created_at = now;
+                }
+                existing.clone()
+            }
+            None => {
+                let record = OutputRecord {
+                    file: rel.clone(),
+                    output_type,
+                    description,
+                    created_at: now,
+                    extra: Map::new(),
+                };
+                run.manifest.outputs.push(record.clone());
+                record
+            }
+        };
+        Ok(record)
+    })
+}
+
+/// Refuses an output whose real location (symlinks followed) is not inside
+/// the run's real folder, or that does not exist.
+fn check_inside(folder: &Path, rel: &str, given: &str) -> Result<()> {
+    let real_folder = folder.canonicalize().map_err(|e| Error::io(folder, e))?;
+    let target = rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
+    let real = match target.canonicalize() {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::invalid(
+                "output file",
+                given,
+                format!(
+                    "{} does not exist; write the file into the run folder first, then register it",
+                    target.display()
+                ),
+            ));
+        }
+        Err(e) => return Err(Error::io(&target, e)),
+    };
+    if real == real_folder || !real.starts_with(&real_folder) {
+        return Err(Error::invalid(
+            "output file",
+            given,
+            "leads outside the run folder (through a symlink); copy the file into the run folder instead",
+        ));
+    }
+    Ok(())
+}
+
+/// Finishes run `id` with `status` (completed, failed or cancelled).
+pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
+    let id = RunId::parse(id)?;
+    if matches!(status, RunStatus::Running | RunStatus::Other(_)) {
+        return Err(Error::invalid(
+            "status",
+            status.as_str(),
+            "a run finishes as completed, failed or cancelled",
+        ));
+    }
+    Ok(update(p, &id, |run| {
+        if run.manifest.execution.status != RunStatus::Running {
+            return Err(finished(run, false));
+        }
+        run.manifest.execution.status = status;
+        run.manifest.execution.completed_at = Some(clock::now_string());
+        Ok(())
+    })?
+    .0)
+}
+
+/// Adds `related` to run `id`'s `related_sessions` (both must exist). Only
+/// the child's manifest changes; the reverse edge is found by scanning.
+pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
+    let id = RunId::parse(id)?;
+    let related = RunId::parse(related)?;
+    if id == related {
+        return Err(Error::invalid(
+            "related run",
+            related.as_str(),
+            "a run cannot be related to itself",
+        ));
+    }
+    store::run::load(p, &related).map_err(|e| match e {
+        Error::NotFound { .. } => Error::not_found(
+            "related run",
+            related.as_str(),
+            "both runs must exist; `logbook find` lists them",
+        ),
+        e => e,
+    })?;
+    update(p, &id, |run| {
+        let list = run.manifest.related_sessions.get_or_insert_with(Vec::new);
+        if list.iter().any(|r| related == r.as_str()) {
+            return Ok(false);
+        }
+        list.push(related.to_string());
+        Ok(true)
+    })
+}
+
+/// Marks a run that is still `running` as `failed` with
+/// `metadata.abandoned = true`; never deletes anything. Returns `false` when
+/// it had finished meanwhile.
+pub fn mark_abandoned(p: &Project, id: &RunId) -> Result<bool> {
+    Ok(update(p, id, |run| {
+        if run.manifest.execution.status != RunStatus::Running {
+            return Ok(false);
+        }
+        run.manifest.execution.status = RunStatus::Failed;
+        run.manifest.execution.completed_at = Some(clock::now_string());
+        run.manifest
+            .metadata
+            .get_or_insert_with(Map::new)
+            .insert("abandoned".into(), Value::Bool(true));
+        Ok(true)
+    })?
+    .1)
+}
+

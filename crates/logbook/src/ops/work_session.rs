@@ -1,0 +1,541 @@
+//! Work sessions (seed 002): start, resume, switch, pause, close; tokens,
+//! milestones, artifacts, notes and spawned agents; listings.
+//!
+//! Locks are taken in the order DESIGN §8 fixes: the active-session pointer,
+//! then one work session, never two sessions at once. Every write of a
+//! session file goes through the index ([`write_through`]).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Map;
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::index::{Index, Kind, Pending, Record};
+use crate::model::ids::WorkSessionId;
+use crate::model::work_session::{
+    AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
+    WorkSession, compose_summary, id_part, non_empty, validate_prefix,
+};
+use crate::ops::write_through;
+use crate::store::work_session::{
+    POINTER_LOCK, active_id, archived_path, live_path, load, move_to_archive, read_file,
+    set_pointer,
+};
+use crate::store::{self, Project};
+
+/// Options of [`start`].
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// Id prefix; the config's default when `None`.
+    pub prefix: Option<String>,
+    /// Client; `INTERNAL` when `None`.
+    pub client: Option<String>,
+    /// Project; the project folder's name when `None`.
+    pub project: Option<String>,
+    /// Budget; the config's `token_budget` when `None`.
+    pub max_tokens: Option<u64>,
+    /// Close the active session first instead of refusing.
+    pub close_active: bool,
+}
+
+/// Starts a new session and makes it the active one.
+pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
+    let prefix = opts
+        .prefix
+        .map(|s| s.trim().to_ascii_uppercase())
+        .unwrap_or_else(|| p.config.default_prefix.clone());
+    validate_prefix(&prefix)?;
+    let client = match &opts.client {
+        Some(c) => id_part("client", c)?,
+        None => "INTERNAL".to_string(),
+    };
+    let project = match &opts.project {
+        Some(c) => id_part("project", c)?,
+        None => default_project_name(p.root()),
+    };
+    if opts.max_tokens == Some(0) {
+        return Err(Error::invalid(
+            "max-tokens",
+            "0",
+            "the budget must be at least 1",
+        ));
+    }
+
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    if let Some(active) = active_id(p)? {
+        let still_active = WorkSessionId::parse(&active).is_ok_and(|id| {
+            load(p, &id).is_ok_and(|(ws, _)| ws.status != SessionStatus::Closed)
+        });
+        if still_active {
+            if !opts.close_active {
+                return Err(Error::SessionActive { id: active });
+            }
+            close_locked(p, &WorkSessionId::parse(&active)?, None)?;
+        }
+        set_pointer(p, None)?;
+    }
+
+    let now = clock::now();
+    let month = now
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .strftime("%Y%m")
+        .to_string();
+    let base = format!("{prefix}{month}-{client}-{project}");
+    let mut id = WorkSessionId::parse(&base)?;
+    let mut n = 1;
+    while live_path(p, &id).exists() || archived_path(p, &id).exists() {
+        n += 1;
+        id = WorkSessionId::parse(&format!("{base}-{n}"))?;
+    }
+    let stamp = clock::format(now);
+    let ws = WorkSession {
+        session_id: id.to_string(),
+        created: stamp.clone(),
+        last_updated: stamp,
+        status: SessionStatus::Active,
+        client,
+        project,
+        prefix,
+        tokens: Tokens {
+            max: opts.max_tokens.unwrap_or(p.config.token_budget),
+            ..Tokens::default()
+        },
+        agents_spawned: vec![],
+        artifacts: vec![],
+        milestones: vec![],
+        context_summary: String::new(),
+        notes: vec![],
+        extra: Map::new(),
+    };
+    {
+        let _session = p.locks.exclusive(&id.lock_name())?;
+        write(p, &id, &live_path(p, &id), &ws)?;
+    }
+    set_pointer(p, Some(&id))?;
+    Ok(ws)
+}
+
+fn default_project_name(root: &Path) -> String {
+    let name: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_uppercase())
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    if name.is_empty() {
+        "PROJECT".into()
+    } else {
+        name
+    }
+}
+
+/// The session `id` names, or the active one.
+pub fn resolve(p: &Project, id: Option<&str>) -> Result<WorkSessionId> {
+    match id {
+        Some(id) => WorkSessionId::parse(id),
+        None => WorkSessionId::parse(&active_id(p)?.ok_or(Error::NoActiveSession)?),
+    }
+}
+
+/// Reads a session (the active one without `id`).
+pub fn get(p: &Project, id: Option<&str>) -> Result<WorkSession> {
+    let id = resolve(p, id)?;
+    Ok(load(p, &id)?.0)
+}
+
+/// Reads a session (the active one without `id`) and where its file is.
+pub fn locate(p: &Project, id: Option<&str>) -> Result<(WorkSession, PathBuf)> {
+    load(p, &resolve(p, id)?)
+}
+
+/// The active session's id, if any (no lock: a reader).
+pub fn active(p: &Project) -> Result<Option<String>> {
+    active_id(p)
+}
+
+/// Applies `change` to a live session under its lock and writes it back;
+/// `last_updated` is set and `peak` kept at or above `current`. Closed
+/// sessions are refused.
+pub fn update<T>(
+    p: &Project,
+    id: Option<&str>,
+    change: impl FnOnce(&mut WorkSession) -> Result<T>,
+) -> Result<(WorkSession, T)> {
+    // A shared hold on the pointer keeps `switch` and `close` from moving the
+    // active session while this update resolves and writes it.
+    let _pointer = p.locks.shared(POINTER_LOCK)?;
+    let id = resolve(p, id)?;
+    let _session = p.locks.exclusive(&id.lock_name())?;
+    update_locked(p, &id, change)
+}
+
+fn update_locked<T>(
+    p: &Project,
+    id: &WorkSessionId,
+    change: impl FnOnce(&mut WorkSession) -> Result<T>,
+) -> Result<(WorkSession, T)> {
+    let (mut ws, path) = load(p, id)?;
+    if ws.status == SessionStatus::Closed || path != live_path(p, id) {
+        return Err(Error::SessionClosed {
+            id: id.to_string(),
+            workflow: false,
+        });
+    }
+    let out = change(&mut ws)?;
+    ws.last_updated = clock::now_string();
+    ws.tokens.peak = ws.tokens.peak.max(ws.tokens.current);
+    write(p, id, &path, &ws)?;
+    Ok((ws, out))
+}
+
+/// Writes a session file through the index (the caller holds its lock).
+fn write(p: &Project, id: &WorkSessionId, path: &Path, ws: &WorkSession) -> Result<()> {
+    write_through(p, vec![pending(id, path)], || {
+        store::work_session::write_file(path, ws)?;
+        Ok(((), vec![Some(Record::work_session(p, path, ws))]))
+    })
+}
+
+fn pending(id: &WorkSessionId, path: &Path) -> Pending {
+    Pending {
+        kind: Kind::WorkSession,
+        path: path.to_path_buf(),
+        lock: id.lock_name(),
+    }
+}
+
+/// Moves a closed session and its workflow state to the archive, through the
+/// index (the caller holds the pointer and session locks).
+fn archive(p: &Project, id: &WorkSessionId, ws: &WorkSession) -> Result<()> {
+    let live = live_path(p, id);
+    let archived = archived_path(p, id);
+    write_through(
+        p,
+        vec![pending(id, &live), pending(id, &archived)],
+        || {
+            move_to_archive(p, id)?;
+            Ok(((), vec![None, Some(Record::work_session(p, &archived, ws))]))
+        },
+    )
+}
+
+/// Resumes a session: without `id` the active one; with `id` a paused one
+/// becomes active (the previously active one is paused).
+pub fn resume(p: &Project, id: Option<&str>) -> Result<WorkSession> {
+    match id {
+        None => get(p, None),
+        Some(id) => switch(p, id),
+    }
+}
+
+/// Saves and pauses the active session, then activates `id`.
+pub fn switch(p: &Project, id: &str) -> Result<WorkSession> {
+    let id = WorkSessionId::parse(id)?;
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    let (target, _) = load(p, &id)?;
+    if target.status == SessionStatus::Closed {
+        return Err(Error::SessionClosed {
+            id: id.to_string(),
+            workflow: false,
+        });
+    }
+    if let Some(current) = active_id(p)?
+        && current != id.as_str()
+        && let Ok(current) = WorkSessionId::parse(&current)
+        && live_path(p, &current).is_file()
+    {
+        let _lock = p.locks.exclusive(&current.lock_name())?;
+        update_locked(p, &current, |ws| {
+            ws.status = SessionStatus::Paused;
+            Ok(())
+        })?;
+    }
+    let (ws, ()) = {
+        let _lock = p.locks.exclusive(&id.lock_name())?;
+        update_locked(p, &id, |ws| {
+            ws.status = SessionStatus::Active;
+            Ok(())
+        })?
+    };
+    set_pointer(p, Some(&id))?;
+    Ok(ws)
+}
+
+/// Pauses a session (the active one without `id`) and clears the pointer if
+/// it was active.
+pub fn pause(p: &Project, id: Option<&str>) -> Result<WorkSession> {
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    let id = resolve(p, id)?;
+    let (ws, ()) = {
+        let _lock = p.locks.exclusive(&id.lock_name())?;
+        update_locked(p, &id, |ws| {
+            ws.status = SessionStatus::Paused;
+            Ok(())
+        })?
+    };
+    if active_id(p)?.as_deref() == Some(id.as_str()) {
+        set_pointer(p, None)?;
+    }
+    Ok(ws)
+}
+
+/// Closes a session (the active one without `id`): writes the context
+/// summary (given, or composed from milestones, artifacts and notes), marks
+/// it closed, moves it and its workflow state to the archive and clears the
+/// pointer if it was active.
+pub fn close(p: &Project, id: Option<&str>, summary: Option<String>) -> Result<WorkSession> {
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    let id = resolve(p, id)?;
+    let ws = close_locked(p, &id, summary)?;
+    if active_id(p)?.as_deref() == Some(id.as_str()) {
+        set_pointer(p, None)?;
+    }
+    Ok(ws)
+}
+
+fn close_locked(p: &Project, id: &WorkSessionId, summary: Option<String>) -> Result<WorkSession> {
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let (ws, ()) = update_locked(p, id, |ws| {
+        ws.context_summary = match summary {
+            Some(s) if !s.trim().is_empty() => s,
+            _ => compose_summary(ws),
+        };
+        ws.status = SessionStatus::Closed;
+        Ok(())
+    })?;
+    // The file is already marked closed, so a crash before the move leaves a
+    // closed session in the live folder, which listings show as archived and
+    // `doctor --fix` moves with `finish_archiving`.
+    archive(p, id, &ws)?;
+    Ok(ws)
+}
+
+/// Completes a close that a crash interrupted: a session marked closed but
+/// still in the live folder is moved, with its workflow state, to the
+/// archive. Returns whether anything moved.
+pub fn finish_archiving(p: &Project, id: &WorkSessionId) -> Result<bool> {
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let live = live_path(p, id);
+    if !live.is_file() {
+        return Ok(false);
+    }
+    let ws = read_file(p, &live)?;
+    if ws.status != SessionStatus::Closed {
+        return Ok(false);
+    }
+    if archived_path(p, id).exists() {
+        return Err(Error::SessionInTwoPlaces {
+            live,
+            archived: archived_path(p, id),
+        });
+    }
+    archive(p, id, &ws)?;
+    if active_id(p).ok().flatten().as_deref() == Some(id.as_str()) {
+        set_pointer(p, None)?;
+    }
+    Ok(true)
+}
+
+/// Clears `active-session.yaml` when it names a session that is missing,
+/// closed or unreadable, so commands stop resolving to it. Returns the stale
+/// id it cleared.
+pub fn clear_stale_pointer(p: &Project) -> Result<Option<String>> {
+    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
+    let id = match active_id(p) {
+        Ok(Some(id)) => id,
+        Ok(None) => return Ok(None),
+        Err(_) => {
+            set_pointer(p, None)?;
+            return Ok(Some(String::new()));
+        }
+    };
+    let usable = WorkSessionId::parse(&id).is_ok_and(|typed| {
+        read_file(p, &live_path(p, &typed)).is_ok_and(|ws| ws.status != SessionStatus::Closed)
+    });
+    if usable {
+        return Ok(None);
+    }
+    set_pointer(p, None)?;
+    Ok(Some(id))
+}
+
+/// Every session, live and archived, from the index (synced first by a stat
+/// of each session file); unreadable files are reported in
+/// [`Listing::corrupt`], never fatal.
+pub fn list(p: &Project) -> Result<Listing> {
+    let mut listing = Index::open_synced_kind(p, Kind::WorkSession)?.work_sessions()?;
+    listing.active = active_id(p).unwrap_or(None);
+    Ok(listing)
+}
+
+/// Records main-session token usage; `peak` follows.
+pub fn record_usage(p: &Project, id: Option<&str>, usage: Usage) -> Result<WorkSession> {
+    Ok(update(p, id, |ws| {
+        ws.tokens.current = match usage {
+            Usage::Current(n) => n,
+            Usage::Add(n) => ws.tokens.current.saturating_add(n),
+        };
+        Ok(())
+    })?
+    .0)
+}
+
+/// Appends a milestone that is not yet done.
+pub fn add_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSession> {
+    let name = non_empty("milestone name", name)?;
+    Ok(update(p, id, |ws| {
+        ws.milestones.push(Milestone {
+            name,
+            completed: None,
+            extra: Map::new(),
+        });
+        Ok(())
+    })?
+    .0)
+}
+
+/// Marks the first open milestone called `name` done (adding it, done, if
+/// there is none).
+pub fn complete_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSession> {
+    let name = non_empty("milestone name", name)?;
+    Ok(update(p, id, |ws| {
+        let now = Some(clock::now_string());
+        match ws
+            .milestones
+            .iter_mut()
+            .find(|m| m.name == name && m.completed.is_none())
+        {
+            Some(m) => m.completed = now,
+            None => ws.milestones.push(Milestone {
+                name,
+                completed: now,
+                extra: Map::new(),
+            }),
+        }
+        Ok(())
+    })?
+    .0)
+}
+
+/// Records an artifact; recording the same path again marks it modified.
+pub fn add_artifact(
+    p: &Project,
+    id: Option<&str>,
+    path: &str,
+    agent: Option<&str>,
+) -> Result<WorkSession> {
+    let path = non_empty("artifact path", path)?;
+    Ok(update(p, id, |ws| {
+        let now = clock::now_string();
+        match ws.artifacts.iter_mut().find(|a| a.path == path) {
+            Some(a) => {
+                a.modified = Some(now);
+                if let Some(agent) = agent {
+                    a.agent = Some(agent.to_string());
+                }
+            }
+            None => ws.artifacts.push(Artifact {
+                path,
+                created: Some(now),
+                modified: None,
+                agent: agent.map(str::to_string),
+                extra: Map::new(),
+            }),
+        }
+        Ok(())
+    })?
+    .0)
+}
+
+/// Appends a note.
+pub fn add_note(p: &Project, id: Option<&str>, text: &str) -> Result<WorkSession> {
+    let text = non_empty("note", text)?;
+    Ok(update(p, id, |ws| {
+        ws.notes.push(text);
+        Ok(())
+    })?
+    .0)
+}
+
+/// Records a spawned agent and returns its id (`agent-xxxxxxxx` unless given).
+pub fn spawn_agent(
+    p: &Project,
+    id: Option<&str>,
+    agent_type: &str,
+    agent_id: Option<&str>,
+    output_file: Option<&str>,
+) -> Result<(WorkSession, String)> {
+    let agent_type = non_empty("agent type", agent_type)?;
+    let agent_id = match agent_id {
+        Some(a) => non_empty("agent id", a)?,
+        None => format!("agent-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]),
+    };
+    update(p, id, |ws| {
+        if ws.agents_spawned.iter().any(|a| a.id == agent_id) {
+            return Err(Error::invalid(
+                "agent id",
+                &agent_id,
+                "this session already has an agent with that id; pick another or omit --id",
+            ));
+        }
+        ws.agents_spawned.push(SpawnedAgent {
+            id: agent_id.clone(),
+            agent_type,
+            started: Some(clock::now_string()),
+            completed: None,
+            tokens_used: 0,
+            output_file: output_file.map(str::to_string),
+            status: None,
+            extra: Map::new(),
+        });
+        Ok(agent_id.clone())
+    })
+}
+
+
+/// Records that a spawned agent finished: its tokens count towards `saved`
+/// (reporting again replaces its earlier figure rather than adding twice).
+pub fn finish_agent(
+    p: &Project,
+    id: Option<&str>,
+    agent_id: &str,
+    tokens: u64,
+    output_file: Option<&str>,
+    outcome: AgentOutcome,
+) -> Result<WorkSession> {
+    Ok(update(p, id, |ws| {
+        let session_id = ws.session_id.clone();
+        let agent = ws
+            .agents_spawned
+            .iter_mut()
+            .find(|a| a.id == agent_id)
+            .ok_or_else(|| {
+                Error::not_found(
+                    "agent",
+                    agent_id,
+                    &format!("`logbook status {session_id}` lists the agents spawned"),
+                )
+            })?;
+        let before = agent.tokens_used;
+        agent.tokens_used = tokens;
+        agent.completed = Some(clock::now_string());
+        agent.status = Some(match outcome {
+            AgentOutcome::Completed => "completed".into(),
+            AgentOutcome::Failed => "failed".into(),
+        });
+        if let Some(out) = output_file {
+            agent.output_file = Some(out.to_string());
+        }
+        ws.tokens.saved = ws
+            .tokens
+            .saved
+            .saturating_sub(before)
+            .saturating_add(tokens);
+        Ok(())
+    })?
+    .0)
+}
+

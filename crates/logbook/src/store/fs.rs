@@ -1,0 +1,154 @@
+//! The one way Logbook changes a file: the caller holds the lock (see
+//! [`super::lock`]), then a temp file is written beside the target, fsynced,
+//! renamed over it, and the folder fsynced. Readers take no lock and see
+//! either the old or the new file, never a torn one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Writes `bytes` to `path` so that a reader or a crash sees the old file or
+/// the new one, never a mix: temp file in the same folder, fsync, rename,
+/// fsync of the folder. The caller holds the lock that serialises writers.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+        f.sync_all().map_err(|e| Error::io(&tmp, e))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `p` itself when absolute, else `p` under `base`.
+pub fn absolute(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// Makes a rename or a new entry in `dir` durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}
+
+/// Moves `from` to `to` durably (a rename, so atomic on one file system),
+/// creating `to`'s folder. Used when archiving.
+pub fn move_durably(from: &Path, to: &Path) -> Result<()> {
+    let dir = to.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+    sync_dir(dir)?;
+    if let Some(src_dir) = from.parent() {
+        sync_dir(src_dir)?;
+    }
+    Ok(())
+}
+
+/// True for temp files `write_atomic` leaves behind when killed mid-write;
+/// listings skip them and `doctor --fix` removes them.
+pub fn is_temp_file(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
+
+/// Which directory entries [`entries`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// Regular files (not temp files left by a killed writer).
+    File,
+    /// Folders.
+    Dir,
+}
+
+/// The names and paths of `dir`'s files or folders, sorted by name; a missing
+/// folder is empty, and temp files from interrupted writes are never listed.
+/// Every listing of a store folder goes through here so they all skip the
+/// same things.
+pub fn entries(dir: &Path, kind: EntryKind) -> Result<Vec<(String, PathBuf)>> {
+    let iter = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut out = vec![];
+    for entry in iter {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let wanted = entry.file_type().is_ok_and(|t| match kind {
+            EntryKind::File => t.is_file() && !is_temp_file(&name),
+            EntryKind::Dir => t.is_dir(),
+        });
+        if wanted {
+            out.push((name, entry.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads a file to a string; `Ok(None)` when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    match fs::read_to_string(path) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn entries_skip_temp_files_and_missing_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.yaml"), "x").unwrap();
+        fs::write(dir.path().join(".a.yaml.1.abc.tmp"), "x").unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        let files = entries(dir.path(), EntryKind::File).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "a.yaml");
+        assert_eq!(entries(dir.path(), EntryKind::Dir).unwrap().len(), 1);
+        assert!(entries(&dir.path().join("nope"), EntryKind::File).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,154 @@
+//! Cross-process locks: `std`'s `File::lock` on a separate file under
+//! `{project-root}/.logbook/locks/`, never on the file that gets renamed over
+//! (a lock on a renamed-over inode protects nothing) and never inside run
+//! folders, which the viewer shows to people.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+
+/// Environment variable naming how many seconds to wait for a lock.
+pub const LOCK_TIMEOUT_ENV: &str = "LOGBOOK_LOCK_TIMEOUT";
+const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Hands out the project's cross-process locks.
+#[derive(Debug, Clone)]
+pub struct Locks {
+    dir: PathBuf,
+    timeout: Duration,
+}
+
+/// An exclusive (or shared) lock, released when dropped.
+#[derive(Debug)]
+pub struct LockGuard {
+    _file: File,
+}
+
+impl Locks {
+    /// Locks kept in `dir`, waiting at most `LOGBOOK_LOCK_TIMEOUT` seconds.
+    pub fn new(dir: PathBuf) -> Self {
+        let timeout = std::env::var(LOCK_TIMEOUT_ENV)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64)
+            .unwrap_or(DEFAULT_LOCK_TIMEOUT);
+        Locks { dir, timeout }
+    }
+
+    /// Takes the exclusive lock called `name` (a validated id with a kind
+    /// prefix, e.g. `session-SES202501-ACME-AUDIT`).
+    pub fn exclusive(&self, name: &str) -> Result<LockGuard> {
+        self.take(name, true)
+    }
+
+    /// Takes the lock called `name` shared: many readers that must not see
+    /// the guarded thing change under them, no writer.
+    pub fn shared(&self, name: &str) -> Result<LockGuard> {
+        self.take(name, false)
+    }
+
+    /// Takes the exclusive lock called `name` only if nobody holds it:
+    /// `Ok(None)` means a live process has it (used to tell a writer still at
+    /// work from one that died).
+    pub fn try_exclusive(&self, name: &str) -> Result<Option<LockGuard>> {
+        fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let path = self.dir.join(format!("{name}.lock"));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(LockGuard { _file: file })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
+        }
+    }
+
+    fn take(&self, name: &str, exclusive: bool) -> Result<LockGuard> {
+        debug_assert!(!name.contains('/') && !name.contains(".."));
+        fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let path = self.dir.join(format!("{name}.lock"));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(200);
+        loop {
+            let attempt = if exclusive {
+                file.try_lock()
+            } else {
+                file.try_lock_shared()
+            };
+            match attempt {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    if start.elapsed() >= self.timeout {
+                        let mut holder = String::new();
+                        let _ = file.read_to_string(&mut holder);
+                        let holder = holder.trim();
+                        return Err(Error::LockTimeout {
+                            lock: path,
+                            holder: if holder.is_empty() {
+                                "unknown".into()
+                            } else {
+                                holder.into()
+                            },
+                            waited: start.elapsed(),
+                        });
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(10));
+                }
+                Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            }
+        }
+        if exclusive {
+            // Only for the timeout message of whoever waits next; failure to
+            // record it does not weaken the lock.
+            let _ = file.set_len(0);
+            let _ = file.rewind();
+            let _ = write!(file, "{}", std::process::id());
+        }
+        Ok(LockGuard { _file: file })
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_times_out_naming_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut locks = Locks::new(dir.path().to_path_buf());
+        locks.timeout = Duration::from_millis(50);
+        let _held = locks.exclusive("x").unwrap();
+        // A second handle in the same process conflicts like another process.
+        let err = locks.exclusive("x").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(&std::process::id().to_string()), "{msg}");
+        assert!(err.hint().unwrap().contains("LOGBOOK_LOCK_TIMEOUT"), "{err:?}");
+    }
+
+    #[test]
+    fn try_exclusive_sees_a_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = Locks::new(dir.path().to_path_buf());
+        let held = locks.exclusive("y").unwrap();
+        assert!(locks.try_exclusive("y").unwrap().is_none());
+        drop(held);
+        assert!(locks.try_exclusive("y").unwrap().is_some());
+    }
+}

@@ -1,0 +1,30 @@
+//! The store: the only code that builds paths, takes locks and writes files.
+//!
+//! - [`Project`]: the opened root, its [`Config`] and its [`Locks`].
+//! - [`fs`]: [`write_atomic`] (temp file, fsync, rename, fsync of the
+//!   folder), folder listings that skip temp files, durable moves.
+//! - [`lock`]: cross-process locks on separate lock files.
+//! - One module per record kind reads and writes its files: [`run`],
+//!   [`work_session`], [`transcript`], [`workflow`], and [`variables`] for
+//!   the workflow.yaml files runs are started from.
+//!
+//! Nothing here knows about the index or decides what a user operation does;
+//! that is [`crate::ops`].
+
+pub mod config;
+pub mod fs;
+pub mod lock;
+pub mod project;
+pub mod run;
+pub mod transcript;
+pub mod variables;
+pub mod work_session;
+pub mod workflow;
+
+pub use config::Config;
+pub use fs::{
+    EntryKind, absolute, entries, is_temp_file, move_durably, read_optional, sync_dir,
+    write_atomic,
+};
+pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
+pub use project::Project;

@@ -1,0 +1,116 @@
+//! Run folders and their `manifest.json` on disk. The caller holds the run's
+//! lock ([`RunId::lock_name`]) for every write.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::CorruptFile;
+use crate::model::ids::RunId;
+use crate::model::run::{MANIFEST_FILE, Manifest, Run, parse_manifest};
+use crate::model::text;
+use crate::store::{self, Project};
+
+/// What a scan of `agent_outputs_folder` found.
+#[derive(Debug, Default)]
+pub struct ScanResult {
+    /// Every valid run, in folder-name order.
+    pub runs: Vec<Run>,
+    /// Manifests that could not be read or are invalid; never fatal.
+    pub corrupt: Vec<CorruptFile>,
+}
+
+/// The folder of run `id`.
+pub fn folder(p: &Project, id: &RunId) -> PathBuf {
+    id.folder(&p.config.agent_outputs_folder)
+}
+
+/// Reads run `id`; a missing folder or manifest is [`Error::NotFound`].
+pub fn load(p: &Project, id: &RunId) -> Result<Run> {
+    Ok(load_raw(p, id)?.0)
+}
+
+/// Reads run `id` and the manifest's raw JSON, which a rewrite keeps the key
+/// order and unknown keys of.
+pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
+    let folder = folder(p, id);
+    let path = folder.join(MANIFEST_FILE);
+    let Some(text) = store::read_optional(&path)? else {
+        return Err(Error::not_found(
+            "run",
+            id.as_str(),
+            "`logbook find` lists the runs there are",
+        ));
+    };
+    let (manifest, raw) = parse_manifest(&path, &text)?;
+    Ok((
+        Run {
+            id: id.clone(),
+            folder,
+            manifest,
+        },
+        raw,
+    ))
+}
+
+/// Creates run `id`'s folder (which must not exist yet) and its manifest.
+pub fn create(p: &Project, id: &RunId, manifest: &Manifest) -> Result<PathBuf> {
+    let parent = &p.config.agent_outputs_folder;
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let folder = folder(p, id);
+    std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
+    let path = folder.join(MANIFEST_FILE);
+    store::write_atomic(&path, text::to_json(&path, manifest, None)?.as_bytes())?;
+    Ok(path)
+}
+
+/// Writes `run`'s manifest back, keeping the key order of `original`.
+pub fn save(run: &Run, original: &Value) -> Result<()> {
+    let path = run.manifest_file();
+    store::write_atomic(
+        &path,
+        text::to_json(&path, &run.manifest, Some(original))?.as_bytes(),
+    )
+}
+
+/// Reads and parses every manifest under `agent_outputs_folder` (the seed's
+/// discovery algorithm). Folders without a manifest are not runs; broken
+/// manifests are reported in [`ScanResult::corrupt`].
+pub fn scan(p: &Project) -> Result<ScanResult> {
+    let dir = &p.config.agent_outputs_folder;
+    let mut result = ScanResult::default();
+    for (name, folder) in store::entries(dir, store::EntryKind::Dir)? {
+        let path = folder.join(MANIFEST_FILE);
+        let text = match store::read_optional(&path) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            Err(e) => {
+                result.corrupt.push(CorruptFile {
+                    path,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let Ok(id) = RunId::parse(&name) else {
+            result.corrupt.push(CorruptFile {
+                path,
+                reason: format!("folder name {name:?} is not a run id (a UUID)"),
+            });
+            continue;
+        };
+        match parse_manifest(&path, &text) {
+            Ok((manifest, _)) => result.runs.push(Run {
+                id,
+                folder,
+                manifest,
+            }),
+            Err(e) => result.corrupt.push(CorruptFile {
+                path,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    Ok(result)
+}

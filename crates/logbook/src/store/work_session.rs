@@ -1,0 +1,161 @@
+//! Work session files on disk: `{sessions_dir}/{id}.yaml`, the active-session
+//! pointer `{sessions_dir}/active-session.yaml`, and the move of a closed
+//! session (with its workflow state) to `{session_archive_dir}/`.
+//!
+//! Locks are taken by the caller in the order DESIGN §8 fixes: the
+//! active-session pointer ([`POINTER_LOCK`]), then one work session.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::model::ids::WorkSessionId;
+use crate::model::text;
+use crate::model::work_session::{SessionStatus, WorkSession};
+use crate::store::{self, Project};
+
+/// File naming the active session inside `sessions_dir`.
+pub const POINTER_FILE: &str = "active-session.yaml";
+/// Lock guarding the active-session pointer; taken shared by writers of a
+/// session's companions (workflow state) so `close` cannot move them midway.
+pub const POINTER_LOCK: &str = "active-session";
+
+/// Where a live session's file is.
+pub fn live_path(p: &Project, id: &WorkSessionId) -> PathBuf {
+    id.session_file(&p.config.sessions_dir)
+}
+
+/// Where a closed session's file is.
+pub fn archived_path(p: &Project, id: &WorkSessionId) -> PathBuf {
+    id.session_file(&p.config.session_archive_dir)
+}
+
+/// Reads one session file, filling the configured budget where none is set.
+pub fn read_file(p: &Project, path: &Path) -> Result<WorkSession> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut ws: WorkSession = text::parse_yaml(path, "work session", &text)?;
+    if ws.tokens.max == 0 {
+        ws.tokens.max = p.config.token_budget;
+    }
+    Ok(ws)
+}
+
+/// Writes a session file (the caller holds the session's lock).
+pub fn write_file(path: &Path, ws: &WorkSession) -> Result<()> {
+    store::write_atomic(path, text::to_yaml(path, ws)?.as_bytes())
+}
+
+/// Finds a session by id, live or archived: its record and file.
+pub fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
+    for path in [live_path(p, id), archived_path(p, id)] {
+        if path.is_file() {
+            return Ok((read_file(p, &path)?, path));
+        }
+    }
+    Err(Error::not_found(
+        "work session",
+        id.as_str(),
+        "`logbook list` shows the sessions there are",
+    ))
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Pointer {
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    activated: Option<String>,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+fn pointer_path(p: &Project) -> PathBuf {
+    p.config.sessions_dir.join(POINTER_FILE)
+}
+
+/// The active session's id (no lock: a reader). It is the one
+/// `active-session.yaml` names; without that file, the one live session whose
+/// own status is `active`, so a session file written by hand or by a start
+/// killed before it wrote the pointer is still found.
+pub fn active_id(p: &Project) -> Result<Option<String>> {
+    let path = pointer_path(p);
+    match store::read_optional(&path)? {
+        Some(text) if !text.trim().is_empty() => pointer_id(&path, &text),
+        _ => sole_active_session(p),
+    }
+}
+
+/// Reads the pointer leniently: Logbook writes `session_id: ID`; other tools
+/// may write the bare id or another obvious key.
+fn pointer_id(path: &Path, text: &str) -> Result<Option<String>> {
+    let value: Value = text::parse_yaml(path, "active-session pointer", text)?;
+    let id = match &value {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(m) => ["session_id", "active_session", "active_session_id", "id"]
+            .iter()
+            .find_map(|k| m.get(*k))
+            .and_then(|v| v.as_str().map(str::to_string)),
+        _ => None,
+    };
+    Ok(id.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
+}
+
+fn sole_active_session(p: &Project) -> Result<Option<String>> {
+    let mut active = session_files(&p.config.sessions_dir)?
+        .into_iter()
+        .filter_map(|path| read_file(p, &path).ok())
+        .filter(|ws| ws.status == SessionStatus::Active)
+        .filter(|ws| WorkSessionId::parse(&ws.session_id).is_ok());
+    match (active.next(), active.next()) {
+        (Some(ws), None) => Ok(Some(ws.session_id)),
+        _ => Ok(None),
+    }
+}
+
+/// Names `id` as the active session, or removes the pointer (the caller
+/// holds [`POINTER_LOCK`] exclusively).
+pub fn set_pointer(p: &Project, id: Option<&WorkSessionId>) -> Result<()> {
+    let path = pointer_path(p);
+    match id {
+        Some(id) => {
+            let ptr = Pointer {
+                session_id: Some(id.as_str().to_string()),
+                activated: Some(clock::now_string()),
+                extra: Map::new(),
+            };
+            store::write_atomic(&path, text::to_yaml(&path, &ptr)?.as_bytes())
+        }
+        None => match std::fs::remove_file(&path) {
+            Ok(()) => store::sync_dir(&p.config.sessions_dir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&path, e)),
+        },
+    }
+}
+
+/// Moves a session's file, workflow state and history to the archive (the
+/// caller holds the pointer and session locks).
+pub fn move_to_archive(p: &Project, id: &WorkSessionId) -> Result<()> {
+    for name in id.companions() {
+        let from = p.config.sessions_dir.join(&name);
+        if from.exists() {
+            store::move_durably(&from, &p.config.session_archive_dir.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// The session YAML files in `dir` (not the pointer, not temp files).
+pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(store::entries(dir, store::EntryKind::File)?
+        .into_iter()
+        .filter(|(name, _)| {
+            (name.ends_with(".yaml") || name.ends_with(".yml")) && name != POINTER_FILE
+        })
+        .map(|(_, path)| path)
+        .collect())
+}
+
