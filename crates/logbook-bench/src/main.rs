@@ -19,8 +19,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use logbook::Project;
-use logbook::index::{self, Index};
-use logbook::run::{self, OutputType, RunQuery, RunStatus};
+use logbook::index::Index;
+use logbook::model::query::RunQuery;
+use logbook::model::run::{OutputType, RunStatus};
+use logbook::ops::run;
 use serde_json::json;
 
 struct Args {
@@ -453,7 +455,7 @@ fn main() -> Result<()> {
     let mut idx_ms = vec![];
     let mut expected = vec![];
     for _ in 0..50 {
-        let (d, hits) = time(|| Ok(index::find(&project, &query)?))?;
+        let (d, hits) = time(|| Ok(run::find(&project, &query)?.0))?;
         idx_ms.push(ms(d));
         expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
     }
@@ -461,7 +463,7 @@ fn main() -> Result<()> {
     for _ in 0..3 {
         let (d, runs) = time(|| Ok(run::find_scan(&project, &query)?))?;
         scan_ms.push(ms(d));
-        let got: Vec<String> = runs.into_iter().map(|r| r.id).collect();
+        let got: Vec<_> = runs.into_iter().map(|r| r.id).collect();
         if got != expected {
             bail!("index and scan disagree on find: {got:?} vs {expected:?}");
         }
@@ -481,7 +483,7 @@ fn main() -> Result<()> {
     let mut expected = None;
     for _ in 0..50 {
         let (d, found) = time(|| {
-            Ok(index::latest_output(
+            Ok(run::latest_output(
                 &project,
                 "agent07",
                 Some("^review-"),
@@ -493,14 +495,7 @@ fn main() -> Result<()> {
     }
     let mut scan_ms = vec![];
     for _ in 0..3 {
-        let (d, found) = time(|| {
-            Ok(run::latest_output(
-                &project,
-                "agent07",
-                Some("^review-"),
-                Some("report"),
-            )?)
-        })?;
+        let (d, found) = time(|| latest_output_scan(&project, "agent07", "^review-", "report"))?;
         scan_ms.push(ms(d));
         if Some(&found.2) != expected.as_ref() {
             bail!("index and scan disagree on latest-output");
@@ -629,7 +624,7 @@ fn main() -> Result<()> {
         let (d, _) = time(|| {
             Ok(run::register_output(
                 &project,
-                &started.session_id,
+                started.session_id.as_str(),
                 &format!("f{}.md", i % 20),
                 OutputType::Document,
                 "a registered output",
@@ -685,7 +680,7 @@ fn main() -> Result<()> {
                         for i in 0..per_writer {
                             run::register_output(
                                 &p,
-                                id,
+                                id.as_str(),
                                 &format!("o{i}.md"),
                                 OutputType::Data,
                                 "concurrent",
@@ -702,14 +697,14 @@ fn main() -> Result<()> {
         })
     })?;
     for id in &runs {
-        let r = run::load(&project, id)?;
+        let r = run::show(&project, id.as_str())?;
         if r.manifest.outputs.len() != per_writer {
             bail!(
                 "lost update: run {id} has {} outputs",
                 r.manifest.outputs.len()
             );
         }
-        run::finish(&project, id, RunStatus::Completed)?;
+        run::finish(&project, id.as_str(), RunStatus::Completed)?;
     }
     let total = (8 * per_writer) as f64;
     row(
@@ -804,4 +799,31 @@ fn main() -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The seed's "find latest output" by reading every manifest: the baseline
+/// `latest-output` through the index is measured against.
+fn latest_output_scan(
+    project: &Project,
+    agent: &str,
+    workflow: &str,
+    output_type: &str,
+) -> Result<(String, String, PathBuf)> {
+    let query = RunQuery {
+        agent: Some(agent.to_string()),
+        workflow: Some(workflow.to_string()),
+        ..RunQuery::default()
+    };
+    for r in run::find_scan(project, &query)? {
+        if let Some(out) = r
+            .manifest
+            .outputs
+            .iter()
+            .rev()
+            .find(|o| o.output_type.as_str() == output_type)
+        {
+            return Ok((r.id.to_string(), out.file.clone(), r.output_path(&out.file)));
+        }
+    }
+    bail!("no {output_type} output of {agent} in the scan")
 }

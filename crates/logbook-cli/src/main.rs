@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use logbook::ErrorKind;
 
 use crate::printer::{Printer, Style};
 
@@ -62,9 +63,30 @@ fn main() -> ExitCode {
             let style = Style::for_stderr();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "{} {}", style.red("error:"), message(&err));
-            ExitCode::from(1)
+            ExitCode::from(exit_code(&err))
         }
     }
+}
+
+/// Bad usage (arguments clap refused) exits 2 before we get here; every
+/// failure of a well-formed command exits 1, whatever its kind, as
+/// INTERFACE.md promises scripts.
+fn exit_code(err: &anyhow::Error) -> u8 {
+    match library_error(err).map(logbook::Error::kind) {
+        Some(
+            ErrorKind::Invalid
+            | ErrorKind::NotFound
+            | ErrorKind::State
+            | ErrorKind::Conflict
+            | ErrorKind::Data
+            | ErrorKind::Environment,
+        )
+        | None => 1,
+    }
+}
+
+fn library_error(err: &anyhow::Error) -> Option<&logbook::Error> {
+    err.chain().find_map(|c| c.downcast_ref::<logbook::Error>())
 }
 
 /// The error and its causes on one line, like `{:#}`, but without a cause
@@ -82,12 +104,10 @@ fn message(err: &anyhow::Error) -> String {
         }
         out.push_str(&text);
     }
-    // A file another tool (or an editor) broke: say what to do about it.
-    if err
-        .chain()
-        .any(|c| matches!(c.downcast_ref(), Some(logbook::Error::Corrupt { .. })))
-    {
-        out.push_str("; fix the file or move it aside (`logbook doctor` lists every problem)");
+    // What to do next, on the same line: scripts read one line per error.
+    if let Some(hint) = library_error(err).and_then(logbook::Error::hint) {
+        out.push_str("; ");
+        out.push_str(&hint);
     }
     out
 }

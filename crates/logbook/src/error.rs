@@ -113,7 +113,7 @@ pub enum Error {
 
     /// Outputs can only be registered while a run is running; finishing
     /// twice is refused too.
-    #[error("run {id} is already {status}{}", finished_at.as_deref().map(|t| format!("; it finished at {t}")).unwrap_or_default())]
+    #[error("{}", run_finished(id, status, finished_at.as_deref(), *registering))]
     RunFinished {
         /// The run.
         id: String,
@@ -256,7 +256,7 @@ impl Error {
             }
             Error::RunFinished {
                 registering: true, ..
-            } => "outputs can only be registered while a run is running; start a new run, or link one with `logbook run link`".into(),
+            } => "outputs can only be registered while it is running (start a new run, or link one with `logbook run link`)".into(),
             Error::NoInvocationInProgress { agent } => format!(
                 "record one first with `logbook workflow invoke {agent} --prompt …`"
             ),
@@ -273,6 +273,17 @@ impl Error {
             _ => return None,
         };
         Some(text)
+    }
+}
+
+fn run_finished(id: &str, status: &str, finished_at: Option<&str>, registering: bool) -> String {
+    if registering {
+        format!("run {id} is {status}")
+    } else {
+        format!(
+            "run {id} is already {status}; it finished at {}",
+            finished_at.unwrap_or("an unknown time")
+        )
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use clap::Args;
-use logbook::doctor::{self, DEFAULT_ABANDONED_AFTER_HOURS, Options};
+use logbook::ops::doctor::{self, DEFAULT_ABANDONED_AFTER_HOURS, Options};
 
 use super::Context;
 use crate::printer::Output;

@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 
 use anyhow::Result;
 use clap::Subcommand;
-use logbook::index::{Index, SyncReport};
+use logbook::index::SyncReport;
+use logbook::ops::index as ops;
 use serde_json::json;
 
 use super::Context;
@@ -24,7 +25,6 @@ pub enum IndexCommand {
 pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
     match cmd {
         IndexCommand::Rebuild => {
-            let mut index = Index::open_for_rebuild(&ctx.project)?;
             let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
                 let bar = indicatif::ProgressBar::new(0);
                 bar.set_style(
@@ -42,20 +42,18 @@ pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
                     bar.set_position(done);
                 }
             };
-            let report = index.rebuild(Some(&progress))?;
+            let report = ops::rebuild(&ctx.project, Some(&progress))?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
             Ok(report_output(ctx, "Rebuilt", &report))
         }
         IndexCommand::Sync => {
-            let mut index = Index::open(&ctx.project)?;
-            let report = index.sync()?;
+            let report = ops::sync(&ctx.project)?;
             Ok(report_output(ctx, "Synced", &report))
         }
         IndexCommand::Status => {
-            let index = Index::open(&ctx.project)?;
-            let s = index.status()?;
+            let s = ops::status(&ctx.project)?;
             let mut out = String::new();
             let _ = writeln!(
                 out,
@@ -73,6 +71,7 @@ pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
             let _ = writeln!(out, "  Lineage edges: {}", thousands(s.edges));
             let _ = writeln!(out, "  Work sessions: {}", thousands(s.work_sessions));
             let _ = writeln!(out, "  Transcripts:   {}", thousands(s.transcripts));
+            let _ = writeln!(out, "  Workflows:     {}", thousands(s.workflow_states));
             let _ = writeln!(out, "  Corrupt files: {}", thousands(s.corrupt));
             let _ = writeln!(out, "  Pending:       {}", thousands(s.pending));
             let _ = writeln!(

@@ -25,7 +25,7 @@ pub fn completions(args: &CompletionsArgs) -> Result<Output> {
 }
 
 pub fn init(root: &Path) -> Result<Output> {
-    let path = logbook::config::Config::init(root)?;
+    let path = logbook::store::Config::init(root)?;
     Ok(Output::new(
         json!({ "config": path }),
         format!("Wrote {} with the defaults.\n", path.display()),
@@ -45,7 +45,7 @@ pub fn demo(cwd: &Path, args: &DemoArgs) -> Result<Output> {
     } else {
         cwd.join(&args.dir)
     };
-    let demo = logbook::demo::fill(&root)?;
+    let demo = logbook::ops::demo::fill(&root)?;
     let r = demo.root.display();
     let human = format!(
         "Filled {r} with an example project:\n  work session {}\n  {} runs in a lineage chain (docs/agent-outputs/)\n  {} transcripts, main and subagent\n  {} workflow invocations, some compacted into history\n\nTry:\n  logbook --root {r} status\n  logbook --root {r} find\n  logbook --root {r} lineage {}\n  logbook --root {r} workflow show --full\n  logbook --root {r} transcript list --all\n",

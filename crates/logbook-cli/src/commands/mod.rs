@@ -28,7 +28,7 @@ impl Context<'_> {
     }
 
     /// Names each file a listing skipped, on stderr, once.
-    pub fn warn_skipped(&self, corrupt: &[logbook::work_session::CorruptFile]) {
+    pub fn warn_skipped(&self, corrupt: &[logbook::model::CorruptFile]) {
         for c in corrupt {
             let path = c.path.display().to_string();
             let what = if c.reason.contains(&path) {

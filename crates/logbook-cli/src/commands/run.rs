@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
-use logbook::run::{self, OutputType, Run, RunQuery, RunStatus};
+use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::run::{OutputType, Run, RunStatus};
+use logbook::ops::run;
 use serde_json::{Value, json};
 
 use super::Context;
@@ -63,53 +65,37 @@ pub struct StartArgs {
     workflow_file: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum TypeArg {
-    Document,
-    Data,
-    Report,
-    Artifact,
-}
-
-impl TypeArg {
-    fn to_type(self) -> OutputType {
-        match self {
-            TypeArg::Document => OutputType::Document,
-            TypeArg::Data => OutputType::Data,
-            TypeArg::Report => OutputType::Report,
-            TypeArg::Artifact => OutputType::Artifact,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// The run's UUID.
     id: String,
     /// Path relative to the run folder (the file must exist).
     file: String,
-    /// What kind of file it is.
-    #[arg(long = "type", value_enum)]
-    output_type: TypeArg,
+    /// What kind of file it is: document, data, report or artifact.
+    #[arg(long = "type")]
+    output_type: OutputType,
     /// What the file is for.
     #[arg(long)]
     description: String,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FinalStatusArg {
-    Completed,
-    Failed,
-    Cancelled,
+/// `run finish --status`: how a run can end (not `running`).
+fn final_status(s: &str) -> std::result::Result<RunStatus, String> {
+    match s.parse::<RunStatus>() {
+        Ok(RunStatus::Running) | Err(_) => {
+            Err("expected one of: completed, failed, cancelled".into())
+        }
+        Ok(status) => Ok(status),
+    }
 }
 
 #[derive(Debug, Args)]
 pub struct FinishArgs {
     /// The run's UUID.
     id: String,
-    /// How it ended.
-    #[arg(long, value_enum, default_value = "completed")]
-    status: FinalStatusArg,
+    /// How it ended: completed, failed or cancelled.
+    #[arg(long, value_parser = final_status, default_value = "completed")]
+    status: RunStatus,
 }
 
 #[derive(Debug, Args)]
@@ -126,14 +112,6 @@ pub struct IdArgs {
     id: String,
 }
 
-/// `find --status`: one of the seed's four statuses, so a typo is bad usage
-/// (exit 2) instead of a listing that silently matches nothing.
-fn run_status(s: &str) -> std::result::Result<String, String> {
-    RunStatus::parse_strict(s)
-        .map(|_| s.to_string())
-        .map_err(|e| e.to_string())
-}
-
 #[derive(Debug, Args)]
 pub struct FindArgs {
     /// Agent name, exactly.
@@ -142,9 +120,10 @@ pub struct FindArgs {
     /// Workflow name, exactly or as a regular expression (e.g. '^deep-dive-').
     #[arg(long, value_name = "REGEX")]
     workflow: Option<String>,
-    /// running, completed, failed or cancelled.
-    #[arg(long, value_parser = run_status)]
-    status: Option<String>,
+    /// running, completed, failed or cancelled (a typo is bad usage, not an
+    /// empty listing).
+    #[arg(long)]
+    status: Option<RunStatus>,
     /// The user who started the run.
     #[arg(long)]
     user: Option<String>,
@@ -175,7 +154,7 @@ pub struct LatestOutputArgs {
     workflow: Option<String>,
     /// Output type (document, data, report, artifact).
     #[arg(long = "type", value_name = "T")]
-    output_type: Option<String>,
+    output_type: Option<OutputType>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -207,7 +186,7 @@ pub fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
 }
 
 fn entry_json(run: &Run) -> Value {
-    serde_json::to_value(run.entry(clock::now(), &clock::local_zone())).unwrap_or(Value::Null)
+    serde_json::to_value(run::entry(run, clock::now())).unwrap_or(Value::Null)
 }
 
 fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
@@ -245,7 +224,7 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
     let mut human = format!(
         "{} run {}\n  Agent:    {}\n  Workflow: {}\n  Folder:   {}\n",
         style.green("Started"),
-        style.bold(&started.session_id),
+        style.bold(started.session_id.as_str()),
         m.agent_label(),
         m.workflow.name,
         started.folder.display(),
@@ -272,7 +251,7 @@ fn output(ctx: &Context, a: &OutputArgs) -> Result<Output> {
         &ctx.project,
         &a.id,
         &a.file,
-        a.output_type.to_type(),
+        a.output_type.clone(),
         &a.description,
     )?;
     let path = run.output_path(&record.file);
@@ -287,12 +266,7 @@ fn output(ctx: &Context, a: &OutputArgs) -> Result<Output> {
 }
 
 fn finish(ctx: &Context, a: &FinishArgs) -> Result<Output> {
-    let status = match a.status {
-        FinalStatusArg::Completed => RunStatus::Completed,
-        FinalStatusArg::Failed => RunStatus::Failed,
-        FinalStatusArg::Cancelled => RunStatus::Cancelled,
-    };
-    let run = run::finish(&ctx.project, &a.id, status)?;
+    let run = run::finish(&ctx.project, &a.id, a.status.clone())?;
     let human = format!(
         "Run {} {} ({} outputs)\n",
         run.id,
@@ -313,11 +287,9 @@ fn link(ctx: &Context, a: &LinkArgs) -> Result<Output> {
 }
 
 fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
-    let run = run::load(&ctx.project, &a.id)?;
+    let run = run::show(&ctx.project, &a.id)?;
     let style = ctx.style();
-    let tz = clock::local_zone();
-    let now = clock::now();
-    let entry = run.entry(now, &tz);
+    let entry = run::entry(&run, clock::now());
     let m = &run.manifest;
     let mut h = String::new();
     let _ = writeln!(h, "{}", style.bold(&entry.label));
@@ -360,7 +332,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
-    let run = run::load(&ctx.project, &a.id)?;
+    let run = run::show(&ctx.project, &a.id)?;
     let vars = run::variables_of(&run);
     let mut human = String::new();
     for (k, v) in &vars {
@@ -388,27 +360,25 @@ pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     let query = RunQuery {
         agent: a.agent.clone(),
         workflow: a.workflow.clone(),
-        status: a.status.clone(),
+        status: a.status.as_ref().map(ToString::to_string),
         user: a.user.clone(),
         tag: a.tag.clone(),
         since: a
             .since
             .as_deref()
-            .map(|s| run::parse_since(s, now))
+            .map(|s| parse_since(s, now))
             .transpose()?,
         text: a.text.clone(),
         limit: a.limit,
         offset: a.offset,
     };
-    // Answered by the index: never reads the run folders, never output contents.
-    let (hits, skipped) = logbook::index::find_counting_skipped(&ctx.project, &query)?;
+    let (hits, skipped) = run::find(&ctx.project, &query)?;
     if skipped > 0 {
         ctx.printer.warn(&format!(
             "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
         ));
     }
-    let tz = clock::local_zone();
-    let entries: Vec<_> = hits.iter().map(|h| h.run.entry(now, &tz)).collect();
+    let entries: Vec<_> = hits.iter().map(|h| run::entry(&h.run, now)).collect();
     let mut json = serde_json::to_value(&entries)?;
     if let Value::Array(items) = &mut json {
         for (item, hit) in items.iter_mut().zip(&hits) {
@@ -444,11 +414,11 @@ pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
 }
 
 pub fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
-    let (run, record, path) = logbook::index::latest_output(
+    let (run, record, path) = run::latest_output(
         &ctx.project,
         &a.agent,
         a.workflow.as_deref(),
-        a.output_type.as_deref(),
+        a.output_type.as_ref().map(OutputType::as_str),
     )?;
     Ok(Output::new(
         json!({ "path": path, "session_id": run.manifest.session_id, "output": record }),
@@ -457,7 +427,7 @@ pub fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
 }
 
 pub fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {
-    let graph = logbook::index::lineage(&ctx.project, &a.id, &clock::local_zone())?;
+    let graph = run::lineage(&ctx.project, &a.id, &clock::local_zone())?;
     let json = serde_json::to_value(&graph)?;
     let human = match a.format {
         LineageFormat::Tree => graph.to_tree(),

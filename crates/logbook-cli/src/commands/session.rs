@@ -4,11 +4,10 @@ use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Result, bail};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use logbook::clock;
-use logbook::work_session::{
-    self as ws, AgentOutcome, Indicator, SessionStatus, StartOptions, Usage, WorkSession,
-};
+use logbook::model::work_session::{AgentOutcome, Indicator, SessionStatus, Usage, WorkSession};
+use logbook::ops::work_session::{self as ws, StartOptions};
 use serde_json::json;
 
 use super::Context;
@@ -125,12 +124,6 @@ pub struct NoteArgs {
     session: SessionArg,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum AgentStatusArg {
-    Completed,
-    Failed,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum AgentCommand {
     /// Record a spawned agent; prints its id.
@@ -157,8 +150,9 @@ pub enum AgentCommand {
         /// Its output file.
         #[arg(long)]
         output: Option<String>,
-        #[arg(long, value_enum, default_value = "completed")]
-        status: AgentStatusArg,
+        /// How it ended: completed or failed.
+        #[arg(long, default_value = "completed")]
+        status: AgentOutcome,
         #[command(flatten)]
         session: SessionArg,
     },
@@ -203,8 +197,8 @@ pub fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
     let p = &ctx.project;
     let mut close_active = a.yes;
     if !a.yes
-        && let Some(active) = ws::active_id(p)?
-        && ws::load(p, &active).is_ok_and(|(s, _)| s.status != SessionStatus::Closed)
+        && let Some(active) = ws::active(p)?
+        && ws::get(p, Some(&active)).is_ok_and(|s| s.status != SessionStatus::Closed)
     {
         match ask(&format!("Active session found: {active}. Close it first?"))? {
             Some(true) => close_active = true,
@@ -230,17 +224,14 @@ pub fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
         s.client,
         s.project,
         thousands(s.tokens.max),
-        p.config
-            .sessions_dir
-            .join(format!("{}.yaml", s.session_id))
-            .display()
+        ws::locate(p, Some(&s.session_id))?.1.display()
     );
     Ok(session_output(&s, human))
 }
 
 pub fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let p = &ctx.project;
-    if a.id.is_none() && ws::active_id(p)?.is_none() {
+    if a.id.is_none() && ws::active(p)?.is_none() {
         if ask("No active session. Start new?")? == Some(true) {
             return start(
                 ctx,
@@ -364,21 +355,14 @@ pub fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
         thousands(s.tokens.current),
         thousands(s.tokens.max),
         thousands(s.tokens.saved),
-        ctx.project
-            .config
-            .session_archive_dir
-            .join(format!("{}.yaml", s.session_id))
-            .display(),
+        ws::locate(&ctx.project, Some(&s.session_id))?.1.display(),
         s.context_summary.trim_end()
     );
     Ok(session_output(&s, human))
 }
 
 pub fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
-    // From the index, synced first by a stat of each session file.
-    let listing =
-        logbook::index::Index::open_synced_kind(&ctx.project, logbook::index::Kind::WorkSession)?
-            .work_sessions()?;
+    let listing = ws::list(&ctx.project)?;
     ctx.warn_skipped(&listing.corrupt);
     let st = ctx.style();
     let now = clock::now();
@@ -634,10 +618,7 @@ pub fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
             status,
             session,
         } => {
-            let outcome = match status {
-                AgentStatusArg::Completed => AgentOutcome::Completed,
-                AgentStatusArg::Failed => AgentOutcome::Failed,
-            };
+            let outcome = status.clone();
             let s = ws::finish_agent(
                 &ctx.project,
                 session.session.as_deref(),

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use logbook::transcript::{self, Kind, ListOptions};
+use logbook::model::ids::short_id;
+use logbook::model::transcript::Kind;
+use logbook::ops::transcript::{self, ListOptions};
 use serde_json::{Value, json};
 
 use super::Context;
@@ -87,35 +89,11 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         } else {
             None
         },
+        limit: a.limit,
+        offset: a.offset,
     };
-    // From the index, after an incremental sync (a stat per transcript file).
-    let index =
-        logbook::index::Index::open_synced_kind(&ctx.project, logbook::index::Kind::Transcript)?;
-    let corrupt: Vec<_> = index
-        .corrupt_files()?
-        .into_iter()
-        .filter(|c| c.kind == logbook::index::Kind::Transcript)
-        .map(|c| logbook::work_session::CorruptFile {
-            path: c.path,
-            reason: c.reason,
-        })
-        .collect();
-    ctx.warn_skipped(&corrupt);
-    let transcripts: Vec<_> = index
-        .transcripts(opts.kind, None, None)?
-        .into_iter()
-        .filter(|t| {
-            opts.within
-                .as_ref()
-                .is_none_or(|root| transcript::is_within(&t.workdir, root))
-        })
-        .skip(a.offset)
-        .take(a.limit.unwrap_or(usize::MAX))
-        .collect();
-    let listing = transcript::Listing {
-        transcripts,
-        corrupt,
-    };
+    let listing = transcript::list(&ctx.project, &opts)?;
+    ctx.warn_skipped(&listing.corrupt);
     let st = ctx.style();
     let mut out = String::new();
     if listing.transcripts.is_empty() {
@@ -133,7 +111,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         let parent = t
             .parent_session_id
             .as_deref()
-            .map(|p| format!(" ← {}", transcript::short_id(p)))
+            .map(|p| format!(" ← {}", short_id(p)))
             .unwrap_or_default();
         let _ = writeln!(
             out,

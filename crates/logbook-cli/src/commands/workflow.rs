@@ -5,9 +5,12 @@ use std::fmt::Write as _;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
-use logbook::workflow::{
-    self as wf, AgentType, Complete, DecisionType, InvocationStatus, Invoke, Mode, NewDecision,
-    NewHandoff, NewVerdict, Phase, SessionState, Target, VerdictDecision,
+use logbook::model::workflow::{
+    AgentInvocation, AgentType, DecisionType, InvocationStatus, Mode, Phase, SessionState,
+    VerdictDecision, check_confidence,
+};
+use logbook::ops::workflow::{
+    self as wf, Complete, Invoke, Loaded, NewDecision, NewHandoff, NewVerdict, Target,
 };
 use serde_json::{Map, Value};
 
@@ -45,8 +48,7 @@ pub struct WorkflowArgs {
 #[derive(Debug, Args)]
 pub struct ModeArgs {
     /// analysis, planning, coding or disabled.
-    #[arg(value_parser = one_of::<Mode>)]
-    mode: String,
+    mode: Mode,
     #[command(flatten)]
     target: TargetArgs,
 }
@@ -62,8 +64,7 @@ pub enum WorkflowCommand {
     /// Record that an agent was invoked (it becomes the active agent).
     Invoke {
         /// One of the 17 agent types.
-        #[arg(value_parser = one_of::<AgentType>)]
-        agent: String,
+        agent: AgentType,
         /// The task given to the agent.
         #[arg(long)]
         prompt: String,
@@ -74,14 +75,13 @@ pub enum WorkflowCommand {
         #[arg(long = "artifact", value_name = "P")]
         artifacts: Vec<String>,
         /// The agent that handed the work over.
-        #[arg(long, value_name = "AGENT", value_parser = one_of::<AgentType>)]
-        from: Option<String>,
+        #[arg(long, value_name = "AGENT")]
+        from: Option<AgentType>,
     },
     /// Record that an agent finished its most recent invocation.
     Complete {
         /// The agent reporting back.
-        #[arg(value_parser = one_of::<AgentType>)]
-        agent: String,
+        agent: AgentType,
         /// What it did.
         #[arg(long)]
         summary: String,
@@ -95,8 +95,8 @@ pub enum WorkflowCommand {
         #[arg(long = "blocker", value_name = "B")]
         blockers: Vec<String>,
         /// The agent to hand over to (default: back to the orchestrator).
-        #[arg(long, value_name = "AGENT", value_parser = one_of::<AgentType>)]
-        handoff_to: Option<String>,
+        #[arg(long, value_name = "AGENT")]
+        handoff_to: Option<AgentType>,
         /// Why it hands over.
         #[arg(long, value_name = "TEXT", default_value = "")]
         reason: String,
@@ -107,8 +107,8 @@ pub enum WorkflowCommand {
     /// Record a decision (prints its UUID).
     Decide {
         /// architectural, technical, process or scope.
-        #[arg(long = "type", value_name = "T", value_parser = one_of::<DecisionType>)]
-        kind: String,
+        #[arg(long = "type", value_name = "T")]
+        kind: DecisionType,
         /// What was decided.
         #[arg(long, value_name = "D")]
         description: String,
@@ -116,23 +116,22 @@ pub enum WorkflowCommand {
         #[arg(long, value_name = "R")]
         rationale: String,
         /// The agent that decided.
-        #[arg(long, value_name = "AGENT", value_parser = one_of::<AgentType>)]
-        by: String,
+        #[arg(long, value_name = "AGENT")]
+        by: AgentType,
         /// An agent that agreed (repeatable).
-        #[arg(long = "approved-by", value_name = "A", value_parser = one_of::<AgentType>)]
-        approved_by: Vec<String>,
+        #[arg(long = "approved-by", value_name = "A")]
+        approved_by: Vec<AgentType>,
         /// An agent that disagreed (repeatable).
-        #[arg(long = "rejected-by", value_name = "A", value_parser = one_of::<AgentType>)]
-        rejected_by: Vec<String>,
+        #[arg(long = "rejected-by", value_name = "A")]
+        rejected_by: Vec<AgentType>,
     },
     /// Record a specialist's verdict.
     Verdict {
         /// The agent giving the verdict.
-        #[arg(value_parser = one_of::<AgentType>)]
-        agent: String,
+        agent: AgentType,
         /// approve, reject, conditional or needs_revision.
-        #[arg(long, value_name = "D", value_parser = one_of::<VerdictDecision>)]
-        decision: String,
+        #[arg(long, value_name = "D")]
+        decision: VerdictDecision,
         /// From 0 to 1.
         #[arg(long, value_name = "X", allow_negative_numbers = true, value_parser = confidence)]
         confidence: f64,
@@ -149,11 +148,9 @@ pub enum WorkflowCommand {
     /// Record a pending handoff from one agent to another.
     Handoff {
         /// The agent handing over.
-        #[arg(value_parser = one_of::<AgentType>)]
-        from: String,
+        from: AgentType,
         /// The agent taking over.
-        #[arg(value_parser = one_of::<AgentType>)]
-        to: String,
+        to: AgentType,
         /// Why.
         #[arg(long, value_name = "R")]
         reason: String,
@@ -170,21 +167,8 @@ pub enum WorkflowCommand {
     /// Move the workflow to a phase: planning, implementation, validation, complete.
     Phase {
         /// The phase.
-        #[arg(value_parser = one_of::<Phase>)]
-        phase: String,
+        phase: Phase,
     },
-}
-
-/// Checks a value against the library's closed set while arguments are
-/// parsed, so a value outside it is bad usage (exit 2) like any other clap
-/// value error, and the message still lists what is allowed.
-fn one_of<T>(s: &str) -> std::result::Result<String, String>
-where
-    T: std::str::FromStr<Err = logbook::Error>,
-{
-    s.parse::<T>()
-        .map(|_| s.to_string())
-        .map_err(|e| e.to_string())
 }
 
 /// `--confidence`: a number from 0 to 1, checked by the library's rule.
@@ -193,15 +177,7 @@ fn confidence(s: &str) -> std::result::Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a number; give one from 0 to 1, e.g. 0.8"))?;
-    wf::check_confidence(x).map(|()| x)
-}
-
-fn agent(s: &str) -> Result<AgentType> {
-    Ok(s.parse::<AgentType>()?)
-}
-
-fn agents(v: &[String]) -> Result<Vec<AgentType>> {
-    v.iter().map(|s| agent(s)).collect()
+    check_confidence(x).map(|()| x)
 }
 
 fn object(option: &str, text: &str) -> Result<Map<String, Value>> {
@@ -226,9 +202,8 @@ fn changed(state: &SessionState, what: String) -> Result<Output> {
 }
 
 pub fn mode(ctx: &Context, a: &ModeArgs) -> Result<Output> {
-    let mode: Mode = a.mode.parse()?;
-    let state = wf::set_mode(&ctx.project, &a.target.target(), mode)?;
-    changed(&state, format!("Mode: {mode}"))
+    let state = wf::set_mode(&ctx.project, &a.target.target(), a.mode.clone())?;
+    changed(&state, format!("Mode: {}", a.mode))
 }
 
 pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
@@ -244,7 +219,7 @@ pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             from,
         } => {
             let inv = Invoke {
-                agent: agent(name)?,
+                agent: name.clone(),
                 prompt: prompt.clone(),
                 context: context
                     .as_deref()
@@ -252,9 +227,9 @@ pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
                     .transpose()?
                     .unwrap_or_default(),
                 artifacts: artifacts.clone(),
-                from: from.as_deref().map(agent).transpose()?,
+                from: from.clone(),
             };
-            let who = inv.agent;
+            let who = inv.agent.clone();
             let state = wf::invoke(p, &target, inv)?;
             changed(&state, format!("Invoked {who}"))
         }
@@ -269,16 +244,19 @@ pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             failed,
         } => {
             let c = Complete {
-                agent: agent(name)?,
+                agent: name.clone(),
                 summary: summary.clone(),
                 artifacts: artifacts.clone(),
                 recommendations: recommendations.clone(),
                 blockers: blockers.clone(),
-                handoff_to: handoff_to.as_deref().map(agent).transpose()?,
+                handoff_to: handoff_to.clone(),
                 reason: reason.clone(),
                 failed: *failed,
             };
-            let (who, to) = (c.agent, c.handoff_to.unwrap_or(AgentType::Orchestrator));
+            let (who, to) = (
+                c.agent.clone(),
+                c.handoff_to.clone().unwrap_or(AgentType::Orchestrator),
+            );
             let state = wf::complete(p, &target, c)?;
             let status = state
                 .orchestrator_workflow
@@ -301,12 +279,12 @@ pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             rejected_by,
         } => {
             let d = NewDecision {
-                kind: kind.parse::<DecisionType>()?,
+                kind: kind.clone(),
                 description: description.clone(),
                 rationale: rationale.clone(),
-                decided_by: agent(by)?,
-                approved_by: agents(approved_by)?,
-                rejected_by: agents(rejected_by)?,
+                decided_by: by.clone(),
+                approved_by: approved_by.clone(),
+                rejected_by: rejected_by.clone(),
             };
             let (state, decision) = wf::decide(p, &target, d)?;
             changed(&state, format!("Decision {} recorded", decision.id))
@@ -320,8 +298,8 @@ pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             blockers,
         } => {
             let v = NewVerdict {
-                agent: agent(name)?,
-                decision: decision.parse::<VerdictDecision>()?,
+                agent: name.clone(),
+                decision: decision.clone(),
                 confidence: *confidence,
                 reasoning: reasoning.clone(),
                 conditions: conditions.clone(),
@@ -340,8 +318,8 @@ pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             preserved_context,
         } => {
             let h = NewHandoff {
-                from: agent(from)?,
-                to: agent(to)?,
+                from: from.clone(),
+                to: to.clone(),
                 reason: reason.clone(),
                 context: context.clone(),
                 artifacts: artifacts.clone(),
@@ -355,8 +333,7 @@ pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             changed(&state, what)
         }
         WorkflowCommand::Phase { phase } => {
-            let phase: Phase = phase.parse()?;
-            let state = wf::set_phase(p, &target, phase)?;
+            let state = wf::set_phase(p, &target, phase.clone())?;
             changed(&state, format!("Phase: {phase}"))
         }
     }
@@ -366,7 +343,7 @@ fn show(ctx: &Context, t: &TargetArgs, full: bool) -> Result<Output> {
     let loaded = wf::load(&ctx.project, t.session.as_deref())?;
     let mut json = state_json(&loaded.state)?;
     if let Some(original) = &loaded.original {
-        logbook::store::order_like(&mut json, original);
+        logbook::model::text::order_like(&mut json, original);
     }
     let history = if full {
         let (history, problems) = wf::full_history_lenient(&loaded);
@@ -390,16 +367,17 @@ fn show(ctx: &Context, t: &TargetArgs, full: bool) -> Result<Output> {
     Ok(Output::new(json, human))
 }
 
-fn status_mark(st: Style, s: InvocationStatus) -> String {
+fn status_mark(st: Style, s: &InvocationStatus) -> String {
     match s {
         InvocationStatus::InProgress => st.yellow("…"),
         InvocationStatus::Completed => st.green("✓"),
         InvocationStatus::Failed => st.red("✗"),
         InvocationStatus::Blocked => st.red("■"),
+        InvocationStatus::Other(_) => st.dim("?"),
     }
 }
 
-fn describe(st: Style, loaded: &wf::Loaded, full: Option<&[wf::AgentInvocation]>) -> String {
+fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> String {
     let s = &loaded.state;
     let mut out = String::new();
     let _ = writeln!(
@@ -431,7 +409,9 @@ fn describe(st: Style, loaded: &wf::Loaded, full: Option<&[wf::AgentInvocation]>
     let _ = writeln!(
         out,
         "Active:    {}",
-        w.active_agent.map_or("none".to_string(), |a| a.to_string())
+        w.active_agent
+            .as_ref()
+            .map_or("none".to_string(), ToString::to_string)
     );
     let compacted: u64 = w.compaction_history.iter().map(|c| c.count).sum();
     let _ = writeln!(
@@ -458,7 +438,7 @@ fn describe(st: Style, loaded: &wf::Loaded, full: Option<&[wf::AgentInvocation]>
         let _ = writeln!(
             out,
             "  {} {:<20} {:<11} {}  {line}",
-            status_mark(st, i.status),
+            status_mark(st, &i.status),
             i.agent.as_str(),
             i.status.as_str(),
             st.dim(&i.started_at)

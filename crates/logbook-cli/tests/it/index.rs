@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use logbook::Project;
 use logbook::index::{self, Index};
-use logbook::run::{self, RunQuery};
+use logbook::model::query::RunQuery;
+use logbook::ops::run;
+use logbook::testing::FAIL_AFTER_FILE_WRITE_ENV;
 use serde_json::{Value, json};
 
 use crate::harness::TestProject;
@@ -270,8 +272,7 @@ fn writer_killed_between_file_and_index_is_repaired_on_next_open() {
     let mut t = TestProject::new();
     let (id, folder) = start(&t, "alex", "intake-app", &[]);
     std::fs::write(folder.join("notes.md"), "quokka sightings").unwrap();
-    t.envs
-        .push((index::FAIL_AFTER_FILE_WRITE_ENV.into(), "1".into()));
+    t.envs.push((FAIL_AFTER_FILE_WRITE_ENV.into(), "1".into()));
     let killed = t.run(&[
         "run",
         "output",
@@ -499,8 +500,9 @@ fn assert_same(p: &Project, q: &RunQuery, ctx: &str) {
         .into_iter()
         .map(|r| (r.id, r.manifest))
         .collect();
-    let indexed: Vec<_> = index::find(p, q)
+    let indexed: Vec<_> = run::find(p, q)
         .unwrap()
+        .0
         .into_iter()
         .map(|h| (h.run.id, h.run.manifest))
         .collect();

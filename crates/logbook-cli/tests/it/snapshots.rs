@@ -787,16 +787,17 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 2)
+    Index: [ROOT]/.logbook/index.db (schema 3)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
       Lineage edges: 0
       Work sessions: 1
       Transcripts:   0
+      Workflows:     0
       Corrupt files: 0
       Pending:       0
-      Last sync:     2025-10-06T17:00:00.000Z
+      Last sync:     2025-10-06T17:30:00.000Z
       Up to date with the files.
     ");
 
@@ -807,16 +808,17 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 2)
+    Index: [ROOT]/.logbook/index.db (schema 3)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
       Lineage edges: 0
       Work sessions: 1
       Transcripts:   0
+      Workflows:     0
       Corrupt files: 0
       Pending:       0
-      Last sync:     2025-10-06T17:00:00.000Z
+      Last sync:     2025-10-06T17:30:00.000Z
       Stale: 1 new, 0 changed, 0 deleted file(s); run `logbook index sync`.
     ");
     assert_snapshot!(human(&t, &["index", "sync"]), @"
@@ -845,11 +847,11 @@ fn typical_errors() {
     // No active work session.
     assert_snapshot!(
         failure(&t, 1, &["status"]),
-        @"error: no active work session; start one with `logbook start` or name one with its id"
+        @"error: no active work session; start one with `logbook start`, or name one with its id (`--session ID`)"
     );
     assert_snapshot!(
         failure(&t, 1, &["note", "nowhere to go"]),
-        @"error: no active work session; start one with `logbook start` or name one with its id"
+        @"error: no active work session; start one with `logbook start`, or name one with its id (`--session ID`)"
     );
     // Unknown and malformed run ids.
     assert_snapshot!(
@@ -867,15 +869,14 @@ fn typical_errors() {
     For more information, try '--help'.
     "#);
     assert_snapshot!(failure(&t, 2, &["find", "--status", "done"]), @r#"
-    error: invalid value 'done' for '--status <STATUS>': invalid status "done": expected one of running, completed, failed, cancelled
+    error: invalid value 'done' for '--status <STATUS>': invalid status "done": expected one of: running, completed, failed, cancelled
 
     For more information, try '--help'.
     "#);
     assert_snapshot!(
         failure(&t, 2, &["run", "finish", "x", "--status", "weird"]),
         @"
-    error: invalid value 'weird' for '--status <STATUS>'
-      [possible values: completed, failed, cancelled]
+    error: invalid value 'weird' for '--status <STATUS>': expected one of: completed, failed, cancelled
 
     For more information, try '--help'.
     "

@@ -107,6 +107,9 @@ pub struct Index {
     conn: Connection,
     path: PathBuf,
     project: Project,
+    /// The database file's identity when opened, so a long-lived holder can
+    /// tell that the file was deleted (and maybe rebuilt) under it.
+    file_id: Option<(u64, u64)>,
 }
 
 /// One run found through the index.
@@ -264,6 +267,7 @@ impl Index {
             conn,
             path: path.to_path_buf(),
             project: p.clone(),
+            file_id: file_id(path),
         };
         let version: i64 = index
             .conn
@@ -293,6 +297,13 @@ impl Index {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this connection still reads and writes the file at
+    /// [`Index::path`]: false once that file was deleted or replaced (the
+    /// index may be deleted at any time), when the holder must reopen.
+    pub fn is_current(&self) -> bool {
+        self.file_id.is_some() && file_id(&self.path) == self.file_id
     }
 
     pub(super) fn err(&self) -> impl Fn(rusqlite::Error) -> Error + use<> {
@@ -419,6 +430,12 @@ fn remove_db_files(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The device and inode of a file, or `None` when it is gone.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 pub(crate) fn path_str(p: &Path) -> String {

@@ -13,8 +13,8 @@ use crate::error::Result;
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
 use crate::model::query::RunQuery;
-use crate::model::transcript::Summary;
 use crate::model::run::{MANIFEST_FILE, OutputRecord, Run};
+use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
 
 /// How many times a query is re-run after re-reading runs it returned
@@ -221,7 +221,8 @@ impl Index {
             else {
                 continue;
             };
-            let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest) else {
+            let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest)
+            else {
                 continue;
             };
             let folder = PathBuf::from(folder);

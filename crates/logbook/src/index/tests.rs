@@ -1,2 +1,809 @@
 //! Unit tests of the index: its write path, sync, queries and repairs, on
 //! real SQLite files in temp folders.
+
+use std::path::{Path, PathBuf};
+
+use jiff::tz::TimeZone;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use super::*;
+use crate::model::ids::RunId;
+use crate::model::query::RunQuery;
+use crate::model::run::{MANIFEST_FILE, OutputType, RunStatus};
+use crate::model::workflow::AgentType;
+use crate::ops::run::{self, StartOptions};
+use crate::ops::{transcript, work_session, workflow};
+
+/// A project in a temp folder with Logbook's default paths.
+fn project() -> (TempDir, Project) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Project::open(dir.path()).unwrap();
+    (dir, p)
+}
+
+fn start_with(p: &Project, opts: StartOptions) -> String {
+    run::start(p, opts).unwrap().session_id.to_string()
+}
+
+/// Starts a run of `agent` running `workflow`; returns its id.
+fn start(p: &Project, agent: &str, workflow: &str) -> String {
+    start_with(
+        p,
+        StartOptions {
+            agent: agent.into(),
+            workflow: Some(workflow.into()),
+            ..StartOptions::default()
+        },
+    )
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures"
+    ))
+    .join(name)
+}
+
+fn folder(p: &Project, id: &str) -> PathBuf {
+    p.config.agent_outputs_folder.join(id)
+}
+
+fn manifest_path(p: &Project, id: &str) -> PathBuf {
+    folder(p, id).join(MANIFEST_FILE)
+}
+
+/// Writes `file` into run `id`'s folder and registers it.
+fn output(p: &Project, id: &str, file: &str, text: &str, ty: OutputType, description: &str) {
+    std::fs::write(folder(p, id).join(file), text).unwrap();
+    run::register_output(p, id, file, ty, description).unwrap();
+}
+
+/// Changes a manifest the way another tool would: in place, no lock, no
+/// index.
+fn edit_manifest(p: &Project, id: &str, change: impl FnOnce(&mut Value)) {
+    let path = manifest_path(p, id);
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    change(&mut m);
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
+/// Pins `started_at` so the order of runs does not depend on the clock.
+fn set_started(p: &Project, id: &str, at: &str) {
+    edit_manifest(p, id, |m| m["execution"]["started_at"] = json!(at));
+}
+
+fn ids(hits: &[Hit]) -> Vec<String> {
+    hits.iter().map(|h| h.run.id.to_string()).collect()
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+fn find(index: &Index, query: RunQuery) -> Vec<Hit> {
+    index.find_runs(&query).unwrap()
+}
+
+fn by_agent(agent: &str) -> RunQuery {
+    RunQuery {
+        agent: Some(agent.into()),
+        ..RunQuery::default()
+    }
+}
+
+fn by_text(text: &str) -> RunQuery {
+    RunQuery {
+        text: Some(text.into()),
+        ..RunQuery::default()
+    }
+}
+
+fn by_tag(tag: &str) -> RunQuery {
+    RunQuery {
+        tag: Some(tag.into()),
+        ..RunQuery::default()
+    }
+}
+
+/// The counts of `index status`, in a comparable form:
+/// runs, outputs, edges, work sessions, transcripts, workflow states,
+/// corrupt, pending.
+fn counts(s: &Status) -> [u64; 8] {
+    [
+        s.runs,
+        s.outputs,
+        s.edges,
+        s.work_sessions,
+        s.transcripts,
+        s.workflow_states,
+        s.corrupt,
+        s.pending,
+    ]
+}
+
+fn remove_index(p: &Project) {
+    let db = p.index_path();
+    assert!(db.is_file(), "{} should exist", db.display());
+    for suffix in ["", "-wal", "-shm"] {
+        let f = PathBuf::from(format!("{}{suffix}", db.display()));
+        if f.exists() {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+}
+
+fn stale(index: &Index) -> [u64; 3] {
+    let s = index.staleness().unwrap();
+    [s.new, s.changed, s.deleted]
+}
+
+/// A project with a bit of everything: a work session with a workflow
+/// state, four runs (outputs, lineage, tags, statuses) and a transcript.
+/// Returns the run ids in start order.
+fn populated() -> (TempDir, Project, Vec<String>) {
+    let (dir, p) = project();
+    work_session::start(
+        &p,
+        work_session::StartOptions {
+            client: Some("ACME".into()),
+            project: Some("AUDIT".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    workflow::invoke(
+        &p,
+        &workflow::Target::default(),
+        workflow::Invoke {
+            agent: AgentType::Analyst,
+            prompt: "Gather the requirements".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let a = start(&p, "alex", "intake");
+    output(
+        &p,
+        &a,
+        "notes.md",
+        "The procurement of ergonomic keyboards was approved.\n",
+        OutputType::Document,
+        "meeting notes",
+    );
+    output(
+        &p,
+        &a,
+        "data.json",
+        "{\"count\": 10}\n",
+        OutputType::Data,
+        "raw numbers",
+    );
+    run::finish(&p, &a, RunStatus::Completed).unwrap();
+    let b = start_with(
+        &p,
+        StartOptions {
+            agent: "blake".into(),
+            workflow: Some("design".into()),
+            related: vec![a.clone()],
+            tags: vec!["urgent".into()],
+            ..StartOptions::default()
+        },
+    );
+    output(
+        &p,
+        &b,
+        "report.md",
+        "Budget approved for the sales team.\n",
+        OutputType::Report,
+        "the design report",
+    );
+    let c = start(&p, "alex", "intake-v2");
+    run::finish(&p, &c, RunStatus::Failed).unwrap();
+    let d = start(&p, "casey", "build");
+    run::link(&p, &d, &b).unwrap();
+    transcript::import(&p, &fixture("transcript-main.json"), false, None).unwrap();
+    (dir, p, vec![a, b, c, d])
+}
+
+/// The queries two indexes are compared on.
+fn queries() -> Vec<RunQuery> {
+    vec![
+        RunQuery::default(),
+        by_agent("alex"),
+        RunQuery {
+            workflow: Some("^intake".into()),
+            ..RunQuery::default()
+        },
+        RunQuery {
+            status: Some("completed".into()),
+            ..RunQuery::default()
+        },
+        by_tag("urgent"),
+        by_text("keyboards"),
+        by_text("budget approved"),
+        RunQuery {
+            limit: Some(2),
+            offset: 1,
+            ..RunQuery::default()
+        },
+    ]
+}
+
+fn answers(index: &Index) -> Vec<Vec<(Run, Option<String>)>> {
+    queries()
+        .into_iter()
+        .map(|q| {
+            find(index, q)
+                .into_iter()
+                .map(|h| (h.run, h.snippet))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn rebuild_answers_find_exactly_like_the_incremental_index() {
+    let (_dir, p, runs) = populated();
+    let [a, b, c, d] = [&runs[0], &runs[1], &runs[2], &runs[3]];
+
+    // Built write by write.
+    let incremental = Index::open(&p).unwrap();
+    let before = answers(&incremental);
+    let status_before = incremental.status().unwrap();
+    assert_eq!(counts(&status_before), [4, 3, 2, 1, 1, 1, 0, 0]);
+    assert_eq!(before[0].len(), 4);
+    assert_eq!(
+        sorted(before[1].iter().map(|(r, _)| r.id.to_string()).collect()),
+        sorted(vec![a.clone(), c.clone()])
+    );
+    assert_eq!(before[2].len(), 2, "intake and intake-v2");
+    let only =
+        |i: usize| -> Vec<String> { before[i].iter().map(|(r, _)| r.id.to_string()).collect() };
+    assert_eq!(only(3), [a.as_str()]);
+    assert_eq!(only(4), [b.as_str()]);
+    assert_eq!(only(5), [a.as_str()]);
+    assert_eq!(only(6), [b.as_str()]);
+    assert_eq!(before[7].len(), 2);
+    assert!(before[0].iter().any(|(r, _)| r.id.as_str() == d));
+    drop(incremental);
+
+    // Built by rebuild alone, from nothing.
+    remove_index(&p);
+    let mut rebuilt = Index::open_for_rebuild(&p).unwrap();
+    assert_eq!(
+        rebuilt.status().unwrap().runs,
+        0,
+        "not filled before rebuild"
+    );
+    let report = rebuilt.rebuild(None).unwrap();
+    assert_eq!(
+        report.indexed, 7,
+        "4 runs, 1 session, 1 state, 1 transcript"
+    );
+    assert_eq!(report.removed, 0);
+    assert!(report.corrupt.is_empty(), "{:?}", report.corrupt);
+    assert_eq!(answers(&rebuilt), before);
+    let status_after = rebuilt.status().unwrap();
+    assert_eq!(counts(&status_after), counts(&status_before));
+    assert_eq!(rebuilt.children(a).unwrap(), [b.as_str()]);
+    assert_eq!(rebuilt.children(b).unwrap(), [d.as_str()]);
+    assert_eq!(stale(&rebuilt), [0, 0, 0]);
+
+    // A second rebuild over a full index changes nothing.
+    rebuilt.rebuild(None).unwrap();
+    assert_eq!(answers(&rebuilt), before);
+    assert_eq!(counts(&rebuilt.status().unwrap()), counts(&status_before));
+}
+
+#[test]
+fn the_index_deleted_entirely_is_rebuilt_on_open() {
+    let (_dir, p, runs) = populated();
+    let before = answers(&Index::open(&p).unwrap());
+    let status_before = counts(&Index::open(&p).unwrap().status().unwrap());
+
+    remove_index(&p);
+    let index = Index::open(&p).unwrap();
+    assert!(p.index_path().is_file());
+    let status = index.status().unwrap();
+    assert_eq!(counts(&status), status_before);
+    assert_eq!(status.schema_version, SCHEMA_VERSION);
+    assert!(status.last_sync.is_some());
+    assert_eq!(answers(&index), before);
+    assert_eq!(index.children(&runs[0]).unwrap(), [runs[1].clone()]);
+    assert_eq!(index.work_sessions().unwrap().sessions.len(), 1);
+    assert_eq!(index.transcripts(None, None, None).unwrap().len(), 1);
+}
+
+#[test]
+fn a_manifest_edited_in_place_is_seen_by_find_and_by_sync() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    let b = start(&p, "alex", "intake");
+    let mut index = Index::open(&p).unwrap();
+    assert_eq!(stale(&index), [0, 0, 0]);
+
+    // Verify-on-read: a run the query returns is checked against its file.
+    edit_manifest(&p, &a, |m| {
+        m["execution"]["status"] = json!("completed");
+        m["execution"]["completed_at"] = json!("2025-10-06T17:09:30Z");
+        m["tags"] = json!(["edited"]);
+    });
+    let hits = find(&index, by_agent("alex"));
+    let hit = hits.iter().find(|h| h.run.id.as_str() == a).unwrap();
+    assert_eq!(hit.run.manifest.execution.status, RunStatus::Completed);
+    assert_eq!(hit.run.manifest.tags, ["edited"]);
+    // …and the re-read went into the index, filters included.
+    assert_eq!(ids(&find(&index, by_tag("edited"))), [a.as_str()]);
+    assert_eq!(stale(&index), [0, 0, 0]);
+
+    // Sync: the edit is found by its size and mtime.
+    edit_manifest(&p, &b, |m| {
+        m["workflow"]["name"] = json!("renamed-workflow")
+    });
+    assert_eq!(stale(&index), [0, 1, 0]);
+    let report = index.sync().unwrap();
+    assert_eq!(report.indexed, 1);
+    assert_eq!(report.removed, 0);
+    let renamed = RunQuery {
+        workflow: Some("renamed-workflow".into()),
+        ..RunQuery::default()
+    };
+    let hits = find(&index, renamed);
+    assert_eq!(ids(&hits), [b.as_str()]);
+    assert_eq!(hits[0].run.manifest.workflow.name, "renamed-workflow");
+    assert_eq!(stale(&index), [0, 0, 0]);
+    assert_eq!(index.status().unwrap().runs, 2);
+}
+
+#[test]
+fn sync_picks_up_runs_added_and_removed_by_another_tool() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    let mut index = Index::open(&p).unwrap();
+
+    // Another tool copies a run under a new id and deletes the original.
+    let copy = "0b7e9d2a-8c1f-4e3d-a6b5-9c8d7e6f5a4b";
+    std::fs::create_dir(folder(&p, copy)).unwrap();
+    let mut m: Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest_path(&p, &a)).unwrap()).unwrap();
+    m["session_id"] = json!(copy);
+    m["agent"]["name"] = json!("other-tool");
+    std::fs::write(manifest_path(&p, copy), m.to_string()).unwrap();
+    std::fs::remove_dir_all(folder(&p, &a)).unwrap();
+
+    assert_eq!(stale(&index), [1, 0, 1]);
+    let report = index.sync().unwrap();
+    assert_eq!((report.indexed, report.removed), (1, 1));
+    let hits = find(&index, RunQuery::default());
+    assert_eq!(ids(&hits), [copy.to_string()]);
+    assert_eq!(hits[0].run.manifest.agent.name, "other-tool");
+    assert_eq!(stale(&index), [0, 0, 0]);
+}
+
+#[test]
+fn a_run_folder_deleted_by_hand_disappears_after_open_synced() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    let b = start(&p, "blake", "design");
+    assert_eq!(Index::open_synced(&p).unwrap().status().unwrap().runs, 2);
+
+    std::fs::remove_dir_all(folder(&p, &a)).unwrap();
+    let index = Index::open_synced(&p).unwrap();
+    // Counted before any query could re-read it.
+    assert_eq!(index.status().unwrap().runs, 1);
+    assert_eq!(ids(&find(&index, RunQuery::default())), [b.as_str()]);
+    assert!(find(&index, by_agent("alex")).is_empty());
+    let (hits, corrupt) = run::find(&p, &RunQuery::default()).unwrap();
+    assert_eq!((ids(&hits), corrupt), (vec![b], 0));
+}
+
+#[test]
+fn a_corrupt_manifest_is_listed_and_skipped() {
+    let (_dir, p) = project();
+    let good = start(&p, "alex", "intake");
+    let not_json = "11111111-1111-4111-8111-111111111111";
+    let no_agent = "22222222-2222-4222-8222-222222222222";
+    std::fs::create_dir(folder(&p, not_json)).unwrap();
+    std::fs::write(manifest_path(&p, not_json), "{ not json").unwrap();
+    std::fs::create_dir(folder(&p, no_agent)).unwrap();
+    let valid = |id: &str, agent: &str| {
+        json!({
+            "session_id": id,
+            "agent": {"name": agent},
+            "workflow": {"name": "intake"},
+            "execution": {"started_at": "2025-10-06T17:00:00Z", "status": "completed"},
+        })
+        .to_string()
+    };
+    std::fs::write(manifest_path(&p, no_agent), valid(no_agent, "")).unwrap();
+
+    let mut index = Index::open_synced(&p).unwrap();
+    let corrupt = index.corrupt_files().unwrap();
+    let paths: Vec<&Path> = corrupt.iter().map(|c| c.path.as_path()).collect();
+    assert_eq!(
+        paths,
+        [
+            manifest_path(&p, not_json).as_path(),
+            manifest_path(&p, no_agent).as_path()
+        ]
+    );
+    assert!(corrupt.iter().all(|c| c.kind == Kind::Run));
+    assert!(!corrupt[0].reason.is_empty());
+    assert!(
+        corrupt[1].reason.contains("agent.name is empty"),
+        "{}",
+        corrupt[1].reason
+    );
+    assert_eq!(ids(&find(&index, RunQuery::default())), [good.as_str()]);
+    assert!(
+        find(&index, by_text("intake"))
+            .iter()
+            .all(|h| h.run.id.as_str() == good)
+    );
+    let status = index.status().unwrap();
+    assert_eq!((status.runs, status.corrupt), (1, 2));
+    assert_eq!(index.corrupt_count(Kind::Run).unwrap(), 2);
+    assert_eq!(run::find(&p, &RunQuery::default()).unwrap().1, 2);
+
+    // Repaired by hand: the next sync lists it and forgets the complaint.
+    std::fs::write(manifest_path(&p, no_agent), valid(no_agent, "fixer")).unwrap();
+    index.sync().unwrap();
+    assert_eq!(index.corrupt_files().unwrap().len(), 1);
+    assert_eq!(
+        ids(&find(&index, by_agent("fixer"))),
+        [no_agent.to_string()]
+    );
+    assert_eq!(find(&index, RunQuery::default()).len(), 2);
+}
+
+#[test]
+fn full_text_finds_words_of_output_files_with_a_snippet() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    output(
+        &p,
+        &a,
+        "notes.md",
+        "The procurement of ergonomic keyboards was approved.\n",
+        OutputType::Document,
+        "meeting notes",
+    );
+    let b = start(&p, "blake", "design");
+    output(
+        &p,
+        &b,
+        "other.md",
+        "Nothing about peripherals here.\n",
+        OutputType::Document,
+        "unrelated",
+    );
+    let index = Index::open_synced(&p).unwrap();
+
+    let hits = find(&index, by_text("ergonomic"));
+    assert_eq!(ids(&hits), [a.as_str()]);
+    assert_eq!(
+        hits[0].snippet.as_deref(),
+        Some("The procurement of [ergonomic] keyboards was approved.")
+    );
+    // Every word must match; case does not matter; each hit is marked.
+    let hits = find(&index, by_text("KEYBOARDS ergonomic"));
+    assert_eq!(ids(&hits), [a.as_str()]);
+    assert_eq!(
+        hits[0].snippet.as_deref(),
+        Some("The procurement of [ergonomic] [keyboards] was approved.")
+    );
+    assert!(find(&index, by_text("ergonomic peripherals")).is_empty());
+    assert_eq!(ids(&find(&index, by_text("peripherals"))), [b.as_str()]);
+    assert!(find(&index, by_text("zebra")).is_empty());
+
+    // Words of the manifest itself (an output's description) are found
+    // too, the snippet cut from the manifest's text.
+    let hits = find(&index, by_text("meeting"));
+    assert_eq!(ids(&hits), [a.as_str()]);
+    let snippet = hits[0].snippet.as_deref().unwrap();
+    assert!(snippet.contains("[meeting] notes"), "{snippet}");
+
+    // Text combines with the other filters.
+    let q = RunQuery {
+        agent: Some("blake".into()),
+        ..by_text("ergonomic")
+    };
+    assert!(find(&index, q).is_empty());
+    let (hits, _) = run::find(&p, &by_text("ergonomic")).unwrap();
+    assert_eq!(ids(&hits), [a]);
+}
+
+#[test]
+fn latest_output_is_the_newest_runs_last_output_of_the_type() {
+    let (_dir, p) = project();
+    let old = start(&p, "alex", "intake");
+    output(&p, &old, "old.md", "old", OutputType::Report, "old report");
+    let new = start(&p, "alex", "intake");
+    output(&p, &new, "draft.md", "d", OutputType::Document, "draft");
+    output(
+        &p,
+        &new,
+        "final.md",
+        "f",
+        OutputType::Report,
+        "final report",
+    );
+    output(&p, &new, "numbers.json", "{}", OutputType::Data, "numbers");
+    // The newest run of all has no output yet: it is passed over.
+    let empty = start(&p, "alex", "intake");
+    let design = start(&p, "alex", "design");
+    output(
+        &p,
+        &design,
+        "design.md",
+        "x",
+        OutputType::Report,
+        "design report",
+    );
+    let blake = start(&p, "blake", "intake");
+    output(
+        &p,
+        &blake,
+        "b.md",
+        "b",
+        OutputType::Report,
+        "blake's report",
+    );
+    for (id, at) in [
+        (&old, "2025-01-01T10:00:00Z"),
+        (&new, "2025-01-02T10:00:00Z"),
+        (&empty, "2025-01-03T10:00:00Z"),
+        (&design, "2025-01-04T10:00:00Z"),
+        (&blake, "2025-01-05T10:00:00Z"),
+    ] {
+        set_started(&p, id, at);
+    }
+    assert_eq!(Index::open(&p).unwrap().sync().unwrap().indexed, 5);
+
+    let latest = |workflow: Option<&str>, ty: Option<&str>| {
+        run::latest_output(&p, "alex", workflow, ty)
+            .map(|(run, out, path)| (run.id.to_string(), out.file, path))
+    };
+    let (id, file, path) = latest(Some("^intake$"), Some("report")).unwrap();
+    assert_eq!((id.as_str(), file.as_str()), (new.as_str(), "final.md"));
+    assert_eq!(path, folder(&p, &new).join("final.md"));
+    let (id, file, _) = latest(Some("intake"), None).unwrap();
+    assert_eq!((id.as_str(), file.as_str()), (new.as_str(), "numbers.json"));
+    let (id, file, _) = latest(None, Some("report")).unwrap();
+    assert_eq!((id.as_str(), file.as_str()), (design.as_str(), "design.md"));
+    let (id, file, _) = latest(Some("intake"), Some("document")).unwrap();
+    assert_eq!((id.as_str(), file.as_str()), (new.as_str(), "draft.md"));
+
+    let err = latest(Some("intake"), Some("artifact")).unwrap_err();
+    assert!(
+        matches!(&err, crate::Error::NotFound { id, .. } if id == "alex (workflow intake, type artifact)"),
+        "{err:?}"
+    );
+    // The index answers the same without the ops layer.
+    let (run, out, _) = Index::open(&p)
+        .unwrap()
+        .latest_output("blake", None, Some("report"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (run.id.as_str(), out.file.as_str()),
+        (blake.as_str(), "b.md")
+    );
+}
+
+#[test]
+fn children_follow_link() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    let b = start(&p, "blake", "design");
+    let c = start(&p, "casey", "build");
+    assert!(run::link(&p, &b, &a).unwrap().1);
+    assert!(run::link(&p, &c, &a).unwrap().1);
+    assert!(!run::link(&p, &c, &a).unwrap().1, "already linked");
+    assert!(run::link(&p, &c, &b).unwrap().1);
+    assert!(run::link(&p, &a, &a).is_err());
+
+    let index = Index::open(&p).unwrap();
+    assert_eq!(
+        index.children(&a).unwrap(),
+        sorted(vec![b.clone(), c.clone()])
+    );
+    assert_eq!(index.children(&b).unwrap(), [c.as_str()]);
+    assert!(index.children(&c).unwrap().is_empty());
+    assert_eq!(index.status().unwrap().edges, 3);
+    assert!(index.dangling_edges().unwrap().is_empty());
+
+    let lineage = run::lineage(&p, &c, &TimeZone::UTC).unwrap();
+    assert_eq!(
+        sorted(lineage.ancestors.clone()),
+        sorted(vec![a.clone(), b.clone()])
+    );
+    assert!(lineage.descendants.is_empty());
+    assert_eq!(lineage.edges.len(), 3);
+    let lineage = run::lineage(&p, &a, &TimeZone::UTC).unwrap();
+    assert_eq!(sorted(lineage.descendants), sorted(vec![b, c]));
+    assert!(lineage.cycles.is_empty() && lineage.dangling.is_empty());
+}
+
+#[test]
+fn a_pending_mark_left_by_a_dead_writer_is_repaired_on_open() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    let lock = RunId::parse(&a).unwrap().lock_name();
+    {
+        // A writer marks the manifest, writes it, and dies before it
+        // updates the index.
+        let mut index = Index::open(&p).unwrap();
+        index
+            .mark_pending(&[Pending {
+                kind: Kind::Run,
+                path: manifest_path(&p, &a),
+                lock: lock.clone(),
+            }])
+            .unwrap();
+        edit_manifest(&p, &a, |m| {
+            m["execution"]["status"] = json!("failed");
+            m["tags"] = json!(["repaired"]);
+        });
+        assert_eq!(index.status().unwrap().pending, 1);
+    }
+    {
+        // A writer still holding the run's lock is mid-write: left alone.
+        let _held = p.locks.exclusive(&lock).unwrap();
+        let index = Index::open(&p).unwrap();
+        assert_eq!(index.status().unwrap().pending, 1);
+    }
+    let index = Index::open(&p).unwrap();
+    assert_eq!(index.status().unwrap().pending, 0);
+    // The tag is only in the file: found by it, the index holds the file.
+    let hits = find(&index, by_tag("repaired"));
+    assert_eq!(ids(&hits), [a.as_str()]);
+    assert_eq!(hits[0].run.manifest.execution.status, RunStatus::Failed);
+    let failed = RunQuery {
+        status: Some("failed".into()),
+        ..RunQuery::default()
+    };
+    assert_eq!(ids(&find(&index, failed)), [a]);
+}
+
+#[test]
+fn work_session_workflow_and_transcript_writes_are_counted() {
+    let (_dir, p) = project();
+    let index = Index::open(&p).unwrap();
+    assert_eq!(counts(&index.status().unwrap()), [0; 8]);
+
+    let ws = work_session::start(
+        &p,
+        work_session::StartOptions {
+            client: Some("ACME".into()),
+            project: Some("AUDIT".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let status = index.status().unwrap();
+    assert_eq!((status.work_sessions, status.workflow_states), (1, 0));
+    let listing = index.work_sessions().unwrap();
+    let live: Vec<&str> = listing
+        .sessions
+        .iter()
+        .map(|w| w.session_id.as_str())
+        .collect();
+    assert_eq!(live, [ws.session_id.as_str()]);
+    assert!(listing.archived.is_empty() && listing.corrupt.is_empty());
+
+    let target = workflow::Target::default();
+    let invoke = |agent: AgentType| {
+        workflow::invoke(
+            &p,
+            &target,
+            workflow::Invoke {
+                agent,
+                prompt: "Do the work".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    assert_eq!(invoke(AgentType::Analyst).version, 2);
+    assert_eq!(index.status().unwrap().workflow_states, 1);
+    assert_eq!(invoke(AgentType::Architect).version, 3);
+    assert_eq!(index.status().unwrap().workflow_states, 1, "the same file");
+
+    // A run started under the session is linked to it, in both records.
+    let r = start(&p, "alex", "intake");
+    let hits = find(&index, RunQuery::default());
+    assert_eq!(
+        hits[0].run.manifest.work_session(),
+        Some(ws.session_id.as_str())
+    );
+    let listing = index.work_sessions().unwrap();
+    assert_eq!(listing.sessions[0].agents_spawned.len(), 1);
+    assert_eq!(
+        counts(&index.status().unwrap()),
+        [1, 0, 0, 1, 0, 1, 0, 0],
+        "run {r}"
+    );
+
+    transcript::import(&p, &fixture("transcript-main.json"), false, None).unwrap();
+    assert_eq!(index.status().unwrap().transcripts, 1);
+    let listed = index.transcripts(None, None, None).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f");
+    assert_eq!(listed[0].latest_total_tokens, 2242);
+    assert_eq!(listed[0].workdir, "/home/bryan/projects/acme");
+    assert!(
+        index
+            .transcripts(Some(crate::model::transcript::Kind::Subagent), None, None)
+            .unwrap()
+            .is_empty()
+    );
+    // Everything above went through the index: nothing for a sync to do.
+    assert_eq!(stale(&index), [0, 0, 0]);
+
+    // Closing moves the session and its state to the archive.
+    work_session::close(&p, None, Some("done".into())).unwrap();
+    let listing = index.work_sessions().unwrap();
+    assert!(listing.sessions.is_empty());
+    let archived: Vec<&str> = listing
+        .archived
+        .iter()
+        .map(|w| w.session_id.as_str())
+        .collect();
+    assert_eq!(archived, [ws.session_id.as_str()]);
+    let status = index.status().unwrap();
+    assert_eq!((status.work_sessions, status.workflow_states), (1, 1));
+}
+
+#[test]
+fn closing_a_session_moves_its_workflow_state_in_the_index_too() {
+    let (_dir, p) = project();
+    let ws = work_session::start(&p, work_session::StartOptions::default()).unwrap();
+    workflow::invoke(
+        &p,
+        &workflow::Target::default(),
+        workflow::Invoke::default(),
+    )
+    .unwrap();
+    let index = Index::open(&p).unwrap();
+    assert_eq!(stale(&index), [0, 0, 0]);
+
+    work_session::close(&p, None, None).unwrap();
+    let id = crate::model::ids::WorkSessionId::parse(&ws.session_id).unwrap();
+    let archived = id.state_file(&p.config.session_archive_dir);
+    assert!(archived.is_file());
+    let indexed: Vec<String> = index
+        .conn
+        .prepare("SELECT path FROM workflow_states")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<std::result::Result<_, _>>()
+        .unwrap();
+    assert_eq!(indexed, [path_str(&archived)]);
+    assert_eq!(stale(&index), [0, 0, 0]);
+}
+
+#[test]
+fn writes_after_the_index_is_deleted_reach_the_new_index() {
+    let (_dir, p) = project();
+    // This thread now holds a cached writer, as a long-running server does.
+    let a = start(&p, "alex", "intake");
+    remove_index(&p);
+    assert_eq!(Index::open(&p).unwrap().status().unwrap().runs, 1);
+
+    output(
+        &p,
+        &a,
+        "notes.md",
+        "xylophone",
+        OutputType::Document,
+        "notes",
+    );
+    let index = Index::open_synced(&p).unwrap();
+    assert_eq!(ids(&find(&index, by_text("xylophone"))), [a]);
+    assert_eq!(index.status().unwrap().outputs, 1);
+}

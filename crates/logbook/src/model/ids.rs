@@ -233,12 +233,23 @@ mod tests {
     fn work_session_ids() {
         assert!(WorkSessionId::parse("SES202501-ACME-AUDIT").is_ok());
         assert!(WorkSessionId::parse("SES202501-ACME-AUDIT-2").is_ok());
-        for bad in ["../etc", "ses202501-acme-audit", "SES2025-ACME-AUDIT", "SES202501-ACME"] {
+        for bad in [
+            "../etc",
+            "ses202501-acme-audit",
+            "SES2025-ACME-AUDIT",
+            "SES202501-ACME",
+        ] {
             assert!(WorkSessionId::parse(bad).is_err(), "{bad}");
         }
         let id = WorkSessionId::parse("SES202501-ACME-AUDIT").unwrap();
-        assert_eq!(id.session_file(Path::new("/s")), Path::new("/s/SES202501-ACME-AUDIT.yaml"));
-        assert_eq!(id.state_file(Path::new("/s")), Path::new("/s/SES202501-ACME-AUDIT.state.json"));
+        assert_eq!(
+            id.session_file(Path::new("/s")),
+            Path::new("/s/SES202501-ACME-AUDIT.yaml")
+        );
+        assert_eq!(
+            id.state_file(Path::new("/s")),
+            Path::new("/s/SES202501-ACME-AUDIT.state.json")
+        );
     }
 
     #[test]

@@ -323,3 +323,340 @@ impl Lineage {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::ids::RunId;
+
+    const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
+    const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
+    const C: &str = "cccccccc-0000-4000-8000-000000000003";
+    const D: &str = "dddddddd-0000-4000-8000-000000000004";
+    /// Named in `related_sessions`, never given a run.
+    const X: &str = "eeeeeeee-0000-4000-8000-00000000000e";
+
+    /// A run of `agent` whose workflow is `workflow`, still running (so its
+    /// label does not depend on a date), building on `related`.
+    fn run(id: &str, agent: &str, workflow: &str, related: &[&str]) -> (String, Run) {
+        let manifest = serde_json::from_value(json!({
+            "session_id": id,
+            "agent": {"name": agent},
+            "workflow": {"name": workflow},
+            "execution": {"started_at": "2025-10-06T17:00:00Z", "status": "running"},
+            "related_sessions": related,
+        }))
+        .unwrap();
+        let run = Run {
+            id: RunId::parse(id).unwrap(),
+            folder: PathBuf::from("/runs").join(id),
+            manifest,
+        };
+        (id.to_string(), run)
+    }
+
+    fn runs(list: Vec<(String, Run)>) -> HashMap<String, Run> {
+        list.into_iter().collect()
+    }
+
+    /// a → b → c: c builds on b, b on a.
+    fn chain() -> HashMap<String, Run> {
+        runs(vec![
+            run(A, "alex", "intake", &[]),
+            run(B, "blake", "design", &[A]),
+            run(C, "casey", "build", &[B]),
+        ])
+    }
+
+    fn edge(from: &str, to: &str) -> LineageEdge {
+        LineageEdge {
+            from: from.into(),
+            to: to.into(),
+        }
+    }
+
+    fn node_ids(l: &Lineage) -> Vec<&str> {
+        l.nodes.iter().map(|n| n.session_id.as_str()).collect()
+    }
+
+    #[test]
+    fn chain_from_the_middle() {
+        let l = lineage_of(B, chain(), &TimeZone::UTC);
+        assert_eq!(l.root, B);
+        assert_eq!(l.ancestors, [A]);
+        assert_eq!(l.descendants, [C]);
+        assert_eq!(l.edges, [edge(A, B), edge(B, C)]);
+        assert_eq!(node_ids(&l), [B, A, C]);
+        assert!(l.nodes.iter().all(|n| !n.missing));
+        assert_eq!(l.nodes[0].label, "blake - design (In Progress)");
+        assert_eq!(l.nodes[0].status, "running");
+        assert!(l.cycles.is_empty());
+        assert!(l.dangling.is_empty());
+    }
+
+    #[test]
+    fn chain_from_either_end_is_nearest_first() {
+        let from_c = lineage_of(C, chain(), &TimeZone::UTC);
+        assert_eq!(from_c.ancestors, [B, A]);
+        assert!(from_c.descendants.is_empty());
+        assert_eq!(from_c.edges, [edge(A, B), edge(B, C)]);
+
+        let from_a = lineage_of(A, chain(), &TimeZone::UTC);
+        assert!(from_a.ancestors.is_empty());
+        assert_eq!(from_a.descendants, [B, C]);
+        assert_eq!(node_ids(&from_a), [A, B, C]);
+    }
+
+    #[test]
+    fn diamond_visits_the_shared_run_once_and_is_no_cycle() {
+        // b and c both build on a; d builds on both.
+        let diamond = || {
+            runs(vec![
+                run(A, "alex", "intake", &[]),
+                run(B, "blake", "design", &[A]),
+                run(C, "casey", "design", &[A]),
+                run(D, "drew", "build", &[B, C]),
+            ])
+        };
+        let down = lineage_of(A, diamond(), &TimeZone::UTC);
+        assert_eq!(down.descendants, [B, C, D]);
+        assert_eq!(down.edges, [edge(A, B), edge(A, C), edge(B, D), edge(C, D)]);
+        assert!(down.cycles.is_empty());
+
+        let up = lineage_of(D, diamond(), &TimeZone::UTC);
+        assert_eq!(up.ancestors, [B, C, A]);
+        assert!(up.descendants.is_empty());
+        assert_eq!(up.edges, down.edges);
+        assert_eq!(node_ids(&up), [D, B, C, A]);
+        assert!(up.cycles.is_empty());
+    }
+
+    #[test]
+    fn cycle_is_reported_once_and_walked_once() {
+        // a builds on c, b on a, c on b: a → b → c → a.
+        let l = lineage_of(
+            A,
+            runs(vec![
+                run(A, "alex", "intake", &[C]),
+                run(B, "blake", "design", &[A]),
+                run(C, "casey", "build", &[B]),
+            ]),
+            &TimeZone::UTC,
+        );
+        assert_eq!(l.cycles, [vec![A, B, C, A]]);
+        assert_eq!(l.ancestors, [C, B]);
+        assert_eq!(l.descendants, [B, C]);
+        assert_eq!(l.edges, [edge(A, B), edge(B, C), edge(C, A)]);
+        assert_eq!(node_ids(&l), [A, C, B]);
+        assert!(l.dangling.is_empty());
+    }
+
+    #[test]
+    fn a_run_naming_itself_is_a_cycle_of_one() {
+        let l = lineage_of(
+            A,
+            runs(vec![run(A, "alex", "intake", &[A])]),
+            &TimeZone::UTC,
+        );
+        assert_eq!(l.cycles, [vec![A, A]]);
+        assert_eq!(l.edges, [edge(A, A)]);
+        assert!(l.ancestors.is_empty());
+        assert!(l.descendants.is_empty());
+        assert_eq!(node_ids(&l), [A]);
+    }
+
+    #[test]
+    fn dangling_id_is_a_missing_node() {
+        let l = lineage_of(
+            B,
+            runs(vec![
+                run(B, "blake", "design", &[X]),
+                run(C, "casey", "build", &[B]),
+            ]),
+            &TimeZone::UTC,
+        );
+        assert_eq!(l.dangling, [X]);
+        assert_eq!(l.ancestors, [X]);
+        assert_eq!(l.descendants, [C]);
+        assert_eq!(l.edges, [edge(B, C), edge(X, B)]);
+        let missing = &l.nodes[1];
+        assert_eq!(missing.session_id, X);
+        assert!(missing.missing);
+        assert_eq!(missing.label, X);
+        assert_eq!(missing.status, "");
+        assert_eq!(
+            l.nodes.iter().filter(|n| n.missing).count(),
+            1,
+            "only the dangling id is missing"
+        );
+    }
+
+    #[test]
+    fn finished_runs_are_labelled_with_their_completion_time() {
+        let mut all = chain();
+        let a = all.get_mut(A).unwrap();
+        a.manifest.execution.status = crate::model::run::RunStatus::Completed;
+        a.manifest.execution.completed_at = Some("2025-10-06T17:09:30Z".into());
+        let l = lineage_of(B, all, &TimeZone::UTC);
+        let node = l.nodes.iter().find(|n| n.session_id == A).unwrap();
+        assert_eq!(node.label, "alex - intake (Oct 6, 2025, 5:09 PM)");
+        assert_eq!(node.status, "completed");
+    }
+
+    #[test]
+    fn tree_of_a_chain() {
+        let tree = lineage_of(B, chain(), &TimeZone::UTC).to_tree();
+        let want = format!(
+            "blake - design (In Progress) [running] {B}\n\
+             builds on:\n\
+             └── alex - intake (In Progress) [running] {A}\n\
+             built on by:\n\
+             └── casey - build (In Progress) [running] {C}\n"
+        );
+        assert_eq!(tree, want);
+    }
+
+    #[test]
+    fn tree_branches_and_nests() {
+        // b and c build on a; d builds on b.
+        let l = lineage_of(
+            A,
+            runs(vec![
+                run(A, "alex", "intake", &[]),
+                run(B, "blake", "design", &[A]),
+                run(C, "casey", "design", &[A]),
+                run(D, "drew", "build", &[B]),
+            ]),
+            &TimeZone::UTC,
+        );
+        let want = format!(
+            "alex - intake (In Progress) [running] {A}\n\
+             built on by:\n\
+             ├── blake - design (In Progress) [running] {B}\n\
+             │   └── drew - build (In Progress) [running] {D}\n\
+             └── casey - design (In Progress) [running] {C}\n"
+        );
+        assert_eq!(l.to_tree(), want);
+    }
+
+    #[test]
+    fn tree_stops_at_cycles_and_names_dangling_ids() {
+        let cyclic = lineage_of(
+            A,
+            runs(vec![
+                run(A, "alex", "intake", &[C]),
+                run(B, "blake", "design", &[A]),
+                run(C, "casey", "build", &[B]),
+            ]),
+            &TimeZone::UTC,
+        );
+        let want = format!(
+            "alex - intake (In Progress) [running] {A}\n\
+             builds on:\n\
+             └── casey - build (In Progress) [running] {C}\n    \
+                 └── blake - design (In Progress) [running] {B}\n        \
+                     └── {A} (cycle: already on this path)\n\
+             built on by:\n\
+             └── blake - design (In Progress) [running] {B}\n    \
+                 └── casey - build (In Progress) [running] {C}\n        \
+                     └── {A} (cycle: already on this path)\n\
+             cycle: {A} -> {B} -> {C} -> {A}\n"
+        );
+        assert_eq!(cyclic.to_tree(), want);
+
+        let dangling = lineage_of(
+            B,
+            runs(vec![run(B, "blake", "design", &[X])]),
+            &TimeZone::UTC,
+        );
+        let want = format!(
+            "blake - design (In Progress) [running] {B}\n\
+             builds on:\n\
+             └── {X} (missing: no run with this id)\n\
+             dangling: {X} is named in related_sessions but has no run\n"
+        );
+        assert_eq!(dangling.to_tree(), want);
+    }
+
+    #[test]
+    fn dot_of_a_small_graph() {
+        let dot = lineage_of(
+            B,
+            runs(vec![
+                run(A, "alex", "intake", &[]),
+                run(B, "blake", "design", &[A, X]),
+            ]),
+            &TimeZone::UTC,
+        )
+        .to_dot();
+        let want = format!(
+            "digraph lineage {{\n  \
+               rankdir=LR;\n  \
+               node [shape=box];\n  \
+               \"{B}\" [label=\"blake - design (In Progress)\n{B}\", penwidth=2];\n  \
+               \"{A}\" [label=\"alex - intake (In Progress)\n{A}\"];\n  \
+               \"{X}\" [label=\"{X}\n{X}\", style=dashed];\n  \
+               \"{A}\" -> \"{B}\";\n  \
+               \"{X}\" -> \"{B}\";\n\
+             }}\n"
+        );
+        assert_eq!(dot, want);
+    }
+
+    #[test]
+    fn dot_and_mermaid_escape_quotes() {
+        let mut all = runs(vec![run(A, "alex", "intake", &[])]);
+        all.get_mut(A).unwrap().manifest.agent.title = Some(r#"Alex "the" \ Facilitator"#.into());
+        let l = lineage_of(A, all, &TimeZone::UTC);
+        assert!(
+            l.to_dot().contains(&format!(
+                "  \"{A}\" [label=\"Alex \\\"the\\\" \\\\ Facilitator - intake (In Progress)\n{A}\", penwidth=2];\n"
+            )),
+            "{}",
+            l.to_dot()
+        );
+        assert_eq!(
+            l.to_mermaid(),
+            format!(
+                "graph LR\n  n0[\"Alex #quot;the#quot; \\ Facilitator - intake (In Progress)<br/>{A}\"]\n"
+            )
+        );
+    }
+
+    #[test]
+    fn mermaid_of_a_chain() {
+        let m = lineage_of(B, chain(), &TimeZone::UTC).to_mermaid();
+        let want = format!(
+            "graph LR\n  \
+               n0[\"blake - design (In Progress)<br/>{B}\"]\n  \
+               n1[\"alex - intake (In Progress)<br/>{A}\"]\n  \
+               n2[\"casey - build (In Progress)<br/>{C}\"]\n  \
+               n1 --> n0\n  \
+               n0 --> n2\n"
+        );
+        assert_eq!(m, want);
+        assert!(!m.contains("classDef"));
+    }
+
+    #[test]
+    fn mermaid_marks_missing_nodes() {
+        let m = lineage_of(
+            B,
+            runs(vec![run(B, "blake", "design", &[X])]),
+            &TimeZone::UTC,
+        )
+        .to_mermaid();
+        let want = format!(
+            "graph LR\n  \
+               n0[\"blake - design (In Progress)<br/>{B}\"]\n  \
+               n1[\"{X}<br/>{X}\"]:::missing\n  \
+               n1 --> n0\n  \
+               classDef missing stroke-dasharray: 5 5\n"
+        );
+        assert_eq!(m, want);
+    }
+}

@@ -7,9 +7,9 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::run::{Manifest, Run};
 use crate::clock;
 use crate::error::{Error, Result};
+use crate::model::run::{Manifest, Run};
 
 /// What `find` (and `GET /api/runs`, and the MCP `find_runs` tool) asks for.
 /// Every filter is optional; all given ones must match.

@@ -108,7 +108,6 @@ pub fn order_like(new: &mut Value, old: &Value) {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -245,7 +245,6 @@ pub fn parse_file_name(name: &str) -> Option<(Kind, &str)> {
     (!rest.is_empty()).then_some((Kind::Main, rest))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

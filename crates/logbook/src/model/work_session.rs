@@ -484,13 +484,14 @@ pub enum Usage {
     Add(u64),
 }
 
-/// How a spawned agent ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentOutcome {
-    /// It did its work.
-    Completed,
-    /// It did not.
-    Failed,
+string_enum! {
+    /// How a spawned agent ended.
+    pub enum AgentOutcome("status") {
+        /// It did its work.
+        Completed = "completed",
+        /// It did not.
+        Failed = "failed",
+    }
 }
 
 /// Refuses an empty (or all-blank) value for `field`.

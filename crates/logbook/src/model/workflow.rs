@@ -503,8 +503,6 @@ impl OrchestratorWorkflow {
     }
 }
 
-
-
 /// Moves all but the newest entries out of `agentHistory` when it is too
 /// long, leaving `in_progress` ones in place. Returns the archive to write
 /// (before the state) and its `notePath`, relative to the sessions folder,
@@ -626,8 +624,6 @@ pub fn merge_history(
     seq
 }
 
-/// What `invoke` records.
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -739,12 +735,18 @@ mod tests {
         // Another tool's words are read, kept and written back as they were.
         let odd = FIXTURE
             .replace("\"decidedBy\": \"architect\"", "\"decidedBy\": \"wizard\"")
-            .replace("\"currentMode\": \"coding\"", "\"currentMode\": \"dreaming\"")
+            .replace(
+                "\"currentMode\": \"coding\"",
+                "\"currentMode\": \"dreaming\"",
+            )
             .replace("\"decision\": \"conditional\"", "\"decision\": \"maybe\"");
         let s: SessionState = serde_json::from_str(&odd).unwrap();
         assert_eq!(s.current_mode, Mode::Other("dreaming".into()));
         let wf = s.orchestrator_workflow.as_ref().unwrap();
-        assert_eq!(wf.decisions[0].decided_by, AgentType::Other("wizard".into()));
+        assert_eq!(
+            wf.decisions[0].decided_by,
+            AgentType::Other("wizard".into())
+        );
         let back = serde_json::to_value(&s).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(&odd).unwrap());
         // What is not a word but a broken value is still refused.
@@ -781,7 +783,9 @@ mod tests {
             wf.agent_history
                 .push(inv(AgentType::Qa, InvocationStatus::Completed, i));
         }
-        let a = compact(&mut s, "SES202601-A-B", "2026-01-19T10:00:00.000Z", |_| false);
+        let a = compact(&mut s, "SES202601-A-B", "2026-01-19T10:00:00.000Z", |_| {
+            false
+        });
         (s, a)
     }
 
@@ -851,14 +855,19 @@ mod tests {
     fn compaction_never_reuses_an_archive_name() {
         let mut s = SessionState::new("t");
         for i in 0..11 {
-            s.workflow_mut("t")
-                .agent_history
-                .push(inv(AgentType::Qa, InvocationStatus::Completed, i));
+            s.workflow_mut("t").agent_history.push(inv(
+                AgentType::Qa,
+                InvocationStatus::Completed,
+                i,
+            ));
         }
         let (path, _) = compact(&mut s, "SES202601-A-B", "2026-01-19T10:00:00.000Z", |p| {
             !p.ends_with("-3.json")
         })
         .unwrap();
-        assert_eq!(path, "SES202601-A-B.history/2026-01-19T10-00-00-000Z-3.json");
+        assert_eq!(
+            path,
+            "SES202601-A-B.history/2026-01-19T10-00-00-000Z-3.json"
+        );
     }
 }

@@ -16,8 +16,8 @@ use crate::model::workflow::{AgentType, DecisionType, VerdictDecision};
 use crate::ops::work_session::{self as ws, StartOptions};
 use crate::ops::workflow::{self, Complete, Invoke, NewDecision, NewVerdict, Target};
 use crate::ops::{run, transcript};
-use crate::store::config::{CONFIG_FILE, Config, STATE_DIR};
 use crate::store::Project;
+use crate::store::config::{CONFIG_FILE, Config, STATE_DIR};
 
 /// What the demo created, for the CLI to print.
 #[derive(Debug, Serialize)]
@@ -157,7 +157,10 @@ pub fn fill(root: &Path) -> Result<Demo> {
 
         let agent = agent_type(i);
         let mut context = Map::new();
-        context.insert("run_id".into(), Value::String(started.session_id.to_string()));
+        context.insert(
+            "run_id".into(),
+            Value::String(started.session_id.to_string()),
+        );
         workflow::invoke(
             &p,
             &target,

@@ -139,9 +139,7 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
     if let Ok(entries) = std::fs::read_dir(&p.config.agent_outputs_folder) {
         for entry in entries.flatten() {
             let path = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir())
-                && !path.join(MANIFEST_FILE).exists()
-            {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) && !path.join(MANIFEST_FILE).exists() {
                 report.findings.push(Finding {
                     kind: "orphan-folder",
                     path,
@@ -234,7 +232,10 @@ pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()
 /// workflow state that does not parse or whose compaction archives are
 /// missing, and temp files left by killed writers.
 pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    let pointer = p.config.sessions_dir.join(store::work_session::POINTER_FILE);
+    let pointer = p
+        .config
+        .sessions_dir
+        .join(store::work_session::POINTER_FILE);
     let stale = match ws::active(p) {
         Err(e) => Some(format!("{e}")),
         Ok(Some(id)) => match ws::get(p, Some(&id)) {
@@ -279,8 +280,8 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             fixed: None,
         };
         if opts.fix {
-            let archived =
-                WorkSessionId::parse(&session.session_id).and_then(|id| ws::finish_archiving(p, &id));
+            let archived = WorkSessionId::parse(&session.session_id)
+                .and_then(|id| ws::finish_archiving(p, &id));
             f.fixed = Some(match archived {
                 Ok(true) => "moved it and its workflow state to the archive".into(),
                 Ok(false) => "nothing to move any more".into(),

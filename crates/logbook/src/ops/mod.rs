@@ -45,7 +45,7 @@ pub(crate) fn write_through<T>(
 ) -> Result<T> {
     let cached = WRITER
         .with(|c| c.borrow_mut().take())
-        .filter(|i| i.path() == p.index_path());
+        .filter(|i| i.path() == p.index_path() && i.is_current());
     let mut index = match cached {
         Some(i) => i,
         None => Index::open(p)?,

@@ -525,4 +525,3 @@ pub fn mark_abandoned(p: &Project, id: &RunId) -> Result<bool> {
     })?
     .1)
 }
-

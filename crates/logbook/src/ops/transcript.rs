@@ -344,4 +344,3 @@ pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
     }
     Ok(report)
 }
-

@@ -64,9 +64,8 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
 
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     if let Some(active) = active_id(p)? {
-        let still_active = WorkSessionId::parse(&active).is_ok_and(|id| {
-            load(p, &id).is_ok_and(|(ws, _)| ws.status != SessionStatus::Closed)
-        });
+        let still_active = WorkSessionId::parse(&active)
+            .is_ok_and(|id| load(p, &id).is_ok_and(|(ws, _)| ws.status != SessionStatus::Closed));
         if still_active {
             if !opts.close_active {
                 return Err(Error::SessionActive { id: active });
@@ -207,18 +206,37 @@ fn pending(id: &WorkSessionId, path: &Path) -> Pending {
 }
 
 /// Moves a closed session and its workflow state to the archive, through the
-/// index (the caller holds the pointer and session locks).
+/// index: both files' old paths are forgotten and their new ones recorded
+/// (the caller holds the pointer and session locks).
 fn archive(p: &Project, id: &WorkSessionId, ws: &WorkSession) -> Result<()> {
     let live = live_path(p, id);
     let archived = archived_path(p, id);
-    write_through(
-        p,
-        vec![pending(id, &live), pending(id, &archived)],
-        || {
-            move_to_archive(p, id)?;
-            Ok(((), vec![None, Some(Record::work_session(p, &archived, ws))]))
-        },
-    )
+    let state_live = id.state_file(&p.config.sessions_dir);
+    let state_archived = id.state_file(&p.config.session_archive_dir);
+    let state = store::workflow::read_state(&state_live)?;
+    let mut touched = vec![pending(id, &live), pending(id, &archived)];
+    if state.is_some() {
+        for path in [&state_live, &state_archived] {
+            touched.push(Pending {
+                kind: Kind::WorkflowState,
+                path: path.clone(),
+                lock: id.state_lock_name(),
+            });
+        }
+    }
+    write_through(p, touched, || {
+        move_to_archive(p, id)?;
+        let mut records = vec![None, Some(Record::work_session(p, &archived, ws))];
+        if let Some((state, _)) = &state {
+            records.push(None);
+            records.push(Some(Record::workflow_state(
+                &state_archived,
+                id.as_str(),
+                state,
+            )));
+        }
+        Ok(((), records))
+    })
 }
 
 /// Resumes a session: without `id` the active one; with `id` a paused one
@@ -495,7 +513,6 @@ pub fn spawn_agent(
     })
 }
 
-
 /// Records that a spawned agent finished: its tokens count towards `saved`
 /// (reporting again replaces its earlier figure rather than adding twice).
 pub fn finish_agent(
@@ -522,10 +539,7 @@ pub fn finish_agent(
         let before = agent.tokens_used;
         agent.tokens_used = tokens;
         agent.completed = Some(clock::now_string());
-        agent.status = Some(match outcome {
-            AgentOutcome::Completed => "completed".into(),
-            AgentOutcome::Failed => "failed".into(),
-        });
+        agent.status = Some(outcome.to_string());
         if let Some(out) = output_file {
             agent.output_file = Some(out.to_string());
         }
@@ -538,4 +552,3 @@ pub fn finish_agent(
     })?
     .0)
 }
-

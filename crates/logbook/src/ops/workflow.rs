@@ -28,9 +28,9 @@ use crate::error::{Error, Result};
 use crate::index::{Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::workflow::{
-    AgentInvocation, AgentType, DecisionType, Decision, Handoff, InvocationInput,
-    InvocationOutput, InvocationStatus, Mode, ModeChange, Phase, SessionState, Verdict,
-    VerdictDecision, check_confidence, compact,
+    AgentInvocation, AgentType, Decision, DecisionType, Handoff, InvocationInput, InvocationOutput,
+    InvocationStatus, Mode, ModeChange, Phase, SessionState, Verdict, VerdictDecision,
+    check_confidence, compact,
 };
 use crate::ops::{work_session, write_through};
 use crate::store::work_session::POINTER_LOCK;
@@ -176,7 +176,10 @@ pub fn update<T>(
             original.as_ref(),
             archive.as_ref().map(|(path, a)| (path.as_path(), *a)),
         )?;
-        Ok(((), vec![Some(Record::workflow_state(&path, id.as_str(), &state))]))
+        Ok((
+            (),
+            vec![Some(Record::workflow_state(&path, id.as_str(), &state))],
+        ))
     })?;
     Ok((state, out))
 }
@@ -452,4 +455,3 @@ pub fn set_mode(p: &Project, target: &Target, mode: Mode) -> Result<SessionState
     })?;
     Ok(state)
 }
-

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::store;
 use crate::model::template::{self, Placeholder};
+use crate::store;
 
 /// The config file's name at the project root.
 pub const CONFIG_FILE: &str = "logbook.yaml";
@@ -20,10 +20,18 @@ pub const STATE_DIR: &str = ".logbook";
 /// they cannot disagree.
 pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ("output_folder", "'{project-root}/docs'", ""),
-    ("agent_outputs_folder", "'{output_folder}/agent-outputs'", ""),
+    (
+        "agent_outputs_folder",
+        "'{output_folder}/agent-outputs'",
+        "",
+    ),
     ("sessions_dir", "'{project-root}/.logbook/sessions'", ""),
     ("session_archive_dir", "'{sessions_dir}/archive'", ""),
-    ("transcripts_dir", "'{project-root}/.logbook/transcripts'", ""),
+    (
+        "transcripts_dir",
+        "'{project-root}/.logbook/transcripts'",
+        "",
+    ),
     ("user", "''", "empty: $USER, else 'unknown'"),
     ("default_prefix", "SES", ""),
     ("token_budget", "150000", ""),
@@ -179,12 +187,14 @@ impl Config {
         let default_prefix = raw
             .default_prefix
             .unwrap_or_else(|| default_of("default_prefix").into());
-        crate::model::work_session::validate_prefix(&default_prefix).map_err(|e| Error::Config {
-            path: path.clone(),
-            reason: format!(
-                "line {}: key default_prefix: {e}",
-                resolver.line_of("default_prefix")
-            ),
+        crate::model::work_session::validate_prefix(&default_prefix).map_err(|e| {
+            Error::Config {
+                path: path.clone(),
+                reason: format!(
+                    "line {}: key default_prefix: {e}",
+                    resolver.line_of("default_prefix")
+                ),
+            }
         })?;
         Ok(Config {
             root: root.to_path_buf(),
@@ -330,7 +340,10 @@ mod tests {
         let from_file = Config::load(dir.path()).unwrap();
         std::fs::remove_file(dir.path().join(CONFIG_FILE)).unwrap();
         let built_in = Config::load(dir.path()).unwrap();
-        assert_eq!(from_file.agent_outputs_folder, built_in.agent_outputs_folder);
+        assert_eq!(
+            from_file.agent_outputs_folder,
+            built_in.agent_outputs_folder
+        );
         assert_eq!(from_file.transcripts_dir, built_in.transcripts_dir);
         assert_eq!(from_file.token_budget, built_in.token_budget);
         assert_eq!(from_file.default_prefix, built_in.default_prefix);

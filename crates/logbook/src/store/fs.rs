@@ -124,7 +124,6 @@ pub fn read_optional(path: &Path) -> Result<Option<String>> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +148,10 @@ mod tests {
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].0, "a.yaml");
         assert_eq!(entries(dir.path(), EntryKind::Dir).unwrap().len(), 1);
-        assert!(entries(&dir.path().join("nope"), EntryKind::File).unwrap().is_empty());
+        assert!(
+            entries(&dir.path().join("nope"), EntryKind::File)
+                .unwrap()
+                .is_empty()
+        );
     }
 }

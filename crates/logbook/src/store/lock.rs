@@ -124,7 +124,6 @@ impl Locks {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,7 +138,10 @@ mod tests {
         let err = locks.exclusive("x").unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains(&std::process::id().to_string()), "{msg}");
-        assert!(err.hint().unwrap().contains("LOGBOOK_LOCK_TIMEOUT"), "{err:?}");
+        assert!(
+            err.hint().unwrap().contains("LOGBOOK_LOCK_TIMEOUT"),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::store::config::Config;
 use crate::error::Result;
+use crate::store::config::Config;
 use crate::store::lock::Locks;
 
 /// An opened Logbook project.

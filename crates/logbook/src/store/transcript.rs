@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::model::transcript::{ARCHIVE_DIR, Kind, Metadata, Transcript, file_name, parse_file_name};
+use crate::model::transcript::{
+    ARCHIVE_DIR, Kind, Metadata, Transcript, file_name, parse_file_name,
+};
 use crate::store::{self, Project};
 
 /// Reads a whole transcript with a streaming parser (memory stays close to

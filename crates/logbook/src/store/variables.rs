@@ -116,7 +116,12 @@ pub fn read_workflow_file(p: &Project, path: &Path) -> Result<WorkflowFile> {
 
 fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Result<()> {
     let root = p.root().to_string_lossy().into_owned();
-    let source = render_known(&wf.path, "config_source", source, &[("project-root", &root)])?;
+    let source = render_known(
+        &wf.path,
+        "config_source",
+        source,
+        &[("project-root", &root)],
+    )?;
     let source_path = store::absolute(p.root(), Path::new(&source));
     let Some(text) = store::read_optional(&source_path)? else {
         wf.warnings.push(format!(
@@ -138,7 +143,12 @@ fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Resul
             .filter(|s| !s.trim().is_empty())
     };
     if let Some(out) = get("output_folder") {
-        let resolved = render_known(&source_path, "output_folder", out, &[("project-root", &root)])?;
+        let resolved = render_known(
+            &source_path,
+            "output_folder",
+            out,
+            &[("project-root", &root)],
+        )?;
         wf.output_folder = store::absolute(p.root(), Path::new(&resolved));
     }
     if let Some(aof) = get("agent_outputs_folder") {
@@ -306,5 +316,417 @@ impl Resolver<'_> {
 
     fn error(&self, key: &str, reason: String) -> Error {
         config_error(&self.wf.path, format!("key {key}: {reason}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tempfile::TempDir;
+
+    use super::*;
+
+    const ID: &str = "3f2c9d14-4b5e-4789-81ab-cdef12345678";
+
+    fn fixture(name: &str) -> String {
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/fixtures"
+        ))
+        .join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// A project in a temp folder with Logbook's default paths (no
+    /// logbook.yaml): runs under `{root}/docs/agent-outputs`.
+    fn project() -> (TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::open(dir.path()).unwrap();
+        (dir, p)
+    }
+
+    fn write(p: &Project, rel: &str, text: &str) -> PathBuf {
+        let path = p.root().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The run Logbook would create: id [`ID`] in its own runs folder.
+    fn run_folder(p: &Project) -> (RunId, PathBuf) {
+        let id = RunId::parse(ID).unwrap();
+        let folder = id.folder(&p.config.agent_outputs_folder);
+        (id, folder)
+    }
+
+    /// Reads `workflow.yaml` (written with `text`) and resolves it for the
+    /// run of [`run_folder`], on top of the base variables.
+    fn resolve(p: &Project, text: &str) -> Result<Map<String, Value>> {
+        write(p, "workflow.yaml", text);
+        let wf = read_workflow_file(p, Path::new("workflow.yaml"))?;
+        let (id, folder) = run_folder(p);
+        let mut vars = base(&id, &folder);
+        resolve_into(p, &wf, &id, &folder, &mut vars)?;
+        Ok(vars)
+    }
+
+    fn get<'a>(vars: &'a Map<String, Value>, key: &str) -> &'a str {
+        vars.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no variable {key} in {vars:?}"))
+    }
+
+    fn path_of(p: &Path) -> String {
+        p.to_string_lossy().into_owned()
+    }
+
+    /// The reason of an [`Error::Config`] about `file`.
+    fn config_reason(err: Error, file: &Path) -> String {
+        match err {
+            Error::Config { path, reason } => {
+                assert_eq!(path, file);
+                reason
+            }
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn base_variables_are_absolute_paths_of_the_run() {
+        let id = RunId::parse(ID).unwrap();
+        let vars = base(&id, Path::new("/p/docs/agent-outputs").join(ID).as_path());
+        assert_eq!(
+            Value::Object(vars),
+            json!({
+                "session_id": ID,
+                "session_folder": format!("/p/docs/agent-outputs/{ID}"),
+                "manifest_file": format!("/p/docs/agent-outputs/{ID}/manifest.json"),
+                "default_output_file": format!("/p/docs/agent-outputs/{ID}/output.md"),
+            })
+        );
+    }
+
+    #[test]
+    fn bmad_fixture_reads_and_resolves() {
+        let (_dir, p) = project();
+        write(&p, "bmad/bmm/config.yaml", &fixture("bmad-config.yaml"));
+        let wf_path = write(&p, "workflow.yaml", &fixture("workflow.yaml"));
+        let wf = read_workflow_file(&p, Path::new("workflow.yaml")).unwrap();
+        let root = p.root();
+
+        assert_eq!(wf.path, wf_path);
+        assert_eq!(wf.name.as_deref(), Some("intake-app"));
+        assert_eq!(
+            wf.description.as_deref(),
+            Some("Initial requirements gathering for application development")
+        );
+        assert_eq!(
+            Value::Object(wf.inputs.clone()),
+            json!({"category": "Application Development", "request_type": "application"})
+        );
+        // Descriptive keys (name, description, author, session_id, inputs)
+        // are not path values; the rest keep the file's order.
+        let keys: Vec<&str> = wf.values.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "config_source",
+                "session_folder",
+                "manifest_file",
+                "default_output_file",
+                "requirements_file",
+                "attachments_folder"
+            ]
+        );
+        assert_eq!(wf.output_folder, root.join("docs"));
+        assert_eq!(wf.agent_outputs_folder, root.join("docs/agent-outputs"));
+        assert_eq!(wf.user.as_deref(), Some("Bryan"));
+        assert!(wf.warnings.is_empty(), "{:?}", wf.warnings);
+
+        let (id, folder) = run_folder(&p);
+        let mut vars = base(&id, &folder);
+        resolve_into(&p, &wf, &id, &folder, &mut vars).unwrap();
+        assert_eq!(get(&vars, "session_id"), ID);
+        assert_eq!(get(&vars, "session_folder"), path_of(&folder));
+        assert_eq!(
+            get(&vars, "manifest_file"),
+            path_of(&folder.join("manifest.json"))
+        );
+        assert_eq!(
+            get(&vars, "default_output_file"),
+            path_of(&folder.join("output.md"))
+        );
+        assert_eq!(
+            get(&vars, "requirements_file"),
+            path_of(&folder.join("initial-requirements.md"))
+        );
+        assert_eq!(
+            get(&vars, "attachments_folder"),
+            path_of(&folder.join("attachments"))
+        );
+        assert_eq!(
+            get(&vars, "config_source"),
+            path_of(&root.join("bmad/bmm/config.yaml"))
+        );
+        assert_eq!(vars.len(), 7, "{vars:?}");
+    }
+
+    #[test]
+    fn every_placeholder_form() {
+        let (_dir, p) = project();
+        // The bundle config moves both folders away from Logbook's.
+        write(
+            &p,
+            "bmad/config.yaml",
+            "user_name: Dana\noutput_folder: '{project-root}/out'\nagent_outputs_folder: '{output_folder}/runs'\nteam_folder: '{project-root}/team'\n",
+        );
+        let vars = resolve(
+            &p,
+            "name: w\nconfig_source: '{project-root}/bmad/config.yaml'\n\
+             root_file: '{project-root}/a.md'\n\
+             report: '{output_folder}/reports/{session_id}.md'\n\
+             handlebars: '{output_folder}/{{session_id}}/{{ session_id }}.txt'\n\
+             runs: '{config_source}:agent_outputs_folder/all'\n\
+             outs: '{config_source}:output_folder'\n\
+             team: '{config_source}:team_folder/notes'\n\
+             user: '{config_source}:user_name'\n\
+             here: '{session_folder}/x'\n",
+        )
+        .unwrap();
+        let root = p.root();
+        assert_eq!(get(&vars, "root_file"), path_of(&root.join("a.md")));
+        assert_eq!(
+            get(&vars, "report"),
+            path_of(&root.join(format!("out/reports/{ID}.md")))
+        );
+        assert_eq!(
+            get(&vars, "handlebars"),
+            path_of(&root.join(format!("out/{ID}/{ID}.txt")))
+        );
+        assert_eq!(get(&vars, "runs"), path_of(&root.join("out/runs/all")));
+        assert_eq!(get(&vars, "outs"), path_of(&root.join("out")));
+        assert_eq!(get(&vars, "team"), path_of(&root.join("team/notes")));
+        assert_eq!(get(&vars, "user"), "Dana");
+        let (_, folder) = run_folder(&p);
+        assert_eq!(get(&vars, "here"), path_of(&folder.join("x")));
+        // The base variables are untouched.
+        assert_eq!(get(&vars, "session_folder"), path_of(&folder));
+    }
+
+    #[test]
+    fn keys_refer_to_other_keys_in_any_order() {
+        let (_dir, p) = project();
+        let vars = resolve(
+            &p,
+            "name: w\n\
+             final: '{middle}/c.md'\n\
+             middle: '{top}/b'\n\
+             top: '{project-root}/a'\n",
+        )
+        .unwrap();
+        let root = p.root();
+        assert_eq!(get(&vars, "top"), path_of(&root.join("a")));
+        assert_eq!(get(&vars, "middle"), path_of(&root.join("a/b")));
+        assert_eq!(get(&vars, "final"), path_of(&root.join("a/b/c.md")));
+    }
+
+    #[test]
+    fn a_reference_cycle_is_an_error_naming_it() {
+        let (_dir, p) = project();
+        let text = "name: w\na: '{b}/x'\nb: '{c}/y'\nc: '{a}/z'\n";
+        let err = resolve(&p, text).unwrap_err();
+        assert_eq!(
+            config_reason(err, &p.root().join("workflow.yaml")),
+            "key c: {a} refers back to itself (a → b → c → a)"
+        );
+
+        let err = resolve(&p, "name: w\nloop: '{loop}/x'\n").unwrap_err();
+        assert_eq!(
+            config_reason(err, &p.root().join("workflow.yaml")),
+            "key loop: {loop} refers back to itself (loop → loop)"
+        );
+    }
+
+    #[test]
+    fn an_unknown_placeholder_names_the_key_and_the_placeholder() {
+        let (_dir, p) = project();
+        let file = p.root().join("workflow.yaml");
+        for (text, key, placeholder) in [
+            ("out: '{project-root}/{nope}/x'\n", "out", "{nope}"),
+            ("out: '{{run_id}}.md'\n", "out", "{{run_id}}"),
+            (
+                "config_source: ''\nout: '{config_source}:missing_key/x'\n",
+                "out",
+                "{config_source}:missing_key",
+            ),
+            // Through a reference: the key whose value holds it is named.
+            (
+                "first: '{second}'\nsecond: '{bogus}'\n",
+                "second",
+                "{bogus}",
+            ),
+        ] {
+            let err = resolve(&p, text).unwrap_err();
+            let reason = config_reason(err, &file);
+            let want = format!("key {key}: unknown placeholder {placeholder}; known: ");
+            assert!(reason.starts_with(&want), "{reason:?} for {text:?}");
+        }
+    }
+
+    #[test]
+    fn an_unclosed_placeholder_names_the_key() {
+        let (_dir, p) = project();
+        let err = resolve(&p, "out: '{project-root/x'\n").unwrap_err();
+        let reason = config_reason(err, &p.root().join("workflow.yaml"));
+        assert!(reason.starts_with("key out: unclosed '{'"), "{reason}");
+    }
+
+    #[test]
+    fn a_missing_bundle_config_warns_and_falls_back() {
+        let (_dir, p) = project();
+        write(
+            &p,
+            "workflow.yaml",
+            "name: w\nconfig_source: '{project-root}/bmad/missing/config.yaml'\n\
+             session_folder: '{config_source}:agent_outputs_folder/{{session_id}}'\n\
+             out: '{output_folder}/o.md'\n",
+        );
+        let wf = read_workflow_file(&p, Path::new("workflow.yaml")).unwrap();
+        let missing = p.root().join("bmad/missing/config.yaml");
+        assert_eq!(
+            wf.warnings,
+            [format!(
+                "bundle config {} not found; using logbook.yaml's output folders",
+                missing.display()
+            )]
+        );
+        assert_eq!(wf.output_folder, p.config.output_folder);
+        assert_eq!(wf.agent_outputs_folder, p.config.agent_outputs_folder);
+        assert_eq!(wf.user, None);
+        assert!(wf.config_values.is_empty());
+
+        let (id, folder) = run_folder(&p);
+        let mut vars = base(&id, &folder);
+        resolve_into(&p, &wf, &id, &folder, &mut vars).unwrap();
+        assert_eq!(get(&vars, "session_folder"), path_of(&folder));
+        assert_eq!(
+            get(&vars, "out"),
+            path_of(&p.root().join("docs").join("o.md"))
+        );
+    }
+
+    #[test]
+    fn no_config_source_uses_logbooks_folders() {
+        let (_dir, p) = project();
+        let vars = resolve(
+            &p,
+            "name: w\nsession_folder: '{config_source}:agent_outputs_folder/{{session_id}}'\n\
+             manifest_file: '{session_folder}/manifest.json'\n",
+        )
+        .unwrap();
+        let (_, folder) = run_folder(&p);
+        assert_eq!(get(&vars, "session_folder"), path_of(&folder));
+        assert_eq!(
+            get(&vars, "manifest_file"),
+            path_of(&folder.join("manifest.json"))
+        );
+    }
+
+    #[test]
+    fn session_folder_disagreeing_with_logbook_is_an_error() {
+        let (_dir, p) = project();
+        write(
+            &p,
+            "bmad/config.yaml",
+            "agent_outputs_folder: '{project-root}/elsewhere'\n",
+        );
+        let err = resolve(
+            &p,
+            "name: w\nconfig_source: '{project-root}/bmad/config.yaml'\n\
+             session_folder: '{config_source}:agent_outputs_folder/{{session_id}}'\n",
+        )
+        .unwrap_err();
+        let (_, folder) = run_folder(&p);
+        let theirs = p.root().join("elsewhere").join(ID);
+        assert_eq!(
+            config_reason(err, &p.root().join("workflow.yaml")),
+            format!(
+                "key session_folder resolves to {}, but Logbook keeps this run at {}; make agent_outputs_folder in the bundle config and in logbook.yaml agree",
+                theirs.display(),
+                folder.display()
+            )
+        );
+
+        let err = resolve(&p, "name: w\nmanifest_file: '{project-root}/m.json'\n").unwrap_err();
+        let reason = config_reason(err, &p.root().join("workflow.yaml"));
+        assert!(
+            reason.starts_with(&format!(
+                "key manifest_file resolves to {}, but Logbook keeps this run at {}",
+                p.root().join("m.json").display(),
+                folder.join("manifest.json").display()
+            )),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn name_description_and_inputs_are_read() {
+        let (_dir, p) = project();
+        write(
+            &p,
+            "wf/workflow.yaml",
+            "name: deep-dive-api\ndescription: Look closely\n\
+             inputs:\n  depth: 3\n  topics: [auth, billing]\n  owner: Dana\n",
+        );
+        let wf = read_workflow_file(&p, Path::new("wf/workflow.yaml")).unwrap();
+        assert_eq!(wf.path, p.root().join("wf/workflow.yaml"));
+        assert_eq!(wf.name.as_deref(), Some("deep-dive-api"));
+        assert_eq!(wf.description.as_deref(), Some("Look closely"));
+        assert_eq!(
+            Value::Object(wf.inputs),
+            json!({"depth": 3, "topics": ["auth", "billing"], "owner": "Dana"})
+        );
+        assert!(wf.values.is_empty());
+        assert_eq!(wf.user, None);
+
+        // A blank name is no name; no inputs is an empty map.
+        write(&p, "blank.yaml", "name: '  '\n");
+        let wf = read_workflow_file(&p, Path::new("blank.yaml")).unwrap();
+        assert_eq!(wf.name, None);
+        assert_eq!(wf.description, None);
+        assert!(wf.inputs.is_empty());
+    }
+
+    #[test]
+    fn unreadable_workflow_files_are_refused() {
+        let (_dir, p) = project();
+        let err = read_workflow_file(&p, Path::new("nowhere.yaml")).unwrap_err();
+        assert!(
+            matches!(&err, Error::NotFound { kind: "workflow file", id, .. } if *id == path_of(&p.root().join("nowhere.yaml"))),
+            "{err:?}"
+        );
+
+        let file = write(&p, "list.yaml", "- a\n- b\n");
+        let err = read_workflow_file(&p, Path::new("list.yaml")).unwrap_err();
+        assert_eq!(
+            config_reason(err, &file),
+            "expected a mapping of keys at the top level"
+        );
+
+        let file = write(&p, "inputs.yaml", "name: w\ninputs: [a, b]\n");
+        let err = read_workflow_file(&p, Path::new("inputs.yaml")).unwrap_err();
+        assert_eq!(config_reason(err, &file), "key inputs: expected a mapping");
+
+        // The bundle config path may only use {project-root}.
+        let file = write(
+            &p,
+            "source.yaml",
+            "config_source: '{output_folder}/c.yaml'\n",
+        );
+        let err = read_workflow_file(&p, Path::new("source.yaml")).unwrap_err();
+        assert_eq!(
+            config_reason(err, &file),
+            "key config_source: unknown placeholder {output_folder}; allowed: {project-root}"
+        );
     }
 }

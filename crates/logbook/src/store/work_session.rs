@@ -158,4 +158,3 @@ pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|(_, path)| path)
         .collect())
 }
-

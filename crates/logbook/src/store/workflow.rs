@@ -66,7 +66,10 @@ pub fn archive_path(state_dir: &Path, note_path: &str) -> Result<PathBuf> {
 /// missing or unreadable (say, a state file copied from another machine
 /// without its `.history/` folder) is left out and described in the returned
 /// problems, so the rest of the history still shows.
-pub fn full_history(state_path: &Path, state: &SessionState) -> (Vec<AgentInvocation>, Vec<String>) {
+pub fn full_history(
+    state_path: &Path,
+    state: &SessionState,
+) -> (Vec<AgentInvocation>, Vec<String>) {
     let Some(wf) = &state.orchestrator_workflow else {
         return (vec![], vec![]);
     };

@@ -1,0 +1,7 @@
+//! Integration tests of the library crate: one test binary, one module per
+//! area.
+
+// A failed unwrap is a failed test here, with the location in the message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod layers;
