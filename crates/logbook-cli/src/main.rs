@@ -17,7 +17,7 @@ use crate::printer::{Printer, Style};
 /// Logbook: the session store for AI-agent work.
 #[derive(Debug, Parser)]
 #[command(name = "logbook", version, about, long_about = None, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Project root (default: nearest folder with logbook.yaml or .logbook/).
     #[arg(long, global = true, env = "LOGBOOK_ROOT", value_name = "DIR")]
     root: Option<PathBuf>,

@@ -6,13 +6,13 @@ use anyhow::Result;
 use serde_json::Value;
 
 /// What a command produced: the JSON value for `--json` and the text for people.
-pub struct Output {
-    pub json: Value,
-    pub human: String,
+pub(crate) struct Output {
+    pub(crate) json: Value,
+    pub(crate) human: String,
 }
 
 impl Output {
-    pub fn new(json: Value, human: impl Into<String>) -> Self {
+    pub(crate) fn new(json: Value, human: impl Into<String>) -> Self {
         Output {
             json,
             human: human.into(),
@@ -21,13 +21,13 @@ impl Output {
 }
 
 /// Writes outputs in the chosen mode.
-pub struct Printer {
-    pub json: bool,
-    pub style: Style,
+pub(crate) struct Printer {
+    pub(crate) json: bool,
+    pub(crate) style: Style,
 }
 
 impl Printer {
-    pub fn new(json: bool) -> Self {
+    pub(crate) fn new(json: bool) -> Self {
         let style = if json {
             Style { color: false }
         } else {
@@ -36,7 +36,7 @@ impl Printer {
         Printer { json, style }
     }
 
-    pub fn print(&self, out: &Output) -> Result<()> {
+    pub(crate) fn print(&self, out: &Output) -> Result<()> {
         let mut stdout = std::io::stdout().lock();
         if self.json {
             // Streamed, so a large transcript is not held a second time as
@@ -56,7 +56,7 @@ impl Printer {
     }
 
     /// A warning on stderr (never on stdout, which `--json` keeps clean).
-    pub fn warn(&self, msg: &str) {
+    pub(crate) fn warn(&self, msg: &str) {
         let style = Style::for_stderr();
         let _ = writeln!(std::io::stderr(), "{} {msg}", style.yellow("warning:"));
     }
@@ -64,20 +64,20 @@ impl Printer {
 
 /// ANSI colour, only on a terminal and never with `NO_COLOR`.
 #[derive(Clone, Copy)]
-pub struct Style {
-    pub color: bool,
+pub(crate) struct Style {
+    pub(crate) color: bool,
 }
 
 impl Style {
     fn allowed() -> bool {
         std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
     }
-    pub fn for_stdout() -> Self {
+    pub(crate) fn for_stdout() -> Self {
         Style {
             color: Self::allowed() && std::io::stdout().is_terminal(),
         }
     }
-    pub fn for_stderr() -> Self {
+    pub(crate) fn for_stderr() -> Self {
         Style {
             color: Self::allowed() && std::io::stderr().is_terminal(),
         }
@@ -89,25 +89,25 @@ impl Style {
             s.to_string()
         }
     }
-    pub fn bold(&self, s: &str) -> String {
+    pub(crate) fn bold(&self, s: &str) -> String {
         self.paint("1", s)
     }
-    pub fn dim(&self, s: &str) -> String {
+    pub(crate) fn dim(&self, s: &str) -> String {
         self.paint("2", s)
     }
-    pub fn red(&self, s: &str) -> String {
+    pub(crate) fn red(&self, s: &str) -> String {
         self.paint("31", s)
     }
-    pub fn green(&self, s: &str) -> String {
+    pub(crate) fn green(&self, s: &str) -> String {
         self.paint("32", s)
     }
-    pub fn yellow(&self, s: &str) -> String {
+    pub(crate) fn yellow(&self, s: &str) -> String {
         self.paint("33", s)
     }
 }
 
 /// `190000` → `190,000`, as the seed's reports print counts.
-pub fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {

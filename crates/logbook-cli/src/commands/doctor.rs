@@ -11,7 +11,7 @@ use super::Context;
 use crate::printer::Output;
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Repair what can be repaired (abandoned runs are marked failed, never deleted).
     #[arg(long)]
     fix: bool,
@@ -20,7 +20,7 @@ pub struct DoctorArgs {
     abandoned_after: f64,
 }
 
-pub fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
+pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
     if !a.abandoned_after.is_finite() || a.abandoned_after < 0.0 {
         anyhow::bail!("--abandoned-after must be a number of hours, 0 or more");
     }

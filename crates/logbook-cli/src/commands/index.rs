@@ -13,7 +13,7 @@ use super::Context;
 use crate::printer::{Output, thousands};
 
 #[derive(Debug, Subcommand)]
-pub enum IndexCommand {
+pub(crate) enum IndexCommand {
     /// Forget the index and re-read every file (parallel, with a progress bar).
     Rebuild,
     /// Read only new, changed or deleted files (by directory listing, size and mtime).
@@ -22,7 +22,7 @@ pub enum IndexCommand {
     Status,
 }
 
-pub fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
+pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
     match cmd {
         IndexCommand::Rebuild => {
             let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {

@@ -9,12 +9,12 @@ use serde_json::json;
 use crate::printer::Output;
 
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// bash, zsh, fish, powershell or elvish.
     shell: clap_complete::Shell,
 }
 
-pub fn completions(args: &CompletionsArgs) -> Result<Output> {
+pub(crate) fn completions(args: &CompletionsArgs) -> Result<Output> {
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut crate::Cli::command(), "logbook", &mut buf);
     let script = String::from_utf8(buf)?;
@@ -24,7 +24,7 @@ pub fn completions(args: &CompletionsArgs) -> Result<Output> {
     ))
 }
 
-pub fn init(root: &Path) -> Result<Output> {
+pub(crate) fn init(root: &Path) -> Result<Output> {
     let path = logbook::store::Config::init(root)?;
     Ok(Output::new(
         json!({ "config": path }),
@@ -33,13 +33,13 @@ pub fn init(root: &Path) -> Result<Output> {
 }
 
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Folder to fill (created; must not hold a Logbook project yet).
     #[arg(default_value = "logbook-demo")]
     dir: std::path::PathBuf,
 }
 
-pub fn demo(cwd: &Path, args: &DemoArgs) -> Result<Output> {
+pub(crate) fn demo(cwd: &Path, args: &DemoArgs) -> Result<Output> {
     let root = if args.dir.is_absolute() {
         args.dir.clone()
     } else {

@@ -17,18 +17,18 @@ use crate::Cli;
 use crate::printer::{Output, Printer, Style};
 
 /// What every command gets: the opened project and how to print.
-pub struct Context<'a> {
-    pub project: Project,
-    pub printer: &'a Printer,
+pub(crate) struct Context<'a> {
+    pub(crate) project: Project,
+    pub(crate) printer: &'a Printer,
 }
 
 impl Context<'_> {
-    pub fn style(&self) -> Style {
+    pub(crate) fn style(&self) -> Style {
         self.printer.style
     }
 
     /// Names each file a listing skipped, on stderr, once.
-    pub fn warn_skipped(&self, corrupt: &[logbook::model::CorruptFile]) {
+    pub(crate) fn warn_skipped(&self, corrupt: &[logbook::model::CorruptFile]) {
         for c in corrupt {
             let path = c.path.display().to_string();
             let what = if c.reason.contains(&path) {
@@ -44,7 +44,7 @@ impl Context<'_> {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Start a new work session and make it active.
     Start(session::StartArgs),
     /// Resume the active work session, or make a paused one active.
@@ -105,7 +105,7 @@ pub enum Command {
     Completions(infra::CompletionsArgs),
 }
 
-pub fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
+pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     if let Command::Completions(args) = &cli.command {
         return infra::completions(args);
     }

@@ -16,7 +16,7 @@ use super::Context;
 use crate::printer::Output;
 
 #[derive(Debug, Subcommand)]
-pub enum RunCommand {
+pub(crate) enum RunCommand {
     /// Start a run: a new folder and manifest, status running.
     Start(StartArgs),
     /// Register a file the agent wrote inside the run folder.
@@ -32,7 +32,7 @@ pub enum RunCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct StartArgs {
+pub(crate) struct StartArgs {
     /// Agent identifier (e.g. alex).
     #[arg(long)]
     agent: String,
@@ -66,7 +66,7 @@ pub struct StartArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// The run's UUID.
     id: String,
     /// Path relative to the run folder (the file must exist).
@@ -90,7 +90,7 @@ fn final_status(s: &str) -> std::result::Result<RunStatus, String> {
 }
 
 #[derive(Debug, Args)]
-pub struct FinishArgs {
+pub(crate) struct FinishArgs {
     /// The run's UUID.
     id: String,
     /// How it ended: completed, failed or cancelled.
@@ -99,7 +99,7 @@ pub struct FinishArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct LinkArgs {
+pub(crate) struct LinkArgs {
     /// The later run (its manifest changes).
     id: String,
     /// The earlier run it builds on.
@@ -107,13 +107,13 @@ pub struct LinkArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct IdArgs {
+pub(crate) struct IdArgs {
     /// The run's UUID.
     id: String,
 }
 
 #[derive(Debug, Args)]
-pub struct FindArgs {
+pub(crate) struct FindArgs {
     /// Agent name, exactly.
     #[arg(long)]
     agent: Option<String>,
@@ -145,7 +145,7 @@ pub struct FindArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct LatestOutputArgs {
+pub(crate) struct LatestOutputArgs {
     /// Agent name, exactly.
     #[arg(long)]
     agent: String,
@@ -158,7 +158,7 @@ pub struct LatestOutputArgs {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LineageFormat {
+pub(crate) enum LineageFormat {
     Tree,
     Json,
     Dot,
@@ -166,7 +166,7 @@ pub enum LineageFormat {
 }
 
 #[derive(Debug, Args)]
-pub struct LineageArgs {
+pub(crate) struct LineageArgs {
     /// The run's UUID.
     id: String,
     /// How to print the graph.
@@ -174,7 +174,7 @@ pub struct LineageArgs {
     format: LineageFormat,
 }
 
-pub fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
+pub(crate) fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
     match cmd {
         RunCommand::Start(a) => start(ctx, a),
         RunCommand::Output(a) => output(ctx, a),
@@ -355,7 +355,7 @@ fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
     Ok(Output::new(Value::Object(vars), human))
 }
 
-pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
+pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     let now = clock::now();
     let query = RunQuery {
         agent: a.agent.clone(),
@@ -413,7 +413,7 @@ pub fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     Ok(Output::new(json, human))
 }
 
-pub fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
+pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
     let (run, record, path) = run::latest_output(
         &ctx.project,
         &a.agent,
@@ -426,7 +426,7 @@ pub fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
     ))
 }
 
-pub fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {
+pub(crate) fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {
     let graph = run::lineage(&ctx.project, &a.id, &clock::local_zone())?;
     let json = serde_json::to_value(&graph)?;
     let human = match a.format {

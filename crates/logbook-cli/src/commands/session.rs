@@ -14,7 +14,7 @@ use super::Context;
 use crate::printer::{Output, Style, thousands};
 
 #[derive(Debug, Args)]
-pub struct StartArgs {
+pub(crate) struct StartArgs {
     /// Id prefix: SES, ENG, ANA, DES, TST or any 2–5 capital letters.
     #[arg(long)]
     prefix: Option<String>,
@@ -33,13 +33,13 @@ pub struct StartArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct IdArgs {
+pub(crate) struct IdArgs {
     /// Work session id (default: the active one).
     id: Option<String>,
 }
 
 #[derive(Debug, Args)]
-pub struct CloseArgs {
+pub(crate) struct CloseArgs {
     /// Work session id (default: the active one).
     id: Option<String>,
     /// Context summary to keep (default: composed from milestones, artifacts and notes).
@@ -48,7 +48,7 @@ pub struct CloseArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Only active and paused sessions.
     #[arg(long, conflicts_with = "archived")]
     active: bool,
@@ -58,21 +58,21 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SwitchArgs {
+pub(crate) struct SwitchArgs {
     /// The work session to make active.
     id: String,
 }
 
 /// Names the session a recording command changes.
 #[derive(Debug, Args)]
-pub struct SessionArg {
+pub(crate) struct SessionArg {
     /// Work session to change (default: the active one).
     #[arg(long, value_name = "ID", global = true)]
     session: Option<String>,
 }
 
 #[derive(Debug, Args)]
-pub struct UsageArgs {
+pub(crate) struct UsageArgs {
     /// The main session now uses N tokens.
     #[arg(
         long,
@@ -89,7 +89,7 @@ pub struct UsageArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum MilestoneCommand {
+pub(crate) enum MilestoneCommand {
     /// Add a milestone that is not done yet.
     Add {
         name: String,
@@ -105,7 +105,7 @@ pub enum MilestoneCommand {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ArtifactCommand {
+pub(crate) enum ArtifactCommand {
     /// Record a file produced during the session.
     Add {
         path: String,
@@ -118,14 +118,14 @@ pub enum ArtifactCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct NoteArgs {
+pub(crate) struct NoteArgs {
     text: String,
     #[command(flatten)]
     session: SessionArg,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum AgentCommand {
+pub(crate) enum AgentCommand {
     /// Record a spawned agent; prints its id.
     Spawn {
         /// Agent type (analyst, architect, …).
@@ -193,7 +193,7 @@ fn ask(question: &str) -> Result<Option<bool>> {
     Ok(Some(matches!(line.trim(), "y" | "Y" | "yes" | "Yes")))
 }
 
-pub fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
+pub(crate) fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
     let p = &ctx.project;
     let mut close_active = a.yes;
     if !a.yes
@@ -229,7 +229,7 @@ pub fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
     Ok(session_output(&s, human))
 }
 
-pub fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
+pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let p = &ctx.project;
     if a.id.is_none() && ws::active(p)?.is_none() {
         if ask("No active session. Start new?")? == Some(true) {
@@ -265,7 +265,7 @@ pub fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
     Ok(session_output(&s, human))
 }
 
-pub fn status(ctx: &Context, a: &IdArgs) -> Result<Output> {
+pub(crate) fn status(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::get(&ctx.project, a.id.as_deref())?;
     Ok(session_output(&s, render_status(ctx.style(), &s)))
 }
@@ -334,7 +334,7 @@ fn render_status(st: Style, s: &WorkSession) -> String {
     out
 }
 
-pub fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
+pub(crate) fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
     let s = ws::close(&ctx.project, a.id.as_deref(), a.summary.clone())?;
     let st = ctx.style();
     let done = s
@@ -361,7 +361,7 @@ pub fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
     Ok(session_output(&s, human))
 }
 
-pub fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
+pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     let listing = ws::list(&ctx.project)?;
     ctx.warn_skipped(&listing.corrupt);
     let st = ctx.style();
@@ -420,7 +420,7 @@ pub fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     Ok(Output::new(json, out))
 }
 
-pub fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
+pub(crate) fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::get(&ctx.project, a.id.as_deref())?;
     let r = s.token_report();
     let mut out = String::new();
@@ -470,7 +470,7 @@ pub fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
     Ok(Output::new(serde_json::to_value(&r)?, out))
 }
 
-pub fn savings(ctx: &Context, a: &IdArgs) -> Result<Output> {
+pub(crate) fn savings(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::get(&ctx.project, a.id.as_deref())?;
     let r = s.token_report();
     let st = ctx.style();
@@ -521,7 +521,7 @@ pub fn savings(ctx: &Context, a: &IdArgs) -> Result<Output> {
     Ok(Output::new(serde_json::to_value(&r)?, out))
 }
 
-pub fn switch(ctx: &Context, a: &SwitchArgs) -> Result<Output> {
+pub(crate) fn switch(ctx: &Context, a: &SwitchArgs) -> Result<Output> {
     let s = ws::switch(&ctx.project, &a.id)?;
     let human = format!(
         "Switched to {} {}\n",
@@ -531,13 +531,13 @@ pub fn switch(ctx: &Context, a: &SwitchArgs) -> Result<Output> {
     Ok(session_output(&s, human))
 }
 
-pub fn pause(ctx: &Context, a: &IdArgs) -> Result<Output> {
+pub(crate) fn pause(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::pause(&ctx.project, a.id.as_deref())?;
     let human = format!("Paused {} {}\n", s.session_id, Indicator::Paused.emoji());
     Ok(session_output(&s, human))
 }
 
-pub fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
+pub(crate) fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
     let usage = match (a.current, a.add) {
         (Some(n), _) => Usage::Current(n),
         (None, Some(n)) => Usage::Add(n),
@@ -556,7 +556,7 @@ pub fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
     Ok(session_output(&s, human))
 }
 
-pub fn milestone(ctx: &Context, c: &MilestoneCommand) -> Result<Output> {
+pub(crate) fn milestone(ctx: &Context, c: &MilestoneCommand) -> Result<Output> {
     let (s, human) = match c {
         MilestoneCommand::Add { name, session } => (
             ws::add_milestone(&ctx.project, session.session.as_deref(), name)?,
@@ -570,7 +570,7 @@ pub fn milestone(ctx: &Context, c: &MilestoneCommand) -> Result<Output> {
     Ok(session_output(&s, human))
 }
 
-pub fn artifact(ctx: &Context, c: &ArtifactCommand) -> Result<Output> {
+pub(crate) fn artifact(ctx: &Context, c: &ArtifactCommand) -> Result<Output> {
     let ArtifactCommand::Add {
         path,
         agent,
@@ -585,12 +585,12 @@ pub fn artifact(ctx: &Context, c: &ArtifactCommand) -> Result<Output> {
     Ok(session_output(&s, format!("Recorded artifact {path}\n")))
 }
 
-pub fn note(ctx: &Context, a: &NoteArgs) -> Result<Output> {
+pub(crate) fn note(ctx: &Context, a: &NoteArgs) -> Result<Output> {
     let s = ws::add_note(&ctx.project, a.session.session.as_deref(), &a.text)?;
     Ok(session_output(&s, format!("Noted in {}\n", s.session_id)))
 }
 
-pub fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
+pub(crate) fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
     match c {
         AgentCommand::Spawn {
             agent_type,

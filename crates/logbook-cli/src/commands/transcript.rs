@@ -14,7 +14,7 @@ use super::Context;
 use crate::printer::{Output, thousands};
 
 #[derive(Debug, Subcommand)]
-pub enum TranscriptCommand {
+pub(crate) enum TranscriptCommand {
     /// List transcripts of this project, newest first.
     List(ListArgs),
     /// Show one transcript (by UUID, or the 8-character short id).
@@ -45,7 +45,7 @@ pub enum TranscriptCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Every workdir, not only this project's.
     #[arg(long)]
     all: bool,
@@ -63,7 +63,7 @@ pub struct ListArgs {
     offset: usize,
 }
 
-pub fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
+pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
     match cmd {
         TranscriptCommand::List(a) => list(ctx, a),
         TranscriptCommand::Show { id } => show(ctx, id),

@@ -19,7 +19,7 @@ use crate::printer::{Output, Style};
 
 /// Which state to change and the version the caller expects.
 #[derive(Debug, Args)]
-pub struct TargetArgs {
+pub(crate) struct TargetArgs {
     /// Work session whose state to use (default: the active one).
     #[arg(long, value_name = "ID", global = true)]
     session: Option<String>,
@@ -38,7 +38,7 @@ impl TargetArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct WorkflowArgs {
+pub(crate) struct WorkflowArgs {
     #[command(flatten)]
     target: TargetArgs,
     #[command(subcommand)]
@@ -46,7 +46,7 @@ pub struct WorkflowArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ModeArgs {
+pub(crate) struct ModeArgs {
     /// analysis, planning, coding or disabled.
     mode: Mode,
     #[command(flatten)]
@@ -54,7 +54,7 @@ pub struct ModeArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum WorkflowCommand {
+pub(crate) enum WorkflowCommand {
     /// Show the workflow state (with --full, every invocation ever recorded).
     Show {
         /// Add `fullHistory`: archived and current invocations, in the order they began.
@@ -201,12 +201,12 @@ fn changed(state: &SessionState, what: String) -> Result<Output> {
     ))
 }
 
-pub fn mode(ctx: &Context, a: &ModeArgs) -> Result<Output> {
+pub(crate) fn mode(ctx: &Context, a: &ModeArgs) -> Result<Output> {
     let state = wf::set_mode(&ctx.project, &a.target.target(), a.mode.clone())?;
     changed(&state, format!("Mode: {}", a.mode))
 }
 
-pub fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
+pub(crate) fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
     let p = &ctx.project;
     let target = a.target.target();
     match &a.command {

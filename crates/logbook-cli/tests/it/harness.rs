@@ -6,30 +6,30 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 /// The binary under test.
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_logbook")
 }
 
 /// A temp project root; removed when dropped.
-pub struct TestProject {
-    pub dir: tempfile::TempDir,
+pub(crate) struct TestProject {
+    pub(crate) dir: tempfile::TempDir,
     /// Fixed "now" (RFC 3339) passed as LOGBOOK_NOW, if set.
-    pub now: Option<String>,
-    pub envs: Vec<(String, String)>,
+    pub(crate) now: Option<String>,
+    pub(crate) envs: Vec<(String, String)>,
 }
 
 /// A finished command: exit code, stdout, stderr.
 #[derive(Debug)]
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {
     /// Asserts success and returns stdout.
     #[track_caller]
-    pub fn ok(&self) -> &str {
+    pub(crate) fn ok(&self) -> &str {
         assert_eq!(
             self.code, 0,
             "expected success\nstdout:\n{}\nstderr:\n{}",
@@ -40,7 +40,7 @@ impl Run {
 
     /// Asserts failure with exit code 1 and returns stderr.
     #[track_caller]
-    pub fn err(&self) -> &str {
+    pub(crate) fn err(&self) -> &str {
         assert_eq!(
             self.code, 1,
             "expected exit 1\nstdout:\n{}\nstderr:\n{}",
@@ -57,7 +57,7 @@ impl Run {
     /// Asserts bad usage (exit 2, `error:` on stderr, nothing on stdout) and
     /// returns stderr.
     #[track_caller]
-    pub fn usage(&self) -> &str {
+    pub(crate) fn usage(&self) -> &str {
         assert_eq!(
             self.code, 2,
             "expected exit 2\nstdout:\n{}\nstderr:\n{}",
@@ -74,7 +74,7 @@ impl Run {
 
     /// Asserts success and parses stdout as exactly one JSON value.
     #[track_caller]
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let out = self.ok();
         serde_json::from_str(out)
             .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}):\n{out}"))
@@ -92,7 +92,7 @@ impl From<Output> for Run {
 }
 
 impl TestProject {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         TestProject {
             dir: tempfile::Builder::new()
                 .prefix("logbook-it-")
@@ -103,17 +103,17 @@ impl TestProject {
         }
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// A `logbook` command with the project root as working directory and a
     /// clean environment (no colour, UTC, no inherited LOGBOOK_*).
-    pub fn cmd(&self, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(bin());
         c.args(args)
             .current_dir(self.root())
@@ -134,19 +134,19 @@ impl TestProject {
     }
 
     /// Runs `logbook ARGS` to completion.
-    pub fn run(&self, args: &[&str]) -> Run {
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.cmd(args).output().expect("run logbook").into()
     }
 
     /// Runs `logbook --json ARGS`, asserts success, parses stdout.
     #[track_caller]
-    pub fn json(&self, args: &[&str]) -> Value {
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
         self.run(&all).json()
     }
 
-    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.path(rel);
         if let Some(dir) = p.parent() {
             std::fs::create_dir_all(dir).expect("mkdir");
@@ -155,20 +155,20 @@ impl TestProject {
         p
     }
 
-    pub fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 }
 
 /// `../shared` beside the checkout: the seeds and fixtures.
-pub fn shared(rel: &str) -> PathBuf {
+pub(crate) fn shared(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared")
         .join(rel)
 }
 
 /// The text of a file in `../shared`.
-pub fn shared_text(rel: &str) -> String {
+pub(crate) fn shared_text(rel: &str) -> String {
     let p = shared(rel);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }

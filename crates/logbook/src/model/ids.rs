@@ -92,11 +92,6 @@ impl WorkSessionId {
         dir.join(format!("{}.state.json", self.0))
     }
 
-    /// `{dir}/{id}.history`: where compaction archives go.
-    pub fn history_dir(&self, dir: &Path) -> PathBuf {
-        dir.join(format!("{}.history", self.0))
-    }
-
     /// The names of everything that belongs to the session in `sessions_dir`
     /// and moves with it to the archive.
     pub fn companions(&self) -> [String; 3] {
