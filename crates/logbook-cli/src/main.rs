@@ -49,6 +49,11 @@ fn main() -> ExitCode {
     };
     let printer = Printer::new(cli.json);
     let result = commands::run(&cli, &printer);
+    // What the library noticed on the way (the index left behind, a read
+    // answered from the files) goes to stderr whether the command failed or not.
+    for notice in logbook::notice::take() {
+        printer.warn(&notice);
+    }
     match result.and_then(|out| printer.print(&out)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -139,6 +139,13 @@ pub enum Error {
         problems: Vec<String>,
     },
 
+    /// The project root named by `--root` or `LOGBOOK_ROOT` does not exist.
+    #[error("project root {path} does not exist")]
+    RootMissing {
+        /// The root as resolved.
+        path: PathBuf,
+    },
+
     /// A file Logbook would create already exists.
     #[error("{path} already exists")]
     AlreadyExists {
@@ -225,6 +232,7 @@ impl Error {
             | Error::RunFinished { .. }
             | Error::NoInvocationInProgress { .. }
             | Error::AlreadyExists { .. } => ErrorKind::State,
+            Error::RootMissing { .. } => ErrorKind::NotFound,
             Error::LockTimeout { .. } | Error::Conflict { .. } => ErrorKind::Conflict,
             Error::Corrupt { .. }
             | Error::Config { .. }
@@ -261,6 +269,9 @@ impl Error {
                 "record one first with `logbook workflow invoke {agent} --prompt …`"
             ),
             Error::AlreadyExists { hint, .. } => (*hint).to_string(),
+            Error::RootMissing { .. } => {
+                "check --root / LOGBOOK_ROOT; `logbook init` or `logbook start` creates a project there".into()
+            }
             Error::LockTimeout { .. } => {
                 "is another logbook still running? Set LOGBOOK_LOCK_TIMEOUT (seconds) to wait longer"
                     .into()

@@ -33,6 +33,7 @@ pub mod clock;
 pub mod error;
 pub mod index;
 pub mod model;
+pub mod notice;
 pub mod ops;
 pub mod store;
 #[cfg(feature = "testing")]

@@ -117,7 +117,11 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         let root = cli.root.clone().unwrap_or(cwd);
         return infra::init(&root);
     }
-    let project = Project::discover(&cwd, cli.root.as_deref())?;
+    let project = if matches!(cli.command, Command::Start(_)) {
+        Project::discover_or_new(&cwd, cli.root.as_deref())?
+    } else {
+        Project::discover(&cwd, cli.root.as_deref())?
+    };
     let ctx = Context { project, printer };
     match &cli.command {
         Command::Start(a) => session::start(&ctx, a),

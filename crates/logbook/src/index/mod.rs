@@ -210,16 +210,35 @@ impl Index {
     }
 
     fn open_with(p: &Project, fill_fresh: bool) -> Result<Index> {
+        if !p.exists() {
+            // A read where no project is: answer from the files without
+            // creating one (only a write creates a project).
+            return Index::in_memory(p);
+        }
         let path = p.index_path();
+        match Index::open_file(p, &path, fill_fresh) {
+            Ok(index) => Ok(index),
+            Err(e) if unwritable(&e) => {
+                crate::notice::push(format!(
+                    "the index {} cannot be opened for writing ({e}); answering from the files (a read-only or full disk?)",
+                    path.display()
+                ));
+                Index::in_memory(p)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn open_file(p: &Project, path: &Path, fill_fresh: bool) -> Result<Index> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        let (mut index, fresh) = match Index::connect(p, &path) {
+        let (mut index, fresh) = match Index::connect(p, path) {
             Ok(x) => x,
             Err(Error::Index { corrupt: true, .. }) => {
                 // Derived data: a damaged database is thrown away and rebuilt.
-                remove_db_files(&path)?;
-                Index::connect(p, &path)?
+                remove_db_files(path)?;
+                Index::connect(p, path)?
             }
             Err(e) => return Err(e),
         };
@@ -227,6 +246,14 @@ impl Index {
             index.sync_all(true, None)?;
         }
         index.repair_pending()?;
+        Ok(index)
+    }
+
+    /// An index held in memory and filled from the files: the answer when
+    /// there is no project to keep one in, or its file cannot be written.
+    fn in_memory(p: &Project) -> Result<Index> {
+        let (mut index, _) = Index::connect(p, Path::new(":memory:"))?;
+        index.sync_all(true, None)?;
         Ok(index)
     }
 
@@ -430,6 +457,33 @@ fn remove_db_files(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether opening the index failed because its folder or file cannot be
+/// written (read-only mount, permissions, full disk), as opposed to a bug.
+fn unwritable(e: &Error) -> bool {
+    match e {
+        Error::Io { source, .. } => matches!(
+            source.kind(),
+            std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::ReadOnlyFilesystem
+                | std::io::ErrorKind::StorageFull
+        ),
+        Error::Index { message, .. } => {
+            let m = message.to_ascii_lowercase();
+            [
+                "readonly",
+                "read-only",
+                "unable to open",
+                "disk i/o",
+                "database or disk is full",
+                "permission",
+            ]
+            .iter()
+            .any(|w| m.contains(w))
+        }
+        _ => false,
+    }
 }
 
 /// The device and inode of a file, or `None` when it is gone.

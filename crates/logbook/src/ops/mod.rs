@@ -35,9 +35,11 @@ thread_local! {
 /// The one write protocol (DESIGN §2): the files a write will touch are
 /// marked pending in the index, `write` changes them (under the caller's
 /// lock) and returns the records it wrote, then the index stores those
-/// records and clears the marks in one transaction. If the mark cannot be
-/// recorded nothing is written; if the index update after the write fails,
-/// the marks stay and the next [`Index::open`] repairs them from the files.
+/// records and clears the marks in one transaction. Files are the truth: if
+/// the index cannot be opened or marked, the write still happens and a
+/// notice says the index is behind; if the index update after the write
+/// fails, the marks stay and the next [`Index::open`] repairs them. Only a
+/// failure of the file write itself fails the operation.
 pub(crate) fn write_through<T>(
     p: &Project,
     pending: Vec<Pending>,
@@ -46,18 +48,35 @@ pub(crate) fn write_through<T>(
     let cached = WRITER
         .with(|c| c.borrow_mut().take())
         .filter(|i| i.path() == p.index_path() && i.is_current());
-    let mut index = match cached {
-        Some(i) => i,
-        None => Index::open(p)?,
+    let index = match cached {
+        Some(i) => Ok(i),
+        None => Index::open(p),
+    }
+    .and_then(|mut index| index.mark_pending(&pending).map(|()| index));
+    let index = match index {
+        Ok(index) => Some(index),
+        Err(e) => {
+            index_behind(p, &e);
+            None
+        }
     };
-    index.mark_pending(&pending)?;
     let (out, records) = write()?;
     #[cfg(feature = "testing")]
     crate::testing::crash_point();
-    let written = pending.into_iter().zip(records).collect();
-    // Failure here leaves the pending marks for the next open to repair.
-    if index.record_written(written).is_ok() {
-        WRITER.with(|c| *c.borrow_mut() = Some(index));
+    if let Some(index) = index {
+        let written = pending.into_iter().zip(records).collect();
+        match index.record_written(written) {
+            Ok(()) => WRITER.with(|c| *c.borrow_mut() = Some(index)),
+            // The pending marks stay for the next open to repair.
+            Err(e) => index_behind(p, &e),
+        }
     }
     Ok(out)
+}
+
+fn index_behind(p: &Project, e: &crate::Error) {
+    crate::notice::push(format!(
+        "the files were written, but the index {} was not updated ({e}); `logbook index sync` brings it up to date",
+        p.index_path().display()
+    ));
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::config::Config;
 use crate::store::lock::Locks;
 
@@ -17,8 +17,23 @@ pub struct Project {
 }
 
 impl Project {
-    /// Opens the project containing `cwd` (see [`Config::discover`]).
+    /// Opens the project containing `cwd` (see [`Config::discover`]). A
+    /// root named explicitly (`--root`, `LOGBOOK_ROOT`) must exist: a typo
+    /// there must not quietly start a second project.
     pub fn discover(cwd: &Path, explicit_root: Option<&Path>) -> Result<Project> {
+        if let Some(root) = explicit_root {
+            let root = crate::store::absolute(cwd, root);
+            if !root.is_dir() {
+                return Err(Error::RootMissing { path: root });
+            }
+        }
+        Project::discover_or_new(cwd, explicit_root)
+    }
+
+    /// [`Project::discover`] for the commands that create a project (`init`,
+    /// `start`): an explicit root that does not exist yet is created by
+    /// their first write.
+    pub fn discover_or_new(cwd: &Path, explicit_root: Option<&Path>) -> Result<Project> {
         Ok(Project::from_config(Config::discover(cwd, explicit_root)?))
     }
 
@@ -36,6 +51,12 @@ impl Project {
     /// The project root.
     pub fn root(&self) -> &Path {
         &self.config.root
+    }
+
+    /// Whether a project is here yet: its `.logbook/` folder or its
+    /// `logbook.yaml`. Only a write creates one.
+    pub fn exists(&self) -> bool {
+        self.config.state_dir().is_dir() || self.config.source.is_some()
     }
 
     /// `{root}/.logbook/index.db`.

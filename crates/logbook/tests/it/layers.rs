@@ -1,13 +1,13 @@
 //! The one-way rule of DESIGN §7: model ← store ← index ← ops. A module may
-//! name its own layer and the layers below it, never one above; `error` and
-//! `clock` are leaves every layer may use and that use none. Test code (after
+//! name its own layer and the layers below it, never one above; `error`,
+//! `clock` and `notice` are leaves every layer may use and that use none. Test code (after
 //! `#[cfg(test)]`) is not part of the library and is not checked.
 
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first, and the leaves below them all.
 const LAYERS: [&str; 4] = ["model", "store", "index", "ops"];
-const LEAVES: [&str; 2] = ["error", "clock"];
+const LEAVES: [&str; 3] = ["error", "clock", "notice"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
