@@ -14,9 +14,16 @@ use logbook::ErrorKind;
 
 use crate::printer::{Printer, Style};
 
-/// Logbook: the session store for AI-agent work.
+/// The command line: global options and one subcommand.
 #[derive(Debug, Parser)]
-#[command(name = "logbook", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "logbook",
+    version,
+    about = "Keep AI-agent work safe on disk: work sessions with token budgets, one folder per agent run, transcripts and the orchestrator's history.",
+    long_about = None,
+    after_help = "Start here:\n  logbook start --client ACME --project AUDIT   start a work session\n  logbook run start --agent casey --workflow deep-dive   give an agent run its folder\n  logbook find --text \"laptop budget\"           find runs again\n  logbook demo /tmp/logbook-demo                 an example project to explore\n\nEvery command takes --json (one JSON value on stdout) and --root DIR.",
+    propagate_version = true
+)]
 pub(crate) struct Cli {
     /// Project root (default: nearest folder with logbook.yaml or .logbook/).
     #[arg(long, global = true, env = "LOGBOOK_ROOT", value_name = "DIR")]
@@ -54,8 +61,13 @@ fn main() -> ExitCode {
     for notice in logbook::notice::take() {
         printer.warn(&notice);
     }
-    match result.and_then(|out| printer.print(&out)) {
-        Ok(()) => ExitCode::SUCCESS,
+    match result.and_then(|out| printer.print(&out).map(|()| out.failure)) {
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(failure)) => {
+            let style = Style::for_stderr();
+            let _ = writeln!(std::io::stderr(), "{} {failure}", style.red("error:"));
+            ExitCode::from(1)
+        }
         Err(err) => {
             // `logbook find | head` closing the pipe is not a failure.
             if err

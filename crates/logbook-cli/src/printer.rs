@@ -9,6 +9,9 @@ use serde_json::Value;
 pub(crate) struct Output {
     pub(crate) json: Value,
     pub(crate) human: String,
+    /// Printed as an error after the output, with exit code 1: for commands
+    /// whose report is the answer but whose finding is a failure (`doctor`).
+    pub(crate) failure: Option<String>,
 }
 
 impl Output {
@@ -16,7 +19,14 @@ impl Output {
         Output {
             json,
             human: human.into(),
+            failure: None,
         }
+    }
+
+    /// The same output, reported as a failure after it is printed.
+    pub(crate) fn failing(mut self, failure: impl Into<String>) -> Self {
+        self.failure = Some(failure.into());
+        self
     }
 }
 

@@ -139,6 +139,17 @@ pub enum Error {
         problems: Vec<String>,
     },
 
+    /// A file named for one id holds another (renamed or copied by hand).
+    #[error("{path} is named for {expected} but holds {found}")]
+    IdMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The id its name gives.
+        expected: String,
+        /// The id inside it.
+        found: String,
+    },
+
     /// The project root named by `--root` or `LOGBOOK_ROOT` does not exist.
     #[error("project root {path} does not exist")]
     RootMissing {
@@ -237,6 +248,7 @@ impl Error {
             Error::Corrupt { .. }
             | Error::Config { .. }
             | Error::SessionInTwoPlaces { .. }
+            | Error::IdMismatch { .. }
             | Error::HistoryIncomplete { .. } => ErrorKind::Data,
             Error::Io { .. } | Error::Index { .. } => ErrorKind::Environment,
         }
@@ -269,6 +281,9 @@ impl Error {
                 "record one first with `logbook workflow invoke {agent} --prompt …`"
             ),
             Error::AlreadyExists { hint, .. } => (*hint).to_string(),
+            Error::IdMismatch { .. } => {
+                "rename the file after the id it holds, or fix the id inside (`logbook doctor` lists every such file)".into()
+            }
             Error::RootMissing { .. } => {
                 "check --root / LOGBOOK_ROOT; `logbook init` or `logbook start` creates a project there".into()
             }

@@ -53,12 +53,18 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
             let _ = writeln!(human, "  fixed: {fixed}");
         }
     }
-    if !report.findings.is_empty() && !a.fix {
-        let _ = writeln!(
-            human,
-            "{} problem(s); `logbook doctor --fix` repairs what it can",
-            report.findings.len()
-        );
+    let out = Output::new(serde_json::to_value(&report)?, human);
+    let open = report.unresolved();
+    if open > 0 {
+        let what = if a.fix {
+            format!("{open} problem(s) remain that --fix cannot repair; see the findings above")
+        } else {
+            format!(
+                "{} problem(s) found; `logbook doctor --fix` repairs what it can",
+                report.findings.len()
+            )
+        };
+        return Ok(out.failing(what));
     }
-    Ok(Output::new(serde_json::to_value(&report)?, human))
+    Ok(out)
 }

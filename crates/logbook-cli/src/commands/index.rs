@@ -95,13 +95,15 @@ pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
 }
 
 fn report_output(ctx: &Context, verb: &str, r: &SyncReport) -> Output {
-    for c in &r.corrupt {
-        ctx.printer.warn(&format!(
-            "corrupt {}: {} (`logbook doctor` lists every problem)",
-            c.path.display(),
-            c.reason
-        ));
-    }
+    let skipped: Vec<_> = r
+        .corrupt
+        .iter()
+        .map(|c| logbook::model::CorruptFile {
+            path: c.path.clone(),
+            reason: c.reason.clone(),
+        })
+        .collect();
+    ctx.warn_skipped(&skipped);
     let human = format!(
         "{verb} the index in {:.2}s: {} file(s) scanned, {} read, {} removed, {} corrupt.\n",
         r.seconds,

@@ -846,7 +846,7 @@ fn malformed_files_in_every_store_are_named_and_lose_nothing() {
     let tl = t.run(&["--json", "transcript", "list", "--all"]);
     assert!(tl.json().as_array().unwrap().is_empty());
     assert!(tl.stderr.contains("session_deadbeef.json"), "{}", tl.stderr);
-    let doctor = t.json(&["doctor"]);
+    let doctor = t.doctor(&[]);
     let text = doctor.to_string();
     for name in [
         "11111111-1111-4111-8111-111111111111",

@@ -146,6 +146,28 @@ impl TestProject {
         self.run(&all).json()
     }
 
+    /// Runs `logbook --json doctor ARGS` and returns its report. Doctor
+    /// exits 1 while anything is wrong (INTERFACE.md), 0 when all is well;
+    /// either way stdout is the report.
+    #[track_caller]
+    pub(crate) fn doctor(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json", "doctor"];
+        all.extend_from_slice(args);
+        let r = self.run(&all);
+        let report: Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("doctor stdout is not one JSON value ({e}): {r:?}"));
+        let findings = report["findings"].as_array().map_or(0, Vec::len);
+        match r.code {
+            0 => {}
+            1 => {
+                assert!(findings > 0, "exit 1 without findings: {r:?}");
+                assert!(r.stderr.starts_with("error: "), "{r:?}");
+            }
+            _ => panic!("doctor exited {}: {r:?}", r.code),
+        }
+        report
+    }
+
     pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.path(rel);
         if let Some(dir) = p.parent() {

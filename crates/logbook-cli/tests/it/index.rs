@@ -577,7 +577,7 @@ fn doctor_compares_index_and_files_and_fix_syncs() {
     m["related_sessions"] = json!(["0b0e3f2a-1111-4222-8333-444455556666"]);
     std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
     std::fs::create_dir_all(dir.join("stray")).unwrap();
-    let report = t.json(&["doctor"]);
+    let report = t.doctor(&[]);
     let kinds: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
@@ -586,7 +586,7 @@ fn doctor_compares_index_and_files_and_fix_syncs() {
         .collect();
     assert!(kinds.contains(&"index-stale"), "{report:#}");
     assert!(kinds.contains(&"orphan-folder"), "{report:#}");
-    let fixed = t.json(&["doctor", "--fix"]);
+    let fixed = t.doctor(&["--fix"]);
     let stale = fixed["findings"]
         .as_array()
         .unwrap()
@@ -600,7 +600,7 @@ fn doctor_compares_index_and_files_and_fix_syncs() {
             .starts_with("synced: 1 file(s) read"),
         "{fixed:#}"
     );
-    let after = t.json(&["doctor"]);
+    let after = t.doctor(&[]);
     let kinds: Vec<&str> = after["findings"]
         .as_array()
         .unwrap()

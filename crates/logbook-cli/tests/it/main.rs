@@ -6,6 +6,7 @@
 
 mod contract;
 mod demo;
+mod doctor;
 mod environment;
 mod harness;
 mod index;

@@ -118,7 +118,7 @@ fn invalid_manifests_are_skipped_and_named() {
     assert_eq!(found.as_array().unwrap().len(), 1);
     assert_eq!(found[0]["session_id"], good.as_str());
     assert!(r.stderr.contains("skipped 2 invalid"), "{}", r.stderr);
-    let report = p.json(&["doctor"]);
+    let report = p.doctor(&[]);
     let text = report.to_string();
     assert!(text.contains(bad1) && text.contains(bad2), "{text}");
     assert!(
@@ -826,7 +826,7 @@ fn doctor_reports_and_marks_abandoned_runs() {
         "{\"half",
     );
     p.now = Some("2025-10-02T11:00:00Z".into());
-    let report = p.json(&["doctor"]);
+    let report = p.doctor(&[]);
     let kinds: Vec<_> = report["findings"]
         .as_array()
         .unwrap()
@@ -862,7 +862,7 @@ fn doctor_reports_and_marks_abandoned_runs() {
             .iter()
             .any(|(k, path)| k == "index-stale" && path.ends_with("index.db"))
     );
-    let later = p.json(&["doctor", "--abandoned-after", "48"]);
+    let later = p.doctor(&["--abandoned-after", "48"]);
     let mut later: Vec<&str> = later["findings"]
         .as_array()
         .unwrap()
@@ -877,7 +877,7 @@ fn doctor_reports_and_marks_abandoned_runs() {
         "no fix without --fix"
     );
 
-    let fixed = p.json(&["doctor", "--fix"]);
+    let fixed = p.doctor(&["--fix"]);
     assert!(fixed.to_string().contains("marked failed"), "{fixed}");
     let m = manifest(&p, &old);
     assert_eq!(m["execution"]["status"], "failed");
@@ -1128,7 +1128,7 @@ fn killed_writers_never_leave_a_torn_manifest() {
             serde_json::from_str::<Value>(&text).unwrap_or_else(|e| panic!("{}: {e}", m.display()));
         }
     }
-    let report = p.json(&["doctor", "--fix"]);
+    let report = p.doctor(&["--fix"]);
     assert!(!report.to_string().contains("corrupt-manifest"), "{report}");
     let found = p.run(&["find"]);
     found.ok();

@@ -641,7 +641,7 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
         "{\"version\": ",
     );
 
-    let report = t.json(&["doctor"]);
+    let report = t.doctor(&[]);
     let kinds = finding_kinds(&report);
     for kind in [
         "stale-active-pointer",
@@ -662,7 +662,7 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
     // Nothing is changed without --fix.
     assert!(t.path(&file).is_file());
 
-    let fixed = t.json(&["doctor", "--fix"]);
+    let fixed = t.doctor(&["--fix"]);
     assert!(
         fixed
             .to_string()
@@ -681,7 +681,7 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
     assert!(!t.path(".logbook/sessions/active-session.yaml").exists());
     assert!(!old_tmp.exists());
     assert!(young_tmp.exists(), "a young temp file may be a live write");
-    let again = finding_kinds(&t.json(&["doctor"]));
+    let again = finding_kinds(&t.doctor(&[]));
     for kind in ["stale-active-pointer", "unarchived-session"] {
         assert!(
             !again.contains(&kind.to_string()),

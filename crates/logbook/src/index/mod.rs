@@ -321,6 +321,36 @@ impl Index {
         Ok((index, true))
     }
 
+    /// What is wrong with the index file's pages (`PRAGMA quick_check`), or
+    /// `None` when it is sound or absent. Opens the file read-only and apart
+    /// from [`Index::open`], which a damaged page can make fail.
+    pub fn damage(p: &Project) -> Result<Option<String>> {
+        let path = p.index_path();
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let checked =
+            Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|conn| {
+                    let mut stmt = conn.prepare("PRAGMA quick_check(5)")?;
+                    let rows = stmt
+                        .query_map([], |r| r.get::<_, String>(0))?
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
+                    Ok(rows)
+                });
+        Ok(match checked {
+            Ok(rows) if rows.iter().all(|r| r == "ok") => None,
+            Ok(rows) => Some(rows.join("; ")),
+            Err(e) => Some(e.to_string()),
+        })
+    }
+
+    /// Deletes the index files, so the next open rebuilds them from the
+    /// files (the index is derived data).
+    pub fn discard(p: &Project) -> Result<()> {
+        remove_db_files(&p.index_path())
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -16,8 +16,11 @@ use crate::ops::run::{self, StartOptions};
 use crate::ops::{transcript, work_session, workflow};
 
 /// A project in a temp folder with Logbook's default paths.
+/// A temp folder that is a project already (its `.logbook/` exists), so the
+/// index lives in a file: where no project is, reads use a throwaway index.
 fn project() -> (TempDir, Project) {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".logbook")).unwrap();
     let p = Project::open(dir.path()).unwrap();
     (dir, p)
 }

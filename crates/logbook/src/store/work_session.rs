@@ -52,7 +52,17 @@ pub fn write_file(path: &Path, ws: &WorkSession) -> Result<()> {
 pub fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
     for path in [live_path(p, id), archived_path(p, id)] {
         if path.is_file() {
-            return Ok((read_file(p, &path)?, path));
+            let ws = read_file(p, &path)?;
+            // A file renamed by hand must not let a command naming one
+            // session change another.
+            if ws.session_id != id.as_str() {
+                return Err(Error::IdMismatch {
+                    path,
+                    expected: id.to_string(),
+                    found: ws.session_id,
+                });
+            }
+            return Ok((ws, path));
         }
     }
     Err(Error::not_found(

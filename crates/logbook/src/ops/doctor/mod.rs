@@ -3,7 +3,9 @@
 //! transcripts) add their own checks beside the run checks here; `--fix`
 //! repairs what can be repaired without losing anything and says what it did.
 
-use std::path::PathBuf;
+mod consistency;
+
+use std::path::{Path, PathBuf};
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -63,10 +65,40 @@ pub struct Report {
 /// Runs every check.
 pub fn check(p: &Project, opts: &Options) -> Result<Report> {
     let mut report = Report::default();
+    let index_usable = consistency::index_pages(p, opts, &mut report)?;
     check_runs(p, opts, &mut report)?;
     check_work_sessions(p, opts, &mut report)?;
-    check_index(p, opts, &mut report)?;
+    consistency::ids_match_names(p, &mut report)?;
+    consistency::agents_have_runs(p, opts, &mut report)?;
+    consistency::archives_are_named(p, opts, &mut report)?;
+    if index_usable {
+        check_index(p, opts, &mut report)?;
+    }
     Ok(report)
+}
+
+impl Report {
+    /// How many findings are still wrong: not repaired by `--fix`.
+    pub fn unresolved(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.fixed.as_deref().is_none_or(|fixed| !repaired(fixed)))
+            .count()
+    }
+}
+
+/// Whether a fix's description says it repaired the problem (the fixes
+/// below say "could not …" or "left alone …" when they did not).
+fn repaired(fixed: &str) -> bool {
+    !(fixed.starts_with("could not") || fixed.starts_with("left alone"))
+}
+
+/// A parser's reason without the path it starts with, since the finding
+/// names the path already.
+fn reason_without_path<'a>(reason: &'a str, path: &Path) -> &'a str {
+    reason
+        .strip_prefix(&format!("{}: ", path.display()))
+        .unwrap_or(reason)
 }
 
 /// The index against the files (stale records, with `--fix` a sync), other
@@ -74,7 +106,32 @@ pub fn check(p: &Project, opts: &Options) -> Result<Report> {
 /// manifest, dangling lineage links and subagent transcripts whose parent
 /// is gone.
 pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    // Opening repairs writes a killed writer left pending.
+    let listing = ws::list(p)?;
+    for c in listing.corrupt {
+        report.findings.push(Finding {
+            kind: "corrupt-work-session",
+            message: format!(
+                "{}; listings skip it until the file is repaired",
+                reason_without_path(&c.reason, &c.path)
+            ),
+            path: c.path,
+            fixed: None,
+        });
+    }
+    let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
+    for c in transcripts.corrupt {
+        report.findings.push(Finding {
+            kind: "corrupt-transcript",
+            message: format!(
+                "{}; listings skip it until the file is repaired",
+                reason_without_path(&c.reason, &c.path)
+            ),
+            path: c.path,
+            fixed: None,
+        });
+    }
+    // After the listings above, which bring sessions and transcripts up to
+    // date themselves: what is left stale is what only a sync would read.
     let mut index = Index::open(p)?;
     let stale = index.staleness()?;
     if stale.new + stale.changed + stale.deleted > 0 {
@@ -97,24 +154,6 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
             });
         }
         report.findings.push(f);
-    }
-    let listing = ws::list(p)?;
-    for c in listing.corrupt {
-        report.findings.push(Finding {
-            kind: "corrupt-work-session",
-            path: c.path,
-            message: format!("{}; listings skip it until the file is repaired", c.reason),
-            fixed: None,
-        });
-    }
-    let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
-    for c in transcripts.corrupt {
-        report.findings.push(Finding {
-            kind: "corrupt-transcript",
-            path: c.path,
-            message: format!("{}; listings skip it until the file is repaired", c.reason),
-            fixed: None,
-        });
     }
     let ids: std::collections::HashSet<&str> = transcripts
         .transcripts
@@ -174,7 +213,7 @@ pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()
             path: c.path.clone(),
             message: format!(
                 "{}; listings skip this run until the file is repaired",
-                c.reason
+                reason_without_path(&c.reason, &c.path)
             ),
             fixed: None,
         });
@@ -301,8 +340,8 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             if let Err(e) = problem {
                 report.findings.push(Finding {
                     kind: "corrupt-workflow-state",
+                    message: reason_without_path(&e.to_string(), &path).to_string(),
                     path,
-                    message: format!("{e}"),
                     fixed: None,
                 });
             }
