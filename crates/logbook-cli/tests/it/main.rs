@@ -10,6 +10,7 @@ mod doctor;
 mod environment;
 mod harness;
 mod index;
+mod readme;
 mod runs;
 mod session;
 mod snapshots;

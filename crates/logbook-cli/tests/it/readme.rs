@@ -1,0 +1,107 @@
+//! README.md's `sh` blocks, run top to bottom in an empty folder with the
+//! real binary as `logbook` on PATH: every example a reader copies works as
+//! written. `cargo` is the only stand-in: `cargo run … -p logbook-cli --`
+//! runs the binary under test, and building, installing and testing (which
+//! this very test is part of) do nothing.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::harness::bin;
+
+/// The bodies of the ```sh blocks of `markdown`, in order.
+fn sh_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = vec![];
+    let mut current: Option<String> = None;
+    for line in markdown.lines() {
+        match &mut current {
+            None if line.trim_end() == "```sh" => current = Some(String::new()),
+            Some(body) if line.trim_end() == "```" => {
+                blocks.push(std::mem::take(body));
+                current = None;
+            }
+            Some(body) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            None => {}
+        }
+    }
+    blocks
+}
+
+const PREAMBLE: &str = r#"set -euo pipefail
+cargo() {
+    case "$*" in
+        "run --release -p logbook-cli -- "*) shift 5; logbook "$@" ;;
+        "install --path crates/logbook-cli --locked") ;;
+        "test --workspace --locked") ;;
+        *) echo "README test: unexpected cargo $*" >&2; return 1 ;;
+    esac
+}
+"#;
+
+#[test]
+fn every_shell_block_of_the_readme_runs_top_to_bottom() {
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    let blocks = sh_blocks(&text);
+    assert!(blocks.len() >= 6, "only {} sh blocks found", blocks.len());
+    assert!(
+        blocks[0].contains("cargo run --release -p logbook-cli -- start")
+            && blocks[0].contains("cargo test --workspace --locked"),
+        "the quickstart must give the main job and the test command:\n{}",
+        blocks[0]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("project");
+    let bin_dir = dir.path().join("bin");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(bin(), bin_dir.join("logbook")).unwrap();
+    let mut script = String::from(PREAMBLE);
+    for (i, block) in blocks.iter().enumerate() {
+        script.push_str(&format!("echo '--- README block {}' >&2\n", i + 1));
+        script.push_str(block);
+    }
+    script.push_str("echo README-DONE\n");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(&work)
+        .env("PATH", path)
+        .env("HOME", dir.path())
+        .env("TMPDIR", dir.path())
+        .env("TZ", "UTC")
+        .env("NO_COLOR", "1")
+        .env("USER", "tester")
+        .env_remove("LOGBOOK_ROOT")
+        .env_remove("LOGBOOK_NOW")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("README-DONE"),
+        "README blocks failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    // The examples really did their work.
+    assert!(work.join(".logbook/sessions/archive").is_dir());
+    assert!(
+        stdout.contains("graph"),
+        "lineage --format mermaid printed nothing"
+    );
+}
+
+#[test]
+fn the_block_reader_finds_only_sh_blocks() {
+    let md = "a\n```sh\necho 1\n```\n```yaml\nx: 1\n```\n```sh\necho 2\necho 3\n```\n";
+    assert_eq!(sh_blocks(md), ["echo 1\n", "echo 2\necho 3\n"]);
+}
