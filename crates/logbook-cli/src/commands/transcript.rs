@@ -97,15 +97,14 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     let st = ctx.style();
     let mut out = String::new();
     if listing.transcripts.is_empty() {
-        let _ = writeln!(
-            out,
-            "No transcripts{}.",
-            if a.all {
-                ""
-            } else {
-                " for this project (--all lists every workdir)"
-            }
-        );
+        let _ = match (a.all, listing.elsewhere) {
+            (true, _) => writeln!(out, "No transcripts."),
+            (false, 0) => writeln!(out, "No transcripts for this project."),
+            (false, n) => writeln!(
+                out,
+                "No transcripts for this project; {n} in other workdirs (`logbook transcript list --all` lists them)."
+            ),
+        };
     }
     for t in &listing.transcripts {
         let parent = t

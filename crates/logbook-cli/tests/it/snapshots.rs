@@ -576,7 +576,7 @@ fn transcript_commands() {
     }
     assert_snapshot!(
         human(&t, &["transcript", "list"]),
-        @"No transcripts for this project (--all lists every workdir)."
+        @"No transcripts for this project."
     );
     assert_snapshot!(
         human(&t, &["transcript", "import", "in/transcript-main.json"]),

@@ -396,3 +396,25 @@ fn a_50_mb_transcript_loads_in_under_4x_its_size() {
     let list = t.json(&["transcript", "list"]);
     assert_eq!(list[0]["id"], id);
 }
+
+#[test]
+fn an_empty_project_listing_says_how_many_are_elsewhere() {
+    let t = TestProject::new();
+    // The fixture's workdir is another machine's folder, not this project.
+    let file = t.write("in.json", &shared_text("fixtures/transcript-main.json"));
+    t.run(&["transcript", "import", file.to_str().unwrap()])
+        .ok();
+    let out = t.run(&["transcript", "list"]).ok().to_string();
+    assert!(
+        out.contains("No transcripts for this project; 1 in other workdirs")
+            && out.contains("--all"),
+        "{out}"
+    );
+    assert_eq!(
+        t.json(&["transcript", "list", "--all"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}

@@ -48,6 +48,9 @@ pub struct Listing {
     pub transcripts: Vec<Summary>,
     /// Files named like transcripts that could not be read.
     pub corrupt: Vec<CorruptFile>,
+    /// How many transcripts of the asked kind were left out because their
+    /// workdir is elsewhere (`--all` lists them).
+    pub elsewhere: usize,
 }
 
 /// Saves a transcript: `timestamp` becomes now, missing metadata is filled
@@ -214,20 +217,23 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
             reason: c.reason,
         })
         .collect();
-    let transcripts = index
+    let (here, elsewhere): (Vec<_>, Vec<_>) = index
         .transcripts(opts.kind, None, None)?
         .into_iter()
-        .filter(|t| {
+        .partition(|t| {
             opts.within
                 .as_ref()
                 .is_none_or(|root| store::transcript::is_within(&t.workdir, root))
-        })
+        });
+    let transcripts = here
+        .into_iter()
         .skip(opts.offset)
         .take(opts.limit.unwrap_or(usize::MAX))
         .collect();
     Ok(Listing {
         transcripts,
         corrupt,
+        elsewhere: elsewhere.len(),
     })
 }
 
