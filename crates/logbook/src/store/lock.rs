@@ -55,6 +55,18 @@ impl Locks {
     /// `Ok(None)` means a live process has it (used to tell a writer still at
     /// work from one that died).
     pub fn try_exclusive(&self, name: &str) -> Result<Option<LockGuard>> {
+        let (path, file) = self.lock_file(name)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(LockGuard { _file: file })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
+        }
+    }
+
+    /// The lock file called `name`, created if missing; never truncated,
+    /// since another process may hold it and have written its pid there.
+    fn lock_file(&self, name: &str) -> Result<(PathBuf, File)> {
+        debug_assert!(!name.contains('/') && !name.contains(".."));
         fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let path = self.dir.join(format!("{name}.lock"));
         let file = OpenOptions::new()
@@ -64,24 +76,11 @@ impl Locks {
             .truncate(false)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(LockGuard { _file: file })),
-            Err(TryLockError::WouldBlock) => Ok(None),
-            Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
-        }
+        Ok((path, file))
     }
 
     fn take(&self, name: &str, exclusive: bool) -> Result<LockGuard> {
-        debug_assert!(!name.contains('/') && !name.contains(".."));
-        fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
-        let path = self.dir.join(format!("{name}.lock"));
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+        let (path, mut file) = self.lock_file(name)?;
         let start = Instant::now();
         let mut pause = Duration::from_micros(200);
         loop {

@@ -106,29 +106,23 @@ fn reason_without_path<'a>(reason: &'a str, path: &Path) -> &'a str {
 /// manifest, dangling lineage links and subagent transcripts whose parent
 /// is gone.
 pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    let listing = ws::list(p)?;
-    for c in listing.corrupt {
-        report.findings.push(Finding {
-            kind: "corrupt-work-session",
-            message: format!(
-                "{}; listings skip it until the file is repaired",
-                reason_without_path(&c.reason, &c.path)
-            ),
-            path: c.path,
-            fixed: None,
-        });
-    }
     let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
-    for c in transcripts.corrupt {
-        report.findings.push(Finding {
-            kind: "corrupt-transcript",
-            message: format!(
-                "{}; listings skip it until the file is repaired",
-                reason_without_path(&c.reason, &c.path)
-            ),
-            path: c.path,
-            fixed: None,
-        });
+    let skipped = [
+        ("corrupt-work-session", ws::list(p)?.corrupt),
+        ("corrupt-transcript", transcripts.corrupt.clone()),
+    ];
+    for (kind, corrupt) in skipped {
+        for c in corrupt {
+            report.findings.push(Finding {
+                kind,
+                message: format!(
+                    "{}; listings skip it until the file is repaired",
+                    reason_without_path(&c.reason, &c.path)
+                ),
+                path: c.path,
+                fixed: None,
+            });
+        }
     }
     // After the listings above, which bring sessions and transcripts up to
     // date themselves: what is left stale is what only a sync would read.
