@@ -396,3 +396,36 @@ fn a_50_mb_transcript_loads_in_under_4x_its_size() {
     let list = t.json(&["transcript", "list"]);
     assert_eq!(list[0]["id"], id);
 }
+
+#[test]
+fn human_times_are_local() {
+    let mut t = TestProject::new();
+    t.envs.push(("TZ".into(), "Asia/Tokyo".into()));
+    let m = import(
+        &t,
+        "in/main.json",
+        &fixture_here(&t, "transcript-main.json"),
+        &[],
+    );
+    let stored = t.json(&["transcript", "show", MAIN_ID]);
+    let utc = stored["metadata"]["lastActiveAt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let local = utc
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .to_zoned(jiff::tz::TimeZone::get("Asia/Tokyo").unwrap())
+        .strftime("%Y-%m-%d %H:%M:%S JST")
+        .to_string();
+    for args in [
+        vec!["transcript", "list", "--all"],
+        vec!["transcript", "show", MAIN_ID],
+    ] {
+        let out = t.run(&args);
+        let text = out.ok();
+        assert!(text.contains(&local), "{args:?}: {local} not in\n{text}");
+        assert!(!text.contains(&utc), "{args:?}: {text}");
+    }
+    assert_eq!(m["kind"], "main");
+}
