@@ -116,6 +116,14 @@ impl Style {
     }
 }
 
+/// `text` followed by spaces up to `width` characters. Columns are padded
+/// with this before they are painted: `format!("{:<9}")` counts the colour
+/// codes of a painted string as characters and pads it too little.
+pub(crate) fn pad(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    format!("{text}{}", " ".repeat(width.saturating_sub(len)))
+}
+
 /// `190000` → `190,000`, as the seed's reports print counts.
 pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -131,6 +139,18 @@ pub(crate) fn thousands(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{Style, pad};
+
+    #[test]
+    fn columns_are_padded_before_they_are_painted() {
+        let colour = Style { color: true };
+        let painted = colour.green(&pad("completed", 11));
+        assert_eq!(painted, "\x1b[32mcompleted  \x1b[0m");
+        assert_eq!(pad("running", 9), "running  ");
+        assert_eq!(pad("…", 3), "…  ");
+        assert_eq!(pad("cancelled-long", 9), "cancelled-long");
+    }
+
     #[test]
     fn thousands() {
         assert_eq!(super::thousands(0), "0");

@@ -49,6 +49,28 @@ pub fn local_zone() -> TimeZone {
     TimeZone::try_system().unwrap_or(TimeZone::UTC)
 }
 
+/// A stored timestamp as people read it: in local time (`TZ`), to the
+/// second, with the zone's abbreviation (`2025-01-16 08:30:00 JST`). Text
+/// that is not a timestamp is shown as it is.
+pub fn display(stored: &str) -> String {
+    match parse(stored) {
+        Some(ts) => ts
+            .to_zoned(local_zone())
+            .strftime("%Y-%m-%d %H:%M:%S %Z")
+            .to_string(),
+        None => stored.to_string(),
+    }
+}
+
+/// The local date (`TZ`) of a stored timestamp, `2025-01-16`; text that is
+/// not a timestamp is shown as it is.
+pub fn display_date(stored: &str) -> String {
+    match parse(stored) {
+        Some(ts) => ts.to_zoned(local_zone()).strftime("%Y-%m-%d").to_string(),
+        None => stored.to_string(),
+    }
+}
+
 /// A short human age such as `45s`, `12m`, `2h`, `3 days`, used in listings.
 pub fn age(from: Timestamp, now: Timestamp) -> String {
     let secs = now.as_second().saturating_sub(from.as_second()).max(0);
@@ -99,6 +121,20 @@ mod tests {
         assert!(parse("2025-01-15T10:30:00").is_some());
         assert!(parse("2025-01-15").is_some());
         assert!(parse("yesterday").is_none());
+    }
+
+    #[test]
+    fn display_is_local() {
+        let tokyo = jiff::tz::TimeZone::get("Asia/Tokyo").unwrap();
+        let ts = parse("2025-01-15T23:30:00.000Z").unwrap();
+        assert_eq!(
+            ts.to_zoned(tokyo)
+                .strftime("%Y-%m-%d %H:%M:%S %Z")
+                .to_string(),
+            "2025-01-16 08:30:00 JST"
+        );
+        assert_eq!(display("not a time"), "not a time");
+        assert_eq!(display_date("not a time"), "not a time");
     }
 
     #[test]

@@ -102,6 +102,40 @@ pub enum Error {
         workflow: bool,
     },
 
+    /// A work session id longer than a file name allows (ids name files and
+    /// locks).
+    #[error("invalid work session id {}: it is {} bytes long, and at most {max} fit in the file names made from it", abbreviate(id), id.len())]
+    IdTooLong {
+        /// The id as given or as it would have been built.
+        id: String,
+        /// The longest id allowed, in bytes.
+        max: usize,
+    },
+
+    /// `milestone add` with a name the session already has.
+    #[error("work session {session} already has a milestone {name:?}{}", if *done { " (done)" } else { "" })]
+    MilestoneExists {
+        /// The session.
+        session: String,
+        /// The name as already recorded.
+        name: String,
+        /// Whether that milestone is done.
+        done: bool,
+    },
+
+    /// `milestone done` with a name the session has no open milestone of.
+    #[error("work session {session} has no open milestone {name:?}{}", if *already_done { "; it is already done" } else { "" })]
+    MilestoneNotFound {
+        /// The session.
+        session: String,
+        /// The name as given.
+        name: String,
+        /// Whether a milestone of exactly that name exists and is done.
+        already_done: bool,
+        /// The open milestone whose name is closest, if any is close.
+        near: Option<String>,
+    },
+
     /// A work session file exists both live and in the archive.
     #[error("{live} and {archived} both exist")]
     SessionInTwoPlaces {
@@ -237,12 +271,20 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Invalid { .. } => ErrorKind::Invalid,
-            Error::NotFound { .. } | Error::NoActiveSession => ErrorKind::NotFound,
+            Error::NotFound { .. }
+            | Error::NoActiveSession
+            | Error::MilestoneNotFound {
+                already_done: false,
+                ..
+            } => ErrorKind::NotFound,
+            Error::IdTooLong { .. } => ErrorKind::Invalid,
             Error::SessionActive { .. }
             | Error::SessionClosed { .. }
             | Error::RunFinished { .. }
             | Error::NoInvocationInProgress { .. }
-            | Error::AlreadyExists { .. } => ErrorKind::State,
+            | Error::AlreadyExists { .. }
+            | Error::MilestoneExists { .. }
+            | Error::MilestoneNotFound { .. } => ErrorKind::State,
             Error::RootMissing { .. } => ErrorKind::NotFound,
             Error::LockTimeout { .. } | Error::Conflict { .. } => ErrorKind::Conflict,
             Error::Corrupt { .. }
@@ -259,7 +301,7 @@ impl Error {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::NoActiveSession => {
-                "start one with `logbook start`, or name one with its id (`--session ID`)".into()
+                "start one with `logbook start`, or name one by its id (`--session ID`, or `logbook status ID`; `logbook list` shows them)".into()
             }
             Error::SessionActive { .. } => {
                 "close it first (`logbook close`) or pass --yes to close it and start the new one"
@@ -271,6 +313,25 @@ impl Error {
                 "its workflow state is read-only (`logbook workflow show --session {id}`); start a new session with `logbook start`"
             ),
             Error::SessionClosed { .. } => "start a new one with `logbook start`".into(),
+            Error::IdTooLong { max, .. } => format!(
+                "shorten --client or --project: the id is {{PREFIX}}{{YYYYMM}}-{{CLIENT}}-{{PROJECT}} and must stay within {max} bytes"
+            ),
+            Error::MilestoneExists { name, done: false, .. } => format!(
+                "mark it done with `logbook milestone done {name:?}`, or give the new one another name"
+            ),
+            Error::MilestoneExists { .. } => {
+                "give the new milestone another name".into()
+            }
+            Error::MilestoneNotFound {
+                near: Some(near), ..
+            } => format!("did you mean {near:?}? (`logbook status` lists the milestones)"),
+            Error::MilestoneNotFound {
+                already_done: true,
+                ..
+            } => "`logbook status` lists the milestones".into(),
+            Error::MilestoneNotFound { name, .. } => format!(
+                "add it first with `logbook milestone add {name:?}` (`logbook status` lists the milestones)"
+            ),
             Error::SessionInTwoPlaces { .. } => {
                 "compare them by hand and remove the stale one".into()
             }
@@ -299,6 +360,15 @@ impl Error {
             _ => return None,
         };
         Some(text)
+    }
+}
+
+/// A long id cut to what a person can read in one error line.
+fn abbreviate(id: &str) -> String {
+    const SHOWN: usize = 40;
+    match id.char_indices().nth(SHOWN) {
+        Some((i, _)) => format!("{}…", &id[..i]),
+        None => id.to_string(),
     }
 }
 

@@ -13,7 +13,7 @@ use logbook::ops::run;
 use serde_json::{Value, json};
 
 use super::Context;
-use crate::printer::Output;
+use crate::printer::{Output, pad};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum RunCommand {
@@ -296,9 +296,9 @@ fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let _ = writeln!(h, "  {}", entry.display_name);
     let _ = writeln!(h, "  Id:       {}", run.id);
     let _ = writeln!(h, "  Status:   {}", m.execution.status);
-    let _ = writeln!(h, "  Started:  {}", m.execution.started_at);
+    let _ = writeln!(h, "  Started:  {}", clock::display(&m.execution.started_at));
     if let Some(c) = &m.execution.completed_at {
-        let _ = writeln!(h, "  Finished: {c}");
+        let _ = writeln!(h, "  Finished: {}", clock::display(c));
     }
     if let Some(u) = &m.execution.user {
         let _ = writeln!(h, "  User:     {u}");
@@ -393,16 +393,16 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         human.push_str("No runs match.\n");
     }
     for e in &entries {
-        let status = e.manifest.execution.status.as_str();
+        let status = pad(e.manifest.execution.status.as_str(), 9);
         let status = match e.manifest.execution.status {
-            RunStatus::Completed => style.green(status),
-            RunStatus::Failed => style.red(status),
-            RunStatus::Running => style.yellow(status),
-            _ => status.to_string(),
+            RunStatus::Completed => style.green(&status),
+            RunStatus::Failed => style.red(&status),
+            RunStatus::Running => style.yellow(&status),
+            _ => status,
         };
         let _ = writeln!(
             human,
-            "{}  {:<9}  {}\n    {} · {} output(s)",
+            "{}  {}  {}\n    {} · {} output(s)",
             e.session_id,
             status,
             style.bold(&e.label),

@@ -71,15 +71,13 @@ pub(crate) struct SessionArg {
     session: Option<String>,
 }
 
+/// One of the two amounts is required; the group makes clap's error name
+/// both flags rather than only the first.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("amount").required(true).args(["current", "add"])))]
 pub(crate) struct UsageArgs {
     /// The main session now uses N tokens.
-    #[arg(
-        long,
-        value_name = "N",
-        required_unless_present = "add",
-        conflicts_with = "add"
-    )]
+    #[arg(long, value_name = "N")]
     current: Option<u64>,
     /// The main session used N more tokens.
     #[arg(long, value_name = "N")]
@@ -96,7 +94,7 @@ pub(crate) enum MilestoneCommand {
         #[command(flatten)]
         session: SessionArg,
     },
-    /// Mark a milestone done (adding it if missing).
+    /// Mark an open milestone done (its name exactly as added).
     Done {
         name: String,
         #[command(flatten)]
@@ -162,7 +160,7 @@ fn indicator_text(style: Style, ind: Indicator) -> String {
     match ind {
         Indicator::Active => style.green(ind.emoji()),
         Indicator::Warning => style.yellow(ind.emoji()),
-        Indicator::Critical => style.red(ind.emoji()),
+        Indicator::Critical | Indicator::Blocked => style.red(ind.emoji()),
         _ => ind.emoji().to_string(),
     }
 }
@@ -251,7 +249,7 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
         "Resuming Session: {}\nStatus: {}\nStarted: {}\nMilestones: {}\nArtifacts: {}\nToken Usage: {}/{}\n\nLast Context:\n{}\n",
         ctx.style().bold(&s.session_id),
         s.status.as_str(),
-        s.created,
+        clock::display(&s.created),
         s.milestones.len(),
         s.artifacts.len(),
         thousands(s.tokens.current),
@@ -281,8 +279,8 @@ fn render_status(st: Style, s: &WorkSession) -> String {
         indicator_text(st, s.indicator())
     );
     let _ = writeln!(out, "Status: {}", s.status.as_str());
-    if let Some(created) = clock::parse(&s.created) {
-        let _ = writeln!(out, "Duration: {}", clock::duration(created, now));
+    if let Some(duration) = s.duration(now) {
+        let _ = writeln!(out, "Duration: {duration}");
     }
     let _ = writeln!(
         out,
@@ -342,9 +340,7 @@ pub(crate) fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
         .iter()
         .filter(|m| m.completed.is_some())
         .count();
-    let duration = clock::parse(&s.created)
-        .map(|c| clock::duration(c, clock::now()))
-        .unwrap_or_default();
+    let duration = s.duration(clock::now()).unwrap_or_default();
     let human = format!(
         "Closed session {} {}\nDuration: {duration}\nMilestones: {done}/{} done\nArtifacts: {}\nAgents spawned: {}\nTokens: {}/{} main, {} saved by isolation\nArchived to: {}\n\nContext Summary:\n{}\n",
         st.bold(&s.session_id),
@@ -401,7 +397,7 @@ pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             let _ = writeln!(out, "  (none)");
         }
         for s in &listing.archived {
-            let date = s.last_updated.get(..10).unwrap_or(&s.last_updated);
+            let date = clock::display_date(&s.last_updated);
             let _ = writeln!(
                 out,
                 "  {} {} (closed {date})",
@@ -521,14 +517,28 @@ pub(crate) fn savings(ctx: &Context, a: &IdArgs) -> Result<Output> {
     Ok(Output::new(serde_json::to_value(&r)?, out))
 }
 
+/// Switches and restores the context of the session switched to (the
+/// seed's step 3): what it recorded, decided and left to do.
 pub(crate) fn switch(ctx: &Context, a: &SwitchArgs) -> Result<Output> {
     let s = ws::switch(&ctx.project, &a.id)?;
-    let human = format!(
-        "Switched to {} {}\n",
+    let context = ws::context(&ctx.project, &s)?;
+    let mut human = format!(
+        "Switched to {} {}\nTokens: {}/{} ({})\n\nContext:\n{}",
         ctx.style().bold(&s.session_id),
-        indicator_text(ctx.style(), s.indicator())
+        indicator_text(ctx.style(), s.indicator()),
+        thousands(s.tokens.current),
+        thousands(s.tokens.max),
+        percent(s.percentage()),
+        context
     );
-    Ok(session_output(&s, human))
+    if !s.context_summary.trim().is_empty() {
+        let _ = write!(human, "\nLast Context:\n{}\n", s.context_summary.trim_end());
+    }
+    let mut json = s.to_json();
+    if let serde_json::Value::Object(m) = &mut json {
+        m.insert("context".into(), context.into());
+    }
+    Ok(Output::new(json, human))
 }
 
 pub(crate) fn pause(ctx: &Context, a: &IdArgs) -> Result<Output> {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use logbook::clock;
 use logbook::model::ids::short_id;
 use logbook::model::transcript::Kind;
 use logbook::ops::transcript::{self, ListOptions};
@@ -117,7 +118,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             "{}  {:<8}  {}  {:>9} tokens{}",
             st.bold(&t.id),
             t.kind.as_str(),
-            t.last_active_at,
+            clock::display(&t.last_active_at),
             thousands(t.latest_total_tokens),
             st.dim(&parent)
         );
@@ -137,8 +138,12 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
         let _ = writeln!(out, "{} ({})", st.bold(&t.id), stored.kind.as_str());
         let _ = writeln!(out, "File:      {}", stored.path.display());
         let _ = writeln!(out, "Workdir:   {}", t.metadata.workdir);
-        let _ = writeln!(out, "Started:   {}", t.metadata.started_at);
-        let _ = writeln!(out, "Active:    {}", t.metadata.last_active_at);
+        let _ = writeln!(out, "Started:   {}", clock::display(&t.metadata.started_at));
+        let _ = writeln!(
+            out,
+            "Active:    {}",
+            clock::display(&t.metadata.last_active_at)
+        );
         let _ = writeln!(
             out,
             "Tokens:    {}",
@@ -203,7 +208,7 @@ fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
             "{verb} {} ({}, last active {}) to {}",
             m.id,
             m.kind.as_str(),
-            m.last_active_at,
+            clock::display(&m.last_active_at),
             m.to.display()
         );
     }

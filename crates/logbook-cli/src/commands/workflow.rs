@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use logbook::clock;
 use logbook::model::workflow::{
     AgentInvocation, AgentType, DecisionType, InvocationStatus, Mode, Phase, SessionState,
     VerdictDecision, check_confidence,
@@ -287,7 +288,11 @@ pub(crate) fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
                 rejected_by: rejected_by.clone(),
             };
             let (state, decision) = wf::decide(p, &target, d)?;
-            changed(&state, format!("Decision {} recorded", decision.id))
+            // The bare id, as README promises, so `id=$(logbook workflow decide …)` works.
+            Ok(Output::new(
+                state_json(&state)?,
+                format!("{}\n", decision.id),
+            ))
         }
         WorkflowCommand::Verdict {
             agent: name,
@@ -395,8 +400,8 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
     let since = s
         .mode_history
         .last()
-        .map(|m| m.timestamp.as_str())
-        .unwrap_or("");
+        .map(|m| clock::display(&m.timestamp))
+        .unwrap_or_default();
     let _ = writeln!(out, "Mode:      {} (since {since})", s.current_mode);
     let Some(w) = &s.orchestrator_workflow else {
         let _ = writeln!(
@@ -441,7 +446,7 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             status_mark(st, &i.status),
             i.agent.as_str(),
             i.status.as_str(),
-            st.dim(&i.started_at)
+            st.dim(&clock::display(&i.started_at))
         );
     }
     if !w.decisions.is_empty() {

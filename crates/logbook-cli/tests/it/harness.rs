@@ -182,6 +182,30 @@ impl TestProject {
     }
 }
 
+/// Runs `logbook ARGS` on a pseudo-terminal (util-linux `script`), feeding `input`.
+pub(crate) fn on_terminal(t: &TestProject, args: &str, input: &str, no_color: bool) -> Run {
+    use std::io::Write;
+    let mut c = Command::new("script");
+    c.args(["-qec", &format!("{} {args}", bin()), "/dev/null"])
+        .current_dir(t.root())
+        .env_remove("LOGBOOK_ROOT")
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if no_color {
+        c.env("NO_COLOR", "1");
+    }
+    let mut child = c.spawn().expect("util-linux script");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap().into()
+}
+
 /// `../shared` beside the checkout: the seeds and fixtures.
 pub(crate) fn shared(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1134,3 +1134,25 @@ fn killed_writers_never_leave_a_torn_manifest() {
     found.ok();
     assert!(!found.stderr.contains("skipped"), "{}", found.stderr);
 }
+
+#[test]
+fn colour_keeps_the_status_column_padded_on_a_terminal() {
+    let p = TestProject::new();
+    let done = start(&p, &["--agent", "casey", "--workflow", "deep-dive"]);
+    p.run(&["run", "finish", &done]).ok();
+    start(&p, &["--agent", "casey", "--workflow", "deep-dive"]);
+    let out = crate::harness::on_terminal(&p, "find", "", false);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("\x1b["), "expected colour: {out:?}");
+    // Padded to 9 characters inside the colour codes, then the gap.
+    assert!(
+        out.stdout.contains("\x1b[33mrunning  \x1b[0m  "),
+        "{:?}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("\x1b[32mcompleted\x1b[0m  "),
+        "{:?}",
+        out.stdout
+    );
+}

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{TestProject, shared_text};
+use crate::harness::{TestProject, on_terminal, shared_text};
 
 const SEED_ID: &str = "SES202501-ACME-AUDIT";
 
@@ -366,7 +366,7 @@ fn switch_pause_resume_close_and_list() {
     let closed = t.json(&["close", &a]);
     assert_eq!(closed["status"], "closed");
     let summary = closed["context_summary"].as_str().unwrap();
-    assert!(summary.contains("Completed: Design."), "{summary}");
+    assert!(summary.contains("Milestones done: Design"), "{summary}");
     assert!(summary.contains("Client prefers OAuth2"), "{summary}");
     assert!(
         t.path(&format!(".logbook/sessions/archive/{a}.yaml"))
@@ -551,34 +551,6 @@ fn killed_writers_never_leave_a_torn_file() {
     assert!(start.elapsed() < Duration::from_secs(30));
 }
 
-/// Runs `logbook ARGS` on a pseudo-terminal (util-linux `script`), feeding `input`.
-fn on_terminal(t: &TestProject, args: &str, input: &str, no_color: bool) -> crate::harness::Run {
-    use std::io::Write;
-    let mut c = Command::new("script");
-    c.args([
-        "-qec",
-        &format!("{} {args}", crate::harness::bin()),
-        "/dev/null",
-    ])
-    .current_dir(t.root())
-    .env_remove("LOGBOOK_ROOT")
-    .env_remove("NO_COLOR")
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped());
-    if no_color {
-        c.env("NO_COLOR", "1");
-    }
-    let mut child = c.spawn().expect("util-linux script");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap().into()
-}
-
 #[test]
 fn terminal_start_asks_and_colours_only_without_no_color() {
     let t = TestProject::new();
@@ -726,4 +698,324 @@ fn sessions_written_by_other_tools_are_found_as_active() {
         t.json(&["status", "SES202501-ACME-OTHER"])["tokens"]["max"],
         150000
     );
+}
+
+#[test]
+fn a_failed_start_yes_leaves_the_active_session_active() {
+    let t = TestProject::new();
+    let old = t.json(&["start", "--client", "ACME", "--project", "B", "--yes"]);
+    let old_id = old["session_id"].as_str().unwrap().to_string();
+    // Too long for a file name: refused before anything is closed.
+    let long = "A".repeat(250);
+    let e = t.run(&["start", "--client", &long, "--project", "B", "--yes"]);
+    let err = e.err();
+    assert!(err.contains("at most 180"), "{err}");
+    assert!(err.contains("--client or --project"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+    // One byte over the limit, with the `-N` suffix a taken id gets.
+    let c168 = "C".repeat(168);
+    t.json(&["start", "--client", &c168, "--project", "B", "--yes"]);
+    let e = t.run(&["start", "--client", &c168, "--project", "B", "--yes"]);
+    assert!(e.err().contains("at most 180"), "{e:?}");
+    let list = t.json(&["list"]);
+    assert_eq!(list["archived"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list["archived"][0]["session_id"], old_id.as_str());
+    // An id of exactly 180 bytes works everywhere its name is used.
+    let active = list["active"].as_str().unwrap().to_string();
+    assert_eq!(active.len(), 180);
+    t.json(&["workflow", "invoke", "qa", "--prompt", "p"]);
+    t.json(&["note", "n"]);
+    t.json(&["close"]);
+    assert!(
+        t.path(&format!(".logbook/sessions/archive/{active}.state.json"))
+            .is_file()
+    );
+}
+
+#[test]
+fn a_start_whose_close_fails_leaves_the_old_session_active() {
+    let t = TestProject::new();
+    let old = t.json(&["start", "--client", "ACME", "--project", "B"]);
+    let old_id = old["session_id"].as_str().unwrap().to_string();
+    // The archive folder cannot be created: closing the old session fails.
+    t.write(".logbook/sessions/archive", "not a folder");
+    let e = t.run(&["start", "--client", "ACME", "--project", "C", "--yes"]);
+    e.err();
+    let status = t.json(&["status"]);
+    assert_eq!(status["session_id"], old_id.as_str());
+    assert_eq!(status["status"], "active");
+    let names: Vec<String> = std::fs::read_dir(t.path(".logbook/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    assert_eq!(
+        names.len(),
+        2,
+        "only the old session and the pointer: {names:?}"
+    );
+    std::fs::remove_file(t.path(".logbook/sessions/archive")).unwrap();
+    let new = t.json(&["start", "--client", "ACME", "--project", "C", "--yes"]);
+    assert_eq!(
+        t.json(&["list"])["archived"][0]["session_id"],
+        old_id.as_str()
+    );
+    assert_eq!(t.json(&["status"])["session_id"], new["session_id"]);
+}
+
+#[test]
+fn milestone_typos_and_duplicates_are_refused_with_the_near_name() {
+    let t = TestProject::new();
+    t.json(&["start", "--client", "ACME", "--project", "B"]);
+    t.json(&["milestone", "add", "Design"]);
+    let e = t.run(&["milestone", "done", "Desing"]);
+    let err = e.err();
+    assert!(err.contains("no open milestone \"Desing\""), "{err}");
+    assert!(err.contains("did you mean \"Design\"?"), "{err}");
+    for dup in ["Design", " design "] {
+        let e = t.run(&["milestone", "add", dup]);
+        let err = e.err();
+        assert!(err.contains("already has a milestone \"Design\""), "{err}");
+        assert!(err.contains("milestone done \"Design\""), "{err}");
+    }
+    let e = t.run(&["milestone", "done", "Deploy"]);
+    let err = e.err();
+    assert!(!err.contains("did you mean"), "{err}");
+    assert!(err.contains("logbook milestone add \"Deploy\""), "{err}");
+    let s = t.json(&["status"]);
+    assert_eq!(s["milestones"].as_array().unwrap().len(), 1, "{s}");
+    assert!(s["milestones"][0]["completed"].is_null());
+    t.json(&["milestone", "done", "Design"]);
+    let e = t.run(&["milestone", "done", "Design"]);
+    assert!(e.err().contains("it is already done"), "{e:?}");
+    assert_eq!(
+        t.json(&["status"])["milestones"].as_array().unwrap().len(),
+        1
+    );
+}
+
+#[test]
+fn a_closed_sessions_duration_stops_at_its_close() {
+    let mut t = TestProject::new();
+    t.now = Some("2025-01-15T10:00:00Z".into());
+    let s = t.json(&["start", "--client", "ACME", "--project", "B"]);
+    let id = s["session_id"].as_str().unwrap().to_string();
+    t.now = Some("2025-01-15T10:05:00Z".into());
+    assert!(t.run(&["close"]).ok().contains("Duration: 5m"));
+    t.now = Some("2025-01-17T10:00:00Z".into());
+    let status = t.run(&["status", &id]);
+    assert!(status.ok().contains("Duration: 5m\n"), "{status:?}");
+}
+
+#[test]
+fn red_means_blocked_or_failed() {
+    let t = TestProject::new();
+    let s = t.json(&["start", "--client", "ACME", "--project", "B"]);
+    let id = s["session_id"].as_str().unwrap().to_string();
+    t.json(&["workflow", "invoke", "qa", "--prompt", "Test it"]);
+    assert_eq!(t.json(&["status"])["indicator"], "active");
+    t.json(&[
+        "workflow",
+        "complete",
+        "qa",
+        "--summary",
+        "Stuck",
+        "--blocker",
+        "no fixtures",
+    ]);
+    assert_eq!(t.json(&["status"])["indicator"], "blocked");
+    assert!(t.run(&["status"]).ok().contains("🔴"));
+    let list = t.json(&["list"]);
+    assert_eq!(list["sessions"][0]["indicator"], "blocked", "{list}");
+    assert!(t.run(&["list"]).ok().contains(&format!("{id} 🔴")));
+    // Taken up again: no longer blocked; failing again is red again.
+    t.json(&["workflow", "invoke", "qa", "--prompt", "Again"]);
+    assert_eq!(t.json(&["status"])["indicator"], "active");
+    t.json(&[
+        "workflow",
+        "complete",
+        "qa",
+        "--summary",
+        "Broke",
+        "--failed",
+    ]);
+    assert_eq!(t.json(&["usage", "--add", "10"])["indicator"], "blocked");
+    // A status another tool wrote.
+    let file = format!(".logbook/sessions/{id}.yaml");
+    t.write(
+        &file,
+        &t.read(&file).replace("status: active", "status: blocked"),
+    );
+    std::fs::remove_file(t.path(&format!(".logbook/sessions/{id}.state.json"))).unwrap();
+    assert_eq!(t.json(&["status", &id])["indicator"], "blocked");
+}
+
+#[test]
+fn close_summarises_decisions_outcomes_and_next_steps() {
+    let t = TestProject::new();
+    let s = t.json(&["start", "--client", "ACME", "--project", "STORE"]);
+    let id = s["session_id"].as_str().unwrap().to_string();
+    t.json(&["milestone", "add", "Design"]);
+    t.json(&["milestone", "add", "Build"]);
+    t.json(&["milestone", "done", "Design"]);
+    t.json(&["artifact", "add", "docs/prd.md", "--agent", "pm"]);
+    t.json(&["note", "Client prefers OAuth2 over JWT"]);
+    t.json(&[
+        "workflow",
+        "invoke",
+        "architect",
+        "--prompt",
+        "Design the store",
+    ]);
+    t.json(&[
+        "workflow",
+        "complete",
+        "architect",
+        "--summary",
+        "Designed the store",
+        "--recommendation",
+        "Write the crash tests",
+        "--handoff-to",
+        "implementer",
+        "--reason",
+        "Ready to build",
+    ]);
+    t.json(&[
+        "workflow",
+        "decide",
+        "--type",
+        "architectural",
+        "--description",
+        "Files are the truth",
+        "--rationale",
+        "Rebuildable",
+        "--by",
+        "architect",
+        "--approved-by",
+        "critic",
+    ]);
+    t.json(&[
+        "workflow",
+        "verdict",
+        "critic",
+        "--decision",
+        "conditional",
+        "--confidence",
+        "0.8",
+        "--reasoning",
+        "Sound",
+        "--condition",
+        "Add fsync",
+    ]);
+    t.json(&["workflow", "invoke", "qa", "--prompt", "Test it"]);
+    let out = t.run(&["close"]);
+    let human = out.ok();
+    let stored = t.json(&["status", &id]);
+    let summary = stored["context_summary"].as_str().unwrap();
+    for line in [
+        "Outcomes:",
+        "- Milestones done: Design",
+        "- Artifacts: docs/prd.md (pm)",
+        "- architect completed: Designed the store",
+        "Key decisions:",
+        "- [architectural] Files are the truth (architect; approved by critic): Rebuildable",
+        "Verdicts:",
+        "- critic conditional (0.80): Sound; conditions: Add fsync",
+        "Notes and learnings:",
+        "- Client prefers OAuth2 over JWT",
+        "Next steps:",
+        "- Milestone open: Build",
+        "- Handoff architect → implementer pending: Ready to build",
+        "- qa in progress: Test it",
+        "- Recommended by architect: Write the crash tests",
+    ] {
+        assert!(summary.contains(line), "{line:?} missing from:\n{summary}");
+        assert!(human.contains(line), "{line:?} missing from:\n{human}");
+    }
+}
+
+#[test]
+fn switch_restores_the_context_of_the_session_switched_to() {
+    let t = TestProject::new();
+    let one = t.json(&["start", "--client", "ACME", "--project", "ONE"]);
+    let one = one["session_id"].as_str().unwrap().to_string();
+    t.json(&["milestone", "add", "Ship it"]);
+    t.json(&["note", "Use the staging database"]);
+    t.json(&[
+        "workflow",
+        "handoff",
+        "analyst",
+        "architect",
+        "--reason",
+        "Design next",
+    ]);
+    t.json(&["pause"]);
+    t.json(&["start", "--client", "ACME", "--project", "TWO"]);
+    let out = t.run(&["switch", &one]);
+    let human = out.ok();
+    for line in [
+        "Switched to",
+        "Context:",
+        "- Use the staging database",
+        "- Milestone open: Ship it",
+        "- Handoff analyst → architect pending: Design next",
+    ] {
+        assert!(human.contains(line), "{line:?} missing from:\n{human}");
+    }
+    let json = t.json(&["switch", &one]);
+    assert!(
+        json["context"]
+            .as_str()
+            .unwrap()
+            .contains("Use the staging database"),
+        "{json}"
+    );
+}
+
+#[test]
+fn dates_and_the_id_month_are_local() {
+    let mut t = TestProject::new();
+    t.now = Some("2025-01-31T23:30:00Z".into());
+    t.envs.push(("TZ".into(), "Asia/Tokyo".into()));
+    let s = t.json(&["start", "--client", "ACME", "--project", "B"]);
+    assert_eq!(s["session_id"], "SES202502-ACME-B");
+    assert_eq!(s["created"], "2025-01-31T23:30:00.000Z", "files keep UTC");
+    let resume = t.run(&["resume"]);
+    assert!(
+        resume.ok().contains("Started: 2025-02-01 08:30:00 JST"),
+        "{resume:?}"
+    );
+    t.json(&["close"]);
+    let list = t.run(&["list"]);
+    assert!(list.ok().contains("(closed 2025-02-01)"), "{list:?}");
+}
+
+#[test]
+fn hints_name_the_flags_and_yaml_errors_name_no_rust_types() {
+    let t = TestProject::new();
+    let e = t.run(&["note", "x"]);
+    assert!(e.err().contains("`--session ID`"), "{e:?}");
+    t.json(&["start", "--client", "ACME", "--project", "B"]);
+    let e = t.run(&["usage"]);
+    let err = e.usage();
+    assert!(err.contains("--current") && err.contains("--add"), "{err}");
+    let e = t.run(&["usage", "--current", "1", "--add", "2"]);
+    e.usage();
+    t.write(
+        ".logbook/sessions/SES202501-ACME-Y.yaml",
+        "session_id: SES202501-ACME-Y\nmilestones:\n  - name: ~\n",
+    );
+    t.write(
+        ".logbook/sessions/SES202501-ACME-Z.yaml",
+        "session_id: SES202501-ACME-Z\nstatus: active\nstatus: paused\n",
+    );
+    for id in ["SES202501-ACME-Y", "SES202501-ACME-Z"] {
+        let e = t.run(&["status", id]);
+        let err = e.err();
+        assert!(err.contains(&format!("{id}.yaml")), "{err}");
+        assert!(err.contains("line "), "{err}");
+        for rust in ["Option<", "String>", "Options", "struct ", "u64"] {
+            assert!(!err.contains(rust), "{rust:?} in {err}");
+        }
+    }
 }

@@ -359,8 +359,8 @@ fn run_commands() {
       5:09p - deep-dive-app: Laptops
       Id:       [RUN-CASEY]
       Status:   completed
-      Started:  2025-10-06T17:09:00.000Z
-      Finished: 2025-10-06T17:25:00.000Z
+      Started:  2025-10-06 17:09:00 UTC
+      Finished: 2025-10-06 17:25:00 UTC
       User:     bryan
       Folder:   [ROOT]/docs/agent-outputs/[RUN-CASEY]
       Tags:     q4
@@ -411,7 +411,7 @@ fn run_commands() {
       9:30a - build-stories
       Id:       [RUN-PIXEL]
       Status:   running
-      Started:  2025-10-07T09:30:00.000Z
+      Started:  2025-10-07 09:30:00 UTC
       User:     bryan
       Folder:   [ROOT]/docs/agent-outputs/[RUN-PIXEL]
       Work session: SES202510-ACME-LAPTOPS
@@ -587,19 +587,19 @@ fn transcript_commands() {
         @"Saved subagent transcript [SUB-ID] to [ROOT]/.logbook/transcripts/subagent_session_7e6f5a4b.json"
     );
     assert_snapshot!(human(&t, &["transcript", "list"]), @"
-    [MAIN-ID]  main      2026-01-18T10:42:07.512Z      2,242 tokens
-    [SUB-ID]  subagent  2026-01-18T10:36:51.004Z      1,160 tokens ← 3c4d5e6f
+    [MAIN-ID]  main      2026-01-18 10:42:07 UTC      2,242 tokens
+    [SUB-ID]  subagent  2026-01-18 10:36:51 UTC      1,160 tokens ← 3c4d5e6f
     ");
     assert_snapshot!(
         human(&t, &["transcript", "list", "--subagents"]),
-        @"[SUB-ID]  subagent  2026-01-18T10:36:51.004Z      1,160 tokens ← 3c4d5e6f"
+        @"[SUB-ID]  subagent  2026-01-18 10:36:51 UTC      1,160 tokens ← 3c4d5e6f"
     );
     assert_snapshot!(human(&t, &["transcript", "show", MAIN_ID]), @"
     [MAIN-ID] (main)
     File:      [ROOT]/.logbook/transcripts/session_3c4d5e6f.json
     Workdir:   [ROOT]/app
-    Started:   2026-01-18T10:30:00.000Z
-    Active:    2026-01-18T10:42:07.512Z
+    Started:   2026-01-18 10:30:00 UTC
+    Active:    2026-01-18 10:42:07 UTC
     Tokens:    2,242
     Messages:  3
       user      I need to purchase 10 laptops for the sales team
@@ -610,8 +610,8 @@ fn transcript_commands() {
     [SUB-ID] (subagent)
     File:      [ROOT]/.logbook/transcripts/subagent_session_7e6f5a4b.json
     Workdir:   [ROOT]/app
-    Started:   2026-01-18T10:33:12.000Z
-    Active:    2026-01-18T10:36:51.004Z
+    Started:   2026-01-18 10:33:12 UTC
+    Active:    2026-01-18 10:36:51 UTC
     Tokens:    1,160
     Parent:    [MAIN-ID]
     Messages:  2
@@ -628,7 +628,7 @@ fn workflow_commands() {
     human(&t, &["start", "--client", "ACME", "--project", "FLOW"]);
     assert_snapshot!(human(&t, &["workflow", "show"]), @"
     Workflow state of SES202503-ACME-FLOW  (version 1, nothing recorded yet)
-    Mode:      analysis (since 2025-03-10T09:00:00.000Z)
+    Mode:      analysis (since 2025-03-10 09:00:00 UTC)
     No agent invoked yet (`logbook workflow invoke AGENT --prompt …`).
     ");
 
@@ -654,7 +654,7 @@ fn workflow_commands() {
             "workflow", "decide", "--type", "architectural", "--description", "Files are the truth",
             "--rationale", "Rebuildable", "--by", "architect", "--approved-by", "critic",
         ]),
-        @"Decision [UUID] recorded (state version 4)"
+        @"[UUID]"
     );
     assert_snapshot!(
         human(&t, &[
@@ -679,11 +679,11 @@ fn workflow_commands() {
     assert_snapshot!(human(&t, &["mode", "coding"]), @"Mode: coding (state version 8)");
     assert_snapshot!(human(&t, &["workflow", "show"]), @"
     Workflow state of SES202503-ACME-FLOW  (version 8)
-    Mode:      coding (since 2025-03-10T09:45:00.000Z)
+    Mode:      coding (since 2025-03-10 09:45:00 UTC)
     Phase:     validation
     Active:    implementer
     History:   1 invocations (1 current, 0 compacted in 0 archives)
-      ✓ architect            completed   2025-03-10T09:05:00.000Z  Designed
+      ✓ architect            completed   2025-03-10 09:05:00 UTC  Designed
     Decisions:
       [architectural] Files are the truth — architect [UUID]
     Verdicts:
@@ -719,14 +719,14 @@ fn workflow_commands() {
     );
     assert_snapshot!(human(&t, &["workflow", "show"]), @"
     Workflow state of SES202503-ACME-FLOW  (version 29)
-    Mode:      coding (since 2025-03-10T09:45:00.000Z)
+    Mode:      coding (since 2025-03-10 09:45:00 UTC)
     Phase:     validation
     Active:    qa
     History:   12 invocations (4 current, 8 compacted in 1 archives)
-      ✓ implementer          completed   2025-03-10T10:08:00.000Z  done 8
-      ✓ implementer          completed   2025-03-10T10:09:00.000Z  done 9
-      ✓ implementer          completed   2025-03-10T10:10:00.000Z  done 10
-      … qa                   in_progress 2025-03-10T11:00:00.000Z  Run the crash tests
+      ✓ implementer          completed   2025-03-10 10:08:00 UTC  done 8
+      ✓ implementer          completed   2025-03-10 10:09:00 UTC  done 9
+      ✓ implementer          completed   2025-03-10 10:10:00 UTC  done 10
+      … qa                   in_progress 2025-03-10 11:00:00 UTC  Run the crash tests
     Decisions:
       [architectural] Files are the truth — architect [UUID]
     Verdicts:
@@ -734,22 +734,22 @@ fn workflow_commands() {
     ");
     assert_snapshot!(human(&t, &["workflow", "show", "--full"]), @"
     Workflow state of SES202503-ACME-FLOW  (version 29)
-    Mode:      coding (since 2025-03-10T09:45:00.000Z)
+    Mode:      coding (since 2025-03-10 09:45:00 UTC)
     Phase:     validation
     Active:    qa
     History:   12 invocations (4 current, 8 compacted in 1 archives)
-      ✓ architect            completed   2025-03-10T09:05:00.000Z  Designed
-      ✓ implementer          completed   2025-03-10T10:01:00.000Z  done 1
-      ✓ implementer          completed   2025-03-10T10:02:00.000Z  done 2
-      ✓ implementer          completed   2025-03-10T10:03:00.000Z  done 3
-      ✓ implementer          completed   2025-03-10T10:04:00.000Z  done 4
-      ✓ implementer          completed   2025-03-10T10:05:00.000Z  done 5
-      ✓ implementer          completed   2025-03-10T10:06:00.000Z  done 6
-      ✓ implementer          completed   2025-03-10T10:07:00.000Z  done 7
-      ✓ implementer          completed   2025-03-10T10:08:00.000Z  done 8
-      ✓ implementer          completed   2025-03-10T10:09:00.000Z  done 9
-      ✓ implementer          completed   2025-03-10T10:10:00.000Z  done 10
-      … qa                   in_progress 2025-03-10T11:00:00.000Z  Run the crash tests
+      ✓ architect            completed   2025-03-10 09:05:00 UTC  Designed
+      ✓ implementer          completed   2025-03-10 10:01:00 UTC  done 1
+      ✓ implementer          completed   2025-03-10 10:02:00 UTC  done 2
+      ✓ implementer          completed   2025-03-10 10:03:00 UTC  done 3
+      ✓ implementer          completed   2025-03-10 10:04:00 UTC  done 4
+      ✓ implementer          completed   2025-03-10 10:05:00 UTC  done 5
+      ✓ implementer          completed   2025-03-10 10:06:00 UTC  done 6
+      ✓ implementer          completed   2025-03-10 10:07:00 UTC  done 7
+      ✓ implementer          completed   2025-03-10 10:08:00 UTC  done 8
+      ✓ implementer          completed   2025-03-10 10:09:00 UTC  done 9
+      ✓ implementer          completed   2025-03-10 10:10:00 UTC  done 10
+      … qa                   in_progress 2025-03-10 11:00:00 UTC  Run the crash tests
     Decisions:
       [architectural] Files are the truth — architect [UUID]
     Verdicts:
@@ -856,11 +856,11 @@ fn typical_errors() {
     // No active work session.
     assert_snapshot!(
         failure(&t, 1, &["status"]),
-        @"error: no active work session; start one with `logbook start`, or name one with its id (`--session ID`)"
+        @"error: no active work session; start one with `logbook start`, or name one by its id (`--session ID`, or `logbook status ID`; `logbook list` shows them)"
     );
     assert_snapshot!(
         failure(&t, 1, &["note", "nowhere to go"]),
-        @"error: no active work session; start one with `logbook start`, or name one with its id (`--session ID`)"
+        @"error: no active work session; start one with `logbook start`, or name one by its id (`--session ID`, or `logbook status ID`; `logbook list` shows them)"
     );
     // Unknown and malformed run ids.
     assert_snapshot!(

@@ -418,3 +418,36 @@ fn an_empty_project_listing_says_how_many_are_elsewhere() {
         1
     );
 }
+
+#[test]
+fn human_times_are_local() {
+    let mut t = TestProject::new();
+    t.envs.push(("TZ".into(), "Asia/Tokyo".into()));
+    let m = import(
+        &t,
+        "in/main.json",
+        &fixture_here(&t, "transcript-main.json"),
+        &[],
+    );
+    let stored = t.json(&["transcript", "show", MAIN_ID]);
+    let utc = stored["metadata"]["lastActiveAt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let local = utc
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .to_zoned(jiff::tz::TimeZone::get("Asia/Tokyo").unwrap())
+        .strftime("%Y-%m-%d %H:%M:%S JST")
+        .to_string();
+    for args in [
+        vec!["transcript", "list", "--all"],
+        vec!["transcript", "show", MAIN_ID],
+    ] {
+        let out = t.run(&args);
+        let text = out.ok();
+        assert!(text.contains(&local), "{args:?}: {local} not in\n{text}");
+        assert!(!text.contains(&utc), "{args:?}: {text}");
+    }
+    assert_eq!(m["kind"], "main");
+}

@@ -217,10 +217,8 @@ fn invoke_complete_and_handoff_semantics() {
     let v = &wf(&s)["verdicts"][0];
     assert_eq!(v["confidence"], 0.25);
     assert_eq!(v["conditions"][0], "Test the repair");
-    assert!(
-        v.get("blockers").is_none(),
-        "absent optional field is omitted: {v}"
-    );
+    // Seed 004's Verdict has both lists: stored as [] when none were given.
+    assert_eq!(v["blockers"], serde_json::json!([]), "{v}");
     let s = t.json(&["workflow", "phase", "validation"]);
     assert_eq!(wf(&s)["workflowPhase"], "validation");
     let s = t.json(&["mode", "coding"]);
@@ -530,8 +528,8 @@ fn histories_of_11_and_15_compact_and_full_reproduces_the_sequence() {
 #[test]
 fn twelve_entries_archive_9_and_keep_3() {
     let t = project();
-    // A hand-written history of 11 completed invocations (compaction only
-    // runs after a completion), then a 12th through the binary.
+    // A hand-written history of 11 completed invocations, then a 12th
+    // through the binary: its invocation compacts.
     let mut base: Value =
         serde_json::from_str(&shared_text("fixtures/session-state.json")).unwrap();
     let w = base["orchestratorWorkflow"].as_object_mut().unwrap();
@@ -738,4 +736,139 @@ fn close_moves_state_and_history_to_the_archive() {
     assert!(e.err().contains("closed and archived"), "{}", e.stderr);
     let e = t.run(&["workflow", "show"]);
     assert!(e.err().contains("no active work session"), "{}", e.stderr);
+}
+
+#[test]
+fn verdicts_store_conditions_and_blockers_always() {
+    let t = project();
+    t.json(&[
+        "workflow",
+        "verdict",
+        "critic",
+        "--decision",
+        "approve",
+        "--confidence",
+        "0.9",
+        "--reasoning",
+        "Fine",
+    ]);
+    t.json(&[
+        "workflow",
+        "verdict",
+        "security",
+        "--decision",
+        "conditional",
+        "--confidence",
+        "0.6",
+        "--reasoning",
+        "Mostly",
+        "--condition",
+        "Rotate keys",
+        "--condition",
+        "Pin TLS",
+        "--blocker",
+        "No audit log",
+        "--blocker",
+        "Open port",
+    ]);
+    let file: Value = serde_json::from_str(&t.read(&state_path())).unwrap();
+    let verdicts = &wf(&file)["verdicts"];
+    assert_eq!(verdicts[0]["conditions"], serde_json::json!([]));
+    assert_eq!(verdicts[0]["blockers"], serde_json::json!([]));
+    assert_eq!(
+        verdicts[1]["conditions"],
+        serde_json::json!(["Rotate keys", "Pin TLS"])
+    );
+    assert_eq!(
+        verdicts[1]["blockers"],
+        serde_json::json!(["No audit log", "Open port"])
+    );
+}
+
+/// A state file holding `n` completed invocations, as another tool wrote it.
+fn hand_written_history(t: &TestProject, n: usize) {
+    let mut base: Value =
+        serde_json::from_str(&shared_text("fixtures/session-state.json")).unwrap();
+    let w = base["orchestratorWorkflow"].as_object_mut().unwrap();
+    let done = w["agentHistory"][0].clone();
+    let list: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut x = done.clone();
+            x["input"]["prompt"] = format!("task {i}").into();
+            x
+        })
+        .collect();
+    w.insert("agentHistory".into(), list.into());
+    w.insert("compactionHistory".into(), serde_json::json!([]));
+    t.write(&state_path(), &serde_json::to_string_pretty(&base).unwrap());
+}
+
+#[test]
+fn compaction_is_checked_on_every_change() {
+    // The 11th entry comes from an invocation, not a completion.
+    let t = project();
+    hand_written_history(&t, 10);
+    let s = t.json(&["workflow", "invoke", "qa", "--prompt", "task 10"]);
+    assert_eq!(wf(&s)["compactionHistory"][0]["count"], 8, "{s}");
+    assert_eq!(
+        prompts(&wf(&s)["agentHistory"]),
+        ["task 8", "task 9", "task 10"]
+    );
+    // A history another tool left too long is compacted by any change.
+    for change in [
+        vec!["workflow", "phase", "validation"],
+        vec!["workflow", "handoff", "qa", "devops", "--reason", "Ship"],
+        vec!["mode", "planning"],
+    ] {
+        let t = project();
+        hand_written_history(&t, 12);
+        let s = t.json(&change);
+        assert_eq!(
+            wf(&s)["compactionHistory"][0]["count"],
+            9,
+            "{change:?}: {s}"
+        );
+        let full = t.json(&["workflow", "show", "--full"]);
+        assert_eq!(prompts(&full["fullHistory"]), expected(12));
+    }
+}
+
+#[test]
+fn decide_prints_the_bare_id() {
+    let t = project();
+    let out = t.run(&[
+        "workflow",
+        "decide",
+        "--type",
+        "technical",
+        "--description",
+        "d",
+        "--rationale",
+        "r",
+        "--by",
+        "architect",
+    ]);
+    let id = out.ok().trim_end();
+    assert!(uuid::Uuid::try_parse(id).is_ok(), "{id:?}");
+    assert_eq!(out.stdout, format!("{id}\n"));
+    let s = t.json(&["workflow", "show"]);
+    assert_eq!(wf(&s)["decisions"][0]["id"], id);
+}
+
+#[test]
+fn human_times_are_local() {
+    let mut t = project();
+    t.now = Some("2026-01-19T23:30:00.000Z".into());
+    t.envs.push(("TZ".into(), "Asia/Tokyo".into()));
+    t.json(&["workflow", "invoke", "qa", "--prompt", "Test it"]);
+    let show = t.run(&["workflow", "show"]);
+    let text = show.ok();
+    assert!(text.contains("2026-01-20 08:30:00 JST"), "{text}");
+    assert!(!text.contains("23:30:00"), "{text}");
+    let json = t.json(&["workflow", "show"]);
+    assert_eq!(
+        wf(&json)["agentHistory"][0]["startedAt"],
+        "2026-01-19T23:30:00.000Z",
+        "JSON keeps UTC"
+    );
 }

@@ -58,6 +58,12 @@ impl RunId {
 #[serde(transparent)]
 pub struct WorkSessionId(String);
 
+/// The longest work session id, in bytes. The id names files and locks, and
+/// the longest name built from it, a temp file beside its workflow state
+/// (`.{id}.state.json.{pid}.{uuid}.tmp`), adds 57 bytes; file names stop at
+/// 255 bytes on Linux and macOS. A round number well inside that.
+pub const MAX_SESSION_ID_LEN: usize = 180;
+
 static SESSION_ID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[A-Z]{2,5}[0-9]{6}-[A-Z0-9]+-[A-Z0-9]+(-[0-9]+)?$")
         .unwrap_or_else(|_| unreachable!("the pattern is a literal"))
@@ -66,6 +72,12 @@ static SESSION_ID: LazyLock<Regex> = LazyLock::new(|| {
 impl WorkSessionId {
     /// Checks `id` before it becomes part of a path.
     pub fn parse(id: &str) -> Result<WorkSessionId> {
+        if id.len() > MAX_SESSION_ID_LEN {
+            return Err(Error::IdTooLong {
+                id: id.to_string(),
+                max: MAX_SESSION_ID_LEN,
+            });
+        }
         if SESSION_ID.is_match(id) {
             Ok(WorkSessionId(id.to_string()))
         } else {
@@ -245,6 +257,23 @@ mod tests {
             id.state_file(Path::new("/s")),
             Path::new("/s/SES202501-ACME-AUDIT.state.json")
         );
+    }
+
+    #[test]
+    fn the_longest_session_id_fits_in_every_name_made_from_it() {
+        let id = format!("SES202501-{}-B", "A".repeat(MAX_SESSION_ID_LEN - 12));
+        let id = WorkSessionId::parse(&id).unwrap();
+        assert_eq!(id.as_str().len(), MAX_SESSION_ID_LEN);
+        let temp_overhead = ".".len() + ".4194304.".len() + 32 + ".tmp".len();
+        let mut names: Vec<String> = id.companions().to_vec();
+        names.push(format!("{}.lock", id.lock_name()));
+        names.push(format!("{}.lock", id.state_lock_name()));
+        for name in names {
+            assert!(name.len() + temp_overhead <= 255, "{name}");
+        }
+        let longer = format!("{}1", id.as_str());
+        let err = WorkSessionId::parse(&longer).unwrap_err();
+        assert!(matches!(err, Error::IdTooLong { max: 180, .. }), "{err}");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! key order. Pure: the store reads and writes the bytes.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
+use regex::Regex;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -45,11 +47,56 @@ pub fn parse_yaml<T: DeserializeOwned>(path: &Path, what: &'static str, text: &s
 }
 
 /// The first line of a YAML parser error (it goes on with a source excerpt),
-/// without its own `error:` prefix, which the CLI already prints.
+/// without its own `error:` prefix, which the CLI already prints, and in
+/// the words of the file rather than of the Rust types it was read into.
 pub fn yaml_error(e: &serde_saphyr::Error) -> String {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or_default();
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    plain_words(first.strip_prefix("error: ").unwrap_or(first))
+}
+
+/// Rewrites what serde and the YAML parser say about Rust types and parser
+/// options ("expected struct Tokens", "use Option<String>", "set
+/// DuplicateKeyPolicy in Options") into what a person editing the file can
+/// act on.
+fn plain_words(message: &str) -> String {
+    static RULES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+        [
+            (r";? *use Option<[^>]*>", ""),
+            (r",? *set \w+ in Options if acceptable", ""),
+            (r"\. *If you just use !!binary[^.]*\.?", ""),
+            (
+                r"cannot deserialize null into string",
+                "empty (null) where text is expected",
+            ),
+            (r"cannot deserialize null", "empty (null)"),
+            (r"\bexpected option\b", "expected a value"),
+            (r"\bOption<[^>]*>", "a value"),
+            (
+                r"\b(?:tuple |unit )?struct(?: variant)? [\w:]+",
+                "a mapping of fields",
+            ),
+            (
+                r"\b(?:internally tagged |adjacently tagged |untagged )?enum [\w:]+",
+                "one of the allowed values",
+            ),
+            (r"\b[ui](?:8|16|32|64|128|size)\b", "a whole number"),
+            (r"\bf(?:32|64)\b", "a number"),
+            (r"\ba borrowed string\b", "a string"),
+            (r"\b(a|type:) sequence\b", "$1 list"),
+            (r"\b(a|type:) map\b", "$1 mapping"),
+            (r"\bfield identifier\b", "a field name"),
+            (r"\bvariant identifier\b", "one of the allowed values"),
+        ]
+        .into_iter()
+        .filter_map(|(pattern, with)| Regex::new(pattern).ok().map(|re| (re, with)))
+        .collect()
+    });
+    let mut out = message.to_string();
+    for (re, with) in RULES.iter() {
+        out = re.replace_all(&out, *with).into_owned();
+    }
+    out
 }
 
 /// Serialises a record as YAML, in the struct's (the seed's) key order.
@@ -111,6 +158,41 @@ pub fn order_like(new: &mut Value, old: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_errors_never_name_rust_types() {
+        for (rust, plain) in [
+            (
+                "cannot deserialize null into string; use Option<String> at line 2 column 5",
+                "empty (null) where text is expected at line 2 column 5",
+            ),
+            (
+                "invalid type: string \"x\", expected struct Tokens at line 3 column 3",
+                "invalid type: string \"x\", expected a mapping of fields at line 3 column 3",
+            ),
+            (
+                "invalid type: map, expected u64",
+                "invalid type: mapping, expected a whole number",
+            ),
+            (
+                "duplicate mapping key: status, set DuplicateKeyPolicy in Options if acceptable",
+                "duplicate mapping key: status",
+            ),
+            (
+                "invalid type: string \"x\", expected a sequence",
+                "invalid type: string \"x\", expected a list",
+            ),
+        ] {
+            let out = plain_words(rust);
+            assert_eq!(out, plain, "{rust}");
+        }
+        let err = serde_saphyr::from_str::<Vec<String>>("- a\n- ~\n").unwrap_err();
+        let text = yaml_error(&err);
+        assert!(
+            !text.contains("Option<") && !text.contains("String>"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn json_keeps_original_key_order() {

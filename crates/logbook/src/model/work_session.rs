@@ -9,9 +9,13 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use jiff::Timestamp;
+
+use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::CorruptFile;
 use crate::model::enums::string_enum;
+use crate::model::workflow::{AgentInvocation, InvocationStatus, SessionState};
 
 /// Prefixes the seed names; others of 2–5 capital letters are allowed too.
 pub const KNOWN_PREFIXES: [&str; 5] = ["SES", "ENG", "ANA", "DES", "TST"];
@@ -61,6 +65,12 @@ pub struct WorkSession {
     /// Keys Logbook does not know, preserved on rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// Whether its workflow state holds a blocked or failed invocation that
+    /// no later invocation of the same agent took up again. Not in the file:
+    /// the state file is the truth, and whoever reads the session from disk
+    /// fills this in from it.
+    #[serde(skip)]
+    pub workflow_blocked: bool,
 }
 
 string_enum! {
@@ -238,6 +248,9 @@ pub struct Milestone {
 pub enum Indicator {
     /// On track.
     Active,
+    /// Blocked or failed: its status says so, or its workflow holds a
+    /// blocked or failed invocation not yet taken up again.
+    Blocked,
     /// Over 80 % of the budget.
     Warning,
     /// Over 95 % of the budget.
@@ -253,6 +266,7 @@ impl Indicator {
     pub fn as_str(self) -> &'static str {
         match self {
             Indicator::Active => "active",
+            Indicator::Blocked => "blocked",
             Indicator::Warning => "warning",
             Indicator::Critical => "critical",
             Indicator::Paused => "paused",
@@ -264,6 +278,7 @@ impl Indicator {
     pub fn emoji(self) -> &'static str {
         match self {
             Indicator::Active => "🟢",
+            Indicator::Blocked => "🔴",
             Indicator::Warning => "🟡",
             Indicator::Critical => "🔴",
             Indicator::Paused => "⏸️",
@@ -282,12 +297,20 @@ impl WorkSession {
         }
     }
 
-    /// The seed's indicator: paused/closed by status, else by budget use
+    /// The seed's indicator: paused/closed by status; red when blocked or
+    /// failed (a `blocked` or `failed` status another tool wrote, or a
+    /// blocked or failed invocation in the workflow); else by budget use
     /// (yellow above 80 %, red above 95 %).
     pub fn indicator(&self) -> Indicator {
-        match self.status {
+        match &self.status {
             SessionStatus::Closed => Indicator::Closed,
             SessionStatus::Paused => Indicator::Paused,
+            SessionStatus::Other(s)
+                if s.eq_ignore_ascii_case("blocked") || s.eq_ignore_ascii_case("failed") =>
+            {
+                Indicator::Blocked
+            }
+            _ if self.workflow_blocked => Indicator::Blocked,
             _ => {
                 let ratio = self.percentage() / 100.0;
                 if ratio > 0.95 {
@@ -299,6 +322,17 @@ impl WorkSession {
                 }
             }
         }
+    }
+
+    /// How long the session ran: from `created` to now, or to its close
+    /// (`last_updated`, the close being its last write) once closed.
+    pub fn duration(&self, now: Timestamp) -> Option<String> {
+        let created = clock::parse(&self.created)?;
+        let end = match self.status {
+            SessionStatus::Closed => clock::parse(&self.last_updated).unwrap_or(now),
+            _ => now,
+        };
+        Some(clock::duration(created, end))
     }
 
     /// The record as JSON plus the computed `indicator` and `percentage`, the
@@ -420,46 +454,237 @@ pub fn id_part(field: &'static str, value: &str) -> Result<String> {
     }
 }
 
-/// A context summary from what the session recorded, for `close` without
-/// `--summary`.
-pub fn compose_summary(ws: &WorkSession) -> String {
-    let mut lines = vec![format!(
-        "Work session {} for {} / {}.",
+/// The seed's context summary (key decisions, outcomes, next steps) from
+/// what the session and its workflow state recorded, for `close` without
+/// `--summary` and for `switch` restoring a session's context. Only facts
+/// are listed, no times, so the same records always give the same text.
+pub fn compose_summary(ws: &WorkSession, state: Option<&SessionState>) -> String {
+    let wf = state.and_then(|s| s.orchestrator_workflow.as_ref());
+    let mut out = format!(
+        "Work session {} for {} / {}.\n",
         ws.session_id, ws.client, ws.project
-    )];
+    );
+    let mut section = |title: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            out.push_str(&format!("\n{title}:\n"));
+            for item in items {
+                out.push_str(&format!("- {item}\n"));
+            }
+        }
+    };
+
+    let mut outcomes = vec![];
     let done: Vec<_> = ws
         .milestones
         .iter()
         .filter(|m| m.completed.is_some())
         .map(|m| m.name.as_str())
         .collect();
-    let open: Vec<_> = ws
-        .milestones
-        .iter()
-        .filter(|m| m.completed.is_none())
-        .map(|m| m.name.as_str())
-        .collect();
     if !done.is_empty() {
-        lines.push(format!("Completed: {}.", done.join(", ")));
-    }
-    if !open.is_empty() {
-        lines.push(format!("Open: {}.", open.join(", ")));
+        outcomes.push(format!("Milestones done: {}", done.join(", ")));
     }
     if !ws.artifacts.is_empty() {
-        let paths: Vec<_> = ws.artifacts.iter().map(|a| a.path.as_str()).collect();
-        lines.push(format!("Artifacts: {}.", paths.join(", ")));
+        let paths: Vec<_> = ws
+            .artifacts
+            .iter()
+            .map(|a| match &a.agent {
+                Some(agent) => format!("{} ({agent})", a.path),
+                None => a.path.clone(),
+            })
+            .collect();
+        outcomes.push(format!("Artifacts: {}", paths.join(", ")));
     }
     if !ws.agents_spawned.is_empty() {
-        lines.push(format!(
-            "Agents spawned: {} ({} tokens kept out of the main context).",
+        outcomes.push(format!(
+            "Agents spawned: {} ({} tokens kept out of the main context)",
             ws.agents_spawned.len(),
             ws.tokens.saved
         ));
     }
-    for note in &ws.notes {
-        lines.push(format!("Note: {note}"));
+    if let Some(wf) = wf {
+        outcomes.push(format!(
+            "Workflow: phase {}, {} agent invocations",
+            wf.workflow_phase,
+            wf.total_invocations()
+        ));
+        for inv in wf.agent_history.iter().filter(|i| {
+            i.status == InvocationStatus::Completed
+                && i.output
+                    .as_ref()
+                    .is_some_and(|o| !o.summary.trim().is_empty())
+        }) {
+            let summary = inv.output.as_ref().map_or("", |o| o.summary.as_str());
+            outcomes.push(format!("{} completed: {}", inv.agent, first_line(summary)));
+        }
     }
-    lines.join("\n") + "\n"
+    section("Outcomes", outcomes);
+
+    if let Some(wf) = wf {
+        let decisions = wf
+            .decisions
+            .iter()
+            .map(|d| {
+                let mut who = d.decided_by.to_string();
+                if !d.approved_by.is_empty() {
+                    who.push_str(&format!("; approved by {}", joined(&d.approved_by)));
+                }
+                if !d.rejected_by.is_empty() {
+                    who.push_str(&format!("; rejected by {}", joined(&d.rejected_by)));
+                }
+                let mut line = format!("[{}] {} ({who})", d.kind, first_line(&d.description));
+                if !d.rationale.trim().is_empty() {
+                    line.push_str(&format!(": {}", first_line(&d.rationale)));
+                }
+                line
+            })
+            .collect();
+        section("Key decisions", decisions);
+        let verdicts = wf
+            .verdicts
+            .iter()
+            .map(|v| {
+                let mut line = format!("{} {} ({:.2})", v.agent, v.decision, v.confidence);
+                if !v.reasoning.trim().is_empty() {
+                    line.push_str(&format!(": {}", first_line(&v.reasoning)));
+                }
+                for (label, items) in [("conditions", &v.conditions), ("blockers", &v.blockers)] {
+                    if let Some(items) = items.as_ref().filter(|i| !i.is_empty()) {
+                        line.push_str(&format!("; {label}: {}", items.join(", ")));
+                    }
+                }
+                line
+            })
+            .collect();
+        section("Verdicts", verdicts);
+    }
+
+    section(
+        "Notes and learnings",
+        ws.notes.iter().map(|n| first_line(n).to_string()).collect(),
+    );
+
+    let mut next = vec![];
+    for m in ws.milestones.iter().filter(|m| m.completed.is_none()) {
+        next.push(format!("Milestone open: {}", m.name));
+    }
+    if let Some(wf) = wf {
+        for h in &wf.pending_handoffs {
+            let mut line = format!("Handoff {} → {} pending", h.from_agent, h.to_agent);
+            if !h.reason.trim().is_empty() {
+                line.push_str(&format!(": {}", first_line(&h.reason)));
+            }
+            next.push(line);
+        }
+        for inv in &wf.agent_history {
+            match inv.status {
+                InvocationStatus::InProgress => next.push(format!(
+                    "{} in progress: {}",
+                    inv.agent,
+                    first_line(&inv.input.prompt)
+                )),
+                _ if unresolved(&wf.agent_history, inv) => {
+                    let blockers = inv
+                        .output
+                        .as_ref()
+                        .filter(|o| !o.blockers.is_empty())
+                        .map(|o| format!(": {}", o.blockers.join(", ")))
+                        .unwrap_or_default();
+                    next.push(format!("{} {}{blockers}", inv.agent, inv.status));
+                }
+                _ => {}
+            }
+        }
+        if let Some(last) = wf.agent_history.iter().rev().find(|i| {
+            i.output
+                .as_ref()
+                .is_some_and(|o| !o.recommendations.is_empty())
+        }) && let Some(out) = &last.output
+        {
+            for r in &out.recommendations {
+                next.push(format!("Recommended by {}: {}", last.agent, first_line(r)));
+            }
+        }
+    }
+    section("Next steps", next);
+    out
+}
+
+fn first_line(text: &str) -> &str {
+    text.trim().lines().next().unwrap_or_default()
+}
+
+fn joined<T: std::fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether `inv` is blocked or failed and no later invocation of the same
+/// agent took the work up again.
+fn unresolved(history: &[AgentInvocation], inv: &AgentInvocation) -> bool {
+    matches!(
+        inv.status,
+        InvocationStatus::Blocked | InvocationStatus::Failed
+    ) && !history
+        .iter()
+        .skip_while(|i| !std::ptr::eq(*i, inv))
+        .skip(1)
+        .any(|later| later.agent == inv.agent)
+}
+
+/// Whether a workflow state holds a blocked or failed invocation that no
+/// later invocation of the same agent took up again (the seed's red
+/// "Blocked / Failed" indicator).
+pub fn workflow_blocked(state: &SessionState) -> bool {
+    state.orchestrator_workflow.as_ref().is_some_and(|wf| {
+        wf.agent_history
+            .iter()
+            .any(|inv| unresolved(&wf.agent_history, inv))
+    })
+}
+
+/// The name among `candidates` closest to `name` by edit distance, ignoring
+/// case, when it is close enough to be a typo of it (at most a third of the
+/// name's letters differ, and never more than 3).
+pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let wanted: Vec<char> = name.trim().to_lowercase().chars().collect();
+    let limit = (wanted.len() / 3).clamp(1, 3);
+    candidates
+        .into_iter()
+        .map(|c| {
+            let have: Vec<char> = c.trim().to_lowercase().chars().collect();
+            (edit_distance(&wanted, &have), c)
+        })
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if ca == cb {
+                diagonal
+            } else {
+                1 + diagonal.min(above).min(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// Whether two milestone names are the same milestone: people retype a
+/// name with other capitals or spaces around it.
+pub fn same_milestone(a: &str, b: &str) -> bool {
+    a.trim().eq_ignore_ascii_case(b.trim())
 }
 
 /// What `list` shows.
@@ -524,6 +749,48 @@ mod tests {
         let t: Tokens = serde_saphyr::from_str("max: null\ncurrent: '45,000'\n").unwrap();
         assert_eq!(t.max, 0);
         assert_eq!(t.current, 45_000);
+    }
+
+    #[test]
+    fn near_names_are_typos_far_ones_are_not() {
+        let names = ["Design", "Requirements Complete", "Ship"];
+        assert_eq!(nearest("Desing", names), Some("Design"));
+        assert_eq!(nearest("design", names), Some("Design"));
+        assert_eq!(
+            nearest("requirements compete", names),
+            Some("Requirements Complete")
+        );
+        assert_eq!(nearest("Deploy", names), None);
+        assert_eq!(nearest("Shop", names), Some("Ship"));
+        assert_eq!(nearest("X", names), None);
+    }
+
+    #[test]
+    fn a_closed_session_lasts_until_its_close() {
+        let mut ws: WorkSession = serde_saphyr::from_str(
+            "session_id: SES202501-ACME-AUDIT\ncreated: 2025-01-15T10:00:00Z\nlast_updated: 2025-01-15T10:05:00Z\nstatus: closed\n",
+        )
+        .unwrap();
+        let later: Timestamp = "2025-01-17T10:00:00Z".parse().unwrap();
+        assert_eq!(ws.duration(later).as_deref(), Some("5m"));
+        ws.status = SessionStatus::Active;
+        assert_eq!(ws.duration(later).as_deref(), Some("2d 0h"));
+    }
+
+    #[test]
+    fn red_means_blocked_or_failed() {
+        let mut ws: WorkSession =
+            serde_saphyr::from_str("session_id: SES202501-ACME-AUDIT\nstatus: blocked\n").unwrap();
+        ws.tokens.max = 100;
+        assert_eq!(ws.indicator(), Indicator::Blocked);
+        ws.status = SessionStatus::Other("failed".into());
+        assert_eq!(ws.indicator(), Indicator::Blocked);
+        ws.status = SessionStatus::Active;
+        assert_eq!(ws.indicator(), Indicator::Active);
+        ws.workflow_blocked = true;
+        assert_eq!(ws.indicator(), Indicator::Blocked);
+        assert_eq!(ws.indicator().emoji(), "🔴");
+        assert_eq!(ws.to_json()["indicator"], "blocked");
     }
 
     #[test]

@@ -15,12 +15,13 @@ use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::work_session::{
     AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
-    WorkSession, compose_summary, id_part, non_empty, validate_prefix,
+    WorkSession, compose_summary, id_part, nearest, non_empty, same_milestone, validate_prefix,
+    workflow_blocked,
 };
+use crate::model::workflow::SessionState;
 use crate::ops::write_through;
 use crate::store::work_session::{
-    POINTER_LOCK, active_id, archived_path, live_path, load, move_to_archive, read_file,
-    set_pointer,
+    POINTER_LOCK, active_id, archived_path, live_path, move_to_archive, read_file, set_pointer,
 };
 use crate::store::{self, Project};
 
@@ -63,21 +64,22 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
     }
 
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
-    if let Some(active) = active_id(p)? {
-        let still_active = WorkSessionId::parse(&active)
-            .is_ok_and(|id| load(p, &id).is_ok_and(|(ws, _)| ws.status != SessionStatus::Closed));
-        if still_active {
-            if !opts.close_active {
-                return Err(Error::SessionActive { id: active });
-            }
-            close_locked(p, &WorkSessionId::parse(&active)?, None)?;
+    let mut to_close = None;
+    if let Some(active) = active_id(p)?
+        && let Ok(active_id) = WorkSessionId::parse(&active)
+        && load(p, &active_id).is_ok_and(|(ws, _)| ws.status != SessionStatus::Closed)
+    {
+        if !opts.close_active {
+            return Err(Error::SessionActive { id: active });
         }
-        set_pointer(p, None)?;
+        to_close = Some(active_id);
     }
 
+    // The id is a name people read, chosen once: its month is the local one
+    // (DESIGN §8), like every date Logbook shows.
     let now = clock::now();
     let month = now
-        .to_zoned(jiff::tz::TimeZone::UTC)
+        .to_zoned(clock::local_zone())
         .strftime("%Y%m")
         .to_string();
     let base = format!("{prefix}{month}-{client}-{project}");
@@ -106,13 +108,67 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
         context_summary: String::new(),
         notes: vec![],
         extra: Map::new(),
+        workflow_blocked: false,
     };
+    // Everything is validated and the new session exists before the active
+    // one is closed, so a failure leaves the old one active and the pointer
+    // on it. A crash between the two leaves an extra active session that the
+    // pointer does not name; nothing is lost.
     {
         let _session = p.locks.exclusive(&id.lock_name())?;
         write(p, &id, &live_path(p, &id), &ws)?;
     }
+    if let Some(old) = to_close
+        && let Err(e) = close_locked(p, &old, None)
+    {
+        // The close's error is the one to report; should removing the new
+        // file fail too, it stays as an extra session that `list` shows and
+        // the pointer does not name.
+        let _ = discard_new(p, &id);
+        return Err(e);
+    }
     set_pointer(p, Some(&id))?;
     Ok(ws)
+}
+
+/// Removes the file of a session `start` created but could not activate.
+fn discard_new(p: &Project, id: &WorkSessionId) -> Result<()> {
+    let _session = p.locks.exclusive(&id.lock_name())?;
+    let path = live_path(p, id);
+    write_through(p, vec![pending(id, &path)], || {
+        store::work_session::remove_file(p, &path)?;
+        Ok(((), vec![None]))
+    })
+}
+
+/// Reads a session, live or archived, with what its workflow state says
+/// about it (its indicator turns red on a blocked or failed invocation).
+fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
+    let (mut ws, path) = store::work_session::load(p, id)?;
+    ws.workflow_blocked = workflow_state(p, id).is_some_and(|s| workflow_blocked(&s));
+    Ok((ws, path))
+}
+
+/// A session's workflow state, live or archived; `None` when there is none
+/// or it cannot be read (a reader's view: `workflow show` and `doctor` name
+/// an unreadable one).
+fn workflow_state(p: &Project, id: &WorkSessionId) -> Option<SessionState> {
+    [&p.config.sessions_dir, &p.config.session_archive_dir]
+        .into_iter()
+        .find_map(|dir| {
+            store::workflow::read_state(&id.state_file(dir))
+                .ok()
+                .flatten()
+        })
+        .map(|(state, _)| state)
+}
+
+/// The seed's context summary of a session as it stands (key decisions,
+/// outcomes, next steps), from the session and its workflow state: what
+/// `switch` shows to restore a session's context.
+pub fn context(p: &Project, ws: &WorkSession) -> Result<String> {
+    let id = WorkSessionId::parse(&ws.session_id)?;
+    Ok(compose_summary(ws, workflow_state(p, &id).as_ref()))
 }
 
 fn default_project_name(root: &Path) -> String {
@@ -315,18 +371,30 @@ pub fn close(p: &Project, id: Option<&str>, summary: Option<String>) -> Result<W
 
 fn close_locked(p: &Project, id: &WorkSessionId, summary: Option<String>) -> Result<WorkSession> {
     let _lock = p.locks.exclusive(&id.lock_name())?;
+    // The state's writers hold the pointer lock shared and the caller holds
+    // it exclusively, so the state read here is the one that gets archived.
+    let state = store::workflow::read_state(&id.state_file(&p.config.sessions_dir))?;
+    let (before, _) = load(p, id)?;
     let (ws, ()) = update_locked(p, id, |ws| {
         ws.context_summary = match summary {
             Some(s) if !s.trim().is_empty() => s,
-            _ => compose_summary(ws),
+            _ => compose_summary(ws, state.as_ref().map(|(s, _)| s)),
         };
         ws.status = SessionStatus::Closed;
         Ok(())
     })?;
     // The file is already marked closed, so a crash before the move leaves a
     // closed session in the live folder, which listings show as archived and
-    // `doctor --fix` moves with `finish_archiving`.
-    archive(p, id, &ws)?;
+    // `doctor --fix` moves with `finish_archiving`. A move that fails (the
+    // archive folder unwritable) is undone while nothing has moved yet, so
+    // the session stays active rather than closed in the wrong place.
+    if let Err(e) = archive(p, id, &ws) {
+        if live_path(p, id).is_file() && !archived_path(p, id).exists() {
+            // Reporting the move's failure matters more than the undo's.
+            let _ = write(p, id, &live_path(p, id), &before);
+        }
+        return Err(e);
+    }
     Ok(ws)
 }
 
@@ -386,6 +454,11 @@ pub fn clear_stale_pointer(p: &Project) -> Result<Option<String>> {
 pub fn list(p: &Project) -> Result<Listing> {
     let mut listing = Index::open_synced_kind(p, Kind::WorkSession)?.work_sessions()?;
     listing.active = active_id(p).unwrap_or(None);
+    for ws in &mut listing.sessions {
+        if let Ok(id) = WorkSessionId::parse(&ws.session_id) {
+            ws.workflow_blocked = workflow_state(p, &id).is_some_and(|s| workflow_blocked(&s));
+        }
+    }
     Ok(listing)
 }
 
@@ -401,10 +474,22 @@ pub fn record_usage(p: &Project, id: Option<&str>, usage: Usage) -> Result<WorkS
     .0)
 }
 
-/// Appends a milestone that is not yet done.
+/// Appends a milestone that is not yet done; a name the session already has
+/// (ignoring case and surrounding spaces) is refused.
 pub fn add_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSession> {
     let name = non_empty("milestone name", name)?;
     Ok(update(p, id, |ws| {
+        if let Some(m) = ws
+            .milestones
+            .iter()
+            .find(|m| same_milestone(&m.name, &name))
+        {
+            return Err(Error::MilestoneExists {
+                session: ws.session_id.clone(),
+                name: m.name.clone(),
+                done: m.completed.is_some(),
+            });
+        }
         ws.milestones.push(Milestone {
             name,
             completed: None,
@@ -415,25 +500,31 @@ pub fn add_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSe
     .0)
 }
 
-/// Marks the first open milestone called `name` done (adding it, done, if
-/// there is none).
+/// Marks the first open milestone called `name` done. A name with no open
+/// milestone is refused, naming the closest open one: a typo must not
+/// record a new milestone as done.
 pub fn complete_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSession> {
     let name = non_empty("milestone name", name)?;
     Ok(update(p, id, |ws| {
-        let now = Some(clock::now_string());
-        match ws
+        if let Some(m) = ws
             .milestones
             .iter_mut()
             .find(|m| m.name == name && m.completed.is_none())
         {
-            Some(m) => m.completed = now,
-            None => ws.milestones.push(Milestone {
-                name,
-                completed: now,
-                extra: Map::new(),
-            }),
+            m.completed = Some(clock::now_string());
+            return Ok(());
         }
-        Ok(())
+        let open = ws
+            .milestones
+            .iter()
+            .filter(|m| m.completed.is_none())
+            .map(|m| m.name.as_str());
+        Err(Error::MilestoneNotFound {
+            session: ws.session_id.clone(),
+            already_done: ws.milestones.iter().any(|m| m.name == name),
+            near: nearest(&name, open).map(str::to_string),
+            name,
+        })
     })?
     .0)
 }

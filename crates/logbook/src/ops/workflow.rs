@@ -108,13 +108,13 @@ pub fn full_history_lenient(loaded: &Loaded) -> (Vec<AgentInvocation>, Vec<Strin
 
 /// Applies `change` to a live session's state under its lock: checks the
 /// expected version, bumps `version` and `updatedAt` when something changed,
-/// compacts (when `compacting`) if the history grew too long and writes (archive first, then
-/// state) through the index. Returns the state as written and what `change`
-/// returned.
+/// compacts if the history grew too long (whatever the change: every append
+/// counts, as seed 004 tracks compaction whenever `agentHistory` exceeds 10
+/// entries) and writes (archive first, then state) through the index.
+/// Returns the state as written and what `change` returned.
 pub fn update<T>(
     p: &Project,
     target: &Target,
-    compacting: bool,
     change: impl FnOnce(&mut SessionState, &str) -> Result<T>,
 ) -> Result<(SessionState, T)> {
     // Shared with other writers, exclusive for `close`, which moves the
@@ -152,13 +152,9 @@ pub fn update<T>(
     if state == before {
         return Ok((state, out));
     }
-    let archive = if compacting {
-        compact(&mut state, id.as_str(), &now, |note_path| {
-            dir.join(note_path).exists()
-        })
-    } else {
-        None
-    };
+    let archive = compact(&mut state, id.as_str(), &now, |note_path| {
+        dir.join(note_path).exists()
+    });
     state.version = before.version + 1;
     state.updated_at = now;
     let pending = Pending {
@@ -215,7 +211,7 @@ impl Default for Invoke {
 /// an `in_progress` invocation, makes it the active agent and clears pending
 /// handoffs addressed to it.
 pub fn invoke(p: &Project, target: &Target, inv: Invoke) -> Result<SessionState> {
-    let (state, ()) = update(p, target, false, |s, now| {
+    let (state, ()) = update(p, target, |s, now| {
         let wf = s.workflow_mut(now);
         let pending_from = wf
             .pending_handoffs
@@ -274,7 +270,7 @@ pub struct Complete {
 /// `failed` when asked), hands off (to the orchestrator when no target) and
 /// compacts the history when it grew too long.
 pub fn complete(p: &Project, target: &Target, c: Complete) -> Result<SessionState> {
-    let (state, ()) = update(p, target, true, |s, now| {
+    let (state, ()) = update(p, target, |s, now| {
         let wf = s.workflow_mut(now);
         let Some(inv) = wf
             .agent_history
@@ -341,7 +337,7 @@ pub struct NewDecision {
 
 /// Appends a decision with a new UUID; returns the state and the decision.
 pub fn decide(p: &Project, target: &Target, d: NewDecision) -> Result<(SessionState, Decision)> {
-    update(p, target, false, |s, now| {
+    update(p, target, |s, now| {
         let decision = Decision {
             id: uuid::Uuid::new_v4().to_string(),
             kind: d.kind,
@@ -369,9 +365,9 @@ pub struct NewVerdict {
     pub confidence: f64,
     /// Why.
     pub reasoning: String,
-    /// Conditions (omitted from the file when none).
+    /// Conditions (stored as `[]` when none, as the seed's Verdict has them).
     pub conditions: Vec<String>,
-    /// Blockers (omitted from the file when none).
+    /// Blockers (stored as `[]` when none).
     pub blockers: Vec<String>,
 }
 
@@ -379,14 +375,14 @@ pub struct NewVerdict {
 pub fn verdict(p: &Project, target: &Target, v: NewVerdict) -> Result<SessionState> {
     check_confidence(v.confidence)
         .map_err(|reason| Error::invalid("confidence", v.confidence.to_string(), reason))?;
-    let (state, ()) = update(p, target, false, |s, now| {
+    let (state, ()) = update(p, target, |s, now| {
         s.workflow_mut(now).verdicts.push(Verdict {
             agent: v.agent,
             decision: v.decision,
             confidence: v.confidence,
             reasoning: v.reasoning,
-            conditions: (!v.conditions.is_empty()).then_some(v.conditions),
-            blockers: (!v.blockers.is_empty()).then_some(v.blockers),
+            conditions: Some(v.conditions),
+            blockers: Some(v.blockers),
             timestamp: now.to_string(),
             extra: Map::new(),
         });
@@ -414,7 +410,7 @@ pub struct NewHandoff {
 
 /// Appends a pending handoff; it is cleared when its target is invoked.
 pub fn handoff(p: &Project, target: &Target, h: NewHandoff) -> Result<SessionState> {
-    let (state, ()) = update(p, target, false, |s, now| {
+    let (state, ()) = update(p, target, |s, now| {
         s.workflow_mut(now).pending_handoffs.push(Handoff {
             from_agent: h.from,
             to_agent: h.to,
@@ -432,7 +428,7 @@ pub fn handoff(p: &Project, target: &Target, h: NewHandoff) -> Result<SessionSta
 
 /// Moves the workflow to `phase` (creating the workflow if absent).
 pub fn set_phase(p: &Project, target: &Target, phase: Phase) -> Result<SessionState> {
-    let (state, ()) = update(p, target, false, |s, now| {
+    let (state, ()) = update(p, target, |s, now| {
         s.workflow_mut(now).workflow_phase = phase;
         Ok(())
     })?;
@@ -442,7 +438,7 @@ pub fn set_phase(p: &Project, target: &Target, phase: Phase) -> Result<SessionSt
 /// Switches the session's mode and records it in `modeHistory`; setting the
 /// mode it is already in changes nothing.
 pub fn set_mode(p: &Project, target: &Target, mode: Mode) -> Result<SessionState> {
-    let (state, ()) = update(p, target, false, |s, now| {
+    let (state, ()) = update(p, target, |s, now| {
         if s.current_mode != mode {
             s.current_mode = mode.clone();
             s.mode_history.push(ModeChange {

@@ -48,6 +48,13 @@ pub fn write_file(path: &Path, ws: &WorkSession) -> Result<()> {
     store::write_atomic(path, text::to_yaml(path, ws)?.as_bytes())
 }
 
+/// Removes a session file that was written but must not stay (the caller
+/// holds the session's lock).
+pub fn remove_file(p: &Project, path: &Path) -> Result<()> {
+    std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+    store::sync_dir(&p.config.sessions_dir)
+}
+
 /// Finds a session by id, live or archived: its record and file.
 pub fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
     for path in [live_path(p, id), archived_path(p, id)] {
