@@ -9,6 +9,9 @@ use serde_json::Value;
 pub(crate) struct Output {
     pub(crate) json: Value,
     pub(crate) human: String,
+    /// A line for stderr after the output (e.g. "12 more runs match"), so
+    /// it follows the listing it is about and never mixes into `--json`.
+    pub(crate) note: Option<String>,
 }
 
 impl Output {
@@ -16,7 +19,13 @@ impl Output {
         Output {
             json,
             human: human.into(),
+            note: None,
         }
+    }
+
+    pub(crate) fn with_note(mut self, note: Option<String>) -> Self {
+        self.note = note;
+        self
     }
 }
 
@@ -52,6 +61,9 @@ impl Printer {
             }
         }
         stdout.flush()?;
+        if let Some(note) = &out.note {
+            let _ = writeln!(std::io::stderr(), "{note}");
+        }
         Ok(())
     }
 

@@ -9,6 +9,7 @@ mod demo;
 mod harness;
 mod index;
 mod runs;
+mod runs_hardening;
 mod session;
 mod snapshots;
 mod transcript;
