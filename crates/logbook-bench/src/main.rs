@@ -491,7 +491,7 @@ fn main() -> Result<()> {
             )?)
         })?;
         idx_ms.push(ms(d));
-        expected = Some(found.2);
+        expected = Some(found.path);
     }
     let mut scan_ms = vec![];
     for _ in 0..3 {

@@ -12,6 +12,9 @@ pub(crate) struct Output {
     /// Printed as an error after the output, with exit code 1: for commands
     /// whose report is the answer but whose finding is a failure (`doctor`).
     pub(crate) failure: Option<String>,
+    /// A line for stderr after the output (e.g. "12 more runs match"), so
+    /// it follows the listing it is about and never mixes into `--json`.
+    pub(crate) note: Option<String>,
 }
 
 impl Output {
@@ -20,12 +23,19 @@ impl Output {
             json,
             human: human.into(),
             failure: None,
+            note: None,
         }
     }
 
     /// The same output, reported as a failure after it is printed.
     pub(crate) fn failing(mut self, failure: impl Into<String>) -> Self {
         self.failure = Some(failure.into());
+        self
+    }
+
+    /// The same output with a line for stderr after it.
+    pub(crate) fn with_note(mut self, note: Option<String>) -> Self {
+        self.note = note;
         self
     }
 }
@@ -62,6 +72,9 @@ impl Printer {
             }
         }
         stdout.flush()?;
+        if let Some(note) = &out.note {
+            let _ = writeln!(std::io::stderr(), "{note}");
+        }
         Ok(())
     }
 

@@ -82,6 +82,51 @@ pub enum Error {
         hint: String,
     },
 
+    /// A short id (a prefix, or a transcript's last 8 characters) names
+    /// more than one record; guessing would act on the wrong one.
+    #[error("{kind} id {given:?} is ambiguous: it matches {}", candidates.join(", "))]
+    AmbiguousId {
+        /// What was looked for ("run", "transcript").
+        kind: &'static str,
+        /// The id as given.
+        given: String,
+        /// Every full id it matches, sorted.
+        candidates: Vec<String>,
+    },
+
+    /// `run link` would make a run its own ancestor.
+    #[error("linking run {child} to {parent} would make a lineage cycle: {}", cycle.join(" -> "))]
+    LineageCycle {
+        /// The run whose manifest would change.
+        child: String,
+        /// The run it would build on.
+        parent: String,
+        /// The cycle the link would close, from `child` back to `child`.
+        cycle: Vec<String>,
+    },
+
+    /// A file Logbook was asked to read is a folder, FIFO, device…
+    #[error("{what} {path} is {found}, not a regular file")]
+    NotARegularFile {
+        /// What the file was meant to be ("workflow file", …).
+        what: &'static str,
+        /// The path as resolved.
+        path: PathBuf,
+        /// What it is instead ("a folder", "a FIFO", …).
+        found: &'static str,
+    },
+
+    /// A file Logbook was asked to read is larger than it reads.
+    #[error("{what} {path} is larger than the limit of {}", human_bytes(*limit))]
+    FileTooLarge {
+        /// What the file was meant to be.
+        what: &'static str,
+        /// The path as resolved.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
+
     /// A command needs the active work session and there is none.
     #[error("no active work session")]
     NoActiveSession,
@@ -270,14 +315,18 @@ impl Error {
     /// What sort of failure this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Invalid { .. } => ErrorKind::Invalid,
+            Error::Invalid { .. }
+            | Error::AmbiguousId { .. }
+            | Error::LineageCycle { .. }
+            | Error::NotARegularFile { .. }
+            | Error::FileTooLarge { .. }
+            | Error::IdTooLong { .. } => ErrorKind::Invalid,
             Error::NotFound { .. }
             | Error::NoActiveSession
             | Error::MilestoneNotFound {
                 already_done: false,
                 ..
             } => ErrorKind::NotFound,
-            Error::IdTooLong { .. } => ErrorKind::Invalid,
             Error::SessionActive { .. }
             | Error::SessionClosed { .. }
             | Error::RunFinished { .. }
@@ -300,6 +349,18 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
+            Error::AmbiguousId { .. } => {
+                "give more characters of the id, or the whole UUID".into()
+            }
+            Error::LineageCycle { parent, .. } => format!(
+                "a run can only build on earlier work; `logbook lineage {parent}` shows what {parent} already builds on"
+            ),
+            Error::NotARegularFile { .. } => {
+                "give the path of a regular file (not a folder, FIFO or device)".into()
+            }
+            Error::FileTooLarge { .. } => {
+                "check that this is the file you meant; Logbook reads files of that kind only up to this size".into()
+            }
             Error::NoActiveSession => {
                 "start one with `logbook start`, or name one by its id (`--session ID`, or `logbook status ID`; `logbook list` shows them)".into()
             }
@@ -369,6 +430,19 @@ fn abbreviate(id: &str) -> String {
     match id.char_indices().nth(SHOWN) {
         Some((i, _)) => format!("{}…", &id[..i]),
         None => id.to_string(),
+    }
+}
+
+/// `1 MiB`, `512 MiB`, or bytes when not a whole number of KiB.
+fn human_bytes(n: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else if n >= KIB && n.is_multiple_of(KIB) {
+        format!("{} KiB", n / KIB)
+    } else {
+        format!("{n} bytes")
     }
 }
 

@@ -27,7 +27,7 @@ pub(crate) enum RunCommand {
     Link(LinkArgs),
     /// Show a run's manifest and display names.
     Show(IdArgs),
-    /// Print the run's workflow variables as LOGBOOK_…=… lines for `eval`.
+    /// Print the run's workflow variables as `export LOGBOOK_…=…` lines for `eval`.
     Env(IdArgs),
 }
 
@@ -51,7 +51,7 @@ pub(crate) struct StartArgs {
     /// Workflow input, repeatable.
     #[arg(long = "input", value_name = "KEY=VALUE")]
     inputs: Vec<String>,
-    /// An earlier run this one builds on, repeatable.
+    /// An earlier run this one builds on (UUID or unique prefix), repeatable.
     #[arg(long = "related", value_name = "UUID")]
     related: Vec<String>,
     /// A tag for `find --tag`, repeatable.
@@ -67,7 +67,7 @@ pub(crate) struct StartArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct OutputArgs {
-    /// The run's UUID.
+    /// The run's UUID, or a unique prefix of it (8 or more characters).
     id: String,
     /// Path relative to the run folder (the file must exist).
     file: String,
@@ -91,7 +91,7 @@ fn final_status(s: &str) -> std::result::Result<RunStatus, String> {
 
 #[derive(Debug, Args)]
 pub(crate) struct FinishArgs {
-    /// The run's UUID.
+    /// The run's UUID, or a unique prefix of it (8 or more characters).
     id: String,
     /// How it ended: completed, failed or cancelled.
     #[arg(long, value_parser = final_status, default_value = "completed")]
@@ -100,15 +100,15 @@ pub(crate) struct FinishArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct LinkArgs {
-    /// The later run (its manifest changes).
+    /// The later run (its manifest changes): UUID or unique prefix.
     id: String,
-    /// The earlier run it builds on.
+    /// The earlier run it builds on: UUID or unique prefix.
     related_id: String,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct IdArgs {
-    /// The run's UUID.
+    /// The run's UUID, or a unique prefix of it (8 or more characters).
     id: String,
 }
 
@@ -136,12 +136,23 @@ pub(crate) struct FindArgs {
     /// Full-text search (all words) over the manifest and small text outputs; ranked.
     #[arg(long, value_name = "QUERY")]
     text: Option<String>,
-    /// At most N runs.
-    #[arg(long, value_name = "N")]
-    limit: Option<usize>,
+    /// At most N runs (default 50; a line on stderr says how many more match).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(PAGING_RANGE))]
+    limit: Option<u64>,
     /// Skip the first N runs.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    offset: usize,
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(PAGING_RANGE))]
+    offset: u64,
+}
+
+/// `--limit` and `--offset`: counts the index can page by (SQLite's
+/// integers are i64), so a larger value is bad usage, never "everything".
+pub(crate) const PAGING_RANGE: std::ops::RangeInclusive<u64> = 0..=(i64::MAX as u64);
+
+/// A paging count as the library takes it; the library refuses any value
+/// beyond its range too.
+pub(crate) fn paging(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 #[derive(Debug, Args)]
@@ -167,7 +178,7 @@ pub(crate) enum LineageFormat {
 
 #[derive(Debug, Args)]
 pub(crate) struct LineageArgs {
-    /// The run's UUID.
+    /// The run's UUID, or a unique prefix of it (8 or more characters).
     id: String,
     /// How to print the graph.
     #[arg(long, value_enum, default_value = "tree")]
@@ -279,11 +290,30 @@ fn finish(ctx: &Context, a: &FinishArgs) -> Result<Output> {
 fn link(ctx: &Context, a: &LinkArgs) -> Result<Output> {
     let (run, added) = run::link(&ctx.project, &a.id, &a.related_id)?;
     let human = if added {
-        format!("Run {} now builds on {}\n", run.id, a.related_id)
+        format!(
+            "Run {} now builds on {}\n",
+            run.id,
+            related_of(&run, &a.related_id)
+        )
     } else {
-        format!("Run {} already builds on {}\n", run.id, a.related_id)
+        format!(
+            "Run {} already builds on {}\n",
+            run.id,
+            related_of(&run, &a.related_id)
+        )
     };
     Ok(Output::new(entry_json(&run), human))
+}
+
+/// The full id of the parent `given` (maybe a prefix) named.
+fn related_of(run: &Run, given: &str) -> String {
+    let given = given.trim().to_ascii_lowercase();
+    run.manifest
+        .related()
+        .iter()
+        .find(|r| r.to_ascii_lowercase().starts_with(&given))
+        .cloned()
+        .unwrap_or(given)
 }
 
 fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
@@ -346,9 +376,11 @@ fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
                 }
             })
             .collect();
+        // `export`, so that a program started from the shell that ran
+        // `eval "$(logbook run env ID)"` (an agent) sees them too.
         let _ = writeln!(
             human,
-            "LOGBOOK_{name}={}",
+            "export LOGBOOK_{name}={}",
             shell_quote(v.as_str().unwrap_or_default())
         );
     }
@@ -369,19 +401,27 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             .map(|s| parse_since(s, now))
             .transpose()?,
         text: a.text.clone(),
-        limit: a.limit,
-        offset: a.offset,
+        limit: a.limit.map(paging),
+        offset: paging(a.offset),
     };
-    let (hits, skipped) = run::find(&ctx.project, &query)?;
+    let page = run::find_page(&ctx.project, &query)?;
+    let (hits, skipped) = (&page.hits, page.skipped);
     if skipped > 0 {
         ctx.printer.warn(&format!(
             "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
         ));
     }
+    let more = page.more(query.offset);
+    let note = (more > 0).then(|| {
+        format!(
+            "{more} more run(s) match; show them with --offset {} (or a larger --limit)",
+            query.offset + hits.len()
+        )
+    });
     let entries: Vec<_> = hits.iter().map(|h| run::entry(&h.run, now)).collect();
     let mut json = serde_json::to_value(&entries)?;
     if let Value::Array(items) = &mut json {
-        for (item, hit) in items.iter_mut().zip(&hits) {
+        for (item, hit) in items.iter_mut().zip(hits) {
             if let (Value::Object(o), Some(snippet)) = (item, &hit.snippet) {
                 o.insert("snippet".into(), Value::String(snippet.clone()));
             }
@@ -392,7 +432,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     if entries.is_empty() {
         human.push_str("No runs match.\n");
     }
-    for e in &entries {
+    for (e, hit) in entries.iter().zip(hits) {
         let status = pad(e.manifest.execution.status.as_str(), 9);
         let status = match e.manifest.execution.status {
             RunStatus::Completed => style.green(&status),
@@ -409,20 +449,36 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             style.dim(&e.display_name),
             e.manifest.outputs.len()
         );
+        if let Some(snippet) = &hit.snippet {
+            let _ = writeln!(human, "    {snippet}");
+        }
     }
-    Ok(Output::new(json, human))
+    Ok(Output::new(json, human).with_note(note))
 }
 
 pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
-    let (run, record, path) = run::latest_output(
+    let found = run::latest_output(
         &ctx.project,
         &a.agent,
         a.workflow.as_deref(),
         a.output_type.as_ref().map(OutputType::as_str),
     )?;
+    if found.missing {
+        ctx.printer.warn(&format!(
+            "{} was registered by run {} but is no longer there (deleted or moved); `logbook run show {}` lists the run's outputs",
+            found.path.display(),
+            found.run.id,
+            found.run.id
+        ));
+    }
     Ok(Output::new(
-        json!({ "path": path, "session_id": run.manifest.session_id, "output": record }),
-        format!("{}\n", path.display()),
+        json!({
+            "path": found.path,
+            "session_id": found.run.manifest.session_id,
+            "output": found.output,
+            "missing": found.missing,
+        }),
+        format!("{}\n", found.path.display()),
     ))
 }
 

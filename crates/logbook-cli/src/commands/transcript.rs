@@ -18,9 +18,10 @@ use crate::printer::{Output, thousands};
 pub(crate) enum TranscriptCommand {
     /// List transcripts of this project, newest first.
     List(ListArgs),
-    /// Show one transcript (by UUID, or the 8-character short id).
+    /// Show one transcript (by UUID, or a unique part of it).
     Show {
-        /// The session UUID or its last 8 characters.
+        /// The session UUID, its first 8 or more characters, or its last 8
+        /// (the short id that names its file).
         id: String,
     },
     /// Save a transcript given as a JSON file in seed 003's format.
@@ -33,6 +34,11 @@ pub(crate) enum TranscriptCommand {
         /// The parent main session's UUID (implies --subagent).
         #[arg(long, value_name = "ID")]
         parent: Option<String>,
+        /// The run this conversation belongs to (UUID or unique prefix): its
+        /// manifest gets userSummary and messageCount (metadata.runId does
+        /// the same).
+        #[arg(long, value_name = "RUN_ID")]
+        run: Option<String>,
     },
     /// Move transcripts inactive for more than DAYS days to the archive folder.
     Prune {
@@ -57,11 +63,13 @@ pub(crate) struct ListArgs {
     #[arg(long)]
     subagents: bool,
     /// At most N transcripts.
-    #[arg(long, value_name = "N")]
-    limit: Option<usize>,
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(super::run::PAGING_RANGE))]
+    limit: Option<u64>,
     /// Skip the first N transcripts.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    offset: usize,
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(super::run::PAGING_RANGE))]
+    offset: u64,
 }
 
 pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
@@ -72,7 +80,8 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
             file,
             subagent,
             parent,
-        } => import(ctx, file, *subagent, parent.as_deref()),
+            run,
+        } => import(ctx, file, *subagent, parent.as_deref(), run.as_deref()),
         TranscriptCommand::Prune {
             older_than,
             dry_run,
@@ -90,8 +99,8 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         } else {
             None
         },
-        limit: a.limit,
-        offset: a.offset,
+        limit: a.limit.map(super::run::paging),
+        offset: super::run::paging(a.offset),
     };
     let listing = transcript::list(&ctx.project, &opts)?;
     ctx.warn_skipped(&listing.corrupt);
@@ -177,20 +186,32 @@ fn import(
     file: &std::path::Path,
     subagent: bool,
     parent: Option<&str>,
+    run: Option<&str>,
 ) -> Result<Output> {
-    let stored = transcript::import(&ctx.project, file, subagent, parent)?;
-    let human = format!(
+    let stored = transcript::import(&ctx.project, file, subagent, parent, run)?;
+    let mut human = format!(
         "Saved {} transcript {} to {}",
         stored.kind.as_str(),
         stored.transcript.id,
         stored.path.display()
     );
-    let json = json!({
+    let run_id = stored.transcript.run_id();
+    if let Some(run_id) = run_id {
+        let _ = write!(
+            human,
+            "\nRun {run_id}: {} message(s) recorded in its manifest",
+            stored.transcript.messages.len()
+        );
+    }
+    let mut json = json!({
         "id": stored.transcript.id,
         "kind": stored.kind,
         "file": stored.path,
         "messages": stored.transcript.messages.len(),
     });
+    if let (Some(run_id), Value::Object(o)) = (run_id, &mut json) {
+        o.insert("run".into(), Value::String(run_id.to_string()));
+    }
     Ok(Output::new(json, human))
 }
 

@@ -628,7 +628,8 @@ fn seed_manifest_dropped_in_by_hand_and_hand_edits() {
         "b4e3d8c2-5c6f-7890-12bc-def123456789"
     );
 
-    // run link rewrites the file keeping every key and its order.
+    // run link rewrites the file keeping every key and its order; Story
+    // 6.3's display fields are refreshed on every write.
     t.json(&["run", "link", SEED_RUN, &mine]);
     let before: Value = serde_json::from_str(&seed_manifest()).unwrap();
     let after: Value = serde_json::from_str(&t.read(&format!("{dir}/manifest.json"))).unwrap();
@@ -638,6 +639,8 @@ fn seed_manifest_dropped_in_by_hand_and_hand_edits() {
         .as_array_mut()
         .unwrap()
         .push(Value::from(mine.as_str()));
+    expected["displayTimestamp"] = "Oct 5".into();
+    expected["displayName"] = "Oct 5 - I need to purchase 10 laptops...".into();
     assert_eq!(expected, after);
     let up = t.json(&["lineage", &mine]);
     assert!(up["descendants"].to_string().contains(SEED_RUN), "{up}");

@@ -12,6 +12,7 @@ mod harness;
 mod index;
 mod readme;
 mod runs;
+mod runs_hardening;
 mod session;
 mod snapshots;
 mod transcript;

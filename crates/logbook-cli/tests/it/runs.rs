@@ -75,11 +75,12 @@ fn seed_example_loads_lists_and_round_trips() {
     // Computed at read time from the clock, not the stored "2:30p".
     assert_eq!(
         entry["display_name"],
-        "Yday 11:01p - I need to purchase 10 laptops fo..."
+        "Yday 11:01p - I need to purchase 10 laptops..."
     );
     assert_eq!(p.json(&["run", "show", SEED_ID])["manifest"], before);
 
-    // A rewrite through logbook changes only what it was asked to change.
+    // A rewrite through logbook changes only what it was asked to change,
+    // and refreshes Story 6.3's display fields (other tools read them).
     let other = start(&p, &["--agent", "casey", "--workflow", "deep-dive-app"]);
     p.json(&["run", "link", SEED_ID, &other]);
     let after = manifest(&p, SEED_ID);
@@ -88,6 +89,8 @@ fn seed_example_loads_lists_and_round_trips() {
         .as_array_mut()
         .unwrap()
         .push(json!(other));
+    expected["displayTimestamp"] = json!("Yday 11:01p");
+    expected["displayName"] = json!("Yday 11:01p - I need to purchase 10 laptops...");
     assert_eq!(after, expected);
     let (mut k1, mut k2) = (vec![], vec![]);
     keys_in_order(&before, &mut k1, "");
@@ -727,8 +730,21 @@ fn lineage_in_every_format_with_a_cycle_and_a_dangling_id() {
         serde_json::from_str(p.run(&["lineage", &a, "--format", "json"]).ok()).unwrap();
     assert_eq!(as_json["descendants"], json!([b, c]));
 
-    // a builds on c: a → b → c → a. Written, then reported, never looped on.
-    p.json(&["run", "link", &a, &c]);
+    // a builds on c: a → b → c → a. `run link` refuses it (naming the
+    // cycle); another tool writes it anyway: reported, never looped on.
+    let refused = p.run(&["run", "link", &a, &c]);
+    assert!(
+        refused
+            .err()
+            .contains(&format!("cycle: {a} -> {c} -> {b} -> {a}")),
+        "{}",
+        refused.stderr
+    );
+    let ma = run_dir(&p, &a).join("manifest.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&ma).unwrap()).unwrap();
+    v["related_sessions"] = json!([c]);
+    std::fs::write(&ma, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    p.run(&["index", "sync"]).ok();
     let dangling = "44444444-4444-4444-8444-444444444444";
     let m = run_dir(&p, &c).join("manifest.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();

@@ -369,10 +369,10 @@ fn run_commands() {
       requirements.md [document] Detailed requirements
     ");
     assert_snapshot!(human(&t, &["run", "env", &casey_id]), @"
-    LOGBOOK_SESSION_ID='[RUN-CASEY]'
-    LOGBOOK_SESSION_FOLDER='[ROOT]/docs/agent-outputs/[RUN-CASEY]'
-    LOGBOOK_MANIFEST_FILE='[ROOT]/docs/agent-outputs/[RUN-CASEY]/manifest.json'
-    LOGBOOK_DEFAULT_OUTPUT_FILE='[ROOT]/docs/agent-outputs/[RUN-CASEY]/output.md'
+    export LOGBOOK_SESSION_ID='[RUN-CASEY]'
+    export LOGBOOK_SESSION_FOLDER='[ROOT]/docs/agent-outputs/[RUN-CASEY]'
+    export LOGBOOK_MANIFEST_FILE='[ROOT]/docs/agent-outputs/[RUN-CASEY]/manifest.json'
+    export LOGBOOK_DEFAULT_OUTPUT_FILE='[ROOT]/docs/agent-outputs/[RUN-CASEY]/output.md'
     ");
     drop(s);
 
@@ -436,6 +436,7 @@ fn run_commands() {
     assert_snapshot!(human(&t, &["find", "--text", "laptops budget"]), @"
     [RUN-CASEY]  completed  Casey - deep-dive-app (Oct 6, 2025, 5:25 PM)
         Yday 5:09p - deep-dive-app: Laptops · 1 output(s)
+        … dive into the request 5:09p - deep-dive-app: [Laptops] bryan project_name: [Laptops] work_session: SES202510-ACME-[LAPTOPS] q4 Detailed…
     ");
     assert_snapshot!(human(&t, &["find", "--text", "nothing-like-this"]), @"No runs match.");
     assert_snapshot!(
@@ -869,7 +870,7 @@ fn typical_errors() {
     );
     assert_snapshot!(
         failure(&t, 1, &["run", "finish", "not-a-run"]),
-        @r#"error: invalid run id "not-a-run": expected a UUID such as [UUID]; `logbook find` lists runs"#
+        @r#"error: invalid run id "not-a-run": expected a UUID such as [UUID], or its first 8 or more characters; `logbook find` lists runs"#
     );
     // Invalid enum values are bad usage (exit 2).
     assert_snapshot!(failure(&t, 2, &["mode", "sleeping"]), @r#"

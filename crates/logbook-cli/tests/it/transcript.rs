@@ -208,8 +208,18 @@ fn a_short_id_collision_keeps_both() {
     let list = t.json(&["transcript", "list"]);
     assert_eq!(list.as_array().unwrap().len(), 2);
     assert_eq!(t.json(&["transcript", "show", MAIN_ID])["id"], MAIN_ID);
-    // The short id is now ambiguous only if both used it; here it names the first.
-    assert_eq!(t.json(&["transcript", "show", "3c4d5e6f"])["id"], MAIN_ID);
+    // Both ids end in the short id: it names neither, and says so.
+    let e = t.run(&["transcript", "show", "3c4d5e6f"]);
+    let e = e.err();
+    assert!(
+        e.contains("ambiguous") && e.contains(MAIN_ID) && e.contains(twin),
+        "{e}"
+    );
+    // A longer part of either id still names it.
+    assert_eq!(
+        t.json(&["transcript", "show", &MAIN_ID[..13]])["id"],
+        MAIN_ID
+    );
 }
 
 #[test]

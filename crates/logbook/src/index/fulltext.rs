@@ -121,15 +121,28 @@ fn find_word(text: &str, terms: &[&str], from: usize) -> Option<(usize, usize)> 
 
 fn cut_snippet(text: &str, terms: &[&str]) -> Option<String> {
     const AROUND: usize = 48;
-    let (start, _) = find_word(text, terms, 0)?;
+    let (start, first_end) = find_word(text, terms, 0)?;
     let floor = |mut i: usize| {
         while !text.is_char_boundary(i) {
             i -= 1;
         }
         i
     };
-    let lo = floor(start.saturating_sub(AROUND));
-    let hi = floor((start + 2 * AROUND).min(text.len()));
+    let mut lo = floor(start.saturating_sub(AROUND));
+    let mut hi = floor((start + 2 * AROUND).min(text.len())).max(first_end);
+    // Cut at word boundaries: a fragment starts and ends with whole words.
+    if lo > 0
+        && !text[..lo].ends_with(char::is_whitespace)
+        && let Some(i) = text[lo..start].find(char::is_whitespace)
+    {
+        lo += i;
+    }
+    if hi < text.len()
+        && !text[hi..].starts_with(char::is_whitespace)
+        && let Some(i) = text[first_end..hi].rfind(char::is_whitespace)
+    {
+        hi = first_end + i;
+    }
     let mut out = String::new();
     if lo > 0 {
         out.push('…');
@@ -200,4 +213,30 @@ pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
         return None;
     }
     String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_start_and_end_with_whole_words() {
+        let text = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo \
+                    lima mike november oscar papa quebec romeo sierra tango uniform victor \
+                    whiskey xray yankee zulu alpha bravo charlie delta echo foxtrot golf";
+        let s = cut_snippet(text, &["oscar"]).unwrap();
+        assert!(s.contains("[oscar]"), "{s}");
+        let inner = s.trim_start_matches('…').trim_end_matches('…');
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for w in inner.split_whitespace() {
+            let w = w.trim_start_matches('[').trim_end_matches(']');
+            assert!(words.contains(&w), "{w:?} is a cut word in {s:?}");
+        }
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        // A short text is shown whole.
+        assert_eq!(
+            cut_snippet("buy ten laptops", &["laptops"]).unwrap(),
+            "buy ten [laptops]"
+        );
+    }
 }

@@ -17,6 +17,14 @@ use crate::model::run::{MANIFEST_FILE, OutputRecord, Run};
 use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
 
+/// The SQL of a run query's filters, shared by the page and its count.
+struct RunFilter {
+    from: String,
+    where_: String,
+    args: Vec<rusqlite::types::Value>,
+    text: Option<String>,
+}
+
 /// How many times a query is re-run after re-reading runs it returned
 /// whose files changed under it.
 const VERIFY_ROUNDS: usize = 3;
@@ -113,9 +121,9 @@ impl Index {
         Ok(())
     }
 
-    fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
-        // Validates the pattern exactly as the scan does.
-        let matcher = query.matcher()?;
+    /// The FROM clause, WHERE terms and arguments of `query`'s filters
+    /// (paging aside); `None` when no run can match.
+    fn run_filter(&self, query: &RunQuery) -> Result<Option<RunFilter>> {
         let mut where_ = vec!["1=1".to_string()];
         let mut args: Vec<rusqlite::types::Value> = vec![];
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
@@ -172,7 +180,7 @@ impl Index {
                 .filter(|name| name == w || re.as_ref().is_some_and(|re| re.is_match(name)))
                 .collect();
             if matching.is_empty() {
-                return Ok(vec![]);
+                return Ok(None);
             }
             let list: Vec<String> = matching
                 .into_iter()
@@ -180,20 +188,72 @@ impl Index {
                 .collect();
             where_.push(format!("r.workflow IN ({})", list.join(",")));
         }
+        Ok(Some(RunFilter {
+            from,
+            where_: where_.join(" AND "),
+            args,
+            text,
+        }))
+    }
+
+    /// How many runs match `query`'s filters, paging aside (the SQL is
+    /// exact for every filter, as in [`Index::find_runs`]).
+    pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
+        query.matcher()?;
+        let Some(f) = self.run_filter(query)? else {
+            return Ok(0);
+        };
+        let sql = format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_);
+        self.conn
+            .prepare_cached(&sql)
+            .map_err(self.err())?
+            .query_row(rusqlite::params_from_iter(f.args.iter()), |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n.max(0) as u64)
+            .map_err(self.err())
+    }
+
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        // Validates the pattern and the paging exactly as the scan does.
+        let matcher = query.matcher()?;
+        let Some(RunFilter {
+            from,
+            where_,
+            mut args,
+            text,
+        }) = self.run_filter(query)?
+        else {
+            return Ok(vec![]);
+        };
+        let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
+            args.push(v);
+            format!("?{}", args.len())
+        };
         let order = if text.is_some() {
             "f.frank, r.started_ns DESC, r.id"
         } else {
             "r.started_ns DESC, r.id"
         };
-        let l = arg(query.limit.map_or(-1, |l| l as i64).into(), &mut args);
-        let o = arg((query.offset as i64).into(), &mut args);
+        // `matcher()` refused values beyond i64 (SQLite's integers), so
+        // these conversions never wrap.
+        let l = arg(
+            query
+                .limit
+                .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX))
+                .into(),
+            &mut args,
+        );
+        let o = arg(
+            i64::try_from(query.offset).unwrap_or(i64::MAX).into(),
+            &mut args,
+        );
         // Two steps: the page's rowids first (from the indexes alone when
         // they cover the filters), then only those rows' manifests, so the
         // sort never carries manifests and memory is the page's, not the
         // number of runs'.
         let sql_text = format!(
-            "SELECT r.rid FROM {from} WHERE {} ORDER BY {order} LIMIT {l} OFFSET {o}",
-            where_.join(" AND ")
+            "SELECT r.rid FROM {from} WHERE {where_} ORDER BY {order} LIMIT {l} OFFSET {o}"
         );
         let rids: Vec<i64> = {
             let mut stmt = self.conn.prepare_cached(&sql_text).map_err(self.err())?;
@@ -355,6 +415,46 @@ impl Index {
                 manifest: serde_json::from_str(&manifest).ok()?,
             })
         }))
+    }
+
+    /// The ids of the indexed runs whose id starts with `prefix` (lowercase),
+    /// at most `limit` of them, sorted. Ids are stored lowercase and are
+    /// made of hex digits and `-`, all below `~`, so the range
+    /// `[prefix, prefix~)` is exactly the prefix and one seek in `runs_id`.
+    pub fn run_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT id FROM runs WHERE id >= ?1 AND id < ?1 || '~' ORDER BY id LIMIT ?2",
+            )
+            .map_err(self.err())?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        stmt.query_map(params![prefix, limit], |r| r.get(0))
+            .map_err(self.err())?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(self.err())
+    }
+
+    /// The ids and files of the indexed transcripts whose id starts or ends
+    /// with `part` (lowercase, compared without case), sorted by id.
+    pub fn transcript_ids_matching(&self, part: &str) -> Result<Vec<(String, PathBuf)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, path FROM transcripts \
+                 WHERE lower(substr(id, 1, length(?1))) = ?1 OR lower(substr(id, -length(?1))) = ?1 \
+                 ORDER BY id, path",
+            )
+            .map_err(self.err())?;
+        stmt.query_map([part], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                PathBuf::from(r.get::<_, String>(1)?),
+            ))
+        })
+        .map_err(self.err())?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(self.err())
     }
 
     /// Ids of the runs naming `id` in their `related_sessions` (its children).

@@ -207,7 +207,7 @@ fn populated() -> (TempDir, Project, Vec<String>) {
     run::finish(&p, &c, RunStatus::Failed).unwrap();
     let d = start(&p, "casey", "build");
     run::link(&p, &d, &b).unwrap();
-    transcript::import(&p, &fixture("transcript-main.json"), false, None).unwrap();
+    transcript::import(&p, &fixture("transcript-main.json"), false, None, None).unwrap();
     (dir, p, vec![a, b, c, d])
 }
 
@@ -568,7 +568,7 @@ fn latest_output_is_the_newest_runs_last_output_of_the_type() {
 
     let latest = |workflow: Option<&str>, ty: Option<&str>| {
         run::latest_output(&p, "alex", workflow, ty)
-            .map(|(run, out, path)| (run.id.to_string(), out.file, path))
+            .map(|l| (l.run.id.to_string(), l.output.file, l.path))
     };
     let (id, file, path) = latest(Some("^intake$"), Some("report")).unwrap();
     assert_eq!((id.as_str(), file.as_str()), (new.as_str(), "final.md"));
@@ -731,7 +731,7 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
         "run {r}"
     );
 
-    transcript::import(&p, &fixture("transcript-main.json"), false, None).unwrap();
+    transcript::import(&p, &fixture("transcript-main.json"), false, None, None).unwrap();
     assert_eq!(index.status().unwrap().transcripts, 1);
     let listed = index.transcripts(None, None, None).unwrap();
     assert_eq!(listed.len(), 1);

@@ -12,6 +12,10 @@ use crate::error::{Error, Result};
 
 /// A run's id: an RFC 4122 UUID in hyphenated form (any version on read;
 /// Logbook creates v4). It names the run folder.
+///
+/// Held in lowercase: `A3F2…` and `a3f2…` are one run, with one lock. The
+/// folder on disk may be spelled in either case (another tool made it); the
+/// store finds it whatever its case.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct RunId(String);
@@ -20,7 +24,7 @@ impl RunId {
     /// Checks `id` before it becomes part of a path.
     pub fn parse(id: &str) -> Result<RunId> {
         if is_hyphenated_uuid(id) {
-            Ok(RunId(id.to_string()))
+            Ok(RunId(id.to_ascii_lowercase()))
         } else {
             Err(Error::invalid(
                 "run id",
@@ -40,7 +44,9 @@ impl RunId {
         &self.0
     }
 
-    /// The run's folder inside `agent_outputs_folder`.
+    /// The run's folder inside `agent_outputs_folder`, spelled in
+    /// lowercase (how Logbook creates it; `store::run::locate` finds an
+    /// existing one whatever its case).
     pub fn folder(&self, agent_outputs_folder: &Path) -> PathBuf {
         agent_outputs_folder.join(&self.0)
     }
@@ -125,7 +131,8 @@ impl WorkSessionId {
     }
 }
 
-/// A transcript's id: a hyphenated UUID. Its last 8 characters name the file.
+/// A transcript's id: a hyphenated UUID, held in lowercase so two spellings
+/// of one UUID are one transcript. Its last 8 characters name the file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct TranscriptId(String);
@@ -134,7 +141,7 @@ impl TranscriptId {
     /// Checks `id` before it becomes part of a file name.
     pub fn parse(id: &str) -> Result<TranscriptId> {
         if is_hyphenated_uuid(id) {
-            Ok(TranscriptId(id.to_string()))
+            Ok(TranscriptId(id.to_ascii_lowercase()))
         } else {
             Err(Error::invalid(
                 "transcript id",
@@ -165,6 +172,42 @@ impl TranscriptId {
 pub fn short_id(id: &str) -> &str {
     let start = id.char_indices().rev().nth(7).map_or(0, |(i, _)| i);
     &id[start..]
+}
+
+/// The shortest id prefix commands accept in place of a whole UUID (as `git`
+/// and `jj` accept a unique prefix of a commit id).
+pub const MIN_PREFIX: usize = 8;
+
+/// How a run or transcript id argument names its record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdArg {
+    /// A whole UUID, lowercased.
+    Full(String),
+    /// The start of one (at least [`MIN_PREFIX`] characters), lowercased.
+    Prefix(String),
+}
+
+impl IdArg {
+    /// Reads a whole UUID (any case) or a prefix of at least [`MIN_PREFIX`]
+    /// hex digits and hyphens; `what` names the id in the error and `lists`
+    /// the command that lists them.
+    pub fn parse(what: &'static str, text: &str, lists: &str) -> Result<IdArg> {
+        let t = text.trim();
+        if is_hyphenated_uuid(t) {
+            return Ok(IdArg::Full(t.to_ascii_lowercase()));
+        }
+        let hexish = t.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+        if hexish && t.len() >= MIN_PREFIX && t.len() < 36 && !t.starts_with('-') {
+            return Ok(IdArg::Prefix(t.to_ascii_lowercase()));
+        }
+        Err(Error::invalid(
+            what,
+            text,
+            format!(
+                "expected a UUID such as 3f2c9d14-4b5e-4789-81ab-cdef12345678, or its first {MIN_PREFIX} or more characters; {lists}"
+            ),
+        ))
+    }
 }
 
 fn is_hyphenated_uuid(id: &str) -> bool {
@@ -234,6 +277,37 @@ mod tests {
             Path::new("/o/a3f2c9d1-4b5e-6789-01ab-cdef12345678")
         );
         assert_eq!(id.lock_name(), "run-a3f2c9d1-4b5e-6789-01ab-cdef12345678");
+        assert_eq!(
+            RunId::parse("A3F2C9D1-4B5E-6789-01AB-CDEF12345678").unwrap(),
+            id,
+            "one run whatever the case"
+        );
+    }
+
+    #[test]
+    fn id_arguments() {
+        assert_eq!(
+            IdArg::parse("run id", " A3F2C9D1-4b5e-6789-01ab-cdef12345678", "").unwrap(),
+            IdArg::Full("a3f2c9d1-4b5e-6789-01ab-cdef12345678".into())
+        );
+        assert_eq!(
+            IdArg::parse("run id", "A3F2C9D1", "").unwrap(),
+            IdArg::Prefix("a3f2c9d1".into())
+        );
+        assert_eq!(
+            IdArg::parse("run id", "a3f2c9d1-4b", "").unwrap(),
+            IdArg::Prefix("a3f2c9d1-4b".into())
+        );
+        for bad in [
+            "a3f2c9d",
+            "",
+            "../../etc",
+            "a3f2c9d1/",
+            "zzzzzzzz",
+            "-a3f2c9d1",
+        ] {
+            assert!(IdArg::parse("run id", bad, "").is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -282,6 +356,10 @@ mod tests {
         assert_eq!(id.short(), "3c4d5e6f");
         assert_eq!(id.lock_name(), "transcript-3c4d5e6f");
         assert!(TranscriptId::parse("3c4d5e6f").is_err());
+        assert_eq!(
+            TranscriptId::parse("6F1C2B9E-3D4A-4C5B-9E8F-1A2B3C4D5E6F").unwrap(),
+            id
+        );
         assert_eq!(short_id("abc"), "abc");
     }
 }

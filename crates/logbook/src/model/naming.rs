@@ -149,15 +149,31 @@ pub fn summary(m: &Manifest) -> String {
     m.agent_label().to_string()
 }
 
-/// Cuts text longer than 35 characters to its first 32 + `...`.
+/// Cuts text longer than 35 characters to at most its first 32 + `...`,
+/// at a word boundary: `I need to purchase 10 laptops...`, not `… laptops
+/// fo...`. A cut keeps at least half of the 32 characters, so one very long
+/// word is cut inside it rather than leaving almost nothing.
 pub fn truncate(s: &str) -> String {
     if s.chars().count() <= SUMMARY_MAX {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(TRUNCATE_TO).collect();
-        out.push_str("...");
-        out
+        return s.to_string();
     }
+    let head: String = s.chars().take(TRUNCATE_TO).collect();
+    let next_is_break = s.chars().nth(TRUNCATE_TO).is_some_and(char::is_whitespace);
+    let mut out = if next_is_break {
+        head.as_str()
+    } else {
+        match head.rfind(char::is_whitespace) {
+            Some(i) if head[..i].chars().count() >= TRUNCATE_TO / 2 => &head[..i],
+            _ => head.as_str(),
+        }
+    }
+    .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '-'))
+    .to_string();
+    if out.is_empty() {
+        out = head;
+    }
+    out.push_str("...");
+    out
 }
 
 /// `{smart timestamp of started_at} - {summary, truncated}`.
@@ -322,7 +338,30 @@ mod tests {
         let m = manifest(json!({"userSummary": "I need to purchase 10 laptops for the new team"}));
         assert_eq!(
             display_name(&m, ts("2025-10-06T20:00:00Z"), &TimeZone::UTC),
-            "5:09p - I need to purchase 10 laptops fo..."
+            "5:09p - I need to purchase 10 laptops..."
         );
+        for (text, want) in [
+            // The cut falls right before a space: the whole word stays.
+            (
+                "I need to purchase 10 laptops fo next week",
+                "I need to purchase 10 laptops fo...",
+            ),
+            (
+                "Review the vendor list, then call each of them",
+                "Review the vendor list, then...",
+            ),
+            (
+                "Budget: 12000 EUR for laptops, monitors and docks",
+                "Budget: 12000 EUR for laptops...",
+            ),
+            (
+                "Hi supercalifragilisticexpialidociousness",
+                "Hi supercalifragilisticexpialido...",
+            ),
+        ] {
+            let got = truncate(text);
+            assert_eq!(got, want, "{text}");
+            assert!(got.chars().count() <= SUMMARY_MAX, "{got}");
+        }
     }
 }

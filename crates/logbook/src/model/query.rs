@@ -46,8 +46,22 @@ pub struct RunMatcher {
 }
 
 impl RunQuery {
-    /// Compiles the query; an invalid `workflow` pattern is an error naming it.
+    /// The largest `limit` or `offset` a query takes: SQLite's integers are
+    /// i64, and a larger value must not wrap around to "no limit".
+    pub const MAX_PAGING: usize = i64::MAX as usize;
+
+    /// Compiles the query; an invalid `workflow` pattern, or a `limit` or
+    /// `offset` beyond [`RunQuery::MAX_PAGING`], is an error naming it.
     pub fn matcher(&self) -> Result<RunMatcher> {
+        for (field, value) in [("limit", self.limit), ("offset", Some(self.offset))] {
+            if let Some(v) = value.filter(|v| *v > Self::MAX_PAGING) {
+                return Err(Error::invalid(
+                    field,
+                    v.to_string(),
+                    format!("at most {}", Self::MAX_PAGING),
+                ));
+            }
+        }
         let workflow_re = match &self.workflow {
             Some(w) => Some(Regex::new(w).map_err(|e| {
                 Error::invalid(
@@ -259,6 +273,32 @@ mod tests {
         };
         assert!(q.matcher().unwrap_err().to_string().contains("a(b"));
         assert!(q.matches(&m));
+    }
+
+    #[test]
+    fn paging_beyond_sqlite_integers_is_refused() {
+        for q in [
+            RunQuery {
+                offset: RunQuery::MAX_PAGING + 1,
+                ..RunQuery::default()
+            },
+            RunQuery {
+                limit: Some(usize::MAX),
+                ..RunQuery::default()
+            },
+        ] {
+            let err = q.matcher().unwrap_err();
+            assert!(matches!(err, Error::Invalid { .. }), "{err}");
+        }
+        assert!(
+            RunQuery {
+                offset: RunQuery::MAX_PAGING,
+                limit: Some(RunQuery::MAX_PAGING),
+                ..RunQuery::default()
+            }
+            .matcher()
+            .is_ok()
+        );
     }
 
     #[test]

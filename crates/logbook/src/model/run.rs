@@ -319,6 +319,11 @@ pub fn normalize_output_path(file: &str) -> Result<String> {
     if file.contains('\0') {
         return refuse("contains a NUL byte");
     }
+    if file.chars().any(char::is_control) {
+        return refuse(
+            "contains a control character (a newline, tab…); rename the file so its name is one plain line",
+        );
+    }
     if file.trim().is_empty() {
         return refuse("is empty; give a path relative to the run folder");
     }
@@ -434,6 +439,9 @@ mod tests {
             ".",
             "manifest.json",
             "a/..",
+            "a\nb.md",
+            "tab\there.md",
+            "bell\u{7}.md",
         ] {
             assert!(normalize_output_path(bad).is_err(), "{bad:?}");
         }

@@ -174,7 +174,51 @@ impl Transcript {
     }
 }
 
+/// The metadata key naming the run a conversation belongs to (seed 000
+/// Story 6.3: the run's `userSummary` and `messageCount` come from it).
+pub const RUN_ID_KEY: &str = "runId";
+
+impl Transcript {
+    /// The run this conversation belongs to, as `metadata.runId` names it.
+    pub fn run_id(&self) -> Option<&str> {
+        self.metadata
+            .extra
+            .get(RUN_ID_KEY)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+    }
+
+    /// The text of the first `user` message that has any, whitespace
+    /// collapsed: Story 6.3's `userSummary` before truncation.
+    pub fn first_user_text(&self) -> Option<String> {
+        self.messages
+            .iter()
+            .filter(|m| m.role == "user")
+            .map(Message::text)
+            .find(|t| !t.is_empty())
+    }
+}
+
 impl Message {
+    /// The message's text blocks (seed 003's `{"type": "text", "content"}`,
+    /// or `text` as other tools write it, or bare strings) joined, with
+    /// whitespace collapsed; tool, subagent and other blocks are not text.
+    pub fn text(&self) -> String {
+        let mut words: Vec<&str> = vec![];
+        for b in &self.blocks {
+            let text = match b {
+                Value::String(s) => Some(s.as_str()),
+                Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("text") => o
+                    .get("content")
+                    .or_else(|| o.get("text"))
+                    .and_then(Value::as_str),
+                _ => None,
+            };
+            words.extend(text.unwrap_or_default().split_whitespace());
+        }
+        words.join(" ")
+    }
+
     /// Turns the message into JSON by moving its blocks.
     pub fn into_value(self) -> Value {
         let mut m = Map::new();
@@ -271,6 +315,27 @@ mod tests {
         let t: Transcript = serde_json::from_str(text).unwrap();
         let orig: Value = serde_json::from_str(text).unwrap();
         assert_eq!(serde_json::to_value(&t).unwrap(), orig);
+    }
+
+    #[test]
+    fn first_user_text_is_the_first_user_message_with_text() {
+        let t: Transcript = serde_json::from_str(MAIN).unwrap();
+        assert_eq!(
+            t.first_user_text().as_deref(),
+            Some("I need to purchase 10 laptops for the sales team")
+        );
+        let t: Transcript = serde_json::from_str(
+            r#"{"id":"6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f","messages":[
+                {"role":"assistant","blocks":[{"type":"text","content":"Hello"}]},
+                {"role":"user","blocks":[{"type":"tool","name":"x"}]},
+                {"role":"user","blocks":["Plan  the", {"type":"text","text":"offsite\nin May"}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            t.first_user_text().as_deref(),
+            Some("Plan the offsite in May")
+        );
+        assert_eq!(Transcript::new("x", "/w").first_user_text(), None);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::{Hit, Index, Kind, Pending, Record};
-use crate::model::ids::RunId;
+use crate::model::ids::{IdArg, RunId};
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::naming;
 use crate::model::query::{RunQuery, filter_sorted};
@@ -40,28 +40,147 @@ pub fn find(p: &Project, query: &RunQuery) -> Result<(Vec<Hit>, u64)> {
     Ok((hits, index.corrupt_count(Kind::Run)?))
 }
 
+/// How many runs `find` shows when no limit is given: a screenful, not
+/// months of runs.
+pub const DEFAULT_PAGE: usize = 50;
+
+/// One page of [`find_page`].
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The runs on this page, in `find`'s order.
+    pub hits: Vec<Hit>,
+    /// How many runs match in all, paging aside.
+    pub total: u64,
+    /// How many manifests listings skip as unparseable (`doctor` names them).
+    pub skipped: u64,
+}
+
+impl Page {
+    /// How many matching runs come after this page.
+    pub fn more(&self, offset: usize) -> u64 {
+        self.total
+            .saturating_sub(offset as u64)
+            .saturating_sub(self.hits.len() as u64)
+    }
+}
+
+/// [`find`] as `logbook find` pages it: [`DEFAULT_PAGE`] runs when `query`
+/// sets no limit, and how many match in all, so the caller can say how many
+/// more there are.
+pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
+    let query = RunQuery {
+        limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
+        ..query.clone()
+    };
+    let index = Index::open_synced(p)?;
+    let hits = index.find_runs(&query)?;
+    let total = if hits.len() < query.limit.unwrap_or(0) && (query.offset == 0 || !hits.is_empty())
+    {
+        // A short page is the last one: no count query needed.
+        (query.offset + hits.len()) as u64
+    } else {
+        index.count_runs(&query)?
+    };
+    Ok(Page {
+        hits,
+        total,
+        skipped: index.corrupt_count(Kind::Run)?,
+    })
+}
+
 /// [`find`] answered by reading every manifest, the seed's discovery
 /// algorithm: the baseline the index is measured and checked against.
 pub fn find_scan(p: &Project, query: &RunQuery) -> Result<Vec<Run>> {
     filter_sorted(store::run::scan(p)?.runs, query)
 }
 
-/// Reads run `id` from its folder.
+/// How many candidates an ambiguous id error lists.
+const AMBIGUOUS_SHOWN: usize = 10;
+
+/// The run a command-line id names: a whole UUID in any case, or a unique
+/// prefix of at least [`crate::model::ids::MIN_PREFIX`] characters. A prefix
+/// is looked up in the index (synced with the folder names first, so new
+/// and removed folders are seen); its candidates are checked against the
+/// folders, and when the index has none, or cannot be opened, the folder
+/// names themselves answer, so a stale or broken index never hides a run.
+/// A prefix naming several runs is an [`Error::AmbiguousId`] listing them.
+pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
+    let prefix = match IdArg::parse("run id", text, "`logbook find` lists runs")? {
+        IdArg::Full(id) => return RunId::parse(&id),
+        IdArg::Prefix(prefix) => prefix,
+    };
+    let exists = |id: &RunId| {
+        store::run::locate(p, id).is_ok_and(|f| f.join(crate::model::run::MANIFEST_FILE).is_file())
+    };
+    let mut ids: Vec<RunId> = Index::open_synced(p)
+        .and_then(|index| index.run_ids_with_prefix(&prefix, AMBIGUOUS_SHOWN))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|id| RunId::parse(id).ok())
+        .filter(|id| exists(id))
+        .collect();
+    if ids.is_empty() {
+        ids = store::run::ids_with_prefix(p, &prefix)?;
+    }
+    match ids.len() {
+        1 => Ok(ids.remove(0)),
+        0 => Err(Error::not_found(
+            "run",
+            text.trim(),
+            "no run id starts with that; `logbook find` lists the runs there are",
+        )),
+        _ => Err(Error::AmbiguousId {
+            kind: "run",
+            given: text.trim().to_string(),
+            candidates: ids
+                .into_iter()
+                .take(AMBIGUOUS_SHOWN)
+                .map(|id| id.to_string())
+                .collect(),
+        }),
+    }
+}
+
+/// Reads run `id` (a UUID or a unique prefix, see [`resolve`]) from its
+/// folder.
 pub fn show(p: &Project, id: &str) -> Result<Run> {
-    store::run::load(p, &RunId::parse(id)?)
+    store::run::load(p, &resolve(p, id)?)
+}
+
+/// What [`latest_output`] found.
+#[derive(Debug, Clone)]
+pub struct LatestOutput {
+    /// The run that registered it.
+    pub run: Run,
+    /// Its record in the manifest.
+    pub output: OutputRecord,
+    /// Its absolute path.
+    pub path: PathBuf,
+    /// The file is no longer there (deleted or moved after registration).
+    /// It is still the answer: the manifest is the record of what the run
+    /// produced, and silently answering an older file would be wrong too.
+    pub missing: bool,
 }
 
 /// The seed's "find latest output" pattern: the newest run of `agent` whose
 /// workflow matches, and in it the last output of `output_type` (any type
-/// when `None`). Returns the run, the output and its absolute path.
+/// when `None`), with whether its file is still there.
 pub fn latest_output(
     p: &Project,
     agent: &str,
     workflow: Option<&str>,
     output_type: Option<&str>,
-) -> Result<(Run, OutputRecord, PathBuf)> {
-    if let Some(found) = Index::open_synced(p)?.latest_output(agent, workflow, output_type)? {
-        return Ok(found);
+) -> Result<LatestOutput> {
+    if let Some((run, output, path)) =
+        Index::open_synced(p)?.latest_output(agent, workflow, output_type)?
+    {
+        let missing = !path.is_file();
+        return Ok(LatestOutput {
+            run,
+            output,
+            path,
+            missing,
+        });
     }
     let what = match (workflow, output_type) {
         (Some(w), Some(t)) => format!("{agent} (workflow {w}, type {t})"),
@@ -85,7 +204,7 @@ pub fn latest_output(
 /// The lineage around run `id`: only the runs on its ancestor and descendant
 /// chains are loaded from the index, never every manifest.
 pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
-    let root = RunId::parse(id)?;
+    let root = resolve(p, id)?;
     store::run::load(p, &root)?;
     let index = Index::open_synced(p)?;
     let mut runs: HashMap<String, Run> = HashMap::new();
@@ -216,12 +335,12 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
     }
 
     let mut related: Vec<String> = vec![];
-    for r in &opts.related {
-        let r = RunId::parse(r)?;
-        store::run::load(p, &r).map_err(|e| match e {
+    for given in &opts.related {
+        let r = resolve(p, given).and_then(|r| store::run::load(p, &r).map(|_| r));
+        let r = r.map_err(|e| match e {
             Error::NotFound { .. } => Error::not_found(
                 "related run",
-                r.as_str(),
+                given.trim(),
                 "`--related` must name an existing run; `logbook find` lists them",
             ),
             e => e,
@@ -299,9 +418,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         message_count: None,
         extra: Map::new(),
     };
-    let tz = clock::local_zone();
-    manifest.display_timestamp = Some(naming::smart_timestamp(now, now, &tz));
-    manifest.display_name = Some(naming::display_name(&manifest, now, &tz));
+    refresh_display(&mut manifest, now);
 
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let run = Run {
@@ -350,11 +467,40 @@ fn update<T>(
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let (mut run, raw) = store::run::load_raw(p, id)?;
     let out = change(&mut run)?;
+    refresh_display(&mut run.manifest, clock::now());
     write_through(p, vec![pending(&run)], || {
         store::run::save(&run, &raw)?;
         Ok(((), vec![Some(Record::run(&run))]))
     })?;
     Ok((run, out))
+}
+
+/// Story 6.3's `displayTimestamp` and `displayName` as of `now`, written
+/// into the manifest on every write: other tools read them from the file
+/// (Logbook's own output computes them fresh at read time).
+fn refresh_display(m: &mut Manifest, now: Timestamp) {
+    let tz = clock::local_zone();
+    m.display_timestamp = Some(naming::smart_timestamp(m.started_at(), now, &tz));
+    m.display_name = Some(naming::display_name(m, now, &tz));
+}
+
+/// Records Story 6.3's conversation fields of run `id` from the transcript
+/// linked to it: `userSummary` (its first user message, truncated as the
+/// seed says) and `messageCount`. The display name follows.
+pub fn record_conversation(
+    p: &Project,
+    id: &RunId,
+    user_summary: Option<String>,
+    message_count: u64,
+) -> Result<Run> {
+    Ok(update(p, id, |run| {
+        if let Some(s) = user_summary {
+            run.manifest.user_summary = Some(naming::truncate(&s));
+        }
+        run.manifest.message_count = Some(message_count);
+        Ok(())
+    })?
+    .0)
 }
 
 /// The index's pending mark for a write of `run`'s manifest.
@@ -376,9 +522,11 @@ fn finished(run: &Run, registering: bool) -> Error {
     }
 }
 
-/// Registers (or re-registers) output `file` of run `id`. The file must
-/// exist inside the run folder, symlinks included; registering the same path
-/// again updates its type and description and keeps its first `created_at`.
+/// Registers (or re-registers) output `file` of run `id`. The file must be a
+/// regular file inside the run folder; it is recorded under its real path
+/// there (symlinks resolved), so registering it again under any alias
+/// updates its one record's type and description and keeps its first
+/// `created_at`.
 pub fn register_output(
     p: &Project,
     id: &str,
@@ -386,7 +534,6 @@ pub fn register_output(
     output_type: OutputType,
     description: &str,
 ) -> Result<(Run, OutputRecord)> {
-    let id = RunId::parse(id)?;
     if let OutputType::Other(t) = &output_type {
         return Err(Error::invalid(
             "type",
@@ -396,11 +543,12 @@ pub fn register_output(
     }
     let rel = normalize_output_path(file)?;
     let description = required("description", description)?;
+    let id = resolve(p, id)?;
     update(p, &id, |run| {
         if run.manifest.execution.status != RunStatus::Running {
             return Err(finished(run, true));
         }
-        check_inside(&run.folder, &rel, file)?;
+        let rel = canonical_output(&run.folder, &rel, file)?;
         let now = clock::now_string();
         let record = match run.manifest.outputs.iter_mut().find(|o| o.file == rel) {
             Some(existing) => {
@@ -427,9 +575,12 @@ pub fn register_output(
     })
 }
 
-/// Refuses an output whose real location (symlinks followed) is not inside
-/// the run's real folder, or that does not exist.
-fn check_inside(folder: &Path, rel: &str, given: &str) -> Result<()> {
+/// Where output `given` (`rel` once normalised) really is: its path
+/// relative to the run's real folder with every symlink resolved, so the
+/// aliases of one file (`sub/a.md`, `self/sub/a.md`, `up/<id>/sub/a.md`)
+/// make one record. Refuses a path that does not exist, leads outside the
+/// run folder, or is not a regular file (a folder, FIFO, device).
+fn canonical_output(folder: &Path, rel: &str, given: &str) -> Result<String> {
     let real_folder = folder.canonicalize().map_err(|e| Error::io(folder, e))?;
     let target = rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
     let real = match target.canonicalize() {
@@ -446,19 +597,50 @@ fn check_inside(folder: &Path, rel: &str, given: &str) -> Result<()> {
         }
         Err(e) => return Err(Error::io(&target, e)),
     };
-    if real == real_folder || !real.starts_with(&real_folder) {
-        return Err(Error::invalid(
+    let inside = match real.strip_prefix(&real_folder) {
+        Ok(inside) if !inside.as_os_str().is_empty() => inside,
+        _ => {
+            return Err(Error::invalid(
+                "output file",
+                given,
+                "leads outside the run folder (through a symlink); copy the file into the run folder instead",
+            ));
+        }
+    };
+    let meta = std::fs::metadata(&real).map_err(|e| Error::io(&real, e))?;
+    if !meta.is_file() {
+        return Err(Error::NotARegularFile {
+            what: "output file",
+            path: target,
+            found: store::fs::describe_file_type(meta.file_type()),
+        });
+    }
+    let mut parts = vec![];
+    for c in inside.components() {
+        let Some(part) = c.as_os_str().to_str() else {
+            return Err(Error::invalid(
+                "output file",
+                given,
+                "its real name is not UTF-8 text; rename the file",
+            ));
+        };
+        parts.push(part);
+    }
+    // The real name passes the same rules as the one given (a symlink may
+    // lead to `manifest.json`, or to a name with a newline).
+    normalize_output_path(&parts.join("/")).map_err(|e| match e {
+        Error::Invalid { value, reason, .. } if value != given => Error::invalid(
             "output file",
             given,
-            "leads outside the run folder (through a symlink); copy the file into the run folder instead",
-        ));
-    }
-    Ok(())
+            format!("leads to {value:?}, which {reason}"),
+        ),
+        e => e,
+    })
 }
 
 /// Finishes run `id` with `status` (completed, failed or cancelled).
 pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
-    let id = RunId::parse(id)?;
+    let id = resolve(p, id)?;
     if matches!(status, RunStatus::Running | RunStatus::Other(_)) {
         return Err(Error::invalid(
             "status",
@@ -480,8 +662,16 @@ pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
 /// Adds `related` to run `id`'s `related_sessions` (both must exist). Only
 /// the child's manifest changes; the reverse edge is found by scanning.
 pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
-    let id = RunId::parse(id)?;
-    let related = RunId::parse(related)?;
+    let id = resolve(p, id)?;
+    let related_given = related;
+    let related = resolve(p, related).map_err(|e| match e {
+        Error::NotFound { .. } => Error::not_found(
+            "related run",
+            related_given.trim(),
+            "both runs must exist; `logbook find` lists them",
+        ),
+        e => e,
+    })?;
     if id == related {
         return Err(Error::invalid(
             "related run",
@@ -497,14 +687,76 @@ pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
         ),
         e => e,
     })?;
+    if let Some(path) = ancestor_path(p, &related, &id)? {
+        let mut cycle = vec![id.to_string()];
+        cycle.extend(path);
+        return Err(Error::LineageCycle {
+            child: id.to_string(),
+            parent: related.to_string(),
+            cycle,
+        });
+    }
     update(p, &id, |run| {
         let list = run.manifest.related_sessions.get_or_insert_with(Vec::new);
-        if list.iter().any(|r| related == r.as_str()) {
+        if list
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(related.as_str()))
+        {
             return Ok(false);
         }
         list.push(related.to_string());
         Ok(true)
     })
+}
+
+/// The chain `from`, its parent, …, `target` when `target` is an ancestor
+/// of `from` (or `from` itself), found by walking `related_sessions`
+/// upwards through the index (each run verified against its file), or
+/// through the manifests when the index cannot be opened. Runs named but
+/// missing end their branch.
+fn ancestor_path(p: &Project, from: &RunId, target: &RunId) -> Result<Option<Vec<String>>> {
+    let index = Index::open_synced(p).ok();
+    let parents_of = |id: &str| -> Result<Vec<String>> {
+        let run = match &index {
+            Some(index) => index.run(id)?,
+            None => match RunId::parse(id).and_then(|id| store::run::load(p, &id)) {
+                Ok(run) => Some(run),
+                Err(Error::NotFound { .. } | Error::Invalid { .. }) => None,
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(run.map_or_else(Vec::new, |r| {
+            r.manifest
+                .related()
+                .iter()
+                .map(|s| s.to_ascii_lowercase())
+                .collect()
+        }))
+    };
+    // Breadth first, remembering who led where, so the cycle named is a
+    // shortest one.
+    let mut came_from: HashMap<String, String> = HashMap::new();
+    let mut queue = std::collections::VecDeque::from([from.to_string()]);
+    let mut seen = HashSet::from([from.to_string()]);
+    while let Some(n) = queue.pop_front() {
+        if n == target.as_str() {
+            let mut path = vec![n.clone()];
+            let mut at = n;
+            while let Some(prev) = came_from.get(&at) {
+                path.push(prev.clone());
+                at = prev.clone();
+            }
+            path.reverse();
+            return Ok(Some(path));
+        }
+        for parent in parents_of(&n)? {
+            if seen.insert(parent.clone()) {
+                came_from.insert(parent.clone(), n.clone());
+                queue.push_back(parent);
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Marks a run that is still `running` as `failed` with

@@ -21,9 +21,11 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::{Index, Kind as IndexKind, Pending, Record};
 use crate::model::CorruptFile;
-use crate::model::ids::TranscriptId;
-use crate::model::transcript::{FORMAT_VERSION, Kind, Stored, Summary, Transcript, file_name};
-use crate::ops::write_through;
+use crate::model::ids::{IdArg, RunId, TranscriptId};
+use crate::model::transcript::{
+    FORMAT_VERSION, Kind, RUN_ID_KEY, Stored, Summary, Transcript, file_name, parse_file_name,
+};
+use crate::ops::{run, write_through};
 use crate::store::{self, Project};
 
 /// Which transcripts [`list`] returns.
@@ -59,17 +61,48 @@ pub struct Listing {
 /// new id whose short name is taken by another id is stored under its full
 /// id. Saving with the other kind renames the file. Returns where it was
 /// written.
+///
+/// The id (and a parent's) is stored in lowercase, so two spellings of one
+/// UUID are one transcript. A transcript whose `metadata.runId` names a run
+/// (a UUID or a unique prefix, stored as the full id) fills that run's
+/// `userSummary` and `messageCount` (seed 000 Story 6.3); a `runId` naming
+/// no run is refused before anything is written.
 pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<PathBuf> {
     let id = TranscriptId::parse(&transcript.id)?;
-    if let Some(parent) = &transcript.metadata.parent_session_id {
-        TranscriptId::parse(parent).map_err(|_| {
+    transcript.id = id.to_string();
+    if let Some(parent) = &mut transcript.metadata.parent_session_id {
+        let normal = TranscriptId::parse(parent).map_err(|_| {
             Error::invalid(
                 "metadata.parentSessionId",
                 parent.clone(),
                 "expected the parent main session's UUID",
             )
         })?;
+        *parent = normal.to_string();
     }
+    let run_id = match transcript.run_id() {
+        Some(given) => {
+            let given = given.to_string();
+            let id = run::resolve(p, &given)
+                .and_then(|id| store::run::load(p, &id).map(|_| id))
+                .map_err(|e| match e {
+                    Error::NotFound { .. } | Error::Invalid { .. } => Error::invalid(
+                        "metadata.runId",
+                        given.clone(),
+                        format!(
+                            "{e}; name an existing run (`logbook find` lists them) or remove runId"
+                        ),
+                    ),
+                    e => e,
+                })?;
+            transcript
+                .metadata
+                .extra
+                .insert(RUN_ID_KEY.into(), serde_json::Value::String(id.to_string()));
+            Some(id)
+        }
+        None => None,
+    };
     let now = clock::now_string();
     transcript.timestamp = now.clone();
     if transcript.version.trim().is_empty() {
@@ -95,7 +128,7 @@ pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<Path
     }
 
     let dir = &p.config.transcripts_dir;
-    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let lock = p.locks.exclusive(&id.lock_name())?;
     let existing = store::transcript::find_live(dir, id.as_str());
     let target = match &existing {
         Some((k, path)) if *k == kind => path.clone(),
@@ -131,76 +164,126 @@ pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<Path
         }
         Ok(((), records))
     })?;
+    // The run is written after the transcript's lock is released: the two
+    // locks are never held together.
+    drop(lock);
+    if let Some(run_id) = run_id {
+        run::record_conversation(
+            p,
+            &run_id,
+            transcript.first_user_text(),
+            transcript.messages.len() as u64,
+        )?;
+    }
     Ok(target)
 }
 
-/// Loads a transcript by its UUID (or by the 8-character short id of its
-/// file), looking at both prefixes, live first, then the archive. The id
-/// inside the file must match.
-pub fn load(p: &Project, id: &str) -> Result<Stored> {
-    let id = id.trim();
-    let is_short = id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit());
-    if !is_short {
-        TranscriptId::parse(id)?;
+/// The transcript a command-line id names: a whole UUID in any case, or at
+/// least 8 characters of it, matched as the start of an id or as its end
+/// (the short id that names its file). The live transcripts are looked up
+/// in the index (files are read when it cannot be opened), the archived
+/// ones in the archive folder. Several matches are an
+/// [`Error::AmbiguousId`] listing them, never a guess.
+pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
+    let part = match IdArg::parse(
+        "transcript id",
+        text,
+        "`logbook transcript list --all` lists transcripts",
+    )? {
+        IdArg::Full(id) => return TranscriptId::parse(&id),
+        IdArg::Prefix(part) => part,
+    };
+    let matches = |id: &str| {
+        let id = id.to_ascii_lowercase();
+        (id.starts_with(&part) || id.ends_with(&part)).then_some(id)
+    };
+    let mut ids: Vec<String> = match Index::open_synced_kind(p, IndexKind::Transcript)
+        .and_then(|index| index.transcript_ids_matching(&part))
+    {
+        Ok(rows) => rows
+            .into_iter()
+            .filter_map(|(id, _)| matches(&id))
+            .collect(),
+        Err(_) => ids_in(&p.config.transcripts_dir, &matches),
+    };
+    ids.extend(ids_in(&store::transcript::archive_dir(p), &matches));
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        // A file named by that short id that cannot be read: say why,
+        // rather than "not found".
+        for (_, path) in store::transcript::candidates(&p.config.transcripts_dir, &part) {
+            store::transcript::read_head(&path)?;
+        }
     }
+    match ids.len() {
+        1 => TranscriptId::parse(&ids[0]),
+        0 => Err(Error::not_found(
+            "transcript",
+            text.trim(),
+            "no transcript id starts or ends with that; `logbook transcript list --all` shows the transcripts there are",
+        )),
+        _ => Err(Error::AmbiguousId {
+            kind: "transcript",
+            given: text.trim().to_string(),
+            candidates: ids,
+        }),
+    }
+}
+
+/// The ids of the transcript files in `dir` that `matches` keeps. A file
+/// named by a full id is judged by its name; one named by a short id is
+/// read (its head only) for the id inside.
+fn ids_in(dir: &Path, matches: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut out = vec![];
+    for (name, path) in store::entries(dir, store::EntryKind::File).unwrap_or_default() {
+        let Some((_, name_id)) = parse_file_name(&name) else {
+            continue;
+        };
+        let id = if TranscriptId::parse(name_id).is_ok() {
+            Some(name_id.to_string())
+        } else {
+            store::transcript::read_head(&path).ok().map(|h| h.id)
+        };
+        out.extend(id.as_deref().and_then(matches));
+    }
+    out
+}
+
+/// Loads a transcript by its UUID, or by a unique part of it (see
+/// [`resolve`]), looking at both prefixes, live first, then the archive.
+/// The id inside the file must match (case aside).
+pub fn load(p: &Project, id: &str) -> Result<Stored> {
+    let id = resolve(p, id)?;
     let mut unreadable: Option<Error> = None;
-    let mut found: Vec<Stored> = vec![];
     for (dir, archived) in [
         (p.config.transcripts_dir.clone(), false),
         (store::transcript::archive_dir(p), true),
     ] {
-        let cands = if is_short {
-            [Kind::Main, Kind::Subagent]
-                .into_iter()
-                .map(|k| (k, dir.join(format!("{}_{id}.json", k.prefix()))))
-                .filter(|(_, path)| path.is_file())
-                .collect()
-        } else {
-            store::transcript::candidates(&dir, id)
-        };
-        for (kind, path) in cands {
+        for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
             match store::transcript::read_file(&path) {
-                Ok(t) if is_short || t.id == id => found.push(Stored {
-                    transcript: t,
-                    kind,
-                    path,
-                    archived,
-                }),
+                Ok(t) if t.id.eq_ignore_ascii_case(id.as_str()) => {
+                    return Ok(Stored {
+                        transcript: t,
+                        kind,
+                        path,
+                        archived,
+                    });
+                }
                 Ok(_) => {}
                 Err(e) => {
                     unreadable.get_or_insert(e);
                 }
             }
-            if !is_short && !found.is_empty() {
-                break;
-            }
-        }
-        if !found.is_empty() {
-            break;
         }
     }
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => Err(unreadable.unwrap_or_else(|| {
-            Error::not_found(
-                "transcript",
-                id,
-                "`logbook transcript list --all` shows the transcripts there are",
-            )
-        })),
-        _ => Err(Error::invalid(
-            "transcript id",
-            id,
-            format!(
-                "short id is ambiguous ({}); give the full UUID",
-                found
-                    .iter()
-                    .map(|s| s.transcript.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )),
-    }
+    Err(unreadable.unwrap_or_else(|| {
+        Error::not_found(
+            "transcript",
+            id.as_str(),
+            "`logbook transcript list --all` shows the transcripts there are",
+        )
+    }))
 }
 
 /// Lists live transcripts of both prefixes from the index (synced first by a
@@ -237,13 +320,28 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
     })
 }
 
-/// Reads a transcript given as a JSON file (seed 003's format) and saves it.
+/// Reads a transcript given as a JSON file (seed 003's format; a regular
+/// file of at most [`store::transcript::MAX_IMPORT_BYTES`]) and saves it.
 /// It is a subagent transcript when `subagent` is set, a `parent` is given or
-/// the file names one in `metadata.parentSessionId`.
-pub fn import(p: &Project, file: &Path, subagent: bool, parent: Option<&str>) -> Result<Stored> {
-    let mut t = store::transcript::read_file(file)?;
+/// the file names one in `metadata.parentSessionId`. `run` links it to a run
+/// (`metadata.runId`, see [`save`]).
+pub fn import(
+    p: &Project,
+    file: &Path,
+    subagent: bool,
+    parent: Option<&str>,
+    run: Option<&str>,
+) -> Result<Stored> {
+    let mut t = store::transcript::read_import(file)?;
     if let Some(parent) = parent {
         t.metadata.parent_session_id = Some(parent.to_string());
+    }
+    if let Some(run) = run {
+        let id: RunId = run::resolve(p, run)?;
+        store::run::load(p, &id)?;
+        t.metadata
+            .extra
+            .insert(RUN_ID_KEY.into(), serde_json::Value::String(id.to_string()));
     }
     let kind = if subagent || t.metadata.parent_session_id.is_some() {
         Kind::Subagent

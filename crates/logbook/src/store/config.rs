@@ -119,7 +119,9 @@ impl Config {
     /// Reads `{root}/logbook.yaml` (if present) and resolves every path.
     pub fn load(root: &Path) -> Result<Config> {
         let path = root.join(CONFIG_FILE);
-        let text = store::read_optional(&path)?;
+        // Same rule as a workflow.yaml: a FIFO or a huge file named
+        // logbook.yaml must not hang or exhaust every command.
+        let text = store::read_regular(&path, "config file", store::variables::MAX_CONFIG_BYTES)?;
         let raw: RawConfig = match &text {
             Some(t) if !t.trim().is_empty() => {
                 serde_saphyr::from_str(t).map_err(|e| Error::Config {

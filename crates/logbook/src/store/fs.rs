@@ -4,7 +4,7 @@
 //! either the old or the new file, never a torn one.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -124,6 +124,88 @@ pub fn read_optional(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// What a path that is not a regular file is, in words for an error.
+pub fn describe_file_type(t: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a folder"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+/// Opens a file a user named (a workflow.yaml, a transcript to import…)
+/// for reading: only a regular file (symlinks followed) of at most `limit`
+/// bytes; `Ok(None)` when it does not exist. `/dev/zero` would otherwise be
+/// read until memory runs out, and opening a FIFO blocks until a writer
+/// comes. The type is checked before opening so that open never blocks, and
+/// again on the open handle; the returned reader stops after `limit` bytes
+/// even if the file grows.
+pub fn open_regular(
+    path: &Path,
+    what: &'static str,
+    limit: u64,
+) -> Result<Option<std::io::Take<File>>> {
+    let check = |m: &fs::Metadata| {
+        if !m.is_file() {
+            return Err(Error::NotARegularFile {
+                what,
+                path: path.to_path_buf(),
+                found: describe_file_type(m.file_type()),
+            });
+        }
+        if m.len() > limit {
+            return Err(Error::FileTooLarge {
+                what,
+                path: path.to_path_buf(),
+                limit,
+            });
+        }
+        Ok(())
+    };
+    match fs::metadata(path) {
+        Ok(m) => check(&m)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    }
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    check(&file.metadata().map_err(|e| Error::io(path, e))?)?;
+    Ok(Some(file.take(limit)))
+}
+
+/// Reads a file a user named as text, with the rules of [`open_regular`];
+/// `Ok(None)` when it does not exist.
+pub fn read_regular(path: &Path, what: &'static str, limit: u64) -> Result<Option<String>> {
+    let Some(mut reader) = open_regular(path, what, limit)? else {
+        return Ok(None);
+    };
+    let mut bytes = vec![];
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    // It grew past the limit between the check and the read.
+    if bytes.len() as u64 >= limit && reader.into_inner().read(&mut [0u8]).is_ok_and(|n| n > 0) {
+        return Err(Error::FileTooLarge {
+            what,
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Error::Corrupt {
+            path: path.to_path_buf(),
+            what,
+            reason: "not UTF-8 text".into(),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +218,28 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn user_named_files_must_be_regular_and_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("w.yaml");
+        fs::write(&f, "name: x\n").unwrap();
+        assert_eq!(
+            read_regular(&f, "workflow file", 1024).unwrap().as_deref(),
+            Some("name: x\n")
+        );
+        assert!(
+            read_regular(&dir.path().join("nope"), "workflow file", 1024)
+                .unwrap()
+                .is_none()
+        );
+        let err = read_regular(&f, "workflow file", 4).unwrap_err();
+        assert!(matches!(err, Error::FileTooLarge { limit: 4, .. }), "{err}");
+        let err = read_regular(dir.path(), "workflow file", 1024).unwrap_err();
+        assert!(err.to_string().contains("is a folder"), "{err}");
+        let err = read_regular(Path::new("/dev/zero"), "workflow file", 1024).unwrap_err();
+        assert!(err.to_string().contains("device"), "{err}");
     }
 
     #[test]

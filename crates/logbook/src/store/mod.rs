@@ -23,7 +23,8 @@ pub mod workflow;
 
 pub use config::Config;
 pub use fs::{
-    EntryKind, absolute, entries, is_temp_file, move_durably, read_optional, sync_dir, write_atomic,
+    EntryKind, absolute, entries, is_temp_file, move_durably, open_regular, read_optional,
+    read_regular, sync_dir, write_atomic,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

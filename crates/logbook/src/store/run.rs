@@ -21,9 +21,41 @@ pub struct ScanResult {
     pub corrupt: Vec<CorruptFile>,
 }
 
-/// The folder of run `id`.
+/// The folder a new run `id` gets (lowercase, as Logbook creates it).
 pub fn folder(p: &Project, id: &RunId) -> PathBuf {
     id.folder(&p.config.agent_outputs_folder)
+}
+
+/// The folder of existing run `id` whatever the case of its name on disk
+/// (another tool may have made `A3F2C9D1-…`); the lowercase path when there
+/// is none. Only a miss of the lowercase name costs a folder listing.
+pub fn locate(p: &Project, id: &RunId) -> Result<PathBuf> {
+    let lower = folder(p, id);
+    if lower.is_dir() {
+        return Ok(lower);
+    }
+    let found = store::entries(&p.config.agent_outputs_folder, store::EntryKind::Dir)?
+        .into_iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(id.as_str()));
+    Ok(found.map_or(lower, |(_, path)| path))
+}
+
+/// The ids of the run folders whose names start with `prefix` (lowercase),
+/// whatever their case: the files' answer when the index cannot give one.
+pub fn ids_with_prefix(p: &Project, prefix: &str) -> Result<Vec<RunId>> {
+    let mut ids: Vec<RunId> =
+        store::entries(&p.config.agent_outputs_folder, store::EntryKind::Dir)?
+            .into_iter()
+            .filter(|(name, _)| {
+                name.get(..prefix.len())
+                    .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+            })
+            .filter(|(_, folder)| folder.join(MANIFEST_FILE).is_file())
+            .filter_map(|(name, _)| RunId::parse(&name).ok())
+            .collect();
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
 }
 
 /// Reads run `id`; a missing folder or manifest is [`Error::NotFound`].
@@ -34,7 +66,7 @@ pub fn load(p: &Project, id: &RunId) -> Result<Run> {
 /// Reads run `id` and the manifest's raw JSON, which a rewrite keeps the key
 /// order and unknown keys of.
 pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
-    let folder = folder(p, id);
+    let folder = locate(p, id)?;
     let path = folder.join(MANIFEST_FILE);
     let Some(text) = store::read_optional(&path)? else {
         return Err(Error::not_found(

@@ -20,6 +20,28 @@ pub fn read_file(path: &Path) -> Result<Transcript> {
     read_json(path)
 }
 
+/// The largest transcript file `transcript import` reads: generous (a long
+/// conversation with tool output runs to tens of MiB), but a bound, so that
+/// `/dev/zero` or a runaway file is refused instead of filling memory.
+pub const MAX_IMPORT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Reads a transcript a user gave to import: a regular file (not a FIFO or
+/// device) of at most [`MAX_IMPORT_BYTES`].
+pub fn read_import(path: &Path) -> Result<Transcript> {
+    let Some(reader) = store::open_regular(path, "transcript file", MAX_IMPORT_BYTES)? else {
+        return Err(Error::not_found(
+            "transcript file",
+            path.display().to_string(),
+            "give the path of a JSON transcript in seed 003's format",
+        ));
+    };
+    serde_json::from_reader(BufReader::with_capacity(1 << 16, reader)).map_err(|e| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "transcript",
+        reason: e.to_string(),
+    })
+}
+
 /// What a listing needs of a transcript file: its id and metadata.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Head {
@@ -50,14 +72,18 @@ pub fn archive_dir(p: &Project) -> PathBuf {
     p.config.transcripts_dir.join(ARCHIVE_DIR)
 }
 
-/// The live file holding `id`, if any (either prefix, short or full name).
+/// The live file holding `id` (lowercase), if any (either prefix, short or
+/// full name, the id inside compared without case).
 pub fn find_live(dir: &Path, id: &str) -> Option<(Kind, PathBuf)> {
     candidates(dir, id)
         .into_iter()
-        .find(|(_, path)| read_head(path).is_ok_and(|h| h.id == id))
+        .find(|(_, path)| read_head(path).is_ok_and(|h| h.id.eq_ignore_ascii_case(id)))
 }
 
-/// The files in `dir` that may hold `id`: both prefixes, short name first.
+/// The files in `dir` that may hold `id` (lowercase): both prefixes, short
+/// name first. When no file has the lowercase name, names in any case are
+/// looked for (another tool may have written `session_3C4D5E6F.json`),
+/// which costs one listing of `dir`.
 pub fn candidates(dir: &Path, id: &str) -> Vec<(Kind, PathBuf)> {
     let mut out = vec![];
     for full in [false, true] {
@@ -65,6 +91,19 @@ pub fn candidates(dir: &Path, id: &str) -> Vec<(Kind, PathBuf)> {
             let path = dir.join(file_name(kind, id, full));
             if path.is_file() {
                 out.push((kind, path));
+            }
+        }
+    }
+    if out.is_empty() {
+        for full in [false, true] {
+            for (kind, path) in transcript_files(dir).unwrap_or_default() {
+                let wanted = file_name(kind, id, full);
+                let same = path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&wanted));
+                if same && !out.iter().any(|(_, p)| *p == path) {
+                    out.push((kind, path));
+                }
             }
         }
     }

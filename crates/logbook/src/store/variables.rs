@@ -23,6 +23,10 @@ const DESCRIPTIVE_KEYS: [&str; 6] = [
     "session_id",
 ];
 
+/// The largest workflow.yaml or bundle config.yaml read (real ones are a
+/// few KiB).
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// A workflow.yaml as far as a run needs it.
 #[derive(Debug, Clone)]
 pub struct WorkflowFile {
@@ -71,7 +75,7 @@ fn config_error(path: &Path, reason: String) -> Error {
 /// (falling back to Logbook's config when there is none).
 pub fn read_workflow_file(p: &Project, path: &Path) -> Result<WorkflowFile> {
     let path = store::absolute(p.root(), path);
-    let Some(text) = store::read_optional(&path)? else {
+    let Some(text) = store::read_regular(&path, "workflow file", MAX_CONFIG_BYTES)? else {
         return Err(Error::not_found(
             "workflow file",
             path.display().to_string(),
@@ -123,7 +127,7 @@ fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Resul
         &[("project-root", &root)],
     )?;
     let source_path = store::absolute(p.root(), Path::new(&source));
-    let Some(text) = store::read_optional(&source_path)? else {
+    let Some(text) = store::read_regular(&source_path, "bundle config", MAX_CONFIG_BYTES)? else {
         wf.warnings.push(format!(
             "bundle config {} not found; using logbook.yaml's output folders",
             source_path.display()
