@@ -385,10 +385,12 @@ impl Index {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&e)?;
         for t in pending {
-            tx.execute(
-                "INSERT OR REPLACE INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4)",
-                params![path_str(&t.path), t.kind.as_str(), t.lock, now],
+            tx.prepare_cached(
+                "INSERT INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, lock = excluded.lock, \
+                 since = excluded.since",
             )
+            .and_then(|mut st| st.execute(params![path_str(&t.path), t.kind.as_str(), t.lock, now]))
             .map_err(&e)?;
         }
         tx.commit().map_err(&e)

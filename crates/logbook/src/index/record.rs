@@ -317,9 +317,12 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
 pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
     let folder = path_str(&row.folder);
     if fresh == Fresh::No {
-        remove_run(tx, &folder)?;
         tx.prepare_cached("DELETE FROM corrupt WHERE path = ?1")?
             .execute([path_str(&row.folder.join(MANIFEST_FILE))])?;
+        if update_run(tx, &folder, row)? {
+            return Ok(());
+        }
+        remove_run(tx, &folder)?;
     }
     let mut ins = tx.prepare_cached(
         "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest) \
@@ -359,6 +362,140 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     )?;
     fts.execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body])?;
     Ok(())
+}
+
+/// Rewrites an indexed run in place under its rowid, touching only what
+/// differs: a write changes a few fields of one run (an output registered,
+/// a status set), and every page SQLite dirties is written to the WAL at
+/// commit, so removing and re-inserting the run (a new rowid: every
+/// secondary index entry, every output and edge row moved) made most of
+/// the commit. The FTS row is always replaced: a contentless table keeps
+/// no text to compare with. Returns `false` when the run is not indexed.
+fn update_run(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<bool> {
+    type Key = (i64, String, String, String, String, Option<i64>);
+    let old: Option<Key> = tx
+        .prepare_cached(
+            "SELECT rid, id, agent, workflow, status, started_ns FROM runs WHERE folder = ?1",
+        )?
+        .query_row([folder], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .optional()?;
+    let Some((rid, id, agent, workflow, status, started_ns)) = old else {
+        return Ok(false);
+    };
+    if id != row.id {
+        return Ok(false);
+    }
+    // Only columns in an UPDATE's SET list cost index writes, so the
+    // indexed ones are set only when one of them changed.
+    if (
+        agent.as_str(),
+        workflow.as_str(),
+        status.as_str(),
+        started_ns,
+    ) == (
+        row.agent.as_str(),
+        row.workflow.as_str(),
+        row.status.as_str(),
+        row.started_ns,
+    ) {
+        tx.prepare_cached(
+            "UPDATE runs SET user = ?2, started_at = ?3, completed_at = ?4, title = ?5, \
+             manifest = ?6 WHERE rid = ?1",
+        )?
+        .execute(params![
+            rid,
+            row.user,
+            row.started_at,
+            row.completed_at,
+            row.title,
+            row.manifest
+        ])?;
+    } else {
+        tx.prepare_cached(
+            "UPDATE runs SET agent = ?2, workflow = ?3, status = ?4, user = ?5, \
+             started_at = ?6, started_ns = ?7, completed_at = ?8, title = ?9, manifest = ?10 \
+             WHERE rid = ?1",
+        )?
+        .execute(params![
+            rid,
+            row.agent,
+            row.workflow,
+            row.status,
+            row.user,
+            row.started_at,
+            row.started_ns,
+            row.completed_at,
+            row.title,
+            row.manifest
+        ])?;
+    }
+
+    let old_outputs: Vec<(String, String, String, String)> = tx
+        .prepare_cached(
+            "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
+        )?
+        .query_map([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut put = tx.prepare_cached(
+        "INSERT OR REPLACE INTO outputs(rid, seq, file, type, description, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (seq, o) in row.outputs.iter().enumerate() {
+        if old_outputs.get(seq) != Some(o) {
+            put.execute(params![rid, seq as i64, o.0, o.1, o.2, o.3])?;
+        }
+    }
+    if old_outputs.len() > row.outputs.len() {
+        tx.prepare_cached("DELETE FROM outputs WHERE rid = ?1 AND seq >= ?2")?
+            .execute(params![rid, row.outputs.len() as i64])?;
+    }
+
+    let old_parents: Vec<String> = tx
+        .prepare_cached("SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent")?
+        .query_map([rid], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut parents = row.parents.clone();
+    parents.sort();
+    parents.dedup();
+    if old_parents != parents {
+        tx.prepare_cached("DELETE FROM edges WHERE rid = ?1")?
+            .execute([rid])?;
+        let mut edge = tx.prepare_cached(
+            "INSERT OR IGNORE INTO edges(child, parent, rid) VALUES (?1, ?2, ?3)",
+        )?;
+        for parent in &parents {
+            edge.execute(params![row.id, parent, rid])?;
+        }
+    }
+
+    let old_tags: Vec<String> = tx
+        .prepare_cached("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag")?
+        .query_map([rid], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if old_tags != row.tags {
+        tx.prepare_cached("DELETE FROM tags WHERE rid = ?1")?
+            .execute([rid])?;
+        let mut tag = tx.prepare_cached("INSERT OR IGNORE INTO tags(rid, tag) VALUES (?1, ?2)")?;
+        for t in &row.tags {
+            tag.execute(params![rid, t])?;
+        }
+    }
+
+    tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
+        .execute([rid])?;
+    tx.prepare_cached(
+        "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body])?;
+    Ok(true)
 }
 
 pub(super) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> {
@@ -435,8 +572,12 @@ pub(super) fn apply(
         Some(Record(r)) => store_record(tx, &r, fresh)?,
     }
     if let Some((size, mtime, dir_mtime)) = stamp {
+        // An upsert keeps the row where it is; INSERT OR REPLACE would
+        // delete it and insert it again under a new rowid (more pages).
         tx.prepare_cached(
-            "INSERT OR REPLACE INTO files(path, kind, size, mtime_ns, dir_mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO files(path, kind, size, mtime_ns, dir_mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, \
+             mtime_ns = excluded.mtime_ns, dir_mtime_ns = excluded.dir_mtime_ns",
         )?
         .execute(params![path_str(path), kind.as_str(), size, mtime, dir_mtime])?;
     }

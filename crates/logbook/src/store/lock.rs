@@ -4,7 +4,8 @@
 //! folders, which the viewer shows to people.
 
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -67,15 +68,24 @@ impl Locks {
     /// since another process may hold it and have written its pid there.
     fn lock_file(&self, name: &str) -> Result<(PathBuf, File)> {
         debug_assert!(!name.contains('/') && !name.contains(".."));
-        fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let path = self.dir.join(format!("{name}.lock"));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+        let open = || {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+        };
+        // The folder is made only when missing: this runs on every write.
+        let file = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+                open()
+            }
+            other => other,
+        }
+        .map_err(|e| Error::io(&path, e))?;
         Ok((path, file))
     }
 
@@ -114,10 +124,15 @@ impl Locks {
         }
         if exclusive {
             // Only for the timeout message of whoever waits next; failure to
-            // record it does not weaken the lock.
-            let _ = file.set_len(0);
-            let _ = file.rewind();
-            let _ = write!(file, "{}", std::process::id());
+            // record it does not weaken the lock. Written in place at a fixed
+            // width, and not at all when it already names us: truncating
+            // the file made ext4 wait for the journal to commit its old
+            // block, which a writer's own fsync had just put there.
+            let pid = format!("{:<10}", std::process::id());
+            let mut held = [0u8; 10];
+            if file.read_exact_at(&mut held, 0).is_err() || held != pid.as_bytes() {
+                let _ = file.write_all_at(pid.as_bytes(), 0);
+            }
         }
         Ok(LockGuard { _file: file })
     }
