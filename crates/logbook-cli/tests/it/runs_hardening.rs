@@ -291,7 +291,14 @@ fn run_id_prefixes_resolve_from_the_folders_when_the_index_cannot_answer() {
         "2025-10-05T10:00:00Z",
     );
     let r = p.run(&["run", "show", &id[..8]]);
-    assert!(r.err().contains("ambiguous"), "{}", r.stderr);
+    // A warning that the index cannot be used comes first, then the error.
+    assert_eq!(r.code, 1, "{r:?}");
+    let last = r.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: ") && last.contains("ambiguous"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
