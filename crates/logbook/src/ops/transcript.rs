@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -57,6 +58,18 @@ pub struct Listing {
 /// id. Saving with the other kind renames the file. Returns where it was
 /// written.
 pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<PathBuf> {
+    save_as(p, transcript, kind, None)
+}
+
+/// [`save`], or with `imported` (the raw JSON of a transcript file another
+/// tool wrote) an import: the file's own `timestamp` is kept when it has
+/// one, and every value the save does not fill in is written as it was.
+fn save_as(
+    p: &Project,
+    transcript: &mut Transcript,
+    kind: Kind,
+    imported: Option<&Value>,
+) -> Result<PathBuf> {
     let id = TranscriptId::parse(&transcript.id)?;
     if let Some(parent) = &transcript.metadata.parent_session_id {
         TranscriptId::parse(parent).map_err(|_| {
@@ -68,7 +81,9 @@ pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<Path
         })?;
     }
     let now = clock::now_string();
-    transcript.timestamp = now.clone();
+    if imported.is_none() || transcript.timestamp.trim().is_empty() {
+        transcript.timestamp = now.clone();
+    }
     if transcript.version.trim().is_empty() {
         transcript.version = FORMAT_VERSION.to_string();
     }
@@ -116,7 +131,7 @@ pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<Path
     let mut touched = vec![pending(&target)];
     touched.extend(previous.as_deref().map(pending));
     write_through(p, touched, || {
-        store::transcript::write(&target, transcript, previous.as_deref())?;
+        store::transcript::write(&target, transcript, previous.as_deref(), imported)?;
         let mut records = vec![Some(Record::transcript(
             &target,
             kind,
@@ -235,7 +250,7 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
 /// It is a subagent transcript when `subagent` is set, a `parent` is given or
 /// the file names one in `metadata.parentSessionId`.
 pub fn import(p: &Project, file: &Path, subagent: bool, parent: Option<&str>) -> Result<Stored> {
-    let mut t = store::transcript::read_file(file)?;
+    let (mut t, raw) = store::transcript::read_file_raw(file)?;
     if let Some(parent) = parent {
         t.metadata.parent_session_id = Some(parent.to_string());
     }
@@ -244,7 +259,7 @@ pub fn import(p: &Project, file: &Path, subagent: bool, parent: Option<&str>) ->
     } else {
         Kind::Main
     };
-    let path = save(p, &mut t, kind)?;
+    let path = save_as(p, &mut t, kind, Some(&raw))?;
     Ok(Stored {
         transcript: t,
         kind,
