@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value};
 
 /// Text with the characters that trouble quoting: quotes, colons, hashes,
 /// newlines, tabs, leading spaces, non-ASCII, YAML's bool and null words.
-pub fn text() -> impl Strategy<Value = String> {
+pub(crate) fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         proptest::collection::vec(
             prop_oneof![
@@ -62,7 +62,7 @@ pub fn text() -> impl Strategy<Value = String> {
 
 /// A number as serde_json holds it with exact precision: small, 64-bit,
 /// far beyond 64 and 128 bits, negative, or a finite float.
-pub fn number() -> impl Strategy<Value = Value> {
+pub(crate) fn number() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<i64>().prop_map(Value::from),
         any::<u64>().prop_map(Value::from),
@@ -86,7 +86,7 @@ pub fn number() -> impl Strategy<Value = Value> {
 }
 
 /// Any JSON value, nested a few levels.
-pub fn value() -> impl Strategy<Value = Value> {
+pub(crate) fn value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -103,7 +103,7 @@ pub fn value() -> impl Strategy<Value = Value> {
 }
 
 /// A key no record knows (`x-…`), or one of YAML 1.1's bool words.
-pub fn key() -> impl Strategy<Value = String> {
+pub(crate) fn key() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z0-9]{1,6}".prop_map(|s| format!("x-{s}")),
         prop::sample::select(vec!["y", "n", "yes", "no", "on", "off", "Y", "NO"])
@@ -112,12 +112,12 @@ pub fn key() -> impl Strategy<Value = String> {
 }
 
 /// Unknown keys with arbitrary values.
-pub fn unknowns() -> impl Strategy<Value = Map<String, Value>> {
+pub(crate) fn unknowns() -> impl Strategy<Value = Map<String, Value>> {
     proptest::collection::vec((key(), value()), 0..5).prop_map(|kv| kv.into_iter().collect())
 }
 
 /// Adds `extra` to the object at `at` (a JSON pointer) of `doc`.
-pub fn add_unknowns(doc: &mut Value, at: &str, extra: &Map<String, Value>) {
+pub(crate) fn add_unknowns(doc: &mut Value, at: &str, extra: &Map<String, Value>) {
     if let Some(Value::Object(m)) = doc.pointer_mut(at) {
         for (k, v) in extra {
             m.insert(k.clone(), v.clone());
@@ -127,7 +127,7 @@ pub fn add_unknowns(doc: &mut Value, at: &str, extra: &Map<String, Value>) {
 
 /// Whether two values mean the same: integers by their digits, floats by
 /// value (YAML writes `1e30` as `1.0e+30`), the rest by equality.
-pub fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
             let int = |n: &Number| !n.as_str().contains(['.', 'e', 'E']);
@@ -150,7 +150,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
 /// How a real file is damaged: cut short, a byte changed, inserted or
 /// removed.
 #[derive(Debug, Clone)]
-pub enum Mutation {
+pub(crate) enum Mutation {
     Truncate(usize),
     Replace(usize, u8),
     Insert(usize, u8),
@@ -158,7 +158,7 @@ pub enum Mutation {
 }
 
 /// Up to four mutations, at positions taken modulo the text's length.
-pub fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
+pub(crate) fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
     proptest::collection::vec(
         prop_oneof![
             any::<usize>().prop_map(Mutation::Truncate),
@@ -175,7 +175,7 @@ pub fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
 }
 
 /// Applies `mutations` to `text`, returning the (lossily decoded) result.
-pub fn mutate(text: &str, mutations: &[Mutation]) -> String {
+pub(crate) fn mutate(text: &str, mutations: &[Mutation]) -> String {
     let mut bytes = text.as_bytes().to_vec();
     for m in mutations {
         let len = bytes.len().max(1);
@@ -193,7 +193,7 @@ pub fn mutate(text: &str, mutations: &[Mutation]) -> String {
 }
 
 /// Reads a file of `/work/shared` (fixtures and seeds).
-pub fn shared(rel: &str) -> String {
+pub(crate) fn shared(rel: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared")
         .join(rel);
