@@ -269,6 +269,18 @@ pub enum Error {
         actual: u64,
     },
 
+    /// A token count is above the largest Logbook keeps (`MAX_TOKENS` of
+    /// the work session model), so sums of it would overflow.
+    #[error("{what}: {value} tokens is above the largest count Logbook keeps ({max})")]
+    TokensOutOfRange {
+        /// The field or option, and the file when it came from one.
+        what: String,
+        /// The count as given.
+        value: String,
+        /// The largest count allowed.
+        max: u64,
+    },
+
     /// The SQLite index failed.
     #[error("index {path}: {message}")]
     Index {
@@ -316,6 +328,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Invalid { .. }
+            | Error::TokensOutOfRange { .. }
             | Error::AmbiguousId { .. }
             | Error::LineageCycle { .. }
             | Error::NotARegularFile { .. }
@@ -414,6 +427,9 @@ impl Error {
                     .into()
             }
             Error::Conflict { .. } => "reload and retry".into(),
+            Error::TokensOutOfRange { max, .. } => format!(
+                "token counts go from 0 to {max}; give the real count (`logbook usage --current N`), or fix the file by hand"
+            ),
             Error::Corrupt { .. } => {
                 "fix the file or move it aside (`logbook doctor` lists every problem)".into()
             }

@@ -34,7 +34,7 @@ pub const MANIFEST_VERSION: &str = "1.0.0";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// Manifest schema version (semver), "1.0.0".
-    #[serde(default = "default_version")]
+    #[serde(default = "default_version", deserialize_with = "lenient_version")]
     pub version: String,
     /// The run's UUID; the folder carries the same name.
     pub session_id: String,
@@ -48,21 +48,38 @@ pub struct Manifest {
     #[serde(default)]
     pub outputs: Vec<OutputRecord>,
     /// Workflow input parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub inputs: Option<Map<String, Value>>,
     /// Earlier runs this one builds on (lineage parents).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub related_sessions: Option<Vec<String>>,
     /// Workflow-specific data; Logbook adds `work_session` and `abandoned`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub metadata: Option<Map<String, Value>>,
     /// Logbook's extension (the seed's "Session Tagging"): labels for `find --tag`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub tags: Vec<String>,
     /// Story 6.3 display name as stored at creation; shown fresh via `naming`.
     #[serde(
         rename = "displayName",
         default,
+        deserialize_with = "text::lenient",
         skip_serializing_if = "Option::is_none"
     )]
     pub display_name: Option<String>,
@@ -70,6 +87,7 @@ pub struct Manifest {
     #[serde(
         rename = "displayTimestamp",
         default,
+        deserialize_with = "text::lenient",
         skip_serializing_if = "Option::is_none"
     )]
     pub display_timestamp: Option<String>,
@@ -77,6 +95,7 @@ pub struct Manifest {
     #[serde(
         rename = "userSummary",
         default,
+        deserialize_with = "text::lenient",
         skip_serializing_if = "Option::is_none"
     )]
     pub user_summary: Option<String>,
@@ -84,6 +103,7 @@ pub struct Manifest {
     #[serde(
         rename = "messageCount",
         default,
+        deserialize_with = "text::lenient",
         skip_serializing_if = "Option::is_none"
     )]
     pub message_count: Option<u64>,
@@ -96,16 +116,33 @@ fn default_version() -> String {
     MANIFEST_VERSION.to_string()
 }
 
+fn lenient_version<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(Value::deserialize(d)?)
+        .ok()
+        .flatten()
+        .unwrap_or_else(default_version))
+}
+
 /// The seed's `agent` object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentInfo {
     /// Agent identifier ("alex"); required.
     pub name: String,
     /// Human-readable title ("Alex the Facilitator").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub title: Option<String>,
     /// Bundle path ("bmad/bmm").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bundle: Option<String>,
     /// Keys Logbook does not know.
     #[serde(flatten)]
@@ -118,7 +155,11 @@ pub struct WorkflowInfo {
     /// Workflow identifier ("intake-app"); required.
     pub name: String,
     /// Description from workflow.yaml.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub description: Option<String>,
     /// Keys Logbook does not know.
     #[serde(flatten)]
@@ -131,13 +172,21 @@ pub struct Execution {
     /// When the workflow started (RFC 3339); required.
     pub started_at: String,
     /// When it finished, once it has.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub completed_at: Option<String>,
     /// Lifecycle state; a file without one is taken as still running.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub status: RunStatus,
     /// Who started the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub user: Option<String>,
     /// Keys Logbook does not know.
     #[serde(flatten)]
@@ -150,13 +199,13 @@ pub struct OutputRecord {
     /// Path relative to the run folder, `/`-separated.
     pub file: String,
     /// document, data, report or artifact (others kept as read).
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "text::lenient")]
     pub output_type: OutputType,
     /// What the file is for.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub description: String,
     /// When it was first registered (RFC 3339).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub created_at: String,
     /// Keys Logbook does not know.
     #[serde(flatten)]

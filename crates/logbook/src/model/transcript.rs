@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::clock;
 use crate::model::ids::short_id;
+use crate::model::text;
 
 /// The `version` every transcript Logbook writes carries (the seed's format).
 pub const FORMAT_VERSION: &str = "1.0.0";
@@ -59,7 +60,7 @@ pub struct Transcript {
     /// The session's UUID (never prefixed).
     pub id: String,
     /// When the transcript was last saved.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub timestamp: String,
     /// Format version, `1.0.0`.
     #[serde(default = "format_version")]
@@ -68,7 +69,7 @@ pub struct Transcript {
     #[serde(default)]
     pub messages: Vec<Message>,
     /// Where and when the conversation ran.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub metadata: Metadata,
     /// Keys Logbook does not know, kept on rewrite.
     #[serde(flatten)]
@@ -116,26 +117,58 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
     /// The agent's working directory; listings filter on it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub workdir: String,
     /// When the conversation began.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub started_at: String,
     /// When it last had a message; listings sort on it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub last_active_at: String,
     /// The context size at the last message.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub latest_total_tokens: u64,
     /// The main session a subagent was spawned from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub parent_session_id: Option<String>,
     /// Keys Logbook does not know, kept on rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// A transcript without its messages, borrowed: what a rewrite merges with
+/// the file as it was read ([`Transcript::head`]).
+#[derive(Debug, Serialize)]
+pub struct HeadRef<'a> {
+    /// The session's UUID.
+    pub id: &'a str,
+    /// When the transcript was last saved.
+    pub timestamp: &'a str,
+    /// Format version.
+    pub version: &'a str,
+    /// Where and when the conversation ran.
+    pub metadata: &'a Metadata,
+    /// Keys Logbook does not know.
+    #[serde(flatten)]
+    pub extra: &'a Map<String, Value>,
+}
+
 impl Transcript {
+    /// Everything but the messages, borrowed.
+    pub fn head(&self) -> HeadRef<'_> {
+        HeadRef {
+            id: &self.id,
+            timestamp: &self.timestamp,
+            version: &self.version,
+            metadata: &self.metadata,
+            extra: &self.extra,
+        }
+    }
+
     /// A new, empty transcript for `id` in `workdir`, started now.
     pub fn new(id: impl Into<String>, workdir: impl Into<String>) -> Transcript {
         let now = clock::now_string();

@@ -15,7 +15,13 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::CorruptFile;
 use crate::model::enums::string_enum;
+use crate::model::text;
 use crate::model::workflow::{AgentInvocation, InvocationStatus, SessionState};
+
+/// The largest token count Logbook reads, stores or adds up to: 10^15,
+/// thousands of times any model's context, yet small enough that sums and
+/// percentages of counts can never overflow.
+pub const MAX_TOKENS: u64 = 1_000_000_000_000_000;
 
 /// Prefixes the seed names; others of 2–5 capital letters are allowed too.
 pub const KNOWN_PREFIXES: [&str; 5] = ["SES", "ENG", "ANA", "DES", "TST"];
@@ -25,24 +31,25 @@ pub const KNOWN_PREFIXES: [&str; 5] = ["SES", "ENG", "ANA", "DES", "TST"];
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkSession {
     /// `{PREFIX}{YYYYMM}-{CLIENT}-{PROJECT}`, maybe with a `-N` suffix.
+    #[serde(deserialize_with = "required_text")]
     pub session_id: String,
     /// When the session was started (UTC, RFC 3339).
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "scalar_text")]
     pub created: String,
     /// When the file was last written.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "scalar_text")]
     pub last_updated: String,
     /// active, paused or closed.
     #[serde(default, deserialize_with = "null_default")]
     pub status: SessionStatus,
     /// Who the work is for.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "scalar_text")]
     pub client: String,
     /// What the work is.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "scalar_text")]
     pub project: String,
     /// The id's prefix (SES, ENG, …).
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "scalar_text")]
     pub prefix: String,
     /// Token budget and usage.
     #[serde(default, deserialize_with = "null_default")]
@@ -57,10 +64,10 @@ pub struct WorkSession {
     #[serde(default, deserialize_with = "null_default")]
     pub milestones: Vec<Milestone>,
     /// What a resuming conversation needs to know.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "scalar_text")]
     pub context_summary: String,
     /// Free-form notes.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "texts")]
     pub notes: Vec<String>,
     /// Keys Logbook does not know, preserved on rewrite.
     #[serde(flatten)]
@@ -145,15 +152,21 @@ impl TryFrom<RawTokens> for Tokens {
 }
 
 /// Reads a token count leniently: integers, whole floats, digit strings with
-/// separators ("45,000"); null is "missing".
+/// separators ("45,000"); null is "missing". Counts above [`MAX_TOKENS`]
+/// are refused ([`check_token_counts`] names the file for them).
 fn count(field: &str, v: Option<Value>) -> std::result::Result<Option<u64>, String> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
+    let parsed = match v {
+        None | Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => n
             .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f.round() as u64))
-            .map(Some)
-            .ok_or_else(|| format!("{field} must be a non-negative number, not {n}")),
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| *f >= 0.0 && *f <= MAX_TOKENS as f64)
+                    .map(|f| f.round() as u64)
+            })
+            .ok_or_else(|| {
+                format!("{field} must be a whole number from 0 to {MAX_TOKENS}, not {n}")
+            })?,
         Some(Value::String(s)) => {
             let digits: String = s
                 .chars()
@@ -161,10 +174,112 @@ fn count(field: &str, v: Option<Value>) -> std::result::Result<Option<u64>, Stri
                 .collect();
             digits
                 .parse::<u64>()
-                .map(Some)
-                .map_err(|_| format!("{field} must be a number, not {s:?}"))
+                .map_err(|_| format!("{field} must be a number, not {s:?}"))?
         }
-        Some(other) => Err(format!("{field} must be a number, not {other}")),
+        Some(other) => return Err(format!("{field} must be a number, not {other}")),
+    };
+    if parsed > MAX_TOKENS {
+        return Err(format!(
+            "{field} is {parsed}, above the largest count Logbook keeps ({MAX_TOKENS})"
+        ));
+    }
+    Ok(Some(parsed))
+}
+
+/// A token count that is a number (or digits) above [`MAX_TOKENS`], as the
+/// file spells it: such a count would overflow every sum Logbook makes.
+fn too_large(v: &Value) -> Option<String> {
+    let text = match v {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s
+            .chars()
+            .filter(|c| !matches!(c, ',' | '_' | ' '))
+            .collect(),
+        Value::Object(m) => return m.get(text::YAML_FLOAT_KEY)?.as_str().map(str::to_string),
+        _ => return None,
+    };
+    let big = match text.parse::<u128>() {
+        Ok(u) => u > u128::from(MAX_TOKENS),
+        Err(_) => text.parse::<f64>().is_ok_and(|f| f > MAX_TOKENS as f64),
+    };
+    big.then(|| match v {
+        Value::String(s) => s.clone(),
+        _ => text,
+    })
+}
+
+/// The legacy token keys [`Tokens`] migrates (to `saved` and `max`).
+pub const MIGRATED_TOKEN_KEYS: [&str; 2] = ["saved_by_isolation", "max_limit"];
+
+/// Forgets the legacy token keys of a file's raw value before a rewrite
+/// merges with it: the record took them over, so they are not left
+/// behind beside their new names.
+pub fn forget_migrated_keys(raw: &mut Value) {
+    if let Some(tokens) = raw.get_mut("tokens").and_then(Value::as_object_mut) {
+        for key in MIGRATED_TOKEN_KEYS {
+            tokens.shift_remove(key);
+        }
+    }
+}
+
+/// Refuses a session file holding a token count above [`MAX_TOKENS`], with
+/// an error naming the file and the field.
+pub fn check_token_counts(path: &std::path::Path, raw: &Value) -> Result<()> {
+    let refuse = |field: String, value: String| Error::TokensOutOfRange {
+        what: format!("{} in {}", field, path.display()),
+        value,
+        max: MAX_TOKENS,
+    };
+    if let Some(tokens) = raw.get("tokens").and_then(Value::as_object) {
+        for (key, v) in tokens {
+            let known = [
+                "max",
+                "max_limit",
+                "initial",
+                "current",
+                "peak",
+                "saved",
+                "saved_by_isolation",
+            ];
+            if known.contains(&key.as_str())
+                && let Some(value) = too_large(v)
+            {
+                return Err(refuse(format!("tokens.{key}"), value));
+            }
+        }
+    }
+    if let Some(agents) = raw.get("agents_spawned").and_then(Value::as_array) {
+        for (i, agent) in agents.iter().enumerate() {
+            if let Some(value) = agent.get("tokens_used").and_then(too_large) {
+                return Err(refuse(format!("agents_spawned[{i}].tokens_used"), value));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks a token count given on the command line or by an agent.
+pub fn check_count(what: &str, n: u64) -> Result<u64> {
+    if n > MAX_TOKENS {
+        Err(Error::TokensOutOfRange {
+            what: what.to_string(),
+            value: n.to_string(),
+            max: MAX_TOKENS,
+        })
+    } else {
+        Ok(n)
+    }
+}
+
+/// Adds two token counts, refusing a sum above [`MAX_TOKENS`].
+pub fn add_counts(what: &str, a: u64, b: u64) -> Result<u64> {
+    match a.checked_add(b) {
+        Some(sum) => check_count(what, sum),
+        None => Err(Error::TokensOutOfRange {
+            what: what.to_string(),
+            value: format!("{a} + {b}"),
+            max: MAX_TOKENS,
+        }),
     }
 }
 
@@ -172,6 +287,44 @@ fn lenient_count<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D:
     count("tokens_used", Option::<Value>::deserialize(d)?)
         .map(Option::unwrap_or_default)
         .map_err(serde::de::Error::custom)
+}
+
+/// A YAML scalar as text: a hand-written `client: 2024` or `name: yes` is
+/// the text it looks like, as it was before the file reached Logbook.
+fn text_of(v: Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A text field that may be missing, null or of the wrong type (read as
+/// empty; the value is kept on rewrite and `doctor` names it).
+fn scalar_text<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    Ok(text_of(Value::deserialize(d)?).unwrap_or_default())
+}
+
+fn opt_text<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    Ok(text_of(Value::deserialize(d)?))
+}
+
+fn required_text<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    let v = Value::deserialize(d)?;
+    let shown = v.to_string();
+    text_of(v).ok_or_else(|| serde::de::Error::custom(format!("expected text, not {shown}")))
+}
+
+fn texts<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        // Same length as the file's list, so a rewrite keeps odd items in place.
+        Value::Array(items) => items
+            .into_iter()
+            .map(|v| text_of(v).unwrap_or_default())
+            .collect(),
+        _ => vec![],
+    })
 }
 
 fn null_default<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
@@ -186,24 +339,29 @@ where
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SpawnedAgent {
     /// The agent id, or the run UUID for runs.
+    #[serde(deserialize_with = "required_text")]
     pub id: String,
     /// The agent type (analyst, architect, …).
-    #[serde(rename = "type", default, deserialize_with = "null_default")]
+    #[serde(rename = "type", default, deserialize_with = "scalar_text")]
     pub agent_type: String,
     /// When it was spawned.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_text")]
     pub started: Option<String>,
     /// When it reported back; null while running.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_text")]
     pub completed: Option<String>,
     /// Tokens it used in its own context.
     #[serde(default, deserialize_with = "lenient_count")]
     pub tokens_used: u64,
     /// Where its output went (a file, or a run folder).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_text")]
     pub output_file: Option<String>,
     /// completed or failed, once done (Logbook's addition; absent in the seed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub status: Option<String>,
     /// Unknown keys, preserved.
     #[serde(flatten)]
@@ -214,15 +372,24 @@ pub struct SpawnedAgent {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Artifact {
     /// Path as given (usually relative to the project root).
+    #[serde(deserialize_with = "required_text")]
     pub path: String,
     /// When it was first recorded.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_text")]
     pub created: Option<String>,
     /// When it was recorded again, if ever.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub modified: Option<String>,
     /// Who produced it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub agent: Option<String>,
     /// Unknown keys, preserved.
     #[serde(flatten)]
@@ -233,9 +400,10 @@ pub struct Artifact {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Milestone {
     /// What the milestone is.
+    #[serde(deserialize_with = "required_text")]
     pub name: String,
     /// When it was reached.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_text")]
     pub completed: Option<String>,
     /// Unknown keys, preserved.
     #[serde(flatten)]
@@ -352,7 +520,8 @@ impl WorkSession {
     /// The token report behind `tokens` and `savings`.
     pub fn token_report(&self) -> TokenReport {
         let t = &self.tokens;
-        let total = t.current + t.saved;
+        // Both are at most MAX_TOKENS, so this cannot overflow.
+        let total = t.current.saturating_add(t.saved);
         TokenReport {
             session_id: self.session_id.clone(),
             max: t.max,

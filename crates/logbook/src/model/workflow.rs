@@ -15,6 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::model::enums::string_enum;
+use crate::model::text;
 
 /// Compaction runs when `agentHistory` holds more than this many entries.
 pub const COMPACT_ABOVE: usize = 10;
@@ -142,35 +143,43 @@ pub struct SessionState {
     #[serde(default)]
     pub mode_history: Vec<ModeChange>,
     /// Whether the session-start protocol ran.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub protocol_start_complete: bool,
     /// Whether the session-end protocol ran.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub protocol_end_complete: bool,
     /// Evidence the start protocol recorded.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub protocol_start_evidence: Map<String, Value>,
     /// Evidence the end protocol recorded.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub protocol_end_evidence: Map<String, Value>,
     /// The orchestrated workflow, once an agent was first invoked.
     #[serde(default)]
     pub orchestrator_workflow: Option<OrchestratorWorkflow>,
     /// The feature being worked on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub active_feature: Option<String>,
     /// The task being worked on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "text::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub active_task: Option<String>,
     /// Bumped by every change; the compare-and-swap token. A hand-written
     /// file without one counts as a new state.
     #[serde(default = "first_version")]
     pub version: u64,
     /// When the state was first created.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub created_at: String,
     /// When it last changed.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text::lenient")]
     pub updated_at: String,
     /// Keys Logbook does not know, kept on rewrite.
     #[serde(flatten)]
@@ -423,7 +432,12 @@ fn first_version() -> u64 {
 }
 
 fn unit_interval<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
-    let x = f64::deserialize(d)?;
+    // Through a JSON value: with exact numbers, `0.80` reaches a flattened
+    // struct as serde_json's private number map, which `f64` refuses.
+    let v = Value::deserialize(d)?;
+    let x = v
+        .as_f64()
+        .ok_or_else(|| serde::de::Error::custom(format!("confidence {v} is not a number")))?;
     check_confidence(x).map_err(serde::de::Error::custom)?;
     Ok(x)
 }

@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -68,6 +69,18 @@ pub struct Listing {
 /// `userSummary` and `messageCount` (seed 000 Story 6.3); a `runId` naming
 /// no run is refused before anything is written.
 pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<PathBuf> {
+    save_as(p, transcript, kind, None)
+}
+
+/// [`save`], or with `imported` (the raw JSON of a transcript file another
+/// tool wrote) an import: the file's own `timestamp` is kept when it has
+/// one, and every value the save does not fill in is written as it was.
+fn save_as(
+    p: &Project,
+    transcript: &mut Transcript,
+    kind: Kind,
+    imported: Option<&Value>,
+) -> Result<PathBuf> {
     let id = TranscriptId::parse(&transcript.id)?;
     transcript.id = id.to_string();
     if let Some(parent) = &mut transcript.metadata.parent_session_id {
@@ -104,7 +117,9 @@ pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<Path
         None => None,
     };
     let now = clock::now_string();
-    transcript.timestamp = now.clone();
+    if imported.is_none() || transcript.timestamp.trim().is_empty() {
+        transcript.timestamp = now.clone();
+    }
     if transcript.version.trim().is_empty() {
         transcript.version = FORMAT_VERSION.to_string();
     }
@@ -152,7 +167,7 @@ pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<Path
     let mut touched = vec![pending(&target)];
     touched.extend(previous.as_deref().map(pending));
     write_through(p, touched, || {
-        store::transcript::write(&target, transcript, previous.as_deref())?;
+        store::transcript::write(&target, transcript, previous.as_deref(), imported)?;
         let mut records = vec![Some(Record::transcript(
             &target,
             kind,
@@ -332,7 +347,7 @@ pub fn import(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<Stored> {
-    let mut t = store::transcript::read_import(file)?;
+    let (mut t, raw) = store::transcript::read_import(file)?;
     if let Some(parent) = parent {
         t.metadata.parent_session_id = Some(parent.to_string());
     }
@@ -348,7 +363,7 @@ pub fn import(
     } else {
         Kind::Main
     };
-    let path = save(p, &mut t, kind)?;
+    let path = save_as(p, &mut t, kind, Some(&raw))?;
     Ok(Stored {
         transcript: t,
         kind,

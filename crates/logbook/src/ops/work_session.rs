@@ -15,8 +15,8 @@ use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::work_session::{
     AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
-    WorkSession, compose_summary, id_part, nearest, non_empty, same_milestone, validate_prefix,
-    workflow_blocked,
+    WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
+    same_milestone, validate_prefix, workflow_blocked,
 };
 use crate::model::workflow::SessionState;
 use crate::ops::write_through;
@@ -47,6 +47,10 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
         .map(|s| s.trim().to_ascii_uppercase())
         .unwrap_or_else(|| p.config.default_prefix.clone());
     validate_prefix(&prefix)?;
+    let max = check_count(
+        "--max-tokens",
+        opts.max_tokens.unwrap_or(p.config.token_budget),
+    )?;
     let client = match &opts.client {
         Some(c) => id_part("client", c)?,
         None => "INTERNAL".to_string(),
@@ -99,7 +103,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
         project,
         prefix,
         tokens: Tokens {
-            max: opts.max_tokens.unwrap_or(p.config.token_budget),
+            max,
             ..Tokens::default()
         },
         agents_spawned: vec![],
@@ -466,8 +470,8 @@ pub fn list(p: &Project) -> Result<Listing> {
 pub fn record_usage(p: &Project, id: Option<&str>, usage: Usage) -> Result<WorkSession> {
     Ok(update(p, id, |ws| {
         ws.tokens.current = match usage {
-            Usage::Current(n) => n,
-            Usage::Add(n) => ws.tokens.current.saturating_add(n),
+            Usage::Current(n) => check_count("usage --current", n)?,
+            Usage::Add(n) => add_counts("usage --add", ws.tokens.current, n)?,
         };
         Ok(())
     })?
@@ -627,6 +631,7 @@ pub fn finish_agent(
                     &format!("`logbook status {session_id}` lists the agents spawned"),
                 )
             })?;
+        let tokens = check_count("agent done --tokens", tokens)?;
         let before = agent.tokens_used;
         agent.tokens_used = tokens;
         agent.completed = Some(clock::now_string());
@@ -634,11 +639,11 @@ pub fn finish_agent(
         if let Some(out) = output_file {
             agent.output_file = Some(out.to_string());
         }
-        ws.tokens.saved = ws
-            .tokens
-            .saved
-            .saturating_sub(before)
-            .saturating_add(tokens);
+        ws.tokens.saved = add_counts(
+            "tokens.saved",
+            ws.tokens.saved.saturating_sub(before),
+            tokens,
+        )?;
         Ok(())
     })?
     .0)

@@ -3,14 +3,17 @@
 //! ones `prune` moved. The caller holds the id's lock for every write.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufRead, BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::model::text;
 use crate::model::transcript::{
-    ARCHIVE_DIR, Kind, Metadata, Transcript, file_name, parse_file_name,
+    ARCHIVE_DIR, Kind, Message, Metadata, Transcript, file_name, parse_file_name,
 };
 use crate::store::{self, Project};
 
@@ -27,19 +30,17 @@ pub const MAX_IMPORT_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Reads a transcript a user gave to import: a regular file (not a FIFO or
 /// device) of at most [`MAX_IMPORT_BYTES`].
-pub fn read_import(path: &Path) -> Result<Transcript> {
-    let Some(reader) = store::open_regular(path, "transcript file", MAX_IMPORT_BYTES)? else {
+pub fn read_import(path: &Path) -> Result<(Transcript, Value)> {
+    let Some(mut reader) = store::open_regular(path, "transcript file", MAX_IMPORT_BYTES)? else {
         return Err(Error::not_found(
             "transcript file",
             path.display().to_string(),
             "give the path of a JSON transcript in seed 003's format",
         ));
     };
-    serde_json::from_reader(BufReader::with_capacity(1 << 16, reader)).map_err(|e| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason: e.to_string(),
-    })
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut text).map_err(|e| Error::io(path, e))?;
+    parse_raw(path, &text)
 }
 
 /// What a listing needs of a transcript file: its id and metadata.
@@ -58,9 +59,72 @@ pub fn read_head(path: &Path) -> Result<Head> {
     read_json(path)
 }
 
+/// Reads a transcript file given to `import`, with its raw keys other than
+/// `messages` (whose place is kept, as an empty list): what the stored copy keeps
+/// every value of. The messages are held once, in the record.
+pub fn read_file_raw(path: &Path) -> Result<(Transcript, Value)> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse_raw(path, &text)
+}
+
+/// Parses a transcript's text into the typed record and its top-level raw
+/// value (what a rewrite keeps of it).
+fn parse_raw(path: &Path, text: &str) -> Result<(Transcript, Value)> {
+    let text = text::strip_bom(text);
+    let corrupt = |e: serde_json::Error| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "transcript",
+        reason: e.to_string(),
+    };
+    let head: RawHead = serde_json::from_str(text).map_err(corrupt)?;
+    let typed: Transcript = serde_json::from_str(text).map_err(corrupt)?;
+    Ok((typed, Value::Object(head.0)))
+}
+
+/// A transcript's top-level keys in order, every value but the messages'.
+struct RawHead(Map<String, Value>);
+
+impl<'de> Deserialize<'de> for RawHead {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = RawHead;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a transcript object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<RawHead, A::Error> {
+                let mut m = Map::new();
+                while let Some(key) = a.next_key::<String>()? {
+                    if key == "messages" {
+                        a.next_value::<serde::de::IgnoredAny>()?;
+                        m.insert(key, Value::Array(vec![]));
+                    } else {
+                        m.insert(key, a.next_value()?);
+                    }
+                }
+                Ok(RawHead(m))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    serde_json::from_reader(BufReader::with_capacity(1 << 16, file)).map_err(|e| Error::Corrupt {
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    // A byte order mark (Windows editors write one) would make the file
+    // unreadable; skip it.
+    let starts_with_bom = reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(b"\xEF\xBB\xBF");
+    if starts_with_bom {
+        reader.consume(3);
+    }
+    serde_json::from_reader(reader).map_err(|e| Error::Corrupt {
         path: path.to_path_buf(),
         what: "transcript",
         reason: e.to_string(),
@@ -119,16 +183,50 @@ pub fn transcript_files(dir: &Path) -> Result<Vec<(Kind, PathBuf)>> {
 }
 
 /// Writes `transcript` to `target` atomically, and removes `previous` (the
-/// file the id had under another name) once the new one is durable.
-pub fn write(target: &Path, transcript: &Transcript, previous: Option<&Path>) -> Result<()> {
+/// file the id had under another name) once the new one is durable. With
+/// `original` (the raw JSON the transcript was read from), every value the
+/// save did not change is written as it was.
+pub fn write(
+    target: &Path,
+    transcript: &Transcript,
+    previous: Option<&Path>,
+    original: Option<&Value>,
+) -> Result<()> {
+    let corrupt = |e: serde_json::Error| Error::Corrupt {
+        path: target.to_path_buf(),
+        what: "transcript",
+        reason: e.to_string(),
+    };
     let mut bytes = Vec::new();
-    serde_json::to_writer_pretty(BufWriter::new(&mut bytes), transcript).map_err(|e| {
-        Error::Corrupt {
-            path: target.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
+    match original.and_then(Value::as_object) {
+        // Messages come back out of the record exactly as read (blocks are
+        // kept as JSON), so only the rest is merged with the file as read;
+        // merging the messages too would hold a large transcript in memory
+        // several times over.
+        Some(raw) => {
+            let at = raw.keys().position(|k| k == "messages");
+            let raw_head: Map<String, Value> = raw
+                .iter()
+                .filter(|(k, _)| *k != "messages")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let new_head = serde_json::to_value(transcript.head()).map_err(corrupt)?;
+            let head = match text::merge_write::<Transcript>(&Value::Object(raw_head), new_head) {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            let out = WithMessages {
+                at: at.unwrap_or(head.len()),
+                head: &head,
+                messages: &transcript.messages,
+            };
+            serde_json::to_writer_pretty(BufWriter::new(&mut bytes), &out).map_err(corrupt)?;
         }
-    })?;
+        None => {
+            serde_json::to_writer_pretty(BufWriter::new(&mut bytes), transcript)
+                .map_err(corrupt)?;
+        }
+    }
     bytes.push(b'\n');
     store::write_atomic(target, &bytes)?;
     if let Some(old) = previous
@@ -140,6 +238,30 @@ pub fn write(target: &Path, transcript: &Transcript, previous: Option<&Path>) ->
         }
     }
     Ok(())
+}
+
+/// A transcript's other keys (`head`, in the file's order) with its
+/// messages at position `at`, written without copying the messages.
+struct WithMessages<'a> {
+    head: &'a Map<String, Value>,
+    messages: &'a [Message],
+    at: usize,
+}
+
+impl Serialize for WithMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.head.len() + 1))?;
+        for (i, (k, v)) in self.head.iter().enumerate() {
+            if i == self.at {
+                map.serialize_entry("messages", self.messages)?;
+            }
+            map.serialize_entry(k, v)?;
+        }
+        if self.at >= self.head.len() {
+            map.serialize_entry("messages", self.messages)?;
+        }
+        map.end()
+    }
 }
 
 /// Whether a transcript's `workdir` is `root` or inside it (listings filter on it).

@@ -14,7 +14,9 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::ids::WorkSessionId;
 use crate::model::text;
-use crate::model::work_session::{SessionStatus, WorkSession};
+use crate::model::work_session::{
+    SessionStatus, WorkSession, check_token_counts, forget_migrated_keys,
+};
 use crate::store::{self, Project};
 
 /// File naming the active session inside `sessions_dir`.
@@ -35,17 +37,38 @@ pub fn archived_path(p: &Project, id: &WorkSessionId) -> PathBuf {
 
 /// Reads one session file, filling the configured budget where none is set.
 pub fn read_file(p: &Project, path: &Path) -> Result<WorkSession> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let mut ws: WorkSession = text::parse_yaml(path, "work session", &text)?;
+    let mut ws = read_raw(path)?.0;
     if ws.tokens.max == 0 {
         ws.tokens.max = p.config.token_budget;
     }
     Ok(ws)
 }
 
-/// Writes a session file (the caller holds the session's lock).
+/// Reads one session file as it is (no configured defaults), with the raw
+/// value a rewrite keeps what it does not change of.
+pub fn read_raw(path: &Path) -> Result<(WorkSession, Value)> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let raw = text::parse_yaml_raw(path, "work session", &text)?;
+    check_token_counts(path, &raw)?;
+    let ws = text::parse_yaml_with_raw::<WorkSession>(path, "work session", &text)?.0;
+    Ok((ws, raw))
+}
+
+/// Writes a session file (the caller holds the session's lock). The file
+/// it replaces is read again first: under the lock it is the one the
+/// caller read, and every value the change did not touch is written back
+/// as it was (big integers, `null`s, unknown keys of any YAML type).
 pub fn write_file(path: &Path, ws: &WorkSession) -> Result<()> {
-    store::write_atomic(path, text::to_yaml(path, ws)?.as_bytes())
+    let original = match store::read_optional(path)? {
+        Some(text) => text::parse_yaml_raw(path, "work session", &text)
+            .ok()
+            .map(|mut raw| {
+                forget_migrated_keys(&mut raw);
+                raw
+            }),
+        None => None,
+    };
+    store::write_atomic(path, text::to_yaml(path, ws, original.as_ref())?.as_bytes())
 }
 
 /// Removes a session file that was written but must not stay (the caller
@@ -143,7 +166,7 @@ pub fn set_pointer(p: &Project, id: Option<&WorkSessionId>) -> Result<()> {
                 activated: Some(clock::now_string()),
                 extra: Map::new(),
             };
-            store::write_atomic(&path, text::to_yaml(&path, &ptr)?.as_bytes())
+            store::write_atomic(&path, text::to_yaml(&path, &ptr, None)?.as_bytes())
         }
         None => match std::fs::remove_file(&path) {
             Ok(()) => store::sync_dir(&p.config.sessions_dir),

@@ -4,4 +4,11 @@
 // A failed unwrap is a failed test here, with the location in the message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod arb;
+mod fidelity;
 mod layers;
+mod prop_manifest;
+mod prop_session;
+mod prop_transcript;
+mod prop_workflow_state;
+mod prop_workflow_yaml;

@@ -13,8 +13,11 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::index::Index;
 use crate::model::ids::WorkSessionId;
-use crate::model::run::{MANIFEST_FILE, RunStatus};
-use crate::model::work_session::SessionStatus;
+use crate::model::run::{MANIFEST_FILE, Manifest, RunStatus};
+use crate::model::text;
+use crate::model::transcript::Transcript;
+use crate::model::work_session::{SessionStatus, WorkSession, forget_migrated_keys};
+use crate::model::workflow::SessionState;
 use crate::ops::{run, transcript, work_session as ws, workflow};
 use crate::store::{self, Project};
 
@@ -74,6 +77,7 @@ pub fn check(p: &Project, opts: &Options) -> Result<Report> {
     if index_usable {
         check_index(p, opts, &mut report)?;
     }
+    check_field_types(p, &mut report)?;
     Ok(report)
 }
 
@@ -99,6 +103,55 @@ fn reason_without_path<'a>(reason: &'a str, path: &Path) -> &'a str {
     reason
         .strip_prefix(&format!("{}: ", path.display()))
         .unwrap_or(reason)
+}
+
+/// Known fields whose value has the wrong type (`"messageCount": 8.5`), in
+/// every file another tool may write: the file is still read (the field as
+/// absent) and the value is kept on rewrite, but what it meant is lost to
+/// Logbook until someone fixes it.
+pub fn check_field_types(p: &Project, report: &mut Report) -> Result<()> {
+    let mut files: Vec<(PathBuf, Vec<String>)> = vec![];
+    for r in store::run::scan(p)?.runs {
+        if let Ok((_, raw)) = store::run::load_raw(p, &r.id) {
+            files.push((r.manifest_file(), text::wrong_type_fields::<Manifest>(&raw)));
+        }
+    }
+    for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
+        for path in store::work_session::session_files(dir)? {
+            if let Ok((_, mut raw)) = store::work_session::read_raw(&path) {
+                forget_migrated_keys(&mut raw);
+                files.push((path, text::wrong_type_fields::<WorkSession>(&raw)));
+            }
+        }
+        for path in store::workflow::state_files(dir)? {
+            if let Ok(Some((_, raw))) = store::workflow::read_state(&path) {
+                files.push((path, text::wrong_type_fields::<SessionState>(&raw)));
+            }
+        }
+    }
+    for dir in [
+        p.config.transcripts_dir.clone(),
+        store::transcript::archive_dir(p),
+    ] {
+        for (_, path) in store::transcript::transcript_files(&dir)? {
+            if let Ok((_, raw)) = store::transcript::read_file_raw(&path) {
+                files.push((path, text::wrong_type_fields::<Transcript>(&raw)));
+            }
+        }
+    }
+    for (path, fields) in files {
+        for field in fields {
+            report.findings.push(Finding {
+                kind: "wrong-type-field",
+                message: format!(
+                    "{field} has a value of the wrong type; it is read as absent and kept as it is on rewrite; fix it by hand (see the seed's format for its type)"
+                ),
+                path: path.clone(),
+                fixed: None,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The index against the files (stale records, with `--fix` a sync), other

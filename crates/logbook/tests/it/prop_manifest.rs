@@ -1,0 +1,127 @@
+//! Property tests of manifest.json (seed 000), which agents and other
+//! tools write: parsing never panics, and a rewrite keeps every value it
+//! does not own.
+
+use std::path::Path;
+
+use logbook::model::run::{Manifest, OutputRecord, OutputType, RunStatus, parse_manifest};
+use logbook::model::text;
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+use crate::arb;
+
+const SEED_EXAMPLE: &str = r#"{
+  "version": "1.0.0",
+  "session_id": "a3f2c9d1-4b5e-6789-01ab-cdef12345678",
+  "agent": {"name": "alex", "title": "Alex the Facilitator", "bundle": "bmad/bmm"},
+  "workflow": {"name": "intake-app", "description": "Initial requirements gathering"},
+  "execution": {"started_at": "2025-10-05T23:01:45.123Z", "completed_at": "2025-10-05T23:05:22.456Z", "status": "completed", "user": "Bryan"},
+  "outputs": [{"file": "initial-requirements.md", "type": "document", "description": "d", "created_at": "2025-10-05T23:05:20.789Z"}],
+  "inputs": {"category": "Application Development"},
+  "related_sessions": ["b4e3d8c2-5c6f-7890-12bc-def123456789"],
+  "metadata": {"custom_field": "value"},
+  "displayName": "2:30p - I need to purchase 10 laptops...",
+  "displayTimestamp": "2:30p",
+  "userSummary": "I need to purchase 10 laptops for the...",
+  "messageCount": 8
+}"#;
+
+const PATH: &str = "manifest.json";
+
+/// The places another tool may add keys to.
+const OBJECTS: [&str; 6] = [
+    "",
+    "/agent",
+    "/workflow",
+    "/execution",
+    "/outputs/0",
+    "/metadata",
+];
+
+fn seed() -> Value {
+    serde_json::from_str(SEED_EXAMPLE).unwrap()
+}
+
+/// What Logbook's writes change: an output registered, the status set.
+fn change(m: &mut Manifest) {
+    m.outputs.push(OutputRecord {
+        file: "new.md".into(),
+        output_type: OutputType::Report,
+        description: "added".into(),
+        created_at: "2025-10-06T00:00:00.000Z".into(),
+        extra: Map::new(),
+    });
+    m.execution.status = RunStatus::Failed;
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let _ = parse_manifest(Path::new(PATH), &String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn never_panics_on_mutated_seed(m in arb::mutations(), bom in any::<bool>()) {
+        let text = arb::mutate(SEED_EXAMPLE, &m);
+        let text = if bom { format!("\u{feff}{text}") } else { text };
+        let _ = parse_manifest(Path::new(PATH), &text);
+    }
+
+    #[test]
+    fn never_panics_on_values(v in arb::value(), at in 0usize..6, key in prop::sample::select(vec![
+        "version", "session_id", "agent", "workflow", "execution", "outputs", "inputs",
+        "related_sessions", "metadata", "tags", "displayName", "messageCount", "name", "status",
+        "started_at", "completed_at", "type", "description",
+    ])) {
+        // A known key given any value, anywhere: read or refused, never a panic.
+        let mut doc = seed();
+        if let Some(Value::Object(m)) = doc.pointer_mut(OBJECTS[at]) {
+            m.insert(key.to_string(), v);
+        }
+        if let Ok((mut typed, raw)) = parse_manifest(Path::new(PATH), &doc.to_string()) {
+            change(&mut typed);
+            let out = text::to_json(Path::new(PATH), &typed, Some(&raw)).unwrap();
+            prop_assert!(parse_manifest(Path::new(PATH), &out).is_ok(), "{out}");
+        }
+    }
+
+    #[test]
+    fn rewrite_keeps_what_it_does_not_own(
+        extras in proptest::collection::vec(arb::unknowns(), 6),
+        nulls in proptest::collection::vec(any::<bool>(), 4),
+        bom in any::<bool>(),
+    ) {
+        let mut doc = seed();
+        for (at, extra) in OBJECTS.iter().zip(&extras) {
+            arb::add_unknowns(&mut doc, at, extra);
+        }
+        // Known optional fields set to null: the record leaves them out.
+        for (ptr, null) in ["/inputs", "/execution/completed_at", "/agent/title", "/messageCount"].iter().zip(&nulls) {
+            if *null {
+                *doc.pointer_mut(ptr).unwrap() = Value::Null;
+            }
+        }
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let text = if bom { format!("\u{feff}{text}") } else { text };
+        let (mut typed, raw) = parse_manifest(Path::new(PATH), &text).unwrap();
+        prop_assert_eq!(&raw, &doc);
+        change(&mut typed);
+        let out = text::to_json(Path::new(PATH), &typed, Some(&raw)).unwrap();
+        let (_, back) = parse_manifest(Path::new(PATH), &out).unwrap();
+
+        // The write's own changes are there…
+        prop_assert_eq!(&back["execution"]["status"], &json!("failed"));
+        prop_assert_eq!(&back["outputs"][1]["file"], &json!("new.md"));
+        // …and everything else is as it was, unknown keys, nulls and big
+        // integers included, in the order it was.
+        let mut expected = doc.clone();
+        expected["execution"]["status"] = json!("failed");
+        expected["outputs"].as_array_mut().unwrap().push(back["outputs"][1].clone());
+        prop_assert_eq!(&back, &expected);
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        prop_assert_eq!(keys(&back), keys(&expected));
+    }
+}
