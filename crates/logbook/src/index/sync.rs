@@ -88,6 +88,30 @@ struct Seen {
     dir_mtime_ns: i64,
 }
 
+impl Seen {
+    /// A file named by the walk but not yet stat'ed: whoever reads it takes
+    /// its stamp first (before reading, so a change after it shows as a new
+    /// stamp at the next sync).
+    fn unstamped(kind: Kind, path: PathBuf) -> Seen {
+        Seen {
+            kind,
+            key: path_str(&path),
+            path,
+            size: -1,
+            mtime_ns: 0,
+            dir_mtime_ns: 0,
+        }
+    }
+
+    fn is_stamped(&self) -> bool {
+        self.size >= 0
+    }
+}
+
+/// A file as a parser thread hands it to the writer: kind, path, the stamp
+/// taken before reading it, and what was read (`None`: the file is gone).
+type Parsed = (Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>);
+
 #[derive(Debug, Default)]
 struct Plan {
     read: Vec<usize>,
@@ -109,7 +133,12 @@ fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata, dir_mtime_ns: i64) -> Seen 
 /// Every file the index follows, with its stamp: one `stat` per run
 /// manifest and per run folder (a folder's mtime moves when an output file
 /// is added or replaced), one per session and transcript file.
-fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
+///
+/// Without `stat_runs` the run manifests are only named, unstamped (see
+/// [`Seen::unstamped`]): a full rebuild reads every one anyway, and its
+/// parser threads take the stamps in parallel instead of this one thread
+/// doing two `stat`s per run before any parsing starts.
+fn walk(p: &Project, scope: &[Kind], stat_runs: bool) -> Result<Vec<Seen>> {
     let mut out = vec![];
     let runs_dir = &p.config.agent_outputs_folder;
     match fs::read_dir(runs_dir) {
@@ -122,6 +151,10 @@ fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
                 }
                 let folder = entry.path();
                 let manifest = folder.join(MANIFEST_FILE);
+                if !stat_runs {
+                    out.push(Seen::unstamped(Kind::Run, manifest));
+                    continue;
+                }
                 let Ok(m) = fs::metadata(&manifest) else {
                     continue;
                 };
@@ -178,7 +211,7 @@ impl Index {
 
     /// What a sync would do, without doing it.
     pub fn staleness(&self) -> Result<Staleness> {
-        let (_, plan) = self.plan(ALL)?;
+        let (_, plan) = self.plan(ALL, false)?;
         Ok(Staleness {
             new: plan.new as u64,
             changed: (plan.read.len() - plan.new) as u64,
@@ -186,8 +219,17 @@ impl Index {
         })
     }
 
-    fn plan(&self, scope: &[Kind]) -> Result<(Vec<Seen>, Plan)> {
-        let seen = walk(&self.project, scope)?;
+    /// What to read and what to forget; with `full`, everything is read and
+    /// nothing compared, so the stored stamps are not even loaded.
+    fn plan(&self, scope: &[Kind], full: bool) -> Result<(Vec<Seen>, Plan)> {
+        let seen = walk(&self.project, scope, !full)?;
+        if full {
+            let plan = Plan {
+                read: (0..seen.len()).collect(),
+                ..Plan::default()
+            };
+            return Ok((seen, plan));
+        }
         let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
         {
             let mut stmt = self
@@ -245,11 +287,7 @@ impl Index {
     ) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let dirs_before = self.dirs_stamp();
-        let (seen, mut plan) = self.plan(scope)?;
-        if full {
-            plan.read = (0..seen.len()).collect();
-            plan.deleted.clear();
-        }
+        let (seen, plan) = self.plan(scope, full)?;
         let record = (scope == ALL).then_some(dirs_before);
         self.execute(&seen, plan, full, progress, record, started)
     }
@@ -272,8 +310,10 @@ impl Index {
         let started = std::time::Instant::now();
         let dirs_before = self.dirs_stamp();
         // Work sessions, their states and transcripts are few: a stat of each.
-        let (mut seen, mut plan) =
-            self.plan(&[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState])?;
+        let (mut seen, mut plan) = self.plan(
+            &[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState],
+            false,
+        )?;
         let runs_dir = self.project.config.agent_outputs_folder.clone();
         let on_disk: std::collections::HashSet<String> = folder_names(&runs_dir)?
             .into_iter()
@@ -361,6 +401,9 @@ impl Index {
         let project = self.project.clone();
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
+        // Unstamped run folders that turned out to hold no manifest: the
+        // walk that stamps skips those, so they are not counted as scanned.
+        let missing = AtomicUsize::new(0);
         let workers = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .clamp(1, 16);
@@ -368,8 +411,7 @@ impl Index {
         // per record cost the writer thread, the bottleneck, several % of a
         // rebuild.
         const CHUNK: usize = 64;
-        let (tx_rec, rx_rec) =
-            std::sync::mpsc::sync_channel::<Vec<(Kind, PathBuf, Option<Record>)>>(64);
+        let (tx_rec, rx_rec) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(64);
         let write_result: Mutex<Result<()>> = Mutex::new(Ok(()));
         std::thread::scope(|scope| {
             for _ in 0..workers {
@@ -377,6 +419,7 @@ impl Index {
                 let todo = &todo;
                 let next = &next;
                 let done = &done;
+                let missing = &missing;
                 let project = &project;
                 scope.spawn(move || {
                     let mut chunk = Vec::with_capacity(CHUNK);
@@ -388,14 +431,26 @@ impl Index {
                             }
                             break;
                         };
-                        let rec = record::read_record(project, s.kind, &s.path);
+                        let stamp = if s.is_stamped() {
+                            Some((s.size, s.mtime_ns, s.dir_mtime_ns))
+                        } else {
+                            record::stamp_now(s.kind, &s.path)
+                        };
+                        let rec = if s.is_stamped() || stamp.is_some() {
+                            Some(record::read_record(project, s.kind, &s.path))
+                        } else {
+                            missing.fetch_add(1, Ordering::Relaxed);
+                            None
+                        };
                         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                         if let Some(cb) = progress
                             && (n.is_multiple_of(256) || n as u64 == total)
                         {
                             cb(n as u64, total);
                         }
-                        chunk.push((s.kind, s.path.clone(), rec));
+                        if let Some(rec) = rec {
+                            chunk.push((s.kind, s.path.clone(), stamp, rec));
+                        }
                         if chunk.len() >= CHUNK
                             && tx_rec
                                 .send(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))
@@ -407,8 +462,6 @@ impl Index {
                 });
             }
             drop(tx_rec);
-            let stamps: HashMap<&Path, &Seen> =
-                todo.iter().map(|s| (s.path.as_path(), *s)).collect();
             let conn = &self.conn;
             let mut result = (|| -> Result<()> {
                 let mut batch = 0usize;
@@ -417,8 +470,14 @@ impl Index {
                     // of it: no fsync is needed to keep it consistent (a crash
                     // leaves the old index, or a torn one that `open` throws
                     // away and rebuilds), and a big page cache keeps the bulk
-                    // insert off the disk until commit.
-                    conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA cache_size = -131072")
+                    // insert off the disk until commit. Big enough for most of
+                    // a large index: pages that do not fit are spilled to the
+                    // WAL mid-transaction and read back from there, page by
+                    // page, by the FTS merges and by every `CREATE INDEX` at
+                    // the end (each scans the whole `runs` table, manifests
+                    // included). The memory is only taken as pages are
+                    // written, so a small project does not pay for it.
+                    conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA cache_size = -524288")
                         .map_err(&e)?;
                 }
                 conn.execute_batch("BEGIN IMMEDIATE").map_err(&e)?;
@@ -457,12 +516,12 @@ impl Index {
                     // a 1 %-changed sync); grouped, once per group. The
                     // group never spans a COMMIT, so what readers see
                     // between batches is unchanged.
-                    let mut group: Vec<(Kind, PathBuf, Option<Record>)> = Vec::new();
-                    let flush_group = |group: &mut Vec<(Kind, PathBuf, Option<Record>)>,
+                    let mut group: Vec<Parsed> = Vec::new();
+                    let flush_group = |group: &mut Vec<Parsed>,
                                        report: &mut SyncReport|
                      -> Result<()> {
                         if ctx == Fresh::No {
-                            for (kind, path, _) in group.iter() {
+                            for (kind, path, _, _) in group.iter() {
                                 if *kind == Kind::Run
                                     && let Some(folder) = path.parent()
                                 {
@@ -473,10 +532,7 @@ impl Index {
                                 }
                             }
                         }
-                        for (kind, path, rec) in group.drain(..) {
-                            let stamp = stamps
-                                .get(path.as_path())
-                                .map(|s| (s.size, s.mtime_ns, s.dir_mtime_ns));
+                        for (kind, path, stamp, rec) in group.drain(..) {
                             record::apply(conn, kind, &path, rec, stamp, Some(&mut *report), ctx)
                                 .map_err(&e)?;
                             report.indexed += 1;
@@ -500,11 +556,28 @@ impl Index {
                         for (_, create) in INDEXES {
                             conn.execute_batch(create).map_err(&e)?;
                         }
-                        conn.execute_batch(
-                            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);
-                             ANALYZE;",
-                        )
-                        .map_err(&e)?;
+                        // Statistics for the tables the planner chooses indexes
+                        // for; not for FTS5's shadow tables, which FTS5 reads
+                        // by key with fixed plans, and whose size (the index of
+                        // every word) made a plain `ANALYZE` read most of the
+                        // database once more.
+                        let tables: Vec<String> = conn
+                            .prepare(
+                                "SELECT name FROM sqlite_master WHERE type = 'table' \
+                                 AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'runs_fts%'",
+                            )
+                            .and_then(|mut st| {
+                                st.query_map([], |r| r.get(0))?
+                                    .collect::<rusqlite::Result<_>>()
+                            })
+                            .map_err(&e)?;
+                        let mut sql = String::from(
+                            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);",
+                        );
+                        for t in tables {
+                            sql.push_str(&format!("ANALYZE \"{}\";", t.replace('"', "\"\"")));
+                        }
+                        conn.execute_batch(&sql).map_err(&e)?;
                     }
                     conn.execute(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
@@ -558,6 +631,7 @@ impl Index {
         write_result
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner())?;
+        report.scanned -= missing.into_inner() as u64;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
