@@ -62,8 +62,19 @@ pub fn parse_yaml_with_raw<T: DeserializeOwned>(
     text: &str,
 ) -> Result<(T, Value)> {
     let raw = parse_yaml_raw(path, what, text)?;
-    let typed = typed_from_raw(path, what, &raw)?;
-    Ok((typed, raw))
+    match typed_from_raw(path, what, &raw) {
+        Ok(typed) => Ok((typed, raw)),
+        // The raw value has lost the positions: parse the text again, on
+        // this error path only, for a message that names the line.
+        Err(from_raw) => match serde_saphyr::from_str_with_options::<T>(strip_bom(text), yaml_options()) {
+            Err(e) => Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what,
+                reason: yaml_error(&e),
+            }),
+            Ok(_) => Err(from_raw),
+        },
+    }
 }
 
 /// The parser options every YAML file Logbook reads is parsed with: YAML 1.2
