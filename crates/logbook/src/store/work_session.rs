@@ -49,8 +49,13 @@ pub fn read_file(p: &Project, path: &Path) -> Result<WorkSession> {
 pub fn read_raw(path: &Path) -> Result<(WorkSession, Value)> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let raw = text::parse_yaml_raw(path, "work session", &text)?;
+    // Before the record: a count too large is its own error, naming the field.
     check_token_counts(path, &raw)?;
-    let ws = text::parse_yaml_with_raw::<WorkSession>(path, "work session", &text)?.0;
+    let ws = text::from_raw::<WorkSession>(&raw).map_err(|e| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "work session",
+        reason: e.to_string(),
+    })?;
     Ok((ws, raw))
 }
 
