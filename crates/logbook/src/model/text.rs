@@ -62,19 +62,30 @@ pub fn parse_yaml_with_raw<T: DeserializeOwned>(
     text: &str,
 ) -> Result<(T, Value)> {
     let raw = parse_yaml_raw(path, what, text)?;
-    match typed_from_raw(path, what, &raw) {
-        Ok(typed) => Ok((typed, raw)),
-        // The raw value has lost the positions: parse the text again, on
-        // this error path only, for a message that names the line.
-        Err(from_raw) => match serde_saphyr::from_str_with_options::<T>(strip_bom(text), yaml_options()) {
-            Err(e) => Err(Error::Corrupt {
+    let typed = yaml_record(path, what, text, &raw)?;
+    Ok((typed, raw))
+}
+
+/// The typed record of YAML `text`, already parsed into `raw`. When it does
+/// not fit the type, the error is the parser's own on the text, which names
+/// the line (the raw value has lost the positions); the text is parsed
+/// again on that error path only.
+pub fn yaml_record<T: DeserializeOwned>(
+    path: &Path,
+    what: &'static str,
+    text: &str,
+    raw: &Value,
+) -> Result<T> {
+    typed_from_raw(path, what, raw).map_err(|from_raw| {
+        match serde_saphyr::from_str_with_options::<T>(strip_bom(text), yaml_options()) {
+            Err(e) => Error::Corrupt {
                 path: path.to_path_buf(),
                 what,
                 reason: yaml_error(&e),
-            }),
-            Ok(_) => Err(from_raw),
-        },
-    }
+            },
+            Ok(_) => from_raw,
+        }
+    })
 }
 
 /// The parser options every YAML file Logbook reads is parsed with: YAML 1.2

@@ -51,11 +51,7 @@ pub fn read_raw(path: &Path) -> Result<(WorkSession, Value)> {
     let raw = text::parse_yaml_raw(path, "work session", &text)?;
     // Before the record: a count too large is its own error, naming the field.
     check_token_counts(path, &raw)?;
-    let ws = text::from_raw::<WorkSession>(&raw).map_err(|e| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "work session",
-        reason: e.to_string(),
-    })?;
+    let ws = text::yaml_record::<WorkSession>(path, "work session", &text, &raw)?;
     Ok((ws, raw))
 }
 
