@@ -168,3 +168,24 @@ fn a_session_write_with_a_broken_index_still_lands() {
     let status = t.json(&["status"]);
     assert_eq!(status["notes"][0], "kept");
 }
+
+#[test]
+fn runs_another_tool_wrote_get_an_index_kept_on_disk() {
+    // Run folders in Logbook's format make a project worth indexing: without
+    // a kept index every listing would read every manifest again.
+    let t = TestProject::new();
+    let id = "0b6f3b8e-8c7e-4b7a-9d41-1f2e3d4c5b6a";
+    t.write(
+        &format!("docs/agent-outputs/{id}/manifest.json"),
+        &format!(
+            r#"{{"version":"1.0.0","session_id":"{id}","agent":{{"name":"alex"}},"workflow":{{"name":"intake"}},"execution":{{"started_at":"2025-10-05T23:01:45.123Z","status":"completed"}},"outputs":[]}}"#
+        ),
+    );
+    let found = t.json(&["find"]);
+    assert_eq!(found[0]["session_id"], id);
+    assert!(
+        t.path(".logbook/index.db").is_file(),
+        "{:?}",
+        tree(t.root())
+    );
+}

@@ -53,10 +53,17 @@ impl Project {
         &self.config.root
     }
 
-    /// Whether a project is here yet: its `.logbook/` folder or its
-    /// `logbook.yaml`. Only a write creates one.
+    /// Whether a project is here yet: its `.logbook/` folder, its
+    /// `logbook.yaml`, or records in Logbook's formats (run folders another
+    /// tool wrote) that an index is worth keeping for. An empty folder is
+    /// not one: a read there creates nothing.
     pub fn exists(&self) -> bool {
-        self.config.state_dir().is_dir() || self.config.source.is_some()
+        let c = &self.config;
+        c.state_dir().is_dir()
+            || c.source.is_some()
+            || [&c.agent_outputs_folder, &c.sessions_dir, &c.transcripts_dir]
+                .iter()
+                .any(|d| d.is_dir())
     }
 
     /// `{root}/.logbook/index.db`.
