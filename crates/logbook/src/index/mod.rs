@@ -33,6 +33,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
@@ -46,6 +47,12 @@ pub use record::Record;
 pub use schema::SCHEMA_VERSION;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// WAL pages written before a commit checkpoints them into the database.
+const WAL_PAGES: i64 = 256;
+
+/// Held while a missing index file is created (see `open_file`).
+const INDEX_CREATE_LOCK: &str = "index-create";
 
 pub(super) const ALL: &[Kind] = &[
     Kind::Run,
@@ -233,6 +240,21 @@ impl Index {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
+        // The WAL outlives connections (see `connect`), so a user who deletes
+        // index.db to force a rebuild leaves index.db-wal behind, and SQLite
+        // would replay those old pages onto the new, empty file. A WAL without
+        // its database is stale by definition; it goes, under a lock so that a
+        // second opener cannot remove the WAL of a database the first has just
+        // created.
+        let _creating = if path.exists() {
+            None
+        } else {
+            let guard = p.locks.exclusive(INDEX_CREATE_LOCK)?;
+            if !path.exists() {
+                remove_db_files(path)?;
+            }
+            Some(guard)
+        };
         let (mut index, fresh) = match Index::connect(p, path) {
             Ok(x) => x,
             Err(Error::Index { corrupt: true, .. }) => {
@@ -284,6 +306,20 @@ impl Index {
         let e = sql(path);
         let conn = Connection::open(path).map_err(&e)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
+        // Closing the last connection would otherwise checkpoint the WAL and
+        // delete it (two fsyncs), and the next write would create it again
+        // (a header fsync and a directory fsync): three quarters of a
+        // registration's time went there, every process and every `ops` call
+        // paying it. The WAL stays instead, checkpointed by whichever writer
+        // fills it past `wal_autocheckpoint` pages; kept small, because the
+        // first connection of each process re-reads it to rebuild the shared
+        // index.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(&e)?;
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
+            .map_err(&e)?;
+        conn.pragma_update(None, "journal_size_limit", WAL_PAGES * 4096)
+            .map_err(&e)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(&e)?;
         conn.pragma_update(None, "synchronous", "NORMAL")

@@ -321,6 +321,37 @@ fn the_index_deleted_entirely_is_rebuilt_on_open() {
 }
 
 #[test]
+fn the_wal_outlives_connections_but_never_a_deleted_database() {
+    let (_dir, p, runs) = populated();
+    let before = answers(&Index::open(&p).unwrap());
+    // Writes after the last checkpoint stay in the WAL when the connection
+    // closes: the next writer does not pay for creating it again.
+    output(
+        &p,
+        &runs[3],
+        "late.md",
+        "late words",
+        OutputType::Document,
+        "late",
+    );
+    let wal = PathBuf::from(format!("{}-wal", p.index_path().display()));
+    assert!(
+        wal.metadata().is_ok_and(|m| m.len() > 0),
+        "the WAL should survive its connection"
+    );
+    let with_late = answers(&Index::open(&p).unwrap());
+    assert_ne!(with_late, before);
+
+    // Deleting only index.db (what a user does to force a rebuild) must not
+    // replay the old WAL onto the new file.
+    std::fs::remove_file(p.index_path()).unwrap();
+    let index = Index::open(&p).unwrap();
+    assert_eq!(Index::damage(&p).unwrap(), None);
+    assert_eq!(answers(&index), with_late);
+    assert_eq!(ids(&find(&index, by_text("late"))), [runs[3].clone()]);
+}
+
+#[test]
 fn a_manifest_edited_in_place_is_seen_by_find_and_by_sync() {
     let (_dir, p) = project();
     let a = start(&p, "alex", "intake");
