@@ -324,6 +324,18 @@ fn time<T>(f: impl FnOnce() -> Result<T>) -> Result<(Duration, T)> {
 /// MiB (VmHWM, polled from /proc while it runs; the high-water mark only
 /// grows, so the last reading before exit is the peak up to a few ms).
 fn peak_rss_mib(bin: &Path, root: &Path, args: &[&str]) -> Result<f64> {
+    Ok(peak_rss_and_time(bin, root, args, false)?.0)
+}
+
+/// Peak memory (MiB) and wall time (s) of one run of the real binary;
+/// `findings_ok` accepts exit status 1 (`doctor` with problems found).
+fn peak_rss_and_time(
+    bin: &Path,
+    root: &Path,
+    args: &[&str],
+    findings_ok: bool,
+) -> Result<(f64, f64)> {
+    let started = Instant::now();
     let mut child = Command::new(bin)
         .args(args)
         .arg("--root")
@@ -345,14 +357,14 @@ fn peak_rss_mib(bin: &Path, root: &Path, args: &[&str]) -> Result<f64> {
             peak_kb = peak_kb.max(kb);
         }
         if let Some(status) = child.try_wait()? {
-            if !status.success() {
+            if !status.success() && !(findings_ok && status.code() == Some(1)) {
                 bail!("{} {:?} failed: {status}", bin.display(), args);
             }
             break;
         }
         std::thread::sleep(Duration::from_micros(500));
     }
-    Ok(peak_kb as f64 / 1024.0)
+    Ok((peak_kb as f64 / 1024.0, started.elapsed().as_secs_f64()))
 }
 
 /// Runs of the comparison project for the rows that must not grow with
@@ -802,6 +814,31 @@ fn main() -> Result<()> {
                 format!("{:.2}×", b50 / s50),
                 "flat in run count (≤ 1.5×)",
                 Some(b50 / s50 <= 1.5),
+            );
+            // Doctor reads every manifest once, on both cores, keeping only
+            // findings: its time per run and its memory should not grow.
+            eprintln!("doctor …");
+            let doctor = ["doctor", "--json"];
+            let (big_mib, big_s) = peak_rss_and_time(&bin, &root, &doctor, true)?;
+            let (small_mib, small_s) = peak_rss_and_time(&bin, small_dir.path(), &doctor, true)?;
+            let per_run = |s: f64, runs: usize| s * 1e6 / runs as f64;
+            row(
+                "`doctor`: time per run, peak memory",
+                format!(
+                    "{big_s:.2} s ({:.0} µs/run), {big_mib:.1} MiB at {n} runs",
+                    per_run(big_s, n)
+                ),
+                format!(
+                    "{small_s:.2} s ({:.0} µs/run), {small_mib:.1} MiB at {small_runs} runs",
+                    per_run(small_s, small_runs)
+                ),
+                format!(
+                    "{:.2}× per run, {:.2}× memory",
+                    per_run(big_s, n) / per_run(small_s, small_runs),
+                    big_mib / small_mib
+                ),
+                "linear (≤ 1.5× per run), memory ≤ 128 MiB",
+                Some(per_run(big_s, n) / per_run(small_s, small_runs) <= 1.5 && big_mib <= 128.0),
             );
             let rebuild = peak_rss_mib(&bin, &root, &["index", "rebuild", "--json"])?;
             row(

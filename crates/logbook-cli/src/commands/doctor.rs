@@ -2,6 +2,7 @@
 //! `--fix`, repairs what can be repaired without losing data.
 
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 
 use anyhow::Result;
 use clap::Args;
@@ -24,13 +25,34 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
     if !a.abandoned_after.is_finite() || a.abandoned_after < 0.0 {
         anyhow::bail!("--abandoned-after must be a number of hours, 0 or more");
     }
-    let report = doctor::check(
+    // A million run folders take a while: a spinner with the count on a
+    // terminal (the total is not known before the streamed walk ends).
+    let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} checking run folders: {pos} ({per_sec})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar
+    });
+    let progress = |done: u64| {
+        if let Some(bar) = &bar {
+            bar.set_position(done);
+        }
+    };
+    let report = doctor::check_with_progress(
         &ctx.project,
         &Options {
             fix: a.fix,
             abandoned_after_hours: a.abandoned_after,
         },
+        Some(&progress),
     )?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
     let style = ctx.style();
     let mut human = String::new();
     if report.findings.is_empty() {

@@ -52,27 +52,11 @@ pub(super) fn index_pages(p: &Project, opts: &Options, report: &mut Report) -> R
     Ok(usable)
 }
 
-/// Files whose name disagrees with the id inside: a run folder copied under
-/// a second UUID, a session file renamed by hand, a transcript saved under
+/// Files whose name disagrees with the id inside (run folders are checked
+/// in the pass over them): a session file renamed by hand, a transcript saved under
 /// another id's name. Listings would show one record twice, or a command
 /// naming one id would change another.
 pub(super) fn ids_match_names(p: &Project, report: &mut Report) -> Result<()> {
-    for run in store::run::scan(p)?.runs {
-        if !run
-            .manifest
-            .session_id
-            .eq_ignore_ascii_case(run.id.as_str())
-        {
-            report.findings.push(finding(
-                "id-mismatch",
-                run.manifest_file(),
-                format!(
-                    "the folder is run {} but its manifest says session_id {:?}; a copied run folder needs its own id: set session_id to the folder name (or remove the copy)",
-                    run.id, run.manifest.session_id
-                ),
-            ));
-        }
-    }
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
         for path in store::work_session::session_files(dir)? {
             let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {

@@ -4,21 +4,23 @@
 //! repairs what can be repaired without losing anything and says what it did.
 
 mod consistency;
+mod runs;
+
+pub use runs::Progress;
 
 use std::path::{Path, PathBuf};
 
-use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::error::Result;
 use crate::index::Index;
 use crate::model::ids::WorkSessionId;
-use crate::model::run::{MANIFEST_FILE, Manifest, RunStatus};
+use crate::model::run::MANIFEST_FILE;
 use crate::model::text;
 use crate::model::transcript::Transcript;
 use crate::model::work_session::{SessionStatus, WorkSession, forget_migrated_keys};
 use crate::model::workflow::SessionState;
-use crate::ops::{run, transcript, work_session as ws, workflow};
+use crate::ops::{transcript, work_session as ws, workflow};
 use crate::store::{self, Project};
 
 /// How long a run may stay `running` before doctor calls it abandoned.
@@ -67,9 +69,19 @@ pub struct Report {
 
 /// Runs every check.
 pub fn check(p: &Project, opts: &Options) -> Result<Report> {
+    check_with_progress(p, opts, None)
+}
+
+/// Runs every check, calling `progress` with the run folders done so far
+/// (the long part at scale), for a progress bar.
+pub fn check_with_progress(
+    p: &Project,
+    opts: &Options,
+    progress: Option<Progress<'_>>,
+) -> Result<Report> {
     let mut report = Report::default();
     let index_usable = consistency::index_pages(p, opts, &mut report)?;
-    check_runs(p, opts, &mut report)?;
+    runs::check(p, opts, &mut report, progress)?;
     check_work_sessions(p, opts, &mut report)?;
     consistency::ids_match_names(p, &mut report)?;
     consistency::agents_have_runs(p, opts, &mut report)?;
@@ -108,14 +120,10 @@ fn reason_without_path<'a>(reason: &'a str, path: &Path) -> &'a str {
 /// Known fields whose value has the wrong type (`"messageCount": 8.5`), in
 /// every file another tool may write: the file is still read (the field as
 /// absent) and the value is kept on rewrite, but what it meant is lost to
-/// Logbook until someone fixes it.
+/// Logbook until someone fixes it. (Run manifests are checked in the pass
+/// over run folders.)
 pub fn check_field_types(p: &Project, report: &mut Report) -> Result<()> {
     let mut files: Vec<(PathBuf, Vec<String>)> = vec![];
-    for r in store::run::scan(p)?.runs {
-        if let Ok((_, raw)) = store::run::load_raw(p, &r.id) {
-            files.push((r.manifest_file(), text::wrong_type_fields::<Manifest>(&raw)));
-        }
-    }
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
         for path in store::work_session::session_files(dir)? {
             if let Ok((_, mut raw)) = store::work_session::read_raw(&path) {
@@ -141,17 +149,21 @@ pub fn check_field_types(p: &Project, report: &mut Report) -> Result<()> {
     }
     for (path, fields) in files {
         for field in fields {
-            report.findings.push(Finding {
-                kind: "wrong-type-field",
-                message: format!(
-                    "{field} has a value of the wrong type; it is read as absent and kept as it is on rewrite; fix it by hand (see the seed's format for its type)"
-                ),
-                path: path.clone(),
-                fixed: None,
-            });
+            report.findings.push(wrong_type_finding(&path, &field));
         }
     }
     Ok(())
+}
+
+fn wrong_type_finding(path: &Path, field: &str) -> Finding {
+    Finding {
+        kind: "wrong-type-field",
+        message: format!(
+            "{field} has a value of the wrong type; it is read as absent and kept as it is on rewrite; fix it by hand (see the seed's format for its type)"
+        ),
+        path: path.to_path_buf(),
+        fixed: None,
+    }
 }
 
 /// The index against the files (stale records, with `--fix` a sync), other
@@ -222,19 +234,6 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
             });
         }
     }
-    if let Ok(entries) = std::fs::read_dir(&p.config.agent_outputs_folder) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) && !path.join(MANIFEST_FILE).exists() {
-                report.findings.push(Finding {
-                    kind: "orphan-folder",
-                    path,
-                    message: "a folder in agent_outputs_folder without manifest.json; it is not listed as a run".into(),
-                    fixed: None,
-                });
-            }
-        }
-    }
     for (child, parent) in index.dangling_edges()? {
         report.findings.push(Finding {
             kind: "dangling-link",
@@ -246,69 +245,6 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
             message: format!("run {child} names related session {parent}, which is not a run here"),
             fixed: None,
         });
-    }
-    Ok(())
-}
-
-/// Corrupt manifests, abandoned runs and temp files left by killed writers.
-pub fn check_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    let scanned = store::run::scan(p)?;
-    report.runs_checked = scanned.runs.len() + scanned.corrupt.len();
-    for c in &scanned.corrupt {
-        report.findings.push(Finding {
-            kind: "corrupt-manifest",
-            path: c.path.clone(),
-            message: format!(
-                "{}; listings skip this run until the file is repaired",
-                reason_without_path(&c.reason, &c.path)
-            ),
-            fixed: None,
-        });
-    }
-    let now = crate::clock::now();
-    let limit = SignedDuration::from_secs_f64(opts.abandoned_after_hours.max(0.0) * 3600.0);
-    let cutoff = now.checked_sub(limit).unwrap_or(Timestamp::MIN);
-    for r in &scanned.runs {
-        if r.manifest.execution.status == RunStatus::Running && r.manifest.started_at() < cutoff {
-            let mut f = Finding {
-                kind: "abandoned-run",
-                path: r.manifest_file(),
-                message: format!(
-                    "run {} ({} - {}) has been running since {} ({} ago); `logbook doctor --fix` marks it failed",
-                    r.id,
-                    r.manifest.agent_label(),
-                    r.manifest.workflow.name,
-                    r.manifest.execution.started_at,
-                    crate::clock::age(r.manifest.started_at(), now),
-                ),
-                fixed: None,
-            };
-            if opts.fix {
-                f.fixed = Some(match run::mark_abandoned(p, &r.id) {
-                    Ok(true) => "marked failed with metadata.abandoned = true".into(),
-                    Ok(false) => "finished meanwhile; left as it is".into(),
-                    Err(e) => format!("could not mark it: {e}"),
-                });
-            }
-            report.findings.push(f);
-        }
-    }
-    for r in &scanned.runs {
-        let manifest_temp = format!(".{}.", MANIFEST_FILE);
-        temp_file_findings(
-            &r.folder,
-            |name| name.starts_with(&manifest_temp),
-            "a manifest write was interrupted here; the manifest itself is intact",
-            opts,
-            // Under the run's lock no writer is between temp file and
-            // rename, so the file is an orphan.
-            |path| {
-                let _guard = p.locks.exclusive(&r.id.lock_name())?;
-                std::fs::remove_file(path).map_err(|e| crate::Error::io(path, e))?;
-                Ok(true)
-            },
-            report,
-        );
     }
     Ok(())
 }
