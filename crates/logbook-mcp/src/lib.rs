@@ -182,6 +182,22 @@ impl ServerHandler for LogbookServer {
                 ))])
                 .into())
             }
+            // The SDK reports arguments it could not deserialize as a failed
+            // call of its own wording; say which tool, as every failure here
+            // starts, so an agent reads one format.
+            Ok(CallToolResponse::Complete(mut result)) if result.is_error == Some(true) => {
+                for block in &mut result.content {
+                    if let Some(text) = block.as_text()
+                        && !text.text.starts_with("error: ")
+                    {
+                        *block = ContentBlock::text(format!(
+                            "error: invalid arguments for {name}: {}; the tool's inputSchema lists its arguments",
+                            text.text
+                        ));
+                    }
+                }
+                Ok(result.into())
+            }
             other => other,
         }
     }
