@@ -28,6 +28,7 @@ mod schema;
 mod tools;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -41,6 +42,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use logbook::Project;
 
@@ -58,7 +60,14 @@ After a compaction or a restart, get the `resume` prompt (or the resume_context 
 pub struct LogbookServer {
     root: Option<PathBuf>,
     tool_router: ToolRouter<Self>,
+    /// Calls running at once: a client that sends a hundred calls at once
+    /// gets them answered in turn, rather than a hundred threads polling
+    /// the same file lock until some time out.
+    slots: Arc<Semaphore>,
 }
+
+/// How many tool calls one server runs at once.
+const CONCURRENT_CALLS: usize = 4;
 
 impl LogbookServer {
     /// A server for the project at `root` (or the one the current directory
@@ -67,6 +76,7 @@ impl LogbookServer {
         LogbookServer {
             root,
             tool_router: Self::tools(),
+            slots: Arc::new(Semaphore::new(CONCURRENT_CALLS)),
         }
     }
 
@@ -90,6 +100,9 @@ impl LogbookServer {
         F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
     {
         let root = self.root.clone();
+        // The semaphore is never closed, so this cannot fail; if it ever
+        // did, running unthrottled is still correct.
+        let _slot = self.slots.acquire().await.ok();
         let answer = tokio::task::spawn_blocking(move || {
             // A pooled thread: nothing left over from another call.
             logbook::notice::take();

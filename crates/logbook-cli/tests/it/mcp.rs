@@ -422,7 +422,7 @@ fn every_tool_answers_what_the_cli_prints() {
         "Build",
         "docs/design.md",
         "report.md",
-        "Active agent: implementer",
+        "Active agent: architect",
         "Use SQLite",
         "critic approve",
         "architect -> implementer",
@@ -440,10 +440,8 @@ fn session_lifecycle_tools() {
     let mut m = Mcp::start(&t);
     m.ok("session_start", json!({"client": "ACME", "project": "ONE"}));
     let refused = m.err("session_start", json!({"client": "ACME", "project": "TWO"}));
-    assert!(
-        refused.contains("--yes") || refused.contains("yes"),
-        "{refused}"
-    );
+    assert!(refused.contains("yes"), "{refused}");
+    // yes closes the active one first.
     let two = m.ok(
         "session_start",
         json!({"client": "ACME", "project": "TWO", "yes": true}),
@@ -453,19 +451,27 @@ fn session_lifecycle_tools() {
     assert_eq!(paused["status"], "paused");
     let resumed = m.ok("session_resume", json!({"id": two}));
     assert_eq!(resumed["status"], "active");
+    m.ok("session_pause", json!({}));
     let three = m.ok(
         "session_start",
-        json!({"client": "ACME", "project": "THREE", "yes": true}),
+        json!({"client": "ACME", "project": "THREE"}),
     );
+    assert_eq!(three["status"], "active");
     let switched = m.ok("session_switch", json!({"id": two}));
     assert_eq!(switched["session_id"], two.as_str());
+    assert_eq!(switched["status"], "active");
     assert!(switched["context"].is_string());
     let closed = m.ok("session_close", json!({"summary": "done for now"}));
     assert_eq!(closed["status"], "closed");
     assert_eq!(closed["context_summary"], "done for now");
-    let listed = m.ok("session_list", json!({"archived": true}));
-    assert!(listed["archived"].as_array().unwrap().len() >= 2);
-    assert!(three.is_object());
+    let listed = m.ok("session_list", json!({}));
+    assert_eq!(listed, t.json(&["list"]));
+    assert_eq!(listed["archived"].as_array().unwrap().len(), 2);
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 1);
+    assert!(
+        m.err("session_list", json!({"active": true, "archived": true}))
+            .contains("at most one")
+    );
 }
 
 #[test]
@@ -721,7 +727,7 @@ fn a_workflow_recorded_through_one_server_reads_back_identically_through_the_nex
             json!({"client": "ACME", "project": "AUDIT"}),
         );
         // Enough invocations to compact the history into an archive.
-        for i in 0..7 {
+        for i in 0..12 {
             m.ok(
                 "workflow_invoke",
                 json!({"agent": "implementer", "prompt": format!("step {i}")}),
@@ -750,7 +756,7 @@ fn a_workflow_recorded_through_one_server_reads_back_identically_through_the_nex
         !wf["compactionHistory"].as_array().unwrap().is_empty(),
         "{wf}"
     );
-    assert_eq!(before["fullHistory"].as_array().unwrap().len(), 7);
+    assert_eq!(before["fullHistory"].as_array().unwrap().len(), 12);
     let mut again = Mcp::start(&t);
     assert_eq!(again.ok("workflow_state", json!({"full": true})), before);
     let resume = again.ok("resume_context", json!({}));
@@ -778,7 +784,10 @@ fn a_run_the_cli_writes_is_found_by_a_running_server_at_once() {
 
 #[test]
 fn four_servers_and_the_cli_writing_at_once_lose_nothing_and_duplicate_nothing() {
-    let t = project();
+    let mut t = project();
+    // Correctness, not speed, is checked here: on a loaded 2-core machine
+    // 400 writes to one session file may queue for longer than the default.
+    t.envs.push(("LOGBOOK_LOCK_TIMEOUT".into(), "120".into()));
     t.run(&["start", "--client", "ACME", "--project", "LOAD"])
         .ok();
     let mut servers: Vec<Mcp> = (0..4).map(|_| Mcp::start(&t)).collect();
