@@ -310,14 +310,18 @@ impl ServerHandler for LogbookServer {
                 .unwrap_or("")
                 .parse()
                 .map_err(tool_error)?;
-            let text = logbook::ops::resume::context(&p, session.as_deref(), detail)
-                .map_err(tool_error)?;
-            Ok(GetPromptResult::new(vec![PromptMessage::new_text(
-                Role::User,
-                format!(
+            // No session to resume is an answer the agent should read (and
+            // act on), not a protocol error its client may hide.
+            let text = match logbook::ops::resume::context(&p, session.as_deref(), detail) {
+                Ok(text) => format!(
                     "Here is where this work stands, from Logbook. Continue from here.\n\n{text}"
                 ),
-            )])
+                Err(e) => format!(
+                    "Logbook has nothing to resume: {}. Start a work session with the session_start tool.",
+                    message(&e)
+                ),
+            };
+            Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
             .with_description(
                 "Where the work session stands: read it after a compaction or restart",
             )

@@ -677,6 +677,18 @@ fn the_resume_prompt_is_resume_context() {
         "workflow_invoke",
         json!({"agent": "planner", "prompt": "Plan the release"}),
     );
+    let none = m.request(
+        "prompts/get",
+        json!({"name": "resume", "arguments": {"session": "SES202510-ACME-NONE"}}),
+    );
+    let none = none["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{none}"))
+        .to_string();
+    assert!(
+        none.contains("nothing to resume") && none.contains("SES202510-ACME-NONE"),
+        "{none}"
+    );
     let prompts = m.request("prompts/list", json!({}));
     let p = &prompts["result"]["prompts"][0];
     assert_eq!(p["name"], "resume");
