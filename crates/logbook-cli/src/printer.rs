@@ -15,6 +15,9 @@ pub(crate) struct Output {
     /// A line for stderr after the output (e.g. "12 more runs match"), so
     /// it follows the listing it is about and never mixes into `--json`.
     pub(crate) note: Option<String>,
+    /// Print nothing, not even `null` with `--json`: for a command whose
+    /// stdout belonged to something else (`logbook mcp`'s protocol).
+    pub(crate) silent: bool,
 }
 
 impl Output {
@@ -24,12 +27,19 @@ impl Output {
             human: human.into(),
             failure: None,
             note: None,
+            silent: false,
         }
     }
 
     /// The same output, reported as a failure after it is printed.
     pub(crate) fn failing(mut self, failure: impl Into<String>) -> Self {
         self.failure = Some(failure.into());
+        self
+    }
+
+    /// The same output, printed as nothing at all.
+    pub(crate) fn silent(mut self) -> Self {
+        self.silent = true;
         self
     }
 
@@ -57,6 +67,9 @@ impl Printer {
     }
 
     pub(crate) fn print(&self, out: &Output) -> Result<()> {
+        if out.silent {
+            return Ok(());
+        }
         let mut stdout = std::io::stdout().lock();
         if self.json {
             // Streamed, so a large transcript is not held a second time as

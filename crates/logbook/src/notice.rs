@@ -13,8 +13,9 @@ thread_local! {
     static NOTICES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Records a notice for the face to show after the current call.
-pub(crate) fn push(message: impl Into<String>) {
+/// Records a notice for the face to show after the current call (faces
+/// push their own too, e.g. the MCP server's warnings of a full history).
+pub fn push(message: impl Into<String>) {
     let message = message.into();
     NOTICES.with(|n| {
         let mut n = n.borrow_mut();

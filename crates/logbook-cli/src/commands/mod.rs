@@ -4,6 +4,7 @@
 mod doctor;
 mod index;
 mod infra;
+mod mcp;
 mod run;
 mod session;
 mod transcript;
@@ -95,6 +96,10 @@ pub(crate) enum Command {
     LatestOutput(run::LatestOutputArgs),
     /// Show the runs a run builds on and the runs built on it.
     Lineage(run::LineageArgs),
+    /// What an agent needs after a compaction: session, tokens, milestones, outputs, workflow.
+    ResumeContext(mcp::ResumeContextArgs),
+    /// Serve the MCP server on stdio (for Claude Code, Cursor, Codex, …).
+    Mcp,
     /// Check every file; name what is corrupt or abandoned; --fix repairs.
     Doctor(doctor::DoctorArgs),
     /// Write logbook.yaml with the defaults.
@@ -112,6 +117,9 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Command::Demo(args) = &cli.command {
         return infra::demo(&cwd, args);
+    }
+    if let Command::Mcp = &cli.command {
+        return mcp::serve(cli.root.clone());
     }
     if let Command::Init = &cli.command {
         let root = cli.root.clone().unwrap_or(cwd);
@@ -147,6 +155,9 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::LatestOutput(a) => run::latest_output(&ctx, a),
         Command::Lineage(a) => run::lineage(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
-        Command::Init | Command::Demo(_) | Command::Completions(_) => unreachable!("handled above"),
+        Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
+        Command::Init | Command::Mcp | Command::Demo(_) | Command::Completions(_) => {
+            unreachable!("handled above")
+        }
     }
 }

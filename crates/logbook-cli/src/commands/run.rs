@@ -10,7 +10,7 @@ use logbook::clock;
 use logbook::model::query::{RunQuery, parse_since};
 use logbook::model::run::{OutputType, Run, RunStatus};
 use logbook::ops::run;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Context;
 use crate::printer::{Output, pad};
@@ -197,7 +197,7 @@ pub(crate) fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
 }
 
 fn entry_json(run: &Run) -> Value {
-    serde_json::to_value(run::entry(run, clock::now())).unwrap_or(Value::Null)
+    run::entry_json(run, clock::now())
 }
 
 fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
@@ -248,13 +248,7 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
         "Register outputs with `logbook run output {} FILE --type document --description …`",
         started.session_id
     );
-    let json = json!({
-        "session_id": started.session_id,
-        "folder": started.folder,
-        "manifest": started.manifest,
-        "variables": started.variables,
-    });
-    Ok(Output::new(json, human))
+    Ok(Output::new(run::started_json(&started), human))
 }
 
 fn output(ctx: &Context, a: &OutputArgs) -> Result<Output> {
@@ -265,15 +259,11 @@ fn output(ctx: &Context, a: &OutputArgs) -> Result<Output> {
         a.output_type.clone(),
         &a.description,
     )?;
-    let path = run.output_path(&record.file);
     let human = format!(
         "Registered {} ({}) in run {}\n",
         record.file, record.output_type, run.id
     );
-    Ok(Output::new(
-        json!({ "session_id": run.manifest.session_id, "output": record, "path": path }),
-        human,
-    ))
+    Ok(Output::new(run::output_json(&run, &record), human))
 }
 
 fn finish(ctx: &Context, a: &FinishArgs) -> Result<Output> {
@@ -419,14 +409,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         )
     });
     let entries: Vec<_> = hits.iter().map(|h| run::entry(&h.run, now)).collect();
-    let mut json = serde_json::to_value(&entries)?;
-    if let Value::Array(items) = &mut json {
-        for (item, hit) in items.iter_mut().zip(hits) {
-            if let (Value::Object(o), Some(snippet)) = (item, &hit.snippet) {
-                o.insert("snippet".into(), Value::String(snippet.clone()));
-            }
-        }
-    }
+    let json = run::page_json(&page, now);
     let style = ctx.style();
     let mut human = String::new();
     if entries.is_empty() {
@@ -472,12 +455,7 @@ pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Outpu
         ));
     }
     Ok(Output::new(
-        json!({
-            "path": found.path,
-            "session_id": found.run.manifest.session_id,
-            "output": found.output,
-            "missing": found.missing,
-        }),
+        run::latest_output_json(&found),
         format!("{}\n", found.path.display()),
     ))
 }

@@ -8,7 +8,6 @@ use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::work_session::{AgentOutcome, Indicator, SessionStatus, Usage, WorkSession};
 use logbook::ops::work_session::{self as ws, StartOptions};
-use serde_json::json;
 
 use super::Context;
 use crate::printer::{Output, Style, thousands};
@@ -406,13 +405,7 @@ pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             );
         }
     }
-    let to_json = |v: &[WorkSession]| v.iter().map(WorkSession::to_json).collect::<Vec<_>>();
-    let json = json!({
-        "active": listing.active,
-        "sessions": if show_live { to_json(&listing.sessions) } else { vec![] },
-        "archived": if show_archived { to_json(&listing.archived) } else { vec![] },
-        "corrupt": listing.corrupt,
-    });
+    let json = ws::listing_json(&listing, show_live, show_archived);
     Ok(Output::new(json, out))
 }
 
@@ -534,11 +527,7 @@ pub(crate) fn switch(ctx: &Context, a: &SwitchArgs) -> Result<Output> {
     if !s.context_summary.trim().is_empty() {
         let _ = write!(human, "\nLast Context:\n{}\n", s.context_summary.trim_end());
     }
-    let mut json = s.to_json();
-    if let serde_json::Value::Object(m) = &mut json {
-        m.insert("context".into(), context.into());
-    }
-    Ok(Output::new(json, human))
+    Ok(Output::new(ws::switched_json(&s, &context), human))
 }
 
 pub(crate) fn pause(ctx: &Context, a: &IdArgs) -> Result<Output> {
@@ -617,7 +606,7 @@ pub(crate) fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
             )?;
             Ok(Output::new(
                 // Exactly the shape INTERFACE.md promises: scripts compare it whole.
-                json!({ "id": agent_id }),
+                ws::spawned_json(&agent_id),
                 format!("{agent_id}\n"),
             ))
         }

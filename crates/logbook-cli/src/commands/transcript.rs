@@ -9,7 +9,7 @@ use logbook::clock;
 use logbook::model::ids::short_id;
 use logbook::model::transcript::Kind;
 use logbook::ops::transcript::{self, ListOptions};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Context;
 use crate::printer::{Output, thousands};
@@ -132,10 +132,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             st.dim(&parent)
         );
     }
-    Ok(Output::new(
-        serde_json::to_value(&listing.transcripts)?,
-        out,
-    ))
+    Ok(Output::new(transcript::listing_json(&listing), out))
 }
 
 fn show(ctx: &Context, id: &str) -> Result<Output> {
@@ -203,16 +200,7 @@ fn import(
             stored.transcript.messages.len()
         );
     }
-    let mut json = json!({
-        "id": stored.transcript.id,
-        "kind": stored.kind,
-        "file": stored.path,
-        "messages": stored.transcript.messages.len(),
-    });
-    if let (Some(run_id), Value::Object(o)) = (run_id, &mut json) {
-        o.insert("run".into(), Value::String(run_id.to_string()));
-    }
-    Ok(Output::new(json, human))
+    Ok(Output::new(transcript::imported_json(&stored), human))
 }
 
 fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
@@ -233,10 +221,5 @@ fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
             m.to.display()
         );
     }
-    let json = json!({
-        "dryRun": dry_run,
-        "moved": report.moved,
-        "corrupt": report.corrupt,
-    });
-    Ok(Output::new(json, out))
+    Ok(Output::new(transcript::pruned_json(&report, dry_run), out))
 }

@@ -10,6 +10,7 @@ mod doctor;
 mod environment;
 mod harness;
 mod index;
+mod mcp;
 mod readme;
 mod runs;
 mod runs_hardening;

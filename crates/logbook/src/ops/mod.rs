@@ -9,12 +9,14 @@
 //! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000)
 //! - [`transcript`]: save, import, load, list, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
+//! - [`resume`]: the text an agent needs after a compaction
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
 //!   [`demo`]: an example project.
 
 pub mod demo;
 pub mod doctor;
 pub mod index;
+pub mod resume;
 pub mod run;
 pub mod transcript;
 pub mod work_session;

@@ -777,3 +777,101 @@ pub fn mark_abandoned(p: &Project, id: &RunId) -> Result<bool> {
     })?
     .1)
 }
+
+// The JSON every face prints for these operations (`--json`, MCP structured
+// content, the web API): built here once so the faces cannot drift apart.
+
+/// `run start --json`: the new run's id, folder, manifest and variables.
+pub fn started_json(started: &Started) -> Value {
+    serde_json::to_value(started).unwrap_or(Value::Null)
+}
+
+/// `run show|finish|link --json`: the run as `find` lists it, display names
+/// computed for `now`.
+pub fn entry_json(run: &Run, now: Timestamp) -> Value {
+    serde_json::to_value(entry(run, now)).unwrap_or(Value::Null)
+}
+
+/// `run output --json`: the run, the output record and its absolute path.
+pub fn output_json(run: &Run, record: &OutputRecord) -> Value {
+    serde_json::json!({
+        "session_id": run.manifest.session_id,
+        "output": record,
+        "path": run.output_path(&record.file),
+    })
+}
+
+/// `find --json`: the page's runs, newest first, each with its full-text
+/// `snippet` when the query had text.
+pub fn page_json(page: &Page, now: Timestamp) -> Value {
+    let items = page
+        .hits
+        .iter()
+        .map(|hit| {
+            let mut item = entry_json(&hit.run, now);
+            if let (Value::Object(o), Some(snippet)) = (&mut item, &hit.snippet) {
+                o.insert("snippet".into(), Value::String(snippet.clone()));
+            }
+            item
+        })
+        .collect();
+    Value::Array(items)
+}
+
+/// `latest-output --json`: the path, its run, its record and whether the
+/// file is still there.
+pub fn latest_output_json(found: &LatestOutput) -> Value {
+    serde_json::json!({
+        "path": found.path,
+        "session_id": found.run.manifest.session_id,
+        "output": found.output,
+        "missing": found.missing,
+    })
+}
+
+/// The most a face reads of one run file into memory ([`read_output`]).
+pub const READ_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// A run's file as [`read_output`] returns it.
+#[derive(Debug, Clone)]
+pub struct OutputFile {
+    /// The run it belongs to.
+    pub run: RunId,
+    /// Its path relative to the run folder (symlinks resolved).
+    pub file: String,
+    /// Its absolute path.
+    pub path: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Reads file `file` of run `id` with the path rules of
+/// [`register_output`]: relative, no `..`, no symlink leading out of the
+/// run folder, a regular file (not the manifest), at most [`READ_LIMIT`]
+/// bytes. Faces that serve run files (MCP resources, the web viewer) read
+/// through this, so the rules live in one place.
+pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
+    use std::io::Read as _;
+    let rel = normalize_output_path(file)?;
+    let id = resolve(p, id)?;
+    let folder = store::run::folder(p, &id);
+    let rel = canonical_output(&folder, &rel, file)?;
+    let path = rel.split('/').fold(folder, |p, c| p.join(c));
+    let mut reader = store::fs::open_regular(&path, "run file", READ_LIMIT)?.ok_or_else(|| {
+        Error::not_found(
+            "run file",
+            format!("{id}/{rel}"),
+            "`logbook run show ID` lists the run's outputs",
+        )
+    })?;
+    let mut bytes = vec![];
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(&path, e))?;
+    Ok(OutputFile {
+        run: id,
+        file: rel,
+        path,
+        bytes,
+    })
+}

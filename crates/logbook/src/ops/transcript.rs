@@ -347,7 +347,30 @@ pub fn import(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<Stored> {
-    let (mut t, raw) = store::transcript::read_import(file)?;
+    let parsed = store::transcript::read_import(file)?;
+    import_parsed(p, parsed, subagent, parent, run)
+}
+
+/// [`import`] of a transcript given as JSON text (seed 003's format) rather
+/// than a file: what an agent hands the MCP server's `transcript_save`.
+pub fn import_text(
+    p: &Project,
+    text: &str,
+    subagent: bool,
+    parent: Option<&str>,
+    run: Option<&str>,
+) -> Result<Stored> {
+    let parsed = store::transcript::parse_text(Path::new("transcript argument"), text)?;
+    import_parsed(p, parsed, subagent, parent, run)
+}
+
+fn import_parsed(
+    p: &Project,
+    (mut t, raw): (Transcript, Value),
+    subagent: bool,
+    parent: Option<&str>,
+    run: Option<&str>,
+) -> Result<Stored> {
     if let Some(parent) = parent {
         t.metadata.parent_session_id = Some(parent.to_string());
     }
@@ -462,4 +485,36 @@ pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
         });
     }
     Ok(report)
+}
+
+// The JSON every face prints for these operations (`--json`, MCP structured
+// content, the web API): built here once so the faces cannot drift apart.
+
+/// `transcript import --json`: id, kind, file, message count and the run it
+/// was linked to, if any.
+pub fn imported_json(stored: &Stored) -> Value {
+    let mut json = serde_json::json!({
+        "id": stored.transcript.id,
+        "kind": stored.kind,
+        "file": stored.path,
+        "messages": stored.transcript.messages.len(),
+    });
+    if let (Some(run_id), Value::Object(o)) = (stored.transcript.run_id(), &mut json) {
+        o.insert("run".into(), Value::String(run_id.to_string()));
+    }
+    json
+}
+
+/// `transcript prune --json`.
+pub fn pruned_json(report: &PruneReport, dry_run: bool) -> Value {
+    serde_json::json!({
+        "dryRun": dry_run,
+        "moved": report.moved,
+        "corrupt": report.corrupt,
+    })
+}
+
+/// `transcript list --json`: the summaries, newest `lastActiveAt` first.
+pub fn listing_json(listing: &Listing) -> Value {
+    serde_json::to_value(&listing.transcripts).unwrap_or(Value::Null)
 }

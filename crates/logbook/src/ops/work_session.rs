@@ -648,3 +648,32 @@ pub fn finish_agent(
     })?
     .0)
 }
+
+// The JSON every face prints for these operations (`--json`, MCP structured
+// content, the web API): built here once so the faces cannot drift apart.
+
+/// `list --json`: the active id, the live and the archived sessions (each
+/// list empty unless asked for) and the files that could not be read.
+pub fn listing_json(listing: &Listing, live: bool, archived: bool) -> serde_json::Value {
+    let to_json = |v: &[WorkSession]| v.iter().map(WorkSession::to_json).collect::<Vec<_>>();
+    serde_json::json!({
+        "active": listing.active,
+        "sessions": if live { to_json(&listing.sessions) } else { vec![] },
+        "archived": if archived { to_json(&listing.archived) } else { vec![] },
+        "corrupt": listing.corrupt,
+    })
+}
+
+/// `switch --json`: the session switched to plus its restored `context`.
+pub fn switched_json(ws: &WorkSession, context: &str) -> serde_json::Value {
+    let mut json = ws.to_json();
+    if let serde_json::Value::Object(m) = &mut json {
+        m.insert("context".into(), context.into());
+    }
+    json
+}
+
+/// `agent spawn --json`: exactly `{"id": …}`, as INTERFACE.md promises.
+pub fn spawned_json(agent_id: &str) -> serde_json::Value {
+    serde_json::json!({ "id": agent_id })
+}

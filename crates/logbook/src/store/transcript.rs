@@ -67,6 +67,12 @@ pub fn read_file_raw(path: &Path) -> Result<(Transcript, Value)> {
     parse_raw(path, &text)
 }
 
+/// Parses a transcript handed over as JSON text rather than a file (an MCP
+/// client's `transcript_save`); errors name `what` as the file.
+pub fn parse_text(what: &Path, text: &str) -> Result<(Transcript, Value)> {
+    parse_raw(what, text)
+}
+
 /// Parses a transcript's text into the typed record and its top-level raw
 /// value (what a rewrite keeps of it).
 fn parse_raw(path: &Path, text: &str) -> Result<(Transcript, Value)> {

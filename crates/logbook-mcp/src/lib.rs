@@ -1,0 +1,394 @@
+//! The Logbook MCP server: every Logbook operation an agent needs as an MCP
+//! tool, each run's output files as resources, and a `resume` prompt, so an
+//! agent can record its own state and recover it after a compaction or a
+//! restart.
+//!
+//! - [`LogbookServer`]: the `ServerHandler` (tools, resources, prompts). Each
+//!   tool is one call into [`logbook::ops`], the same call the CLI makes, and
+//!   its structured content is the CLI's `--json` output for that operation
+//!   (built by the same library function). A failure is a tool result with
+//!   `isError: true` and the CLI's message.
+//! - [`serve_stdio`]: what `logbook mcp` runs; stdout belongs to the
+//!   protocol, logs go to stderr.
+//!
+//! Nothing is cached between calls: every call opens the project and reads
+//! the files (and the index, synced) as they are now, and every write takes
+//! the store's locks, so many servers, the CLI and other tools can share one
+//! project.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! // What `logbook mcp --root /my/project` does:
+//! logbook_mcp::serve_stdio(Some("/my/project".into())).await?;
+//! # Ok(()) }
+//! ```
+
+mod resources;
+mod schema;
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, Role,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use logbook::Project;
+
+/// What the server tells an agent at `initialize` about when to use it.
+const INSTRUCTIONS: &str = "Logbook keeps the state of your work on disk so nothing is lost when your context is compacted or you restart. \
+Start or resume a work session (session_start / session_resume) at the beginning, record token usage, milestones, artifacts and notes (session_update). \
+Give each agent run its own output folder (run_start), register the files it writes (run_register_output) and finish it (run_finish); find earlier work with find_runs and latest_output. \
+As an orchestrator, record invocations, completions, decisions, verdicts and handoffs (workflow_*). \
+After a compaction or a restart, get the `resume` prompt (or the resume_context tool) first: it says where you were.";
+
+/// The Logbook MCP server for one project root (`None`: discovered from the
+/// current directory on every call, as the CLI does). Cheap to clone; every
+/// clone reads the files afresh, so a web server can mount it per session.
+#[derive(Debug, Clone)]
+pub struct LogbookServer {
+    root: Option<PathBuf>,
+    tool_router: ToolRouter<Self>,
+    /// Calls running at once: a client that sends a hundred calls at once
+    /// gets them answered in turn, rather than a hundred threads polling
+    /// the same file lock until some time out.
+    slots: Arc<Semaphore>,
+}
+
+/// How many tool calls one server runs at once.
+const CONCURRENT_CALLS: usize = 4;
+
+impl LogbookServer {
+    /// A server for the project at `root` (or the one the current directory
+    /// is in), for stdio here and for the web crate's streamable HTTP `/mcp`.
+    pub fn new(root: Option<PathBuf>) -> Self {
+        LogbookServer {
+            root,
+            tool_router: Self::tools(),
+            slots: Arc::new(Semaphore::new(CONCURRENT_CALLS)),
+        }
+    }
+
+    /// The project as it is now: discovered on every call, so a
+    /// `logbook.yaml` written after the server started counts.
+    fn project(root: Option<&Path>, create: bool) -> logbook::Result<Project> {
+        let cwd = std::env::current_dir().map_err(|e| logbook::Error::io(Path::new("."), e))?;
+        if create {
+            Project::discover_or_new(&cwd, root)
+        } else {
+            Project::discover(&cwd, root)
+        }
+    }
+
+    /// Runs one library call off the async runtime (it takes file locks and
+    /// may wait for them) and turns its answer into a tool result: the JSON
+    /// as structured content, or the error as `isError` text. A panic in the
+    /// call is a failed tool call too, never a dead server.
+    async fn call<F>(&self, create: bool, op: F) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
+    {
+        let root = self.root.clone();
+        // The semaphore is never closed, so this cannot fail; if it ever
+        // did, running unthrottled is still correct.
+        let _slot = self.slots.acquire().await.ok();
+        let answer = tokio::task::spawn_blocking(move || {
+            // A pooled thread: nothing left over from another call.
+            logbook::notice::take();
+            let result = Self::project(root.as_deref(), create).and_then(|p| op(&p));
+            (result, logbook::notice::take())
+        })
+        .await;
+        Ok(match answer {
+            Ok((Ok(json), notices)) => {
+                let mut result = CallToolResult::structured(json);
+                for n in notices {
+                    log(&format!("warning: {n}"));
+                    result
+                        .content
+                        .push(ContentBlock::text(format!("warning: {n}")));
+                }
+                result
+            }
+            Ok((Err(e), _)) => {
+                CallToolResult::error(vec![ContentBlock::text(format!("error: {}", message(&e)))])
+            }
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "error: internal failure in this call ({e}); the server keeps running, please report it"
+            ))]),
+        })
+    }
+}
+
+/// The error as the CLI prints it after `error: `: the message, its causes
+/// not already quoted, and the hint, on one line.
+pub fn message(err: &logbook::Error) -> String {
+    let mut out = String::new();
+    let mut cause: Option<&dyn std::error::Error> = Some(err);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    if let Some(hint) = err.hint() {
+        out.push_str("; ");
+        out.push_str(&hint);
+    }
+    out
+}
+
+/// Logs go to stderr: stdout belongs to the protocol.
+#[allow(clippy::print_stderr)]
+fn log(line: &str) {
+    eprintln!("logbook mcp: {line}");
+}
+
+impl ServerHandler for LogbookServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("logbook", env!("CARGO_PKG_VERSION"))
+                .with_title("Logbook")
+                .with_description(
+                    "Work sessions, agent runs, transcripts and workflow history, kept on disk",
+                ),
+        )
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let tcc = ToolCallContext::new(self, request, context);
+        match self.tool_router.call(tcc).await {
+            // Arguments that do not fit the schema are the agent's mistake
+            // to fix, so it gets to read why, like any other failed call.
+            Err(e) if e.code == ErrorCode::INVALID_PARAMS => {
+                Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "error: invalid arguments for {name}: {}; the tool's inputSchema lists its arguments",
+                    e.message
+                ))])
+                .into())
+            }
+            // The SDK reports arguments it could not deserialize as a failed
+            // call of its own wording; say which tool, as every failure here
+            // starts, so an agent reads one format.
+            Ok(CallToolResponse::Complete(mut result)) if result.is_error == Some(true) => {
+                for block in &mut result.content {
+                    if let Some(text) = block.as_text()
+                        && !text.text.starts_with("error: ")
+                    {
+                        *block = ContentBlock::text(format!(
+                            "error: invalid arguments for {name}: {}; the tool's inputSchema lists its arguments",
+                            text.text
+                        ));
+                    }
+                }
+                Ok(result.into())
+            }
+            other => other,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        Ok(rmcp::model::ListToolsResult::with_all_items(
+            self.tool_router.list_all(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        let root = self.root.clone();
+        blocking(move || {
+            let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
+            resources::list(&p, cursor.as_deref())
+        })
+        .await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let root = self.root.clone();
+        blocking(move || {
+            let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
+            resources::read(&p, &request.uri).map(Into::into)
+        })
+        .await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(vec![resume_prompt()]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name != "resume" {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no prompt named {:?}; this server has one prompt, `resume`",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let args = request.arguments.unwrap_or_default();
+        let arg = |k: &str| -> Result<Option<String>, ErrorData> {
+            match args.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(ErrorData::invalid_params(
+                    format!("prompt argument {k} must be a string, not {other}"),
+                    None,
+                )),
+            }
+        };
+        let session = arg("session")?;
+        let detail = arg("detail")?;
+        let root = self.root.clone();
+        blocking(move || {
+            let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
+            let detail = detail
+                .as_deref()
+                .unwrap_or("")
+                .parse()
+                .map_err(tool_error)?;
+            // No session to resume is an answer the agent should read (and
+            // act on), not a protocol error its client may hide.
+            let text = match logbook::ops::resume::context(&p, session.as_deref(), detail) {
+                Ok(text) => format!(
+                    "Here is where this work stands, from Logbook. Continue from here.\n\n{text}"
+                ),
+                Err(e) => format!(
+                    "Logbook has nothing to resume: {}. Start a work session with the session_start tool.",
+                    message(&e)
+                ),
+            };
+            Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description(
+                "Where the work session stands: read it after a compaction or restart",
+            )
+            .into())
+        })
+        .await
+    }
+}
+
+fn resume_prompt() -> Prompt {
+    Prompt::new(
+        "resume",
+        Some(
+            "What an agent needs after a compaction or a restart: the active work session, its tokens, milestones, recent artifacts and run outputs, the workflow's active agent, last invocations, pending handoffs, decisions and verdicts.",
+        ),
+        Some(vec![
+            PromptArgument::new("session")
+                .with_description("Work session id (default: the active one)")
+                .with_required(false),
+            PromptArgument::new("detail")
+                .with_description("brief (default: the last few of each list) or full (everything)")
+                .with_required(false),
+        ]),
+    )
+}
+
+/// A library error where the protocol wants a protocol error (resources,
+/// prompts): the CLI's message, with the code its kind calls for.
+fn tool_error(e: logbook::Error) -> ErrorData {
+    let text = message(&e);
+    match e.kind() {
+        logbook::ErrorKind::NotFound => ErrorData::resource_not_found(text, None),
+        logbook::ErrorKind::Invalid => ErrorData::invalid_params(text, None),
+        _ => ErrorData::internal_error(text, None),
+    }
+}
+
+/// Runs `f` off the async runtime; a panic is an internal error answer.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
+) -> Result<T, ErrorData> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(ErrorData::internal_error(
+            format!("internal failure: {e}"),
+            None,
+        ))
+    })
+}
+
+/// Serves [`LogbookServer`] on stdin/stdout until the client closes it:
+/// what `logbook mcp` runs.
+pub async fn serve_stdio(
+    root: Option<PathBuf>,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let service = LogbookServer::new(root)
+        .serve(rmcp::transport::stdio())
+        .await?;
+    service.waiting().await?;
+    Ok(())
+}
+
+/// [`serve_stdio`] on a runtime of its own, for callers that have none
+/// (the CLI's `main`).
+pub fn run_stdio(root: Option<PathBuf>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?
+        .block_on(serve_stdio(root))
+}

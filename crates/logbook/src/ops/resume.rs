@@ -1,0 +1,265 @@
+//! What an agent needs after a compaction or a restart: one plain-text
+//! summary of the active work session, its tokens, milestones, recent
+//! artifacts and run outputs, and its workflow (mode, phase, active agent,
+//! last invocations, pending handoffs, decisions, verdicts). The CLI prints
+//! it (`logbook resume-context`), the MCP server returns it as the `resume`
+//! prompt and a resource; it is built here so the two say the same.
+
+use std::fmt::Write as _;
+
+use crate::error::Result;
+use crate::model::ids::RunId;
+use crate::model::work_session::WorkSession;
+use crate::ops::{work_session, workflow};
+use crate::store::{self, Project};
+
+/// How much [`context`] includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// The last few of each list: what fits in a fresh context.
+    #[default]
+    Brief,
+    /// Every milestone, artifact, run, invocation, decision and verdict.
+    Full,
+}
+
+impl std::str::FromStr for Detail {
+    type Err = crate::Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "" | "brief" => Ok(Detail::Brief),
+            "full" => Ok(Detail::Full),
+            other => Err(crate::Error::invalid(
+                "detail",
+                other,
+                "expected brief or full",
+            )),
+        }
+    }
+}
+
+impl Detail {
+    fn take(self, brief: usize) -> usize {
+        match self {
+            Detail::Brief => brief,
+            Detail::Full => usize::MAX,
+        }
+    }
+}
+
+/// [`context`] with the id of the session it is about: what
+/// `resume-context --json` prints and the MCP `resume_context` tool returns.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Summary {
+    /// The work session described.
+    pub session_id: String,
+    /// The resume text.
+    pub text: String,
+}
+
+/// [`context`] and the session it describes (the active one by default).
+pub fn summary(p: &Project, session: Option<&str>, detail: Detail) -> Result<Summary> {
+    let id = work_session::resolve(p, session)?;
+    Ok(Summary {
+        text: context(p, Some(id.as_str()), detail)?,
+        session_id: id.as_str().to_string(),
+    })
+}
+
+/// The resume text of work session `session` (the active one by default),
+/// read from the files as they are now.
+pub fn context(p: &Project, session: Option<&str>, detail: Detail) -> Result<String> {
+    let ws = work_session::get(p, session)?;
+    let mut out = String::new();
+    session_part(&mut out, &ws, detail);
+    runs_part(&mut out, p, &ws, detail);
+    let loaded = workflow::load(p, Some(&ws.session_id))?;
+    workflow_part(&mut out, &loaded.state, detail);
+    Ok(out)
+}
+
+fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
+    let t = &ws.tokens;
+    let _ = writeln!(
+        out,
+        "# Resume: work session {} ({})",
+        ws.session_id,
+        ws.status.as_str()
+    );
+    let _ = writeln!(out, "Client: {}  Project: {}", ws.client, ws.project);
+    let _ = writeln!(
+        out,
+        "Tokens: {} of {} used ({:.0}%, {}), peak {}, {} saved by isolated agents",
+        t.current,
+        t.max,
+        ws.percentage(),
+        ws.indicator().as_str(),
+        t.peak,
+        t.saved
+    );
+    if !ws.milestones.is_empty() {
+        let _ = writeln!(out, "\n## Milestones");
+        let skip = ws.milestones.len().saturating_sub(detail.take(10));
+        for m in ws.milestones.iter().skip(skip) {
+            let mark = if m.completed.is_some() { "x" } else { " " };
+            let _ = writeln!(out, "- [{mark}] {}", m.name);
+        }
+    }
+    if !ws.artifacts.is_empty() {
+        let _ = writeln!(out, "\n## Recent artifacts");
+        let mut recent: Vec<_> = ws.artifacts.iter().collect();
+        recent.sort_by(|a, b| {
+            let when = |x: &&crate::model::work_session::Artifact| {
+                x.modified.clone().or_else(|| x.created.clone())
+            };
+            when(b).cmp(&when(a))
+        });
+        for a in recent.into_iter().take(detail.take(5)) {
+            let _ = writeln!(out, "- {}", a.path);
+        }
+    }
+    if !ws.notes.is_empty() {
+        let _ = writeln!(out, "\n## Notes");
+        let skip = ws.notes.len().saturating_sub(detail.take(5));
+        for n in ws.notes.iter().skip(skip) {
+            let _ = writeln!(out, "- {}", n.trim());
+        }
+    }
+    if !ws.context_summary.trim().is_empty() {
+        let _ = writeln!(out, "\n## Last context\n{}", ws.context_summary.trim_end());
+    }
+}
+
+/// The runs the session spawned (newest last) and their registered outputs.
+fn runs_part(out: &mut String, p: &Project, ws: &WorkSession, detail: Detail) {
+    let runs: Vec<_> = ws
+        .agents_spawned
+        .iter()
+        .filter_map(|a| RunId::parse(&a.id).ok())
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Recent runs and outputs");
+    let skip = runs.len().saturating_sub(detail.take(5));
+    for id in runs.iter().skip(skip) {
+        match store::run::load(p, id) {
+            Ok(run) => {
+                let m = &run.manifest;
+                let _ = writeln!(
+                    out,
+                    "- run {id} {} / {} ({})",
+                    m.agent.name, m.workflow.name, m.execution.status
+                );
+                for o in &m.outputs {
+                    let _ = writeln!(
+                        out,
+                        "  - {} [{}] {}",
+                        run.output_path(&o.file).display(),
+                        o.output_type,
+                        o.description
+                    );
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(out, "- run {id}: unreadable ({e})");
+            }
+        }
+    }
+}
+
+fn workflow_part(out: &mut String, s: &crate::model::workflow::SessionState, detail: Detail) {
+    let _ = writeln!(out, "\n## Workflow (state version {})", s.version);
+    let _ = writeln!(out, "Mode: {}", s.current_mode);
+    let Some(w) = &s.orchestrator_workflow else {
+        let _ = writeln!(out, "No agent invoked yet.");
+        return;
+    };
+    let _ = writeln!(out, "Phase: {}", w.workflow_phase);
+    let _ = writeln!(
+        out,
+        "Active agent: {}",
+        w.active_agent
+            .as_ref()
+            .map_or("none".to_string(), ToString::to_string)
+    );
+    if !w.agent_history.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### Last invocations ({} in all)",
+            w.total_invocations()
+        );
+        let skip = w.agent_history.len().saturating_sub(detail.take(3));
+        for i in w.agent_history.iter().skip(skip) {
+            let _ = writeln!(
+                out,
+                "- {} ({}, started {}): {}",
+                i.agent,
+                i.status.as_str(),
+                i.started_at,
+                one_line(&i.input.prompt)
+            );
+            if let Some(o) = &i.output {
+                let _ = writeln!(out, "  result: {}", one_line(&o.summary));
+                for b in &o.blockers {
+                    let _ = writeln!(out, "  blocker: {}", one_line(b));
+                }
+            }
+        }
+    }
+    if !w.pending_handoffs.is_empty() {
+        let _ = writeln!(out, "\n### Pending handoffs");
+        for h in &w.pending_handoffs {
+            let _ = writeln!(
+                out,
+                "- {} -> {}: {}",
+                h.from_agent,
+                h.to_agent,
+                one_line(&h.reason)
+            );
+            if !h.context.trim().is_empty() {
+                let _ = writeln!(out, "  context: {}", one_line(&h.context));
+            }
+        }
+    }
+    if !w.decisions.is_empty() {
+        let _ = writeln!(out, "\n### Decisions");
+        let skip = w.decisions.len().saturating_sub(detail.take(5));
+        for d in w.decisions.iter().skip(skip) {
+            let _ = writeln!(
+                out,
+                "- [{}] {} (by {}): {}",
+                d.kind,
+                one_line(&d.description),
+                d.decided_by,
+                one_line(&d.rationale)
+            );
+        }
+    }
+    if !w.verdicts.is_empty() {
+        let _ = writeln!(out, "\n### Verdicts");
+        let skip = w.verdicts.len().saturating_sub(detail.take(5));
+        for v in w.verdicts.iter().skip(skip) {
+            let _ = writeln!(
+                out,
+                "- {} {} ({:.2}): {}",
+                v.agent,
+                v.decision,
+                v.confidence,
+                one_line(&v.reasoning)
+            );
+        }
+    }
+}
+
+/// The first line of `text`, at most 200 characters: the summary keeps one
+/// line per item however long the agent's text was.
+fn one_line(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or("");
+    let mut s: String = line.chars().take(200).collect();
+    if line.chars().count() > 200 || text.trim().lines().nth(1).is_some() {
+        s.push('…');
+    }
+    s
+}
