@@ -24,6 +24,7 @@
 //! ```
 
 mod fulltext;
+mod pool;
 mod query;
 mod record;
 mod schema;
@@ -111,12 +112,12 @@ pub struct Pending {
 
 /// An open index.
 pub struct Index {
-    conn: Connection,
+    conn: pool::Pooled,
     path: PathBuf,
     project: Project,
     /// The database file's identity when opened, so a long-lived holder can
     /// tell that the file was deleted (and maybe rebuilt) under it.
-    file_id: Option<(u64, u64)>,
+    file_id: Option<pool::FileId>,
 }
 
 /// One run found through the index.
@@ -274,7 +275,7 @@ impl Index {
     /// An index held in memory and filled from the files: the answer when
     /// there is no project to keep one in, or its file cannot be written.
     fn in_memory(p: &Project) -> Result<Index> {
-        let (mut index, _) = Index::connect(p, Path::new(":memory:"))?;
+        let (mut index, _) = Index::connect(p, Path::new(pool::IN_MEMORY))?;
         index.sync_all(true, None)?;
         Ok(index)
     }
@@ -304,33 +305,14 @@ impl Index {
 
     fn connect(p: &Project, path: &Path) -> Result<(Index, bool)> {
         let e = sql(path);
-        let conn = Connection::open(path).map_err(&e)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
-        // Closing the last connection would otherwise checkpoint the WAL and
-        // delete it (two fsyncs), and the next write would create it again
-        // (a header fsync and a directory fsync): three quarters of a
-        // registration's time went there, every process and every `ops` call
-        // paying it. The WAL stays instead, checkpointed by whichever writer
-        // fills it past `wal_autocheckpoint` pages; kept small, because the
-        // first connection of each process re-reads it to rebuild the shared
-        // index.
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-            .map_err(&e)?;
-        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
-            .map_err(&e)?;
-        conn.pragma_update(None, "journal_size_limit", WAL_PAGES * 4096)
-            .map_err(&e)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(&e)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(&e)?;
-        conn.pragma_update(None, "temp_store", "MEMORY")
-            .map_err(&e)?;
-        let mut index = Index {
-            conn,
-            path: path.to_path_buf(),
-            project: p.clone(),
-            file_id: file_id(path),
+        let mut index = match pool::Pooled::take(path) {
+            Some(conn) => Index {
+                conn,
+                path: path.to_path_buf(),
+                project: p.clone(),
+                file_id: pool::file_id(path),
+            },
+            None => Index::connect_new(p, path)?,
         };
         let version: i64 = index
             .conn
@@ -355,6 +337,40 @@ impl Index {
         schema::replace(&tx).map_err(&e)?;
         tx.commit().map_err(&e)?;
         Ok((index, true))
+    }
+
+    /// A new connection to `path`, set up for Logbook's write discipline.
+    fn connect_new(p: &Project, path: &Path) -> Result<Index> {
+        let e = sql(path);
+        let conn = Connection::open(path).map_err(&e)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
+        // Closing the last connection would otherwise checkpoint the WAL and
+        // delete it (two fsyncs), and the next write would create it again
+        // (a header fsync and a directory fsync): three quarters of a
+        // registration's time went there, every process and every `ops` call
+        // paying it. The WAL stays instead, checkpointed by whichever writer
+        // fills it past `wal_autocheckpoint` pages; kept small, because the
+        // first connection of each process re-reads it to rebuild the shared
+        // index.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(&e)?;
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
+            .map_err(&e)?;
+        conn.pragma_update(None, "journal_size_limit", WAL_PAGES * 4096)
+            .map_err(&e)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(&e)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(&e)?;
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(&e)?;
+        let file_id = pool::file_id(path);
+        Ok(Index {
+            conn: pool::Pooled::new(conn, path, file_id),
+            path: path.to_path_buf(),
+            project: p.clone(),
+            file_id,
+        })
     }
 
     /// What is wrong with the index file's pages (`PRAGMA quick_check`), or
@@ -396,7 +412,7 @@ impl Index {
     /// [`Index::path`]: false once that file was deleted or replaced (the
     /// index may be deleted at any time), when the holder must reopen.
     pub fn is_current(&self) -> bool {
-        self.file_id.is_some() && file_id(&self.path) == self.file_id
+        self.file_id.is_some() && pool::file_id(&self.path) == self.file_id
     }
 
     pub(super) fn err(&self) -> impl Fn(rusqlite::Error) -> Error + use<> {
@@ -552,12 +568,6 @@ fn unwritable(e: &Error) -> bool {
         }
         _ => false,
     }
-}
-
-/// The device and inode of a file, or `None` when it is gone.
-fn file_id(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 pub(crate) fn path_str(p: &Path) -> String {
