@@ -15,6 +15,9 @@ pub(crate) struct Output {
     /// A line for stderr after the output (e.g. "12 more runs match"), so
     /// it follows the listing it is about and never mixes into `--json`.
     pub(crate) note: Option<String>,
+    /// Already written while the command ran (`serve` prints its URL
+    /// before serving): nothing more is printed at the end.
+    pub(crate) printed: bool,
 }
 
 impl Output {
@@ -24,6 +27,15 @@ impl Output {
             human: human.into(),
             failure: None,
             note: None,
+            printed: false,
+        }
+    }
+
+    /// An output the command has already printed itself.
+    pub(crate) fn printed() -> Self {
+        Output {
+            printed: true,
+            ..Output::new(Value::Null, "")
         }
     }
 
@@ -57,6 +69,9 @@ impl Printer {
     }
 
     pub(crate) fn print(&self, out: &Output) -> Result<()> {
+        if out.printed {
+            return Ok(());
+        }
         let mut stdout = std::io::stdout().lock();
         if self.json {
             // Streamed, so a large transcript is not held a second time as

@@ -418,21 +418,15 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             query.offset + hits.len()
         )
     });
-    let entries: Vec<_> = hits.iter().map(|h| run::entry(&h.run, now)).collect();
-    let mut json = serde_json::to_value(&entries)?;
-    if let Value::Array(items) = &mut json {
-        for (item, hit) in items.iter_mut().zip(hits) {
-            if let (Value::Object(o), Some(snippet)) = (item, &hit.snippet) {
-                o.insert("snippet".into(), Value::String(snippet.clone()));
-            }
-        }
-    }
+    let found = run::found(hits, now);
+    let json = serde_json::to_value(&found)?;
     let style = ctx.style();
     let mut human = String::new();
-    if entries.is_empty() {
+    if found.is_empty() {
         human.push_str("No runs match.\n");
     }
-    for (e, hit) in entries.iter().zip(hits) {
+    for f in &found {
+        let e = &f.entry;
         let status = pad(e.manifest.execution.status.as_str(), 9);
         let status = match e.manifest.execution.status {
             RunStatus::Completed => style.green(&status),
@@ -449,7 +443,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             style.dim(&e.display_name),
             e.manifest.outputs.len()
         );
-        if let Some(snippet) = &hit.snippet {
+        if let Some(snippet) = &f.snippet {
             let _ = writeln!(human, "    {snippet}");
         }
     }

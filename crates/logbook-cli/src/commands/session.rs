@@ -406,13 +406,7 @@ pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             );
         }
     }
-    let to_json = |v: &[WorkSession]| v.iter().map(WorkSession::to_json).collect::<Vec<_>>();
-    let json = json!({
-        "active": listing.active,
-        "sessions": if show_live { to_json(&listing.sessions) } else { vec![] },
-        "archived": if show_archived { to_json(&listing.archived) } else { vec![] },
-        "corrupt": listing.corrupt,
-    });
+    let json = ws::listing_json(&listing, show_live, show_archived);
     Ok(Output::new(json, out))
 }
 

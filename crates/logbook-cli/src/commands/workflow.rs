@@ -346,10 +346,6 @@ pub(crate) fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
 
 fn show(ctx: &Context, t: &TargetArgs, full: bool) -> Result<Output> {
     let loaded = wf::load(&ctx.project, t.session.as_deref())?;
-    let mut json = state_json(&loaded.state)?;
-    if let Some(original) = &loaded.original {
-        logbook::model::text::order_like(&mut json, original);
-    }
     let history = if full {
         let (history, problems) = wf::full_history_lenient(&loaded);
         // A missing archive must not hide the rest of the history; the
@@ -361,9 +357,7 @@ fn show(ctx: &Context, t: &TargetArgs, full: bool) -> Result<Output> {
     } else {
         None
     };
-    if let (Some(h), Value::Object(m)) = (&history, &mut json) {
-        m.insert("fullHistory".into(), serde_json::to_value(h)?);
-    }
+    let json = wf::show_json(&loaded, history.as_deref())?;
     let human = if ctx.printer.json {
         String::new()
     } else {

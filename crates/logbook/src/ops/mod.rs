@@ -6,7 +6,8 @@
 //! how it pages.
 //!
 //! - [`work_session`]: start, switch, close, tokens, milestones… (seed 002)
-//! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000)
+//! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000);
+//!   [`run_files`]: a run's file tree and files, for the viewer
 //! - [`transcript`]: save, import, load, list, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
@@ -16,6 +17,7 @@ pub mod demo;
 pub mod doctor;
 pub mod index;
 pub mod run;
+pub mod run_files;
 pub mod transcript;
 pub mod work_session;
 pub mod workflow;

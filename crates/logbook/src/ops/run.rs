@@ -88,6 +88,11 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
     })
 }
 
+/// Every agent with runs and how many it has, by name, from the index.
+pub fn agents(p: &Project) -> Result<Vec<(String, u64)>> {
+    Index::open_synced(p)?.agents()
+}
+
 /// [`find`] answered by reading every manifest, the seed's discovery
 /// algorithm: the baseline the index is measured and checked against.
 pub fn find_scan(p: &Project, query: &RunQuery) -> Result<Vec<Run>> {
@@ -776,4 +781,26 @@ pub fn mark_abandoned(p: &Project, id: &RunId) -> Result<bool> {
         Ok(true)
     })?
     .1)
+}
+
+/// What `find --json` and `GET /api/runs` give for each run: its
+/// [`entry`], plus for a text query the matching fragment (hits in `[…]`).
+#[derive(Debug, Clone, Serialize)]
+pub struct FoundRun {
+    /// The run with its display names.
+    #[serde(flatten)]
+    pub entry: crate::model::run::RunEntry,
+    /// For text queries: a fragment of the matching text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+}
+
+/// The [`FoundRun`]s of a page of [`find_page`], display names for `now`.
+pub fn found(hits: &[Hit], now: Timestamp) -> Vec<FoundRun> {
+    hits.iter()
+        .map(|h| FoundRun {
+            entry: entry(&h.run, now),
+            snippet: h.snippet.clone(),
+        })
+        .collect()
 }

@@ -466,6 +466,19 @@ pub fn list(p: &Project) -> Result<Listing> {
     Ok(listing)
 }
 
+/// What `list --json` and `GET /api/sessions` give: the active id, the
+/// live and the archived sessions (each [`WorkSession::to_json`]; a side
+/// left out is an empty array) and the unreadable files.
+pub fn listing_json(listing: &Listing, live: bool, archived: bool) -> serde_json::Value {
+    let to_json = |v: &[WorkSession]| v.iter().map(WorkSession::to_json).collect::<Vec<_>>();
+    serde_json::json!({
+        "active": listing.active,
+        "sessions": if live { to_json(&listing.sessions) } else { vec![] },
+        "archived": if archived { to_json(&listing.archived) } else { vec![] },
+        "corrupt": listing.corrupt,
+    })
+}
+
 /// Records main-session token usage; `peak` follows.
 pub fn record_usage(p: &Project, id: Option<&str>, usage: Usage) -> Result<WorkSession> {
     Ok(update(p, id, |ws| {

@@ -106,6 +106,24 @@ pub fn full_history_lenient(loaded: &Loaded) -> (Vec<AgentInvocation>, Vec<Strin
     store::workflow::full_history(&loaded.path, &loaded.state)
 }
 
+/// What `workflow show --json` and `GET /api/sessions/{id}/workflow` give:
+/// the state as stored (in the file's key order) and, when `history` is
+/// given (`--full`), `"fullHistory"`.
+pub fn show_json(loaded: &Loaded, history: Option<&[AgentInvocation]>) -> Result<Value> {
+    let json_err = |e: serde_json::Error| Error::invalid("workflow state", "", e.to_string());
+    let mut json = serde_json::to_value(&loaded.state).map_err(json_err)?;
+    if let Some(original) = &loaded.original {
+        crate::model::text::order_like(&mut json, original);
+    }
+    if let (Some(h), Value::Object(m)) = (history, &mut json) {
+        m.insert(
+            "fullHistory".into(),
+            serde_json::to_value(h).map_err(json_err)?,
+        );
+    }
+    Ok(json)
+}
+
 /// Applies `change` to a live session's state under its lock: checks the
 /// expected version, bumps `version` and `updatedAt` when something changed,
 /// compacts if the history grew too long (whatever the change: every append

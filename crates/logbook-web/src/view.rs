@@ -1,0 +1,1 @@
+//! Display helpers for the pages.
