@@ -7,4 +7,5 @@
 mod api;
 mod browser;
 mod harness;
+mod pages;
 mod security;
