@@ -73,7 +73,7 @@ pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -250,7 +250,7 @@ pub(crate) fn lineage_svg(g: &Lineage) -> String {
             let from = level.get(e.from.as_str()).copied().unwrap_or(0);
             if let Some(to) = level.get_mut(e.to.as_str())
                 && *to < from + 1
-                && from + 1 <= g.nodes.len() as i64
+                && from < g.nodes.len() as i64
             {
                 *to = from + 1;
                 changed = true;
