@@ -13,6 +13,7 @@ mod index;
 mod readme;
 mod runs;
 mod runs_hardening;
+mod serve;
 mod session;
 mod snapshots;
 mod transcript;
