@@ -100,6 +100,9 @@ pub enum ServeError {
 pub(crate) struct AppState {
     pub(crate) project: Project,
     pub(crate) token: Option<String>,
+    /// The run list's agent counts, a few seconds old at most: counting
+    /// them reads the whole agent index, too much for every page view.
+    pub(crate) agents: std::sync::Mutex<Option<(std::time::Instant, Vec<(String, u64)>)>>,
 }
 
 /// A bound server, not yet serving.
@@ -126,7 +129,11 @@ impl Server {
         listener.set_nonblocking(true)?;
         Ok(Server {
             listener,
-            state: Arc::new(AppState { project, token }),
+            state: Arc::new(AppState {
+                project,
+                token,
+                agents: std::sync::Mutex::new(None),
+            }),
             mcp: None,
         })
     }

@@ -23,6 +23,9 @@ use crate::files;
 use crate::guard::Refusal;
 use crate::view::{self, enc, enc_path, esc, status_class, thousands, when};
 
+/// How long the run list reuses its agent counts.
+const AGENTS_FRESH: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// How much of a file the file page shows.
 pub(crate) const SHOWN_BYTES: u64 = 1024 * 1024;
 
@@ -212,6 +215,13 @@ async fn runs(
         }
         Err(e) => return Err(e),
     };
+    let cached = state
+        .agents
+        .lock()
+        .ok()
+        .and_then(|c| c.clone())
+        .filter(|(at, _)| at.elapsed() < AGENTS_FRESH)
+        .map(|(_, a)| a);
     let (page, agents) = blocking(&state, move |p| {
         let page = match query {
             Some(query) => match run::find_page(p, &query) {
@@ -221,9 +231,17 @@ async fn runs(
             },
             None => None,
         };
-        Ok((page, run::agents(p)?))
+        let agents = match cached {
+            Some(a) => (a, false),
+            None => (run::agents(p)?, true),
+        };
+        Ok((page, agents))
     })
     .await?;
+    let (agents, counted) = agents;
+    if counted && let Ok(mut c) = state.agents.lock() {
+        *c = Some((std::time::Instant::now(), agents.clone()));
+    }
     if page.is_none() && error.is_none() {
         error = Some("the filters are not valid; check the workflow pattern".into());
     }
