@@ -102,8 +102,11 @@ pub(crate) struct AppState {
     pub(crate) token: Option<String>,
     /// The run list's agent counts, a few seconds old at most: counting
     /// them reads the whole agent index, too much for every page view.
-    pub(crate) agents: std::sync::Mutex<Option<(std::time::Instant, Vec<(String, u64)>)>>,
+    pub(crate) agents: std::sync::Mutex<Option<AgentCounts>>,
 }
+
+/// Every agent with its run count, and when they were counted.
+pub(crate) type AgentCounts = (std::time::Instant, Vec<(String, u64)>);
 
 /// A bound server, not yet serving.
 pub struct Server {
