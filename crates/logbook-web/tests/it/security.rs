@@ -40,6 +40,12 @@ fn hostile() -> (Served, String) {
         symlink(root, dir.join("escape_dir")).unwrap();
         symlink(root.join("docs/agent-outputs-fake"), dir.join("sibling")).unwrap();
         symlink("/etc", dir.join("etc")).unwrap();
+        symlink("/dev/zero", dir.join("zero")).unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(dir.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(fifo.success());
         std::fs::write(
             dir.join("page.html"),
             "<html><script>alert(document.cookie)</script></html>",
@@ -128,6 +134,8 @@ fn hostile_paths_are_refused_without_leaking() {
         "escape_dir/docs/secret.txt".into(),
         format!("sibling/{FAKE_RUN}/x.md"),
         "etc/passwd".into(),
+        "zero".into(),
+        "pipe".into(),
         "./escape.txt".into(),
         "stories/../../secret.txt".into(),
         "a/./b".into(),

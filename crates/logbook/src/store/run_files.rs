@@ -147,6 +147,11 @@ pub fn open(p: &Project, id: &RunId, requested: &str) -> Result<RunFile> {
     if !resolved.starts_with(&root) || resolved == root {
         return Err(denied(requested, "outside the run folder"));
     }
+    // Checked before opening: opening a FIFO would block until a writer
+    // comes, and a device is not an output.
+    if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
+        return Err(missing(requested));
+    }
     let file = File::open(&resolved).map_err(|_| missing(requested))?;
     let meta = file.metadata().map_err(|_| missing(requested))?;
     if !meta.is_file() {
@@ -196,6 +201,10 @@ fn walk(root: &Path, dir: &Path, prefix: &str, depth: usize, out: &mut Tree) {
         let Ok(meta) = std::fs::metadata(&resolved) else {
             continue;
         };
+        // FIFOs, sockets and devices are not outputs.
+        if !meta.is_file() && !meta.is_dir() {
+            continue;
+        }
         let is_dir = meta.is_dir();
         // A folder reached through a symlink is shown but not entered, so a
         // link loop cannot make the walk endless.
