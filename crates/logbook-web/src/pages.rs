@@ -1160,6 +1160,7 @@ struct TranscriptPage {
     active: String,
     tokens: String,
     parent: String,
+    run: String,
     messages: Vec<(String, String)>,
     more: usize,
 }
@@ -1201,6 +1202,11 @@ async fn transcript_page(
         active: when(&t.metadata.last_active_at),
         tokens: thousands(t.metadata.latest_total_tokens),
         parent: t.metadata.parent_session_id.clone().unwrap_or_default(),
+        run: t
+            .run_id()
+            .and_then(|r| run_id(r).ok())
+            .map(|r| r.to_string())
+            .unwrap_or_default(),
         messages,
         more: t.messages.len().saturating_sub(SHOWN_MESSAGES),
     })
