@@ -869,6 +869,53 @@ fn main() -> Result<()> {
         ),
     }
 
+    // The web viewer: a page of the run list and of `/api/runs`, served by
+    // `logbook serve`'s server on a loopback port, against a small project
+    // served the same way (the first request of each warms the index).
+    eprintln!("web viewer …");
+    let small_web = tempfile::Builder::new()
+        .prefix("logbook-bench-web-")
+        .tempdir()?;
+    let small_web_project = Project::open(small_web.path())?;
+    let small_web_runs = SMALL_RUNS.min(n);
+    synthesize(
+        &small_web_project.config.agent_outputs_folder,
+        small_web_runs,
+        44,
+    )?;
+    Index::open(&small_web_project)?.rebuild(None)?;
+    let big_addr = serve(project.clone())?;
+    let small_addr = serve(small_web_project)?;
+    for (measure, target) in [
+        ("run list page `GET /`, 50 runs grouped by agent", "/"),
+        ("`GET /api/runs` (50 runs as `find --json`)", "/api/runs"),
+        (
+            "run list page filtered by agent and status",
+            "/?agent=agent03&status=completed",
+        ),
+        (
+            "run list page with a full-text search of two words",
+            "/?q=quokka+harbor",
+        ),
+    ] {
+        let (mut big_ms, mut small_ms) = (vec![], vec![]);
+        http_ms(big_addr, target)?;
+        http_ms(small_addr, target)?;
+        for _ in 0..PROCESS_REPS {
+            big_ms.push(http_ms(big_addr, target)?);
+            small_ms.push(http_ms(small_addr, target)?);
+        }
+        let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
+        row(
+            measure,
+            format!("{b50:.2} ms median at {n} runs"),
+            format!("{s50:.2} ms median at {small_web_runs} runs"),
+            format!("{:.2}×", b50 / s50),
+            "< 50 ms",
+            Some(b50 < 50.0),
+        );
+    }
+
     let status = Index::open(&project)?.status()?;
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -966,6 +1013,43 @@ fn mcp_round_trips(bin: &Path, root: &Path, calls: usize) -> Result<(Vec<f64>, V
     drop(stdin);
     let _ = child.wait();
     Ok((finds, pings))
+}
+
+/// Starts the web viewer's server for `project` on an ephemeral loopback
+/// port, in a thread that lives as long as the benchmark.
+fn serve(project: Project) -> Result<std::net::SocketAddr> {
+    let server = logbook_web::Server::bind(
+        project,
+        logbook_web::Options {
+            bind: "127.0.0.1:0".parse()?,
+            token: None,
+        },
+    )?;
+    let addr = server.local_addr()?;
+    std::thread::spawn(move || server.run());
+    Ok(addr)
+}
+
+/// One `GET target` over a fresh connection, as a browser's first request
+/// costs: milliseconds until the whole answer has arrived.
+fn http_ms(addr: std::net::SocketAddr, target: &str) -> Result<f64> {
+    use std::io::Read as _;
+    let start = Instant::now();
+    let mut c = std::net::TcpStream::connect(addr)?;
+    write!(
+        c,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut buf = vec![];
+    c.read_to_end(&mut buf)?;
+    let took = ms(start.elapsed());
+    if !buf.starts_with(b"HTTP/1.1 200") {
+        bail!(
+            "GET {target} did not answer 200: {}",
+            String::from_utf8_lossy(&buf[..buf.len().min(200)])
+        );
+    }
+    Ok(took)
 }
 
 /// The seed's "find latest output" by reading every manifest: the baseline

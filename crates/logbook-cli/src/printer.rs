@@ -15,9 +15,9 @@ pub(crate) struct Output {
     /// A line for stderr after the output (e.g. "12 more runs match"), so
     /// it follows the listing it is about and never mixes into `--json`.
     pub(crate) note: Option<String>,
-    /// Print nothing, not even `null` with `--json`: for a command whose
-    /// stdout belonged to something else (`logbook mcp`'s protocol).
-    pub(crate) silent: bool,
+    /// Already written while the command ran (`serve` prints its URL
+    /// before serving): nothing more is printed at the end.
+    pub(crate) printed: bool,
 }
 
 impl Output {
@@ -27,19 +27,21 @@ impl Output {
             human: human.into(),
             failure: None,
             note: None,
-            silent: false,
+            printed: false,
+        }
+    }
+
+    /// An output the command has already printed itself.
+    pub(crate) fn printed() -> Self {
+        Output {
+            printed: true,
+            ..Output::new(Value::Null, "")
         }
     }
 
     /// The same output, reported as a failure after it is printed.
     pub(crate) fn failing(mut self, failure: impl Into<String>) -> Self {
         self.failure = Some(failure.into());
-        self
-    }
-
-    /// The same output, printed as nothing at all.
-    pub(crate) fn silent(mut self) -> Self {
-        self.silent = true;
         self
     }
 
@@ -67,7 +69,7 @@ impl Printer {
     }
 
     pub(crate) fn print(&self, out: &Output) -> Result<()> {
-        if out.silent {
+        if out.printed {
             return Ok(());
         }
         let mut stdout = std::io::stdout().lock();

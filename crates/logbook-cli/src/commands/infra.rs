@@ -1,4 +1,4 @@
-//! Project-wide commands: init, completions.
+//! Project-wide commands: init, demo, serve, completions.
 
 use std::path::Path;
 
@@ -56,4 +56,36 @@ pub(crate) fn demo(cwd: &Path, args: &DemoArgs) -> Result<Output> {
         demo.runs.first().map(String::as_str).unwrap_or_default(),
     );
     Ok(Output::new(serde_json::to_value(&demo)?, human))
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on; anything but loopback requires --token.
+    #[arg(long, default_value = logbook_web::DEFAULT_BIND, value_name = "ADDR:PORT")]
+    bind: std::net::SocketAddr,
+    /// Access token every request must carry (bearer header, or the cookie
+    /// the printed `?token=` link sets).
+    #[arg(long, env = "LOGBOOK_TOKEN", hide_env_values = true, value_name = "T")]
+    token: Option<String>,
+}
+
+pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
+    let server = logbook_web::Server::bind(
+        ctx.project.clone(),
+        logbook_web::Options {
+            bind: args.bind,
+            token: args.token.clone(),
+        },
+    )?;
+    let url = server.url();
+    let human = format!(
+        "Logbook viewer for {} at\n  {url}\nRead-only; Ctrl-C stops it.\n",
+        ctx.project.root().display()
+    );
+    ctx.printer.print(&Output::new(
+        json!({ "url": url, "root": ctx.project.root() }),
+        human,
+    ))?;
+    server.run()?;
+    Ok(Output::printed())
 }

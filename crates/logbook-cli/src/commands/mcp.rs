@@ -31,5 +31,5 @@ pub(crate) fn resume_context(ctx: &Context, a: &ResumeContextArgs) -> Result<Out
 /// command prints nothing itself.
 pub(crate) fn serve(root: Option<PathBuf>) -> Result<Output> {
     logbook_mcp::run_stdio(root).map_err(|e| anyhow!("the MCP server stopped: {e}"))?;
-    Ok(Output::new(serde_json::Value::Null, "").silent())
+    Ok(Output::printed())
 }

@@ -104,6 +104,8 @@ pub(crate) enum Command {
     Doctor(doctor::DoctorArgs),
     /// Write logbook.yaml with the defaults.
     Init,
+    /// Serve the read-only web viewer and HTTP API (127.0.0.1:7777 by default).
+    Serve(infra::ServeArgs),
     /// Fill a folder with a realistic example project to explore.
     Demo(infra::DemoArgs),
     /// Print shell completions.
@@ -156,6 +158,7 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Lineage(a) => run::lineage(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
+        Command::Serve(a) => infra::serve(&ctx, a),
         Command::Init | Command::Mcp | Command::Demo(_) | Command::Completions(_) => {
             unreachable!("handled above")
         }

@@ -408,14 +408,15 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             query.offset + hits.len()
         )
     });
-    let entries: Vec<_> = hits.iter().map(|h| run::entry(&h.run, now)).collect();
+    let found = run::found(hits, now);
     let json = run::page_json(&page, now);
     let style = ctx.style();
     let mut human = String::new();
-    if entries.is_empty() {
+    if found.is_empty() {
         human.push_str("No runs match.\n");
     }
-    for (e, hit) in entries.iter().zip(hits) {
+    for f in &found {
+        let e = &f.entry;
         let status = pad(e.manifest.execution.status.as_str(), 9);
         let status = match e.manifest.execution.status {
             RunStatus::Completed => style.green(&status),
@@ -432,7 +433,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             style.dim(&e.display_name),
             e.manifest.outputs.len()
         );
-        if let Some(snippet) = &hit.snippet {
+        if let Some(snippet) = &f.snippet {
             let _ = writeln!(human, "    {snippet}");
         }
     }

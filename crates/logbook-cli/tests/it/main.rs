@@ -14,6 +14,7 @@ mod mcp;
 mod readme;
 mod runs;
 mod runs_hardening;
+mod serve;
 mod session;
 mod snapshots;
 mod transcript;

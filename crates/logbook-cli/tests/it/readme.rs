@@ -30,15 +30,19 @@ fn sh_blocks(markdown: &str) -> Vec<String> {
     blocks
 }
 
-const PREAMBLE: &str = r#"set -euo pipefail
-cargo() {
-    case "$*" in
-        "run --release -p logbook-cli -- "*) shift 5; logbook "$@" ;;
-        "install --path crates/logbook-cli --locked") ;;
-        "test --workspace --locked") ;;
-        *) echo "README test: unexpected cargo $*" >&2; return 1 ;;
-    esac
-}
+const PREAMBLE: &str = "set -euo pipefail\n";
+
+/// `cargo` as the README uses it: `cargo run … -p logbook-cli --` execs the
+/// binary under test (so `cargo run … serve &` leaves `$!` naming the
+/// server, as real cargo does on Unix); building, installing and testing
+/// (which this very test is part of) do nothing.
+const CARGO: &str = r#"#!/usr/bin/env bash
+case "$*" in
+    "run --release -p logbook-cli -- "*) shift 5; exec logbook "$@" ;;
+    "install --path crates/logbook-cli --locked") ;;
+    "test --workspace --locked") ;;
+    *) echo "README test: unexpected cargo $*" >&2; exit 1 ;;
+esac
 "#;
 
 #[test]
@@ -47,10 +51,16 @@ fn every_shell_block_of_the_readme_runs_top_to_bottom() {
     let text = std::fs::read_to_string(&readme).unwrap();
     let blocks = sh_blocks(&text);
     assert!(blocks.len() >= 6, "only {} sh blocks found", blocks.len());
+    let first = blocks[0]
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .unwrap_or_default();
     assert!(
-        blocks[0].contains("cargo run --release -p logbook-cli -- start")
+        first.starts_with("cargo run --release -p logbook-cli -- demo")
+            && blocks[0].contains("serve")
+            && blocks[0].contains("cargo run --release -p logbook-cli -- start")
             && blocks[0].contains("cargo test --workspace --locked"),
-        "the quickstart must give the main job and the test command:\n{}",
+        "the quickstart must start with the demo and the viewer, and give the main job and the test command:\n{}",
         blocks[0]
     );
 
@@ -60,6 +70,9 @@ fn every_shell_block_of_the_readme_runs_top_to_bottom() {
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(&bin_dir).unwrap();
     std::os::unix::fs::symlink(bin(), bin_dir.join("logbook")).unwrap();
+    let cargo = bin_dir.join("cargo");
+    std::fs::write(&cargo, CARGO).unwrap();
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut script = String::from(PREAMBLE);
     for (i, block) in blocks.iter().enumerate() {
         script.push_str(&format!("echo '--- README block {}' >&2\n", i + 1));

@@ -196,6 +196,21 @@ impl Index {
         }))
     }
 
+    /// Every agent that has runs, with how many, by name: the viewer's
+    /// agent filter (read from the `runs_agent` index alone).
+    pub fn agents(&self) -> Result<Vec<(String, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT agent, count(*) FROM runs GROUP BY agent ORDER BY agent")
+            .map_err(self.err())?;
+        stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+        })
+        .map_err(self.err())?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(self.err())
+    }
+
     /// How many runs match `query`'s filters, paging aside (the SQL is
     /// exact for every filter, as in [`Index::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {

@@ -6,7 +6,8 @@
 //! how it pages.
 //!
 //! - [`work_session`]: start, switch, close, tokens, milestones… (seed 002)
-//! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000)
+//! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000);
+//!   [`run_files`]: a run's file tree and files, for the viewer
 //! - [`transcript`]: save, import, load, list, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
 //! - [`resume`]: the text an agent needs after a compaction
@@ -18,6 +19,7 @@ pub mod doctor;
 pub mod index;
 pub mod resume;
 pub mod run;
+pub mod run_files;
 pub mod transcript;
 pub mod work_session;
 pub mod workflow;

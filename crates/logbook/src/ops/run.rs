@@ -88,6 +88,11 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
     })
 }
 
+/// Every agent with runs and how many it has, by name, from the index.
+pub fn agents(p: &Project) -> Result<Vec<(String, u64)>> {
+    Index::open_synced(p)?.agents()
+}
+
 /// [`find`] answered by reading every manifest, the seed's discovery
 /// algorithm: the baseline the index is measured and checked against.
 pub fn find_scan(p: &Project, query: &RunQuery) -> Result<Vec<Run>> {
@@ -804,18 +809,7 @@ pub fn output_json(run: &Run, record: &OutputRecord) -> Value {
 /// `find --json`: the page's runs, newest first, each with its full-text
 /// `snippet` when the query had text.
 pub fn page_json(page: &Page, now: Timestamp) -> Value {
-    let items = page
-        .hits
-        .iter()
-        .map(|hit| {
-            let mut item = entry_json(&hit.run, now);
-            if let (Value::Object(o), Some(snippet)) = (&mut item, &hit.snippet) {
-                o.insert("snippet".into(), Value::String(snippet.clone()));
-            }
-            item
-        })
-        .collect();
-    Value::Array(items)
+    serde_json::to_value(found(&page.hits, now)).unwrap_or(Value::Null)
 }
 
 /// `latest-output --json`: the path, its run, its record and whether the
@@ -874,4 +868,26 @@ pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
         path,
         bytes,
     })
+}
+
+/// What `find --json` and `GET /api/runs` give for each run: its
+/// [`entry`], plus for a text query the matching fragment (hits in `[…]`).
+#[derive(Debug, Clone, Serialize)]
+pub struct FoundRun {
+    /// The run with its display names.
+    #[serde(flatten)]
+    pub entry: crate::model::run::RunEntry,
+    /// For text queries: a fragment of the matching text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+}
+
+/// The [`FoundRun`]s of a page of [`find_page`], display names for `now`.
+pub fn found(hits: &[Hit], now: Timestamp) -> Vec<FoundRun> {
+    hits.iter()
+        .map(|h| FoundRun {
+            entry: entry(&h.run, now),
+            snippet: h.snippet.clone(),
+        })
+        .collect()
 }

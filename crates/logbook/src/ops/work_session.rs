@@ -652,8 +652,9 @@ pub fn finish_agent(
 // The JSON every face prints for these operations (`--json`, MCP structured
 // content, the web API): built here once so the faces cannot drift apart.
 
-/// `list --json`: the active id, the live and the archived sessions (each
-/// list empty unless asked for) and the files that could not be read.
+/// `list --json` and `GET /api/sessions`: the active id, the live and the
+/// archived sessions (each list empty unless asked for) and the files that
+/// could not be read.
 pub fn listing_json(listing: &Listing, live: bool, archived: bool) -> serde_json::Value {
     let to_json = |v: &[WorkSession]| v.iter().map(WorkSession::to_json).collect::<Vec<_>>();
     serde_json::json!({

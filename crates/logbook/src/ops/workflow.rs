@@ -460,7 +460,8 @@ pub fn state_json(state: &SessionState) -> Value {
     serde_json::to_value(state).unwrap_or(Value::Null)
 }
 
-/// `workflow show [--full] --json`: the state in its file's key order, with
+/// `workflow show [--full] --json` and `GET /api/sessions/{id}/workflow`:
+/// the state in its file's key order, with
 /// `fullHistory` (every invocation, archived and current) when `history`
 /// is given.
 pub fn loaded_json(loaded: &Loaded, history: Option<&[AgentInvocation]>) -> Value {

@@ -6,7 +6,8 @@
 //! - [`lock`]: cross-process locks on separate lock files.
 //! - One module per record kind reads and writes its files: [`run`],
 //!   [`work_session`], [`transcript`], [`workflow`], and [`variables`] for
-//!   the workflow.yaml files runs are started from.
+//!   the workflow.yaml files runs are started from; [`run_files`] opens the
+//!   files inside a run for a viewer, refusing any path that leaves it.
 //!
 //! Nothing here knows about the index or decides what a user operation does;
 //! that is [`crate::ops`].
@@ -16,6 +17,7 @@ pub mod fs;
 pub mod lock;
 pub mod project;
 pub mod run;
+pub mod run_files;
 pub mod transcript;
 pub mod variables;
 pub mod work_session;

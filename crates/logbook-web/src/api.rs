@@ -1,0 +1,274 @@
+//! The JSON API of INTERFACE.md's "HTTP" part. Each handler is one `ops`
+//! call (in a blocking task: the index and the files are synchronous) and
+//! answers with the shape the CLI's `--json` prints for the same operation.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use logbook::clock;
+use logbook::model::ids::RunId;
+use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::transcript::Kind as TranscriptKind;
+use logbook::ops::{run, run_files, transcript, work_session, workflow};
+use serde_json::Value;
+
+use crate::AppState;
+use crate::files;
+use crate::guard::Refusal;
+
+/// The largest page `GET /api/runs` and the run list give: a page is never
+/// "every run".
+pub(crate) const MAX_PAGE: usize = 500;
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/runs", get(runs))
+        .route("/api/runs/{id}", get(run_show))
+        .route("/api/runs/{id}/tree", get(run_tree))
+        .route("/api/runs/{id}/lineage", get(run_lineage))
+        .route("/api/runs/{id}/files/{*path}", get(files::raw))
+        .route("/api/sessions", get(sessions))
+        .route("/api/sessions/{id}", get(session))
+        .route("/api/sessions/{id}/workflow", get(session_workflow))
+        .route("/api/transcripts", get(transcripts))
+        .route("/api/transcripts/{id}", get(transcript_show))
+}
+
+/// Runs `f` on the blocking pool with the project.
+pub(crate) async fn blocking<T: Send + 'static>(
+    state: &Arc<AppState>,
+    f: impl FnOnce(&logbook::Project) -> Result<T, Refusal> + Send + 'static,
+) -> Result<T, Refusal> {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || f(&state.project))
+        .await
+        .map_err(|_| Refusal::Internal)?
+}
+
+/// A run id from a URL: a whole UUID, nothing else (no prefixes, no paths).
+pub(crate) fn run_id(text: &str) -> Result<RunId, Refusal> {
+    RunId::parse(text).map_err(|_| Refusal::NotFound)
+}
+
+/// A paging number from a query string.
+fn number(q: &HashMap<String, String>, key: &str) -> Result<Option<usize>, Refusal> {
+    match q.get(key).map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => s
+            .parse::<usize>()
+            .map(Some)
+            .map_err(|_| Refusal::BadRequest(format!("{key} must be a whole number"))),
+    }
+}
+
+fn param(q: &HashMap<String, String>, key: &str) -> Option<String> {
+    q.get(key)
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The [`RunQuery`] of the run list's and `/api/runs`' query string.
+pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal> {
+    let now = clock::now();
+    let since = match param(q, "since") {
+        Some(s) => Some(parse_since(&s, now).map_err(|e| Refusal::BadRequest(e.to_string()))?),
+        None => None,
+    };
+    let limit = number(q, "limit")?
+        .unwrap_or(run::DEFAULT_PAGE)
+        .min(MAX_PAGE);
+    let query = RunQuery {
+        agent: param(q, "agent"),
+        workflow: param(q, "workflow"),
+        status: param(q, "status"),
+        user: param(q, "user"),
+        tag: param(q, "tag"),
+        since,
+        text: param(q, "q"),
+        limit: Some(limit),
+        offset: number(q, "offset")?.unwrap_or(0),
+    };
+    query
+        .matcher()
+        .map_err(|e| Refusal::BadRequest(e.to_string()))?;
+    Ok(query)
+}
+
+/// `GET /api/runs`: an array as `find --json`, newest first; the total
+/// number of matches in `X-Total-Count`.
+async fn runs(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, Refusal> {
+    let query = run_query(&q)?;
+    let (found, total) = blocking(&state, move |p| {
+        let page = run::find_page(p, &query).map_err(|e| match e.kind() {
+            logbook::ErrorKind::Invalid => Refusal::BadRequest(e.to_string()),
+            _ => Refusal::from_error(&e),
+        })?;
+        Ok((run::found(&page.hits, clock::now()), page.total))
+    })
+    .await?;
+    let mut r = Json(found).into_response();
+    r.headers_mut()
+        .insert("x-total-count", HeaderValue::from(total));
+    Ok(r)
+}
+
+/// `GET /api/runs/{uuid}`: what `run show --json` prints.
+async fn run_show(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = run_id(&id)?;
+    let entry = blocking(&state, move |p| {
+        let r = run::show(p, id.as_str())?;
+        Ok(run::entry(&r, clock::now()))
+    })
+    .await?;
+    Ok(Json(entry).into_response())
+}
+
+/// `GET /api/runs/{uuid}/tree`: the run's files, `manifest.json` hidden.
+async fn run_tree(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = run_id(&id)?;
+    let tree = blocking(&state, move |p| Ok(run_files::tree(p, &id)?)).await?;
+    Ok(Json(tree).into_response())
+}
+
+/// `GET /api/runs/{uuid}/lineage`: what `lineage --format json` prints.
+async fn run_lineage(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = run_id(&id)?;
+    let graph = blocking(&state, move |p| {
+        Ok(run::lineage(p, id.as_str(), &clock::local_zone())?)
+    })
+    .await?;
+    Ok(Json(graph).into_response())
+}
+
+/// `GET /api/sessions`: what `list --json` prints.
+async fn sessions(State(state): State<Arc<AppState>>) -> Result<Response, Refusal> {
+    let json = blocking(&state, |p| {
+        Ok(work_session::listing_json(
+            &work_session::list(p)?,
+            true,
+            true,
+        ))
+    })
+    .await?;
+    Ok(Json(json).into_response())
+}
+
+/// A work session id from a URL: checked before it names a file.
+pub(crate) fn session_id(text: &str) -> Result<String, Refusal> {
+    logbook::model::ids::WorkSessionId::parse(text)
+        .map(|id| id.to_string())
+        .map_err(|_| Refusal::NotFound)
+}
+
+/// `GET /api/sessions/{id}`: what `status ID --json` prints.
+async fn session(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = session_id(&id)?;
+    let json = blocking(&state, move |p| {
+        Ok(work_session::get(p, Some(&id))?.to_json())
+    })
+    .await?;
+    Ok(Json(json).into_response())
+}
+
+/// `GET /api/sessions/{id}/workflow`: what `workflow show --json` prints;
+/// `?full=1` adds `fullHistory` as `--full` does.
+async fn session_workflow(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, Refusal> {
+    let id = session_id(&id)?;
+    let full = q
+        .get("full")
+        .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"));
+    let json = blocking(&state, move |p| {
+        let loaded = workflow::load(p, Some(&id))?;
+        let history = full.then(|| workflow::full_history_lenient(&loaded).0);
+        Ok(workflow::loaded_json(&loaded, history.as_deref()))
+    })
+    .await?;
+    Ok(Json(json).into_response())
+}
+
+/// The transcript listing options of a query string (`kind=main|subagent`,
+/// `limit`, `offset`); every workdir, as `--all`.
+pub(crate) fn transcript_options(
+    q: &HashMap<String, String>,
+) -> Result<transcript::ListOptions, Refusal> {
+    let kind = match param(q, "kind").as_deref() {
+        None => None,
+        Some("main") => Some(TranscriptKind::Main),
+        Some("subagent") => Some(TranscriptKind::Subagent),
+        Some(_) => return Err(Refusal::BadRequest("kind is main or subagent".into())),
+    };
+    Ok(transcript::ListOptions {
+        within: None,
+        kind,
+        limit: Some(
+            number(q, "limit")?
+                .unwrap_or(run::DEFAULT_PAGE)
+                .min(MAX_PAGE),
+        ),
+        offset: number(q, "offset")?.unwrap_or(0),
+    })
+}
+
+/// `GET /api/transcripts`: what `transcript list --all --json` prints.
+async fn transcripts(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, Refusal> {
+    let opts = transcript_options(&q)?;
+    let listing = blocking(&state, move |p| Ok(transcript::list(p, &opts)?)).await?;
+    Ok(Json(listing.transcripts).into_response())
+}
+
+/// A transcript id from a URL: a UUID or a short id, letters, digits and
+/// hyphens only.
+pub(crate) fn transcript_id(text: &str) -> Result<String, Refusal> {
+    if !text.is_empty()
+        && text.len() <= 64
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        Ok(text.to_string())
+    } else {
+        Err(Refusal::NotFound)
+    }
+}
+
+/// `GET /api/transcripts/{id}`: what `transcript show --json` prints.
+async fn transcript_show(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = transcript_id(&id)?;
+    let json: Value = blocking(&state, move |p| {
+        Ok(transcript::load(p, &id)?.transcript.into_value())
+    })
+    .await?;
+    let mut r = Json(json).into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(r)
+}

@@ -1,0 +1,292 @@
+//! What every request passes before a handler sees it, and the headers
+//! every response leaves with.
+//!
+//! - Methods: GET and HEAD only; anything else is 405 (`/mcp` aside, whose
+//!   transport needs POST).
+//! - Token: when one is set, each request carries it as
+//!   `Authorization: Bearer T` or in the `logbook_token` cookie; a
+//!   `?token=T` link sets the cookie and redirects to the same page without
+//!   it, so the token does not linger in the address bar or history.
+//! - Host: without a token (loopback only), the `Host` header must name a
+//!   loopback host, so a web page that rebinds its DNS name to 127.0.0.1
+//!   cannot read the viewer.
+//! - Errors: a short word ("not found", "access denied"), never a path.
+//! - Headers: `nosniff`, no referrer, no framing, and a strict
+//!   Content-Security-Policy on the viewer's own pages (run files carry
+//!   their own sandboxing policy, set in `files`).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::AppState;
+
+/// The cookie a `?token=` link sets.
+pub const TOKEN_COOKIE: &str = "logbook_token";
+
+/// The policy of the viewer's own pages: only its own stylesheet, script
+/// and images; no inline script, no framing, no form posts elsewhere.
+pub const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The policy of every agent-written file: a sandbox (no script, an opaque
+/// origin), so an HTML or SVG output cannot act in the viewer's origin.
+pub const FILE_CSP: &str = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'";
+
+const REFUSAL_MARK: &str = "x-logbook-refusal";
+
+/// A refusal, as the client sees it: a status and a word, nothing more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// 404: no such run, file, session or page (or a path that cannot be one).
+    NotFound,
+    /// 403 (401 without a token): the request reaches outside what is
+    /// served, or lacks the token.
+    Denied,
+    /// 400, with a message about the user's own query (no paths).
+    BadRequest(String),
+    /// 405.
+    Method,
+    /// 500: something failed on the server; details are not sent.
+    Internal,
+}
+
+impl Refusal {
+    /// Maps a library error to what the client may see: its kind, never
+    /// its message (which may name files).
+    pub fn from_error(e: &logbook::Error) -> Refusal {
+        match e.kind() {
+            logbook::ErrorKind::NotFound => Refusal::NotFound,
+            logbook::ErrorKind::Invalid => Refusal::Denied,
+            _ => Refusal::Internal,
+        }
+    }
+}
+
+impl From<logbook::Error> for Refusal {
+    fn from(e: logbook::Error) -> Refusal {
+        Refusal::from_error(&e)
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let (status, text) = match self {
+            Refusal::NotFound => (StatusCode::NOT_FOUND, "not found".to_string()),
+            Refusal::Denied => (StatusCode::FORBIDDEN, "access denied".to_string()),
+            Refusal::BadRequest(m) => (StatusCode::BAD_REQUEST, format!("bad request: {m}")),
+            Refusal::Method => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed".to_string(),
+            ),
+            Refusal::Internal => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error".to_string(),
+            ),
+        };
+        let mut r = (
+            status,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            text,
+        )
+            .into_response();
+        // Marks a refusal as ours, so `check` can tell it from an extractor's
+        // rejection (whose text may echo the request).
+        r.headers_mut()
+            .insert(REFUSAL_MARK, HeaderValue::from_static("1"));
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        }
+        r
+    }
+}
+
+/// The fallback route: any unknown path.
+pub(crate) async fn not_found() -> Refusal {
+    Refusal::NotFound
+}
+
+fn same(a: &str, b: &str) -> bool {
+    // Compares every byte whatever the first difference, so the time taken
+    // does not tell how much of a guess was right.
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+fn presented_token(headers: &HeaderMap) -> Option<String> {
+    if let Some(v) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        && let Some(t) = v.strip_prefix("Bearer ")
+    {
+        return Some(t.trim().to_string());
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| {
+            c.trim()
+                .strip_prefix(TOKEN_COOKIE)
+                .and_then(|r| r.strip_prefix('='))
+                .map(|t| {
+                    percent_encoding::percent_decode_str(t)
+                        .decode_utf8_lossy()
+                        .into_owned()
+                })
+        })
+}
+
+/// The `token` query parameter, and the query without it.
+fn token_in_query(query: &str) -> Option<(String, String)> {
+    let mut token = None;
+    let mut rest = vec![];
+    for pair in query.split('&') {
+        match pair.strip_prefix("token=") {
+            Some(t) if token.is_none() => {
+                token = Some(
+                    percent_encoding::percent_decode_str(t)
+                        .decode_utf8_lossy()
+                        .into_owned(),
+                );
+            }
+            _ => rest.push(pair),
+        }
+    }
+    token.map(|t| (t, rest.join("&")))
+}
+
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+        // HTTP/1.0 without Host: only a local client sends that.
+        return true;
+    };
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default()
+    } else {
+        host.rsplit_once(':').map_or(host, |(n, _)| n)
+    };
+    let name = name.to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The middleware: method, token and host checks, then the headers.
+pub(crate) async fn check(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let path = req.uri().path();
+    let mcp = path == "/mcp" || path.starts_with("/mcp/");
+    if !mcp && req.method() != Method::GET && req.method() != Method::HEAD {
+        return finish(Refusal::Method.into_response());
+    }
+    match &state.token {
+        Some(token) => {
+            let presented = presented_token(req.headers());
+            if !presented.as_deref().is_some_and(|p| same(p, token)) {
+                if let Some((t, rest)) = req.uri().query().and_then(token_in_query)
+                    && same(&t, token)
+                {
+                    let target = if rest.is_empty() {
+                        path.to_string()
+                    } else {
+                        format!("{path}?{rest}")
+                    };
+                    let cookie = format!(
+                        "{TOKEN_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
+                        percent_encoding::utf8_percent_encode(
+                            token,
+                            percent_encoding::NON_ALPHANUMERIC
+                        )
+                    );
+                    let mut r = (StatusCode::SEE_OTHER, "").into_response();
+                    if let (Ok(loc), Ok(c)) = (
+                        HeaderValue::from_str(&target),
+                        HeaderValue::from_str(&cookie),
+                    ) {
+                        r.headers_mut().insert(header::LOCATION, loc);
+                        r.headers_mut().insert(header::SET_COOKIE, c);
+                    }
+                    return finish(r);
+                }
+                let mut r = Refusal::Denied.into_response();
+                *r.status_mut() = StatusCode::UNAUTHORIZED;
+                r.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"logbook\""),
+                );
+                return finish(r);
+            }
+        }
+        None => {
+            if !loopback_host(req.headers()) {
+                return finish(Refusal::Denied.into_response());
+            }
+        }
+    }
+    let r = next.run(req).await;
+    // An extractor's rejection (a path segment that is not UTF-8, a bad
+    // query string) is answered with our own word instead of its text.
+    if r.status().is_client_error() && !r.headers().contains_key(REFUSAL_MARK) {
+        return finish(Refusal::NotFound.into_response());
+    }
+    finish(r)
+}
+
+fn finish(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.remove(REFUSAL_MARK);
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(PAGE_CSP),
+        );
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_query_is_taken_out_of_the_link() {
+        assert_eq!(
+            token_in_query("a=1&token=s%20t&b=2"),
+            Some(("s t".into(), "a=1&b=2".into()))
+        );
+        assert_eq!(token_in_query("a=1"), None);
+    }
+
+    #[test]
+    fn only_loopback_hosts_pass_without_a_token() {
+        for (host, ok) in [
+            ("127.0.0.1:7777", true),
+            ("localhost:7777", true),
+            ("[::1]:7777", true),
+            ("evil.example:7777", false),
+            ("127.0.0.1.evil.example", false),
+        ] {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_str(host).unwrap());
+            assert_eq!(loopback_host(&h), ok, "{host}");
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Integration tests of `logbook serve`'s server: a real server on an
+//! ephemeral loopback port over a real project, spoken to over raw TCP (so
+//! hostile request lines reach the server exactly as written).
+
+#![allow(clippy::unwrap_used)]
+
+mod api;
+mod browser;
+mod harness;
+mod pages;
+mod security;

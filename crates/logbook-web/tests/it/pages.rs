@@ -1,0 +1,181 @@
+//! The HTML pages show what the JSON says, read without JavaScript, and
+//! follow changes live.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use logbook::ops::run;
+
+use crate::harness::Served;
+
+fn page(s: &Served, target: &str) -> String {
+    let r = s.get(target);
+    assert_eq!(r.status, 200, "{target}: {}", r.text());
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    r.text()
+}
+
+#[test]
+fn the_run_list_groups_by_agent_filters_searches_and_pages() {
+    let s = Served::demo();
+    let html = page(&s, "/");
+    for title in [
+        "Alex the Facilitator",
+        "Casey",
+        "Pixel",
+        "Quinn the Auditor",
+    ] {
+        assert!(html.contains(title), "{title} missing");
+    }
+    assert!(html.contains("4 runs match"));
+    assert!(html.contains("badge s-running") && html.contains("badge s-completed"));
+    let found = page(&s, "/?q=laptops");
+    assert!(found.contains("<mark>"), "no highlighted snippet");
+    let pixel = page(&s, "/?agent=pixel");
+    assert!(pixel.contains("1 run matches") && !pixel.contains("Quinn the Auditor - "));
+    let paged = page(&s, "/?limit=2");
+    assert!(paged.contains("1–2 of 4") && paged.contains("offset=2"));
+    let second = page(&s, "/?limit=2&offset=2");
+    assert!(second.contains("3–4 of 4") && second.contains("Newer"));
+    let bad = page(&s, "/?workflow=%5B");
+    assert!(bad.contains("not a regular expression"), "{bad}");
+}
+
+#[test]
+fn run_file_lineage_session_workflow_and_transcript_pages() {
+    let s = Served::demo_with(None, |root| {
+        let outputs = root.join("docs/agent-outputs");
+        let first = std::fs::read_dir(&outputs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .min()
+            .unwrap();
+        std::fs::write(first.join("big.txt"), "x".repeat(1024 * 1024 + 10)).unwrap();
+        std::fs::write(first.join("blob.bin"), [0u8, 1, 2, 3, 0, 255]).unwrap();
+        std::fs::write(first.join("pic.png"), [0x89, b'P', b'N', b'G']).unwrap();
+        std::fs::write(
+            first.join("evil.md"),
+            "# Hi\n<script>alert(1)</script><img src=x onerror=alert(1)>",
+        )
+        .unwrap();
+    });
+    let mut runs: Vec<String> = s.demo.runs.clone();
+    runs.sort();
+    let first = &runs[0];
+    let id = &s.demo.runs[1];
+    let html = page(&s, &format!("/runs/{id}"));
+    assert!(html.contains("<svg") && html.contains("Lineage graph"));
+    assert!(
+        !html.contains(">manifest.json</a>"),
+        "manifest hidden from the tree"
+    );
+    assert!(html.contains("Outputs") || html.contains("OUTPUTS"));
+    let r = run::show(&s.project(), id).unwrap();
+    let md = &r.manifest.outputs[0].file;
+    let doc = page(&s, &format!("/runs/{id}/files/{md}"));
+    assert!(
+        doc.contains("<article class=\"doc\"><h1>"),
+        "Markdown rendered"
+    );
+
+    let evil = page(&s, &format!("/runs/{first}/files/evil.md"));
+    assert!(
+        !evil.contains("<script>alert") && !evil.contains("onerror"),
+        "{evil}"
+    );
+    let big = page(&s, &format!("/runs/{first}/files/big.txt"));
+    assert!(big.contains("only the first 1 MiB is shown"));
+    assert!(big.len() < 1024 * 1024 + 20_000);
+    let blob = page(&s, &format!("/runs/{first}/files/blob.bin"));
+    assert!(blob.contains("A binary file") && blob.contains("download=1"));
+    let pic = page(&s, &format!("/runs/{first}/files/pic.png"));
+    assert!(pic.contains(&format!("<img src=\"/api/runs/{first}/files/pic.png\"")));
+
+    let lineage = page(&s, &format!("/runs/{id}/lineage"));
+    assert!(lineage.contains("Builds on") && lineage.contains("<svg"));
+    let ws = &s.demo.work_session;
+    let session = page(&s, &format!("/sessions/{ws}"));
+    assert!(
+        session.contains("thresholds: 80 % warning")
+            && session.contains("tokens saved by isolation")
+    );
+    assert!(session.contains("Requirements gathered"));
+    let wf = page(&s, &format!("/sessions/{ws}/workflow"));
+    assert!(wf.contains("compacted") && wf.contains("Decisions") && wf.contains("Verdicts"));
+    let sessions = page(&s, "/sessions");
+    assert!(sessions.contains(ws.as_str()));
+    let ts = page(&s, "/transcripts");
+    assert!(ts.contains("subagent") && ts.contains("main"));
+    let tid = s.demo.transcripts[0].clone();
+    let t = page(&s, &format!("/transcripts/{tid}"));
+    assert!(t.contains("class=\"msg"));
+    // Assets are served from the binary.
+    let css = s.get("/assets/style.css");
+    assert_eq!(css.status, 200);
+    assert!(css.text().contains("prefers-color-scheme: dark"));
+    assert_eq!(s.get("/assets/app.js").status, 200);
+}
+
+/// Reads server-sent `data:` lines until `n` have arrived or time is up.
+fn events(reader: &mut impl BufRead, n: usize, within: Duration) -> Vec<String> {
+    let start = Instant::now();
+    let mut out = vec![];
+    let mut line = String::new();
+    while out.len() < n && start.elapsed() < within {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        if let Some(d) = line.trim().strip_prefix("data:") {
+            out.push(d.trim().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_list_and_a_running_run_update_live() {
+    let s = Served::demo();
+    let running = s.get_json("/api/runs?status=running")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let open = |target: &str| {
+        let mut c = TcpStream::connect(s.addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+        write!(c, "GET {target} HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr).unwrap();
+        BufReader::new(c)
+    };
+    let mut list = open("/api/live?view=list");
+    let mut one = open(&format!("/api/live?view=run&id={running}"));
+    assert_eq!(events(&mut list, 1, Duration::from_secs(10)).len(), 1);
+    assert_eq!(events(&mut one, 1, Duration::from_secs(10)).len(), 1);
+    // Another process writes: a new run, and a file in the running run.
+    run::start(
+        &s.project(),
+        run::StartOptions {
+            agent: "zoe".into(),
+            workflow: Some("late".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    std::fs::write(s.outputs().join(&running).join("new.md"), "# new").unwrap();
+    assert_eq!(
+        events(&mut list, 1, Duration::from_secs(10)).len(),
+        1,
+        "list did not update"
+    );
+    assert_eq!(
+        events(&mut one, 1, Duration::from_secs(10)).len(),
+        1,
+        "run did not update"
+    );
+    let stamp = s.get("/api/live?view=list&once=1");
+    assert_eq!(stamp.status, 200);
+    assert_eq!(stamp.text().len(), 16);
+    // A page about a running run reloads itself without JavaScript too.
+    assert!(page(&s, &format!("/runs/{running}")).contains("http-equiv=\"refresh\""));
+    assert!(page(&s, &format!("/runs/{running}")).contains("data-live=\"/api/live?view=run"));
+}

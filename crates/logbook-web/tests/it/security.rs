@@ -1,0 +1,292 @@
+//! The seed's "Security & Access Control": hostile paths and requests, each
+//! refused without a byte from outside the outputs folder and without a
+//! path in the answer.
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use crate::harness::{Reply, Served, raw};
+
+const SECRET: &str = "TOPSECRET-OUTSIDE-7f3a";
+const FAKE: &str = "TOPSECRET-LOOKALIKE-91c2";
+/// A run folder that is a symlink to a folder outside `agent-outputs`.
+const LINKED_RUN: &str = "0b7c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3";
+/// A run that exists only in the lookalike sibling `agent-outputs-fake`.
+const FAKE_RUN: &str = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a";
+
+/// The demo project plus everything an attacker would aim at: a secret
+/// beside the outputs, a lookalike sibling folder, symlinks inside a run
+/// that point out, a run folder that is a symlink, and agent-written HTML
+/// and SVG.
+fn hostile() -> (Served, String) {
+    let mut run = String::new();
+    let s = Served::demo_with(None, |root| {
+        let outputs = root.join("docs/agent-outputs");
+        std::fs::write(root.join("secret.txt"), SECRET).unwrap();
+        std::fs::write(root.join("docs/secret.txt"), SECRET).unwrap();
+        let fake = root.join("docs/agent-outputs-fake").join(FAKE_RUN);
+        std::fs::create_dir_all(&fake).unwrap();
+        std::fs::write(fake.join("x.md"), FAKE).unwrap();
+        std::fs::write(fake.join("manifest.json"), "{}").unwrap();
+        let elsewhere = root.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("secret.txt"), SECRET).unwrap();
+        std::fs::copy(first_manifest(&outputs), elsewhere.join("manifest.json")).unwrap();
+        symlink(&elsewhere, outputs.join(LINKED_RUN)).unwrap();
+        let first = first_run(&outputs);
+        let dir = outputs.join(&first);
+        symlink(root.join("secret.txt"), dir.join("escape.txt")).unwrap();
+        symlink("../../../secret.txt", dir.join("relative-escape.txt")).unwrap();
+        symlink(root, dir.join("escape_dir")).unwrap();
+        symlink(root.join("docs/agent-outputs-fake"), dir.join("sibling")).unwrap();
+        symlink("/etc", dir.join("etc")).unwrap();
+        symlink("/dev/zero", dir.join("zero")).unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(dir.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(fifo.success());
+        std::fs::write(
+            dir.join("page.html"),
+            "<html><script>alert(document.cookie)</script></html>",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("pic.svg"),
+            "<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>",
+        )
+        .unwrap();
+        run = first;
+    });
+    (s, run)
+}
+
+fn first_run(outputs: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(outputs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.len() == 36 && n != LINKED_RUN)
+        .collect();
+    names.sort();
+    names.remove(0)
+}
+
+fn first_manifest(outputs: &Path) -> std::path::PathBuf {
+    outputs.join(first_run(outputs)).join("manifest.json")
+}
+
+/// A refusal: a 4xx status, a short answer, no secret, no path.
+fn assert_refused(s: &Served, what: &str, r: &Reply) {
+    assert!(
+        (400..500).contains(&r.status),
+        "{what}: answered {} {:?}",
+        r.status,
+        r.text()
+    );
+    let text = r.text();
+    for leak in [
+        SECRET,
+        FAKE,
+        s.root.to_str().unwrap(),
+        "/tmp",
+        "/etc",
+        "root:x:",
+        "agent-outputs",
+    ] {
+        assert!(!text.contains(leak), "{what}: leaked {leak:?} in {text:?}");
+    }
+    for (k, v) in &r.headers {
+        assert!(
+            !v.contains(s.root.to_str().unwrap()),
+            "{what}: leaked a path in header {k}"
+        );
+    }
+    assert!(text.len() < 100, "{what}: a long error: {text:?}");
+}
+
+#[test]
+fn hostile_paths_are_refused_without_leaking() {
+    let (s, run) = hostile();
+    let files = format!("/api/runs/{run}/files/");
+    let page = format!("/runs/{run}/files/");
+    let long_path = "a/".repeat(3000) + "x";
+    let long_name = "x".repeat(300);
+    let attacks: Vec<String> = vec![
+        "../../../secret.txt".into(),
+        "../../secret.txt".into(),
+        "..%2f..%2f..%2fsecret.txt".into(),
+        "..%2F..%2F..%2Fsecret.txt".into(),
+        "%2e%2e/%2e%2e/%2e%2e/secret.txt".into(),
+        "%2E%2E/%2E%2E/%2E%2E/secret.txt".into(),
+        "%2e%2e%2f%2e%2e%2f%2e%2e%2fsecret.txt".into(),
+        "%252e%252e/%252e%252e/%252e%252e/secret.txt".into(),
+        "..%252f..%252f..%252fsecret.txt".into(),
+        "%25252e%25252e/secret.txt".into(),
+        "..%5c..%5c..%5csecret.txt".into(),
+        "..\\..\\..\\secret.txt".into(),
+        "x%00.md".into(),
+        "%00".into(),
+        "/etc/passwd".into(),
+        "%2fetc%2fpasswd".into(),
+        "escape.txt".into(),
+        "relative-escape.txt".into(),
+        "escape_dir/secret.txt".into(),
+        "escape_dir/docs/secret.txt".into(),
+        format!("sibling/{FAKE_RUN}/x.md"),
+        "etc/passwd".into(),
+        "zero".into(),
+        "pipe".into(),
+        "./escape.txt".into(),
+        "stories/../../secret.txt".into(),
+        "a/./b".into(),
+        "a//b".into(),
+        "%c0%ae%c0%ae/%c0%ae%c0%ae/secret.txt".into(),
+        "%ff%fe".into(),
+        "C:/Windows/win.ini".into(),
+        "C:%5cWindows%5cwin.ini".into(),
+        "file:///etc/passwd".into(),
+        long_path,
+        long_name,
+        String::new(),
+        "..".into(),
+        ".".into(),
+    ];
+    let mut count = 0;
+    for a in &attacks {
+        for prefix in [&files, &page] {
+            let target = format!("{prefix}{a}");
+            let r = s.get(&target);
+            assert_refused(&s, &target, &r);
+            count += 1;
+        }
+    }
+    let others: Vec<String> = vec![
+        "/api/runs/..%2f..%2fsecret.txt/files/x".into(),
+        "/api/runs/../../secret.txt".into(),
+        "/api/runs/not-a-uuid".into(),
+        "/api/runs/not-a-uuid/tree".into(),
+        format!("/api/runs/{}", &run[..8]),
+        format!("/api/runs/{run}%00/tree"),
+        format!("/api/runs/{run}%2f..%2f..%2fsecret.txt"),
+        format!("/api/runs/{}/files/secret.txt", LINKED_RUN),
+        format!("/api/runs/{}/tree", LINKED_RUN),
+        format!("/runs/{}", LINKED_RUN),
+        format!("/api/runs/{FAKE_RUN}/files/x.md"),
+        format!("/api/runs/{FAKE_RUN}/tree"),
+        format!("/api/runs/{FAKE_RUN}"),
+        format!("/api/runs/{run}/files/"),
+        "/api/sessions/..%2f..%2fsecret".into(),
+        "/api/sessions/../../secret.txt".into(),
+        "/api/sessions/SES202501-A-B%2f..%2f..%2fsecret/workflow".into(),
+        "/sessions/..%2f..%2fsecret".into(),
+        "/api/transcripts/..%2f..%2fsecret.txt".into(),
+        "/api/transcripts/../../secret.txt".into(),
+        "/transcripts/..%2fsecret".into(),
+        "/assets/../secret.txt".into(),
+        "/assets/..%2f..%2fsecret.txt".into(),
+        "/../../secret.txt".into(),
+        "/%2e%2e/%2e%2e/secret.txt".into(),
+        "//etc/passwd".into(),
+    ];
+    for target in &others {
+        let r = s.get(target);
+        assert_refused(&s, target, &r);
+        count += 1;
+    }
+    assert!(count >= 40, "only {count} attacks");
+}
+
+#[test]
+fn raw_request_lines_that_bend_http_are_refused() {
+    let (s, run) = hostile();
+    for line in [
+        format!("GET http://127.0.0.1/api/runs/{run}/files/../../../secret.txt HTTP/1.1"),
+        format!("GET /api/runs/{run}/files/..\\..\\secret.txt HTTP/1.1"),
+        format!("GET /api/runs/{run}/files/%2e%2e/%2e%2e/secret.txt?x=/../.. HTTP/1.0"),
+        "GET ../../secret.txt HTTP/1.1".to_string(),
+        "GET * HTTP/1.1".to_string(),
+    ] {
+        let req = format!("{line}\r\nHost: {}\r\nConnection: close\r\n\r\n", s.addr);
+        let r = raw(s.addr, req.as_bytes());
+        let text = r.text();
+        assert!(!(200..300).contains(&r.status), "{line}: {}", r.status);
+        assert!(
+            !text.contains(SECRET) && !text.contains(s.root.to_str().unwrap()),
+            "{line}: {text}"
+        );
+    }
+}
+
+#[test]
+fn only_get_and_head() {
+    let (s, run) = hostile();
+    for (method, target) in [
+        ("POST", "/api/runs".to_string()),
+        ("PUT", format!("/api/runs/{run}/files/notes.md")),
+        ("DELETE", format!("/api/runs/{run}")),
+        ("PATCH", "/".to_string()),
+        ("OPTIONS", "/api/runs".to_string()),
+        ("TRACE", "/".to_string()),
+        ("POST", format!("/api/runs/{run}/files/../../../secret.txt")),
+        ("PROPFIND", "/".to_string()),
+    ] {
+        let r = s.request(method, &target, &[]);
+        assert_eq!(r.status, 405, "{method} {target}");
+        assert_eq!(r.header("allow"), Some("GET, HEAD"));
+        assert_refused(&s, &format!("{method} {target}"), &r);
+    }
+    assert_eq!(s.request("HEAD", "/api/runs", &[]).status, 200);
+}
+
+#[test]
+fn a_foreign_host_is_refused_without_a_token() {
+    let (s, _) = hostile();
+    for host in ["evil.example", "evil.example:80", "127.0.0.1.evil.example"] {
+        let r = s.request("GET", "/api/runs", &[("Host", host)]);
+        assert_eq!(r.status, 403, "{host}");
+        assert_refused(&s, host, &r);
+    }
+}
+
+#[test]
+fn wrong_tokens_are_refused() {
+    let s = Served::demo_with(Some("right-token"), |_| {});
+    for headers in [
+        vec![],
+        vec![("Authorization", "Bearer wrong-token")],
+        vec![("Authorization", "Bearer right-toke")],
+        vec![("Authorization", "Basic cmlnaHQtdG9rZW4=")],
+        vec![("Cookie", "logbook_token=wrong")],
+    ] {
+        let r = s.request("GET", "/api/runs", &headers);
+        assert_eq!(r.status, 401, "{headers:?}");
+        assert_refused(&s, "token", &r);
+    }
+    let r = s.get("/api/runs?token=wrong");
+    assert_eq!(r.status, 401);
+}
+
+#[test]
+fn agent_written_html_and_svg_cannot_run_in_the_viewer() {
+    let (s, run) = hostile();
+    for file in ["page.html", "pic.svg"] {
+        let r = s.get(&format!("/api/runs/{run}/files/{file}"));
+        assert_eq!(r.status, 200, "{file}");
+        let csp = r.header("content-security-policy").unwrap();
+        assert!(csp.split(';').next().unwrap().trim() == "sandbox", "{csp}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        assert_ne!(r.header("content-type"), Some("text/html"));
+    }
+    let html = s.get(&format!("/api/runs/{run}/files/page.html"));
+    assert!(
+        html.header("content-type")
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    // The viewer's own pages carry a strict policy: no inline script.
+    let page = s.get("/");
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"));
+    assert!(!csp.contains("unsafe-inline"));
+    assert_eq!(page.header("x-frame-options"), Some("DENY"));
+}

@@ -1,0 +1,264 @@
+//! The files inside a run folder, as a viewer shows them: the folder's tree
+//! and one file opened for reading. This is the only place a path that came
+//! over the network touches the disk, so it is strict (the seed's "Security
+//! & Access Control"):
+//!
+//! - a requested path is relative, `/`-separated, and each part is a plain
+//!   name: no `..`, `.`, empty part, backslash, NUL or control character,
+//!   and not overlong;
+//! - the run folder is resolved (symlinks followed) and must be exactly
+//!   `{agent_outputs_folder}/{id}`: a run folder that is itself a symlink
+//!   elsewhere is refused;
+//! - the file is resolved too and must lie inside that run folder, compared
+//!   by whole path components (`agent-outputs-fake` is not inside
+//!   `agent-outputs`), so a symlink inside a run pointing outside is
+//!   refused.
+//!
+//! The trap: checking the path as written and then opening it lets a
+//! symlink swapped in between escape. The check is made on the resolved
+//! path, and the resolved path is what gets opened.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::model::ids::RunId;
+use crate::model::run::MANIFEST_FILE;
+use crate::store::{self, Project};
+
+/// The longest requested path accepted, in bytes (Linux's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+/// The longest part of a requested path accepted, in bytes (`NAME_MAX`).
+pub const MAX_NAME_BYTES: usize = 255;
+/// How many entries a tree lists at most; a run with more says so.
+pub const MAX_TREE_ENTRIES: usize = 5000;
+
+/// One file or folder in a run's tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TreeEntry {
+    /// Path relative to the run folder, `/`-separated.
+    pub path: String,
+    /// `file` or `dir`.
+    pub kind: &'static str,
+    /// Size in bytes (0 for a folder).
+    pub size: u64,
+    /// How many folders deep it sits (0 at the top).
+    pub depth: usize,
+}
+
+/// A run's file tree as [`tree`] lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tree {
+    /// The run id.
+    pub session_id: String,
+    /// Folders first, then files, each by name; `manifest.json` hidden.
+    pub entries: Vec<TreeEntry>,
+    /// True when the run holds more than [`MAX_TREE_ENTRIES`] entries.
+    pub truncated: bool,
+}
+
+/// A file of a run opened for reading by [`open`].
+#[derive(Debug)]
+pub struct RunFile {
+    /// The open file (the resolved path, checked before opening).
+    pub file: File,
+    /// Its size in bytes when opened.
+    pub size: u64,
+    /// The path as requested, normalised (relative to the run folder).
+    pub path: String,
+}
+
+fn denied(what: &str, reason: &str) -> Error {
+    Error::invalid("file path", what, reason.to_string())
+}
+
+fn missing(what: &str) -> Error {
+    Error::not_found(
+        "file",
+        what,
+        "the run's tree (`GET /api/runs/{id}/tree`) lists its files",
+    )
+}
+
+/// Splits a requested path into its plain parts, refusing anything that is
+/// not a plain relative name.
+pub fn parts(requested: &str) -> Result<Vec<&str>> {
+    if requested.is_empty() {
+        return Err(denied(requested, "empty path"));
+    }
+    if requested.len() > MAX_PATH_BYTES {
+        return Err(denied("(overlong)", "path too long"));
+    }
+    if requested.starts_with('/') {
+        return Err(denied(requested, "absolute path"));
+    }
+    if requested.contains('\\') {
+        return Err(denied(requested, "backslash in path"));
+    }
+    if requested.chars().any(char::is_control) {
+        return Err(denied(requested, "control character in path"));
+    }
+    let parts: Vec<&str> = requested.split('/').collect();
+    for part in &parts {
+        if part.is_empty() || *part == "." || *part == ".." {
+            return Err(denied(requested, "not a plain relative path"));
+        }
+        if part.len() > MAX_NAME_BYTES {
+            return Err(denied("(overlong)", "name too long"));
+        }
+        // A drive letter (`C:`) means an absolute path elsewhere.
+        if part.len() == 2 && part.ends_with(':') {
+            return Err(denied(requested, "drive letter in path"));
+        }
+    }
+    Ok(parts)
+}
+
+/// The run folder resolved, which must be exactly the run's entry in the
+/// resolved `agent_outputs_folder` (not a symlink to elsewhere).
+fn run_root(p: &Project, id: &RunId) -> Result<PathBuf> {
+    let outputs =
+        std::fs::canonicalize(&p.config.agent_outputs_folder).map_err(|_| missing(id.as_str()))?;
+    let folder = store::run::locate(p, id)?;
+    let resolved = std::fs::canonicalize(&folder).map_err(|_| missing(id.as_str()))?;
+    let name = folder.file_name().ok_or_else(|| missing(id.as_str()))?;
+    if resolved != outputs.join(name) || !resolved.is_dir() {
+        return Err(denied(
+            id.as_str(),
+            "run folder outside agent_outputs_folder",
+        ));
+    }
+    Ok(resolved)
+}
+
+/// Opens file `requested` (relative to the run folder) of run `id` for
+/// reading, after the checks the module names. An invalid path or one
+/// resolving outside the run is [`crate::ErrorKind::Invalid`]; a path that
+/// does not exist or is not a regular file is [`crate::ErrorKind::NotFound`].
+pub fn open(p: &Project, id: &RunId, requested: &str) -> Result<RunFile> {
+    let parts = parts(requested)?;
+    let root = run_root(p, id)?;
+    let mut path = root.clone();
+    path.extend(&parts);
+    let resolved = std::fs::canonicalize(&path).map_err(|_| missing(requested))?;
+    // Path::starts_with compares whole components.
+    if !resolved.starts_with(&root) || resolved == root {
+        return Err(denied(requested, "outside the run folder"));
+    }
+    // Checked before opening: opening a FIFO would block until a writer
+    // comes, and a device is not an output.
+    if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
+        return Err(missing(requested));
+    }
+    let file = File::open(&resolved).map_err(|_| missing(requested))?;
+    let meta = file.metadata().map_err(|_| missing(requested))?;
+    if !meta.is_file() {
+        return Err(missing(requested));
+    }
+    Ok(RunFile {
+        file,
+        size: meta.len(),
+        path: parts.join("/"),
+    })
+}
+
+/// The files and folders of run `id`, folders first and by name at each
+/// level, `manifest.json` at the top hidden (the seed's `isInternal`).
+/// Symlinks are listed only when they resolve inside the run folder; temp
+/// files of atomic writes are left out.
+pub fn tree(p: &Project, id: &RunId) -> Result<Tree> {
+    let root = run_root(p, id)?;
+    let mut out = Tree {
+        session_id: id.to_string(),
+        entries: vec![],
+        truncated: false,
+    };
+    walk(&root, &root, "", 0, &mut out);
+    Ok(out)
+}
+
+fn walk(root: &Path, dir: &Path, prefix: &str, depth: usize, out: &mut Tree) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut items: Vec<(bool, String, u64, PathBuf)> = vec![];
+    for entry in read.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if (depth == 0 && name == MANIFEST_FILE) || store::is_temp_file(&name) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(resolved) = std::fs::canonicalize(&path) else {
+            continue;
+        };
+        if !resolved.starts_with(root) || resolved == root {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&resolved) else {
+            continue;
+        };
+        // FIFOs, sockets and devices are not outputs.
+        if !meta.is_file() && !meta.is_dir() {
+            continue;
+        }
+        let is_dir = meta.is_dir();
+        // A folder reached through a symlink is shown but not entered, so a
+        // link loop cannot make the walk endless.
+        let enter = is_dir && !entry.file_type().is_ok_and(|t| t.is_symlink());
+        items.push((
+            is_dir,
+            name,
+            if is_dir { 0 } else { meta.len() },
+            if enter { resolved } else { PathBuf::new() },
+        ));
+    }
+    items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    for (is_dir, name, size, sub) in items {
+        if out.entries.len() >= MAX_TREE_ENTRIES {
+            out.truncated = true;
+            return;
+        }
+        let path = format!("{prefix}{name}");
+        out.entries.push(TreeEntry {
+            path: path.clone(),
+            kind: if is_dir { "dir" } else { "file" },
+            size,
+            depth,
+        });
+        if is_dir && !sub.as_os_str().is_empty() {
+            walk(root, &sub, &format!("{path}/"), depth + 1, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+
+    #[test]
+    fn only_plain_relative_paths_pass() {
+        assert_eq!(parts("a/b.md").unwrap(), vec!["a", "b.md"]);
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../b",
+            "a/./b",
+            "a//b",
+            "a\\b",
+            "a\0b",
+            "C:/x",
+            "a/",
+            "..",
+            ".",
+        ] {
+            assert!(parts(bad).is_err(), "{bad:?} passed");
+        }
+        assert!(parts(&"a/".repeat(3000)).is_err());
+        assert!(parts(&"x".repeat(300)).is_err());
+    }
+}
