@@ -383,6 +383,24 @@ pub async fn serve_stdio(
     Ok(())
 }
 
+/// The same server over MCP's streamable HTTP transport, as an axum router
+/// for `logbook serve` to mount at `/mcp`, for agents that cannot spawn a
+/// local process. The viewer's own guard stands in front of it (loopback
+/// `Host` without a token, the token otherwise), so the SDK's loopback-only
+/// host check is left to that guard: with a token, the viewer may be
+/// reached under any host name.
+pub fn http_router(root: Option<PathBuf>) -> axum::Router {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(LogbookServer::new(root.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().disable_allowed_hosts(),
+    );
+    axum::Router::new().fallback_service(service)
+}
+
 /// [`serve_stdio`] on a runtime of its own, for callers that have none
 /// (the CLI's `main`).
 pub fn run_stdio(root: Option<PathBuf>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {

@@ -76,7 +76,10 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
             bind: args.bind,
             token: args.token.clone(),
         },
-    )?;
+    )?
+    .with_mcp(logbook_mcp::http_router(Some(
+        ctx.project.root().to_path_buf(),
+    )));
     let url = server.url();
     let human = format!(
         "Logbook viewer for {} at\n  {url}\nRead-only; Ctrl-C stops it.\n",
