@@ -10,6 +10,7 @@ mod doctor;
 mod environment;
 mod harness;
 mod index;
+mod parse_errors;
 mod readme;
 mod runs;
 mod runs_hardening;
