@@ -189,3 +189,33 @@ fn a_workflow_state_value_of_the_wrong_type_names_the_field() {
         "not the number 5",
     );
 }
+
+#[test]
+fn a_transcript_value_of_the_wrong_type_names_the_field() {
+    let t = TestProject::new();
+    let good: Value = serde_json::from_str(&crate::harness::shared_text(
+        "fixtures/transcript-main.json",
+    ))
+    .unwrap();
+    let mut bad = good.clone();
+    bad["messages"] = json!({"role": "user"});
+    t.write("in/t.json", &serde_json::to_string_pretty(&bad).unwrap());
+    let msg = refused(
+        &t,
+        &["transcript", "import", "in/t.json"],
+        "in/t.json",
+        "messages",
+        "an array is needed here, not an object",
+    );
+    assert!(msg.contains("line "), "{msg}");
+    let mut bad = good.clone();
+    bad["id"] = json!(12);
+    t.write("in/t.json", &serde_json::to_string_pretty(&bad).unwrap());
+    refused(
+        &t,
+        &["transcript", "import", "in/t.json"],
+        "in/t.json",
+        "id",
+        "not the number 12",
+    );
+}

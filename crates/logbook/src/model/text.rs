@@ -44,6 +44,28 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, what: &'static str, text: &s
     })
 }
 
+/// Reads a typed record from a JSON stream (a large file read through a
+/// buffer), with [`parse_json`]'s errors: the file, the field and the line.
+pub fn read_json<T: DeserializeOwned>(
+    path: &Path,
+    what: &'static str,
+    reader: impl std::io::Read,
+) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let reason = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Ok(typed) => match de.end() {
+            Ok(()) => return Ok(typed),
+            Err(e) => field_error("", &e.to_string(), Format::Json),
+        },
+        Err(e) => field_error(&field_path(&e), &e.inner().to_string(), Format::Json),
+    };
+    Err(Error::Corrupt {
+        path: path.to_path_buf(),
+        what,
+        reason,
+    })
+}
+
 /// Parses JSON text once into both the typed record and the raw value: the
 /// raw value is what a rewrite keeps the key order (and unknown keys) of.
 pub fn parse_json_with_raw<T: DeserializeOwned>(
