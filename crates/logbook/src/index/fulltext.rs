@@ -376,6 +376,26 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever the text, a snippet of one of its words marks it and
+        /// shows only whole words of the text.
+        #[test]
+        fn snippets_show_whole_words_of_any_text(
+            words in proptest::collection::vec("[a-zé日ß]{1,12}", 1..80),
+            pick in 0usize..80,
+        ) {
+            let text = words.join(" ");
+            let word = &words[pick % words.len()];
+            let s = snippet(&text, word).unwrap();
+            proptest::prop_assert!(s.contains('['), "{s}");
+            for w in s.split_whitespace() {
+                let w = w.trim_matches(|c| c == '…' || c == '[' || c == ']');
+                proptest::prop_assert!(words.iter().any(|t| t == w), "cut word {w:?} in {s:?}");
+            }
+        }
+    }
+
     #[test]
     fn snippets_never_cut_inside_a_word_or_a_character() {
         // Multi-byte words all around, no whitespace near the edges.
