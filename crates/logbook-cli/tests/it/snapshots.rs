@@ -605,7 +605,7 @@ fn transcript_commands() {
     Messages:  3
       user      I need to purchase 10 laptops for the sales team
       assistant I'll gather the requirements first.
-      assistant Summary of the earlier conversation: budget approved, 10 laptops, sale
+      assistant Summary of the earlier conversation: budget approved, 10 laptops…
     ");
     assert_snapshot!(human(&t, &["transcript", "show", "7e6f5a4b"]), @"
     [SUB-ID] (subagent)

@@ -198,7 +198,10 @@ pub fn shorten(text: &str, max: usize) -> String {
             _ => head.as_str(),
         }
     };
-    format!("{}…", cut.trim_end())
+    let cut = cut.trim_end();
+    let trimmed =
+        cut.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '-'));
+    format!("{}…", if trimmed.is_empty() { cut } else { trimmed })
 }
 
 /// `{smart timestamp of started_at} - {summary, truncated}`.
@@ -360,6 +363,10 @@ mod tests {
             "Research the market for…"
         );
         assert_eq!(shorten("Plan\nthen build", 60), "Plan…");
+        assert_eq!(
+            shorten("budget approved, 10 laptops, sales", 30),
+            "budget approved, 10 laptops…"
+        );
         // Multi-byte text: whole characters and whole words only.
         let s = shorten("Überprüfung der Lösungsvorschläge für Straßenbäume", 30);
         assert_eq!(s, "Überprüfung der…");

@@ -33,9 +33,9 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, what: &'static str, text: &s
     let reason = match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(typed) => match de.end() {
             Ok(()) => return Ok(typed),
-            Err(e) => field_error("", &e.to_string(), Format::Json),
+            Err(e) => e.to_string(),
         },
-        Err(e) => field_error(&field_path(&e), &e.inner().to_string(), Format::Json),
+        Err(e) => json_error(&e),
     };
     Err(Error::Corrupt {
         path: path.to_path_buf(),
@@ -55,9 +55,9 @@ pub fn read_json<T: DeserializeOwned>(
     let reason = match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(typed) => match de.end() {
             Ok(()) => return Ok(typed),
-            Err(e) => field_error("", &e.to_string(), Format::Json),
+            Err(e) => e.to_string(),
         },
-        Err(e) => field_error(&field_path(&e), &e.inner().to_string(), Format::Json),
+        Err(e) => json_error(&e),
     };
     Err(Error::Corrupt {
         path: path.to_path_buf(),
@@ -141,11 +141,43 @@ fn spoken(v: &Value, format: Format) -> String {
     }
 }
 
+/// A JSON parser error in the file's words. Broken syntax is the parser's
+/// own message ("key must be a string at line 1 column 3": no types in it,
+/// and no field yet); a value that does not fit names its field.
+fn json_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    match e.inner().classify() {
+        serde_json::error::Category::Data => {
+            field_error(&field_path(e), &e.inner().to_string(), Format::Json)
+        }
+        _ => e.inner().to_string(),
+    }
+}
+
 /// Where in the record a value did not fit, as a person would name it
 /// (`execution.started_at`, `outputs[0].file`); empty for the whole file.
 fn field_path<E>(e: &serde_path_to_error::Error<E>) -> String {
-    let path = e.path().to_string();
-    if path == "." { String::new() } else { path }
+    // Segments the tracker could not name (`?`) and what follows them say
+    // nothing to a person: the path is cut before the first.
+    let mut out = String::new();
+    for segment in e.path().iter() {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            serde_path_to_error::Segment::Enum { variant } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(variant);
+            }
+            serde_path_to_error::Segment::Unknown => break,
+        }
+    }
+    out
 }
 
 /// A parser's message about the value at `field`, in the words of the file
