@@ -165,7 +165,7 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
                 .iter()
                 .find_map(|b| b.get("content").and_then(Value::as_str))
                 .unwrap_or("");
-            let line: String = text.lines().next().unwrap_or("").chars().take(70).collect();
+            let line = logbook::model::naming::shorten(text, 70);
             let _ = writeln!(out, "  {:<9} {line}", m.role);
         }
     }

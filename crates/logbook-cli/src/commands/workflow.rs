@@ -427,13 +427,7 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             .as_ref()
             .map(|o| o.summary.as_str())
             .unwrap_or(&i.input.prompt);
-        let line: String = summary
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(60)
-            .collect();
+        let line = logbook::model::naming::shorten(summary, 60);
         let _ = writeln!(
             out,
             "  {} {:<20} {:<11} {}  {line}",

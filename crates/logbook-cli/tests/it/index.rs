@@ -610,3 +610,151 @@ fn doctor_compares_index_and_files_and_fix_syncs() {
     assert!(!kinds.contains(&"index-stale"), "{after:#}");
     assert!(kinds.contains(&"dangling-link"), "{after:#}");
 }
+
+fn stale(t: &TestProject) -> (u64, u64, u64) {
+    let s = t.json(&["index", "status"]);
+    let s = &s["stale"];
+    (
+        s["new"].as_u64().unwrap(),
+        s["changed"].as_u64().unwrap(),
+        s["deleted"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn output_files_changed_after_registration_are_seen_by_status_doctor_and_sync() {
+    use std::io::Write;
+    let t = TestProject::new();
+    let ids = history(&t);
+    let file = t
+        .path("docs/agent-outputs")
+        .join(&ids[0])
+        .join("requirements.md");
+    assert_eq!(stale(&t), (0, 0, 0));
+    // Appended in place: neither the manifest nor any folder's mtime moves.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap()
+        .write_all(b"Also a quokka for the office.\n")
+        .unwrap();
+    assert_eq!(stale(&t), (0, 1, 0), "index status sees the edit");
+    let report = t.doctor(&[]);
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "index-stale"),
+        "{report:#}"
+    );
+    let sync = t.json(&["index", "sync"]);
+    assert_eq!(sync["indexed"], 1, "{sync:#}");
+    assert_eq!(find_ids(&t, &["--text", "quokka"]), vec![ids[0].clone()]);
+    assert_eq!(stale(&t), (0, 0, 0));
+
+    // Rewritten in place with the same size and the old mtime restored, as
+    // `rsync -t` or a careful tool would leave it: still seen.
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("quokka", "wombat")).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(stale(&t), (0, 1, 0));
+    t.run(&["index", "sync"]).ok();
+    assert_eq!(find_ids(&t, &["--text", "wombat"]), vec![ids[0].clone()]);
+    assert!(find_ids(&t, &["--text", "quokka"]).is_empty());
+
+    // Deleted: its words go with it.
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(stale(&t), (0, 1, 0));
+    t.run(&["index", "sync"]).ok();
+    assert!(find_ids(&t, &["--text", "wombat"]).is_empty());
+    assert!(find_ids(&t, &["--text", "onboarding"]).is_empty());
+
+    // Re-created under the same name, with other words.
+    std::fs::write(&file, "A platypus joins the onboarding.\n").unwrap();
+    assert_eq!(stale(&t), (0, 1, 0));
+    t.run(&["index", "sync"]).ok();
+    let hits = t.json(&["find", "--text", "platypus"]);
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{hits:#}");
+    assert_eq!(hits[0]["session_id"], ids[0].as_str());
+    assert_eq!(
+        hits[0]["snippet"], "A [platypus] joins the onboarding.",
+        "{hits:#}"
+    );
+}
+
+#[test]
+fn a_text_query_rechecks_the_output_files_of_the_runs_it_returns() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let file = t
+        .path("docs/agent-outputs")
+        .join(&ids[0])
+        .join("requirements.md");
+    assert_eq!(
+        find_ids(&t, &["--text", "onboarding"]),
+        vec![ids[0].clone()]
+    );
+    // The word is gone from the file, no sync: the run the index returns is
+    // re-read before it is shown, and no longer matches.
+    std::fs::write(&file, "We need ten laptops.\n").unwrap();
+    assert!(find_ids(&t, &["--text", "onboarding"]).is_empty());
+    assert_eq!(stale(&t), (0, 0, 0), "the re-read reached the index");
+}
+
+#[test]
+fn text_search_matches_word_forms_and_accents() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    // history's requirements.md says "ten laptops".
+    assert_eq!(find_ids(&t, &["--text", "laptop"]), vec![ids[0].clone()]);
+    assert_eq!(find_ids(&t, &["--text", "LAPTOP"]), vec![ids[0].clone()]);
+    let (run, _) = start(
+        &t,
+        "pixel",
+        "build-stories",
+        &["--description", "The nightly job keeps running at the Café"],
+    );
+    assert_eq!(find_ids(&t, &["--text", "runs"]), vec![run.clone()]);
+    assert_eq!(find_ids(&t, &["--text", "cafe"]), vec![run.clone()]);
+    let hits = t.json(&["find", "--text", "run cafe"]);
+    let snippet = hits[0]["snippet"].as_str().unwrap();
+    assert!(
+        snippet.contains("[running]") && snippet.contains("[Café]"),
+        "{snippet}"
+    );
+    // Plain output shows the snippet under the hit.
+    let out = t.run(&["find", "--text", "laptop"]);
+    assert!(out.ok().contains("ten [laptops] for"), "{}", out.ok());
+}
+
+#[test]
+fn an_index_of_the_previous_schema_is_rebuilt_silently_with_stemming() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    assert_eq!(find_ids(&t, &[]).len(), 3);
+    {
+        // What the previous version left: the same tables, words not stemmed.
+        let conn = rusqlite::Connection::open(t.path(".logbook/index.db")).unwrap();
+        conn.execute_batch(
+            "DROP TABLE runs_fts;
+             CREATE VIRTUAL TABLE runs_fts USING fts5(agent, workflow, body, content = '',
+               contentless_delete = 1, tokenize = 'unicode61');
+             INSERT INTO runs_fts(rowid, agent, workflow, body)
+               SELECT rid, agent, workflow, manifest FROM runs;
+             PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let r = t.run(&["--json", "find", "--text", "laptop"]);
+    let hits: Value = serde_json::from_str(r.ok()).unwrap();
+    assert_eq!(hits[0]["session_id"], ids[0].as_str(), "{hits:#}");
+    assert!(r.stderr.lines().count() <= 1, "{}", r.stderr);
+    assert_eq!(t.json(&["index", "status"])["schema_version"], 4);
+}

@@ -11,6 +11,7 @@ mod environment;
 mod harness;
 mod index;
 mod mcp;
+mod parse_errors;
 mod readme;
 mod runs;
 mod runs_hardening;

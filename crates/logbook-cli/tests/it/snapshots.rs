@@ -436,7 +436,7 @@ fn run_commands() {
     assert_snapshot!(human(&t, &["find", "--text", "laptops budget"]), @"
     [RUN-CASEY]  completed  Casey - deep-dive-app (Oct 6, 2025, 5:25 PM)
         Yday 5:09p - deep-dive-app: Laptops · 1 output(s)
-        … dive into the request 5:09p - deep-dive-app: [Laptops] bryan project_name: [Laptops] work_session: SES202510-ACME-[LAPTOPS] q4 Detailed…
+        …dive into the request 5:09p - deep-dive-app: [Laptops] bryan project_name: [Laptops] work_session: SES202510-ACME-[LAPTOPS] q4 Detailed…
     ");
     assert_snapshot!(human(&t, &["find", "--text", "nothing-like-this"]), @"No runs match.");
     assert_snapshot!(
@@ -605,7 +605,7 @@ fn transcript_commands() {
     Messages:  3
       user      I need to purchase 10 laptops for the sales team
       assistant I'll gather the requirements first.
-      assistant Summary of the earlier conversation: budget approved, 10 laptops, sale
+      assistant Summary of the earlier conversation: budget approved, 10 laptops…
     ");
     assert_snapshot!(human(&t, &["transcript", "show", "7e6f5a4b"]), @"
     [SUB-ID] (subagent)
@@ -796,7 +796,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 3)
+    Index: [ROOT]/.logbook/index.db (schema 4)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -817,7 +817,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 3)
+    Index: [ROOT]/.logbook/index.db (schema 4)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1

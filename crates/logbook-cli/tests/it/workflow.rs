@@ -872,3 +872,23 @@ fn human_times_are_local() {
         "JSON keeps UTC"
     );
 }
+
+#[test]
+fn long_prompts_are_shown_cut_between_words() {
+    let t = project();
+    let prompt = "Überprüfe die Lösungsvorschläge für die Straßenbäume im Gewerbegebiet \
+                  Nord und schreibe eine Zusammenfassung";
+    t.json(&["workflow", "invoke", "analyst", "--prompt", prompt]);
+    let out = t.run(&["workflow", "show"]);
+    let out = out.ok();
+    let line = out
+        .lines()
+        .find(|l| l.contains("Überprüfe"))
+        .unwrap_or_else(|| panic!("no invocation line:\n{out}"));
+    let shown = &line[line.find("Überprüfe").unwrap()..];
+    assert!(shown.ends_with('…'), "{line}");
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    for w in shown.trim_end_matches('…').split_whitespace() {
+        assert!(words.contains(&w), "cut word {w:?} in {line:?}");
+    }
+}

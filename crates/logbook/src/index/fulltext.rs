@@ -3,10 +3,12 @@
 //! contentless: it keeps the words' positions, not the text).
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
+use super::schema::TOKENIZE;
 use crate::model::run::Manifest;
 
 /// Output files larger than this are not put in the full-text index.
@@ -57,98 +59,153 @@ pub(super) fn manifest_text(m: &Manifest) -> String {
     body
 }
 
+/// Marks FTS5's `highlight()` puts around each match while a snippet is
+/// cut (private-use characters, removed from the text first, so they can
+/// only come from the highlighter); shown as `[` and `]`.
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
+/// The query's words as an FTS5 query matching any of them: the snippet
+/// marks every word found, even when the others matched elsewhere.
+fn any_word_query(words: &str) -> String {
+    words
+        .split_whitespace()
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
 /// A fragment around the first of the query's words found, hits in `[…]`.
 /// The FTS table is contentless (it keeps no text), so the fragment is cut
 /// from the run's manifest text and, only when the words matched nothing
 /// there, from its registered output files: at most a page of runs, each
 /// file under [`MAX_TEXT_BYTES`], and never for listings without `--text`.
-pub(super) fn snippet_of(m: &Manifest, folder: &Path, words: &str) -> Option<String> {
-    let terms: Vec<&str> = words
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .collect();
-    if terms.is_empty() {
-        return None;
+///
+/// The words are found by FTS5 itself, in a scratch table with the index's
+/// own tokenizer ([`TOKENIZE`]), so a snippet marks exactly what matched:
+/// `laptop` marks "Laptops", `cafe` marks "Café".
+pub(super) fn snippet_of(
+    conn: &Connection,
+    m: &Manifest,
+    folder: &Path,
+    words: &str,
+) -> rusqlite::Result<Option<String>> {
+    let query = any_word_query(words);
+    if query.is_empty() {
+        return Ok(None);
     }
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_text USING fts5(t, tokenize = '{TOKENIZE}')"
+    ))?;
     let head = format!(
         "{}\n{}\n{}",
         m.agent.name,
         m.workflow.name,
         manifest_text(m)
     );
-    if let Some(s) = cut_snippet(&head, &terms) {
-        return Some(s);
+    if let Some(s) = highlighted(conn, &head, &query)? {
+        return Ok(Some(s));
     }
-    m.outputs
-        .iter()
-        .filter_map(|o| output_text(folder, &o.file))
-        .find_map(|t| cut_snippet(&t, &terms))
+    for o in &m.outputs {
+        if let Some(text) = output_text(folder, &o.file)
+            && let Some(s) = highlighted(conn, &text, &query)?
+        {
+            return Ok(Some(s));
+        }
+    }
+    Ok(None)
 }
 
-/// Byte range of the first whole-word, case-insensitive occurrence of any
-/// of `terms` in `text` at or after `from`.
-fn find_word(text: &str, terms: &[&str], from: usize) -> Option<(usize, usize)> {
-    let mut prev_alnum = text[..from]
-        .chars()
-        .next_back()
-        .is_some_and(char::is_alphanumeric);
-    for (i, c) in text[from..].char_indices() {
-        let at = from + i;
-        if !prev_alnum && c.is_alphanumeric() {
-            for t in terms {
-                let mut end = at;
-                let mut rest = text[at..].chars();
-                let matched = t.chars().all(|tc| {
-                    rest.next().is_some_and(|hc| {
-                        end += hc.len_utf8();
-                        hc.to_lowercase().eq(tc.to_lowercase())
-                    })
-                });
-                if matched
-                    && !text[end..]
-                        .chars()
-                        .next()
-                        .is_some_and(char::is_alphanumeric)
-                {
-                    return Some((at, end));
+/// The snippet of `text` for `query` (an FTS5 query), or `None` when no
+/// word of the query is in it.
+fn highlighted(conn: &Connection, text: &str, query: &str) -> rusqlite::Result<Option<String>> {
+    let clean: String = text.replace([OPEN, CLOSE], " ");
+    conn.execute("DELETE FROM temp.snippet_text", [])?;
+    conn.execute(
+        "INSERT INTO temp.snippet_text(rowid, t) VALUES (1, ?1)",
+        [&clean],
+    )?;
+    let marked: Option<String> = conn
+        .query_row(
+            "SELECT highlight(snippet_text, 0, ?2, ?3) FROM temp.snippet_text \
+             WHERE snippet_text MATCH ?1",
+            rusqlite::params![query, OPEN.to_string(), CLOSE.to_string()],
+            |r| r.get(0),
+        )
+        .optional()
+        // A query FTS5 cannot parse (nothing but punctuation) marks nothing.
+        .or_else(|e| match e {
+            rusqlite::Error::SqliteFailure(..) => Ok(None),
+            e => Err(e),
+        })?;
+    conn.execute("DELETE FROM temp.snippet_text", [])?;
+    let Some(marked) = marked else {
+        return Ok(None);
+    };
+    // Back to the plain text and the byte ranges of the hits in it.
+    let mut plain = String::with_capacity(marked.len());
+    let mut hits = vec![];
+    let mut open = None;
+    for c in marked.chars() {
+        match c {
+            OPEN => open = Some(plain.len()),
+            CLOSE => {
+                if let Some(s) = open.take() {
+                    hits.push((s, plain.len()));
                 }
             }
+            c => plain.push(c),
         }
-        prev_alnum = c.is_alphanumeric();
     }
-    None
+    Ok(cut_snippet(&plain, &hits))
 }
 
-fn cut_snippet(text: &str, terms: &[&str]) -> Option<String> {
+/// Whether byte `i` of `text` lies between two words: at either end, or
+/// with whitespace on one side of it.
+fn at_word_edge(text: &str, i: usize) -> bool {
+    i == 0
+        || i >= text.len()
+        || text[..i].ends_with(char::is_whitespace)
+        || text[i..].starts_with(char::is_whitespace)
+}
+
+/// Cuts a fragment of about [`AROUND`] bytes either side of the first hit
+/// (`hits`: sorted byte ranges of the matched words), marking every hit in
+/// it with `[…]`. It starts and ends between words (whitespace), never
+/// inside a word or a UTF-8 character, with `…` where text was left out;
+/// when no whitespace is near, at the nearest other non-alphanumeric
+/// character, else at the hit itself.
+fn cut_snippet(text: &str, hits: &[(usize, usize)]) -> Option<String> {
     const AROUND: usize = 48;
-    let (start, first_end) = find_word(text, terms, 0)?;
+    let &(start, first_end) = hits.first()?;
     let floor = |mut i: usize| {
         while !text.is_char_boundary(i) {
             i -= 1;
         }
         i
     };
+    let not_alnum = |c: char| !c.is_alphanumeric();
     let mut lo = floor(start.saturating_sub(AROUND));
-    let mut hi = floor((start + 2 * AROUND).min(text.len())).max(first_end);
-    // Cut at word boundaries: a fragment starts and ends with whole words.
-    if lo > 0
-        && !text[..lo].ends_with(char::is_whitespace)
-        && let Some(i) = text[lo..start].find(char::is_whitespace)
-    {
-        lo += i;
+    if !at_word_edge(text, lo) {
+        lo = match text[lo..start].find(char::is_whitespace) {
+            Some(i) => lo + i,
+            None => text[lo..start].rfind(not_alnum).map_or(start, |i| {
+                lo + i + text[lo + i..].chars().next().map_or(0, char::len_utf8)
+            }),
+        };
     }
-    if hi < text.len()
-        && !text[hi..].starts_with(char::is_whitespace)
-        && let Some(i) = text[first_end..hi].rfind(char::is_whitespace)
-    {
-        hi = first_end + i;
+    let mut hi = floor((start + 2 * AROUND).min(text.len())).max(first_end);
+    if !at_word_edge(text, hi) {
+        hi = match text[first_end..hi].rfind(char::is_whitespace) {
+            Some(i) => first_end + i,
+            None => text[first_end..hi]
+                .find(not_alnum)
+                .map_or(first_end, |i| first_end + i),
+        };
     }
     let mut out = String::new();
-    if lo > 0 {
-        out.push('…');
-    }
     let mut at = lo;
-    while let Some((s, e)) = find_word(text, terms, at).filter(|(_, e)| *e <= hi) {
+    for &(s, e) in hits.iter().filter(|(s, e)| *s >= lo && *e <= hi) {
         out.push_str(&text[at..s]);
         out.push('[');
         out.push_str(&text[s..e]);
@@ -156,10 +213,10 @@ fn cut_snippet(text: &str, terms: &[&str]) -> Option<String> {
         at = e;
     }
     out.push_str(&text[at..hi]);
-    if hi < text.len() {
-        out.push('…');
-    }
-    Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let before = if lo > 0 { "…" } else { "" };
+    let after = if hi < text.len() { "…" } else { "" };
+    Some(format!("{before}{out}{after}"))
 }
 
 fn flatten_text(v: &Value, out: &mut String) {
@@ -187,9 +244,9 @@ fn flatten_text(v: &Value, out: &mut String) {
     }
 }
 
-/// The text of a registered output file, if it is a small UTF-8 file inside
-/// its run folder.
-pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
+/// Where a registered output file is, if its name is a plain relative path
+/// inside its run folder (names another tool wrote are not trusted).
+fn output_path(folder: &Path, file: &str) -> Option<PathBuf> {
     let rel = Path::new(file);
     if file.is_empty()
         || file.contains('\0')
@@ -203,7 +260,13 @@ pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
     {
         return None;
     }
-    let path = folder.join(rel);
+    Some(folder.join(rel))
+}
+
+/// The text of a registered output file, if it is a small UTF-8 file inside
+/// its run folder.
+pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
+    let path = output_path(folder, file)?;
     let m = fs::symlink_metadata(&path).ok()?;
     if !m.is_file() || m.len() > MAX_TEXT_BYTES {
         return None;
@@ -215,16 +278,67 @@ pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
+/// One number standing for the state of a run's registered output files
+/// (each one's size, mtime and ctime in ns, inode, or its absence): stored
+/// beside the manifest's stamp, so `index sync` sees text written into an
+/// output file after it was registered, a deleted file, and one re-created
+/// under the same name (a new inode, even with the old size and mtime).
+///
+/// Taken from the same `lstat` that [`output_text`] makes, before the text
+/// is read: a change made while it is read shows as a new stamp next time.
+/// FNV-1a over fixed-width fields: stable across builds and platforms (the
+/// index is derived, so a different hash would only cost one re-read).
+pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut any = false;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for file in files {
+        any = true;
+        eat(file.as_bytes());
+        eat(&[0]);
+        match output_path(folder, file).and_then(|p| fs::symlink_metadata(p).ok()) {
+            Some(m) => {
+                eat(&[1]);
+                eat(&m.len().to_le_bytes());
+                eat(&m.mtime().to_le_bytes());
+                eat(&m.mtime_nsec().to_le_bytes());
+                eat(&m.ctime().to_le_bytes());
+                eat(&m.ctime_nsec().to_le_bytes());
+                eat(&m.ino().to_le_bytes());
+                eat(&m.dev().to_le_bytes());
+            }
+            None => eat(&[2]),
+        }
+    }
+    // No outputs: 0, what a record without outputs (or a corrupt one) stores.
+    if any { h as i64 } else { 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn snippet(text: &str, words: &str) -> Option<String> {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE temp.snippet_text USING fts5(t, tokenize = '{TOKENIZE}')"
+        ))
+        .unwrap();
+        highlighted(&conn, text, &any_word_query(words)).unwrap()
+    }
 
     #[test]
     fn snippets_start_and_end_with_whole_words() {
         let text = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo \
                     lima mike november oscar papa quebec romeo sierra tango uniform victor \
                     whiskey xray yankee zulu alpha bravo charlie delta echo foxtrot golf";
-        let s = cut_snippet(text, &["oscar"]).unwrap();
+        let s = snippet(text, "oscar").unwrap();
         assert!(s.contains("[oscar]"), "{s}");
         let inner = s.trim_start_matches('…').trim_end_matches('…');
         let words: Vec<&str> = text.split_whitespace().collect();
@@ -235,8 +349,70 @@ mod tests {
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
         // A short text is shown whole.
         assert_eq!(
-            cut_snippet("buy ten laptops", &["laptops"]).unwrap(),
+            snippet("buy ten laptops", "laptops").unwrap(),
             "buy ten [laptops]"
         );
+    }
+
+    #[test]
+    fn snippets_mark_stemmed_and_unaccented_matches() {
+        assert_eq!(
+            snippet("We ordered Laptops today", "laptop").as_deref(),
+            Some("We ordered [Laptops] today")
+        );
+        assert_eq!(
+            snippet("the agent was running late", "runs").as_deref(),
+            Some("the agent was [running] late")
+        );
+        assert_eq!(
+            snippet("Lunch at the Café Noir", "cafe").as_deref(),
+            Some("Lunch at the [Café] Noir")
+        );
+        assert_eq!(snippet("nothing here", "laptop"), None);
+        // Markers in the text itself are not taken for hits.
+        assert_eq!(
+            snippet("a \u{E000}b\u{E001} laptop", "laptop").as_deref(),
+            Some("a b [laptop]")
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever the text, a snippet of one of its words marks it and
+        /// shows only whole words of the text.
+        #[test]
+        fn snippets_show_whole_words_of_any_text(
+            words in proptest::collection::vec("[a-zé日ß]{1,12}", 1..80),
+            pick in 0usize..80,
+        ) {
+            let text = words.join(" ");
+            let word = &words[pick % words.len()];
+            let s = snippet(&text, word).unwrap();
+            proptest::prop_assert!(s.contains('['), "{s}");
+            for w in s.split_whitespace() {
+                let w = w.trim_matches(|c| c == '…' || c == '[' || c == ']');
+                proptest::prop_assert!(words.iter().any(|t| t == w), "cut word {w:?} in {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn snippets_never_cut_inside_a_word_or_a_character() {
+        // Multi-byte words all around, no whitespace near the edges.
+        let long = "é".repeat(80);
+        let text = format!("{long} ünïcödé {long} λόγος {long}");
+        let s = snippet(&text, "λόγος").unwrap();
+        assert!(s.contains("[λόγος]"), "{s}");
+        for w in s.split_whitespace() {
+            let w = w.trim_matches(|c| c == '…' || c == '[' || c == ']');
+            assert!(
+                text.split_whitespace().any(|t| t == w),
+                "cut word {w:?} in {s:?}"
+            );
+        }
+        // One endless "word" of letters: cut at the hit, not inside it.
+        let text = format!("{}-laptop-{}", "x".repeat(300), "y".repeat(300));
+        let s = snippet(&text, "laptop").unwrap();
+        assert_eq!(s, "…[laptop]…");
     }
 }

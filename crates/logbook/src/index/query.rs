@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use rusqlite::{OptionalExtension, params};
 
-use super::fulltext::{fts_query, snippet_of};
+use super::fulltext::{fts_query, outputs_stamp, snippet_of};
 use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, path_str, stamp_of};
 use crate::error::Result;
 use crate::model::CorruptFile;
@@ -40,7 +40,8 @@ impl Index {
     /// `Index::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
-        self.verified(|| self.query_runs(query), |h| &h.run.folder)
+        let text = query.text.is_some();
+        self.verified(|| self.query_runs(query), |h| &h.run.folder, text)
     }
 
     /// Verify-on-read: runs `query`, stats the manifest of every run it
@@ -49,6 +50,10 @@ impl Index {
     /// under the run's lock, exactly as a logbook write would, and the query
     /// runs again, at most [`VERIFY_ROUNDS`] times. The cost is one stat per
     /// returned run, O(page size), never O(runs).
+    ///
+    /// With `outputs` (text queries, whose answer depends on the output
+    /// files' words), the stamp of each returned run's registered output
+    /// files is compared too: one more `lstat` per output of the page.
     ///
     /// The gap that remains, by design: an in-place edit (no rename, so no
     /// directory mtime moves) that makes a run the query did *not* return
@@ -59,13 +64,14 @@ impl Index {
         &self,
         query: impl Fn() -> Result<Vec<T>>,
         folder: impl Fn(&T) -> &Path,
+        outputs: bool,
     ) -> Result<Vec<T>> {
         for _ in 0..VERIFY_ROUNDS {
             let rows = query()?;
             let mut stale = vec![];
             for row in &rows {
                 let folder = folder(row);
-                if self.is_stale(folder)? {
+                if self.is_stale(folder, outputs)? {
                     stale.push(folder.to_path_buf());
                 }
             }
@@ -78,20 +84,39 @@ impl Index {
         query()
     }
 
-    /// Whether a run's manifest differs from the stamp the index stored.
-    fn is_stale(&self, folder: &Path) -> Result<bool> {
+    /// Whether a run's manifest (and, with `outputs`, its registered output
+    /// files) differs from the stamp the index stored.
+    fn is_stale(&self, folder: &Path, outputs: bool) -> Result<bool> {
         let path = folder.join(MANIFEST_FILE);
-        let stored: Option<(i64, i64)> = self
+        let stored: Option<(i64, i64, i64)> = self
             .conn
-            .prepare_cached("SELECT size, mtime_ns FROM files WHERE path = ?1")
+            .prepare_cached("SELECT size, mtime_ns, out_stamp FROM files WHERE path = ?1")
             .map_err(self.err())?
-            .query_row([path_str(&path)], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([path_str(&path)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .optional()
             .map_err(self.err())?;
-        Ok(match (std::fs::metadata(&path), stored) {
-            (Ok(m), Some((size, mtime))) => m.len() as i64 != size || stamp_of(&m) != mtime,
-            _ => true,
-        })
+        let (m, (size, mtime, out_stamp)) = match (std::fs::metadata(&path), stored) {
+            (Ok(m), Some(stored)) => (m, stored),
+            _ => return Ok(true),
+        };
+        if m.len() as i64 != size || stamp_of(&m) != mtime {
+            return Ok(true);
+        }
+        if !outputs {
+            return Ok(false);
+        }
+        let files: Vec<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT o.file FROM outputs o JOIN runs r ON r.rid = o.rid \
+                 WHERE r.folder = ?1 ORDER BY o.seq",
+            )
+            .map_err(self.err())?
+            .query_map([path_str(folder)], |r| r.get(0))
+            .map_err(self.err())?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(self.err())?;
+        Ok(outputs_stamp(folder, files.iter().map(String::as_str)) != out_stamp)
     }
 
     /// Re-reads run manifests into the index under each run's lock (the
@@ -302,7 +327,9 @@ impl Index {
             };
             let folder = PathBuf::from(folder);
             let snippet = match &query.text {
-                Some(words) if text.is_some() => snippet_of(&manifest, &folder, words),
+                Some(words) if text.is_some() => {
+                    snippet_of(&self.conn, &manifest, &folder, words).map_err(self.err())?
+                }
                 _ => None,
             };
             // The SQL is exact for every filter but text; this keeps the one
@@ -409,6 +436,7 @@ impl Index {
             .verified(
                 || Ok(self.run_row(id)?.into_iter().collect()),
                 |r| &r.folder,
+                false,
             )?
             .pop())
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::fulltext::{manifest_text, output_text};
+use super::fulltext::{manifest_text, output_text, outputs_stamp};
 use super::{CorruptEntry, Kind, SyncReport, mtime_ns, path_str, stamp_of};
 use crate::clock;
 use crate::error::Error;
@@ -73,6 +73,8 @@ pub(super) struct RunRow {
     fts_agent: String,
     fts_workflow: String,
     fts_body: String,
+    /// The output files' stamp, taken before their text was read.
+    out_stamp: i64,
 }
 
 impl Record {
@@ -203,6 +205,7 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
 fn run_row(run: &Run) -> Result<RunRow, String> {
     let m = &run.manifest;
     let manifest = serde_json::to_string(m).map_err(|e| e.to_string())?;
+    let out_stamp = outputs_stamp(&run.folder, m.outputs.iter().map(|o| o.file.as_str()));
     let mut outputs = vec![];
     let mut body = manifest_text(m);
     for o in &m.outputs {
@@ -242,6 +245,7 @@ fn run_row(run: &Run) -> Result<RunRow, String> {
         ),
         fts_workflow: m.workflow.name.clone(),
         fts_body: body,
+        out_stamp,
         folder: run.folder.clone(),
     })
 }
@@ -551,6 +555,10 @@ pub(super) fn apply(
     report: Option<&mut SyncReport>,
     fresh: Fresh,
 ) -> rusqlite::Result<()> {
+    let out_stamp = match &rec {
+        Some(Record(Inner::Run(row))) => row.out_stamp,
+        _ => 0,
+    };
     match rec {
         None => return remove_record(tx, kind, path),
         Some(Record(Inner::Corrupt { reason })) => {
@@ -575,11 +583,20 @@ pub(super) fn apply(
         // An upsert keeps the row where it is; INSERT OR REPLACE would
         // delete it and insert it again under a new rowid (more pages).
         tx.prepare_cached(
-            "INSERT INTO files(path, kind, size, mtime_ns, dir_mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5) \
+            "INSERT INTO files(path, kind, size, mtime_ns, dir_mtime_ns, out_stamp) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
              ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, \
-             mtime_ns = excluded.mtime_ns, dir_mtime_ns = excluded.dir_mtime_ns",
+             mtime_ns = excluded.mtime_ns, dir_mtime_ns = excluded.dir_mtime_ns, \
+             out_stamp = excluded.out_stamp",
         )?
-        .execute(params![path_str(path), kind.as_str(), size, mtime, dir_mtime])?;
+        .execute(params![
+            path_str(path),
+            kind.as_str(),
+            size,
+            mtime,
+            dir_mtime,
+            out_stamp
+        ])?;
     }
     Ok(())
 }

@@ -6,9 +6,22 @@ use rusqlite::Connection;
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
-pub(super) const SCHEMA: &str = "
+/// The full-text tokenizer: words folded to their Porter stem ("Laptops"
+/// and "laptop", "running" and "runs" are one word), case and diacritics
+/// ignored ("Café" is "cafe"). Snippets highlight with the same one.
+pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
+
+/// The tables. `files` holds the stamp sync compares per followed file;
+/// for a run's manifest also `out_stamp`, the stamp of its registered
+/// output files (see `fulltext::outputs_stamp`), so text written into an
+/// output after registration is noticed.
+pub(super) fn schema() -> String {
+    SCHEMA.replace("{TOKENIZE}", TOKENIZE)
+}
+
+const SCHEMA: &str = "
 CREATE TABLE runs(
   rid INTEGER PRIMARY KEY,
   folder TEXT NOT NULL,
@@ -49,7 +62,7 @@ CREATE TABLE tags(
 -- manifests instead (see `snippet_of`).
 CREATE VIRTUAL TABLE runs_fts USING fts5(
   agent, workflow, body, content = '', contentless_delete = 1,
-  tokenize = 'unicode61'
+  tokenize = '{TOKENIZE}'
 );
 CREATE TABLE work_sessions(
   path TEXT PRIMARY KEY,
@@ -86,7 +99,8 @@ CREATE TABLE files(
   kind TEXT NOT NULL,
   size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
-  dir_mtime_ns INTEGER NOT NULL
+  dir_mtime_ns INTEGER NOT NULL,
+  out_stamp INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE corrupt(
   path TEXT PRIMARY KEY,
@@ -169,7 +183,7 @@ pub(super) fn replace(tx: &Connection) -> rusqlite::Result<()> {
             ))?;
         }
     }
-    tx.execute_batch(SCHEMA)?;
+    tx.execute_batch(&schema())?;
     for (_, create) in INDEXES {
         tx.execute_batch(create)?;
     }

@@ -11,6 +11,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
+use super::fulltext::outputs_stamp;
 use super::record::{self, Fresh, Record};
 use super::schema::INDEXES;
 use super::{ALL, Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql, stamp_of};
@@ -196,7 +197,49 @@ fn walk(p: &Project, scope: &[Kind], stat_runs: bool) -> Result<Vec<Seen>> {
     Ok(out)
 }
 
+/// Whether the registered output files of the run whose manifest is at
+/// `manifest` differ from the stamp `stored` with it (the file names come
+/// from the index: the manifest is unchanged, so they are the manifest's).
+///
+/// The cost, and why it is paid: `index sync` (and `index status`, `doctor`)
+/// `lstat` every registered output file of every run on top of the two
+/// `stat`s per run they already made; a file edited in place changes its
+/// own mtime only, so short of a file watcher nothing cheaper can see it.
+/// Listings do not pay it: `find` compares folder names only, and
+/// verify-on-read checks the outputs of the runs a text query returns
+/// (O(page)), so a `find` with nothing changed costs what it did.
+fn outputs_changed(manifest: &Path, outputs: &HashMap<String, Vec<String>>, stored: i64) -> bool {
+    let Some(folder) = manifest.parent() else {
+        return false;
+    };
+    let files = outputs
+        .get(path_str(folder).as_str())
+        .map_or(&[][..], Vec::as_slice);
+    outputs_stamp(folder, files.iter().map(String::as_str)) != stored
+}
+
 impl Index {
+    /// The registered output files of every indexed run, by run folder, in
+    /// registration order (the order the record's stamp was taken in).
+    fn registered_outputs(&self) -> Result<HashMap<String, Vec<String>>> {
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.folder, o.file FROM outputs o JOIN runs r ON r.rid = o.rid \
+                 ORDER BY o.rid, o.seq",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(self.err())?;
+        for row in rows {
+            let (folder, file) = row.map_err(self.err())?;
+            out.entry(folder).or_default().push(file);
+        }
+        Ok(out)
+    }
+
     /// Brings the index up to date with the folders, reading only new or
     /// changed files and dropping records whose file is gone.
     pub fn sync(&mut self) -> Result<SyncReport> {
@@ -230,18 +273,19 @@ impl Index {
             };
             return Ok((seen, plan));
         }
-        let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
+        type Stored = ((i64, i64, i64), i64);
+        let mut known: HashMap<String, Stored> = HashMap::new();
         {
             let mut stmt = self
                 .conn
-                .prepare("SELECT path, kind, size, mtime_ns, dir_mtime_ns FROM files")
+                .prepare("SELECT path, kind, size, mtime_ns, dir_mtime_ns, out_stamp FROM files")
                 .map_err(self.err())?;
             let rows = stmt
                 .query_map([], |r| {
                     Ok((
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
-                        (r.get(2)?, r.get(3)?, r.get(4)?),
+                        ((r.get(2)?, r.get(3)?, r.get(4)?), r.get(5)?),
                     ))
                 })
                 .map_err(self.err())?;
@@ -252,10 +296,23 @@ impl Index {
                 }
             }
         }
+        let outputs = if scope.contains(&Kind::Run) {
+            self.registered_outputs()?
+        } else {
+            HashMap::new()
+        };
         let mut plan = Plan::default();
         for (i, s) in seen.iter().enumerate() {
             match known.remove(&s.key) {
-                Some(stamp) if stamp == (s.size, s.mtime_ns, s.dir_mtime_ns) => {}
+                // The manifest is unchanged: its output files may not be.
+                // One `lstat` per registered output of every run: an edit
+                // in place moves no directory mtime, so nothing cheaper
+                // sees it (see `outputs_changed`).
+                Some((stamp, out)) if stamp == (s.size, s.mtime_ns, s.dir_mtime_ns) => {
+                    if s.kind == Kind::Run && outputs_changed(&s.path, &outputs, out) {
+                        plan.read.push(i);
+                    }
+                }
                 Some(_) => plan.read.push(i),
                 None => {
                     plan.new += 1;

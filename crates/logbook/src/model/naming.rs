@@ -176,6 +176,34 @@ pub fn truncate(s: &str) -> String {
     out
 }
 
+/// The first line of `text` in at most `max` characters for a one-line
+/// listing (a prompt, a message), cut between words with `…` where text was
+/// left out (never inside a word or a UTF-8 character; a single word longer
+/// than half the room is the one exception, cut after its first characters).
+pub fn shorten(text: &str, max: usize) -> String {
+    let mut lines = text.trim().lines();
+    let first = lines.next().unwrap_or_default().trim_end();
+    let more = lines.any(|l| !l.trim().is_empty());
+    if first.chars().count() <= max && !more {
+        return first.to_string();
+    }
+    let room = max.saturating_sub(1).max(1);
+    let head: String = first.chars().take(room).collect();
+    let whole = head.len() == first.len() || first[head.len()..].starts_with(char::is_whitespace);
+    let cut = if whole {
+        head.as_str()
+    } else {
+        match head.rfind(char::is_whitespace) {
+            Some(i) if head[..i].chars().count() >= room / 2 => &head[..i],
+            _ => head.as_str(),
+        }
+    };
+    let cut = cut.trim_end();
+    let trimmed =
+        cut.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '-'));
+    format!("{}…", if trimmed.is_empty() { cut } else { trimmed })
+}
+
 /// `{smart timestamp of started_at} - {summary, truncated}`.
 pub fn display_name(m: &Manifest, now: Timestamp, tz: &TimeZone) -> String {
     format!(
@@ -325,6 +353,26 @@ mod tests {
         for (name, extra, want) in cases {
             assert_eq!(summary(&manifest(extra)), want, "{name}");
         }
+    }
+
+    #[test]
+    fn shortened_lines_end_between_words() {
+        assert_eq!(shorten("Research the market", 60), "Research the market");
+        assert_eq!(
+            shorten("Research the market for ergonomic keyboards", 24),
+            "Research the market for…"
+        );
+        assert_eq!(shorten("Plan\nthen build", 60), "Plan…");
+        assert_eq!(
+            shorten("budget approved, 10 laptops, sales", 30),
+            "budget approved, 10 laptops…"
+        );
+        // Multi-byte text: whole characters and whole words only.
+        let s = shorten("Überprüfung der Lösungsvorschläge für Straßenbäume", 30);
+        assert_eq!(s, "Überprüfung der…");
+        assert!(s.chars().count() <= 30);
+        let long = "x".repeat(100);
+        assert_eq!(shorten(&long, 10).chars().count(), 10);
     }
 
     #[test]

@@ -76,14 +76,9 @@ pub fn parse_text(what: &Path, text: &str) -> Result<(Transcript, Value)> {
 /// Parses a transcript's text into the typed record and its top-level raw
 /// value (what a rewrite keeps of it).
 fn parse_raw(path: &Path, text: &str) -> Result<(Transcript, Value)> {
-    let text = text::strip_bom(text);
-    let corrupt = |e: serde_json::Error| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason: e.to_string(),
-    };
-    let head: RawHead = serde_json::from_str(text).map_err(corrupt)?;
-    let typed: Transcript = serde_json::from_str(text).map_err(corrupt)?;
+    // The typed record first: its error names the field that does not fit.
+    let typed: Transcript = text::parse_json(path, "transcript", text)?;
+    let head: RawHead = text::parse_json(path, "transcript", text)?;
     Ok((typed, Value::Object(head.0)))
 }
 
@@ -130,11 +125,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     if starts_with_bom {
         reader.consume(3);
     }
-    serde_json::from_reader(reader).map_err(|e| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason: e.to_string(),
-    })
+    text::read_json(path, "transcript", reader)
 }
 
 /// `{transcripts_dir}/archive`.
