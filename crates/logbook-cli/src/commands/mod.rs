@@ -7,6 +7,7 @@ mod infra;
 mod run;
 mod session;
 mod transcript;
+mod transcript_watch;
 mod workflow;
 
 use anyhow::{Context as _, Result};

@@ -2,7 +2,8 @@
 //! histories of main agents and subagents.
 //!
 //! The public API is what an MCP server needs: [`save`], [`load`], [`list`],
-//! plus [`import`] and [`prune`] for the CLI.
+//! plus [`import`], [`import_path`] (agent logs: Claude Code, Codex),
+//! [`usage`] (measured tokens) and [`prune`] for the CLI.
 //!
 //! ```no_run
 //! use logbook::{Project, ops::transcript::{self, ListOptions}};
@@ -12,6 +13,14 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+mod import;
+mod usage;
+
+pub use import::{
+    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources, import_path,
+};
+pub use usage::{TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, usage};
 
 use std::path::{Path, PathBuf};
 

@@ -42,7 +42,7 @@ use std::ops::AddAssign;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::transcript::Message;
+use crate::model::transcript::{Message, Metadata};
 
 /// Bumped when the parsers derive something different from the same lines,
 /// so that a re-import rewrites transcripts made by an older version.
@@ -335,6 +335,167 @@ impl LogSummary {
     }
 }
 
+/// Where an imported transcript came from, stored in its
+/// `metadata.source`: enough for a re-import to tell an unchanged source
+/// (same path, size and fingerprint: nothing is written) from one that grew.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// The agent that wrote it.
+    pub format: Format,
+    /// The log file, absolute.
+    pub path: String,
+    /// How many of its bytes were imported (a live log may be longer now).
+    pub bytes: u64,
+    /// How many lines those bytes hold.
+    pub lines: u64,
+    /// [`Fingerprint`] of those bytes.
+    pub fingerprint: String,
+    /// [`PARSER_VERSION`] that derived the transcript.
+    pub parser: u64,
+    /// The session id the lines carry (a subagent's is its parent's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Claude Code subagents: the `agentId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The git branch the agent was on, as last seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    /// The agent's own version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
+    /// Lines that did not parse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad_lines: Vec<BadLine>,
+    /// Line types the parser does not know (kept in `rawLines`), by count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_types: BTreeMap<String, u64>,
+}
+
+impl Source {
+    /// True when `self` and `other` were derived from the same bytes of the
+    /// same file by the same parser: a re-import has nothing to do.
+    pub fn same_as(&self, other: &Source) -> bool {
+        self.format == other.format
+            && self.path == other.path
+            && self.bytes == other.bytes
+            && self.fingerprint == other.fingerprint
+            && self.parser == other.parser
+    }
+}
+
+/// Who a log's session is in Logbook: its transcript id and, for a
+/// subagent, the main session's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The transcript id (a UUID).
+    pub id: String,
+    /// The main session a subagent belongs to.
+    pub parent: Option<String>,
+}
+
+/// The transcript id of a log at `path` with `summary`, or `None` when
+/// neither the file name nor the lines name a session.
+///
+/// - Claude Code main session: the file is `<session uuid>.jsonl`.
+/// - Claude Code subagent (`agentId` on its lines, or a file
+///   `subagents/agent-<id>.jsonl`): its `agentId` is not a UUID, so the id
+///   is [`name_uuid`] of the session and agent ids, the same on every
+///   import; the parent is the `sessionId` its lines carry.
+/// - Codex: `session_meta`'s id, else the UUID that ends the file name.
+pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) -> Option<Identity> {
+    let stem = path.file_stem()?.to_string_lossy();
+    let is_uuid = |s: &str| crate::model::ids::TranscriptId::parse(s).is_ok();
+    match format {
+        Format::ClaudeCode => {
+            let in_subagents = path
+                .parent()
+                .and_then(|d| d.file_name())
+                .is_some_and(|n| n == "subagents");
+            let agent = summary
+                .agent_id
+                .clone()
+                .or_else(|| in_subagents.then(|| stem.trim_start_matches("agent-").to_string()));
+            match agent {
+                Some(agent) => {
+                    let session = summary.session_id.clone().or_else(|| {
+                        // `<session>/subagents/agent-<id>.jsonl`
+                        let dir = path.parent()?.parent()?.file_name()?;
+                        Some(dir.to_string_lossy().into_owned())
+                    })?;
+                    let parent = is_uuid(&session).then(|| session.to_ascii_lowercase());
+                    Some(Identity {
+                        id: name_uuid(&format!("claude-code:{session}:{agent}")),
+                        parent,
+                    })
+                }
+                None => {
+                    let id = if is_uuid(&stem) {
+                        stem.to_string()
+                    } else {
+                        summary.session_id.clone().filter(|s| is_uuid(s))?
+                    };
+                    Some(Identity {
+                        id: id.to_ascii_lowercase(),
+                        parent: None,
+                    })
+                }
+            }
+        }
+        Format::Codex => {
+            let from_name = stem
+                .len()
+                .checked_sub(36)
+                .and_then(|at| stem.get(at..))
+                .filter(|s| is_uuid(s));
+            let id = summary
+                .session_id
+                .as_deref()
+                .filter(|s| is_uuid(s))
+                .or(from_name)?;
+            Some(Identity {
+                id: id.to_ascii_lowercase(),
+                parent: None,
+            })
+        }
+    }
+}
+
+/// The seed 003 metadata of an imported log: `workdir` from `cwd`,
+/// `startedAt` and `lastActiveAt` from the first and last timestamps, the
+/// context size at the last call, the parent, and under `source` and
+/// `usage` where it came from and what it measured.
+pub fn metadata(summary: &LogSummary, who: &Identity, source: &Source) -> Metadata {
+    let mut extra = Map::new();
+    extra.insert(
+        "source".into(),
+        serde_json::to_value(source).unwrap_or(Value::Null),
+    );
+    extra.insert(
+        "usage".into(),
+        serde_json::to_value(&summary.usage).unwrap_or(Value::Null),
+    );
+    Metadata {
+        workdir: summary.cwd.clone().unwrap_or_default(),
+        started_at: summary.first_timestamp.clone().unwrap_or_default(),
+        last_active_at: summary.last_timestamp.clone().unwrap_or_default(),
+        latest_total_tokens: summary.latest_total_tokens,
+        parent_session_id: who.parent.clone(),
+        extra,
+    }
+}
+
+/// The [`Source`] an imported transcript's metadata names, if it has one.
+pub fn source_of(metadata: &Metadata) -> Option<Source> {
+    serde_json::from_value(metadata.extra.get("source")?.clone()).ok()
+}
+
+/// The measured usage an imported transcript's metadata holds, if any.
+pub fn usage_of(metadata: &Metadata) -> Option<UsageBook> {
+    serde_json::from_value(metadata.extra.get("usage")?.clone()).ok()
+}
+
 /// Reads one agent log, line by line.
 #[derive(Debug)]
 pub enum LogParser {
@@ -391,9 +552,19 @@ fn object(raw: &str) -> Result<Map<String, Value>, String> {
     match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => Err("not a JSON object".to_string()),
-        Err(e) if e.is_eof() => Err(format!("truncated line ({e})")),
-        Err(e) => Err(format!("not JSON ({e})")),
+        Err(e) if e.is_eof() => Err(format!("truncated line ({})", json_error(&e))),
+        Err(e) => Err(format!("not JSON ({})", json_error(&e))),
     }
+}
+
+/// serde_json's message without its "at line 1 column N" (the line is
+/// given apart, as file:line), with the column kept.
+fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let msg = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(m, _)| m);
+    format!("{msg} at column {}", e.column())
 }
 
 fn str_of<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
