@@ -328,3 +328,40 @@ fn usage_is_exact_and_subagents_roll_up() {
         here.stdout
     );
 }
+
+#[test]
+fn work_sessions_take_measured_tokens_from_transcripts() {
+    let t = TestProject::new();
+    let h = history(&t);
+    t.json(&["transcript", "import", h.to_str().unwrap()]);
+    t.json(&["start", "--client", "acme", "--project", "AUDIT"]);
+
+    // The compacted session: 330 before the compaction (its peak), 160 at
+    // its last call after it.
+    let s = t.json(&["usage", "--from-transcript", "33333333"]);
+    assert_eq!(s["tokens"]["current"], 160);
+    assert_eq!(s["tokens"]["peak"], 330);
+
+    // The subagent's calls reached 60, 80 and 105 tokens of context: 105 is
+    // what its work would have added to the main context.
+    let sub = t.json(&["transcript", "list", "--all", "--subagents"]);
+    let sub_id = sub[0]["id"].as_str().unwrap().to_string();
+    let agent = t.json(&["agent", "spawn", "analyst"]);
+    let agent_id = agent["id"].as_str().unwrap();
+    let s = t.json(&["agent", "done", agent_id, "--transcript", &sub_id]);
+    assert_eq!(s["agents_spawned"][0]["tokens_used"], 105);
+    assert_eq!(s["tokens"]["saved"], 105);
+    // --tokens and --transcript are one or the other.
+    t.run(&[
+        "agent",
+        "done",
+        agent_id,
+        "--tokens",
+        "5",
+        "--transcript",
+        &sub_id,
+    ])
+    .usage();
+    let missing = t.run(&["usage", "--from-transcript", "99999999"]);
+    assert!(missing.err().contains("transcript"), "{}", missing.stderr);
+}

@@ -20,7 +20,9 @@ mod usage;
 pub use import::{
     ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources, import_path,
 };
-pub use usage::{TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, usage};
+pub use usage::{
+    Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
+};
 
 use std::path::{Path, PathBuf};
 

@@ -167,7 +167,10 @@ impl Parser {
             .and_then(|m| m.get("usage"))
             .and_then(Usage::from_claude);
         if let Some(u) = usage {
-            self.summary.latest_total_tokens = u.total_tokens;
+            if !inline_sidechain {
+                self.summary.latest_total_tokens = u.total_tokens;
+                self.summary.peak_total_tokens = self.summary.peak_total_tokens.max(u.total_tokens);
+            }
             let counted = Counted {
                 usage: u,
                 model: model.clone(),

@@ -110,6 +110,8 @@ impl Parser {
             self.total = total;
             if let Some(last) = info.get("last_token_usage").and_then(Usage::from_codex) {
                 self.summary.latest_total_tokens = last.total_tokens;
+                self.summary.peak_total_tokens =
+                    self.summary.peak_total_tokens.max(last.total_tokens);
             }
         }
     }

@@ -309,8 +309,11 @@ pub struct LogSummary {
     pub unknown_types: BTreeMap<String, u64>,
     /// The measured usage.
     pub usage: UsageBook,
-    /// The context size at the last counted call.
+    /// The context size at the last call of the session's own agent
+    /// (inline sidechain calls aside).
     pub latest_total_tokens: u64,
+    /// The largest context size of any such call: a work session's `peak`.
+    pub peak_total_tokens: u64,
     /// Whether every message line was a sidechain line (a subagent log).
     pub all_sidechain: bool,
     /// How many messages the log became.
@@ -473,6 +476,10 @@ pub fn metadata(summary: &LogSummary, who: &Identity, source: &Source) -> Metada
         serde_json::to_value(source).unwrap_or(Value::Null),
     );
     extra.insert(
+        PEAK_KEY.into(),
+        Value::from(summary.peak_total_tokens.max(summary.latest_total_tokens)),
+    );
+    extra.insert(
         "usage".into(),
         serde_json::to_value(&summary.usage).unwrap_or(Value::Null),
     );
@@ -485,6 +492,10 @@ pub fn metadata(summary: &LogSummary, who: &Identity, source: &Source) -> Metada
         extra,
     }
 }
+
+/// The metadata key of the largest context size an imported session
+/// reached (next to seed 003's `latestTotalTokens`).
+pub const PEAK_KEY: &str = "peakTotalTokens";
 
 /// The [`Source`] an imported transcript's metadata names, if it has one.
 pub fn source_of(metadata: &Metadata) -> Option<Source> {

@@ -193,3 +193,60 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
         unmeasured,
     })
 }
+
+/// What one transcript measured, as a work session's token counts take it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Measured {
+    /// The transcript id.
+    pub id: String,
+    /// Main or subagent.
+    pub kind: Kind,
+    /// The context size at its last call (seed 003's `latestTotalTokens`):
+    /// a work session's `current`.
+    pub latest_total_tokens: u64,
+    /// The largest context size it reached (`peakTotalTokens` of an imported
+    /// log, else the latest): a work session's `peak`, and what a subagent's
+    /// work would have added to the main context.
+    pub peak_total_tokens: u64,
+    /// Every token its calls were billed for, when measured from a log.
+    pub total_tokens: Option<u64>,
+}
+
+/// The measured token counts of the transcript `text` names (live or
+/// archived), read from its head only.
+pub fn measured(p: &Project, text: &str) -> Result<Measured> {
+    let id = resolve(p, text)?;
+    for dir in [
+        p.config.transcripts_dir.clone(),
+        store::transcript::archive_dir(p),
+    ] {
+        for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
+            let Ok(head) = store::transcript::read_head(&path) else {
+                continue;
+            };
+            if !head.id.eq_ignore_ascii_case(id.as_str()) {
+                continue;
+            }
+            let md = &head.metadata;
+            let peak = md
+                .extra
+                .get(agent_log::PEAK_KEY)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+                .max(md.latest_total_tokens);
+            return Ok(Measured {
+                id: id.to_string(),
+                kind,
+                latest_total_tokens: md.latest_total_tokens,
+                peak_total_tokens: peak,
+                total_tokens: agent_log::usage_of(md).map(|b| b.total().total_tokens),
+            });
+        }
+    }
+    Err(crate::Error::not_found(
+        "transcript",
+        id.as_str(),
+        "`logbook transcript list --all` shows the transcripts there are",
+    ))
+}
