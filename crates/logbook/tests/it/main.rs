@@ -8,6 +8,7 @@ mod agent_log;
 mod arb;
 mod fidelity;
 mod layers;
+mod prop_agent_log;
 mod prop_manifest;
 mod prop_session;
 mod prop_transcript;

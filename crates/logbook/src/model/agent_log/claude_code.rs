@@ -24,7 +24,8 @@ pub struct Parser {
     pub(super) summary: LogSummary,
     /// The assistant message whose stream is still being read.
     pending: Option<Pending>,
-    /// The largest usage seen per (`message.id`, `requestId`).
+    /// The largest usage seen per (`message.id`, `requestId`), or per
+    /// (empty, `uuid`) for a line lacking either id.
     streams: HashMap<(String, String), Counted>,
     message_lines: u64,
     sidechain_lines: u64,
@@ -177,9 +178,17 @@ impl Parser {
                 timestamp: ts.clone(),
                 inline_sidechain,
             };
-            match (&msg_id, &request_id) {
-                (Some(m), Some(r)) => {
-                    let slot = self.streams.entry((m.clone(), r.clone()));
+            // A line lacking either id counts alone; the same line written
+            // twice (same `uuid`, as a resumed session copies it) is still
+            // one line.
+            let key = match (&msg_id, &request_id, str_of(o, "uuid")) {
+                (Some(m), Some(r), _) => Some((m.clone(), r.clone())),
+                (_, _, Some(uuid)) => Some((String::new(), uuid.to_string())),
+                _ => None,
+            };
+            match key {
+                Some(key) => {
+                    let slot = self.streams.entry(key);
                     slot.and_modify(|c| {
                         if u.total_tokens > c.usage.total_tokens {
                             *c = counted.clone();
@@ -187,7 +196,7 @@ impl Parser {
                     })
                     .or_insert(counted);
                 }
-                _ => self.count(&counted),
+                None => self.count(&counted),
             }
         }
         let content = inner.and_then(|m| m.get("content"));

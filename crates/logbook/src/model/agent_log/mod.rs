@@ -17,7 +17,8 @@
 //!   `message.id` and `requestId`, and `output_tokens` grows across them. Per
 //!   (`message.id`, `requestId`) only the entry with the largest
 //!   input + output + cache-creation + cache-read total counts; a line
-//!   lacking either id counts alone. Only `assistant` lines count, so the
+//!   lacking either id counts alone (once, if the same `uuid` is written
+//!   twice). Only `assistant` lines count, so the
 //!   copies of a subagent's messages that `progress` lines embed do not.
 //! - Codex repeats `token_count` events unchanged. Usage is the cumulative
 //!   `total_token_usage`; an event counts only for what it adds to the
