@@ -108,11 +108,14 @@ impl Parser {
         if let Some(grew) = total.growth_over(&self.total) {
             self.summary.usage.add(self.model.as_deref(), ts, grew);
             self.total = total;
-            if let Some(last) = info.get("last_token_usage").and_then(Usage::from_codex) {
-                self.summary.latest_total_tokens = last.total_tokens;
-                self.summary.peak_total_tokens =
-                    self.summary.peak_total_tokens.max(last.total_tokens);
-            }
+            // The context of this call: `last_token_usage`, or what the
+            // total grew by when an older Codex did not write it.
+            let last = info
+                .get("last_token_usage")
+                .and_then(Usage::from_codex)
+                .unwrap_or(grew);
+            self.summary.latest_total_tokens = last.total_tokens;
+            self.summary.peak_total_tokens = self.summary.peak_total_tokens.max(last.total_tokens);
         }
     }
 
