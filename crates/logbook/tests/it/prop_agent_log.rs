@@ -92,10 +92,10 @@ proptest! {
         let mut doc: Value = serde_json::from_str(&lines[i]).unwrap_or(Value::Null);
         if let Some(slot) = doc.pointer_mut(pointer) {
             *slot = v;
-        } else if let (Value::Object(m), Some(key)) = (&mut doc, pointer.strip_prefix('/')) {
-            if !key.contains('/') {
-                m.insert(key.to_string(), v);
-            }
+        } else if let (Value::Object(m), Some(key)) = (&mut doc, pointer.strip_prefix('/'))
+            && !key.contains('/')
+        {
+            m.insert(key.to_string(), v);
         }
         lines[i] = doc.to_string();
         let _ = run(FILES[file].1, &lines);

@@ -1,9 +1,9 @@
 //! Agent logs: the JSON Lines files coding agents write as they work, read
 //! one line at a time into seed 003 messages and an exact token count.
 //!
-//! - [`claude_code`]: `~/.claude/projects/<cwd>/<session>.jsonl` and its
+//! - [`claude_code`] reads `~/.claude/projects/<cwd>/<session>.jsonl` and its
 //!   `<session>/subagents/agent-<id>.jsonl` files;
-//! - [`codex`]: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`.
+//! - [`codex`] reads `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`.
 //!
 //! A [`LogParser`] is fed one line at a time ([`LogParser::line`]) and never
 //! holds more than one message and one usage entry per streamed message, so
@@ -512,17 +512,17 @@ pub fn usage_of(metadata: &Metadata) -> Option<UsageBook> {
 #[derive(Debug)]
 pub enum LogParser {
     /// Claude Code.
-    ClaudeCode(claude_code::Parser),
+    ClaudeCode(Box<claude_code::Parser>),
     /// Codex.
-    Codex(codex::Parser),
+    Codex(Box<codex::Parser>),
 }
 
 impl LogParser {
     /// A parser for a log in `format`.
     pub fn new(format: Format) -> LogParser {
         match format {
-            Format::ClaudeCode => LogParser::ClaudeCode(claude_code::Parser::default()),
-            Format::Codex => LogParser::Codex(codex::Parser::default()),
+            Format::ClaudeCode => LogParser::ClaudeCode(Box::default()),
+            Format::Codex => LogParser::Codex(Box::default()),
         }
     }
 
@@ -544,8 +544,8 @@ impl LogParser {
     /// summary with the usage counted.
     pub fn finish(self) -> (Option<Message>, LogSummary) {
         let (last, mut summary) = match self {
-            LogParser::ClaudeCode(p) => p.finish(),
-            LogParser::Codex(p) => p.finish(),
+            LogParser::ClaudeCode(p) => (*p).finish(),
+            LogParser::Codex(p) => (*p).finish(),
         };
         summary.messages += u64::from(last.is_some());
         (last, summary)

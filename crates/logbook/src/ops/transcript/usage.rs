@@ -183,7 +183,7 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
         .map(|(key, usage)| UsageRow { key, usage })
         .collect();
     if by != UsageBy::Day {
-        rows.sort_by(|a, b| b.usage.total_tokens.cmp(&a.usage.total_tokens));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.usage.total_tokens));
     }
     Ok(UsageReport {
         by,
