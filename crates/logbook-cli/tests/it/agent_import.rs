@@ -365,3 +365,52 @@ fn work_sessions_take_measured_tokens_from_transcripts() {
     let missing = t.run(&["usage", "--from-transcript", "99999999"]);
     assert!(missing.err().contains("transcript"), "{}", missing.stderr);
 }
+
+#[test]
+fn watch_imports_what_the_agent_writes_next() {
+    use std::io::{BufRead, BufReader, Write};
+    let t = TestProject::new();
+    let h = history(&t);
+    let dir = h.join("codex");
+    let mut child = t
+        .cmd(&[
+            "--json",
+            "transcript",
+            "import",
+            dir.to_str().unwrap(),
+            "--watch",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let wait = std::time::Duration::from_secs(30);
+    // One JSON line per round: first the initial import.
+    let first: Value = serde_json::from_str(&rx.recv_timeout(wait).unwrap()).unwrap();
+    assert_eq!(first["imported"].as_array().unwrap().len(), 1, "{first}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(h.join(CODEX))
+        .unwrap();
+    writeln!(
+        f,
+        r#"{{"timestamp":"2026-01-18T10:06:00.000Z","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"And the docs?"}}]}}}}"#
+    )
+    .unwrap();
+    drop(f);
+    let next = rx.recv_timeout(wait);
+    let _ = child.kill();
+    let _ = child.wait();
+    let next: Value = serde_json::from_str(&next.expect("no import after the log grew")).unwrap();
+    assert_eq!(next["updated"][0]["messages"], 7, "{next}");
+}
