@@ -414,3 +414,35 @@ fn watch_imports_what_the_agent_writes_next() {
     let next: Value = serde_json::from_str(&next.expect("no import after the log grew")).unwrap();
     assert_eq!(next["updated"][0]["messages"], 7, "{next}");
 }
+
+#[test]
+fn from_home_imports_the_agents_own_folders() {
+    let mut t = TestProject::new();
+    let h = history(&t);
+    let home = t.path("home");
+    let copy = |from: &str, to: PathBuf| {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(h.join(from), to).unwrap();
+    };
+    copy(
+        &format!("claude/-work-demo/{MAIN_ID}.jsonl"),
+        home.join(format!(".claude/projects/-work-demo/{MAIN_ID}.jsonl")),
+    );
+    copy(CODEX, home.join(".codex/sessions/2026/01/18/rollout.jsonl"));
+    // A second Claude Code config folder, as $CLAUDE_CONFIG_DIR names it.
+    copy(
+        CUT,
+        t.path("other-claude/projects/-work-cut/44444444-5555-4666-8777-888899990000.jsonl"),
+    );
+    t.envs
+        .push(("HOME".into(), home.to_string_lossy().into_owned()));
+    t.envs.push((
+        "CLAUDE_CONFIG_DIR".into(),
+        t.path("other-claude").to_string_lossy().into_owned(),
+    ));
+    let r = t.json(&["transcript", "import", "--from-home"]);
+    assert_eq!(ids(&r["imported"]).len(), 3, "{r:#}");
+    assert!(ids(&r["imported"]).contains(&MAIN_ID.to_string()));
+    // Neither a PATH nor --from-home: bad usage.
+    t.run(&["transcript", "import"]).usage();
+}
