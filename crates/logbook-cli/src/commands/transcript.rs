@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::ids::short_id;
-use logbook::model::transcript::Kind;
+use logbook::model::transcript::{Filter, Kind};
 use logbook::ops::transcript::{
     self, ImportFormat, ImportReport, ListOptions, UsageBy, UsageScope,
 };
@@ -127,6 +127,21 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "N", default_value_t = 0,
           value_parser = clap::value_parser!(u64).range(super::run::PAGING_RANGE))]
     offset: u64,
+    /// Only those whose workdir is DIR or inside it (any project's).
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Only those imported from claude-code or codex logs, or logbook (seed 003 files).
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
+    /// Only those whose measured usage names a model containing TEXT.
+    #[arg(long, value_name = "TEXT")]
+    model: Option<String>,
+    /// Only those active since TIME (RFC 3339, or 2h, 7d…).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only those begun before TIME (RFC 3339, or 2h, 7d… ago).
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
 }
 
 pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
@@ -143,8 +158,26 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
 }
 
 fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
+    let now = clock::now();
+    let time = |s: &Option<String>| {
+        s.as_deref()
+            .map(|s| logbook::model::query::parse_since(s, now))
+            .transpose()
+    };
+    let filter = Filter {
+        workdir: a
+            .workdir
+            .as_ref()
+            .map(|w| logbook::store::absolute(&std::env::current_dir().unwrap_or_default(), w)),
+        source: a.source.clone(),
+        model: a.model.clone(),
+        since: time(&a.since)?,
+        until: time(&a.until)?,
+    };
     let opts = ListOptions {
-        within: (!a.all).then(|| ctx.project.root().to_path_buf()),
+        // An explicit --workdir, like --all, looks beyond this project.
+        within: (!a.all && a.workdir.is_none()).then(|| ctx.project.root().to_path_buf()),
+        filter,
         kind: if a.main {
             Some(Kind::Main)
         } else if a.subagents {

@@ -446,3 +446,29 @@ fn from_home_imports_the_agents_own_folders() {
     // Neither a PATH nor --from-home: bad usage.
     t.run(&["transcript", "import"]).usage();
 }
+
+#[test]
+fn list_filters_by_source_model_workdir_and_time() {
+    let t = TestProject::new();
+    let h = history(&t);
+    t.json(&["transcript", "import", h.to_str().unwrap()]);
+    let count = |args: &[&str]| {
+        let mut all = vec!["transcript", "list"];
+        all.extend_from_slice(args);
+        t.json(&all).as_array().unwrap().len()
+    };
+    assert_eq!(count(&["--all"]), 6);
+    assert_eq!(count(&["--all", "--source", "codex"]), 1);
+    assert_eq!(count(&["--all", "--source", "claude-code"]), 5);
+    assert_eq!(count(&["--all", "--source", "logbook"]), 0);
+    // Opus: only the main demo session; haiku: it and its subagent.
+    assert_eq!(count(&["--all", "--model", "opus"]), 1);
+    assert_eq!(count(&["--all", "--model", "HAIKU"]), 2);
+    // --workdir looks beyond this project by itself.
+    assert_eq!(count(&["--workdir", "/work/demo"]), 2);
+    assert_eq!(count(&["--workdir", "/work/demo", "--subagents"]), 1);
+    // Active since noon: the compacted session (12:03) and the cut one (13:00).
+    assert_eq!(count(&["--all", "--since", "2026-01-18T12:00:00Z"]), 2);
+    // Begun before midnight: the old session (23:59 on the 17th).
+    assert_eq!(count(&["--all", "--until", "2026-01-18T00:00:00Z"]), 1);
+}
