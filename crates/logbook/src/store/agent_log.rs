@@ -7,7 +7,8 @@
 //! raw lines of one stored file always describe the same bytes.
 //!
 //! The stored file is the seed's transcript (`id`, `timestamp`, `version`,
-//! `messages`, `metadata`) plus `rawLines`: every line of the log as a JSON
+//! `metadata`, `messages`: the metadata first, so a listing reads it without
+//! the rest) plus `rawLines`: every line of the log as a JSON
 //! string, in order, so nothing the agent wrote is lost and a re-import can
 //! derive everything again from the file alone. It is written in three
 //! streaming passes (summary, messages, raw lines) and never held in memory.
@@ -156,12 +157,15 @@ pub fn write_transcript(
         })
     };
     store::write_atomic_with(target, |w| {
+        // The metadata comes before the messages, so that a listing reads
+        // it without reading the rest (`store::transcript::read_head`).
         write!(
             w,
-            "{{\n  \"id\": {},\n  \"timestamp\": {},\n  \"version\": {},\n  \"messages\": [",
+            "{{\n  \"id\": {},\n  \"timestamp\": {},\n  \"version\": {},\n  \"metadata\": {},\n  \"messages\": [",
             json(&head.id)?,
             json(&head.timestamp)?,
-            json(&FORMAT_VERSION)?
+            json(&FORMAT_VERSION)?,
+            indent(&json(head.metadata)?, "  ")
         )
         .map_err(io)?;
         let mut parser = LogParser::new(format);
@@ -185,12 +189,7 @@ pub fn write_transcript(
             return Err(changed(source));
         }
         let close = if first { "]" } else { "\n  ]" };
-        write!(
-            w,
-            "{close},\n  \"metadata\": {},\n  \"rawLines\": [",
-            indent(&json(head.metadata)?, "  ")
-        )
-        .map_err(io)?;
+        write!(w, "{close},\n  \"rawLines\": [").map_err(io)?;
         let mut first = true;
         let fp = for_each_line(source, len, |_, line, _| item(w, &json(&line)?, &mut first))?;
         if fp.as_string() != fingerprint {
