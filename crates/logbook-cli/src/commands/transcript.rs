@@ -142,6 +142,10 @@ pub(crate) struct ListArgs {
     /// Only those begun before TIME (RFC 3339, or 2h, 7d… ago).
     #[arg(long, value_name = "TIME")]
     until: Option<String>,
+    /// Only those whose messages say every one of these words (case aside;
+    /// reads the messages of the transcripts the other filters keep).
+    #[arg(long, value_name = "WORDS")]
+    text: Option<String>,
 }
 
 pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
@@ -173,6 +177,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         model: a.model.clone(),
         since: time(&a.since)?,
         until: time(&a.until)?,
+        text: a.text.as_deref().map(Filter::words).unwrap_or_default(),
     };
     let opts = ListOptions {
         // An explicit --workdir, like --all, looks beyond this project.

@@ -471,4 +471,13 @@ fn list_filters_by_source_model_workdir_and_time() {
     assert_eq!(count(&["--all", "--since", "2026-01-18T12:00:00Z"]), 2);
     // Begun before midnight: the old session (23:59 on the 17th).
     assert_eq!(count(&["--all", "--until", "2026-01-18T00:00:00Z"]), 1);
+    // Words said in the messages, all of them, case aside.
+    assert_eq!(count(&["--all", "--text", "readme"]), 1);
+    assert_eq!(count(&["--all", "--text", "FAILING tests"]), 1);
+    assert_eq!(count(&["--all", "--text", "config Cargo.toml"]), 1);
+    assert_eq!(count(&["--all", "--text", "failing readme"]), 0);
+    assert_eq!(
+        count(&["--all", "--source", "codex", "--text", "readme"]),
+        0
+    );
 }

@@ -320,6 +320,9 @@ pub struct Filter {
     pub since: Option<jiff::Timestamp>,
     /// Only those that began at or before this time (`startedAt`).
     pub until: Option<jiff::Timestamp>,
+    /// Only those whose messages say every one of these words (lowercase;
+    /// see [`Filter::words`]).
+    pub text: Vec<String>,
 }
 
 impl Filter {
@@ -327,6 +330,11 @@ impl Filter {
     /// metadata, the rest only the listing's row.
     pub fn needs_metadata(&self) -> bool {
         self.source.is_some() || self.model.is_some()
+    }
+
+    /// The words of a `--text` query, lowercase, as [`Filter::text`] holds them.
+    pub fn words(query: &str) -> Vec<String> {
+        query.split_whitespace().map(str::to_lowercase).collect()
     }
 
     /// The part of the filter a listing row answers: workdir and time.

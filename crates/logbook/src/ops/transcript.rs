@@ -351,13 +351,17 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
 }
 
 /// Whether a listing row passes `filter`: its row first, then (only when
-/// source or model is asked) the metadata read from its file; a file that
-/// cannot be read does not pass.
+/// source or model is asked) the metadata read from its file, then (only
+/// with words) its messages; a file that cannot be read does not pass.
 fn filtered(filter: &Filter, row: &Summary) -> bool {
     filter.matches_row(row, store::transcript::is_within)
         && (!filter.needs_metadata()
             || store::transcript::read_head(&row.file)
                 .is_ok_and(|h| filter.matches_metadata(&h.metadata)))
+        // Words are looked for last: it reads the messages (a scan, not the
+        // index's full text).
+        && (filter.text.is_empty()
+            || store::transcript::says_all(&row.file, &filter.text).unwrap_or(false))
 }
 
 /// Reads a transcript given as a JSON file (seed 003's format; a regular

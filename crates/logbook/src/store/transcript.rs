@@ -86,6 +86,87 @@ pub fn read_head(path: &Path) -> Result<Head> {
     }
 }
 
+/// Whether the messages of the transcript at `path` say every one of
+/// `words` (lowercase; each found in some message's text, case aside). The
+/// messages are read one at a time and reading stops once all are found,
+/// so a large transcript is searched in bounded memory.
+pub fn says_all(path: &Path, words: &[String]) -> Result<bool> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = BufReader::with_capacity(1 << 16, file);
+    let mut missing: Vec<&str> = words.iter().map(String::as_str).collect();
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let read = serde::de::DeserializeSeed::deserialize(TextSeed(&mut missing), &mut de);
+    match read {
+        Ok(()) => Ok(missing.is_empty()),
+        Err(_) if missing.is_empty() => Ok(true),
+        Err(e) => Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "transcript",
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Walks a transcript's `messages`, crossing off the words each says.
+struct TextSeed<'a, 'w>(&'a mut Vec<&'w str>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for TextSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TextSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        while let Some(key) = a.next_key::<String>()? {
+            if key == "messages" {
+                a.next_value_seed(MessagesSeed(&mut *self.0))?;
+            } else {
+                a.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct MessagesSeed<'a, 'w>(&'a mut Vec<&'w str>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for MessagesSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MessagesSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        while let Some(m) = a.next_element::<Message>()? {
+            let text = m.text().to_lowercase();
+            self.0.retain(|w| !text.contains(w));
+            if self.0.is_empty() {
+                return Err(A::Error::custom(HEAD_READ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads a transcript object's `id` and `metadata` into the slot and stops
 /// (with an error the caller ignores once the slot is filled) as soon as it
 /// has both.
