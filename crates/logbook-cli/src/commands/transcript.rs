@@ -536,6 +536,16 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
             row(&mut out, &r.key, &r.usage);
         }
         row(&mut out, "Total", &report.total);
+        if report.duplicates.total_tokens > 0 {
+            let _ = writeln!(
+                out,
+                "{}",
+                st.dim(&format!(
+                    "{} tokens of calls found in more than one log (resumed or copied sessions) were counted once.",
+                    thousands(report.duplicates.total_tokens)
+                ))
+            );
+        }
         let _ = writeln!(
             out,
             "{}",

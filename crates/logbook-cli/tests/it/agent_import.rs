@@ -481,3 +481,59 @@ fn list_filters_by_source_model_workdir_and_time() {
         0
     );
 }
+
+#[test]
+fn a_call_copied_into_a_resumed_session_counts_once() {
+    let t = TestProject::new();
+    let h = history(&t);
+    // A resumed session: Claude Code copied msg_B (line 7 of the demo
+    // session: 5 + 20 + 1300 = 1325) into the new file, then made one new
+    // call, msg_E: 7 + 3 = 10.
+    let demo =
+        std::fs::read_to_string(h.join(format!("claude/-work-demo/{MAIN_ID}.jsonl"))).unwrap();
+    let resumed = "55555555-6666-4777-8888-999900001111";
+    let copied = demo
+        .lines()
+        .nth(6)
+        .unwrap()
+        .replace(MAIN_ID, resumed)
+        .replace(
+            "00000000-0000-4000-8000-000000000007",
+            "00000000-0000-4000-8000-0000000000e1",
+        );
+    let new_call = format!(
+        r#"{{"type":"assistant","sessionId":"{resumed}","cwd":"/work/demo","uuid":"00000000-0000-4000-8000-0000000000e2","timestamp":"2026-01-18T11:00:05.000Z","requestId":"req_E","message":{{"id":"msg_E","model":"claude-opus-4-5","content":[{{"type":"text","text":"Resumed."}}],"usage":{{"input_tokens":7,"output_tokens":3}}}}}}"#
+    );
+    let first = format!(
+        r#"{{"type":"user","sessionId":"{resumed}","cwd":"/work/demo","uuid":"00000000-0000-4000-8000-0000000000e0","timestamp":"2026-01-18T11:00:00.000Z","message":{{"role":"user","content":"Go on"}}}}"#
+    );
+    t.write(
+        &format!("history/claude/-work-demo/{resumed}.jsonl"),
+        &format!("{first}\n{copied}\n{new_call}\n"),
+    );
+    t.json(&["transcript", "import", h.to_str().unwrap()]);
+    // On its own, the resumed session's log holds 1325 + 10 = 1335.
+    let alone = t.json(&["transcript", "usage", resumed]);
+    assert_eq!(alone["total"]["total_tokens"], 1335);
+    // With the session it was resumed from (which began first), msg_B
+    // counts once: 6482 (see usage_is_exact_and_subagents_roll_up) + 10.
+    let all = t.json(&["transcript", "usage", "--all"]);
+    assert_eq!(all["total"]["total_tokens"], 6492);
+    assert_eq!(all["duplicates"]["total_tokens"], 1325);
+    let r = all["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == resumed)
+        .unwrap();
+    assert_eq!(r["usage"]["total_tokens"], 10);
+    assert_eq!(r["duplicates"]["output_tokens"], 20);
+    let human = t.run(&["transcript", "usage", "--all"]);
+    assert!(
+        human
+            .ok()
+            .contains("1,325 tokens of calls found in more than one log"),
+        "{}",
+        human.stdout
+    );
+}

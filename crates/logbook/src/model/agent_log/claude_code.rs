@@ -261,12 +261,29 @@ impl Parser {
 
     pub(super) fn finish(mut self) -> (Option<Message>, LogSummary) {
         let last = self.flush();
-        let mut streams: Vec<Counted> = std::mem::take(&mut self.streams).into_values().collect();
+        let mut streams: Vec<((String, String), Counted)> =
+            std::mem::take(&mut self.streams).into_iter().collect();
         // The books are ordered maps, so the order counted in does not
-        // change the result; sorting keeps it reproducible anyway.
-        streams.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-        for c in &streams {
+        // change the result; sorting keeps the calls list reproducible.
+        streams.sort_by(|a, b| a.0.cmp(&b.0));
+        for ((msg, req), c) in &streams {
             self.count(c);
+            // Keyed by uuid (empty message id): a line, not a call.
+            if !msg.is_empty() {
+                let u = c.usage;
+                self.summary.usage.calls.push(super::Call(
+                    format!("{msg}:{req}"),
+                    c.model
+                        .clone()
+                        .filter(|m| !m.is_empty())
+                        .unwrap_or_else(|| "unknown".into()),
+                    super::day_of(c.timestamp.as_deref()),
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cache_creation_input_tokens,
+                    u.cache_read_input_tokens,
+                ));
+            }
         }
         self.summary.all_sidechain =
             self.message_lines > 0 && self.sidechain_lines == self.message_lines;

@@ -210,6 +210,27 @@ impl Usage {
         })
     }
 
+    /// `self - other`, field by field, never below zero.
+    pub fn minus(&self, o: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(o.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(o.output_tokens),
+            cache_creation_input_tokens: self
+                .cache_creation_input_tokens
+                .saturating_sub(o.cache_creation_input_tokens),
+            cache_read_input_tokens: self
+                .cache_read_input_tokens
+                .saturating_sub(o.cache_read_input_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(o.cached_input_tokens),
+            reasoning_output_tokens: self
+                .reasoning_output_tokens
+                .saturating_sub(o.reasoning_output_tokens),
+            total_tokens: self.total_tokens.saturating_sub(o.total_tokens),
+        }
+    }
+
     /// True when nothing was counted.
     pub fn is_zero(&self) -> bool {
         *self == Usage::default()
@@ -228,9 +249,63 @@ pub struct UsageBook {
     /// (subagent) lines of the main file; already in the other fields.
     #[serde(skip_serializing_if = "Usage::is_zero")]
     pub sidechain: Usage,
+    /// Claude Code: each counted call that has both ids, so that a report
+    /// over several sessions counts a call once even when Claude Code wrote
+    /// it into more than one file (resumed sessions, worktree copies).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<Call>,
+}
+
+/// One counted Claude Code call: `"{message.id}:{requestId}"`, model, UTC
+/// day, input, output, cache-creation and cache-read tokens. Stored as a
+/// JSON array, as compact as a session's metadata can hold thousands of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Call(
+    pub String,
+    pub String,
+    pub String,
+    pub u64,
+    pub u64,
+    pub u64,
+    pub u64,
+);
+
+impl Call {
+    /// The call's key: `"{message.id}:{requestId}"`.
+    pub fn key(&self) -> &str {
+        &self.0
+    }
+
+    /// Its usage, as counted.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.3,
+            output_tokens: self.4,
+            cache_creation_input_tokens: self.5,
+            cache_read_input_tokens: self.6,
+            total_tokens: self.3 + self.4 + self.5 + self.6,
+            ..Usage::default()
+        }
+    }
 }
 
 impl UsageBook {
+    /// Takes back a call counted twice (found again in another session's
+    /// file): its usage leaves its model and day.
+    pub fn remove(&mut self, call: &Call) {
+        let u = call.usage();
+        let sub = |slot: Option<&mut Usage>| {
+            if let Some(t) = slot {
+                *t = t.minus(&u);
+            }
+        };
+        sub(self.by_model.get_mut(&call.1));
+        sub(self
+            .by_day
+            .get_mut(&call.2)
+            .and_then(|d| d.get_mut(&call.1)));
+    }
+
     /// Counts `u` for `model` on the day of `timestamp`.
     pub fn add(&mut self, model: Option<&str>, timestamp: Option<&str>, u: Usage) {
         let model = model.filter(|m| !m.is_empty()).unwrap_or("unknown");

@@ -4,9 +4,11 @@
 //! The numbers are the ones the import counted ([`crate::model::agent_log`]
 //! states the rules) and stored in each transcript's `metadata.usage`; a
 //! subagent's usage is reported on its own and rolled up into its main
-//! session, and counted once in the total.
+//! session, and counted once in the total. A Claude Code call found in
+//! several logs (resumed sessions copy earlier calls into their own file)
+//! counts once, in the session that began first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -56,8 +58,12 @@ pub struct TranscriptUsage {
     pub started_at: String,
     /// When it was last active.
     pub last_active_at: String,
-    /// Its own usage.
+    /// Its own usage: what it adds to the report's total.
     pub usage: Usage,
+    /// Calls its log holds that a session which began earlier already
+    /// counted (Claude Code copies them into the files of resumed or
+    /// copied sessions): left out of `usage` when both are in the report.
+    pub duplicates: Usage,
     /// A main session's usage with its subagents' (imported ones) added.
     pub with_subagents: Usage,
     /// Its own usage per model.
@@ -83,8 +89,10 @@ pub struct UsageReport {
     pub transcripts: Vec<TranscriptUsage>,
     /// The usage grouped by `by`.
     pub rows: Vec<UsageRow>,
-    /// Everything in scope, each transcript counted once.
+    /// Everything in scope, each transcript and each call counted once.
     pub total: Usage,
+    /// What was left out because another session in scope counted it.
+    pub duplicates: Usage,
     /// Transcripts in scope with no measured usage (not imported from an
     /// agent log), by id.
     pub unmeasured: Vec<String>,
@@ -133,11 +141,34 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
                 started_at: s.started_at,
                 last_active_at: s.last_active_at,
                 usage: own,
+                duplicates: Usage::default(),
                 with_subagents: own,
                 by_model: book.by_model.clone(),
             },
             book,
         ));
+    }
+    // A call Claude Code wrote into several files counts once, in the
+    // session that began first.
+    let mut order: Vec<usize> = (0..books.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |i: usize| (books[i].0.started_at.clone(), books[i].0.id.clone());
+        key(a).cmp(&key(b))
+    });
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut duplicates = Usage::default();
+    for i in order {
+        let (t, book) = &mut books[i];
+        for call in std::mem::take(&mut book.calls) {
+            if !seen.insert(call.key().to_string()) {
+                book.remove(&call);
+                t.duplicates += call.usage();
+                duplicates += call.usage();
+            }
+        }
+        t.usage = book.total();
+        t.with_subagents = t.usage;
+        t.by_model = book.by_model.clone();
     }
     // Roll each subagent up into its main session, when that is in scope.
     let mut rolled: BTreeMap<String, Usage> = BTreeMap::new();
@@ -190,6 +221,7 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
         transcripts: books.into_iter().map(|(t, _)| t).collect(),
         rows,
         total,
+        duplicates,
         unmeasured,
     })
 }
