@@ -31,7 +31,7 @@ pub fn log_len(path: &Path) -> Result<u64> {
     let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !m.is_file() {
         return Err(Error::NotARegularFile {
-            what: "agent log",
+            what: "file to import",
             path: path.to_path_buf(),
             found: store::fs::describe_file_type(m.file_type()),
         });

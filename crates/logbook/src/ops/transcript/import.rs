@@ -106,6 +106,11 @@ pub fn import_path(
             "give a Claude Code or Codex log, a folder of them (~/.claude/projects, ~/.codex/sessions) or a seed 003 transcript",
         ));
     }
+    if !path.is_dir() {
+        // A FIFO would block the read, a device never end: only regular
+        // files are read.
+        store::agent_log::log_len(path)?;
+    }
     let files = store::agent_log::find_logs(path)?;
     let sizes: Vec<u64> = files
         .iter()
