@@ -392,7 +392,7 @@ pub(crate) fn import_roots(
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} importing [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+                "{spinner} importing [{bar:30}] {percent}% ({eta})",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
             .progress_chars("=> "),

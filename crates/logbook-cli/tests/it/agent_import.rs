@@ -537,3 +537,17 @@ fn a_call_copied_into_a_resumed_session_counts_once() {
         human.stdout
     );
 }
+
+#[test]
+fn on_a_terminal_the_import_shows_progress_and_then_its_summary() {
+    let t = TestProject::new();
+    let h = history(&t);
+    let r =
+        crate::harness::on_terminal(&t, &format!("transcript import {}", h.display()), "", true);
+    assert!(
+        r.stdout
+            .contains("6 imported, 0 updated, 0 unchanged, 0 skipped"),
+        "{}",
+        r.stdout
+    );
+}

@@ -46,6 +46,20 @@ pub fn log_len(path: &Path) -> Result<u64> {
 pub fn for_each_line(
     path: &Path,
     len: u64,
+    f: impl FnMut(u64, &str, bool) -> Result<()>,
+) -> Result<Fingerprint> {
+    for_each_line_progress(path, len, &|_| {}, f)
+}
+
+/// How often (in bytes read) a pass reports its progress.
+const PROGRESS_EVERY: u64 = 4 << 20;
+
+/// [`for_each_line`], calling `on_bytes` with the bytes read so far every
+/// few MiB (a progress bar over one large log).
+pub fn for_each_line_progress(
+    path: &Path,
+    len: u64,
+    on_bytes: &dyn Fn(u64),
     mut f: impl FnMut(u64, &str, bool) -> Result<()>,
 ) -> Result<Fingerprint> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
@@ -61,7 +75,11 @@ pub fn for_each_line(
         if n == 0 {
             break;
         }
+        let before = fp.bytes;
         fp.update(&buf);
+        if before / PROGRESS_EVERY != fp.bytes / PROGRESS_EVERY {
+            on_bytes(fp.bytes);
+        }
         no += 1;
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         match std::str::from_utf8(line) {
@@ -101,10 +119,15 @@ pub fn detect(path: &Path) -> Result<Option<Format>> {
 /// Reads the first `len` bytes of a log in `format` for its summary (the
 /// messages are parsed and dropped), with lines that are not UTF-8 among
 /// the bad lines.
-pub fn scan(path: &Path, len: u64, format: Format) -> Result<(LogSummary, Fingerprint)> {
+pub fn scan(
+    path: &Path,
+    len: u64,
+    format: Format,
+    on_bytes: &dyn Fn(u64),
+) -> Result<(LogSummary, Fingerprint)> {
     let mut parser = LogParser::new(format);
     let mut lossy = vec![];
-    let fp = for_each_line(path, len, |no, line, is_lossy| {
+    let fp = for_each_line_progress(path, len, on_bytes, |no, line, is_lossy| {
         if is_lossy {
             lossy.push(BadLine {
                 line: no,
@@ -139,6 +162,8 @@ pub struct Head<'a> {
 /// its messages and raw lines, and removes `previous` (the id's file under
 /// another name) once the new one is durable. `fingerprint` is the one
 /// [`scan`] measured: if the bytes changed since, nothing is written.
+/// `on_bytes` follows its two passes over the log (0 to twice `len`).
+#[allow(clippy::too_many_arguments)]
 pub fn write_transcript(
     target: &Path,
     source: &Path,
@@ -147,6 +172,7 @@ pub fn write_transcript(
     head: &Head<'_>,
     fingerprint: &str,
     previous: Option<&Path>,
+    on_bytes: &dyn Fn(u64),
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::io(target, e);
     let json = |v: &dyn erased::Json| {
@@ -176,7 +202,7 @@ pub fn write_transcript(
             w.write_all(sep.as_bytes()).map_err(io)?;
             w.write_all(indent(text, "    ").as_bytes()).map_err(io)
         };
-        let fp = for_each_line(source, len, |no, line, _| {
+        let fp = for_each_line_progress(source, len, on_bytes, |no, line, _| {
             for m in parser.line(no, line) {
                 item(w, &json(&m)?, &mut first)?;
             }
@@ -191,7 +217,10 @@ pub fn write_transcript(
         let close = if first { "]" } else { "\n  ]" };
         write!(w, "{close},\n  \"rawLines\": [").map_err(io)?;
         let mut first = true;
-        let fp = for_each_line(source, len, |_, line, _| item(w, &json(&line)?, &mut first))?;
+        let second = |b: u64| on_bytes(len + b);
+        let fp = for_each_line_progress(source, len, &second, |_, line, _| {
+            item(w, &json(&line)?, &mut first)
+        })?;
         if fp.as_string() != fingerprint {
             return Err(changed(source));
         }

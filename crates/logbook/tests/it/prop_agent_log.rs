@@ -137,13 +137,13 @@ proptest! {
         let source = dir.path().join(format!("{MAIN_ID}.jsonl"));
         std::fs::write(&source, lines.join("\n") + "\n").unwrap();
         let len = std::fs::metadata(&source).unwrap().len();
-        let (summary, fp) = logbook::store::agent_log::scan(&source, len, Format::ClaudeCode).unwrap();
+        let (summary, fp) = logbook::store::agent_log::scan(&source, len, Format::ClaudeCode, &|_| {}).unwrap();
         prop_assert!(summary.bad_lines.is_empty());
         let metadata = logbook::model::transcript::Metadata::default();
         let target = dir.path().join("session_66667777.json");
         let head = logbook::store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
         logbook::store::agent_log::write_transcript(
-            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None,
+            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &|_| {},
         ).unwrap();
         let stored: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
         let raw: Vec<&str> = stored["rawLines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();

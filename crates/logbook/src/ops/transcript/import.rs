@@ -33,7 +33,8 @@ pub enum ImportFormat {
     Logbook,
 }
 
-/// How [`import_path`] reports its progress: bytes of sources done, of all.
+/// How [`import_path`] reports its progress: work done, of all, in bytes
+/// (a log is read three times: to count, for its messages, for its lines).
 pub type Progress<'a> = &'a dyn Fn(u64, u64);
 
 /// One source an import read, and the transcript it is.
@@ -116,7 +117,7 @@ pub fn import_path(
         .iter()
         .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
         .collect();
-    let total: u64 = sizes.iter().sum();
+    let total: u64 = sizes.iter().sum::<u64>() * 3;
     let own = p.config.transcripts_dir.canonicalize().ok();
     let mut report = ImportReport::default();
     let mut done = 0;
@@ -132,7 +133,12 @@ pub fn import_path(
                 "it is in this project's transcripts folder already".into(),
             ))
         } else {
-            import_file(p, file, format)
+            let within = |b: u64| {
+                if let Some(progress) = progress {
+                    progress(done + b.min(size * 3), total);
+                }
+            };
+            import_file(p, file, format, &within)
         };
         match outcome {
             Ok(Outcome::Imported(i)) => report.imported.push(i),
@@ -147,7 +153,7 @@ pub fn import_path(
                 reason: e.to_string(),
             }),
         }
-        done += size;
+        done += size * 3;
     }
     if let Some(progress) = progress {
         progress(total, total);
@@ -155,7 +161,12 @@ pub fn import_path(
     Ok(report)
 }
 
-fn import_file(p: &Project, file: &Path, format: ImportFormat) -> Result<Outcome> {
+fn import_file(
+    p: &Project,
+    file: &Path,
+    format: ImportFormat,
+    on_bytes: &dyn Fn(u64),
+) -> Result<Outcome> {
     let log_format = match format {
         ImportFormat::ClaudeCode => Some(Format::ClaudeCode),
         ImportFormat::Codex => Some(Format::Codex),
@@ -174,7 +185,7 @@ fn import_file(p: &Project, file: &Path, format: ImportFormat) -> Result<Outcome
         }
     };
     match log_format {
-        Some(f) => import_log(p, file, f),
+        Some(f) => import_log(p, file, f, on_bytes),
         None => import_seed_file(p, file),
     }
 }
@@ -213,10 +224,10 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
     })
 }
 
-fn import_log(p: &Project, file: &Path, format: Format) -> Result<Outcome> {
+fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<Outcome> {
     let source = file.canonicalize().map_err(|e| Error::io(file, e))?;
     let len = store::agent_log::log_len(&source)?;
-    let (summary, fp) = store::agent_log::scan(&source, len, format)?;
+    let (summary, fp) = store::agent_log::scan(&source, len, format, on_bytes)?;
     if summary.messages == 0 && summary.usage.by_model.is_empty() {
         return Ok(Outcome::Skipped(format!(
             "no messages in its {} line(s)",
@@ -323,6 +334,7 @@ fn import_log(p: &Project, file: &Path, format: Format) -> Result<Outcome> {
             &head,
             &src.fingerprint,
             previous.as_deref(),
+            &|b| on_bytes(len + b),
         )?;
         let mut records = vec![Some(Record::transcript(
             &target,
