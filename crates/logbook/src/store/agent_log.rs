@@ -258,9 +258,8 @@ mod erased {
 
 /// The files under `root` (a folder, searched recursively, symlinks not
 /// followed) that an import reads: agent logs (`*.jsonl`) and seed 003
-/// transcripts (`session_*.json`, `subagent_session_*.json`), sorted so a
-/// main session comes before its `subagents/`. `root` itself when it is a
-/// file.
+/// transcripts (`session_*.json`, `subagent_session_*.json`), sorted by
+/// path. `root` itself when it is a file.
 pub fn find_logs(root: &Path) -> Result<Vec<PathBuf>> {
     let m = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
     if !m.is_dir() {
