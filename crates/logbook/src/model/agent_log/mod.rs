@@ -257,9 +257,12 @@ pub struct UsageBook {
 }
 
 /// One counted Claude Code call: `"{message.id}:{requestId}"`, model, UTC
-/// day, input, output, cache-creation and cache-read tokens. Stored as a
-/// JSON array, as compact as a session's metadata can hold thousands of.
+/// day, input, output, cache-creation and cache-read tokens. Stored as one
+/// tab-separated string, so that a session's metadata holding thousands of
+/// them stays small to write and to read back (one string each, not eight
+/// JSON values).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct Call(
     pub String,
     pub String,
@@ -269,6 +272,39 @@ pub struct Call(
     pub u64,
     pub u64,
 );
+
+impl From<Call> for String {
+    fn from(c: Call) -> String {
+        format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            c.0, c.1, c.2, c.3, c.4, c.5, c.6
+        )
+    }
+}
+
+impl TryFrom<String> for Call {
+    type Error = String;
+    fn try_from(s: String) -> Result<Call, String> {
+        let f: Vec<&str> = s.split('\t').collect();
+        let n = |i: usize| {
+            f.get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| format!("call {s:?}: field {} is not a count", i + 1))
+        };
+        if f.len() != 7 {
+            return Err(format!("call {s:?}: expected 7 tab-separated fields"));
+        }
+        Ok(Call(
+            f[0].to_string(),
+            f[1].to_string(),
+            f[2].to_string(),
+            n(3)?,
+            n(4)?,
+            n(5)?,
+            n(6)?,
+        ))
+    }
+}
 
 impl Call {
     /// The call's key: `"{message.id}:{requestId}"`.
@@ -777,6 +813,24 @@ mod tests {
         assert_eq!(a, name_uuid("claude-code:x:agent-1"));
         assert_ne!(a, name_uuid("claude-code:x:agent-2"));
         assert!(crate::model::ids::TranscriptId::parse(&a).is_ok(), "{a}");
+    }
+
+    #[test]
+    fn calls_round_trip_as_one_string() {
+        let c = Call(
+            "msg_1:req_1".into(),
+            "m".into(),
+            "2026-01-18".into(),
+            1,
+            2,
+            3,
+            4,
+        );
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v, "msg_1:req_1\tm\t2026-01-18\t1\t2\t3\t4");
+        assert_eq!(serde_json::from_value::<Call>(v).unwrap(), c);
+        assert!(serde_json::from_value::<Call>("a\tb".into()).is_err());
+        assert_eq!(c.usage().total_tokens, 10);
     }
 
     #[test]
