@@ -95,6 +95,15 @@ fn a_folder_imports_once_and_again_changes_nothing() {
     // Twice: the same files, byte for byte, and nothing written.
     let second = t.json(&["transcript", "import", h.to_str().unwrap()]);
     assert_eq!(ids(&second["unchanged"]), ids(&first["imported"]));
+    // Known by the log's name, size and bytes, without parsing it again.
+    let main = second["unchanged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == MAIN_ID)
+        .unwrap();
+    assert_eq!(main["messages"], 5);
+    assert_eq!(main["totalTokens"], 2617);
     assert_eq!(second["imported"], Value::Array(vec![]));
     assert_eq!(second["updated"], Value::Array(vec![]));
     assert_eq!(stored(&t), before);

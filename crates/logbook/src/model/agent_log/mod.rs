@@ -464,6 +464,9 @@ pub struct Source {
     pub bytes: u64,
     /// How many lines those bytes hold.
     pub lines: u64,
+    /// How many messages they became.
+    #[serde(default)]
+    pub messages: u64,
     /// [`Fingerprint`] of those bytes.
     pub fingerprint: String,
     /// [`PARSER_VERSION`] that derived the transcript.

@@ -227,6 +227,9 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
 fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<Outcome> {
     let source = file.canonicalize().map_err(|e| Error::io(file, e))?;
     let len = store::agent_log::log_len(&source)?;
+    if let Some(same) = unchanged_by_name(p, &source, len, format)? {
+        return Ok(Outcome::Unchanged(same));
+    }
     let (summary, fp) = store::agent_log::scan(&source, len, format, on_bytes)?;
     if summary.messages == 0 && summary.usage.by_model.is_empty() {
         return Ok(Outcome::Skipped(format!(
@@ -250,6 +253,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         path: source.to_string_lossy().into_owned(),
         bytes: len,
         lines: summary.lines,
+        messages: summary.messages,
         fingerprint: fp.as_string(),
         parser: PARSER_VERSION,
         session_id: summary.session_id.clone(),
@@ -353,6 +357,54 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
     } else {
         Outcome::Imported(item)
     })
+}
+
+/// The quick answer for a log imported before and not changed since: the
+/// transcript its file name points to was made from this path, this size
+/// and these bytes (hashed, not parsed), by this parser. `None` sends the
+/// log through the whole import, which decides again from its lines.
+fn unchanged_by_name(
+    p: &Project,
+    source: &Path,
+    len: u64,
+    format: Format,
+) -> Result<Option<ImportedSource>> {
+    let Some(who) = agent_log::identity(format, source, &agent_log::LogSummary::default()) else {
+        return Ok(None);
+    };
+    let Ok(id) = TranscriptId::parse(&who.id) else {
+        return Ok(None);
+    };
+    let Some((kind, path)) = store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
+    else {
+        return Ok(None);
+    };
+    let Ok(head) = store::transcript::read_head(&path) else {
+        return Ok(None);
+    };
+    let Some(old) = agent_log::source_of(&head.metadata) else {
+        return Ok(None);
+    };
+    let same_file = old.format == format
+        && old.path == source.to_string_lossy()
+        && old.bytes == len
+        && old.parser == PARSER_VERSION;
+    if !same_file || store::agent_log::fingerprint(source, len)?.as_string() != old.fingerprint {
+        return Ok(None);
+    }
+    Ok(Some(ImportedSource {
+        source: source.to_path_buf(),
+        format: format.as_str(),
+        id: id.to_string(),
+        kind,
+        file: path,
+        messages: old.messages,
+        parent_session_id: head.metadata.parent_session_id.clone(),
+        total_tokens: agent_log::usage_of(&head.metadata)
+            .map(|b| b.total().total_tokens)
+            .unwrap_or(0),
+        bad_lines: old.bad_lines,
+    }))
 }
 
 /// The folders `--from-home` imports: `~/.claude/projects` (or
