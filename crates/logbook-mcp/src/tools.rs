@@ -1053,6 +1053,7 @@ impl LogbookServer {
                 },
                 limit: a.limit.map(paging).transpose()?,
                 offset: paging(a.offset)?,
+                filter: Default::default(),
             };
             let listing = transcript::list(p, &opts)?;
             Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing) }))

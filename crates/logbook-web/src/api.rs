@@ -231,6 +231,7 @@ pub(crate) fn transcript_options(
                 .min(MAX_PAGE),
         ),
         offset: number(q, "offset")?.unwrap_or(0),
+        filter: Default::default(),
     })
 }
 

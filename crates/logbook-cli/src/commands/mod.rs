@@ -8,6 +8,7 @@ mod mcp;
 mod run;
 mod session;
 mod transcript;
+mod transcript_watch;
 mod workflow;
 
 use anyhow::{Context as _, Result};

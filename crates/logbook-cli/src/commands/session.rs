@@ -73,7 +73,7 @@ pub(crate) struct SessionArg {
 /// One of the two amounts is required; the group makes clap's error name
 /// both flags rather than only the first.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("amount").required(true).args(["current", "add"])))]
+#[command(group(clap::ArgGroup::new("amount").required(true).args(["current", "add", "from_transcript"])))]
 pub(crate) struct UsageArgs {
     /// The main session now uses N tokens.
     #[arg(long, value_name = "N")]
@@ -81,6 +81,10 @@ pub(crate) struct UsageArgs {
     /// The main session used N more tokens.
     #[arg(long, value_name = "N")]
     add: Option<u64>,
+    /// Current and peak as measured in this transcript (an imported agent
+    /// log): the context size at its last call and the largest it reached.
+    #[arg(long, value_name = "ID")]
+    from_transcript: Option<String>,
     #[command(flatten)]
     session: SessionArg,
 }
@@ -142,8 +146,17 @@ pub(crate) enum AgentCommand {
         /// The id `agent spawn` printed.
         id: String,
         /// Tokens the agent used in its own context.
-        #[arg(long, value_name = "N")]
-        tokens: u64,
+        #[arg(
+            long,
+            value_name = "N",
+            required_unless_present = "transcript",
+            conflicts_with = "transcript"
+        )]
+        tokens: Option<u64>,
+        /// Take the tokens from the agent's transcript (the largest context
+        /// it reached, as measured in its imported log).
+        #[arg(long, value_name = "ID")]
+        transcript: Option<String>,
         /// Its output file.
         #[arg(long)]
         output: Option<String>,
@@ -537,14 +550,28 @@ pub(crate) fn pause(ctx: &Context, a: &IdArgs) -> Result<Output> {
 }
 
 pub(crate) fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
-    let usage = match (a.current, a.add) {
-        (Some(n), _) => Usage::Current(n),
-        (None, Some(n)) => Usage::Add(n),
-        (None, None) => bail!("give --current N or --add N"),
+    let session = a.session.session.as_deref();
+    let (s, measured) = match (a.current, a.add, &a.from_transcript) {
+        (Some(n), _, _) => (
+            ws::record_usage(&ctx.project, session, Usage::Current(n))?,
+            None,
+        ),
+        (None, Some(n), _) => (
+            ws::record_usage(&ctx.project, session, Usage::Add(n))?,
+            None,
+        ),
+        (None, None, Some(t)) => {
+            let (s, m) = ws::record_measured_usage(&ctx.project, session, t)?;
+            (s, Some(m))
+        }
+        (None, None, None) => bail!("give --current N, --add N or --from-transcript ID"),
     };
-    let s = ws::record_usage(&ctx.project, a.session.session.as_deref(), usage)?;
+    let from = measured
+        .as_ref()
+        .map(|m| format!("Measured in transcript {}\n", m.id))
+        .unwrap_or_default();
     let human = format!(
-        "{}: {}/{} tokens ({}), peak {} {}\n",
+        "{from}{}: {}/{} tokens ({}), peak {} {}\n",
         s.session_id,
         thousands(s.tokens.current),
         thousands(s.tokens.max),
@@ -613,22 +640,45 @@ pub(crate) fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
         AgentCommand::Done {
             id,
             tokens,
+            transcript,
             output,
             status,
             session,
         } => {
             let outcome = status.clone();
-            let s = ws::finish_agent(
-                &ctx.project,
-                session.session.as_deref(),
-                id,
-                *tokens,
-                output.as_deref(),
-                outcome,
-            )?;
+            let (s, tokens, from) = match (tokens, transcript) {
+                (Some(n), _) => (
+                    ws::finish_agent(
+                        &ctx.project,
+                        session.session.as_deref(),
+                        id,
+                        *n,
+                        output.as_deref(),
+                        outcome,
+                    )?,
+                    *n,
+                    String::new(),
+                ),
+                (None, Some(t)) => {
+                    let (s, m) = ws::finish_agent_measured(
+                        &ctx.project,
+                        session.session.as_deref(),
+                        id,
+                        t,
+                        output.as_deref(),
+                        outcome,
+                    )?;
+                    (
+                        s,
+                        m.peak_total_tokens,
+                        format!(" (measured in transcript {})", m.id),
+                    )
+                }
+                (None, None) => bail!("give --tokens N or --transcript ID"),
+            };
             let human = format!(
-                "Agent {id} done: {} tokens kept out of the main context (session total {})\n",
-                thousands(*tokens),
+                "Agent {id} done: {} tokens kept out of the main context{from} (session total {})\n",
+                thousands(tokens),
                 thousands(s.tokens.saved)
             );
             Ok(session_output(&s, human))

@@ -7,8 +7,10 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::ids::short_id;
-use logbook::model::transcript::Kind;
-use logbook::ops::transcript::{self, ListOptions};
+use logbook::model::transcript::{Filter, Kind};
+use logbook::ops::transcript::{
+    self, ImportFormat, ImportReport, ListOptions, UsageBy, UsageScope,
+};
 use serde_json::Value;
 
 use super::Context;
@@ -24,22 +26,11 @@ pub(crate) enum TranscriptCommand {
         /// (the short id that names its file).
         id: String,
     },
-    /// Save a transcript given as a JSON file in seed 003's format.
-    Import {
-        /// The transcript file.
-        file: PathBuf,
-        /// Store it as a subagent transcript (subagent_session_…).
-        #[arg(long)]
-        subagent: bool,
-        /// The parent main session's UUID (implies --subagent).
-        #[arg(long, value_name = "ID")]
-        parent: Option<String>,
-        /// The run this conversation belongs to (UUID or unique prefix): its
-        /// manifest gets userSummary and messageCount (metadata.runId does
-        /// the same).
-        #[arg(long, value_name = "RUN_ID")]
-        run: Option<String>,
-    },
+    /// Import agent history: Claude Code and Codex logs (a file, or a folder
+    /// searched recursively) or a JSON file in seed 003's format.
+    Import(ImportArgs),
+    /// Tokens measured in imported sessions, per model, day or session.
+    Usage(UsageArgs),
     /// Move transcripts inactive for more than DAYS days to the archive folder.
     Prune {
         /// Age in days of the last activity.
@@ -49,6 +40,72 @@ pub(crate) enum TranscriptCommand {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// A log, a folder of logs (searched recursively) or a seed 003 transcript file.
+    #[arg(value_name = "PATH", required_unless_present = "from_home")]
+    file: Option<PathBuf>,
+    /// Which agent wrote it; `auto` decides per file from its first lines.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    format: FormatArg,
+    /// Import ~/.claude/projects and ~/.codex/sessions ($CLAUDE_CONFIG_DIR, $CODEX_HOME).
+    #[arg(long, conflicts_with = "file")]
+    from_home: bool,
+    /// Keep importing as the agents write (until interrupted).
+    #[arg(long)]
+    watch: bool,
+    /// Seed 003 file: store it as a subagent transcript (subagent_session_…).
+    #[arg(long)]
+    subagent: bool,
+    /// Seed 003 file: the parent main session's UUID (implies --subagent).
+    #[arg(long, value_name = "ID")]
+    parent: Option<String>,
+    /// Seed 003 file: the run this conversation belongs to (UUID or unique
+    /// prefix): its manifest gets userSummary and messageCount
+    /// (metadata.runId does the same).
+    #[arg(long, value_name = "RUN_ID")]
+    run: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FormatArg {
+    Auto,
+    ClaudeCode,
+    Codex,
+    Logbook,
+}
+
+impl From<FormatArg> for ImportFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Auto => ImportFormat::Auto,
+            FormatArg::ClaudeCode => ImportFormat::ClaudeCode,
+            FormatArg::Codex => ImportFormat::Codex,
+            FormatArg::Logbook => ImportFormat::Logbook,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UsageArgs {
+    /// One transcript (UUID or a unique part), with its subagents.
+    #[arg(value_name = "ID", conflicts_with = "all")]
+    id: Option<String>,
+    /// Every transcript, not only this project's.
+    #[arg(long)]
+    all: bool,
+    /// How rows are grouped.
+    #[arg(long, value_enum, default_value_t = ByArg::Model)]
+    by: ByArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ByArg {
+    Model,
+    Day,
+    Session,
 }
 
 #[derive(Debug, Args)]
@@ -70,18 +127,33 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "N", default_value_t = 0,
           value_parser = clap::value_parser!(u64).range(super::run::PAGING_RANGE))]
     offset: u64,
+    /// Only those whose workdir is DIR or inside it (any project's).
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Only those imported from claude-code or codex logs, or logbook (seed 003 files).
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
+    /// Only those whose measured usage names a model containing TEXT.
+    #[arg(long, value_name = "TEXT")]
+    model: Option<String>,
+    /// Only those active since TIME (RFC 3339, or 2h, 7d…).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only those begun before TIME (RFC 3339, or 2h, 7d… ago).
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+    /// Only those whose messages say every one of these words (case aside;
+    /// reads the messages of the transcripts the other filters keep).
+    #[arg(long, value_name = "WORDS")]
+    text: Option<String>,
 }
 
 pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
     match cmd {
         TranscriptCommand::List(a) => list(ctx, a),
         TranscriptCommand::Show { id } => show(ctx, id),
-        TranscriptCommand::Import {
-            file,
-            subagent,
-            parent,
-            run,
-        } => import(ctx, file, *subagent, parent.as_deref(), run.as_deref()),
+        TranscriptCommand::Import(a) => import_cmd(ctx, a),
+        TranscriptCommand::Usage(a) => usage(ctx, a),
         TranscriptCommand::Prune {
             older_than,
             dry_run,
@@ -90,8 +162,27 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
 }
 
 fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
+    let now = clock::now();
+    let time = |s: &Option<String>| {
+        s.as_deref()
+            .map(|s| logbook::model::query::parse_since(s, now))
+            .transpose()
+    };
+    let filter = Filter {
+        workdir: a
+            .workdir
+            .as_ref()
+            .map(|w| logbook::store::absolute(&std::env::current_dir().unwrap_or_default(), w)),
+        source: a.source.clone(),
+        model: a.model.clone(),
+        since: time(&a.since)?,
+        until: time(&a.until)?,
+        text: a.text.as_deref().map(Filter::words).unwrap_or_default(),
+    };
     let opts = ListOptions {
-        within: (!a.all).then(|| ctx.project.root().to_path_buf()),
+        // An explicit --workdir, like --all, looks beyond this project.
+        within: (!a.all && a.workdir.is_none()).then(|| ctx.project.root().to_path_buf()),
+        filter,
         kind: if a.main {
             Some(Kind::Main)
         } else if a.subagents {
@@ -222,4 +313,230 @@ fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
         );
     }
     Ok(Output::new(transcript::pruned_json(&report, dry_run), out))
+}
+
+/// A single seed 003 file keeps the answer `transcript import FILE` always
+/// gave (and its flags); logs and folders get the import summary.
+fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
+    let format = ImportFormat::from(a.format);
+    let seed_flags = a.subagent || a.parent.is_some() || a.run.is_some();
+    if let Some(file) = &a.file {
+        let single_seed = file.is_file()
+            && !a.watch
+            && match format {
+                ImportFormat::Logbook => true,
+                ImportFormat::Auto => {
+                    seed_flags
+                        || file.extension().is_none_or(|e| e != "jsonl")
+                            && logbook::store::agent_log::detect(file)
+                                .ok()
+                                .flatten()
+                                .is_none()
+                }
+                _ => false,
+            };
+        if single_seed {
+            return import(ctx, file, a.subagent, a.parent.as_deref(), a.run.as_deref());
+        }
+    }
+    if seed_flags {
+        anyhow::bail!(
+            "--subagent, --parent and --run apply to one seed 003 transcript file; agent logs carry their own parent"
+        );
+    }
+    let roots: Vec<PathBuf> = match &a.file {
+        Some(f) => vec![f.clone()],
+        None => {
+            let found = transcript::home_sources();
+            if found.is_empty() {
+                anyhow::bail!(
+                    "no agent history found: none of ~/.claude/projects, ~/.codex/sessions, $CLAUDE_CONFIG_DIR/projects, $CODEX_HOME/sessions exists; give a PATH instead"
+                );
+            }
+            found
+        }
+    };
+    let report = import_roots(ctx, &roots, format)?;
+    if a.watch {
+        super::transcript_watch::watch(ctx, &roots, format, report)?;
+        return Ok(Output::new(Value::Null, String::new()));
+    }
+    Ok(import_output(ctx, &report))
+}
+
+/// Imports each root in turn, with a progress bar on a terminal.
+pub(crate) fn import_roots(
+    ctx: &Context,
+    roots: &[PathBuf],
+    format: ImportFormat,
+) -> Result<ImportReport> {
+    use std::io::IsTerminal;
+    let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} importing [{bar:30}] {percent}% ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar
+    });
+    let progress = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    };
+    let mut report = ImportReport::default();
+    for root in roots {
+        let r = transcript::import_path(&ctx.project, root, format, Some(&progress))?;
+        report.imported.extend(r.imported);
+        report.updated.extend(r.updated);
+        report.unchanged.extend(r.unchanged);
+        report.skipped.extend(r.skipped);
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    Ok(report)
+}
+
+/// The import summary: counts, then each new or updated transcript, each
+/// skipped file with its reason and each bad line as `file:line: reason`.
+pub(crate) fn import_output(ctx: &Context, report: &ImportReport) -> Output {
+    let st = ctx.style();
+    let mut out = String::new();
+    for (verb, list) in [("Imported", &report.imported), ("Updated", &report.updated)] {
+        for i in list {
+            let _ = writeln!(
+                out,
+                "{verb} {} {} ({}, {} messages, {} tokens) from {}",
+                i.kind.as_str(),
+                st.bold(&i.id),
+                i.format,
+                i.messages,
+                thousands(i.total_tokens),
+                i.source.display()
+            );
+        }
+    }
+    for list in [&report.imported, &report.updated] {
+        for i in list {
+            for b in &i.bad_lines {
+                ctx.printer.warn(&format!(
+                    "{}:{}: {} (the other lines were imported)",
+                    i.source.display(),
+                    b.line,
+                    b.reason
+                ));
+            }
+        }
+    }
+    for s in &report.skipped {
+        let _ = writeln!(out, "Skipped {}: {}", s.source.display(), s.reason);
+    }
+    let _ = writeln!(
+        out,
+        "{} imported, {} updated, {} unchanged, {} skipped",
+        report.imported.len(),
+        report.updated.len(),
+        report.unchanged.len(),
+        report.skipped.len()
+    );
+    Output::new(serde_json::to_value(report).unwrap_or(Value::Null), out)
+}
+
+/// Prints one import summary now (`--watch` prints one per round): a JSON
+/// line with `--json`, else the human text.
+pub(crate) fn print_report(ctx: &Context, report: &ImportReport) {
+    use std::io::Write as _;
+    let o = import_output(ctx, report);
+    let mut stdout = std::io::stdout().lock();
+    let _ = if ctx.printer.json {
+        writeln!(stdout, "{}", o.json)
+    } else {
+        write!(stdout, "{}", o.human)
+    };
+    let _ = stdout.flush();
+}
+
+fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
+    let scope = match (&a.id, a.all) {
+        (Some(id), _) => UsageScope::One(id.clone()),
+        (None, true) => UsageScope::All,
+        (None, false) => UsageScope::Project,
+    };
+    let by = match a.by {
+        ByArg::Model => UsageBy::Model,
+        ByArg::Day => UsageBy::Day,
+        ByArg::Session => UsageBy::Session,
+    };
+    let report = transcript::usage(&ctx.project, &scope, by)?;
+    let st = ctx.style();
+    let mut out = String::new();
+    let head = match by {
+        UsageBy::Model => "Model",
+        UsageBy::Day => "Day (UTC)",
+        UsageBy::Session => "Session",
+    };
+    if report.transcripts.is_empty() {
+        let _ = writeln!(
+            out,
+            "No measured usage{}: import agent logs with `logbook transcript import PATH`{}.",
+            if scope == UsageScope::Project {
+                " for this project"
+            } else {
+                ""
+            },
+            if scope == UsageScope::Project {
+                ", or use --all"
+            } else {
+                ""
+            }
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{}",
+            st.bold(&format!(
+                "{head:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
+                "input", "output", "cache write", "cache read", "total"
+            ))
+        );
+        let row = |out: &mut String, key: &str, u: &logbook::model::agent_log::Usage| {
+            let _ = writeln!(
+                out,
+                "{key:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
+                thousands(u.input_tokens),
+                thousands(u.output_tokens),
+                thousands(u.cache_creation_input_tokens),
+                thousands(u.cache_read_input_tokens + u.cached_input_tokens),
+                thousands(u.total_tokens)
+            );
+        };
+        for r in &report.rows {
+            row(&mut out, &r.key, &r.usage);
+        }
+        row(&mut out, "Total", &report.total);
+        if report.duplicates.total_tokens > 0 {
+            let _ = writeln!(
+                out,
+                "{}",
+                st.dim(&format!(
+                    "{} tokens of calls found in more than one log (resumed or copied sessions) were counted once.",
+                    thousands(report.duplicates.total_tokens)
+                ))
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{}",
+            st.dim(&format!(
+                "{} transcript(s); subagents counted once, in their main session's row with --by session. Codex's cached input is part of its input.",
+                report.transcripts.len()
+            ))
+        );
+    }
+    Ok(Output::new(serde_json::to_value(&report)?, out))
 }

@@ -8,9 +8,11 @@
 //! - [`work_session`]: seed 002's work session, tokens and reports.
 //! - [`transcript`]: seed 003's transcript and its file names.
 //! - [`workflow`]: seed 004's workflow state, compaction and history merge.
+//! - [`agent_log`]: Claude Code and Codex logs read line by line, with exact usage.
 //! - [`ids`]: the validated ids that become parts of paths.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 
+pub mod agent_log;
 pub(crate) mod enums;
 pub mod ids;
 pub mod lineage;

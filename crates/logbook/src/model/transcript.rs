@@ -303,6 +303,88 @@ pub struct Summary {
     pub parent_session_id: Option<String>,
 }
 
+/// What `transcript list` narrows a listing to, besides kind and project:
+/// where the agent ran, which agent log it came from, which model it used
+/// and when it was active. Pure, so the rule is the same whatever reads it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Only transcripts whose workdir is this folder or inside it.
+    pub workdir: Option<PathBuf>,
+    /// Only those imported from this agent's logs (`claude-code`, `codex`),
+    /// or `logbook` for those saved or imported in seed 003's format.
+    pub source: Option<String>,
+    /// Only those whose measured usage names a model containing this text
+    /// (case aside).
+    pub model: Option<String>,
+    /// Only those active at or after this time (`lastActiveAt`).
+    pub since: Option<jiff::Timestamp>,
+    /// Only those that began at or before this time (`startedAt`).
+    pub until: Option<jiff::Timestamp>,
+    /// Only those whose messages say every one of these words (lowercase;
+    /// see [`Filter::words`]).
+    pub text: Vec<String>,
+}
+
+impl Filter {
+    /// Whether `source` or `model` is asked for: those need the file's
+    /// metadata, the rest only the listing's row.
+    pub fn needs_metadata(&self) -> bool {
+        self.source.is_some() || self.model.is_some()
+    }
+
+    /// The words of a `--text` query, lowercase, as [`Filter::text`] holds them.
+    pub fn words(query: &str) -> Vec<String> {
+        query.split_whitespace().map(str::to_lowercase).collect()
+    }
+
+    /// The part of the filter a listing row answers: workdir and time.
+    /// `within` is the workdir test (the store's, which resolves symlinks).
+    pub fn matches_row(
+        &self,
+        row: &Summary,
+        within: impl Fn(&str, &std::path::Path) -> bool,
+    ) -> bool {
+        let workdir = self
+            .workdir
+            .as_ref()
+            .is_none_or(|w| within(&row.workdir, w));
+        let since = self
+            .since
+            .is_none_or(|since| clock::parse(&row.last_active_at).is_some_and(|t| t >= since));
+        let until = self
+            .until
+            .is_none_or(|until| clock::parse(&row.started_at).is_some_and(|t| t <= until));
+        workdir && since && until
+    }
+
+    /// The part a transcript's metadata answers: source and model.
+    pub fn matches_metadata(&self, md: &Metadata) -> bool {
+        let source = md
+            .extra
+            .get("source")
+            .and_then(|s| s.get("format"))
+            .and_then(Value::as_str)
+            .unwrap_or("logbook");
+        let source_ok = self
+            .source
+            .as_deref()
+            .is_none_or(|want| want.eq_ignore_ascii_case(source));
+        let model_ok = self.model.as_deref().is_none_or(|want| {
+            let want = want.to_ascii_lowercase();
+            md.extra
+                .get("usage")
+                .and_then(|u| u.get("byModel"))
+                .and_then(Value::as_object)
+                .is_some_and(|models| {
+                    models
+                        .keys()
+                        .any(|m| m.to_ascii_lowercase().contains(&want))
+                })
+        });
+        source_ok && model_ok
+    }
+}
+
 /// `{prefix}_{short}.json`, or `{prefix}_{id}.json` when `full`.
 pub fn file_name(kind: Kind, id: &str, full: bool) -> String {
     let part = if full { id } else { short_id(id) };
@@ -369,6 +451,47 @@ mod tests {
             Some("Plan the offsite in May")
         );
         assert_eq!(Transcript::new("x", "/w").first_user_text(), None);
+    }
+
+    #[test]
+    fn filters_by_source_model_and_time() {
+        let md: Metadata = serde_json::from_value(serde_json::json!({
+            "workdir": "/w", "startedAt": "2026-01-18T10:00:00.000Z",
+            "lastActiveAt": "2026-01-18T11:00:00.000Z",
+            "source": {"format": "codex"},
+            "usage": {"byModel": {"gpt-5-codex": {}}}
+        }))
+        .unwrap();
+        let f = |source: Option<&str>, model: Option<&str>| Filter {
+            source: source.map(str::to_string),
+            model: model.map(str::to_string),
+            ..Filter::default()
+        };
+        assert!(f(Some("codex"), Some("GPT-5")).matches_metadata(&md));
+        assert!(!f(Some("claude-code"), None).matches_metadata(&md));
+        assert!(!f(None, Some("opus")).matches_metadata(&md));
+        assert!(f(Some("logbook"), None).matches_metadata(&Metadata::default()));
+        let row = Summary {
+            id: "x".into(),
+            kind: Kind::Main,
+            file: PathBuf::new(),
+            workdir: md.workdir.clone(),
+            started_at: md.started_at.clone(),
+            last_active_at: md.last_active_at.clone(),
+            latest_total_tokens: 0,
+            parent_session_id: None,
+        };
+        let at = |s: &str| clock::parse(s);
+        let within = |w: &str, root: &std::path::Path| std::path::Path::new(w).starts_with(root);
+        let window = |since: Option<&str>, until: Option<&str>| Filter {
+            since: since.and_then(at),
+            until: until.and_then(at),
+            ..Filter::default()
+        };
+        assert!(window(Some("2026-01-18T10:30:00Z"), None).matches_row(&row, within));
+        assert!(!window(Some("2026-01-18T11:30:00Z"), None).matches_row(&row, within));
+        assert!(window(None, Some("2026-01-18T10:00:00Z")).matches_row(&row, within));
+        assert!(!window(None, Some("2026-01-18T09:00:00Z")).matches_row(&row, within));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! - [`work_session`]: start, switch, close, tokens, milestones… (seed 002)
 //! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000);
 //!   [`run_files`]: a run's file tree and files, for the viewer
-//! - [`transcript`]: save, import, load, list, prune (seed 003)
+//! - [`transcript`]: save, import (seed 003 files, Claude Code and Codex
+//!   logs), load, list, usage, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
 //! - [`resume`]: the text an agent needs after a compaction
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;

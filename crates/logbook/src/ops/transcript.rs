@@ -2,7 +2,8 @@
 //! histories of main agents and subagents.
 //!
 //! The public API is what an MCP server needs: [`save`], [`load`], [`list`],
-//! plus [`import`] and [`prune`] for the CLI.
+//! plus [`import`], [`import_path`] (agent logs: Claude Code, Codex),
+//! [`usage`] (measured tokens) and [`prune`] for the CLI.
 //!
 //! ```no_run
 //! use logbook::{Project, ops::transcript::{self, ListOptions}};
@@ -12,6 +13,16 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+mod import;
+mod usage;
+
+pub use import::{
+    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources, import_path,
+};
+pub use usage::{
+    Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
+};
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +35,8 @@ use crate::index::{Index, Kind as IndexKind, Pending, Record};
 use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
 use crate::model::transcript::{
-    FORMAT_VERSION, Kind, RUN_ID_KEY, Stored, Summary, Transcript, file_name, parse_file_name,
+    FORMAT_VERSION, Filter, Kind, RUN_ID_KEY, Stored, Summary, Transcript, file_name,
+    parse_file_name,
 };
 use crate::ops::{run, write_through};
 use crate::store::{self, Project};
@@ -41,6 +53,8 @@ pub struct ListOptions {
     pub limit: Option<usize>,
     /// After skipping this many.
     pub offset: usize,
+    /// Workdir, source, model and time ([`Filter`]).
+    pub filter: Filter,
 }
 
 /// The result of [`list`]: readable transcripts newest first, and the files
@@ -318,6 +332,7 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
     let (here, elsewhere): (Vec<_>, Vec<_>) = index
         .transcripts(opts.kind, None, None)?
         .into_iter()
+        .filter(|t| filtered(&opts.filter, t))
         .partition(|t| {
             opts.within
                 .as_ref()
@@ -333,6 +348,20 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
         corrupt,
         elsewhere: elsewhere.len(),
     })
+}
+
+/// Whether a listing row passes `filter`: its row first, then (only when
+/// source or model is asked) the metadata read from its file, then (only
+/// with words) its messages; a file that cannot be read does not pass.
+fn filtered(filter: &Filter, row: &Summary) -> bool {
+    filter.matches_row(row, store::transcript::is_within)
+        && (!filter.needs_metadata()
+            || store::transcript::read_head(&row.file)
+                .is_ok_and(|h| filter.matches_metadata(&h.metadata)))
+        // Words are looked for last: it reads the messages (a scan, not the
+        // index's full text).
+        && (filter.text.is_empty()
+            || store::transcript::says_all(&row.file, &filter.text).unwrap_or(false))
 }
 
 /// Reads a transcript given as a JSON file (seed 003's format; a regular

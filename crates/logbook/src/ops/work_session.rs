@@ -478,6 +478,26 @@ pub fn record_usage(p: &Project, id: Option<&str>, usage: Usage) -> Result<WorkS
     .0)
 }
 
+/// Sets main-session usage from a transcript's measured tokens (`usage
+/// --from-transcript`): `current` is the context size at its last call,
+/// `peak` at least the largest it reached.
+pub fn record_measured_usage(
+    p: &Project,
+    id: Option<&str>,
+    transcript: &str,
+) -> Result<(WorkSession, crate::ops::transcript::Measured)> {
+    let m = crate::ops::transcript::measured(p, transcript)?;
+    let (ws, ()) = update(p, id, |ws| {
+        ws.tokens.current = check_count("usage --from-transcript", m.latest_total_tokens)?;
+        ws.tokens.peak = ws
+            .tokens
+            .peak
+            .max(check_count("usage --from-transcript", m.peak_total_tokens)?);
+        Ok(())
+    })?;
+    Ok((ws, m))
+}
+
 /// Appends a milestone that is not yet done; a name the session already has
 /// (ignoring case and surrounding spaces) is refused.
 pub fn add_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSession> {
@@ -606,6 +626,22 @@ pub fn spawn_agent(
         });
         Ok(agent_id.clone())
     })
+}
+
+/// [`finish_agent`] with the tokens measured in the subagent's transcript
+/// (`agent done --transcript`): the largest context it reached, which is
+/// what its work would have added to the main context.
+pub fn finish_agent_measured(
+    p: &Project,
+    id: Option<&str>,
+    agent_id: &str,
+    transcript: &str,
+    output_file: Option<&str>,
+    outcome: AgentOutcome,
+) -> Result<(WorkSession, crate::ops::transcript::Measured)> {
+    let m = crate::ops::transcript::measured(p, transcript)?;
+    let ws = finish_agent(p, id, agent_id, m.peak_total_tokens, output_file, outcome)?;
+    Ok((ws, m))
 }
 
 /// Records that a spawned agent finished: its tokens count towards `saved`

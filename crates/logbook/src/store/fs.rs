@@ -13,6 +13,16 @@ use crate::error::{Error, Result};
 /// the new one, never a mix: temp file in the same folder, fsync, rename,
 /// fsync of the folder. The caller holds the lock that serialises writers.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes).map_err(|e| Error::io(path, e)))
+}
+
+/// [`write_atomic`] for content too large to hold in memory: `write` streams
+/// it into the (buffered) temp file, and the rename happens only if it
+/// succeeds. An imported agent log of hundreds of MiB goes through here.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -28,12 +38,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         uuid::Uuid::new_v4().simple()
     ));
     let result = (|| {
-        let mut f = OpenOptions::new()
+        let f = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)
             .map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        write(&mut w)?;
+        let f = w
+            .into_inner()
+            .map_err(|e| Error::io(&tmp, e.into_error()))?;
         f.sync_all().map_err(|e| Error::io(&tmp, e))?;
         drop(f);
         fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;

@@ -7,11 +7,14 @@
 //! - One module per record kind reads and writes its files: [`run`],
 //!   [`work_session`], [`transcript`], [`workflow`], and [`variables`] for
 //!   the workflow.yaml files runs are started from; [`run_files`] opens the
-//!   files inside a run for a viewer, refusing any path that leaves it.
+//!   files inside a run for a viewer, refusing any path that leaves it;
+//!   [`agent_log`] reads Claude Code and Codex logs and streams them into
+//!   transcripts.
 //!
 //! Nothing here knows about the index or decides what a user operation does;
 //! that is [`crate::ops`].
 
+pub mod agent_log;
 pub mod config;
 pub mod fs;
 pub mod lock;
@@ -26,7 +29,7 @@ pub mod workflow;
 pub use config::Config;
 pub use fs::{
     EntryKind, absolute, entries, is_temp_file, move_durably, open_regular, read_optional,
-    read_regular, sync_dir, write_atomic,
+    read_regular, sync_dir, write_atomic, write_atomic_with,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

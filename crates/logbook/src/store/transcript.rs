@@ -54,9 +54,168 @@ pub struct Head {
 }
 
 /// Reads only `id` and `metadata`; the messages are skipped without being
-/// kept, so listing many large transcripts stays cheap.
+/// kept, so listing many large transcripts stays cheap. Reading stops as
+/// soon as both are read: an imported agent log's transcript writes its
+/// metadata before its messages and raw lines, so its head is read without
+/// reading the hundreds of MiB after it.
 pub fn read_head(path: &Path) -> Result<Head> {
-    read_json(path)
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let starts_with_bom = reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(b"\xEF\xBB\xBF");
+    if starts_with_bom {
+        reader.consume(3);
+    }
+    let mut found = None;
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let read = serde::de::DeserializeSeed::deserialize(HeadSeed(&mut found), &mut de);
+    match (found, read) {
+        (Some(head), _) => Ok(head),
+        (None, Err(e)) => Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "transcript",
+            reason: e.to_string(),
+        }),
+        (None, Ok(())) => Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "transcript",
+            reason: "missing field `id`".into(),
+        }),
+    }
+}
+
+/// Whether the messages of the transcript at `path` say every one of
+/// `words` (lowercase; each found in some message's text, case aside). The
+/// messages are read one at a time and reading stops once all are found,
+/// so a large transcript is searched in bounded memory.
+pub fn says_all(path: &Path, words: &[String]) -> Result<bool> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = BufReader::with_capacity(1 << 16, file);
+    let mut missing: Vec<&str> = words.iter().map(String::as_str).collect();
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let read = serde::de::DeserializeSeed::deserialize(TextSeed(&mut missing), &mut de);
+    match read {
+        Ok(()) => Ok(missing.is_empty()),
+        Err(_) if missing.is_empty() => Ok(true),
+        Err(e) => Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "transcript",
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Walks a transcript's `messages`, crossing off the words each says.
+struct TextSeed<'a, 'w>(&'a mut Vec<&'w str>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for TextSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TextSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        while let Some(key) = a.next_key::<String>()? {
+            if key == "messages" {
+                a.next_value_seed(MessagesSeed(&mut *self.0))?;
+            } else {
+                a.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct MessagesSeed<'a, 'w>(&'a mut Vec<&'w str>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for MessagesSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MessagesSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        while let Some(m) = a.next_element::<Message>()? {
+            let text = m.text().to_lowercase();
+            self.0.retain(|w| !text.contains(w));
+            if self.0.is_empty() {
+                return Err(A::Error::custom(HEAD_READ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a transcript object's `id` and `metadata` into the slot and stops
+/// (with an error the caller ignores once the slot is filled) as soon as it
+/// has both.
+struct HeadSeed<'a>(&'a mut Option<Head>);
+
+/// The message of the error that stops [`HeadSeed`] early.
+const HEAD_READ: &str = "head read";
+
+impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for HeadSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        let (mut id, mut metadata): (Option<String>, Option<Metadata>) = (None, None);
+        while let Some(key) = a.next_key::<String>()? {
+            match key.as_str() {
+                "id" if id.is_none() => id = Some(a.next_value()?),
+                "metadata" if metadata.is_none() => metadata = Some(a.next_value()?),
+                _ => {
+                    a.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            if id.is_some() && metadata.is_some() {
+                *self.0 = Some(Head {
+                    id: id.take().unwrap_or_default(),
+                    metadata: metadata.take().unwrap_or_default(),
+                });
+                return Err(A::Error::custom(HEAD_READ));
+            }
+        }
+        let id = id.ok_or_else(|| A::Error::missing_field("id"))?;
+        *self.0 = Some(Head {
+            id,
+            metadata: metadata.unwrap_or_default(),
+        });
+        Ok(())
+    }
 }
 
 /// Reads a transcript file given to `import`, with its raw keys other than
@@ -271,5 +430,31 @@ pub fn is_within(workdir: &str, root: &Path) -> bool {
         (Ok(w), Ok(r)) => w.starts_with(r),
         (Err(_), Ok(r)) => w.starts_with(r),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_reading_stops_once_id_and_metadata_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session_3c4d5e6f.json");
+        // What follows the metadata is never read: here it is not even JSON.
+        std::fs::write(
+            &path,
+            r#"{"id": "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f", "metadata": {"workdir": "/w"}, "messages": [oops"#,
+        )
+        .unwrap();
+        let head = read_head(&path).unwrap();
+        assert_eq!(head.metadata.workdir, "/w");
+        // Metadata last (seed 003's order) or missing: read to the end.
+        std::fs::write(&path, r#"{"messages": [], "id": "a", "x": 1}"#).unwrap();
+        assert_eq!(read_head(&path).unwrap().id, "a");
+        std::fs::write(&path, r#"{"messages": [], "metadata": {}}"#).unwrap();
+        assert!(read_head(&path).is_err());
+        std::fs::write(&path, r#"{"id": "a", "messages": [1,"#).unwrap();
+        assert!(read_head(&path).is_err());
     }
 }

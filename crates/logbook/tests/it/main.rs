@@ -4,9 +4,11 @@
 // A failed unwrap is a failed test here, with the location in the message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agent_log;
 mod arb;
 mod fidelity;
 mod layers;
+mod prop_agent_log;
 mod prop_manifest;
 mod prop_session;
 mod prop_transcript;

@@ -1,0 +1,562 @@
+//! `transcript import PATH` of Claude Code and Codex logs and `transcript
+//! usage`, through the real binary, on the hand-built fixtures of the
+//! library crate (`crates/logbook/tests/fixtures/agent_log`, whose tests
+//! work the totals out line by line).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::harness::TestProject;
+
+const MAIN_ID: &str = "11111111-2222-4333-8444-555566667777";
+const CODEX: &str =
+    "codex/2026/01/18/rollout-2026-01-18T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001.jsonl";
+const CUT: &str = "claude/-work-cut/44444444-5555-4666-8777-888899990000.jsonl";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../logbook/tests/fixtures/agent_log")
+}
+
+/// Copies the fixture tree into `history/` of the project (so a test can
+/// grow a log) and returns that folder.
+fn history(t: &TestProject) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let to = t.path("history");
+    copy(&fixtures(), &to);
+    to
+}
+
+/// Every stored transcript file, by name, with its bytes.
+fn stored(t: &TestProject) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(t.path(".logbook/transcripts"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn ids(list: &Value) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_folder_imports_once_and_again_changes_nothing() {
+    let t = TestProject::new();
+    let h = history(&t);
+    let first = t.json(&["transcript", "import", h.to_str().unwrap()]);
+    // 5 Claude Code sessions (one a subagent) and 1 Codex session.
+    assert_eq!(first["imported"].as_array().unwrap().len(), 6, "{first:#}");
+    for key in ["updated", "unchanged", "skipped"] {
+        assert_eq!(first[key], Value::Array(vec![]), "{key}: {first:#}");
+    }
+    let before = stored(&t);
+    assert_eq!(before.len(), 6);
+    assert!(before.contains_key("session_66667777.json"));
+    assert!(before.contains_key("session_ffff0001.json"));
+    let sub = first["imported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "subagent")
+        .unwrap();
+    assert_eq!(sub["parentSessionId"], MAIN_ID);
+    assert!(
+        sub["file"]
+            .as_str()
+            .unwrap()
+            .contains(".logbook/transcripts/subagent_session_")
+    );
+
+    // Twice: the same files, byte for byte, and nothing written.
+    let second = t.json(&["transcript", "import", h.to_str().unwrap()]);
+    assert_eq!(ids(&second["unchanged"]), ids(&first["imported"]));
+    // Known by the log's name, size and bytes, without parsing it again.
+    let main = second["unchanged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == MAIN_ID)
+        .unwrap();
+    assert_eq!(main["messages"], 5);
+    assert_eq!(main["totalTokens"], 2617);
+    assert_eq!(second["imported"], Value::Array(vec![]));
+    assert_eq!(second["updated"], Value::Array(vec![]));
+    assert_eq!(stored(&t), before);
+
+    // The stored file is seed 003's 2-space JSON, with every source line.
+    let text = String::from_utf8(before["session_66667777.json"].clone()).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        format!("{}\n", serde_json::to_string_pretty(&v).unwrap()),
+        text
+    );
+    let source =
+        std::fs::read_to_string(h.join(format!("claude/-work-demo/{MAIN_ID}.jsonl"))).unwrap();
+    let raw: Vec<&str> = v["rawLines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(raw, source.lines().collect::<Vec<_>>());
+    // Line 10 is of an unknown type: kept as it was, fields and all.
+    assert!(raw[9].contains("\"futureField\":{\"nested\":[1,2,3]}"));
+    assert_eq!(v["metadata"]["source"]["unknownTypes"]["telemetry-ping"], 1);
+    assert_eq!(v["metadata"]["workdir"], "/work/demo");
+    assert_eq!(v["metadata"]["startedAt"], "2026-01-18T10:00:01.000Z");
+    assert_eq!(v["metadata"]["lastActiveAt"], "2026-01-18T10:00:09.000Z");
+    assert_eq!(v["timestamp"], "2026-01-18T10:00:09.000Z");
+    assert_eq!(v["messages"].as_array().unwrap().len(), 5);
+
+    // Listed, shown and counted like any transcript.
+    let list = t.json(&["transcript", "list", "--all"]);
+    assert_eq!(list.as_array().unwrap().len(), 6);
+    let shown = t.json(&["transcript", "show", MAIN_ID]);
+    assert_eq!(shown["messages"][0]["blocks"][0]["content"], "Add a README");
+}
+
+#[test]
+fn a_grown_log_is_updated_in_place() {
+    let t = TestProject::new();
+    let h = history(&t);
+    let log = h.join(CODEX);
+    let first = t.json(&["transcript", "import", log.to_str().unwrap()]);
+    let file = first["imported"][0]["file"].as_str().unwrap().to_string();
+    assert_eq!(first["imported"][0]["totalTokens"], 2760);
+
+    // The agent goes on: half a line first (a write in progress).
+    let more = concat!(
+        r#"{"timestamp":"2026-01-18T10:05:00.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Also updated the docs."}]}}"#,
+        "\n",
+        r#"{"timestamp":"2026-01-18T10:05:01.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":4000,"cached_input_tokens":2500,"output_tokens":300,"reasoning_output_tokens":50,"total_tokens":4300},"last_token_usage":{"input_tokens":1500,"cached_input_tokens":700,"output_tokens":40,"reasoning_output_tokens":0,"total_tokens":1540}}}}"#,
+        "\n"
+    );
+    let (head, tail) = more.split_at(60);
+    let append = |s: &str| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        f.write_all(s.as_bytes()).unwrap();
+    };
+    append(head);
+    let mid = t.run(&["--json", "transcript", "import", log.to_str().unwrap()]);
+    let mid_json = mid.json();
+    assert_eq!(mid_json["updated"][0]["file"], file.as_str());
+    // Line 16 is cut off: reported, the other 15 imported as before.
+    assert_eq!(mid_json["updated"][0]["badLines"][0]["line"], 16);
+    assert!(
+        mid.stderr.contains(&format!(
+            "{}:16: truncated line",
+            log.canonicalize().unwrap().display()
+        )),
+        "{}",
+        mid.stderr
+    );
+    assert_eq!(mid_json["updated"][0]["totalTokens"], 2760);
+
+    append(tail);
+    let after = t.json(&["transcript", "import", log.to_str().unwrap()]);
+    // Same transcript, same file: 2760 grew to 4300 (+1540 for gpt-5).
+    assert_eq!(after["updated"][0]["file"], file.as_str());
+    assert_eq!(after["updated"][0]["totalTokens"], 4300);
+    assert_eq!(after["updated"][0]["badLines"], Value::Array(vec![]));
+    assert_eq!(after["updated"][0]["messages"], 7);
+    let shown = t.json(&["transcript", "show", "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001"]);
+    assert_eq!(shown["rawLines"].as_array().unwrap().len(), 17);
+    assert_eq!(
+        shown["metadata"]["usage"]["byModel"]["gpt-5"]["total_tokens"],
+        3100
+    );
+    assert_eq!(
+        shown["metadata"]["lastActiveAt"],
+        "2026-01-18T10:05:01.000Z"
+    );
+    assert_eq!(
+        std::fs::read_dir(t.path(".logbook/transcripts"))
+            .unwrap()
+            .count(),
+        1
+    );
+    // And once more: unchanged.
+    let again = t.json(&["transcript", "import", log.to_str().unwrap()]);
+    assert_eq!(again["unchanged"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_corrupt_line_is_named_by_file_and_line_and_the_rest_imported() {
+    let t = TestProject::new();
+    let h = history(&t);
+    let log = h.join(CUT);
+    let r = t.run(&["transcript", "import", log.to_str().unwrap()]);
+    let out = r.ok();
+    assert!(
+        out.contains("Imported main 44444444-5555-4666-8777-888899990000"),
+        "{out}"
+    );
+    let at = log.canonicalize().unwrap().display().to_string();
+    assert!(
+        r.stderr.contains(&format!("{at}:2: not JSON")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!("{at}:4: truncated line")),
+        "{}",
+        r.stderr
+    );
+    let shown = t.json(&["transcript", "show", "44444444"]);
+    // Lines 1 and 3 became messages; all four lines are kept.
+    assert_eq!(shown["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(shown["rawLines"][1], "{oops this line is not JSON");
+    assert_eq!(shown["metadata"]["source"]["badLines"][0]["line"], 2);
+}
+
+#[test]
+fn files_that_are_not_agent_logs_are_skipped_with_a_reason() {
+    let t = TestProject::new();
+    t.write("in/notes.jsonl", "{\"a\":1}\n{\"b\":2}\n");
+    t.write("in/empty.jsonl", "");
+    t.write("in/readme.txt", "not looked at");
+    let r = t.json(&["transcript", "import", "in"]);
+    let skipped = r["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{r:#}");
+    let reasons: Vec<&str> = skipped
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("not a Claude Code or Codex log")),
+        "{reasons:?}"
+    );
+    // Forcing the format reads it, and finds nothing to keep.
+    let forced = t.json(&[
+        "transcript",
+        "import",
+        "in/notes.jsonl",
+        "--format",
+        "claude-code",
+    ]);
+    assert!(
+        forced["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no messages"),
+        "{forced:#}"
+    );
+    let missing = t.run(&["transcript", "import", "nowhere"]);
+    assert!(missing.err().contains("nowhere"), "{}", missing.stderr);
+}
+
+#[test]
+fn usage_is_exact_and_subagents_roll_up() {
+    let t = TestProject::new();
+    let h = history(&t);
+    t.json(&["transcript", "import", h.to_str().unwrap()]);
+
+    // The main session alone: opus 2615 + haiku 2 = 2617 (see the library
+    // test); its subagent: haiku 185. Rolled up: 2802.
+    let one = t.json(&["transcript", "usage", MAIN_ID]);
+    let ts = one["transcripts"].as_array().unwrap();
+    assert_eq!(ts.len(), 2);
+    let main = ts.iter().find(|t| t["id"] == MAIN_ID).unwrap();
+    let sub = ts.iter().find(|t| t["kind"] == "subagent").unwrap();
+    assert_eq!(main["usage"]["total_tokens"], 2617);
+    assert_eq!(main["usage"]["output_tokens"], 201);
+    assert_eq!(main["withSubagents"]["total_tokens"], 2802);
+    assert_eq!(sub["usage"]["total_tokens"], 185);
+    assert_eq!(sub["parentSessionId"], MAIN_ID);
+    assert_eq!(one["total"]["total_tokens"], 2802);
+    let rows: BTreeMap<String, u64> = one["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_string(),
+                r["total_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rows["claude-opus-4-5"], 2615);
+    assert_eq!(rows["claude-haiku-4-5"], 187);
+    for key in [
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "cached_input_tokens",
+        "reasoning_output_tokens",
+        "total_tokens",
+    ] {
+        assert!(one["total"].get(key).is_some(), "missing {key}");
+    }
+
+    // Everything: 2802 + Codex 2760 + old 415 + compacted 490 + cut 15 =
+    // 6482, each counted once; per session the subagent is in its parent.
+    let all = t.json(&["transcript", "usage", "--all", "--by", "session"]);
+    assert_eq!(all["total"]["total_tokens"], 6482);
+    let rows = all["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[0]["key"], MAIN_ID);
+    assert_eq!(rows[0]["total_tokens"], 2802);
+    let days = t.json(&["transcript", "usage", "--all", "--by", "day"]);
+    assert_eq!(days["rows"][0]["key"], "2026-01-17");
+    assert_eq!(days["rows"][0]["total_tokens"], 120);
+    assert_eq!(days["rows"][1]["total_tokens"], 6362);
+    // The project's own workdir has none of them.
+    let here = t.run(&["transcript", "usage"]);
+    assert!(
+        here.ok().contains("No measured usage for this project"),
+        "{}",
+        here.stdout
+    );
+}
+
+#[test]
+fn work_sessions_take_measured_tokens_from_transcripts() {
+    let t = TestProject::new();
+    let h = history(&t);
+    t.json(&["transcript", "import", h.to_str().unwrap()]);
+    t.json(&["start", "--client", "acme", "--project", "AUDIT"]);
+
+    // The compacted session: 330 before the compaction (its peak), 160 at
+    // its last call after it.
+    let s = t.json(&["usage", "--from-transcript", "33333333"]);
+    assert_eq!(s["tokens"]["current"], 160);
+    assert_eq!(s["tokens"]["peak"], 330);
+
+    // The subagent's calls reached 60, 80 and 105 tokens of context: 105 is
+    // what its work would have added to the main context.
+    let sub = t.json(&["transcript", "list", "--all", "--subagents"]);
+    let sub_id = sub[0]["id"].as_str().unwrap().to_string();
+    let agent = t.json(&["agent", "spawn", "analyst"]);
+    let agent_id = agent["id"].as_str().unwrap();
+    let s = t.json(&["agent", "done", agent_id, "--transcript", &sub_id]);
+    assert_eq!(s["agents_spawned"][0]["tokens_used"], 105);
+    assert_eq!(s["tokens"]["saved"], 105);
+    // --tokens and --transcript are one or the other.
+    t.run(&[
+        "agent",
+        "done",
+        agent_id,
+        "--tokens",
+        "5",
+        "--transcript",
+        &sub_id,
+    ])
+    .usage();
+    let missing = t.run(&["usage", "--from-transcript", "99999999"]);
+    assert!(missing.err().contains("transcript"), "{}", missing.stderr);
+}
+
+#[test]
+fn watch_imports_what_the_agent_writes_next() {
+    use std::io::{BufRead, BufReader, Write};
+    let t = TestProject::new();
+    let h = history(&t);
+    let dir = h.join("codex");
+    let mut child = t
+        .cmd(&[
+            "--json",
+            "transcript",
+            "import",
+            dir.to_str().unwrap(),
+            "--watch",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let wait = std::time::Duration::from_secs(30);
+    // One JSON line per round: first the initial import.
+    let first: Value = serde_json::from_str(&rx.recv_timeout(wait).unwrap()).unwrap();
+    assert_eq!(first["imported"].as_array().unwrap().len(), 1, "{first}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(h.join(CODEX))
+        .unwrap();
+    writeln!(
+        f,
+        r#"{{"timestamp":"2026-01-18T10:06:00.000Z","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"And the docs?"}}]}}}}"#
+    )
+    .unwrap();
+    drop(f);
+    let next = rx.recv_timeout(wait);
+    let _ = child.kill();
+    let _ = child.wait();
+    let next: Value = serde_json::from_str(&next.expect("no import after the log grew")).unwrap();
+    assert_eq!(next["updated"][0]["messages"], 7, "{next}");
+}
+
+#[test]
+fn from_home_imports_the_agents_own_folders() {
+    let mut t = TestProject::new();
+    let h = history(&t);
+    let home = t.path("home");
+    let copy = |from: &str, to: PathBuf| {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(h.join(from), to).unwrap();
+    };
+    copy(
+        &format!("claude/-work-demo/{MAIN_ID}.jsonl"),
+        home.join(format!(".claude/projects/-work-demo/{MAIN_ID}.jsonl")),
+    );
+    copy(CODEX, home.join(".codex/sessions/2026/01/18/rollout.jsonl"));
+    // A second Claude Code config folder, as $CLAUDE_CONFIG_DIR names it.
+    copy(
+        CUT,
+        t.path("other-claude/projects/-work-cut/44444444-5555-4666-8777-888899990000.jsonl"),
+    );
+    t.envs
+        .push(("HOME".into(), home.to_string_lossy().into_owned()));
+    t.envs.push((
+        "CLAUDE_CONFIG_DIR".into(),
+        t.path("other-claude").to_string_lossy().into_owned(),
+    ));
+    let r = t.json(&["transcript", "import", "--from-home"]);
+    assert_eq!(ids(&r["imported"]).len(), 3, "{r:#}");
+    assert!(ids(&r["imported"]).contains(&MAIN_ID.to_string()));
+    // Neither a PATH nor --from-home: bad usage.
+    t.run(&["transcript", "import"]).usage();
+}
+
+#[test]
+fn list_filters_by_source_model_workdir_and_time() {
+    let t = TestProject::new();
+    let h = history(&t);
+    t.json(&["transcript", "import", h.to_str().unwrap()]);
+    let count = |args: &[&str]| {
+        let mut all = vec!["transcript", "list"];
+        all.extend_from_slice(args);
+        t.json(&all).as_array().unwrap().len()
+    };
+    assert_eq!(count(&["--all"]), 6);
+    assert_eq!(count(&["--all", "--source", "codex"]), 1);
+    assert_eq!(count(&["--all", "--source", "claude-code"]), 5);
+    assert_eq!(count(&["--all", "--source", "logbook"]), 0);
+    // Opus: only the main demo session; haiku: it and its subagent.
+    assert_eq!(count(&["--all", "--model", "opus"]), 1);
+    assert_eq!(count(&["--all", "--model", "HAIKU"]), 2);
+    // --workdir looks beyond this project by itself.
+    assert_eq!(count(&["--workdir", "/work/demo"]), 2);
+    assert_eq!(count(&["--workdir", "/work/demo", "--subagents"]), 1);
+    // Active since noon: the compacted session (12:03) and the cut one (13:00).
+    assert_eq!(count(&["--all", "--since", "2026-01-18T12:00:00Z"]), 2);
+    // Begun before midnight: the old session (23:59 on the 17th).
+    assert_eq!(count(&["--all", "--until", "2026-01-18T00:00:00Z"]), 1);
+    // Words said in the messages, all of them, case aside.
+    assert_eq!(count(&["--all", "--text", "readme"]), 1);
+    assert_eq!(count(&["--all", "--text", "FAILING tests"]), 1);
+    assert_eq!(count(&["--all", "--text", "config Cargo.toml"]), 1);
+    assert_eq!(count(&["--all", "--text", "failing readme"]), 0);
+    assert_eq!(
+        count(&["--all", "--source", "codex", "--text", "readme"]),
+        0
+    );
+}
+
+#[test]
+fn a_call_copied_into_a_resumed_session_counts_once() {
+    let t = TestProject::new();
+    let h = history(&t);
+    // A resumed session: Claude Code copied msg_B (line 7 of the demo
+    // session: 5 + 20 + 1300 = 1325) into the new file, then made one new
+    // call, msg_E: 7 + 3 = 10.
+    let demo =
+        std::fs::read_to_string(h.join(format!("claude/-work-demo/{MAIN_ID}.jsonl"))).unwrap();
+    let resumed = "55555555-6666-4777-8888-999900001111";
+    let copied = demo
+        .lines()
+        .nth(6)
+        .unwrap()
+        .replace(MAIN_ID, resumed)
+        .replace(
+            "00000000-0000-4000-8000-000000000007",
+            "00000000-0000-4000-8000-0000000000e1",
+        );
+    let new_call = format!(
+        r#"{{"type":"assistant","sessionId":"{resumed}","cwd":"/work/demo","uuid":"00000000-0000-4000-8000-0000000000e2","timestamp":"2026-01-18T11:00:05.000Z","requestId":"req_E","message":{{"id":"msg_E","model":"claude-opus-4-5","content":[{{"type":"text","text":"Resumed."}}],"usage":{{"input_tokens":7,"output_tokens":3}}}}}}"#
+    );
+    let first = format!(
+        r#"{{"type":"user","sessionId":"{resumed}","cwd":"/work/demo","uuid":"00000000-0000-4000-8000-0000000000e0","timestamp":"2026-01-18T11:00:00.000Z","message":{{"role":"user","content":"Go on"}}}}"#
+    );
+    t.write(
+        &format!("history/claude/-work-demo/{resumed}.jsonl"),
+        &format!("{first}\n{copied}\n{new_call}\n"),
+    );
+    t.json(&["transcript", "import", h.to_str().unwrap()]);
+    // On its own, the resumed session's log holds 1325 + 10 = 1335.
+    let alone = t.json(&["transcript", "usage", resumed]);
+    assert_eq!(alone["total"]["total_tokens"], 1335);
+    // With the session it was resumed from (which began first), msg_B
+    // counts once: 6482 (see usage_is_exact_and_subagents_roll_up) + 10.
+    let all = t.json(&["transcript", "usage", "--all"]);
+    assert_eq!(all["total"]["total_tokens"], 6492);
+    assert_eq!(all["duplicates"]["total_tokens"], 1325);
+    let r = all["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == resumed)
+        .unwrap();
+    assert_eq!(r["usage"]["total_tokens"], 10);
+    assert_eq!(r["duplicates"]["output_tokens"], 20);
+    let human = t.run(&["transcript", "usage", "--all"]);
+    assert!(
+        human
+            .ok()
+            .contains("1,325 tokens of calls found in more than one log"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn on_a_terminal_the_import_shows_progress_and_then_its_summary() {
+    let t = TestProject::new();
+    let h = history(&t);
+    let r =
+        crate::harness::on_terminal(&t, &format!("transcript import {}", h.display()), "", true);
+    assert!(
+        r.stdout
+            .contains("6 imported, 0 updated, 0 unchanged, 0 skipped"),
+        "{}",
+        r.stdout
+    );
+}

@@ -1,0 +1,355 @@
+//! Claude Code's session logs: one JSON object per line, each with `type`,
+//! `uuid`, `parentUuid`, `sessionId`, `isSidechain`, `cwd`, `gitBranch`,
+//! `version` and `timestamp` (subagent files add `agentId`).
+//!
+//! `user` and `assistant` lines carry `message{role, content}`; assistant
+//! lines add `requestId` and `message{id, model, usage}`. A streamed reply
+//! is written as one line per content block, all with the same
+//! `message.id`: consecutive ones become one message here, and only the
+//! largest of their usages counts. `summary`, `system` (a
+//! `compact_boundary` marks a compaction) become system messages;
+//! `progress`, `file-history-snapshot`, `queue-operation` and unknown types
+//! are kept only as raw lines.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::{LogSummary, Usage, message, object, str_of, text_block};
+use crate::model::transcript::Message;
+
+/// The state of one Claude Code log being read.
+#[derive(Debug, Default)]
+pub struct Parser {
+    pub(super) summary: LogSummary,
+    /// The assistant message whose stream is still being read.
+    pending: Option<Pending>,
+    /// The largest usage seen per (`message.id`, `requestId`), or per
+    /// (empty, `uuid`) for a line lacking either id.
+    streams: HashMap<(String, String), Counted>,
+    message_lines: u64,
+    sidechain_lines: u64,
+}
+
+#[derive(Debug)]
+struct Pending {
+    id: Option<String>,
+    message: Message,
+    usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone)]
+struct Counted {
+    usage: Usage,
+    model: Option<String>,
+    timestamp: Option<String>,
+    inline_sidechain: bool,
+}
+
+impl Parser {
+    pub(super) fn line(&mut self, no: u64, raw: &str) -> Vec<Message> {
+        if raw.trim().is_empty() {
+            return vec![];
+        }
+        let o = match object(raw) {
+            Ok(o) => o,
+            Err(reason) => {
+                self.summary.bad(no, reason);
+                return vec![];
+            }
+        };
+        let ts = str_of(&o, "timestamp");
+        self.summary.saw_timestamp(ts);
+        let s = &mut self.summary;
+        for (key, slot) in [
+            ("sessionId", &mut s.session_id),
+            ("agentId", &mut s.agent_id),
+            ("cwd", &mut s.cwd),
+        ] {
+            if slot.is_none()
+                && let Some(v) = str_of(&o, key).filter(|v| !v.is_empty())
+            {
+                *slot = Some(v.to_string());
+            }
+        }
+        for (key, slot) in [
+            ("gitBranch", &mut s.git_branch),
+            ("version", &mut s.agent_version),
+        ] {
+            if let Some(v) = str_of(&o, key).filter(|v| !v.is_empty()) {
+                *slot = Some(v.to_string());
+            }
+        }
+        let sidechain = o.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let inline_sidechain = sidechain && !o.contains_key("agentId");
+        let ty = str_of(&o, "type").unwrap_or("");
+        let mut meta = Map::new();
+        meta.insert("line".into(), no.into());
+        for key in ["uuid", "timestamp"] {
+            if let Some(v) = o.get(key) {
+                meta.insert(key.into(), v.clone());
+            }
+        }
+        if sidechain {
+            meta.insert("sidechain".into(), Value::Bool(true));
+        }
+        let inner = o.get("message").and_then(Value::as_object);
+        let new = match ty {
+            "assistant" => return self.assistant(no, &o, meta, inline_sidechain),
+            "user" => {
+                let content = inner.and_then(|m| m.get("content"));
+                Some(message(
+                    "user",
+                    content.map(blocks).unwrap_or_default(),
+                    meta,
+                ))
+            }
+            "system" => {
+                let mut block = Map::new();
+                if str_of(&o, "subtype") == Some("compact_boundary") {
+                    block.insert("type".into(), "compress".into());
+                    let text = str_of(&o, "content").unwrap_or("Conversation compacted");
+                    block.insert("content".into(), text.into());
+                    if let Some(m) = o.get("compactMetadata") {
+                        block.insert("compactMetadata".into(), m.clone());
+                    }
+                } else {
+                    block.insert("type".into(), "text".into());
+                    block.insert(
+                        "content".into(),
+                        str_of(&o, "content").unwrap_or_default().into(),
+                    );
+                    if let Some(sub) = o.get("subtype") {
+                        block.insert("subtype".into(), sub.clone());
+                    }
+                }
+                Some(message("system", vec![Value::Object(block)], meta))
+            }
+            "summary" => {
+                let text = str_of(&o, "summary").unwrap_or_default();
+                Some(message("system", vec![text_block("summary", text)], meta))
+            }
+            "progress" | "file-history-snapshot" | "queue-operation" => None,
+            other => {
+                *self
+                    .summary
+                    .unknown_types
+                    .entry(other.to_string())
+                    .or_default() += 1;
+                None
+            }
+        };
+        let Some(new) = new else {
+            return vec![];
+        };
+        self.message_lines += 1;
+        self.sidechain_lines += u64::from(sidechain);
+        let mut out: Vec<Message> = self.flush().into_iter().collect();
+        out.push(new);
+        out
+    }
+
+    fn assistant(
+        &mut self,
+        no: u64,
+        o: &Map<String, Value>,
+        mut meta: Map<String, Value>,
+        inline_sidechain: bool,
+    ) -> Vec<Message> {
+        self.message_lines += 1;
+        self.sidechain_lines +=
+            u64::from(o.get("isSidechain").and_then(Value::as_bool) == Some(true));
+        let inner = o.get("message").and_then(Value::as_object);
+        let msg_id = inner.and_then(|m| str_of(m, "id")).map(str::to_string);
+        let request_id = str_of(o, "requestId").map(str::to_string);
+        let model = inner.and_then(|m| str_of(m, "model")).map(str::to_string);
+        let ts = str_of(o, "timestamp").map(str::to_string);
+        let usage = inner
+            .and_then(|m| m.get("usage"))
+            .and_then(Usage::from_claude);
+        if let Some(u) = usage {
+            if !inline_sidechain {
+                self.summary.latest_total_tokens = u.total_tokens;
+                self.summary.peak_total_tokens = self.summary.peak_total_tokens.max(u.total_tokens);
+            }
+            let counted = Counted {
+                usage: u,
+                model: model.clone(),
+                timestamp: ts.clone(),
+                inline_sidechain,
+            };
+            // A line lacking either id counts alone; the same line written
+            // twice (same `uuid`, as a resumed session copies it) is still
+            // one line.
+            let key = match (&msg_id, &request_id, str_of(o, "uuid")) {
+                (Some(m), Some(r), _) => Some((m.clone(), r.clone())),
+                (_, _, Some(uuid)) => Some((String::new(), uuid.to_string())),
+                _ => None,
+            };
+            match key {
+                Some(key) => {
+                    let slot = self.streams.entry(key);
+                    slot.and_modify(|c| {
+                        if u.total_tokens > c.usage.total_tokens {
+                            *c = counted.clone();
+                        }
+                    })
+                    .or_insert(counted);
+                }
+                None => self.count(&counted),
+            }
+        }
+        let content = inner.and_then(|m| m.get("content"));
+        let new_blocks = content.map(blocks).unwrap_or_default();
+        let mut out = vec![];
+        let same_stream = msg_id.is_some() && self.pending.as_ref().is_some_and(|p| p.id == msg_id);
+        if same_stream && let Some(p) = &mut self.pending {
+            p.message.blocks.extend(new_blocks);
+            if let Some(Value::Object(m)) = &mut p.message.metadata {
+                m.insert("lastLine".into(), no.into());
+                if let Some(ts) = &ts {
+                    m.insert("lastTimestamp".into(), ts.clone().into());
+                }
+            }
+            if let Some(u) = usage
+                && p.usage.is_none_or(|old| u.total_tokens > old.total_tokens)
+            {
+                p.usage = Some(u);
+            }
+            return out;
+        }
+        out.extend(self.flush());
+        if let Some(m) = &model {
+            meta.insert("model".into(), m.clone().into());
+        }
+        if let Some(id) = &msg_id {
+            meta.insert("messageId".into(), id.clone().into());
+        }
+        if let Some(r) = &request_id {
+            meta.insert("requestId".into(), r.clone().into());
+        }
+        self.pending = Some(Pending {
+            id: msg_id,
+            message: message("assistant", new_blocks, meta),
+            usage,
+        });
+        out
+    }
+
+    fn count(&mut self, c: &Counted) {
+        let book = &mut self.summary.usage;
+        book.add(c.model.as_deref(), c.timestamp.as_deref(), c.usage);
+        if c.inline_sidechain {
+            book.sidechain += c.usage;
+        }
+    }
+
+    fn flush(&mut self) -> Option<Message> {
+        let p = self.pending.take()?;
+        let mut m = p.message;
+        if let Some(u) = p.usage {
+            m.usage = Some(serde_json::json!({
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "cache_creation_input_tokens": u.cache_creation_input_tokens,
+                "cache_read_input_tokens": u.cache_read_input_tokens,
+                "total_tokens": u.total_tokens,
+            }));
+        }
+        Some(m)
+    }
+
+    pub(super) fn finish(mut self) -> (Option<Message>, LogSummary) {
+        let last = self.flush();
+        let mut streams: Vec<((String, String), Counted)> =
+            std::mem::take(&mut self.streams).into_iter().collect();
+        // The books are ordered maps, so the order counted in does not
+        // change the result; sorting keeps the calls list reproducible.
+        streams.sort_by(|a, b| a.0.cmp(&b.0));
+        for ((msg, req), c) in &streams {
+            self.count(c);
+            // Keyed by uuid (empty message id): a line, not a call.
+            if !msg.is_empty() {
+                let u = c.usage;
+                self.summary.usage.calls.push(super::Call(
+                    format!("{msg}:{req}"),
+                    c.model
+                        .clone()
+                        .filter(|m| !m.is_empty())
+                        .unwrap_or_else(|| "unknown".into()),
+                    super::day_of(c.timestamp.as_deref()),
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cache_creation_input_tokens,
+                    u.cache_read_input_tokens,
+                ));
+            }
+        }
+        self.summary.all_sidechain =
+            self.message_lines > 0 && self.sidechain_lines == self.message_lines;
+        (last, self.summary)
+    }
+}
+
+/// Claude's `message.content` (a string, or an array of content blocks) as
+/// seed 003 blocks: `text`, `thinking`, `tool` (with `parameters` as JSON
+/// text, like the seed's example) and `tool_result`; other blocks as given.
+fn blocks(content: &Value) -> Vec<Value> {
+    match content {
+        Value::String(s) => vec![text_block("text", s)],
+        Value::Array(items) => items.iter().map(block).collect(),
+        Value::Null => vec![],
+        other => vec![other.clone()],
+    }
+}
+
+fn block(item: &Value) -> Value {
+    let Some(o) = item.as_object() else {
+        return item.clone();
+    };
+    match str_of(o, "type") {
+        Some("text") => text_block("text", str_of(o, "text").unwrap_or_default()),
+        Some("thinking") => text_block("thinking", str_of(o, "thinking").unwrap_or_default()),
+        Some("tool_use") => {
+            let mut b = Map::new();
+            b.insert("type".into(), "tool".into());
+            if let Some(id) = o.get("id") {
+                b.insert("id".into(), id.clone());
+            }
+            b.insert("name".into(), o.get("name").cloned().unwrap_or(Value::Null));
+            let params = o.get("input").map(Value::to_string).unwrap_or_default();
+            b.insert("parameters".into(), params.into());
+            Value::Object(b)
+        }
+        Some("tool_result") => {
+            let mut b = Map::new();
+            b.insert("type".into(), "tool_result".into());
+            if let Some(id) = o.get("tool_use_id") {
+                b.insert("toolUseId".into(), id.clone());
+            }
+            b.insert(
+                "result".into(),
+                o.get("content").map(result_text).unwrap_or_default().into(),
+            );
+            if let Some(e) = o.get("is_error") {
+                b.insert("isError".into(), e.clone());
+            }
+            Value::Object(b)
+        }
+        _ => item.clone(),
+    }
+}
+
+/// A tool result's text: a string, or the `text` of its content items.
+fn result_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}

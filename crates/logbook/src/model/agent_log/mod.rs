@@ -1,0 +1,844 @@
+//! Agent logs: the JSON Lines files coding agents write as they work, read
+//! one line at a time into seed 003 messages and an exact token count.
+//!
+//! - [`claude_code`] reads `~/.claude/projects/<cwd>/<session>.jsonl` and its
+//!   `<session>/subagents/agent-<id>.jsonl` files;
+//! - [`codex`] reads `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`.
+//!
+//! A [`LogParser`] is fed one line at a time ([`LogParser::line`]) and never
+//! holds more than one message and one usage entry per streamed message, so
+//! a log of any size is read in bounded memory. It returns the messages a
+//! line completes, and at the end ([`LogParser::finish`]) a [`LogSummary`]:
+//! the session's id, workdir, first and last timestamps, lines that did not
+//! parse (by number, never fatal) and its [`UsageBook`].
+//!
+//! Counting rules (where other tools go wrong):
+//! - Claude Code writes one line per streamed content block; the lines share
+//!   `message.id` and `requestId`, and `output_tokens` grows across them. Per
+//!   (`message.id`, `requestId`) only the entry with the largest
+//!   input + output + cache-creation + cache-read total counts; a line
+//!   lacking either id counts alone (once, if the same `uuid` is written
+//!   twice). Only `assistant` lines count, so the
+//!   copies of a subagent's messages that `progress` lines embed do not.
+//! - Codex repeats `token_count` events unchanged. Usage is the cumulative
+//!   `total_token_usage`; an event counts only for what it adds to the
+//!   previous total, so a repeat adds nothing.
+//!
+//! ```
+//! use logbook::model::agent_log::{Format, LogParser};
+//! let mut p = LogParser::new(Format::Codex);
+//! let line = r#"{"timestamp":"2026-01-18T10:00:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0,"total_tokens":15}}}}"#;
+//! p.line(1, line);
+//! p.line(2, line); // a repeat: counted once
+//! let (_, summary) = p.finish();
+//! assert_eq!(summary.usage.total().total_tokens, 15);
+//! ```
+
+pub mod claude_code;
+pub mod codex;
+
+use std::collections::BTreeMap;
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::model::transcript::{Message, Metadata};
+
+/// Bumped when the parsers derive something different from the same lines,
+/// so that a re-import rewrites transcripts made by an older version.
+pub const PARSER_VERSION: u64 = 1;
+
+/// The agent that wrote a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+}
+
+impl Format {
+    /// `claude-code` or `codex`, as `--format` and the stored files name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
+        }
+    }
+
+    /// Which agent wrote `line`, when it parses and says so: Codex lines are
+    /// `{timestamp, type, payload}`, Claude Code lines carry `sessionId` or
+    /// one of its line types.
+    pub fn detect(line: &str) -> Option<Format> {
+        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(line) else {
+            return None;
+        };
+        let ty = o.get("type").and_then(Value::as_str).unwrap_or("");
+        if o.contains_key("payload")
+            && matches!(
+                ty,
+                "session_meta" | "turn_context" | "response_item" | "compacted" | "event_msg"
+            )
+        {
+            return Some(Format::Codex);
+        }
+        if o.contains_key("sessionId")
+            || matches!(
+                ty,
+                "user"
+                    | "assistant"
+                    | "summary"
+                    | "system"
+                    | "progress"
+                    | "file-history-snapshot"
+                    | "queue-operation"
+            )
+        {
+            return Some(Format::ClaudeCode);
+        }
+        None
+    }
+}
+
+/// Token counts as the agents report them. Claude Code fills the first four,
+/// Codex `input_tokens` (which includes `cached_input_tokens`),
+/// `output_tokens` (which includes `reasoning_output_tokens`) and the two
+/// Codex fields; `total_tokens` is what was billed in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    /// Prompt tokens (Claude: not read from or written to the cache).
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Claude: prompt tokens written to the cache.
+    pub cache_creation_input_tokens: u64,
+    /// Claude: prompt tokens read from the cache.
+    pub cache_read_input_tokens: u64,
+    /// Codex: the part of `input_tokens` served from the cache.
+    pub cached_input_tokens: u64,
+    /// Codex: the part of `output_tokens` spent reasoning.
+    pub reasoning_output_tokens: u64,
+    /// Everything counted: Claude the sum of its four fields, Codex its own
+    /// `total_tokens` (input + output).
+    pub total_tokens: u64,
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cache_creation_input_tokens += o.cache_creation_input_tokens;
+        self.cache_read_input_tokens += o.cache_read_input_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
+        self.reasoning_output_tokens += o.reasoning_output_tokens;
+        self.total_tokens += o.total_tokens;
+    }
+}
+
+impl Usage {
+    /// Claude Code's `message.usage`, with `total_tokens` the sum of its
+    /// four counts; `None` when it is not an object.
+    pub fn from_claude(v: &Value) -> Option<Usage> {
+        let o = v.as_object()?;
+        let n = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let mut u = Usage {
+            input_tokens: n("input_tokens"),
+            output_tokens: n("output_tokens"),
+            cache_creation_input_tokens: n("cache_creation_input_tokens"),
+            cache_read_input_tokens: n("cache_read_input_tokens"),
+            ..Usage::default()
+        };
+        u.total_tokens = u.input_tokens
+            + u.output_tokens
+            + u.cache_creation_input_tokens
+            + u.cache_read_input_tokens;
+        Some(u)
+    }
+
+    /// A Codex `total_token_usage` or `last_token_usage` object; a missing
+    /// `total_tokens` is input + output.
+    pub fn from_codex(v: &Value) -> Option<Usage> {
+        let o = v.as_object()?;
+        let n = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let mut u = Usage {
+            input_tokens: n("input_tokens"),
+            output_tokens: n("output_tokens"),
+            cached_input_tokens: n("cached_input_tokens"),
+            reasoning_output_tokens: n("reasoning_output_tokens"),
+            total_tokens: n("total_tokens"),
+            ..Usage::default()
+        };
+        if u.total_tokens == 0 {
+            u.total_tokens = u.input_tokens + u.output_tokens;
+        }
+        Some(u)
+    }
+
+    /// What `self` (a cumulative total) adds to `prev`, field by field;
+    /// `None` when nothing moved. A total that went down in any field (the
+    /// agent restarted its count) counts in full.
+    pub fn growth_over(&self, prev: &Usage) -> Option<Usage> {
+        if self == prev {
+            return None;
+        }
+        let fields = |u: &Usage| {
+            [
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_creation_input_tokens,
+                u.cache_read_input_tokens,
+                u.cached_input_tokens,
+                u.reasoning_output_tokens,
+                u.total_tokens,
+            ]
+        };
+        let (a, b) = (fields(self), fields(prev));
+        if a.iter().zip(b).any(|(x, y)| *x < y) {
+            return Some(*self);
+        }
+        Some(Usage {
+            input_tokens: a[0] - b[0],
+            output_tokens: a[1] - b[1],
+            cache_creation_input_tokens: a[2] - b[2],
+            cache_read_input_tokens: a[3] - b[3],
+            cached_input_tokens: a[4] - b[4],
+            reasoning_output_tokens: a[5] - b[5],
+            total_tokens: a[6] - b[6],
+        })
+    }
+
+    /// `self - other`, field by field, never below zero.
+    pub fn minus(&self, o: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(o.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(o.output_tokens),
+            cache_creation_input_tokens: self
+                .cache_creation_input_tokens
+                .saturating_sub(o.cache_creation_input_tokens),
+            cache_read_input_tokens: self
+                .cache_read_input_tokens
+                .saturating_sub(o.cache_read_input_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(o.cached_input_tokens),
+            reasoning_output_tokens: self
+                .reasoning_output_tokens
+                .saturating_sub(o.reasoning_output_tokens),
+            total_tokens: self.total_tokens.saturating_sub(o.total_tokens),
+        }
+    }
+
+    /// True when nothing was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
+}
+
+/// A session's measured usage, per model and per (UTC) day and model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UsageBook {
+    /// Per model (`unknown` when the log did not name one).
+    pub by_model: BTreeMap<String, Usage>,
+    /// Per UTC day (`YYYY-MM-DD`, `unknown` without a timestamp), then model.
+    pub by_day: BTreeMap<String, BTreeMap<String, Usage>>,
+    /// Claude Code: the part that old versions wrote inline as sidechain
+    /// (subagent) lines of the main file; already in the other fields.
+    #[serde(skip_serializing_if = "Usage::is_zero")]
+    pub sidechain: Usage,
+    /// Claude Code: each counted call that has both ids, so that a report
+    /// over several sessions counts a call once even when Claude Code wrote
+    /// it into more than one file (resumed sessions, worktree copies).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<Call>,
+}
+
+/// One counted Claude Code call: `"{message.id}:{requestId}"`, model, UTC
+/// day, input, output, cache-creation and cache-read tokens. Stored as one
+/// tab-separated string, so that a session's metadata holding thousands of
+/// them stays small to write and to read back (one string each, not eight
+/// JSON values).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct Call(
+    pub String,
+    pub String,
+    pub String,
+    pub u64,
+    pub u64,
+    pub u64,
+    pub u64,
+);
+
+impl From<Call> for String {
+    fn from(c: Call) -> String {
+        format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            c.0, c.1, c.2, c.3, c.4, c.5, c.6
+        )
+    }
+}
+
+impl TryFrom<String> for Call {
+    type Error = String;
+    fn try_from(s: String) -> Result<Call, String> {
+        let f: Vec<&str> = s.split('\t').collect();
+        let n = |i: usize| {
+            f.get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| format!("call {s:?}: field {} is not a count", i + 1))
+        };
+        if f.len() != 7 {
+            return Err(format!("call {s:?}: expected 7 tab-separated fields"));
+        }
+        Ok(Call(
+            f[0].to_string(),
+            f[1].to_string(),
+            f[2].to_string(),
+            n(3)?,
+            n(4)?,
+            n(5)?,
+            n(6)?,
+        ))
+    }
+}
+
+impl Call {
+    /// The call's key: `"{message.id}:{requestId}"`.
+    pub fn key(&self) -> &str {
+        &self.0
+    }
+
+    /// Its usage, as counted.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.3,
+            output_tokens: self.4,
+            cache_creation_input_tokens: self.5,
+            cache_read_input_tokens: self.6,
+            total_tokens: self.3 + self.4 + self.5 + self.6,
+            ..Usage::default()
+        }
+    }
+}
+
+impl UsageBook {
+    /// Takes back a call counted twice (found again in another session's
+    /// file): its usage leaves its model and day.
+    pub fn remove(&mut self, call: &Call) {
+        let u = call.usage();
+        let sub = |slot: Option<&mut Usage>| {
+            if let Some(t) = slot {
+                *t = t.minus(&u);
+            }
+        };
+        sub(self.by_model.get_mut(&call.1));
+        sub(self
+            .by_day
+            .get_mut(&call.2)
+            .and_then(|d| d.get_mut(&call.1)));
+    }
+
+    /// Counts `u` for `model` on the day of `timestamp`.
+    pub fn add(&mut self, model: Option<&str>, timestamp: Option<&str>, u: Usage) {
+        let model = model.filter(|m| !m.is_empty()).unwrap_or("unknown");
+        *self.by_model.entry(model.to_string()).or_default() += u;
+        *self
+            .by_day
+            .entry(day_of(timestamp))
+            .or_default()
+            .entry(model.to_string())
+            .or_default() += u;
+    }
+
+    /// Everything, all models together.
+    pub fn total(&self) -> Usage {
+        let mut t = Usage::default();
+        for u in self.by_model.values() {
+            t += *u;
+        }
+        t
+    }
+
+    /// Adds another book (a subagent's, to roll it up into its session).
+    pub fn merge(&mut self, other: &UsageBook) {
+        for (m, u) in &other.by_model {
+            *self.by_model.entry(m.clone()).or_default() += *u;
+        }
+        for (d, models) in &other.by_day {
+            let day = self.by_day.entry(d.clone()).or_default();
+            for (m, u) in models {
+                *day.entry(m.clone()).or_default() += *u;
+            }
+        }
+        self.sidechain += other.sidechain;
+    }
+}
+
+/// The UTC day of an RFC 3339 timestamp, `unknown` when there is none.
+pub fn day_of(timestamp: Option<&str>) -> String {
+    timestamp
+        .and_then(crate::clock::parse)
+        .map(|ts| ts.to_string().chars().take(10).collect())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// A line that did not parse: reported with its number, the rest of the log
+/// is still read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BadLine {
+    /// 1-based line number in the source file.
+    pub line: u64,
+    /// What was wrong with it.
+    pub reason: String,
+}
+
+/// What a whole log says about its session, besides the messages.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LogSummary {
+    /// The session id the lines carry (`sessionId`, Codex `session_meta.id`).
+    pub session_id: Option<String>,
+    /// Claude Code subagent files: the subagent's `agentId`.
+    pub agent_id: Option<String>,
+    /// The agent's working directory (`cwd`).
+    pub cwd: Option<String>,
+    /// Claude Code `gitBranch` / Codex `git.branch`, as last seen.
+    pub git_branch: Option<String>,
+    /// The agent's version (`version` / Codex `cli_version`).
+    pub agent_version: Option<String>,
+    /// The first and last timestamps of the log.
+    pub first_timestamp: Option<String>,
+    /// See `first_timestamp`.
+    pub last_timestamp: Option<String>,
+    /// How many lines were read (blank ones included).
+    pub lines: u64,
+    /// Lines that did not parse.
+    pub bad_lines: Vec<BadLine>,
+    /// Lines of a type this parser does not know, by type (kept, not used).
+    pub unknown_types: BTreeMap<String, u64>,
+    /// The measured usage.
+    pub usage: UsageBook,
+    /// The context size at the last call of the session's own agent
+    /// (inline sidechain calls aside).
+    pub latest_total_tokens: u64,
+    /// The largest context size of any such call: a work session's `peak`.
+    pub peak_total_tokens: u64,
+    /// Whether every message line was a sidechain line (a subagent log).
+    pub all_sidechain: bool,
+    /// How many messages the log became.
+    pub messages: u64,
+}
+
+impl LogSummary {
+    fn saw_timestamp(&mut self, ts: Option<&str>) {
+        if let Some(ts) = ts.filter(|t| !t.is_empty()) {
+            if self.first_timestamp.is_none() {
+                self.first_timestamp = Some(ts.to_string());
+            }
+            self.last_timestamp = Some(ts.to_string());
+        }
+    }
+
+    fn bad(&mut self, line: u64, reason: impl Into<String>) {
+        self.bad_lines.push(BadLine {
+            line,
+            reason: reason.into(),
+        });
+    }
+}
+
+/// Where an imported transcript came from, stored in its
+/// `metadata.source`: enough for a re-import to tell an unchanged source
+/// (same path, size and fingerprint: nothing is written) from one that grew.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// The agent that wrote it.
+    pub format: Format,
+    /// The log file, absolute.
+    pub path: String,
+    /// How many of its bytes were imported (a live log may be longer now).
+    pub bytes: u64,
+    /// How many lines those bytes hold.
+    pub lines: u64,
+    /// How many messages they became.
+    #[serde(default)]
+    pub messages: u64,
+    /// [`Fingerprint`] of those bytes.
+    pub fingerprint: String,
+    /// [`PARSER_VERSION`] that derived the transcript.
+    pub parser: u64,
+    /// The session id the lines carry (a subagent's is its parent's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Claude Code subagents: the `agentId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The git branch the agent was on, as last seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    /// The agent's own version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
+    /// Lines that did not parse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad_lines: Vec<BadLine>,
+    /// Line types the parser does not know (kept in `rawLines`), by count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_types: BTreeMap<String, u64>,
+}
+
+impl Source {
+    /// True when `self` and `other` were derived from the same bytes of the
+    /// same file by the same parser: a re-import has nothing to do.
+    pub fn same_as(&self, other: &Source) -> bool {
+        self.format == other.format
+            && self.path == other.path
+            && self.bytes == other.bytes
+            && self.fingerprint == other.fingerprint
+            && self.parser == other.parser
+    }
+}
+
+/// Who a log's session is in Logbook: its transcript id and, for a
+/// subagent, the main session's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The transcript id (a UUID).
+    pub id: String,
+    /// The main session a subagent belongs to.
+    pub parent: Option<String>,
+}
+
+/// The transcript id of a log at `path` with `summary`, or `None` when
+/// neither the file name nor the lines name a session.
+///
+/// - Claude Code main session: the file is `<session uuid>.jsonl`.
+/// - Claude Code subagent (`agentId` on its lines, or a file
+///   `subagents/agent-<id>.jsonl`): its `agentId` is not a UUID, so the id
+///   is [`name_uuid`] of the session and agent ids, the same on every
+///   import; the parent is the `sessionId` its lines carry.
+/// - Codex: `session_meta`'s id, else the UUID that ends the file name.
+pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) -> Option<Identity> {
+    let stem = path.file_stem()?.to_string_lossy();
+    let is_uuid = |s: &str| crate::model::ids::TranscriptId::parse(s).is_ok();
+    match format {
+        Format::ClaudeCode => {
+            let in_subagents = path
+                .parent()
+                .and_then(|d| d.file_name())
+                .is_some_and(|n| n == "subagents");
+            let agent = summary
+                .agent_id
+                .clone()
+                .or_else(|| in_subagents.then(|| stem.trim_start_matches("agent-").to_string()));
+            match agent {
+                Some(agent) => {
+                    let session = summary.session_id.clone().or_else(|| {
+                        // `<session>/subagents/agent-<id>.jsonl`
+                        let dir = path.parent()?.parent()?.file_name()?;
+                        Some(dir.to_string_lossy().into_owned())
+                    })?;
+                    let parent = is_uuid(&session).then(|| session.to_ascii_lowercase());
+                    Some(Identity {
+                        id: name_uuid(&format!("claude-code:{session}:{agent}")),
+                        parent,
+                    })
+                }
+                None => {
+                    let id = if is_uuid(&stem) {
+                        stem.to_string()
+                    } else {
+                        summary.session_id.clone().filter(|s| is_uuid(s))?
+                    };
+                    Some(Identity {
+                        id: id.to_ascii_lowercase(),
+                        parent: None,
+                    })
+                }
+            }
+        }
+        Format::Codex => {
+            let from_name = stem
+                .len()
+                .checked_sub(36)
+                .and_then(|at| stem.get(at..))
+                .filter(|s| is_uuid(s));
+            let id = summary
+                .session_id
+                .as_deref()
+                .filter(|s| is_uuid(s))
+                .or(from_name)?;
+            Some(Identity {
+                id: id.to_ascii_lowercase(),
+                parent: None,
+            })
+        }
+    }
+}
+
+/// The seed 003 metadata of an imported log: `workdir` from `cwd`,
+/// `startedAt` and `lastActiveAt` from the first and last timestamps, the
+/// context size at the last call, the parent, and under `source` and
+/// `usage` where it came from and what it measured.
+pub fn metadata(summary: &LogSummary, who: &Identity, source: &Source) -> Metadata {
+    let mut extra = Map::new();
+    extra.insert(
+        "source".into(),
+        serde_json::to_value(source).unwrap_or(Value::Null),
+    );
+    extra.insert(
+        PEAK_KEY.into(),
+        Value::from(summary.peak_total_tokens.max(summary.latest_total_tokens)),
+    );
+    extra.insert(
+        "usage".into(),
+        serde_json::to_value(&summary.usage).unwrap_or(Value::Null),
+    );
+    Metadata {
+        workdir: summary.cwd.clone().unwrap_or_default(),
+        started_at: summary.first_timestamp.clone().unwrap_or_default(),
+        last_active_at: summary.last_timestamp.clone().unwrap_or_default(),
+        latest_total_tokens: summary.latest_total_tokens,
+        parent_session_id: who.parent.clone(),
+        extra,
+    }
+}
+
+/// The metadata key of the largest context size an imported session
+/// reached (next to seed 003's `latestTotalTokens`).
+pub const PEAK_KEY: &str = "peakTotalTokens";
+
+/// The [`Source`] an imported transcript's metadata names, if it has one.
+pub fn source_of(metadata: &Metadata) -> Option<Source> {
+    serde_json::from_value(metadata.extra.get("source")?.clone()).ok()
+}
+
+/// The measured usage an imported transcript's metadata holds, if any.
+pub fn usage_of(metadata: &Metadata) -> Option<UsageBook> {
+    serde_json::from_value(metadata.extra.get("usage")?.clone()).ok()
+}
+
+/// Reads one agent log, line by line.
+#[derive(Debug)]
+pub enum LogParser {
+    /// Claude Code.
+    ClaudeCode(Box<claude_code::Parser>),
+    /// Codex.
+    Codex(Box<codex::Parser>),
+}
+
+impl LogParser {
+    /// A parser for a log in `format`.
+    pub fn new(format: Format) -> LogParser {
+        match format {
+            Format::ClaudeCode => LogParser::ClaudeCode(Box::default()),
+            Format::Codex => LogParser::Codex(Box::default()),
+        }
+    }
+
+    /// Reads line `no` (1-based, without its newline) and returns the
+    /// messages it completes. A line that does not parse is recorded in
+    /// the summary, never an error.
+    pub fn line(&mut self, no: u64, raw: &str) -> Vec<Message> {
+        let out = match self {
+            LogParser::ClaudeCode(p) => p.line(no, raw),
+            LogParser::Codex(p) => p.line(no, raw),
+        };
+        let summary = self.summary_mut();
+        summary.lines = summary.lines.max(no);
+        summary.messages += out.len() as u64;
+        out
+    }
+
+    /// Ends the log: the message still being assembled, if any, and the
+    /// summary with the usage counted.
+    pub fn finish(self) -> (Option<Message>, LogSummary) {
+        let (last, mut summary) = match self {
+            LogParser::ClaudeCode(p) => (*p).finish(),
+            LogParser::Codex(p) => (*p).finish(),
+        };
+        summary.messages += u64::from(last.is_some());
+        (last, summary)
+    }
+
+    fn summary_mut(&mut self) -> &mut LogSummary {
+        match self {
+            LogParser::ClaudeCode(p) => &mut p.summary,
+            LogParser::Codex(p) => &mut p.summary,
+        }
+    }
+}
+
+/// Parses a line as a JSON object, or says why it is not one.
+fn object(raw: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Err("not a JSON object".to_string()),
+        Err(e) if e.is_eof() => Err(format!("truncated line ({})", json_error(&e))),
+        Err(e) => Err(format!("not JSON ({})", json_error(&e))),
+    }
+}
+
+/// serde_json's message without its "at line 1 column N" (the line is
+/// given apart, as file:line), with the column kept.
+fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let msg = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(m, _)| m);
+    format!("{msg} at column {}", e.column())
+}
+
+fn str_of<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    o.get(key).and_then(Value::as_str)
+}
+
+/// A block of seed 003's shape: `{"type": "text", "content": …}`.
+fn text_block(kind: &str, content: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String(kind.to_string()));
+    m.insert("content".into(), Value::String(content.to_string()));
+    Value::Object(m)
+}
+
+/// A message with the per-message metadata that ties it to its source.
+fn message(role: &str, blocks: Vec<Value>, metadata: Map<String, Value>) -> Message {
+    Message {
+        role: role.to_string(),
+        blocks,
+        usage: None,
+        metadata: Some(Value::Object(metadata)),
+        extra: Map::new(),
+    }
+}
+
+/// A deterministic UUID (version 8, RFC 9562) for a name: the id of a
+/// Claude Code subagent transcript, whose own `agentId` is not a UUID, so
+/// importing the same subagent twice lands on the same transcript.
+pub fn name_uuid(name: &str) -> String {
+    let a = fnv1a64(name.as_bytes(), FNV_OFFSET);
+    let b = fnv1a64(name.as_bytes(), a ^ 0x9e37_79b9_7f4a_7c15);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_be_bytes());
+    bytes[8..].copy_from_slice(&b.to_be_bytes());
+    bytes[6] = (bytes[6] & 0x0f) | 0x80;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    uuid::Uuid::from_bytes(bytes).hyphenated().to_string()
+}
+
+/// FNV-1a's offset basis: the seed of [`Fingerprint`].
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a over `bytes`, continuing from `h`.
+pub fn fnv1a64(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// A running fingerprint of a source file's bytes: tells an unchanged
+/// source from one that changed or grew (not a security hash).
+#[derive(Debug, Clone, Copy)]
+pub struct Fingerprint {
+    hash: u64,
+    /// Bytes seen so far.
+    pub bytes: u64,
+}
+
+impl Default for Fingerprint {
+    fn default() -> Self {
+        Fingerprint {
+            hash: FNV_OFFSET,
+            bytes: 0,
+        }
+    }
+}
+
+impl Fingerprint {
+    /// Adds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.hash = fnv1a64(bytes, self.hash);
+        self.bytes += bytes.len() as u64;
+    }
+
+    /// `fnv1a64:<hex>`, as stored in `metadata.source.fingerprint`.
+    pub fn as_string(&self) -> String {
+        format!("fnv1a64:{:016x}", self.hash)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detect_formats() {
+        assert_eq!(
+            Format::detect(r#"{"timestamp":"t","type":"session_meta","payload":{}}"#),
+            Some(Format::Codex)
+        );
+        assert_eq!(
+            Format::detect(r#"{"type":"summary","summary":"x","leafUuid":"u"}"#),
+            Some(Format::ClaudeCode)
+        );
+        assert_eq!(Format::detect(r#"{"a":1}"#), None);
+        assert_eq!(Format::detect("{"), None);
+    }
+
+    #[test]
+    fn growth_counts_only_what_moved() {
+        let a = Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            total_tokens: 15,
+            ..Usage::default()
+        };
+        assert_eq!(a.growth_over(&a), None);
+        let b = Usage {
+            input_tokens: 30,
+            output_tokens: 7,
+            total_tokens: 37,
+            ..Usage::default()
+        };
+        assert_eq!(b.growth_over(&a).map(|u| u.total_tokens), Some(22));
+        assert_eq!(a.growth_over(&b), Some(a));
+    }
+
+    #[test]
+    fn name_uuids_are_stable_uuids() {
+        let a = name_uuid("claude-code:x:agent-1");
+        assert_eq!(a, name_uuid("claude-code:x:agent-1"));
+        assert_ne!(a, name_uuid("claude-code:x:agent-2"));
+        assert!(crate::model::ids::TranscriptId::parse(&a).is_ok(), "{a}");
+    }
+
+    #[test]
+    fn calls_round_trip_as_one_string() {
+        let c = Call(
+            "msg_1:req_1".into(),
+            "m".into(),
+            "2026-01-18".into(),
+            1,
+            2,
+            3,
+            4,
+        );
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v, "msg_1:req_1\tm\t2026-01-18\t1\t2\t3\t4");
+        assert_eq!(serde_json::from_value::<Call>(v).unwrap(), c);
+        assert!(serde_json::from_value::<Call>("a\tb".into()).is_err());
+        assert_eq!(c.usage().total_tokens, 10);
+    }
+
+    #[test]
+    fn days_are_utc() {
+        assert_eq!(day_of(Some("2026-01-18T23:30:00.000-02:00")), "2026-01-19");
+        assert_eq!(day_of(None), "unknown");
+    }
+}

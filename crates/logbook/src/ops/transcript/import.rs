@@ -1,0 +1,432 @@
+//! `transcript import PATH`: agent logs (Claude Code, Codex) and seed 003
+//! files, one file or a folder searched recursively, into transcripts.
+//!
+//! Each log becomes one transcript, written only when its source changed:
+//! the same bytes of the same file give the same transcript, byte for byte,
+//! so a second import reports it `unchanged` and writes nothing, and a log
+//! that grew (a live session) is rewritten in place under the id's lock.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::index::{Kind as IndexKind, Pending, Record};
+use crate::model::agent_log::{self, BadLine, Format, PARSER_VERSION, Source};
+use crate::model::ids::TranscriptId;
+use crate::model::transcript::{Kind, file_name};
+use crate::ops::write_through;
+use crate::store::{self, Project};
+
+/// What `--format` names: which reader an import uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImportFormat {
+    /// Decided per file: `*.json` seed 003, `*.jsonl` by its first lines.
+    #[default]
+    Auto,
+    /// Claude Code session logs.
+    ClaudeCode,
+    /// Codex rollout logs.
+    Codex,
+    /// Seed 003 transcripts, as `transcript import FILE` always read.
+    Logbook,
+}
+
+/// How [`import_path`] reports its progress: work done, of all, in bytes
+/// (a log is read three times: to count, for its messages, for its lines).
+pub type Progress<'a> = &'a dyn Fn(u64, u64);
+
+/// One source an import read, and the transcript it is.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportedSource {
+    /// The source file, absolute.
+    pub source: PathBuf,
+    /// `claude-code`, `codex` or `logbook`.
+    pub format: &'static str,
+    /// The transcript id.
+    pub id: String,
+    /// Main or subagent.
+    pub kind: Kind,
+    /// The transcript file.
+    pub file: PathBuf,
+    /// How many messages it holds.
+    pub messages: u64,
+    /// The main session of a subagent.
+    pub parent_session_id: Option<String>,
+    /// The measured total tokens (logs only).
+    pub total_tokens: u64,
+    /// Lines that did not parse (the rest was imported).
+    pub bad_lines: Vec<BadLine>,
+}
+
+/// A file an import did not turn into a transcript, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedSource {
+    /// The file.
+    pub source: PathBuf,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// What [`import_path`] did, file by file.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportReport {
+    /// New transcripts.
+    pub imported: Vec<ImportedSource>,
+    /// Transcripts rewritten because their source changed or grew.
+    pub updated: Vec<ImportedSource>,
+    /// Transcripts whose source had not changed: nothing written.
+    pub unchanged: Vec<ImportedSource>,
+    /// Files not imported, each with its reason.
+    pub skipped: Vec<SkippedSource>,
+}
+
+enum Outcome {
+    Imported(ImportedSource),
+    Updated(ImportedSource),
+    Unchanged(ImportedSource),
+    Skipped(String),
+}
+
+/// Imports `path` (a file, or a folder searched recursively for `*.jsonl`
+/// logs and seed 003 transcript files) in `format`. A file that cannot be
+/// imported is skipped with its reason; only a `path` that cannot be read
+/// at all is an error.
+pub fn import_path(
+    p: &Project,
+    path: &Path,
+    format: ImportFormat,
+    progress: Option<Progress<'_>>,
+) -> Result<ImportReport> {
+    if !path.exists() {
+        return Err(Error::not_found(
+            "file or folder",
+            path.display().to_string(),
+            "give a Claude Code or Codex log, a folder of them (~/.claude/projects, ~/.codex/sessions) or a seed 003 transcript",
+        ));
+    }
+    if !path.is_dir() {
+        // A FIFO would block the read, a device never end: only regular
+        // files are read.
+        store::agent_log::log_len(path)?;
+    }
+    let files = store::agent_log::find_logs(path)?;
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    let total: u64 = sizes.iter().sum::<u64>() * 3;
+    let own = p.config.transcripts_dir.canonicalize().ok();
+    let mut report = ImportReport::default();
+    let mut done = 0;
+    for (file, size) in files.iter().zip(sizes) {
+        if let Some(progress) = progress {
+            progress(done, total);
+        }
+        let outcome = if own
+            .as_ref()
+            .is_some_and(|own| file.canonicalize().is_ok_and(|f| f.starts_with(own)))
+        {
+            Ok(Outcome::Skipped(
+                "it is in this project's transcripts folder already".into(),
+            ))
+        } else {
+            let within = |b: u64| {
+                if let Some(progress) = progress {
+                    progress(done + b.min(size * 3), total);
+                }
+            };
+            import_file(p, file, format, &within)
+        };
+        match outcome {
+            Ok(Outcome::Imported(i)) => report.imported.push(i),
+            Ok(Outcome::Updated(i)) => report.updated.push(i),
+            Ok(Outcome::Unchanged(i)) => report.unchanged.push(i),
+            Ok(Outcome::Skipped(reason)) => report.skipped.push(SkippedSource {
+                source: file.clone(),
+                reason,
+            }),
+            Err(e) => report.skipped.push(SkippedSource {
+                source: file.clone(),
+                reason: e.to_string(),
+            }),
+        }
+        done += size * 3;
+    }
+    if let Some(progress) = progress {
+        progress(total, total);
+    }
+    Ok(report)
+}
+
+fn import_file(
+    p: &Project,
+    file: &Path,
+    format: ImportFormat,
+    on_bytes: &dyn Fn(u64),
+) -> Result<Outcome> {
+    let log_format = match format {
+        ImportFormat::ClaudeCode => Some(Format::ClaudeCode),
+        ImportFormat::Codex => Some(Format::Codex),
+        ImportFormat::Logbook => None,
+        ImportFormat::Auto => {
+            let json = file.extension().is_some_and(|e| e == "json");
+            match store::agent_log::detect(file)? {
+                Some(f) => Some(f),
+                None if json => None,
+                None => {
+                    return Ok(Outcome::Skipped(
+                        "not a Claude Code or Codex log: none of its first lines says which agent wrote it (use --format)".into(),
+                    ));
+                }
+            }
+        }
+    };
+    match log_format {
+        Some(f) => import_log(p, file, f, on_bytes),
+        None => import_seed_file(p, file),
+    }
+}
+
+/// A seed 003 file, as `transcript import FILE` always read it; `unchanged`
+/// when the stored file is the same bytes afterwards.
+fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
+    let (_, raw) = store::transcript::read_import(file)?;
+    let before = raw
+        .get("id")
+        .and_then(|v| v.as_str())
+        .and_then(|id| TranscriptId::parse(id).ok())
+        .and_then(|id| store::transcript::find_live(&p.config.transcripts_dir, id.as_str()))
+        .and_then(|(_, path)| std::fs::read(&path).ok().map(|b| (path, b)));
+    let stored = super::import(p, file, false, None, None)?;
+    let item = ImportedSource {
+        source: file.canonicalize().unwrap_or_else(|_| file.to_path_buf()),
+        format: "logbook",
+        id: stored.transcript.id.clone(),
+        kind: stored.kind,
+        file: stored.path.clone(),
+        messages: stored.transcript.messages.len() as u64,
+        parent_session_id: stored.transcript.metadata.parent_session_id.clone(),
+        total_tokens: stored.transcript.metadata.latest_total_tokens,
+        bad_lines: vec![],
+    };
+    Ok(match before {
+        None => Outcome::Imported(item),
+        Some((path, bytes)) => {
+            if path == stored.path && std::fs::read(&stored.path).is_ok_and(|now| now == bytes) {
+                Outcome::Unchanged(item)
+            } else {
+                Outcome::Updated(item)
+            }
+        }
+    })
+}
+
+fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<Outcome> {
+    let source = file.canonicalize().map_err(|e| Error::io(file, e))?;
+    let len = store::agent_log::log_len(&source)?;
+    if let Some(same) = unchanged_by_name(p, &source, len, format)? {
+        return Ok(Outcome::Unchanged(same));
+    }
+    let (summary, fp) = store::agent_log::scan(&source, len, format, on_bytes)?;
+    if summary.messages == 0 && summary.usage.by_model.is_empty() {
+        return Ok(Outcome::Skipped(format!(
+            "no messages in its {} line(s)",
+            summary.lines
+        )));
+    }
+    let Some(who) = agent_log::identity(format, &source, &summary) else {
+        return Ok(Outcome::Skipped(
+            "no session id: neither the file name nor its lines name one".into(),
+        ));
+    };
+    let id = TranscriptId::parse(&who.id)?;
+    let kind = if who.parent.is_some() || summary.agent_id.is_some() {
+        Kind::Subagent
+    } else {
+        Kind::Main
+    };
+    let src = Source {
+        format,
+        path: source.to_string_lossy().into_owned(),
+        bytes: len,
+        lines: summary.lines,
+        messages: summary.messages,
+        fingerprint: fp.as_string(),
+        parser: PARSER_VERSION,
+        session_id: summary.session_id.clone(),
+        agent_id: summary.agent_id.clone(),
+        git_branch: summary.git_branch.clone(),
+        agent_version: summary.agent_version.clone(),
+        bad_lines: summary.bad_lines.clone(),
+        unknown_types: summary.unknown_types.clone(),
+    };
+    let metadata = agent_log::metadata(&summary, &who, &src);
+    let timestamp = summary.last_timestamp.clone().unwrap_or_default();
+
+    let dir = &p.config.transcripts_dir;
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let existing = store::transcript::find_live(dir, id.as_str());
+    let mut item = ImportedSource {
+        source: source.clone(),
+        format: format.as_str(),
+        id: id.to_string(),
+        kind,
+        file: PathBuf::new(),
+        messages: summary.messages,
+        parent_session_id: who.parent.clone(),
+        total_tokens: summary.usage.total().total_tokens,
+        bad_lines: summary.bad_lines.clone(),
+    };
+    if let Some((old_kind, path)) = &existing {
+        let head = store::transcript::read_head(path)?;
+        match agent_log::source_of(&head.metadata) {
+            Some(old) if old.same_as(&src) && *old_kind == kind => {
+                item.file = path.clone();
+                return Ok(Outcome::Unchanged(item));
+            }
+            Some(old) if old.path != src.path && old.bytes > src.bytes => {
+                return Ok(Outcome::Skipped(format!(
+                    "transcript {id} holds a longer copy of this session, imported from {}",
+                    old.path
+                )));
+            }
+            Some(_) => {}
+            None => {
+                return Ok(Outcome::Skipped(format!(
+                    "transcript {id} ({}) exists and was not imported from a log; it is left as it is",
+                    path.display()
+                )));
+            }
+        }
+    }
+    let target = match &existing {
+        Some((k, path)) if *k == kind => path.clone(),
+        _ => {
+            let short = dir.join(file_name(kind, id.as_str(), false));
+            if short.exists() {
+                dir.join(file_name(kind, id.as_str(), true))
+            } else {
+                short
+            }
+        }
+    };
+    let previous = existing
+        .as_ref()
+        .map(|(_, old)| old.clone())
+        .filter(|old| *old != target);
+    let pending = |path: &Path| Pending {
+        kind: IndexKind::Transcript,
+        path: path.to_path_buf(),
+        lock: id.lock_name(),
+    };
+    let mut touched = vec![pending(&target)];
+    touched.extend(previous.as_deref().map(pending));
+    let head = store::agent_log::Head {
+        id: id.as_str(),
+        timestamp: &timestamp,
+        metadata: &metadata,
+    };
+    write_through(p, touched, || {
+        store::agent_log::write_transcript(
+            &target,
+            &source,
+            len,
+            format,
+            &head,
+            &src.fingerprint,
+            previous.as_deref(),
+            &|b| on_bytes(len + b),
+        )?;
+        let mut records = vec![Some(Record::transcript(
+            &target,
+            kind,
+            id.as_str(),
+            &metadata,
+        ))];
+        if previous.is_some() {
+            records.push(None);
+        }
+        Ok(((), records))
+    })?;
+    item.file = target;
+    Ok(if existing.is_some() {
+        Outcome::Updated(item)
+    } else {
+        Outcome::Imported(item)
+    })
+}
+
+/// The quick answer for a log imported before and not changed since: the
+/// transcript its file name points to was made from this path, this size
+/// and these bytes (hashed, not parsed), by this parser. `None` sends the
+/// log through the whole import, which decides again from its lines.
+fn unchanged_by_name(
+    p: &Project,
+    source: &Path,
+    len: u64,
+    format: Format,
+) -> Result<Option<ImportedSource>> {
+    let Some(who) = agent_log::identity(format, source, &agent_log::LogSummary::default()) else {
+        return Ok(None);
+    };
+    let Ok(id) = TranscriptId::parse(&who.id) else {
+        return Ok(None);
+    };
+    let Some((kind, path)) = store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
+    else {
+        return Ok(None);
+    };
+    let Ok(head) = store::transcript::read_head(&path) else {
+        return Ok(None);
+    };
+    let Some(old) = agent_log::source_of(&head.metadata) else {
+        return Ok(None);
+    };
+    let same_file = old.format == format
+        && old.path == source.to_string_lossy()
+        && old.bytes == len
+        && old.parser == PARSER_VERSION;
+    if !same_file || store::agent_log::fingerprint(source, len)?.as_string() != old.fingerprint {
+        return Ok(None);
+    }
+    Ok(Some(ImportedSource {
+        source: source.to_path_buf(),
+        format: format.as_str(),
+        id: id.to_string(),
+        kind,
+        file: path,
+        messages: old.messages,
+        parent_session_id: head.metadata.parent_session_id.clone(),
+        total_tokens: agent_log::usage_of(&head.metadata)
+            .map(|b| b.total().total_tokens)
+            .unwrap_or(0),
+        bad_lines: old.bad_lines,
+    }))
+}
+
+/// The folders `--from-home` imports: `~/.claude/projects` (or
+/// `$CLAUDE_CONFIG_DIR/projects`) and `~/.codex/sessions` (or
+/// `$CODEX_HOME/sessions`), those that exist.
+pub fn home_sources() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut out = vec![];
+    let mut claude: Vec<PathBuf> = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    claude.extend(home.iter().map(|h| h.join(".claude")));
+    out.extend(claude.into_iter().map(|d| d.join("projects")));
+    let codex = std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".codex")));
+    out.extend(codex.map(|d| d.join("sessions")));
+    let mut seen = vec![];
+    out.retain(|d| {
+        let keep = d.is_dir() && !seen.contains(d);
+        seen.push(d.clone());
+        keep
+    });
+    out
+}

@@ -1,0 +1,284 @@
+//! `transcript usage`: the tokens imported sessions measured, per
+//! transcript, and grouped by model, day or session.
+//!
+//! The numbers are the ones the import counted ([`crate::model::agent_log`]
+//! states the rules) and stored in each transcript's `metadata.usage`; a
+//! subagent's usage is reported on its own and rolled up into its main
+//! session, and counted once in the total. A Claude Code call found in
+//! several logs (resumed sessions copy earlier calls into their own file)
+//! counts once, in the session that began first.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::{ListOptions, list, resolve};
+use crate::error::Result;
+use crate::model::agent_log::{self, Usage, UsageBook};
+use crate::model::transcript::Kind;
+use crate::store::{self, Project};
+
+/// Which transcripts a usage report covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UsageScope {
+    /// One transcript (an id or a unique part), with its subagents.
+    One(String),
+    /// Those whose workdir is this project (or inside it).
+    Project,
+    /// Every transcript in the store.
+    All,
+}
+
+/// How the rows of a usage report are grouped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UsageBy {
+    /// Per model.
+    #[default]
+    Model,
+    /// Per UTC day.
+    Day,
+    /// Per main session, its subagents rolled up.
+    Session,
+}
+
+/// One transcript's measured usage.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptUsage {
+    /// The transcript id.
+    pub id: String,
+    /// Main or subagent.
+    pub kind: Kind,
+    /// A subagent's main session.
+    pub parent_session_id: Option<String>,
+    /// The agent's working directory.
+    pub workdir: String,
+    /// When it began.
+    pub started_at: String,
+    /// When it was last active.
+    pub last_active_at: String,
+    /// Its own usage: what it adds to the report's total.
+    pub usage: Usage,
+    /// Calls its log holds that a session which began earlier already
+    /// counted (Claude Code copies them into the files of resumed or
+    /// copied sessions): left out of `usage` when both are in the report.
+    pub duplicates: Usage,
+    /// A main session's usage with its subagents' (imported ones) added.
+    pub with_subagents: Usage,
+    /// Its own usage per model.
+    pub by_model: BTreeMap<String, Usage>,
+}
+
+/// One row of the grouped report.
+#[derive(Debug, Clone, Serialize)]
+pub struct UsageRow {
+    /// The model, the day or the main session id.
+    pub key: String,
+    /// The tokens.
+    #[serde(flatten)]
+    pub usage: Usage,
+}
+
+/// What [`usage`] returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct UsageReport {
+    /// How `rows` are grouped.
+    pub by: UsageBy,
+    /// Every measured transcript in scope, newest first.
+    pub transcripts: Vec<TranscriptUsage>,
+    /// The usage grouped by `by`.
+    pub rows: Vec<UsageRow>,
+    /// Everything in scope, each transcript and each call counted once.
+    pub total: Usage,
+    /// What was left out because another session in scope counted it.
+    pub duplicates: Usage,
+    /// Transcripts in scope with no measured usage (not imported from an
+    /// agent log), by id.
+    pub unmeasured: Vec<String>,
+}
+
+/// The measured usage of the transcripts in `scope`, grouped by `by`.
+pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport> {
+    let within = match scope {
+        UsageScope::Project => Some(p.root().to_path_buf()),
+        _ => None,
+    };
+    let listing = list(
+        p,
+        &ListOptions {
+            within,
+            ..ListOptions::default()
+        },
+    )?;
+    let wanted = match scope {
+        UsageScope::One(text) => Some(resolve(p, text)?.to_string()),
+        _ => None,
+    };
+    let mut books: Vec<(TranscriptUsage, UsageBook)> = vec![];
+    let mut unmeasured = vec![];
+    for s in listing.transcripts {
+        if let Some(id) = &wanted
+            && s.id != *id
+            && s.parent_session_id.as_ref() != Some(id)
+        {
+            continue;
+        }
+        let book = store::transcript::read_head(&s.file)
+            .ok()
+            .and_then(|h| agent_log::usage_of(&h.metadata));
+        let Some(book) = book else {
+            unmeasured.push(s.id);
+            continue;
+        };
+        let own = book.total();
+        books.push((
+            TranscriptUsage {
+                id: s.id,
+                kind: s.kind,
+                parent_session_id: s.parent_session_id,
+                workdir: s.workdir,
+                started_at: s.started_at,
+                last_active_at: s.last_active_at,
+                usage: own,
+                duplicates: Usage::default(),
+                with_subagents: own,
+                by_model: book.by_model.clone(),
+            },
+            book,
+        ));
+    }
+    // A call Claude Code wrote into several files counts once, in the
+    // session that began first.
+    let mut order: Vec<usize> = (0..books.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |i: usize| (books[i].0.started_at.clone(), books[i].0.id.clone());
+        key(a).cmp(&key(b))
+    });
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut duplicates = Usage::default();
+    for i in order {
+        let (t, book) = &mut books[i];
+        for call in std::mem::take(&mut book.calls) {
+            if !seen.insert(call.key().to_string()) {
+                book.remove(&call);
+                t.duplicates += call.usage();
+                duplicates += call.usage();
+            }
+        }
+        t.usage = book.total();
+        t.with_subagents = t.usage;
+        t.by_model = book.by_model.clone();
+    }
+    // Roll each subagent up into its main session, when that is in scope.
+    let mut rolled: BTreeMap<String, Usage> = BTreeMap::new();
+    for (t, _) in &books {
+        if let Some(parent) = &t.parent_session_id {
+            *rolled.entry(parent.clone()).or_default() += t.usage;
+        }
+    }
+    let ids: Vec<String> = books.iter().map(|(t, _)| t.id.clone()).collect();
+    for (t, _) in &mut books {
+        if let Some(sub) = rolled.get(&t.id) {
+            t.with_subagents += *sub;
+        }
+    }
+    let mut total = Usage::default();
+    let mut groups: BTreeMap<String, Usage> = BTreeMap::new();
+    for (t, book) in &books {
+        total += t.usage;
+        match by {
+            UsageBy::Model => {
+                for (m, u) in &book.by_model {
+                    *groups.entry(m.clone()).or_default() += *u;
+                }
+            }
+            UsageBy::Day => {
+                for (d, models) in &book.by_day {
+                    for u in models.values() {
+                        *groups.entry(d.clone()).or_default() += *u;
+                    }
+                }
+            }
+            UsageBy::Session => {
+                let key = match &t.parent_session_id {
+                    Some(parent) if ids.contains(parent) => parent.clone(),
+                    _ => t.id.clone(),
+                };
+                *groups.entry(key).or_default() += t.usage;
+            }
+        }
+    }
+    let mut rows: Vec<UsageRow> = groups
+        .into_iter()
+        .map(|(key, usage)| UsageRow { key, usage })
+        .collect();
+    if by != UsageBy::Day {
+        rows.sort_by_key(|r| std::cmp::Reverse(r.usage.total_tokens));
+    }
+    Ok(UsageReport {
+        by,
+        transcripts: books.into_iter().map(|(t, _)| t).collect(),
+        rows,
+        total,
+        duplicates,
+        unmeasured,
+    })
+}
+
+/// What one transcript measured, as a work session's token counts take it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Measured {
+    /// The transcript id.
+    pub id: String,
+    /// Main or subagent.
+    pub kind: Kind,
+    /// The context size at its last call (seed 003's `latestTotalTokens`):
+    /// a work session's `current`.
+    pub latest_total_tokens: u64,
+    /// The largest context size it reached (`peakTotalTokens` of an imported
+    /// log, else the latest): a work session's `peak`, and what a subagent's
+    /// work would have added to the main context.
+    pub peak_total_tokens: u64,
+    /// Every token its calls were billed for, when measured from a log.
+    pub total_tokens: Option<u64>,
+}
+
+/// The measured token counts of the transcript `text` names (live or
+/// archived), read from its head only.
+pub fn measured(p: &Project, text: &str) -> Result<Measured> {
+    let id = resolve(p, text)?;
+    for dir in [
+        p.config.transcripts_dir.clone(),
+        store::transcript::archive_dir(p),
+    ] {
+        for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
+            let Ok(head) = store::transcript::read_head(&path) else {
+                continue;
+            };
+            if !head.id.eq_ignore_ascii_case(id.as_str()) {
+                continue;
+            }
+            let md = &head.metadata;
+            let peak = md
+                .extra
+                .get(agent_log::PEAK_KEY)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+                .max(md.latest_total_tokens);
+            return Ok(Measured {
+                id: id.to_string(),
+                kind,
+                latest_total_tokens: md.latest_total_tokens,
+                peak_total_tokens: peak,
+                total_tokens: agent_log::usage_of(md).map(|b| b.total().total_tokens),
+            });
+        }
+    }
+    Err(crate::Error::not_found(
+        "transcript",
+        id.as_str(),
+        "`logbook transcript list --all` shows the transcripts there are",
+    ))
+}

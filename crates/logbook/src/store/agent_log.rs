@@ -1,0 +1,317 @@
+//! Agent logs on disk (Claude Code, Codex): found in folders, read line by
+//! line, and streamed into a seed 003 transcript file.
+//!
+//! Trap: a live agent appends to its log while it is imported. Every pass
+//! reads only the first `len` bytes measured before the first pass, and
+//! checks their fingerprint again, so the messages, the metadata and the
+//! raw lines of one stored file always describe the same bytes.
+//!
+//! The stored file is the seed's transcript (`id`, `timestamp`, `version`,
+//! `metadata`, `messages`: the metadata first, so a listing reads it without
+//! the rest) plus `rawLines`: every line of the log as a JSON
+//! string, in order, so nothing the agent wrote is lost and a re-import can
+//! derive everything again from the file alone. It is written in three
+//! streaming passes (summary, messages, raw lines) and never held in memory.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::model::agent_log::{BadLine, Fingerprint, Format, LogParser, LogSummary};
+use crate::model::transcript::{FORMAT_VERSION, Metadata, parse_file_name};
+use crate::store;
+
+/// How many lines [`detect`] reads looking for one that names its agent.
+const DETECT_LINES: usize = 64;
+
+/// The length of the log at `path` now: what an import reads. Refuses what
+/// is not a regular file (a FIFO would block, a device never ends).
+pub fn log_len(path: &Path) -> Result<u64> {
+    let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !m.is_file() {
+        return Err(Error::NotARegularFile {
+            what: "file to import",
+            path: path.to_path_buf(),
+            found: store::fs::describe_file_type(m.file_type()),
+        });
+    }
+    Ok(m.len())
+}
+
+/// Calls `f` with each line (number from 1, text without its newline, and
+/// whether it had to be decoded lossily because it is not UTF-8) of the
+/// first `len` bytes of `path`, and returns their fingerprint. A last line
+/// without a newline is a line. Memory holds one line at a time.
+pub fn for_each_line(
+    path: &Path,
+    len: u64,
+    f: impl FnMut(u64, &str, bool) -> Result<()>,
+) -> Result<Fingerprint> {
+    for_each_line_progress(path, len, &|_| {}, f)
+}
+
+/// How often (in bytes read) a pass reports its progress.
+const PROGRESS_EVERY: u64 = 4 << 20;
+
+/// [`for_each_line`], calling `on_bytes` with the bytes read so far every
+/// few MiB (a progress bar over one large log).
+pub fn for_each_line_progress(
+    path: &Path,
+    len: u64,
+    on_bytes: &dyn Fn(u64),
+    mut f: impl FnMut(u64, &str, bool) -> Result<()>,
+) -> Result<Fingerprint> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(len));
+    let mut fp = Fingerprint::default();
+    let mut buf = Vec::with_capacity(1 << 12);
+    let mut no = 0;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        let before = fp.bytes;
+        fp.update(&buf);
+        if before / PROGRESS_EVERY != fp.bytes / PROGRESS_EVERY {
+            on_bytes(fp.bytes);
+        }
+        no += 1;
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        match std::str::from_utf8(line) {
+            Ok(text) => f(no, text, false)?,
+            Err(_) => f(no, &String::from_utf8_lossy(line), true)?,
+        }
+    }
+    if fp.bytes != len {
+        return Err(changed(path));
+    }
+    Ok(fp)
+}
+
+fn changed(path: &Path) -> Error {
+    Error::io(
+        path,
+        std::io::Error::other(
+            "the log was truncated or rewritten while it was read; import it again",
+        ),
+    )
+}
+
+/// The fingerprint of the first `len` bytes of `path`, without parsing
+/// them: what tells a re-import that a log has not changed.
+pub fn fingerprint(path: &Path, len: u64) -> Result<Fingerprint> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(len));
+    let mut fp = Fingerprint::default();
+    loop {
+        let buf = reader.fill_buf().map_err(|e| Error::io(path, e))?;
+        if buf.is_empty() {
+            break;
+        }
+        fp.update(buf);
+        let n = buf.len();
+        reader.consume(n);
+    }
+    if fp.bytes != len {
+        return Err(changed(path));
+    }
+    Ok(fp)
+}
+
+/// Which agent wrote the log at `path`, from its first lines; `None` when
+/// none of them says.
+pub fn detect(path: &Path) -> Result<Option<Format>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = BufReader::new(file.take(8 << 20));
+    for line in reader.split(b'\n').take(DETECT_LINES) {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        if let Some(f) = Format::detect(&String::from_utf8_lossy(&line)) {
+            return Ok(Some(f));
+        }
+    }
+    Ok(None)
+}
+
+/// Reads the first `len` bytes of a log in `format` for its summary (the
+/// messages are parsed and dropped), with lines that are not UTF-8 among
+/// the bad lines.
+pub fn scan(
+    path: &Path,
+    len: u64,
+    format: Format,
+    on_bytes: &dyn Fn(u64),
+) -> Result<(LogSummary, Fingerprint)> {
+    let mut parser = LogParser::new(format);
+    let mut lossy = vec![];
+    let fp = for_each_line_progress(path, len, on_bytes, |no, line, is_lossy| {
+        if is_lossy {
+            lossy.push(BadLine {
+                line: no,
+                reason: "not UTF-8 (kept with U+FFFD in place of the bad bytes)".into(),
+            });
+        }
+        parser.line(no, line);
+        Ok(())
+    })?;
+    let (_, mut summary) = parser.finish();
+    if !lossy.is_empty() {
+        summary.bad_lines.extend(lossy);
+        summary.bad_lines.sort_by_key(|b| b.line);
+    }
+    Ok((summary, fp))
+}
+
+/// What the stored transcript says besides its messages and raw lines.
+#[derive(Debug)]
+pub struct Head<'a> {
+    /// The transcript id.
+    pub id: &'a str,
+    /// The seed's `timestamp`: the log's last one, so a re-import writes
+    /// the same bytes.
+    pub timestamp: &'a str,
+    /// The seed's metadata, with `source` and `usage`.
+    pub metadata: &'a Metadata,
+}
+
+/// Writes the transcript of the first `len` bytes of the log at `source`
+/// to `target` atomically (2-space JSON, as every transcript), streaming
+/// its messages and raw lines, and removes `previous` (the id's file under
+/// another name) once the new one is durable. `fingerprint` is the one
+/// [`scan`] measured: if the bytes changed since, nothing is written.
+/// `on_bytes` follows its two passes over the log (0 to twice `len`).
+#[allow(clippy::too_many_arguments)]
+pub fn write_transcript(
+    target: &Path,
+    source: &Path,
+    len: u64,
+    format: Format,
+    head: &Head<'_>,
+    fingerprint: &str,
+    previous: Option<&Path>,
+    on_bytes: &dyn Fn(u64),
+) -> Result<()> {
+    let io = |e: std::io::Error| Error::io(target, e);
+    let json = |v: &dyn erased::Json| {
+        v.pretty().map_err(|e| Error::Corrupt {
+            path: target.to_path_buf(),
+            what: "transcript",
+            reason: e.to_string(),
+        })
+    };
+    store::write_atomic_with(target, |w| {
+        // The metadata comes before the messages, so that a listing reads
+        // it without reading the rest (`store::transcript::read_head`).
+        write!(
+            w,
+            "{{\n  \"id\": {},\n  \"timestamp\": {},\n  \"version\": {},\n  \"metadata\": {},\n  \"messages\": [",
+            json(&head.id)?,
+            json(&head.timestamp)?,
+            json(&FORMAT_VERSION)?,
+            indent(&json(head.metadata)?, "  ")
+        )
+        .map_err(io)?;
+        let mut parser = LogParser::new(format);
+        let mut first = true;
+        let item = |w: &mut dyn Write, text: &str, first: &mut bool| -> Result<()> {
+            let sep = if *first { "\n    " } else { ",\n    " };
+            *first = false;
+            w.write_all(sep.as_bytes()).map_err(io)?;
+            w.write_all(indent(text, "    ").as_bytes()).map_err(io)
+        };
+        let fp = for_each_line_progress(source, len, on_bytes, |no, line, _| {
+            for m in parser.line(no, line) {
+                item(w, &json(&m)?, &mut first)?;
+            }
+            Ok(())
+        })?;
+        if let (Some(m), _) = parser.finish() {
+            item(w, &json(&m)?, &mut first)?;
+        }
+        if fp.as_string() != fingerprint {
+            return Err(changed(source));
+        }
+        let close = if first { "]" } else { "\n  ]" };
+        write!(w, "{close},\n  \"rawLines\": [").map_err(io)?;
+        let mut first = true;
+        let second = |b: u64| on_bytes(len + b);
+        let fp = for_each_line_progress(source, len, &second, |_, line, _| {
+            item(w, &json(&line)?, &mut first)
+        })?;
+        if fp.as_string() != fingerprint {
+            return Err(changed(source));
+        }
+        let close = if first { "]" } else { "\n  ]" };
+        write!(w, "{close}\n}}\n").map_err(io)
+    })?;
+    if let Some(old) = previous
+        && old != target
+    {
+        std::fs::remove_file(old).map_err(|e| Error::io(old, e))?;
+        if let Some(dir) = old.parent() {
+            store::sync_dir(dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// Pretty JSON nested one level deeper: JSON strings hold no raw newline,
+/// so indenting after each newline is exact.
+fn indent(text: &str, by: &str) -> String {
+    text.replace('\n', &format!("\n{by}"))
+}
+
+mod erased {
+    /// A value written as 2-space JSON (what `to_string_pretty` writes).
+    pub(super) trait Json {
+        fn pretty(&self) -> serde_json::Result<String>;
+    }
+    impl<T: serde::Serialize + ?Sized> Json for T {
+        fn pretty(&self) -> serde_json::Result<String> {
+            serde_json::to_string_pretty(self)
+        }
+    }
+}
+
+/// The files under `root` (a folder, searched recursively, symlinks not
+/// followed) that an import reads: agent logs (`*.jsonl`) and seed 003
+/// transcripts (`session_*.json`, `subagent_session_*.json`), sorted by
+/// path. `root` itself when it is a file.
+pub fn find_logs(root: &Path) -> Result<Vec<PathBuf>> {
+    let m = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
+    if !m.is_dir() {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut out = vec![];
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if dir != root => {
+                // An unreadable subfolder does not stop the others.
+                crate::notice::push(format!("{}: skipped ({e})", dir.display()));
+                continue;
+            }
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries.flatten() {
+            let Ok(t) = entry.file_type() else { continue };
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if t.is_dir() {
+                stack.push(path);
+            } else if t.is_file() && !store::is_temp_file(&name) {
+                let wanted = name.ends_with(".jsonl") || parse_file_name(&name).is_some();
+                if wanted {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,157 @@
+//! Property tests of the Claude Code and Codex log parsers: they never
+//! panic on generated or damaged lines, a line written twice is never
+//! counted twice, and an imported transcript keeps every line, unknown
+//! fields and all.
+
+use std::path::Path;
+
+use logbook::model::agent_log::{Format, LogParser, LogSummary};
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::agent_log::{MAIN_ID, fixtures};
+use crate::arb;
+
+const FILES: [(&str, Format); 4] = [
+    (
+        "claude/-work-demo/11111111-2222-4333-8444-555566667777.jsonl",
+        Format::ClaudeCode,
+    ),
+    (
+        "claude/-work-old/22222222-3333-4444-8555-666677778888.jsonl",
+        Format::ClaudeCode,
+    ),
+    (
+        "claude/-work-compact/33333333-4444-4555-8666-777788889999.jsonl",
+        Format::ClaudeCode,
+    ),
+    (
+        "codex/2026/01/18/rollout-2026-01-18T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001.jsonl",
+        Format::Codex,
+    ),
+];
+
+fn lines(i: usize) -> Vec<String> {
+    std::fs::read_to_string(fixtures().join(FILES[i].0))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn run(format: Format, lines: &[String]) -> LogSummary {
+    let mut p = LogParser::new(format);
+    for (i, l) in lines.iter().enumerate() {
+        p.line(i as u64 + 1, l);
+    }
+    p.finish().1
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn never_panics_on_bytes(
+        raw in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..160), 0..8),
+        codex in any::<bool>(),
+    ) {
+        let lines: Vec<String> = raw.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+        let format = if codex { Format::Codex } else { Format::ClaudeCode };
+        let s = run(format, &lines);
+        prop_assert!(s.bad_lines.len() <= lines.len());
+    }
+
+    #[test]
+    fn never_panics_on_damaged_logs(m in arb::mutations(), file in 0..FILES.len(), other in any::<bool>()) {
+        let text = arb::mutate(&lines(file).join("\n"), &m);
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        // Read as written, and as the other agent's format.
+        let mut format = FILES[file].1;
+        if other {
+            format = if format == Format::Codex { Format::ClaudeCode } else { Format::Codex };
+        }
+        let _ = run(format, &lines);
+    }
+
+    #[test]
+    fn never_panics_on_odd_values(
+        file in 0..FILES.len(),
+        at in any::<prop::sample::Index>(),
+        pointer in prop::sample::select(vec![
+            "/type", "/timestamp", "/message", "/message/id", "/message/model",
+            "/message/content", "/message/usage", "/message/usage/output_tokens",
+            "/requestId", "/isSidechain", "/agentId", "/sessionId", "/cwd",
+            "/payload", "/payload/type", "/payload/info", "/payload/info/total_token_usage",
+            "/payload/info/total_token_usage/total_tokens", "/payload/content",
+            "/payload/model", "/payload/output", "/payload/summary", "/compactMetadata",
+        ]),
+        v in arb::value(),
+    ) {
+        let mut lines = lines(file);
+        let i = at.index(lines.len());
+        let mut doc: Value = serde_json::from_str(&lines[i]).unwrap_or(Value::Null);
+        if let Some(slot) = doc.pointer_mut(pointer) {
+            *slot = v;
+        } else if let (Value::Object(m), Some(key)) = (&mut doc, pointer.strip_prefix('/'))
+            && !key.contains('/')
+        {
+            m.insert(key.to_string(), v);
+        }
+        lines[i] = doc.to_string();
+        let _ = run(FILES[file].1, &lines);
+    }
+
+    /// Exact counting: a line the agent wrote twice (Claude Code's streamed
+    /// copies, Codex's repeated token_count) never changes the usage.
+    #[test]
+    fn a_repeated_line_is_never_counted_twice(file in 0..FILES.len(), at in any::<prop::sample::Index>()) {
+        let lines = lines(file);
+        let i = at.index(lines.len());
+        let mut twice = lines.clone();
+        twice.insert(i + 1, lines[i].clone());
+        let format = FILES[file].1;
+        prop_assert_eq!(run(format, &lines).usage.by_model, run(format, &twice).usage.by_model);
+    }
+
+    /// What the parser does not know survives the import: every line is
+    /// stored as it was (`rawLines`), and a content block of an unknown type
+    /// keeps its fields in the message.
+    #[test]
+    fn unknown_fields_survive_an_import(
+        top in arb::unknowns(),
+        inner in arb::unknowns(),
+        at in any::<prop::sample::Index>(),
+    ) {
+        let mut lines = lines(0);
+        let i = at.index(lines.len());
+        let mut doc: Value = serde_json::from_str(&lines[i]).unwrap();
+        arb::add_unknowns(&mut doc, "", &top);
+        arb::add_unknowns(&mut doc, "/message", &inner);
+        lines[i] = doc.to_string();
+        let block = serde_json::json!({"type": "x-future-block", "fields": Value::Object(inner.clone())});
+        let mut extra: Value = serde_json::from_str(&lines[6]).unwrap();
+        extra["message"]["content"] = Value::Array(vec![block.clone()]);
+        lines[6] = extra.to_string();
+
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join(format!("{MAIN_ID}.jsonl"));
+        std::fs::write(&source, lines.join("\n") + "\n").unwrap();
+        let len = std::fs::metadata(&source).unwrap().len();
+        let (summary, fp) = logbook::store::agent_log::scan(&source, len, Format::ClaudeCode, &|_| {}).unwrap();
+        prop_assert!(summary.bad_lines.is_empty());
+        let metadata = logbook::model::transcript::Metadata::default();
+        let target = dir.path().join("session_66667777.json");
+        let head = logbook::store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
+        logbook::store::agent_log::write_transcript(
+            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &|_| {},
+        ).unwrap();
+        let stored: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+        let raw: Vec<&str> = stored["rawLines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+        prop_assert_eq!(raw, lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let kept = stored["messages"].as_array().unwrap().iter()
+            .flat_map(|m| m["blocks"].as_array().unwrap().iter())
+            .any(|b| arb::same(b, &block));
+        prop_assert!(kept, "the unknown block is not in the messages");
+        prop_assert!(Path::new(&target).exists());
+    }
+}
