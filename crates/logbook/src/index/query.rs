@@ -148,7 +148,7 @@ impl Index {
 
     /// The FROM clause, WHERE terms and arguments of `query`'s filters
     /// (paging aside); `None` when no run can match.
-    fn run_filter(&self, query: &RunQuery) -> Result<Option<RunFilter>> {
+    fn run_filter(&self, query: &RunQuery, ranked: bool) -> Result<Option<RunFilter>> {
         let mut where_ = vec!["1=1".to_string()];
         let mut args: Vec<rusqlite::types::Value> = vec![];
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
@@ -163,9 +163,11 @@ impl Index {
         let from = if let Some(q) = &text {
             let n = arg(q.clone().into(), &mut args);
             // The FTS table answers the MATCH and its bm25 rank alone; only
-            // rowids and ranks flow into the join and the sort.
+            // rowids and ranks flow into the join and the sort. A count asks
+            // for no rank: bm25 would score every match only to be dropped.
+            let rank = if ranked { ", rank AS frank" } else { "" };
             format!(
-                "(SELECT rowid AS frid, rank AS frank FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}) f \
                  JOIN runs r ON r.rid = f.frid"
             )
         } else {
@@ -240,7 +242,7 @@ impl Index {
     /// exact for every filter, as in [`Index::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
         query.matcher()?;
-        let Some(f) = self.run_filter(query)? else {
+        let Some(f) = self.run_filter(query, false)? else {
             return Ok(0);
         };
         let sql = format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_);
@@ -262,7 +264,7 @@ impl Index {
             where_,
             mut args,
             text,
-        }) = self.run_filter(query)?
+        }) = self.run_filter(query, true)?
         else {
             return Ok(vec![]);
         };
