@@ -459,7 +459,7 @@ fn main() -> Result<()> {
 
     // Rebuild: everything read and parsed, in parallel.
     eprintln!("index rebuild …");
-    let (rebuild_time, report) = time(|| Ok(Index::open_for_rebuild(&project)?.rebuild(None)?))?;
+    let (rebuild_time, report) = time(|| Ok(Index::rebuild(&project, None)?))?;
     let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
     row(
         "`index rebuild`, new project",
@@ -477,7 +477,7 @@ fn main() -> Result<()> {
     // `logbook index rebuild` of an existing project costs (the old index
     // is emptied in the same transaction).
     eprintln!("index rebuild over an existing index …");
-    let (again_time, again) = time(|| Ok(Index::open(&project)?.rebuild(None)?))?;
+    let (again_time, again) = time(|| Ok(Index::rebuild(&project, None)?))?;
     let again_per_s = again.indexed as f64 / again_time.as_secs_f64();
     row(
         "`index rebuild`, replacing an existing index",
@@ -894,7 +894,7 @@ fn main() -> Result<()> {
         small_web_runs,
         44,
     )?;
-    Index::open(&small_web_project)?.rebuild(None)?;
+    Index::rebuild(&small_web_project, None)?;
     let big_addr = serve(project.clone())?;
     let small_addr = serve(small_web_project)?;
     for (measure, target) in [

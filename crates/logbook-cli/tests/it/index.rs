@@ -557,7 +557,7 @@ fn find_through_the_index_equals_the_scan_on_random_histories() {
         }
         // And a rebuild gives the same index as the syncs did.
         let synced = Index::open(&p).unwrap().fingerprint().unwrap();
-        Index::open(&p).unwrap().rebuild(None).unwrap();
+        Index::rebuild(&p, None).unwrap();
         assert_eq!(
             Index::open(&p).unwrap().fingerprint().unwrap(),
             synced,

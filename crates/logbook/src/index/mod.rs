@@ -26,6 +26,7 @@
 mod fulltext;
 mod pool;
 mod query;
+mod rebuild;
 mod record;
 mod schema;
 mod sync;
@@ -35,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::clock;
@@ -51,9 +52,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// WAL pages written before a commit checkpoints them into the database.
 const WAL_PAGES: i64 = 256;
-
-/// Held while a missing index file is created (see `open_file`).
-const INDEX_CREATE_LOCK: &str = "index-create";
 
 pub(super) const ALL: &[Kind] = &[
     Kind::Run,
@@ -206,25 +204,13 @@ impl Index {
     /// Opens (creating, upgrading and repairing as needed) the index. Does
     /// not look at the folders beyond repairing pending records.
     pub fn open(p: &Project) -> Result<Index> {
-        Index::open_with(p, true)
-    }
-
-    /// Opens the index for [`Index::rebuild`]: like [`Index::open`], but a
-    /// missing or outdated index is not filled first, since the rebuild
-    /// that follows reads every file anyway (filling it would read them all
-    /// twice: `index rebuild` on a new project used to cost two builds).
-    pub fn open_for_rebuild(p: &Project) -> Result<Index> {
-        Index::open_with(p, false)
-    }
-
-    fn open_with(p: &Project, fill_fresh: bool) -> Result<Index> {
         if !p.exists() {
             // A read where no project is: answer from the files without
             // creating one (only a write creates a project).
             return Index::in_memory(p);
         }
         let path = p.index_path();
-        match Index::open_file(p, &path, fill_fresh) {
+        match Index::open_file(p, &path) {
             Ok(index) => Ok(index),
             Err(e) if unwritable(&e) => {
                 crate::notice::push(format!(
@@ -237,47 +223,56 @@ impl Index {
         }
     }
 
-    fn open_file(p: &Project, path: &Path, fill_fresh: bool) -> Result<Index> {
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        // The WAL outlives connections (see `connect`), so a user who deletes
-        // index.db to force a rebuild leaves index.db-wal behind, and SQLite
-        // would replay those old pages onto the new, empty file. A WAL without
-        // its database is stale by definition; it goes, under a lock so that a
-        // second opener cannot remove the WAL of a database the first has just
-        // created.
-        let _creating = if path.exists() {
-            None
-        } else {
-            let guard = p.locks.exclusive(INDEX_CREATE_LOCK)?;
-            if !path.exists() {
-                remove_db_files(path)?;
+    /// The index file, built first when it is missing, damaged or of
+    /// another schema version (by [`rebuild::build_and_swap`], one process
+    /// at a time; the others wait for it and use what it built).
+    fn open_file(p: &Project, path: &Path) -> Result<Index> {
+        for _ in 0..3 {
+            match Index::connect(p, path) {
+                Ok(mut index) if index.schema_version()? == SCHEMA_VERSION => {
+                    index.repair_pending()?;
+                    return Ok(index);
+                }
+                Ok(_) => {}
+                Err(Error::Index { corrupt: true, .. }) => {}
+                Err(_) if !path.exists() => {}
+                Err(e) => return Err(e),
             }
-            Some(guard)
-        };
-        let (mut index, fresh) = match Index::connect(p, path) {
-            Ok(x) => x,
-            Err(Error::Index { corrupt: true, .. }) => {
-                // Derived data: a damaged database is thrown away and rebuilt.
-                remove_db_files(path)?;
-                Index::connect(p, path)?
+            let _one = p
+                .locks
+                .exclusive_within(rebuild::REBUILD_LOCK, rebuild::REBUILD_WAIT)?;
+            let built = Index::connect(p, path)
+                .and_then(|i| i.schema_version())
+                .is_ok_and(|v| v == SCHEMA_VERSION);
+            if !built {
+                rebuild::build_and_swap(p, None)?;
             }
-            Err(e) => return Err(e),
-        };
-        if fresh && fill_fresh {
-            index.sync_all(true, None)?;
         }
-        index.repair_pending()?;
-        Ok(index)
+        Err(Error::Index {
+            path: path.to_path_buf(),
+            message: "the index was replaced or removed again each time it was built".into(),
+            corrupt: false,
+        })
+    }
+
+    fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(self.err())
     }
 
     /// An index held in memory and filled from the files: the answer when
     /// there is no project to keep one in, or its file cannot be written.
     fn in_memory(p: &Project) -> Result<Index> {
-        let (mut index, _) = Index::connect(p, Path::new(pool::IN_MEMORY))?;
-        index.sync_all(true, None)?;
-        Ok(index)
+        let path = Path::new(pool::IN_MEMORY);
+        let conn = Connection::open_in_memory().map_err(sql(path))?;
+        rebuild::fill(&conn, p, path, None)?;
+        Ok(Index {
+            conn: pool::Pooled::new(conn, path, None),
+            path: path.to_path_buf(),
+            project: p.clone(),
+            file_id: None,
+        })
     }
 
     /// Opens the index and first picks up runs another tool added or removed
@@ -298,51 +293,44 @@ impl Index {
     pub fn open_synced_kind(p: &Project, kind: Kind) -> Result<Index> {
         let mut index = Index::open_synced(p)?;
         if kind != Kind::Run {
-            index.sync_scoped(&[kind], false, None)?;
+            index.sync_scoped(&[kind])?;
         }
         Ok(index)
     }
 
-    fn connect(p: &Project, path: &Path) -> Result<(Index, bool)> {
-        let e = sql(path);
-        let mut index = match pool::Pooled::take(path) {
-            Some(conn) => Index {
+    /// A connection to the index file at `path`, reused from this
+    /// process's idle ones when it has one to that very file. Never creates
+    /// the file: only a build does (see [`rebuild`]).
+    fn connect(p: &Project, path: &Path) -> Result<Index> {
+        match pool::Pooled::take(path) {
+            Some(conn) => Ok(Index {
                 conn,
                 path: path.to_path_buf(),
                 project: p.clone(),
                 file_id: pool::file_id(path),
-            },
-            None => Index::connect_new(p, path)?,
-        };
-        let version: i64 = index
-            .conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(&e)?;
-        if version == SCHEMA_VERSION {
-            return Ok((index, false));
+            }),
+            None => Index::connect_new(p, path),
         }
-        // Create or replace the schema under a write lock, checking again:
-        // another process may have just done it.
-        let tx = index
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        let version: i64 = tx
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(&e)?;
-        if version == SCHEMA_VERSION {
-            tx.commit().map_err(&e)?;
-            return Ok((index, false));
-        }
-        schema::replace(&tx).map_err(&e)?;
-        tx.commit().map_err(&e)?;
-        Ok((index, true))
     }
 
     /// A new connection to `path`, set up for Logbook's write discipline.
     fn connect_new(p: &Project, path: &Path) -> Result<Index> {
         let e = sql(path);
-        let conn = Connection::open(path).map_err(&e)?;
+        // While a rebuilt index replaces this one, no connection may open
+        // the old file's WAL by name (see `rebuild`). Where no lock can be
+        // taken (a read-only project), nothing can be rebuilt either.
+        let _swap = match p.locks.shared(rebuild::SWAP_LOCK) {
+            Ok(guard) => Some(guard),
+            Err(err) if unwritable(&err) => None,
+            Err(err) => return Err(err),
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(&e)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
         // Closing the last connection would otherwise checkpoint the WAL and
         // delete it (two fsyncs), and the next write would create it again
@@ -431,27 +419,31 @@ impl Index {
     /// them.
     pub fn mark_pending(&mut self, pending: &[Pending]) -> Result<()> {
         let now = clock::now_string();
-        let e = sql(&self.path);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        for t in pending {
-            tx.prepare_cached(
-                "INSERT INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4) \
-                 ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, lock = excluded.lock, \
-                 since = excluded.since",
-            )
-            .and_then(|mut st| st.execute(params![path_str(&t.path), t.kind.as_str(), t.lock, now]))
-            .map_err(&e)?;
-        }
-        tx.commit().map_err(&e)
+        self.begin_on_live()?;
+        self.finish_write(|conn| {
+            for t in pending {
+                conn.prepare_cached(
+                    "INSERT INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4) \
+                     ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, lock = excluded.lock, \
+                     since = excluded.since",
+                )?
+                .execute(params![
+                    path_str(&t.path),
+                    t.kind.as_str(),
+                    t.lock,
+                    now
+                ])?;
+            }
+            Ok(())
+        })
     }
 
     /// Stores what a writer just wrote (the record it holds, not a re-read
     /// of the file; `None` for a file it removed) and clears the pending
-    /// marks, in one transaction.
-    pub fn record_written(&self, written: Vec<(Pending, Option<Record>)>) -> Result<()> {
+    /// marks, in one transaction. Reopens the index first if a rebuild
+    /// replaced it since [`Index::mark_pending`], so the record is never
+    /// left in a file nobody reads.
+    pub fn record_written(&mut self, written: Vec<(Pending, Option<Record>)>) -> Result<()> {
         let records = written
             .into_iter()
             .map(|(p, rec)| {
@@ -459,12 +451,18 @@ impl Index {
                 (p.kind, p.path, stamp, rec)
             })
             .collect();
-        self.store_and_clear(records)
+        self.begin_on_live()?;
+        self.finish_write(|conn| store_and_clear(conn, records))
     }
 
     /// Re-reads files into the index and clears their pending marks, in one
-    /// transaction: repairs after a writer died, and verify-on-read.
+    /// transaction: repairs after a writer died, and verify-on-read. On a
+    /// file a rebuild has replaced meanwhile this does nothing: the rebuild
+    /// read the files itself.
     pub(super) fn reread(&self, pending: &[Pending]) -> Result<()> {
+        if !self.begin_write()? {
+            return Ok(());
+        }
         // Stamp before reading: a change after this moment shows as a new
         // stamp to the next sync.
         let records = pending
@@ -479,25 +477,51 @@ impl Index {
                 )
             })
             .collect();
-        self.store_and_clear(records)
+        self.finish_write(|conn| store_and_clear(conn, records))
     }
 
-    #[allow(clippy::type_complexity)]
-    fn store_and_clear(
-        &self,
-        records: Vec<(Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>)>,
-    ) -> Result<()> {
-        let e = sql(&self.path);
-        // `&self`: readers re-index through here too (verify-on-read).
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        for (kind, path, stamp, record) in records {
-            record::apply(&tx, kind, &path, record, stamp, None, record::Fresh::No).map_err(&e)?;
-            tx.prepare_cached("DELETE FROM pending WHERE path = ?1")
-                .and_then(|mut st| st.execute([path_str(&path)]))
-                .map_err(&e)?;
+    /// Starts a write transaction (`BEGIN IMMEDIATE`) and says whether this
+    /// connection's file is still the index: `false`, with nothing begun,
+    /// once a rebuild has renamed a new file over it. The check comes after
+    /// the write lock is held, which a rebuild holds until its rename is done.
+    fn begin_write(&self) -> Result<bool> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(self.err())?;
+        if self.file_id.is_none() || self.is_current() {
+            return Ok(true);
         }
-        tx.commit().map_err(&e)
+        self.conn.execute_batch("ROLLBACK").map_err(self.err())?;
+        Ok(false)
+    }
+
+    /// [`Index::begin_write`] on the live index file, reopening it as often
+    /// as a rebuild replaced it (at most a few times).
+    fn begin_on_live(&mut self) -> Result<()> {
+        for _ in 0..3 {
+            if self.begin_write()? {
+                return Ok(());
+            }
+            *self = Index::open_file(&self.project.clone(), &self.path.clone())?;
+        }
+        Err(Error::Index {
+            path: self.path.clone(),
+            message: "the index was replaced again each time it was reopened".into(),
+            corrupt: false,
+        })
+    }
+
+    /// Runs `f` inside the transaction [`Index::begin_write`] began, and
+    /// commits it, or rolls it back if `f` failed.
+    fn finish_write(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<()>) -> Result<()> {
+        let e = self.err();
+        match f(&self.conn) {
+            Ok(()) => self.conn.execute_batch("COMMIT").map_err(e),
+            Err(err) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e(err))
+            }
+        }
     }
 
     /// Re-reads every record a writer marked pending and did not confirm,
@@ -531,8 +555,27 @@ impl Index {
     }
 }
 
+/// Stores re-read or written records and clears their pending marks.
+#[allow(clippy::type_complexity)]
+fn store_and_clear(
+    conn: &Connection,
+    records: Vec<(Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>)>,
+) -> rusqlite::Result<()> {
+    for (kind, path, stamp, record) in records {
+        record::apply(conn, kind, &path, record, stamp, None, record::Fresh::No)?;
+        conn.prepare_cached("DELETE FROM pending WHERE path = ?1")?
+            .execute([path_str(&path)])?;
+    }
+    Ok(())
+}
+
 fn remove_db_files(path: &Path) -> Result<()> {
-    for suffix in ["", "-wal", "-shm"] {
+    remove_files(path, &["", "-wal", "-shm"])
+}
+
+/// Removes `path` with each suffix, those that exist.
+fn remove_files(path: &Path, suffixes: &[&str]) -> Result<()> {
+    for suffix in suffixes {
         let p = PathBuf::from(format!("{}{suffix}", path.display()));
         match fs::remove_file(&p) {
             Ok(()) => {}

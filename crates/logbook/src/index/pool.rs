@@ -75,6 +75,15 @@ impl Pooled {
     }
 }
 
+impl Pooled {
+    /// The connection itself, never to be pooled (to close it).
+    pub(super) fn into_inner(mut self) -> Connection {
+        self.home = None;
+        // Only this and `drop` take the connection out.
+        self.conn.take().unwrap_or_else(|| unreachable!())
+    }
+}
+
 type Idle = Vec<(PathBuf, FileId, Connection)>;
 
 fn take_from(idle: &mut Idle, path: &Path, now: FileId) -> Option<Pooled> {

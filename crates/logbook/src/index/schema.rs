@@ -2,8 +2,6 @@
 //! user_version`; an index of any other version is dropped and rebuilt, never
 //! misread.
 
-use rusqlite::Connection;
-
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
 pub const SCHEMA_VERSION: i64 = 4;
@@ -154,38 +152,3 @@ pub(super) const INDEXES: &[(&str, &str)] = &[
     ("edges_child", "CREATE INDEX edges_child ON edges(child)"),
     ("tags_tag", "CREATE INDEX tags_tag ON tags(tag)"),
 ];
-
-/// Drops whatever tables another version left and creates this version's,
-/// inside the caller's write transaction.
-pub(super) fn replace(tx: &Connection) -> rusqlite::Result<()> {
-    let objects: Vec<(String, String)> = {
-        let mut stmt = tx.prepare(
-            "SELECT type, name FROM sqlite_master WHERE type IN ('table','view') \
-             AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE TABLE ''%'",
-        )?;
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?
-    };
-    // Virtual tables first: dropping one drops its shadow tables.
-    let mut objects = objects;
-    objects.sort_by_key(|(_, name)| !name.ends_with("_fts"));
-    for (kind, name) in objects {
-        let exists = tx.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name = ?1",
-            [&name],
-            |r| r.get::<_, i64>(0),
-        )? > 0;
-        if exists {
-            let what = if kind == "view" { "VIEW" } else { "TABLE" };
-            tx.execute_batch(&format!(
-                "DROP {what} IF EXISTS \"{}\"",
-                name.replace('"', "\"\"")
-            ))?;
-        }
-    }
-    tx.execute_batch(&schema())?;
-    for (_, create) in INDEXES {
-        tx.execute_batch(create)?;
-    }
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-}

@@ -5,15 +5,13 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
 use super::fulltext::outputs_stamp;
-use super::record::{self, Fresh, Record};
-use super::schema::INDEXES;
+use super::rebuild::{Parsed, read_parallel};
+use super::record::{self, Fresh};
 use super::{ALL, Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql, stamp_of};
 use crate::clock;
 use crate::error::{Error, Result};
@@ -35,7 +33,7 @@ const GROUP: usize = 1024;
 /// than this, so such a late entry is never hidden behind an equal mtime.
 const RACY_MTIME: Duration = Duration::from_millis(50);
 
-fn dirs_settled(p: &Project) -> bool {
+pub(super) fn dirs_settled(p: &Project) -> bool {
     let Ok(now) = std::time::SystemTime::now().duration_since(UNIX_EPOCH) else {
         return false;
     };
@@ -80,9 +78,9 @@ pub(super) fn self_dirs_stamp(p: &Project) -> String {
 
 /// A file found on disk, with the stamp sync compares.
 #[derive(Debug)]
-struct Seen {
-    kind: Kind,
-    path: PathBuf,
+pub(super) struct Seen {
+    pub(super) kind: Kind,
+    pub(super) path: PathBuf,
     key: String,
     size: i64,
     mtime_ns: i64,
@@ -104,14 +102,14 @@ impl Seen {
         }
     }
 
-    fn is_stamped(&self) -> bool {
+    pub(super) fn is_stamped(&self) -> bool {
         self.size >= 0
     }
-}
 
-/// A file as a parser thread hands it to the writer: kind, path, the stamp
-/// taken before reading it, and what was read (`None`: the file is gone).
-type Parsed = (Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>);
+    pub(super) fn stamp(&self) -> (i64, i64, i64) {
+        (self.size, self.mtime_ns, self.dir_mtime_ns)
+    }
+}
 
 #[derive(Debug, Default)]
 struct Plan {
@@ -139,7 +137,7 @@ fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata, dir_mtime_ns: i64) -> Seen 
 /// [`Seen::unstamped`]): a full rebuild reads every one anyway, and its
 /// parser threads take the stamps in parallel instead of this one thread
 /// doing two `stat`s per run before any parsing starts.
-fn walk(p: &Project, scope: &[Kind], stat_runs: bool) -> Result<Vec<Seen>> {
+pub(super) fn walk(p: &Project, scope: &[Kind], stat_runs: bool) -> Result<Vec<Seen>> {
     let mut out = vec![];
     let runs_dir = &p.config.agent_outputs_folder;
     match fs::read_dir(runs_dir) {
@@ -243,18 +241,12 @@ impl Index {
     /// Brings the index up to date with the folders, reading only new or
     /// changed files and dropping records whose file is gone.
     pub fn sync(&mut self) -> Result<SyncReport> {
-        self.sync_all(false, None)
-    }
-
-    /// Forgets everything and re-reads every file, parsing in parallel.
-    /// `progress` is called with (done, total) as files are parsed.
-    pub fn rebuild(&mut self, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<SyncReport> {
-        self.sync_all(true, progress)
+        self.sync_scoped(ALL)
     }
 
     /// What a sync would do, without doing it.
     pub fn staleness(&self) -> Result<Staleness> {
-        let (_, plan) = self.plan(ALL, false)?;
+        let (_, plan) = self.plan(ALL)?;
         Ok(Staleness {
             new: plan.new as u64,
             changed: (plan.read.len() - plan.new) as u64,
@@ -262,17 +254,9 @@ impl Index {
         })
     }
 
-    /// What to read and what to forget; with `full`, everything is read and
-    /// nothing compared, so the stored stamps are not even loaded.
-    fn plan(&self, scope: &[Kind], full: bool) -> Result<(Vec<Seen>, Plan)> {
-        let seen = walk(&self.project, scope, !full)?;
-        if full {
-            let plan = Plan {
-                read: (0..seen.len()).collect(),
-                ..Plan::default()
-            };
-            return Ok((seen, plan));
-        }
+    /// What to read and what to forget.
+    fn plan(&self, scope: &[Kind]) -> Result<(Vec<Seen>, Plan)> {
+        let seen = walk(&self.project, scope, true)?;
         type Stored = ((i64, i64, i64), i64);
         let mut known: HashMap<String, Stored> = HashMap::new();
         {
@@ -324,29 +308,14 @@ impl Index {
         Ok((seen, plan))
     }
 
-    /// The one sync: `full` re-reads every file and replaces the whole
-    /// index in one transaction (readers see the old index until it
-    /// commits); otherwise only new, changed and deleted files are handled,
-    /// committed in batches.
-    pub(super) fn sync_all(
-        &mut self,
-        full: bool,
-        progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    ) -> Result<SyncReport> {
-        self.sync_scoped(ALL, full, progress)
-    }
-
-    pub(super) fn sync_scoped(
-        &mut self,
-        scope: &[Kind],
-        full: bool,
-        progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    ) -> Result<SyncReport> {
+    /// The incremental sync of the files of the kinds in `scope`: only new,
+    /// changed and deleted files are handled, committed in batches.
+    pub(super) fn sync_scoped(&mut self, scope: &[Kind]) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let dirs_before = self.dirs_stamp();
-        let (seen, plan) = self.plan(scope, full)?;
+        let (seen, plan) = self.plan(scope)?;
         let record = (scope == ALL).then_some(dirs_before);
-        self.execute(&seen, plan, full, progress, record, started)
+        self.execute(&seen, plan, record, started)
     }
 
     /// The sync behind every listing, run only when a followed directory's
@@ -367,10 +336,8 @@ impl Index {
         let started = std::time::Instant::now();
         let dirs_before = self.dirs_stamp();
         // Work sessions, their states and transcripts are few: a stat of each.
-        let (mut seen, mut plan) = self.plan(
-            &[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState],
-            false,
-        )?;
+        let (mut seen, mut plan) =
+            self.plan(&[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState])?;
         let runs_dir = self.project.config.agent_outputs_folder.clone();
         let on_disk: std::collections::HashSet<String> = folder_names(&runs_dir)?
             .into_iter()
@@ -403,26 +370,17 @@ impl Index {
                 Err(_) => complete = false,
             }
         }
-        self.execute(
-            &seen,
-            plan,
-            false,
-            None,
-            complete.then_some(dirs_before),
-            started,
-        )
+        self.execute(&seen, plan, complete.then_some(dirs_before), started)
     }
 
     /// Applies a plan: deletions, then the new and changed files parsed on
-    /// every core and written in batches (one transaction when `full`).
-    /// `record_dirs` is the directory stamp taken before the walk, stored as
-    /// "seen" only if nothing moved meanwhile.
+    /// every core and written in batches. `record_dirs` is the directory
+    /// stamp taken before the walk, stored as "seen" only if nothing moved
+    /// meanwhile.
     fn execute(
         &mut self,
         seen: &[Seen],
         plan: Plan,
-        full: bool,
-        progress: Option<&(dyn Fn(u64, u64) + Sync)>,
         record_dirs: Option<String>,
         started: std::time::Instant,
     ) -> Result<SyncReport> {
@@ -451,250 +409,80 @@ impl Index {
             }
             tx.commit().map_err(&e)?;
         }
-        // Changed and new files: parsed on every core, written here in
-        // batches as they arrive.
         let todo: Vec<&Seen> = plan.read.iter().map(|&i| &seen[i]).collect();
-        let total = todo.len() as u64;
         let project = self.project.clone();
-        let next = AtomicUsize::new(0);
-        let done = AtomicUsize::new(0);
-        // Unstamped run folders that turned out to hold no manifest: the
-        // walk that stamps skips those, so they are not counted as scanned.
-        let missing = AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, 16);
-        // Records travel in chunks: one channel hand-off (and futex wake)
-        // per record cost the writer thread, the bottleneck, several % of a
-        // rebuild.
-        const CHUNK: usize = 64;
-        let (tx_rec, rx_rec) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(64);
-        let write_result: Mutex<Result<()>> = Mutex::new(Ok(()));
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                let tx_rec = tx_rec.clone();
-                let todo = &todo;
-                let next = &next;
-                let done = &done;
-                let missing = &missing;
-                let project = &project;
-                scope.spawn(move || {
-                    let mut chunk = Vec::with_capacity(CHUNK);
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(s) = todo.get(i) else {
-                            if !chunk.is_empty() {
-                                let _ = tx_rec.send(chunk);
-                            }
-                            break;
-                        };
-                        let stamp = if s.is_stamped() {
-                            Some((s.size, s.mtime_ns, s.dir_mtime_ns))
-                        } else {
-                            record::stamp_now(s.kind, &s.path)
-                        };
-                        let rec = if s.is_stamped() || stamp.is_some() {
-                            Some(record::read_record(project, s.kind, &s.path))
-                        } else {
-                            missing.fetch_add(1, Ordering::Relaxed);
-                            None
-                        };
-                        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                        if let Some(cb) = progress
-                            && (n.is_multiple_of(256) || n as u64 == total)
-                        {
-                            cb(n as u64, total);
-                        }
-                        if let Some(rec) = rec {
-                            chunk.push((s.kind, s.path.clone(), stamp, rec));
-                        }
-                        if chunk.len() >= CHUNK
-                            && tx_rec
-                                .send(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))
-                                .is_err()
-                        {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(tx_rec);
-            let conn = &self.conn;
-            let mut result = (|| -> Result<()> {
-                let mut batch = 0usize;
-                if full {
-                    // The index is derived and this transaction replaces all
-                    // of it: no fsync is needed to keep it consistent (a crash
-                    // leaves the old index, or a torn one that `open` throws
-                    // away and rebuilds), and a big page cache keeps the bulk
-                    // insert off the disk until commit. Big enough for most of
-                    // a large index: pages that do not fit are spilled to the
-                    // WAL mid-transaction and read back from there, page by
-                    // page, by the FTS merges and by every `CREATE INDEX` at
-                    // the end (each scans the whole `runs` table, manifests
-                    // included). The memory is only taken as pages are
-                    // written, so a small project does not pay for it.
-                    conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA cache_size = -524288")
-                        .map_err(&e)?;
-                }
-                conn.execute_batch("BEGIN IMMEDIATE").map_err(&e)?;
-                let body = (|| -> Result<()> {
-                    if full {
-                        // Everything goes, the secondary indexes too: they are
-                        // created once at the end over the loaded rows. The FTS
-                        // table is emptied with 'delete-all' (drops its segments
-                        // at once): a DELETE on a contentless_delete table
-                        // removes row by row and leaves tombstones that later
-                        // merges wade through (~0.3 s of a 20,000-run rebuild).
-                        let mut sql = String::from(
-                            "DELETE FROM runs; DELETE FROM outputs; DELETE FROM edges; DELETE FROM tags;
-                             INSERT INTO runs_fts(runs_fts) VALUES ('delete-all'); DELETE FROM work_sessions; DELETE FROM transcripts; DELETE FROM workflow_states;
-                             DELETE FROM files; DELETE FROM corrupt;",
-                        );
-                        for (name, _) in INDEXES {
-                            sql.push_str(&format!("DROP INDEX IF EXISTS {name};"));
-                        }
-                        // FTS keeps this much pending text in memory before it
-                        // writes a segment: fewer, larger segments to merge.
-                        sql.push_str(
-                            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 67108864);",
-                        );
-                        conn.execute_batch(&sql).map_err(&e)?;
-                    }
-                    let ctx = if full { Fresh::Yes } else { Fresh::No };
-                    // An incremental sync writes in groups: first every
-                    // group member's old run rows are removed, then the new
-                    // ones stored. Why: a delete from the contentless_delete
-                    // FTS table makes FTS5 flush its pending inserts to a new
-                    // on-disk segment first (tombstones only apply to
-                    // segments), and each flush runs an incremental merge.
-                    // Interleaving delete, insert, delete, insert… flushed
-                    // and merged once per changed run (~2.5 ms each, most of
-                    // a 1 %-changed sync); grouped, once per group. The
-                    // group never spans a COMMIT, so what readers see
-                    // between batches is unchanged.
-                    let mut group: Vec<Parsed> = Vec::new();
-                    let flush_group = |group: &mut Vec<Parsed>,
-                                       report: &mut SyncReport|
-                     -> Result<()> {
-                        if ctx == Fresh::No {
-                            for (kind, path, _, _) in group.iter() {
-                                if *kind == Kind::Run
-                                    && let Some(folder) = path.parent()
-                                {
-                                    // `apply` below removes the run again;
-                                    // that second removal finds no row and
-                                    // so touches no FTS segment.
-                                    record::remove_run(conn, &path_str(folder)).map_err(&e)?;
-                                }
-                            }
-                        }
-                        for (kind, path, stamp, rec) in group.drain(..) {
-                            record::apply(conn, kind, &path, rec, stamp, Some(&mut *report), ctx)
-                                .map_err(&e)?;
-                            report.indexed += 1;
-                        }
-                        Ok(())
-                    };
-                    for item in rx_rec.iter().flatten() {
-                        group.push(item);
-                        batch += 1;
-                        if group.len() >= GROUP {
-                            flush_group(&mut group, &mut report)?;
-                        }
-                        if batch >= BATCH && !full {
-                            flush_group(&mut group, &mut report)?;
-                            batch = 0;
-                            conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
-                        }
-                    }
-                    flush_group(&mut group, &mut report)?;
-                    if full {
-                        for (_, create) in INDEXES {
-                            conn.execute_batch(create).map_err(&e)?;
-                        }
-                        // Statistics for the tables the planner chooses indexes
-                        // for; not for FTS5's shadow tables, which FTS5 reads
-                        // by key with fixed plans, and whose size (the index of
-                        // every word) made a plain `ANALYZE` read most of the
-                        // database once more.
-                        let tables: Vec<String> = conn
-                            .prepare(
-                                "SELECT name FROM sqlite_master WHERE type = 'table' \
-                                 AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'runs_fts%'",
-                            )
-                            .and_then(|mut st| {
-                                st.query_map([], |r| r.get(0))?
-                                    .collect::<rusqlite::Result<_>>()
-                            })
-                            .map_err(&e)?;
-                        let mut sql = String::from(
-                            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);",
-                        );
-                        for t in tables {
-                            sql.push_str(&format!("ANALYZE \"{}\";", t.replace('"', "\"\"")));
-                        }
-                        // Row counts only (`sqlite_stat1`): with STAT4 samples
-                        // SQLite expires every plan whose choice could depend
-                        // on a bound value and re-prepares it at each new
-                        // binding, ~20 % of a long-lived server's `find`; the
-                        // counts alone already pick the same indexes here.
-                        sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
-                        conn.execute_batch(&sql).map_err(&e)?;
-                    }
-                    conn.execute(
-                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
-                        [clock::now_string()],
-                    )
-                    .map_err(&e)?;
-                    // Only record the folders' mtimes as seen if nothing moved
-                    // while we walked; otherwise the next listing syncs again.
-                    if let Some(before) = &record_dirs
-                        && *before == self_dirs_stamp(&project)
-                        && dirs_settled(&project)
+        let conn = &self.conn;
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(&e)?;
+        let body = (|| -> Result<()> {
+            // Written in groups: first every group member's old run rows
+            // are removed, then the new ones stored. Why: a delete from the
+            // contentless_delete FTS table makes FTS5 flush its pending
+            // inserts to a new on-disk segment first (tombstones only apply
+            // to segments), and each flush runs an incremental merge.
+            // Interleaving delete, insert, delete, insert… flushed and
+            // merged once per changed run; grouped, once per group. The
+            // group never spans a COMMIT, so what readers see between
+            // batches is unchanged.
+            let mut group: Vec<Parsed> = Vec::new();
+            let mut batch = 0usize;
+            let flush_group = |group: &mut Vec<Parsed>, report: &mut SyncReport| -> Result<()> {
+                for (kind, path, _, _) in group.iter() {
+                    if *kind == Kind::Run
+                        && let Some(folder) = path.parent()
                     {
-                        conn.execute(
-                            "INSERT OR REPLACE INTO meta(key, value) VALUES ('dirs_mtime', ?1)",
-                            [before],
-                        )
+                        // `apply` below removes the run again; that second
+                        // removal finds no row and so touches no FTS segment.
+                        record::remove_run(conn, &path_str(folder)).map_err(&e)?;
+                    }
+                }
+                for (kind, path, stamp, rec) in group.drain(..) {
+                    record::apply(conn, kind, &path, rec, stamp, Some(&mut *report), Fresh::No)
                         .map_err(&e)?;
-                    }
-                    Ok(())
-                })();
-                match body {
-                    Ok(()) => conn.execute_batch("COMMIT").map_err(&e),
-                    Err(err) => {
-                        let _ = conn.execute_batch("ROLLBACK");
-                        Err(err)
-                    }
+                    report.indexed += 1;
                 }
-            })();
-            if full {
-                // Back to the normal write discipline, and the WAL (which
-                // now holds the whole new index) copied home and truncated
-                // so it does not stay on disk at the size of the index.
-                let restore = conn
-                    .execute_batch(
-                        "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -2000;
-                         PRAGMA wal_checkpoint(TRUNCATE);",
-                    )
-                    .map_err(&e);
-                if result.is_ok()
-                    && let Err(err) = restore
-                {
-                    result = Err(err);
+                Ok(())
+            };
+            let missing = read_parallel(&project, &todo, None, |item| {
+                group.push(item);
+                batch += 1;
+                if group.len() >= GROUP {
+                    flush_group(&mut group, &mut report)?;
                 }
+                if batch >= BATCH {
+                    flush_group(&mut group, &mut report)?;
+                    batch = 0;
+                    conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
+                }
+                Ok(())
+            })?;
+            flush_group(&mut group, &mut report)?;
+            report.scanned -= missing as u64;
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
+                [clock::now_string()],
+            )
+            .map_err(&e)?;
+            // Only record the folders' mtimes as seen if nothing moved while
+            // we walked; otherwise the next listing syncs again.
+            if let Some(before) = &record_dirs
+                && *before == self_dirs_stamp(&project)
+                && dirs_settled(&project)
+            {
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('dirs_mtime', ?1)",
+                    [before],
+                )
+                .map_err(&e)?;
             }
-            if let Ok(mut slot) = write_result.lock() {
-                *slot = result;
+            Ok(())
+        })();
+        match body {
+            Ok(()) => conn.execute_batch("COMMIT").map_err(&e)?,
+            Err(err) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(err);
             }
-            // Unblock workers if the writer stopped early.
-            drop(rx_rec);
-        });
-        write_result
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())?;
-        report.scanned -= missing.into_inner() as u64;
+        }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }

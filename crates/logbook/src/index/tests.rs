@@ -275,13 +275,8 @@ fn rebuild_answers_find_exactly_like_the_incremental_index() {
 
     // Built by rebuild alone, from nothing.
     remove_index(&p);
-    let mut rebuilt = Index::open_for_rebuild(&p).unwrap();
-    assert_eq!(
-        rebuilt.status().unwrap().runs,
-        0,
-        "not filled before rebuild"
-    );
-    let report = rebuilt.rebuild(None).unwrap();
+    let report = Index::rebuild(&p, None).unwrap();
+    let rebuilt = Index::open(&p).unwrap();
     assert_eq!(
         report.indexed, 7,
         "4 runs, 1 session, 1 state, 1 transcript"
@@ -296,7 +291,8 @@ fn rebuild_answers_find_exactly_like_the_incremental_index() {
     assert_eq!(stale(&rebuilt), [0, 0, 0]);
 
     // A second rebuild over a full index changes nothing.
-    rebuilt.rebuild(None).unwrap();
+    Index::rebuild(&p, None).unwrap();
+    let rebuilt = Index::open(&p).unwrap();
     assert_eq!(answers(&rebuilt), before);
     assert_eq!(counts(&rebuilt.status().unwrap()), counts(&status_before));
 }

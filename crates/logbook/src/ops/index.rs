@@ -18,5 +18,5 @@ pub fn sync(p: &Project) -> Result<SyncReport> {
 /// Forgets the index and re-reads every file in parallel; `progress` is
 /// called with (done, total) as files are parsed.
 pub fn rebuild(p: &Project, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<SyncReport> {
-    Index::open_for_rebuild(p)?.rebuild(progress)
+    Index::rebuild(p, progress)
 }

@@ -68,7 +68,7 @@ pub(crate) fn write_through<T>(
     let (out, records) = write()?;
     #[cfg(feature = "testing")]
     crate::testing::crash_point();
-    if let Some(index) = index {
+    if let Some(mut index) = index {
         let written = pending.into_iter().zip(records).collect();
         match index.record_written(written) {
             Ok(()) => WRITER.with(|c| *c.borrow_mut() = Some(index)),

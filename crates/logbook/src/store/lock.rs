@@ -43,13 +43,20 @@ impl Locks {
     /// Takes the exclusive lock called `name` (a validated id with a kind
     /// prefix, e.g. `session-SES202501-ACME-AUDIT`).
     pub fn exclusive(&self, name: &str) -> Result<LockGuard> {
-        self.take(name, true)
+        self.take(name, true, self.timeout)
+    }
+
+    /// Takes the exclusive lock called `name`, waiting up to `wait` (or the
+    /// configured timeout, if longer): for locks held through long work,
+    /// such as building the index, whose holder is busy, not stuck.
+    pub fn exclusive_within(&self, name: &str, wait: Duration) -> Result<LockGuard> {
+        self.take(name, true, wait.max(self.timeout))
     }
 
     /// Takes the lock called `name` shared: many readers that must not see
     /// the guarded thing change under them, no writer.
     pub fn shared(&self, name: &str) -> Result<LockGuard> {
-        self.take(name, false)
+        self.take(name, false, self.timeout)
     }
 
     /// Takes the exclusive lock called `name` only if nobody holds it:
@@ -89,7 +96,7 @@ impl Locks {
         Ok((path, file))
     }
 
-    fn take(&self, name: &str, exclusive: bool) -> Result<LockGuard> {
+    fn take(&self, name: &str, exclusive: bool, timeout: Duration) -> Result<LockGuard> {
         let (path, mut file) = self.lock_file(name)?;
         let start = Instant::now();
         let mut pause = Duration::from_micros(200);
@@ -102,7 +109,7 @@ impl Locks {
             match attempt {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) => {
-                    if start.elapsed() >= self.timeout {
+                    if start.elapsed() >= timeout {
                         let mut holder = String::new();
                         let _ = file.read_to_string(&mut holder);
                         let holder = holder.trim();

@@ -1,0 +1,382 @@
+//! `index rebuild`: every file read again into a new index file beside the
+//! live one, which then takes its place by a rename.
+//!
+//! Why a new file rather than one big transaction in the live index: the
+//! live index is in WAL mode, so a transaction that rewrites all of it
+//! writes every page twice (into the WAL, then into the database at the
+//! checkpoint), and the WAL grows to the size of the whole index. A new file
+//! is written once, with no journal at all: it is derived data that nobody
+//! reads before it is complete, and a crash leaves only a stray file that
+//! the next rebuild removes. Readers and writers keep using the old index
+//! until the rename, so a rebuild never shows them an empty or half-built
+//! index.
+//!
+//! The trap, and the swap that avoids it ([`swap_into_place`]): SQLite finds
+//! a database's WAL and shared-memory files by name (`index.db-wal`,
+//! `index.db-shm`). A new file renamed over a WAL database would be paired
+//! with the old file's WAL, whose pages would be replayed onto the wrong
+//! database. So the swap
+//! 1. holds the old index's write lock, so nothing more commits there;
+//! 2. catches the new file up with what changed on disk since it was walked
+//!    (an incremental sync: each stamp was taken before its file was read),
+//!    and copies the pending marks of writers still at work;
+//! 3. holds the `index-swap` lock exclusively, which every new connection
+//!    holds shared while it opens (`Index::connect_new`), so no connection
+//!    can find the old WAL by name meanwhile; removes the old WAL and
+//!    shared-memory files, renames the new file into place and syncs the
+//!    folder.
+//!
+//! Connections opened before the swap go on reading the old, unlinked file,
+//! which stays consistent. A writer holding one finds out at its next write
+//! transaction (`Index::begin_write`) and reopens, so no record lands in a
+//! file nobody reads.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rusqlite::Connection;
+
+use super::record::{self, Fresh, Record};
+use super::schema::{self, INDEXES, SCHEMA_VERSION};
+use super::sync::{Seen, dirs_settled, self_dirs_stamp, walk};
+use super::{ALL, Index, Kind, SyncReport, pool, remove_db_files, remove_files, sql};
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::store::Project;
+
+/// Held by the one process building a new index file for a project.
+pub(super) const REBUILD_LOCK: &str = "index-rebuild";
+
+/// How long an opener waits for another process's build of the index: a
+/// build reads every file, so the usual lock timeout is too short for it.
+pub(super) const REBUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Held shared while a connection opens the index file (and its WAL), and
+/// exclusively while a rebuilt file replaces it.
+pub(super) const SWAP_LOCK: &str = "index-swap";
+
+/// Page cache of the building connection. Pages that do not fit are written
+/// straight to the new file (there is no journal), so this bounds memory,
+/// not speed: most of a rebuild's pages are written once and not read again
+/// until the secondary indexes are created at the end.
+const BUILD_CACHE_KIB: i64 = 64 * 1024;
+
+/// Text FTS5 collects in memory before it writes a segment: fewer, larger
+/// segments to merge. Reset to the default before the file goes live.
+const BUILD_FTS_HASH: i64 = 32 * 1024 * 1024;
+
+/// A file as a parser thread hands it to the writer: kind, path, the stamp
+/// taken before reading it, and what was read (`None`: the file is gone).
+pub(super) type Parsed = (Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>);
+
+impl Index {
+    /// Reads every file again into a new index and puts it in place of the
+    /// old one (see the module documentation: readers and writers keep the
+    /// old index until then). `progress` is called with (done, total) as
+    /// files are parsed.
+    pub fn rebuild(
+        p: &Project,
+        progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    ) -> Result<SyncReport> {
+        if !p.exists() {
+            // No project to keep an index in: a read builds one in memory.
+            let index = Index::open(p)?;
+            return index.status().map(|s| SyncReport {
+                scanned: s.runs + s.work_sessions + s.transcripts + s.workflow_states,
+                indexed: s.runs + s.work_sessions + s.transcripts + s.workflow_states,
+                ..SyncReport::default()
+            });
+        }
+        let _one = p.locks.exclusive_within(REBUILD_LOCK, REBUILD_WAIT)?;
+        build_and_swap(p, progress)
+    }
+}
+
+/// Builds the new file and swaps it in; the caller holds [`REBUILD_LOCK`].
+pub(super) fn build_and_swap(
+    p: &Project,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> Result<SyncReport> {
+    let started = std::time::Instant::now();
+    let live = p.index_path();
+    if let Some(dir) = live.parent() {
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let new = building_path(&live);
+    // What a rebuild killed before its rename left behind.
+    remove_db_files(&new)?;
+    let result = (|| {
+        let conn = open_building(&new)?;
+        let mut report = fill(&conn, p, &new, progress)?;
+        let caught_up = swap_into_place(p, conn, &new, &live)?;
+        report.indexed += caught_up.indexed;
+        report.removed += caught_up.removed;
+        report.corrupt.extend(caught_up.corrupt);
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    })();
+    if result.is_err() {
+        let _ = remove_db_files(&new);
+    }
+    result
+}
+
+/// Where the new file is built: beside the live one, so the rename stays
+/// within one file system.
+fn building_path(live: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.rebuild", live.display()))
+}
+
+/// A connection to a new, empty file, set up for one bulk load by one
+/// process: no journal, no fsync, the file locked for itself.
+fn open_building(path: &Path) -> Result<Connection> {
+    let e = sql(path);
+    let conn = Connection::open(path).map_err(&e)?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; \
+         PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -{BUILD_CACHE_KIB};"
+    ))
+    .map_err(&e)?;
+    Ok(conn)
+}
+
+/// Fills `conn`, a database with no tables, from every file the index
+/// follows: the tables, then their secondary indexes over the loaded rows
+/// (several times faster than maintaining them row by row), then the
+/// planner's row counts.
+pub(super) fn fill(
+    conn: &Connection,
+    p: &Project,
+    path: &Path,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> Result<SyncReport> {
+    let e = sql(path);
+    let dirs_before = self_dirs_stamp(p);
+    conn.execute_batch("BEGIN").map_err(&e)?;
+    conn.execute_batch(&schema::schema()).map_err(&e)?;
+    conn.execute(
+        "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', ?1)",
+        [BUILD_FTS_HASH],
+    )
+    .map_err(&e)?;
+    // Run manifests are only named here: the parser threads take each
+    // stamp just before reading the file, in parallel.
+    let seen = walk(p, ALL, false)?;
+    let mut report = SyncReport {
+        scanned: seen.len() as u64,
+        ..SyncReport::default()
+    };
+    let todo: Vec<&Seen> = seen.iter().collect();
+    let missing = read_parallel(p, &todo, progress, |(kind, path, stamp, rec)| {
+        record::apply(conn, kind, &path, rec, stamp, Some(&mut report), Fresh::Yes).map_err(&e)?;
+        report.indexed += 1;
+        Ok(())
+    })?;
+    report.scanned -= missing as u64;
+    let mut sql = String::new();
+    for (_, create) in INDEXES {
+        sql.push_str(create);
+        sql.push(';');
+    }
+    // Statistics for the tables the planner chooses indexes for, not for
+    // FTS5's shadow tables (read by key with fixed plans; analysing them
+    // reads the index of every word once more). Row counts only: with
+    // STAT4 samples SQLite expires every plan whose choice could depend on
+    // a bound value and prepares it again at each new binding, and the
+    // counts alone already pick the same indexes here.
+    for t in [
+        "runs",
+        "outputs",
+        "edges",
+        "tags",
+        "work_sessions",
+        "transcripts",
+        "workflow_states",
+        "files",
+    ] {
+        sql.push_str(&format!("ANALYZE {t};"));
+    }
+    sql.push_str(
+        "DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema; \
+         INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);",
+    );
+    conn.execute_batch(&sql).map_err(&e)?;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
+        [clock::now_string()],
+    )
+    .map_err(&e)?;
+    // The folders' mtimes count as seen only if nothing moved during the
+    // walk; otherwise the next listing compares names again.
+    if dirs_before == self_dirs_stamp(p) && dirs_settled(p) {
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('dirs_mtime', ?1)",
+            [&dirs_before],
+        )
+        .map_err(&e)?;
+    }
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(&e)?;
+    conn.execute_batch("COMMIT").map_err(&e)?;
+    Ok(report)
+}
+
+/// Reads `todo` on every core and hands each record to `write`, on this
+/// thread, in the order they are parsed. Returns how many unstamped run
+/// folders turned out to hold no manifest (not counted as scanned).
+pub(super) fn read_parallel(
+    p: &Project,
+    todo: &[&Seen],
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    mut write: impl FnMut(Parsed) -> Result<()>,
+) -> Result<usize> {
+    let total = todo.len() as u64;
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let missing = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 16);
+    // Records travel in chunks: one channel hand-off (and futex wake) per
+    // record cost the writer thread, the bottleneck, several percent.
+    const CHUNK: usize = 64;
+    let (tx_rec, rx_rec) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(64);
+    let write_result: Mutex<Result<()>> = Mutex::new(Ok(()));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx_rec = tx_rec.clone();
+            let (next, done, missing) = (&next, &done, &missing);
+            scope.spawn(move || {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(s) = todo.get(i) else {
+                        if !chunk.is_empty() {
+                            let _ = tx_rec.send(chunk);
+                        }
+                        break;
+                    };
+                    let stamp = if s.is_stamped() {
+                        Some(s.stamp())
+                    } else {
+                        record::stamp_now(s.kind, &s.path)
+                    };
+                    let rec = if stamp.is_some() {
+                        Some(record::read_record(p, s.kind, &s.path))
+                    } else {
+                        missing.fetch_add(1, Ordering::Relaxed);
+                        None
+                    };
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if let Some(cb) = progress
+                        && (n.is_multiple_of(256) || n as u64 == total)
+                    {
+                        cb(n as u64, total);
+                    }
+                    if let Some(rec) = rec {
+                        chunk.push((s.kind, s.path.clone(), stamp, rec));
+                    }
+                    if chunk.len() >= CHUNK
+                        && tx_rec
+                            .send(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))
+                            .is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx_rec);
+        let result = rx_rec.iter().flatten().try_for_each(|parsed| write(parsed));
+        if let Ok(mut slot) = write_result.lock() {
+            *slot = result;
+        }
+        // Unblock the parsers if the writer stopped early.
+        drop(rx_rec);
+    });
+    write_result
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())?;
+    Ok(missing.into_inner())
+}
+
+/// Catches the new file up and renames it over the live one (steps 1–3 of
+/// the module documentation). Returns what the catch-up sync did.
+fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Result<SyncReport> {
+    let e = sql(live);
+    // 1. Nothing commits to the old index from here on. (Without one, the
+    // caller's rebuild lock keeps openers waiting for this build.)
+    let old = match Connection::open_with_flags(
+        live,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    ) {
+        Ok(old) if live.is_file() => {
+            old.busy_timeout(super::BUSY_TIMEOUT).map_err(&e)?;
+            match old.execute_batch("BEGIN IMMEDIATE") {
+                Ok(()) => Some(old),
+                // A damaged old index is simply replaced.
+                Err(_) => None,
+            }
+        }
+        _ => None,
+    };
+    // 2. What changed on disk since the walk, and the marks of writers that
+    // are between their file write and their index update.
+    let mut building = Index {
+        conn: pool::Pooled::new(conn, new, None),
+        path: new.to_path_buf(),
+        project: p.clone(),
+        file_id: None,
+    };
+    let caught_up = building.sync()?;
+    if let Some(old) = &old {
+        copy_pending(old, &building.conn).map_err(&sql(new))?;
+    }
+    // The new file becomes a WAL database like every index, with a small
+    // page cache again, and is closed (writing everything out) before the
+    // rename.
+    let conn = building.conn.into_inner();
+    conn.execute_batch("PRAGMA locking_mode = NORMAL; PRAGMA journal_mode = WAL;")
+        .map_err(&sql(new))?;
+    conn.close().map_err(|(_, err)| sql(new)(err))?;
+    fs::File::open(new)
+        .and_then(|f| f.sync_all())
+        .map_err(|err| Error::io(new, err))?;
+    // 3. No connection opens the index meanwhile.
+    let _swap = p.locks.exclusive(SWAP_LOCK)?;
+    remove_files(live, &["-wal", "-shm"])?;
+    fs::rename(new, live).map_err(|err| Error::io(live, err))?;
+    if let Some(dir) = live.parent() {
+        crate::store::fs::sync_dir(dir)?;
+    }
+    drop(old);
+    Ok(caught_up)
+}
+
+/// Copies the old index's pending marks into the new file: a writer that
+/// marked its file before the swap and dies before its index update is
+/// then repaired from the new index, as it would have been from the old.
+fn copy_pending(old: &Connection, new: &Connection) -> rusqlite::Result<()> {
+    // An index of an older schema may keep no marks, or keep them otherwise.
+    let Ok(mut read) = old.prepare("SELECT path, kind, lock, since FROM pending") else {
+        return Ok(());
+    };
+    let rows = read.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    let mut write = new.prepare(
+        "INSERT OR REPLACE INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for row in rows {
+        let (path, kind, lock, since) = row?;
+        write.execute([path, kind, lock, since])?;
+    }
+    Ok(())
+}
