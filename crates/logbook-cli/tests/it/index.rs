@@ -337,6 +337,68 @@ fn deleted_index_is_rebuilt_transparently() {
     assert_eq!(find_ids(&t, &[]).len(), 3);
 }
 
+/// A rebuild builds a new file and renames it over the live index while
+/// other processes write: every registration made meanwhile must be in the
+/// index that is left, with no sync, no pending mark and nothing stale.
+#[test]
+fn writes_during_rebuilds_all_land_in_the_rebuilt_index() {
+    let t = TestProject::new();
+    let runs: Vec<(String, PathBuf)> = (0..4)
+        .map(|k| start(&t, &format!("agent{k}"), "deep-dive", &[]))
+        .collect();
+    std::thread::scope(|s| {
+        let writers: Vec<_> = runs
+            .iter()
+            .enumerate()
+            .map(|(k, (id, folder))| {
+                let t = &t;
+                s.spawn(move || {
+                    for i in 0..12 {
+                        let file = format!("part{i}.md");
+                        std::fs::write(folder.join(&file), format!("words qq{k}x{i}")).unwrap();
+                        t.run(&[
+                            "run",
+                            "output",
+                            id,
+                            &file,
+                            "--type",
+                            "document",
+                            "--description",
+                            "a part",
+                        ])
+                        .ok();
+                    }
+                })
+            })
+            .collect();
+        let mut rebuilds = 0;
+        while rebuilds < 3 || writers.iter().any(|w| !w.is_finished()) {
+            t.run(&["index", "rebuild"]).ok();
+            rebuilds += 1;
+        }
+    });
+    let p = Project::open(t.root()).unwrap();
+    let status = Index::open(&p).unwrap().status().unwrap();
+    assert_eq!(status.pending, 0, "{status:?}");
+    assert_eq!(
+        (status.stale.new, status.stale.changed, status.stale.deleted),
+        (0, 0, 0),
+        "{status:?}"
+    );
+    for (k, (id, _)) in runs.iter().enumerate() {
+        for i in 0..12 {
+            assert_eq!(
+                find_ids(&t, &["--text", &format!("qq{k}x{i}")]),
+                vec![id.clone()],
+                "output {i} of run {k}"
+            );
+        }
+    }
+    let left = fingerprint(&t);
+    t.run(&["index", "rebuild"]).ok();
+    assert_eq!(fingerprint(&t), left);
+}
+
 #[test]
 fn index_of_an_older_schema_is_rebuilt() {
     let t = TestProject::new();

@@ -837,3 +837,94 @@ fn writes_after_the_index_is_deleted_reach_the_new_index() {
     assert_eq!(ids(&find(&index, by_text("xylophone"))), [a]);
     assert_eq!(index.status().unwrap().outputs, 1);
 }
+
+/// The marks a live index holds for the pending table, read without the
+/// repair an open does.
+fn pending_marks(p: &Project) -> i64 {
+    let index = Index::connect(p, &p.index_path()).unwrap();
+    index
+        .conn
+        .query_row("SELECT count(*) FROM pending", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_writer_whose_index_a_rebuild_replaced_writes_into_the_new_one() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    let lock = RunId::parse(&a).unwrap().lock_name();
+    let pending = Pending {
+        kind: Kind::Run,
+        path: manifest_path(&p, &a),
+        lock: lock.clone(),
+    };
+    // A writer holding the run's lock has marked the manifest in the index
+    // as it was …
+    let held = p.locks.exclusive(&lock).unwrap();
+    let mut writer = Index::open(&p).unwrap();
+    writer.mark_pending(std::slice::from_ref(&pending)).unwrap();
+    // … when another process rebuilds it: the mark moves to the new file.
+    Index::rebuild(&p, None).unwrap();
+    assert!(!writer.is_current());
+    assert_eq!(pending_marks(&p), 1);
+    // The writer writes its file and records it on its old connection.
+    edit_manifest(&p, &a, |m| m["tags"] = json!(["after-swap"]));
+    let run = crate::store::run::load(&p, &RunId::parse(&a).unwrap()).unwrap();
+    writer
+        .record_written(vec![(pending, Some(Record::run(&run)))])
+        .unwrap();
+    drop(held);
+    // The record is in the live index, the mark cleared there: no repair
+    // was needed to find it.
+    assert_eq!(pending_marks(&p), 0);
+    let index = Index::open(&p).unwrap();
+    assert_eq!(ids(&find(&index, by_tag("after-swap"))), [a]);
+}
+
+#[test]
+fn a_writer_that_dies_after_a_rebuild_replaced_its_index_is_repaired() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    let lock = RunId::parse(&a).unwrap().lock_name();
+    {
+        let _held = p.locks.exclusive(&lock).unwrap();
+        let mut writer = Index::open(&p).unwrap();
+        writer
+            .mark_pending(&[Pending {
+                kind: Kind::Run,
+                path: manifest_path(&p, &a),
+                lock: lock.clone(),
+            }])
+            .unwrap();
+        Index::rebuild(&p, None).unwrap();
+        edit_manifest(&p, &a, |m| m["tags"] = json!(["written-then-died"]));
+    }
+    let index = Index::open(&p).unwrap();
+    assert_eq!(index.status().unwrap().pending, 0);
+    assert_eq!(ids(&find(&index, by_tag("written-then-died"))), [a]);
+}
+
+#[test]
+fn a_rebuild_leaves_no_wal_of_the_old_index_and_no_building_file() {
+    let (_dir, p) = project();
+    start(&p, "alex", "intake");
+    // A connection of the old index, idle in this process, as a server's is.
+    let old = Index::open(&p).unwrap();
+    let report = Index::rebuild(&p, None).unwrap();
+    assert_eq!(report.indexed, 1);
+    let dir = p.index_path().parent().unwrap().to_path_buf();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("index.db"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["index.db"], "the old WAL and shm are gone");
+    // The old connection still reads its own (unlinked) file consistently;
+    // a new one reads the new file.
+    assert_eq!(old.status().unwrap().runs, 1);
+    assert!(!old.is_current());
+    let new = Index::open(&p).unwrap();
+    assert!(new.is_current());
+    assert_eq!(new.status().unwrap().runs, 1);
+}
