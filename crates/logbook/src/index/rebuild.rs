@@ -41,9 +41,10 @@ use rusqlite::Connection;
 use super::record::{self, Fresh, Record};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
 use super::sync::{Seen, dirs_settled, self_dirs_stamp, walk};
-use super::{ALL, Index, Kind, SyncReport, pool, remove_db_files, remove_files, sql};
+use super::{Index, Kind, SyncReport, pool, remove_db_files, remove_files, sql};
 use crate::clock;
 use crate::error::{Error, Result};
+use crate::model::run::MANIFEST_FILE;
 use crate::store::Project;
 
 /// Held by the one process building a new index file for a project.
@@ -161,20 +162,32 @@ pub(super) fn fill(
         [BUILD_FTS_HASH],
     )
     .map_err(&e)?;
-    // Run manifests are only named here: the parser threads take each
-    // stamp just before reading the file, in parallel.
-    let seen = walk(p, ALL, false)?;
-    let mut report = SyncReport {
-        scanned: seen.len() as u64,
-        ..SyncReport::default()
+    // Run manifests are only named, as the folder is read, never collected
+    // (a million paths would be a quarter of a gigabyte): the parser
+    // threads take each stamp just before reading the file, in parallel.
+    // Sessions, workflow states and transcripts are few, and stamped here.
+    let others = walk(
+        p,
+        &[Kind::WorkSession, Kind::WorkflowState, Kind::Transcript],
+        true,
+    )?;
+    let runs_dir = &p.config.agent_outputs_folder;
+    let total = match progress {
+        Some(_) => others.len() as u64 + run_folders(runs_dir)?.count() as u64,
+        None => 0,
     };
-    let todo: Vec<&Seen> = seen.iter().collect();
-    let missing = read_parallel(p, &todo, progress, |(kind, path, stamp, rec)| {
-        record::apply(conn, kind, &path, rec, stamp, Some(&mut report), Fresh::Yes).map_err(&e)?;
-        report.indexed += 1;
-        Ok(())
-    })?;
-    report.scanned -= missing as u64;
+    let mut report = SyncReport::default();
+    let files = run_folders(runs_dir)?
+        .map(|folder| Seen::unstamped(Kind::Run, folder.join(MANIFEST_FILE)))
+        .chain(others);
+    let (scanned, missing) =
+        read_parallel(p, files, total, progress, |(kind, path, stamp, rec)| {
+            record::apply(conn, kind, &path, rec, stamp, Some(&mut report), Fresh::Yes)
+                .map_err(&e)?;
+            report.indexed += 1;
+            Ok(())
+        })?;
+    report.scanned = scanned - missing;
     let mut sql = String::new();
     for (_, create) in INDEXES {
         sql.push_str(create);
@@ -223,17 +236,34 @@ pub(super) fn fill(
     Ok(report)
 }
 
-/// Reads `todo` on every core and hands each record to `write`, on this
-/// thread, in the order they are parsed. Returns how many unstamped run
-/// folders turned out to hold no manifest (not counted as scanned).
-pub(super) fn read_parallel(
+/// The subfolders of the runs folder, as `readdir` lists them (file types
+/// come from `readdir` itself on the usual file systems: no `stat`).
+/// Entries that cannot be read are passed over; a missing folder has none.
+fn run_folders(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + Send + use<>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => Some(entries),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    Ok(entries.into_iter().flatten().filter_map(|entry| {
+        let entry = entry.ok()?;
+        entry.file_type().ok()?.is_dir().then(|| entry.path())
+    }))
+}
+
+/// Reads `files` on every core and hands each record to `write`, on this
+/// thread, in the order they are parsed; `files` is drawn from as the
+/// parsers go, so it may be a walk still under way. `progress` gets (done,
+/// `total`). Returns how many files were drawn, and how many of those
+/// were unstamped run folders that turned out to hold no manifest.
+pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
     p: &Project,
-    todo: &[&Seen],
+    files: impl Iterator<Item = S> + Send,
+    total: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     mut write: impl FnMut(Parsed) -> Result<()>,
-) -> Result<usize> {
-    let total = todo.len() as u64;
-    let next = AtomicUsize::new(0);
+) -> Result<(u64, u64)> {
+    let files = Mutex::new(files);
     let done = AtomicUsize::new(0);
     let missing = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
@@ -247,17 +277,18 @@ pub(super) fn read_parallel(
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx_rec = tx_rec.clone();
-            let (next, done, missing) = (&next, &done, &missing);
+            let (files, done, missing) = (&files, &done, &missing);
             scope.spawn(move || {
                 let mut chunk = Vec::with_capacity(CHUNK);
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(s) = todo.get(i) else {
+                    let next = files.lock().ok().and_then(|mut f| f.next());
+                    let Some(s) = next else {
                         if !chunk.is_empty() {
                             let _ = tx_rec.send(chunk);
                         }
                         break;
                     };
+                    let s: &Seen = s.borrow();
                     let stamp = if s.is_stamped() {
                         Some(s.stamp())
                     } else {
@@ -271,9 +302,9 @@ pub(super) fn read_parallel(
                     };
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if let Some(cb) = progress
-                        && (n.is_multiple_of(256) || n as u64 == total)
+                        && n.is_multiple_of(256)
                     {
-                        cb(n as u64, total);
+                        cb(n as u64, total.max(n as u64));
                     }
                     if let Some(rec) = rec {
                         chunk.push((s.kind, s.path.clone(), stamp, rec));
@@ -289,7 +320,7 @@ pub(super) fn read_parallel(
             });
         }
         drop(tx_rec);
-        let result = rx_rec.iter().flatten().try_for_each(|parsed| write(parsed));
+        let result = rx_rec.iter().flatten().try_for_each(&mut write);
         if let Ok(mut slot) = write_result.lock() {
             *slot = result;
         }
@@ -299,7 +330,11 @@ pub(super) fn read_parallel(
     write_result
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner())?;
-    Ok(missing.into_inner())
+    let done = done.into_inner() as u64;
+    if let Some(cb) = progress {
+        cb(done, done);
+    }
+    Ok((done, missing.into_inner() as u64))
 }
 
 /// Catches the new file up and renames it over the live one (steps 1–3 of

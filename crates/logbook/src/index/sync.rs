@@ -91,7 +91,7 @@ impl Seen {
     /// A file named by the walk but not yet stat'ed: whoever reads it takes
     /// its stamp first (before reading, so a change after it shows as a new
     /// stamp at the next sync).
-    fn unstamped(kind: Kind, path: PathBuf) -> Seen {
+    pub(super) fn unstamped(kind: Kind, path: PathBuf) -> Seen {
         Seen {
             kind,
             key: path_str(&path),
@@ -442,7 +442,8 @@ impl Index {
                 }
                 Ok(())
             };
-            let missing = read_parallel(&project, &todo, None, |item| {
+            let total = todo.len() as u64;
+            let (_, missing) = read_parallel(&project, todo.into_iter(), total, None, |item| {
                 group.push(item);
                 batch += 1;
                 if group.len() >= GROUP {
@@ -456,7 +457,7 @@ impl Index {
                 Ok(())
             })?;
             flush_group(&mut group, &mut report)?;
-            report.scanned -= missing as u64;
+            report.scanned -= missing;
             conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
                 [clock::now_string()],
