@@ -2,6 +2,7 @@
 //! lineage edges, work session and transcript listings, health. None of them
 //! reads the files, except verify-on-read's stat of each returned run.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
@@ -12,7 +13,7 @@ use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, path_str, stamp_of}
 use crate::error::Result;
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
-use crate::model::query::RunQuery;
+use crate::model::query::{RunMatcher, RunQuery};
 use crate::model::run::{MANIFEST_FILE, OutputRecord, Run};
 use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
@@ -23,6 +24,19 @@ struct RunFilter {
     where_: String,
     args: Vec<rusqlite::types::Value>,
     text: Option<String>,
+}
+
+/// What turning a matching row into a [`Hit`] needs.
+struct HitContext {
+    /// The whole query's rule (for queries without text).
+    matcher: RunMatcher,
+    /// The query's rule without its text and paging: what a re-read run
+    /// must still match.
+    filters: RunMatcher,
+    /// The FTS5 query, for text queries.
+    text: Option<String>,
+    /// The user's words, for snippets.
+    words: Option<String>,
 }
 
 /// How many times a query is re-run after re-reading runs it returned
@@ -257,8 +271,114 @@ impl Index {
     }
 
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        let Some((rids, ctx)) = self.matching_rids(query)? else {
+            return Ok(vec![]);
+        };
+        let mut out = vec![];
+        for rid in rids {
+            if let Some(hit) = self.hit_of(rid, &ctx)? {
+                out.push(hit);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs matching `query` in `find`'s order, handed to `each` one at a
+    /// time as they are read, so memory does not grow with the number of
+    /// results: only the matching row ids (8 bytes a run) are held, and the
+    /// manifests are read a chunk at a time. Each run is verified against
+    /// its file first, as [`Index::find_runs`] does; a run re-read because
+    /// it changed is handed over only if it still matches. `each` returns
+    /// `Break` to stop early. Returns how many runs were handed over.
+    pub fn each_run(
+        &self,
+        query: &RunQuery,
+        each: &mut dyn FnMut(Hit) -> ControlFlow<()>,
+    ) -> Result<usize> {
+        /// Runs verified together: one round of re-reads per chunk.
+        const CHUNK: usize = 256;
+        let Some((rids, ctx)) = self.matching_rids(query)? else {
+            return Ok(0);
+        };
+        let mut shown = 0;
+        for chunk in rids.chunks(CHUNK) {
+            let mut hits = Vec::with_capacity(chunk.len());
+            for &rid in chunk {
+                if let Some(hit) = self.hit_of(rid, &ctx)? {
+                    hits.push(hit);
+                }
+            }
+            let mut stale = vec![];
+            for (i, hit) in hits.iter().enumerate() {
+                if self.is_stale(&hit.run.folder, ctx.text.is_some())? {
+                    stale.push(i);
+                }
+            }
+            if !stale.is_empty() {
+                let folders: Vec<PathBuf> =
+                    stale.iter().map(|&i| hits[i].run.folder.clone()).collect();
+                self.reindex_runs(&folders)?;
+            }
+            let mut stale = stale.into_iter().peekable();
+            for (i, hit) in hits.into_iter().enumerate() {
+                let hit = if stale.next_if_eq(&i).is_some() {
+                    match self.reread_hit(&hit.run.folder, &ctx)? {
+                        Some(h) => h,
+                        None => continue,
+                    }
+                } else {
+                    hit
+                };
+                shown += 1;
+                if each(hit).is_break() {
+                    return Ok(shown);
+                }
+            }
+        }
+        Ok(shown)
+    }
+
+    /// A run just re-read into the index, if it still matches the query.
+    fn reread_hit(&self, folder: &Path, ctx: &HitContext) -> Result<Option<Hit>> {
+        let rid: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT rid FROM runs WHERE folder = ?1")
+            .map_err(self.err())?
+            .query_row([path_str(folder)], |r| r.get(0))
+            .optional()
+            .map_err(self.err())?;
+        let Some(rid) = rid else { return Ok(None) };
+        let Some(hit) = self.hit_of(rid, ctx)? else {
+            return Ok(None);
+        };
+        if let Some(q) = &ctx.text {
+            let still: bool = self
+                .conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 AND rowid = ?2)",
+                )
+                .map_err(self.err())?
+                .query_row(params![q, rid], |r| r.get(0))
+                .map_err(self.err())?;
+            if !still || !ctx.filters.matches(&hit.run.manifest) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(hit))
+    }
+
+    /// The row ids of the runs matching `query`, in its order and page, and
+    /// what turning each into a [`Hit`] needs; `None` when none can match.
+    fn matching_rids(&self, query: &RunQuery) -> Result<Option<(Vec<i64>, HitContext)>> {
         // Validates the pattern and the paging exactly as the scan does.
         let matcher = query.matcher()?;
+        let filters = RunQuery {
+            text: None,
+            limit: None,
+            offset: 0,
+            ..query.clone()
+        }
+        .matcher()?;
         let Some(RunFilter {
             from,
             where_,
@@ -266,7 +386,7 @@ impl Index {
             text,
         }) = self.run_filter(query, true)?
         else {
-            return Ok(vec![]);
+            return Ok(None);
         };
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
             args.push(v);
@@ -304,54 +424,63 @@ impl Index {
                 .collect::<std::result::Result<_, _>>()
                 .map_err(self.err())?
         };
+        Ok(Some((
+            rids,
+            HitContext {
+                matcher,
+                filters,
+                text,
+                words: query.text.clone(),
+            },
+        )))
+    }
+
+    /// The run stored under `rid` as a [`Hit`], if it is there, parses, and
+    /// (for queries without text) matches.
+    fn hit_of(&self, rid: i64, ctx: &HitContext) -> Result<Option<Hit>> {
         let mut row_stmt = self
             .conn
             .prepare_cached("SELECT id, folder, manifest FROM runs WHERE rid = ?1")
             .map_err(self.err())?;
-        let mut out = vec![];
-        for rid in rids {
-            let Some((id, folder, manifest)) = row_stmt
-                .query_row([rid], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })
-                .optional()
-                .map_err(self.err())?
-            else {
-                continue;
-            };
-            let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest)
-            else {
-                continue;
-            };
-            let folder = PathBuf::from(folder);
-            let snippet = match &query.text {
-                Some(words) if text.is_some() => {
-                    snippet_of(&self.conn, &manifest, &folder, words).map_err(self.err())?
-                }
-                _ => None,
-            };
-            // The SQL is exact for every filter but text; this keeps the one
-            // definition of "matches" authoritative.
-            if text.is_none() && !matcher.matches(&manifest) {
-                continue;
+        let Some((id, folder, manifest)) = row_stmt
+            .query_row([rid], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .optional()
+            .map_err(self.err())?
+        else {
+            return Ok(None);
+        };
+        let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest) else {
+            return Ok(None);
+        };
+        let folder = PathBuf::from(folder);
+        let snippet = match &ctx.words {
+            Some(words) if ctx.text.is_some() => {
+                snippet_of(&self.conn, &manifest, &folder, words).map_err(self.err())?
             }
-            let Ok(id) = RunId::parse(&id) else {
-                continue;
-            };
-            out.push(Hit {
-                run: Run {
-                    id,
-                    folder,
-                    manifest,
-                },
-                snippet,
-            });
+            _ => None,
+        };
+        // The SQL is exact for every filter but text; this keeps the one
+        // definition of "matches" authoritative.
+        if ctx.text.is_none() && !ctx.matcher.matches(&manifest) {
+            return Ok(None);
         }
-        Ok(out)
+        let Ok(id) = RunId::parse(&id) else {
+            return Ok(None);
+        };
+        Ok(Some(Hit {
+            run: Run {
+                id,
+                folder,
+                manifest,
+            },
+            snippet,
+        }))
     }
 
     /// The distinct workflow names, by hopping through the workflow index
