@@ -39,6 +39,14 @@ struct HitContext {
     words: Option<String>,
 }
 
+/// A text query matching at least one run in this many ranks only its
+/// [`RECENT_MATCHES`] most recent matches (see `Index::narrow_to_recent`).
+const COMMON_SHARE: i64 = 8;
+
+/// How many of a common word's most recent matches are ranked (a few in
+/// unit tests, so that small projects take this path too).
+const RECENT_MATCHES: usize = if cfg!(test) { 3 } else { 2000 };
+
 /// How many times a query is re-run after re-reading runs it returned
 /// whose files changed under it.
 const VERIFY_ROUNDS: usize = 3;
@@ -162,7 +170,12 @@ impl Index {
 
     /// The FROM clause, WHERE terms and arguments of `query`'s filters
     /// (paging aside); `None` when no run can match.
-    fn run_filter(&self, query: &RunQuery, ranked: bool) -> Result<Option<RunFilter>> {
+    fn run_filter(
+        &self,
+        query: &RunQuery,
+        ranked: bool,
+        recent_only: bool,
+    ) -> Result<Option<RunFilter>> {
         let mut where_ = vec!["1=1".to_string()];
         let mut args: Vec<rusqlite::types::Value> = vec![];
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
@@ -180,8 +193,13 @@ impl Index {
             // rowids and ranks flow into the join and the sort. A count asks
             // for no rank: bm25 would score every match only to be dropped.
             let rank = if ranked { ", rank AS frank" } else { "" };
+            let recent = if recent_only {
+                " AND rowid IN (SELECT rid FROM temp.recent_matches)"
+            } else {
+                ""
+            };
             format!(
-                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}{recent}) f \
                  JOIN runs r ON r.rid = f.frid"
             )
         } else {
@@ -256,7 +274,7 @@ impl Index {
     /// exact for every filter, as in [`Index::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
         query.matcher()?;
-        let Some(f) = self.run_filter(query, false)? else {
+        let Some(f) = self.run_filter(query, false, false)? else {
             return Ok(0);
         };
         let sql = format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_);
@@ -379,12 +397,49 @@ impl Index {
             ..query.clone()
         }
         .matcher()?;
+        // A word in a large share of the runs: ranked among its most recent
+        // matches only (see `narrow_to_recent`), unless that leaves the page
+        // short, when every match is ranked after all.
+        let page = query.limit.map(|l| l.saturating_add(query.offset));
+        let fts = query
+            .text
+            .as_deref()
+            .map(fts_query)
+            .filter(|q| !q.is_empty());
+        let narrowed = match (&fts, page) {
+            (Some(q), Some(page)) if page <= RECENT_MATCHES => self.narrow_to_recent(q)?,
+            _ => false,
+        };
+        let Some((mut rids, text)) = self.page_rids(query, narrowed)? else {
+            return Ok(None);
+        };
+        if narrowed && rids.len() < query.limit.unwrap_or(0) {
+            rids = self.page_rids(query, false)?.map_or(vec![], |(r, _)| r);
+        }
+        Ok(Some((
+            rids,
+            HitContext {
+                matcher,
+                filters,
+                text,
+                words: query.text.clone(),
+            },
+        )))
+    }
+
+    /// The row ids of `query`'s page, and its FTS5 query; with
+    /// `recent_only`, text matches among `temp.recent_matches` only.
+    fn page_rids(
+        &self,
+        query: &RunQuery,
+        recent_only: bool,
+    ) -> Result<Option<(Vec<i64>, Option<String>)>> {
         let Some(RunFilter {
             from,
             where_,
             mut args,
             text,
-        }) = self.run_filter(query, true)?
+        }) = self.run_filter(query, true, recent_only)?
         else {
             return Ok(None);
         };
@@ -424,15 +479,59 @@ impl Index {
                 .collect::<std::result::Result<_, _>>()
                 .map_err(self.err())?
         };
-        Ok(Some((
-            rids,
-            HitContext {
-                matcher,
-                filters,
-                text,
-                words: query.text.clone(),
-            },
-        )))
+        Ok(Some((rids, text)))
+    }
+
+    /// For an FTS5 query matching a large share of the runs (at least one
+    /// in [`COMMON_SHARE`]), fills `temp.recent_matches` with the row ids
+    /// of its [`RECENT_MATCHES`] most recently started matches and returns
+    /// true; otherwise false, and the query ranks every match.
+    ///
+    /// Why: bm25 must score every match before the best page is known, so
+    /// a word in every run costs time in proportion to the runs. Here the
+    /// runs are walked newest first through `runs_started`, each probed in
+    /// the FTS index by rowid, until enough match: with a share of at least
+    /// 1 in [`COMMON_SHARE`], that walk is bounded by
+    /// `COMMON_SHARE × RECENT_MATCHES` probes whatever the number of runs.
+    /// Whether the share is that large is found by counting matches only up
+    /// to that share (a rowid walk, no bm25). The temporary table lives in
+    /// memory, never in the index file.
+    fn narrow_to_recent(&self, fts: &str) -> Result<bool> {
+        let runs: i64 = self
+            .conn
+            .prepare_cached("SELECT coalesce(max(rid), 0) FROM runs")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
+            .map_err(self.err())?;
+        let enough = runs / COMMON_SHARE;
+        if enough < 4 * RECENT_MATCHES as i64 {
+            // Few runs: ranking every match is cheap.
+            return Ok(false);
+        }
+        let seen: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 LIMIT ?2)",
+            )
+            .and_then(|mut st| st.query_row(params![fts, enough], |r| r.get(0)))
+            .map_err(self.err())?;
+        if seen < enough {
+            return Ok(false);
+        }
+        self.conn
+            .execute_batch(
+                "CREATE TEMP TABLE IF NOT EXISTS recent_matches(rid INTEGER PRIMARY KEY); \
+                 DELETE FROM temp.recent_matches;",
+            )
+            .map_err(self.err())?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO temp.recent_matches(rid) SELECT r.rid FROM runs r \
+                 WHERE EXISTS (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 AND rowid = r.rid) \
+                 ORDER BY r.started_ns DESC, r.id LIMIT ?2",
+            )
+            .and_then(|mut st| st.execute(params![fts, RECENT_MATCHES as i64]))
+            .map_err(self.err())?;
+        Ok(true)
     }
 
     /// The run stored under `rid` as a [`Hit`], if it is there, parses, and
