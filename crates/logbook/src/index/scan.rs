@@ -271,19 +271,22 @@ fn verdicts(batch: &Batch, which: &[usize]) -> Vec<Verdict> {
 
 impl Index {
     /// Reads the indexed run manifests after `after` (exclusive) and below
-    /// `end`, in path order, with their registered output files.
-    fn run_batch(&self, after: &str, end: &str) -> Result<Batch> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT f.path, f.size, f.mtime_ns, f.out_stamp, o.file \
-                 FROM (SELECT path, size, mtime_ns, out_stamp FROM files \
-                       WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3) f \
-                 LEFT JOIN runs r ON r.folder = substr(f.path, 1, length(f.path) - 14) \
-                 LEFT JOIN outputs o ON o.rid = r.rid \
-                 ORDER BY f.path, o.seq",
-            )
-            .map_err(self.err())?;
+    /// `end`, in path order, with (if `stamps`) their stamps and registered
+    /// output files.
+    fn run_batch(&self, after: &str, end: &str, stamps: bool) -> Result<Batch> {
+        let sql = if stamps {
+            "SELECT f.path, f.size, f.mtime_ns, f.out_stamp, o.file \
+             FROM (SELECT path, size, mtime_ns, out_stamp FROM files \
+                   WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3) f \
+             LEFT JOIN runs r ON r.folder = substr(f.path, 1, length(f.path) - 14) \
+             LEFT JOIN outputs o ON o.rid = r.rid \
+             ORDER BY f.path, o.seq"
+        } else {
+            // Names only (before a listing): no stamps, no outputs.
+            "SELECT path, 0, 0, 0, NULL FROM files \
+             WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3"
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
         let mut rows = stmt
             .query(rusqlite::params![after, end, BATCH])
             .map_err(self.err())?;
@@ -353,7 +356,7 @@ impl Index {
         };
         let mut after = prefix.clone();
         loop {
-            let batch = self.run_batch(&after, &end)?;
+            let batch = self.run_batch(&after, &end, stamps)?;
             let mut changes = vec![];
             let mut present = vec![];
             for (i, e) in batch.entries.iter().enumerate() {
