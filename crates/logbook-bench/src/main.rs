@@ -12,6 +12,8 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod scale;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,6 +32,26 @@ struct Args {
     log_mib: u64,
     dir: Option<PathBuf>,
     logbook: Option<PathBuf>,
+    /// Row groups to measure; all when empty.
+    only: Vec<String>,
+}
+
+/// The row groups `--only` can name.
+const GROUPS: &[&str] = &[
+    "rebuild", "find", "fts", "sync", "register", "memory", "web", "scale",
+];
+
+impl Args {
+    fn wants(&self, group: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|g| g == group)
+    }
+}
+
+/// Where the scale rows keep their baseline project when `--dir` is given.
+fn baseline_dir(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_owned();
+    name.push("-baseline");
+    PathBuf::from(name)
 }
 
 fn parse_args() -> Result<Args> {
@@ -38,6 +60,7 @@ fn parse_args() -> Result<Args> {
         log_mib: 200,
         dir: None,
         logbook: None,
+        only: vec![],
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -52,11 +75,21 @@ fn parse_args() -> Result<Args> {
                     .context("--log-mib N")?
             }
             "--logbook" => args.logbook = Some(it.next().context("--logbook PATH")?.into()),
+            "--only" => {
+                for g in it.next().context("--only GROUP,…")?.split(',') {
+                    if !GROUPS.contains(&g) {
+                        bail!("--only: unknown group {g:?}; groups: {}", GROUPS.join(","));
+                    }
+                    args.only.push(g.to_string());
+                }
+            }
             "-h" | "--help" => {
                 println!(
-                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N]\n\
-                     Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir)\n\
-                     and prints one markdown table. The peak-memory rows run the `logbook` binary found\n\
+                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N] [--only GROUP,…]\n\
+                     Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir;\n\
+                     a DIR that already holds N runs is reused, with its baseline project in DIR-baseline)\n\
+                     and prints one markdown table. --only measures some row groups: rebuild, find, fts,\n\
+                     sync, register, memory, web, scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
                      the transcript import rows import a generated Claude Code log of N MiB (default 200)."
                 );
@@ -453,480 +486,516 @@ fn main() -> Result<()> {
         })
     };
 
-    eprintln!("synthesizing {n} runs in {} …", root.display());
-    let (gen_time, _ids) = time(|| synthesize(&outputs_dir, n, 42))?;
-    eprintln!("  {:.1}s", gen_time.as_secs_f64());
-
-    // Rebuild: everything read and parsed, in parallel.
-    eprintln!("index rebuild …");
-    let (rebuild_time, report) = time(|| Ok(Index::rebuild(&project, None)?))?;
-    let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
-    row(
-        "`index rebuild`, new project",
-        format!(
-            "{per_s:.0} manifests/s ({:.1} s)",
-            rebuild_time.as_secs_f64()
-        ),
-        String::new(),
-        String::new(),
-        "≥ 20,000 manifests/s",
-        Some(per_s >= 20_000.0),
-    );
-
-    // The same again over the index just built: what a user's
-    // `logbook index rebuild` of an existing project costs (the old index
-    // is emptied in the same transaction).
-    eprintln!("index rebuild over an existing index …");
-    let (again_time, again) = time(|| Ok(Index::rebuild(&project, None)?))?;
-    let again_per_s = again.indexed as f64 / again_time.as_secs_f64();
-    row(
-        "`index rebuild`, replacing an existing index",
-        format!(
-            "{again_per_s:.0} manifests/s ({:.1} s)",
-            again_time.as_secs_f64()
-        ),
-        String::new(),
-        String::new(),
-        "≥ 20,000 manifests/s",
-        Some(again_per_s >= 20_000.0),
-    );
-
-    // find through the index vs the seed's scan.
-    eprintln!("find …");
-    let query = RunQuery {
-        agent: Some("agent03".into()),
-        workflow: Some("^deep-".into()),
-        status: Some("completed".into()),
-        limit: Some(20),
-        ..RunQuery::default()
+    let reused = std::fs::read_dir(&outputs_dir).map_or(0, |d| d.count()) >= n
+        && project.index_path().is_file();
+    let gen_time = if reused {
+        Duration::ZERO
+    } else {
+        eprintln!("synthesizing {n} runs in {} …", root.display());
+        let (gen_time, _ids) = time(|| synthesize(&outputs_dir, n, 42))?;
+        eprintln!("  {:.1}s", gen_time.as_secs_f64());
+        gen_time
     };
-    let mut idx_ms = vec![];
-    let mut expected = vec![];
-    for _ in 0..50 {
-        let (d, hits) = time(|| Ok(run::find(&project, &query)?.0))?;
-        idx_ms.push(ms(d));
-        expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
+
+    if reused {
+        eprintln!("reusing the {n} runs and the index in {}", root.display());
+    } else if !args.wants("rebuild") {
+        Index::rebuild(&project, None)?;
+    } else {
+        // Rebuild: everything read and parsed, in parallel.
+        eprintln!("index rebuild …");
+        let (rebuild_time, report) = time(|| Ok(Index::rebuild(&project, None)?))?;
+        let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
+        row(
+            "`index rebuild`, new project",
+            format!(
+                "{per_s:.0} manifests/s ({:.1} s)",
+                rebuild_time.as_secs_f64()
+            ),
+            String::new(),
+            String::new(),
+            "≥ 20,000 manifests/s",
+            Some(per_s >= 20_000.0),
+        );
+
+        // The same again over the index just built: what a user's
+        // `logbook index rebuild` of an existing project costs (the old index
+        // is emptied in the same transaction).
+        eprintln!("index rebuild over an existing index …");
+        let (again_time, again) = time(|| Ok(Index::rebuild(&project, None)?))?;
+        let again_per_s = again.indexed as f64 / again_time.as_secs_f64();
+        row(
+            "`index rebuild`, replacing an existing index",
+            format!(
+                "{again_per_s:.0} manifests/s ({:.1} s)",
+                again_time.as_secs_f64()
+            ),
+            String::new(),
+            String::new(),
+            "≥ 20,000 manifests/s",
+            Some(again_per_s >= 20_000.0),
+        );
     }
-    let mut scan_ms = vec![];
-    for _ in 0..3 {
-        let (d, runs) = time(|| Ok(run::find_scan(&project, &query)?))?;
-        scan_ms.push(ms(d));
-        let got: Vec<_> = runs.into_iter().map(|r| r.id).collect();
-        if got != expected {
-            bail!("index and scan disagree on find: {got:?} vs {expected:?}");
+    if args.wants("find") {
+        // find through the index vs the seed's scan.
+        eprintln!("find …");
+        let query = RunQuery {
+            agent: Some("agent03".into()),
+            workflow: Some("^deep-".into()),
+            status: Some("completed".into()),
+            limit: Some(20),
+            ..RunQuery::default()
+        };
+        let mut idx_ms = vec![];
+        let mut expected = vec![];
+        for _ in 0..50 {
+            let (d, hits) = time(|| Ok(run::find(&project, &query)?.0))?;
+            idx_ms.push(ms(d));
+            expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
         }
-    }
-    let (fi, fs) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
-    row(
-        "`find --agent X --workflow '^deep-' --status completed --limit 20`",
-        format!("{fi:.2} ms median"),
-        format!("{fs:.0} ms (scan)"),
-        format!("{:.0}×", fs / fi),
-        "≥ 100× and < 5 ms",
-        Some(fs / fi >= 100.0 && fi < 5.0),
-    );
-
-    eprintln!("latest-output …");
-    let mut idx_ms = vec![];
-    let mut expected = None;
-    for _ in 0..50 {
-        let (d, found) = time(|| {
-            Ok(run::latest_output(
-                &project,
-                "agent07",
-                Some("^review-"),
-                Some("report"),
-            )?)
-        })?;
-        idx_ms.push(ms(d));
-        expected = Some(found.path);
-    }
-    let mut scan_ms = vec![];
-    for _ in 0..3 {
-        let (d, found) = time(|| latest_output_scan(&project, "agent07", "^review-", "report"))?;
-        scan_ms.push(ms(d));
-        if Some(&found.2) != expected.as_ref() {
-            bail!("index and scan disagree on latest-output");
+        let mut scan_ms = vec![];
+        for _ in 0..3 {
+            let (d, runs) = time(|| Ok(run::find_scan(&project, &query)?))?;
+            scan_ms.push(ms(d));
+            let got: Vec<_> = runs.into_iter().map(|r| r.id).collect();
+            if got != expected {
+                bail!("index and scan disagree on find: {got:?} vs {expected:?}");
+            }
         }
-    }
-    let (li, ls) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
-    row(
-        "`latest-output --agent X --workflow '^review-' --type report`",
-        format!("{li:.2} ms median"),
-        format!("{ls:.0} ms (scan)"),
-        format!("{:.0}×", ls / li),
-        "≥ 100×",
-        Some(ls / li >= 100.0),
-    );
+        let (fi, fs) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+        row(
+            "`find --agent X --workflow '^deep-' --status completed --limit 20`",
+            format!("{fi:.2} ms median"),
+            format!("{fs:.0} ms (scan)"),
+            format!("{:.0}×", fs / fi),
+            "≥ 100× and < 5 ms",
+            Some(fs / fi >= 100.0 && fi < 5.0),
+        );
 
-    eprintln!("full-text …");
-    // Two kinds of search, as people type them: one common word (among the
-    // ten most frequent, so it is in most runs and bm25 must rank nearly
-    // all of them), and two rarer words (ranks 200–6000, each in a few
-    // percent of runs or less) that must both occur.
-    let vocab = Vocab::new();
-    let index = Index::open(&project)?;
-    let mut rng = Rng(7);
-    let mut fts = |words: &mut dyn FnMut(&mut Rng) -> String| -> Result<(f64, f64, f64)> {
-        let mut lat = vec![];
-        let mut hits = 0usize;
-        for _ in 0..200 {
-            let q = RunQuery {
-                text: Some(words(&mut rng)),
-                limit: Some(20),
-                ..RunQuery::default()
-            };
-            let (d, found) = time(|| Ok(index.find_runs(&q)?))?;
-            hits += found.len();
-            lat.push(ms(d));
+        eprintln!("latest-output …");
+        let mut idx_ms = vec![];
+        let mut expected = None;
+        for _ in 0..50 {
+            let (d, found) = time(|| {
+                Ok(run::latest_output(
+                    &project,
+                    "agent07",
+                    Some("^review-"),
+                    Some("report"),
+                )?)
+            })?;
+            idx_ms.push(ms(d));
+            expected = Some(found.path);
         }
-        Ok((
-            percentile(&mut lat, 0.5),
-            percentile(&mut lat, 0.99),
-            hits as f64 / 200.0,
-        ))
-    };
-    let (c50, c99, chits) = fts(&mut |rng| vocab.words[rng.below(10)].clone())?;
-    let rare = |rng: &mut Rng| vocab.words[200 + rng.below(VOCAB - 200)].clone();
-    let (r50, r99, rhits) = fts(&mut |rng| format!("{} {}", rare(rng), rare(rng)))?;
-    drop(index);
-    row(
-        "`find --text 'common-word' --limit 20`",
-        format!("{c50:.2} ms median, {c99:.2} ms p99 ({chits:.1} hits per page)"),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
-    row(
-        "`find --text 'two rarer-words' --limit 20`",
-        format!("{r50:.2} ms median, {r99:.2} ms p99 ({rhits:.1} hits per page)"),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
-
-    eprintln!("sync …");
-    let (sync0, r0) = time(|| Ok(Index::open(&project)?.sync()?))?;
-    if r0.indexed != 0 {
-        bail!("sync after rebuild re-read {} files", r0.indexed);
+        let mut scan_ms = vec![];
+        for _ in 0..3 {
+            let (d, found) =
+                time(|| latest_output_scan(&project, "agent07", "^review-", "report"))?;
+            scan_ms.push(ms(d));
+            if Some(&found.2) != expected.as_ref() {
+                bail!("index and scan disagree on latest-output");
+            }
+        }
+        let (li, ls) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+        row(
+            "`latest-output --agent X --workflow '^review-' --type report`",
+            format!("{li:.2} ms median"),
+            format!("{ls:.0} ms (scan)"),
+            format!("{:.0}×", ls / li),
+            "≥ 100×",
+            Some(ls / li >= 100.0),
+        );
     }
-    row(
-        "`index sync`, nothing changed",
-        format!("{:.2} s", sync0.as_secs_f64()),
-        String::new(),
-        String::new(),
-        "< 1 s",
-        Some(sync0.as_secs_f64() < 1.0),
-    );
-    // 1 % changed behind logbook's back.
-    let changed = (n / 100).max(1);
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&outputs_dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    names.sort();
-    for folder in names
-        .iter()
-        .step_by((names.len() / changed).max(1))
-        .take(changed)
-    {
-        let path = folder.join("manifest.json");
-        let text = std::fs::read_to_string(&path)?;
-        std::fs::write(
-            &path,
-            text.replace("\"running\"", "\"failed\"")
-                .replace("\"bryan\"", "\"brian\""),
-        )?;
+    if args.wants("fts") {
+        eprintln!("full-text …");
+        // Two kinds of search, as people type them: one common word (among the
+        // ten most frequent, so it is in most runs and bm25 must rank nearly
+        // all of them), and two rarer words (ranks 200–6000, each in a few
+        // percent of runs or less) that must both occur.
+        let vocab = Vocab::new();
+        let index = Index::open(&project)?;
+        let mut rng = Rng(7);
+        let mut fts = |words: &mut dyn FnMut(&mut Rng) -> String| -> Result<(f64, f64, f64)> {
+            let mut lat = vec![];
+            let mut hits = 0usize;
+            for _ in 0..200 {
+                let q = RunQuery {
+                    text: Some(words(&mut rng)),
+                    limit: Some(20),
+                    ..RunQuery::default()
+                };
+                let (d, found) = time(|| Ok(index.find_runs(&q)?))?;
+                hits += found.len();
+                lat.push(ms(d));
+            }
+            Ok((
+                percentile(&mut lat, 0.5),
+                percentile(&mut lat, 0.99),
+                hits as f64 / 200.0,
+            ))
+        };
+        let (c50, c99, chits) = fts(&mut |rng| vocab.words[rng.below(10)].clone())?;
+        let rare = |rng: &mut Rng| vocab.words[200 + rng.below(VOCAB - 200)].clone();
+        let (r50, r99, rhits) = fts(&mut |rng| format!("{} {}", rare(rng), rare(rng)))?;
+        drop(index);
+        row(
+            "`find --text 'common-word' --limit 20`",
+            format!("{c50:.2} ms median, {c99:.2} ms p99 ({chits:.1} hits per page)"),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
+        row(
+            "`find --text 'two rarer-words' --limit 20`",
+            format!("{r50:.2} ms median, {r99:.2} ms p99 ({rhits:.1} hits per page)"),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
     }
-    let (sync1, r1) = time(|| Ok(Index::open(&project)?.sync()?))?;
-    row(
-        "`index sync`, 1 % changed",
-        format!(
-            "{:.2} s ({} files re-read)",
-            sync1.as_secs_f64(),
-            r1.indexed
-        ),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
-
-    // Durable registration vs the physical floor.
-    eprintln!("registration …");
-    let started = run::start(
-        &project,
-        run::StartOptions {
-            agent: "bench".into(),
-            workflow: Some("registration".into()),
-            ..run::StartOptions::default()
-        },
-    )?;
-    let reps = 200;
-    for i in 0..reps {
-        std::fs::write(started.folder.join(format!("f{i}.md")), "x")?;
+    if args.wants("sync") {
+        eprintln!("sync …");
+        let (sync0, r0) = time(|| Ok(Index::open(&project)?.sync()?))?;
+        if r0.indexed != 0 {
+            bail!("sync after rebuild re-read {} files", r0.indexed);
+        }
+        row(
+            "`index sync`, nothing changed",
+            format!("{:.2} s", sync0.as_secs_f64()),
+            String::new(),
+            String::new(),
+            "< 1 s",
+            Some(sync0.as_secs_f64() < 1.0),
+        );
+        // 1 % changed behind logbook's back.
+        let changed = (n / 100).max(1);
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&outputs_dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        names.sort();
+        for folder in names
+            .iter()
+            .step_by((names.len() / changed).max(1))
+            .take(changed)
+        {
+            let path = folder.join("manifest.json");
+            let text = std::fs::read_to_string(&path)?;
+            std::fs::write(
+                &path,
+                text.replace("\"running\"", "\"failed\"")
+                    .replace("\"bryan\"", "\"brian\""),
+            )?;
+        }
+        let (sync1, r1) = time(|| Ok(Index::open(&project)?.sync()?))?;
+        row(
+            "`index sync`, 1 % changed",
+            format!(
+                "{:.2} s ({} files re-read)",
+                sync1.as_secs_f64(),
+                r1.indexed
+            ),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
     }
-    let mut reg_ms = vec![];
-    for i in 0..reps {
-        let (d, _) = time(|| {
-            Ok(run::register_output(
-                &project,
-                started.session_id.as_str(),
-                &format!("f{}.md", i % 20),
-                OutputType::Document,
-                "a registered output",
-            )?)
-        })?;
-        reg_ms.push(ms(d));
-    }
-    let bytes = std::fs::read(started.folder.join("manifest.json"))?;
-    let floor_path = started.folder.join("floor.json");
-    let mut floor_ms = vec![];
-    for _ in 0..reps {
-        let (d, _) = time(|| Ok(logbook::store::write_atomic(&floor_path, &bytes)?))?;
-        floor_ms.push(ms(d));
-    }
-    let (r50, r99) = (percentile(&mut reg_ms, 0.5), percentile(&mut reg_ms, 0.99));
-    let (f50, f99) = (
-        percentile(&mut floor_ms, 0.5),
-        percentile(&mut floor_ms, 0.99),
-    );
-    row(
-        "`run output` registration, durable",
-        format!("{r50:.2} ms p50, {r99:.2} ms p99"),
-        format!("{f50:.2} ms p50, {f99:.2} ms p99 (write+fsync+rename+fsync dir)"),
-        format!("{:.2}× (p50)", r50 / f50),
-        "≤ 1.5×",
-        Some(r50 / f50 <= 1.5),
-    );
-
-    eprintln!("8 concurrent writers …");
-    let per_writer = 50;
-    let mut runs = vec![];
-    for w in 0..8 {
-        let s = run::start(
+    if args.wants("register") {
+        // Durable registration vs the physical floor.
+        eprintln!("registration …");
+        let started = run::start(
             &project,
             run::StartOptions {
-                agent: format!("writer{w}"),
-                workflow: Some("concurrency".into()),
+                agent: "bench".into(),
+                workflow: Some("registration".into()),
                 ..run::StartOptions::default()
             },
         )?;
-        for i in 0..per_writer {
-            std::fs::write(s.folder.join(format!("o{i}.md")), "y")?;
+        let reps = 200;
+        for i in 0..reps {
+            std::fs::write(started.folder.join(format!("f{i}.md")), "x")?;
         }
-        runs.push(s.session_id);
-    }
-    let (wall, ()) = time(|| {
-        std::thread::scope(|s| -> Result<()> {
-            let handles: Vec<_> = runs
-                .iter()
-                .map(|id| {
-                    let p = project.clone();
-                    s.spawn(move || -> Result<()> {
-                        for i in 0..per_writer {
-                            run::register_output(
-                                &p,
-                                id.as_str(),
-                                &format!("o{i}.md"),
-                                OutputType::Data,
-                                "concurrent",
-                            )?;
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            for h in handles {
-                h.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
-            }
-            Ok(())
-        })
-    })?;
-    for id in &runs {
-        let r = run::show(&project, id.as_str())?;
-        if r.manifest.outputs.len() != per_writer {
-            bail!(
-                "lost update: run {id} has {} outputs",
-                r.manifest.outputs.len()
-            );
+        let mut reg_ms = vec![];
+        for i in 0..reps {
+            let (d, _) = time(|| {
+                Ok(run::register_output(
+                    &project,
+                    started.session_id.as_str(),
+                    &format!("f{}.md", i % 20),
+                    OutputType::Document,
+                    "a registered output",
+                )?)
+            })?;
+            reg_ms.push(ms(d));
         }
-        run::finish(&project, id.as_str(), RunStatus::Completed)?;
-    }
-    let total = (8 * per_writer) as f64;
-    row(
-        "8 concurrent writers on different runs",
-        format!("{:.0} registrations/s", total / wall.as_secs_f64()),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
+        let bytes = std::fs::read(started.folder.join("manifest.json"))?;
+        let floor_path = started.folder.join("floor.json");
+        let mut floor_ms = vec![];
+        for _ in 0..reps {
+            let (d, _) = time(|| Ok(logbook::store::write_atomic(&floor_path, &bytes)?))?;
+            floor_ms.push(ms(d));
+        }
+        let (r50, r99) = (percentile(&mut reg_ms, 0.5), percentile(&mut reg_ms, 0.99));
+        let (f50, f99) = (
+            percentile(&mut floor_ms, 0.5),
+            percentile(&mut floor_ms, 0.99),
+        );
+        row(
+            "`run output` registration, durable",
+            format!("{r50:.2} ms p50, {r99:.2} ms p99"),
+            format!("{f50:.2} ms p50, {f99:.2} ms p99 (write+fsync+rename+fsync dir)"),
+            format!("{:.2}× (p50)", r50 / f50),
+            "≤ 1.5×",
+            Some(r50 / f50 <= 1.5),
+        );
 
-    // Peak memory of the real binary.
-    match find_bin(args.logbook.clone()) {
-        Some(bin) => {
-            eprintln!("peak memory ({}) …", bin.display());
-            let find_args = [
-                "find",
-                "--agent",
-                "agent03",
-                "--workflow",
-                "^deep-",
-                "--status",
-                "completed",
-                "--limit",
-                "20",
-                "--json",
-            ];
-            // Steady state: the first listing after run folders were
-            // created (the registration rows above started runs) compares
-            // the folder names with the index once; that one-off cost is
-            // not what a listing costs.
-            peak_rss_mib(&bin, &root, &find_args)?;
-            let big = peak_rss_mib(&bin, &root, &find_args)?;
-            // The comparison project: large enough that the query fills its
-            // page of 20 there too, so both sizes do the same work per hit.
-            let small_dir = tempfile::Builder::new()
-                .prefix("logbook-bench-small-")
-                .tempdir()?;
-            let small_project = Project::open(small_dir.path())?;
-            let small_runs = SMALL_RUNS.min(n);
-            synthesize(&small_project.config.agent_outputs_folder, small_runs, 43)?;
-            Index::open(&small_project)?;
-            peak_rss_mib(&bin, small_dir.path(), &find_args)?;
-            let small = peak_rss_mib(&bin, small_dir.path(), &find_args)?;
-            row(
-                "peak memory of `find`",
-                format!("{big:.1} MiB at {n} runs"),
-                format!("{small:.1} MiB at {small_runs} runs"),
-                format!("{:.2}×", big / small),
-                "independent of run count",
-                Some(big / small < 1.5),
-            );
-            // What a user or an agent waits for: the whole process (start,
-            // open, query, print, exit), alternating the two projects so
-            // drifting load on a shared machine hits both alike.
-            eprintln!("find as a process …");
+        eprintln!("8 concurrent writers …");
+        let per_writer = 50;
+        let mut runs = vec![];
+        for w in 0..8 {
+            let s = run::start(
+                &project,
+                run::StartOptions {
+                    agent: format!("writer{w}"),
+                    workflow: Some("concurrency".into()),
+                    ..run::StartOptions::default()
+                },
+            )?;
+            for i in 0..per_writer {
+                std::fs::write(s.folder.join(format!("o{i}.md")), "y")?;
+            }
+            runs.push(s.session_id);
+        }
+        let (wall, ()) = time(|| {
+            std::thread::scope(|s| -> Result<()> {
+                let handles: Vec<_> = runs
+                    .iter()
+                    .map(|id| {
+                        let p = project.clone();
+                        s.spawn(move || -> Result<()> {
+                            for i in 0..per_writer {
+                                run::register_output(
+                                    &p,
+                                    id.as_str(),
+                                    &format!("o{i}.md"),
+                                    OutputType::Data,
+                                    "concurrent",
+                                )?;
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+                }
+                Ok(())
+            })
+        })?;
+        for id in &runs {
+            let r = run::show(&project, id.as_str())?;
+            if r.manifest.outputs.len() != per_writer {
+                bail!(
+                    "lost update: run {id} has {} outputs",
+                    r.manifest.outputs.len()
+                );
+            }
+            run::finish(&project, id.as_str(), RunStatus::Completed)?;
+        }
+        let total = (8 * per_writer) as f64;
+        row(
+            "8 concurrent writers on different runs",
+            format!("{:.0} registrations/s", total / wall.as_secs_f64()),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
+    }
+    if args.wants("memory") {
+        // Peak memory of the real binary.
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => {
+                eprintln!("peak memory ({}) …", bin.display());
+                let find_args = [
+                    "find",
+                    "--agent",
+                    "agent03",
+                    "--workflow",
+                    "^deep-",
+                    "--status",
+                    "completed",
+                    "--limit",
+                    "20",
+                    "--json",
+                ];
+                // Steady state: the first listing after run folders were
+                // created (the registration rows above started runs) compares
+                // the folder names with the index once; that one-off cost is
+                // not what a listing costs.
+                peak_rss_mib(&bin, &root, &find_args)?;
+                let big = peak_rss_mib(&bin, &root, &find_args)?;
+                // The comparison project: large enough that the query fills its
+                // page of 20 there too, so both sizes do the same work per hit.
+                let small_dir = tempfile::Builder::new()
+                    .prefix("logbook-bench-small-")
+                    .tempdir()?;
+                let small_project = Project::open(small_dir.path())?;
+                let small_runs = SMALL_RUNS.min(n);
+                synthesize(&small_project.config.agent_outputs_folder, small_runs, 43)?;
+                Index::open(&small_project)?;
+                peak_rss_mib(&bin, small_dir.path(), &find_args)?;
+                let small = peak_rss_mib(&bin, small_dir.path(), &find_args)?;
+                row(
+                    "peak memory of `find`",
+                    format!("{big:.1} MiB at {n} runs"),
+                    format!("{small:.1} MiB at {small_runs} runs"),
+                    format!("{:.2}×", big / small),
+                    "independent of run count",
+                    Some(big / small < 1.5),
+                );
+                // What a user or an agent waits for: the whole process (start,
+                // open, query, print, exit), alternating the two projects so
+                // drifting load on a shared machine hits both alike.
+                eprintln!("find as a process …");
+                let (mut big_ms, mut small_ms) = (vec![], vec![]);
+                process_ms(&bin, &root, &find_args)?;
+                process_ms(&bin, small_dir.path(), &find_args)?;
+                for _ in 0..PROCESS_REPS {
+                    big_ms.push(process_ms(&bin, &root, &find_args)?);
+                    small_ms.push(process_ms(&bin, small_dir.path(), &find_args)?);
+                }
+                let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
+                row(
+                    "`find --agent X --workflow '^deep-' --status completed --limit 20`, whole process, nothing changed",
+                    format!("{b50:.2} ms median at {n} runs"),
+                    format!("{s50:.2} ms median at {small_runs} runs"),
+                    format!("{:.2}×", b50 / s50),
+                    "flat in run count (≤ 1.5×)",
+                    Some(b50 / s50 <= 1.5),
+                );
+                // Doctor reads every manifest once, on both cores, keeping only
+                // findings: its time per run and its memory should not grow.
+                eprintln!("doctor …");
+                let doctor = ["doctor", "--json"];
+                let (big_mib, big_s) = peak_rss_and_time(&bin, &root, &doctor, true)?;
+                let (small_mib, small_s) =
+                    peak_rss_and_time(&bin, small_dir.path(), &doctor, true)?;
+                let per_run = |s: f64, runs: usize| s * 1e6 / runs as f64;
+                row(
+                    "`doctor`: time per run, peak memory",
+                    format!(
+                        "{big_s:.2} s ({:.0} µs/run), {big_mib:.1} MiB at {n} runs",
+                        per_run(big_s, n)
+                    ),
+                    format!(
+                        "{small_s:.2} s ({:.0} µs/run), {small_mib:.1} MiB at {small_runs} runs",
+                        per_run(small_s, small_runs)
+                    ),
+                    format!(
+                        "{:.2}× per run, {:.2}× memory",
+                        per_run(big_s, n) / per_run(small_s, small_runs),
+                        big_mib / small_mib
+                    ),
+                    "linear (≤ 1.5× per run), memory ≤ 128 MiB",
+                    Some(
+                        per_run(big_s, n) / per_run(small_s, small_runs) <= 1.5 && big_mib <= 128.0,
+                    ),
+                );
+                // An agent's view: a `find_runs` tool call to a running
+                // `logbook mcp`, request written to response read, over stdio.
+                eprintln!("MCP find_runs round trips …");
+                let (mut calls, mut pings) = mcp_round_trips(&bin, &root, MCP_CALLS)?;
+                let (c50, c99) = (percentile(&mut calls, 0.5), percentile(&mut calls, 0.99));
+                let p50 = percentile(&mut pings, 0.5);
+                row(
+                    "MCP `find_runs` tool call (agent, workflow regex, status, limit 20), stdio round trip",
+                    format!("{c50:.3} ms median, {c99:.3} ms p99 of {MCP_CALLS} at {n} runs"),
+                    format!("{p50:.3} ms median `ping` round trip"),
+                    format!("{:.2}×", c50 / p50),
+                    "median under 1 ms",
+                    Some(c50 < 1.0),
+                );
+                let rebuild = peak_rss_mib(&bin, &root, &["index", "rebuild", "--json"])?;
+                row(
+                    "peak memory of `index rebuild`",
+                    format!("{rebuild:.1} MiB at {n} runs"),
+                    String::new(),
+                    String::new(),
+                    "",
+                    None,
+                );
+                transcript_import_rows(&bin, args.log_mib, &mut row)?;
+            }
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the memory rows (cargo build --release -p logbook-cli)"
+            ),
+        }
+    }
+    if args.wants("web") {
+        // The web viewer: a page of the run list and of `/api/runs`, served by
+        // `logbook serve`'s server on a loopback port, against a small project
+        // served the same way (the first request of each warms the index).
+        eprintln!("web viewer …");
+        let small_web = tempfile::Builder::new()
+            .prefix("logbook-bench-web-")
+            .tempdir()?;
+        let small_web_project = Project::open(small_web.path())?;
+        let small_web_runs = SMALL_RUNS.min(n);
+        synthesize(
+            &small_web_project.config.agent_outputs_folder,
+            small_web_runs,
+            44,
+        )?;
+        Index::rebuild(&small_web_project, None)?;
+        let big_addr = serve(project.clone())?;
+        let small_addr = serve(small_web_project)?;
+        for (measure, target) in [
+            ("run list page `GET /`, 50 runs grouped by agent", "/"),
+            ("`GET /api/runs` (50 runs as `find --json`)", "/api/runs"),
+            (
+                "run list page filtered by agent and status",
+                "/?agent=agent03&status=completed",
+            ),
+            (
+                "run list page with a full-text search of two words",
+                "/?q=quokka+harbor",
+            ),
+        ] {
             let (mut big_ms, mut small_ms) = (vec![], vec![]);
-            process_ms(&bin, &root, &find_args)?;
-            process_ms(&bin, small_dir.path(), &find_args)?;
+            http_ms(big_addr, target)?;
+            http_ms(small_addr, target)?;
             for _ in 0..PROCESS_REPS {
-                big_ms.push(process_ms(&bin, &root, &find_args)?);
-                small_ms.push(process_ms(&bin, small_dir.path(), &find_args)?);
+                big_ms.push(http_ms(big_addr, target)?);
+                small_ms.push(http_ms(small_addr, target)?);
             }
             let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
             row(
-                "`find --agent X --workflow '^deep-' --status completed --limit 20`, whole process, nothing changed",
+                measure,
                 format!("{b50:.2} ms median at {n} runs"),
-                format!("{s50:.2} ms median at {small_runs} runs"),
+                format!("{s50:.2} ms median at {small_web_runs} runs"),
                 format!("{:.2}×", b50 / s50),
-                "flat in run count (≤ 1.5×)",
-                Some(b50 / s50 <= 1.5),
+                "< 50 ms",
+                Some(b50 < 50.0),
             );
-            // Doctor reads every manifest once, on both cores, keeping only
-            // findings: its time per run and its memory should not grow.
-            eprintln!("doctor …");
-            let doctor = ["doctor", "--json"];
-            let (big_mib, big_s) = peak_rss_and_time(&bin, &root, &doctor, true)?;
-            let (small_mib, small_s) = peak_rss_and_time(&bin, small_dir.path(), &doctor, true)?;
-            let per_run = |s: f64, runs: usize| s * 1e6 / runs as f64;
-            row(
-                "`doctor`: time per run, peak memory",
-                format!(
-                    "{big_s:.2} s ({:.0} µs/run), {big_mib:.1} MiB at {n} runs",
-                    per_run(big_s, n)
-                ),
-                format!(
-                    "{small_s:.2} s ({:.0} µs/run), {small_mib:.1} MiB at {small_runs} runs",
-                    per_run(small_s, small_runs)
-                ),
-                format!(
-                    "{:.2}× per run, {:.2}× memory",
-                    per_run(big_s, n) / per_run(small_s, small_runs),
-                    big_mib / small_mib
-                ),
-                "linear (≤ 1.5× per run), memory ≤ 128 MiB",
-                Some(per_run(big_s, n) / per_run(small_s, small_runs) <= 1.5 && big_mib <= 128.0),
-            );
-            // An agent's view: a `find_runs` tool call to a running
-            // `logbook mcp`, request written to response read, over stdio.
-            eprintln!("MCP find_runs round trips …");
-            let (mut calls, mut pings) = mcp_round_trips(&bin, &root, MCP_CALLS)?;
-            let (c50, c99) = (percentile(&mut calls, 0.5), percentile(&mut calls, 0.99));
-            let p50 = percentile(&mut pings, 0.5);
-            row(
-                "MCP `find_runs` tool call (agent, workflow regex, status, limit 20), stdio round trip",
-                format!("{c50:.3} ms median, {c99:.3} ms p99 of {MCP_CALLS} at {n} runs"),
-                format!("{p50:.3} ms median `ping` round trip"),
-                format!("{:.2}×", c50 / p50),
-                "median under 1 ms",
-                Some(c50 < 1.0),
-            );
-            let rebuild = peak_rss_mib(&bin, &root, &["index", "rebuild", "--json"])?;
-            row(
-                "peak memory of `index rebuild`",
-                format!("{rebuild:.1} MiB at {n} runs"),
-                String::new(),
-                String::new(),
-                "",
-                None,
-            );
-            transcript_import_rows(&bin, args.log_mib, &mut row)?;
         }
-        None => eprintln!(
-            "no `logbook` binary beside this one: skipping the memory rows (cargo build --release -p logbook-cli)"
-        ),
     }
-
-    // The web viewer: a page of the run list and of `/api/runs`, served by
-    // `logbook serve`'s server on a loopback port, against a small project
-    // served the same way (the first request of each warms the index).
-    eprintln!("web viewer …");
-    let small_web = tempfile::Builder::new()
-        .prefix("logbook-bench-web-")
-        .tempdir()?;
-    let small_web_project = Project::open(small_web.path())?;
-    let small_web_runs = SMALL_RUNS.min(n);
-    synthesize(
-        &small_web_project.config.agent_outputs_folder,
-        small_web_runs,
-        44,
-    )?;
-    Index::rebuild(&small_web_project, None)?;
-    let big_addr = serve(project.clone())?;
-    let small_addr = serve(small_web_project)?;
-    for (measure, target) in [
-        ("run list page `GET /`, 50 runs grouped by agent", "/"),
-        ("`GET /api/runs` (50 runs as `find --json`)", "/api/runs"),
-        (
-            "run list page filtered by agent and status",
-            "/?agent=agent03&status=completed",
-        ),
-        (
-            "run list page with a full-text search of two words",
-            "/?q=quokka+harbor",
-        ),
-    ] {
-        let (mut big_ms, mut small_ms) = (vec![], vec![]);
-        http_ms(big_addr, target)?;
-        http_ms(small_addr, target)?;
-        for _ in 0..PROCESS_REPS {
-            big_ms.push(http_ms(big_addr, target)?);
-            small_ms.push(http_ms(small_addr, target)?);
+    if args.wants("scale") {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => scale::rows(
+                &bin,
+                &project,
+                n,
+                args.dir.as_ref().map(|d| baseline_dir(d)).as_deref(),
+                &mut row,
+            )?,
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the scale rows (cargo build --release -p logbook-cli)"
+            ),
         }
-        let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
-        row(
-            measure,
-            format!("{b50:.2} ms median at {n} runs"),
-            format!("{s50:.2} ms median at {small_web_runs} runs"),
-            format!("{:.2}×", b50 / s50),
-            "< 50 ms",
-            Some(b50 < 50.0),
-        );
     }
-
     let status = Index::open(&project)?.status()?;
     let mut out = std::io::stdout().lock();
     writeln!(

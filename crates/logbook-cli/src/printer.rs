@@ -70,6 +70,9 @@ impl Printer {
 
     pub(crate) fn print(&self, out: &Output) -> Result<()> {
         if out.printed {
+            if let Some(note) = &out.note {
+                let _ = writeln!(std::io::stderr(), "{note}");
+            }
             return Ok(());
         }
         let mut stdout = std::io::stdout().lock();
@@ -93,10 +96,91 @@ impl Printer {
         Ok(())
     }
 
+    /// A listing printed item by item as the command produces it (see
+    /// [`Stream`]), for outputs too long to hold: every run `find` matches.
+    pub(crate) fn stream(&self) -> Stream {
+        Stream {
+            json: self.json,
+            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            items: 0,
+            failed: None,
+        }
+    }
+
     /// A warning on stderr (never on stdout, which `--json` keeps clean).
     pub(crate) fn warn(&self, msg: &str) {
         let style = Style::for_stderr();
         let _ = writeln!(std::io::stderr(), "{} {msg}", style.yellow("warning:"));
+    }
+}
+
+/// A listing written as it is produced: with `--json` one array, its
+/// elements formatted exactly as [`Printer::print`] formats a whole array,
+/// closed by [`Stream::finish`] even when the command fails half way, so
+/// stdout always holds one valid JSON value; otherwise each item's text.
+/// After a write fails (a closed pipe: `logbook find | head`) items are
+/// refused and the error is returned by `finish`.
+pub(crate) struct Stream {
+    json: bool,
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    items: usize,
+    failed: Option<std::io::Error>,
+}
+
+impl Stream {
+    /// Writes one item: `json` with `--json`, else `human`. `Break` once
+    /// stdout is gone: the producer stops.
+    pub(crate) fn item(
+        &mut self,
+        json: &impl serde::Serialize,
+        human: &str,
+    ) -> std::ops::ControlFlow<()> {
+        if self.failed.is_some() {
+            return std::ops::ControlFlow::Break(());
+        }
+        let written = if self.json {
+            self.json_item(json)
+        } else {
+            self.out.write_all(human.as_bytes())
+        };
+        self.items += 1;
+        match written {
+            Ok(()) => std::ops::ControlFlow::Continue(()),
+            Err(e) => {
+                self.failed = Some(e);
+                std::ops::ControlFlow::Break(())
+            }
+        }
+    }
+
+    fn json_item(&mut self, json: &impl serde::Serialize) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(json).map_err(std::io::Error::from)?;
+        self.out
+            .write_all(if self.items == 0 { b"[\n" } else { b",\n" })?;
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 {
+                self.out.write_all(b"\n")?;
+            }
+            self.out.write_all(b"  ")?;
+            self.out.write_all(line.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Ends the listing (`]` with `--json`, or `empty` when nothing was
+    /// listed) and flushes; the first write error, if any.
+    pub(crate) fn finish(mut self, empty: &str) -> std::io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let end: &[u8] = match (self.json, self.items) {
+            (true, 0) => b"[]\n",
+            (true, _) => b"\n]\n",
+            (false, 0) => empty.as_bytes(),
+            (false, _) => b"",
+        };
+        self.out.write_all(end)?;
+        self.out.flush()
     }
 }
 

@@ -394,28 +394,13 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         limit: a.limit.map(paging),
         offset: paging(a.offset),
     };
-    let page = run::find_page(&ctx.project, &query)?;
-    let (hits, skipped) = (&page.hits, page.skipped);
-    if skipped > 0 {
-        ctx.printer.warn(&format!(
-            "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
-        ));
-    }
-    let more = page.more(query.offset);
-    let note = (more > 0).then(|| {
-        format!(
-            "{more} more run(s) match; show them with --offset {} (or a larger --limit)",
-            query.offset + hits.len()
-        )
-    });
-    let found = run::found(hits, now);
-    let json = run::page_json(&page, now);
+    // Streamed: every run `find` matches may be asked for (`--limit` in
+    // the millions), so each is printed as it is read, never all held.
     let style = ctx.style();
+    let mut stream = ctx.printer.stream();
     let mut human = String::new();
-    if found.is_empty() {
-        human.push_str("No runs match.\n");
-    }
-    for f in &found {
+    let streamed = run::find_each(&ctx.project, &query, now, &mut |f| {
+        human.clear();
         let e = &f.entry;
         let status = pad(e.manifest.execution.status.as_str(), 9);
         let status = match e.manifest.execution.status {
@@ -436,8 +421,29 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         if let Some(snippet) = &f.snippet {
             let _ = writeln!(human, "    {snippet}");
         }
+        stream.item(&f, &human)
+    });
+    // The array is closed whatever happened, so stdout holds one JSON value.
+    let finished = stream.finish("No runs match.\n");
+    let streamed = streamed?;
+    finished?;
+    let skipped = streamed.skipped;
+    if skipped > 0 {
+        ctx.printer.warn(&format!(
+            "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
+        ));
     }
-    Ok(Output::new(json, human).with_note(note))
+    let more = streamed
+        .total
+        .saturating_sub(query.offset as u64)
+        .saturating_sub(streamed.shown as u64);
+    let note = (more > 0).then(|| {
+        format!(
+            "{more} more run(s) match; show them with --offset {} (or a larger --limit)",
+            query.offset + streamed.shown
+        )
+    });
+    Ok(Output::printed().with_note(note))
 }
 
 pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {

@@ -16,6 +16,7 @@ mod parse_errors;
 mod readme;
 mod runs;
 mod runs_hardening;
+mod scale;
 mod serve;
 mod session;
 mod snapshots;

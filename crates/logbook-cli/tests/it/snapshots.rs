@@ -806,7 +806,7 @@ fn index_and_doctor() {
       Workflows:     0
       Corrupt files: 0
       Pending:       0
-      Last sync:     2025-10-06T17:30:00.000Z
+      Last sync:     2025-10-06T17:00:00.000Z
       Up to date with the files.
     ");
 
@@ -827,7 +827,7 @@ fn index_and_doctor() {
       Workflows:     0
       Corrupt files: 0
       Pending:       0
-      Last sync:     2025-10-06T17:30:00.000Z
+      Last sync:     2025-10-06T17:00:00.000Z
       Stale: 1 new, 0 changed, 0 deleted file(s); run `logbook index sync`.
     ");
     assert_snapshot!(human(&t, &["index", "sync"]), @"

@@ -247,6 +247,12 @@ fn flatten_text(v: &Value, out: &mut String) {
 /// Where a registered output file is, if its name is a plain relative path
 /// inside its run folder (names another tool wrote are not trusted).
 fn output_path(folder: &Path, file: &str) -> Option<PathBuf> {
+    output_rel(file).map(|rel| folder.join(rel))
+}
+
+/// A registered output file's name as a path relative to its run folder,
+/// if it is a plain one (no root, no `..`, no NUL).
+fn output_rel(file: &str) -> Option<&Path> {
     let rel = Path::new(file);
     if file.is_empty()
         || file.contains('\0')
@@ -260,7 +266,7 @@ fn output_path(folder: &Path, file: &str) -> Option<PathBuf> {
     {
         return None;
     }
-    Some(folder.join(rel))
+    Some(rel)
 }
 
 /// The text of a registered output file, if it is a small UTF-8 file inside
@@ -289,6 +295,16 @@ pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
 /// FNV-1a over fixed-width fields: stable across builds and platforms (the
 /// index is derived, so a different hash would only cost one re-read).
 pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
+    outputs_stamp_into(folder, files, &mut PathBuf::new())
+}
+
+/// [`outputs_stamp`] building each file's path in `buf`, so a scan of
+/// every run allocates nothing per file.
+pub(super) fn outputs_stamp_into<'a>(
+    folder: &Path,
+    files: impl IntoIterator<Item = &'a str>,
+    buf: &mut PathBuf,
+) -> i64 {
     use std::os::unix::fs::MetadataExt;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut any = false;
@@ -302,7 +318,16 @@ pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &
         any = true;
         eat(file.as_bytes());
         eat(&[0]);
-        match output_path(folder, file).and_then(|p| fs::symlink_metadata(p).ok()) {
+        let found = match output_rel(file) {
+            Some(rel) => {
+                buf.clear();
+                buf.push(folder);
+                buf.push(rel);
+                fs::symlink_metadata(&*buf).ok()
+            }
+            None => None,
+        };
+        match found {
             Some(m) => {
                 eat(&[1]);
                 eat(&m.len().to_le_bytes());

@@ -28,6 +28,7 @@ mod pool;
 mod query;
 mod rebuild;
 mod record;
+mod scan;
 mod schema;
 mod sync;
 
@@ -52,13 +53,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// WAL pages written before a commit checkpoints them into the database.
 const WAL_PAGES: i64 = 256;
-
-pub(super) const ALL: &[Kind] = &[
-    Kind::Run,
-    Kind::WorkSession,
-    Kind::Transcript,
-    Kind::WorkflowState,
-];
 
 /// The kinds of file the index follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -276,25 +270,27 @@ impl Index {
     }
 
     /// Opens the index and first picks up runs another tool added or removed
-    /// (a cheap check of the followed directories' mtimes, then, only if one
-    /// moved, a comparison of the run folder *names* with the index). Used
-    /// by every listing.
+    /// (a cheap check of the runs folder's mtime, then, only if it moved, a
+    /// comparison of the run folder *names* with the index). Used by every
+    /// listing of runs. Writes nothing when nothing changed.
     pub fn open_synced(p: &Project) -> Result<Index> {
         let mut index = Index::open(p)?;
-        if index.meta("dirs_mtime")?.as_deref() != Some(sync::self_dirs_stamp(p).as_str()) {
+        if index.meta(sync::RUNS_DIR_KEY)?.as_deref() != Some(sync::runs_dir_stamp(p).as_str()) {
             index.sync_names()?;
         }
         Ok(index)
     }
 
-    /// Opens the index after an incremental sync of one kind of file other
-    /// than runs: work session and transcript folders hold few files, so a
-    /// `stat` of each is cheap and sees edits made in place.
+    /// Opens the index after an incremental sync of one kind of file:
+    /// work session and transcript folders hold few files, so a `stat` of
+    /// each is cheap and sees edits made in place. Never touches run rows
+    /// for another kind, and writes nothing when nothing changed.
     pub fn open_synced_kind(p: &Project, kind: Kind) -> Result<Index> {
-        let mut index = Index::open_synced(p)?;
-        if kind != Kind::Run {
-            index.sync_scoped(&[kind])?;
+        if kind == Kind::Run {
+            return Index::open_synced(p);
         }
+        let mut index = Index::open(p)?;
+        index.sync_kind(kind)?;
         Ok(index)
     }
 

@@ -2,6 +2,7 @@
 //! lineage edges, work session and transcript listings, health. None of them
 //! reads the files, except verify-on-read's stat of each returned run.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
@@ -12,7 +13,7 @@ use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, path_str, stamp_of}
 use crate::error::Result;
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
-use crate::model::query::RunQuery;
+use crate::model::query::{RunMatcher, RunQuery};
 use crate::model::run::{MANIFEST_FILE, OutputRecord, Run};
 use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
@@ -24,6 +25,27 @@ struct RunFilter {
     args: Vec<rusqlite::types::Value>,
     text: Option<String>,
 }
+
+/// What turning a matching row into a [`Hit`] needs.
+struct HitContext {
+    /// The whole query's rule (for queries without text).
+    matcher: RunMatcher,
+    /// The query's rule without its text and paging: what a re-read run
+    /// must still match.
+    filters: RunMatcher,
+    /// The FTS5 query, for text queries.
+    text: Option<String>,
+    /// The user's words, for snippets.
+    words: Option<String>,
+}
+
+/// A text query matching at least one run in this many ranks only its
+/// [`RECENT_MATCHES`] most recent matches (see `Index::narrow_to_recent`).
+const COMMON_SHARE: i64 = 8;
+
+/// How many of a common word's most recent matches are ranked (a few in
+/// unit tests, so that small projects take this path too).
+const RECENT_MATCHES: usize = if cfg!(test) { 3 } else { 2000 };
 
 /// How many times a query is re-run after re-reading runs it returned
 /// whose files changed under it.
@@ -148,7 +170,12 @@ impl Index {
 
     /// The FROM clause, WHERE terms and arguments of `query`'s filters
     /// (paging aside); `None` when no run can match.
-    fn run_filter(&self, query: &RunQuery, ranked: bool) -> Result<Option<RunFilter>> {
+    fn run_filter(
+        &self,
+        query: &RunQuery,
+        ranked: bool,
+        recent_only: bool,
+    ) -> Result<Option<RunFilter>> {
         let mut where_ = vec!["1=1".to_string()];
         let mut args: Vec<rusqlite::types::Value> = vec![];
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
@@ -166,8 +193,13 @@ impl Index {
             // rowids and ranks flow into the join and the sort. A count asks
             // for no rank: bm25 would score every match only to be dropped.
             let rank = if ranked { ", rank AS frank" } else { "" };
+            let recent = if recent_only {
+                " AND rowid IN (SELECT rid FROM temp.recent_matches)"
+            } else {
+                ""
+            };
             format!(
-                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}{recent}) f \
                  JOIN runs r ON r.rid = f.frid"
             )
         } else {
@@ -242,7 +274,7 @@ impl Index {
     /// exact for every filter, as in [`Index::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
         query.matcher()?;
-        let Some(f) = self.run_filter(query, false)? else {
+        let Some(f) = self.run_filter(query, false, false)? else {
             return Ok(0);
         };
         let sql = format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_);
@@ -257,16 +289,159 @@ impl Index {
     }
 
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        let Some((rids, ctx)) = self.matching_rids(query)? else {
+            return Ok(vec![]);
+        };
+        let mut out = vec![];
+        for rid in rids {
+            if let Some(hit) = self.hit_of(rid, &ctx)? {
+                out.push(hit);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs matching `query` in `find`'s order, handed to `each` one at a
+    /// time as they are read, so memory does not grow with the number of
+    /// results: only the matching row ids (8 bytes a run) are held, and the
+    /// manifests are read a chunk at a time. Each run is verified against
+    /// its file first, as [`Index::find_runs`] does; a run re-read because
+    /// it changed is handed over only if it still matches. `each` returns
+    /// `Break` to stop early. Returns how many runs were handed over.
+    pub fn each_run(
+        &self,
+        query: &RunQuery,
+        each: &mut dyn FnMut(Hit) -> ControlFlow<()>,
+    ) -> Result<usize> {
+        /// Runs verified together: one round of re-reads per chunk.
+        const CHUNK: usize = 256;
+        let Some((rids, ctx)) = self.matching_rids(query)? else {
+            return Ok(0);
+        };
+        let mut shown = 0;
+        for chunk in rids.chunks(CHUNK) {
+            let mut hits = Vec::with_capacity(chunk.len());
+            for &rid in chunk {
+                if let Some(hit) = self.hit_of(rid, &ctx)? {
+                    hits.push(hit);
+                }
+            }
+            let mut stale = vec![];
+            for (i, hit) in hits.iter().enumerate() {
+                if self.is_stale(&hit.run.folder, ctx.text.is_some())? {
+                    stale.push(i);
+                }
+            }
+            if !stale.is_empty() {
+                let folders: Vec<PathBuf> =
+                    stale.iter().map(|&i| hits[i].run.folder.clone()).collect();
+                self.reindex_runs(&folders)?;
+            }
+            let mut stale = stale.into_iter().peekable();
+            for (i, hit) in hits.into_iter().enumerate() {
+                let hit = if stale.next_if_eq(&i).is_some() {
+                    match self.reread_hit(&hit.run.folder, &ctx)? {
+                        Some(h) => h,
+                        None => continue,
+                    }
+                } else {
+                    hit
+                };
+                shown += 1;
+                if each(hit).is_break() {
+                    return Ok(shown);
+                }
+            }
+        }
+        Ok(shown)
+    }
+
+    /// A run just re-read into the index, if it still matches the query.
+    fn reread_hit(&self, folder: &Path, ctx: &HitContext) -> Result<Option<Hit>> {
+        let rid: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT rid FROM runs WHERE folder = ?1")
+            .map_err(self.err())?
+            .query_row([path_str(folder)], |r| r.get(0))
+            .optional()
+            .map_err(self.err())?;
+        let Some(rid) = rid else { return Ok(None) };
+        let Some(hit) = self.hit_of(rid, ctx)? else {
+            return Ok(None);
+        };
+        if let Some(q) = &ctx.text {
+            let still: bool = self
+                .conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 AND rowid = ?2)",
+                )
+                .map_err(self.err())?
+                .query_row(params![q, rid], |r| r.get(0))
+                .map_err(self.err())?;
+            if !still || !ctx.filters.matches(&hit.run.manifest) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(hit))
+    }
+
+    /// The row ids of the runs matching `query`, in its order and page, and
+    /// what turning each into a [`Hit`] needs; `None` when none can match.
+    fn matching_rids(&self, query: &RunQuery) -> Result<Option<(Vec<i64>, HitContext)>> {
         // Validates the pattern and the paging exactly as the scan does.
         let matcher = query.matcher()?;
+        let filters = RunQuery {
+            text: None,
+            limit: None,
+            offset: 0,
+            ..query.clone()
+        }
+        .matcher()?;
+        // A word in a large share of the runs: ranked among its most recent
+        // matches only (see `narrow_to_recent`), unless that leaves the page
+        // short, when every match is ranked after all.
+        let page = query.limit.map(|l| l.saturating_add(query.offset));
+        let fts = query
+            .text
+            .as_deref()
+            .map(fts_query)
+            .filter(|q| !q.is_empty());
+        let narrowed = match (&fts, page) {
+            (Some(q), Some(page)) if page <= RECENT_MATCHES => self.narrow_to_recent(q)?,
+            _ => false,
+        };
+        let Some((mut rids, text)) = self.page_rids(query, narrowed)? else {
+            return Ok(None);
+        };
+        if narrowed && rids.len() < query.limit.unwrap_or(0) {
+            rids = self.page_rids(query, false)?.map_or(vec![], |(r, _)| r);
+        }
+        Ok(Some((
+            rids,
+            HitContext {
+                matcher,
+                filters,
+                text,
+                words: query.text.clone(),
+            },
+        )))
+    }
+
+    /// The row ids of `query`'s page, and its FTS5 query; with
+    /// `recent_only`, text matches among `temp.recent_matches` only.
+    fn page_rids(
+        &self,
+        query: &RunQuery,
+        recent_only: bool,
+    ) -> Result<Option<(Vec<i64>, Option<String>)>> {
         let Some(RunFilter {
             from,
             where_,
             mut args,
             text,
-        }) = self.run_filter(query, true)?
+        }) = self.run_filter(query, true, recent_only)?
         else {
-            return Ok(vec![]);
+            return Ok(None);
         };
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
             args.push(v);
@@ -304,54 +479,107 @@ impl Index {
                 .collect::<std::result::Result<_, _>>()
                 .map_err(self.err())?
         };
+        Ok(Some((rids, text)))
+    }
+
+    /// For an FTS5 query matching a large share of the runs (at least one
+    /// in [`COMMON_SHARE`]), fills `temp.recent_matches` with the row ids
+    /// of its [`RECENT_MATCHES`] most recently started matches and returns
+    /// true; otherwise false, and the query ranks every match.
+    ///
+    /// Why: bm25 must score every match before the best page is known, so
+    /// a word in every run costs time in proportion to the runs. Here the
+    /// runs are walked newest first through `runs_started`, each probed in
+    /// the FTS index by rowid, until enough match: with a share of at least
+    /// 1 in [`COMMON_SHARE`], that walk is bounded by
+    /// `COMMON_SHARE × RECENT_MATCHES` probes whatever the number of runs.
+    /// Whether the share is that large is found by counting matches only up
+    /// to that share (a rowid walk, no bm25). The temporary table lives in
+    /// memory, never in the index file.
+    fn narrow_to_recent(&self, fts: &str) -> Result<bool> {
+        let runs: i64 = self
+            .conn
+            .prepare_cached("SELECT coalesce(max(rid), 0) FROM runs")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
+            .map_err(self.err())?;
+        let enough = runs / COMMON_SHARE;
+        if enough < 4 * RECENT_MATCHES as i64 {
+            // Few runs: ranking every match is cheap.
+            return Ok(false);
+        }
+        let seen: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 LIMIT ?2)",
+            )
+            .and_then(|mut st| st.query_row(params![fts, enough], |r| r.get(0)))
+            .map_err(self.err())?;
+        if seen < enough {
+            return Ok(false);
+        }
+        self.conn
+            .execute_batch(
+                "CREATE TEMP TABLE IF NOT EXISTS recent_matches(rid INTEGER PRIMARY KEY); \
+                 DELETE FROM temp.recent_matches;",
+            )
+            .map_err(self.err())?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO temp.recent_matches(rid) SELECT r.rid FROM runs r \
+                 WHERE EXISTS (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 AND rowid = r.rid) \
+                 ORDER BY r.started_ns DESC, r.id LIMIT ?2",
+            )
+            .and_then(|mut st| st.execute(params![fts, RECENT_MATCHES as i64]))
+            .map_err(self.err())?;
+        Ok(true)
+    }
+
+    /// The run stored under `rid` as a [`Hit`], if it is there, parses, and
+    /// (for queries without text) matches.
+    fn hit_of(&self, rid: i64, ctx: &HitContext) -> Result<Option<Hit>> {
         let mut row_stmt = self
             .conn
             .prepare_cached("SELECT id, folder, manifest FROM runs WHERE rid = ?1")
             .map_err(self.err())?;
-        let mut out = vec![];
-        for rid in rids {
-            let Some((id, folder, manifest)) = row_stmt
-                .query_row([rid], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })
-                .optional()
-                .map_err(self.err())?
-            else {
-                continue;
-            };
-            let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest)
-            else {
-                continue;
-            };
-            let folder = PathBuf::from(folder);
-            let snippet = match &query.text {
-                Some(words) if text.is_some() => {
-                    snippet_of(&self.conn, &manifest, &folder, words).map_err(self.err())?
-                }
-                _ => None,
-            };
-            // The SQL is exact for every filter but text; this keeps the one
-            // definition of "matches" authoritative.
-            if text.is_none() && !matcher.matches(&manifest) {
-                continue;
+        let Some((id, folder, manifest)) = row_stmt
+            .query_row([rid], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .optional()
+            .map_err(self.err())?
+        else {
+            return Ok(None);
+        };
+        let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest) else {
+            return Ok(None);
+        };
+        let folder = PathBuf::from(folder);
+        let snippet = match &ctx.words {
+            Some(words) if ctx.text.is_some() => {
+                snippet_of(&self.conn, &manifest, &folder, words).map_err(self.err())?
             }
-            let Ok(id) = RunId::parse(&id) else {
-                continue;
-            };
-            out.push(Hit {
-                run: Run {
-                    id,
-                    folder,
-                    manifest,
-                },
-                snippet,
-            });
+            _ => None,
+        };
+        // The SQL is exact for every filter but text; this keeps the one
+        // definition of "matches" authoritative.
+        if ctx.text.is_none() && !ctx.matcher.matches(&manifest) {
+            return Ok(None);
         }
-        Ok(out)
+        let Ok(id) = RunId::parse(&id) else {
+            return Ok(None);
+        };
+        Ok(Some(Hit {
+            run: Run {
+                id,
+                folder,
+                manifest,
+            },
+            snippet,
+        }))
     }
 
     /// The distinct workflow names, by hopping through the workflow index

@@ -40,7 +40,7 @@ use rusqlite::Connection;
 
 use super::record::{self, Fresh, Record};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
-use super::sync::{Seen, dirs_settled, self_dirs_stamp, walk};
+use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
 use super::{Index, Kind, SyncReport, pool, remove_db_files, remove_files, sql};
 use crate::clock;
 use crate::error::{Error, Result};
@@ -154,7 +154,7 @@ pub(super) fn fill(
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> Result<SyncReport> {
     let e = sql(path);
-    let dirs_before = self_dirs_stamp(p);
+    let dir_before = runs_dir_stamp(p);
     conn.execute_batch("BEGIN").map_err(&e)?;
     conn.execute_batch(&schema::schema()).map_err(&e)?;
     conn.execute(
@@ -169,7 +169,6 @@ pub(super) fn fill(
     let others = walk(
         p,
         &[Kind::WorkSession, Kind::WorkflowState, Kind::Transcript],
-        true,
     )?;
     let runs_dir = &p.config.agent_outputs_folder;
     let total = match progress {
@@ -221,12 +220,12 @@ pub(super) fn fill(
         [clock::now_string()],
     )
     .map_err(&e)?;
-    // The folders' mtimes count as seen only if nothing moved during the
-    // walk; otherwise the next listing compares names again.
-    if dirs_before == self_dirs_stamp(p) && dirs_settled(p) {
+    // The runs folder's mtime counts as seen only if nothing moved during
+    // the walk; otherwise the next listing compares names again.
+    if dir_before == runs_dir_stamp(p) && settled(&p.config.agent_outputs_folder) {
         conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('dirs_mtime', ?1)",
-            [&dirs_before],
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+            [RUNS_DIR_KEY, &dir_before],
         )
         .map_err(&e)?;
     }

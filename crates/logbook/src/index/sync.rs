@@ -1,6 +1,9 @@
 //! Keeping the index in step with the files other tools write: the walk of
-//! the followed folders, the size/mtime plan, and the one executor behind
-//! `sync`, `rebuild` and the cheap name comparison every listing runs.
+//! the followed folders, the size/mtime comparison, and the one executor
+//! behind `sync`, `rebuild` and the cheap name comparison every listing
+//! runs. Run folders are compared by `scan` (streamed, bounded memory);
+//! work session, workflow state and transcript files are few, and compared
+//! here against the index rows of their own folders only.
 
 use std::collections::HashMap;
 use std::fs;
@@ -9,10 +12,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
-use super::fulltext::outputs_stamp;
 use super::rebuild::{Parsed, read_parallel};
 use super::record::{self, Fresh};
-use super::{ALL, Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql, stamp_of};
+use super::scan::RunChange;
+use super::{Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql, stamp_of};
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::run::MANIFEST_FILE;
@@ -29,51 +32,29 @@ const GROUP: usize = 1024;
 
 /// Directory mtimes have coarse granularity (a kernel tick): an entry
 /// created in the same tick as the one we saw leaves the mtime unchanged.
-/// A stamp is only trusted as "seen" once every followed directory is older
-/// than this, so such a late entry is never hidden behind an equal mtime.
+/// A stamp is only trusted as "seen" once the directory is older than
+/// this, so such a late entry is never hidden behind an equal mtime.
 const RACY_MTIME: Duration = Duration::from_millis(50);
 
-pub(super) fn dirs_settled(p: &Project) -> bool {
+/// The `meta` key holding the runs folder's mtime as of the last complete
+/// comparison of its folder names with the index.
+pub(super) const RUNS_DIR_KEY: &str = "runs_dir_mtime";
+
+/// The kinds of file other than runs: few, each `stat`ed at every sync.
+const SMALL_KINDS: &[Kind] = &[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState];
+
+pub(super) fn settled(dir: &Path) -> bool {
     let Ok(now) = std::time::SystemTime::now().duration_since(UNIX_EPOCH) else {
         return false;
     };
     let limit = now.saturating_sub(RACY_MTIME).as_nanos() as i64;
-    [
-        &p.config.agent_outputs_folder,
-        &p.config.sessions_dir,
-        &p.config.session_archive_dir,
-        &p.config.transcripts_dir,
-    ]
-    .iter()
-    .all(|d| mtime_ns(d) < limit)
+    mtime_ns(dir) < limit
 }
 
-/// The names of the subfolders of `dir` (file types come from `readdir`
-/// itself on the usual file systems: no per-entry stat).
-fn folder_names(dir: &Path) -> Result<Vec<std::ffi::OsString>> {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut out = vec![];
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            out.push(entry.file_name());
-        }
-    }
-    Ok(out)
-}
-
-pub(super) fn self_dirs_stamp(p: &Project) -> String {
-    format!(
-        "{}:{}:{}:{}",
-        mtime_ns(&p.config.agent_outputs_folder),
-        mtime_ns(&p.config.sessions_dir),
-        mtime_ns(&p.config.session_archive_dir),
-        mtime_ns(&p.config.transcripts_dir)
-    )
+/// The runs folder's mtime, as stored under [`RUNS_DIR_KEY`]: it moves
+/// when a run folder is created, removed or renamed, and only then.
+pub(super) fn runs_dir_stamp(p: &Project) -> String {
+    mtime_ns(&p.config.agent_outputs_folder).to_string()
 }
 
 /// A file found on disk, with the stamp sync compares.
@@ -81,7 +62,6 @@ pub(super) fn self_dirs_stamp(p: &Project) -> String {
 pub(super) struct Seen {
     pub(super) kind: Kind,
     pub(super) path: PathBuf,
-    key: String,
     size: i64,
     mtime_ns: i64,
     dir_mtime_ns: i64,
@@ -94,7 +74,6 @@ impl Seen {
     pub(super) fn unstamped(kind: Kind, path: PathBuf) -> Seen {
         Seen {
             kind,
-            key: path_str(&path),
             path,
             size: -1,
             mtime_ns: 0,
@@ -111,17 +90,18 @@ impl Seen {
     }
 }
 
+/// What to read and what to forget among the small kinds.
 #[derive(Debug, Default)]
 struct Plan {
-    read: Vec<usize>,
+    read: Vec<Seen>,
     new: usize,
     deleted: Vec<String>,
+    scanned: usize,
 }
 
 fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata, dir_mtime_ns: i64) -> Seen {
     Seen {
         kind,
-        key: path_str(&path),
         path,
         size: m.len() as i64,
         mtime_ns: stamp_of(m),
@@ -129,15 +109,10 @@ fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata, dir_mtime_ns: i64) -> Seen 
     }
 }
 
-/// Every file the index follows, with its stamp: one `stat` per run
-/// manifest and per run folder (a folder's mtime moves when an output file
-/// is added or replaced), one per session and transcript file.
-///
-/// Without `stat_runs` the run manifests are only named, unstamped (see
-/// [`Seen::unstamped`]): a full rebuild reads every one anyway, and its
-/// parser threads take the stamps in parallel instead of this one thread
-/// doing two `stat`s per run before any parsing starts.
-pub(super) fn walk(p: &Project, scope: &[Kind], stat_runs: bool) -> Result<Vec<Seen>> {
+/// Every file the index follows, with its stamp: one `stat` per session
+/// and transcript file. Run manifests are only named, unstamped (see
+/// [`Seen::unstamped`]): whoever reads one takes its stamp first.
+pub(super) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
     let mut out = vec![];
     let runs_dir = &p.config.agent_outputs_folder;
     match fs::read_dir(runs_dir) {
@@ -148,17 +123,7 @@ pub(super) fn walk(p: &Project, scope: &[Kind], stat_runs: bool) -> Result<Vec<S
                 if !entry.file_type().is_ok_and(|t| t.is_dir()) {
                     continue;
                 }
-                let folder = entry.path();
-                let manifest = folder.join(MANIFEST_FILE);
-                if !stat_runs {
-                    out.push(Seen::unstamped(Kind::Run, manifest));
-                    continue;
-                }
-                let Ok(m) = fs::metadata(&manifest) else {
-                    continue;
-                };
-                let dir_mtime = mtime_ns(&folder);
-                out.push(seen(Kind::Run, manifest, &m, dir_mtime));
+                out.push(Seen::unstamped(Kind::Run, entry.path().join(MANIFEST_FILE)));
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -195,81 +160,100 @@ pub(super) fn walk(p: &Project, scope: &[Kind], stat_runs: bool) -> Result<Vec<S
     Ok(out)
 }
 
-/// Whether the registered output files of the run whose manifest is at
-/// `manifest` differ from the stamp `stored` with it (the file names come
-/// from the index: the manifest is unchanged, so they are the manifest's).
-///
-/// The cost, and why it is paid: `index sync` (and `index status`, `doctor`)
-/// `lstat` every registered output file of every run on top of the two
-/// `stat`s per run they already made; a file edited in place changes its
-/// own mtime only, so short of a file watcher nothing cheaper can see it.
-/// Listings do not pay it: `find` compares folder names only, and
-/// verify-on-read checks the outputs of the runs a text query returns
-/// (O(page)), so a `find` with nothing changed costs what it did.
-fn outputs_changed(manifest: &Path, outputs: &HashMap<String, Vec<String>>, stored: i64) -> bool {
-    let Some(folder) = manifest.parent() else {
-        return false;
-    };
-    let files = outputs
-        .get(path_str(folder).as_str())
-        .map_or(&[][..], Vec::as_slice);
-    outputs_stamp(folder, files.iter().map(String::as_str)) != stored
+/// The folders the files of `kind` live in.
+fn folders_of(p: &Project, kind: Kind) -> Vec<&Path> {
+    match kind {
+        Kind::Run => vec![&p.config.agent_outputs_folder],
+        Kind::WorkSession | Kind::WorkflowState => {
+            vec![&p.config.sessions_dir, &p.config.session_archive_dir]
+        }
+        Kind::Transcript => vec![&p.config.transcripts_dir],
+    }
 }
 
 impl Index {
-    /// The registered output files of every indexed run, by run folder, in
-    /// registration order (the order the record's stamp was taken in).
-    fn registered_outputs(&self) -> Result<HashMap<String, Vec<String>>> {
-        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    /// Brings the index up to date with the folders, reading only new or
+    /// changed files and dropping records whose file is gone. Noticing that
+    /// nothing changed reads no file: one `stat` per followed file (see
+    /// `scan` for the runs), and the runs folder is only listed when its
+    /// mtime moved.
+    pub fn sync(&mut self) -> Result<SyncReport> {
+        let started = std::time::Instant::now();
+        let dir_before = runs_dir_stamp(&self.project);
+        let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_before.as_str());
+        let mut report = SyncReport::default();
+        let summary = self.scan_runs(names, true, &mut |changes| {
+            let r = self.apply_run_changes(changes)?;
+            merge(&mut report, r);
+            Ok(())
+        })?;
+        report.scanned += summary.scanned;
+        let plan = self.plan(SMALL_KINDS)?;
+        report.scanned += plan.scanned as u64;
+        if !plan.read.is_empty() || !plan.deleted.is_empty() {
+            let r = self.execute(&plan.read, &plan.deleted, started)?;
+            merge(&mut report, r);
+        }
+        if names {
+            self.note_runs_dir(&dir_before, summary.complete)?;
+        }
+        self.set_meta("last_sync", &clock::now_string())?;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// What a sync would do, without doing it (and without writing).
+    pub fn staleness(&self) -> Result<Staleness> {
+        let mut stale = Staleness::default();
+        let dir_now = runs_dir_stamp(&self.project);
+        let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_now.as_str());
+        self.scan_runs(names, true, &mut |changes| {
+            for c in changes {
+                match c {
+                    RunChange::Read { new: true, .. } => stale.new += 1,
+                    RunChange::Read { new: false, .. } => stale.changed += 1,
+                    RunChange::Gone(_) => stale.deleted += 1,
+                }
+            }
+            Ok(())
+        })?;
+        let plan = self.plan(SMALL_KINDS)?;
+        stale.new += plan.new as u64;
+        stale.changed += (plan.read.len() - plan.new) as u64;
+        stale.deleted += plan.deleted.len() as u64;
+        Ok(stale)
+    }
+
+    /// What to read and what to forget among files of `scope` (never
+    /// runs): the walk of their folders against the index rows of those
+    /// folders only (a range of the `files` primary key, so the rows of a
+    /// million runs are never read for them).
+    fn plan(&self, scope: &[Kind]) -> Result<Plan> {
+        let seen = walk(&self.project, scope)?;
+        let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
+        let mut dirs: Vec<&Path> = scope
+            .iter()
+            .flat_map(|k| folders_of(&self.project, *k))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT r.folder, o.file FROM outputs o JOIN runs r ON r.rid = o.rid \
-                 ORDER BY o.rid, o.seq",
+            .prepare_cached(
+                "SELECT path, kind, size, mtime_ns, dir_mtime_ns FROM files \
+                 WHERE path > ?1 AND path < ?2",
             )
             .map_err(self.err())?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map_err(self.err())?;
-        for row in rows {
-            let (folder, file) = row.map_err(self.err())?;
-            out.entry(folder).or_default().push(file);
-        }
-        Ok(out)
-    }
-
-    /// Brings the index up to date with the folders, reading only new or
-    /// changed files and dropping records whose file is gone.
-    pub fn sync(&mut self) -> Result<SyncReport> {
-        self.sync_scoped(ALL)
-    }
-
-    /// What a sync would do, without doing it.
-    pub fn staleness(&self) -> Result<Staleness> {
-        let (_, plan) = self.plan(ALL)?;
-        Ok(Staleness {
-            new: plan.new as u64,
-            changed: (plan.read.len() - plan.new) as u64,
-            deleted: plan.deleted.len() as u64,
-        })
-    }
-
-    /// What to read and what to forget.
-    fn plan(&self, scope: &[Kind]) -> Result<(Vec<Seen>, Plan)> {
-        let seen = walk(&self.project, scope, true)?;
-        type Stored = ((i64, i64, i64), i64);
-        let mut known: HashMap<String, Stored> = HashMap::new();
-        {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT path, kind, size, mtime_ns, dir_mtime_ns, out_stamp FROM files")
-                .map_err(self.err())?;
+        for dir in dirs {
+            let probe = path_str(&dir.join("x"));
+            let prefix = &probe[..probe.len() - 1];
+            let end = format!("{}0", &prefix[..prefix.len() - 1]);
             let rows = stmt
-                .query_map([], |r| {
+                .query_map(rusqlite::params![prefix, end], |r| {
                     Ok((
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
-                        ((r.get(2)?, r.get(3)?, r.get(4)?), r.get(5)?),
+                        (r.get(2)?, r.get(3)?, r.get(4)?),
                     ))
                 })
                 .map_err(self.err())?;
@@ -280,122 +264,121 @@ impl Index {
                 }
             }
         }
-        let outputs = if scope.contains(&Kind::Run) {
-            self.registered_outputs()?
-        } else {
-            HashMap::new()
+        let mut plan = Plan {
+            scanned: seen.len(),
+            ..Plan::default()
         };
-        let mut plan = Plan::default();
-        for (i, s) in seen.iter().enumerate() {
-            match known.remove(&s.key) {
-                // The manifest is unchanged: its output files may not be.
-                // One `lstat` per registered output of every run: an edit
-                // in place moves no directory mtime, so nothing cheaper
-                // sees it (see `outputs_changed`).
-                Some((stamp, out)) if stamp == (s.size, s.mtime_ns, s.dir_mtime_ns) => {
-                    if s.kind == Kind::Run && outputs_changed(&s.path, &outputs, out) {
-                        plan.read.push(i);
-                    }
-                }
-                Some(_) => plan.read.push(i),
+        for s in seen {
+            match known.remove(path_str(&s.path).as_str()) {
+                Some(stamp) if stamp == (s.size, s.mtime_ns, s.dir_mtime_ns) => {}
+                Some(_) => plan.read.push(s),
                 None => {
                     plan.new += 1;
-                    plan.read.push(i)
+                    plan.read.push(s)
                 }
             }
         }
         plan.deleted = known.into_keys().collect();
-        Ok((seen, plan))
+        Ok(plan)
     }
 
-    /// The incremental sync of the files of the kinds in `scope`: only new,
-    /// changed and deleted files are handled, committed in batches.
-    pub(super) fn sync_scoped(&mut self, scope: &[Kind]) -> Result<SyncReport> {
+    /// Brings the records of one small kind (work sessions, transcripts,
+    /// workflow states) up to date, never touching run rows; writes nothing
+    /// when nothing changed.
+    pub(super) fn sync_kind(&mut self, kind: Kind) -> Result<SyncReport> {
         let started = std::time::Instant::now();
-        let dirs_before = self.dirs_stamp();
-        let (seen, plan) = self.plan(scope)?;
-        let record = (scope == ALL).then_some(dirs_before);
-        self.execute(&seen, plan, record, started)
+        let plan = self.plan(&[kind])?;
+        if plan.read.is_empty() && plan.deleted.is_empty() {
+            return Ok(SyncReport {
+                scanned: plan.scanned as u64,
+                ..SyncReport::default()
+            });
+        }
+        self.execute(&plan.read, &plan.deleted, started)
     }
 
-    /// The sync behind every listing, run only when a followed directory's
-    /// mtime moved (a run folder was created or removed, a session or
-    /// transcript file written). Why names and not stamps: the parent's
-    /// mtime moves on *every* `run start`, including our own, and a stat of
-    /// every manifest costs ~0.7 s at 100,000 runs. Comparing the set of
-    /// folder names with the index costs one `readdir` (no per-entry stat)
-    /// and one index read, and only new names are parsed, so our own writes
-    /// stay cheap for the next listing without trusting ourselves about
-    /// what else appeared meanwhile (recording "our" mtime after our own
+    /// The sync behind every listing of runs, run only when the runs
+    /// folder's mtime moved (a run folder was created, removed or renamed):
+    /// the folder *names* are compared with the index, and only new ones
+    /// parsed. Why names and not stamps: the folder's mtime moves on every
+    /// `run start`, including our own, and a `stat` of every manifest is the
+    /// cost the index exists to avoid. Recording "our" mtime after our own
     /// `mkdir` would have to prove no other tool created a folder in the
-    /// same coarse mtime tick, which it cannot). The parent's mtime never
-    /// showed in-place edits inside run folders anyway: those are caught
-    /// for the runs a query returns by the verify-on-read check in
-    /// [`Index::find_runs`], and for all runs by `index sync`.
+    /// same coarse mtime tick, which it cannot. In-place edits inside run
+    /// folders never moved this mtime: those are caught for the runs a query
+    /// returns by verify-on-read ([`Index::find_runs`]), and for all runs
+    /// by `index sync`.
     pub(super) fn sync_names(&mut self) -> Result<SyncReport> {
         let started = std::time::Instant::now();
-        let dirs_before = self.dirs_stamp();
-        // Work sessions, their states and transcripts are few: a stat of each.
-        let (mut seen, mut plan) =
-            self.plan(&[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState])?;
-        let runs_dir = self.project.config.agent_outputs_folder.clone();
-        let on_disk: std::collections::HashSet<String> = folder_names(&runs_dir)?
-            .into_iter()
-            .map(|name| path_str(&runs_dir.join(name).join(MANIFEST_FILE)))
-            .collect();
-        let known: std::collections::HashSet<String> = {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT path FROM files WHERE kind = 'run'")
-                .map_err(self.err())?;
-            stmt.query_map([], |r| r.get::<_, String>(0))
-                .map_err(self.err())?
-                .collect::<std::result::Result<_, _>>()
-                .map_err(self.err())?
-        };
-        plan.deleted
-            .extend(known.iter().filter(|k| !on_disk.contains(*k)).cloned());
-        // A folder without a manifest yet (another tool mid-start) leaves
-        // the directories unrecorded, so the next listing looks again.
-        let mut complete = true;
-        for key in on_disk.iter().filter(|k| !known.contains(*k)) {
-            let manifest = PathBuf::from(key);
-            match fs::metadata(&manifest) {
-                Ok(m) => {
-                    let dir_mtime = manifest.parent().map_or(0, mtime_ns);
-                    plan.read.push(seen.len());
-                    plan.new += 1;
-                    seen.push(self::seen(Kind::Run, manifest, &m, dir_mtime));
-                }
-                Err(_) => complete = false,
+        let dir_before = runs_dir_stamp(&self.project);
+        let mut report = SyncReport::default();
+        let summary = self.scan_runs(true, false, &mut |changes| {
+            let r = self.apply_run_changes(changes)?;
+            merge(&mut report, r);
+            Ok(())
+        })?;
+        report.scanned = summary.scanned;
+        self.note_runs_dir(&dir_before, summary.complete)?;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Stores the runs folder's mtime as seen, if the comparison that just
+    /// ended was complete, nothing moved while it ran, the mtime is old
+    /// enough to trust, and it is not stored already (a read that found
+    /// nothing to change writes nothing).
+    fn note_runs_dir(&self, before: &str, complete: bool) -> Result<()> {
+        let dir = &self.project.config.agent_outputs_folder;
+        if !complete || runs_dir_stamp(&self.project) != before || !settled(dir) {
+            return Ok(());
+        }
+        if self.meta(RUNS_DIR_KEY)?.as_deref() == Some(before) {
+            return Ok(());
+        }
+        self.set_meta(RUNS_DIR_KEY, before)
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+            .and_then(|mut st| st.execute([key, value]))
+            .map(|_| ())
+            .map_err(self.err())
+    }
+
+    /// Writes a batch of [`RunChange`]s: gone records removed, the others
+    /// read on every core.
+    fn apply_run_changes(&self, changes: Vec<RunChange>) -> Result<SyncReport> {
+        let mut read = vec![];
+        let mut gone = vec![];
+        for c in changes {
+            match c {
+                RunChange::Read { path, .. } => read.push(Seen::unstamped(Kind::Run, path)),
+                RunChange::Gone(path) => gone.push(path),
             }
         }
-        self.execute(&seen, plan, complete.then_some(dirs_before), started)
+        self.execute(&read, &gone, std::time::Instant::now())
     }
 
     /// Applies a plan: deletions, then the new and changed files parsed on
-    /// every core and written in batches. `record_dirs` is the directory
-    /// stamp taken before the walk, stored as "seen" only if nothing moved
-    /// meanwhile.
+    /// every core and written in batches.
     fn execute(
-        &mut self,
-        seen: &[Seen],
-        plan: Plan,
-        record_dirs: Option<String>,
+        &self,
+        todo: &[Seen],
+        deleted: &[String],
         started: std::time::Instant,
     ) -> Result<SyncReport> {
         let mut report = SyncReport {
-            scanned: seen.len() as u64,
+            scanned: todo.len() as u64,
             ..SyncReport::default()
         };
         let e = sql(&self.path);
         // Deleted files first.
-        if !plan.deleted.is_empty() {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(&e)?;
-            for path in &plan.deleted {
+        if !deleted.is_empty() {
+            let tx =
+                rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                    .map_err(&e)?;
+            for path in deleted {
                 let kind: Option<String> = tx
                     .query_row("SELECT kind FROM files WHERE path = ?1", [path], |r| {
                         r.get(0)
@@ -409,11 +392,13 @@ impl Index {
             }
             tx.commit().map_err(&e)?;
         }
-        let todo: Vec<&Seen> = plan.read.iter().map(|&i| &seen[i]).collect();
-        let project = self.project.clone();
+        if todo.is_empty() {
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
         let conn = &self.conn;
         conn.execute_batch("BEGIN IMMEDIATE").map_err(&e)?;
-        let body = (|| -> Result<()> {
+        let body = (|| -> Result<u64> {
             // Written in groups: first every group member's old run rows
             // are removed, then the new ones stored. Why: a delete from the
             // contentless_delete FTS table makes FTS5 flush its pending
@@ -442,43 +427,35 @@ impl Index {
                 }
                 Ok(())
             };
-            let total = todo.len() as u64;
-            let (_, missing) = read_parallel(&project, todo.into_iter(), total, None, |item| {
-                group.push(item);
-                batch += 1;
-                if group.len() >= GROUP {
-                    flush_group(&mut group, &mut report)?;
-                }
-                if batch >= BATCH {
-                    flush_group(&mut group, &mut report)?;
-                    batch = 0;
-                    conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
-                }
-                Ok(())
-            })?;
+            let (_, missing) = read_parallel(
+                &self.project,
+                todo.iter(),
+                todo.len() as u64,
+                None,
+                |item| {
+                    group.push(item);
+                    batch += 1;
+                    if group.len() >= GROUP {
+                        flush_group(&mut group, &mut report)?;
+                    }
+                    if batch >= BATCH {
+                        flush_group(&mut group, &mut report)?;
+                        batch = 0;
+                        conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
+                    }
+                    Ok(())
+                },
+            )?;
             flush_group(&mut group, &mut report)?;
-            report.scanned -= missing;
-            conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
-                [clock::now_string()],
-            )
-            .map_err(&e)?;
-            // Only record the folders' mtimes as seen if nothing moved while
-            // we walked; otherwise the next listing syncs again.
-            if let Some(before) = &record_dirs
-                && *before == self_dirs_stamp(&project)
-                && dirs_settled(&project)
-            {
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('dirs_mtime', ?1)",
-                    [before],
-                )
-                .map_err(&e)?;
-            }
-            Ok(())
+            Ok(missing)
         })();
         match body {
-            Ok(()) => conn.execute_batch("COMMIT").map_err(&e)?,
+            Ok(missing) => {
+                conn.execute_batch("COMMIT").map_err(&e)?;
+                // Unstamped run folders that turned out to hold no manifest
+                // are not counted as scanned.
+                report.scanned -= missing;
+            }
             Err(err) => {
                 let _ = conn.execute_batch("ROLLBACK");
                 return Err(err);
@@ -487,8 +464,11 @@ impl Index {
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
+}
 
-    pub(super) fn dirs_stamp(&self) -> String {
-        self_dirs_stamp(&self.project)
-    }
+/// Adds what one batch of a sync did to the whole sync's report.
+fn merge(into: &mut SyncReport, part: SyncReport) {
+    into.indexed += part.indexed;
+    into.removed += part.removed;
+    into.corrupt.extend(part.corrupt);
 }

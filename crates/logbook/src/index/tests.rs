@@ -928,3 +928,76 @@ fn a_rebuild_leaves_no_wal_of_the_old_index_and_no_building_file() {
     assert!(new.is_current());
     assert_eq!(new.status().unwrap().runs, 1);
 }
+
+#[test]
+fn a_word_in_most_runs_is_ranked_among_its_most_recent_matches() {
+    let (_d, p) = project();
+    let dir = p.config.agent_outputs_folder.clone();
+    // 200 runs, one a minute; "common" in all but every tenth (three times
+    // over in the older half, which bm25 over all matches would rank
+    // first), "rare" in the oldest few only.
+    let mut ids = vec![];
+    for i in 0..200u32 {
+        let id = uuid::Uuid::from_u128(0x1000_0000_0000_4000_8000_0000_0000_0000 + u128::from(i))
+            .to_string();
+        let words = match i {
+            _ if i % 10 == 0 => "nothing here",
+            0..5 => "common rare",
+            0..100 => "common common common",
+            _ => "common",
+        };
+        let folder = dir.join(&id);
+        std::fs::create_dir_all(&folder).unwrap();
+        let m = json!({
+            "version": "1.0.0", "session_id": id,
+            "agent": {"name": "alex"}, "workflow": {"name": "w", "description": words},
+            "execution": {"started_at": format!("2025-10-05T{:02}:{:02}:00.000Z", i / 60, i % 60), "status": "completed"},
+            "outputs": [],
+        });
+        std::fs::write(folder.join(MANIFEST_FILE), m.to_string()).unwrap();
+        ids.push(id);
+    }
+    let index = Index::open(&p).unwrap();
+    let found = |text: &str, limit: usize| -> Vec<String> {
+        index
+            .find_runs(&RunQuery {
+                text: Some(text.into()),
+                limit: Some(limit),
+                ..RunQuery::default()
+            })
+            .unwrap()
+            .into_iter()
+            .map(|h| h.run.id.to_string())
+            .collect()
+    };
+    // Common: only the 3 newest matches are ranked, so a page of 3 is them.
+    let mut page = found("common", 3);
+    page.sort();
+    let mut newest: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(i, _)| i % 10 != 0)
+        .take(3)
+        .map(|(_, id)| id.clone())
+        .collect();
+    newest.sort();
+    assert_eq!(page, newest);
+    assert!(index.conn.is_autocommit());
+    // A page larger than the narrowed set ranks every match after all.
+    assert_eq!(found("common", 50).len(), 50);
+    // Rare words rank every match, and combined with a filter that the
+    // recent matches do not meet, the page is filled from all matches.
+    assert_eq!(found("rare", 10).len(), 4);
+    let none_recent = index
+        .find_runs(&RunQuery {
+            text: Some("common".into()),
+            since: None,
+            user: None,
+            limit: Some(2),
+            offset: 170,
+            ..RunQuery::default()
+        })
+        .unwrap();
+    assert_eq!(none_recent.len(), 2);
+}

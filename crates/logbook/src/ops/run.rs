@@ -88,6 +88,59 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
     })
 }
 
+/// What [`find_each`] streamed.
+#[derive(Debug, Clone, Copy)]
+pub struct Streamed {
+    /// Runs handed over.
+    pub shown: usize,
+    /// How many runs match in all, paging aside.
+    pub total: u64,
+    /// How many manifests listings skip as unparseable (`doctor` names them).
+    pub skipped: u64,
+}
+
+/// [`find_page`] streamed: each run is handed to `each` as it is read from
+/// the index, its display names computed for `now`, so a listing of every
+/// run holds one run at a time (`logbook find --limit 1000000`). `each`
+/// returns `Break` to stop (a closed pipe); the total is then not counted.
+pub fn find_each(
+    p: &Project,
+    query: &RunQuery,
+    now: Timestamp,
+    each: &mut dyn FnMut(FoundRun) -> std::ops::ControlFlow<()>,
+) -> Result<Streamed> {
+    let query = RunQuery {
+        limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
+        ..query.clone()
+    };
+    let index = Index::open_synced(p)?;
+    let mut stopped = false;
+    let shown = index.each_run(&query, &mut |hit| {
+        let flow = each(FoundRun {
+            entry: entry(&hit.run, now),
+            snippet: hit.snippet,
+        });
+        stopped = flow.is_break();
+        flow
+    })?;
+    let total = if stopped {
+        (query.offset + shown) as u64
+    } else if shown < query.limit.unwrap_or(0) && (query.offset == 0 || shown > 0) {
+        // A short page is the last one: no count query needed.
+        (query.offset + shown) as u64
+    } else {
+        index.count_runs(&query)?
+    };
+    // Counted after the listing, whose verify-on-read may have found a
+    // manifest broken since it was indexed.
+    let skipped = index.corrupt_count(Kind::Run)?;
+    Ok(Streamed {
+        shown,
+        total,
+        skipped,
+    })
+}
+
 /// Every agent with runs and how many it has, by name, from the index.
 pub fn agents(p: &Project) -> Result<Vec<(String, u64)>> {
     Index::open_synced(p)?.agents()

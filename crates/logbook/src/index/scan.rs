@@ -1,0 +1,477 @@
+//! The run folders against the index, without holding either whole in
+//! memory: the folder names are read once and kept sorted in 16 bytes a
+//! run (a UUID as a number), then merged with the index's `files` rows,
+//! read in path order a batch at a time; each batch's stamps are compared
+//! on every core. `index sync`, `index status`, `doctor` and the name check
+//! before every listing share it.
+//!
+//! What each `stat` is for (nothing else is looked at):
+//! - one `readdir` of `agent_outputs_folder`, only when its mtime moved
+//!   since the last complete comparison: a run folder was created, removed
+//!   or renamed. Otherwise the index's rows stand for the folders.
+//! - with stamps, one `stat` per manifest: an edit of the manifest, in
+//!   place or by rename, moves its size or mtime.
+//! - with stamps, one `lstat` per registered output file: text written into
+//!   an output after it was registered is indexed too, and an edit in
+//!   place moves no folder's mtime, so nothing cheaper sees it. A file
+//!   replaced by rename shows as a new inode.
+//!
+//! The run folder's own mtime is not looked at: it moves when an entry is
+//! added, removed or renamed, and each of those that matters to the index
+//! already shows in the manifest's or an output's own `stat`.
+
+use std::cmp::Ordering;
+use std::ffi::OsStr;
+use std::fs;
+use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::fulltext::outputs_stamp_into;
+use super::{Index, path_str, stamp_of};
+use crate::error::{Error, Result};
+use crate::model::run::MANIFEST_FILE;
+
+/// Index rows compared per batch: enough to keep both cores busy between
+/// two index reads, few enough that a batch's memory is small.
+const BATCH: i64 = 4096;
+
+/// `/manifest.json`: what follows a run folder's name in its manifest path.
+const SUFFIX: &[u8] = b"/manifest.json";
+
+/// A run the index holds out of step with its folder.
+#[derive(Debug)]
+pub(super) enum RunChange {
+    /// A manifest to read: new (its folder is not indexed) or changed.
+    Read {
+        /// The manifest.
+        path: PathBuf,
+        /// Whether its folder is new to the index.
+        new: bool,
+    },
+    /// An indexed manifest that is gone (its path as the index stores it).
+    Gone(String),
+}
+
+/// What a scan looked at.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct ScanSummary {
+    /// Run manifests found (indexed or new).
+    pub(super) scanned: u64,
+    /// False when a folder on disk was left unaccounted for (no manifest
+    /// yet: another tool mid-start), so the folder's mtime must not be
+    /// recorded as seen.
+    pub(super) complete: bool,
+}
+
+/// The run folder names on disk, sorted as the index sorts their manifest
+/// paths (by `{name}/manifest.json`, bytewise).
+#[derive(Default)]
+struct DiskNames {
+    /// Names that are lowercase hyphenated UUIDs (nearly all), as numbers:
+    /// numeric order is their text order.
+    uuids: Vec<u128>,
+    /// Any other names.
+    others: Vec<Box<[u8]>>,
+}
+
+/// Compares `a/manifest.json` with `b/manifest.json`.
+fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
+    a.iter().chain(SUFFIX).cmp(b.iter().chain(SUFFIX))
+}
+
+/// Compares `name/manifest.json` with `rel` (a path below the runs folder).
+fn cmp_name_rel(name: &[u8], rel: &[u8]) -> Ordering {
+    name.iter().chain(SUFFIX).cmp(rel.iter())
+}
+
+fn uuid_text(u: u128) -> [u8; 36] {
+    let mut buf = [0u8; 36];
+    uuid::Uuid::from_u128(u).hyphenated().encode_lower(&mut buf);
+    buf
+}
+
+impl DiskNames {
+    /// The subfolders of `dir` (file types come from `readdir` itself on
+    /// the usual file systems: no per-entry `stat`).
+    fn read(dir: &Path) -> Result<DiskNames> {
+        let mut names = DiskNames::default();
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
+            Err(e) => return Err(Error::io(dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let name = entry.file_name();
+            let bytes = name.as_bytes();
+            match uuid::Uuid::try_parse_ascii(bytes) {
+                Ok(u) if uuid_text(u.as_u128()) == bytes => names.uuids.push(u.as_u128()),
+                _ => names.others.push(bytes.into()),
+            }
+        }
+        names.uuids.sort_unstable();
+        names.others.sort_by(|a, b| cmp_names(a, b));
+        Ok(names)
+    }
+}
+
+/// The names of a [`DiskNames`] in order, both lists merged.
+struct DiskCursor {
+    names: DiskNames,
+    u: usize,
+    o: usize,
+    text: [u8; 36],
+}
+
+impl DiskCursor {
+    fn new(names: DiskNames) -> DiskCursor {
+        let mut c = DiskCursor {
+            names,
+            u: 0,
+            o: 0,
+            text: [0; 36],
+        };
+        c.load();
+        c
+    }
+
+    fn load(&mut self) {
+        if let Some(&u) = self.names.uuids.get(self.u) {
+            self.text = uuid_text(u);
+        }
+    }
+
+    /// Which list the next name comes from: `Some(true)` the UUIDs.
+    fn next_from_uuids(&self) -> Option<bool> {
+        match (self.names.uuids.get(self.u), self.names.others.get(self.o)) {
+            (None, None) => None,
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (Some(_), Some(o)) => Some(cmp_names(&self.text, o) != Ordering::Greater),
+        }
+    }
+
+    fn peek(&self) -> Option<&[u8]> {
+        match self.next_from_uuids()? {
+            true => Some(&self.text),
+            false => self.names.others.get(self.o).map(|b| &b[..]),
+        }
+    }
+
+    fn advance(&mut self) {
+        match self.next_from_uuids() {
+            Some(true) => {
+                self.u += 1;
+                self.load();
+            }
+            Some(false) => self.o += 1,
+            None => {}
+        }
+    }
+}
+
+/// One indexed run manifest and its stamps; text lives in [`Batch::text`].
+struct Entry {
+    path: Range<usize>,
+    size: i64,
+    mtime_ns: i64,
+    out_stamp: i64,
+    /// Its registered output files, a range of [`Batch::files`].
+    outputs: Range<usize>,
+}
+
+/// A batch of index rows, their strings in one buffer (no allocation per
+/// row).
+#[derive(Default)]
+struct Batch {
+    text: String,
+    files: Vec<Range<usize>>,
+    entries: Vec<Entry>,
+}
+
+impl Batch {
+    fn str(&self, r: &Range<usize>) -> &str {
+        &self.text[r.clone()]
+    }
+
+    fn push_text(&mut self, s: &str) -> Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(s);
+        start..self.text.len()
+    }
+}
+
+/// What a `stat` says of an indexed run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Same,
+    Changed,
+    Gone,
+}
+
+/// Compares one entry's stamps with its files, `buf` reused for paths.
+fn verdict(batch: &Batch, e: &Entry, buf: &mut PathBuf) -> Verdict {
+    let path = Path::new(OsStr::new(batch.str(&e.path)));
+    let m = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Verdict::Gone;
+        }
+        // Unreadable now: let the re-read decide (it records the error).
+        Err(_) => return Verdict::Changed,
+    };
+    if m.len() as i64 != e.size || stamp_of(&m) != e.mtime_ns {
+        return Verdict::Changed;
+    }
+    let Some(folder) = path.parent() else {
+        return Verdict::Same;
+    };
+    let files = batch.files[e.outputs.clone()].iter().map(|r| batch.str(r));
+    if outputs_stamp_into(folder, files, buf) != e.out_stamp {
+        return Verdict::Changed;
+    }
+    Verdict::Same
+}
+
+/// The verdicts of `which` entries of `batch`, on every core.
+fn verdicts(batch: &Batch, which: &[usize]) -> Vec<Verdict> {
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
+    let mut out = vec![Verdict::Same; which.len()];
+    if which.len() < 64 || workers == 1 {
+        let mut buf = PathBuf::new();
+        for (slot, &i) in out.iter_mut().zip(which) {
+            *slot = verdict(batch, &batch.entries[i], &mut buf);
+        }
+        return out;
+    }
+    let per = which.len().div_ceil(workers);
+    std::thread::scope(|s| {
+        for (slots, idx) in out.chunks_mut(per).zip(which.chunks(per)) {
+            s.spawn(move || {
+                let mut buf = PathBuf::new();
+                for (slot, &i) in slots.iter_mut().zip(idx) {
+                    *slot = verdict(batch, &batch.entries[i], &mut buf);
+                }
+            });
+        }
+    });
+    out
+}
+
+impl Index {
+    /// Reads the indexed run manifests after `after` (exclusive) and below
+    /// `end`, in path order, with (if `stamps`) their stamps and registered
+    /// output files.
+    fn run_batch(&self, after: &str, end: &str, stamps: bool) -> Result<Batch> {
+        let sql = if stamps {
+            "SELECT f.path, f.size, f.mtime_ns, f.out_stamp, o.file \
+             FROM (SELECT path, size, mtime_ns, out_stamp FROM files \
+                   WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3) f \
+             LEFT JOIN runs r ON r.folder = substr(f.path, 1, length(f.path) - 14) \
+             LEFT JOIN outputs o ON o.rid = r.rid \
+             ORDER BY f.path, o.seq"
+        } else {
+            // Names only (before a listing): no stamps, no outputs.
+            "SELECT path, 0, 0, 0, NULL FROM files \
+             WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3"
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+        let mut rows = stmt
+            .query(rusqlite::params![after, end, BATCH])
+            .map_err(self.err())?;
+        let mut batch = Batch::default();
+        while let Some(row) = rows.next().map_err(self.err())? {
+            let path = row
+                .get_ref(0)
+                .and_then(|v| Ok(v.as_str()?))
+                .map_err(self.err())?;
+            let same = batch
+                .entries
+                .last()
+                .is_some_and(|e| batch.str(&e.path) == path);
+            if !same {
+                let path = batch.push_text(path);
+                let files = batch.files.len();
+                batch.entries.push(Entry {
+                    path,
+                    size: row.get(1).map_err(self.err())?,
+                    mtime_ns: row.get(2).map_err(self.err())?,
+                    out_stamp: row.get(3).map_err(self.err())?,
+                    outputs: files..files,
+                });
+            }
+            if let Some(file) = row
+                .get_ref(4)
+                .and_then(|v| Ok(v.as_str_or_null()?))
+                .map_err(self.err())?
+            {
+                let r = batch.push_text(file);
+                batch.files.push(r);
+                if let Some(e) = batch.entries.last_mut() {
+                    e.outputs.end = batch.files.len();
+                }
+            }
+        }
+        Ok(batch)
+    }
+
+    /// Compares the run folders with the index, calling `each` with the
+    /// changes found, batch by batch in path order (it may write them to
+    /// the index: no statement is open then).
+    ///
+    /// `names`: read the folder names (else the indexed rows stand for the
+    /// folders: the caller saw the runs folder's mtime unchanged).
+    /// `stamps`: compare each manifest's and its outputs' stamps (else only
+    /// which folders exist).
+    pub(super) fn scan_runs(
+        &self,
+        names: bool,
+        stamps: bool,
+        each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
+    ) -> Result<ScanSummary> {
+        let dir = self.project.config.agent_outputs_folder.clone();
+        // The prefix exactly as `path_str` writes the paths below `dir`.
+        let probe = path_str(&dir.join("x"));
+        let prefix = probe[..probe.len() - 1].to_string();
+        let end = format!("{}0", &prefix[..prefix.len() - 1]);
+        let mut disk = if names {
+            Some(DiskCursor::new(DiskNames::read(&dir)?))
+        } else {
+            None
+        };
+        let mut summary = ScanSummary {
+            scanned: 0,
+            complete: true,
+        };
+        let mut after = prefix.clone();
+        loop {
+            let batch = self.run_batch(&after, &end, stamps)?;
+            let mut changes = vec![];
+            let mut present = vec![];
+            for (i, e) in batch.entries.iter().enumerate() {
+                let rel = batch.str(&e.path)[prefix.len()..].as_bytes();
+                let on_disk = match disk.as_mut() {
+                    None => true,
+                    Some(disk) => {
+                        // Folders before this row are new to the index.
+                        while let Some(name) = disk.peek()
+                            && cmp_name_rel(name, rel) == Ordering::Less
+                        {
+                            new_folder(&dir, name, &mut changes, &mut summary);
+                            disk.advance();
+                        }
+                        let here = disk
+                            .peek()
+                            .is_some_and(|name| cmp_name_rel(name, rel) == Ordering::Equal);
+                        if here {
+                            disk.advance();
+                        }
+                        here
+                    }
+                };
+                if !on_disk {
+                    changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
+                } else if stamps {
+                    present.push(i);
+                } else {
+                    summary.scanned += 1;
+                }
+            }
+            for (&i, v) in present.iter().zip(verdicts(&batch, &present)) {
+                let path = batch.str(&batch.entries[i].path);
+                match v {
+                    Verdict::Same => summary.scanned += 1,
+                    Verdict::Changed => {
+                        summary.scanned += 1;
+                        changes.push(RunChange::Read {
+                            path: PathBuf::from(path),
+                            new: false,
+                        });
+                    }
+                    Verdict::Gone => changes.push(RunChange::Gone(path.to_string())),
+                }
+            }
+            let last = batch.entries.last().map(|e| batch.str(&e.path).to_string());
+            if last.is_none()
+                && let Some(disk) = disk.as_mut()
+            {
+                while let Some(name) = disk.peek() {
+                    new_folder(&dir, name, &mut changes, &mut summary);
+                    disk.advance();
+                }
+            }
+            if !changes.is_empty() {
+                each(changes)?;
+            }
+            match last {
+                Some(last) => after = last,
+                None => return Ok(summary),
+            }
+        }
+    }
+}
+
+/// A folder on disk that the index does not hold: a run to read if it has
+/// a manifest; if not (yet), the scan is incomplete.
+fn new_folder(dir: &Path, name: &[u8], changes: &mut Vec<RunChange>, summary: &mut ScanSummary) {
+    let manifest = dir.join(OsStr::from_bytes(name)).join(MANIFEST_FILE);
+    if fs::metadata(&manifest).is_ok() {
+        summary.scanned += 1;
+        changes.push(RunChange::Read {
+            path: manifest,
+            new: true,
+        });
+    } else {
+        summary.complete = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_names_sort_as_their_manifest_paths() {
+        let mut names: Vec<Vec<u8>> = vec![
+            b"0f0e0d0c-0000-4000-8000-000000000000".to_vec(),
+            b"a".to_vec(),
+            b"a-b".to_vec(),
+            b"zz".to_vec(),
+            b"ffffffff-ffff-4fff-bfff-ffffffffffff".to_vec(),
+            b"00000000-0000-4000-8000-000000000001".to_vec(),
+            b"0F0E0D0C-0000-4000-8000-000000000000".to_vec(),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for n in &names {
+            fs::create_dir(dir.path().join(OsStr::from_bytes(n))).unwrap();
+        }
+        fs::write(dir.path().join("file"), "").unwrap();
+        let mut cursor = DiskCursor::new(DiskNames::read(dir.path()).unwrap());
+        let mut got = vec![];
+        while let Some(n) = cursor.peek() {
+            got.push(n.to_vec());
+            cursor.advance();
+        }
+        let mut paths: Vec<Vec<u8>> = names
+            .iter_mut()
+            .map(|n| [&n[..], SUFFIX].concat())
+            .collect();
+        paths.sort();
+        let want: Vec<Vec<u8>> = paths
+            .into_iter()
+            .map(|p| p[..p.len() - SUFFIX.len()].to_vec())
+            .collect();
+        assert_eq!(got, want);
+    }
+}
