@@ -258,3 +258,35 @@ fn an_archive_no_compaction_names_is_found_and_a_duplicate_removed() {
     let r = t.run(&["doctor"]);
     assert_eq!(r.code, 0, "{r:?}");
 }
+
+#[test]
+fn a_second_session_left_active_by_an_interrupted_start_is_named_and_paused() {
+    let t = TestProject::new();
+    let old = session(&t, "ACME");
+    let new = session(&t, "GLOBEX");
+    // What a `start --yes` killed after writing the new session, before
+    // closing the old one, leaves: both marked active, the pointer on the new.
+    let old_file = format!(".logbook/sessions/archive/{old}.yaml");
+    let text = t.read(&old_file);
+    std::fs::remove_file(t.path(&old_file)).unwrap();
+    t.write(
+        &format!(".logbook/sessions/{old}.yaml"),
+        &text.replace("status: closed", "status: active"),
+    );
+    let report = t.doctor(&[]);
+    let f = finding(&report, "extra-active-session");
+    assert!(
+        f["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{old}.yaml")),
+        "{f:#}"
+    );
+    assert!(f["message"].as_str().unwrap().contains(&new), "{f:#}");
+    assert_eq!(t.run(&["doctor"]).code, 1);
+
+    t.doctor(&["--fix"]);
+    assert!(!kinds(&t.doctor(&[])).contains(&"extra-active-session".to_string()));
+    assert_eq!(t.json(&["status"])["session_id"], new.as_str());
+    assert_eq!(t.json(&["status", &old])["status"], "paused");
+}

@@ -285,10 +285,58 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
         report.findings.push(f);
     }
 
-    for path in store::work_session::session_files(&p.config.sessions_dir)? {
-        let Ok(session) = store::work_session::read_file(p, &path) else {
-            continue; // named by the corrupt-work-session check
-        };
+    // One session is active at a time. A `start` killed after writing the
+    // new session but before pausing or closing the old one leaves two
+    // marked active; the pointer says which one is (without a pointer, the
+    // one updated last), and `--fix` pauses the others.
+    let live: Vec<(PathBuf, WorkSession)> =
+        store::work_session::session_files(&p.config.sessions_dir)?
+            .into_iter()
+            .filter_map(|path| {
+                let session = store::work_session::read_file(p, &path).ok()?;
+                Some((path, session))
+            })
+            .collect();
+    let marked: Vec<&(PathBuf, WorkSession)> = live
+        .iter()
+        .filter(|(_, s)| s.status == SessionStatus::Active)
+        .collect();
+    if marked.len() > 1 {
+        let keep = ws::active(p)
+            .ok()
+            .flatten()
+            .filter(|id| marked.iter().any(|(_, s)| &s.session_id == id))
+            .or_else(|| {
+                marked
+                    .iter()
+                    .max_by(|a, b| a.1.last_updated.cmp(&b.1.last_updated))
+                    .map(|(_, s)| s.session_id.clone())
+            });
+        for (path, session) in marked
+            .iter()
+            .filter(|(_, s)| Some(&s.session_id) != keep.as_ref())
+        {
+            let mut f = Finding {
+                kind: "extra-active-session",
+                path: path.clone(),
+                message: format!(
+                    "work session {} is marked active, but {} is the active one (a start was interrupted); `logbook doctor --fix` pauses it",
+                    session.session_id,
+                    keep.as_deref().unwrap_or("another")
+                ),
+                fixed: None,
+            };
+            if opts.fix {
+                f.fixed = Some(match ws::pause(p, Some(&session.session_id)) {
+                    Ok(_) => "paused it".into(),
+                    Err(e) => format!("could not pause it: {e}"),
+                });
+            }
+            report.findings.push(f);
+        }
+    }
+
+    for (path, session) in live {
         if session.status != SessionStatus::Closed {
             continue;
         }
