@@ -23,7 +23,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod catalog;
 mod fulltext;
+mod outbox;
 mod pool;
 mod query;
 mod record;
@@ -44,6 +46,7 @@ use crate::model::run::Run;
 use crate::store::Project;
 
 pub use fulltext::MAX_TEXT_BYTES;
+pub use outbox::Pushed;
 pub use record::Record;
 pub use schema::SCHEMA_VERSION;
 
@@ -269,6 +272,7 @@ impl Index {
             index.sync_all(true, None)?;
         }
         index.repair_pending()?;
+        index.follow_team(p.config.team_url.is_some())?;
         Ok(index)
     }
 
