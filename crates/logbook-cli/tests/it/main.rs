@@ -19,5 +19,6 @@ mod runs_hardening;
 mod serve;
 mod session;
 mod snapshots;
+mod team;
 mod transcript;
 mod workflow;
