@@ -106,12 +106,9 @@ fn server_name(config: &tokio_postgres::Config) -> String {
 
 fn pool_of(url: &str, deadline: Duration) -> Result<(Pool, String)> {
     let (url, tls) = tls::prepare(url).map_err(|e| team_error("(team_url)", e))?;
-    let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
-        team_error(
-            "(team_url)",
-            format!("not a valid postgres:// URL: {e}"),
-        )
-    })?;
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| team_error("(team_url)", format!("not a valid postgres:// URL: {e}")))?;
     let server = server_name(&config);
     config.connect_timeout(deadline);
     config.application_name("logbook");

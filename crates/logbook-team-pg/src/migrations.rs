@@ -145,7 +145,8 @@ pub(crate) async fn current(c: &mut deadpool_postgres::Object) -> Result<i64, St
 /// Whether this program can work with a catalog at `version`.
 pub(crate) fn check(server: &str, version: i64) -> Result<()> {
     let message = match version {
-        0 => "the team catalog has not been created on this server; run `logbook team init`".to_string(),
+        0 => "the team catalog has not been created on this server; run `logbook team init`"
+            .to_string(),
         v if v < LATEST => format!(
             "the team catalog is at schema version {v}, older than this logbook's {LATEST}; run `logbook team init` to migrate it"
         ),

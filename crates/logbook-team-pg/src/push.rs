@@ -171,7 +171,11 @@ async fn push_kind(
 
 async fn clear_run_rows(tx: &Transaction<'_>, origin: &str, ids: &[String]) -> Res<()> {
     for table in ["outputs", "edges"] {
-        let col = if table == "outputs" { "run_id" } else { "child" };
+        let col = if table == "outputs" {
+            "run_id"
+        } else {
+            "child"
+        };
         tx.execute(
             &format!("DELETE FROM {table} WHERE origin = $1 AND {col} = ANY($2)"),
             &[&origin, &ids],
@@ -386,11 +390,7 @@ async fn write_transcripts(tx: &Transaction<'_>, origin: &str, changes: &[&Chang
     .await
 }
 
-async fn write_workflow_states(
-    tx: &Transaction<'_>,
-    origin: &str,
-    changes: &[&Change],
-) -> Res<()> {
+async fn write_workflow_states(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> Res<()> {
     let (mut ids, mut versions, mut hashes) = (vec![], vec![], vec![]);
     let (mut mode, mut phase, mut agent): (Vec<String>, Vec<Option<String>>, Vec<Option<String>>) =
         (vec![], vec![], vec![]);

@@ -52,7 +52,11 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
         add(&mut filters, "r.\"user\" = ?", Box::new(u.clone()));
     }
     if let Some(t) = &q.tag {
-        add(&mut filters, "r.tags @> ARRAY[?::text]", Box::new(t.clone()));
+        add(
+            &mut filters,
+            "r.tags @> ARRAY[?::text]",
+            Box::new(t.clone()),
+        );
     }
     if let Some(since) = q.since {
         add(

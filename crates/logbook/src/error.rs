@@ -365,9 +365,7 @@ impl Error {
             | Error::SessionInTwoPlaces { .. }
             | Error::IdMismatch { .. }
             | Error::HistoryIncomplete { .. } => ErrorKind::Data,
-            Error::Io { .. } | Error::Index { .. } | Error::Team { .. } => {
-                ErrorKind::Environment
-            }
+            Error::Io { .. } | Error::Index { .. } | Error::Team { .. } => ErrorKind::Environment,
         }
     }
 

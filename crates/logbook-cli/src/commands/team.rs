@@ -75,7 +75,11 @@ pub(crate) fn run(ctx: &Context, cmd: &TeamCommand) -> Result<Output> {
                     );
                 }
                 Some(server) => {
-                    let state = if s.reachable { "reachable" } else { "unreachable" };
+                    let state = if s.reachable {
+                        "reachable"
+                    } else {
+                        "unreachable"
+                    };
                     let _ = writeln!(out, "Team catalog: {server} ({state})");
                     let _ = writeln!(out, "  Origin:     {}", s.origin);
                     let _ = writeln!(out, "  Backlog:    {} record(s)", thousands(s.backlog));

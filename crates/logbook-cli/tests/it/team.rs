@@ -21,7 +21,11 @@ pub(crate) struct Pg {
 
 fn pg_bin() -> PathBuf {
     let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path().join("bin")).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path().join("bin"))
+                .collect()
+        })
         .unwrap_or_default();
     versions.retain(|p| p.join("initdb").is_file());
     versions.sort();
@@ -68,7 +72,15 @@ impl Pg {
         let data = pg.data();
         let out = pg
             .as_server(&pg.bin.join("initdb"))
-            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "-D"])
+            .args([
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "-D",
+            ])
             .arg(&data)
             .output()
             .expect("run initdb");
@@ -133,7 +145,15 @@ impl Pg {
     /// A new database; its URL.
     pub(crate) fn database(&self, name: &str) -> String {
         let out = Command::new(self.bin.join("createdb"))
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", name])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                name,
+            ])
             .output()
             .expect("run createdb");
         assert!(
@@ -150,7 +170,14 @@ impl Pg {
     /// One SQL query's rows, tab-separated, through `psql`.
     pub(crate) fn sql(&self, db: &str, query: &str) -> Vec<String> {
         let out = Command::new(self.bin.join("psql"))
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres"])
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+            ])
             .args(["-d", db, "-At", "-F", "\t", "-c", query])
             .output()
             .expect("run psql");
@@ -254,14 +281,26 @@ fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
         "# Laptops deep-dive\nThe budget laptop wins.\n",
     )
     .unwrap();
-    a.run(&["run", "output", &root, "laptops.md", "--type", "document", "--description", "Deep-dive"])
-        .ok();
+    a.run(&[
+        "run",
+        "output",
+        &root,
+        "laptops.md",
+        "--type",
+        "document",
+        "--description",
+        "Deep-dive",
+    ])
+    .ok();
     a.run(&["run", "finish", &root]).ok();
     a.run(&["team", "push"]).ok();
     // B's run names A's run as its parent: the link crosses machines, so it
     // is written into the manifest as another tool would, and synced.
     let child = start_run(&b, "pixel", "build-stories", None);
-    let manifest = b.path("docs/agent-outputs").join(&child).join("manifest.json");
+    let manifest = b
+        .path("docs/agent-outputs")
+        .join(&child)
+        .join("manifest.json");
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
     m["related_sessions"] = serde_json::json!([root]);
     std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
@@ -276,9 +315,21 @@ fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
     let by_text = b.json(&["find", "--team", "--text", "budget laptop"]);
     assert_eq!(ids(&by_text), BTreeSet::from([root.clone()]));
     assert_eq!(by_text[0]["origin"], "laptop-a");
-    let latest = b.json(&["latest-output", "--team", "--agent", "casey", "--type", "document"]);
+    let latest = b.json(&[
+        "latest-output",
+        "--team",
+        "--agent",
+        "casey",
+        "--type",
+        "document",
+    ]);
     assert_eq!(latest["origin"], "laptop-a");
-    assert!(latest["text"].as_str().unwrap().contains("budget laptop wins"));
+    assert!(
+        latest["text"]
+            .as_str()
+            .unwrap()
+            .contains("budget laptop wins")
+    );
 
     // The lineage is drawn whole from either machine.
     for t in [&a, &b] {
@@ -396,12 +447,25 @@ fn eight_writers_while_pushing_leave_the_server_equal_to_the_index() {
                     let out = Command::new(crate::harness::bin())
                         .args(["--root"])
                         .arg(&root)
-                        .args(["run", "output", &id, &name, "--type", "document", "--description", "d"])
+                        .args([
+                            "run",
+                            "output",
+                            &id,
+                            &name,
+                            "--type",
+                            "document",
+                            "--description",
+                            "d",
+                        ])
                         .env_remove("LOGBOOK_TEAM_URL")
                         .env("NO_COLOR", "1")
                         .output()
                         .unwrap();
-                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
                 }
             })
         })
@@ -426,7 +490,10 @@ fn eight_writers_while_pushing_leave_the_server_equal_to_the_index() {
     let (server, n) = server_runs(&pg, "team", "laptop-a");
     assert_eq!(n, 8);
     assert_eq!(server, local_runs(&a));
-    let outputs = pg.sql("team", "SELECT count(*) FROM outputs WHERE origin = 'laptop-a'");
+    let outputs = pg.sql(
+        "team",
+        "SELECT count(*) FROM outputs WHERE origin = 'laptop-a'",
+    );
     assert_eq!(outputs, vec!["48"]);
 }
 

@@ -79,7 +79,9 @@ impl Index {
     /// How many records wait to be pushed.
     pub fn outbox_len(&self) -> Result<u64> {
         self.conn
-            .query_row("SELECT count(*) FROM team_outbox", [], |r| r.get::<_, i64>(0))
+            .query_row("SELECT count(*) FROM team_outbox", [], |r| {
+                r.get::<_, i64>(0)
+            })
             .map(|n| n as u64)
             .map_err(self.err())
     }
@@ -107,9 +109,7 @@ impl Index {
                 Kind::WorkSession => work_session_body(&tx, &id)
                     .map_err(&e)?
                     .map(Body::WorkSession),
-                Kind::Transcript => transcript_body(&tx, &id)
-                    .map_err(&e)?
-                    .map(Body::Transcript),
+                Kind::Transcript => transcript_body(&tx, &id).map_err(&e)?.map(Body::Transcript),
                 Kind::WorkflowState => workflow_state_body(&tx, &id)
                     .map_err(&e)?
                     .map(Body::WorkflowState),
@@ -240,8 +240,18 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
             ))
         })
         .optional()?;
-    let Some((rid, folder, agent, workflow, status, user, started_at, completed_at, title, manifest)) =
-        row
+    let Some((
+        rid,
+        folder,
+        agent,
+        workflow,
+        status,
+        user,
+        started_at,
+        completed_at,
+        title,
+        manifest,
+    )) = row
     else {
         return Ok(None);
     };
@@ -412,14 +422,11 @@ fn workflow_state_body(
         })
         .optional()?;
     Ok(row.map(|(path, mut body)| {
-        body.state = store::read_regular(
-            Path::new(&path),
-            "workflow state",
-            MAX_OUTPUT_TEXT as u64,
-        )
-        .ok()
-        .flatten()
-        .filter(|t| serde_json::from_str::<serde_json::Value>(t).is_ok());
+        body.state =
+            store::read_regular(Path::new(&path), "workflow state", MAX_OUTPUT_TEXT as u64)
+                .ok()
+                .flatten()
+                .filter(|t| serde_json::from_str::<serde_json::Value>(t).is_ok());
         body
     }))
 }

@@ -72,11 +72,14 @@ fn url(p: &Project) -> Result<&str> {
 }
 
 fn connector() -> Result<&'static dyn Connector> {
-    CONNECTOR.get().map(|c| c.as_ref()).ok_or_else(|| Error::Team {
-        server: "(none)".into(),
-        message: "this program was built without a team catalog driver".into(),
-        hint: "use the `logbook` command line, which includes the PostgreSQL catalog".into(),
-    })
+    CONNECTOR
+        .get()
+        .map(|c| c.as_ref())
+        .ok_or_else(|| Error::Team {
+            server: "(none)".into(),
+            message: "this program was built without a team catalog driver".into(),
+            hint: "use the `logbook` command line, which includes the PostgreSQL catalog".into(),
+        })
 }
 
 /// Opens the project's team catalog, waiting at most `timeout`.
@@ -165,7 +168,10 @@ fn push_within(
             report.unchanged += unchanged;
             report.deleted += deleted;
             if let Some(f) = progress {
-                f(report.pushed.min(total.max(report.pushed)), total.max(report.pushed));
+                f(
+                    report.pushed.min(total.max(report.pushed)),
+                    total.max(report.pushed),
+                );
             }
         }
         report.backlog = index.outbox_len()?;
@@ -176,10 +182,7 @@ fn push_within(
         Ok(_) => index
             .set_team_note("last_push", Some(&clock::now_string()))
             .and_then(|()| index.set_team_note("last_error", None)),
-        Err(e) => index.set_team_note(
-            "last_error",
-            Some(&format!("{} {e}", clock::now_string())),
-        ),
+        Err(e) => index.set_team_note("last_error", Some(&format!("{} {e}", clock::now_string()))),
     };
     result
 }
@@ -449,11 +452,7 @@ pub fn latest_json(found: &TeamLatest) -> Value {
 
 /// Lineage across machines: the runs on the ancestor and descendant chains
 /// of `id` in the catalog, and each one's origin.
-pub fn lineage(
-    p: &Project,
-    id: &str,
-    tz: &TimeZone,
-) -> Result<(Lineage, HashMap<String, String>)> {
+pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<(Lineage, HashMap<String, String>)> {
     let catalog = connect(p, COMMAND_TIMEOUT)?;
     let root = resolve(id)?;
     let mut runs: HashMap<String, OriginRun> = HashMap::new();

@@ -35,7 +35,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ("user", "''", "empty: $USER, else 'unknown'"),
     ("default_prefix", "SES", ""),
     ("token_budget", "150000", ""),
-    ("team_url", "''", "empty: $LOGBOOK_TEAM_URL, else no team catalog"),
+    (
+        "team_url",
+        "''",
+        "empty: $LOGBOOK_TEAM_URL, else no team catalog",
+    ),
     ("origin", "''", "empty: $LOGBOOK_ORIGIN, else the host name"),
 ];
 

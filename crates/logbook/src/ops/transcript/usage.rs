@@ -126,7 +126,9 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
             None => true,
         })
         .map(|s| {
-            let metadata = store::transcript::read_head(&s.file).ok().map(|h| h.metadata);
+            let metadata = store::transcript::read_head(&s.file)
+                .ok()
+                .map(|h| h.metadata);
             (None, s, metadata)
         })
         .collect();
