@@ -344,6 +344,54 @@ fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
     let tree = a.run(&["lineage", "--team", &root]).ok().to_string();
     assert!(tree.contains(&grandchild[..8]), "{tree}");
 
+    // MCP find_runs with scope "team", from B.
+    let mut m = crate::mcp::Mcp::start(&b);
+    let r = m.ok(
+        "find_runs",
+        serde_json::json!({"scope": "team", "agent": "casey"}),
+    );
+    assert_eq!(r["runs"][0]["session_id"], root.as_str());
+    assert_eq!(r["runs"][0]["origin"], "laptop-a");
+    drop(m);
+
+    // The viewer over the team, on B: A's run, and its output from the
+    // catalog's stored text.
+    let (mut viewer, url) = crate::serve::serve(&b, &["--team", "--bind", "127.0.0.1:0"], None);
+    let api = crate::serve::get(&url, "/api/runs?agent=casey", "");
+    assert!(api.contains(&root) && api.contains("laptop-a"), "{api}");
+    let page = crate::serve::get(&url, &format!("/runs/{root}/files/laptops.md"), "");
+    assert!(page.contains("budget laptop wins"), "{page}");
+    let run_page = crate::serve::get(&url, &format!("/runs/{root}"), "");
+    assert!(run_page.contains("laptops.md"), "{run_page}");
+    let _ = viewer.kill();
+    let _ = viewer.wait();
+
+    // Measured usage crosses the wire: a Claude Code log imported on A is
+    // counted in B's team report.
+    a.write(
+        "history/s.jsonl",
+        concat!(
+            r#"{"type":"user","sessionId":"5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3","cwd":"/work/shop","timestamp":"2026-01-18T09:00:00.000Z","uuid":"u1","message":{"role":"user","content":"Add a cart"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3","cwd":"/work/shop","timestamp":"2026-01-18T09:00:05.000Z","uuid":"u2","requestId":"req_1","message":{"id":"msg_1","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Adding it."}],"usage":{"input_tokens":900,"output_tokens":3,"cache_read_input_tokens":5000}}}"#,
+            "\n"
+        ),
+    );
+    a.run(&[
+        "transcript",
+        "import",
+        "history/s.jsonl",
+        "--format",
+        "claude-code",
+    ])
+    .ok();
+    a.run(&["team", "push"]).ok();
+    let usage = b.json(&["transcript", "usage", "--all", "--team"]);
+    assert_eq!(usage["total"]["total_tokens"], 5903, "{usage}");
+    assert_eq!(usage["transcripts"][0]["origin"], "laptop-a");
+    let listed = b.json(&["transcript", "list", "--team"]);
+    assert_eq!(listed[0]["origin"], "laptop-a");
+
     // A push killed mid-batch, then repeated: no duplicate, no loss.
     for i in 0..40 {
         start_run(&a, "bulk", &format!("wf-{i}"), None);

@@ -578,3 +578,64 @@ pub fn output_text(p: &Project, run_id: &str, file: &str) -> Result<Option<(Stri
 pub fn is_local(p: &Project, origin: &str, path: &Path) -> bool {
     origin == p.config.origin && path.starts_with(&p.config.agent_outputs_folder)
 }
+
+/// A run for the team viewer: this machine's own when it has the run, else
+/// the catalog's copy (with the machine it came from).
+pub fn show(p: &Project, id: &RunId) -> Result<OriginRun> {
+    if let Ok(run) = crate::ops::run::show(p, id.as_str()) {
+        return Ok(OriginRun {
+            origin: p.config.origin.clone(),
+            run,
+        });
+    }
+    connect(p, COMMAND_TIMEOUT)?
+        .runs(&[id.to_string()])?
+        .into_iter()
+        .find_map(run_of)
+        .ok_or_else(|| {
+            Error::not_found(
+                "run",
+                id.to_string(),
+                "`logbook find --team` lists the team's runs",
+            )
+        })
+}
+
+/// [`find`] as the viewer pages it: the local page type, so a team list
+/// renders like a local one.
+pub fn find_page(p: &Project, query: &RunQuery) -> Result<crate::ops::run::Page> {
+    let page = find(p, query)?;
+    Ok(crate::ops::run::Page {
+        hits: page
+            .runs
+            .into_iter()
+            .map(|r| crate::index::Hit {
+                run: r.run,
+                snippet: None,
+            })
+            .collect(),
+        total: page.total,
+        skipped: 0,
+    })
+}
+
+/// A run's file list when its folder is on another machine: its registered
+/// outputs (the files the catalog holds the text of).
+pub fn tree_of(run: &OriginRun) -> crate::store::run_files::Tree {
+    crate::store::run_files::Tree {
+        session_id: run.run.id.to_string(),
+        entries: run
+            .run
+            .manifest
+            .outputs
+            .iter()
+            .map(|o| crate::store::run_files::TreeEntry {
+                path: o.file.clone(),
+                kind: "file",
+                size: 0,
+                depth: o.file.matches('/').count(),
+            })
+            .collect(),
+        truncated: false,
+    }
+}
