@@ -25,7 +25,11 @@ use logbook::model::run::{OutputType, RunStatus};
 use logbook::ops::run;
 use serde_json::json;
 
+mod pg;
+
 struct Args {
+    /// Also measure the team catalog on a PostgreSQL started for the run.
+    team: bool,
     runs: usize,
     log_mib: u64,
     dir: Option<PathBuf>,
@@ -34,6 +38,7 @@ struct Args {
 
 fn parse_args() -> Result<Args> {
     let mut args = Args {
+        team: false,
         runs: 100_000,
         log_mib: 200,
         dir: None,
@@ -43,6 +48,7 @@ fn parse_args() -> Result<Args> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => args.runs = it.next().context("--runs N")?.parse().context("--runs N")?,
+            "--team" => args.team = true,
             "--dir" => args.dir = Some(it.next().context("--dir DIR")?.into()),
             "--log-mib" => {
                 args.log_mib = it
@@ -54,11 +60,12 @@ fn parse_args() -> Result<Args> {
             "--logbook" => args.logbook = Some(it.next().context("--logbook PATH")?.into()),
             "-h" | "--help" => {
                 println!(
-                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N]\n\
+                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N] [--team]\n\
                      Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir)\n\
                      and prints one markdown table. The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
-                     the transcript import rows import a generated Claude Code log of N MiB (default 200)."
+                     the transcript import rows import a generated Claude Code log of N MiB (default 200).\n\
+                     --team adds the team catalog rows (push, find --team) on a PostgreSQL it starts."
                 );
                 std::process::exit(0);
             }
@@ -927,6 +934,15 @@ fn main() -> Result<()> {
         );
     }
 
+    if args.team {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => team_rows(&bin, &root, n, fi, &mut row)?,
+            None => {
+                bail!("--team needs the `logbook` binary (cargo build --release -p logbook-cli)")
+            }
+        }
+    }
+
     let status = Index::open(&project)?.status()?;
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -1206,6 +1222,108 @@ fn transcript_import_rows(
         String::new(),
         "< 256 MiB",
         Some(peak < 256.0),
+    );
+    Ok(())
+}
+
+/// Push throughput and `find --team` latency against a PostgreSQL started
+/// for the run: the whole project pushed by the real binary, then the
+/// local `find` row's query answered by the catalog.
+fn team_rows(
+    bin: &Path,
+    root: &Path,
+    n: usize,
+    local_find_ms: f64,
+    row: &mut impl FnMut(&str, String, String, String, &str, Option<bool>),
+) -> Result<()> {
+    eprintln!("team catalog: starting PostgreSQL …");
+    let pg = pg::Pg::start()?;
+    let config = root.join("logbook.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+    text.push_str(&format!("\nteam_url: '{}'\norigin: bench\n", pg.url()));
+    std::fs::write(&config, text)?;
+    process_ms(bin, root, &["team", "init", "--json"])?;
+    eprintln!("team push of {n} runs …");
+    let push_ms = process_ms(bin, root, &["team", "push", "--json"])?;
+    logbook::ops::team::install(Box::new(logbook_team_pg::PgConnector));
+    let project = Project::open(root)?;
+    let status = logbook::ops::team::status(&project)?;
+    let pushed = status
+        .catalog
+        .as_ref()
+        .and_then(|c| c.origins.first())
+        .map_or(0, |o| o.runs);
+    if pushed != n as i64 || status.backlog != 0 {
+        bail!(
+            "team push left {pushed} of {n} runs on the server, {} waiting",
+            status.backlog
+        );
+    }
+    let per_s = n as f64 / (push_ms / 1000.0);
+    row(
+        "`team push` of every run, new catalog (whole process)",
+        format!("{per_s:.0} runs/s ({:.1} s)", push_ms / 1000.0),
+        String::new(),
+        String::new(),
+        "≥ 5,000 runs/s",
+        Some(per_s >= 5000.0),
+    );
+    eprintln!("find --team …");
+    let catalog = logbook::ops::team::connect(&project, logbook::ops::team::COMMAND_TIMEOUT)?;
+    let query = RunQuery {
+        agent: Some("agent03".into()),
+        workflow: Some("^deep-".into()),
+        status: Some("completed".into()),
+        limit: Some(20),
+        ..RunQuery::default()
+    };
+    let local = run::find(&project, &query)?.0.len();
+    let mut team_ms = vec![];
+    for _ in 0..50 {
+        let (d, (runs, _)) = time(|| Ok(catalog.find_runs(&query)?))?;
+        if runs.len() != local {
+            bail!(
+                "find --team found {} runs, the local index {local}",
+                runs.len()
+            );
+        }
+        team_ms.push(ms(d));
+    }
+    let t50 = percentile(&mut team_ms, 0.5);
+    row(
+        "`find --team --agent X --workflow '^deep-' --status completed --limit 20`, query on a connected catalog",
+        format!("{t50:.2} ms median at {n} runs"),
+        format!("{local_find_ms:.2} ms median (local index)"),
+        format!("{:.2}×", t50 / local_find_ms),
+        "< 10 ms",
+        Some(t50 < 10.0),
+    );
+    let args = [
+        "find",
+        "--team",
+        "--agent",
+        "agent03",
+        "--workflow",
+        "^deep-",
+        "--status",
+        "completed",
+        "--limit",
+        "20",
+        "--json",
+    ];
+    process_ms(bin, root, &args)?;
+    let mut whole = vec![];
+    for _ in 0..11 {
+        whole.push(process_ms(bin, root, &args)?);
+    }
+    let w50 = percentile(&mut whole, 0.5);
+    row(
+        "`find --team` (same query), whole process: connect, check schema, query",
+        format!("{w50:.2} ms median"),
+        String::new(),
+        String::new(),
+        "< 10 ms",
+        Some(w50 < 10.0),
     );
     Ok(())
 }
