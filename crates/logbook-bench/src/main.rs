@@ -27,7 +27,11 @@ use logbook::model::run::{OutputType, RunStatus};
 use logbook::ops::run;
 use serde_json::json;
 
+mod pg;
+
 struct Args {
+    /// Also measure the team catalog on a PostgreSQL started for the run.
+    team: bool,
     runs: usize,
     log_mib: u64,
     dir: Option<PathBuf>,
@@ -56,6 +60,7 @@ fn baseline_dir(dir: &Path) -> PathBuf {
 
 fn parse_args() -> Result<Args> {
     let mut args = Args {
+        team: false,
         runs: 100_000,
         log_mib: 200,
         dir: None,
@@ -66,6 +71,7 @@ fn parse_args() -> Result<Args> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => args.runs = it.next().context("--runs N")?.parse().context("--runs N")?,
+            "--team" => args.team = true,
             "--dir" => args.dir = Some(it.next().context("--dir DIR")?.into()),
             "--log-mib" => {
                 args.log_mib = it
@@ -85,13 +91,14 @@ fn parse_args() -> Result<Args> {
             }
             "-h" | "--help" => {
                 println!(
-                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N] [--only GROUP,…]\n\
+                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N] [--only GROUP,…] [--team]\n\
                      Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir;\n\
                      a DIR that already holds N runs is reused, with its baseline project in DIR-baseline)\n\
                      and prints one markdown table. --only measures some row groups: rebuild, find, fts,\n\
                      sync, register, memory, web, scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
-                     the transcript import rows import a generated Claude Code log of N MiB (default 200)."
+                     the transcript import rows import a generated Claude Code log of N MiB (default 200).\n\
+                     --team adds the team catalog rows (push, find --team) on a PostgreSQL it starts."
                 );
                 std::process::exit(0);
             }
@@ -536,7 +543,9 @@ fn main() -> Result<()> {
             Some(again_per_s >= 20_000.0),
         );
     }
-    if args.wants("find") {
+    // The team rows compare `find --team` with this local query.
+    let mut local_find_ms = f64::NAN;
+    if args.wants("find") || args.team {
         // find through the index vs the seed's scan.
         eprintln!("find …");
         let query = RunQuery {
@@ -563,6 +572,7 @@ fn main() -> Result<()> {
             }
         }
         let (fi, fs) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+        local_find_ms = fi;
         row(
             "`find --agent X --workflow '^deep-' --status completed --limit 20`",
             format!("{fi:.2} ms median"),
@@ -996,6 +1006,16 @@ fn main() -> Result<()> {
             ),
         }
     }
+
+    if args.team {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => team_rows(&bin, &root, n, local_find_ms, &mut row)?,
+            None => {
+                bail!("--team needs the `logbook` binary (cargo build --release -p logbook-cli)")
+            }
+        }
+    }
+
     let status = Index::open(&project)?.status()?;
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -1275,6 +1295,108 @@ fn transcript_import_rows(
         String::new(),
         "< 256 MiB",
         Some(peak < 256.0),
+    );
+    Ok(())
+}
+
+/// Push throughput and `find --team` latency against a PostgreSQL started
+/// for the run: the whole project pushed by the real binary, then the
+/// local `find` row's query answered by the catalog.
+fn team_rows(
+    bin: &Path,
+    root: &Path,
+    n: usize,
+    local_find_ms: f64,
+    row: &mut impl FnMut(&str, String, String, String, &str, Option<bool>),
+) -> Result<()> {
+    eprintln!("team catalog: starting PostgreSQL …");
+    let pg = pg::Pg::start()?;
+    let config = root.join("logbook.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+    text.push_str(&format!("\nteam_url: '{}'\norigin: bench\n", pg.url()));
+    std::fs::write(&config, text)?;
+    process_ms(bin, root, &["team", "init", "--json"])?;
+    eprintln!("team push of {n} runs …");
+    let push_ms = process_ms(bin, root, &["team", "push", "--json"])?;
+    logbook::ops::team::install(Box::new(logbook_team_pg::PgConnector));
+    let project = Project::open(root)?;
+    let status = logbook::ops::team::status(&project)?;
+    let pushed = status
+        .catalog
+        .as_ref()
+        .and_then(|c| c.origins.first())
+        .map_or(0, |o| o.runs);
+    if pushed != n as i64 || status.backlog != 0 {
+        bail!(
+            "team push left {pushed} of {n} runs on the server, {} waiting",
+            status.backlog
+        );
+    }
+    let per_s = n as f64 / (push_ms / 1000.0);
+    row(
+        "`team push` of every run, new catalog (whole process)",
+        format!("{per_s:.0} runs/s ({:.1} s)", push_ms / 1000.0),
+        String::new(),
+        String::new(),
+        "≥ 5,000 runs/s",
+        Some(per_s >= 5000.0),
+    );
+    eprintln!("find --team …");
+    let catalog = logbook::ops::team::connect(&project, logbook::ops::team::COMMAND_TIMEOUT)?;
+    let query = RunQuery {
+        agent: Some("agent03".into()),
+        workflow: Some("^deep-".into()),
+        status: Some("completed".into()),
+        limit: Some(20),
+        ..RunQuery::default()
+    };
+    let local = run::find(&project, &query)?.0.len();
+    let mut team_ms = vec![];
+    for _ in 0..50 {
+        let (d, (runs, _)) = time(|| Ok(catalog.find_runs(&query)?))?;
+        if runs.len() != local {
+            bail!(
+                "find --team found {} runs, the local index {local}",
+                runs.len()
+            );
+        }
+        team_ms.push(ms(d));
+    }
+    let t50 = percentile(&mut team_ms, 0.5);
+    row(
+        "`find --team --agent X --workflow '^deep-' --status completed --limit 20`, query on a connected catalog",
+        format!("{t50:.2} ms median at {n} runs"),
+        format!("{local_find_ms:.2} ms median (local index)"),
+        format!("{:.2}×", t50 / local_find_ms),
+        "< 10 ms",
+        Some(t50 < 10.0),
+    );
+    let args = [
+        "find",
+        "--team",
+        "--agent",
+        "agent03",
+        "--workflow",
+        "^deep-",
+        "--status",
+        "completed",
+        "--limit",
+        "20",
+        "--json",
+    ];
+    process_ms(bin, root, &args)?;
+    let mut whole = vec![];
+    for _ in 0..11 {
+        whole.push(process_ms(bin, root, &args)?);
+    }
+    let w50 = percentile(&mut whole, 0.5);
+    row(
+        "`find --team` (same query), whole process: connect, check schema, query",
+        format!("{w50:.2} ms median"),
+        String::new(),
+        String::new(),
+        "< 10 ms",
+        Some(w50 < 10.0),
     );
     Ok(())
 }

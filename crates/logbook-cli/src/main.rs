@@ -55,7 +55,10 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let printer = Printer::new(cli.json);
+    logbook::ops::team::install(Box::new(logbook_team_pg::PgConnector));
     let result = commands::run(&cli, &printer);
+    // A write's background push to the team catalog gets its short deadline.
+    logbook::ops::team::settle();
     // What the library noticed on the way (the index left behind, a read
     // answered from the files) goes to stderr whether the command failed or not.
     for notice in logbook::notice::take() {

@@ -240,6 +240,9 @@ pub(crate) struct FindArgs {
     /// Skip the first N runs.
     #[serde(default)]
     offset: u64,
+    /// "local" (default): this project's runs; "team": every machine's
+    /// runs in the team catalog (each with its `origin`).
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -793,6 +796,26 @@ impl LogbookServer {
                 limit: a.limit.map(paging).transpose()?,
                 offset: paging(a.offset)?,
             };
+            match a.scope.as_deref() {
+                None | Some("local") => {}
+                Some("team") => {
+                    let page = logbook::ops::team::find(p, &query)?;
+                    let shown = query.offset as u64 + page.runs.len() as u64;
+                    return Ok(serde_json::json!({
+                        "runs": logbook::ops::team::page_json(&page, now),
+                        "total": page.total,
+                        "offset": query.offset,
+                        "more": page.total.saturating_sub(shown),
+                    }));
+                }
+                Some(other) => {
+                    return Err(logbook::Error::invalid(
+                        "scope",
+                        other,
+                        "\"local\" (this project) or \"team\" (the team catalog)",
+                    ));
+                }
+            }
             let page = run::find_page(p, &query)?;
             Ok(serde_json::json!({
                 "runs": run::page_json(&page, now),

@@ -107,6 +107,20 @@ async fn runs(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let query = run_query(&q)?;
+    if state.team {
+        let (found, total) = blocking(&state, move |p| {
+            let page = logbook::ops::team::find(p, &query)?;
+            Ok((
+                logbook::ops::team::page_json(&page, clock::now()),
+                page.total,
+            ))
+        })
+        .await?;
+        let mut r = Json(found).into_response();
+        r.headers_mut()
+            .insert("x-total-count", HeaderValue::from(total));
+        return Ok(r);
+    }
     let (found, total) = blocking(&state, move |p| {
         let page = run::find_page(p, &query).map_err(|e| match e.kind() {
             logbook::ErrorKind::Invalid => Refusal::BadRequest(e.to_string()),
@@ -127,6 +141,14 @@ async fn run_show(
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
     let id = run_id(&id)?;
+    if state.team {
+        let entry = blocking(&state, move |p| {
+            let r = logbook::ops::team::show(p, &id)?;
+            Ok(logbook::ops::team::run_json(&r, clock::now()))
+        })
+        .await?;
+        return Ok(Json(entry).into_response());
+    }
     let entry = blocking(&state, move |p| {
         let r = run::show(p, id.as_str())?;
         Ok(run::entry(&r, clock::now()))

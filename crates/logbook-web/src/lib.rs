@@ -103,6 +103,9 @@ pub(crate) struct AppState {
     /// The run list's agent counts, a few seconds old at most: counting
     /// them reads the whole agent index, too much for every page view.
     pub(crate) agents: std::sync::Mutex<Option<AgentCounts>>,
+    /// `serve --team`: runs answer from the team catalog, and runs of
+    /// other machines show their outputs from the catalog's stored text.
+    pub(crate) team: bool,
 }
 
 /// Every agent with its run count, and when they were counted.
@@ -136,9 +139,19 @@ impl Server {
                 project,
                 token,
                 agents: std::sync::Mutex::new(None),
+                team: false,
             }),
             mcp: None,
         })
+    }
+
+    /// Answers the run list and run pages from the team catalog (`serve
+    /// --team`) instead of this project alone.
+    pub fn with_team(mut self, team: bool) -> Server {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.team = team;
+        }
+        self
     }
 
     /// Mounts the MCP server's streamable-HTTP router at `/mcp`, under the

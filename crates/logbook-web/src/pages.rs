@@ -222,9 +222,17 @@ async fn runs(
         .and_then(|c| c.clone())
         .filter(|(at, _)| at.elapsed() < AGENTS_FRESH)
         .map(|(_, a)| a);
+    let team = state.team;
     let (page, agents) = blocking(&state, move |p| {
+        let found = |query: &logbook::model::query::RunQuery| {
+            if team {
+                logbook::ops::team::find_page(p, query)
+            } else {
+                run::find_page(p, query)
+            }
+        };
         let page = match query {
-            Some(query) => match run::find_page(p, &query) {
+            Some(query) => match found(&query) {
                 Ok(page) => Some((page, query.offset, query.limit.unwrap_or(50))),
                 Err(e) if e.kind() == logbook::ErrorKind::Invalid => None,
                 Err(e) => return Err(e.into()),
@@ -417,7 +425,18 @@ async fn run_page(
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
     let id = run_id(&id)?;
+    let team = state.team;
     let (r, tree, lineage) = blocking(&state, move |p| {
+        if team {
+            // Another machine's run: its outputs stand for its folder.
+            let r = logbook::ops::team::show(p, &id)?;
+            let tree = match run_files::tree(p, &id) {
+                Ok(tree) => tree,
+                Err(_) => logbook::ops::team::tree_of(&r),
+            };
+            let (lineage, _) = logbook::ops::team::lineage(p, id.as_str(), &clock::local_zone())?;
+            return Ok((r.run, tree, lineage));
+        }
         let r = run::show(p, id.as_str())?;
         let tree = run_files::tree(p, &id)?;
         let lineage = run::lineage(p, id.as_str(), &clock::local_zone())?;
@@ -616,6 +635,24 @@ struct FilePage {
 async fn file_page(State(state): State<Arc<AppState>>, uri: Uri) -> Result<Response, Refusal> {
     let rest = uri.path().strip_prefix("/runs/").ok_or(Refusal::NotFound)?;
     let (id, path) = files::split_raw(rest)?;
+    if state.team {
+        let (r, text) = blocking(&state, {
+            let (id, path) = (id.clone(), path.clone());
+            move |p| {
+                if run_files::open(p, &id, &path).is_ok() {
+                    return Ok((None, None));
+                }
+                let r = logbook::ops::team::show(p, &id)?;
+                let text = logbook::ops::team::output_text(p, id.as_str(), &path)?;
+                Ok((Some(r), text))
+            }
+        })
+        .await?;
+        if let Some(r) = r {
+            let (text, truncated) = text.ok_or(Refusal::NotFound)?;
+            return remote_file_page(&state, &r, &path, &text, truncated);
+        }
+    }
     let (r, opened, head) = blocking(&state, move |p| {
         let opened = run_files::open(p, &id, &path)?;
         let r = run::show(p, id.as_str())?;
@@ -663,6 +700,47 @@ async fn file_page(State(state): State<Arc<AppState>>, uri: Uri) -> Result<Respo
         kind: kind.to_string(),
         truncated,
         mode,
+        body,
+    })
+}
+
+/// A file of another machine's run, from the text the team catalog keeps
+/// (Markdown rendered and sanitized, JSON coloured, the rest as text).
+fn remote_file_page(
+    state: &Arc<AppState>,
+    r: &logbook::ops::team::OriginRun,
+    path: &str,
+    text: &str,
+    truncated: bool,
+) -> Result<Response, Refusal> {
+    let id = r.run.manifest.session_id.clone();
+    let label = format!("{} @{}", run::entry(&r.run, clock::now()).label, r.origin);
+    let name = path.rsplit('/').next().unwrap_or_default().to_string();
+    let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or_default();
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let (body, kind) = if matches!(ext.as_str(), "md" | "markdown") {
+        (view::markdown(text, &id, dir), "Markdown")
+    } else if ext == "json" && !truncated {
+        (view::json_html(text), "JSON")
+    } else {
+        (esc(text), "text")
+    };
+    let mut layout = Layout::new(state, format!("{name} · {label}"), "runs");
+    layout.live = String::new();
+    render(&FilePage {
+        layout,
+        raw: format!("/api/runs/{id}/files/{}", enc_path(path)),
+        id,
+        run_label: label,
+        path: path.to_string(),
+        name,
+        size: view::size(text.len() as u64),
+        kind: kind.to_string(),
+        truncated,
+        mode: "text",
         body,
     })
 }

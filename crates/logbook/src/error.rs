@@ -291,6 +291,17 @@ pub enum Error {
         /// Whether SQLite found the database damaged (so it is rebuilt).
         corrupt: bool,
     },
+
+    /// The team catalog (PostgreSQL) could not be reached, or refused.
+    #[error("team catalog {server}: {message}")]
+    Team {
+        /// The server, as host:port/database (never the password).
+        server: String,
+        /// What went wrong.
+        message: String,
+        /// What to do about it.
+        hint: String,
+    },
 }
 
 impl Error {
@@ -354,7 +365,7 @@ impl Error {
             | Error::SessionInTwoPlaces { .. }
             | Error::IdMismatch { .. }
             | Error::HistoryIncomplete { .. } => ErrorKind::Data,
-            Error::Io { .. } | Error::Index { .. } => ErrorKind::Environment,
+            Error::Io { .. } | Error::Index { .. } | Error::Team { .. } => ErrorKind::Environment,
         }
     }
 
@@ -362,6 +373,7 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
+            Error::Team { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::AmbiguousId { .. } => {
                 "give more characters of the id, or the whole UUID".into()
             }

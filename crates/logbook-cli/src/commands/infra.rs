@@ -67,9 +67,17 @@ pub(crate) struct ServeArgs {
     /// the printed `?token=` link sets).
     #[arg(long, env = "LOGBOOK_TOKEN", hide_env_values = true, value_name = "T")]
     token: Option<String>,
+    /// Show every machine's runs from the team catalog (team_url); runs of
+    /// other machines show their outputs from the catalog's stored text.
+    #[arg(long)]
+    team: bool,
 }
 
 pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
+    if args.team {
+        // Say now, not on the first page view, when there is no catalog.
+        logbook::ops::team::connect(&ctx.project, logbook::ops::team::COMMAND_TIMEOUT)?;
+    }
     let server = logbook_web::Server::bind(
         ctx.project.clone(),
         logbook_web::Options {
@@ -77,6 +85,7 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
             token: args.token.clone(),
         },
     )?
+    .with_team(args.team)
     .with_mcp(logbook_mcp::http_router(Some(
         ctx.project.root().to_path_buf(),
     )));

@@ -7,6 +7,7 @@ mod infra;
 mod mcp;
 mod run;
 mod session;
+mod team;
 mod transcript;
 mod transcript_watch;
 mod workflow;
@@ -107,6 +108,9 @@ pub(crate) enum Command {
     Init,
     /// Serve the read-only web viewer and HTTP API (127.0.0.1:7777 by default).
     Serve(infra::ServeArgs),
+    /// The shared PostgreSQL catalog of a team: init, push, status.
+    #[command(subcommand)]
+    Team(team::TeamCommand),
     /// Fill a folder with a realistic example project to explore.
     Demo(infra::DemoArgs),
     /// Print shell completions.
@@ -160,6 +164,7 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
         Command::Serve(a) => infra::serve(&ctx, a),
+        Command::Team(c) => team::run(&ctx, c),
         Command::Init | Command::Mcp | Command::Demo(_) | Command::Completions(_) => {
             unreachable!("handled above")
         }

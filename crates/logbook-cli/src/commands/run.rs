@@ -9,7 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
 use logbook::model::query::{RunQuery, parse_since};
 use logbook::model::run::{OutputType, Run, RunStatus};
-use logbook::ops::run;
+use logbook::ops::{run, team};
 use serde_json::Value;
 
 use super::Context;
@@ -143,6 +143,9 @@ pub(crate) struct FindArgs {
     #[arg(long, value_name = "N", default_value_t = 0,
           value_parser = clap::value_parser!(u64).range(PAGING_RANGE))]
     offset: u64,
+    /// Search every machine's runs in the team catalog (team_url).
+    #[arg(long)]
+    team: bool,
 }
 
 /// `--limit` and `--offset`: counts the index can page by (SQLite's
@@ -166,6 +169,9 @@ pub(crate) struct LatestOutputArgs {
     /// Output type (document, data, report, artifact).
     #[arg(long = "type", value_name = "T")]
     output_type: Option<OutputType>,
+    /// Look in every machine's runs in the team catalog (team_url).
+    #[arg(long)]
+    team: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -183,6 +189,9 @@ pub(crate) struct LineageArgs {
     /// How to print the graph.
     #[arg(long, value_enum, default_value = "tree")]
     format: LineageFormat,
+    /// Follow the lineage across machines in the team catalog (team_url).
+    #[arg(long)]
+    team: bool,
 }
 
 pub(crate) fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
@@ -394,6 +403,9 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         limit: a.limit.map(paging),
         offset: paging(a.offset),
     };
+    if a.team {
+        return find_team(ctx, &query, now);
+    }
     // Streamed: every run `find` matches may be asked for (`--limit` in
     // the millions), so each is printed as it is read, never all held.
     let style = ctx.style();
@@ -446,7 +458,52 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     Ok(Output::printed().with_note(note))
 }
 
+fn find_team(ctx: &Context, query: &RunQuery, now: jiff::Timestamp) -> Result<Output> {
+    let page = team::find(&ctx.project, query)?;
+    let more = page
+        .total
+        .saturating_sub(query.offset as u64)
+        .saturating_sub(page.runs.len() as u64);
+    let note = (more > 0).then(|| {
+        format!(
+            "{more} more run(s) match; show them with --offset {} (or a larger --limit)",
+            query.offset + page.runs.len()
+        )
+    });
+    let style = ctx.style();
+    let mut human = String::new();
+    if page.runs.is_empty() {
+        human.push_str("No runs match.\n");
+    }
+    for r in &page.runs {
+        let e = run::entry(&r.run, now);
+        let _ = writeln!(
+            human,
+            "{}  {}  {}  {}\n    {} · {} output(s)",
+            e.session_id,
+            pad(e.manifest.execution.status.as_str(), 9),
+            style.bold(&e.label),
+            style.dim(&format!("@{}", r.origin)),
+            style.dim(&e.display_name),
+            e.manifest.outputs.len()
+        );
+    }
+    Ok(Output::new(team::page_json(&page, now), human).with_note(note))
+}
+
 pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
+    if a.team {
+        let found = team::latest_output(
+            &ctx.project,
+            &a.agent,
+            a.workflow.as_deref(),
+            a.output_type.as_ref().map(OutputType::as_str),
+        )?;
+        return Ok(Output::new(
+            team::latest_json(&found),
+            format!("{}:{}\n", found.run.origin, found.path.display()),
+        ));
+    }
     let found = run::latest_output(
         &ctx.project,
         &a.agent,
@@ -468,8 +525,18 @@ pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Outpu
 }
 
 pub(crate) fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {
-    let graph = run::lineage(&ctx.project, &a.id, &clock::local_zone())?;
-    let json = serde_json::to_value(&graph)?;
+    let (graph, json) = if a.team {
+        let (graph, origins) = team::lineage(&ctx.project, &a.id, &clock::local_zone())?;
+        let mut json = serde_json::to_value(&graph)?;
+        if let Value::Object(m) = &mut json {
+            m.insert("origins".into(), serde_json::to_value(origins)?);
+        }
+        (graph, json)
+    } else {
+        let graph = run::lineage(&ctx.project, &a.id, &clock::local_zone())?;
+        let json = serde_json::to_value(&graph)?;
+        (graph, json)
+    };
     let human = match a.format {
         LineageFormat::Tree => graph.to_tree(),
         LineageFormat::Json => serde_json::to_string_pretty(&json)? + "\n",

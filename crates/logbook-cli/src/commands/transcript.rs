@@ -99,6 +99,9 @@ pub(crate) struct UsageArgs {
     /// How rows are grouped.
     #[arg(long, value_enum, default_value_t = ByArg::Model)]
     by: ByArg,
+    /// Every machine's transcripts in the team catalog (with --all).
+    #[arg(long, requires = "all")]
+    team: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -146,6 +149,9 @@ pub(crate) struct ListArgs {
     /// reads the messages of the transcripts the other filters keep).
     #[arg(long, value_name = "WORDS")]
     text: Option<String>,
+    /// Every machine's transcripts in the team catalog (team_url).
+    #[arg(long, conflicts_with_all = ["workdir", "source", "model", "since", "until", "text"])]
+    team: bool,
 }
 
 pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
@@ -161,7 +167,37 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
     }
 }
 
+fn list_team(ctx: &Context, a: &ListArgs) -> Result<Output> {
+    let st = ctx.style();
+    let rows: Vec<_> = logbook::ops::team::transcripts(&ctx.project)?
+        .into_iter()
+        .filter(|t| !a.main || t.summary.kind == Kind::Main)
+        .filter(|t| !a.subagents || t.summary.kind == Kind::Subagent)
+        .skip(super::run::paging(a.offset))
+        .take(a.limit.map_or(usize::MAX, super::run::paging))
+        .collect();
+    let mut out = String::new();
+    if rows.is_empty() {
+        let _ = writeln!(out, "No transcripts in the team catalog.");
+    }
+    for t in &rows {
+        let _ = writeln!(
+            out,
+            "{}  {:<8}  {}  {:>9} tokens  {}",
+            st.bold(&t.summary.id),
+            t.summary.kind.as_str(),
+            clock::display(&t.summary.last_active_at),
+            thousands(t.summary.latest_total_tokens),
+            st.dim(&format!("@{}", t.origin))
+        );
+    }
+    Ok(Output::new(serde_json::to_value(&rows)?, out))
+}
+
 fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
+    if a.team {
+        return list_team(ctx, a);
+    }
     let now = clock::now();
     let time = |s: &Option<String>| {
         s.as_deref()
@@ -472,7 +508,11 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         ByArg::Day => UsageBy::Day,
         ByArg::Session => UsageBy::Session,
     };
-    let report = transcript::usage(&ctx.project, &scope, by)?;
+    let report = if a.team {
+        logbook::ops::team::usage(&ctx.project, by)?
+    } else {
+        transcript::usage(&ctx.project, &scope, by)?
+    };
     let st = ctx.style();
     let mut out = String::new();
     let head = match by {

@@ -120,6 +120,8 @@ impl TestProject {
             .env_remove("LOGBOOK_ROOT")
             .env_remove("LOGBOOK_NOW")
             .env_remove("LOGBOOK_LOCK_TIMEOUT")
+            .env_remove("LOGBOOK_TEAM_URL")
+            .env_remove("LOGBOOK_ORIGIN")
             .env("NO_COLOR", "1")
             .env("TZ", "UTC")
             .env("USER", "tester")

@@ -20,5 +20,6 @@ mod scale;
 mod serve;
 mod session;
 mod snapshots;
+mod team;
 mod transcript;
 mod workflow;

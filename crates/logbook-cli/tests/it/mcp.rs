@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::harness::{TestProject, shared_text};
 
 /// One `logbook mcp` process, initialized.
-struct Mcp {
+pub(crate) struct Mcp {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -24,7 +24,7 @@ struct Mcp {
 }
 
 impl Mcp {
-    fn start(t: &TestProject) -> Mcp {
+    pub(crate) fn start(t: &TestProject) -> Mcp {
         let mut child = t
             .cmd(&["mcp"])
             .stdin(Stdio::piped())
@@ -113,7 +113,7 @@ impl Mcp {
 
     /// A call that must succeed; its structured content.
     #[track_caller]
-    fn ok(&mut self, tool: &str, args: Value) -> Value {
+    pub(crate) fn ok(&mut self, tool: &str, args: Value) -> Value {
         let r = self.call(tool, args.clone());
         assert_ne!(r["isError"], json!(true), "{tool} {args} failed: {r}");
         let s = r["structuredContent"].clone();

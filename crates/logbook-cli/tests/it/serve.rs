@@ -8,7 +8,7 @@ use std::process::{Child, Stdio};
 use crate::harness::TestProject;
 
 /// Starts `logbook serve ARGS` and returns it with the URL it printed.
-fn serve(t: &TestProject, args: &[&str], token: Option<&str>) -> (Child, String) {
+pub(crate) fn serve(t: &TestProject, args: &[&str], token: Option<&str>) -> (Child, String) {
     let mut all = vec!["serve"];
     all.extend_from_slice(args);
     let mut cmd = t.cmd(&all);
@@ -29,7 +29,7 @@ fn serve(t: &TestProject, args: &[&str], token: Option<&str>) -> (Child, String)
     (child, line.trim().to_string())
 }
 
-fn get(url: &str, path: &str, header: &str) -> String {
+pub(crate) fn get(url: &str, path: &str, header: &str) -> String {
     let addr = url
         .trim_start_matches("http://")
         .split('/')

@@ -23,7 +23,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod catalog;
 mod fulltext;
+mod outbox;
 mod pool;
 mod query;
 mod rebuild;
@@ -46,6 +48,7 @@ use crate::model::run::Run;
 use crate::store::Project;
 
 pub use fulltext::MAX_TEXT_BYTES;
+pub use outbox::Pushed;
 pub use record::Record;
 pub use schema::SCHEMA_VERSION;
 
@@ -225,6 +228,7 @@ impl Index {
             match Index::connect(p, path) {
                 Ok(mut index) if index.schema_version()? == SCHEMA_VERSION => {
                     index.repair_pending()?;
+                    index.follow_team(p.config.team_url.is_some())?;
                     return Ok(index);
                 }
                 Ok(_) => {}

@@ -389,28 +389,39 @@ fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Re
     Ok(caught_up)
 }
 
-/// Copies the old index's pending marks into the new file: a writer that
-/// marked its file before the swap and dies before its index update is
-/// then repaired from the new index, as it would have been from the old.
+/// Copies what the old index knows that the files do not say into the new
+/// file: the pending marks of writers still at work (a writer that marked
+/// its file before the swap and dies before its index update is then
+/// repaired from the new index, as it would have been from the old), and
+/// the team outbox's notes not yet pushed (a record deleted since the last
+/// push is in no file any more, so only its note tells the catalog).
 fn copy_pending(old: &Connection, new: &Connection) -> rusqlite::Result<()> {
     // An index of an older schema may keep no marks, or keep them otherwise.
-    let Ok(mut read) = old.prepare("SELECT path, kind, lock, since FROM pending") else {
-        return Ok(());
-    };
-    let rows = read.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-        ))
-    })?;
-    let mut write = new.prepare(
-        "INSERT OR REPLACE INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for row in rows {
-        let (path, kind, lock, since) = row?;
-        write.execute([path, kind, lock, since])?;
+    if let Ok(mut read) = old.prepare("SELECT path, kind, lock, since FROM pending") {
+        let rows = read.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut write = new.prepare(
+            "INSERT OR REPLACE INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for row in rows {
+            let (path, kind, lock, since) = row?;
+            write.execute([path, kind, lock, since])?;
+        }
+    }
+    if let Ok(mut read) = old.prepare("SELECT kind, id FROM team_outbox ORDER BY seq") {
+        let rows = read.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut write =
+            new.prepare("INSERT OR IGNORE INTO team_outbox(kind, id) VALUES (?1, ?2)")?;
+        for row in rows {
+            let (kind, id) = row?;
+            write.execute([kind, id])?;
+        }
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -110,6 +110,14 @@ CREATE TABLE pending(
   kind TEXT NOT NULL,
   lock TEXT NOT NULL,
   since TEXT NOT NULL
+);
+-- Records changed since the team catalog last took them (see `outbox`):
+-- filled by triggers that exist only while a team catalog is configured.
+CREATE TABLE team_outbox(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  UNIQUE(kind, id)
 );
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 ";

@@ -14,6 +14,7 @@
 //! - [`resume`]: the text an agent needs after a compaction
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
 //!   [`demo`]: an example project.
+//! - [`team`]: the shared PostgreSQL catalog: push, status, team queries
 
 pub mod demo;
 pub mod doctor;
@@ -21,6 +22,7 @@ pub mod index;
 pub mod resume;
 pub mod run;
 pub mod run_files;
+pub mod team;
 pub mod transcript;
 pub mod work_session;
 pub mod workflow;
@@ -71,7 +73,10 @@ pub(crate) fn write_through<T>(
     if let Some(mut index) = index {
         let written = pending.into_iter().zip(records).collect();
         match index.record_written(written) {
-            Ok(()) => WRITER.with(|c| *c.borrow_mut() = Some(index)),
+            Ok(()) => {
+                WRITER.with(|c| *c.borrow_mut() = Some(index));
+                team::after_write(p);
+            }
             // The pending marks stay for the next open to repair.
             Err(e) => index_behind(p, &e),
         }

@@ -15,7 +15,7 @@
 //! ```
 
 mod import;
-mod usage;
+pub(crate) mod usage;
 
 pub use import::{
     ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources, import_path,

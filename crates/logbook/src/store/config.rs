@@ -35,6 +35,12 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ("user", "''", "empty: $USER, else 'unknown'"),
     ("default_prefix", "SES", ""),
     ("token_budget", "150000", ""),
+    (
+        "team_url",
+        "''",
+        "empty: $LOGBOOK_TEAM_URL, else no team catalog",
+    ),
+    ("origin", "''", "empty: $LOGBOOK_ORIGIN, else the host name"),
 ];
 
 /// The default of `key` as a value (quotes removed).
@@ -74,6 +80,8 @@ struct RawConfig {
     user: Option<String>,
     default_prefix: Option<String>,
     token_budget: Option<u64>,
+    team_url: Option<String>,
+    origin: Option<String>,
 }
 
 /// The resolved configuration: absolute paths and settled defaults.
@@ -99,6 +107,11 @@ pub struct Config {
     pub default_prefix: String,
     /// Token budget of new work sessions, and the default for files without one.
     pub token_budget: u64,
+    /// The team's PostgreSQL catalog (`postgres://…`), if this machine
+    /// shares its records; `None` keeps everything local.
+    pub team_url: Option<String>,
+    /// This machine's name in the team, stored beside every record it pushes.
+    pub origin: String,
 }
 
 impl Config {
@@ -186,6 +199,15 @@ impl Config {
             .filter(|u| !u.trim().is_empty())
             .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
             .unwrap_or_else(|| "unknown".into());
+        let team_url = raw
+            .team_url
+            .filter(|u| !u.trim().is_empty())
+            .or_else(|| env_value("LOGBOOK_TEAM_URL"));
+        let origin = raw
+            .origin
+            .filter(|o| !o.trim().is_empty())
+            .or_else(|| env_value("LOGBOOK_ORIGIN"))
+            .unwrap_or_else(host_name);
         let default_prefix = raw
             .default_prefix
             .unwrap_or_else(|| default_of("default_prefix").into());
@@ -211,6 +233,8 @@ impl Config {
             token_budget: raw
                 .token_budget
                 .unwrap_or_else(|| default_of("token_budget").parse().unwrap_or(150_000)),
+            team_url,
+            origin,
         })
     }
 
@@ -233,6 +257,28 @@ impl Config {
             .map_err(|e| Error::io(root.join(STATE_DIR), e))?;
         Ok(path)
     }
+}
+
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The machine's host name: the default origin of its records in a team.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| env_value("HOSTNAME"))
+        .or_else(|| {
+            std::process::Command::new("hostname")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8(o.stdout).ok())
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 struct Resolver<'a> {

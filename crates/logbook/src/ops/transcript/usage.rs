@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{ListOptions, list, resolve};
 use crate::error::Result;
 use crate::model::agent_log::{self, Usage, UsageBook};
-use crate::model::transcript::Kind;
+use crate::model::transcript::{Kind, Metadata, Summary};
 use crate::store::{self, Project};
 
 /// Which transcripts a usage report covers.
@@ -48,6 +48,9 @@ pub enum UsageBy {
 pub struct TranscriptUsage {
     /// The transcript id.
     pub id: String,
+    /// The machine that pushed it (team reports only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// Main or subagent.
     pub kind: Kind,
     /// A subagent's main session.
@@ -115,19 +118,34 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
         UsageScope::One(text) => Some(resolve(p, text)?.to_string()),
         _ => None,
     };
+    let entries = listing
+        .transcripts
+        .into_iter()
+        .filter(|s| match &wanted {
+            Some(id) => s.id == *id || s.parent_session_id.as_ref() == Some(id),
+            None => true,
+        })
+        .map(|s| {
+            let metadata = store::transcript::read_head(&s.file)
+                .ok()
+                .map(|h| h.metadata);
+            (None, s, metadata)
+        })
+        .collect();
+    Ok(report(entries, by))
+}
+
+/// The usage report over transcripts given with their metadata (and, in a
+/// team report, the machine each came from): the one set of counting rules
+/// for local and team reports.
+pub(crate) fn report(
+    entries: Vec<(Option<String>, Summary, Option<Metadata>)>,
+    by: UsageBy,
+) -> UsageReport {
     let mut books: Vec<(TranscriptUsage, UsageBook)> = vec![];
     let mut unmeasured = vec![];
-    for s in listing.transcripts {
-        if let Some(id) = &wanted
-            && s.id != *id
-            && s.parent_session_id.as_ref() != Some(id)
-        {
-            continue;
-        }
-        let book = store::transcript::read_head(&s.file)
-            .ok()
-            .and_then(|h| agent_log::usage_of(&h.metadata));
-        let Some(book) = book else {
+    for (origin, s, metadata) in entries {
+        let Some(book) = metadata.as_ref().and_then(agent_log::usage_of) else {
             unmeasured.push(s.id);
             continue;
         };
@@ -135,6 +153,7 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
         books.push((
             TranscriptUsage {
                 id: s.id,
+                origin,
                 kind: s.kind,
                 parent_session_id: s.parent_session_id,
                 workdir: s.workdir,
@@ -216,14 +235,14 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
     if by != UsageBy::Day {
         rows.sort_by_key(|r| std::cmp::Reverse(r.usage.total_tokens));
     }
-    Ok(UsageReport {
+    UsageReport {
         by,
         transcripts: books.into_iter().map(|(t, _)| t).collect(),
         rows,
         total,
         duplicates,
         unmeasured,
-    })
+    }
 }
 
 /// What one transcript measured, as a work session's token counts take it.

@@ -1,0 +1,121 @@
+//! A PostgreSQL server of the benchmark's own for the team rows, started as
+//! the tests start theirs: in a temp folder, on a free loopback port, as an
+//! unprivileged user when run as root, stopped on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context as _, Result, bail};
+
+pub(crate) struct Pg {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+impl Pg {
+    pub(crate) fn start() -> Result<Pg> {
+        let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.path().join("bin"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        versions.retain(|p| p.join("initdb").is_file());
+        versions.sort();
+        let bin = versions
+            .pop()
+            .context("no PostgreSQL under /usr/lib/postgresql (apt-get install postgresql)")?;
+        let dir = tempfile::Builder::new()
+            .prefix("logbook-bench-pg-")
+            .tempdir()?;
+        Command::new("chmod").arg("0777").arg(dir.path()).status()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let pg = Pg { dir, bin, port };
+        let data = pg.dir.path().join("data");
+        pg.check(
+            pg.as_server(&pg.bin.join("initdb"))
+                .args([
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                    "-D",
+                ])
+                .arg(&data),
+        )?;
+        let opts = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c shared_buffers=256MB",
+            pg.port,
+            pg.dir.path().display()
+        );
+        pg.check(
+            pg.as_server(&pg.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(&data)
+                .args(["-o", &opts, "-l"])
+                .arg(pg.dir.path().join("server.log"))
+                .args(["-w", "-t", "60", "start"]),
+        )?;
+        pg.check(Command::new(pg.bin.join("createdb")).args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &pg.port.to_string(),
+            "-U",
+            "postgres",
+            "team",
+        ]))?;
+        Ok(pg)
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/team?sslmode=disable",
+            self.port
+        )
+    }
+
+    fn as_server(&self, program: &Path) -> Command {
+        if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(program);
+            c
+        } else {
+            Command::new(program)
+        }
+    }
+
+    fn check(&self, c: &mut Command) -> Result<()> {
+        let out = c.stdin(Stdio::null()).output()?;
+        if !out.status.success() {
+            bail!("{c:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        let _ = self
+            .as_server(&self.bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(self.dir.path().join("data"))
+            .args(["-m", "fast", "-w", "stop"])
+            .stdin(Stdio::null())
+            .output();
+    }
+}

@@ -1,0 +1,116 @@
+//! `logbook team init | push | status`: the shared PostgreSQL catalog.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+
+use anyhow::Result;
+use clap::Subcommand;
+use logbook::ops::team;
+use serde_json::json;
+
+use super::Context;
+use crate::printer::{Output, thousands};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TeamCommand {
+    /// Create or migrate the catalog's tables on the server (team_url).
+    Init,
+    /// Send every waiting change to the catalog now, with a progress bar.
+    Push,
+    /// The server, this machine's origin, the backlog and the last error.
+    Status,
+}
+
+pub(crate) fn run(ctx: &Context, cmd: &TeamCommand) -> Result<Output> {
+    match cmd {
+        TeamCommand::Init => {
+            let (server, version) = team::init(&ctx.project)?;
+            Ok(Output::new(
+                json!({ "server": server, "schema_version": version }),
+                format!("Team catalog on {server} is at schema version {version}.\n"),
+            ))
+        }
+        TeamCommand::Push => {
+            let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
+                let bar = indicatif::ProgressBar::new(0);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} pushing [{bar:30}] {pos}/{len} records ({per_sec}, {eta})",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                );
+                bar
+            });
+            let progress = |done: u64, total: u64| {
+                if let Some(bar) = &bar {
+                    bar.set_length(total);
+                    bar.set_position(done);
+                }
+            };
+            let report = team::push(&ctx.project, Some(&progress))?;
+            if let Some(bar) = &bar {
+                bar.finish_and_clear();
+            }
+            let human = format!(
+                "Pushed {} record(s) to {} as {}: {} written, {} unchanged, {} deleted; {} waiting.\n",
+                thousands(report.pushed),
+                report.server,
+                report.origin,
+                thousands(report.written),
+                thousands(report.unchanged),
+                thousands(report.deleted),
+                thousands(report.backlog),
+            );
+            Ok(Output::new(serde_json::to_value(&report)?, human))
+        }
+        TeamCommand::Status => {
+            let s = team::status(&ctx.project)?;
+            let mut out = String::new();
+            match &s.server {
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "No team catalog: set team_url in logbook.yaml (or LOGBOOK_TEAM_URL) to share runs."
+                    );
+                }
+                Some(server) => {
+                    let state = if s.reachable {
+                        "reachable"
+                    } else {
+                        "unreachable"
+                    };
+                    let _ = writeln!(out, "Team catalog: {server} ({state})");
+                    let _ = writeln!(out, "  Origin:     {}", s.origin);
+                    let _ = writeln!(out, "  Backlog:    {} record(s)", thousands(s.backlog));
+                    let _ = writeln!(
+                        out,
+                        "  Last push:  {}",
+                        s.last_push.as_deref().unwrap_or("never")
+                    );
+                    if let Some(e) = &s.last_error {
+                        let _ = writeln!(out, "  Last error: {e}");
+                    }
+                    if let Some(e) = &s.error {
+                        let _ = writeln!(out, "  Now:        {e}");
+                    }
+                    if let Some(c) = &s.catalog {
+                        let _ = writeln!(out, "  Schema:     {}", c.schema_version);
+                        for o in &c.origins {
+                            let _ = writeln!(
+                                out,
+                                "  {:<20} {} run(s), {} work session(s), {} transcript(s), last push {}",
+                                o.origin,
+                                thousands(o.runs as u64),
+                                thousands(o.work_sessions as u64),
+                                thousands(o.transcripts as u64),
+                                o.last_push.as_deref().unwrap_or("never")
+                            );
+                        }
+                    }
+                }
+            }
+            Ok(Output::new(serde_json::to_value(&s)?, out))
+        }
+    }
+}

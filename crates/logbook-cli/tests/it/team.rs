@@ -1,0 +1,570 @@
+//! The team catalog against a real PostgreSQL: started in a temp folder, on
+//! a free loopback port, as an unprivileged user (PostgreSQL refuses to run
+//! as root, and CI runs as root), and stopped when the test ends. Two
+//! project roots stand for two machines.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::harness::TestProject;
+
+/// A PostgreSQL server of the test's own.
+pub(crate) struct Pg {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    pub(crate) port: u16,
+}
+
+fn pg_bin() -> PathBuf {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path().join("bin"))
+                .collect()
+        })
+        .unwrap_or_default();
+    versions.retain(|p| p.join("initdb").is_file());
+    versions.sort();
+    versions.pop().unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): \
+             the team tests need a real server; `apt-get install -y postgresql` (.ci/run does)"
+        )
+    })
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl Pg {
+    pub(crate) fn start() -> Pg {
+        let bin = pg_bin();
+        let dir = tempfile::Builder::new()
+            .prefix("logbook-pg-")
+            .tempdir()
+            .expect("temp dir");
+        // The server's user must own its data folder and reach the temp dir.
+        let _ = Command::new("chmod")
+            .args(["0777"])
+            .arg(dir.path())
+            .status();
+        let pg = Pg {
+            dir,
+            bin,
+            port: free_port(),
+        };
+        let data = pg.data();
+        let out = pg
+            .as_server(&pg.bin.join("initdb"))
+            .args([
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "-D",
+            ])
+            .arg(&data)
+            .output()
+            .expect("run initdb");
+        assert!(
+            out.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pg.up();
+        pg
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn as_server(&self, program: &Path) -> Command {
+        if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(program);
+            c
+        } else {
+            Command::new(program)
+        }
+    }
+
+    /// Starts (or restarts) the server and waits until it answers.
+    pub(crate) fn up(&self) {
+        let opts = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
+        );
+        let out = self
+            .as_server(&self.bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(self.data())
+            .args(["-o", &opts, "-l"])
+            .arg(self.dir.path().join("server.log"))
+            .args(["-w", "-t", "60", "start"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run pg_ctl start");
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+        );
+    }
+
+    pub(crate) fn down(&self) {
+        let _ = self
+            .as_server(&self.bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(self.data())
+            .args(["-m", "fast", "-w", "stop"])
+            .stdin(Stdio::null())
+            .output();
+    }
+
+    /// A new database; its URL.
+    pub(crate) fn database(&self, name: &str) -> String {
+        let out = Command::new(self.bin.join("createdb"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                name,
+            ])
+            .output()
+            .expect("run createdb");
+        assert!(
+            out.status.success(),
+            "createdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        format!(
+            "postgres://postgres@127.0.0.1:{}/{name}?sslmode=disable",
+            self.port
+        )
+    }
+
+    /// One SQL query's rows, tab-separated, through `psql`.
+    pub(crate) fn sql(&self, db: &str, query: &str) -> Vec<String> {
+        let out = Command::new(self.bin.join("psql"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+            ])
+            .args(["-d", db, "-At", "-F", "\t", "-c", query])
+            .output()
+            .expect("run psql");
+        assert!(
+            out.status.success(),
+            "psql {query}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        self.down();
+    }
+}
+
+/// A project root standing for one machine of the team.
+fn machine(url: &str, origin: &str) -> TestProject {
+    let t = TestProject::new();
+    t.write(
+        "logbook.yaml",
+        &format!("team_url: '{url}'\norigin: {origin}\n"),
+    );
+    t
+}
+
+fn start_run(t: &TestProject, agent: &str, workflow: &str, related: Option<&str>) -> String {
+    let mut args = vec!["run", "start", "--agent", agent, "--workflow", workflow];
+    if let Some(r) = related {
+        args.extend(["--related", r]);
+    }
+    t.json(&args)["session_id"].as_str().unwrap().to_string()
+}
+
+fn backlog(t: &TestProject) -> u64 {
+    t.json(&["team", "status"])["backlog"].as_u64().unwrap()
+}
+
+fn ids(v: &Value) -> BTreeSet<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every (id, status) of `origin`'s live runs in the catalog, and their count
+/// with duplicates (the primary key forbids them; counted to be sure).
+fn server_runs(pg: &Pg, db: &str, origin: &str) -> (BTreeSet<String>, usize) {
+    let rows = pg.sql(
+        db,
+        &format!(
+            "SELECT id || ' ' || status || ' ' || jsonb_array_length(manifest->'outputs') \
+             FROM runs WHERE origin = '{origin}' AND NOT deleted"
+        ),
+    );
+    let n = rows.len();
+    (rows.into_iter().collect(), n)
+}
+
+/// The same from the local index: what the server must equal.
+fn local_runs(t: &TestProject) -> BTreeSet<String> {
+    t.json(&["find", "--limit", "100000"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r["session_id"].as_str().unwrap(),
+                r["manifest"]["execution"]["status"].as_str().unwrap(),
+                r["manifest"]["outputs"].as_array().unwrap().len()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let a = machine(&url, "laptop-a");
+    let b = machine(&url, "ci-b");
+
+    // Before `team init`, a team query says what to run; local work goes on.
+    let early = start_run(&a, "casey", "deep-dive-app", None);
+    let err = a.run(&["find", "--team"]);
+    assert!(err.err().contains("team init"), "{}", err.err());
+    a.run(&["team", "init"]).ok();
+    a.run(&["team", "init"]).ok(); // idempotent
+
+    // A lineage that starts on A and continues on B.
+    let root = early;
+    std::fs::write(
+        a.path("docs/agent-outputs").join(&root).join("laptops.md"),
+        "# Laptops deep-dive\nThe budget laptop wins.\n",
+    )
+    .unwrap();
+    a.run(&[
+        "run",
+        "output",
+        &root,
+        "laptops.md",
+        "--type",
+        "document",
+        "--description",
+        "Deep-dive",
+    ])
+    .ok();
+    a.run(&["run", "finish", &root]).ok();
+    a.run(&["team", "push"]).ok();
+    // B's run names A's run as its parent: the link crosses machines, so it
+    // is written into the manifest as another tool would, and synced.
+    let child = start_run(&b, "pixel", "build-stories", None);
+    let manifest = b
+        .path("docs/agent-outputs")
+        .join(&child)
+        .join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["related_sessions"] = serde_json::json!([root]);
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    b.run(&["index", "sync"]).ok();
+    let grandchild = start_run(&b, "quinn", "review-stories", Some(&child));
+    b.run(&["team", "push"]).ok();
+
+    // A finds B's runs; B finds A's, with its origin and output text.
+    let found = a.json(&["find", "--team", "--agent", "pixel"]);
+    assert_eq!(ids(&found), BTreeSet::from([child.clone()]));
+    assert_eq!(found[0]["origin"], "ci-b");
+    let by_text = b.json(&["find", "--team", "--text", "budget laptop"]);
+    assert_eq!(ids(&by_text), BTreeSet::from([root.clone()]));
+    assert_eq!(by_text[0]["origin"], "laptop-a");
+    let latest = b.json(&[
+        "latest-output",
+        "--team",
+        "--agent",
+        "casey",
+        "--type",
+        "document",
+    ]);
+    assert_eq!(latest["origin"], "laptop-a");
+    assert!(
+        latest["text"]
+            .as_str()
+            .unwrap()
+            .contains("budget laptop wins")
+    );
+
+    // The lineage is drawn whole from either machine.
+    for t in [&a, &b] {
+        let graph = t.json(&["lineage", "--team", &child, "--format", "json"]);
+        let text = graph.to_string();
+        for id in [&root, &child, &grandchild] {
+            assert!(text.contains(id.as_str()), "{id} missing from {text}");
+        }
+        assert_eq!(graph["origins"][&root], "laptop-a");
+        assert_eq!(graph["origins"][&grandchild], "ci-b");
+    }
+    let tree = a.run(&["lineage", "--team", &root]).ok().to_string();
+    assert!(tree.contains(&grandchild[..8]), "{tree}");
+
+    // MCP find_runs with scope "team", from B.
+    let mut m = crate::mcp::Mcp::start(&b);
+    let r = m.ok(
+        "find_runs",
+        serde_json::json!({"scope": "team", "agent": "casey"}),
+    );
+    assert_eq!(r["runs"][0]["session_id"], root.as_str());
+    assert_eq!(r["runs"][0]["origin"], "laptop-a");
+    drop(m);
+
+    // The viewer over the team, on B: A's run, and its output from the
+    // catalog's stored text.
+    let (mut viewer, url) = crate::serve::serve(&b, &["--team", "--bind", "127.0.0.1:0"], None);
+    let api = crate::serve::get(&url, "/api/runs?agent=casey", "");
+    assert!(api.contains(&root) && api.contains("laptop-a"), "{api}");
+    let page = crate::serve::get(&url, &format!("/runs/{root}/files/laptops.md"), "");
+    assert!(page.contains("budget laptop wins"), "{page}");
+    let run_page = crate::serve::get(&url, &format!("/runs/{root}"), "");
+    assert!(run_page.contains("laptops.md"), "{run_page}");
+    let _ = viewer.kill();
+    let _ = viewer.wait();
+
+    // Measured usage crosses the wire: a Claude Code log imported on A is
+    // counted in B's team report.
+    a.write(
+        "history/s.jsonl",
+        concat!(
+            r#"{"type":"user","sessionId":"5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3","cwd":"/work/shop","timestamp":"2026-01-18T09:00:00.000Z","uuid":"u1","message":{"role":"user","content":"Add a cart"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3","cwd":"/work/shop","timestamp":"2026-01-18T09:00:05.000Z","uuid":"u2","requestId":"req_1","message":{"id":"msg_1","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Adding it."}],"usage":{"input_tokens":900,"output_tokens":3,"cache_read_input_tokens":5000}}}"#,
+            "\n"
+        ),
+    );
+    a.run(&[
+        "transcript",
+        "import",
+        "history/s.jsonl",
+        "--format",
+        "claude-code",
+    ])
+    .ok();
+    a.run(&["team", "push"]).ok();
+    let usage = b.json(&["transcript", "usage", "--all", "--team"]);
+    assert_eq!(usage["total"]["total_tokens"], 5903, "{usage}");
+    assert_eq!(usage["transcripts"][0]["origin"], "laptop-a");
+    let listed = b.json(&["transcript", "list", "--team"]);
+    assert_eq!(listed[0]["origin"], "laptop-a");
+
+    // A push killed mid-batch, then repeated: no duplicate, no loss.
+    for i in 0..40 {
+        start_run(&a, "bulk", &format!("wf-{i}"), None);
+    }
+    // Rebuilding the index re-queues every record: a bigger push to cut.
+    a.run(&["index", "rebuild"]).ok();
+    assert!(backlog(&a) >= 41);
+    let mut push = a.cmd(&["team", "push"]);
+    push.env("LOGBOOK_TEAM_DEADLINE", "0");
+    let mut child_proc = push.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    let _ = Command::new("kill")
+        .args(["-KILL", &child_proc.id().to_string()])
+        .status();
+    let _ = child_proc.wait();
+    a.run(&["team", "push"]).ok();
+    assert_eq!(backlog(&a), 0);
+    let (server, n) = server_runs(&pg, "team", "laptop-a");
+    assert_eq!(n, server.len(), "duplicate rows");
+    assert_eq!(server, local_runs(&a));
+    assert_eq!(server.len(), 41);
+    let dupes = pg.sql(
+        "team",
+        "SELECT count(*) FROM (SELECT origin, run_id, seq FROM outputs GROUP BY 1, 2, 3 HAVING count(*) > 1) d",
+    );
+    assert_eq!(dupes, vec!["0"]);
+
+    // Status names the server, both origins and no error.
+    let status = a.json(&["team", "status"]);
+    assert_eq!(status["reachable"], true);
+    assert_eq!(status["origin"], "laptop-a");
+    let origins: Vec<&str> = status["catalog"]["origins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["origin"].as_str().unwrap())
+        .collect();
+    assert_eq!(origins, vec!["ci-b", "laptop-a"]);
+}
+
+#[test]
+fn a_stopped_server_never_fails_local_writes_and_the_backlog_converges() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let a = machine(&url, "laptop-a");
+    a.run(&["team", "init"]).ok();
+    let first = start_run(&a, "casey", "deep-dive-app", None);
+    a.run(&["team", "push"]).ok();
+
+    pg.down();
+    let mut made = vec![first];
+    for i in 0..5 {
+        made.push(start_run(&a, "casey", &format!("offline-{i}"), None));
+    }
+    a.run(&["run", "finish", &made[1]]).ok();
+    // Local writes succeed (asserted by `json`), and the backlog grows.
+    assert_eq!(backlog(&a), 5);
+    let status = a.json(&["team", "status"]);
+    assert_eq!(status["reachable"], false);
+    assert!(status["last_error"].is_string(), "{status}");
+    let err = a.run(&["team", "push"]);
+    assert!(err.err().contains("team catalog"), "{}", err.err());
+    assert!(a.json(&["find"]).as_array().unwrap().len() == 6);
+
+    pg.up();
+    a.run(&["team", "push"]).ok();
+    assert_eq!(backlog(&a), 0);
+    let (server, n) = server_runs(&pg, "team", "laptop-a");
+    assert_eq!(n, 6);
+    assert_eq!(server, local_runs(&a));
+    assert_eq!(a.json(&["team", "status"])["last_error"], Value::Null);
+
+    // A deleted run folder becomes a tombstone, not a stale row.
+    std::fs::remove_dir_all(a.path("docs/agent-outputs").join(&made[2])).unwrap();
+    a.run(&["index", "sync"]).ok();
+    a.run(&["team", "push"]).ok();
+    let (server, _) = server_runs(&pg, "team", "laptop-a");
+    assert_eq!(server, local_runs(&a));
+    assert_eq!(server.len(), 5);
+}
+
+#[test]
+fn eight_writers_while_pushing_leave_the_server_equal_to_the_index() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let a = machine(&url, "laptop-a");
+    a.run(&["team", "init"]).ok();
+    let runs: Vec<String> = (0..8)
+        .map(|i| start_run(&a, "writer", &format!("wf-{i}"), None))
+        .collect();
+    let writers: Vec<_> = runs
+        .iter()
+        .map(|id| {
+            let root = a.root().to_path_buf();
+            let id = id.clone();
+            std::thread::spawn(move || {
+                for j in 0..6 {
+                    let name = format!("out-{j}.md");
+                    let folder = root.join("docs/agent-outputs").join(&id);
+                    std::fs::write(folder.join(&name), format!("text {j}\n")).unwrap();
+                    let out = Command::new(crate::harness::bin())
+                        .args(["--root"])
+                        .arg(&root)
+                        .args([
+                            "run",
+                            "output",
+                            &id,
+                            &name,
+                            "--type",
+                            "document",
+                            "--description",
+                            "d",
+                        ])
+                        .env_remove("LOGBOOK_TEAM_URL")
+                        .env("NO_COLOR", "1")
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    let pusher = {
+        let root = a.root().to_path_buf();
+        std::thread::spawn(move || {
+            for _ in 0..6 {
+                let _ = Command::new(crate::harness::bin())
+                    .args(["--root"])
+                    .arg(&root)
+                    .args(["team", "push"])
+                    .output();
+            }
+        })
+    };
+    for w in writers {
+        w.join().unwrap();
+    }
+    pusher.join().unwrap();
+    a.run(&["team", "push"]).ok();
+    let (server, n) = server_runs(&pg, "team", "laptop-a");
+    assert_eq!(n, 8);
+    assert_eq!(server, local_runs(&a));
+    let outputs = pg.sql(
+        "team",
+        "SELECT count(*) FROM outputs WHERE origin = 'laptop-a'",
+    );
+    assert_eq!(outputs, vec!["48"]);
+}
+
+#[test]
+fn without_team_url_nothing_is_queued() {
+    let t = TestProject::new();
+    t.json(&["run", "start", "--agent", "a", "--workflow", "w"]);
+    let db = t.path(".logbook/index.db");
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM team_outbox", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
+    let triggers: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(triggers, 0);
+    let status = t.json(&["team", "status"]);
+    assert_eq!(status["server"], Value::Null);
+    let err = t.run(&["find", "--team"]);
+    assert!(err.err().contains("LOGBOOK_TEAM_URL"), "{}", err.err());
+}

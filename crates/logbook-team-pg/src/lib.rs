@@ -1,0 +1,241 @@
+//! The PostgreSQL team catalog of Logbook: the records of many machines in
+//! one database, behind the library's [`logbook::index::catalog::Catalog`]
+//! trait (as atuin keeps each database backend in its own crate).
+//!
+//! - [`PgConnector`] is what a face installs
+//!   (`logbook::ops::team::install(Box::new(PgConnector))`); it opens a
+//!   [`PgCatalog`]: a small connection pool (deadpool-postgres over
+//!   tokio-postgres) on a runtime of its own, so the synchronous library
+//!   can call it from any thread.
+//! - [`migrations`] creates and upgrades the tables (`logbook team init`);
+//!   connecting checks the version and says what to run when it is behind.
+//! - A push is one transaction per batch that first takes a lock for its
+//!   origin, so two processes pushing for one machine take turns, then
+//!   compares each change's version and content hash with the stored row:
+//!   older or identical changes are skipped, the rest written with
+//!   `unnest` arrays (one statement per table per batch).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use logbook::index::catalog::Connector;
+//! let catalog = logbook_team_pg::PgConnector
+//!     .connect("postgres://logbook@db.internal/logbook?sslmode=require", Duration::from_secs(5))?;
+//! println!("{:?}", catalog.status()?);
+//! # Ok::<(), logbook::Error>(())
+//! ```
+
+pub mod migrations;
+mod push;
+mod query;
+mod tls;
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use logbook::Error;
+use logbook::error::Result;
+use logbook::index::catalog::{
+    Catalog, Change, Connector, PushStats, ServerStatus, TeamOutput, TeamRun, TeamTranscript,
+};
+use logbook::model::query::RunQuery;
+use tokio::runtime::Runtime;
+
+/// Opens [`PgCatalog`]s from `postgres://` URLs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PgConnector;
+
+/// One team catalog: a pool of connections and the time each call may take.
+pub struct PgCatalog {
+    pool: Pool,
+    server: String,
+    timeout: Duration,
+}
+
+/// The runtime every catalog of the process shares: one worker thread,
+/// enough to drive a few connections, started on first use.
+fn runtime() -> Result<&'static Runtime> {
+    static RT: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("logbook-team-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| team_error("(none)", format!("cannot start the database runtime: {e}")))
+}
+
+pub(crate) fn team_error(server: &str, message: impl Into<String>) -> Error {
+    let message = message.into();
+    let hint = if message.contains("password authentication failed")
+        || message.contains("no password")
+    {
+        "check the user and password in team_url / LOGBOOK_TEAM_URL"
+    } else if message.contains("does not exist") && message.contains("database") {
+        "create the database on the server (`createdb logbook`), then run `logbook team init`"
+    } else if message.contains("team init") {
+        ""
+    } else {
+        "is the server up and reachable from this machine? Local work goes on; `logbook team push` sends what waits once it answers"
+    };
+    Error::Team {
+        server: server.to_string(),
+        message,
+        hint: hint.to_string(),
+    }
+}
+
+/// `host:port/database` of a config, for messages (never the password).
+fn server_name(config: &tokio_postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(h) => h.clone(),
+            tokio_postgres::config::Host::Unix(p) => p.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().unwrap_or("");
+    format!("{host}:{port}/{db}")
+}
+
+fn pool_of(url: &str, deadline: Duration) -> Result<(Pool, String)> {
+    let (url, tls) = tls::prepare(url).map_err(|e| team_error("(team_url)", e))?;
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| team_error("(team_url)", format!("not a valid postgres:// URL: {e}")))?;
+    let server = server_name(&config);
+    config.connect_timeout(deadline);
+    config.application_name("logbook");
+    let manager = Manager::from_config(
+        config,
+        tls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(4)
+        .build()
+        .map_err(|e| team_error(&server, e.to_string()))?;
+    Ok((pool, server))
+}
+
+impl Connector for PgConnector {
+    fn connect(&self, url: &str, deadline: Duration) -> Result<Box<dyn Catalog>> {
+        let (pool, server) = pool_of(url, deadline)?;
+        let catalog = PgCatalog {
+            pool,
+            server,
+            timeout: deadline,
+        };
+        let version = catalog.run(async |c| migrations::current(c).await)?;
+        migrations::check(&catalog.server, version)?;
+        Ok(Box::new(catalog))
+    }
+
+    fn init(&self, url: &str, deadline: Duration) -> Result<i64> {
+        let (pool, server) = pool_of(url, deadline)?;
+        let catalog = PgCatalog {
+            pool,
+            server,
+            timeout: deadline,
+        };
+        catalog.run(async |c| migrations::apply(c).await)
+    }
+}
+
+impl PgCatalog {
+    /// Runs `f` on a pooled connection within the catalog's timeout.
+    fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        F: AsyncFnOnce(&mut deadpool_postgres::Object) -> std::result::Result<T, String>,
+    {
+        let rt = runtime()?;
+        let fut = async {
+            let mut client = self.pool.get().await.map_err(|e| match e {
+                deadpool_postgres::PoolError::Backend(e) => message_of(&e),
+                other => other.to_string(),
+            })?;
+            f(&mut client).await
+        };
+        let out = block_on(rt, async {
+            match tokio::time::timeout(self.timeout, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(format!(
+                    "no answer within {:.1} s",
+                    self.timeout.as_secs_f64()
+                )),
+            }
+        });
+        out.map_err(|m| team_error(&self.server, m))
+    }
+}
+
+fn block_on<F: Future>(rt: &Runtime, f: F) -> F::Output {
+    rt.block_on(f)
+}
+
+/// A driver error with the server's own message when there is one.
+pub(crate) fn message_of(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => {
+            let mut s = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(inner) = source {
+                s = format!("{s}: {inner}");
+                source = inner.source();
+            }
+            s
+        }
+    }
+}
+
+impl Catalog for PgCatalog {
+    fn server(&self) -> String {
+        self.server.clone()
+    }
+
+    fn push(&self, origin: &str, changes: &[Change]) -> Result<PushStats> {
+        self.run(async |c| push::push(c, origin, changes).await)
+    }
+
+    fn find_runs(&self, q: &RunQuery) -> Result<(Vec<TeamRun>, u64)> {
+        self.run(async |c| query::find_runs(c, q).await)
+    }
+
+    fn latest_output(
+        &self,
+        agent: &str,
+        workflow: Option<&str>,
+        output_type: Option<&str>,
+    ) -> Result<Option<TeamOutput>> {
+        self.run(async |c| query::latest_output(c, agent, workflow, output_type).await)
+    }
+
+    fn runs(&self, ids: &[String]) -> Result<Vec<TeamRun>> {
+        self.run(async |c| query::runs(c, ids).await)
+    }
+
+    fn children(&self, ids: &[String]) -> Result<Vec<(String, String)>> {
+        self.run(async |c| query::children(c, ids).await)
+    }
+
+    fn output(&self, run_id: &str, file: &str) -> Result<Option<TeamOutput>> {
+        self.run(async |c| query::output(c, run_id, file).await)
+    }
+
+    fn transcripts(&self) -> Result<Vec<TeamTranscript>> {
+        self.run(async |c| query::transcripts(c).await)
+    }
+
+    fn status(&self) -> Result<ServerStatus> {
+        self.run(async |c| query::status(c).await)
+    }
+}

@@ -1,0 +1,436 @@
+//! One batch of changes from one origin, in one transaction.
+//!
+//! The transaction first takes an advisory lock for the origin: two
+//! processes of one machine pushing at once take turns, so each sees the
+//! other's rows when it compares versions (an upsert guard alone could not
+//! keep a run's outputs and edges consistent with its row). Machines do not
+//! wait on each other.
+
+use std::collections::HashMap;
+
+use deadpool_postgres::Object;
+use logbook::index::Kind;
+use logbook::index::catalog::{Body, Change, PushStats};
+use tokio_postgres::Transaction;
+use tokio_postgres::types::ToSql;
+
+use crate::message_of;
+
+type Res<T> = std::result::Result<T, String>;
+
+fn err(e: tokio_postgres::Error) -> String {
+    message_of(&e)
+}
+
+/// PostgreSQL text cannot hold NUL; JSON text cannot hold an escaped one.
+fn clean(s: &str) -> String {
+    if s.contains('\0') {
+        s.replace('\0', "\u{fffd}")
+    } else {
+        s.to_string()
+    }
+}
+
+fn clean_json(s: &str) -> String {
+    if s.contains("\\u0000") {
+        s.replace("\\u0000", "\\ufffd")
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(s: &Option<String>) -> Option<String> {
+    s.as_deref().map(clean)
+}
+
+fn table_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Run => "runs",
+        Kind::WorkSession => "work_sessions",
+        Kind::Transcript => "transcripts",
+        Kind::WorkflowState => "workflow_states",
+    }
+}
+
+pub(crate) async fn push(c: &mut Object, origin: &str, changes: &[Change]) -> Res<PushStats> {
+    let tx = c.transaction().await.map_err(err)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(7413001, hashtext($1))",
+        &[&origin],
+    )
+    .await
+    .map_err(err)?;
+    tx.execute(
+        "INSERT INTO origins(origin) VALUES ($1) \
+         ON CONFLICT (origin) DO UPDATE SET last_push = now()",
+        &[&origin],
+    )
+    .await
+    .map_err(err)?;
+    let mut stats = PushStats::default();
+    for kind in [
+        Kind::Run,
+        Kind::WorkSession,
+        Kind::Transcript,
+        Kind::WorkflowState,
+    ] {
+        let of_kind: Vec<&Change> = changes.iter().filter(|c| c.kind == kind).collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        push_kind(&tx, origin, kind, &of_kind, &mut stats).await?;
+    }
+    tx.commit().await.map_err(err)?;
+    Ok(stats)
+}
+
+async fn push_kind(
+    tx: &Transaction<'_>,
+    origin: &str,
+    kind: Kind,
+    changes: &[&Change],
+    stats: &mut PushStats,
+) -> Res<()> {
+    let table = table_of(kind);
+    let ids: Vec<String> = changes.iter().map(|c| c.id.clone()).collect();
+    let stored: HashMap<String, (i64, String, bool)> = tx
+        .query(
+            &format!(
+                "SELECT id, version, hash, deleted FROM {table} WHERE origin = $1 AND id = ANY($2)"
+            ),
+            &[&origin, &ids],
+        )
+        .await
+        .map_err(err)?
+        .into_iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
+        .collect();
+    let mut write = vec![];
+    let mut touch: (Vec<String>, Vec<i64>) = (vec![], vec![]);
+    let mut gone: (Vec<String>, Vec<i64>) = (vec![], vec![]);
+    for c in changes {
+        match stored.get(&c.id) {
+            Some((v, _, _)) if *v >= c.version => stats.unchanged += 1,
+            Some((_, hash, deleted)) if c.body.is_some() && *hash == c.hash && !deleted => {
+                touch.0.push(c.id.clone());
+                touch.1.push(c.version);
+                stats.unchanged += 1;
+            }
+            _ => match &c.body {
+                Some(_) => {
+                    write.push(*c);
+                    stats.written += 1;
+                }
+                None => {
+                    gone.0.push(c.id.clone());
+                    gone.1.push(c.version);
+                    stats.deleted += 1;
+                }
+            },
+        }
+    }
+    if !touch.0.is_empty() {
+        tx.execute(
+            &format!(
+                "UPDATE {table} t SET version = u.version \
+                 FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
+                 WHERE t.origin = $1 AND t.id = u.id AND t.version < u.version"
+            ),
+            &[&origin, &touch.0, &touch.1],
+        )
+        .await
+        .map_err(err)?;
+    }
+    if !gone.0.is_empty() {
+        tx.execute(
+            &format!(
+                "INSERT INTO {table}(origin, id, version, hash, deleted) \
+                 SELECT $1, u.id, u.version, '', true \
+                 FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
+                 ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version, \
+                 hash = '', deleted = true WHERE {table}.version < excluded.version"
+            ),
+            &[&origin, &gone.0, &gone.1],
+        )
+        .await
+        .map_err(err)?;
+        if kind == Kind::Run {
+            clear_run_rows(tx, origin, &gone.0).await?;
+        }
+    }
+    if write.is_empty() {
+        return Ok(());
+    }
+    match kind {
+        Kind::Run => write_runs(tx, origin, &write).await,
+        Kind::WorkSession => write_work_sessions(tx, origin, &write).await,
+        Kind::Transcript => write_transcripts(tx, origin, &write).await,
+        Kind::WorkflowState => write_workflow_states(tx, origin, &write).await,
+    }
+}
+
+async fn clear_run_rows(tx: &Transaction<'_>, origin: &str, ids: &[String]) -> Res<()> {
+    for table in ["outputs", "edges"] {
+        let col = if table == "outputs" {
+            "run_id"
+        } else {
+            "child"
+        };
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE origin = $1 AND {col} = ANY($2)"),
+            &[&origin, &ids],
+        )
+        .await
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+async fn exec(tx: &Transaction<'_>, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Res<()> {
+    tx.execute(sql, params).await.map(|_| ()).map_err(err)
+}
+
+async fn write_runs(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> Res<()> {
+    let mut ids = vec![];
+    let mut versions = vec![];
+    let mut hashes = vec![];
+    let mut folders = vec![];
+    let mut agents = vec![];
+    let mut workflows = vec![];
+    let mut statuses = vec![];
+    let mut users: Vec<Option<String>> = vec![];
+    let mut started_at = vec![];
+    let mut started_ms: Vec<Option<i64>> = vec![];
+    let mut completed_at: Vec<Option<String>> = vec![];
+    let mut titles = vec![];
+    let mut manifests = vec![];
+    let mut tags = vec![];
+    let mut search = vec![];
+    // Outputs and edges, flattened.
+    let (mut o_run, mut o_seq, mut o_file, mut o_type, mut o_desc, mut o_created) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut o_text, mut o_cut): (Vec<Option<String>>, Vec<bool>) = (vec![], vec![]);
+    let (mut e_child, mut e_parent) = (vec![], vec![]);
+    for c in changes {
+        let Some(Body::Run(r)) = &c.body else {
+            continue;
+        };
+        ids.push(c.id.clone());
+        versions.push(c.version);
+        hashes.push(c.hash.clone());
+        folders.push(clean(&r.folder));
+        agents.push(clean(&r.agent));
+        workflows.push(clean(&r.workflow));
+        statuses.push(clean(&r.status));
+        users.push(opt(&r.user));
+        started_at.push(clean(&r.started_at));
+        started_ms.push(r.started_ms);
+        completed_at.push(opt(&r.completed_at));
+        titles.push(clean(&r.title));
+        manifests.push(clean_json(&r.manifest));
+        tags.push(serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into()));
+        search.push(clean(&r.search_text));
+        for (seq, o) in r.outputs.iter().enumerate() {
+            o_run.push(c.id.clone());
+            o_seq.push(seq as i32);
+            o_file.push(clean(&o.file));
+            o_type.push(clean(&o.output_type));
+            o_desc.push(clean(&o.description));
+            o_created.push(clean(&o.created_at));
+            o_text.push(opt(&o.text));
+            o_cut.push(o.truncated);
+        }
+        let mut parents = r.parents.clone();
+        parents.sort();
+        parents.dedup();
+        for p in parents {
+            e_child.push(c.id.clone());
+            e_parent.push(clean(&p));
+        }
+    }
+    exec(
+        tx,
+        r#"INSERT INTO runs(origin, id, version, hash, deleted, folder, agent, workflow, status,
+             "user", started_at, started_ms, completed_at, title, manifest, tags, search_text)
+           SELECT $1, u.id, u.version, u.hash, false, u.folder, u.agent, u.workflow, u.status,
+             u.usr, u.started_at, u.started_ms, u.completed_at, u.title, u.manifest::jsonb,
+             ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.search
+           FROM unnest($2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[],
+             $8::text[], $9::text[], $10::text[], $11::int8[], $12::text[], $13::text[],
+             $14::text[], $15::text[], $16::text[])
+             AS u(id, version, hash, folder, agent, workflow, status, usr, started_at,
+                  started_ms, completed_at, title, manifest, tags, search)
+           ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version,
+             hash = excluded.hash, deleted = false, folder = excluded.folder,
+             agent = excluded.agent, workflow = excluded.workflow, status = excluded.status,
+             "user" = excluded."user", started_at = excluded.started_at,
+             started_ms = excluded.started_ms, completed_at = excluded.completed_at,
+             title = excluded.title, manifest = excluded.manifest, tags = excluded.tags,
+             search_text = excluded.search_text
+           WHERE runs.version < excluded.version"#,
+        &[
+            &origin,
+            &ids,
+            &versions,
+            &hashes,
+            &folders,
+            &agents,
+            &workflows,
+            &statuses,
+            &users,
+            &started_at,
+            &started_ms,
+            &completed_at,
+            &titles,
+            &manifests,
+            &tags,
+            &search,
+        ],
+    )
+    .await?;
+    clear_run_rows(tx, origin, &ids).await?;
+    if !o_run.is_empty() {
+        exec(
+            tx,
+            "INSERT INTO outputs(origin, run_id, seq, file, type, description, created_at, text, truncated) \
+             SELECT $1, u.* FROM unnest($2::text[], $3::int4[], $4::text[], $5::text[], $6::text[], \
+               $7::text[], $8::text[], $9::bool[]) AS u",
+            &[
+                &origin, &o_run, &o_seq, &o_file, &o_type, &o_desc, &o_created, &o_text, &o_cut,
+            ],
+        )
+        .await?;
+    }
+    if !e_child.is_empty() {
+        exec(
+            tx,
+            "INSERT INTO edges(origin, child, parent) \
+             SELECT $1, u.* FROM unnest($2::text[], $3::text[]) AS u ON CONFLICT DO NOTHING",
+            &[&origin, &e_child, &e_parent],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+async fn write_work_sessions(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> Res<()> {
+    let (mut ids, mut versions, mut hashes) = (vec![], vec![], vec![]);
+    let (mut status, mut archived, mut updated, mut record) = (vec![], vec![], vec![], vec![]);
+    for c in changes {
+        let Some(Body::WorkSession(w)) = &c.body else {
+            continue;
+        };
+        ids.push(c.id.clone());
+        versions.push(c.version);
+        hashes.push(c.hash.clone());
+        status.push(clean(&w.status));
+        archived.push(w.archived);
+        updated.push(clean(&w.last_updated));
+        record.push(clean_json(&w.record));
+    }
+    exec(
+        tx,
+        "INSERT INTO work_sessions(origin, id, version, hash, deleted, status, archived, last_updated, record) \
+         SELECT $1, u.id, u.version, u.hash, false, u.status, u.archived, u.updated, u.record::jsonb \
+         FROM unnest($2::text[], $3::int8[], $4::text[], $5::text[], $6::bool[], $7::text[], $8::text[]) \
+           AS u(id, version, hash, status, archived, updated, record) \
+         ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version, hash = excluded.hash, \
+           deleted = false, status = excluded.status, archived = excluded.archived, \
+           last_updated = excluded.last_updated, record = excluded.record \
+         WHERE work_sessions.version < excluded.version",
+        &[
+            &origin, &ids, &versions, &hashes, &status, &archived, &updated, &record,
+        ],
+    )
+    .await
+}
+
+async fn write_transcripts(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> Res<()> {
+    let (mut ids, mut versions, mut hashes) = (vec![], vec![], vec![]);
+    let (mut kind, mut file, mut workdir, mut started, mut active) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut tokens, mut parent, mut metadata): (Vec<i64>, Vec<Option<String>>, Vec<String>) =
+        (vec![], vec![], vec![]);
+    for c in changes {
+        let Some(Body::Transcript(t)) = &c.body else {
+            continue;
+        };
+        ids.push(c.id.clone());
+        versions.push(c.version);
+        hashes.push(c.hash.clone());
+        kind.push(clean(&t.kind));
+        file.push(clean(&t.file));
+        workdir.push(clean(&t.workdir));
+        started.push(clean(&t.started_at));
+        active.push(clean(&t.last_active_at));
+        tokens.push(t.latest_total_tokens);
+        parent.push(opt(&t.parent_session_id));
+        metadata.push(clean_json(&t.metadata));
+    }
+    exec(
+        tx,
+        "INSERT INTO transcripts(origin, id, version, hash, deleted, kind, file, workdir, started_at, \
+           last_active_at, latest_total_tokens, parent, metadata) \
+         SELECT $1, u.id, u.version, u.hash, false, u.kind, u.file, u.workdir, u.started, u.active, \
+           u.tokens, u.parent, u.metadata::jsonb \
+         FROM unnest($2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], \
+           $8::text[], $9::text[], $10::int8[], $11::text[], $12::text[]) \
+           AS u(id, version, hash, kind, file, workdir, started, active, tokens, parent, metadata) \
+         ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version, hash = excluded.hash, \
+           deleted = false, kind = excluded.kind, file = excluded.file, workdir = excluded.workdir, \
+           started_at = excluded.started_at, last_active_at = excluded.last_active_at, \
+           latest_total_tokens = excluded.latest_total_tokens, parent = excluded.parent, \
+           metadata = excluded.metadata \
+         WHERE transcripts.version < excluded.version",
+        &[
+            &origin, &ids, &versions, &hashes, &kind, &file, &workdir, &started, &active,
+            &tokens, &parent, &metadata,
+        ],
+    )
+    .await
+}
+
+async fn write_workflow_states(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> Res<()> {
+    let (mut ids, mut versions, mut hashes) = (vec![], vec![], vec![]);
+    let (mut mode, mut phase, mut agent): (Vec<String>, Vec<Option<String>>, Vec<Option<String>>) =
+        (vec![], vec![], vec![]);
+    let (mut sv, mut updated, mut inv, mut handoffs) = (vec![], vec![], vec![], vec![]);
+    let mut state: Vec<Option<String>> = vec![];
+    for c in changes {
+        let Some(Body::WorkflowState(w)) = &c.body else {
+            continue;
+        };
+        ids.push(c.id.clone());
+        versions.push(c.version);
+        hashes.push(c.hash.clone());
+        mode.push(clean(&w.mode));
+        phase.push(opt(&w.phase));
+        agent.push(opt(&w.active_agent));
+        sv.push(w.state_version);
+        updated.push(clean(&w.updated_at));
+        inv.push(w.invocations);
+        handoffs.push(w.pending_handoffs);
+        state.push(w.state.as_deref().map(clean_json));
+    }
+    exec(
+        tx,
+        "INSERT INTO workflow_states(origin, id, version, hash, deleted, mode, phase, active_agent, \
+           state_version, updated_at, invocations, pending_handoffs, state) \
+         SELECT $1, u.id, u.version, u.hash, false, u.mode, u.phase, u.agent, u.sv, u.updated, \
+           u.inv, u.handoffs, u.state::jsonb \
+         FROM unnest($2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], \
+           $8::int8[], $9::text[], $10::int8[], $11::int8[], $12::text[]) \
+           AS u(id, version, hash, mode, phase, agent, sv, updated, inv, handoffs, state) \
+         ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version, hash = excluded.hash, \
+           deleted = false, mode = excluded.mode, phase = excluded.phase, \
+           active_agent = excluded.active_agent, state_version = excluded.state_version, \
+           updated_at = excluded.updated_at, invocations = excluded.invocations, \
+           pending_handoffs = excluded.pending_handoffs, state = excluded.state \
+         WHERE workflow_states.version < excluded.version",
+        &[
+            &origin, &ids, &versions, &hashes, &mode, &phase, &agent, &sv, &updated, &inv,
+            &handoffs, &state,
+        ],
+    )
+    .await
+}

@@ -1,0 +1,432 @@
+//! The team outbox: which records changed since the team catalog last took
+//! them, kept in the index itself so that the note of a change commits in
+//! the same transaction as the change.
+//!
+//! The notes are written by SQLite triggers on the record tables, which
+//! exist only while a team catalog is configured: every path that lands a
+//! record (a write, a sync, a rebuild, a repair) is covered without knowing
+//! about teams, and a project without one gets no outbox rows. A rebuild
+//! drops the tables and their triggers with them; the next [`Index::follow_team`]
+//! sees the triggers gone and queues every record (the catalog skips the
+//! unchanged ones by their content hash).
+//!
+//! A note holds only (kind, id) and a sequence number: the content pushed is
+//! read from the index when the push happens, in the same read transaction
+//! as the notes, so the sequence number is the version of exactly that
+//! content. A note is removed after the push only if its sequence number is
+//! unchanged; a record written again meanwhile keeps its (new) note.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use sha2::{Digest, Sha256};
+
+use super::catalog::{
+    Body, Change, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
+    WorkSessionBody, WorkflowStateBody,
+};
+use super::{Index, Kind};
+use crate::error::Result;
+use crate::store;
+
+/// The record tables, the kind each holds, and its id column.
+const FOLLOWED: &[(&str, Kind, &str)] = &[
+    ("runs", Kind::Run, "id"),
+    ("work_sessions", Kind::WorkSession, "id"),
+    ("transcripts", Kind::Transcript, "id"),
+    ("workflow_states", Kind::WorkflowState, "session_id"),
+];
+
+const MARKER: &str = "team_runs_insert";
+
+/// A pushed change to forget: its kind, id and the sequence number read.
+pub type Pushed = (Kind, String, i64);
+
+impl Index {
+    /// Makes the outbox follow the records (`on`) or stop and empty it. When
+    /// it starts following (first time, or after a rebuild dropped the
+    /// triggers), every record is queued once.
+    pub fn follow_team(&self, on: bool) -> Result<()> {
+        if self.following()? == on {
+            return Ok(());
+        }
+        let e = self.err();
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        if trigger_present(&tx).map_err(&e)? != on {
+            if on {
+                start_following(&tx).map_err(&e)?;
+            } else {
+                for (table, _, _) in FOLLOWED {
+                    for op in ["insert", "update", "delete"] {
+                        tx.execute_batch(&format!("DROP TRIGGER IF EXISTS team_{table}_{op}"))
+                            .map_err(&e)?;
+                    }
+                }
+                tx.execute("DELETE FROM team_outbox", []).map_err(&e)?;
+            }
+        }
+        tx.commit().map_err(&e)
+    }
+
+    fn following(&self) -> Result<bool> {
+        trigger_present(&self.conn).map_err(self.err())
+    }
+
+    /// How many records wait to be pushed.
+    pub fn outbox_len(&self) -> Result<u64> {
+        self.conn
+            .query_row("SELECT count(*) FROM team_outbox", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .map_err(self.err())
+    }
+
+    /// The oldest `limit` waiting changes with their current content, read
+    /// in one transaction so each content matches its sequence number.
+    pub fn outbox_batch(&self, limit: usize) -> Result<Vec<Change>> {
+        let e = self.err();
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
+            .map_err(&e)?;
+        let notes: Vec<(i64, String, String)> = tx
+            .prepare_cached("SELECT seq, kind, id FROM team_outbox ORDER BY seq LIMIT ?1")
+            .and_then(|mut st| {
+                st.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
+            })
+            .map_err(&e)?;
+        let mut changes = Vec::with_capacity(notes.len());
+        for (seq, kind, id) in notes {
+            let Some(kind) = Kind::parse(&kind) else {
+                continue;
+            };
+            let body = match kind {
+                Kind::Run => run_body(&tx, &id).map_err(&e)?.map(Body::Run),
+                Kind::WorkSession => work_session_body(&tx, &id)
+                    .map_err(&e)?
+                    .map(Body::WorkSession),
+                Kind::Transcript => transcript_body(&tx, &id).map_err(&e)?.map(Body::Transcript),
+                Kind::WorkflowState => workflow_state_body(&tx, &id)
+                    .map_err(&e)?
+                    .map(Body::WorkflowState),
+            };
+            changes.push(Change {
+                kind,
+                hash: body.as_ref().map_or_else(String::new, hash_of),
+                id,
+                version: seq,
+                body,
+            });
+        }
+        tx.commit().map_err(&e)?;
+        Ok(changes)
+    }
+
+    /// Forgets pushed changes whose record was not written again since.
+    pub fn outbox_done(&self, pushed: &[Pushed]) -> Result<()> {
+        let e = self.err();
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        for (kind, id, seq) in pushed {
+            tx.prepare_cached("DELETE FROM team_outbox WHERE seq = ?1 AND kind = ?2 AND id = ?3")
+                .and_then(|mut st| st.execute(params![seq, kind.as_str(), id]))
+                .map_err(&e)?;
+        }
+        tx.commit().map_err(&e)
+    }
+
+    /// A value the team push keeps between processes (last error, last push).
+    pub fn team_note(&self, key: &str) -> Result<Option<String>> {
+        self.meta(&format!("team_{key}"))
+    }
+
+    /// Sets (or with `None` clears) a [`Index::team_note`].
+    pub fn set_team_note(&self, key: &str, value: Option<&str>) -> Result<()> {
+        let key = format!("team_{key}");
+        let done = match value {
+            Some(v) => self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?1, ?2) \
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, v],
+            ),
+            None => self.conn.execute("DELETE FROM meta WHERE key = ?1", [key]),
+        };
+        done.map(|_| ()).map_err(self.err())
+    }
+}
+
+fn trigger_present(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?1")?
+        .query_row([MARKER], |r| r.get::<_, i64>(0))
+        .map(|n| n > 0)
+}
+
+fn start_following(tx: &Connection) -> rusqlite::Result<()> {
+    // Versions must keep growing across a rebuild, which drops the table
+    // and its sequence: start from the wall clock in microseconds, which a
+    // counter bumped once per write cannot have overtaken. Not the library
+    // clock: tests pin that one, and this is a counter, not a timestamp.
+    let now_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64);
+    let updated = tx.execute(
+        "UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'team_outbox'",
+        [now_us],
+    )?;
+    if updated == 0 {
+        tx.execute(
+            "INSERT INTO sqlite_sequence(name, seq) VALUES ('team_outbox', ?1)",
+            [now_us],
+        )?;
+    }
+    for (table, kind, col) in FOLLOWED {
+        let kind = kind.as_str();
+        tx.execute_batch(&format!(
+            "CREATE TRIGGER IF NOT EXISTS team_{table}_insert AFTER INSERT ON {table} BEGIN \
+               INSERT OR REPLACE INTO team_outbox(kind, id) VALUES ('{kind}', NEW.{col}); END;
+             CREATE TRIGGER IF NOT EXISTS team_{table}_update AFTER UPDATE ON {table} BEGIN \
+               INSERT OR REPLACE INTO team_outbox(kind, id) VALUES ('{kind}', NEW.{col}); END;
+             CREATE TRIGGER IF NOT EXISTS team_{table}_delete AFTER DELETE ON {table} BEGIN \
+               INSERT OR REPLACE INTO team_outbox(kind, id) VALUES ('{kind}', OLD.{col}); END;
+             INSERT OR REPLACE INTO team_outbox(kind, id) SELECT DISTINCT '{kind}', {col} FROM {table};"
+        ))?;
+    }
+    Ok(())
+}
+
+/// A hex SHA-256 of the record's content as it crosses the wire.
+fn hash_of(body: &Body) -> String {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
+    type Row = (
+        i64,
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        String,
+        String,
+    );
+    let row: Option<Row> = tx
+        .prepare_cached(
+            "SELECT rid, folder, agent, workflow, status, user, started_at, completed_at, title, \
+             manifest FROM runs WHERE id = ?1 ORDER BY folder LIMIT 1",
+        )?
+        .query_row([id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+                r.get(9)?,
+            ))
+        })
+        .optional()?;
+    let Some((
+        rid,
+        folder,
+        agent,
+        workflow,
+        status,
+        user,
+        started_at,
+        completed_at,
+        title,
+        manifest,
+    )) = row
+    else {
+        return Ok(None);
+    };
+    let strings = |sql: &str| -> rusqlite::Result<Vec<String>> {
+        tx.prepare_cached(sql)?
+            .query_map([rid], |r| r.get(0))?
+            .collect()
+    };
+    let tags = strings("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag")?;
+    let parents = strings("SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent")?;
+    let mut outputs = vec![];
+    let mut search_text = String::new();
+    let listed: Vec<(String, String, String, String)> = tx
+        .prepare_cached(
+            "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
+        )?
+        .query_map([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (file, output_type, description, created_at) in listed {
+        let (text, truncated) = match output_text(&Path::new(&folder).join(&file)) {
+            Some((t, cut)) => (Some(t), cut),
+            None => (None, false),
+        };
+        if let Some(t) = &text
+            && search_text.len() < MAX_SEARCH_TEXT
+        {
+            search_text.push_str(cut_at(t, MAX_SEARCH_TEXT - search_text.len()));
+            search_text.push('\n');
+        }
+        outputs.push(OutputBody {
+            file,
+            output_type,
+            description,
+            created_at,
+            text,
+            truncated,
+        });
+    }
+    Ok(Some(RunBody {
+        folder,
+        agent,
+        workflow,
+        status,
+        user,
+        started_ms: crate::clock::parse(&started_at).map(|t| t.as_millisecond()),
+        started_at,
+        completed_at,
+        title,
+        manifest,
+        tags,
+        parents,
+        outputs,
+        search_text,
+    }))
+}
+
+/// An output file's text, cut at [`MAX_OUTPUT_TEXT`] (and whether it was):
+/// `None` for a missing file, a non-regular one, or one that is not UTF-8
+/// text (a NUL byte counts as binary: PostgreSQL text cannot hold one).
+fn output_text(path: &Path) -> Option<(String, bool)> {
+    let file = File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_OUTPUT_TEXT as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let truncated = bytes.len() > MAX_OUTPUT_TEXT;
+    bytes.truncate(MAX_OUTPUT_TEXT);
+    if bytes.contains(&0) {
+        return None;
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        // Cut inside a character: keep what is whole.
+        Err(e) if truncated && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).ok()?
+        }
+        Err(_) => return None,
+    };
+    Some((text, truncated))
+}
+
+fn cut_at(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn work_session_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<WorkSessionBody>> {
+    tx.prepare_cached(
+        "SELECT status, archived, last_updated, record FROM work_sessions WHERE id = ?1 \
+         ORDER BY archived, path LIMIT 1",
+    )?
+    .query_row([id], |r| {
+        Ok(WorkSessionBody {
+            status: r.get(0)?,
+            archived: r.get(1)?,
+            last_updated: r.get(2)?,
+            record: r.get(3)?,
+        })
+    })
+    .optional()
+}
+
+fn transcript_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<TranscriptBody>> {
+    let body = tx
+        .prepare_cached(
+            "SELECT path, kind, workdir, started_at, last_active_at, tokens, parent \
+             FROM transcripts WHERE id = ?1 ORDER BY path LIMIT 1",
+        )?
+        .query_row([id], |r| {
+            Ok(TranscriptBody {
+                file: r.get(0)?,
+                kind: r.get(1)?,
+                workdir: r.get(2)?,
+                started_at: r.get(3)?,
+                last_active_at: r.get(4)?,
+                latest_total_tokens: r.get(5)?,
+                parent_session_id: r.get(6)?,
+                metadata: String::new(),
+            })
+        })
+        .optional()?;
+    Ok(body.map(|mut b| {
+        // The metadata (with the measured usage) is in the file, not the
+        // index; the messages are skipped, never sent.
+        b.metadata = store::transcript::read_head(Path::new(&b.file))
+            .ok()
+            .and_then(|h| serde_json::to_string(&h.metadata).ok())
+            .unwrap_or_else(|| "{}".into());
+        b
+    }))
+}
+
+fn workflow_state_body(
+    tx: &Connection,
+    session_id: &str,
+) -> rusqlite::Result<Option<WorkflowStateBody>> {
+    let row = tx
+        .prepare_cached(
+            "SELECT path, mode, phase, active_agent, version, updated_at, invocations, \
+             pending_handoffs FROM workflow_states WHERE session_id = ?1 ORDER BY path LIMIT 1",
+        )?
+        .query_row([session_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                WorkflowStateBody {
+                    mode: r.get(1)?,
+                    phase: r.get(2)?,
+                    active_agent: r.get(3)?,
+                    state_version: r.get(4)?,
+                    updated_at: r.get(5)?,
+                    invocations: r.get(6)?,
+                    pending_handoffs: r.get(7)?,
+                    state: None,
+                },
+            ))
+        })
+        .optional()?;
+    Ok(row.map(|(path, mut body)| {
+        body.state =
+            store::read_regular(Path::new(&path), "workflow state", MAX_OUTPUT_TEXT as u64)
+                .ok()
+                .flatten()
+                .filter(|t| serde_json::from_str::<serde_json::Value>(t).is_ok());
+        body
+    }))
+}
