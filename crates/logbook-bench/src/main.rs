@@ -30,6 +30,30 @@ struct Args {
     log_mib: u64,
     dir: Option<PathBuf>,
     logbook: Option<PathBuf>,
+    /// The groups of rows to measure; `None`: all of them.
+    only: Option<Vec<String>>,
+}
+
+/// The groups of rows `--only` can pick.
+const GROUPS: &[&str] = &[
+    "rebuild",
+    "find",
+    "fulltext",
+    "sync",
+    "register",
+    "concurrent",
+    "process",
+    "mcp",
+    "transcript",
+    "web",
+];
+
+impl Args {
+    fn wants(&self, group: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|g| g == group))
+    }
 }
 
 fn parse_args() -> Result<Args> {
@@ -38,6 +62,7 @@ fn parse_args() -> Result<Args> {
         log_mib: 200,
         dir: None,
         logbook: None,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -52,11 +77,28 @@ fn parse_args() -> Result<Args> {
                     .context("--log-mib N")?
             }
             "--logbook" => args.logbook = Some(it.next().context("--logbook PATH")?.into()),
+            "--only" => {
+                let list: Vec<String> = it
+                    .next()
+                    .context("--only GROUP,GROUP…")?
+                    .split(',')
+                    .map(|g| g.trim().to_string())
+                    .collect();
+                if let Some(bad) = list.iter().find(|g| !GROUPS.contains(&g.as_str())) {
+                    bail!(
+                        "--only: unknown group {bad:?}; the groups are {}",
+                        GROUPS.join(",")
+                    );
+                }
+                args.only = Some(list);
+            }
             "-h" | "--help" => {
                 println!(
-                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N]\n\
+                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N] [--only GROUPS]\n\
                      Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir)\n\
-                     and prints one markdown table. The peak-memory rows run the `logbook` binary found\n\
+                     and prints one markdown table. A DIR that already holds runs is reused as it is\n\
+                     (no synthesis; its index is synced). --only takes a comma-separated list of\n\
+                     rebuild,find,fulltext,sync,register,concurrent,process,mcp,transcript,web. The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
                      the transcript import rows import a generated Claude Code log of N MiB (default 200)."
                 );
@@ -453,478 +495,529 @@ fn main() -> Result<()> {
         })
     };
 
-    eprintln!("synthesizing {n} runs in {} …", root.display());
-    let (gen_time, _ids) = time(|| synthesize(&outputs_dir, n, 42))?;
-    eprintln!("  {:.1}s", gen_time.as_secs_f64());
-
-    // Rebuild: everything read and parsed, in parallel.
-    eprintln!("index rebuild …");
-    let (rebuild_time, report) = time(|| Ok(Index::open_for_rebuild(&project)?.rebuild(None)?))?;
-    let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
-    row(
-        "`index rebuild`, new project",
-        format!(
-            "{per_s:.0} manifests/s ({:.1} s)",
-            rebuild_time.as_secs_f64()
-        ),
-        String::new(),
-        String::new(),
-        "≥ 20,000 manifests/s",
-        Some(per_s >= 20_000.0),
-    );
-
-    // The same again over the index just built: what a user's
-    // `logbook index rebuild` of an existing project costs (the old index
-    // is emptied in the same transaction).
-    eprintln!("index rebuild over an existing index …");
-    let (again_time, again) = time(|| Ok(Index::open(&project)?.rebuild(None)?))?;
-    let again_per_s = again.indexed as f64 / again_time.as_secs_f64();
-    row(
-        "`index rebuild`, replacing an existing index",
-        format!(
-            "{again_per_s:.0} manifests/s ({:.1} s)",
-            again_time.as_secs_f64()
-        ),
-        String::new(),
-        String::new(),
-        "≥ 20,000 manifests/s",
-        Some(again_per_s >= 20_000.0),
-    );
-
-    // find through the index vs the seed's scan.
-    eprintln!("find …");
-    let query = RunQuery {
-        agent: Some("agent03".into()),
-        workflow: Some("^deep-".into()),
-        status: Some("completed".into()),
-        limit: Some(20),
-        ..RunQuery::default()
+    let reuse = std::fs::read_dir(&outputs_dir).is_ok_and(|mut d| d.next().is_some());
+    let gen_time = if reuse {
+        eprintln!("reusing the runs in {} …", root.display());
+        Duration::ZERO
+    } else {
+        eprintln!("synthesizing {n} runs in {} …", root.display());
+        let (gen_time, _ids) = time(|| synthesize(&outputs_dir, n, 42))?;
+        eprintln!("  {:.1}s", gen_time.as_secs_f64());
+        gen_time
     };
-    let mut idx_ms = vec![];
-    let mut expected = vec![];
-    for _ in 0..50 {
-        let (d, hits) = time(|| Ok(run::find(&project, &query)?.0))?;
-        idx_ms.push(ms(d));
-        expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
+
+    if args.wants("rebuild") {
+        // Rebuild: everything read and parsed, in parallel.
+        eprintln!("index rebuild …");
+        let (rebuild_time, report) =
+            time(|| Ok(Index::open_for_rebuild(&project)?.rebuild(None)?))?;
+        let per_s = report.indexed as f64 / rebuild_time.as_secs_f64();
+        row(
+            "`index rebuild`, new project",
+            format!(
+                "{per_s:.0} manifests/s ({:.1} s)",
+                rebuild_time.as_secs_f64()
+            ),
+            String::new(),
+            String::new(),
+            "≥ 20,000 manifests/s",
+            Some(per_s >= 20_000.0),
+        );
+
+        // The same again over the index just built: what a user's
+        // `logbook index rebuild` of an existing project costs (the old index
+        // is emptied in the same transaction).
+        eprintln!("index rebuild over an existing index …");
+        let (again_time, again) = time(|| Ok(Index::open(&project)?.rebuild(None)?))?;
+        let again_per_s = again.indexed as f64 / again_time.as_secs_f64();
+        row(
+            "`index rebuild`, replacing an existing index",
+            format!(
+                "{again_per_s:.0} manifests/s ({:.1} s)",
+                again_time.as_secs_f64()
+            ),
+            String::new(),
+            String::new(),
+            "≥ 20,000 manifests/s",
+            Some(again_per_s >= 20_000.0),
+        );
+    } else if reuse {
+        Index::open_synced(&project)?;
+    } else {
+        Index::open_for_rebuild(&project)?.rebuild(None)?;
     }
-    let mut scan_ms = vec![];
-    for _ in 0..3 {
-        let (d, runs) = time(|| Ok(run::find_scan(&project, &query)?))?;
-        scan_ms.push(ms(d));
-        let got: Vec<_> = runs.into_iter().map(|r| r.id).collect();
-        if got != expected {
-            bail!("index and scan disagree on find: {got:?} vs {expected:?}");
+
+    if args.wants("find") {
+        // find through the index vs the seed's scan.
+        eprintln!("find …");
+        let query = RunQuery {
+            agent: Some("agent03".into()),
+            workflow: Some("^deep-".into()),
+            status: Some("completed".into()),
+            limit: Some(20),
+            ..RunQuery::default()
+        };
+        let mut idx_ms = vec![];
+        let mut expected = vec![];
+        for _ in 0..50 {
+            let (d, hits) = time(|| Ok(run::find(&project, &query)?.0))?;
+            idx_ms.push(ms(d));
+            expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
         }
-    }
-    let (fi, fs) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
-    row(
-        "`find --agent X --workflow '^deep-' --status completed --limit 20`",
-        format!("{fi:.2} ms median"),
-        format!("{fs:.0} ms (scan)"),
-        format!("{:.0}×", fs / fi),
-        "≥ 100× and < 5 ms",
-        Some(fs / fi >= 100.0 && fi < 5.0),
-    );
-
-    eprintln!("latest-output …");
-    let mut idx_ms = vec![];
-    let mut expected = None;
-    for _ in 0..50 {
-        let (d, found) = time(|| {
-            Ok(run::latest_output(
-                &project,
-                "agent07",
-                Some("^review-"),
-                Some("report"),
-            )?)
-        })?;
-        idx_ms.push(ms(d));
-        expected = Some(found.path);
-    }
-    let mut scan_ms = vec![];
-    for _ in 0..3 {
-        let (d, found) = time(|| latest_output_scan(&project, "agent07", "^review-", "report"))?;
-        scan_ms.push(ms(d));
-        if Some(&found.2) != expected.as_ref() {
-            bail!("index and scan disagree on latest-output");
+        let mut scan_ms = vec![];
+        for _ in 0..3 {
+            let (d, runs) = time(|| Ok(run::find_scan(&project, &query)?))?;
+            scan_ms.push(ms(d));
+            let got: Vec<_> = runs.into_iter().map(|r| r.id).collect();
+            if got != expected {
+                bail!("index and scan disagree on find: {got:?} vs {expected:?}");
+            }
         }
-    }
-    let (li, ls) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
-    row(
-        "`latest-output --agent X --workflow '^review-' --type report`",
-        format!("{li:.2} ms median"),
-        format!("{ls:.0} ms (scan)"),
-        format!("{:.0}×", ls / li),
-        "≥ 100×",
-        Some(ls / li >= 100.0),
-    );
+        let (fi, fs) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+        row(
+            "`find --agent X --workflow '^deep-' --status completed --limit 20`",
+            format!("{fi:.2} ms median"),
+            format!("{fs:.0} ms (scan)"),
+            format!("{:.0}×", fs / fi),
+            "≥ 100× and < 5 ms",
+            Some(fs / fi >= 100.0 && fi < 5.0),
+        );
 
-    eprintln!("full-text …");
-    // Two kinds of search, as people type them: one common word (among the
-    // ten most frequent, so it is in most runs and bm25 must rank nearly
-    // all of them), and two rarer words (ranks 200–6000, each in a few
-    // percent of runs or less) that must both occur.
-    let vocab = Vocab::new();
-    let index = Index::open(&project)?;
-    let mut rng = Rng(7);
-    let mut fts = |words: &mut dyn FnMut(&mut Rng) -> String| -> Result<(f64, f64, f64)> {
-        let mut lat = vec![];
-        let mut hits = 0usize;
-        for _ in 0..200 {
-            let q = RunQuery {
-                text: Some(words(&mut rng)),
-                limit: Some(20),
-                ..RunQuery::default()
-            };
-            let (d, found) = time(|| Ok(index.find_runs(&q)?))?;
-            hits += found.len();
-            lat.push(ms(d));
+        eprintln!("latest-output …");
+        let mut idx_ms = vec![];
+        let mut expected = None;
+        for _ in 0..50 {
+            let (d, found) = time(|| {
+                Ok(run::latest_output(
+                    &project,
+                    "agent07",
+                    Some("^review-"),
+                    Some("report"),
+                )?)
+            })?;
+            idx_ms.push(ms(d));
+            expected = Some(found.path);
         }
-        Ok((
-            percentile(&mut lat, 0.5),
-            percentile(&mut lat, 0.99),
-            hits as f64 / 200.0,
-        ))
-    };
-    let (c50, c99, chits) = fts(&mut |rng| vocab.words[rng.below(10)].clone())?;
-    let rare = |rng: &mut Rng| vocab.words[200 + rng.below(VOCAB - 200)].clone();
-    let (r50, r99, rhits) = fts(&mut |rng| format!("{} {}", rare(rng), rare(rng)))?;
-    drop(index);
-    row(
-        "`find --text 'common-word' --limit 20`",
-        format!("{c50:.2} ms median, {c99:.2} ms p99 ({chits:.1} hits per page)"),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
-    row(
-        "`find --text 'two rarer-words' --limit 20`",
-        format!("{r50:.2} ms median, {r99:.2} ms p99 ({rhits:.1} hits per page)"),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
+        let mut scan_ms = vec![];
+        for _ in 0..3 {
+            let (d, found) =
+                time(|| latest_output_scan(&project, "agent07", "^review-", "report"))?;
+            scan_ms.push(ms(d));
+            if Some(&found.2) != expected.as_ref() {
+                bail!("index and scan disagree on latest-output");
+            }
+        }
+        let (li, ls) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+        row(
+            "`latest-output --agent X --workflow '^review-' --type report`",
+            format!("{li:.2} ms median"),
+            format!("{ls:.0} ms (scan)"),
+            format!("{:.0}×", ls / li),
+            "≥ 100×",
+            Some(ls / li >= 100.0),
+        );
+    }
 
-    eprintln!("sync …");
-    let (sync0, r0) = time(|| Ok(Index::open(&project)?.sync()?))?;
-    if r0.indexed != 0 {
-        bail!("sync after rebuild re-read {} files", r0.indexed);
+    if args.wants("fulltext") {
+        eprintln!("full-text …");
+        // Two kinds of search, as people type them: one common word (among the
+        // ten most frequent, so it is in most runs and bm25 must rank nearly
+        // all of them), and two rarer words (ranks 200–6000, each in a few
+        // percent of runs or less) that must both occur.
+        let vocab = Vocab::new();
+        let index = Index::open(&project)?;
+        let mut rng = Rng(7);
+        let mut fts = |words: &mut dyn FnMut(&mut Rng) -> String| -> Result<(f64, f64, f64)> {
+            let mut lat = vec![];
+            let mut hits = 0usize;
+            for _ in 0..200 {
+                let q = RunQuery {
+                    text: Some(words(&mut rng)),
+                    limit: Some(20),
+                    ..RunQuery::default()
+                };
+                let (d, found) = time(|| Ok(index.find_runs(&q)?))?;
+                hits += found.len();
+                lat.push(ms(d));
+            }
+            Ok((
+                percentile(&mut lat, 0.5),
+                percentile(&mut lat, 0.99),
+                hits as f64 / 200.0,
+            ))
+        };
+        let (c50, c99, chits) = fts(&mut |rng| vocab.words[rng.below(10)].clone())?;
+        let rare = |rng: &mut Rng| vocab.words[200 + rng.below(VOCAB - 200)].clone();
+        let (r50, r99, rhits) = fts(&mut |rng| format!("{} {}", rare(rng), rare(rng)))?;
+        drop(index);
+        row(
+            "`find --text 'common-word' --limit 20`",
+            format!("{c50:.2} ms median, {c99:.2} ms p99 ({chits:.1} hits per page)"),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
+        row(
+            "`find --text 'two rarer-words' --limit 20`",
+            format!("{r50:.2} ms median, {r99:.2} ms p99 ({rhits:.1} hits per page)"),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
     }
-    row(
-        "`index sync`, nothing changed",
-        format!("{:.2} s", sync0.as_secs_f64()),
-        String::new(),
-        String::new(),
-        "< 1 s",
-        Some(sync0.as_secs_f64() < 1.0),
-    );
-    // 1 % changed behind logbook's back.
-    let changed = (n / 100).max(1);
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&outputs_dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    names.sort();
-    for folder in names
-        .iter()
-        .step_by((names.len() / changed).max(1))
-        .take(changed)
-    {
-        let path = folder.join("manifest.json");
-        let text = std::fs::read_to_string(&path)?;
-        std::fs::write(
-            &path,
-            text.replace("\"running\"", "\"failed\"")
-                .replace("\"bryan\"", "\"brian\""),
-        )?;
-    }
-    let (sync1, r1) = time(|| Ok(Index::open(&project)?.sync()?))?;
-    row(
-        "`index sync`, 1 % changed",
-        format!(
-            "{:.2} s ({} files re-read)",
-            sync1.as_secs_f64(),
-            r1.indexed
-        ),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
 
-    // Durable registration vs the physical floor.
-    eprintln!("registration …");
-    let started = run::start(
-        &project,
-        run::StartOptions {
-            agent: "bench".into(),
-            workflow: Some("registration".into()),
-            ..run::StartOptions::default()
-        },
-    )?;
-    let reps = 200;
-    for i in 0..reps {
-        std::fs::write(started.folder.join(format!("f{i}.md")), "x")?;
+    if args.wants("sync") {
+        eprintln!("sync …");
+        let (sync0, r0) = time(|| Ok(Index::open(&project)?.sync()?))?;
+        if r0.indexed != 0 {
+            bail!("sync after rebuild re-read {} files", r0.indexed);
+        }
+        row(
+            "`index sync`, nothing changed",
+            format!("{:.2} s", sync0.as_secs_f64()),
+            String::new(),
+            String::new(),
+            "< 1 s",
+            Some(sync0.as_secs_f64() < 1.0),
+        );
+        // 1 % changed behind logbook's back.
+        let changed = (n / 100).max(1);
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&outputs_dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        names.sort();
+        for folder in names
+            .iter()
+            .step_by((names.len() / changed).max(1))
+            .take(changed)
+        {
+            let path = folder.join("manifest.json");
+            let text = std::fs::read_to_string(&path)?;
+            std::fs::write(
+                &path,
+                text.replace("\"running\"", "\"failed\"")
+                    .replace("\"bryan\"", "\"brian\""),
+            )?;
+        }
+        let (sync1, r1) = time(|| Ok(Index::open(&project)?.sync()?))?;
+        row(
+            "`index sync`, 1 % changed",
+            format!(
+                "{:.2} s ({} files re-read)",
+                sync1.as_secs_f64(),
+                r1.indexed
+            ),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
     }
-    let mut reg_ms = vec![];
-    for i in 0..reps {
-        let (d, _) = time(|| {
-            Ok(run::register_output(
-                &project,
-                started.session_id.as_str(),
-                &format!("f{}.md", i % 20),
-                OutputType::Document,
-                "a registered output",
-            )?)
-        })?;
-        reg_ms.push(ms(d));
-    }
-    let bytes = std::fs::read(started.folder.join("manifest.json"))?;
-    let floor_path = started.folder.join("floor.json");
-    let mut floor_ms = vec![];
-    for _ in 0..reps {
-        let (d, _) = time(|| Ok(logbook::store::write_atomic(&floor_path, &bytes)?))?;
-        floor_ms.push(ms(d));
-    }
-    let (r50, r99) = (percentile(&mut reg_ms, 0.5), percentile(&mut reg_ms, 0.99));
-    let (f50, f99) = (
-        percentile(&mut floor_ms, 0.5),
-        percentile(&mut floor_ms, 0.99),
-    );
-    row(
-        "`run output` registration, durable",
-        format!("{r50:.2} ms p50, {r99:.2} ms p99"),
-        format!("{f50:.2} ms p50, {f99:.2} ms p99 (write+fsync+rename+fsync dir)"),
-        format!("{:.2}× (p50)", r50 / f50),
-        "≤ 1.5×",
-        Some(r50 / f50 <= 1.5),
-    );
 
-    eprintln!("8 concurrent writers …");
-    let per_writer = 50;
-    let mut runs = vec![];
-    for w in 0..8 {
-        let s = run::start(
+    if args.wants("register") {
+        // Durable registration vs the physical floor.
+        eprintln!("registration …");
+        let started = run::start(
             &project,
             run::StartOptions {
-                agent: format!("writer{w}"),
-                workflow: Some("concurrency".into()),
+                agent: "bench".into(),
+                workflow: Some("registration".into()),
                 ..run::StartOptions::default()
             },
         )?;
-        for i in 0..per_writer {
-            std::fs::write(s.folder.join(format!("o{i}.md")), "y")?;
+        let reps = 200;
+        for i in 0..reps {
+            std::fs::write(started.folder.join(format!("f{i}.md")), "x")?;
         }
-        runs.push(s.session_id);
+        let mut reg_ms = vec![];
+        for i in 0..reps {
+            let (d, _) = time(|| {
+                Ok(run::register_output(
+                    &project,
+                    started.session_id.as_str(),
+                    &format!("f{}.md", i % 20),
+                    OutputType::Document,
+                    "a registered output",
+                )?)
+            })?;
+            reg_ms.push(ms(d));
+        }
+        let bytes = std::fs::read(started.folder.join("manifest.json"))?;
+        let floor_path = started.folder.join("floor.json");
+        let mut floor_ms = vec![];
+        for _ in 0..reps {
+            let (d, _) = time(|| Ok(logbook::store::write_atomic(&floor_path, &bytes)?))?;
+            floor_ms.push(ms(d));
+        }
+        let (r50, r99) = (percentile(&mut reg_ms, 0.5), percentile(&mut reg_ms, 0.99));
+        let (f50, f99) = (
+            percentile(&mut floor_ms, 0.5),
+            percentile(&mut floor_ms, 0.99),
+        );
+        row(
+            "`run output` registration, durable",
+            format!("{r50:.2} ms p50, {r99:.2} ms p99"),
+            format!("{f50:.2} ms p50, {f99:.2} ms p99 (write+fsync+rename+fsync dir)"),
+            format!("{:.2}× (p50)", r50 / f50),
+            "≤ 1.5×",
+            Some(r50 / f50 <= 1.5),
+        );
     }
-    let (wall, ()) = time(|| {
-        std::thread::scope(|s| -> Result<()> {
-            let handles: Vec<_> = runs
-                .iter()
-                .map(|id| {
-                    let p = project.clone();
-                    s.spawn(move || -> Result<()> {
-                        for i in 0..per_writer {
-                            run::register_output(
-                                &p,
-                                id.as_str(),
-                                &format!("o{i}.md"),
-                                OutputType::Data,
-                                "concurrent",
-                            )?;
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            for h in handles {
-                h.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+
+    if args.wants("concurrent") {
+        eprintln!("8 concurrent writers …");
+        let per_writer = 50;
+        let mut runs = vec![];
+        for w in 0..8 {
+            let s = run::start(
+                &project,
+                run::StartOptions {
+                    agent: format!("writer{w}"),
+                    workflow: Some("concurrency".into()),
+                    ..run::StartOptions::default()
+                },
+            )?;
+            for i in 0..per_writer {
+                std::fs::write(s.folder.join(format!("o{i}.md")), "y")?;
             }
-            Ok(())
-        })
-    })?;
-    for id in &runs {
-        let r = run::show(&project, id.as_str())?;
-        if r.manifest.outputs.len() != per_writer {
-            bail!(
-                "lost update: run {id} has {} outputs",
-                r.manifest.outputs.len()
-            );
+            runs.push(s.session_id);
         }
-        run::finish(&project, id.as_str(), RunStatus::Completed)?;
+        let (wall, ()) = time(|| {
+            std::thread::scope(|s| -> Result<()> {
+                let handles: Vec<_> = runs
+                    .iter()
+                    .map(|id| {
+                        let p = project.clone();
+                        s.spawn(move || -> Result<()> {
+                            for i in 0..per_writer {
+                                run::register_output(
+                                    &p,
+                                    id.as_str(),
+                                    &format!("o{i}.md"),
+                                    OutputType::Data,
+                                    "concurrent",
+                                )?;
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+                }
+                Ok(())
+            })
+        })?;
+        for id in &runs {
+            let r = run::show(&project, id.as_str())?;
+            if r.manifest.outputs.len() != per_writer {
+                bail!(
+                    "lost update: run {id} has {} outputs",
+                    r.manifest.outputs.len()
+                );
+            }
+            run::finish(&project, id.as_str(), RunStatus::Completed)?;
+        }
+        let total = (8 * per_writer) as f64;
+        row(
+            "8 concurrent writers on different runs",
+            format!("{:.0} registrations/s", total / wall.as_secs_f64()),
+            String::new(),
+            String::new(),
+            "",
+            None,
+        );
     }
-    let total = (8 * per_writer) as f64;
-    row(
-        "8 concurrent writers on different runs",
-        format!("{:.0} registrations/s", total / wall.as_secs_f64()),
-        String::new(),
-        String::new(),
-        "",
-        None,
-    );
 
     // Peak memory of the real binary.
     match find_bin(args.logbook.clone()) {
         Some(bin) => {
-            eprintln!("peak memory ({}) …", bin.display());
-            let find_args = [
-                "find",
-                "--agent",
-                "agent03",
-                "--workflow",
-                "^deep-",
-                "--status",
-                "completed",
-                "--limit",
-                "20",
-                "--json",
-            ];
-            // Steady state: the first listing after run folders were
-            // created (the registration rows above started runs) compares
-            // the folder names with the index once; that one-off cost is
-            // not what a listing costs.
-            peak_rss_mib(&bin, &root, &find_args)?;
-            let big = peak_rss_mib(&bin, &root, &find_args)?;
-            // The comparison project: large enough that the query fills its
-            // page of 20 there too, so both sizes do the same work per hit.
-            let small_dir = tempfile::Builder::new()
-                .prefix("logbook-bench-small-")
-                .tempdir()?;
-            let small_project = Project::open(small_dir.path())?;
-            let small_runs = SMALL_RUNS.min(n);
-            synthesize(&small_project.config.agent_outputs_folder, small_runs, 43)?;
-            Index::open(&small_project)?;
-            peak_rss_mib(&bin, small_dir.path(), &find_args)?;
-            let small = peak_rss_mib(&bin, small_dir.path(), &find_args)?;
-            row(
-                "peak memory of `find`",
-                format!("{big:.1} MiB at {n} runs"),
-                format!("{small:.1} MiB at {small_runs} runs"),
-                format!("{:.2}×", big / small),
-                "independent of run count",
-                Some(big / small < 1.5),
-            );
-            // What a user or an agent waits for: the whole process (start,
-            // open, query, print, exit), alternating the two projects so
-            // drifting load on a shared machine hits both alike.
-            eprintln!("find as a process …");
-            let (mut big_ms, mut small_ms) = (vec![], vec![]);
-            process_ms(&bin, &root, &find_args)?;
-            process_ms(&bin, small_dir.path(), &find_args)?;
-            for _ in 0..PROCESS_REPS {
-                big_ms.push(process_ms(&bin, &root, &find_args)?);
-                small_ms.push(process_ms(&bin, small_dir.path(), &find_args)?);
+            if args.wants("process") {
+                eprintln!("peak memory ({}) …", bin.display());
+                let find_args = [
+                    "find",
+                    "--agent",
+                    "agent03",
+                    "--workflow",
+                    "^deep-",
+                    "--status",
+                    "completed",
+                    "--limit",
+                    "20",
+                    "--json",
+                ];
+                // Steady state: the first listing after run folders were
+                // created (the registration rows above started runs) compares
+                // the folder names with the index once; that one-off cost is
+                // not what a listing costs.
+                peak_rss_mib(&bin, &root, &find_args)?;
+                let big = peak_rss_mib(&bin, &root, &find_args)?;
+                // The comparison project: large enough that the query fills its
+                // page of 20 there too, so both sizes do the same work per hit.
+                let small_dir = tempfile::Builder::new()
+                    .prefix("logbook-bench-small-")
+                    .tempdir()?;
+                let small_project = Project::open(small_dir.path())?;
+                let small_runs = SMALL_RUNS.min(n);
+                synthesize(&small_project.config.agent_outputs_folder, small_runs, 43)?;
+                Index::open(&small_project)?;
+                peak_rss_mib(&bin, small_dir.path(), &find_args)?;
+                let small = peak_rss_mib(&bin, small_dir.path(), &find_args)?;
+                row(
+                    "peak memory of `find`",
+                    format!("{big:.1} MiB at {n} runs"),
+                    format!("{small:.1} MiB at {small_runs} runs"),
+                    format!("{:.2}×", big / small),
+                    "independent of run count",
+                    Some(big / small < 1.5),
+                );
+                // What a user or an agent waits for: the whole process (start,
+                // open, query, print, exit), alternating the two projects so
+                // drifting load on a shared machine hits both alike.
+                eprintln!("find as a process …");
+                let (mut big_ms, mut small_ms) = (vec![], vec![]);
+                process_ms(&bin, &root, &find_args)?;
+                process_ms(&bin, small_dir.path(), &find_args)?;
+                for _ in 0..PROCESS_REPS {
+                    big_ms.push(process_ms(&bin, &root, &find_args)?);
+                    small_ms.push(process_ms(&bin, small_dir.path(), &find_args)?);
+                }
+                let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
+                row(
+                    "`find --agent X --workflow '^deep-' --status completed --limit 20`, whole process, nothing changed",
+                    format!("{b50:.2} ms median at {n} runs"),
+                    format!("{s50:.2} ms median at {small_runs} runs"),
+                    format!("{:.2}×", b50 / s50),
+                    "flat in run count (≤ 1.5×)",
+                    Some(b50 / s50 <= 1.5),
+                );
+                // Doctor reads every manifest once, on both cores, keeping only
+                // findings: its time per run and its memory should not grow.
+                eprintln!("doctor …");
+                let doctor = ["doctor", "--json"];
+                let (big_mib, big_s) = peak_rss_and_time(&bin, &root, &doctor, true)?;
+                let (small_mib, small_s) =
+                    peak_rss_and_time(&bin, small_dir.path(), &doctor, true)?;
+                let per_run = |s: f64, runs: usize| s * 1e6 / runs as f64;
+                row(
+                    "`doctor`: time per run, peak memory",
+                    format!(
+                        "{big_s:.2} s ({:.0} µs/run), {big_mib:.1} MiB at {n} runs",
+                        per_run(big_s, n)
+                    ),
+                    format!(
+                        "{small_s:.2} s ({:.0} µs/run), {small_mib:.1} MiB at {small_runs} runs",
+                        per_run(small_s, small_runs)
+                    ),
+                    format!(
+                        "{:.2}× per run, {:.2}× memory",
+                        per_run(big_s, n) / per_run(small_s, small_runs),
+                        big_mib / small_mib
+                    ),
+                    "linear (≤ 1.5× per run), memory ≤ 128 MiB",
+                    Some(
+                        per_run(big_s, n) / per_run(small_s, small_runs) <= 1.5 && big_mib <= 128.0,
+                    ),
+                );
+                let rebuild = peak_rss_mib(&bin, &root, &["index", "rebuild", "--json"])?;
+                row(
+                    "peak memory of `index rebuild`",
+                    format!("{rebuild:.1} MiB at {n} runs"),
+                    String::new(),
+                    String::new(),
+                    "",
+                    None,
+                );
             }
-            let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
-            row(
-                "`find --agent X --workflow '^deep-' --status completed --limit 20`, whole process, nothing changed",
-                format!("{b50:.2} ms median at {n} runs"),
-                format!("{s50:.2} ms median at {small_runs} runs"),
-                format!("{:.2}×", b50 / s50),
-                "flat in run count (≤ 1.5×)",
-                Some(b50 / s50 <= 1.5),
-            );
-            // Doctor reads every manifest once, on both cores, keeping only
-            // findings: its time per run and its memory should not grow.
-            eprintln!("doctor …");
-            let doctor = ["doctor", "--json"];
-            let (big_mib, big_s) = peak_rss_and_time(&bin, &root, &doctor, true)?;
-            let (small_mib, small_s) = peak_rss_and_time(&bin, small_dir.path(), &doctor, true)?;
-            let per_run = |s: f64, runs: usize| s * 1e6 / runs as f64;
-            row(
-                "`doctor`: time per run, peak memory",
-                format!(
-                    "{big_s:.2} s ({:.0} µs/run), {big_mib:.1} MiB at {n} runs",
-                    per_run(big_s, n)
-                ),
-                format!(
-                    "{small_s:.2} s ({:.0} µs/run), {small_mib:.1} MiB at {small_runs} runs",
-                    per_run(small_s, small_runs)
-                ),
-                format!(
-                    "{:.2}× per run, {:.2}× memory",
-                    per_run(big_s, n) / per_run(small_s, small_runs),
-                    big_mib / small_mib
-                ),
-                "linear (≤ 1.5× per run), memory ≤ 128 MiB",
-                Some(per_run(big_s, n) / per_run(small_s, small_runs) <= 1.5 && big_mib <= 128.0),
-            );
-            // An agent's view: a `find_runs` tool call to a running
-            // `logbook mcp`, request written to response read, over stdio.
-            eprintln!("MCP find_runs round trips …");
-            let (mut calls, mut pings) = mcp_round_trips(&bin, &root, MCP_CALLS)?;
-            let (c50, c99) = (percentile(&mut calls, 0.5), percentile(&mut calls, 0.99));
-            let p50 = percentile(&mut pings, 0.5);
-            row(
-                "MCP `find_runs` tool call (agent, workflow regex, status, limit 20), stdio round trip",
-                format!("{c50:.3} ms median, {c99:.3} ms p99 of {MCP_CALLS} at {n} runs"),
-                format!("{p50:.3} ms median `ping` round trip"),
-                format!("{:.2}×", c50 / p50),
-                "median under 1 ms",
-                Some(c50 < 1.0),
-            );
-            let rebuild = peak_rss_mib(&bin, &root, &["index", "rebuild", "--json"])?;
-            row(
-                "peak memory of `index rebuild`",
-                format!("{rebuild:.1} MiB at {n} runs"),
-                String::new(),
-                String::new(),
-                "",
-                None,
-            );
-            transcript_import_rows(&bin, args.log_mib, &mut row)?;
+            if args.wants("mcp") {
+                // An agent's view: a `find_runs` tool call to a running
+                // `logbook mcp`, request written to response read, over stdio.
+                eprintln!("MCP find_runs round trips …");
+                let (mut calls, mut pings) = mcp_round_trips(&bin, &root, MCP_CALLS)?;
+                let (c50, c99) = (percentile(&mut calls, 0.5), percentile(&mut calls, 0.99));
+                let p50 = percentile(&mut pings, 0.5);
+                row(
+                    "MCP `find_runs` tool call (agent, workflow regex, status, limit 20), stdio round trip",
+                    format!("{c50:.3} ms median, {c99:.3} ms p99 of {MCP_CALLS} at {n} runs"),
+                    format!("{p50:.3} ms median `ping` round trip"),
+                    format!("{:.2}×", c50 / p50),
+                    "median under 1 ms",
+                    Some(c50 < 1.0),
+                );
+            }
+            if args.wants("transcript") {
+                transcript_import_rows(&bin, args.log_mib, &mut row)?;
+            }
         }
         None => eprintln!(
             "no `logbook` binary beside this one: skipping the memory rows (cargo build --release -p logbook-cli)"
         ),
     }
 
-    // The web viewer: a page of the run list and of `/api/runs`, served by
-    // `logbook serve`'s server on a loopback port, against a small project
-    // served the same way (the first request of each warms the index).
-    eprintln!("web viewer …");
-    let small_web = tempfile::Builder::new()
-        .prefix("logbook-bench-web-")
-        .tempdir()?;
-    let small_web_project = Project::open(small_web.path())?;
-    let small_web_runs = SMALL_RUNS.min(n);
-    synthesize(
-        &small_web_project.config.agent_outputs_folder,
-        small_web_runs,
-        44,
-    )?;
-    Index::open(&small_web_project)?.rebuild(None)?;
-    let big_addr = serve(project.clone())?;
-    let small_addr = serve(small_web_project)?;
-    for (measure, target) in [
-        ("run list page `GET /`, 50 runs grouped by agent", "/"),
-        ("`GET /api/runs` (50 runs as `find --json`)", "/api/runs"),
-        (
-            "run list page filtered by agent and status",
-            "/?agent=agent03&status=completed",
-        ),
-        (
-            "run list page with a full-text search of two words",
-            "/?q=quokka+harbor",
-        ),
-    ] {
-        let (mut big_ms, mut small_ms) = (vec![], vec![]);
-        http_ms(big_addr, target)?;
-        http_ms(small_addr, target)?;
-        for _ in 0..PROCESS_REPS {
-            big_ms.push(http_ms(big_addr, target)?);
-            small_ms.push(http_ms(small_addr, target)?);
+    if args.wants("web") {
+        // The web viewer: a page of the run list and of `/api/runs`, served by
+        // `logbook serve`'s server on a loopback port, against a small project
+        // served the same way (the first request of each warms the index).
+        eprintln!("web viewer …");
+        let small_web = tempfile::Builder::new()
+            .prefix("logbook-bench-web-")
+            .tempdir()?;
+        let small_web_project = Project::open(small_web.path())?;
+        let small_web_runs = SMALL_RUNS.min(n);
+        synthesize(
+            &small_web_project.config.agent_outputs_folder,
+            small_web_runs,
+            44,
+        )?;
+        Index::open(&small_web_project)?.rebuild(None)?;
+        let big_fx = web_fixtures(&project)?;
+        let small_fx = web_fixtures(&small_web_project)?;
+        let big_addr = serve(project.clone())?;
+        let small_addr = serve(small_web_project)?;
+        for (measure, big_t, small_t) in [
+            ("run list page `GET /`, 50 runs grouped by agent", "/"),
+            ("`GET /api/runs` (50 runs as `find --json`)", "/api/runs"),
+            (
+                "run list page filtered by agent and status",
+                "/?agent=agent03&status=completed",
+            ),
+            (
+                "run list page with a full-text search of two words",
+                "/?q=quokka+harbor",
+            ),
+            (
+                "run list page with a full-text search of one common word",
+                "/?q=laptop",
+            ),
+        ]
+        .into_iter()
+        .map(|(m, t)| (m, t.to_string(), t.to_string()))
+        .chain(
+            big_fx
+                .pages()
+                .into_iter()
+                .zip(small_fx.pages())
+                .map(|((m, big), (_, small))| (m, big, small)),
+        ) {
+            let (mut big_ms, mut small_ms) = (vec![], vec![]);
+            http_ms(big_addr, &big_t)?;
+            http_ms(small_addr, &small_t)?;
+            for _ in 0..PROCESS_REPS {
+                big_ms.push(http_ms(big_addr, &big_t)?);
+                small_ms.push(http_ms(small_addr, &small_t)?);
+            }
+            let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
+            row(
+                measure,
+                format!("{b50:.2} ms median at {n} runs"),
+                format!("{s50:.2} ms median at {small_web_runs} runs"),
+                format!("{:.2}×", b50 / s50),
+                "< 50 ms",
+                Some(b50 < 50.0),
+            );
         }
-        let (b50, s50) = (percentile(&mut big_ms, 0.5), percentile(&mut small_ms, 0.5));
-        row(
-            measure,
-            format!("{b50:.2} ms median at {n} runs"),
-            format!("{s50:.2} ms median at {small_web_runs} runs"),
-            format!("{:.2}×", b50 / s50),
-            "< 50 ms",
-            Some(b50 < 50.0),
-        );
     }
 
     let status = Index::open(&project)?.status()?;
@@ -1024,6 +1117,149 @@ fn mcp_round_trips(bin: &Path, root: &Path, calls: usize) -> Result<(Vec<f64>, V
     drop(stdin);
     let _ = child.wait();
     Ok((finds, pings))
+}
+
+/// Runs of a lineage chain that [`web_fixtures`] writes.
+const CHAIN: usize = 200;
+
+/// What the web rows open besides the run list.
+struct WebFixtures {
+    /// A run in the middle of a chain of [`CHAIN`] runs.
+    chain_mid: String,
+    /// A work session with milestones, spawned agents and a workflow
+    /// history that was compacted.
+    work_session: String,
+    /// A saved transcript.
+    transcript: String,
+}
+
+/// Gives `project` what the other pages show: a lineage chain of
+/// [`CHAIN`] runs written straight to disk (fixed ids, so a reused project
+/// keeps them), and the demo's work session, workflow history and
+/// transcripts (made in a project of their own, copied in once). Then syncs
+/// the index.
+fn web_fixtures(project: &Project) -> Result<WebFixtures> {
+    let outputs = &project.config.agent_outputs_folder;
+    let mut rng = Rng(0xC4A1_0001);
+    let ids: Vec<String> = (0..CHAIN).map(|_| rng.uuid()).collect();
+    let vocab = Vocab::new();
+    let base: i64 = 1_700_000_000;
+    for (i, id) in ids.iter().enumerate() {
+        let folder = outputs.join(id);
+        if folder.join("manifest.json").exists() {
+            continue;
+        }
+        std::fs::create_dir_all(&folder)?;
+        let text = format!("# Step {i}\n\n{}\n", vocab.sentence(&mut rng, 40, 80));
+        std::fs::write(folder.join("output-0.md"), text)?;
+        let mut m = json!({
+            "version": "1.0.0",
+            "session_id": id,
+            "agent": {"name": "chain", "title": "The Chain Agent"},
+            "workflow": {"name": "chain-step"},
+            "execution": {"started_at": ts(base + i as i64 * 60), "completed_at": ts(base + i as i64 * 60 + 50), "status": "completed"},
+            "outputs": [{"file": "output-0.md", "type": "document", "description": format!("step {i}"), "created_at": ts(base + i as i64 * 60 + 30)}],
+        });
+        if i > 0 {
+            m["related_sessions"] = json!([ids[i - 1]]);
+        }
+        std::fs::write(
+            folder.join("manifest.json"),
+            serde_json::to_string_pretty(&m)?,
+        )?;
+    }
+    let demo_dir = tempfile::Builder::new()
+        .prefix("logbook-bench-demo-")
+        .tempdir()?;
+    let demo = logbook::ops::demo::fill(&demo_dir.path().join("demo"))?;
+    let demo_project = Project::open(&demo.root)?;
+    let (from, to) = (&demo_project.config, &project.config);
+    for (a, b) in [
+        (&from.sessions_dir, &to.sessions_dir),
+        (&from.transcripts_dir, &to.transcripts_dir),
+    ] {
+        copy_missing(a, b)?;
+    }
+    // The demo's ids are new each time; a reused project keeps the first
+    // ones it was given, so the pages named are those on disk.
+    let work_session = first_name(&to.sessions_dir, ".state.json")?;
+    let transcript_file = to.transcripts_dir.join(format!(
+        "{}.json",
+        first_name(&to.transcripts_dir, ".json")?
+    ));
+    let stored: serde_json::Value = serde_json::from_slice(&std::fs::read(&transcript_file)?)?;
+    let transcript = stored["id"]
+        .as_str()
+        .with_context(|| format!("no id in {}", transcript_file.display()))?
+        .to_string();
+    Index::open(project)?.sync()?;
+    Ok(WebFixtures {
+        chain_mid: ids[CHAIN / 2].clone(),
+        work_session,
+        transcript,
+    })
+}
+
+impl WebFixtures {
+    /// Each page measured, with its target.
+    fn pages(&self) -> Vec<(&'static str, String)> {
+        let (run, ws, t) = (&self.chain_mid, &self.work_session, &self.transcript);
+        vec![
+            (
+                "run page (fields, outputs, file tree, lineage graph) in a chain of 200 runs",
+                format!("/runs/{run}"),
+            ),
+            (
+                "lineage page of a run in the middle of a chain of 200 runs",
+                format!("/runs/{run}/lineage"),
+            ),
+            (
+                "file page (Markdown rendered)",
+                format!("/runs/{run}/files/output-0.md"),
+            ),
+            ("work sessions page `GET /sessions`", "/sessions".into()),
+            ("work session page", format!("/sessions/{ws}")),
+            (
+                "workflow page (timeline with compacted entries)",
+                format!("/sessions/{ws}/workflow"),
+            ),
+            ("transcripts page `GET /transcripts`", "/transcripts".into()),
+            ("transcript page", format!("/transcripts/{t}")),
+        ]
+    }
+}
+
+/// Copies the files and folders under `from` that `to` does not have.
+fn copy_missing(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dest = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_missing(&e.path(), &dest)?;
+        } else if !dest.exists() {
+            std::fs::copy(e.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// The name, less `suffix`, of the first file in `dir` ending in `suffix`.
+fn first_name(dir: &Path, suffix: &str) -> Result<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(suffix)
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .next()
+        .with_context(|| format!("no *{suffix} in {}", dir.display()))
 }
 
 /// Starts the web viewer's server for `project` on an ephemeral loopback

@@ -224,7 +224,7 @@ async fn runs(
         .map(|(_, a)| a);
     let (page, agents) = blocking(&state, move |p| {
         let page = match query {
-            Some(query) => match run::find_page(p, &query) {
+            Some(query) => match run::find_page_bounded(p, &query) {
                 Ok(page) => Some((page, query.offset, query.limit.unwrap_or(50))),
                 Err(e) if e.kind() == logbook::ErrorKind::Invalid => None,
                 Err(e) => return Err(e.into()),
@@ -265,12 +265,20 @@ async fn runs(
                 }),
             }
         }
+        // Past the count's cap, what is known is a lower bound: "1,000+".
+        let total = if page.exact {
+            thousands(page.total)
+        } else {
+            format!("{}+", thousands(page.total.saturating_sub(1)))
+        };
         summary = format!(
-            "{} run{} match{}",
-            thousands(page.total),
+            "{total} run{} match{}",
             if page.total == 1 { "" } else { "s" },
             if page.total == 1 { "es" } else { "" }
         );
+        if !text.is_empty() && page.newest_first {
+            summary.push_str(", newest first (too many to rank by relevance: add words to narrow the search)");
+        }
         if page.skipped > 0 {
             summary.push_str(&format!(
                 " · {} unreadable manifest(s) skipped (`logbook doctor` names them)",
@@ -282,7 +290,7 @@ async fn runs(
                 "{}–{} of {}",
                 thousands(*offset as u64 + 1),
                 thousands((*offset + page.hits.len()) as u64),
-                thousands(page.total)
+                total
             );
         }
         let paged = |o: usize| {

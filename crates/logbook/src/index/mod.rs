@@ -30,6 +30,8 @@ mod record;
 mod schema;
 mod sync;
 
+pub use query::TextOrder;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};

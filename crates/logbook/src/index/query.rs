@@ -25,6 +25,28 @@ struct RunFilter {
     text: Option<String>,
 }
 
+/// The order of a text query's page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextOrder {
+    /// By bm25 relevance: every match is scored before the first page is
+    /// known, so the cost grows with the number of matches.
+    Relevance,
+    /// Newest first, as a listing without text: the newest runs are tested
+    /// for the words until the page is full, and no match is scored.
+    Newest,
+}
+
+/// How a run query uses the full-text table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fts {
+    /// Matches only (a count): no rank.
+    Unranked,
+    /// Matches with their bm25 rank, for ordering by relevance.
+    Ranked,
+    /// A membership test of runs walked newest first.
+    Newest,
+}
+
 /// How many times a query is re-run after re-reading runs it returned
 /// whose files changed under it.
 const VERIFY_ROUNDS: usize = 3;
@@ -40,8 +62,19 @@ impl Index {
     /// `Index::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        self.find_runs_ordered(query, TextOrder::Relevance)
+    }
+
+    /// [`Index::find_runs`] with the order of a text query chosen: by
+    /// relevance, or newest first (see [`TextOrder`]). Queries without
+    /// text are newest first either way.
+    pub fn find_runs_ordered(&self, query: &RunQuery, order: TextOrder) -> Result<Vec<Hit>> {
         let text = query.text.is_some();
-        self.verified(|| self.query_runs(query), |h| &h.run.folder, text)
+        let mode = match order {
+            TextOrder::Relevance => Fts::Ranked,
+            TextOrder::Newest => Fts::Newest,
+        };
+        self.verified(|| self.query_runs(query, mode), |h| &h.run.folder, text)
     }
 
     /// Verify-on-read: runs `query`, stats the manifest of every run it
@@ -148,7 +181,7 @@ impl Index {
 
     /// The FROM clause, WHERE terms and arguments of `query`'s filters
     /// (paging aside); `None` when no run can match.
-    fn run_filter(&self, query: &RunQuery, ranked: bool) -> Result<Option<RunFilter>> {
+    fn run_filter(&self, query: &RunQuery, mode: Fts) -> Result<Option<RunFilter>> {
         let mut where_ = vec!["1=1".to_string()];
         let mut args: Vec<rusqlite::types::Value> = vec![];
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
@@ -160,18 +193,33 @@ impl Index {
             .as_deref()
             .map(fts_query)
             .filter(|q| !q.is_empty());
-        let from = if let Some(q) = &text {
-            let n = arg(q.clone().into(), &mut args);
-            // The FTS table answers the MATCH and its bm25 rank alone; only
-            // rowids and ranks flow into the join and the sort. A count asks
-            // for no rank: bm25 would score every match only to be dropped.
-            let rank = if ranked { ", rank AS frank" } else { "" };
-            format!(
-                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}) f \
-                 JOIN runs r ON r.rid = f.frid"
-            )
-        } else {
-            "runs r".to_string()
+        let from = match &text {
+            Some(q) if mode == Fts::Newest => {
+                // Walked newest first through `runs_started`, each run
+                // tested against the set of matching rowids (which SQLite
+                // builds once): the walk stops when the page is full.
+                let n = arg(q.clone().into(), &mut args);
+                where_.push(format!(
+                    "r.rid IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH {n})"
+                ));
+                "runs r".to_string()
+            }
+            Some(q) => {
+                let n = arg(q.clone().into(), &mut args);
+                // The FTS table answers the MATCH and its bm25 rank alone; only
+                // rowids and ranks flow into the join and the sort. A count asks
+                // for no rank: bm25 would score every match only to be dropped.
+                let rank = if mode == Fts::Ranked {
+                    ", rank AS frank"
+                } else {
+                    ""
+                };
+                format!(
+                    "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                     JOIN runs r ON r.rid = f.frid"
+                )
+            }
+            None => "runs r".to_string(),
         };
         if let Some(a) = &query.agent {
             let n = arg(a.clone().into(), &mut args);
@@ -241,11 +289,26 @@ impl Index {
     /// How many runs match `query`'s filters, paging aside (the SQL is
     /// exact for every filter, as in [`Index::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
+        self.count_runs_upto(query, None)
+    }
+
+    /// [`Index::count_runs`], counting no further than `cap` (when set):
+    /// a count of the matches of a common word costs as many rows as
+    /// match, which a page that says "1,000 or more" need not pay.
+    pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         query.matcher()?;
-        let Some(f) = self.run_filter(query, false)? else {
+        let Some(f) = self.run_filter(query, Fts::Unranked)? else {
             return Ok(0);
         };
-        let sql = format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_);
+        let sql = match cap {
+            Some(cap) => format!(
+                "SELECT count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {})",
+                f.from,
+                f.where_,
+                i64::try_from(cap).unwrap_or(i64::MAX)
+            ),
+            None => format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_),
+        };
         self.conn
             .prepare_cached(&sql)
             .map_err(self.err())?
@@ -256,7 +319,7 @@ impl Index {
             .map_err(self.err())
     }
 
-    fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+    fn query_runs(&self, query: &RunQuery, mode: Fts) -> Result<Vec<Hit>> {
         // Validates the pattern and the paging exactly as the scan does.
         let matcher = query.matcher()?;
         let Some(RunFilter {
@@ -264,7 +327,7 @@ impl Index {
             where_,
             mut args,
             text,
-        }) = self.run_filter(query, true)?
+        }) = self.run_filter(query, mode)?
         else {
             return Ok(vec![]);
         };
@@ -272,7 +335,7 @@ impl Index {
             args.push(v);
             format!("?{}", args.len())
         };
-        let order = if text.is_some() {
+        let order = if text.is_some() && mode == Fts::Ranked {
             "f.frank, r.started_ns DESC, r.id"
         } else {
             "r.started_ns DESC, r.id"

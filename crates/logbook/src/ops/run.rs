@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::index::{Hit, Index, Kind, Pending, Record};
+use crate::index::{Hit, Index, Kind, Pending, Record, TextOrder};
 use crate::model::ids::{IdArg, RunId};
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::naming;
@@ -49,8 +49,14 @@ pub const DEFAULT_PAGE: usize = 50;
 pub struct Page {
     /// The runs on this page, in `find`'s order.
     pub hits: Vec<Hit>,
-    /// How many runs match in all, paging aside.
+    /// How many runs match in all, paging aside; with `exact` false, how
+    /// many at least (counting stopped there).
     pub total: u64,
+    /// Whether `total` is the whole count rather than a lower bound.
+    pub exact: bool,
+    /// Whether a text query's page is newest first rather than by
+    /// relevance (see [`find_page_bounded`]).
+    pub newest_first: bool,
     /// How many manifests listings skip as unparseable (`doctor` names them).
     pub skipped: u64,
 }
@@ -84,6 +90,57 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
     Ok(Page {
         hits,
         total,
+        exact: true,
+        newest_first: query.text.is_none(),
+        skipped: index.corrupt_count(Kind::Run)?,
+    })
+}
+
+/// How many matches of a text query [`find_page_bounded`] counts and ranks
+/// at most.
+pub const RANKED_MATCHES: u64 = 1000;
+
+/// [`find_page`] for a page a person waits on (the viewer): a text query
+/// matched by more than [`RANKED_MATCHES`] runs is counted only that far
+/// (`exact` false: "1,000+") and shown newest first, since ranking by
+/// relevance scores every match before the first page is known, and a
+/// common word matches most runs. Up to [`RANKED_MATCHES`] matches, the
+/// page is ranked and counted exactly, as [`find_page`] does.
+pub fn find_page_bounded(p: &Project, query: &RunQuery) -> Result<Page> {
+    if query.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        return find_page(p, query);
+    }
+    let query = RunQuery {
+        limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
+        ..query.clone()
+    };
+    let index = Index::open_synced(p)?;
+    let counted = index.count_runs_upto(&query, Some(RANKED_MATCHES + 1))?;
+    let many = counted > RANKED_MATCHES;
+    let order = if many {
+        TextOrder::Newest
+    } else {
+        TextOrder::Relevance
+    };
+    let hits = index.find_runs_ordered(&query, order)?;
+    let (total, exact) = if many {
+        // Far enough to say whether a page follows this one.
+        let end = (query.offset + hits.len()) as u64 + 1;
+        let reach = end.max(RANKED_MATCHES + 1);
+        let counted = if reach == RANKED_MATCHES + 1 {
+            counted
+        } else {
+            index.count_runs_upto(&query, Some(reach))?
+        };
+        (counted, counted < reach)
+    } else {
+        (counted, true)
+    };
+    Ok(Page {
+        hits,
+        total,
+        exact,
+        newest_first: many,
         skipped: index.corrupt_count(Kind::Run)?,
     })
 }
