@@ -277,7 +277,9 @@ async fn runs(
             if page.total == 1 { "es" } else { "" }
         );
         if !text.is_empty() && page.newest_first {
-            summary.push_str(", newest first (too many to rank by relevance: add words to narrow the search)");
+            summary.push_str(
+                ", newest first (too many to rank by relevance: add words to narrow the search)",
+            );
         }
         if page.skipped > 0 {
             summary.push_str(&format!(

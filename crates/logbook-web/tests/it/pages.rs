@@ -191,7 +191,11 @@ fn a_search_matching_more_runs_than_are_ranked_says_so_and_lists_newest_first() 
             std::fs::create_dir_all(&folder).unwrap();
             // Minute `i` of a day: the last one written is the newest.
             let at = format!("2025-03-01T{:02}:{:02}:00.000Z", i / 60 % 24, i % 60);
-            let words = if i < 3 { "zebrafish everywhere" } else { "everywhere" };
+            let words = if i < 3 {
+                "zebrafish everywhere"
+            } else {
+                "everywhere"
+            };
             let m = serde_json::json!({
                 "session_id": id,
                 "agent": {"name": "bulk", "title": "Bulk"},
@@ -211,7 +215,10 @@ fn a_search_matching_more_runs_than_are_ranked_says_so_and_lists_newest_first() 
     assert!(first.contains(&newest), "newest first: {first}");
     // Few matches: counted exactly and ranked, as before.
     let few = page(&s, "/?q=zebrafish");
-    assert!(few.contains("3 runs match") && !few.contains("newest first"), "{few}");
+    assert!(
+        few.contains("3 runs match") && !few.contains("newest first"),
+        "{few}"
+    );
     // The JSON API keeps the exact count.
     let api = s.get("/api/runs?q=everywhere&limit=5");
     assert_eq!(api.header("x-total-count").unwrap(), many.to_string());

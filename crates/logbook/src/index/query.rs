@@ -198,9 +198,12 @@ impl Index {
                 // Walked newest first through `runs_started`, each run
                 // tested against the set of matching rowids (which SQLite
                 // builds once): the walk stops when the page is full.
+                // The `+` keeps SQLite from driving the query by the
+                // matches' rowids (a lookup of each in the wide `runs`
+                // table, then a sort): the walk is by start time.
                 let n = arg(q.clone().into(), &mut args);
                 where_.push(format!(
-                    "r.rid IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH {n})"
+                    "+r.rid IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH {n})"
                 ));
                 "runs r".to_string()
             }
@@ -420,34 +423,23 @@ impl Index {
     /// The distinct workflow names, by hopping through the workflow index
     /// (one seek per name) rather than reading every row.
     fn workflow_names(&self) -> Result<Vec<String>> {
+        // One statement (one read transaction) hopping from each name to
+        // the next through the index, rather than a statement per name.
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT workflow FROM runs WHERE workflow > ?1 ORDER BY workflow LIMIT 1",
+                "WITH RECURSIVE w(name) AS ( \
+                   SELECT min(workflow) FROM runs \
+                   UNION ALL \
+                   SELECT (SELECT min(workflow) FROM runs WHERE workflow > w.name) FROM w \
+                   WHERE w.name IS NOT NULL) \
+                 SELECT name FROM w WHERE name IS NOT NULL",
             )
             .map_err(self.err())?;
-        let mut names: Vec<String> = vec![];
-        let mut after = String::new();
-        let first_empty: bool = self
-            .conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM runs WHERE workflow = '')",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(self.err())?;
-        if first_empty {
-            names.push(String::new());
-        }
-        while let Some(next) = stmt
-            .query_row([&after], |r| r.get::<_, String>(0))
-            .optional()
+        stmt.query_map([], |r| r.get::<_, String>(0))
             .map_err(self.err())?
-        {
-            names.push(next.clone());
-            after = next;
-        }
-        Ok(names)
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(self.err())
     }
 
     /// the scan's latest output from the index: the newest run of `agent`

@@ -407,7 +407,12 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     let mut fts = tx.prepare_cached(
         "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
     )?;
-    fts.execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body()])?;
+    fts.execute(params![
+        rid,
+        row.fts_agent,
+        row.fts_workflow,
+        row.fts_body()
+    ])?;
     Ok(())
 }
 
@@ -546,7 +551,12 @@ fn update_run(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<b
         tx.prepare_cached(
             "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
         )?
-        .execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body()])?;
+        .execute(params![
+            rid,
+            row.fts_agent,
+            row.fts_workflow,
+            row.fts_body()
+        ])?;
     }
     Ok(true)
 }

@@ -276,9 +276,16 @@ impl Index {
         type Stored = ((i64, i64, i64), i64);
         let mut known: HashMap<String, Stored> = HashMap::new();
         {
+            // Only the scope's rows leave SQLite: a listing of work
+            // sessions must not carry every run's row into a map.
+            let kinds: Vec<String> = scope.iter().map(|k| format!("'{}'", k.as_str())).collect();
             let mut stmt = self
                 .conn
-                .prepare("SELECT path, kind, size, mtime_ns, dir_mtime_ns, out_stamp FROM files")
+                .prepare(&format!(
+                    "SELECT path, kind, size, mtime_ns, dir_mtime_ns, out_stamp FROM files \
+                     WHERE kind IN ({})",
+                    kinds.join(",")
+                ))
                 .map_err(self.err())?;
             let rows = stmt
                 .query_map([], |r| {

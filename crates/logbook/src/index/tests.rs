@@ -554,7 +554,14 @@ fn full_text_finds_words_of_output_files_with_a_snippet() {
 fn a_runs_full_text_follows_every_change_and_is_kept_when_nothing_changed() {
     let (_dir, p) = project();
     let a = start(&p, "alex", "intake");
-    output(&p, &a, "a.md", "alpha words\n", OutputType::Document, "first notes");
+    output(
+        &p,
+        &a,
+        "a.md",
+        "alpha words\n",
+        OutputType::Document,
+        "first notes",
+    );
     let segments = |p: &Project| -> i64 {
         Index::open(p)
             .unwrap()
