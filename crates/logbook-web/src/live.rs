@@ -54,7 +54,7 @@ fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
 fn stamp(p: &Project, w: &Watch) -> String {
     let mut h = DefaultHasher::new();
     match w {
-        Watch::List(query) => match run::find_page(p, query) {
+        Watch::List(query) => match run::find_page_bounded(p, query) {
             Ok(page) => {
                 page.total.hash(&mut h);
                 for hit in &page.hits {

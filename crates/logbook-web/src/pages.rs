@@ -228,7 +228,7 @@ async fn runs(
             if team {
                 logbook::ops::team::find_page(p, query)
             } else {
-                run::find_page(p, query)
+                run::find_page_bounded(p, query)
             }
         };
         let page = match query {
@@ -273,9 +273,14 @@ async fn runs(
                 }),
             }
         }
+        // Past the count's cap, what is known is a lower bound: "1,000+".
+        let total = if page.exact {
+            thousands(page.total)
+        } else {
+            format!("{}+", thousands(page.total.saturating_sub(1)))
+        };
         summary = format!(
-            "{} run{} match{}",
-            thousands(page.total),
+            "{total} run{} match{}",
             if page.total == 1 { "" } else { "s" },
             if page.total == 1 { "es" } else { "" }
         );
@@ -290,7 +295,7 @@ async fn runs(
                 "{}–{} of {}",
                 thousands(*offset as u64 + 1),
                 thousands((*offset + page.hits.len()) as u64),
-                thousands(page.total)
+                total
             );
         }
         let paged = |o: usize| {

@@ -179,3 +179,44 @@ fn the_list_and_a_running_run_update_live() {
     assert!(page(&s, &format!("/runs/{running}")).contains("http-equiv=\"refresh\""));
     assert!(page(&s, &format!("/runs/{running}")).contains("data-live=\"/api/live?view=run"));
 }
+
+#[test]
+fn a_search_matching_more_runs_than_are_counted_says_so_and_pages_on() {
+    let many = run::RANKED_MATCHES as usize + 1;
+    let s = Served::demo_with(None, |root| {
+        let outputs = root.join("docs/agent-outputs");
+        for i in 0..many {
+            let id = format!("{i:08x}-0000-4000-8000-{i:012x}");
+            let folder = outputs.join(&id);
+            std::fs::create_dir_all(&folder).unwrap();
+            // Minute `i` of a day: the last one written is the newest.
+            let at = format!("2025-03-01T{:02}:{:02}:00.000Z", i / 60 % 24, i % 60);
+            let words = if i < 3 {
+                "zebrafish everywhere"
+            } else {
+                "everywhere"
+            };
+            let m = serde_json::json!({
+                "session_id": id,
+                "agent": {"name": "bulk", "title": "Bulk"},
+                "workflow": {"name": "bulk-load", "description": words},
+                "execution": {"started_at": at, "status": "completed"},
+                "outputs": [],
+            });
+            std::fs::write(folder.join("manifest.json"), m.to_string()).unwrap();
+        }
+    });
+    let html = page(&s, "/?q=everywhere");
+    assert!(html.contains("1,000+ runs match"), "{html}");
+    assert!(html.contains("offset=50"), "a next page");
+    assert_eq!(html.matches("href=\"/runs/").count(), 50, "a full page");
+    // Few matches: counted exactly.
+    let few = page(&s, "/?q=zebrafish");
+    assert!(
+        few.contains("3 runs match") && !few.contains("+ runs"),
+        "{few}"
+    );
+    // The JSON API keeps the exact count.
+    let api = s.get("/api/runs?q=everywhere&limit=5");
+    assert_eq!(api.header("x-total-count").unwrap(), many.to_string());
+}

@@ -273,11 +273,26 @@ impl Index {
     /// How many runs match `query`'s filters, paging aside (the SQL is
     /// exact for every filter, as in [`Index::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
+        self.count_runs_upto(query, None)
+    }
+
+    /// [`Index::count_runs`], stopping at `cap` matches when given: a
+    /// page a person waits on says "1,000+" rather than counting every run
+    /// a common word is in.
+    pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         query.matcher()?;
         let Some(f) = self.run_filter(query, false, false)? else {
             return Ok(0);
         };
-        let sql = format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_);
+        let sql = match cap {
+            Some(cap) => format!(
+                "SELECT count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {})",
+                f.from,
+                f.where_,
+                i64::try_from(cap).unwrap_or(i64::MAX)
+            ),
+            None => format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_),
+        };
         self.conn
             .prepare_cached(&sql)
             .map_err(self.err())?
@@ -585,34 +600,23 @@ impl Index {
     /// The distinct workflow names, by hopping through the workflow index
     /// (one seek per name) rather than reading every row.
     fn workflow_names(&self) -> Result<Vec<String>> {
+        // One statement (one read transaction) hopping from each name to
+        // the next through the index, rather than a statement per name.
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT workflow FROM runs WHERE workflow > ?1 ORDER BY workflow LIMIT 1",
+                "WITH RECURSIVE w(name) AS ( \
+                   SELECT min(workflow) FROM runs \
+                   UNION ALL \
+                   SELECT (SELECT min(workflow) FROM runs WHERE workflow > w.name) FROM w \
+                   WHERE w.name IS NOT NULL) \
+                 SELECT name FROM w WHERE name IS NOT NULL",
             )
             .map_err(self.err())?;
-        let mut names: Vec<String> = vec![];
-        let mut after = String::new();
-        let first_empty: bool = self
-            .conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM runs WHERE workflow = '')",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(self.err())?;
-        if first_empty {
-            names.push(String::new());
-        }
-        while let Some(next) = stmt
-            .query_row([&after], |r| r.get::<_, String>(0))
-            .optional()
+        stmt.query_map([], |r| r.get::<_, String>(0))
             .map_err(self.err())?
-        {
-            names.push(next.clone());
-            after = next;
-        }
-        Ok(names)
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(self.err())
     }
 
     /// the scan's latest output from the index: the newest run of `agent`

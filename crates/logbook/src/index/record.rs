@@ -13,7 +13,7 @@ use super::{CorruptEntry, Kind, SyncReport, mtime_ns, path_str, stamp_of};
 use crate::clock;
 use crate::error::Error;
 use crate::model::ids::RunId;
-use crate::model::run::{MANIFEST_FILE, Run, parse_manifest};
+use crate::model::run::{MANIFEST_FILE, Manifest, Run, parse_manifest};
 use crate::model::transcript::{Kind as TranscriptKind, Metadata, Summary, parse_file_name};
 use crate::model::work_session::{SessionStatus, WorkSession};
 use crate::model::workflow::SessionState;
@@ -72,16 +72,55 @@ pub(super) struct RunRow {
     tags: Vec<String>,
     fts_agent: String,
     fts_workflow: String,
-    fts_body: String,
+    /// The manifest's own searchable text, the start of the FTS `body`.
+    fts_manifest: String,
+    /// The registered output files' text, the rest of the `body`; `None`
+    /// until read. A writer's record leaves it unread: it is read when the
+    /// row is stored, and only if the run's text may have changed.
+    fts_outputs: Option<String>,
     /// The output files' stamp, taken before their text was read.
     out_stamp: i64,
 }
 
+impl RunRow {
+    /// The FTS `body` column: the manifest's text, then the output files'.
+    fn fts_body(&self) -> String {
+        let mut body = self.fts_manifest.clone();
+        match &self.fts_outputs {
+            Some(text) => body.push_str(text),
+            None => body.push_str(&outputs_text(&self.folder, &self.outputs)),
+        }
+        body
+    }
+}
+
+/// The text of a run's registered output files, each followed by a newline.
+fn outputs_text(folder: &Path, outputs: &[(String, String, String, String)]) -> String {
+    let mut text = String::new();
+    for (file, ..) in outputs {
+        if let Some(t) = output_text(folder, file) {
+            text.push_str(&t);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// The FTS `agent` column of a manifest.
+fn fts_agent(m: &Manifest) -> String {
+    format!(
+        "{}\n{}",
+        m.agent.name,
+        m.agent.title.as_deref().unwrap_or_default()
+    )
+}
+
 impl Record {
     /// The record of a run as its writer holds it (the manifest is not
-    /// parsed again; the registered output files are read for full text).
+    /// parsed again; the registered output files are read for full text
+    /// when it is stored, if the run's text may have changed).
     pub fn run(run: &Run) -> Record {
-        Record(match run_row(run) {
+        Record(match run_row(run, false) {
             Ok(row) => Inner::Run(Box::new(row)),
             Err(reason) => Inner::Corrupt { reason },
         })
@@ -193,26 +232,32 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
         )));
     };
     Some(match parse_manifest(manifest_path, &text) {
-        Ok((manifest, _)) => Record::run(&Run {
-            id,
-            folder,
-            manifest,
-        }),
+        // Read on the reader's thread (sync and rebuild parse on every core),
+        // not later by the one writer.
+        Ok((manifest, _)) => Record(
+            match run_row(
+                &Run {
+                    id,
+                    folder,
+                    manifest,
+                },
+                true,
+            ) {
+                Ok(row) => Inner::Run(Box::new(row)),
+                Err(reason) => Inner::Corrupt { reason },
+            },
+        ),
         Err(e) => Record::corrupt(e),
     })
 }
 
-fn run_row(run: &Run) -> Result<RunRow, String> {
+/// The row of `run`; with `read_outputs`, its output files' text read now.
+fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
     let m = &run.manifest;
     let manifest = serde_json::to_string(m).map_err(|e| e.to_string())?;
     let out_stamp = outputs_stamp(&run.folder, m.outputs.iter().map(|o| o.file.as_str()));
     let mut outputs = vec![];
-    let mut body = manifest_text(m);
     for o in &m.outputs {
-        if let Some(t) = output_text(&run.folder, &o.file) {
-            body.push_str(&t);
-            body.push('\n');
-        }
         outputs.push((
             o.file.clone(),
             o.output_type.as_str().to_string(),
@@ -224,6 +269,7 @@ fn run_row(run: &Run) -> Result<RunRow, String> {
     tags.sort();
     tags.dedup();
     let started_ns = clock::parse(&m.execution.started_at).map(|t| t.as_nanosecond() as i64);
+    let fts_outputs = read_outputs.then(|| outputs_text(&run.folder, &outputs));
     Ok(RunRow {
         id: run.id.to_string(),
         agent: m.agent.name.clone(),
@@ -238,13 +284,10 @@ fn run_row(run: &Run) -> Result<RunRow, String> {
         outputs,
         parents: m.related().to_vec(),
         tags,
-        fts_agent: format!(
-            "{}\n{}",
-            m.agent.name,
-            m.agent.title.as_deref().unwrap_or_default()
-        ),
+        fts_agent: fts_agent(m),
         fts_workflow: m.workflow.name.clone(),
-        fts_body: body,
+        fts_manifest: manifest_text(m),
+        fts_outputs,
         out_stamp,
         folder: run.folder.clone(),
     })
@@ -364,7 +407,12 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     let mut fts = tx.prepare_cached(
         "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
     )?;
-    fts.execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body])?;
+    fts.execute(params![
+        rid,
+        row.fts_agent,
+        row.fts_workflow,
+        row.fts_body()
+    ])?;
     Ok(())
 }
 
@@ -373,13 +421,15 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
 /// a status set), and every page SQLite dirties is written to the WAL at
 /// commit, so removing and re-inserting the run (a new rowid: every
 /// secondary index entry, every output and edge row moved) made most of
-/// the commit. The FTS row is always replaced: a contentless table keeps
-/// no text to compare with. Returns `false` when the run is not indexed.
+/// the commit. The FTS row is replaced only when the run's text may have
+/// changed: tokenizing a run's text and writing its FTS segment cost more
+/// than the rest of the update, and re-registering an output or finishing
+/// a run changes none of it. Returns `false` when the run is not indexed.
 fn update_run(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<bool> {
-    type Key = (i64, String, String, String, String, Option<i64>);
+    type Key = (i64, String, String, String, String, Option<i64>, String);
     let old: Option<Key> = tx
         .prepare_cached(
-            "SELECT rid, id, agent, workflow, status, started_ns FROM runs WHERE folder = ?1",
+            "SELECT rid, id, agent, workflow, status, started_ns, manifest FROM runs WHERE folder = ?1",
         )?
         .query_row([folder], |r| {
             Ok((
@@ -389,15 +439,17 @@ fn update_run(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<b
                 r.get(3)?,
                 r.get(4)?,
                 r.get(5)?,
+                r.get(6)?,
             ))
         })
         .optional()?;
-    let Some((rid, id, agent, workflow, status, started_ns)) = old else {
+    let Some((rid, id, agent, workflow, status, started_ns, old_manifest)) = old else {
         return Ok(false);
     };
     if id != row.id {
         return Ok(false);
     }
+    let same_text = same_fts_text(tx, folder, &old_manifest, row)?;
     // Only columns in an UPDATE's SET list cost index writes, so the
     // indexed ones are set only when one of them changed.
     if (
@@ -493,13 +545,47 @@ fn update_run(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<b
         }
     }
 
-    tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
-        .execute([rid])?;
-    tx.prepare_cached(
-        "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![rid, row.fts_agent, row.fts_workflow, row.fts_body])?;
+    if !same_text {
+        tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
+            .execute([rid])?;
+        tx.prepare_cached(
+            "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![
+            rid,
+            row.fts_agent,
+            row.fts_workflow,
+            row.fts_body()
+        ])?;
+    }
     Ok(true)
+}
+
+/// Whether `row` would give the run the FTS row it has. The contentless
+/// table keeps no text, but its row was written in the same transaction as
+/// the run's stored manifest and its output files' stamp: the same
+/// manifest text and the same stamp (every output's name, size, times and
+/// inode) make the same text.
+fn same_fts_text(
+    tx: &Connection,
+    folder: &str,
+    old_manifest: &str,
+    row: &RunRow,
+) -> rusqlite::Result<bool> {
+    let manifest_path = path_str(&Path::new(folder).join(MANIFEST_FILE));
+    let old_stamp: Option<i64> = tx
+        .prepare_cached("SELECT out_stamp FROM files WHERE path = ?1")?
+        .query_row([manifest_path], |r| r.get(0))
+        .optional()?;
+    if old_stamp != Some(row.out_stamp) {
+        return Ok(false);
+    }
+    let Ok(old) = serde_json::from_str::<Manifest>(old_manifest) else {
+        return Ok(false);
+    };
+    Ok(old.workflow.name == row.fts_workflow
+        && fts_agent(&old) == row.fts_agent
+        && manifest_text(&old) == row.fts_manifest)
 }
 
 pub(super) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> {

@@ -547,6 +547,71 @@ fn full_text_finds_words_of_output_files_with_a_snippet() {
 }
 
 #[test]
+fn a_runs_full_text_follows_every_change_and_is_kept_when_nothing_changed() {
+    let (_dir, p) = project();
+    let a = start(&p, "alex", "intake");
+    output(
+        &p,
+        &a,
+        "a.md",
+        "alpha words\n",
+        OutputType::Document,
+        "first notes",
+    );
+    let segments = |p: &Project| -> i64 {
+        Index::open(p)
+            .unwrap()
+            .conn
+            .query_row("SELECT count(*) FROM runs_fts_data", [], |r| r.get(0))
+            .unwrap()
+    };
+    let text = |words: &str| ids(&find(&Index::open_synced(&p).unwrap(), by_text(words)));
+    assert_eq!(text("alpha"), [a.as_str()]);
+
+    // The same output registered again: the same text, no new FTS segment.
+    let before = segments(&p);
+    run::register_output(&p, &a, "a.md", OutputType::Document, "first notes").unwrap();
+    assert_eq!(segments(&p), before, "the unchanged text was indexed again");
+    assert_eq!(text("alpha"), [a.as_str()]);
+
+    // The file rewritten, then registered again: the new words replace
+    // the old ones (the index is told through the write, not a re-read).
+    std::fs::write(folder(&p, &a).join("a.md"), "bravo instead\n").unwrap();
+    run::register_output(&p, &a, "a.md", OutputType::Document, "first notes").unwrap();
+    assert_eq!(text("bravo"), [a.as_str()]);
+    assert!(text("alpha").is_empty());
+    // A new description, and a new output.
+    run::register_output(&p, &a, "a.md", OutputType::Document, "charlie notes").unwrap();
+    assert_eq!(text("charlie"), [a.as_str()]);
+    assert!(text("first").is_empty());
+    output(&p, &a, "b.md", "delta\n", OutputType::Data, "second");
+    assert_eq!(text("delta bravo charlie second"), [a.as_str()]);
+    // Finishing changes no searchable text, and loses none.
+    run::finish(&p, &a, RunStatus::Completed).unwrap();
+    assert_eq!(text("delta bravo charlie"), [a.as_str()]);
+}
+
+#[test]
+fn a_text_count_stops_at_its_cap() {
+    let (_dir, p) = project();
+    let runs: Vec<String> = (0..5).map(|_| start(&p, "alex", "intake")).collect();
+    for (i, id) in runs.iter().enumerate() {
+        let words = if i % 2 == 0 { "common even" } else { "common" };
+        output(&p, id, "n.md", words, OutputType::Document, "notes");
+        set_started(&p, id, &format!("2025-01-0{}T00:00:00.000Z", i + 1));
+    }
+    let index = Index::open_synced(&p).unwrap();
+    Index::open(&p).unwrap().sync().unwrap();
+    let common = by_text("common");
+    assert_eq!(index.count_runs(&common).unwrap(), 5);
+    assert_eq!(index.count_runs_upto(&common, Some(3)).unwrap(), 3);
+    assert_eq!(index.count_runs_upto(&common, Some(9)).unwrap(), 5);
+    let even = by_text("even");
+    assert_eq!(index.count_runs_upto(&even, Some(2)).unwrap(), 2);
+    assert_eq!(index.count_runs_upto(&even, None).unwrap(), 3);
+}
+
+#[test]
 fn latest_output_is_the_newest_runs_last_output_of_the_type() {
     let (_dir, p) = project();
     let old = start(&p, "alex", "intake");

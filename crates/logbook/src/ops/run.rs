@@ -49,8 +49,11 @@ pub const DEFAULT_PAGE: usize = 50;
 pub struct Page {
     /// The runs on this page, in `find`'s order.
     pub hits: Vec<Hit>,
-    /// How many runs match in all, paging aside.
+    /// How many runs match in all, paging aside; with `exact` false, how
+    /// many at least (counting stopped there).
     pub total: u64,
+    /// Whether `total` is the whole count rather than a lower bound.
+    pub exact: bool,
     /// How many manifests listings skip as unparseable (`doctor` names them).
     pub skipped: u64,
 }
@@ -84,6 +87,37 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
     Ok(Page {
         hits,
         total,
+        exact: true,
+        skipped: index.corrupt_count(Kind::Run)?,
+    })
+}
+
+/// How many matches of a text query [`find_page_bounded`] counts and ranks
+/// at most.
+pub const RANKED_MATCHES: u64 = 1000;
+
+/// [`find_page`] for a page a person waits on (the viewer): a text query
+/// matched by more than [`RANKED_MATCHES`] runs is counted only that far
+/// (`exact` false: "1,000+"), since counting reads every match and a
+/// common word matches most runs. The page itself is `find`'s, whose
+/// ranking of a common word looks at its most recent matches only.
+pub fn find_page_bounded(p: &Project, query: &RunQuery) -> Result<Page> {
+    if query.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        return find_page(p, query);
+    }
+    let query = RunQuery {
+        limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
+        ..query.clone()
+    };
+    let index = Index::open_synced(p)?;
+    let hits = index.find_runs(&query)?;
+    // Far enough to say whether a page follows this one.
+    let reach = ((query.offset + hits.len()) as u64 + 1).max(RANKED_MATCHES + 1);
+    let counted = index.count_runs_upto(&query, Some(reach))?;
+    Ok(Page {
+        hits,
+        total: counted,
+        exact: counted < reach,
         skipped: index.corrupt_count(Kind::Run)?,
     })
 }

@@ -615,6 +615,7 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<crate::ops::run::Page>
             })
             .collect(),
         total: page.total,
+        exact: true,
         skipped: 0,
     })
 }
