@@ -277,6 +277,7 @@ fn read_only_commands_leave_the_index_untouched_when_nothing_changed() {
         vec!["status"],
         vec!["tokens"],
         vec!["index", "status"],
+        vec!["doctor"],
         vec!["run", "show", &id],
         vec!["lineage", &id],
         vec!["latest-output", "--agent", "alex"],
