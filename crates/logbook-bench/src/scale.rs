@@ -146,14 +146,10 @@ pub(crate) fn rows(
          target: &str,
          met: bool,
          row: &mut dyn FnMut(&str, String, String, String, &str, Option<bool>)| {
-            row(
-                measure,
-                x.show(n),
-                y.show(b),
-                format!("{:.2}× time, {:.2}× memory", x.s / y.s, x.mib / y.mib),
-                target,
-                Some(met),
-            );
+            let ratio = format!("{:.2}× time, {:.2}× memory", x.s / y.s, x.mib / y.mib);
+            // As it is measured too, so a long run that is cut off still tells.
+            eprintln!("  {measure}: {} | {} | {ratio}", x.show(n), y.show(b));
+            row(measure, x.show(n), y.show(b), ratio, target, Some(met));
         };
     let cap = 128.0;
 
@@ -235,6 +231,13 @@ pub(crate) fn rows(
     }
     let per_ms = |i: usize, base: f64| (once[i].s - base) * 1000.0 / changed[i].max(1) as f64;
     let (big_per, small_per) = (per_ms(0, nothing.0.s), per_ms(1, nothing.1.s));
+    eprintln!(
+        "  sync 1 %: {} ({} changed, {big_per:.3} ms each) | {} ({} changed, {small_per:.3} ms each)",
+        once[0].show(n),
+        changed[0],
+        once[1].show(b),
+        changed[1]
+    );
     row(
         "`index sync`, 1 % of manifests edited in place",
         format!(
