@@ -148,8 +148,9 @@ fn sync_after_edits_adds_and_removes_answers_what_a_rebuild_answers() {
                 continue;
             }
             let report = Index::open(&p).unwrap().sync().unwrap();
-            assert!(
+            assert_eq!(
                 report.indexed > 0 || report.removed > 0,
+                changed,
                 "{ctx}: {report:?}"
             );
             let stale = Index::open(&p).unwrap().staleness().unwrap();

@@ -363,7 +363,7 @@ impl Index {
             let mut changes = vec![];
             let mut present = vec![];
             for (i, e) in batch.entries.iter().enumerate() {
-                let rel = batch.str(&e.path)[prefix.len()..].as_bytes();
+                let rel = &batch.str(&e.path).as_bytes()[prefix.len()..];
                 if !stamps && !is_run_manifest(rel) {
                     continue;
                 }
