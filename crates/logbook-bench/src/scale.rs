@@ -12,6 +12,9 @@ use logbook::index::Index;
 
 use super::{peak_rss_and_time, synthesize};
 
+/// Where a row goes: measure, result, baseline, ratio, target, met.
+type RowSink<'a> = &'a mut dyn FnMut(&str, String, String, String, &str, Option<bool>);
+
 /// The baseline project's size for a project of `n` runs.
 pub(crate) fn baseline_runs(n: usize) -> usize {
     if n > 100_000 { 100_000 } else { 10_000.min(n) }
@@ -102,7 +105,7 @@ pub(crate) fn rows(
     big: &Project,
     n: usize,
     baseline_dir: Option<&Path>,
-    row: &mut dyn FnMut(&str, String, String, String, &str, Option<bool>),
+    row: RowSink<'_>,
 ) -> Result<()> {
     let b = baseline_runs(n);
     let tmp;
@@ -132,28 +135,20 @@ pub(crate) fn rows(
     }
     std::thread::sleep(std::time::Duration::from_millis(100));
     for (p, _) in projects {
-        run(bin, &p.root(), &["find", "--limit", "1"])?;
+        run(bin, p.root(), &["find", "--limit", "1"])?;
     }
     let both = |args: &[&str]| -> Result<(Measure, Measure)> {
         // Alternated, warm cache for both, so drifting load hits both alike.
-        run(bin, &big.root(), args)?;
-        run(bin, &small.root(), args)?;
-        Ok((run(bin, &big.root(), args)?, run(bin, &small.root(), args)?))
+        run(bin, big.root(), args)?;
+        run(bin, small.root(), args)?;
+        Ok((run(bin, big.root(), args)?, run(bin, small.root(), args)?))
     };
     let emit =
-        |measure: &str,
-         (x, y): (Measure, Measure),
-         target: &str,
-         met: bool,
-         row: &mut dyn FnMut(&str, String, String, String, &str, Option<bool>)| {
-            row(
-                measure,
-                x.show(n),
-                y.show(b),
-                format!("{:.2}× time, {:.2}× memory", x.s / y.s, x.mib / y.mib),
-                target,
-                Some(met),
-            );
+        |measure: &str, (x, y): (Measure, Measure), target: &str, met: bool, row: RowSink<'_>| {
+            let ratio = format!("{:.2}× time, {:.2}× memory", x.s / y.s, x.mib / y.mib);
+            // As it is measured too, so a long run that is cut off still tells.
+            eprintln!("  {measure}: {} | {} | {ratio}", x.show(n), y.show(b));
+            row(measure, x.show(n), y.show(b), ratio, target, Some(met));
         };
     let cap = 128.0;
 
@@ -231,10 +226,17 @@ pub(crate) fn rows(
     let mut once = [Measure { s: 0.0, mib: 0.0 }; 2];
     for (i, (p, runs)) in projects.iter().enumerate() {
         changed[i] = edit_manifests(p, runs / 100, skip)?;
-        once[i] = run(bin, &p.root(), &["index", "sync"])?;
+        once[i] = run(bin, p.root(), &["index", "sync"])?;
     }
     let per_ms = |i: usize, base: f64| (once[i].s - base) * 1000.0 / changed[i].max(1) as f64;
     let (big_per, small_per) = (per_ms(0, nothing.0.s), per_ms(1, nothing.1.s));
+    eprintln!(
+        "  sync 1 %: {} ({} changed, {big_per:.3} ms each) | {} ({} changed, {small_per:.3} ms each)",
+        once[0].show(n),
+        changed[0],
+        once[1].show(b),
+        changed[1]
+    );
     row(
         "`index sync`, 1 % of manifests edited in place",
         format!(
@@ -261,7 +263,7 @@ pub(crate) fn rows(
     let mut first = [Measure { s: 0.0, mib: 0.0 }; 2];
     for (i, (p, _)) in projects.iter().enumerate() {
         add_folder(p, skip as u64)?;
-        first[i] = run(bin, &p.root(), &["find", "--limit", "20"])?;
+        first[i] = run(bin, p.root(), &["find", "--limit", "20"])?;
     }
     emit(
         "first `find --limit 20` after another tool adds a run folder",
@@ -273,8 +275,8 @@ pub(crate) fn rows(
 
     eprintln!("scale: doctor …");
     let m = (
-        run(bin, &big.root(), &["doctor", "--json"])?,
-        run(bin, &small.root(), &["doctor", "--json"])?,
+        run(bin, big.root(), &["doctor", "--json"])?,
+        run(bin, small.root(), &["doctor", "--json"])?,
     );
     let doctor_target = 30.0 * n as f64 / 1_000_000.0;
     emit(

@@ -148,8 +148,9 @@ fn sync_after_edits_adds_and_removes_answers_what_a_rebuild_answers() {
                 continue;
             }
             let report = Index::open(&p).unwrap().sync().unwrap();
-            assert!(
+            assert_eq!(
                 report.indexed > 0 || report.removed > 0,
+                changed,
                 "{ctx}: {report:?}"
             );
             let stale = Index::open(&p).unwrap().staleness().unwrap();
@@ -277,6 +278,7 @@ fn read_only_commands_leave_the_index_untouched_when_nothing_changed() {
         vec!["status"],
         vec!["tokens"],
         vec!["index", "status"],
+        vec!["doctor"],
         vec!["run", "show", &id],
         vec!["lineage", &id],
         vec!["latest-output", "--agent", "alex"],

@@ -282,9 +282,12 @@ impl Index {
              LEFT JOIN outputs o ON o.rid = r.rid \
              ORDER BY f.path, o.seq"
         } else {
-            // Names only (before a listing): no stamps, no outputs.
+            // Names only (before a listing): no stamps, no outputs, and no
+            // `kind` either, so the path index alone answers (no table row
+            // read per run); `scan_runs` keeps only paths shaped like a
+            // run's manifest.
             "SELECT path, 0, 0, 0, NULL FROM files \
-             WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3"
+             WHERE path > ?1 AND path < ?2 ORDER BY path LIMIT ?3"
         };
         let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
         let mut rows = stmt
@@ -360,7 +363,10 @@ impl Index {
             let mut changes = vec![];
             let mut present = vec![];
             for (i, e) in batch.entries.iter().enumerate() {
-                let rel = batch.str(&e.path)[prefix.len()..].as_bytes();
+                let rel = &batch.str(&e.path).as_bytes()[prefix.len()..];
+                if !stamps && !is_run_manifest(rel) {
+                    continue;
+                }
                 let on_disk = match disk.as_mut() {
                     None => true,
                     Some(disk) => {
@@ -420,6 +426,12 @@ impl Index {
             }
         }
     }
+}
+
+/// Whether `rel` (a path below the runs folder) is `{name}/manifest.json`.
+fn is_run_manifest(rel: &[u8]) -> bool {
+    rel.strip_suffix(SUFFIX)
+        .is_some_and(|name| !name.is_empty() && !name.contains(&b'/'))
 }
 
 /// A folder on disk that the index does not hold: a run to read if it has

@@ -1007,8 +1007,8 @@ fn a_word_in_most_runs_is_ranked_among_its_most_recent_matches() {
             .to_string();
         let words = match i {
             _ if i % 10 == 0 => "nothing here",
-            0..5 => "common rare",
-            0..100 => "common common common",
+            1..5 => "common rare",
+            5..100 => "common common common",
             _ => "common",
         };
         let folder = dir.join(&id);
