@@ -9,7 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
 use logbook::model::query::{RunQuery, parse_since};
 use logbook::model::run::{OutputType, Run, RunStatus};
-use logbook::ops::run;
+use logbook::ops::{run, transcript};
 use serde_json::Value;
 
 use super::Context;
@@ -435,6 +435,41 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         );
         if let Some(snippet) = &f.snippet {
             let _ = writeln!(human, "    {snippet}");
+        }
+    }
+    // `--json` stays the array of runs (a contract): transcripts are for
+    // people reading the terminal.
+    if !ctx.printer.json
+        && let Some(said) = transcript::said_for_find(&ctx.project, &query)?
+        && !said.hits.is_empty()
+    {
+        let _ = writeln!(
+            human,
+            "\n{} ({}):",
+            style.bold("Transcripts that say it"),
+            said.total
+        );
+        for h in &said.hits {
+            let t = &h.transcript;
+            let _ = writeln!(
+                human,
+                "{}  {:<8}  {}  {}",
+                t.id,
+                t.kind.as_str(),
+                t.workdir,
+                style.dim(&clock::display(&t.last_active_at))
+            );
+            if let Some(snippet) = &h.snippet {
+                let _ = writeln!(human, "    {snippet}");
+            }
+        }
+        if said.more() > 0 {
+            let _ = writeln!(
+                human,
+                "{} more: logbook transcript list --all --text {}",
+                said.more(),
+                shell_quote(&said.words)
+            );
         }
     }
     Ok(Output::new(json, human).with_note(note))
