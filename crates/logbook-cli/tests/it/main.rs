@@ -20,4 +20,5 @@ mod serve;
 mod session;
 mod snapshots;
 mod transcript;
+mod transcript_text;
 mod workflow;
