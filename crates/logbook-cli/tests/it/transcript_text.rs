@@ -40,7 +40,11 @@ fn project() -> TestProject {
         ),
     );
     let imported = t.json(&["transcript", "import", "history"]);
-    assert_eq!(imported["imported"].as_array().unwrap().len(), 1, "{imported:#}");
+    assert_eq!(
+        imported["imported"].as_array().unwrap().len(),
+        1,
+        "{imported:#}"
+    );
     t.json(&["transcript", "import", "conversation.json"]);
     t
 }
@@ -94,7 +98,13 @@ fn find_text_shows_the_transcripts_that_say_the_words() {
             .contains("Transcripts")
     );
     // --since applies to the transcripts' last activity.
-    let since = t.run(&["find", "--text", "wombat", "--since", "2026-02-01T00:00:00Z"]);
+    let since = t.run(&[
+        "find",
+        "--text",
+        "wombat",
+        "--since",
+        "2026-02-01T00:00:00Z",
+    ]);
     assert!(!since.ok().contains("Transcripts"), "{}", since.ok());
 }
 
@@ -134,13 +144,24 @@ fn transcript_list_text_answers_from_the_index() {
     assert!(said(&t, "wombat quokka").is_empty());
     assert!(said(&t, "zebra").is_empty());
     // The other filters still apply, and the JSON shape is the listing's.
-    let codex = t.json(&["transcript", "list", "--all", "--source", "codex", "--text", "wombat"]);
+    let codex = t.json(&[
+        "transcript",
+        "list",
+        "--all",
+        "--source",
+        "codex",
+        "--text",
+        "wombat",
+    ]);
     assert_eq!(codex, Value::Array(vec![]));
     let row = &t.json(&["transcript", "list", "--all", "--text", "wombat"])[0];
     assert_eq!(row["kind"], "main");
     assert_eq!(row["workdir"], "/work/shop");
     assert!(
-        row["file"].as_str().unwrap().ends_with("/session_90a1b2c3.json"),
+        row["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("/session_90a1b2c3.json"),
         "{row:#}"
     );
 }

@@ -8,9 +8,7 @@ use regex::Regex;
 use rusqlite::{OptionalExtension, params};
 
 use super::fulltext::{fts_query, outputs_stamp, snippet_of, snippet_of_text};
-use super::{
-    CorruptEntry, Hit, Index, Kind, Pending, Status, TranscriptHit, path_str, stamp_of,
-};
+use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, TranscriptHit, path_str, stamp_of};
 use crate::error::Result;
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;

@@ -120,14 +120,14 @@ impl Record {
     ) -> Record {
         Record(Inner::Transcript(
             Box::new(Summary {
-            id: id.to_string(),
-            kind,
-            file: path.to_path_buf(),
-            workdir: metadata.workdir.clone(),
-            started_at: metadata.started_at.clone(),
-            last_active_at: metadata.last_active_at.clone(),
-            latest_total_tokens: metadata.latest_total_tokens,
-            parent_session_id: metadata.parent_session_id.clone(),
+                id: id.to_string(),
+                kind,
+                file: path.to_path_buf(),
+                workdir: metadata.workdir.clone(),
+                started_at: metadata.started_at.clone(),
+                last_active_at: metadata.last_active_at.clone(),
+                latest_total_tokens: metadata.latest_total_tokens,
+                parent_session_id: metadata.parent_session_id.clone(),
             }),
             said,
         ))

@@ -767,7 +767,12 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
     assert_eq!(listed[0].workdir, "/home/bryan/projects/acme");
     assert!(
         index
-            .transcripts(Some(crate::model::transcript::Kind::Subagent), None, None, None)
+            .transcripts(
+                Some(crate::model::transcript::Kind::Subagent),
+                None,
+                None,
+                None
+            )
             .unwrap()
             .is_empty()
     );

@@ -290,9 +290,7 @@ impl SaidText {
                         usize::MAX,
                     ),
                     Some("tool_result" | "tool") => (
-                        o.get("result")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default(),
+                        o.get("result").and_then(Value::as_str).unwrap_or_default(),
                         TOOL_RESULT_BYTES,
                     ),
                     _ => continue,
@@ -496,6 +494,49 @@ pub fn parse_file_name(name: &str) -> Option<(Kind, &str)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn said_text_keeps_what_is_said_up_to_its_cap() {
+        let m: Message = serde_json::from_value(serde_json::json!({
+            "role": "assistant",
+            "blocks": [
+                "bare words",
+                {"type": "text", "content": "seed text"},
+                {"type": "text", "text": "other text"},
+                {"type": "thinking", "content": "deep thought"},
+                {"type": "compress", "content": "summary words"},
+                {"type": "tool", "name": "w", "parameters": "{\"path\":\"hidden.md\"}", "result": "ok done"},
+                {"type": "tool_result", "result": "é".repeat(TOOL_RESULT_BYTES)},
+                {"type": "subagent", "subagentName": "analyst"}
+            ]
+        }))
+        .unwrap();
+        let said = SaidText::of(std::slice::from_ref(&m), usize::MAX).into_string();
+        for w in [
+            "bare words",
+            "seed text",
+            "other text",
+            "deep thought",
+            "summary words",
+            "ok done",
+        ] {
+            assert!(said.contains(w), "{w} missing from {said:?}");
+        }
+        assert!(
+            !said.contains("hidden") && !said.contains("analyst"),
+            "{said:?}"
+        );
+        // A tool result counts for its first TOOL_RESULT_BYTES, cut between characters.
+        let last = said.lines().last().unwrap();
+        assert_eq!(last.len(), TOOL_RESULT_BYTES);
+        // The cap bounds the text, whatever the number of messages.
+        let many = vec![m; 1000];
+        let capped = SaidText::of(&many, 4096);
+        assert!(capped.is_full());
+        let text = capped.into_string();
+        assert!(text.len() <= 4096 + 1, "{}", text.len());
+        assert!(text.starts_with("bare words\nseed text"));
+    }
+
     use super::*;
 
     const MAIN: &str = include_str!("../../../../../shared/fixtures/transcript-main.json");

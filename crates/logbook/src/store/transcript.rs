@@ -502,6 +502,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn said_reading_stops_at_the_cap_and_skips_odd_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session_3c4d5e6f.json");
+        let text = |t: &str| {
+            format!(r#"{{"role": "user", "blocks": [{{"type": "text", "content": "{t}"}}]}}"#)
+        };
+        // Head first (an imported log): nothing after the message that
+        // fills the cap is read, here not even JSON.
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"id": "a", "metadata": {{"workdir": "/w"}}, "messages": [{}, {}, oops"#,
+                text("first words"),
+                text("second words")
+            ),
+        )
+        .unwrap();
+        let (head, said) = read_said(&path, 8).unwrap();
+        assert_eq!((head.id.as_str(), said.as_str()), ("a", "first wo\n"));
+        // Seed 003's order (metadata last): read through, a message of
+        // another shape says nothing, the cap still holds.
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"id": "b", "messages": [{}, 42, {}, {}], "metadata": {{"workdir": "/v"}}}}"#,
+                text("one"),
+                text("two"),
+                text("three")
+            ),
+        )
+        .unwrap();
+        let (head, said) = read_said(&path, 6).unwrap();
+        assert_eq!(head.metadata.workdir, "/v");
+        assert_eq!(said, "one\ntw\n");
+        let (_, said) = read_said(&path, 1000).unwrap();
+        assert_eq!(said, "one\ntwo\nthree\n");
+        // No id: unreadable, as for a listing.
+        std::fs::write(&path, r#"{"messages": [], "metadata": {}}"#).unwrap();
+        assert!(read_said(&path, 10).is_err());
+    }
+
+    #[test]
     fn head_reading_stops_once_id_and_metadata_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("session_3c4d5e6f.json");
