@@ -168,8 +168,9 @@ impl Stream {
     }
 
     /// Ends the listing (`]` with `--json`, or `empty` when nothing was
-    /// listed) and flushes; the first write error, if any.
-    pub(crate) fn finish(mut self, empty: &str) -> std::io::Result<()> {
+    /// listed), then `trailer` in human output only (`--json`'s stdout holds
+    /// only the array), and flushes; the first write error, if any.
+    pub(crate) fn finish(mut self, empty: &str, trailer: &str) -> std::io::Result<()> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
@@ -180,6 +181,9 @@ impl Stream {
             (false, _) => b"",
         };
         self.out.write_all(end)?;
+        if !self.json {
+            self.out.write_all(trailer.as_bytes())?;
+        }
         self.out.flush()
     }
 }

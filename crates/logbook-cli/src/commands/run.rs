@@ -9,7 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
 use logbook::model::query::{RunQuery, parse_since};
 use logbook::model::run::{OutputType, Run, RunStatus};
-use logbook::ops::{run, team};
+use logbook::ops::{run, team, transcript};
 use serde_json::Value;
 
 use super::Context;
@@ -435,8 +435,14 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         }
         stream.item(&f, &human)
     });
+    // `--json` stays the array of runs (a contract): transcripts that say
+    // the words are for people reading the terminal, after the runs.
+    let said = match (&streamed, ctx.printer.json) {
+        (Ok(_), false) => transcripts_saying(ctx, &query)?,
+        _ => String::new(),
+    };
     // The array is closed whatever happened, so stdout holds one JSON value.
-    let finished = stream.finish("No runs match.\n");
+    let finished = stream.finish("No runs match.\n", &said);
     let streamed = streamed?;
     finished?;
     let skipped = streamed.skipped;
@@ -456,6 +462,48 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         )
     });
     Ok(Output::printed().with_note(note))
+}
+
+/// The section of `find --text`'s human output naming the transcripts that
+/// say the words (empty when none do, or the query is not one for them).
+fn transcripts_saying(ctx: &Context, query: &RunQuery) -> Result<String> {
+    let mut human = String::new();
+    let Some(said) = transcript::said_for_find(&ctx.project, query)? else {
+        return Ok(human);
+    };
+    if said.hits.is_empty() {
+        return Ok(human);
+    }
+    let style = ctx.style();
+    let _ = writeln!(
+        human,
+        "\n{} ({}):",
+        style.bold("Transcripts that say it"),
+        said.total
+    );
+    for h in &said.hits {
+        let t = &h.transcript;
+        let _ = writeln!(
+            human,
+            "{}  {:<8}  {}  {}",
+            t.id,
+            t.kind.as_str(),
+            t.workdir,
+            style.dim(&clock::display(&t.last_active_at))
+        );
+        if let Some(snippet) = &h.snippet {
+            let _ = writeln!(human, "    {snippet}");
+        }
+    }
+    if said.more() > 0 {
+        let _ = writeln!(
+            human,
+            "{} more: logbook transcript list --all --text {}",
+            said.more(),
+            shell_quote(&said.words)
+        );
+    }
+    Ok(human)
 }
 
 fn find_team(ctx: &Context, query: &RunQuery, now: jiff::Timestamp) -> Result<Output> {

@@ -145,8 +145,8 @@ pub(crate) struct ListArgs {
     /// Only those begun before TIME (RFC 3339, or 2h, 7d… ago).
     #[arg(long, value_name = "TIME")]
     until: Option<String>,
-    /// Only those whose messages say every one of these words (case aside;
-    /// reads the messages of the transcripts the other filters keep).
+    /// Only those whose messages say every one of these words (word forms,
+    /// case and accents aside, as `find --text`; from the index).
     #[arg(long, value_name = "WORDS")]
     text: Option<String>,
     /// Every machine's transcripts in the team catalog (team_url).

@@ -22,4 +22,5 @@ mod session;
 mod snapshots;
 mod team;
 mod transcript;
+mod transcript_text;
 mod workflow;

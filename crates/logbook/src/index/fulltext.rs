@@ -14,6 +14,10 @@ use crate::model::run::Manifest;
 /// Output files larger than this are not put in the full-text index.
 pub const MAX_TEXT_BYTES: u64 = 1024 * 1024;
 
+/// The most text of one transcript whose words are indexed (its first
+/// messages': see `SaidText`), so a huge imported log costs bounded work.
+pub const MAX_SAID_BYTES: usize = MAX_TEXT_BYTES as usize;
+
 /// Turns free text into an FTS5 query of quoted terms (all must match), so
 /// punctuation in a user's words is never read as query syntax.
 pub(super) fn fts_query(text: &str) -> String {
@@ -114,6 +118,23 @@ pub(super) fn snippet_of(
         }
     }
     Ok(None)
+}
+
+/// A fragment of `text` (a transcript's messages) around the first of
+/// `words` found in it, hits in `[…]`, cut as [`snippet_of`] cuts a run's.
+pub(super) fn snippet_of_text(
+    conn: &Connection,
+    text: &str,
+    words: &str,
+) -> rusqlite::Result<Option<String>> {
+    let query = any_word_query(words);
+    if query.is_empty() {
+        return Ok(None);
+    }
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_text USING fts5(t, tokenize = '{TOKENIZE}')"
+    ))?;
+    highlighted(conn, text, &query)
 }
 
 /// The snippet of `text` for `query` (an FTS5 query), or `None` when no

@@ -47,7 +47,7 @@ use crate::error::{Error, Result, index_error};
 use crate::model::run::Run;
 use crate::store::Project;
 
-pub use fulltext::MAX_TEXT_BYTES;
+pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES};
 pub use outbox::Pushed;
 pub use record::Record;
 pub use schema::SCHEMA_VERSION;
@@ -121,6 +121,15 @@ pub struct Hit {
     /// The run, its manifest as last read from the file.
     pub run: Run,
     /// For text queries: a fragment of the matching text, hits in `[…]`.
+    pub snippet: Option<String>,
+}
+
+/// One transcript whose messages say a full-text query's words.
+#[derive(Debug, Clone)]
+pub struct TranscriptHit {
+    /// The transcript, as the index lists it.
+    pub transcript: crate::model::transcript::Summary,
+    /// A fragment of its messages' text, hits in `[…]`.
     pub snippet: Option<String>,
 }
 

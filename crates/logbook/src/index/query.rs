@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use rusqlite::{OptionalExtension, params};
 
-use super::fulltext::{fts_query, outputs_stamp, snippet_of};
-use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, path_str, stamp_of};
+use super::fulltext::{fts_query, outputs_stamp, snippet_of, snippet_of_text};
+use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, TranscriptHit, path_str, stamp_of};
 use crate::error::Result;
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
@@ -46,6 +46,25 @@ const COMMON_SHARE: i64 = 8;
 /// How many of a common word's most recent matches are ranked (a few in
 /// unit tests, so that small projects take this path too).
 const RECENT_MATCHES: usize = if cfg!(test) { 3 } else { 2000 };
+
+/// A listing row of the `transcripts` table (columns path, id, kind,
+/// workdir, started_at, last_active_at, tokens, parent).
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
+    Ok(Summary {
+        file: PathBuf::from(r.get::<_, String>(0)?),
+        id: r.get(1)?,
+        kind: if r.get::<_, String>(2)? == "subagent" {
+            crate::model::transcript::Kind::Subagent
+        } else {
+            crate::model::transcript::Kind::Main
+        },
+        workdir: r.get(3)?,
+        started_at: r.get(4)?,
+        last_active_at: r.get(5)?,
+        latest_total_tokens: r.get::<_, i64>(6)?.max(0) as u64,
+        parent_session_id: r.get(7)?,
+    })
+}
 
 /// How many times a query is re-run after re-reading runs it returned
 /// whose files changed under it.
@@ -807,18 +826,26 @@ impl Index {
     }
 
     /// Transcripts from the index, newest `lastActiveAt` first (unparseable
-    /// times last), as the files' listing orders them, paged.
+    /// times last), as the files' listing orders them, paged. With `said`,
+    /// only those whose messages say every one of its words (full text,
+    /// stemmed as `find --text`).
     pub fn transcripts(
         &self,
         kind: Option<crate::model::transcript::Kind>,
+        said: Option<&str>,
         limit: Option<usize>,
         offset: Option<usize>,
     ) -> Result<Vec<Summary>> {
+        let said = said.map(fts_query);
+        if said.as_deref() == Some("") {
+            return Ok(vec![]);
+        }
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent FROM transcripts \
-                 WHERE ?1 IS NULL OR kind = ?1 \
+                 WHERE (?1 IS NULL OR kind = ?1) \
+                 AND (?4 IS NULL OR rid IN (SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH ?4)) \
                  ORDER BY last_active_ms IS NULL, last_active_ms DESC, last_active_at DESC, path \
                  LIMIT ?2 OFFSET ?3",
             )
@@ -828,28 +855,75 @@ impl Index {
                 params![
                     kind.map(crate::model::transcript::Kind::as_str),
                     limit.map_or(-1, |l| l as i64),
-                    offset.unwrap_or(0) as i64
+                    offset.unwrap_or(0) as i64,
+                    said
                 ],
-                |r| {
-                    Ok(Summary {
-                        file: PathBuf::from(r.get::<_, String>(0)?),
-                        id: r.get(1)?,
-                        kind: if r.get::<_, String>(2)? == "subagent" {
-                            crate::model::transcript::Kind::Subagent
-                        } else {
-                            crate::model::transcript::Kind::Main
-                        },
-                        workdir: r.get(3)?,
-                        started_at: r.get(4)?,
-                        last_active_at: r.get(5)?,
-                        latest_total_tokens: r.get::<_, i64>(6)?.max(0) as u64,
-                        parent_session_id: r.get(7)?,
-                    })
-                },
+                summary_row,
             )
             .map_err(self.err())?;
         rows.collect::<std::result::Result<_, _>>()
             .map_err(self.err())
+    }
+
+    /// The transcripts whose messages say every one of `words`, best match
+    /// first (bm25, then newest), active at or after `since`: at most
+    /// `limit` of them, each with a snippet of its text, and how many match
+    /// in all. A snippet reads the transcript's messages again (up to
+    /// [`super::MAX_SAID_BYTES`] of text), only for the transcripts returned.
+    pub fn find_transcripts(
+        &self,
+        words: &str,
+        since: Option<jiff::Timestamp>,
+        limit: usize,
+    ) -> Result<(Vec<TranscriptHit>, u64)> {
+        let query = fts_query(words);
+        if query.is_empty() {
+            return Ok((vec![], 0));
+        }
+        let since = since.map(|t| t.as_millisecond());
+        let total: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid \
+                 WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2)",
+            )
+            .map_err(self.err())?
+            .query_row(params![query, since], |r| r.get(0))
+            .map_err(self.err())?;
+        let rows: Vec<Summary> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent \
+                     FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid \
+                     WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2) \
+                     ORDER BY f.rank, t.last_active_ms DESC, t.path LIMIT ?3",
+                )
+                .map_err(self.err())?;
+            stmt.query_map(
+                params![query, since, i64::try_from(limit).unwrap_or(i64::MAX)],
+                summary_row,
+            )
+            .map_err(self.err())?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(self.err())?
+        };
+        let mut hits = vec![];
+        for transcript in rows {
+            let snippet = match crate::store::transcript::read_said(
+                &transcript.file,
+                super::MAX_SAID_BYTES,
+            ) {
+                Ok((_, text)) => snippet_of_text(&self.conn, &text, words).map_err(self.err())?,
+                // Gone or unreadable since it was indexed: listed without one.
+                Err(_) => None,
+            };
+            hits.push(TranscriptHit {
+                transcript,
+                snippet,
+            });
+        }
+        Ok((hits, total.max(0) as u64))
     }
 
     /// How many files of `kind` the index holds as unparseable.
@@ -934,6 +1008,7 @@ impl Index {
             "SELECT 'fts', r.folder, '', '', '', '', '', '', '', '', '' FROM runs_fts f JOIN runs r ON r.rid = f.rowid",
             "SELECT 'ws', path, id, status, archived, last_updated, record, '', '', '', '' FROM work_sessions",
             "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), '', '' FROM transcripts",
+            "SELECT 'trfts', t.path, '', '', '', '', '', '', '', '', '' FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid",
             "SELECT 'wf', path, session_id, mode, coalesce(phase,''), coalesce(active_agent,''), version, updated_at, invocations, pending_handoffs, '' FROM workflow_states",
             "SELECT 'bad', path, kind, '', '', '', '', '', '', '', '' FROM corrupt",
         ];

@@ -34,7 +34,7 @@ pub(super) enum Inner {
         last_updated: String,
         record: String,
     },
-    Transcript(Box<Summary>),
+    Transcript(Box<Summary>, String),
     WorkflowState(Box<WorkflowRow>),
     Corrupt {
         reason: String,
@@ -146,18 +146,30 @@ impl Record {
         })
     }
 
-    /// The record of a transcript file at `path` as its writer holds it.
-    pub fn transcript(path: &Path, kind: TranscriptKind, id: &str, metadata: &Metadata) -> Record {
-        Record(Inner::Transcript(Box::new(Summary {
-            id: id.to_string(),
-            kind,
-            file: path.to_path_buf(),
-            workdir: metadata.workdir.clone(),
-            started_at: metadata.started_at.clone(),
-            last_active_at: metadata.last_active_at.clone(),
-            latest_total_tokens: metadata.latest_total_tokens,
-            parent_session_id: metadata.parent_session_id.clone(),
-        })))
+    /// The record of a transcript file at `path` as its writer holds it,
+    /// with what its messages say (gathered by the writer with
+    /// [`SaidText`](crate::model::transcript::SaidText), capped at
+    /// [`MAX_SAID_BYTES`](super::MAX_SAID_BYTES)).
+    pub fn transcript(
+        path: &Path,
+        kind: TranscriptKind,
+        id: &str,
+        metadata: &Metadata,
+        said: String,
+    ) -> Record {
+        Record(Inner::Transcript(
+            Box::new(Summary {
+                id: id.to_string(),
+                kind,
+                file: path.to_path_buf(),
+                workdir: metadata.workdir.clone(),
+                started_at: metadata.started_at.clone(),
+                last_active_at: metadata.last_active_at.clone(),
+                latest_total_tokens: metadata.latest_total_tokens,
+                parent_session_id: metadata.parent_session_id.clone(),
+            }),
+            said,
+        ))
     }
 
     /// The record of a workflow state file at `path` as its writer holds it.
@@ -205,12 +217,19 @@ pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> Option<Record
     }
 }
 
-/// Reads a transcript's id and metadata; its messages are skipped, not kept.
+/// Reads a transcript's id, metadata and what its messages say, up to the
+/// cap (the messages are not kept).
 fn read_transcript(path: &Path) -> Option<Record> {
     let name = path.file_name()?.to_string_lossy().into_owned();
     let (kind, _) = parse_file_name(&name)?;
-    match store::transcript::read_head(path) {
-        Ok(head) => Some(Record::transcript(path, kind, &head.id, &head.metadata)),
+    match store::transcript::read_said(path, super::MAX_SAID_BYTES) {
+        Ok((head, said)) => Some(Record::transcript(
+            path,
+            kind,
+            &head.id,
+            &head.metadata,
+            said,
+        )),
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => Some(Record::corrupt(e)),
     }
@@ -318,12 +337,27 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
             )?;
             Ok(())
         }
-        Inner::Transcript(t) => {
+        Inner::Transcript(t, said) => {
             tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&t.file)])?;
-            tx.execute(
-                "INSERT OR REPLACE INTO transcripts(path, id, kind, workdir, started_at, last_active_at, \
-                 last_active_ms, tokens, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
+            // Updated in place: the rowid is the FTS row's, so a rewrite
+            // replaces that row rather than leaving the old words behind.
+            let rid: Option<i64> = tx
+                .prepare_cached("SELECT rid FROM transcripts WHERE path = ?1")?
+                .query_row([path_str(&t.file)], |r| r.get(0))
+                .optional()?;
+            if let Some(rid) = rid {
+                tx.prepare_cached("DELETE FROM transcripts_fts WHERE rowid = ?1")?
+                    .execute([rid])?;
+            }
+            tx.prepare_cached(
+                "INSERT INTO transcripts(rid, path, id, kind, workdir, started_at, last_active_at, \
+                 last_active_ms, tokens, parent) VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+                 ON CONFLICT(path) DO UPDATE SET id = excluded.id, kind = excluded.kind, \
+                 workdir = excluded.workdir, started_at = excluded.started_at, \
+                 last_active_at = excluded.last_active_at, last_active_ms = excluded.last_active_ms, \
+                 tokens = excluded.tokens, parent = excluded.parent",
+            )?
+            .execute(params![
                     path_str(&t.file),
                     t.id,
                     t.kind.as_str(),
@@ -332,9 +366,15 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
                     t.last_active_at,
                     clock::parse(&t.last_active_at).map(|ts| ts.as_millisecond()),
                     t.latest_total_tokens as i64,
-                    t.parent_session_id
-                ],
-            )?;
+                    t.parent_session_id,
+                    rid
+                ])?;
+            let rid = match rid {
+                Some(rid) => rid,
+                None => tx.last_insert_rowid(),
+            };
+            tx.prepare_cached("INSERT INTO transcripts_fts(rowid, said) VALUES (?1, ?2)")?
+                .execute(params![rid, said])?;
             Ok(())
         }
         Inner::WorkflowState(w) => {
@@ -619,6 +659,10 @@ pub(super) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlit
             tx.execute("DELETE FROM work_sessions WHERE path = ?1", [&p])?;
         }
         Kind::Transcript => {
+            tx.execute(
+                "DELETE FROM transcripts_fts WHERE rowid IN (SELECT rid FROM transcripts WHERE path = ?1)",
+                [&p],
+            )?;
             tx.execute("DELETE FROM transcripts WHERE path = ?1", [&p])?;
         }
         Kind::WorkflowState => {

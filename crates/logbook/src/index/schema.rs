@@ -71,7 +71,8 @@ CREATE TABLE work_sessions(
   record TEXT NOT NULL
 );
 CREATE TABLE transcripts(
-  path TEXT PRIMARY KEY,
+  rid INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
   id TEXT NOT NULL,
   kind TEXT NOT NULL,
   workdir TEXT NOT NULL,
@@ -80,6 +81,12 @@ CREATE TABLE transcripts(
   last_active_ms INTEGER,
   tokens INTEGER NOT NULL,
   parent TEXT
+);
+-- What transcripts' messages say (capped per transcript, see
+-- `SaidText`), contentless as `runs_fts`; rowid = transcripts.rid, which an
+-- update in place keeps.
+CREATE VIRTUAL TABLE transcripts_fts USING fts5(
+  said, content = '', contentless_delete = 1, tokenize = '{TOKENIZE}'
 );
 CREATE TABLE workflow_states(
   path TEXT PRIMARY KEY,

@@ -313,7 +313,7 @@ fn the_index_deleted_entirely_is_rebuilt_on_open() {
     assert_eq!(answers(&index), before);
     assert_eq!(index.children(&runs[0]).unwrap(), [runs[1].clone()]);
     assert_eq!(index.work_sessions().unwrap().sessions.len(), 1);
-    assert_eq!(index.transcripts(None, None, None).unwrap().len(), 1);
+    assert_eq!(index.transcripts(None, None, None, None).unwrap().len(), 1);
 }
 
 #[test]
@@ -825,14 +825,19 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
 
     transcript::import(&p, &fixture("transcript-main.json"), false, None, None).unwrap();
     assert_eq!(index.status().unwrap().transcripts, 1);
-    let listed = index.transcripts(None, None, None).unwrap();
+    let listed = index.transcripts(None, None, None, None).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f");
     assert_eq!(listed[0].latest_total_tokens, 2242);
     assert_eq!(listed[0].workdir, "/home/bryan/projects/acme");
     assert!(
         index
-            .transcripts(Some(crate::model::transcript::Kind::Subagent), None, None)
+            .transcripts(
+                Some(crate::model::transcript::Kind::Subagent),
+                None,
+                None,
+                None
+            )
             .unwrap()
             .is_empty()
     );

@@ -232,6 +232,94 @@ impl Transcript {
     }
 }
 
+/// The words of a transcript that full-text search finds, gathered message
+/// by message up to a cap, so that indexing a huge imported log costs
+/// bounded work (its first `cap` bytes of text are searchable, not more).
+///
+/// What counts as said: text blocks (and bare strings), thinking, compact
+/// summaries, and the start of each tool result ([`TOOL_RESULT_BYTES`]): a
+/// tool result is often a whole file dumped into the conversation, which
+/// would crowd the words people and agents wrote out of the cap.
+#[derive(Debug, Clone, Default)]
+pub struct SaidText {
+    text: String,
+    cap: usize,
+}
+
+/// How much of one tool result counts as said (see [`SaidText`]).
+pub const TOOL_RESULT_BYTES: usize = 2048;
+
+impl SaidText {
+    /// An empty collection holding at most `cap` bytes of text.
+    pub fn new(cap: usize) -> SaidText {
+        SaidText {
+            text: String::new(),
+            cap,
+        }
+    }
+
+    /// What `messages` say, up to `cap` bytes.
+    pub fn of(messages: &[Message], cap: usize) -> SaidText {
+        let mut said = SaidText::new(cap);
+        for m in messages {
+            if said.is_full() {
+                break;
+            }
+            said.push(m);
+        }
+        said
+    }
+
+    /// Whether the cap is reached: later messages add nothing.
+    pub fn is_full(&self) -> bool {
+        self.text.len() >= self.cap
+    }
+
+    /// Adds what `m` says, cut (at a character boundary) where the cap is.
+    pub fn push(&mut self, m: &Message) {
+        for b in &m.blocks {
+            let (text, limit) = match b {
+                Value::String(s) => (s.as_str(), usize::MAX),
+                Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                    Some("text" | "thinking" | "compress") => (
+                        o.get("content")
+                            .or_else(|| o.get("text"))
+                            .or_else(|| o.get("thinking"))
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                        usize::MAX,
+                    ),
+                    Some("tool_result" | "tool") => (
+                        o.get("result").and_then(Value::as_str).unwrap_or_default(),
+                        TOOL_RESULT_BYTES,
+                    ),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            self.add(text, limit);
+        }
+    }
+
+    fn add(&mut self, text: &str, limit: usize) {
+        if text.trim().is_empty() || self.is_full() {
+            return;
+        }
+        let room = (self.cap - self.text.len()).min(limit);
+        let mut end = text.len().min(room);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.push_str(&text[..end]);
+        self.text.push('\n');
+    }
+
+    /// The text gathered.
+    pub fn into_string(self) -> String {
+        self.text
+    }
+}
+
 impl Message {
     /// The message's text blocks (seed 003's `{"type": "text", "content"}`,
     /// or `text` as other tools write it, or bare strings) joined, with
@@ -406,6 +494,49 @@ pub fn parse_file_name(name: &str) -> Option<(Kind, &str)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn said_text_keeps_what_is_said_up_to_its_cap() {
+        let m: Message = serde_json::from_value(serde_json::json!({
+            "role": "assistant",
+            "blocks": [
+                "bare words",
+                {"type": "text", "content": "seed text"},
+                {"type": "text", "text": "other text"},
+                {"type": "thinking", "content": "deep thought"},
+                {"type": "compress", "content": "summary words"},
+                {"type": "tool", "name": "w", "parameters": "{\"path\":\"hidden.md\"}", "result": "ok done"},
+                {"type": "tool_result", "result": "é".repeat(TOOL_RESULT_BYTES)},
+                {"type": "subagent", "subagentName": "analyst"}
+            ]
+        }))
+        .unwrap();
+        let said = SaidText::of(std::slice::from_ref(&m), usize::MAX).into_string();
+        for w in [
+            "bare words",
+            "seed text",
+            "other text",
+            "deep thought",
+            "summary words",
+            "ok done",
+        ] {
+            assert!(said.contains(w), "{w} missing from {said:?}");
+        }
+        assert!(
+            !said.contains("hidden") && !said.contains("analyst"),
+            "{said:?}"
+        );
+        // A tool result counts for its first TOOL_RESULT_BYTES, cut between characters.
+        let last = said.lines().last().unwrap();
+        assert_eq!(last.len(), TOOL_RESULT_BYTES);
+        // The cap bounds the text, whatever the number of messages.
+        let many = vec![m; 1000];
+        let capped = SaidText::of(&many, 4096);
+        assert!(capped.is_full());
+        let text = capped.into_string();
+        assert!(text.len() <= 4096 + 1, "{}", text.len());
+        assert!(text.starts_with("bare words\nseed text"));
+    }
+
     use super::*;
 
     const MAIN: &str = include_str!("../../../../../shared/fixtures/transcript-main.json");

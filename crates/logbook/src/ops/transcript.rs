@@ -31,11 +31,12 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::index::{Index, Kind as IndexKind, Pending, Record};
+use crate::index::{Index, Kind as IndexKind, MAX_SAID_BYTES, Pending, Record, TranscriptHit};
 use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
+use crate::model::query::RunQuery;
 use crate::model::transcript::{
-    FORMAT_VERSION, Filter, Kind, RUN_ID_KEY, Stored, Summary, Transcript, file_name,
+    FORMAT_VERSION, Filter, Kind, RUN_ID_KEY, SaidText, Stored, Summary, Transcript, file_name,
     parse_file_name,
 };
 use crate::ops::{run, write_through};
@@ -182,11 +183,13 @@ fn save_as(
     touched.extend(previous.as_deref().map(pending));
     write_through(p, touched, || {
         store::transcript::write(&target, transcript, previous.as_deref(), imported)?;
+        let said = SaidText::of(&transcript.messages, MAX_SAID_BYTES).into_string();
         let mut records = vec![Some(Record::transcript(
             &target,
             kind,
             id.as_str(),
             &transcript.metadata,
+            said,
         ))];
         if previous.is_some() {
             records.push(None);
@@ -329,8 +332,9 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
             reason: c.reason,
         })
         .collect();
+    let said = (!opts.filter.text.is_empty()).then(|| opts.filter.text.join(" "));
     let (here, elsewhere): (Vec<_>, Vec<_>) = index
-        .transcripts(opts.kind, None, None)?
+        .transcripts(opts.kind, said.as_deref(), None, None)?
         .into_iter()
         .filter(|t| filtered(&opts.filter, t))
         .partition(|t| {
@@ -350,18 +354,65 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
     })
 }
 
-/// Whether a listing row passes `filter`: its row first, then (only when
-/// source or model is asked) the metadata read from its file, then (only
-/// with words) its messages; a file that cannot be read does not pass.
+/// Whether a listing row passes `filter` (its words were answered by the
+/// index's full text already): its row first, then (only when source or
+/// model is asked) the metadata read from its file; a file that cannot be
+/// read does not pass.
 fn filtered(filter: &Filter, row: &Summary) -> bool {
     filter.matches_row(row, store::transcript::is_within)
         && (!filter.needs_metadata()
             || store::transcript::read_head(&row.file)
                 .is_ok_and(|h| filter.matches_metadata(&h.metadata)))
-        // Words are looked for last: it reads the messages (a scan, not the
-        // index's full text).
-        && (filter.text.is_empty()
-            || store::transcript::says_all(&row.file, &filter.text).unwrap_or(false))
+}
+
+/// How many transcripts `find --text` shows under its runs.
+pub const FIND_SHOWN: usize = 5;
+
+/// The transcripts that say a `find --text` query's words, as `find` shows
+/// them after its runs: at most [`FIND_SHOWN`], best match first, each with
+/// a snippet, and how many match in all.
+#[derive(Debug, Clone, Default)]
+pub struct Said {
+    /// The transcripts shown.
+    pub hits: Vec<TranscriptHit>,
+    /// How many say the words, shown or not.
+    pub total: u64,
+    /// The words, as `transcript list --text` takes them.
+    pub words: String,
+}
+
+impl Said {
+    /// How many match beyond those shown.
+    pub fn more(&self) -> u64 {
+        self.total.saturating_sub(self.hits.len() as u64)
+    }
+}
+
+/// The transcripts a `find` query also answers with, or `None` when it
+/// asks nothing of them: only a text query on its first page whose other
+/// filters a transcript has too (`--since`, its last activity). Filters
+/// only runs have (agent, workflow, status, user, tag) keep transcripts
+/// out. Every transcript stored in the project is searched, whatever its
+/// workdir (as `transcript list --all`).
+pub fn said_for_find(p: &Project, query: &RunQuery) -> Result<Option<Said>> {
+    let Some(words) = query.text.as_deref().filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let runs_only = query.agent.is_some()
+        || query.workflow.is_some()
+        || query.status.is_some()
+        || query.user.is_some()
+        || query.tag.is_some();
+    if runs_only || query.offset > 0 {
+        return Ok(None);
+    }
+    let index = Index::open_synced_kind(p, IndexKind::Transcript)?;
+    let (hits, total) = index.find_transcripts(words, query.since, FIND_SHOWN)?;
+    Ok(Some(Said {
+        hits,
+        total,
+        words: words.split_whitespace().collect::<Vec<_>>().join(" "),
+    }))
 }
 
 /// Reads a transcript given as a JSON file (seed 003's format; a regular

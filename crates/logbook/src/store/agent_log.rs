@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::model::agent_log::{BadLine, Fingerprint, Format, LogParser, LogSummary};
-use crate::model::transcript::{FORMAT_VERSION, Metadata, parse_file_name};
+use crate::model::transcript::{FORMAT_VERSION, Metadata, SaidText, parse_file_name};
 use crate::store;
 
 /// How many lines [`detect`] reads looking for one that names its agent.
@@ -183,7 +183,8 @@ pub struct Head<'a> {
 /// its messages and raw lines, and removes `previous` (the id's file under
 /// another name) once the new one is durable. `fingerprint` is the one
 /// [`scan`] measured: if the bytes changed since, nothing is written.
-/// `on_bytes` follows its two passes over the log (0 to twice `len`).
+/// `said` gathers what the messages say as they are written (for the
+/// index's full text). `on_bytes` follows its two passes over the log (0 to twice `len`).
 #[allow(clippy::too_many_arguments)]
 pub fn write_transcript(
     target: &Path,
@@ -193,6 +194,7 @@ pub fn write_transcript(
     head: &Head<'_>,
     fingerprint: &str,
     previous: Option<&Path>,
+    said: &mut SaidText,
     on_bytes: &dyn Fn(u64),
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::io(target, e);
@@ -225,11 +227,17 @@ pub fn write_transcript(
         };
         let fp = for_each_line_progress(source, len, on_bytes, |no, line, _| {
             for m in parser.line(no, line) {
+                if !said.is_full() {
+                    said.push(&m);
+                }
                 item(w, &json(&m)?, &mut first)?;
             }
             Ok(())
         })?;
         if let (Some(m), _) = parser.finish() {
+            if !said.is_full() {
+                said.push(&m);
+            }
             item(w, &json(&m)?, &mut first)?;
         }
         if fp.as_string() != fingerprint {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::model::text;
 use crate::model::transcript::{
-    ARCHIVE_DIR, Kind, Message, Metadata, Transcript, file_name, parse_file_name,
+    ARCHIVE_DIR, Kind, Message, Metadata, SaidText, Transcript, file_name, parse_file_name,
 };
 use crate::store::{self, Project};
 
@@ -86,38 +86,80 @@ pub fn read_head(path: &Path) -> Result<Head> {
     }
 }
 
-/// Whether the messages of the transcript at `path` say every one of
-/// `words` (lowercase; each found in some message's text, case aside). The
-/// messages are read one at a time and reading stops once all are found,
-/// so a large transcript is searched in bounded memory.
-pub fn says_all(path: &Path, words: &[String]) -> Result<bool> {
+/// Reads what the index keeps of a transcript: its id and metadata (as
+/// [`read_head`]) and what its messages say, up to `cap` bytes of text
+/// ([`SaidText`]). Messages are read one at a time and reading stops once
+/// the id, the metadata and the text are all had: an imported agent log's
+/// transcript (metadata first, then messages, then its raw lines) is never
+/// read past its messages, nor past the message that fills the cap.
+///
+/// Lenient as [`read_head`]: once the id and metadata are read, text that
+/// does not parse after them ends the text, not the record.
+pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = BufReader::with_capacity(1 << 16, file);
-    let mut missing: Vec<&str> = words.iter().map(String::as_str).collect();
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let starts_with_bom = reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(b"\xEF\xBB\xBF");
+    if starts_with_bom {
+        reader.consume(3);
+    }
+    let mut slot = SaidSlot {
+        id: None,
+        metadata: None,
+        said: SaidText::new(cap),
+        messages_done: false,
+    };
     let mut de = serde_json::Deserializer::from_reader(reader);
-    let read = serde::de::DeserializeSeed::deserialize(TextSeed(&mut missing), &mut de);
-    match read {
-        Ok(()) => Ok(missing.is_empty()),
-        Err(_) if missing.is_empty() => Ok(true),
-        Err(e) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
-        }),
+    let read = serde::de::DeserializeSeed::deserialize(SaidSeed(&mut slot), &mut de);
+    let corrupt = |reason: String| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "transcript",
+        reason,
+    };
+    match (slot.id, slot.metadata, read) {
+        // Stopped early, or read to the end.
+        (Some(id), Some(metadata), _) => Ok((Head { id, metadata }, slot.said.into_string())),
+        (Some(id), None, Ok(())) => Ok((
+            Head {
+                id,
+                metadata: Metadata::default(),
+            },
+            slot.said.into_string(),
+        )),
+        (_, _, Err(e)) => Err(corrupt(e.to_string())),
+        (None, _, Ok(())) => Err(corrupt("missing field `id`".into())),
     }
 }
 
-/// Walks a transcript's `messages`, crossing off the words each says.
-struct TextSeed<'a, 'w>(&'a mut Vec<&'w str>);
+/// What [`SaidSeed`] has read so far.
+struct SaidSlot {
+    id: Option<String>,
+    metadata: Option<Metadata>,
+    said: SaidText,
+    messages_done: bool,
+}
 
-impl<'de> serde::de::DeserializeSeed<'de> for TextSeed<'_, '_> {
+impl SaidSlot {
+    fn complete(&self) -> bool {
+        self.id.is_some() && self.metadata.is_some() && (self.messages_done || self.said.is_full())
+    }
+}
+
+/// Reads a transcript object's `id`, `metadata` and messages' text into the
+/// slot, and stops (with an error the caller ignores once the slot holds
+/// the id and metadata) as soon as it has all three.
+struct SaidSeed<'a>(&'a mut SaidSlot);
+
+impl<'de> serde::de::DeserializeSeed<'de> for SaidSeed<'_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for TextSeed<'_, '_> {
+impl<'de> serde::de::Visitor<'de> for SaidSeed<'_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a transcript object")
@@ -126,27 +168,41 @@ impl<'de> serde::de::Visitor<'de> for TextSeed<'_, '_> {
         self,
         mut a: A,
     ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        let slot = self.0;
         while let Some(key) = a.next_key::<String>()? {
-            if key == "messages" {
-                a.next_value_seed(MessagesSeed(&mut *self.0))?;
-            } else {
-                a.next_value::<serde::de::IgnoredAny>()?;
+            match key.as_str() {
+                "id" if slot.id.is_none() => slot.id = Some(a.next_value()?),
+                "metadata" if slot.metadata.is_none() => slot.metadata = Some(a.next_value()?),
+                "messages" if !slot.messages_done => {
+                    a.next_value_seed(SaidMessages(&mut *slot))?;
+                    slot.messages_done = true;
+                }
+                _ => {
+                    a.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            if slot.complete() {
+                return Err(A::Error::custom(HEAD_READ));
             }
         }
         Ok(())
     }
 }
 
-struct MessagesSeed<'a, 'w>(&'a mut Vec<&'w str>);
+/// A transcript's `messages`, each read and added to the text until the cap
+/// is reached. A message of another shape says nothing (it does not make
+/// the file unreadable).
+struct SaidMessages<'a>(&'a mut SaidSlot);
 
-impl<'de> serde::de::DeserializeSeed<'de> for MessagesSeed<'_, '_> {
+impl<'de> serde::de::DeserializeSeed<'de> for SaidMessages<'_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for MessagesSeed<'_, '_> {
+impl<'de> serde::de::Visitor<'de> for SaidMessages<'_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a list of messages")
@@ -156,13 +212,21 @@ impl<'de> serde::de::Visitor<'de> for MessagesSeed<'_, '_> {
         mut a: A,
     ) -> std::result::Result<(), A::Error> {
         use serde::de::Error as _;
-        while let Some(m) = a.next_element::<Message>()? {
-            let text = m.text().to_lowercase();
-            self.0.retain(|w| !text.contains(w));
-            if self.0.is_empty() {
-                return Err(A::Error::custom(HEAD_READ));
+        let slot = self.0;
+        while !slot.said.is_full() {
+            let Some(v) = a.next_element::<Value>()? else {
+                return Ok(());
+            };
+            if let Ok(m) = Message::deserialize(v) {
+                slot.said.push(&m);
             }
         }
+        if slot.id.is_some() && slot.metadata.is_some() {
+            return Err(A::Error::custom(HEAD_READ));
+        }
+        // The metadata is still to come (seed 003 writes it last): the
+        // other messages are skipped unparsed.
+        while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
         Ok(())
     }
 }
@@ -436,6 +500,48 @@ pub fn is_within(workdir: &str, root: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn said_reading_stops_at_the_cap_and_skips_odd_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session_3c4d5e6f.json");
+        let text = |t: &str| {
+            format!(r#"{{"role": "user", "blocks": [{{"type": "text", "content": "{t}"}}]}}"#)
+        };
+        // Head first (an imported log): nothing after the message that
+        // fills the cap is read, here not even JSON.
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"id": "a", "metadata": {{"workdir": "/w"}}, "messages": [{}, {}, oops"#,
+                text("first words"),
+                text("second words")
+            ),
+        )
+        .unwrap();
+        let (head, said) = read_said(&path, 8).unwrap();
+        assert_eq!((head.id.as_str(), said.as_str()), ("a", "first wo\n"));
+        // Seed 003's order (metadata last): read through, a message of
+        // another shape says nothing, the cap still holds.
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"id": "b", "messages": [{}, 42, {}, {}], "metadata": {{"workdir": "/v"}}}}"#,
+                text("one"),
+                text("two"),
+                text("three")
+            ),
+        )
+        .unwrap();
+        let (head, said) = read_said(&path, 6).unwrap();
+        assert_eq!(head.metadata.workdir, "/v");
+        assert_eq!(said, "one\ntw\n");
+        let (_, said) = read_said(&path, 1000).unwrap();
+        assert_eq!(said, "one\ntwo\nthree\n");
+        // No id: unreadable, as for a listing.
+        std::fs::write(&path, r#"{"messages": [], "metadata": {}}"#).unwrap();
+        assert!(read_said(&path, 10).is_err());
+    }
 
     #[test]
     fn head_reading_stops_once_id_and_metadata_are_read() {

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::index::{Kind as IndexKind, Pending, Record};
+use crate::index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
 use crate::model::agent_log::{self, BadLine, Format, PARSER_VERSION, Source};
 use crate::model::ids::TranscriptId;
-use crate::model::transcript::{Kind, file_name};
+use crate::model::transcript::{Kind, SaidText, file_name};
 use crate::ops::write_through;
 use crate::store::{self, Project};
 
@@ -330,6 +330,9 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         metadata: &metadata,
     };
     write_through(p, touched, || {
+        // Gathered while the messages stream to the file: the log is never
+        // held in memory, and its first text is what the index keeps.
+        let mut said = SaidText::new(MAX_SAID_BYTES);
         store::agent_log::write_transcript(
             &target,
             &source,
@@ -338,6 +341,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
             &head,
             &src.fingerprint,
             previous.as_deref(),
+            &mut said,
             &|b| on_bytes(len + b),
         )?;
         let mut records = vec![Some(Record::transcript(
@@ -345,6 +349,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
             kind,
             id.as_str(),
             &metadata,
+            said.into_string(),
         ))];
         if previous.is_some() {
             records.push(None);
