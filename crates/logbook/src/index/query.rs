@@ -39,8 +39,9 @@ struct HitContext {
     words: Option<String>,
 }
 
-/// A text query matching at least one run in this many ranks only its
-/// [`RECENT_MATCHES`] most recent matches (see `Index::narrow_to_recent`).
+/// A text query matching at least one run in this many lists its
+/// [`RECENT_MATCHES`] most recent matches, newest first (see
+/// `Index::narrow_to_recent`).
 const COMMON_SHARE: i64 = 8;
 
 /// How many of a common word's most recent matches are ranked (a few in
@@ -431,8 +432,8 @@ impl Index {
             ..query.clone()
         }
         .matcher()?;
-        // A word in a large share of the runs: ranked among its most recent
-        // matches only (see `narrow_to_recent`), unless that leaves the page
+        // A word in a large share of the runs: its most recent matches,
+        // newest first (see `narrow_to_recent`), unless that leaves the page
         // short, when every match is ranked after all.
         let page = query.limit.map(|l| l.saturating_add(query.offset));
         let fts = query
@@ -473,7 +474,7 @@ impl Index {
             where_,
             mut args,
             text,
-        }) = self.run_filter(query, true, recent_only)?
+        }) = self.run_filter(query, !recent_only, recent_only)?
         else {
             return Ok(None);
         };
@@ -481,7 +482,11 @@ impl Index {
             args.push(v);
             format!("?{}", args.len())
         };
-        let order = if text.is_some() {
+        // A common word's recent matches are listed newest first, unscored:
+        // FTS5 answers a rowid list one rowid at a time, and bm25 would
+        // count the word's whole doclist again for each (its IDF is per
+        // cursor), so scoring them cost more than scoring every match.
+        let order = if text.is_some() && !recent_only {
             "f.frank, r.started_ns DESC, r.id"
         } else {
             "r.started_ns DESC, r.id"
@@ -522,7 +527,9 @@ impl Index {
     /// true; otherwise false, and the query ranks every match.
     ///
     /// Why: bm25 must score every match before the best page is known, so
-    /// a word in every run costs time in proportion to the runs. Here the
+    /// a word in every run costs time in proportion to the runs; and for a
+    /// word in so many runs bm25's weight (its IDF) is small anyway, so
+    /// recency is the better order. Here the
     /// runs are walked newest first through `runs_started`, each probed in
     /// the FTS index by rowid, until enough match: with a share of at least
     /// 1 in [`COMMON_SHARE`], that walk is bounded by
