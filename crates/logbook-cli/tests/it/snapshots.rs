@@ -789,7 +789,8 @@ fn index_and_doctor() {
             "Notes",
         ],
     );
-    let broken = "11111111-1111-4111-8111-111111111111";
+    // Sorts before any random id: doctor lists run folders by name.
+    let broken = "00000000-0000-4000-8000-000000000000";
     let names = [(id.as_str(), "[RUN]"), (broken, "[BROKEN]")];
     let _s = settings(&t, &names).bind_to_scope();
 
