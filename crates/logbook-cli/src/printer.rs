@@ -59,6 +59,36 @@ pub(crate) struct Printer {
 }
 
 impl Printer {
+    /// Runs `work` with a progress callback drawing a bar on stderr when a
+    /// person is watching (a terminal, and not `--json`); `what` names the
+    /// work and the bar's counts, as in `"indexing [{bar:30}] {pos}/{len} files"`.
+    pub(crate) fn with_progress<T>(
+        &self,
+        what: &str,
+        work: impl FnOnce(&(dyn Fn(u64, u64) + Sync)) -> T,
+    ) -> T {
+        let bar = (!self.json && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(&format!("{{spinner}} {what}"))
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar
+        });
+        let progress = |done: u64, total: u64| {
+            if let Some(bar) = &bar {
+                bar.set_length(total);
+                bar.set_position(done);
+            }
+        };
+        let out = work(&progress);
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+        out
+    }
+
     pub(crate) fn new(json: bool) -> Self {
         let style = if json {
             Style { color: false }

@@ -1,7 +1,6 @@
 //! `logbook index rebuild | sync | status`: the derived SQLite index.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -25,27 +24,10 @@ pub(crate) enum IndexCommand {
 pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
     match cmd {
         IndexCommand::Rebuild => {
-            let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
-                let bar = indicatif::ProgressBar::new(0);
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{spinner} indexing [{bar:30}] {pos}/{len} files ({per_sec}, {eta})",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-                );
-                bar
-            });
-            let progress = |done: u64, total: u64| {
-                if let Some(bar) = &bar {
-                    bar.set_length(total);
-                    bar.set_position(done);
-                }
-            };
-            let report = ops::rebuild(&ctx.project, Some(&progress))?;
-            if let Some(bar) = &bar {
-                bar.finish_and_clear();
-            }
+            let report = ctx.printer.with_progress(
+                "indexing [{bar:30}] {pos}/{len} files ({per_sec}, {eta})",
+                |progress| ops::rebuild(&ctx.project, Some(progress)),
+            )?;
             Ok(report_output(ctx, "Rebuilt", &report))
         }
         IndexCommand::Sync => {

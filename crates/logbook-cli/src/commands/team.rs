@@ -1,7 +1,6 @@
 //! `logbook team init | push | status`: the shared PostgreSQL catalog.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -31,27 +30,10 @@ pub(crate) fn run(ctx: &Context, cmd: &TeamCommand) -> Result<Output> {
             ))
         }
         TeamCommand::Push => {
-            let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
-                let bar = indicatif::ProgressBar::new(0);
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{spinner} pushing [{bar:30}] {pos}/{len} records ({per_sec}, {eta})",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-                );
-                bar
-            });
-            let progress = |done: u64, total: u64| {
-                if let Some(bar) = &bar {
-                    bar.set_length(total);
-                    bar.set_position(done);
-                }
-            };
-            let report = team::push(&ctx.project, Some(&progress))?;
-            if let Some(bar) = &bar {
-                bar.finish_and_clear();
-            }
+            let report = ctx.printer.with_progress(
+                "pushing [{bar:30}] {pos}/{len} records ({per_sec}, {eta})",
+                |progress| team::push(&ctx.project, Some(progress)),
+            )?;
             let human = format!(
                 "Pushed {} record(s) to {} as {}: {} written, {} unchanged, {} deleted; {} waiting.\n",
                 thousands(report.pushed),

@@ -406,36 +406,18 @@ pub(crate) fn import_roots(
     roots: &[PathBuf],
     format: ImportFormat,
 ) -> Result<ImportReport> {
-    use std::io::IsTerminal;
-    let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} importing [{bar:30}] {percent}% ({eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar
-    });
-    let progress = |done: u64, total: u64| {
-        if let Some(bar) = &bar {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
-    };
-    let mut report = ImportReport::default();
-    for root in roots {
-        let r = transcript::import_path(&ctx.project, root, format, Some(&progress))?;
-        report.imported.extend(r.imported);
-        report.updated.extend(r.updated);
-        report.unchanged.extend(r.unchanged);
-        report.skipped.extend(r.skipped);
-    }
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    Ok(report)
+    ctx.printer
+        .with_progress("importing [{bar:30}] {percent}% ({eta})", |progress| {
+            let mut report = ImportReport::default();
+            for root in roots {
+                let r = transcript::import_path(&ctx.project, root, format, Some(progress))?;
+                report.imported.extend(r.imported);
+                report.updated.extend(r.updated);
+                report.unchanged.extend(r.unchanged);
+                report.skipped.extend(r.skipped);
+            }
+            Ok(report)
+        })
 }
 
 /// The import summary: counts, then each new or updated transcript, each

@@ -366,7 +366,7 @@ fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Re
     };
     let caught_up = building.sync()?;
     if let Some(old) = &old {
-        copy_pending(old, &building.conn).map_err(&sql(new))?;
+        carry_over(old, &building.conn).map_err(&sql(new))?;
     }
     // The new file becomes a WAL database like every index, with a small
     // page cache again, and is closed (writing everything out) before the
@@ -395,7 +395,7 @@ fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Re
 /// repaired from the new index, as it would have been from the old), and
 /// the team outbox's notes not yet pushed (a record deleted since the last
 /// push is in no file any more, so only its note tells the catalog).
-fn copy_pending(old: &Connection, new: &Connection) -> rusqlite::Result<()> {
+fn carry_over(old: &Connection, new: &Connection) -> rusqlite::Result<()> {
     // An index of an older schema may keep no marks, or keep them otherwise.
     if let Ok(mut read) = old.prepare("SELECT path, kind, lock, since FROM pending") {
         let rows = read.query_map([], |r| {
