@@ -273,7 +273,7 @@ impl Index {
     fn in_memory(p: &Project) -> Result<Index> {
         let path = Path::new(pool::IN_MEMORY);
         let conn = Connection::open_in_memory().map_err(sql(path))?;
-        rebuild::fill(&conn, p, path, None)?;
+        rebuild::fill(&conn, p, path, None, rebuild::FullText::SameThread)?;
         Ok(Index {
             conn: pool::Pooled::new(conn, path, None),
             path: path.to_path_buf(),

@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rusqlite::Connection;
 
-use super::record::{self, Fresh, Record};
+use super::record::{self, Fresh, FtsDoc, Record};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
 use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
 use super::{Index, Kind, SyncReport, pool, remove_db_files, remove_files, sql};
@@ -63,6 +63,10 @@ pub(super) const SWAP_LOCK: &str = "index-swap";
 /// not speed: most of a rebuild's pages are written once and not read again
 /// until the secondary indexes are created at the end.
 const BUILD_CACHE_KIB: i64 = 64 * 1024;
+
+/// Page cache of the text thread's connection: FTS5 writes its segments
+/// whole and seldom reads them back while building, so a small one does.
+const TEXT_CACHE_KIB: i64 = 16 * 1024;
 
 /// Text FTS5 collects in memory before it writes a segment: fewer, larger
 /// segments to merge. Reset to the default before the file goes live.
@@ -109,8 +113,13 @@ pub(super) fn build_and_swap(
     // What a rebuild killed before its rename left behind.
     remove_db_files(&new)?;
     let result = (|| {
-        let conn = open_building(&new)?;
-        let mut report = fill(&conn, p, &new, progress)?;
+        let conn = open_building(&new, BUILD_CACHE_KIB)?;
+        let mut report = fill(&conn, p, &new, progress, FullText::OwnThread)?;
+        // FTS5 keeps state of its tables per connection; the one that
+        // created `runs_fts` before its rows were copied in underneath it
+        // is not trusted with it: the catch-up goes through a new one.
+        drop(conn);
+        let conn = open_building(&new, BUILD_CACHE_KIB)?;
         let caught_up = swap_into_place(p, conn, &new, &live)?;
         report.indexed += caught_up.indexed;
         report.removed += caught_up.removed;
@@ -120,6 +129,7 @@ pub(super) fn build_and_swap(
     })();
     if result.is_err() {
         let _ = remove_db_files(&new);
+        let _ = remove_db_files(&text_path(&new));
     }
     result
 }
@@ -130,17 +140,34 @@ fn building_path(live: &Path) -> PathBuf {
     PathBuf::from(format!("{}.rebuild", live.display()))
 }
 
+/// Where the text thread of [`FullText::OwnThread`] builds `runs_fts`.
+fn text_path(building: &Path) -> PathBuf {
+    PathBuf::from(format!("{}-text", building.display()))
+}
+
 /// A connection to a new, empty file, set up for one bulk load by one
 /// process: no journal, no fsync, the file locked for itself.
-fn open_building(path: &Path) -> Result<Connection> {
+fn open_building(path: &Path, cache_kib: i64) -> Result<Connection> {
     let e = sql(path);
     let conn = Connection::open(path).map_err(&e)?;
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; \
-         PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -{BUILD_CACHE_KIB};"
+         PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -{cache_kib};"
     ))
     .map_err(&e)?;
     Ok(conn)
+}
+
+/// Where [`fill`] builds the runs' full-text index.
+pub(super) enum FullText {
+    /// In `runs_fts` itself, on the writing thread (an index in memory).
+    SameThread,
+    /// In a file of its own beside the new index, on a thread of its own,
+    /// copied into `runs_fts` at the end. Tokenizing and indexing the
+    /// runs' text is about half of what the one writing thread does, so
+    /// this spreads a rebuild over a second core. The connection that
+    /// filled must not touch `runs_fts` afterwards (see `build_and_swap`).
+    OwnThread,
 }
 
 /// Fills `conn`, a database with no tables, from every file the index
@@ -152,16 +179,26 @@ pub(super) fn fill(
     p: &Project,
     path: &Path,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    text: FullText,
 ) -> Result<SyncReport> {
     let e = sql(path);
     let dir_before = runs_dir_stamp(p);
+    let aside = match text {
+        FullText::SameThread => None,
+        FullText::OwnThread => Some(text_path(path)),
+    };
+    if let Some(aside) = &aside {
+        remove_db_files(aside)?;
+    }
     conn.execute_batch("BEGIN").map_err(&e)?;
     conn.execute_batch(&schema::schema()).map_err(&e)?;
-    conn.execute(
-        "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', ?1)",
-        [BUILD_FTS_HASH],
-    )
-    .map_err(&e)?;
+    if aside.is_none() {
+        conn.execute(
+            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', ?1)",
+            [BUILD_FTS_HASH],
+        )
+        .map_err(&e)?;
+    }
     // Run manifests are only named, as the folder is read, never collected
     // (a million paths would be a quarter of a gigabyte): the parser
     // threads take each stamp just before reading the file, in parallel.
@@ -179,13 +216,43 @@ pub(super) fn fill(
     let files = run_folders(runs_dir)?
         .map(|folder| Seen::unstamped(Kind::Run, folder.join(MANIFEST_FILE)))
         .chain(others);
-    let (scanned, missing) =
-        read_parallel(p, files, total, progress, |(kind, path, stamp, rec)| {
-            record::apply(conn, kind, &path, rec, stamp, Some(&mut report), Fresh::Yes)
-                .map_err(&e)?;
+    let (scanned, missing) = std::thread::scope(|scope| {
+        let (to_text, docs_in) = std::sync::mpsc::sync_channel::<Vec<FtsDoc>>(16);
+        let text_thread = aside
+            .as_deref()
+            .map(|aside| scope.spawn(move || fill_text(aside, docs_in)));
+        let to_text = text_thread.is_some().then_some(to_text);
+        let mut docs = Vec::new();
+        let read = read_parallel(p, files, total, progress, |(kind, file, stamp, rec)| {
+            let fresh = match to_text {
+                Some(_) => Fresh::TextAside(&mut docs),
+                None => Fresh::Yes,
+            };
+            record::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh).map_err(&e)?;
             report.indexed += 1;
+            if let Some(to_text) = &to_text
+                && docs.len() >= TEXT_CHUNK
+                && to_text.send(std::mem::take(&mut docs)).is_err()
+            {
+                return Err(text_stopped(path));
+            }
             Ok(())
-        })?;
+        });
+        if let Some(to_text) = to_text
+            && !docs.is_empty()
+        {
+            // A failed send means the thread stopped: its join says why.
+            let _ = to_text.send(docs);
+        }
+        let text = match text_thread.map(|t| t.join()) {
+            None => Ok(()),
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(text_stopped(path)),
+        };
+        // The text thread's own error explains a read that stopped because
+        // it was gone.
+        text.and(read)
+    })?;
     report.scanned = scanned - missing;
     let mut sql = String::new();
     for (_, create) in INDEXES {
@@ -210,10 +277,10 @@ pub(super) fn fill(
     ] {
         sql.push_str(&format!("ANALYZE {t};"));
     }
-    sql.push_str(
-        "DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema; \
-         INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);",
-    );
+    sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
+    if aside.is_none() {
+        sql.push_str(RESET_FTS_HASH);
+    }
     conn.execute_batch(&sql).map_err(&e)?;
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
@@ -232,7 +299,81 @@ pub(super) fn fill(
     conn.pragma_update(None, "user_version", SCHEMA_VERSION)
         .map_err(&e)?;
     conn.execute_batch("COMMIT").map_err(&e)?;
+    // Outside that transaction: a database is attached only between them.
+    // The file is not live yet, so nobody sees it without its text.
+    if let Some(aside) = &aside {
+        copy_text(conn, aside)?;
+    }
     Ok(report)
+}
+
+/// Runs' full-text rows handed to the text thread at a time.
+const TEXT_CHUNK: usize = 64;
+
+/// Puts FTS5's segment size back to its default before the file goes live.
+const RESET_FTS_HASH: &str = "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);";
+
+fn text_stopped(building: &Path) -> Error {
+    Error::Index {
+        path: text_path(building),
+        message: "the thread building the full-text index stopped".into(),
+        corrupt: false,
+    }
+}
+
+/// The text thread of [`FullText::OwnThread`]: `runs_fts` alone, in the
+/// file `aside`, filled with the rows `docs` brings, in one transaction.
+fn fill_text(aside: &Path, docs: std::sync::mpsc::Receiver<Vec<FtsDoc>>) -> Result<()> {
+    let e = sql(aside);
+    let conn = open_building(aside, TEXT_CACHE_KIB)?;
+    conn.execute_batch("BEGIN").map_err(&e)?;
+    conn.execute_batch(&schema::runs_fts()).map_err(&e)?;
+    conn.execute(
+        "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', ?1)",
+        [BUILD_FTS_HASH],
+    )
+    .map_err(&e)?;
+    {
+        let mut insert = conn
+            .prepare("INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(&e)?;
+        for doc in docs.iter().flatten() {
+            insert
+                .execute(rusqlite::params![
+                    doc.rid,
+                    doc.agent,
+                    doc.workflow,
+                    doc.body
+                ])
+                .map_err(&e)?;
+        }
+    }
+    conn.execute_batch(RESET_FTS_HASH).map_err(&e)?;
+    conn.execute_batch("COMMIT").map_err(&e)?;
+    conn.close().map_err(|(_, err)| e(err))
+}
+
+/// Copies the text thread's `runs_fts` into the new index, row by row of
+/// FTS5's own tables (see [`schema::RUNS_FTS_TABLES`]), and removes its
+/// file.
+fn copy_text(conn: &Connection, aside: &Path) -> Result<()> {
+    let e = sql(aside);
+    conn.execute("ATTACH DATABASE ?1 AS text", [super::path_str(aside)])
+        .map_err(&e)?;
+    let mut copy = String::from("BEGIN;");
+    for table in schema::RUNS_FTS_TABLES {
+        copy.push_str(&format!(
+            "DELETE FROM main.{table}; INSERT INTO main.{table} SELECT * FROM text.{table};"
+        ));
+    }
+    copy.push_str("COMMIT;");
+    let copied = conn.execute_batch(&copy).map_err(&e);
+    if copied.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    conn.execute_batch("DETACH DATABASE text").map_err(&e)?;
+    copied?;
+    remove_db_files(aside)
 }
 
 /// The subfolders of the runs folder, as `readdir` lists them (file types

@@ -312,10 +312,23 @@ fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Fresh {
+/// Whether the index may already hold a record of the file being stored.
+pub(super) enum Fresh<'a> {
+    /// A new index file: nothing to replace.
     Yes,
+    /// A new index file whose runs' full-text rows another thread writes
+    /// into another file: they are handed over here instead.
+    TextAside(&'a mut Vec<FtsDoc>),
+    /// A live index: an older record may be there.
     No,
+}
+
+/// A run's row of `runs_fts`, as [`Fresh::TextAside`] hands it over.
+pub(super) struct FtsDoc {
+    pub(super) rid: i64,
+    pub(super) agent: String,
+    pub(super) workflow: String,
+    pub(super) body: String,
 }
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
@@ -403,7 +416,7 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
 
 pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
     let folder = path_str(&row.folder);
-    if fresh == Fresh::No {
+    if matches!(fresh, Fresh::No) {
         tx.prepare_cached("DELETE FROM corrupt WHERE path = ?1")?
             .execute([path_str(&row.folder.join(MANIFEST_FILE))])?;
         if update_run(tx, &folder, row)? {
@@ -443,6 +456,15 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     let mut tag = tx.prepare_cached("INSERT OR IGNORE INTO tags(rid, tag) VALUES (?1, ?2)")?;
     for t in &row.tags {
         tag.execute(params![rid, t])?;
+    }
+    if let Fresh::TextAside(docs) = fresh {
+        docs.push(FtsDoc {
+            rid,
+            agent: row.fts_agent.clone(),
+            workflow: row.fts_workflow.clone(),
+            body: row.fts_body(),
+        });
+        return Ok(());
     }
     let mut fts = tx.prepare_cached(
         "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
@@ -692,7 +714,7 @@ pub(super) fn apply(
     match rec {
         None => return remove_record(tx, kind, path),
         Some(Record(Inner::Corrupt { reason })) => {
-            if fresh == Fresh::No {
+            if matches!(fresh, Fresh::No) {
                 remove_record(tx, kind, path)?;
             }
             tx.execute(

@@ -16,8 +16,31 @@ pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
 /// output files (see `fulltext::outputs_stamp`), so text written into an
 /// output after registration is noticed.
 pub(super) fn schema() -> String {
-    SCHEMA.replace("{TOKENIZE}", TOKENIZE)
+    SCHEMA
+        .replace("{RUNS_FTS}", RUNS_FTS)
+        .replace("{TOKENIZE}", TOKENIZE)
 }
+
+/// The runs' full-text table alone: a rebuild fills it in a file of its
+/// own, on a thread of its own, and copies [`RUNS_FTS_TABLES`] over.
+pub(super) fn runs_fts() -> String {
+    RUNS_FTS.replace("{TOKENIZE}", TOKENIZE)
+}
+
+/// The plain tables in which FTS5 keeps `runs_fts`. Two `runs_fts` tables
+/// made by the same statement keep the same rows in them, so copying
+/// these rows copies the full-text index.
+pub(super) const RUNS_FTS_TABLES: &[&str] = &[
+    "runs_fts_data",
+    "runs_fts_idx",
+    "runs_fts_docsize",
+    "runs_fts_config",
+];
+
+const RUNS_FTS: &str = "CREATE VIRTUAL TABLE runs_fts USING fts5(
+  agent, workflow, body, content = '', contentless_delete = 1,
+  tokenize = '{TOKENIZE}'
+);";
 
 const SCHEMA: &str = "
 CREATE TABLE runs(
@@ -58,10 +81,7 @@ CREATE TABLE tags(
 -- manifest and output text (that copy was most of the database). Rows are
 -- deleted by rowid (contentless_delete); snippets are made from the page's
 -- manifests instead (see `snippet_of`).
-CREATE VIRTUAL TABLE runs_fts USING fts5(
-  agent, workflow, body, content = '', contentless_delete = 1,
-  tokenize = '{TOKENIZE}'
-);
+{RUNS_FTS}
 CREATE TABLE work_sessions(
   path TEXT PRIMARY KEY,
   id TEXT NOT NULL,

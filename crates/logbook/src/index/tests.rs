@@ -298,6 +298,46 @@ fn rebuild_answers_find_exactly_like_the_incremental_index() {
 }
 
 #[test]
+fn the_full_text_a_rebuild_builds_beside_is_whole_and_takes_later_changes() {
+    let (_dir, p, runs) = populated();
+    let (a, b, d) = (&runs[0], &runs[1], &runs[3]);
+    remove_index(&p);
+    Index::rebuild(&p, None).unwrap();
+    // Built on its own thread in a file of its own, copied in: FTS5 finds
+    // its own structures consistent…
+    let index = Index::open(&p).unwrap();
+    let check = "INSERT INTO runs_fts(runs_fts) VALUES ('integrity-check')";
+    index.conn.execute(check, []).unwrap();
+    assert_eq!(ids(&find(&index, by_text("keyboards"))), [a.as_str()]);
+    drop(index);
+    // … and later writes replace and add rows in the copied index.
+    output(
+        &p,
+        d,
+        "late.md",
+        "A quokka was sighted.\n",
+        OutputType::Document,
+        "late notes",
+    );
+    output(
+        &p,
+        b,
+        "more.md",
+        "Ergonomic keyboards for the sales team too.\n",
+        OutputType::Document,
+        "follow-up",
+    );
+    let index = Index::open(&p).unwrap();
+    index.conn.execute(check, []).unwrap();
+    assert_eq!(ids(&find(&index, by_text("quokka"))), [d.as_str()]);
+    assert_eq!(
+        sorted(ids(&find(&index, by_text("keyboards")))),
+        sorted(vec![a.clone(), b.clone()])
+    );
+    assert_eq!(ids(&find(&index, by_text("budget approved"))), [b.as_str()]);
+}
+
+#[test]
 fn the_index_deleted_entirely_is_rebuilt_on_open() {
     let (_dir, p, runs) = populated();
     let before = answers(&Index::open(&p).unwrap());
