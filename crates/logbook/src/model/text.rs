@@ -955,10 +955,16 @@ pub fn order_like(new: &mut Value, old: &Value) {
 /// their paths (`outputs[0].description`), for `logbook doctor`. The values
 /// themselves are kept on rewrite ([`merge_write`]).
 pub fn wrong_type_fields<T: Serialize + DeserializeOwned>(raw: &Value) -> Vec<String> {
-    let Some(base) = from_raw::<T>(raw)
-        .ok()
-        .and_then(|typed: T| serde_json::to_value(typed).ok())
-    else {
+    match from_raw::<T>(raw) {
+        Ok(typed) => wrong_type_fields_of(raw, &typed),
+        Err(_) => vec![],
+    }
+}
+
+/// [`wrong_type_fields`] of a `raw` value already read as `typed` (with
+/// [`from_raw`], as [`parse_json_with_raw`] does): saves reading it again.
+pub fn wrong_type_fields_of<T: Serialize>(raw: &Value, typed: &T) -> Vec<String> {
+    let Ok(base) = serde_json::to_value(typed) else {
         return vec![];
     };
     let mut found = vec![];

@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
 use crate::model::ids::RunId;
-use crate::model::run::{MANIFEST_FILE, Manifest, RunStatus, parse_manifest};
+use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
 use crate::ops::run;
 use crate::store::{self, Project};
@@ -215,7 +215,7 @@ fn check_folder(
         &mut temps,
     );
     temps.findings.into_iter().for_each(&mut *push);
-    for field in text::wrong_type_fields::<Manifest>(&raw) {
+    for field in text::wrong_type_fields_of(&raw, &manifest) {
         push(super::wrong_type_finding(&path, &field));
     }
     true
