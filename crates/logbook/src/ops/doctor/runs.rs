@@ -195,7 +195,10 @@ fn read_folder<'s>(
         Err(e) => return Some((Err(Error::io(path(), e.into()).to_string()), temp)),
     };
     scratch.text.clear();
-    if let Err(e) = (&file).read_to_end(&mut scratch.text) {
+    // Through `Take`: `File`'s own `read_to_end` first asks for the size
+    // and position (a `statx` and an `lseek` per manifest) to size a
+    // buffer this one already has.
+    if let Err(e) = file.take(u64::MAX).read_to_end(&mut scratch.text) {
         return Some((Err(Error::io(path(), e).to_string()), temp));
     }
     let text = std::str::from_utf8(&scratch.text).map_err(|_| {
