@@ -818,5 +818,5 @@ fn an_index_of_the_previous_schema_is_rebuilt_silently_with_stemming() {
     let hits: Value = serde_json::from_str(r.ok()).unwrap();
     assert_eq!(hits[0]["session_id"], ids[0].as_str(), "{hits:#}");
     assert!(r.stderr.lines().count() <= 1, "{}", r.stderr);
-    assert_eq!(t.json(&["index", "status"])["schema_version"], 5);
+    assert_eq!(t.json(&["index", "status"])["schema_version"], 6);
 }

@@ -3,9 +3,11 @@
 //! contentless: it keeps the words' positions, not the text).
 
 use std::fs;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension};
+use rustix::fs::{AtFlags, StatxFlags};
 use serde_json::Value;
 
 use super::schema::TOKENIZE;
@@ -311,22 +313,32 @@ pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
 /// output file after it was registered, a deleted file, and one re-created
 /// under the same name (a new inode, even with the old size and mtime).
 ///
-/// Taken from the same `lstat` that [`output_text`] makes, before the text
-/// is read: a change made while it is read shows as a new stamp next time.
-/// FNV-1a over fixed-width fields: stable across builds and platforms (the
-/// index is derived, so a different hash would only cost one re-read).
+/// Taken before the text is read: a change made while it is read shows as
+/// a new stamp next time. FNV-1a over fixed-width fields: stable across
+/// builds and platforms (the index is derived, so a different hash would
+/// only cost one re-read).
 pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
-    outputs_stamp_into(folder, files, &mut PathBuf::new())
+    outputs_stamp_at(rustix::fs::CWD, folder, files, &mut PathBuf::new())
 }
 
-/// [`outputs_stamp`] building each file's path in `buf`, so a scan of
-/// every run allocates nothing per file.
-pub(super) fn outputs_stamp_into<'a>(
+/// What a stamp takes from an output file's `statx`: asking for no more
+/// lets a file system skip the rest.
+const OUTPUT_MASK: StatxFlags = StatxFlags::SIZE
+    .union(StatxFlags::MTIME)
+    .union(StatxFlags::CTIME)
+    .union(StatxFlags::INO);
+
+/// [`outputs_stamp`] with `folder` relative to the open directory `dir`
+/// (the scan of every run resolves only `{run}/{file}` per file, not the
+/// whole path), each file's path built in `buf` (no allocation per file).
+/// The writer and the scan share this one function, so their stamps agree
+/// by construction.
+pub(super) fn outputs_stamp_at<'a>(
+    dir: BorrowedFd<'_>,
     folder: &Path,
     files: impl IntoIterator<Item = &'a str>,
     buf: &mut PathBuf,
 ) -> i64 {
-    use std::os::unix::fs::MetadataExt;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut any = false;
     let mut eat = |bytes: &[u8]| {
@@ -344,26 +356,62 @@ pub(super) fn outputs_stamp_into<'a>(
                 buf.clear();
                 buf.push(folder);
                 buf.push(rel);
-                fs::symlink_metadata(&*buf).ok()
+                rustix::fs::statx(dir, &*buf, AtFlags::SYMLINK_NOFOLLOW, OUTPUT_MASK).ok()
             }
             None => None,
         };
         match found {
             Some(m) => {
                 eat(&[1]);
-                eat(&m.len().to_le_bytes());
-                eat(&m.mtime().to_le_bytes());
-                eat(&m.mtime_nsec().to_le_bytes());
-                eat(&m.ctime().to_le_bytes());
-                eat(&m.ctime_nsec().to_le_bytes());
-                eat(&m.ino().to_le_bytes());
-                eat(&m.dev().to_le_bytes());
+                eat(&m.stx_size.to_le_bytes());
+                eat(&m.stx_mtime.tv_sec.to_le_bytes());
+                eat(&i64::from(m.stx_mtime.tv_nsec).to_le_bytes());
+                eat(&m.stx_ctime.tv_sec.to_le_bytes());
+                eat(&i64::from(m.stx_ctime.tv_nsec).to_le_bytes());
+                eat(&m.stx_ino.to_le_bytes());
+                eat(&m.stx_dev_major.to_le_bytes());
+                eat(&m.stx_dev_minor.to_le_bytes());
             }
             None => eat(&[2]),
         }
     }
     // No outputs: 0, what a record without outputs (or a corrupt one) stores.
     if any { h as i64 } else { 0 }
+}
+
+/// A run's registered output file names as the `files.outs` column keeps
+/// them: each as its length (4 bytes, little-endian) and its bytes, so any
+/// name (even one with a NUL or a newline) round-trips exactly.
+pub(super) fn encode_outs<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
+    let mut out = vec![];
+    for f in files {
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(f.as_bytes());
+    }
+    out
+}
+
+/// The names [`encode_outs`] wrote, or `None` when `blob` is not one of
+/// its encodings (then the run counts as changed and is read again).
+pub(super) fn decode_outs(blob: &[u8]) -> Option<Outs<'_>> {
+    let mut check = Outs(blob);
+    while check.next().is_some() {}
+    check.0.is_empty().then_some(Outs(blob))
+}
+
+/// The names in a `files.outs` value, read in place (see [`decode_outs`]).
+pub(super) struct Outs<'a>(&'a [u8]);
+
+impl<'a> Iterator for Outs<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let (len, tail) = self.0.split_first_chunk::<4>()?;
+        let len = u32::from_le_bytes(*len) as usize;
+        let name = std::str::from_utf8(tail.get(..len)?).ok()?;
+        self.0 = tail.get(len..)?;
+        Some(name)
+    }
 }
 
 #[cfg(test)]

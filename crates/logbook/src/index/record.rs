@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::fulltext::{manifest_text, output_text, outputs_stamp};
+use super::fulltext::{encode_outs, manifest_text, output_text, outputs_stamp};
 use super::{CorruptEntry, Kind, SyncReport, mtime_ns, path_str, stamp_of};
 use crate::clock;
 use crate::error::Error;
@@ -312,15 +312,19 @@ fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
     })
 }
 
-/// Whether the index may already hold a record of the file being stored.
+/// What the index may already hold of a record about to be stored.
 pub(super) enum Fresh<'a> {
-    /// A new index file: nothing to replace.
+    /// Nothing (a rebuild's new index).
     Yes,
-    /// A new index file whose runs' full-text rows another thread writes
-    /// into another file: they are handed over here instead.
+    /// Nothing, and the runs' full-text rows go to another thread, which
+    /// writes them into another file (a rebuild's new index, see
+    /// `rebuild::FullText`): they are handed over here instead.
     TextAside(&'a mut Vec<FtsDoc>),
-    /// A live index: an older record may be there.
+    /// Anything.
     No,
+    /// Anything, but a run's FTS row was already deleted by
+    /// [`clear_stale_fts`] if its text changes.
+    FtsCleared,
 }
 
 /// A run's row of `runs_fts`, as [`Fresh::TextAside`] hands it over.
@@ -416,10 +420,10 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
 
 pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
     let folder = path_str(&row.folder);
-    if matches!(fresh, Fresh::No) {
+    if matches!(fresh, Fresh::No | Fresh::FtsCleared) {
         tx.prepare_cached("DELETE FROM corrupt WHERE path = ?1")?
             .execute([path_str(&row.folder.join(MANIFEST_FILE))])?;
-        if update_run(tx, &folder, row)? {
+        if update_run(tx, &folder, row, matches!(fresh, Fresh::FtsCleared))? {
             return Ok(());
         }
         remove_run(tx, &folder)?;
@@ -486,8 +490,15 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
 /// the commit. The FTS row is replaced only when the run's text may have
 /// changed: tokenizing a run's text and writing its FTS segment cost more
 /// than the rest of the update, and re-registering an output or finishing
-/// a run changes none of it. Returns `false` when the run is not indexed.
-fn update_run(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<bool> {
+/// a run changes none of it. `fts_cleared`: a changed FTS row was deleted
+/// already ([`clear_stale_fts`]). Returns `false` when the run is not
+/// indexed.
+fn update_run(
+    tx: &Connection,
+    folder: &str,
+    row: &RunRow,
+    fts_cleared: bool,
+) -> rusqlite::Result<bool> {
     type Key = (i64, String, String, String, String, Option<i64>, String);
     let old: Option<Key> = tx
         .prepare_cached(
@@ -608,8 +619,10 @@ fn update_run(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<b
     }
 
     if !same_text {
-        tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
-            .execute([rid])?;
+        if !fts_cleared {
+            tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
+                .execute([rid])?;
+        }
         tx.prepare_cached(
             "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
         )?
@@ -648,6 +661,39 @@ fn same_fts_text(
     Ok(old.workflow.name == row.fts_workflow
         && fts_agent(&old) == row.fts_agent
         && manifest_text(&old) == row.fts_manifest)
+}
+
+/// The first half of storing `rec` over the run indexed for `folder`, done
+/// for a whole group of runs before any is stored: deletes the run's FTS
+/// row if its text will change (or the whole run, if it will not be
+/// updated in place), so that the group's FTS deletes all come before its
+/// inserts. Why: a delete from the contentless_delete FTS table flushes
+/// the pending inserts to a new segment and merges; interleaved, that
+/// happened once per run. Then [`apply`] with [`Fresh::FtsCleared`].
+pub(super) fn clear_stale_fts(
+    tx: &Connection,
+    folder: &str,
+    rec: Option<&Record>,
+) -> rusqlite::Result<()> {
+    let Some(Record(Inner::Run(row))) = rec else {
+        // Gone or corrupt: removed whole (`apply` then finds nothing).
+        return remove_run(tx, folder);
+    };
+    let old: Option<(i64, String, String)> = tx
+        .prepare_cached("SELECT rid, id, manifest FROM runs WHERE folder = ?1")?
+        .query_row([folder], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let Some((rid, id, old_manifest)) = old else {
+        return Ok(());
+    };
+    if id != row.id {
+        return remove_run(tx, folder);
+    }
+    if !same_fts_text(tx, folder, &old_manifest, row)? {
+        tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
+            .execute([rid])?;
+    }
+    Ok(())
 }
 
 pub(super) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> {
@@ -707,14 +753,17 @@ pub(super) fn apply(
     report: Option<&mut SyncReport>,
     fresh: Fresh,
 ) -> rusqlite::Result<()> {
-    let out_stamp = match &rec {
-        Some(Record(Inner::Run(row))) => row.out_stamp,
-        _ => 0,
+    let (out_stamp, outs) = match &rec {
+        Some(Record(Inner::Run(row))) => (
+            row.out_stamp,
+            Some(encode_outs(row.outputs.iter().map(|o| o.0.as_str()))),
+        ),
+        _ => (0, None),
     };
     match rec {
         None => return remove_record(tx, kind, path),
         Some(Record(Inner::Corrupt { reason })) => {
-            if matches!(fresh, Fresh::No) {
+            if matches!(fresh, Fresh::No | Fresh::FtsCleared) {
                 remove_record(tx, kind, path)?;
             }
             tx.execute(
@@ -735,11 +784,11 @@ pub(super) fn apply(
         // An upsert keeps the row where it is; INSERT OR REPLACE would
         // delete it and insert it again under a new rowid (more pages).
         tx.prepare_cached(
-            "INSERT INTO files(path, kind, size, mtime_ns, dir_mtime_ns, out_stamp) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+            "INSERT INTO files(path, kind, size, mtime_ns, dir_mtime_ns, out_stamp, outs) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
              ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, \
              mtime_ns = excluded.mtime_ns, dir_mtime_ns = excluded.dir_mtime_ns, \
-             out_stamp = excluded.out_stamp",
+             out_stamp = excluded.out_stamp, outs = excluded.outs",
         )?
         .execute(params![
             path_str(path),
@@ -747,7 +796,8 @@ pub(super) fn apply(
             size,
             mtime,
             dir_mtime,
-            out_stamp
+            out_stamp,
+            outs
         ])?;
     }
     Ok(())

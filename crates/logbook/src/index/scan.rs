@@ -16,6 +16,11 @@
 //!   place moves no folder's mtime, so nothing cheaper sees it. A file
 //!   replaced by rename shows as a new inode.
 //!
+//! Each is a `statx` relative to the open runs folder (`{run}/{file}`, not
+//! the whole path: the walk of the path's leading folders was a third of
+//! the kernel's time), and the index side is one clustered table read in
+//! order (`files`, whose rows carry the output names: see the schema).
+//!
 //! The run folder's own mtime is not looked at: it moves when an entry is
 //! added, removed or renamed, and each of those that matters to the index
 //! already shows in the manifest's or an output's own `stat`.
@@ -24,11 +29,14 @@ use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::fs;
 use std::ops::Range;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::fulltext::outputs_stamp_into;
-use super::{Index, path_str, stamp_of};
+use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags, StatxTimestamp};
+
+use super::fulltext::{decode_outs, outputs_stamp_at};
+use super::{Index, path_str};
 use crate::error::{Error, Result};
 use crate::model::run::MANIFEST_FILE;
 
@@ -180,8 +188,9 @@ struct Entry {
     size: i64,
     mtime_ns: i64,
     out_stamp: i64,
-    /// Its registered output files, a range of [`Batch::files`].
-    outputs: Range<usize>,
+    /// Its registered output files' names, a range of [`Batch::outs`]
+    /// (see `fulltext::encode_outs`).
+    outs: Range<usize>,
 }
 
 /// A batch of index rows, their strings in one buffer (no allocation per
@@ -189,7 +198,7 @@ struct Entry {
 #[derive(Default)]
 struct Batch {
     text: String,
-    files: Vec<Range<usize>>,
+    outs: Vec<u8>,
     entries: Vec<Entry>,
 }
 
@@ -213,37 +222,56 @@ enum Verdict {
     Gone,
 }
 
-/// Compares one entry's stamps with its files, `buf` reused for paths.
-fn verdict(batch: &Batch, e: &Entry, buf: &mut PathBuf) -> Verdict {
-    let path = Path::new(OsStr::new(batch.str(&e.path)));
-    let m = match fs::metadata(path) {
+/// A `statx` time as [`super::stamp_of`] gives it (ns since the epoch; 0
+/// before it), so stamps taken either way compare equal.
+fn stamp_ns(t: StatxTimestamp) -> i64 {
+    if t.tv_sec < 0 {
+        return 0;
+    }
+    (i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)) as i64
+}
+
+/// Compares one entry's stamps with its files, relative to the runs folder
+/// `dir` (the entry's path with `prefix` bytes cut is `{run}/manifest.json`),
+/// `buf` reused for paths.
+fn verdict(
+    batch: &Batch,
+    e: &Entry,
+    dir: BorrowedFd<'_>,
+    prefix: usize,
+    buf: &mut PathBuf,
+) -> Verdict {
+    let Some(rel) = batch.str(&e.path).get(prefix..).map(Path::new) else {
+        return Verdict::Changed;
+    };
+    let m = match rustix::fs::statx(
+        dir,
+        rel,
+        AtFlags::empty(),
+        StatxFlags::SIZE | StatxFlags::MTIME,
+    ) {
         Ok(m) => m,
-        Err(err)
-            if matches!(
-                err.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Verdict::Gone;
-        }
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return Verdict::Gone,
         // Unreadable now: let the re-read decide (it records the error).
         Err(_) => return Verdict::Changed,
     };
-    if m.len() as i64 != e.size || stamp_of(&m) != e.mtime_ns {
+    if m.stx_size as i64 != e.size || stamp_ns(m.stx_mtime) != e.mtime_ns {
         return Verdict::Changed;
     }
-    let Some(folder) = path.parent() else {
+    let Some(folder) = rel.parent() else {
         return Verdict::Same;
     };
-    let files = batch.files[e.outputs.clone()].iter().map(|r| batch.str(r));
-    if outputs_stamp_into(folder, files, buf) != e.out_stamp {
+    let Some(files) = decode_outs(&batch.outs[e.outs.clone()]) else {
+        return Verdict::Changed;
+    };
+    if outputs_stamp_at(dir, folder, files, buf) != e.out_stamp {
         return Verdict::Changed;
     }
     Verdict::Same
 }
 
 /// The verdicts of `which` entries of `batch`, on every core.
-fn verdicts(batch: &Batch, which: &[usize]) -> Vec<Verdict> {
+fn verdicts(batch: &Batch, which: &[usize], dir: BorrowedFd<'_>, prefix: usize) -> Vec<Verdict> {
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
@@ -251,7 +279,7 @@ fn verdicts(batch: &Batch, which: &[usize]) -> Vec<Verdict> {
     if which.len() < 64 || workers == 1 {
         let mut buf = PathBuf::new();
         for (slot, &i) in out.iter_mut().zip(which) {
-            *slot = verdict(batch, &batch.entries[i], &mut buf);
+            *slot = verdict(batch, &batch.entries[i], dir, prefix, &mut buf);
         }
         return out;
     }
@@ -261,12 +289,26 @@ fn verdicts(batch: &Batch, which: &[usize]) -> Vec<Verdict> {
             s.spawn(move || {
                 let mut buf = PathBuf::new();
                 for (slot, &i) in slots.iter_mut().zip(idx) {
-                    *slot = verdict(batch, &batch.entries[i], &mut buf);
+                    *slot = verdict(batch, &batch.entries[i], dir, prefix, &mut buf);
                 }
             });
         }
     });
     out
+}
+
+/// The runs folder opened for `statx` relative to it; `None` when it is
+/// missing (every indexed run is then gone).
+fn open_dir(dir: &Path) -> Result<Option<OwnedFd>> {
+    match rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(None),
+        Err(e) => Err(Error::io(dir, e.into())),
+    }
 }
 
 impl Index {
@@ -275,12 +317,8 @@ impl Index {
     /// output files.
     fn run_batch(&self, after: &str, end: &str, stamps: bool) -> Result<Batch> {
         let sql = if stamps {
-            "SELECT f.path, f.size, f.mtime_ns, f.out_stamp, o.file \
-             FROM (SELECT path, size, mtime_ns, out_stamp FROM files \
-                   WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3) f \
-             LEFT JOIN runs r ON r.folder = substr(f.path, 1, length(f.path) - 14) \
-             LEFT JOIN outputs o ON o.rid = r.rid \
-             ORDER BY f.path, o.seq"
+            "SELECT path, size, mtime_ns, out_stamp, outs FROM files \
+             WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3"
         } else {
             // Names only (before a listing): no stamps, no outputs, and no
             // `kind` either, so the path index alone answers (no table row
@@ -299,32 +337,21 @@ impl Index {
                 .get_ref(0)
                 .and_then(|v| Ok(v.as_str()?))
                 .map_err(self.err())?;
-            let same = batch
-                .entries
-                .last()
-                .is_some_and(|e| batch.str(&e.path) == path);
-            if !same {
-                let path = batch.push_text(path);
-                let files = batch.files.len();
-                batch.entries.push(Entry {
-                    path,
-                    size: row.get(1).map_err(self.err())?,
-                    mtime_ns: row.get(2).map_err(self.err())?,
-                    out_stamp: row.get(3).map_err(self.err())?,
-                    outputs: files..files,
-                });
-            }
-            if let Some(file) = row
+            let path = batch.push_text(path);
+            let outs = row
                 .get_ref(4)
-                .and_then(|v| Ok(v.as_str_or_null()?))
+                .and_then(|v| Ok(v.as_blob_or_null()?))
                 .map_err(self.err())?
-            {
-                let r = batch.push_text(file);
-                batch.files.push(r);
-                if let Some(e) = batch.entries.last_mut() {
-                    e.outputs.end = batch.files.len();
-                }
-            }
+                .unwrap_or_default();
+            let start = batch.outs.len();
+            batch.outs.extend_from_slice(outs);
+            batch.entries.push(Entry {
+                path,
+                size: row.get(1).map_err(self.err())?,
+                mtime_ns: row.get(2).map_err(self.err())?,
+                out_stamp: row.get(3).map_err(self.err())?,
+                outs: start..batch.outs.len(),
+            });
         }
         Ok(batch)
     }
@@ -353,6 +380,7 @@ impl Index {
         } else {
             None
         };
+        let fd = if stamps { open_dir(&dir)? } else { None };
         let mut summary = ScanSummary {
             scanned: 0,
             complete: true,
@@ -394,7 +422,11 @@ impl Index {
                     summary.scanned += 1;
                 }
             }
-            for (&i, v) in present.iter().zip(verdicts(&batch, &present)) {
+            let found = match &fd {
+                Some(fd) => verdicts(&batch, &present, fd.as_fd(), prefix.len()),
+                None => vec![Verdict::Gone; present.len()],
+            };
+            for (&i, v) in present.iter().zip(found) {
                 let path = batch.str(&batch.entries[i].path);
                 match v {
                     Verdict::Same => summary.scanned += 1,

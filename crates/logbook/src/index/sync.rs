@@ -5,7 +5,7 @@
 //! work session, workflow state and transcript files are few, and compared
 //! here against the index rows of their own folders only.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -182,11 +182,24 @@ impl Index {
         let dir_before = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_before.as_str());
         let mut report = SyncReport::default();
+        // Changes are gathered over the scan's batches and written GROUP at
+        // a time: one transaction and one FTS flush per group, not one per
+        // index batch that happens to hold a change (1 % changed spread
+        // over every batch made that one per 4096 runs, each flush
+        // merging FTS segments again).
+        let mut todo: Vec<RunChange> = vec![];
         let summary = self.scan_runs(names, true, &mut |changes| {
-            let r = self.apply_run_changes(changes)?;
-            merge(&mut report, r);
+            todo.extend(changes);
+            if todo.len() >= GROUP {
+                let r = self.apply_run_changes(std::mem::take(&mut todo))?;
+                merge(&mut report, r);
+            }
             Ok(())
         })?;
+        if !todo.is_empty() {
+            let r = self.apply_run_changes(todo)?;
+            merge(&mut report, r);
+        }
         report.scanned += summary.scanned;
         let plan = self.plan(SMALL_KINDS)?;
         report.scanned += plan.scanned as u64;
@@ -410,36 +423,59 @@ impl Index {
             // batches is unchanged.
             let mut group: Vec<Parsed> = Vec::new();
             let mut batch = 0usize;
+            //
+            // The old rows are not all removed, though: a run whose FTS
+            // text is unchanged (most in-place edits of a status or a
+            // date, and every rewrite that changes no word) keeps its
+            // FTS row and is updated in place under its rowid, touching
+            // only the columns that differ (see `record::clear_stale_fts`).
             let flush_group = |group: &mut Vec<Parsed>, report: &mut SyncReport| -> Result<()> {
-                for (kind, path, _, _) in group.iter() {
+                for (kind, path, _, rec) in group.iter() {
                     if *kind == Kind::Run
                         && let Some(folder) = path.parent()
                     {
-                        // `apply` below removes the run again; that second
-                        // removal finds no row and so touches no FTS segment.
-                        record::remove_run(conn, &path_str(folder)).map_err(&e)?;
+                        record::clear_stale_fts(conn, &path_str(folder), rec.as_ref())
+                            .map_err(&e)?;
                     }
                 }
                 for (kind, path, stamp, rec) in group.drain(..) {
-                    record::apply(conn, kind, &path, rec, stamp, Some(&mut *report), Fresh::No)
-                        .map_err(&e)?;
+                    record::apply(
+                        conn,
+                        kind,
+                        &path,
+                        rec,
+                        stamp,
+                        Some(&mut *report),
+                        Fresh::FtsCleared,
+                    )
+                    .map_err(&e)?;
                     report.indexed += 1;
                 }
                 Ok(())
             };
+            // A path twice in one group would have its FTS row cleared
+            // once and written twice: a repeat closes the group first.
+            let mut in_group: HashSet<PathBuf> = HashSet::new();
             let (_, missing) = read_parallel(
                 &self.project,
                 todo.iter(),
                 todo.len() as u64,
                 None,
                 |item| {
+                    if !in_group.insert(item.1.clone()) {
+                        flush_group(&mut group, &mut report)?;
+                        in_group.clear();
+                        in_group.insert(item.1.clone());
+                    }
                     group.push(item);
                     batch += 1;
                     if group.len() >= GROUP {
                         flush_group(&mut group, &mut report)?;
+                        in_group.clear();
                     }
                     if batch >= BATCH {
                         flush_group(&mut group, &mut report)?;
+                        in_group.clear();
                         batch = 0;
                         conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
                     }

@@ -429,6 +429,88 @@ fn a_manifest_edited_in_place_is_seen_by_find_and_by_sync() {
 }
 
 #[test]
+fn a_sync_of_in_place_edits_replaces_changed_words_and_keeps_the_others() {
+    let (_dir, p) = project();
+    let runs: Vec<String> = (0..8)
+        .map(|i| start(&p, &format!("agent{i}"), "intake"))
+        .collect();
+    for (i, id) in runs.iter().enumerate() {
+        edit_manifest(&p, id, |m| {
+            m["agent"]["title"] = json!(format!("oldword{i}"))
+        });
+    }
+    let mut index = Index::open(&p).unwrap();
+    index.sync().unwrap();
+    // Several runs in one sync group: the even ones change a word, the
+    // odd ones change no searchable text (a status, and the formatting).
+    for (i, id) in runs.iter().enumerate() {
+        if i % 2 == 0 {
+            edit_manifest(&p, id, |m| {
+                m["agent"]["title"] = json!(format!("newword{i}"))
+            });
+        } else {
+            let path = manifest_path(&p, id);
+            let mut m: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            m["execution"]["status"] = json!("failed");
+            std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+        }
+    }
+    assert_eq!(stale(&index), [0, 8, 0]);
+    assert_eq!(index.sync().unwrap().indexed, 8);
+    let text = |index: &Index, words: &str| ids(&find(index, by_text(words)));
+    let check = |index: &Index| {
+        for (i, id) in runs.iter().enumerate() {
+            let (old, new) = (format!("oldword{i}"), format!("newword{i}"));
+            if i % 2 == 0 {
+                assert_eq!(text(index, &new), [id.as_str()], "{new}");
+                assert!(text(index, &old).is_empty(), "{old} outlived its edit");
+            } else {
+                assert_eq!(text(index, &old), [id.as_str()], "{old} was lost");
+            }
+            assert_eq!(text(index, &format!("agent{i}")), [id.as_str()]);
+        }
+    };
+    check(&index);
+    let synced = answers(&index);
+    drop(index);
+    Index::rebuild(&p, None).unwrap();
+    let rebuilt = Index::open(&p).unwrap();
+    assert_eq!(answers(&rebuilt), synced);
+    check(&rebuilt);
+}
+
+#[test]
+fn damaged_pages_of_the_full_text_tables_are_still_found() {
+    let (_dir, p, _runs) = populated();
+    Index::rebuild(&p, None).unwrap();
+    // The root page of FTS5's inverted index, a real table the page check
+    // goes through table by table (FTS5's own check is left out).
+    let (root, size): (i64, i64) = {
+        let index = Index::open(&p).unwrap();
+        let root = index
+            .conn
+            .query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = 'runs_fts_data'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let size = index
+            .conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap();
+        (root, size)
+    };
+    assert_eq!(Index::damage(&p).unwrap(), None);
+    let mut bytes = std::fs::read(p.index_path()).unwrap();
+    let at = ((root - 1) * size) as usize;
+    bytes[at..at + size as usize].fill(0xA5);
+    std::fs::write(p.index_path(), bytes).unwrap();
+    assert!(Index::damage(&p).unwrap().is_some());
+}
+
+#[test]
 fn sync_picks_up_runs_added_and_removed_by_another_tool() {
     let (_dir, p) = project();
     let a = start(&p, "alex", "intake");

@@ -955,40 +955,52 @@ pub fn order_like(new: &mut Value, old: &Value) {
 /// their paths (`outputs[0].description`), for `logbook doctor`. The values
 /// themselves are kept on rewrite ([`merge_write`]).
 pub fn wrong_type_fields<T: Serialize + DeserializeOwned>(raw: &Value) -> Vec<String> {
-    let Some(base) = from_raw::<T>(raw)
-        .ok()
-        .and_then(|typed: T| serde_json::to_value(typed).ok())
-    else {
+    match from_raw::<T>(raw) {
+        Ok(typed) => wrong_type_fields_of(raw, &typed),
+        Err(_) => vec![],
+    }
+}
+
+/// [`wrong_type_fields`] of a `raw` value already read as `typed` (with
+/// [`from_raw`], as [`parse_json_with_raw`] does): saves reading it again.
+pub fn wrong_type_fields_of<T: Serialize>(raw: &Value, typed: &T) -> Vec<String> {
+    let Ok(base) = serde_json::to_value(typed) else {
         return vec![];
     };
     let mut found = vec![];
-    wrong_types(raw, &base, String::new(), &mut found);
+    wrong_types(raw, &base, &mut String::new(), &mut found);
     found
 }
 
-fn wrong_types(raw: &Value, base: &Value, at: String, found: &mut Vec<String>) {
+/// `at`: the path so far, extended and cut back in place, so only a field
+/// found wrong costs a string of its own.
+fn wrong_types(raw: &Value, base: &Value, at: &mut String, found: &mut Vec<String>) {
+    let len = at.len();
     match (raw, base) {
         (Value::Object(r), Value::Object(b)) => {
             for (k, rv) in r {
-                let path = if at.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{at}.{k}")
-                };
+                if len > 0 {
+                    at.push('.');
+                }
+                at.push_str(k);
                 match b.get(k) {
-                    Some(bv) => wrong_types(rv, bv, path, found),
-                    None if !rv.is_null() => found.push(path),
+                    Some(bv) => wrong_types(rv, bv, at, found),
+                    None if !rv.is_null() => found.push(at.clone()),
                     None => {}
                 }
+                at.truncate(len);
             }
         }
         (Value::Array(r), Value::Array(b)) if r.len() == b.len() => {
             for (i, (rv, bv)) in r.iter().zip(b).enumerate() {
-                wrong_types(rv, bv, format!("{at}[{i}]"), found);
+                use std::fmt::Write as _;
+                let _ = write!(at, "[{i}]");
+                wrong_types(rv, bv, at, found);
+                at.truncate(len);
             }
         }
         // Read as the field's default although the file says otherwise.
-        (r, b) if !r.is_null() && r != b && is_empty_default(b) => found.push(at),
+        (r, b) if !r.is_null() && r != b && is_empty_default(b) => found.push(at.clone()),
         _ => {}
     }
 }

@@ -27,9 +27,19 @@ fn finding(kind: &'static str, path: PathBuf, message: String) -> Finding {
 
 /// The index's own pages (`PRAGMA quick_check`). A damaged index is derived
 /// data: `--fix` throws it away and rebuilds it from the files. Returns
-/// whether the index can be used by the checks that follow.
-pub(super) fn index_pages(p: &Project, opts: &Options, report: &mut Report) -> Result<bool> {
-    let Some(problem) = Index::damage(p)? else {
+/// whether the index can be used by the checks that follow. `damage`: what
+/// [`Index::damage`] found already, if it was called.
+pub(super) fn index_pages(
+    p: &Project,
+    opts: &Options,
+    report: &mut Report,
+    damage: Option<Option<String>>,
+) -> Result<bool> {
+    let damage = match damage {
+        Some(d) => d,
+        None => Index::damage(p)?,
+    };
+    let Some(problem) = damage else {
         return Ok(true);
     };
     let mut f = finding(

@@ -80,8 +80,30 @@ pub fn check_with_progress(
     progress: Option<Progress<'_>>,
 ) -> Result<Report> {
     let mut report = Report::default();
-    let index_usable = consistency::index_pages(p, opts, &mut report)?;
-    runs::check(p, opts, &mut report, progress)?;
+    let index_usable = if opts.fix {
+        // A repair may rebuild the index, which the run checks' own
+        // repairs write to: one after the other.
+        let usable = consistency::index_pages(p, opts, &mut report, None)?;
+        runs::check(p, opts, &mut report, progress)?;
+        usable
+    } else {
+        // The page check reads the index file on one core; the run folders
+        // are checked meanwhile (on every core), findings kept in order.
+        let mut runs_report = Report::default();
+        let (damage, walked) = std::thread::scope(|s| {
+            let pages = s.spawn(|| Index::damage(p));
+            let walked = runs::check(p, opts, &mut runs_report, progress);
+            let damage = pages
+                .join()
+                .unwrap_or_else(|_| Ok(Some("the page check stopped unexpectedly".into())));
+            (damage, walked)
+        });
+        let usable = consistency::index_pages(p, opts, &mut report, Some(damage?))?;
+        walked?;
+        report.runs_checked = runs_report.runs_checked;
+        report.findings.extend(runs_report.findings);
+        usable
+    };
     check_work_sessions(p, opts, &mut report)?;
     consistency::ids_match_names(p, &mut report)?;
     consistency::agents_have_runs(p, opts, &mut report)?;

@@ -6,16 +6,20 @@
 //! times and hold all of them at once: 3.3 GB at a million runs.)
 
 use std::ffi::OsString;
+use std::io::Read as _;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
+use rustix::fs::{Mode, OFlags, RawDir};
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
 use crate::model::ids::RunId;
-use crate::model::run::{MANIFEST_FILE, Manifest, RunStatus, parse_manifest};
+use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
 use crate::ops::run;
 use crate::store::{self, Project};
@@ -40,6 +44,10 @@ pub(super) fn check(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io(dir, e)),
     };
+    // Each run folder is opened relative to this one (`{run}`, not the
+    // whole path, resolved per run); without it, by path.
+    let runs_fd = open_dir(rustix::fs::CWD, dir).ok();
+    let runs_fd = runs_fd.as_ref().map(|fd| fd.as_fd());
     let now = crate::clock::now();
     let limit = SignedDuration::from_secs_f64(opts.abandoned_after_hours.max(0.0) * 3600.0);
     let cutoff = now.checked_sub(limit).unwrap_or(Timestamp::MIN);
@@ -55,6 +63,7 @@ pub(super) fn check(
         for _ in 0..workers {
             let (rx, found, checked, done) = (&rx, &found, &checked, &done);
             scope.spawn(move || {
+                let mut scratch = Scratch::default();
                 loop {
                     let batch = match rx.lock() {
                         Ok(rx) => rx.recv(),
@@ -65,7 +74,12 @@ pub(super) fn check(
                     let size = batch.len();
                     for (name, folder) in batch {
                         let mut push = |f: Finding| mine.push((name.clone(), f));
-                        if check_folder(p, opts, cutoff, now, &name, &folder, &mut push) {
+                        let at = Folder {
+                            runs: runs_fd,
+                            name: &name,
+                            path: &folder,
+                        };
+                        if check_folder(p, opts, cutoff, now, at, &mut scratch, &mut push) {
                             checked.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -111,6 +125,96 @@ pub(super) fn check(
     Ok(())
 }
 
+/// What a worker reuses from one run folder to the next, so a folder
+/// costs no allocation for its listing or its manifest's bytes.
+struct Scratch {
+    dents: Vec<MaybeUninit<u8>>,
+    text: Vec<u8>,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            dents: vec![MaybeUninit::uninit(); 16 * 1024],
+            text: Vec::with_capacity(64 * 1024),
+        }
+    }
+}
+
+/// One run folder: its name in the open runs folder `runs`, and its path.
+#[derive(Clone, Copy)]
+struct Folder<'a> {
+    runs: Option<BorrowedFd<'a>>,
+    name: &'a OsString,
+    path: &'a Path,
+}
+
+fn open_dir(at: BorrowedFd<'_>, path: impl rustix::path::Arg) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        at,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// The manifest's text (`None`: there is none) and whether the folder
+/// holds a temp file of an interrupted manifest write, read through the
+/// open folder: one `openat` of the folder, its listing, one `openat` of
+/// the manifest (no `stat`, no path walked again). `None` when the folder
+/// cannot be opened so: the caller then reads by path, as before.
+fn read_folder<'s>(
+    at: Folder<'_>,
+    manifest_temp: &str,
+    scratch: &'s mut Scratch,
+) -> Option<(std::result::Result<Option<&'s str>, String>, bool)> {
+    let fd = open_dir(at.runs?, at.name.as_os_str()).ok()?;
+    let mut temp = false;
+    let mut listing = RawDir::new(&fd, &mut scratch.dents);
+    while let Some(entry) = listing.next() {
+        let Ok(entry) = entry else {
+            // Unlistable: let the by-path check decide.
+            return None;
+        };
+        let name = entry.file_name().to_bytes();
+        if name.starts_with(manifest_temp.as_bytes())
+            && store::is_temp_file(&String::from_utf8_lossy(name))
+        {
+            temp = true;
+        }
+    }
+    let path = || at.path.join(MANIFEST_FILE);
+    let file = match rustix::fs::openat(
+        &fd,
+        MANIFEST_FILE,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(f) => std::fs::File::from(f),
+        Err(rustix::io::Errno::NOENT) => return Some((Ok(None), temp)),
+        Err(e) => return Some((Err(Error::io(path(), e.into()).to_string()), temp)),
+    };
+    scratch.text.clear();
+    // Through `Take`: `File`'s own `read_to_end` first asks for the size
+    // and position (a `statx` and an `lseek` per manifest) to size a
+    // buffer this one already has.
+    if let Err(e) = file.take(u64::MAX).read_to_end(&mut scratch.text) {
+        return Some((Err(Error::io(path(), e).to_string()), temp));
+    }
+    let text = std::str::from_utf8(&scratch.text).map_err(|_| {
+        // What `read_to_string` says of such a file.
+        Error::io(
+            path(),
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ),
+        )
+        .to_string()
+    });
+    Some((text.map(Some), temp))
+}
+
 /// Every check of one run folder. Returns whether it held a manifest (a
 /// run checked, readable or not).
 fn check_folder(
@@ -118,11 +222,24 @@ fn check_folder(
     opts: &Options,
     cutoff: Timestamp,
     now: Timestamp,
-    name: &OsString,
-    folder: &Path,
+    at: Folder<'_>,
+    scratch: &mut Scratch,
     push: &mut dyn FnMut(Finding),
 ) -> bool {
+    let (name, folder) = (at.name, at.path);
     let path = folder.join(MANIFEST_FILE);
+    let manifest_temp = format!(".{MANIFEST_FILE}.");
+    let owned;
+    let (read, temp) = match read_folder(at, &manifest_temp, scratch) {
+        Some(found) => found,
+        None => {
+            owned = store::read_optional(&path).map_err(|e| e.to_string());
+            (
+                owned.as_ref().map(|t| t.as_deref()).map_err(Clone::clone),
+                true,
+            )
+        }
+    };
     let corrupt = |reason: String| Finding {
         kind: "corrupt-manifest",
         message: format!(
@@ -132,7 +249,7 @@ fn check_folder(
         path: path.clone(),
         fixed: None,
     };
-    let text = match store::read_optional(&path) {
+    let text = match read {
         Ok(Some(t)) => t,
         Ok(None) => {
             push(Finding {
@@ -144,7 +261,7 @@ fn check_folder(
             return false;
         }
         Err(e) => {
-            push(corrupt(e.to_string()));
+            push(corrupt(e));
             return true;
         }
     };
@@ -158,7 +275,7 @@ fn check_folder(
             return true;
         }
     };
-    let (manifest, raw) = match parse_manifest(&path, &text) {
+    let (manifest, raw) = match parse_manifest(&path, text) {
         Ok(x) => x,
         Err(e) => {
             push(corrupt(e.to_string()));
@@ -198,24 +315,26 @@ fn check_folder(
         }
         push(f);
     }
-    let manifest_temp = format!(".{MANIFEST_FILE}.");
     let mut temps = Report::default();
-    temp_file_findings(
-        folder,
-        |name| name.starts_with(&manifest_temp),
-        "a manifest write was interrupted here; the manifest itself is intact",
-        opts,
-        // Under the run's lock no writer is between temp file and rename, so
-        // the file is an orphan.
-        |temp| {
-            let _guard = p.locks.exclusive(&id.lock_name())?;
-            std::fs::remove_file(temp).map_err(|e| Error::io(temp, e))?;
-            Ok(true)
-        },
-        &mut temps,
-    );
+    // Listed again by path only when the listing above saw such a file.
+    if temp {
+        temp_file_findings(
+            folder,
+            |name| name.starts_with(&manifest_temp),
+            "a manifest write was interrupted here; the manifest itself is intact",
+            opts,
+            // Under the run's lock no writer is between temp file and rename, so
+            // the file is an orphan.
+            |temp| {
+                let _guard = p.locks.exclusive(&id.lock_name())?;
+                std::fs::remove_file(temp).map_err(|e| Error::io(temp, e))?;
+                Ok(true)
+            },
+            &mut temps,
+        );
+    }
     temps.findings.into_iter().for_each(&mut *push);
-    for field in text::wrong_type_fields::<Manifest>(&raw) {
+    for field in text::wrong_type_fields_of(&raw, &manifest) {
         push(super::wrong_type_finding(&path, &field));
     }
     true
