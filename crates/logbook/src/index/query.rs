@@ -207,19 +207,20 @@ impl Index {
             .as_deref()
             .map(fts_query)
             .filter(|q| !q.is_empty());
-        let from = if let Some(q) = &text {
+        let from = if text.is_some() && recent_only {
+            // `temp.recent_matches` holds matches only, gathered from the
+            // same MATCH just before: asking FTS5 again would open one
+            // cursor per listed rowid (it answers a rowid list one rowid at
+            // a time), most of a common word's page.
+            "temp.recent_matches f JOIN runs r ON r.rid = f.rid".to_string()
+        } else if let Some(q) = &text {
             let n = arg(q.clone().into(), &mut args);
             // The FTS table answers the MATCH and its bm25 rank alone; only
             // rowids and ranks flow into the join and the sort. A count asks
             // for no rank: bm25 would score every match only to be dropped.
             let rank = if ranked { ", rank AS frank" } else { "" };
-            let recent = if recent_only {
-                " AND rowid IN (SELECT rid FROM temp.recent_matches)"
-            } else {
-                ""
-            };
             format!(
-                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}{recent}) f \
+                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}) f \
                  JOIN runs r ON r.rid = f.frid"
             )
         } else {
