@@ -57,6 +57,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// WAL pages written before a commit checkpoints them into the database.
 const WAL_PAGES: i64 = 256;
 
+/// Page cache of a connection to the index, at most (KiB).
+const CACHE_KIB: i64 = 32 * 1024;
+
 /// The kinds of file the index follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -360,6 +363,13 @@ impl Index {
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(&e)?;
         conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(&e)?;
+        // A long-lived face reuses this connection (see `pool`), and its
+        // cache survives between reads while nobody writes: SQLite's 2 MiB
+        // default held less than one common word's doclist, so each text
+        // search read it again from the file. Pages are cached only as they
+        // are read, so a short query's memory is unchanged.
+        conn.pragma_update(None, "cache_size", -CACHE_KIB)
             .map_err(&e)?;
         let file_id = pool::file_id(path);
         Ok(Index {

@@ -207,19 +207,20 @@ impl Index {
             .as_deref()
             .map(fts_query)
             .filter(|q| !q.is_empty());
-        let from = if let Some(q) = &text {
+        let from = if text.is_some() && recent_only {
+            // `temp.recent_matches` holds matches only, gathered from the
+            // same MATCH just before: asking FTS5 again would open one
+            // cursor per listed rowid (it answers a rowid list one rowid at
+            // a time), most of a common word's page.
+            "temp.recent_matches f JOIN runs r ON r.rid = f.rid".to_string()
+        } else if let Some(q) = &text {
             let n = arg(q.clone().into(), &mut args);
             // The FTS table answers the MATCH and its bm25 rank alone; only
             // rowids and ranks flow into the join and the sort. A count asks
             // for no rank: bm25 would score every match only to be dropped.
             let rank = if ranked { ", rank AS frank" } else { "" };
-            let recent = if recent_only {
-                " AND rowid IN (SELECT rid FROM temp.recent_matches)"
-            } else {
-                ""
-            };
             format!(
-                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}{recent}) f \
+                "(SELECT rowid AS frid{rank} FROM runs_fts WHERE runs_fts MATCH {n}) f \
                  JOIN runs r ON r.rid = f.frid"
             )
         } else {
@@ -526,23 +527,23 @@ impl Index {
     /// of its [`RECENT_MATCHES`] most recently started matches and returns
     /// true; otherwise false, and the query ranks every match.
     ///
-    /// The matches' rowids are gathered once into SQLite's in-memory set
-    /// (the `IN` list), and the runs walked newest first are tested
-    /// against it; the `+` keeps SQLite from driving the walk by that list.
-    /// A probe of the FTS index per run instead opened a cursor per run,
-    /// which for words of several terms cost more than the walk saved.
+    /// The matches' rowids are read once from the doclist into a sorted
+    /// list, and the runs walked newest first (the `runs_started` index, in
+    /// the page's own order) are looked up in it. SQLite's `IN` set over the
+    /// doclist cost an in-memory B-tree insert per match, most of a common
+    /// word's page; a probe of the FTS index per run instead opened a
+    /// cursor per run, which cost more still.
     ///
     /// Why: bm25 must score every match before the best page is known, so
     /// a word in every run costs time in proportion to the runs; and for a
     /// word in so many runs bm25's weight (its IDF) is small anyway, so
     /// recency is the better order. With a share of at least 1 in
-    /// [`COMMON_SHARE`], the walk newest first through `runs_started` stops
-    /// after about `COMMON_SHARE × RECENT_MATCHES` runs whatever their
-    /// number (gathering the matches' rowids is one pass over the word's
-    /// doclist, with no bm25).
-    /// Whether the share is that large is found by counting matches only up
-    /// to that share (a rowid walk, no bm25). The temporary table lives in
-    /// memory, never in the index file.
+    /// [`COMMON_SHARE`], the walk newest first stops after about
+    /// `COMMON_SHARE × RECENT_MATCHES` runs whatever their number (reading
+    /// the matches' rowids is one pass over the word's doclist, with no
+    /// bm25), and the same pass counts the matches, to tell whether the
+    /// share is that large. The temporary table lives in memory, never in
+    /// the index file.
     fn narrow_to_recent(&self, fts: &str) -> Result<bool> {
         let runs: i64 = self
             .conn
@@ -554,15 +555,42 @@ impl Index {
             // Few runs: ranking every match is cheap.
             return Ok(false);
         }
-        let seen: i64 = self
-            .conn
-            .prepare_cached(
-                "SELECT count(*) FROM (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 LIMIT ?2)",
-            )
-            .and_then(|mut st| st.query_row(params![fts, enough], |r| r.get(0)))
-            .map_err(self.err())?;
-        if seen < enough {
+        // One walk of the doclist, in rowid order (FTS5's own), both
+        // counts the matches and keeps their rowids, already sorted.
+        let mut matches: Vec<i64> = vec![];
+        {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?1")
+                .map_err(self.err())?;
+            let mut rows = st.query([fts]).map_err(self.err())?;
+            while let Some(row) = rows.next().map_err(self.err())? {
+                matches.push(row.get(0).map_err(self.err())?);
+            }
+        }
+        if (matches.len() as i64) < enough {
             return Ok(false);
+        }
+        // FTS5 lists rowids ascending; sorting again costs nothing then and
+        // keeps the binary search right whatever it did.
+        matches.sort_unstable();
+        // The runs newest first, in exactly the order the page lists them,
+        // kept when they match: about COMMON_SHARE × RECENT_MATCHES steps.
+        let mut recent: Vec<i64> = Vec::with_capacity(RECENT_MATCHES);
+        {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT rid FROM runs ORDER BY started_ns DESC, id")
+                .map_err(self.err())?;
+            let mut rows = st.query([]).map_err(self.err())?;
+            while recent.len() < RECENT_MATCHES
+                && let Some(row) = rows.next().map_err(self.err())?
+            {
+                let rid: i64 = row.get(0).map_err(self.err())?;
+                if matches.binary_search(&rid).is_ok() {
+                    recent.push(rid);
+                }
+            }
         }
         self.conn
             .execute_batch(
@@ -570,14 +598,27 @@ impl Index {
                  DELETE FROM temp.recent_matches;",
             )
             .map_err(self.err())?;
+        // One transaction of the temporary database (the index file is not
+        // written): one commit rather than one per row.
         self.conn
-            .prepare_cached(
-                "INSERT INTO temp.recent_matches(rid) SELECT r.rid FROM runs r \
-                 WHERE +r.rid IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?1) \
-                 ORDER BY r.started_ns DESC, r.id LIMIT ?2",
-            )
-            .and_then(|mut st| st.execute(params![fts, RECENT_MATCHES as i64]))
+            .execute_batch("SAVEPOINT recent")
             .map_err(self.err())?;
+        let filled = (|| -> rusqlite::Result<()> {
+            let mut ins = self
+                .conn
+                .prepare_cached("INSERT INTO temp.recent_matches(rid) VALUES (?1)")?;
+            for rid in &recent {
+                ins.execute([rid])?;
+            }
+            Ok(())
+        })();
+        let end = if filled.is_ok() {
+            "RELEASE recent"
+        } else {
+            "ROLLBACK TO recent; RELEASE recent"
+        };
+        self.conn.execute_batch(end).map_err(self.err())?;
+        filled.map_err(self.err())?;
         Ok(true)
     }
 

@@ -1192,6 +1192,66 @@ fn a_word_in_most_runs_lists_its_most_recent_matches_newest_first() {
     assert_eq!(none_recent.len(), 2);
 }
 
+#[test]
+fn a_common_words_recent_page_equals_a_full_scan_whatever_the_rowid_order() {
+    let (_d, p) = project();
+    let dir = p.config.agent_outputs_folder.clone();
+    // Start times in no relation to the folder names (the rebuild's
+    // insertion order), with ties; "common" in two runs of three.
+    let write = |i: u32, minute: u32, words: &str| -> (String, i64, String) {
+        let id = uuid::Uuid::from_u128(
+            0x2000_0000_0000_4000_8000_0000_0000_0000 + u128::from((i * 7919) % 1000),
+        )
+        .to_string();
+        let started = format!("2025-10-05T{:02}:{:02}:00.000Z", minute / 60, minute % 60);
+        let folder = dir.join(&id);
+        std::fs::create_dir_all(&folder).unwrap();
+        let m = json!({
+            "version": "1.0.0", "session_id": id,
+            "agent": {"name": "alex"}, "workflow": {"name": "w", "description": words},
+            "execution": {"started_at": started, "status": "completed"},
+            "outputs": [],
+        });
+        std::fs::write(folder.join(MANIFEST_FILE), m.to_string()).unwrap();
+        let ns = jiff::Timestamp::from_str(&started).unwrap().as_nanosecond() as i64;
+        (id, ns, words.to_string())
+    };
+    use std::str::FromStr;
+    let mut runs = vec![];
+    for i in 0..200u32 {
+        let words = if i % 3 == 0 { "other" } else { "common word" };
+        runs.push(write(i, (i * 37) % 120, words));
+    }
+    let mut index = Index::open(&p).unwrap();
+    // Synced late: an old start time, the largest rowid; and a run rewritten
+    // in place to start last, keeping its small rowid.
+    runs.push(write(500, 0, "common"));
+    let (old_id, _, _) = runs[1].clone();
+    runs[1] = write(1, 300, "common");
+    assert_eq!(runs[1].0, old_id);
+    index.sync().unwrap();
+    let expected = |limit: usize| -> Vec<String> {
+        let mut m: Vec<&(String, i64, String)> =
+            runs.iter().filter(|r| r.2.contains("common")).collect();
+        m.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        m.into_iter().take(limit).map(|r| r.0.clone()).collect()
+    };
+    for limit in [1, 2, 3] {
+        let found: Vec<String> = index
+            .find_runs(&RunQuery {
+                text: Some("common".into()),
+                limit: Some(limit),
+                ..RunQuery::default()
+            })
+            .unwrap()
+            .into_iter()
+            .map(|h| h.run.id.to_string())
+            .collect();
+        assert_eq!(found, expected(limit), "limit {limit}");
+    }
+    assert_eq!(expected(1), [old_id]);
+}
+
 /// A project whose logbook.yaml names a team catalog (never contacted here:
 /// no driver is installed in unit tests).
 fn team_project() -> (TempDir, Project) {
