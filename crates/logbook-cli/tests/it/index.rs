@@ -159,6 +159,44 @@ fn find_text_latest_output_and_lineage_from_the_index() {
 }
 
 #[test]
+fn a_root_named_relatively_or_through_a_symlink_is_one_project() {
+    let t = TestProject::new();
+    let ids = history(&t);
+    let alias_dir = tempfile::tempdir().unwrap();
+    let alias = alias_dir.path().join("alias");
+    std::os::unix::fs::symlink(t.root(), &alias).unwrap();
+    let dotted = format!("{}/./", t.root().display());
+    let sub = t.path("docs");
+    for root in [
+        ".",
+        "./",
+        "docs/..",
+        dotted.as_str(),
+        alias.to_str().unwrap(),
+    ] {
+        // Each names the project the runs were written in (found from the
+        // working directory): nothing is new to its index.
+        let report = t.json(&["index", "sync", "--root", root]);
+        assert_eq!(
+            (&report["indexed"], &report["removed"]),
+            (&json!(0), &json!(0)),
+            "--root {root}: {report}"
+        );
+        let found = t.json(&["find", "--root", root]);
+        assert_eq!(found.as_array().unwrap().len(), ids.len(), "--root {root}");
+    }
+    // From a subfolder, `--root ..` is the same project too.
+    let out = t
+        .cmd(&["--json", "find", "--root", ".."])
+        .current_dir(&sub)
+        .output()
+        .unwrap();
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(found.as_array().unwrap().len(), ids.len());
+    assert_eq!(t.json(&["index", "status"])["runs"], json!(ids.len()));
+}
+
+#[test]
 fn hand_edited_manifest_is_picked_up_by_sync() {
     let t = TestProject::new();
     let ids = history(&t);

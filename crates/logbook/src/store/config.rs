@@ -119,7 +119,7 @@ impl Config {
     /// nearest ancestor holding `logbook.yaml` or `.logbook/`, else `cwd`.
     pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config> {
         let root = match explicit {
-            Some(r) => store::absolute(cwd, r),
+            Some(r) => store::root_path(cwd, r),
             None => cwd
                 .ancestors()
                 .find(|d| d.join(CONFIG_FILE).is_file() || d.join(STATE_DIR).is_dir())

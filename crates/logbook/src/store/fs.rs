@@ -59,13 +59,25 @@ pub fn write_atomic_with(
     result
 }
 
-/// `p` itself when absolute, else `p` under `base`.
+/// `p` itself when absolute, else `p` under `base`, without `.`
+/// components: the index keeps files by path, so `/x/./docs` and `/x/docs`
+/// (what `--root .` and an absolute root give) must be one path.
 pub fn absolute(base: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
+    let joined = if p.is_absolute() {
         p.to_path_buf()
     } else {
         base.join(p)
-    }
+    };
+    joined.components().collect()
+}
+
+/// The folder a user named as a project root, as one path however it was
+/// named (relative, through a symlink, with `..`): the physical path, as
+/// the working directory a root is found from without `--root` is. Kept
+/// lexical when it does not exist yet.
+pub fn root_path(cwd: &Path, root: &Path) -> PathBuf {
+    let root = absolute(cwd, root);
+    root.canonicalize().unwrap_or(root)
 }
 
 /// Makes a rename or a new entry in `dir` durable.

@@ -29,7 +29,7 @@ pub mod workflow;
 pub use config::Config;
 pub use fs::{
     EntryKind, absolute, entries, is_temp_file, move_durably, open_regular, read_optional,
-    read_regular, sync_dir, write_atomic, write_atomic_with,
+    read_regular, root_path, sync_dir, write_atomic, write_atomic_with,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

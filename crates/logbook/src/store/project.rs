@@ -22,7 +22,7 @@ impl Project {
     /// there must not quietly start a second project.
     pub fn discover(cwd: &Path, explicit_root: Option<&Path>) -> Result<Project> {
         if let Some(root) = explicit_root {
-            let root = crate::store::absolute(cwd, root);
+            let root = crate::store::root_path(cwd, root);
             if !root.is_dir() {
                 return Err(Error::RootMissing { path: root });
             }
