@@ -26,8 +26,9 @@ use sha2::{Digest, Sha256};
 
 use super::catalog::{
     Body, Change, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
-    WorkSessionBody, WorkflowStateBody,
+    WorkSessionBody, WorkflowStateBody, search_words_of,
 };
+use super::fulltext::manifest_text;
 use super::{Index, Kind};
 use crate::error::Result;
 use crate::store;
@@ -100,12 +101,17 @@ impl Index {
             })
             .map_err(&e)?;
         let mut changes = Vec::with_capacity(notes.len());
+        // Each run's searchable text, folded into words for the whole batch at once.
+        let mut texts: Vec<(usize, String)> = vec![];
         for (seq, kind, id) in notes {
             let Some(kind) = Kind::parse(&kind) else {
                 continue;
             };
             let body = match kind {
-                Kind::Run => run_body(&tx, &id).map_err(&e)?.map(Body::Run),
+                Kind::Run => run_body(&tx, &id).map_err(&e)?.map(|(body, text)| {
+                    texts.push((changes.len(), text));
+                    Body::Run(body)
+                }),
                 Kind::WorkSession => work_session_body(&tx, &id)
                     .map_err(&e)?
                     .map(Body::WorkSession),
@@ -116,13 +122,26 @@ impl Index {
             };
             changes.push(Change {
                 kind,
-                hash: body.as_ref().map_or_else(String::new, hash_of),
+                hash: String::new(),
                 id,
                 version: seq,
                 body,
             });
         }
         tx.commit().map_err(&e)?;
+        let words = search_words_of(&texts.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>())?;
+        for ((i, _), words) in texts.iter().zip(words) {
+            if let Some(Change {
+                body: Some(Body::Run(r)),
+                ..
+            }) = changes.get_mut(*i)
+            {
+                r.search_words = words;
+            }
+        }
+        for c in &mut changes {
+            c.hash = c.body.as_ref().map_or_else(String::new, hash_of);
+        }
         Ok(changes)
     }
 
@@ -207,7 +226,9 @@ fn hash_of(body: &Body) -> String {
         .collect()
 }
 
-fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
+/// A run's record and its searchable text (what the local index's FTS row
+/// holds: agent, workflow, manifest text, outputs' text).
+fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, String)>> {
     type Row = (
         i64,
         String,
@@ -263,7 +284,13 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
     let tags = strings("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag")?;
     let parents = strings("SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent")?;
     let mut outputs = vec![];
-    let mut search_text = String::new();
+    let mut search_text = format!("{agent}\n{title}\n{workflow}\n");
+    if let Ok((m, _)) =
+        crate::model::run::parse_manifest(&Path::new(&folder).join("manifest.json"), &manifest)
+    {
+        search_text.push_str(&manifest_text(&m));
+    }
+    let outputs_from = search_text.len();
     let listed: Vec<(String, String, String, String)> = tx
         .prepare_cached(
             "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
@@ -275,10 +302,11 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
             Some((t, cut)) => (Some(t), cut),
             None => (None, false),
         };
+        let room = MAX_SEARCH_TEXT.saturating_sub(search_text.len() - outputs_from);
         if let Some(t) = &text
-            && search_text.len() < MAX_SEARCH_TEXT
+            && room > 0
         {
-            search_text.push_str(cut_at(t, MAX_SEARCH_TEXT - search_text.len()));
+            search_text.push_str(cut_at(t, room));
             search_text.push('\n');
         }
         outputs.push(OutputBody {
@@ -290,22 +318,25 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
             truncated,
         });
     }
-    Ok(Some(RunBody {
-        folder,
-        agent,
-        workflow,
-        status,
-        user,
-        started_ms: crate::clock::parse(&started_at).map(|t| t.as_millisecond()),
-        started_at,
-        completed_at,
-        title,
-        manifest,
-        tags,
-        parents,
-        outputs,
+    Ok(Some((
+        RunBody {
+            folder,
+            agent,
+            workflow,
+            status,
+            user,
+            started_ms: crate::clock::parse(&started_at).map(|t| t.as_millisecond()),
+            started_at,
+            completed_at,
+            title,
+            manifest,
+            tags,
+            parents,
+            outputs,
+            search_words: vec![],
+        },
         search_text,
-    }))
+    )))
 }
 
 /// An output file's text, cut at [`MAX_OUTPUT_TEXT`] (and whether it was):
