@@ -90,16 +90,30 @@ impl Index {
     /// The oldest `limit` waiting changes with their current content, read
     /// in one transaction so each content matches its sequence number.
     pub fn outbox_batch(&self, limit: usize) -> Result<Vec<Change>> {
+        self.outbox_batch_after(i64::MIN, limit)
+            .map(|(changes, _)| changes)
+    }
+
+    /// [`Index::outbox_batch`] of the changes noted after sequence number
+    /// `after`, and the last sequence number read (`after` when none was):
+    /// a push reads its next batch while the server takes the previous
+    /// one, before that one's notes are forgotten.
+    pub fn outbox_batch_after(&self, after: i64, limit: usize) -> Result<(Vec<Change>, i64)> {
         let e = self.err();
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
             .map_err(&e)?;
         let notes: Vec<(i64, String, String)> = tx
-            .prepare_cached("SELECT seq, kind, id FROM team_outbox ORDER BY seq LIMIT ?1")
+            .prepare_cached(
+                "SELECT seq, kind, id FROM team_outbox WHERE seq > ?2 ORDER BY seq LIMIT ?1",
+            )
             .and_then(|mut st| {
-                st.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect()
+                st.query_map(params![limit as i64, after], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
             })
             .map_err(&e)?;
+        let last = notes.last().map_or(after, |n| n.0);
         let mut changes = Vec::with_capacity(notes.len());
         // Each run's searchable text, folded into words for the whole batch at once.
         let mut texts: Vec<(usize, String)> = vec![];
@@ -142,7 +156,7 @@ impl Index {
         for c in &mut changes {
             c.hash = c.body.as_ref().map_or_else(String::new, hash_of);
         }
-        Ok(changes)
+        Ok((changes, last))
     }
 
     /// Forgets pushed changes whose record was not written again since.
