@@ -42,6 +42,9 @@ use logbook::index::catalog::{
 use logbook::model::query::RunQuery;
 use tokio::runtime::Runtime;
 
+/// How long `logbook team init` lets the migrations run.
+const MIGRATION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
 /// Opens [`PgCatalog`]s from `postgres://` URLs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PgConnector;
@@ -144,7 +147,9 @@ impl Connector for PgConnector {
         let catalog = PgCatalog {
             pool,
             server,
-            timeout: deadline,
+            // A migration rewrites tables a whole team filled: it may take
+            // minutes, and being cut off only rolls it back to be redone.
+            timeout: deadline.max(MIGRATION_TIMEOUT),
         };
         catalog.run(async |c| migrations::apply(c).await)
     }

@@ -16,7 +16,7 @@ use logbook::error::Result;
 use crate::team_error;
 
 /// The schema version this program reads and writes.
-pub const LATEST: i64 = 1;
+pub const LATEST: i64 = 2;
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first catalog.
@@ -123,6 +123,33 @@ CREATE TABLE workflow_states(
   state jsonb,
   PRIMARY KEY(origin, id)
 );
+"#,
+    // 2: full text from words the pushing machine folds (its local index's
+    // tokenizer) instead of a generated column PostgreSQL parsed and
+    // stemmed on every insert, which was most of a push's server time; the
+    // outputs' text is no longer kept twice (it is in `outputs`). Rows
+    // pushed before keep an approximation made here from their old text
+    // (English stems, not accent-folded) until they are pushed again.
+    // Workflows compare byte-wise, so a pattern's literal prefix becomes an
+    // index range; the order indexes sort as the queries do (NULLS LAST),
+    // and the agent one carries the other filters, so a page is read in
+    // order and stops early.
+    r#"
+ALTER TABLE runs RENAME COLUMN search TO search_old;
+ALTER TABLE runs ADD COLUMN search tsvector NOT NULL DEFAULT ''::tsvector;
+UPDATE runs SET search = strip(search_old) WHERE NOT deleted;
+DROP INDEX runs_search;
+ALTER TABLE runs DROP COLUMN search_old;
+ALTER TABLE runs DROP COLUMN search_text;
+CREATE INDEX runs_search ON runs USING gin(search);
+DROP INDEX runs_started, runs_agent, runs_status, runs_workflow, runs_user;
+ALTER TABLE runs ALTER COLUMN workflow TYPE text COLLATE "C";
+CREATE INDEX runs_started ON runs(started_ms DESC NULLS LAST, id DESC) WHERE NOT deleted;
+CREATE INDEX runs_agent ON runs(agent, started_ms DESC NULLS LAST, id DESC)
+  INCLUDE (origin, status, workflow) WHERE NOT deleted;
+CREATE INDEX runs_status ON runs(status, started_ms DESC NULLS LAST, id DESC) WHERE NOT deleted;
+CREATE INDEX runs_workflow ON runs(workflow, started_ms DESC NULLS LAST, id DESC) WHERE NOT deleted;
+CREATE INDEX runs_user ON runs("user", started_ms DESC NULLS LAST, id DESC) WHERE NOT deleted;
 "#,
 ];
 

@@ -229,7 +229,8 @@ async fn write_runs(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> 
         titles.push(clean(&r.title));
         manifests.push(clean_json(&r.manifest));
         tags.push(serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into()));
-        search.push(clean(&r.search_text));
+        // Words never hold a space (the tokenizer splits on them).
+        search.push(clean(&r.search_words.join(" ")));
         for (seq, o) in r.outputs.iter().enumerate() {
             o_run.push(c.id.clone());
             o_seq.push(seq as i32);
@@ -251,22 +252,23 @@ async fn write_runs(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> 
     exec(
         tx,
         r#"INSERT INTO runs(origin, id, version, hash, deleted, folder, agent, workflow, status,
-             "user", started_at, started_ms, completed_at, title, manifest, tags, search_text)
+             "user", started_at, started_ms, completed_at, title, manifest, tags, search)
            SELECT $1, u.id, u.version, u.hash, false, u.folder, u.agent, u.workflow, u.status,
              u.usr, u.started_at, u.started_ms, u.completed_at, u.title, u.manifest::jsonb,
-             ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.search
+             ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)),
+             array_to_tsvector(string_to_array(u.words, ' '))
            FROM unnest($2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[],
              $8::text[], $9::text[], $10::text[], $11::int8[], $12::text[], $13::text[],
              $14::text[], $15::text[], $16::text[])
              AS u(id, version, hash, folder, agent, workflow, status, usr, started_at,
-                  started_ms, completed_at, title, manifest, tags, search)
+                  started_ms, completed_at, title, manifest, tags, words)
            ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version,
              hash = excluded.hash, deleted = false, folder = excluded.folder,
              agent = excluded.agent, workflow = excluded.workflow, status = excluded.status,
              "user" = excluded."user", started_at = excluded.started_at,
              started_ms = excluded.started_ms, completed_at = excluded.completed_at,
              title = excluded.title, manifest = excluded.manifest, tags = excluded.tags,
-             search_text = excluded.search_text
+             search = excluded.search
            WHERE runs.version < excluded.version"#,
         &[
             &origin,

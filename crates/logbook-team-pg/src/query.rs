@@ -30,30 +30,68 @@ const RUN_COLUMNS: &str = "r.origin, r.id, r.folder, r.manifest::text";
 pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u64)> {
     let mut filters = vec!["NOT r.deleted".to_string()];
     let mut params: Vec<Box<dyn ToSql + Sync + Send>> = vec![];
-    let mut add = |filters: &mut Vec<String>, sql: &str, value: Box<dyn ToSql + Sync + Send>| {
+    let add = |filters: &mut Vec<String>,
+               params: &mut Vec<Box<dyn ToSql + Sync + Send>>,
+               sql: &str,
+               value: Box<dyn ToSql + Sync + Send>| {
         params.push(value);
         filters.push(sql.replace('?', &format!("${}", params.len())));
     };
     if let Some(a) = &q.agent {
-        add(&mut filters, "r.agent = ?", Box::new(a.clone()));
-    }
-    if let Some(w) = &q.workflow {
-        // Both `?` name the one parameter.
         add(
             &mut filters,
-            "(r.workflow = ? OR r.workflow ~ ?)",
-            Box::new(w.clone()),
+            &mut params,
+            "r.agent = ?",
+            Box::new(a.clone()),
         );
     }
+    if let Some(w) = &q.workflow {
+        match prefix_range(w) {
+            // The range holds every match of the pattern, so an index reads
+            // only it; a name equal to the pattern itself (which starts
+            // with `^`) is outside it, hence the other branch.
+            Some((lo, hi)) => {
+                params.push(Box::new(w.clone()));
+                let p = params.len();
+                params.push(Box::new(lo));
+                let mut range = format!("r.workflow >= ${}", params.len());
+                if let Some(hi) = hi {
+                    params.push(Box::new(hi));
+                    range.push_str(&format!(" AND r.workflow < ${}", params.len()));
+                }
+                filters.push(format!(
+                    "(r.workflow = ${p} OR ({range} AND r.workflow ~ ${p}))"
+                ));
+            }
+            // Both `?` name the one parameter.
+            None => add(
+                &mut filters,
+                &mut params,
+                "(r.workflow = ? OR r.workflow ~ ?)",
+                Box::new(w.clone()),
+            ),
+        }
+    }
     if let Some(s) = &q.status {
-        add(&mut filters, "r.status = ?", Box::new(s.clone()));
+        add(
+            &mut filters,
+            &mut params,
+            "r.status = ?",
+            Box::new(s.clone()),
+        );
     }
     if let Some(u) = &q.user {
-        add(&mut filters, "r.\"user\" = ?", Box::new(u.clone()));
+        add(
+            &mut filters,
+            &mut params,
+            "r.\"user\" = ?",
+            Box::new(u.clone()),
+        );
     }
     if let Some(t) = &q.tag {
         add(
             &mut filters,
+            &mut params,
             "r.tags @> ARRAY[?::text]",
             Box::new(t.clone()),
         );
@@ -61,16 +99,24 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
     if let Some(since) = q.since {
         add(
             &mut filters,
+            &mut params,
             "r.started_ms >= ?",
             Box::new(since.as_millisecond()),
         );
     }
     if let Some(text) = &q.text {
-        add(
-            &mut filters,
-            "r.search @@ websearch_to_tsquery('english', ?)",
-            Box::new(text.clone()),
-        );
+        let words = logbook::index::catalog::search_words(text).map_err(|e| e.to_string())?;
+        if words.is_empty() {
+            // Punctuation only: a local search matches nothing either.
+            filters.push("false".into());
+        } else {
+            add(
+                &mut filters,
+                &mut params,
+                "r.search @@ ?::text::tsquery",
+                Box::new(tsquery_of(&words)),
+            );
+        }
     }
     let limit = q.limit.unwrap_or(50).min(i64::MAX as usize) as i64;
     let offset = q.offset.min(i64::MAX as usize) as i64;
@@ -83,11 +129,17 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
     page_params.push(&limit);
     page_params.push(&offset);
     let n = refs.len();
+    // The page's keys first, from the indexes alone where they can, then
+    // the manifests of only those runs (reading every candidate's manifest
+    // to sort it was most of the time).
     let rows = c
         .query(
             &format!(
-                "SELECT {RUN_COLUMNS} FROM runs r WHERE {where_} \
-                 ORDER BY r.started_ms DESC NULLS LAST, r.id DESC LIMIT ${} OFFSET ${}",
+                "SELECT {RUN_COLUMNS} FROM (SELECT r.origin, r.id, r.started_ms FROM runs r \
+                   WHERE {where_} \
+                   ORDER BY r.started_ms DESC NULLS LAST, r.id DESC LIMIT ${} OFFSET ${}) p \
+                 JOIN runs r ON r.origin = p.origin AND r.id = p.id \
+                 ORDER BY p.started_ms DESC NULLS LAST, p.id DESC",
                 n + 1,
                 n + 2
             ),
@@ -250,4 +302,84 @@ pub(crate) async fn status(c: &mut Object) -> Res<ServerStatus> {
             })
             .collect(),
     })
+}
+
+/// `words` as a query matching runs that hold all of them; each is quoted
+/// (a word is letters and digits, but a quote must never end the literal).
+fn tsquery_of(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| format!("'{}'", w.replace('\\', "\\\\").replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(" & ")
+}
+
+/// For a pattern anchored on a literal (`^deep-`), the byte range every
+/// match lies in: `[lo, hi)`, `hi` absent when the last character cannot
+/// be bumped. `None` when the pattern starts with anything else, or has an
+/// alternative (`^a|b`) the range would wrongly exclude.
+fn prefix_range(pattern: &str) -> Option<(String, Option<String>)> {
+    let rest = pattern.strip_prefix('^')?;
+    if rest.contains('|') {
+        return None;
+    }
+    let mut prefix: Vec<char> = vec![];
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        let literal = match c {
+            '\\' => match chars.next() {
+                Some(e) if e.is_ascii_punctuation() => e,
+                _ => break,
+            },
+            '.' | '[' | ']' | '(' | ')' | '$' | '^' | '+' | '*' | '?' | '{' | '}' => break,
+            c => c,
+        };
+        // A quantifier makes the character before it optional or repeated.
+        if matches!(chars.peek(), Some('*' | '?' | '{')) {
+            break;
+        }
+        prefix.push(literal);
+        if matches!(chars.peek(), Some('+')) {
+            break;
+        }
+    }
+    let last = *prefix.last()?;
+    let lo: String = prefix.iter().collect();
+    let hi = char::from_u32(last as u32 + 1).map(|next| {
+        let mut hi: String = prefix[..prefix.len() - 1].iter().collect();
+        hi.push(next);
+        hi
+    });
+    Some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_literal_prefix_bounds_the_pattern() {
+        let range = |p: &str| prefix_range(p);
+        assert_eq!(
+            range("^deep-"),
+            Some(("deep-".into(), Some("deep.".into())))
+        );
+        assert_eq!(range("^a\\.b"), Some(("a.b".into(), Some("a.c".into()))));
+        assert_eq!(range("^ab*c"), Some(("a".into(), Some("b".into()))));
+        assert_eq!(range("^ab+c"), Some(("ab".into(), Some("ac".into()))));
+        assert_eq!(range("^ab{2}"), Some(("a".into(), Some("b".into()))));
+        assert_eq!(range("^(?i)deep"), None);
+        assert_eq!(range("^a|b"), None);
+        assert_eq!(range("deep"), None);
+        assert_eq!(range("^\\d"), None);
+        assert_eq!(range("^.x"), None);
+    }
+
+    #[test]
+    fn words_are_quoted_in_a_query() {
+        assert_eq!(
+            tsquery_of(&["it's".into(), "a\\b".into()]),
+            "'it''s' & 'a\\\\b'"
+        );
+    }
 }

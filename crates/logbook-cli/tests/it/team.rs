@@ -278,7 +278,7 @@ fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
     let root = early;
     std::fs::write(
         a.path("docs/agent-outputs").join(&root).join("laptops.md"),
-        "# Laptops deep-dive\nThe budget laptop wins.\n",
+        "# Laptops deep-dive\nThe budget laptop wins, says the Café.\n",
     )
     .unwrap();
     a.run(&[
@@ -315,6 +315,47 @@ fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
     let by_text = b.json(&["find", "--team", "--text", "budget laptop"]);
     assert_eq!(ids(&by_text), BTreeSet::from([root.clone()]));
     assert_eq!(by_text[0]["origin"], "laptop-a");
+    // The catalog folds words as the local index does: stems, case, accents.
+    for words in ["Laptops BUDGET", "cafe", "café says", "win"] {
+        let local = a.json(&["find", "--text", words]);
+        let team = b.json(&["find", "--team", "--text", words]);
+        assert_eq!(ids(&team), ids(&local), "{words}");
+        assert_eq!(ids(&team), BTreeSet::from([root.clone()]), "{words}");
+    }
+    assert_eq!(
+        ids(&b.json(&["find", "--team", "--text", "!!"])),
+        BTreeSet::new()
+    );
+    // A pattern's literal prefix narrows the search, never the matches.
+    for pattern in [
+        "^deep-",
+        "^deep\\-dive",
+        "^deep.dive",
+        "^dx?eep",
+        "^review-stor(ies)?$",
+        "^(build|review)-",
+        "^build-stories|^review",
+        "^b+uild",
+        "stories$",
+        "build-stories",
+    ] {
+        for (m, origin) in [(&a, "laptop-a"), (&b, "ci-b")] {
+            let local = ids(&m.json(&["find", "--workflow", pattern]));
+            let team: BTreeSet<String> = a
+                .json(&["find", "--team", "--workflow", pattern])
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["origin"] == origin)
+                .map(|r| r["session_id"].as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(team, local, "{pattern} on {origin}");
+        }
+    }
+    assert_eq!(
+        ids(&a.json(&["find", "--team", "--workflow", "^deep-"])),
+        BTreeSet::from([root.clone()])
+    );
     let latest = b.json(&[
         "latest-output",
         "--team",

@@ -25,6 +25,25 @@ pub const MAX_OUTPUT_TEXT: usize = 1024 * 1024;
 /// How many bytes of a run's output text its full-text entry covers.
 pub const MAX_SEARCH_TEXT: usize = 256 * 1024;
 
+/// The distinct words of `text` as the local full-text index folds them
+/// (Porter stem, case and diacritics ignored), sorted: what a team search
+/// looks for, and, for a run's text, what the catalog indexes.
+pub fn search_words(text: &str) -> Result<Vec<String>> {
+    super::fulltext::words_of(&[text])
+        .map(|mut w| w.pop().unwrap_or_default())
+        .map_err(|e| words_error(&e))
+}
+
+fn words_error(e: &rusqlite::Error) -> crate::Error {
+    crate::error::index_error(std::path::Path::new(":memory:"), e)
+}
+
+/// [`search_words`] of many texts at once (one scratch insert and one
+/// scan instead of one per text).
+pub(super) fn search_words_of(texts: &[&str]) -> Result<Vec<Vec<String>>> {
+    super::fulltext::words_of(texts).map_err(|e| words_error(&e))
+}
+
 /// One record's state to upsert (or, with no body, to mark deleted).
 #[derive(Debug, Clone)]
 pub struct Change {
@@ -86,8 +105,10 @@ pub struct RunBody {
     pub parents: Vec<String>,
     /// Its registered outputs, in manifest order.
     pub outputs: Vec<OutputBody>,
-    /// The outputs' text for full-text search, cut at [`MAX_SEARCH_TEXT`].
-    pub search_text: String,
+    /// Its distinct words as the local full-text index folds them (see
+    /// [`search_words`]): agent, workflow, manifest text and outputs' text
+    /// (that cut at [`MAX_SEARCH_TEXT`]), sorted.
+    pub search_words: Vec<String>,
 }
 
 /// One registered output, with its text when it is text.

@@ -414,6 +414,75 @@ impl<'a> Iterator for Outs<'a> {
     }
 }
 
+/// Longest word (in bytes) the team catalog indexes: longer "words" are
+/// hashes and blobs nobody searches for, and PostgreSQL refuses lexemes
+/// over 2 KiB.
+const MAX_WORD_BYTES: usize = 200;
+
+thread_local! {
+    /// An in-memory SQLite with a scratch FTS5 table using the index's own
+    /// [`TOKENIZE`]: what folds text into words for the team catalog.
+    static WORDS: std::cell::RefCell<Option<Connection>> = const { std::cell::RefCell::new(None) };
+}
+
+fn words_connection() -> rusqlite::Result<Connection> {
+    let conn = Connection::open_in_memory()?;
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE words_text USING fts5(t, tokenize = '{TOKENIZE}', detail = none);
+         CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words_text, 'instance');"
+    ))?;
+    Ok(conn)
+}
+
+/// The distinct words of each text, folded exactly as the local full-text
+/// index folds them (Porter stem, case and diacritics ignored), sorted.
+///
+/// The team catalog indexes these instead of asking PostgreSQL to parse and
+/// stem the text: that parsing was most of a push's server time, and this
+/// way a team search matches what a local one matches ("Café" finds
+/// "cafe" there too).
+pub(super) fn words_of(texts: &[&str]) -> rusqlite::Result<Vec<Vec<String>>> {
+    WORDS.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(words_connection()?);
+        }
+        let Some(conn) = slot.as_ref() else {
+            return Ok(vec![]);
+        };
+        let tx =
+            rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)?;
+        {
+            let mut insert =
+                tx.prepare_cached("INSERT INTO words_text(rowid, t) VALUES (?1, ?2)")?;
+            for (i, t) in texts.iter().enumerate() {
+                insert.execute(rusqlite::params![i as i64 + 1, t])?;
+            }
+        }
+        let mut out: Vec<Vec<String>> = vec![vec![]; texts.len()];
+        {
+            let mut scan = tx.prepare_cached("SELECT doc, term FROM words_vocab")?;
+            let mut rows = scan.query([])?;
+            while let Some(row) = rows.next()? {
+                let doc: i64 = row.get(0)?;
+                let term: String = row.get(1)?;
+                if term.len() > MAX_WORD_BYTES {
+                    continue;
+                }
+                if let Some(words) = usize::try_from(doc - 1).ok().and_then(|d| out.get_mut(d)) {
+                    // The vocabulary is read in term order: a repeat is the last one.
+                    if words.last() != Some(&term) {
+                        words.push(term);
+                    }
+                }
+            }
+        }
+        // The scratch rows go with the transaction.
+        tx.rollback()?;
+        Ok(out)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,8 +26,9 @@ use sha2::{Digest, Sha256};
 
 use super::catalog::{
     Body, Change, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
-    WorkSessionBody, WorkflowStateBody,
+    WorkSessionBody, WorkflowStateBody, search_words_of,
 };
+use super::fulltext::manifest_text;
 use super::{Index, Kind};
 use crate::error::Result;
 use crate::store;
@@ -89,23 +90,42 @@ impl Index {
     /// The oldest `limit` waiting changes with their current content, read
     /// in one transaction so each content matches its sequence number.
     pub fn outbox_batch(&self, limit: usize) -> Result<Vec<Change>> {
+        self.outbox_batch_after(i64::MIN, limit)
+            .map(|(changes, _)| changes)
+    }
+
+    /// [`Index::outbox_batch`] of the changes noted after sequence number
+    /// `after`, and the last sequence number read (`after` when none was):
+    /// a push reads its next batch while the server takes the previous
+    /// one, before that one's notes are forgotten.
+    pub fn outbox_batch_after(&self, after: i64, limit: usize) -> Result<(Vec<Change>, i64)> {
         let e = self.err();
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
             .map_err(&e)?;
         let notes: Vec<(i64, String, String)> = tx
-            .prepare_cached("SELECT seq, kind, id FROM team_outbox ORDER BY seq LIMIT ?1")
+            .prepare_cached(
+                "SELECT seq, kind, id FROM team_outbox WHERE seq > ?2 ORDER BY seq LIMIT ?1",
+            )
             .and_then(|mut st| {
-                st.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                    .collect()
+                st.query_map(params![limit as i64, after], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
             })
             .map_err(&e)?;
+        let last = notes.last().map_or(after, |n| n.0);
         let mut changes = Vec::with_capacity(notes.len());
+        // Each run's searchable text, folded into words for the whole batch at once.
+        let mut texts: Vec<(usize, String)> = vec![];
         for (seq, kind, id) in notes {
             let Some(kind) = Kind::parse(&kind) else {
                 continue;
             };
             let body = match kind {
-                Kind::Run => run_body(&tx, &id).map_err(&e)?.map(Body::Run),
+                Kind::Run => run_body(&tx, &id).map_err(&e)?.map(|(body, text)| {
+                    texts.push((changes.len(), text));
+                    Body::Run(body)
+                }),
                 Kind::WorkSession => work_session_body(&tx, &id)
                     .map_err(&e)?
                     .map(Body::WorkSession),
@@ -116,14 +136,27 @@ impl Index {
             };
             changes.push(Change {
                 kind,
-                hash: body.as_ref().map_or_else(String::new, hash_of),
+                hash: String::new(),
                 id,
                 version: seq,
                 body,
             });
         }
         tx.commit().map_err(&e)?;
-        Ok(changes)
+        let words = search_words_of(&texts.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>())?;
+        for ((i, _), words) in texts.iter().zip(words) {
+            if let Some(Change {
+                body: Some(Body::Run(r)),
+                ..
+            }) = changes.get_mut(*i)
+            {
+                r.search_words = words;
+            }
+        }
+        for c in &mut changes {
+            c.hash = c.body.as_ref().map_or_else(String::new, hash_of);
+        }
+        Ok((changes, last))
     }
 
     /// Forgets pushed changes whose record was not written again since.
@@ -207,7 +240,9 @@ fn hash_of(body: &Body) -> String {
         .collect()
 }
 
-fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
+/// A run's record and its searchable text (what the local index's FTS row
+/// holds: agent, workflow, manifest text, outputs' text).
+fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, String)>> {
     type Row = (
         i64,
         String,
@@ -263,7 +298,13 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
     let tags = strings("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag")?;
     let parents = strings("SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent")?;
     let mut outputs = vec![];
-    let mut search_text = String::new();
+    let mut search_text = format!("{agent}\n{title}\n{workflow}\n");
+    if let Ok((m, _)) =
+        crate::model::run::parse_manifest(&Path::new(&folder).join("manifest.json"), &manifest)
+    {
+        search_text.push_str(&manifest_text(&m));
+    }
+    let outputs_from = search_text.len();
     let listed: Vec<(String, String, String, String)> = tx
         .prepare_cached(
             "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
@@ -275,10 +316,11 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
             Some((t, cut)) => (Some(t), cut),
             None => (None, false),
         };
+        let room = MAX_SEARCH_TEXT.saturating_sub(search_text.len() - outputs_from);
         if let Some(t) = &text
-            && search_text.len() < MAX_SEARCH_TEXT
+            && room > 0
         {
-            search_text.push_str(cut_at(t, MAX_SEARCH_TEXT - search_text.len()));
+            search_text.push_str(cut_at(t, room));
             search_text.push('\n');
         }
         outputs.push(OutputBody {
@@ -290,22 +332,25 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<RunBody>> {
             truncated,
         });
     }
-    Ok(Some(RunBody {
-        folder,
-        agent,
-        workflow,
-        status,
-        user,
-        started_ms: crate::clock::parse(&started_at).map(|t| t.as_millisecond()),
-        started_at,
-        completed_at,
-        title,
-        manifest,
-        tags,
-        parents,
-        outputs,
+    Ok(Some((
+        RunBody {
+            folder,
+            agent,
+            workflow,
+            status,
+            user,
+            started_ms: crate::clock::parse(&started_at).map(|t| t.as_millisecond()),
+            started_at,
+            completed_at,
+            title,
+            manifest,
+            tags,
+            parents,
+            outputs,
+            search_words: vec![],
+        },
         search_text,
-    }))
+    )))
 }
 
 /// An output file's text, cut at [`MAX_OUTPUT_TEXT`] (and whether it was):

@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::Index;
-use crate::index::catalog::{Catalog, Connector, PushStats, ServerStatus, TeamRun};
+use crate::index::catalog::{Catalog, Change, Connector, PushStats, ServerStatus, TeamRun};
 use crate::model::ids::RunId;
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::RunQuery;
@@ -145,35 +145,47 @@ fn push_within(
         // Writers may keep adding changes; a push takes what was there when
         // it began, and as much again, then leaves the rest to the next.
         let budget = total.saturating_mul(2) + BATCH as u64;
-        while report.pushed < budget {
-            if stop_at.is_some_and(|t| Instant::now() >= t) {
-                break;
+        // The next batch is read (index, output files, words) on another
+        // thread while the server writes this one.
+        let (sender, batches) = std::sync::mpsc::sync_channel::<Result<Vec<Change>>>(1);
+        std::thread::scope(|s| -> Result<()> {
+            s.spawn(move || read_batches(p, &sender));
+            while report.pushed < budget {
+                if stop_at.is_some_and(|t| Instant::now() >= t) {
+                    break;
+                }
+                let Ok(batch) = batches.recv() else {
+                    break;
+                };
+                let batch = batch?;
+                if batch.is_empty() {
+                    break;
+                }
+                let PushStats {
+                    written,
+                    unchanged,
+                    deleted,
+                } = catalog.push(&p.config.origin, &batch)?;
+                let done: Vec<_> = batch
+                    .iter()
+                    .map(|c| (c.kind, c.id.clone(), c.version))
+                    .collect();
+                index.outbox_done(&done)?;
+                report.pushed += batch.len() as u64;
+                report.written += written;
+                report.unchanged += unchanged;
+                report.deleted += deleted;
+                if let Some(f) = progress {
+                    f(
+                        report.pushed.min(total.max(report.pushed)),
+                        total.max(report.pushed),
+                    );
+                }
             }
-            let batch = index.outbox_batch(BATCH)?;
-            if batch.is_empty() {
-                break;
-            }
-            let PushStats {
-                written,
-                unchanged,
-                deleted,
-            } = catalog.push(&p.config.origin, &batch)?;
-            let done: Vec<_> = batch
-                .iter()
-                .map(|c| (c.kind, c.id.clone(), c.version))
-                .collect();
-            index.outbox_done(&done)?;
-            report.pushed += batch.len() as u64;
-            report.written += written;
-            report.unchanged += unchanged;
-            report.deleted += deleted;
-            if let Some(f) = progress {
-                f(
-                    report.pushed.min(total.max(report.pushed)),
-                    total.max(report.pushed),
-                );
-            }
-        }
+            // Ends the reader at its next batch.
+            drop(batches);
+            Ok(())
+        })?;
         report.backlog = index.outbox_len()?;
         Ok(report)
     })();
@@ -185,6 +197,33 @@ fn push_within(
         Err(e) => index.set_team_note("last_error", Some(&format!("{} {e}", clock::now_string()))),
     };
     result
+}
+
+/// Reads the outbox batch after batch for [`push_within`], until it is
+/// empty, an error, or the pusher stops listening.
+fn read_batches(p: &Project, sender: &std::sync::mpsc::SyncSender<Result<Vec<Change>>>) {
+    let index = match Index::open(p) {
+        Ok(index) => index,
+        Err(e) => {
+            let _ = sender.send(Err(e));
+            return;
+        }
+    };
+    let mut after = i64::MIN;
+    loop {
+        let (batch, last) = match index.outbox_batch_after(after, BATCH) {
+            Ok(read) => read,
+            Err(e) => {
+                let _ = sender.send(Err(e));
+                return;
+            }
+        };
+        let end = last == after;
+        after = last;
+        if sender.send(Ok(batch)).is_err() || end {
+            return;
+        }
+    }
 }
 
 struct Background {
