@@ -96,13 +96,9 @@ pub(super) fn snippet_of(
     folder: &Path,
     words: &str,
 ) -> rusqlite::Result<Option<String>> {
-    let query = any_word_query(words);
-    if query.is_empty() {
+    let Some(query) = snippet_query(conn, words)? else {
         return Ok(None);
-    }
-    conn.execute_batch(&format!(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_text USING fts5(t, tokenize = '{TOKENIZE}')"
-    ))?;
+    };
     let head = format!(
         "{}\n{}\n{}",
         m.agent.name,
@@ -122,13 +118,9 @@ pub(super) fn snippet_of(
     Ok(None)
 }
 
-/// A fragment of `text` (a transcript's messages) around the first of
-/// `words` found in it, hits in `[…]`, cut as [`snippet_of`] cuts a run's.
-pub(super) fn snippet_of_text(
-    conn: &Connection,
-    text: &str,
-    words: &str,
-) -> rusqlite::Result<Option<String>> {
+/// The query marking any of `words` (`None` without words), once the
+/// scratch table snippets are cut in exists.
+fn snippet_query(conn: &Connection, words: &str) -> rusqlite::Result<Option<String>> {
     let query = any_word_query(words);
     if query.is_empty() {
         return Ok(None);
@@ -136,6 +128,19 @@ pub(super) fn snippet_of_text(
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_text USING fts5(t, tokenize = '{TOKENIZE}')"
     ))?;
+    Ok(Some(query))
+}
+
+/// A fragment of `text` (a transcript's messages) around the first of
+/// `words` found in it, hits in `[…]`, cut as [`snippet_of`] cuts a run's.
+pub(super) fn snippet_of_text(
+    conn: &Connection,
+    text: &str,
+    words: &str,
+) -> rusqlite::Result<Option<String>> {
+    let Some(query) = snippet_query(conn, words)? else {
+        return Ok(None);
+    };
     highlighted(conn, text, &query)
 }
 
@@ -293,18 +298,63 @@ fn output_rel(file: &str) -> Option<&Path> {
 }
 
 /// The text of a registered output file, if it is a small UTF-8 file inside
-/// its run folder.
+/// its run folder (what the full-text index reads).
 pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
+    output_text_upto(folder, file, MAX_TEXT_BYTES as usize, Longer::Skip).map(|(t, _)| t)
+}
+
+/// What [`output_text_upto`] does with a file longer than its limit.
+pub(super) enum Longer {
+    /// No text at all (the full-text index skips such files).
+    Skip,
+    /// Its first bytes, cut at a character boundary (the team catalog).
+    Cut,
+}
+
+/// The UTF-8 text of registered output `file` of the run in `folder`, at
+/// most `max` bytes of it, and whether it was longer. The one reader of an
+/// output's text, so every one has the same rules: a plain relative name
+/// inside the run folder (another tool's manifest may name `../../x`), a
+/// regular file (not a symlink out of the folder, nor a FIFO that would
+/// block the open), no NUL.
+pub(super) fn output_text_upto(
+    folder: &Path,
+    file: &str,
+    max: usize,
+    longer: Longer,
+) -> Option<(String, bool)> {
+    use std::io::Read as _;
     let path = output_path(folder, file)?;
     let m = fs::symlink_metadata(&path).ok()?;
-    if !m.is_file() || m.len() > MAX_TEXT_BYTES {
+    if !m.is_file() || matches!(longer, Longer::Skip) && m.len() > max as u64 {
         return None;
     }
-    let bytes = fs::read(&path).ok()?;
+    let mut bytes = Vec::new();
+    fs::File::open(&path)
+        .ok()?
+        .take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let cut = bytes.len() > max;
+    if cut && matches!(longer, Longer::Skip) {
+        return None;
+    }
+    bytes.truncate(max);
     if bytes.contains(&0) {
         return None;
     }
-    String::from_utf8(bytes).ok()
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        // Cut inside a character: keep what is whole.
+        Err(e) if cut && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).ok()?
+        }
+        Err(_) => return None,
+    };
+    Some((text, cut))
 }
 
 /// One number standing for the state of a run's registered output files
@@ -486,6 +536,45 @@ pub(super) fn words_of(texts: &[&str]) -> rusqlite::Result<Vec<Vec<String>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outputs_text_is_read_only_from_a_regular_file_inside_its_run_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        fs::create_dir(&run).unwrap();
+        fs::write(dir.path().join("secret.txt"), "outside").unwrap();
+        fs::write(run.join("a.md"), "héllo wörld").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), run.join("link.md")).unwrap();
+        let fifo = run.join("pipe.md");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let read =
+            |file: &str, max: usize, longer: Longer| output_text_upto(&run, file, max, longer);
+        assert_eq!(
+            read("a.md", 100, Longer::Cut),
+            Some(("héllo wörld".to_string(), false))
+        );
+        // Names another tool wrote that lead out, a symlink out, a FIFO
+        // (whose open would block): no text, never a hang.
+        for name in [
+            "../secret.txt",
+            "/etc/hostname",
+            "link.md",
+            "pipe.md",
+            "missing.md",
+        ] {
+            assert_eq!(read(name, 100, Longer::Cut), None, "{name}");
+        }
+        // Longer than the limit: cut at a whole character, or skipped.
+        assert_eq!(read("a.md", 2, Longer::Cut), Some(("h".to_string(), true)));
+        assert_eq!(read("a.md", 2, Longer::Skip), None);
+        assert_eq!(output_text(&run, "a.md").as_deref(), Some("héllo wörld"));
+    }
 
     fn snippet(text: &str, words: &str) -> Option<String> {
         let conn = Connection::open_in_memory().unwrap();

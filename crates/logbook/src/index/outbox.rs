@@ -16,8 +16,6 @@
 //! content. A note is removed after the push only if its sequence number is
 //! unchanged; a record written again meanwhile keeps its (new) note.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -28,7 +26,7 @@ use super::catalog::{
     Body, Change, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
     WorkSessionBody, WorkflowStateBody, search_words_of,
 };
-use super::fulltext::manifest_text;
+use super::fulltext::{Longer, manifest_text, output_text_upto};
 use super::{Index, Kind};
 use crate::error::Result;
 use crate::store;
@@ -312,10 +310,11 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, Stri
         .query_map([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect::<rusqlite::Result<_>>()?;
     for (file, output_type, description, created_at) in listed {
-        let (text, truncated) = match output_text(&Path::new(&folder).join(&file)) {
-            Some((t, cut)) => (Some(t), cut),
-            None => (None, false),
-        };
+        let (text, truncated) =
+            match output_text_upto(Path::new(&folder), &file, MAX_OUTPUT_TEXT, Longer::Cut) {
+                Some((t, cut)) => (Some(t), cut),
+                None => (None, false),
+            };
         let room = MAX_SEARCH_TEXT.saturating_sub(search_text.len() - outputs_from);
         if let Some(t) = &text
             && room > 0
@@ -351,37 +350,6 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, Stri
         },
         search_text,
     )))
-}
-
-/// An output file's text, cut at [`MAX_OUTPUT_TEXT`] (and whether it was):
-/// `None` for a missing file, a non-regular one, or one that is not UTF-8
-/// text (a NUL byte counts as binary: PostgreSQL text cannot hold one).
-fn output_text(path: &Path) -> Option<(String, bool)> {
-    let file = File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_OUTPUT_TEXT as u64 + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    let truncated = bytes.len() > MAX_OUTPUT_TEXT;
-    bytes.truncate(MAX_OUTPUT_TEXT);
-    if bytes.contains(&0) {
-        return None;
-    }
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        // Cut inside a character: keep what is whole.
-        Err(e) if truncated && e.utf8_error().error_len().is_none() => {
-            let valid = e.utf8_error().valid_up_to();
-            let mut bytes = e.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).ok()?
-        }
-        Err(_) => return None,
-    };
-    Some((text, truncated))
 }
 
 fn cut_at(s: &str, max: usize) -> &str {
