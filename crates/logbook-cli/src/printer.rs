@@ -105,25 +105,31 @@ impl Printer {
             }
             return Ok(());
         }
-        let mut stdout = std::io::stdout().lock();
         if self.json {
-            // Streamed, so a large transcript is not held a second time as
-            // text; converting back to io::Error lets a closed pipe be seen.
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
-            serde_json::to_writer_pretty(&mut w, &out.json).map_err(std::io::Error::from)?;
-            writeln!(w)?;
-            w.flush()?;
+            self.write_json(&out.json)?;
         } else if !out.human.is_empty() {
+            let mut stdout = std::io::stdout().lock();
             write!(stdout, "{}", out.human)?;
             if !out.human.ends_with('\n') {
                 writeln!(stdout)?;
             }
+            stdout.flush()?;
         }
-        stdout.flush()?;
         if let Some(note) = &out.note {
             let _ = writeln!(std::io::stderr(), "{note}");
         }
         Ok(())
+    }
+
+    /// Writes `value` as the one JSON value on stdout, serialized straight
+    /// to it: a large report (a transcript, doctor's findings) is never held
+    /// a second time as a `Value` or as text. Converting back to io::Error
+    /// lets a closed pipe be seen.
+    pub(crate) fn write_json(&self, value: &impl serde::Serialize) -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut w, value).map_err(std::io::Error::from)?;
+        writeln!(w)?;
+        w.flush()
     }
 
     /// A listing printed item by item as the command produces it (see

@@ -1,7 +1,7 @@
 //! `logbook doctor`: names every file that is corrupt or stale and, with
 //! `--fix`, repairs what can be repaired without losing data.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 use std::io::IsTerminal;
 
 use anyhow::Result;
@@ -53,29 +53,37 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let style = ctx.style();
-    let mut human = String::new();
-    if report.findings.is_empty() {
-        let _ = writeln!(
-            human,
-            "{} ({} runs checked)",
-            style.green("No problems found"),
-            report.runs_checked
-        );
-    }
-    for f in &report.findings {
-        let _ = writeln!(
-            human,
-            "{} {}: {}",
-            style.yellow(f.kind),
-            f.path.display(),
-            f.message
-        );
-        if let Some(fixed) = &f.fixed {
-            let _ = writeln!(human, "  fixed: {fixed}");
+    // Printed here, straight from the report: at a million runs there can
+    // be a hundred thousand findings, not to be held twice more as a JSON
+    // value and as text.
+    if ctx.printer.json {
+        ctx.printer.write_json(&report)?;
+    } else {
+        let style = ctx.style();
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        if report.findings.is_empty() {
+            writeln!(
+                out,
+                "{} ({} runs checked)",
+                style.green("No problems found"),
+                report.runs_checked
+            )?;
         }
+        for f in &report.findings {
+            writeln!(
+                out,
+                "{} {}: {}",
+                style.yellow(f.kind),
+                f.path.display(),
+                f.message
+            )?;
+            if let Some(fixed) = &f.fixed {
+                writeln!(out, "  fixed: {fixed}")?;
+            }
+        }
+        out.flush()?;
     }
-    let out = Output::new(serde_json::to_value(&report)?, human);
+    let out = Output::printed();
     let open = report.unresolved();
     if open > 0 {
         let what = if a.fix {
