@@ -711,6 +711,70 @@ fn doctor_compares_index_and_files_and_fix_syncs() {
     assert!(kinds.contains(&"dangling-link"), "{after:#}");
 }
 
+#[test]
+fn doctor_counts_what_index_status_counts_as_stale_from_its_own_walk() {
+    use std::io::Write;
+    let t = TestProject::new();
+    let ids = history(&t);
+    let (d, _) = start(&t, "dana", "triage", &[]);
+    let (e, _) = start(&t, "erin", "triage", &[]);
+    let dir = t.path("docs/agent-outputs");
+    // Behind logbook's back: one run folder added, a manifest edited, an
+    // output appended to, a manifest made unreadable, a folder removed and
+    // a manifest removed from a folder that stays.
+    let added = "0b0e3f2a-1111-4222-8333-444455556666";
+    let mut m: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(&ids[0]).join("manifest.json")).unwrap())
+            .unwrap();
+    m["session_id"] = json!(added);
+    std::fs::create_dir_all(dir.join(added)).unwrap();
+    std::fs::write(
+        dir.join(added).join("manifest.json"),
+        serde_json::to_string_pretty(&m).unwrap(),
+    )
+    .unwrap();
+    let edited = dir.join(&ids[2]).join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&edited).unwrap()).unwrap();
+    m["tags"] = json!(["edited"]);
+    std::fs::write(&edited, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join(&ids[1]).join("detail.md"))
+        .unwrap()
+        .write_all(b" And a quokka.")
+        .unwrap();
+    std::fs::write(dir.join(&ids[0]).join("manifest.json"), "{ not json").unwrap();
+    std::fs::remove_dir_all(dir.join(&d)).unwrap();
+    std::fs::remove_file(dir.join(&e).join("manifest.json")).unwrap();
+
+    let want = (1, 3, 2);
+    assert_eq!(stale(&t), want, "index status");
+    let report = t.doctor(&[]);
+    let stale_finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "index-stale")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert!(
+        stale_finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 new, 3 changed, 2 deleted"),
+        "{report:#}"
+    );
+    assert_eq!(stale(&t), want, "doctor changed nothing");
+    t.run(&["index", "sync"]).ok();
+    assert!(
+        !t.doctor(&[])["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "index-stale"),
+        "synced"
+    );
+}
+
 fn stale(t: &TestProject) -> (u64, u64, u64) {
     let s = t.json(&["index", "status"]);
     let s = &s["stale"];
