@@ -1,8 +1,8 @@
 //! `logbook doctor`: names every file that is corrupt or stale and, with
 //! `--fix`, repairs what can be repaired without losing data.
 
-use std::io::Write as _;
 use std::io::IsTerminal;
+use std::io::Write as _;
 
 use anyhow::Result;
 use clap::Args;

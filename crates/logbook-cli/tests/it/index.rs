@@ -723,9 +723,10 @@ fn doctor_counts_what_index_status_counts_as_stale_from_its_own_walk() {
     // output appended to, a manifest made unreadable, a folder removed and
     // a manifest removed from a folder that stays.
     let added = "0b0e3f2a-1111-4222-8333-444455556666";
-    let mut m: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(&ids[0]).join("manifest.json")).unwrap())
-            .unwrap();
+    let mut m: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(&ids[0]).join("manifest.json")).unwrap(),
+    )
+    .unwrap();
     m["session_id"] = json!(added);
     std::fs::create_dir_all(dir.join(added)).unwrap();
     std::fs::write(
@@ -920,5 +921,8 @@ fn an_index_of_the_previous_schema_is_rebuilt_silently_with_stemming() {
     let hits: Value = serde_json::from_str(r.ok()).unwrap();
     assert_eq!(hits[0]["session_id"], ids[0].as_str(), "{hits:#}");
     assert!(r.stderr.lines().count() <= 1, "{}", r.stderr);
-    assert_eq!(t.json(&["index", "status"])["schema_version"], 6);
+    assert_eq!(
+        t.json(&["index", "status"])["schema_version"],
+        logbook::index::SCHEMA_VERSION
+    );
 }

@@ -18,6 +18,19 @@ use crate::model::run::{MANIFEST_FILE, OutputRecord, Run};
 use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
 
+/// A statement's SQL and its arguments.
+pub(super) type Sql = (String, Vec<rusqlite::types::Value>);
+
+/// What a run filter's SQL is for.
+#[derive(Clone, Copy)]
+enum Purpose {
+    /// A page in start order; `ranked`: by text rank first; `recent_only`:
+    /// from the recent text matches gathered before.
+    Page { ranked: bool, recent_only: bool },
+    /// How many runs match.
+    Count,
+}
+
 /// The SQL of a run query's filters, shared by the page and its count.
 struct RunFilter {
     from: String,
@@ -190,12 +203,14 @@ impl Index {
 
     /// The FROM clause, WHERE terms and arguments of `query`'s filters
     /// (paging aside); `None` when no run can match.
-    fn run_filter(
-        &self,
-        query: &RunQuery,
-        ranked: bool,
-        recent_only: bool,
-    ) -> Result<Option<RunFilter>> {
+    fn run_filter(&self, query: &RunQuery, purpose: Purpose) -> Result<Option<RunFilter>> {
+        let (ranked, recent_only) = match purpose {
+            Purpose::Page {
+                ranked,
+                recent_only,
+            } => (ranked, recent_only),
+            Purpose::Count => (false, false),
+        };
         let mut where_ = vec!["1=1".to_string()];
         let mut args: Vec<rusqlite::types::Value> = vec![];
         let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
@@ -228,7 +243,13 @@ impl Index {
         };
         if let Some(a) = &query.agent {
             let n = arg(a.clone().into(), &mut args);
-            where_.push(format!("r.agent = {n}"));
+            where_.push(match purpose {
+                // Written as `runs_tally`'s key, which only a count can
+                // use: an index SQLite may pick for a page would make it
+                // sort every match instead of walking one in start order.
+                Purpose::Count => format!("(r.agent || '') = {n}"),
+                Purpose::Page { .. } => format!("r.agent = {n}"),
+            });
         }
         if let Some(s) = &query.status {
             let n = arg(s.clone().into(), &mut args);
@@ -302,8 +323,24 @@ impl Index {
     /// a common word is in.
     pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         query.matcher()?;
-        let Some(f) = self.run_filter(query, false, false)? else {
+        let Some((sql, args)) = self.count_sql(query, cap)? else {
             return Ok(0);
+        };
+        self.conn
+            .prepare_cached(&sql)
+            .map_err(self.err())?
+            .query_row(rusqlite::params_from_iter(args.iter()), |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n.max(0) as u64)
+            .map_err(self.err())
+    }
+
+    /// The SQL and arguments of [`Index::count_runs_upto`]; `None` when no
+    /// run can match.
+    pub(super) fn count_sql(&self, query: &RunQuery, cap: Option<u64>) -> Result<Option<Sql>> {
+        let Some(f) = self.run_filter(query, Purpose::Count)? else {
+            return Ok(None);
         };
         let sql = match cap {
             Some(cap) => format!(
@@ -314,14 +351,7 @@ impl Index {
             ),
             None => format!("SELECT count(*) FROM {} WHERE {}", f.from, f.where_),
         };
-        self.conn
-            .prepare_cached(&sql)
-            .map_err(self.err())?
-            .query_row(rusqlite::params_from_iter(f.args.iter()), |r| {
-                r.get::<_, i64>(0)
-            })
-            .map(|n| n.max(0) as u64)
-            .map_err(self.err())
+        Ok(Some((sql, f.args)))
     }
 
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
@@ -470,12 +500,36 @@ impl Index {
         query: &RunQuery,
         recent_only: bool,
     ) -> Result<Option<(Vec<i64>, Option<String>)>> {
+        let Some(((sql, args), text)) = self.page_sql(query, recent_only)? else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(self.err())?;
+        let rids = stmt
+            .query_map(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
+            .map_err(self.err())?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(self.err())?;
+        Ok(Some((rids, text)))
+    }
+
+    /// The SQL and arguments of [`Index::page_rids`], and its FTS5 query.
+    pub(super) fn page_sql(
+        &self,
+        query: &RunQuery,
+        recent_only: bool,
+    ) -> Result<Option<(Sql, Option<String>)>> {
         let Some(RunFilter {
             from,
             where_,
             mut args,
             text,
-        }) = self.run_filter(query, !recent_only, recent_only)?
+        }) = self.run_filter(
+            query,
+            Purpose::Page {
+                ranked: !recent_only,
+                recent_only,
+            },
+        )?
         else {
             return Ok(None);
         };
@@ -509,17 +563,10 @@ impl Index {
         // they cover the filters), then only those rows' manifests, so the
         // sort never carries manifests and memory is the page's, not the
         // number of runs'.
-        let sql_text = format!(
+        let sql = format!(
             "SELECT r.rid FROM {from} WHERE {where_} ORDER BY {order} LIMIT {l} OFFSET {o}"
         );
-        let rids: Vec<i64> = {
-            let mut stmt = self.conn.prepare_cached(&sql_text).map_err(self.err())?;
-            stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
-                .map_err(self.err())?
-                .collect::<std::result::Result<_, _>>()
-                .map_err(self.err())?
-        };
-        Ok(Some((rids, text)))
+        Ok(Some(((sql, args), text)))
     }
 
     /// For an FTS5 query matching a large share of the runs (at least one

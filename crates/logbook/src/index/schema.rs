@@ -4,7 +4,7 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -184,6 +184,16 @@ pub(super) const INDEXES: &[(&str, &str)] = &[
     (
         "runs_status",
         "CREATE INDEX runs_status ON runs(status, started_ns DESC, id, agent, workflow)",
+    ),
+    // For counts only (`find`'s "N more match", MCP's `total`): an agent's
+    // matches by status and workflow, from the key alone, where the
+    // agent's index reads all of that agent's runs to count a few (0.68 to
+    // 0.06 ms for 666 of an agent's 4,990 runs). Its key is an expression
+    // that only a count's SQL is written with, so the planner never takes
+    // it for a page, which it would then have to sort.
+    (
+        "runs_tally",
+        "CREATE INDEX runs_tally ON runs((agent || ''), status, workflow)",
     ),
     (
         "outputs_type",

@@ -1358,3 +1358,63 @@ fn a_deletion_not_yet_pushed_survives_a_rebuild() {
     assert!(deletion.body.is_none(), "pushed as a deletion");
     assert!(waiting.iter().any(|c| c.id == kept && c.body.is_some()));
 }
+
+/// SQLite's plan of a statement, its steps' details joined.
+fn plan(index: &Index, (sql, args): &super::query::Sql) -> String {
+    let mut stmt = index
+        .conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap();
+    stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+        r.get::<_, String>(3)
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect::<Vec<_>>()
+    .join("; ")
+}
+
+#[test]
+fn counts_take_the_tally_index_and_pages_never_do() {
+    let (_d, p, _) = populated();
+    let queries = [
+        by_agent("alex"),
+        RunQuery {
+            agent: Some("alex".into()),
+            status: Some("completed".into()),
+            workflow: Some("^intake".into()),
+            ..Default::default()
+        },
+        RunQuery {
+            agent: Some("alex".into()),
+            status: Some("failed".into()),
+            ..Default::default()
+        },
+    ];
+    // Without statistics (written run by run), then with the ones a
+    // rebuild gathers.
+    for stats in ["none", "after a rebuild"] {
+        if stats != "none" {
+            Index::rebuild(&p, None).unwrap();
+        }
+        let index = Index::open(&p).unwrap();
+        for q in &queries {
+            let count = plan(&index, &index.count_sql(q, None).unwrap().unwrap());
+            assert!(count.contains("runs_tally"), "{stats}: {q:?}: {count}");
+            let (page, _) = index.page_sql(q, false).unwrap().unwrap();
+            let page = plan(&index, &page);
+            assert!(
+                !page.contains("runs_tally") && !page.contains("TEMP B-TREE"),
+                "{stats}: {q:?}: {page}"
+            );
+            // And both answer the same.
+            let found = index
+                .find_runs(&RunQuery {
+                    limit: None,
+                    ..q.clone()
+                })
+                .unwrap();
+            assert_eq!(index.count_runs(q).unwrap(), found.len() as u64, "{q:?}");
+        }
+    }
+}
