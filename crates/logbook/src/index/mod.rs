@@ -57,6 +57,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// WAL pages written before a commit checkpoints them into the database.
 const WAL_PAGES: i64 = 256;
 
+/// Prepared statements a connection keeps for reuse.
+const STATEMENTS: usize = 64;
+
 /// Page cache of a connection to the index, at most (KiB).
 const CACHE_KIB: i64 = 32 * 1024;
 
@@ -371,6 +374,10 @@ impl Index {
         // are read, so a short query's memory is unchanged.
         conn.pragma_update(None, "cache_size", -CACHE_KIB)
             .map_err(&e)?;
+        // A `find` alone prepares more distinct statements than rusqlite's
+        // default of 16 (page, count, stamps, manifests, names, …): past
+        // that, a long-lived face parsed and planned them again each call.
+        conn.set_prepared_statement_cache_capacity(STATEMENTS);
         let file_id = pool::file_id(path);
         Ok(Index {
             conn: pool::Pooled::new(conn, path, file_id),

@@ -122,14 +122,17 @@ impl Index {
         outputs: bool,
     ) -> Result<Vec<T>> {
         for _ in 0..VERIFY_ROUNDS {
-            let rows = query()?;
-            let mut stale = vec![];
-            for row in &rows {
-                let folder = folder(row);
-                if self.is_stale(folder, outputs)? {
-                    stale.push(folder.to_path_buf());
+            let (rows, stale) = self.in_one_read(|| {
+                let rows = query()?;
+                let mut stale = vec![];
+                for row in &rows {
+                    let folder = folder(row);
+                    if self.is_stale(folder, outputs)? {
+                        stale.push(folder.to_path_buf());
+                    }
                 }
-            }
+                Ok((rows, stale))
+            })?;
             if stale.is_empty() {
                 return Ok(rows);
             }
@@ -137,6 +140,24 @@ impl Index {
         }
         // A file rewritten on every round: answer from the latest re-read.
         query()
+    }
+
+    /// Runs `read` in one read transaction: each statement on its own took
+    /// and released the file's shared lock and WAL read mark (two `fcntl`s
+    /// and a look at the WAL index), a page's twenty stamp checks forty
+    /// times. Inside a transaction already, `read` just runs.
+    pub(super) fn in_one_read<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
+        if !self.conn.is_autocommit() {
+            return read();
+        }
+        self.conn.execute_batch("BEGIN").map_err(self.err())?;
+        let out = read();
+        // Ending a read-only transaction cannot lose anything; whichever
+        // way it ends, the connection is left out of it.
+        if self.conn.execute_batch("COMMIT").is_err() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        out
     }
 
     /// Whether a run's manifest (and, with `outputs`, its registered output
