@@ -29,19 +29,14 @@ pub const MAX_SEARCH_TEXT: usize = 256 * 1024;
 /// (Porter stem, case and diacritics ignored), sorted: what a team search
 /// looks for, and, for a run's text, what the catalog indexes.
 pub fn search_words(text: &str) -> Result<Vec<String>> {
-    super::fulltext::words_of(&[text])
-        .map(|mut w| w.pop().unwrap_or_default())
-        .map_err(|e| words_error(&e))
-}
-
-fn words_error(e: &rusqlite::Error) -> crate::Error {
-    crate::error::index_error(std::path::Path::new(":memory:"), e)
+    search_words_of(&[text]).map(|mut w| w.pop().unwrap_or_default())
 }
 
 /// [`search_words`] of many texts at once (one scratch insert and one
 /// scan instead of one per text).
 pub(super) fn search_words_of(texts: &[&str]) -> Result<Vec<Vec<String>>> {
-    super::fulltext::words_of(texts).map_err(|e| words_error(&e))
+    super::fulltext::words_of(texts)
+        .map_err(|e| crate::error::index_error(std::path::Path::new(":memory:"), &e))
 }
 
 /// One record's state to upsert (or, with no body, to mark deleted).

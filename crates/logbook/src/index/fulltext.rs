@@ -7,7 +7,7 @@ use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension};
-use rustix::fs::{AtFlags, StatxFlags};
+use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags};
 use serde_json::Value;
 
 use super::schema::TOKENIZE;
@@ -325,16 +325,22 @@ pub(super) fn output_text_upto(
 ) -> Option<(String, bool)> {
     use std::io::Read as _;
     let path = output_path(folder, file)?;
-    let m = fs::symlink_metadata(&path).ok()?;
+    // Its type is asked of the open file, not of the path before opening
+    // it: no other tool can swap a FIFO or a symlink in between. Neither
+    // flag changes the reading of a regular file.
+    let file = rustix::fs::open(
+        &path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map(fs::File::from)
+    .ok()?;
+    let m = file.metadata().ok()?;
     if !m.is_file() || matches!(longer, Longer::Skip) && m.len() > max as u64 {
         return None;
     }
     let mut bytes = Vec::new();
-    fs::File::open(&path)
-        .ok()?
-        .take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    file.take(max as u64 + 1).read_to_end(&mut bytes).ok()?;
     let cut = bytes.len() > max;
     if cut && matches!(longer, Longer::Skip) {
         return None;
@@ -494,11 +500,9 @@ fn words_connection() -> rusqlite::Result<Connection> {
 pub(super) fn words_of(texts: &[&str]) -> rusqlite::Result<Vec<Vec<String>>> {
     WORDS.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(words_connection()?);
-        }
-        let Some(conn) = slot.as_ref() else {
-            return Ok(vec![]);
+        let conn = match &mut *slot {
+            Some(conn) => conn,
+            empty => empty.insert(words_connection()?),
         };
         let tx =
             rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)?;

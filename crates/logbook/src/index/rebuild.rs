@@ -196,11 +196,7 @@ pub(super) fn fill(
     conn.execute_batch("BEGIN").map_err(&e)?;
     conn.execute_batch(&schema::schema()).map_err(&e)?;
     if aside.is_none() {
-        conn.execute(
-            "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', ?1)",
-            [BUILD_FTS_HASH],
-        )
-        .map_err(&e)?;
+        set_fts_hash(conn, BUILD_FTS_HASH).map_err(&e)?;
     }
     // Run manifests are only named, as the folder is read, never collected
     // (a million paths would be a quarter of a gigabyte): the parser
@@ -281,10 +277,10 @@ pub(super) fn fill(
         sql.push_str(&format!("ANALYZE {t};"));
     }
     sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
-    if aside.is_none() {
-        sql.push_str(RESET_FTS_HASH);
-    }
     conn.execute_batch(&sql).map_err(&e)?;
+    if aside.is_none() {
+        set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
+    }
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
         [clock::now_string()],
@@ -313,8 +309,18 @@ pub(super) fn fill(
 /// Runs' full-text rows handed to the text thread at a time.
 const TEXT_CHUNK: usize = 64;
 
-/// Puts FTS5's segment size back to its default before the file goes live.
-const RESET_FTS_HASH: &str = "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', 1048576);";
+/// FTS5's own segment size, which the file goes live with.
+const DEFAULT_FTS_HASH: i64 = 1024 * 1024;
+
+/// Sets how much text FTS5 collects in memory before it writes a segment
+/// (kept in `runs_fts_config`, so it is copied with the text).
+fn set_fts_hash(conn: &Connection, bytes: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', ?1)",
+        [bytes],
+    )
+    .map(|_| ())
+}
 
 fn text_stopped(building: &Path) -> Error {
     Error::Index {
@@ -331,11 +337,7 @@ fn fill_text(aside: &Path, docs: std::sync::mpsc::Receiver<Vec<FtsDoc>>) -> Resu
     let conn = open_building(aside, TEXT_CACHE_KIB)?;
     conn.execute_batch("BEGIN").map_err(&e)?;
     conn.execute_batch(&schema::runs_fts()).map_err(&e)?;
-    conn.execute(
-        "INSERT INTO runs_fts(runs_fts, rank) VALUES ('hashsize', ?1)",
-        [BUILD_FTS_HASH],
-    )
-    .map_err(&e)?;
+    set_fts_hash(&conn, BUILD_FTS_HASH).map_err(&e)?;
     {
         let mut insert = conn
             .prepare("INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)")
@@ -351,7 +353,7 @@ fn fill_text(aside: &Path, docs: std::sync::mpsc::Receiver<Vec<FtsDoc>>) -> Resu
                 .map_err(&e)?;
         }
     }
-    conn.execute_batch(RESET_FTS_HASH).map_err(&e)?;
+    set_fts_hash(&conn, DEFAULT_FTS_HASH).map_err(&e)?;
     conn.execute_batch("COMMIT").map_err(&e)?;
     conn.close().map_err(|(_, err)| e(err))
 }

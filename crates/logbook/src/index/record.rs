@@ -323,8 +323,9 @@ pub(super) enum Fresh<'a> {
     /// Anything.
     No,
     /// Anything, but a run's FTS row was already deleted by
-    /// [`clear_stale_fts`] if its text changes.
-    FtsCleared,
+    /// [`clear_stale_fts`] if its text changes; `same_text`: what that
+    /// found (not worked out a second time).
+    FtsCleared { same_text: bool },
 }
 
 /// A run's row of `runs_fts`, as [`Fresh::TextAside`] hands it over.
@@ -420,10 +421,14 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
 
 pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
     let folder = path_str(&row.folder);
-    if matches!(fresh, Fresh::No | Fresh::FtsCleared) {
+    if matches!(fresh, Fresh::No | Fresh::FtsCleared { .. }) {
         tx.prepare_cached("DELETE FROM corrupt WHERE path = ?1")?
             .execute([path_str(&row.folder.join(MANIFEST_FILE))])?;
-        if update_run(tx, &folder, row, matches!(fresh, Fresh::FtsCleared))? {
+        let cleared = match fresh {
+            Fresh::FtsCleared { same_text } => Some(same_text),
+            _ => None,
+        };
+        if update_run(tx, &folder, row, cleared)? {
             return Ok(());
         }
         remove_run(tx, &folder)?;
@@ -490,14 +495,14 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
 /// the commit. The FTS row is replaced only when the run's text may have
 /// changed: tokenizing a run's text and writing its FTS segment cost more
 /// than the rest of the update, and re-registering an output or finishing
-/// a run changes none of it. `fts_cleared`: a changed FTS row was deleted
-/// already ([`clear_stale_fts`]). Returns `false` when the run is not
-/// indexed.
+/// a run changes none of it. `cleared`: [`clear_stale_fts`] already
+/// deleted a changed FTS row, and says whether the text stays. Returns
+/// `false` when the run is not indexed.
 fn update_run(
     tx: &Connection,
     folder: &str,
     row: &RunRow,
-    fts_cleared: bool,
+    cleared: Option<bool>,
 ) -> rusqlite::Result<bool> {
     type Key = (i64, String, String, String, String, Option<i64>, String);
     let old: Option<Key> = tx
@@ -522,7 +527,10 @@ fn update_run(
     if id != row.id {
         return Ok(false);
     }
-    let same_text = same_fts_text(tx, folder, &old_manifest, row)?;
+    let same_text = match cleared {
+        Some(same) => same,
+        None => same_fts_text(tx, folder, &old_manifest, row)?,
+    };
     // Only columns in an UPDATE's SET list cost index writes, so the
     // indexed ones are set only when one of them changed.
     if (
@@ -619,7 +627,7 @@ fn update_run(
     }
 
     if !same_text {
-        if !fts_cleared {
+        if cleared.is_none() {
             tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
                 .execute([rid])?;
         }
@@ -669,31 +677,34 @@ fn same_fts_text(
 /// updated in place), so that the group's FTS deletes all come before its
 /// inserts. Why: a delete from the contentless_delete FTS table flushes
 /// the pending inserts to a new segment and merges; interleaved, that
-/// happened once per run. Then [`apply`] with [`Fresh::FtsCleared`].
+/// happened once per run. Then [`apply`] with [`Fresh::FtsCleared`] and
+/// what this returns: whether the run keeps its FTS row (its text is the
+/// same; `false` too when there is no run left to update in place).
 pub(super) fn clear_stale_fts(
     tx: &Connection,
     folder: &str,
     rec: Option<&Record>,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<bool> {
     let Some(Record(Inner::Run(row))) = rec else {
         // Gone or corrupt: removed whole (`apply` then finds nothing).
-        return remove_run(tx, folder);
+        return remove_run(tx, folder).map(|()| false);
     };
     let old: Option<(i64, String, String)> = tx
         .prepare_cached("SELECT rid, id, manifest FROM runs WHERE folder = ?1")?
         .query_row([folder], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     let Some((rid, id, old_manifest)) = old else {
-        return Ok(());
+        return Ok(false);
     };
     if id != row.id {
-        return remove_run(tx, folder);
+        return remove_run(tx, folder).map(|()| false);
     }
-    if !same_fts_text(tx, folder, &old_manifest, row)? {
+    let same = same_fts_text(tx, folder, &old_manifest, row)?;
+    if !same {
         tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
             .execute([rid])?;
     }
-    Ok(())
+    Ok(same)
 }
 
 pub(super) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> {
@@ -763,7 +774,7 @@ pub(super) fn apply(
     match rec {
         None => return remove_record(tx, kind, path),
         Some(Record(Inner::Corrupt { reason })) => {
-            if matches!(fresh, Fresh::No | Fresh::FtsCleared) {
+            if matches!(fresh, Fresh::No | Fresh::FtsCleared { .. }) {
                 remove_record(tx, kind, path)?;
             }
             tx.execute(

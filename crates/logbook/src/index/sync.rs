@@ -429,16 +429,25 @@ impl Index {
             // date, and every rewrite that changes no word) keeps its
             // FTS row and is updated in place under its rowid, touching
             // only the columns that differ (see `record::clear_stale_fts`).
-            let flush_group = |group: &mut Vec<Parsed>, report: &mut SyncReport| -> Result<()> {
+            // `in_group`: the group's paths. A path twice in one group would
+            // have its FTS row cleared once and written twice: a repeat
+            // closes the group first.
+            let flush_group = |group: &mut Vec<Parsed>,
+                               in_group: &mut HashSet<PathBuf>,
+                               report: &mut SyncReport|
+             -> Result<()> {
+                in_group.clear();
+                let mut same_text = Vec::with_capacity(group.len());
                 for (kind, path, _, rec) in group.iter() {
-                    if *kind == Kind::Run
-                        && let Some(folder) = path.parent()
-                    {
-                        record::clear_stale_fts(conn, &path_str(folder), rec.as_ref())
-                            .map_err(&e)?;
-                    }
+                    same_text.push(match path.parent() {
+                        Some(folder) if *kind == Kind::Run => {
+                            record::clear_stale_fts(conn, &path_str(folder), rec.as_ref())
+                                .map_err(&e)?
+                        }
+                        _ => false,
+                    });
                 }
-                for (kind, path, stamp, rec) in group.drain(..) {
+                for ((kind, path, stamp, rec), same_text) in group.drain(..).zip(same_text) {
                     record::apply(
                         conn,
                         kind,
@@ -446,15 +455,13 @@ impl Index {
                         rec,
                         stamp,
                         Some(&mut *report),
-                        Fresh::FtsCleared,
+                        Fresh::FtsCleared { same_text },
                     )
                     .map_err(&e)?;
                     report.indexed += 1;
                 }
                 Ok(())
             };
-            // A path twice in one group would have its FTS row cleared
-            // once and written twice: a repeat closes the group first.
             let mut in_group: HashSet<PathBuf> = HashSet::new();
             let (_, missing) = read_parallel(
                 &self.project,
@@ -462,27 +469,24 @@ impl Index {
                 todo.len() as u64,
                 None,
                 |item| {
-                    if !in_group.insert(item.1.clone()) {
-                        flush_group(&mut group, &mut report)?;
-                        in_group.clear();
-                        in_group.insert(item.1.clone());
+                    if in_group.contains(&item.1) {
+                        flush_group(&mut group, &mut in_group, &mut report)?;
                     }
+                    in_group.insert(item.1.clone());
                     group.push(item);
                     batch += 1;
                     if group.len() >= GROUP {
-                        flush_group(&mut group, &mut report)?;
-                        in_group.clear();
+                        flush_group(&mut group, &mut in_group, &mut report)?;
                     }
                     if batch >= BATCH {
-                        flush_group(&mut group, &mut report)?;
-                        in_group.clear();
+                        flush_group(&mut group, &mut in_group, &mut report)?;
                         batch = 0;
                         conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
                     }
                     Ok(())
                 },
             )?;
-            flush_group(&mut group, &mut report)?;
+            flush_group(&mut group, &mut in_group, &mut report)?;
             Ok(missing)
         })();
         match body {

@@ -1407,13 +1407,15 @@ fn counts_take_the_tally_index_and_pages_never_do() {
                 !page.contains("runs_tally") && !page.contains("TEMP B-TREE"),
                 "{stats}: {q:?}: {page}"
             );
-            // And both answer the same.
+            // And both answer the same, the page's one read transaction
+            // ended (a pooled connection must come back out of it).
             let found = index
                 .find_runs(&RunQuery {
                     limit: None,
                     ..q.clone()
                 })
                 .unwrap();
+            assert!(index.conn.is_autocommit());
             assert_eq!(index.count_runs(q).unwrap(), found.len() as u64, "{q:?}");
         }
     }
