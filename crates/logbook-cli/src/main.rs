@@ -35,6 +35,13 @@ pub(crate) struct Cli {
     command: commands::Command,
 }
 
+/// mimalloc, not glibc's allocator: Logbook allocates many small strings
+/// and JSON values from several threads at once (the MCP and web servers'
+/// pools, a rebuild's readers), where glibc's arenas spent a quarter of an
+/// MCP `find_runs` call in `malloc`, `free` and their consolidation.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

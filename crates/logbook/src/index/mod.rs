@@ -357,6 +357,13 @@ impl Index {
         // index.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(&e)?;
+        // The plans here are chosen by the SQL, never by a bound value, but
+        // SQLite otherwise marks some statements to be prepared again at
+        // each new binding of a value its planner looked at: a run's
+        // outputs, read by row id, were parsed and planned again on every
+        // registration.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(&e)?;
         conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
             .map_err(&e)?;
         conn.pragma_update(None, "journal_size_limit", WAL_PAGES * 4096)
@@ -533,13 +540,11 @@ impl Index {
     /// once a rebuild has renamed a new file over it. The check comes after
     /// the write lock is held, which a rebuild holds until its rename is done.
     fn begin_write(&self) -> Result<bool> {
-        self.conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(self.err())?;
+        control(&self.conn, "BEGIN IMMEDIATE").map_err(self.err())?;
         if self.file_id.is_none() || self.is_current() {
             return Ok(true);
         }
-        self.conn.execute_batch("ROLLBACK").map_err(self.err())?;
+        control(&self.conn, "ROLLBACK").map_err(self.err())?;
         Ok(false)
     }
 
@@ -564,9 +569,9 @@ impl Index {
     fn finish_write(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<()>) -> Result<()> {
         let e = self.err();
         match f(&self.conn) {
-            Ok(()) => self.conn.execute_batch("COMMIT").map_err(e),
+            Ok(()) => control(&self.conn, "COMMIT").map_err(e),
             Err(err) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
+                let _ = control(&self.conn, "ROLLBACK");
                 Err(e(err))
             }
         }
@@ -615,6 +620,13 @@ fn store_and_clear(
             .execute([path_str(&path)])?;
     }
     Ok(())
+}
+
+/// Runs a transaction's `BEGIN`, `COMMIT` or `ROLLBACK` from the statement
+/// cache: `execute_batch` parsed it again each time, twice per write and
+/// per page read.
+pub(super) fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
 fn remove_db_files(path: &Path) -> Result<()> {

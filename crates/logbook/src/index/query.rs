@@ -9,7 +9,9 @@ use regex::Regex;
 use rusqlite::{OptionalExtension, params};
 
 use super::fulltext::{fts_query, outputs_stamp, snippet_of, snippet_of_text};
-use super::{CorruptEntry, Hit, Index, Kind, Pending, Status, TranscriptHit, path_str, stamp_of};
+use super::{
+    CorruptEntry, Hit, Index, Kind, Pending, Status, TranscriptHit, control, path_str, stamp_of,
+};
 use crate::error::Result;
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
@@ -150,12 +152,12 @@ impl Index {
         if !self.conn.is_autocommit() {
             return read();
         }
-        self.conn.execute_batch("BEGIN").map_err(self.err())?;
+        control(&self.conn, "BEGIN").map_err(self.err())?;
         let out = read();
         // Ending a read-only transaction cannot lose anything; whichever
         // way it ends, the connection is left out of it.
-        if self.conn.execute_batch("COMMIT").is_err() {
-            let _ = self.conn.execute_batch("ROLLBACK");
+        if control(&self.conn, "COMMIT").is_err() {
+            let _ = control(&self.conn, "ROLLBACK");
         }
         out
     }

@@ -37,6 +37,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rusqlite::Connection;
+use rusqlite::config::DbConfig;
 
 use super::record::{self, Fresh, FtsDoc, Record};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
@@ -158,6 +159,8 @@ fn open_building(path: &Path, cache_kib: i64) -> Result<Connection> {
          PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -{cache_kib};"
     ))
     .map_err(&e)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map_err(&e)?;
     Ok(conn)
 }
 

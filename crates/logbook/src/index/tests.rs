@@ -1420,3 +1420,50 @@ fn counts_take_the_tally_index_and_pages_never_do() {
         }
     }
 }
+
+#[test]
+fn a_cached_statement_is_not_prepared_again_for_each_new_binding() {
+    let (_d, p, _) = populated();
+    Index::rebuild(&p, None).unwrap();
+    let index = Index::open(&p).unwrap();
+    let (rids, folders): (Vec<i64>, Vec<String>) = index
+        .conn
+        .prepare("SELECT rid, folder FROM runs ORDER BY rid LIMIT 3")
+        .unwrap()
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .unzip();
+    // What a registration's index update reads, run by run.
+    for (sql, by_rid) in [
+        (
+            "SELECT rid, id, agent, workflow, status, started_ns, manifest FROM runs WHERE folder = ?1",
+            false,
+        ),
+        (
+            "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
+            true,
+        ),
+        (
+            "SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent",
+            true,
+        ),
+        ("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag", true),
+    ] {
+        let mut stmt = index.conn.prepare_cached(sql).unwrap();
+        for (rid, folder) in rids.iter().zip(&folders) {
+            let key: rusqlite::types::Value = if by_rid {
+                (*rid).into()
+            } else {
+                folder.clone().into()
+            };
+            let mut rows = stmt.query([key]).unwrap();
+            while rows.next().unwrap().is_some() {}
+        }
+        assert_eq!(
+            stmt.get_status(rusqlite::StatementStatus::RePrepare),
+            0,
+            "{sql}"
+        );
+    }
+}
