@@ -1334,10 +1334,10 @@ fn team_rows(
 ) -> Result<()> {
     eprintln!("team catalog: starting PostgreSQL …");
     let pg = pg::Pg::start()?;
-    let config = root.join("logbook.yaml");
-    let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+    let config = Restore::new(root.join("logbook.yaml"))?;
+    let mut text = config.before.clone().unwrap_or_default();
     text.push_str(&format!("\nteam_url: '{}'\norigin: bench\n", pg.url()));
-    std::fs::write(&config, text)?;
+    std::fs::write(&config.path, text)?;
     process_ms(bin, root, &["team", "init", "--json"])?;
     eprintln!("team push of {n} runs …");
     let push_ms = process_ms(bin, root, &["team", "push", "--json"])?;
@@ -1349,13 +1349,15 @@ fn team_rows(
         .as_ref()
         .and_then(|c| c.origins.first())
         .map_or(0, |o| o.runs);
-    if pushed != n as i64 || status.backlog != 0 {
+    // A reused project may hold a few runs more than it was made with.
+    let local = Index::open(&project)?.count_runs(&RunQuery::default())? as i64;
+    if pushed != local || status.backlog != 0 {
         bail!(
-            "team push left {pushed} of {n} runs on the server, {} waiting",
+            "team push left {pushed} of {local} runs on the server, {} waiting",
             status.backlog
         );
     }
-    let per_s = n as f64 / (push_ms / 1000.0);
+    let per_s = local as f64 / (push_ms / 1000.0);
     row(
         "`team push` of every run, new catalog (whole process)",
         format!("{per_s:.0} runs/s ({:.1} s)", push_ms / 1000.0),
@@ -1422,6 +1424,34 @@ fn team_rows(
         Some(w50 < 10.0),
     );
     Ok(())
+}
+
+/// A file put back as it was (or removed, if it was not there) when this
+/// is dropped: the team rows point a reused project at a server that is
+/// gone once they end, and later writes there would each try to reach it.
+struct Restore {
+    path: PathBuf,
+    before: Option<String>,
+}
+
+impl Restore {
+    fn new(path: PathBuf) -> Result<Restore> {
+        let before = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        Ok(Restore { path, before })
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = match &self.before {
+            Some(text) => std::fs::write(&self.path, text),
+            None => std::fs::remove_file(&self.path),
+        };
+    }
 }
 
 /// Runs of a lineage chain that [`web_fixtures`] writes.

@@ -12,6 +12,8 @@
 //! queries read in (`started_ms DESC`), so a page stops early.
 
 use logbook::error::Result;
+use tokio_postgres::SimpleQueryMessage;
+use tokio_postgres::error::SqlState;
 
 use crate::team_error;
 
@@ -155,18 +157,23 @@ CREATE INDEX runs_user ON runs("user", started_ms DESC NULLS LAST, id DESC) WHER
 
 /// The version recorded on the server; 0 when the catalog was never made.
 pub(crate) async fn current(c: &mut deadpool_postgres::Object) -> Result<i64, String> {
-    let exists = c
-        .query_one("SELECT to_regclass('logbook_schema') IS NOT NULL", &[])
+    // One statement in one round trip: it runs on every connect, before
+    // every team query. A catalog never created has no table to read.
+    let messages = match c
+        .simple_query("SELECT coalesce(max(version), 0) FROM logbook_schema")
         .await
-        .map_err(|e| crate::message_of(&e))?;
-    if !exists.get::<_, bool>(0) {
-        return Ok(0);
-    }
-    let row = c
-        .query_one("SELECT coalesce(max(version), 0) FROM logbook_schema", &[])
-        .await
-        .map_err(|e| crate::message_of(&e))?;
-    Ok(row.get(0))
+    {
+        Ok(m) => m,
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => return Ok(0),
+        Err(e) => return Err(crate::message_of(&e)),
+    };
+    messages
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(row) => row.get(0).and_then(|v| v.parse().ok()),
+            _ => None,
+        })
+        .ok_or_else(|| "the team catalog's schema version could not be read".to_string())
 }
 
 /// Whether this program can work with a catalog at `version`.

@@ -6,7 +6,7 @@ use logbook::index::catalog::{
 };
 use logbook::model::query::RunQuery;
 use tokio_postgres::Row;
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::{ToSql, Type};
 
 use crate::message_of;
 
@@ -29,12 +29,16 @@ const RUN_COLUMNS: &str = "r.origin, r.id, r.folder, r.manifest::text";
 
 pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u64)> {
     let mut filters = vec!["NOT r.deleted".to_string()];
-    let mut params: Vec<Box<dyn ToSql + Sync + Send>> = vec![];
+    // Typed, so each statement goes in one round trip (parse, bind and
+    // execute together) instead of two: a team server is often across a
+    // network, where round trips are the cost.
+    let mut params: Vec<(Box<dyn ToSql + Sync + Send>, Type)> = vec![];
     let add = |filters: &mut Vec<String>,
-               params: &mut Vec<Box<dyn ToSql + Sync + Send>>,
+               params: &mut Vec<(Box<dyn ToSql + Sync + Send>, Type)>,
                sql: &str,
-               value: Box<dyn ToSql + Sync + Send>| {
-        params.push(value);
+               value: Box<dyn ToSql + Sync + Send>,
+               ty: Type| {
+        params.push((value, ty));
         filters.push(sql.replace('?', &format!("${}", params.len())));
     };
     if let Some(a) = &q.agent {
@@ -43,6 +47,7 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
             &mut params,
             "r.agent = ?",
             Box::new(a.clone()),
+            Type::TEXT,
         );
     }
     if let Some(w) = &q.workflow {
@@ -51,12 +56,12 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
             // only it; a name equal to the pattern itself (which starts
             // with `^`) is outside it, hence the other branch.
             Some((lo, hi)) => {
-                params.push(Box::new(w.clone()));
+                params.push((Box::new(w.clone()), Type::TEXT));
                 let p = params.len();
-                params.push(Box::new(lo));
+                params.push((Box::new(lo), Type::TEXT));
                 let mut range = format!("r.workflow >= ${}", params.len());
                 if let Some(hi) = hi {
-                    params.push(Box::new(hi));
+                    params.push((Box::new(hi), Type::TEXT));
                     range.push_str(&format!(" AND r.workflow < ${}", params.len()));
                 }
                 filters.push(format!(
@@ -69,6 +74,7 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
                 &mut params,
                 "(r.workflow = ? OR r.workflow ~ ?)",
                 Box::new(w.clone()),
+                Type::TEXT,
             ),
         }
     }
@@ -78,6 +84,7 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
             &mut params,
             "r.status = ?",
             Box::new(s.clone()),
+            Type::TEXT,
         );
     }
     if let Some(u) = &q.user {
@@ -86,6 +93,7 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
             &mut params,
             "r.\"user\" = ?",
             Box::new(u.clone()),
+            Type::TEXT,
         );
     }
     if let Some(t) = &q.tag {
@@ -94,6 +102,7 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
             &mut params,
             "r.tags @> ARRAY[?::text]",
             Box::new(t.clone()),
+            Type::TEXT,
         );
     }
     if let Some(since) = q.since {
@@ -102,6 +111,7 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
             &mut params,
             "r.started_ms >= ?",
             Box::new(since.as_millisecond()),
+            Type::INT8,
         );
     }
     if let Some(text) = &q.text {
@@ -115,25 +125,26 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
                 &mut params,
                 "r.search @@ ?::text::tsquery",
                 Box::new(tsquery_of(&words)),
+                Type::TEXT,
             );
         }
     }
     let limit = q.limit.unwrap_or(50).min(i64::MAX as usize) as i64;
     let offset = q.offset.min(i64::MAX as usize) as i64;
     let where_ = filters.join(" AND ");
-    let refs: Vec<&(dyn ToSql + Sync)> = params
+    let refs: Vec<(&(dyn ToSql + Sync), Type)> = params
         .iter()
-        .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+        .map(|(p, t)| (p.as_ref() as &(dyn ToSql + Sync), t.clone()))
         .collect();
     let mut page_params = refs.clone();
-    page_params.push(&limit);
-    page_params.push(&offset);
+    page_params.push((&limit, Type::INT8));
+    page_params.push((&offset, Type::INT8));
     let n = refs.len();
     // The page's keys first, from the indexes alone where they can, then
     // the manifests of only those runs (reading every candidate's manifest
     // to sort it was most of the time).
     let rows = c
-        .query(
+        .query_typed(
             &format!(
                 "SELECT {RUN_COLUMNS} FROM (SELECT r.origin, r.id, r.started_ms FROM runs r \
                    WHERE {where_} \
@@ -152,7 +163,7 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
         offset as u64 + runs.len() as u64
     } else {
         let row = c
-            .query_one(
+            .query_typed_one(
                 &format!("SELECT count(*) FROM runs r WHERE {where_}"),
                 &refs,
             )

@@ -1,6 +1,10 @@
 //! The one place the library reads the clock, so tests can fix "now"
 //! (`LOGBOOK_NOW`), and the one timestamp format it writes.
 
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -46,7 +50,40 @@ pub fn parse(s: &str) -> Option<Timestamp> {
 
 /// The local time zone for display (`TZ`, else the system's, else UTC).
 pub fn local_zone() -> TimeZone {
+    if std::env::var_os("TZ").is_none()
+        && let Some(tz) = localtime()
+    {
+        return tz;
+    }
     TimeZone::try_system().unwrap_or(TimeZone::UTC)
+}
+
+/// How long [`localtime`] trusts what it read, as jiff does its own.
+const LOCALTIME_TTL: Duration = Duration::from_secs(5 * 60);
+
+/// The zone `/etc/localtime` links to, read as it is. jiff looks the link's
+/// name up in its zoneinfo database instead, and the first look-up lists
+/// every folder under `/usr/share/zoneinfo`: a millisecond of each
+/// command's run, more than a whole `find` through the index.
+fn localtime() -> Option<TimeZone> {
+    static READ: Mutex<Option<(Instant, TimeZone)>> = Mutex::new(None);
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((at, tz)) = read.as_ref()
+        && at.elapsed() < LOCALTIME_TTL
+    {
+        return Some(tz.clone());
+    }
+    let tz = linked_zone(Path::new("/etc/localtime"))?;
+    *read = Some((Instant::now(), tz.clone()));
+    Some(tz)
+}
+
+/// The zone a symlink into a zoneinfo folder names, with its data read
+/// through the link; `None` if `link` is no such link.
+fn linked_zone(link: &Path) -> Option<TimeZone> {
+    let target = std::fs::read_link(link).ok()?;
+    let (_, name) = target.to_str()?.rsplit_once("zoneinfo/")?;
+    TimeZone::tzif(name, &std::fs::read(link).ok()?).ok()
 }
 
 /// A stored timestamp as people read it: in local time (`TZ`), to the
@@ -135,6 +172,44 @@ mod tests {
         );
         assert_eq!(display("not a time"), "not a time");
         assert_eq!(display_date("not a time"), "not a time");
+    }
+
+    #[test]
+    fn a_link_into_zoneinfo_is_read_as_the_zone_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let zones = Path::new("/usr/share/zoneinfo");
+        for (link, target) in [
+            ("absolute", zones.join("America/New_York")),
+            (
+                "relative",
+                // Up from the temp folder to `/`, then down.
+                (1..dir.path().components().count())
+                    .fold(std::path::PathBuf::new(), |p, _| p.join(".."))
+                    .join(zones.strip_prefix("/").unwrap())
+                    .join("America/New_York"),
+            ),
+        ] {
+            let link = dir.path().join(link);
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            let ours = linked_zone(&link).unwrap();
+            let jiffs = TimeZone::get("America/New_York").unwrap();
+            assert_eq!(ours.iana_name(), Some("America/New_York"));
+            for at in [
+                "2025-01-15T12:00:00Z",
+                "2025-07-15T12:00:00Z",
+                "2025-03-09T07:30:00Z",
+            ] {
+                let at: Timestamp = at.parse().unwrap();
+                assert_eq!(ours.to_offset(at), jiffs.to_offset(at), "{at}");
+            }
+        }
+        // Not a link, or a link elsewhere: left to jiff.
+        let file = dir.path().join("file");
+        std::fs::copy(zones.join("UTC"), &file).unwrap();
+        assert!(linked_zone(&file).is_none());
+        let elsewhere = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&file, &elsewhere).unwrap();
+        assert!(linked_zone(&elsewhere).is_none());
     }
 
     #[test]

@@ -587,6 +587,58 @@ fn eight_writers_while_pushing_leave_the_server_equal_to_the_index() {
 }
 
 #[test]
+fn a_bulk_push_settles_the_catalog_and_a_small_one_leaves_it_alone() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let a = machine(&url, "bulk");
+    a.run(&["team", "init"]).ok();
+    // Runs written by another tool, as a first push of a whole project.
+    let dir = a.path("docs/agent-outputs");
+    for i in 0..1_200 {
+        let id = uuid::Uuid::new_v4().to_string();
+        std::fs::create_dir_all(dir.join(&id)).unwrap();
+        let manifest = serde_json::json!({
+            "version": "1.0.0",
+            "session_id": id,
+            "agent": {"name": "bulk"},
+            "workflow": {"name": "import"},
+            "execution": {"started_at": format!("2025-10-05T10:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+                "status": "completed"},
+            "outputs": [],
+        });
+        std::fs::write(dir.join(&id).join("manifest.json"), manifest.to_string()).unwrap();
+    }
+    a.run(&["index", "sync"]).ok();
+    assert_eq!(a.json(&["team", "push"])["written"], 1_200);
+    let vacuums = || {
+        pg.sql(
+            "team",
+            "SELECT relname || ' ' || vacuum_count || ' ' || analyze_count FROM pg_stat_user_tables \
+             WHERE relname IN ('runs', 'outputs', 'edges') ORDER BY relname",
+        )
+    };
+    assert_eq!(vacuums(), ["edges 1 1", "outputs 1 1", "runs 1 1"]);
+    // The next query plans with the statistics: an index, not the table.
+    let plan = pg.sql(
+        "team",
+        "EXPLAIN SELECT id FROM runs WHERE agent = 'bulk' AND NOT deleted \
+         ORDER BY started_ms DESC NULLS LAST, id DESC LIMIT 20",
+    );
+    assert!(plan.iter().any(|l| l.contains("Index")), "{plan:?}");
+    // A push of a few records does not scan the server's tables again.
+    start_run(&a, "casey", "deep-dive", None);
+    a.run(&["team", "push"]).ok();
+    assert_eq!(vacuums(), ["edges 1 1", "outputs 1 1", "runs 1 1"]);
+    assert_eq!(
+        a.json(&["find", "--team", "--agent", "bulk", "--limit", "2000"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1_200
+    );
+}
+
+#[test]
 fn without_team_url_nothing_is_queued() {
     let t = TestProject::new();
     t.json(&["run", "start", "--agent", "a", "--workflow", "w"]);

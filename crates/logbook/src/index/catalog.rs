@@ -282,6 +282,10 @@ pub trait Catalog: Send + Sync {
     fn transcripts(&self) -> Result<Vec<TeamTranscript>>;
     /// What the server holds.
     fn status(&self) -> Result<ServerStatus>;
+    /// Brings the server's planner statistics and visibility up to date
+    /// after a bulk push, so the queries that follow it read the indexes
+    /// alone instead of waiting for the server's own maintenance.
+    fn settle(&self) -> Result<()>;
 }
 
 /// Opens a [`Catalog`] from a URL: what a face installs so `ops` can reach

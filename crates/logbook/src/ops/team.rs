@@ -41,6 +41,12 @@ use crate::store::Project;
 /// Changes sent to the catalog in one transaction.
 pub const BATCH: usize = 500;
 
+/// Records a `team push` writes before it brings the server's statistics
+/// up to date ([`Catalog::settle`]): a bulk push otherwise left the next
+/// minute's team queries planned without them (a `find --team` of 93 ms
+/// that takes 3 once autovacuum has come by).
+pub const SETTLE_AFTER: u64 = 1_000;
+
 /// How long explicit team commands (`team push`, `find --team`…) wait for
 /// the server before they give up.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -186,6 +192,16 @@ fn push_within(
             drop(batches);
             Ok(())
         })?;
+        // Only an explicit push: a write's background one has a deadline
+        // to keep.
+        if stop_at.is_none()
+            && report.written >= SETTLE_AFTER
+            && let Err(e) = catalog.settle()
+        {
+            crate::notice::push(format!(
+                "the push is complete, but the server's statistics were not updated ({e}); its autovacuum will"
+            ));
+        }
         report.backlog = index.outbox_len()?;
         Ok(report)
     })();
