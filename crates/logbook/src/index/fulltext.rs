@@ -3,7 +3,7 @@
 //! contentless: it keeps the words' positions, not the text).
 
 use std::fs;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd as _, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension};
@@ -374,7 +374,16 @@ pub(super) fn output_text_upto(
 /// builds and platforms (the index is derived, so a different hash would
 /// only cost one re-read).
 pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
-    outputs_stamp_at(rustix::fs::CWD, folder, files, &mut PathBuf::new())
+    // Each file is looked up from the open run folder: from the root, a
+    // run's twenty outputs walked the folder's whole path twenty times
+    // (on every registration, and for every hit a page verifies).
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    match rustix::fs::open(folder, flags, Mode::empty()) {
+        Ok(dir) => outputs_stamp_at(dir.as_fd(), Path::new(""), files, &mut PathBuf::new()),
+        // Missing (its files are then missing too) or unreadable: the same
+        // stamp from the whole paths.
+        Err(_) => outputs_stamp_at(rustix::fs::CWD, folder, files, &mut PathBuf::new()),
+    }
 }
 
 /// What a stamp takes from an output file's `statx`: asking for no more
