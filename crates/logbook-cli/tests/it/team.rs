@@ -639,6 +639,38 @@ fn a_bulk_push_settles_the_catalog_and_a_small_one_leaves_it_alone() {
 }
 
 #[test]
+fn a_project_pointed_at_another_catalog_sends_it_everything() {
+    let pg = Pg::start();
+    let first = pg.database("first");
+    let a = machine(&first, "laptop");
+    a.run(&["team", "init"]).ok();
+    let old = start_run(&a, "casey", "deep-dive", None);
+    a.run(&["team", "push"]).ok();
+    assert_eq!(backlog(&a), 0);
+    // The same machine moves to a new server (here a new database): what
+    // the old one holds must reach it too, not only what is written next.
+    let second = pg.database("second");
+    a.write(
+        "logbook.yaml",
+        &format!("team_url: '{second}'\norigin: laptop\n"),
+    );
+    a.run(&["team", "init"]).ok();
+    let new = start_run(&a, "casey", "review", None);
+    a.run(&["team", "push"]).ok();
+    assert_eq!(
+        server_runs(&pg, "second", "laptop").0.len(),
+        2,
+        "{old} and {new} on the new server"
+    );
+    // Options that change how, not where, queue nothing again.
+    a.write(
+        "logbook.yaml",
+        &format!("team_url: '{second}&connect_timeout=5'\norigin: laptop\n"),
+    );
+    assert_eq!(backlog(&a), 0);
+}
+
+#[test]
 fn without_team_url_nothing_is_queued() {
     let t = TestProject::new();
     t.json(&["run", "start", "--agent", "a", "--workflow", "w"]);

@@ -243,7 +243,7 @@ impl Index {
             match Index::connect(p, path) {
                 Ok(mut index) if index.schema_version()? == SCHEMA_VERSION => {
                     index.repair_pending()?;
-                    index.follow_team(p.config.team_url.is_some())?;
+                    index.follow_team(p.config.team_url.as_deref())?;
                     return Ok(index);
                 }
                 Ok(_) => {}

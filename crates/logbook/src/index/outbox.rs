@@ -45,20 +45,36 @@ const MARKER: &str = "team_runs_insert";
 pub type Pushed = (Kind, String, i64);
 
 impl Index {
-    /// Makes the outbox follow the records (`on`) or stop and empty it. When
-    /// it starts following (first time, or after a rebuild dropped the
-    /// triggers), every record is queued once.
-    pub fn follow_team(&self, on: bool) -> Result<()> {
-        if self.following()? == on {
+    /// Makes the outbox follow the records for the catalog at `url` (the
+    /// configured `team_url`), or with `None` stop and empty it. When it
+    /// starts following (first time, or after a rebuild dropped the
+    /// triggers), and when `url` names another server or database than the
+    /// one it followed for, every record is queued once: a new catalog
+    /// holds none of them.
+    pub fn follow_team(&self, url: Option<&str>) -> Result<()> {
+        let target = url.map(catalog_target);
+        let on = target.is_some();
+        let noted = self.team_note(TARGET)?;
+        let following = self.following()?;
+        // An index that followed before targets were noted followed this
+        // same catalog, as far as anyone can tell: noted, not queued again.
+        let moved = following && on && noted.is_some() && noted != target;
+        if following == on && !moved && noted == target {
             return Ok(());
         }
         let e = self.err();
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(&e)?;
-        if trigger_present(&tx).map_err(&e)? != on {
-            if on {
-                start_following(&tx).map_err(&e)?;
-            } else {
+        match &target {
+            Some(target) => {
+                if !trigger_present(&tx).map_err(&e)? {
+                    start_following(&tx).map_err(&e)?;
+                } else if moved {
+                    queue_every_record(&tx).map_err(&e)?;
+                }
+                note(&tx, TARGET, Some(target)).map_err(&e)?;
+            }
+            None => {
                 for (table, _, _) in FOLLOWED {
                     for op in ["insert", "update", "delete"] {
                         tx.execute_batch(&format!("DROP TRIGGER IF EXISTS team_{table}_{op}"))
@@ -66,6 +82,7 @@ impl Index {
                     }
                 }
                 tx.execute("DELETE FROM team_outbox", []).map_err(&e)?;
+                note(&tx, TARGET, None).map_err(&e)?;
             }
         }
         tx.commit().map_err(&e)
@@ -177,17 +194,40 @@ impl Index {
 
     /// Sets (or with `None` clears) a [`Index::team_note`].
     pub fn set_team_note(&self, key: &str, value: Option<&str>) -> Result<()> {
-        let key = format!("team_{key}");
-        let done = match value {
-            Some(v) => self.conn.execute(
-                "INSERT INTO meta(key, value) VALUES (?1, ?2) \
-                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                params![key, v],
-            ),
-            None => self.conn.execute("DELETE FROM meta WHERE key = ?1", [key]),
-        };
-        done.map(|_| ()).map_err(self.err())
+        note(&self.conn, key, value).map_err(self.err())
     }
+}
+
+/// The team note naming the catalog the outbox follows for.
+const TARGET: &str = "target";
+
+fn note(conn: &Connection, key: &str, value: Option<&str>) -> rusqlite::Result<()> {
+    let key = format!("team_{key}");
+    match value {
+        Some(v) => conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2) \
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, v],
+        ),
+        None => conn.execute("DELETE FROM meta WHERE key = ?1", [key]),
+    }
+    .map(|_| ())
+}
+
+/// The catalog a `team_url` names: its host, port and database, without
+/// the password (the index is no place for it) or the connection options
+/// (`sslmode` changes how, not where).
+fn catalog_target(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let rest = match rest.rsplit_once('@') {
+        Some((user, place)) => {
+            let user = user.split(':').next().unwrap_or_default();
+            format!("{user}@{place}")
+        }
+        None => rest.to_string(),
+    };
+    format!("{scheme}://{rest}")
 }
 
 fn trigger_present(conn: &Connection) -> rusqlite::Result<bool> {
@@ -222,9 +262,21 @@ fn start_following(tx: &Connection) -> rusqlite::Result<()> {
              CREATE TRIGGER IF NOT EXISTS team_{table}_update AFTER UPDATE ON {table} BEGIN \
                INSERT OR REPLACE INTO team_outbox(kind, id) VALUES ('{kind}', NEW.{col}); END;
              CREATE TRIGGER IF NOT EXISTS team_{table}_delete AFTER DELETE ON {table} BEGIN \
-               INSERT OR REPLACE INTO team_outbox(kind, id) VALUES ('{kind}', OLD.{col}); END;
-             INSERT OR REPLACE INTO team_outbox(kind, id) SELECT DISTINCT '{kind}', {col} FROM {table};"
+               INSERT OR REPLACE INTO team_outbox(kind, id) VALUES ('{kind}', OLD.{col}); END;"
         ))?;
+    }
+    queue_every_record(tx)
+}
+
+/// Notes every record as changed, for a catalog that has none of them.
+fn queue_every_record(tx: &Connection) -> rusqlite::Result<()> {
+    for (table, kind, col) in FOLLOWED {
+        tx.execute(
+            &format!(
+                "INSERT OR REPLACE INTO team_outbox(kind, id) SELECT DISTINCT ?1, {col} FROM {table}"
+            ),
+            [kind.as_str()],
+        )?;
     }
     Ok(())
 }
@@ -442,4 +494,27 @@ fn workflow_state_body(
                 .filter(|t| serde_json::from_str::<serde_json::Value>(t).is_ok());
         body
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::catalog_target;
+
+    #[test]
+    fn a_catalog_is_named_without_its_password_or_options() {
+        for (url, target) in [
+            (
+                "postgres://agent:s3cr@t@db.example:5433/team?sslmode=require",
+                "postgres://agent@db.example:5433/team",
+            ),
+            ("postgres://db/team", "postgres://db/team"),
+            ("postgresql://u@h/t#x", "postgresql://u@h/t"),
+        ] {
+            assert_eq!(catalog_target(url), target, "{url}");
+        }
+        assert_ne!(
+            catalog_target("postgres://u@h/team"),
+            catalog_target("postgres://u@h/other")
+        );
+    }
 }
