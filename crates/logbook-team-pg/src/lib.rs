@@ -37,7 +37,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use logbook::Error;
 use logbook::error::Result;
 use logbook::index::catalog::{
-    Catalog, Change, Connector, PushStats, ServerStatus, TeamOutput, TeamRun, TeamTranscript,
+    Catalog, Change, Connector, LiveIds, PushStats, ServerStatus, TeamOutput, TeamRun,
+    TeamTranscript,
 };
 use logbook::model::query::RunQuery;
 use tokio::runtime::Runtime;
@@ -242,6 +243,10 @@ impl Catalog for PgCatalog {
 
     fn status(&self) -> Result<ServerStatus> {
         self.run(async |c| query::status(c).await)
+    }
+
+    fn reconcile(&self, origin: &str, live: &dyn Fn() -> Result<LiveIds>) -> Result<u64> {
+        self.run(async |c| push::reconcile(c, origin, live).await)
     }
 
     fn settle(&self) -> Result<()> {

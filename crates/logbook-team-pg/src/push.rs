@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use deadpool_postgres::Object;
 use logbook::index::Kind;
-use logbook::index::catalog::{Body, Change, PushStats};
+use logbook::index::catalog::{Body, Change, LiveIds, PushStats};
 use tokio_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
@@ -167,6 +167,45 @@ async fn push_kind(
         Kind::Transcript => write_transcripts(tx, origin, &write).await,
         Kind::WorkflowState => write_workflow_states(tx, origin, &write).await,
     }
+}
+
+/// [`Catalog::reconcile`](logbook::index::catalog::Catalog::reconcile):
+/// under the origin's push lock, marks deleted what `live` does not list.
+pub(crate) async fn reconcile(
+    c: &mut Object,
+    origin: &str,
+    live: &dyn Fn() -> logbook::Result<LiveIds>,
+) -> Res<u64> {
+    let tx = c.transaction().await.map_err(err)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(7413001, hashtext($1))",
+        &[&origin],
+    )
+    .await
+    .map_err(err)?;
+    let mut marked = 0;
+    for (kind, ids) in live().map_err(|e| e.to_string())? {
+        let table = table_of(kind);
+        let gone: Vec<String> = tx
+            .query(
+                &format!(
+                    "UPDATE {table} SET deleted = true, hash = '' \
+                     WHERE origin = $1 AND NOT deleted AND NOT (id = ANY($2)) RETURNING id"
+                ),
+                &[&origin, &ids],
+            )
+            .await
+            .map_err(err)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if kind == Kind::Run && !gone.is_empty() {
+            clear_run_rows(&tx, origin, &gone).await?;
+        }
+        marked += gone.len() as u64;
+    }
+    tx.commit().await.map_err(err)?;
+    Ok(marked)
 }
 
 async fn clear_run_rows(tx: &Transaction<'_>, origin: &str, ids: &[String]) -> Res<()> {

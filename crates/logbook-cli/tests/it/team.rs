@@ -671,6 +671,44 @@ fn a_project_pointed_at_another_catalog_sends_it_everything() {
 }
 
 #[test]
+fn deletions_made_while_the_index_was_gone_reach_the_catalog() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let a = machine(&url, "laptop");
+    let b = machine(&url, "ci");
+    a.run(&["team", "init"]).ok();
+    let runs: Vec<String> = (0..3)
+        .map(|i| start_run(&a, "casey", &format!("flow-{i}"), None))
+        .collect();
+    let other = start_run(&b, "pixel", "build", None);
+    a.run(&["team", "push"]).ok();
+    b.run(&["team", "push"]).ok();
+    assert_eq!(server_runs(&pg, "team", "laptop").0.len(), 3);
+    // The index is lost, and a run folder goes while it is: no write ever
+    // saw that run go, so no change says so.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(a.path(&format!(".logbook/index.db{suffix}")));
+    }
+    std::fs::remove_dir_all(a.path("docs/agent-outputs").join(&runs[0])).unwrap();
+    let pushed = a.json(&["team", "push"]);
+    assert_eq!(pushed["deleted"], 1, "{pushed}");
+    let live = pg.sql(
+        "team",
+        "SELECT origin || ' ' || id FROM runs WHERE NOT deleted ORDER BY origin, id",
+    );
+    let mut expected = vec![
+        format!("ci {other}"),
+        format!("laptop {}", runs[1]),
+        format!("laptop {}", runs[2]),
+    ];
+    expected.sort();
+    assert_eq!(live, expected);
+    assert!(ids(&a.json(&["find", "--team", "--agent", "casey"])).len() == 2);
+    // Reconciled once: the next push marks nothing.
+    assert_eq!(a.json(&["team", "push"])["deleted"], 0);
+}
+
+#[test]
 fn without_team_url_nothing_is_queued() {
     let t = TestProject::new();
     t.json(&["run", "start", "--agent", "a", "--workflow", "w"]);

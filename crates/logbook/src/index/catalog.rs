@@ -253,6 +253,9 @@ pub struct OriginStatus {
     pub last_push: Option<String>,
 }
 
+/// Every record of a machine, by kind (see [`Catalog::reconcile`]).
+pub type LiveIds = Vec<(Kind, Vec<String>)>;
+
 /// The catalog operations the faces need, answered by one shared database.
 /// Every method is blocking (the library is synchronous); implementations
 /// bound each call by the deadline they were opened with.
@@ -282,6 +285,13 @@ pub trait Catalog: Send + Sync {
     fn transcripts(&self) -> Result<Vec<TeamTranscript>>;
     /// What the server holds.
     fn status(&self) -> Result<ServerStatus>;
+    /// Marks deleted every record `origin` has on the server that `live`
+    /// does not list, and returns how many. `live` is called once the
+    /// server holds the origin's push lock, so a record pushed by another
+    /// process of the machine is either in the list or pushed after the
+    /// marks. For an index that lost track of deletions (rebuilt while run
+    /// folders went away): its push after queueing every record again.
+    fn reconcile(&self, origin: &str, live: &dyn Fn() -> Result<LiveIds>) -> Result<u64>;
     /// Brings the server's planner statistics and visibility up to date
     /// after a bulk push, so the queries that follow it read the indexes
     /// alone instead of waiting for the server's own maintenance.

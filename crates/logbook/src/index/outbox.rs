@@ -192,6 +192,40 @@ impl Index {
         self.meta(&format!("team_{key}"))
     }
 
+    /// Whether every record was queued since the catalog was last
+    /// reconciled, and which queueing that was (for [`Index::reconciled`]).
+    pub fn reconcile_due(&self) -> Result<Option<String>> {
+        self.team_note(RECONCILE)
+    }
+
+    /// Forgets the queueing `due` once the catalog was reconciled with it,
+    /// unless every record was queued again meanwhile.
+    pub fn reconciled(&self, due: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "DELETE FROM meta WHERE key = ?1 AND value = ?2",
+                params![format!("team_{RECONCILE}"), due],
+            )
+            .map(|_| ())
+            .map_err(self.err())
+    }
+
+    /// Every record's id, by kind: what the catalog should hold of this
+    /// machine.
+    pub fn live_ids(&self) -> Result<Vec<(Kind, Vec<String>)>> {
+        FOLLOWED
+            .iter()
+            .map(|(table, kind, col)| {
+                let ids = self
+                    .conn
+                    .prepare(&format!("SELECT DISTINCT {col} FROM {table}"))
+                    .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+                    .map_err(self.err())?;
+                Ok((*kind, ids))
+            })
+            .collect()
+    }
+
     /// Sets (or with `None` clears) a [`Index::team_note`].
     pub fn set_team_note(&self, key: &str, value: Option<&str>) -> Result<()> {
         note(&self.conn, key, value).map_err(self.err())
@@ -200,6 +234,10 @@ impl Index {
 
 /// The team note naming the catalog the outbox follows for.
 const TARGET: &str = "target";
+
+/// The team note set when every record was queued: which queueing the
+/// next complete push must reconcile.
+const RECONCILE: &str = "reconcile";
 
 fn note(conn: &Connection, key: &str, value: Option<&str>) -> rusqlite::Result<()> {
     let key = format!("team_{key}");
@@ -268,7 +306,10 @@ fn start_following(tx: &Connection) -> rusqlite::Result<()> {
     queue_every_record(tx)
 }
 
-/// Notes every record as changed, for a catalog that has none of them.
+/// Notes every record as changed, for a catalog that has none of them or
+/// may hold some this index never saw go (a rebuilt index): once they are
+/// pushed, the push reconciles the catalog with the index
+/// ([`Index::reconcile_due`]).
 fn queue_every_record(tx: &Connection) -> rusqlite::Result<()> {
     for (table, kind, col) in FOLLOWED {
         tx.execute(
@@ -278,7 +319,10 @@ fn queue_every_record(tx: &Connection) -> rusqlite::Result<()> {
             [kind.as_str()],
         )?;
     }
-    Ok(())
+    let now_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    note(tx, RECONCILE, Some(&now_us.to_string()))
 }
 
 /// A hex SHA-256 of the record's content as it crosses the wire.

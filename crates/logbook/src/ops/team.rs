@@ -192,6 +192,16 @@ fn push_within(
             drop(batches);
             Ok(())
         })?;
+        // Every record was queued again (a rebuilt index, a new catalog)
+        // and all of it is on the server now: what the server holds beyond
+        // it was deleted while this index was not looking.
+        if let Some(due) = index.reconcile_due()?
+            && index.outbox_len()? == 0
+            && stop_at.is_none_or(|t| Instant::now() < t)
+        {
+            report.deleted += catalog.reconcile(&p.config.origin, &|| index.live_ids())?;
+            index.reconciled(&due)?;
+        }
         // Only an explicit push: a write's background one has a deadline
         // to keep.
         if stop_at.is_none()
