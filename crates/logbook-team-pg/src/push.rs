@@ -52,7 +52,8 @@ fn table_of(kind: Kind) -> &'static str {
     }
 }
 
-pub(crate) async fn push(c: &mut Object, origin: &str, changes: &[Change]) -> Res<PushStats> {
+/// A transaction holding `origin`'s push lock (see the module's note).
+async fn locked<'c>(c: &'c mut Object, origin: &str) -> Res<deadpool_postgres::Transaction<'c>> {
     let tx = c.transaction().await.map_err(err)?;
     tx.execute(
         "SELECT pg_advisory_xact_lock(7413001, hashtext($1))",
@@ -60,6 +61,11 @@ pub(crate) async fn push(c: &mut Object, origin: &str, changes: &[Change]) -> Re
     )
     .await
     .map_err(err)?;
+    Ok(tx)
+}
+
+pub(crate) async fn push(c: &mut Object, origin: &str, changes: &[Change]) -> Res<PushStats> {
+    let tx = locked(c, origin).await?;
     tx.execute(
         "INSERT INTO origins(origin) VALUES ($1) \
          ON CONFLICT (origin) DO UPDATE SET last_push = now()",
@@ -176,13 +182,7 @@ pub(crate) async fn reconcile(
     origin: &str,
     live: &dyn Fn() -> logbook::Result<LiveIds>,
 ) -> Res<u64> {
-    let tx = c.transaction().await.map_err(err)?;
-    tx.execute(
-        "SELECT pg_advisory_xact_lock(7413001, hashtext($1))",
-        &[&origin],
-    )
-    .await
-    .map_err(err)?;
+    let tx = locked(c, origin).await?;
     let mut marked = 0;
     for (kind, ids) in live().map_err(|e| e.to_string())? {
         let table = table_of(kind);
