@@ -138,9 +138,13 @@ async fn push_kind(
     if !touch.0.is_empty() {
         tx.execute(
             &format!(
+                // `t.id = ANY($2)` lets the primary key find the rows: on
+                // the join alone, the planner read all of the origin's
+                // rows for each batch (200 ms a batch at 100,000 runs).
                 "UPDATE {table} t SET version = u.version \
                  FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
-                 WHERE t.origin = $1 AND t.id = u.id AND t.version < u.version"
+                 WHERE t.origin = $1 AND t.id = ANY($2) AND t.id = u.id \
+                   AND t.version < u.version"
             ),
             &[&origin, &touch.0, &touch.1],
         )
