@@ -1467,3 +1467,30 @@ fn a_cached_statement_is_not_prepared_again_for_each_new_binding() {
         );
     }
 }
+
+#[test]
+fn a_page_and_its_count_read_the_workflow_names_once_and_agree() {
+    let (_d, p, _) = populated();
+    let index = Index::open(&p).unwrap();
+    let query = RunQuery {
+        workflow: Some("^intake".into()),
+        limit: Some(1),
+        ..Default::default()
+    };
+    let runs_of_names = || {
+        index
+            .conn
+            .prepare_cached(super::query::WORKFLOW_NAMES)
+            .unwrap()
+            .get_status(rusqlite::StatementStatus::Run)
+    };
+    let before = runs_of_names();
+    let (hits, total) = index.find_runs_counted(&query).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(total > 1, "a full page is counted: {total}");
+    assert_eq!(total, index.count_runs(&query).unwrap());
+    // Once for the page and its count together; the count above, on its
+    // own, read them again.
+    assert_eq!(runs_of_names() - before, 2);
+    assert!(index.conn.is_autocommit());
+}
