@@ -34,7 +34,6 @@ mod scan;
 mod schema;
 mod sync;
 
-use std::cell::RefCell;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -120,10 +119,6 @@ pub struct Index {
     /// The database file's identity when opened, so a long-lived holder can
     /// tell that the file was deleted (and maybe rebuilt) under it.
     file_id: Option<pool::FileId>,
-    /// The workflow names, read once per read transaction of
-    /// [`Index::in_one_read`] (a page and its count both ask): `None`
-    /// outside one, `Some(None)` until they are read.
-    names: RefCell<Option<Option<Vec<String>>>>,
 }
 
 /// One run found through the index.
@@ -290,7 +285,6 @@ impl Index {
             path: path.to_path_buf(),
             project: p.clone(),
             file_id: None,
-            names: RefCell::new(None),
         })
     }
 
@@ -329,7 +323,6 @@ impl Index {
                 path: path.to_path_buf(),
                 project: p.clone(),
                 file_id: pool::file_id(path),
-                names: RefCell::new(None),
             }),
             None => Index::connect_new(p, path),
         }
@@ -398,7 +391,6 @@ impl Index {
             path: path.to_path_buf(),
             project: p.clone(),
             file_id,
-            names: RefCell::new(None),
         })
     }
 

@@ -86,16 +86,6 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
 /// whose files changed under it.
 const VERIFY_ROUNDS: usize = 3;
 
-/// Every workflow name, in one statement (one read transaction) hopping
-/// from each name to the next through the index, rather than a statement
-/// per name.
-pub(super) const WORKFLOW_NAMES: &str = "WITH RECURSIVE w(name) AS ( \
-       SELECT min(workflow) FROM runs \
-       UNION ALL \
-       SELECT (SELECT min(workflow) FROM runs WHERE workflow > w.name) FROM w \
-       WHERE w.name IS NOT NULL) \
-     SELECT name FROM w WHERE name IS NOT NULL";
-
 impl Index {
     /// Runs matching `query`, newest `started_at` first (ties by id), or by
     /// relevance for a text query, paged by `limit`/`offset`. Never reads
@@ -163,9 +153,7 @@ impl Index {
             return read();
         }
         control(&self.conn, "BEGIN").map_err(self.err())?;
-        *self.names.borrow_mut() = Some(None);
         let out = read();
-        *self.names.borrow_mut() = None;
         // Ending a read-only transaction cannot lose anything; whichever
         // way it ends, the connection is left out of it.
         if control(&self.conn, "COMMIT").is_err() {
@@ -351,23 +339,6 @@ impl Index {
     /// exact for every filter, as in [`Index::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
         self.count_runs_upto(query, None)
-    }
-
-    /// [`Index::find_runs`] and how many runs match in all, read in one
-    /// transaction (the total is the page's own, and the two share one
-    /// look-up of the workflow names): a short page is the last one, and
-    /// needs no count.
-    pub fn find_runs_counted(&self, query: &RunQuery) -> Result<(Vec<Hit>, u64)> {
-        self.in_one_read(|| {
-            let hits = self.find_runs(query)?;
-            let short = hits.len() < query.limit.unwrap_or(0);
-            let total = if short && (query.offset == 0 || !hits.is_empty()) {
-                (query.offset + hits.len()) as u64
-            } else {
-                self.count_runs(query)?
-            };
-            Ok((hits, total))
-        })
     }
 
     /// [`Index::count_runs`], stopping at `cap` matches when given: a
@@ -772,21 +743,18 @@ impl Index {
     /// The distinct workflow names, by hopping through the workflow index
     /// (one seek per name) rather than reading every row.
     fn workflow_names(&self) -> Result<Vec<String>> {
-        // Within one read transaction the names cannot change: read once.
-        if let Some(Some(names)) = &*self.names.borrow() {
-            return Ok(names.clone());
-        }
-        let names = self.read_workflow_names()?;
-        if let Some(memo) = self.names.borrow_mut().as_mut() {
-            *memo = Some(names.clone());
-        }
-        Ok(names)
-    }
-
-    fn read_workflow_names(&self) -> Result<Vec<String>> {
+        // One statement (one read transaction) hopping from each name to
+        // the next through the index, rather than a statement per name.
         let mut stmt = self
             .conn
-            .prepare_cached(WORKFLOW_NAMES)
+            .prepare_cached(
+                "WITH RECURSIVE w(name) AS ( \
+                   SELECT min(workflow) FROM runs \
+                   UNION ALL \
+                   SELECT (SELECT min(workflow) FROM runs WHERE workflow > w.name) FROM w \
+                   WHERE w.name IS NOT NULL) \
+                 SELECT name FROM w WHERE name IS NOT NULL",
+            )
             .map_err(self.err())?;
         stmt.query_map([], |r| r.get::<_, String>(0))
             .map_err(self.err())?

@@ -31,7 +31,6 @@
 //! transaction (`Index::begin_write`) and reopens, so no record lands in a
 //! file nobody reads.
 
-use std::cell::RefCell;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -513,7 +512,6 @@ fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Re
         path: new.to_path_buf(),
         project: p.clone(),
         file_id: None,
-        names: RefCell::new(None),
     };
     let caught_up = building.sync()?;
     if let Some(old) = &old {

@@ -1469,28 +1469,35 @@ fn a_cached_statement_is_not_prepared_again_for_each_new_binding() {
 }
 
 #[test]
-fn a_page_and_its_count_read_the_workflow_names_once_and_agree() {
-    let (_d, p, _) = populated();
-    let index = Index::open(&p).unwrap();
+fn the_faces_page_reads_back_a_run_edited_in_place_and_counts_it_so() {
+    // The faces' page (MCP find_runs, the web API) re-reads a run edited in
+    // place, as `find` does, and counts it with its new fields.
+    let (_dir, p) = project();
+    let ids: Vec<String> = (0..3).map(|_| start(&p, "alex", "intake")).collect();
     let query = RunQuery {
-        workflow: Some("^intake".into()),
-        limit: Some(1),
+        agent: Some("alex".into()),
+        limit: Some(2),
         ..Default::default()
     };
-    let runs_of_names = || {
-        index
-            .conn
-            .prepare_cached(super::query::WORKFLOW_NAMES)
-            .unwrap()
-            .get_status(rusqlite::StatementStatus::Run)
+    let before = run::find_page(&p, &query).unwrap();
+    assert_eq!(before.total, 3);
+    let edited = before.hits[0].run.id.to_string();
+    edit_manifest(&p, &edited, |m| {
+        m["execution"]["status"] = json!("completed");
+        m["tags"] = json!(["edited"]);
+    });
+    let page = run::find_page(&p, &query).unwrap();
+    let hit = page
+        .hits
+        .iter()
+        .find(|h| h.run.id.as_str() == edited)
+        .unwrap();
+    assert_eq!(hit.run.manifest.tags, ["edited"]);
+    assert_eq!(page.total, 3);
+    let completed = RunQuery {
+        status: Some("completed".into()),
+        ..query
     };
-    let before = runs_of_names();
-    let (hits, total) = index.find_runs_counted(&query).unwrap();
-    assert_eq!(hits.len(), 1);
-    assert!(total > 1, "a full page is counted: {total}");
-    assert_eq!(total, index.count_runs(&query).unwrap());
-    // Once for the page and its count together; the count above, on its
-    // own, read them again.
-    assert_eq!(runs_of_names() - before, 2);
-    assert!(index.conn.is_autocommit());
+    assert_eq!(run::find_page(&p, &completed).unwrap().total, 1);
+    assert!(ids.contains(&edited));
 }

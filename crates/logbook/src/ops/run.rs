@@ -76,7 +76,14 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
         ..query.clone()
     };
     let index = Index::open_synced(p)?;
-    let (hits, total) = index.find_runs_counted(&query)?;
+    let hits = index.find_runs(&query)?;
+    let total = if hits.len() < query.limit.unwrap_or(0) && (query.offset == 0 || !hits.is_empty())
+    {
+        // A short page is the last one: no count query needed.
+        (query.offset + hits.len()) as u64
+    } else {
+        index.count_runs(&query)?
+    };
     Ok(Page {
         hits,
         total,
