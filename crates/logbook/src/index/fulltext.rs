@@ -374,6 +374,10 @@ pub(super) fn output_text_upto(
 /// builds and platforms (the index is derived, so a different hash would
 /// only cost one re-read).
 pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
+    let mut files = files.into_iter().peekable();
+    if files.peek().is_none() {
+        return outputs_stamp_at(rustix::fs::CWD, folder, files, &mut PathBuf::new());
+    }
     // Each file is looked up from the open run folder: from the root, a
     // run's twenty outputs walked the folder's whole path twenty times
     // (on every registration, and for every hit a page verifies).

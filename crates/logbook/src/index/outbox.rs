@@ -23,7 +23,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
 use super::catalog::{
-    Body, Change, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
+    Body, Change, LiveIds, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
     WorkSessionBody, WorkflowStateBody, search_words_of,
 };
 use super::fulltext::{Longer, manifest_text, output_text_upto};
@@ -54,8 +54,12 @@ impl Index {
     pub fn follow_team(&self, url: Option<&str>) -> Result<()> {
         let target = url.map(catalog_target);
         let on = target.is_some();
-        let noted = self.team_note(TARGET)?;
         let following = self.following()?;
+        // Without a catalog, the common case, nothing is noted either.
+        if !following && !on {
+            return Ok(());
+        }
+        let noted = self.team_note(TARGET)?;
         // An index that followed before targets were noted followed this
         // same catalog, as far as anyone can tell: noted, not queued again.
         let moved = following && on && noted.is_some() && noted != target;
@@ -212,7 +216,7 @@ impl Index {
 
     /// Every record's id, by kind: what the catalog should hold of this
     /// machine.
-    pub fn live_ids(&self) -> Result<Vec<(Kind, Vec<String>)>> {
+    pub fn live_ids(&self) -> Result<LiveIds> {
         FOLLOWED
             .iter()
             .map(|(table, kind, col)| {
@@ -274,14 +278,19 @@ fn trigger_present(conn: &Connection) -> rusqlite::Result<bool> {
         .map(|n| n > 0)
 }
 
+/// The wall clock in microseconds. Not the library clock: tests pin that
+/// one, and this is a counter, not a timestamp.
+fn wall_clock_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
 fn start_following(tx: &Connection) -> rusqlite::Result<()> {
     // Versions must keep growing across a rebuild, which drops the table
     // and its sequence: start from the wall clock in microseconds, which a
-    // counter bumped once per write cannot have overtaken. Not the library
-    // clock: tests pin that one, and this is a counter, not a timestamp.
-    let now_us = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64);
+    // counter bumped once per write cannot have overtaken.
+    let now_us = wall_clock_us();
     let updated = tx.execute(
         "UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'team_outbox'",
         [now_us],
@@ -319,10 +328,7 @@ fn queue_every_record(tx: &Connection) -> rusqlite::Result<()> {
             [kind.as_str()],
         )?;
     }
-    let now_us = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros());
-    note(tx, RECONCILE, Some(&now_us.to_string()))
+    note(tx, RECONCILE, Some(&wall_clock_us().to_string()))
 }
 
 /// A hex SHA-256 of the record's content as it crosses the wire.
