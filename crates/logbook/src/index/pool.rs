@@ -6,15 +6,19 @@
 //! call, so it reuses the connection its last call closed, with its
 //! statement cache.
 //!
-//! Nothing is cached above SQLite: each call still starts its own read
-//! transaction and sees what other processes committed. A connection is
+//! Each call still starts its own read transaction and sees what other
+//! processes committed; the little a connection remembers above SQLite
+//! ([`Memo`]) is kept with the database version it was read at and asked
+//! again when that moved. A connection is
 //! reused only for the very file it was opened on ([`FileId`]: device,
 //! inode and birth time, since a deleted `index.db` recreated at once can
 //! get the same inode number back), and never mid-transaction.
 
+use std::cell::RefCell;
 use std::fs;
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::Mutex;
 
 use rusqlite::Connection;
@@ -45,9 +49,24 @@ pub(super) fn file_id(path: &Path) -> Option<FileId> {
     Some(FileId(m.dev(), m.ino(), born))
 }
 
+/// What a connection remembers between calls, each entry with the
+/// [`Version`] of the database it was read at.
+#[derive(Default)]
+pub(super) struct Memo {
+    /// Every distinct workflow name (see `Index::workflow_names`).
+    pub(super) workflow_names: Option<(Version, Arc<[String]>)>,
+}
+
+/// A database's version as one connection sees it: SQLite's `data_version`
+/// (moved by other connections' commits) and the connection's own count of
+/// changed rows.
+pub(super) type Version = (i64, u64);
+
 /// A connection that goes back to the idle list when its `Index` is done.
 pub(super) struct Pooled {
     conn: Option<Connection>,
+    /// What this connection remembers; goes back to the idle list with it.
+    pub(super) memo: RefCell<Memo>,
     /// Where it goes back to; `None`: never pooled (in memory, or a file
     /// that was gone when opened).
     home: Option<(PathBuf, FileId)>,
@@ -58,6 +77,7 @@ impl Pooled {
     pub(super) fn new(conn: Connection, path: &Path, id: Option<FileId>) -> Pooled {
         Pooled {
             conn: Some(conn),
+            memo: RefCell::default(),
             home: id
                 .filter(|_| path != Path::new(IN_MEMORY))
                 .map(|id| (path.to_path_buf(), id)),
@@ -84,14 +104,15 @@ impl Pooled {
     }
 }
 
-type Idle = Vec<(PathBuf, FileId, Connection)>;
+type Idle = Vec<(PathBuf, FileId, Connection, Memo)>;
 
 fn take_from(idle: &mut Idle, path: &Path, now: FileId) -> Option<Pooled> {
-    idle.retain(|(p, id, _)| p != path || *id == now);
-    let at = idle.iter().position(|(p, _, _)| p == path)?;
-    let (path, id, conn) = idle.swap_remove(at);
+    idle.retain(|(p, id, _, _)| p != path || *id == now);
+    let at = idle.iter().position(|(p, _, _, _)| p == path)?;
+    let (path, id, conn, memo) = idle.swap_remove(at);
     Some(Pooled {
         conn: Some(conn),
+        memo: RefCell::new(memo),
         home: Some((path, id)),
     })
 }
@@ -109,7 +130,7 @@ fn put_into(idle: &mut Idle, pooled: &mut Pooled) {
     if idle.len() >= IDLE_MAX {
         idle.remove(0);
     }
-    idle.push((path, id, conn));
+    idle.push((path, id, conn, pooled.memo.take()));
 }
 
 impl Deref for Pooled {

@@ -4,18 +4,19 @@
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use regex::Regex;
 use rusqlite::{OptionalExtension, params};
 
 use super::fulltext::{fts_query, outputs_stamp, snippet_of, snippet_of_text};
 use super::{
-    CorruptEntry, Hit, Index, Kind, Pending, Status, TranscriptHit, control, path_str, stamp_of,
+    CorruptEntry, Hit, Index, Kind, Pending, Status, TranscriptHit, control, path_str, pool,
+    stamp_of,
 };
 use crate::error::Result;
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
-use crate::model::query::{RunMatcher, RunQuery};
+use crate::model::query::{RunMatcher, RunQuery, workflow_regex};
 use crate::model::run::{MANIFEST_FILE, OutputRecord, Run};
 use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
@@ -297,11 +298,12 @@ impl Index {
             // query's own rule, then let SQLite use its index.
             // Same rule as the matcher: the exact name, or the pattern
             // (already validated by `matcher()` above).
-            let re = Regex::new(w).ok();
+            let re = workflow_regex(w).ok();
             let matching: Vec<String> = self
                 .workflow_names()?
-                .into_iter()
-                .filter(|name| name == w || re.as_ref().is_some_and(|re| re.is_match(name)))
+                .iter()
+                .filter(|name| *name == w || re.as_ref().is_some_and(|re| re.is_match(name)))
+                .cloned()
                 .collect();
             if matching.is_empty() {
                 return Ok(None);
@@ -742,7 +744,33 @@ impl Index {
 
     /// The distinct workflow names, by hopping through the workflow index
     /// (one seek per name) rather than reading every row.
-    fn workflow_names(&self) -> Result<Vec<String>> {
+    fn workflow_names(&self) -> Result<Arc<[String]>> {
+        // Read once per version of the database: a page and its count both
+        // ask, call after call, and there are a few hundred names to hop.
+        let version = self.version()?;
+        if let Some((seen, names)) = &self.conn.memo.borrow().workflow_names
+            && *seen == version
+        {
+            return Ok(names.clone());
+        }
+        let names: Arc<[String]> = self.read_workflow_names()?.into();
+        self.conn.memo.borrow_mut().workflow_names = Some((version, names.clone()));
+        Ok(names)
+    }
+
+    /// The database's version as this connection sees it now (what a
+    /// [`pool::Memo`] entry is kept with).
+    fn version(&self) -> Result<pool::Version> {
+        let data_version: i64 = self
+            .conn
+            .prepare_cached("PRAGMA data_version")
+            .map_err(self.err())?
+            .query_row([], |r| r.get(0))
+            .map_err(self.err())?;
+        Ok((data_version, self.conn.total_changes()))
+    }
+
+    fn read_workflow_names(&self) -> Result<Vec<String>> {
         // One statement (one read transaction) hopping from each name to
         // the next through the index, rather than a statement per name.
         let mut stmt = self

@@ -527,6 +527,19 @@ fn update_run(
     if id != row.id {
         return Ok(false);
     }
+    // Every column, output, edge, tag and FTS row of a run is made from its
+    // folder and manifest alone: the same manifest over the same output
+    // files (an output registered again, a retried call) leaves all of them
+    // as they are. Only the file's stamp, stored by the caller, moves.
+    if old_manifest == row.manifest {
+        let same_text = match cleared {
+            Some(same) => same,
+            None => same_outputs(tx, folder, row)?,
+        };
+        if same_text {
+            return Ok(true);
+        }
+    }
     let same_text = match cleared {
         Some(same) => same,
         None => same_fts_text(tx, folder, &old_manifest, row)?,
@@ -655,13 +668,11 @@ fn same_fts_text(
     old_manifest: &str,
     row: &RunRow,
 ) -> rusqlite::Result<bool> {
-    let manifest_path = path_str(&Path::new(folder).join(MANIFEST_FILE));
-    let old_stamp: Option<i64> = tx
-        .prepare_cached("SELECT out_stamp FROM files WHERE path = ?1")?
-        .query_row([manifest_path], |r| r.get(0))
-        .optional()?;
-    if old_stamp != Some(row.out_stamp) {
+    if !same_outputs(tx, folder, row)? {
         return Ok(false);
+    }
+    if old_manifest == row.manifest {
+        return Ok(true);
     }
     let Ok(old) = serde_json::from_str::<Manifest>(old_manifest) else {
         return Ok(false);
@@ -669,6 +680,17 @@ fn same_fts_text(
     Ok(old.workflow.name == row.fts_workflow
         && fts_agent(&old) == row.fts_agent
         && manifest_text(&old) == row.fts_manifest)
+}
+
+/// Whether the run's output files have the stamp the index stored with its
+/// row: the text read from them then is the text they hold.
+fn same_outputs(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<bool> {
+    let manifest_path = path_str(&Path::new(folder).join(MANIFEST_FILE));
+    let old_stamp: Option<i64> = tx
+        .prepare_cached("SELECT out_stamp FROM files WHERE path = ?1")?
+        .query_row([manifest_path], |r| r.get(0))
+        .optional()?;
+    Ok(old_stamp == Some(row.out_stamp))
 }
 
 /// The first half of storing `rec` over the run indexed for `folder`, done

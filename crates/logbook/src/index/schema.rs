@@ -4,7 +4,7 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -138,12 +138,14 @@ CREATE TABLE corrupt(
   kind TEXT NOT NULL,
   reason TEXT NOT NULL
 );
+-- Without a rowid: a mark and its clearing touch one b-tree page each,
+-- not a table page and its key's index page (every write does both).
 CREATE TABLE pending(
   path TEXT PRIMARY KEY,
   kind TEXT NOT NULL,
   lock TEXT NOT NULL,
   since TEXT NOT NULL
-);
+) WITHOUT ROWID;
 -- Records changed since the team catalog last took them (see `outbox`):
 -- filled by triggers that exist only while a team catalog is configured.
 CREATE TABLE team_outbox(

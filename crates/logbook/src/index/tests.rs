@@ -1501,3 +1501,34 @@ fn the_faces_page_reads_back_a_run_edited_in_place_and_counts_it_so() {
     assert_eq!(run::find_page(&p, &completed).unwrap().total, 1);
     assert!(ids.contains(&edited));
 }
+
+#[test]
+fn a_workflow_pattern_sees_names_written_since_by_any_connection() {
+    let (_dir, p) = project();
+    let intake = start(&p, "alex", "intake");
+    let reader = Index::open_synced(&p).unwrap();
+    let review = || RunQuery {
+        workflow: Some("^review-".into()),
+        ..RunQuery::default()
+    };
+    assert!(find(&reader, review()).is_empty());
+    assert_eq!(reader.count_runs(&review()).unwrap(), 0);
+
+    // Another connection (the writer's, as another process's would be)
+    // commits a run of a new workflow: the reader's remembered names are
+    // of an older version and are read again.
+    let first = start(&p, "alex", "review-1");
+    assert_eq!(ids(&find(&reader, review())), [first.clone()]);
+    assert_eq!(reader.count_runs(&review()).unwrap(), 1);
+
+    // The reader's own connection writes the next name: a run edited in
+    // place by another tool, re-read when the reader verifies its page.
+    edit_manifest(&p, &intake, |m| m["workflow"]["name"] = json!("review-2"));
+    let all = find(&reader, RunQuery::default());
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        sorted(ids(&find(&reader, review()))),
+        sorted(vec![first, intake])
+    );
+    assert_eq!(reader.count_runs(&review()).unwrap(), 2);
+}

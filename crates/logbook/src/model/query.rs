@@ -9,6 +9,28 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
+
+/// `pattern` compiled, from a small cache: an agent asks the same
+/// `--workflow` pattern call after call, a page and its count each test it,
+/// and compiling it cost more than the indexed query itself.
+pub fn workflow_regex(pattern: &str) -> std::result::Result<Regex, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, PoisonError};
+    /// Patterns kept; past it the cache starts again (a few are in use).
+    const KEPT: usize = 64;
+    static CACHE: Mutex<Option<HashMap<String, Regex>>> = Mutex::new(None);
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some(re) = cache.get(pattern) {
+        return Ok(re.clone());
+    }
+    let re = Regex::new(pattern)?;
+    if cache.len() >= KEPT {
+        cache.clear();
+    }
+    cache.insert(pattern.to_string(), re.clone());
+    Ok(re)
+}
 use crate::model::run::{Manifest, Run};
 
 /// What `find` (and `GET /api/runs`, and the MCP `find_runs` tool) asks for.
@@ -63,7 +85,7 @@ impl RunQuery {
             }
         }
         let workflow_re = match &self.workflow {
-            Some(w) => Some(Regex::new(w).map_err(|e| {
+            Some(w) => Some(workflow_regex(w).map_err(|e| {
                 Error::invalid(
                     "workflow",
                     w.as_str(),

@@ -52,9 +52,11 @@ pub(crate) fn write_through<T>(
     pending: Vec<Pending>,
     write: impl FnOnce() -> Result<(T, Vec<Option<Record>>)>,
 ) -> Result<T> {
+    // A cached connection to an index a rebuild has since replaced is
+    // reopened by the write itself, which checks under the write lock.
     let cached = WRITER
         .with(|c| c.borrow_mut().take())
-        .filter(|i| i.path() == p.index_path() && i.is_current());
+        .filter(|i| i.path() == p.index_path());
     let index = match cached {
         Some(i) => Ok(i),
         None => Index::open(p),

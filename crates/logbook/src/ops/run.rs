@@ -21,12 +21,12 @@ use crate::error::{Error, Result};
 use crate::index::{Hit, Index, Kind, Pending, Record};
 use crate::model::ids::{IdArg, RunId};
 use crate::model::lineage::{Lineage, lineage_of};
-use crate::model::naming;
 use crate::model::query::{RunQuery, filter_sorted};
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, OutputRecord, OutputType, Run, RunStatus,
     WorkflowInfo, normalize_output_path,
 };
+use crate::model::{naming, text};
 use crate::ops::{work_session, write_through};
 use crate::store::{self, Project, variables};
 
@@ -558,10 +558,11 @@ fn update<T>(
 ) -> Result<(Run, T)> {
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let (mut run, raw) = store::run::load_raw(p, id)?;
+    let read = text::to_value(&run.manifest_file(), &run.manifest)?;
     let out = change(&mut run)?;
     refresh_display(&mut run.manifest, clock::now());
     write_through(p, vec![pending(&run)], || {
-        store::run::save(&run, &raw)?;
+        store::run::save(&run, &raw, &read)?;
         Ok(((), vec![Some(Record::run(&run))]))
     })?;
     Ok((run, out))
@@ -673,6 +674,9 @@ pub fn register_output(
 /// make one record. Refuses a path that does not exist, leads outside the
 /// run folder, or is not a regular file (a folder, FIFO, device).
 fn canonical_output(folder: &Path, rel: &str, given: &str) -> Result<String> {
+    if plain_file(folder, rel) {
+        return Ok(rel.to_string());
+    }
     let real_folder = folder.canonicalize().map_err(|e| Error::io(folder, e))?;
     let target = rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
     let real = match target.canonicalize() {
@@ -728,6 +732,31 @@ fn canonical_output(folder: &Path, rel: &str, given: &str) -> Result<String> {
         ),
         e => e,
     })
+}
+
+/// Whether `rel` reaches a regular file from `folder` through folders
+/// that are not symlinks: then it already is its own real path, and
+/// resolving both paths (a `readlink` for every component of each, a dozen
+/// system calls on every registration) would only say so again. Anything
+/// else, a symlink on the way included, takes the resolving path.
+fn plain_file(folder: &Path, rel: &str) -> bool {
+    let mut path = folder.to_path_buf();
+    let mut parts = rel.split('/').peekable();
+    while let Some(part) = parts.next() {
+        path.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return false;
+        };
+        let wanted = if parts.peek().is_some() {
+            meta.is_dir()
+        } else {
+            meta.is_file()
+        };
+        if !wanted {
+            return false;
+        }
+    }
+    true
 }
 
 /// Finishes run `id` with `status` (completed, failed or cancelled).

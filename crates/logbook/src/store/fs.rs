@@ -27,7 +27,6 @@ pub fn write_atomic_with(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -38,11 +37,17 @@ pub fn write_atomic_with(
         uuid::Uuid::new_v4().simple()
     ));
     let result = (|| {
-        let f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Error::io(&tmp, e))?;
+        let create = || OpenOptions::new().write(true).create_new(true).open(&tmp);
+        // The folder is made only when missing: most writes replace a file
+        // in a folder that exists, and asking first costs two system calls.
+        let f = match create() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                create()
+            }
+            other => other,
+        }
+        .map_err(|e| Error::io(&tmp, e))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
         write(&mut w)?;
         let f = w

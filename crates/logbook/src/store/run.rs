@@ -66,9 +66,20 @@ pub fn load(p: &Project, id: &RunId) -> Result<Run> {
 /// Reads run `id` and the manifest's raw JSON, which a rewrite keeps the key
 /// order and unknown keys of.
 pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
-    let folder = locate(p, id)?;
-    let path = folder.join(MANIFEST_FILE);
-    let Some(text) = store::read_optional(&path)? else {
+    // The folder as Logbook names it is read straight away; only a miss
+    // looks for it another way (`locate`'s case-blind search).
+    let mut folder = folder(p, id);
+    let mut path = folder.join(MANIFEST_FILE);
+    let mut text = store::read_optional(&path)?;
+    if text.is_none() {
+        let found = locate(p, id)?;
+        if found != folder {
+            folder = found;
+            path = folder.join(MANIFEST_FILE);
+            text = store::read_optional(&path)?;
+        }
+    }
+    let Some(text) = text else {
         return Err(Error::not_found(
             "run",
             id.as_str(),
@@ -97,12 +108,14 @@ pub fn create(p: &Project, id: &RunId, manifest: &Manifest) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Writes `run`'s manifest back, keeping the key order of `original`.
-pub fn save(run: &Run, original: &Value) -> Result<()> {
+/// Writes `run`'s manifest back over the file's `original` value, changing
+/// only what differs from the manifest as it was `read` (its value, taken
+/// before the change): key order, unknown keys and spellings stay.
+pub fn save(run: &Run, original: &Value, read: &Value) -> Result<()> {
     let path = run.manifest_file();
     store::write_atomic(
         &path,
-        text::to_json(&path, &run.manifest, Some(original))?.as_bytes(),
+        text::to_json_over(&path, &run.manifest, original, read)?.as_bytes(),
     )
 }
 
