@@ -1518,7 +1518,7 @@ fn a_workflow_pattern_sees_names_written_since_by_any_connection() {
     // commits a run of a new workflow: the reader's remembered names are
     // of an older version and are read again.
     let first = start(&p, "alex", "review-1");
-    assert_eq!(ids(&find(&reader, review())), [first.clone()]);
+    assert_eq!(ids(&find(&reader, review())), std::slice::from_ref(&first));
     assert_eq!(reader.count_runs(&review()).unwrap(), 1);
 
     // The reader's own connection writes the next name: a run edited in
