@@ -11,8 +11,10 @@
 //! - [`serve_stdio`]: what `logbook mcp` runs; stdout belongs to the
 //!   protocol, logs go to stderr.
 //!
-//! Nothing is cached between calls: every call opens the project and reads
-//! the files (and the index, synced) as they are now, and every write takes
+//! No answer is cached between calls: every call opens the project and
+//! reads the files (and the index, synced) as they are now (an index
+//! connection keeps only what it checks against the database's version
+//! first), and every write takes
 //! the store's locks, so many servers, the CLI and other tools can share one
 //! project.
 //!
