@@ -8,9 +8,9 @@
 //!
 //! Each call still starts its own read transaction and sees what other
 //! processes committed; the little a connection remembers above SQLite
-//! ([`Memo`]) is kept with the database version it was read at and asked
-//! again when that moved. A connection is
-//! reused only for the very file it was opened on ([`FileId`]: device,
+//! ([`Memo`]) is kept with the database version it was read at and read
+//! again when that moved. A connection is reused only for the very file it
+//! was opened on ([`FileId`]: device,
 //! inode and birth time, since a deleted `index.db` recreated at once can
 //! get the same inode number back), and never mid-transaction.
 

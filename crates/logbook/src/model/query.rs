@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
+use crate::model::run::{Manifest, Run};
 
 /// `pattern` compiled, from a small cache: an agent asks the same
 /// `--workflow` pattern call after call, a page and its count each test it,
@@ -31,7 +32,6 @@ pub fn workflow_regex(pattern: &str) -> std::result::Result<Regex, regex::Error>
     cache.insert(pattern.to_string(), re.clone());
     Ok(re)
 }
-use crate::model::run::{Manifest, Run};
 
 /// What `find` (and `GET /api/runs`, and the MCP `find_runs` tool) asks for.
 /// Every filter is optional; all given ones must match.

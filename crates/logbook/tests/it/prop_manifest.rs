@@ -76,9 +76,14 @@ proptest! {
             m.insert(key.to_string(), v);
         }
         if let Ok((mut typed, raw)) = parse_manifest(Path::new(PATH), &doc.to_string()) {
+            let read = text::to_value(Path::new(PATH), &typed).unwrap();
             change(&mut typed);
             let out = text::to_json(Path::new(PATH), &typed, Some(&raw)).unwrap();
             prop_assert!(parse_manifest(Path::new(PATH), &out).is_ok(), "{out}");
+            // The writer's way (the manifest as read handed over, not parsed
+            // again from the file's value) writes the very same text.
+            let over = text::to_json_over(Path::new(PATH), &typed, &raw, &read).unwrap();
+            prop_assert_eq!(over, out);
         }
     }
 
@@ -102,8 +107,11 @@ proptest! {
         let text = if bom { format!("\u{feff}{text}") } else { text };
         let (mut typed, raw) = parse_manifest(Path::new(PATH), &text).unwrap();
         prop_assert_eq!(&raw, &doc);
+        let read = text::to_value(Path::new(PATH), &typed).unwrap();
         change(&mut typed);
         let out = text::to_json(Path::new(PATH), &typed, Some(&raw)).unwrap();
+        let over = text::to_json_over(Path::new(PATH), &typed, &raw, &read).unwrap();
+        prop_assert_eq!(&over, &out);
         let (_, back) = parse_manifest(Path::new(PATH), &out).unwrap();
 
         // The write's own changes are there…
