@@ -527,23 +527,17 @@ fn update_run(
     if id != row.id {
         return Ok(false);
     }
-    // Every column, output, edge, tag and FTS row of a run is made from its
-    // folder and manifest alone: the same manifest over the same output
-    // files (an output registered again, a retried call) leaves all of them
-    // as they are. Only the file's stamp, stored by the caller, moves.
-    if old_manifest == row.manifest {
-        let same_text = match cleared {
-            Some(same) => same,
-            None => same_outputs(tx, folder, row)?,
-        };
-        if same_text {
-            return Ok(true);
-        }
-    }
     let same_text = match cleared {
         Some(same) => same,
         None => same_fts_text(tx, folder, &old_manifest, row)?,
     };
+    // Every column, output, edge, tag and FTS row of a run is made from its
+    // folder and manifest alone: the same manifest over the same output
+    // files (an output registered again, a retried call) leaves all of them
+    // as they are. Only the file's stamp, stored by the caller, moves.
+    if same_text && old_manifest == row.manifest {
+        return Ok(true);
+    }
     // Only columns in an UPDATE's SET list cost index writes, so the
     // indexed ones are set only when one of them changed.
     if (
@@ -668,7 +662,12 @@ fn same_fts_text(
     old_manifest: &str,
     row: &RunRow,
 ) -> rusqlite::Result<bool> {
-    if !same_outputs(tx, folder, row)? {
+    let manifest_path = path_str(&Path::new(folder).join(MANIFEST_FILE));
+    let old_stamp: Option<i64> = tx
+        .prepare_cached("SELECT out_stamp FROM files WHERE path = ?1")?
+        .query_row([manifest_path], |r| r.get(0))
+        .optional()?;
+    if old_stamp != Some(row.out_stamp) {
         return Ok(false);
     }
     if old_manifest == row.manifest {
@@ -680,17 +679,6 @@ fn same_fts_text(
     Ok(old.workflow.name == row.fts_workflow
         && fts_agent(&old) == row.fts_agent
         && manifest_text(&old) == row.fts_manifest)
-}
-
-/// Whether the run's output files have the stamp the index stored with its
-/// row: the text read from them then is the text they hold.
-fn same_outputs(tx: &Connection, folder: &str, row: &RunRow) -> rusqlite::Result<bool> {
-    let manifest_path = path_str(&Path::new(folder).join(MANIFEST_FILE));
-    let old_stamp: Option<i64> = tx
-        .prepare_cached("SELECT out_stamp FROM files WHERE path = ?1")?
-        .query_row([manifest_path], |r| r.get(0))
-        .optional()?;
-    Ok(old_stamp == Some(row.out_stamp))
 }
 
 /// The first half of storing `rec` over the run indexed for `folder`, done

@@ -67,18 +67,20 @@ pub fn load(p: &Project, id: &RunId) -> Result<Run> {
 /// order and unknown keys of.
 pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
     // The folder as Logbook names it is read straight away; only a miss
-    // looks for it another way (`locate`'s case-blind search).
-    let mut folder = folder(p, id);
-    let mut path = folder.join(MANIFEST_FILE);
-    let mut text = store::read_optional(&path)?;
-    if text.is_none() {
-        let found = locate(p, id)?;
-        if found != folder {
-            folder = found;
-            path = folder.join(MANIFEST_FILE);
-            text = store::read_optional(&path)?;
-        }
-    }
+    // looks for it another way (`locate`'s case-blind search, which would
+    // `stat` the folder first on every write).
+    let named = folder(p, id);
+    let (folder, text) = match store::read_optional(&named.join(MANIFEST_FILE))? {
+        Some(text) => (named, Some(text)),
+        None => match locate(p, id)? {
+            found if found == named => (named, None),
+            found => {
+                let text = store::read_optional(&found.join(MANIFEST_FILE))?;
+                (found, text)
+            }
+        },
+    };
+    let path = folder.join(MANIFEST_FILE);
     let Some(text) = text else {
         return Err(Error::not_found(
             "run",
