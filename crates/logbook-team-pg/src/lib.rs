@@ -237,6 +237,10 @@ impl Catalog for PgCatalog {
         self.run(async |c| query::output(c, run_id, file).await)
     }
 
+    fn output_texts(&self, runs: &[(String, String)]) -> Result<Vec<(String, String, String)>> {
+        self.run(async |c| query::output_texts(c, runs).await)
+    }
+
     fn transcripts(&self) -> Result<Vec<TeamTranscript>> {
         self.run(async |c| query::transcripts(c).await)
     }

@@ -255,6 +255,31 @@ pub(crate) async fn output(c: &mut Object, run_id: &str, file: &str) -> Res<Opti
     }))
 }
 
+/// [`Catalog::output_texts`](logbook::index::catalog::Catalog::output_texts).
+/// A cut text is left out: the local index skips files over the limit too.
+pub(crate) async fn output_texts(
+    c: &mut Object,
+    runs: &[(String, String)],
+) -> Res<Vec<(String, String, String)>> {
+    let (origins, ids): (Vec<&str>, Vec<&str>) =
+        runs.iter().map(|(o, i)| (o.as_str(), i.as_str())).unzip();
+    let rows = c
+        .query(
+            "SELECT o.origin, o.run_id, o.text FROM outputs o \
+             JOIN unnest($1::text[], $2::text[]) AS u(origin, id) \
+               ON o.origin = u.origin AND o.run_id = u.id \
+             WHERE o.text IS NOT NULL AND NOT o.truncated \
+             ORDER BY o.origin, o.run_id, o.seq",
+            &[&origins, &ids],
+        )
+        .await
+        .map_err(err)?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
 pub(crate) async fn transcripts(c: &mut Object) -> Res<Vec<TeamTranscript>> {
     let rows = c
         .query(

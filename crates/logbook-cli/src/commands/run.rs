@@ -523,7 +523,8 @@ fn find_team(ctx: &Context, query: &RunQuery, now: jiff::Timestamp) -> Result<Ou
     if page.runs.is_empty() {
         human.push_str("No runs match.\n");
     }
-    for r in &page.runs {
+    for h in &page.runs {
+        let r = &h.run;
         let e = run::entry(&r.run, now);
         let _ = writeln!(
             human,
@@ -535,6 +536,9 @@ fn find_team(ctx: &Context, query: &RunQuery, now: jiff::Timestamp) -> Result<Ou
             style.dim(&e.display_name),
             e.manifest.outputs.len()
         );
+        if let Some(snippet) = &h.snippet {
+            let _ = writeln!(human, "    {snippet}");
+        }
     }
     Ok(Output::new(team::page_json(&page, now), human).with_note(note))
 }

@@ -21,6 +21,7 @@ mod serve;
 mod session;
 mod snapshots;
 mod team;
+mod team_parity;
 mod transcript;
 mod transcript_text;
 mod workflow;

@@ -200,7 +200,7 @@ impl Drop for Pg {
 }
 
 /// A project root standing for one machine of the team.
-fn machine(url: &str, origin: &str) -> TestProject {
+pub(crate) fn machine(url: &str, origin: &str) -> TestProject {
     let t = TestProject::new();
     t.write(
         "logbook.yaml",

@@ -281,6 +281,10 @@ pub trait Catalog: Send + Sync {
     fn children(&self, ids: &[String]) -> Result<Vec<(String, String)>>;
     /// One output of one run, with its stored text.
     fn output(&self, run_id: &str, file: &str) -> Result<Option<TeamOutput>>;
+    /// The whole stored text of each output of these runs (origin, id),
+    /// each run's in manifest order, as `(origin, id, text)`: what a team
+    /// snippet is cut from when the words are not in the manifest.
+    fn output_texts(&self, runs: &[(String, String)]) -> Result<Vec<(String, String, String)>>;
     /// Every transcript, newest `lastActiveAt` first.
     fn transcripts(&self) -> Result<Vec<TeamTranscript>>;
     /// What the server holds.

@@ -99,13 +99,7 @@ pub(super) fn snippet_of(
     let Some(query) = snippet_query(conn, words)? else {
         return Ok(None);
     };
-    let head = format!(
-        "{}\n{}\n{}",
-        m.agent.name,
-        m.workflow.name,
-        manifest_text(m)
-    );
-    if let Some(s) = highlighted(conn, &head, &query)? {
+    if let Some(s) = highlighted(conn, &head_text(m), &query)? {
         return Ok(Some(s));
     }
     for o in &m.outputs {
@@ -116,6 +110,51 @@ pub(super) fn snippet_of(
         }
     }
     Ok(None)
+}
+
+/// What of a run a snippet is cut from first: its agent and workflow names
+/// and its manifest's text.
+fn head_text(m: &Manifest) -> String {
+    format!(
+        "{}\n{}\n{}",
+        m.agent.name,
+        m.workflow.name,
+        manifest_text(m)
+    )
+}
+
+/// Snippets for runs this index does not hold (the team catalog's), cut
+/// exactly as [`snippet_of`] cuts a local run's, so `find --team --text`
+/// answers in the local shape. The words are found in a scratch in-memory
+/// database with the index's tokenizer; the caller supplies the outputs'
+/// text, which lives on the server.
+pub struct Snippets {
+    conn: Connection,
+    query: Option<String>,
+}
+
+impl Snippets {
+    /// Snippets of `words`, as the user typed them.
+    pub fn new(words: &str) -> crate::Result<Snippets> {
+        let path = Path::new(":memory:");
+        let conn = Connection::open_in_memory().map_err(super::sql(path))?;
+        let query = snippet_query(&conn, words).map_err(super::sql(path))?;
+        Ok(Snippets { conn, query })
+    }
+
+    /// The snippet from the run's own fields, or `None` when the words are
+    /// only in its outputs' text (then [`Snippets::of_text`] each).
+    pub fn of_manifest(&self, m: &Manifest) -> crate::Result<Option<String>> {
+        self.of_text(&head_text(m))
+    }
+
+    /// The snippet of `text`, or `None` when no word is in it.
+    pub fn of_text(&self, text: &str) -> crate::Result<Option<String>> {
+        let Some(query) = &self.query else {
+            return Ok(None);
+        };
+        highlighted(&self.conn, text, query).map_err(super::sql(Path::new(":memory:")))
+    }
 }
 
 /// The query marking any of `words` (`None` without words), once the

@@ -47,7 +47,7 @@ use crate::error::{Error, Result, index_error};
 use crate::model::run::Run;
 use crate::store::Project;
 
-pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES};
+pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;
 pub use schema::SCHEMA_VERSION;

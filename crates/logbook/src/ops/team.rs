@@ -415,28 +415,81 @@ fn run_of(t: TeamRun) -> Option<OriginRun> {
     })
 }
 
+/// One run of a [`find`] page.
+#[derive(Debug, Clone)]
+pub struct TeamHit {
+    /// The run, with its machine.
+    pub run: OriginRun,
+    /// For text queries: a fragment of the matching text, as a local
+    /// `find --text` cuts it.
+    pub snippet: Option<String>,
+}
+
 /// One page of [`find`].
 #[derive(Debug, Clone)]
 pub struct TeamPage {
     /// The runs on the page, newest first.
-    pub runs: Vec<OriginRun>,
+    pub runs: Vec<TeamHit>,
     /// How many match in all.
     pub total: u64,
 }
 
-/// `find --team`: runs of every machine matching `query`, newest first,
-/// [`DEFAULT_PAGE`] unless the query sets a limit.
+/// `find --team`: runs of every machine matching `query`, newest first
+/// (text matches too: the catalog keeps each run's words, not the counts
+/// a rank needs), [`DEFAULT_PAGE`] unless the query sets a limit.
 pub fn find(p: &Project, query: &RunQuery) -> Result<TeamPage> {
     query.matcher()?;
     let query = RunQuery {
         limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
         ..query.clone()
     };
-    let (runs, total) = connect(p, COMMAND_TIMEOUT)?.find_runs(&query)?;
-    Ok(TeamPage {
-        runs: runs.into_iter().filter_map(run_of).collect(),
-        total,
-    })
+    let catalog = connect(p, COMMAND_TIMEOUT)?;
+    let (runs, total) = catalog.find_runs(&query)?;
+    let mut runs: Vec<TeamHit> = runs
+        .into_iter()
+        .filter_map(run_of)
+        .map(|run| TeamHit { run, snippet: None })
+        .collect();
+    if let Some(words) = &query.text {
+        snippets(catalog.as_ref(), &mut runs, words)?;
+    }
+    Ok(TeamPage { runs, total })
+}
+
+/// Cuts each hit's snippet as the local index does: from the manifest
+/// when the words are there, else from the outputs' stored text, read in
+/// one round trip for the runs that need it.
+fn snippets(catalog: &dyn Catalog, hits: &mut [TeamHit], words: &str) -> Result<()> {
+    let cut = crate::index::Snippets::new(words)?;
+    let mut rest = vec![];
+    for (i, hit) in hits.iter_mut().enumerate() {
+        hit.snippet = cut.of_manifest(&hit.run.run.manifest)?;
+        if hit.snippet.is_none() && !hit.run.run.manifest.outputs.is_empty() {
+            rest.push(i);
+        }
+    }
+    if rest.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<(String, String)> = rest
+        .iter()
+        .map(|&i| (hits[i].run.origin.clone(), hits[i].run.run.id.to_string()))
+        .collect();
+    let texts = catalog.output_texts(&keys)?;
+    for &i in &rest {
+        let hit = &mut hits[i];
+        let id = hit.run.run.id.to_string();
+        for (_, _, text) in texts
+            .iter()
+            .filter(|(o, r, _)| *o == hit.run.origin && *r == id)
+        {
+            if let Some(s) = cut.of_text(text)? {
+                hit.snippet = Some(s);
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A run as `find --json` prints it, plus `"origin"`.
@@ -448,9 +501,21 @@ pub fn run_json(r: &OriginRun, now: Timestamp) -> Value {
     v
 }
 
-/// `find --team --json`: the page's runs with their origin.
+/// `find --team --json`: the page's runs with their origin, and for a text
+/// query each one's snippet, as `find --json` gives them.
 pub fn page_json(page: &TeamPage, now: Timestamp) -> Value {
-    Value::Array(page.runs.iter().map(|r| run_json(r, now)).collect())
+    Value::Array(
+        page.runs
+            .iter()
+            .map(|h| {
+                let mut v = run_json(&h.run, now);
+                if let (Value::Object(m), Some(s)) = (&mut v, &h.snippet) {
+                    m.insert("snippet".into(), Value::String(s.clone()));
+                }
+                v
+            })
+            .collect(),
+    )
 }
 
 /// What [`latest_output`] found in the catalog.
@@ -674,9 +739,9 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<crate::ops::run::Page>
         hits: page
             .runs
             .into_iter()
-            .map(|r| crate::index::Hit {
-                run: r.run,
-                snippet: None,
+            .map(|h| crate::index::Hit {
+                run: h.run.run,
+                snippet: h.snippet,
             })
             .collect(),
         total: page.total,
