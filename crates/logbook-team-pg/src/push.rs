@@ -1,16 +1,19 @@
 //! One batch of changes from one origin, in one transaction.
 //!
-//! The transaction first takes an advisory lock for the origin: two
-//! processes of one machine pushing at once take turns, so each sees the
-//! other's rows when it compares versions (an upsert guard alone could not
-//! keep a run's outputs and edges consistent with its row). Machines do not
+//! The transaction first takes advisory locks: the origin's, shared, and
+//! the origin's lane of each record ([`lane_of`]), exclusive. Two pushes
+//! of one record take turns, so each sees the other's rows when it
+//! compares versions (an upsert guard alone could not keep a run's outputs
+//! and edges consistent with its row), while a bulk push writes its lanes
+//! side by side. Reconciling takes the origin's lock exclusive, so it
+//! waits for every push of the origin and they for it. Machines do not
 //! wait on each other.
 
 use std::collections::HashMap;
 
 use deadpool_postgres::Object;
 use logbook::index::Kind;
-use logbook::index::catalog::{Body, Change, LiveIds, PushStats};
+use logbook::index::catalog::{Body, Change, LiveIds, PushStats, lane_of};
 use tokio_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
@@ -52,23 +55,79 @@ fn table_of(kind: Kind) -> &'static str {
     }
 }
 
-/// A transaction holding `origin`'s push lock (see the module's note).
+/// The origin's lock, and the first of its lanes' (see the module's note).
+/// Logbook before lanes took the origin's lock exclusive for a push, so
+/// it still excludes every push of this one.
+const ORIGIN_LOCK: i32 = 7413001;
+const LANE_LOCKS: i32 = 7413100;
+
+/// A transaction holding `origin`'s lock for reconciling: exclusive, so no
+/// push of the origin runs meanwhile (see the module's note).
 async fn locked<'c>(c: &'c mut Object, origin: &str) -> Res<deadpool_postgres::Transaction<'c>> {
     let tx = c.transaction().await.map_err(err)?;
     tx.execute(
-        "SELECT pg_advisory_xact_lock(7413001, hashtext($1))",
-        &[&origin],
+        "SELECT pg_advisory_xact_lock($2, hashtext($1))",
+        &[&origin, &ORIGIN_LOCK],
     )
     .await
     .map_err(err)?;
     Ok(tx)
 }
 
-pub(crate) async fn push(c: &mut Object, origin: &str, changes: &[Change]) -> Res<PushStats> {
-    let tx = locked(c, origin).await?;
+/// A transaction holding the locks a push of `changes` needs: the origin's
+/// shared, then each lane the changes are in, in order, exclusive.
+async fn push_locked<'c>(
+    c: &'c mut Object,
+    origin: &str,
+    changes: &[Change],
+) -> Res<deadpool_postgres::Transaction<'c>> {
+    let mut lanes: Vec<i32> = changes
+        .iter()
+        .map(|c| LANE_LOCKS + lane_of(&c.id) as i32)
+        .collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let tx = c.transaction().await.map_err(err)?;
     tx.execute(
-        "INSERT INTO origins(origin) VALUES ($1) \
-         ON CONFLICT (origin) DO UPDATE SET last_push = now()",
+        "SELECT pg_advisory_xact_lock_shared($2, hashtext($1))",
+        &[&origin, &ORIGIN_LOCK],
+    )
+    .await
+    .map_err(err)?;
+    tx.execute(
+        // `unnest` yields the sorted array in order: every push takes its
+        // lanes in one order, so two never wait on each other in a cycle.
+        "SELECT pg_advisory_xact_lock(l, hashtext($1)) FROM unnest($2::int4[]) AS l",
+        &[&origin, &lanes],
+    )
+    .await
+    .map_err(err)?;
+    Ok(tx)
+}
+
+pub(crate) async fn push(
+    c: &mut Object,
+    origin: &str,
+    changes: &[Change],
+    bulk: bool,
+) -> Res<PushStats> {
+    let tx = push_locked(c, origin, changes).await?;
+    if bulk {
+        // The words' GIN index takes new rows into its pending list and
+        // merges the list into the tree when it outgrows this limit, with
+        // at most `work_mem` of it sorted at a time. Merging larger lists
+        // less often does the same work in fewer, longer runs of each
+        // word's posting tree; the settle after a bulk push (a VACUUM)
+        // merges what is left, so searches never scan a large list for
+        // long.
+        tx.batch_execute("SET LOCAL work_mem = '64MB'; SET LOCAL gin_pending_list_limit = '64MB'")
+            .await
+            .map_err(err)?;
+    }
+    // Not `DO UPDATE`: that locks the row until commit, and the lanes of a
+    // push would wait on each other for it. The time is set after commit.
+    tx.execute(
+        "INSERT INTO origins(origin) VALUES ($1) ON CONFLICT (origin) DO NOTHING",
         &[&origin],
     )
     .await
@@ -87,6 +146,12 @@ pub(crate) async fn push(c: &mut Object, origin: &str, changes: &[Change]) -> Re
         push_kind(&tx, origin, kind, &of_kind, &mut stats).await?;
     }
     tx.commit().await.map_err(err)?;
+    c.execute(
+        "UPDATE origins SET last_push = now() WHERE origin = $1",
+        &[&origin],
+    )
+    .await
+    .map_err(err)?;
     Ok(stats)
 }
 
@@ -172,7 +237,17 @@ async fn push_kind(
         return Ok(());
     }
     match kind {
-        Kind::Run => write_runs(tx, origin, &write).await,
+        Kind::Run => {
+            // Only a run the server held live can have output and edge
+            // rows to replace (a tombstone's were cleared with it): a first
+            // push deletes nothing.
+            let held: Vec<String> = write
+                .iter()
+                .filter(|c| stored.get(&c.id).is_some_and(|(_, _, deleted)| !deleted))
+                .map(|c| c.id.clone())
+                .collect();
+            write_runs(tx, origin, &write, &held).await
+        }
         Kind::WorkSession => write_work_sessions(tx, origin, &write).await,
         Kind::Transcript => write_transcripts(tx, origin, &write).await,
         Kind::WorkflowState => write_workflow_states(tx, origin, &write).await,
@@ -233,7 +308,12 @@ async fn exec(tx: &Transaction<'_>, sql: &str, params: &[&(dyn ToSql + Sync)]) -
     tx.execute(sql, params).await.map(|_| ()).map_err(err)
 }
 
-async fn write_runs(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> Res<()> {
+async fn write_runs(
+    tx: &Transaction<'_>,
+    origin: &str,
+    changes: &[&Change],
+    held: &[String],
+) -> Res<()> {
     let mut ids = vec![];
     let mut versions = vec![];
     let mut hashes = vec![];
@@ -333,7 +413,9 @@ async fn write_runs(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> 
         ],
     )
     .await?;
-    clear_run_rows(tx, origin, &ids).await?;
+    if !held.is_empty() {
+        clear_run_rows(tx, origin, held).await?;
+    }
     if !o_run.is_empty() {
         exec(
             tx,

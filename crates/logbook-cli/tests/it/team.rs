@@ -592,6 +592,15 @@ fn a_bulk_push_settles_the_catalog_and_a_small_one_leaves_it_alone() {
     let url = pg.database("team");
     let a = machine(&url, "bulk");
     a.run(&["team", "init"]).ok();
+    // `team init` sets the storage the push is fastest with (Debian's
+    // server has LZ4).
+    let compression = pg.sql(
+        "team",
+        "SELECT attname || ' ' || attcompression::text FROM pg_attribute \
+         WHERE attrelid IN ('runs'::regclass, 'outputs'::regclass) \
+           AND attname IN ('manifest', 'text') ORDER BY attname",
+    );
+    assert_eq!(compression, ["manifest l", "text l"]);
     // Runs written by another tool, as a first push of a whole project.
     let dir = a.path("docs/agent-outputs");
     for i in 0..1_200 {
@@ -636,6 +645,54 @@ fn a_bulk_push_settles_the_catalog_and_a_small_one_leaves_it_alone() {
             .len(),
         1_200
     );
+}
+
+/// A bulk push writes over two connections at once, one per share of the
+/// runs (lanes). Two of them racing, one killed halfway, then a third:
+/// every run once, with its outputs once.
+#[test]
+fn bulk_pushes_racing_and_killed_leave_every_run_once() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let a = machine(&url, "lanes");
+    a.run(&["team", "init"]).ok();
+    let dir = a.path("docs/agent-outputs");
+    for i in 0..2_400 {
+        let id = uuid::Uuid::new_v4().to_string();
+        std::fs::create_dir_all(dir.join(&id)).unwrap();
+        std::fs::write(dir.join(&id).join("out.md"), format!("result {i}\n")).unwrap();
+        let manifest = serde_json::json!({
+            "version": "1.0.0",
+            "session_id": id,
+            "agent": {"name": "bulk"},
+            "workflow": {"name": format!("flow-{}", i % 7)},
+            "execution": {"started_at": format!("2025-10-05T10:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+                "status": "completed"},
+            "outputs": [{"file": "out.md", "type": "document", "description": "Result",
+                "created_at": "2025-10-05T11:00:00.000Z"}],
+        });
+        std::fs::write(dir.join(&id).join("manifest.json"), manifest.to_string()).unwrap();
+    }
+    a.run(&["index", "sync"]).ok();
+    let mut first = a.cmd(&["team", "push"]).spawn().unwrap();
+    let mut killed = a.cmd(&["team", "push"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = Command::new("kill")
+        .args(["-KILL", &killed.id().to_string()])
+        .status();
+    let _ = killed.wait();
+    assert!(first.wait().unwrap().success());
+    a.run(&["team", "push"]).ok();
+    assert_eq!(backlog(&a), 0);
+    let (server, n) = server_runs(&pg, "team", "lanes");
+    assert_eq!(n, server.len(), "duplicate rows");
+    assert_eq!(server, local_runs(&a));
+    assert_eq!(server.len(), 2_400);
+    let outputs = pg.sql(
+        "team",
+        "SELECT count(*) || ' ' || count(DISTINCT run_id) FROM outputs WHERE origin = 'lanes'",
+    );
+    assert_eq!(outputs, ["2400 2400"]);
 }
 
 #[test]

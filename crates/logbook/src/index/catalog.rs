@@ -39,6 +39,22 @@ pub(super) fn search_words_of(texts: &[&str]) -> Result<Vec<Vec<String>>> {
         .map_err(|e| crate::error::index_error(std::path::Path::new(":memory:"), &e))
 }
 
+/// How many connections a bulk push writes over at once, each with its own
+/// share of the records: the server's work on one connection runs on one
+/// core, and a bulk push is mostly the server's work.
+pub const PUSH_LANES: usize = 2;
+
+/// The share of the records ([`PUSH_LANES`]) record `id` belongs to. Two
+/// pushes of one origin take turns per lane, so the two writes of one
+/// record never overlap, while the lanes go side by side.
+pub fn lane_of(id: &str) -> usize {
+    // FNV-1a: stable across processes and versions, unlike std's hasher.
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    (hash % PUSH_LANES as u64) as usize
+}
+
 /// One record's state to upsert (or, with no body, to mark deleted).
 #[derive(Debug, Clone)]
 pub struct Change {
@@ -262,8 +278,10 @@ pub type LiveIds = Vec<(Kind, Vec<String>)>;
 pub trait Catalog: Send + Sync {
     /// The server as people name it (host, port, database; never a password).
     fn server(&self) -> String;
-    /// Upserts `changes` pushed by `origin` in one transaction.
-    fn push(&self, origin: &str, changes: &[Change]) -> Result<PushStats>;
+    /// Upserts `changes` pushed by `origin` in one transaction. `bulk`: one
+    /// batch of many, which [`Catalog::settle`] follows, so the server may
+    /// defer index work to it.
+    fn push(&self, origin: &str, changes: &[Change], bulk: bool) -> Result<PushStats>;
     /// Runs matching `query` across every origin, newest first, paged, with
     /// how many match in all.
     fn find_runs(&self, query: &RunQuery) -> Result<(Vec<TeamRun>, u64)>;

@@ -28,7 +28,9 @@ use serde_json::Value;
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::Index;
-use crate::index::catalog::{Catalog, Change, Connector, PushStats, ServerStatus, TeamRun};
+use crate::index::catalog::{
+    Catalog, Change, Connector, PUSH_LANES, PushStats, ServerStatus, TeamRun, lane_of,
+};
 use crate::model::ids::RunId;
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::RunQuery;
@@ -148,6 +150,9 @@ fn push_within(
         if let Some(f) = progress {
             f(0, total);
         }
+        // Only an explicit push settles the catalog after it (see below):
+        // a write's background one has a deadline to keep.
+        let bulk = stop_at.is_none() && total >= SETTLE_AFTER;
         // Writers may keep adding changes; a push takes what was there when
         // it began, and as much again, then leaves the rest to the next.
         let budget = total.saturating_mul(2) + BATCH as u64;
@@ -167,17 +172,21 @@ fn push_within(
                 if batch.is_empty() {
                     break;
                 }
-                let PushStats {
-                    written,
-                    unchanged,
-                    deleted,
-                } = catalog.push(&p.config.origin, &batch)?;
                 let done: Vec<_> = batch
                     .iter()
                     .map(|c| (c.kind, c.id.clone(), c.version))
                     .collect();
+                let PushStats {
+                    written,
+                    unchanged,
+                    deleted,
+                } = if bulk {
+                    push_lanes(catalog.as_ref(), &p.config.origin, batch)?
+                } else {
+                    catalog.push(&p.config.origin, &batch, false)?
+                };
                 index.outbox_done(&done)?;
-                report.pushed += batch.len() as u64;
+                report.pushed += done.len() as u64;
                 report.written += written;
                 report.unchanged += unchanged;
                 report.deleted += deleted;
@@ -223,6 +232,36 @@ fn push_within(
         Err(e) => index.set_team_note("last_error", Some(&format!("{} {e}", clock::now_string()))),
     };
     result
+}
+
+/// Pushes `batch` over [`PUSH_LANES`] connections at once, each lane's
+/// changes in a transaction of its own (the server takes turns per lane,
+/// so no record is written by two at once), and adds up what they did.
+fn push_lanes(catalog: &dyn Catalog, origin: &str, batch: Vec<Change>) -> Result<PushStats> {
+    let mut lanes: Vec<Vec<Change>> = vec![vec![]; PUSH_LANES];
+    for c in batch {
+        lanes[lane_of(&c.id)].push(c);
+    }
+    let results: Vec<Result<PushStats>> = std::thread::scope(|s| {
+        let running: Vec<_> = lanes
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|lane| s.spawn(move || catalog.push(origin, lane, true)))
+            .collect();
+        running
+            .into_iter()
+            // A lane's panic is a bug: it goes on as one here.
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut total = PushStats::default();
+    for r in results {
+        let s = r?;
+        total.written += s.written;
+        total.unchanged += s.unchanged;
+        total.deleted += s.deleted;
+    }
+    Ok(total)
 }
 
 /// Reads the outbox batch after batch for [`push_within`], until it is
