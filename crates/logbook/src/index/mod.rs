@@ -24,7 +24,11 @@
 //! ```
 
 pub mod catalog;
+mod filter;
 mod fulltext;
+mod health;
+mod listing;
+mod lookup;
 mod outbox;
 mod pool;
 mod query;

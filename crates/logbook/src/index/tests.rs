@@ -1360,7 +1360,7 @@ fn a_deletion_not_yet_pushed_survives_a_rebuild() {
 }
 
 /// SQLite's plan of a statement, its steps' details joined.
-fn plan(index: &Index, (sql, args): &super::query::Sql) -> String {
+fn plan(index: &Index, (sql, args): &super::filter::Sql) -> String {
     let mut stmt = index
         .conn
         .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))

@@ -1,0 +1,442 @@
+//! Starting a run and every later change to its manifest (finish, link,
+//! abandon, conversation fields), each under the run's lock and through the
+//! index.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::resolve;
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::index::{Index, Kind, Pending, Record};
+use crate::model::ids::RunId;
+use crate::model::run::{
+    AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
+};
+use crate::model::{naming, text};
+use crate::ops::{work_session, write_through};
+use crate::store::{self, Project, variables};
+
+/// Options of [`start`].
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// Agent identifier (required).
+    pub agent: String,
+    /// Agent title; the agent name when `None`.
+    pub title: Option<String>,
+    /// Bundle path; empty when `None`.
+    pub bundle: Option<String>,
+    /// Workflow name (required unless `workflow_file` gives one).
+    pub workflow: Option<String>,
+    /// Workflow description; from the workflow file, else empty.
+    pub description: Option<String>,
+    /// `--input KEY=VALUE` pairs, after the workflow file's inputs.
+    pub inputs: Vec<(String, String)>,
+    /// Earlier runs this one builds on; each must exist.
+    pub related: Vec<String>,
+    /// Tags for `find --tag`.
+    pub tags: Vec<String>,
+    /// The user; else the bundle config's `user_name`, else Logbook's config.
+    pub user: Option<String>,
+    /// A workflow.yaml to take name, description, inputs and variables from.
+    pub workflow_file: Option<PathBuf>,
+}
+
+/// What [`start`] created.
+#[derive(Debug, Clone, Serialize)]
+pub struct Started {
+    /// The new run's UUID.
+    pub session_id: RunId,
+    /// Absolute run folder.
+    pub folder: PathBuf,
+    /// The manifest as written.
+    pub manifest: Manifest,
+    /// Workflow-engine variables, all absolute paths.
+    pub variables: Map<String, Value>,
+    /// Things the caller should tell the user (e.g. no work-session link).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+/// Starts a run: a v4 id, its folder and a `running` manifest, linked to the
+/// active work session if there is one.
+pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
+    let agent = required("agent", &opts.agent)?;
+    let id = RunId::new_v4();
+    let folder = store::run::folder(p, &id);
+    let mut warnings = vec![];
+
+    let workflow_file = match &opts.workflow_file {
+        Some(path) => Some(variables::read_workflow_file(p, path)?),
+        None => None,
+    };
+    let mut variables = variables::base(&id, &folder);
+    if let Some(wf) = &workflow_file {
+        variables::resolve_into(p, wf, &id, &folder, &mut variables)?;
+        warnings.extend(wf.warnings.iter().cloned());
+    }
+
+    let workflow = match (&opts.workflow, &workflow_file) {
+        (Some(w), _) => required("workflow", w)?,
+        (None, Some(wf)) => wf.name.clone().ok_or_else(|| {
+            Error::invalid(
+                "workflow-file",
+                wf.path.display().to_string(),
+                "it has no `name:`; add one or pass --workflow NAME",
+            )
+        })?,
+        (None, None) => {
+            return Err(Error::invalid(
+                "workflow",
+                "",
+                "pass --workflow NAME or --workflow-file PATH",
+            ));
+        }
+    };
+    let description = opts
+        .description
+        .clone()
+        .or_else(|| workflow_file.as_ref().and_then(|w| w.description.clone()))
+        .unwrap_or_default();
+
+    let mut inputs = workflow_file
+        .as_ref()
+        .map(|w| w.inputs.clone())
+        .unwrap_or_default();
+    for (k, v) in &opts.inputs {
+        let k = required("input key", k)?;
+        inputs.insert(k, Value::String(v.clone()));
+    }
+
+    let mut related: Vec<String> = vec![];
+    for given in &opts.related {
+        let r = resolve(p, given).and_then(|r| store::run::load(p, &r).map(|_| r));
+        let r = r.map_err(|e| match e {
+            Error::NotFound { .. } => Error::not_found(
+                "related run",
+                given.trim(),
+                "`--related` must name an existing run; `logbook find` lists them",
+            ),
+            e => e,
+        })?;
+        if !related.iter().any(|x| r == x.as_str()) {
+            related.push(r.to_string());
+        }
+    }
+    let mut tags: Vec<String> = vec![];
+    for t in &opts.tags {
+        let t = required("tag", t)?;
+        if !tags.contains(&t) {
+            tags.push(t);
+        }
+    }
+    let user = opts
+        .user
+        .clone()
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| workflow_file.as_ref().and_then(|w| w.user.clone()))
+        .unwrap_or_else(|| p.config.user.clone());
+
+    // The work-session link is made first, under the session's own locks and
+    // before the run lock exists (lock order pointer → session → run).
+    let mut metadata = Map::new();
+    match work_session::spawn_agent(
+        p,
+        None,
+        &agent,
+        Some(id.as_str()),
+        Some(&folder.to_string_lossy()),
+    ) {
+        Ok((ws, _)) => {
+            metadata.insert("work_session".into(), Value::String(ws.session_id));
+        }
+        Err(Error::NoActiveSession) => {}
+        Err(e) => warnings.push(format!("run not linked to the active work session: {e}")),
+    }
+
+    let now = clock::now();
+    let mut manifest = Manifest {
+        version: MANIFEST_VERSION.into(),
+        session_id: id.to_string(),
+        agent: AgentInfo {
+            name: agent.clone(),
+            title: Some(
+                opts.title
+                    .clone()
+                    .filter(|t| !t.trim().is_empty())
+                    .unwrap_or(agent),
+            ),
+            bundle: Some(opts.bundle.clone().unwrap_or_default()),
+            extra: Map::new(),
+        },
+        workflow: WorkflowInfo {
+            name: workflow,
+            description: Some(description),
+            extra: Map::new(),
+        },
+        execution: Execution {
+            started_at: clock::format(now),
+            completed_at: None,
+            status: RunStatus::Running,
+            user: Some(user),
+            extra: Map::new(),
+        },
+        outputs: vec![],
+        inputs: Some(inputs),
+        related_sessions: (!related.is_empty()).then_some(related),
+        metadata: (!metadata.is_empty()).then_some(metadata),
+        tags,
+        display_name: None,
+        display_timestamp: None,
+        user_summary: None,
+        message_count: None,
+        extra: Map::new(),
+    };
+    refresh_display(&mut manifest, now);
+
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let run = Run {
+        id: id.clone(),
+        folder: folder.clone(),
+        manifest,
+    };
+    write_through(p, vec![pending(&run)], || {
+        store::run::create(p, &run.id, &run.manifest)?;
+        Ok(((), vec![Some(Record::run(&run))]))
+    })?;
+    let manifest = run.manifest;
+    Ok(Started {
+        session_id: id,
+        folder,
+        manifest,
+        variables,
+        warnings,
+    })
+}
+
+pub(super) fn required(field: &'static str, value: &str) -> Result<String> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Err(Error::invalid(field, value, "must not be empty"));
+    }
+    if v.contains('\0') {
+        return Err(Error::invalid(field, value, "must not contain NUL"));
+    }
+    Ok(v.to_string())
+}
+
+/// The workflow-engine variables of an existing run (no workflow file).
+pub fn variables_of(run: &Run) -> Map<String, Value> {
+    variables::base(&run.id, &run.folder)
+}
+
+/// Applies `change` to run `id`'s manifest under its lock and writes it back
+/// through the index, keeping the key order and every unknown field of the
+/// file.
+pub(super) fn update<T>(
+    p: &Project,
+    id: &RunId,
+    change: impl FnOnce(&mut Run) -> Result<T>,
+) -> Result<(Run, T)> {
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let (mut run, raw) = store::run::load_raw(p, id)?;
+    let read = text::to_value(&run.manifest_file(), &run.manifest)?;
+    let out = change(&mut run)?;
+    refresh_display(&mut run.manifest, clock::now());
+    write_through(p, vec![pending(&run)], || {
+        store::run::save(&run, &raw, &read)?;
+        Ok(((), vec![Some(Record::run(&run))]))
+    })?;
+    Ok((run, out))
+}
+
+/// Story 6.3's `displayTimestamp` and `displayName` as of `now`, written
+/// into the manifest on every write: other tools read them from the file
+/// (Logbook's own output computes them fresh at read time).
+fn refresh_display(m: &mut Manifest, now: Timestamp) {
+    let tz = clock::local_zone();
+    m.display_timestamp = Some(naming::smart_timestamp(m.started_at(), now, &tz));
+    m.display_name = Some(naming::display_name(m, now, &tz));
+}
+
+/// Records Story 6.3's conversation fields of run `id` from the transcript
+/// linked to it: `userSummary` (its first user message, truncated as the
+/// seed says) and `messageCount`. The display name follows.
+pub fn record_conversation(
+    p: &Project,
+    id: &RunId,
+    user_summary: Option<String>,
+    message_count: u64,
+) -> Result<Run> {
+    Ok(update(p, id, |run| {
+        if let Some(s) = user_summary {
+            run.manifest.user_summary = Some(naming::truncate(&s));
+        }
+        run.manifest.message_count = Some(message_count);
+        Ok(())
+    })?
+    .0)
+}
+
+/// The index's pending mark for a write of `run`'s manifest.
+fn pending(run: &Run) -> Pending {
+    Pending {
+        kind: Kind::Run,
+        path: run.manifest_file(),
+        lock: run.id.lock_name(),
+    }
+}
+
+/// The error for a change a finished run refuses.
+pub(super) fn finished(run: &Run, registering: bool) -> Error {
+    Error::RunFinished {
+        id: run.id.to_string(),
+        status: run.manifest.execution.status.to_string(),
+        finished_at: run.manifest.execution.completed_at.clone(),
+        registering,
+    }
+}
+
+/// Finishes run `id` with `status` (completed, failed or cancelled).
+pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
+    let id = resolve(p, id)?;
+    if matches!(status, RunStatus::Running | RunStatus::Other(_)) {
+        return Err(Error::invalid(
+            "status",
+            status.as_str(),
+            "a run finishes as completed, failed or cancelled",
+        ));
+    }
+    Ok(update(p, &id, |run| {
+        if run.manifest.execution.status != RunStatus::Running {
+            return Err(finished(run, false));
+        }
+        run.manifest.execution.status = status;
+        run.manifest.execution.completed_at = Some(clock::now_string());
+        Ok(())
+    })?
+    .0)
+}
+
+/// Adds `related` to run `id`'s `related_sessions` (both must exist). Only
+/// the child's manifest changes; the reverse edge is found by scanning.
+pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
+    let id = resolve(p, id)?;
+    let related_given = related;
+    let related = resolve(p, related).map_err(|e| match e {
+        Error::NotFound { .. } => Error::not_found(
+            "related run",
+            related_given.trim(),
+            "both runs must exist; `logbook find` lists them",
+        ),
+        e => e,
+    })?;
+    if id == related {
+        return Err(Error::invalid(
+            "related run",
+            related.as_str(),
+            "a run cannot be related to itself",
+        ));
+    }
+    store::run::load(p, &related).map_err(|e| match e {
+        Error::NotFound { .. } => Error::not_found(
+            "related run",
+            related.as_str(),
+            "both runs must exist; `logbook find` lists them",
+        ),
+        e => e,
+    })?;
+    if let Some(path) = ancestor_path(p, &related, &id)? {
+        let mut cycle = vec![id.to_string()];
+        cycle.extend(path);
+        return Err(Error::LineageCycle {
+            child: id.to_string(),
+            parent: related.to_string(),
+            cycle,
+        });
+    }
+    update(p, &id, |run| {
+        let list = run.manifest.related_sessions.get_or_insert_with(Vec::new);
+        if list
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(related.as_str()))
+        {
+            return Ok(false);
+        }
+        list.push(related.to_string());
+        Ok(true)
+    })
+}
+
+/// The chain `from`, its parent, …, `target` when `target` is an ancestor
+/// of `from` (or `from` itself), found by walking `related_sessions`
+/// upwards through the index (each run verified against its file), or
+/// through the manifests when the index cannot be opened. Runs named but
+/// missing end their branch.
+fn ancestor_path(p: &Project, from: &RunId, target: &RunId) -> Result<Option<Vec<String>>> {
+    let index = Index::open_synced(p).ok();
+    let parents_of = |id: &str| -> Result<Vec<String>> {
+        let run = match &index {
+            Some(index) => index.run(id)?,
+            None => match RunId::parse(id).and_then(|id| store::run::load(p, &id)) {
+                Ok(run) => Some(run),
+                Err(Error::NotFound { .. } | Error::Invalid { .. }) => None,
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(run.map_or_else(Vec::new, |r| {
+            r.manifest
+                .related()
+                .iter()
+                .map(|s| s.to_ascii_lowercase())
+                .collect()
+        }))
+    };
+    // Breadth first, remembering who led where, so the cycle named is a
+    // shortest one.
+    let mut came_from: HashMap<String, String> = HashMap::new();
+    let mut queue = std::collections::VecDeque::from([from.to_string()]);
+    let mut seen = HashSet::from([from.to_string()]);
+    while let Some(n) = queue.pop_front() {
+        if n == target.as_str() {
+            let mut path = vec![n.clone()];
+            let mut at = n;
+            while let Some(prev) = came_from.get(&at) {
+                path.push(prev.clone());
+                at = prev.clone();
+            }
+            path.reverse();
+            return Ok(Some(path));
+        }
+        for parent in parents_of(&n)? {
+            if seen.insert(parent.clone()) {
+                came_from.insert(parent.clone(), n.clone());
+                queue.push_back(parent);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Marks a run that is still `running` as `failed` with
+/// `metadata.abandoned = true`; never deletes anything. Returns `false` when
+/// it had finished meanwhile.
+pub fn mark_abandoned(p: &Project, id: &RunId) -> Result<bool> {
+    Ok(update(p, id, |run| {
+        if run.manifest.execution.status != RunStatus::Running {
+            return Ok(false);
+        }
+        run.manifest.execution.status = RunStatus::Failed;
+        run.manifest.execution.completed_at = Some(clock::now_string());
+        run.manifest
+            .metadata
+            .get_or_insert_with(Map::new)
+            .insert("abandoned".into(), Value::Bool(true));
+        Ok(true)
+    })?
+    .1)
+}
