@@ -10,10 +10,9 @@ use anyhow::Result;
 use logbook::Project;
 use logbook::index::Index;
 
-use super::{peak_rss_and_time, synthesize};
-
-/// Where a row goes: measure, result, baseline, ratio, target, met.
-type RowSink<'a> = &'a mut dyn FnMut(&str, String, String, String, &str, Option<bool>);
+use crate::measure::peak_rss_and_time;
+use crate::report::RowSink;
+use crate::synth::synthesize;
 
 /// The baseline project's size for a project of `n` runs.
 pub(crate) fn baseline_runs(n: usize) -> usize {

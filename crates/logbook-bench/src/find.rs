@@ -1,0 +1,167 @@
+//! The query rows: `find` and `latest-output` through the index against
+//! the seed's read-every-manifest scan, and full-text search.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use logbook::Project;
+use logbook::index::Index;
+use logbook::model::query::RunQuery;
+use logbook::ops::run;
+
+use crate::measure::{ms, percentile, time};
+use crate::report::RowSink;
+use crate::synth::{Rng, VOCAB, Vocab};
+
+/// `find` and `latest-output`, each through the index and by the scan;
+/// returns the median `find` through the index, which the team rows
+/// compare with.
+pub(crate) fn find_rows(project: &Project, row: RowSink<'_>) -> Result<f64> {
+    // find through the index vs the seed's scan.
+    eprintln!("find …");
+    let query = RunQuery {
+        agent: Some("agent03".into()),
+        workflow: Some("^deep-".into()),
+        status: Some("completed".into()),
+        limit: Some(20),
+        ..RunQuery::default()
+    };
+    let mut idx_ms = vec![];
+    let mut expected = vec![];
+    for _ in 0..50 {
+        let (d, hits) = time(|| Ok(run::find(project, &query)?.0))?;
+        idx_ms.push(ms(d));
+        expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
+    }
+    let mut scan_ms = vec![];
+    for _ in 0..3 {
+        let (d, runs) = time(|| Ok(run::find_scan(project, &query)?))?;
+        scan_ms.push(ms(d));
+        let got: Vec<_> = runs.into_iter().map(|r| r.id).collect();
+        if got != expected {
+            bail!("index and scan disagree on find: {got:?} vs {expected:?}");
+        }
+    }
+    let (fi, fs) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+    row(
+        "`find --agent X --workflow '^deep-' --status completed --limit 20`",
+        format!("{fi:.2} ms median"),
+        format!("{fs:.0} ms (scan)"),
+        format!("{:.0}×", fs / fi),
+        "≥ 100× and < 5 ms",
+        Some(fs / fi >= 100.0 && fi < 5.0),
+    );
+
+    eprintln!("latest-output …");
+    let mut idx_ms = vec![];
+    let mut expected = None;
+    for _ in 0..50 {
+        let (d, found) = time(|| {
+            Ok(run::latest_output(
+                project,
+                "agent07",
+                Some("^review-"),
+                Some("report"),
+            )?)
+        })?;
+        idx_ms.push(ms(d));
+        expected = Some(found.path);
+    }
+    let mut scan_ms = vec![];
+    for _ in 0..3 {
+        let (d, found) = time(|| latest_output_scan(project, "agent07", "^review-", "report"))?;
+        scan_ms.push(ms(d));
+        if Some(&found.2) != expected.as_ref() {
+            bail!("index and scan disagree on latest-output");
+        }
+    }
+    let (li, ls) = (percentile(&mut idx_ms, 0.5), percentile(&mut scan_ms, 0.5));
+    row(
+        "`latest-output --agent X --workflow '^review-' --type report`",
+        format!("{li:.2} ms median"),
+        format!("{ls:.0} ms (scan)"),
+        format!("{:.0}×", ls / li),
+        "≥ 100×",
+        Some(ls / li >= 100.0),
+    );
+    Ok(fi)
+}
+
+/// Full-text search of one common word and of two rarer words.
+pub(crate) fn fts_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
+    eprintln!("full-text …");
+    // Two kinds of search, as people type them: one common word (among the
+    // ten most frequent, so it is in most runs and bm25 must rank nearly
+    // all of them), and two rarer words (ranks 200–6000, each in a few
+    // percent of runs or less) that must both occur.
+    let vocab = Vocab::new();
+    let index = Index::open(project)?;
+    let mut rng = Rng(7);
+    let mut fts = |words: &mut dyn FnMut(&mut Rng) -> String| -> Result<(f64, f64, f64)> {
+        let mut lat = vec![];
+        let mut hits = 0usize;
+        for _ in 0..200 {
+            let q = RunQuery {
+                text: Some(words(&mut rng)),
+                limit: Some(20),
+                ..RunQuery::default()
+            };
+            let (d, found) = time(|| Ok(index.find_runs(&q)?))?;
+            hits += found.len();
+            lat.push(ms(d));
+        }
+        Ok((
+            percentile(&mut lat, 0.5),
+            percentile(&mut lat, 0.99),
+            hits as f64 / 200.0,
+        ))
+    };
+    let (c50, c99, chits) = fts(&mut |rng| vocab.words[rng.below(10)].clone())?;
+    let rare = |rng: &mut Rng| vocab.words[200 + rng.below(VOCAB - 200)].clone();
+    let (r50, r99, rhits) = fts(&mut |rng| format!("{} {}", rare(rng), rare(rng)))?;
+    drop(index);
+    row(
+        "`find --text 'common-word' --limit 20`",
+        format!("{c50:.2} ms median, {c99:.2} ms p99 ({chits:.1} hits per page)"),
+        String::new(),
+        String::new(),
+        "",
+        None,
+    );
+    row(
+        "`find --text 'two rarer-words' --limit 20`",
+        format!("{r50:.2} ms median, {r99:.2} ms p99 ({rhits:.1} hits per page)"),
+        String::new(),
+        String::new(),
+        "",
+        None,
+    );
+    Ok(())
+}
+
+/// The seed's "find latest output" by reading every manifest: the baseline
+/// `latest-output` through the index is measured against.
+fn latest_output_scan(
+    project: &Project,
+    agent: &str,
+    workflow: &str,
+    output_type: &str,
+) -> Result<(String, String, PathBuf)> {
+    let query = RunQuery {
+        agent: Some(agent.to_string()),
+        workflow: Some(workflow.to_string()),
+        ..RunQuery::default()
+    };
+    for r in run::find_scan(project, &query)? {
+        if let Some(out) = r
+            .manifest
+            .outputs
+            .iter()
+            .rev()
+            .find(|o| o.output_type.as_str() == output_type)
+        {
+            return Ok((r.id.to_string(), out.file.clone(), r.output_path(&out.file)));
+        }
+    }
+    bail!("no {output_type} output of {agent} in the scan")
+}

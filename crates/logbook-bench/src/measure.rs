@@ -1,0 +1,113 @@
+//! How things are timed: medians and percentiles of repeated timings, and
+//! the real `logbook` binary run as a process for its wall time and peak
+//! memory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+
+/// A duration in milliseconds, as the rows give them.
+pub(crate) fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The `p` quantile (0–1) of `xs`, which it sorts; NaN when empty.
+pub(crate) fn percentile(xs: &mut [f64], p: f64) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
+    xs[i.min(xs.len() - 1)]
+}
+
+/// How long `f` took, with what it returned.
+pub(crate) fn time<T>(f: impl FnOnce() -> Result<T>) -> Result<(Duration, T)> {
+    let t = Instant::now();
+    let v = f()?;
+    Ok((t.elapsed(), v))
+}
+
+/// Runs the real `logbook` binary and returns its peak resident memory in
+/// MiB (VmHWM, polled from /proc while it runs; the high-water mark only
+/// grows, so the last reading before exit is the peak up to a few ms).
+pub(crate) fn peak_rss_mib(bin: &Path, root: &Path, args: &[&str]) -> Result<f64> {
+    Ok(peak_rss_and_time(bin, root, args, false)?.0)
+}
+
+/// Peak memory (MiB) and wall time (s) of one run of the real binary;
+/// `findings_ok` accepts exit status 1 (`doctor` with problems found).
+pub(crate) fn peak_rss_and_time(
+    bin: &Path,
+    root: &Path,
+    args: &[&str],
+    findings_ok: bool,
+) -> Result<(f64, f64)> {
+    let started = Instant::now();
+    let mut child = Command::new(bin)
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("running {}", bin.display()))?;
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status_path)
+            && let Some(line) = text.lines().find(|l| l.starts_with("VmHWM:"))
+            && let Some(kb) = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<u64>().ok())
+        {
+            peak_kb = peak_kb.max(kb);
+        }
+        if let Some(status) = child.try_wait()? {
+            if !(status.success() || findings_ok && status.code() == Some(1)) {
+                bail!("{} {:?} failed: {status}", bin.display(), args);
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    Ok((peak_kb as f64 / 1024.0, started.elapsed().as_secs_f64()))
+}
+
+/// Runs of the comparison project for the rows that must not grow with
+/// the number of runs (fewer when the benchmark's own project is smaller).
+pub(crate) const SMALL_RUNS: usize = 10_000;
+
+/// Timed runs of the `find` process per project, after one warm-up each.
+pub(crate) const PROCESS_REPS: usize = 21;
+
+/// Runs the real `logbook` binary once and returns its wall time in ms,
+/// from spawn to exit.
+pub(crate) fn process_ms(bin: &Path, root: &Path, args: &[&str]) -> Result<f64> {
+    let t = Instant::now();
+    let status = Command::new(bin)
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("running {}", bin.display()))?;
+    let d = t.elapsed();
+    if !status.success() {
+        bail!("{} {:?} failed: {status}", bin.display(), args);
+    }
+    Ok(ms(d))
+}
+
+/// The `logbook` binary to run: the one given, else the one beside this one.
+pub(crate) fn find_bin(explicit: Option<PathBuf>) -> Option<PathBuf> {
+    explicit.or_else(|| {
+        let me = std::env::current_exe().ok()?;
+        let candidate = me.parent()?.join("logbook");
+        candidate.is_file().then_some(candidate)
+    })
+}

@@ -1,0 +1,146 @@
+//! The team catalog rows (`--team`): `team push` of the whole project and
+//! `find --team`, on a PostgreSQL started for the run.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use logbook::Project;
+use logbook::index::Index;
+use logbook::model::query::RunQuery;
+use logbook::ops::run;
+
+use crate::measure::{ms, percentile, process_ms, time};
+use crate::pg;
+use crate::report::RowSink;
+
+/// Push throughput and `find --team` latency against a PostgreSQL started
+/// for the run: the whole project pushed by the real binary, then the
+/// local `find` row's query answered by the catalog.
+pub(crate) fn rows(
+    bin: &Path,
+    root: &Path,
+    n: usize,
+    local_find_ms: f64,
+    row: RowSink<'_>,
+) -> Result<()> {
+    eprintln!("team catalog: starting PostgreSQL …");
+    let pg = pg::Pg::start()?;
+    let config = Restore::new(root.join("logbook.yaml"))?;
+    let mut text = config.before.clone().unwrap_or_default();
+    text.push_str(&format!("\nteam_url: '{}'\norigin: bench\n", pg.url()));
+    std::fs::write(&config.path, text)?;
+    process_ms(bin, root, &["team", "init", "--json"])?;
+    eprintln!("team push of {n} runs …");
+    let push_ms = process_ms(bin, root, &["team", "push", "--json"])?;
+    logbook::ops::team::install(Box::new(logbook_team_pg::PgConnector));
+    let project = Project::open(root)?;
+    let status = logbook::ops::team::status(&project)?;
+    let pushed = status
+        .catalog
+        .as_ref()
+        .and_then(|c| c.origins.first())
+        .map_or(0, |o| o.runs);
+    // A reused project may hold a few runs more than it was made with.
+    let local = Index::open(&project)?.count_runs(&RunQuery::default())? as i64;
+    if pushed != local || status.backlog != 0 {
+        bail!(
+            "team push left {pushed} of {local} runs on the server, {} waiting",
+            status.backlog
+        );
+    }
+    let per_s = local as f64 / (push_ms / 1000.0);
+    row(
+        "`team push` of every run, new catalog (whole process)",
+        format!("{per_s:.0} runs/s ({:.1} s)", push_ms / 1000.0),
+        String::new(),
+        String::new(),
+        "≥ 5,000 runs/s",
+        Some(per_s >= 5000.0),
+    );
+    eprintln!("find --team …");
+    let catalog = logbook::ops::team::connect(&project, logbook::ops::team::COMMAND_TIMEOUT)?;
+    let query = RunQuery {
+        agent: Some("agent03".into()),
+        workflow: Some("^deep-".into()),
+        status: Some("completed".into()),
+        limit: Some(20),
+        ..RunQuery::default()
+    };
+    let local = run::find(&project, &query)?.0.len();
+    let mut team_ms = vec![];
+    for _ in 0..50 {
+        let (d, (runs, _)) = time(|| Ok(catalog.find_runs(&query)?))?;
+        if runs.len() != local {
+            bail!(
+                "find --team found {} runs, the local index {local}",
+                runs.len()
+            );
+        }
+        team_ms.push(ms(d));
+    }
+    let t50 = percentile(&mut team_ms, 0.5);
+    row(
+        "`find --team --agent X --workflow '^deep-' --status completed --limit 20`, query on a connected catalog",
+        format!("{t50:.2} ms median at {n} runs"),
+        format!("{local_find_ms:.2} ms median (local index)"),
+        format!("{:.2}×", t50 / local_find_ms),
+        "< 10 ms",
+        Some(t50 < 10.0),
+    );
+    let args = [
+        "find",
+        "--team",
+        "--agent",
+        "agent03",
+        "--workflow",
+        "^deep-",
+        "--status",
+        "completed",
+        "--limit",
+        "20",
+        "--json",
+    ];
+    process_ms(bin, root, &args)?;
+    let mut whole = vec![];
+    for _ in 0..11 {
+        whole.push(process_ms(bin, root, &args)?);
+    }
+    let w50 = percentile(&mut whole, 0.5);
+    row(
+        "`find --team` (same query), whole process: connect, check schema, query",
+        format!("{w50:.2} ms median"),
+        String::new(),
+        String::new(),
+        "< 10 ms",
+        Some(w50 < 10.0),
+    );
+    Ok(())
+}
+
+/// A file put back as it was (or removed, if it was not there) when this
+/// is dropped: the team rows point a reused project at a server that is
+/// gone once they end, and later writes there would each try to reach it.
+struct Restore {
+    path: PathBuf,
+    before: Option<String>,
+}
+
+impl Restore {
+    fn new(path: PathBuf) -> Result<Restore> {
+        let before = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        Ok(Restore { path, before })
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = match &self.before {
+            Some(text) => std::fs::write(&self.path, text),
+            None => std::fs::remove_file(&self.path),
+        };
+    }
+}

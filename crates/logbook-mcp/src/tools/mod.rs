@@ -1,0 +1,57 @@
+//! The tools: one per operation in INTERFACE.md's "MCP tools". Arguments
+//! are the CLI's options in snake_case; each tool makes the one library
+//! call the CLI command makes and answers with the JSON the CLI prints
+//! with `--json` (built by the same library function).
+//!
+//! Enumerated values (agent types, statuses, …) are strings parsed by the
+//! library, so a wrong one is a tool error naming the allowed values, as in
+//! the CLI.
+//!
+//! Each domain's tools, with their argument structs, sit in a submodule
+//! with a router of its own; [`LogbookServer::tools`] joins them (the SDK
+//! lists tools by name, so the split does not show to a client).
+
+mod resume;
+mod runs;
+mod sessions;
+mod transcripts;
+mod workflow;
+
+use rmcp::ErrorData;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::CallToolResult;
+
+use crate::LogbookServer;
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+fn parse<T: std::str::FromStr<Err = logbook::Error>>(s: &str) -> logbook::Result<T> {
+    s.parse()
+}
+
+fn parse_all<T: std::str::FromStr<Err = logbook::Error>>(v: &[String]) -> logbook::Result<Vec<T>> {
+    v.iter().map(|s| s.parse()).collect()
+}
+
+fn invalid(field: &'static str, value: impl Into<String>, reason: &str) -> logbook::Error {
+    logbook::Error::invalid(field, value.into(), reason.to_string())
+}
+
+/// Paging counts as the library takes them (SQLite's integers are i64).
+fn paging(n: u64) -> logbook::Result<usize> {
+    if n > i64::MAX as u64 {
+        return Err(invalid("limit/offset", n.to_string(), "is too large"));
+    }
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+impl LogbookServer {
+    /// Every tool of the server: the routers of all the domains in one.
+    pub(crate) fn tools() -> ToolRouter<Self> {
+        Self::session_tools()
+            + Self::run_tools()
+            + Self::workflow_tools()
+            + Self::transcript_tools()
+            + Self::resume_tools()
+    }
+}

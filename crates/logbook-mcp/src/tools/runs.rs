@@ -1,0 +1,317 @@
+//! The run tools: start a run, register its outputs, finish, show and link
+//! it, and find runs, latest outputs and lineage.
+
+use std::path::PathBuf;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{schemars, tool, tool_router};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use logbook::clock;
+use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::run::{OutputType, RunStatus};
+use logbook::ops::run;
+
+use super::{ToolResult, paging, parse};
+use crate::{LogbookServer, schema};
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunStartArgs {
+    /// Agent identifier, e.g. alex.
+    agent: String,
+    /// Workflow name, e.g. intake-app (taken from workflow_file when omitted).
+    workflow: Option<String>,
+    /// Agent title (default: the agent name).
+    title: Option<String>,
+    /// Bundle path, e.g. bmad/bmm.
+    bundle: Option<String>,
+    /// Workflow description.
+    description: Option<String>,
+    /// Workflow inputs as an object of strings, e.g. {"category": "Hardware"}.
+    #[serde(default)]
+    input: Map<String, Value>,
+    /// Earlier runs this one builds on (UUIDs or unique prefixes).
+    #[serde(default)]
+    related: Vec<String>,
+    /// Tags for find_runs.
+    #[serde(default)]
+    tag: Vec<String>,
+    /// Who runs it (default: the bundle config's user_name, logbook.yaml's user, $USER).
+    user: Option<String>,
+    /// A workflow.yaml (relative to the project root): name, description, inputs, path variables.
+    workflow_file: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunOutputArgs {
+    /// The run's UUID, or a unique prefix of it (8 or more characters).
+    id: String,
+    /// Path relative to the run folder; the file must exist there.
+    file: String,
+    /// What kind of file it is: document, data, report or artifact.
+    #[serde(rename = "type")]
+    output_type: String,
+    /// What the file is for.
+    description: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunFinishArgs {
+    /// The run's UUID, or a unique prefix of it (8 or more characters).
+    id: String,
+    /// How it ended: completed (default), failed or cancelled.
+    status: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunIdArgs {
+    /// The run's UUID, or a unique prefix of it (8 or more characters).
+    id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunLinkArgs {
+    /// The later run (its manifest changes): UUID or unique prefix.
+    id: String,
+    /// The earlier run it builds on: UUID or unique prefix.
+    related_id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FindArgs {
+    /// Agent name, exactly.
+    agent: Option<String>,
+    /// Workflow name, exactly or as a regular expression (e.g. ^deep-dive-).
+    workflow: Option<String>,
+    /// running, completed, failed or cancelled.
+    status: Option<String>,
+    /// The user who started the run.
+    user: Option<String>,
+    /// A tag the run carries.
+    tag: Option<String>,
+    /// Started at or after: RFC 3339, a date, or an age such as 2h, 3d.
+    since: Option<String>,
+    /// Full-text search (all words) over manifests and small text outputs; ranked.
+    text: Option<String>,
+    /// At most N runs (default 50).
+    limit: Option<u64>,
+    /// Skip the first N runs.
+    #[serde(default)]
+    offset: u64,
+    /// "local" (default): this project's runs; "team": every machine's
+    /// runs in the team catalog (each with its `origin`).
+    scope: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LatestOutputArgs {
+    /// Agent name, exactly.
+    agent: String,
+    /// Workflow name, exactly or as a regular expression.
+    workflow: Option<String>,
+    /// Output type: document, data, report or artifact.
+    #[serde(rename = "type")]
+    output_type: Option<String>,
+}
+
+#[tool_router(router = run_tools, vis = "pub(super)")]
+impl LogbookServer {
+    #[tool(
+        description = "Start an agent run: a new output folder with a manifest (status running), linked to the active work session. Write the run's files into the returned folder, then register them with run_register_output.",
+        output_schema = schema::run_started(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn run_start(&self, Parameters(a): Parameters<RunStartArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let mut inputs = vec![];
+            for (k, v) in a.input {
+                let v = match v {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                inputs.push((k, v));
+            }
+            let workflow_file = a.workflow_file.map(|f| {
+                let f = PathBuf::from(f);
+                if f.is_relative() { p.root().join(f) } else { f }
+            });
+            let started = run::start(
+                p,
+                run::StartOptions {
+                    agent: a.agent,
+                    title: a.title,
+                    bundle: a.bundle,
+                    workflow: a.workflow,
+                    description: a.description,
+                    inputs,
+                    related: a.related,
+                    tags: a.tag,
+                    user: a.user,
+                    workflow_file,
+                },
+            )?;
+            for w in &started.warnings {
+                logbook::notice::push(w.clone());
+            }
+            Ok(run::started_json(&started))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Register a file the run wrote inside its folder as an output (document, data, report or artifact). Registering the same file again updates its record.",
+        output_schema = schema::output_registered(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn run_register_output(&self, Parameters(a): Parameters<RunOutputArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let t: OutputType = parse(&a.output_type)?;
+            let (r, record) = run::register_output(p, &a.id, &a.file, t, &a.description)?;
+            Ok(run::output_json(&r, &record))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Finish a run: set completed_at and its final status (completed, failed or cancelled). No outputs can be registered afterwards.",
+        output_schema = schema::run_entry(),
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn run_finish(&self, Parameters(a): Parameters<RunFinishArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let status: RunStatus = parse(a.status.as_deref().unwrap_or("completed"))?;
+            let r = run::finish(p, &a.id, status)?;
+            Ok(run::entry_json(&r, clock::now()))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Show a run: its manifest (agent, workflow, status, outputs) and display names.",
+        output_schema = schema::run_entry(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            Ok(run::entry_json(&run::show(p, &a.id)?, clock::now()))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Record that a run builds on an earlier one (lineage). Linking twice changes nothing.",
+        output_schema = schema::run_entry(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn run_link(&self, Parameters(a): Parameters<RunLinkArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let (r, _) = run::link(p, &a.id, &a.related_id)?;
+            Ok(run::entry_json(&r, clock::now()))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Find runs by agent, workflow (exact or regex), status, user, tag, start time or full text; newest first (ranked for text), paged. `runs` is exactly `logbook find --json`.",
+        output_schema = schema::find(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn find_runs(&self, Parameters(a): Parameters<FindArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let now = clock::now();
+            let status = a
+                .status
+                .as_deref()
+                .map(parse::<RunStatus>)
+                .transpose()?
+                .map(|s| s.to_string());
+            let query = RunQuery {
+                agent: a.agent,
+                workflow: a.workflow,
+                status,
+                user: a.user,
+                tag: a.tag,
+                since: a
+                    .since
+                    .as_deref()
+                    .map(|s| parse_since(s, now))
+                    .transpose()?,
+                text: a.text,
+                limit: a.limit.map(paging).transpose()?,
+                offset: paging(a.offset)?,
+            };
+            match a.scope.as_deref() {
+                None | Some("local") => {}
+                Some("team") => {
+                    let page = logbook::ops::team::find(p, &query)?;
+                    let shown = query.offset as u64 + page.runs.len() as u64;
+                    return Ok(serde_json::json!({
+                        "runs": logbook::ops::team::page_json(&page, now),
+                        "total": page.total,
+                        "offset": query.offset,
+                        "more": page.total.saturating_sub(shown),
+                    }));
+                }
+                Some(other) => {
+                    return Err(logbook::Error::invalid(
+                        "scope",
+                        other,
+                        "\"local\" (this project) or \"team\" (the team catalog)",
+                    ));
+                }
+            }
+            let page = run::find_page(p, &query)?;
+            Ok(serde_json::json!({
+                "runs": run::page_json(&page, now),
+                "total": page.total,
+                "offset": query.offset,
+                "more": page.more(query.offset),
+            }))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "The latest output of an agent (optionally of a workflow and a type): its absolute path, run and record. Use to pick up what an earlier run produced.",
+        output_schema = schema::latest_output(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn latest_output(&self, Parameters(a): Parameters<LatestOutputArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let t = a
+                .output_type
+                .as_deref()
+                .map(parse::<OutputType>)
+                .transpose()?;
+            let found = run::latest_output(
+                p,
+                &a.agent,
+                a.workflow.as_deref(),
+                t.as_ref().map(OutputType::as_str),
+            )?;
+            Ok(run::latest_output_json(&found))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "The lineage around a run: the runs it builds on and the runs built on it, as nodes and edges.",
+        output_schema = schema::lineage(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn run_lineage(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let graph = run::lineage(p, &a.id, &clock::local_zone())?;
+            Ok(serde_json::to_value(&graph).unwrap_or(Value::Null))
+        })
+        .await
+    }
+}

@@ -1,0 +1,121 @@
+//! The transcript tools: save a main-agent or subagent conversation, load
+//! one, list them.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{schemars, tool, tool_router};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use logbook::model::transcript::Kind;
+use logbook::ops::transcript;
+
+use super::{ToolResult, invalid, paging};
+use crate::{LogbookServer, schema};
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TranscriptSaveArgs {
+    /// The transcript in seed 003's format: {"id": UUID, "timestamp", "messages": […], "metadata": {…}}.
+    transcript: Map<String, Value>,
+    /// Store it as a subagent transcript (subagent_session_…).
+    #[serde(default)]
+    subagent: bool,
+    /// The parent main session's UUID (implies subagent).
+    parent: Option<String>,
+    /// The run this conversation belongs to (UUID or unique prefix).
+    run: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TranscriptLoadArgs {
+    /// The transcript's UUID, its first 8 or more characters, or its last 8.
+    id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TranscriptListArgs {
+    /// Every workdir, not only this project's.
+    #[serde(default)]
+    all: bool,
+    /// Only main-agent transcripts.
+    #[serde(default)]
+    main: bool,
+    /// Only subagent transcripts.
+    #[serde(default)]
+    subagents: bool,
+    /// At most N transcripts.
+    limit: Option<u64>,
+    /// Skip the first N transcripts.
+    #[serde(default)]
+    offset: u64,
+}
+
+#[tool_router(router = transcript_tools, vis = "pub(super)")]
+impl LogbookServer {
+    #[tool(
+        description = "Save a main-agent or subagent transcript (seed 003's JSON) so the conversation survives; saving the same id again replaces it.",
+        output_schema = schema::transcript_saved(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn transcript_save(&self, Parameters(a): Parameters<TranscriptSaveArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let text = Value::Object(a.transcript).to_string();
+            let stored = transcript::import_text(
+                p,
+                &text,
+                a.subagent,
+                a.parent.as_deref(),
+                a.run.as_deref(),
+            )?;
+            Ok(transcript::imported_json(&stored))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Load a stored transcript by its UUID (or a unique part of it): id, messages, metadata.",
+        output_schema = schema::transcript(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn transcript_load(&self, Parameters(a): Parameters<TranscriptLoadArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            Ok(transcript::load(p, &a.id)?.transcript.into_value())
+        })
+        .await
+    }
+
+    #[tool(
+        description = "List transcripts of this project (all: every workdir), newest lastActiveAt first; `transcripts` is exactly `logbook transcript list --json`.",
+        output_schema = schema::transcript_list(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn transcript_list(&self, Parameters(a): Parameters<TranscriptListArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            if a.main && a.subagents {
+                return Err(invalid(
+                    "main/subagents",
+                    "both",
+                    "give at most one of main and subagents",
+                ));
+            }
+            let opts = transcript::ListOptions {
+                within: (!a.all).then(|| p.root().to_path_buf()),
+                kind: if a.main {
+                    Some(Kind::Main)
+                } else if a.subagents {
+                    Some(Kind::Subagent)
+                } else {
+                    None
+                },
+                limit: a.limit.map(paging).transpose()?,
+                offset: paging(a.offset)?,
+                filter: Default::default(),
+            };
+            let listing = transcript::list(p, &opts)?;
+            Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing) }))
+        })
+        .await
+    }
+}

@@ -1,0 +1,396 @@
+//! One run's pages: the run itself (manifest fields, outputs, file tree,
+//! lineage), its lineage graph, and each of its files.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::Uri;
+use axum::response::Response;
+use logbook::clock;
+use logbook::ops::{run, run_files};
+use serde_json::Value;
+
+use super::{Layout, render};
+use crate::AppState;
+use crate::api::{blocking, run_id};
+use crate::files;
+use crate::guard::Refusal;
+use crate::view::{self, enc, enc_path, esc, status_class, when};
+
+/// How much of a file the file page shows.
+pub(crate) const SHOWN_BYTES: u64 = 1024 * 1024;
+
+struct TreeRow {
+    name: String,
+    href: String,
+    size: String,
+    dir: bool,
+    class: String,
+}
+
+struct OutputRow {
+    file: String,
+    href: String,
+    kind: String,
+    description: String,
+    created: String,
+}
+
+#[derive(Template)]
+#[template(path = "run.html")]
+struct RunPage {
+    layout: Layout,
+    id: String,
+    agent: String,
+    agent_enc: String,
+    label: String,
+    display_name: String,
+    status: String,
+    status_class: &'static str,
+    fields: Vec<(String, String, String)>,
+    tree: Vec<TreeRow>,
+    truncated: bool,
+    outputs: Vec<OutputRow>,
+    lineage_svg: String,
+    manifest_html: String,
+}
+
+fn depth_class(d: usize, dir: bool) -> String {
+    let d = if d > 4 {
+        "dn".to_string()
+    } else {
+        format!("d{d}")
+    };
+    if dir { format!("{d} dir") } else { d }
+}
+
+/// `GET /runs/{uuid}`: manifest fields, outputs, file tree, lineage.
+pub(super) async fn run_page(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = run_id(&id)?;
+    let team = state.team;
+    let (r, tree, lineage) = blocking(&state, move |p| {
+        if team {
+            // Another machine's run: its outputs stand for its folder.
+            let r = logbook::ops::team::show(p, &id)?;
+            let tree = match run_files::tree(p, &id) {
+                Ok(tree) => tree,
+                Err(_) => logbook::ops::team::tree_of(&r),
+            };
+            let (lineage, _) = logbook::ops::team::lineage(p, id.as_str(), &clock::local_zone())?;
+            return Ok((r.run, tree, lineage));
+        }
+        let r = run::show(p, id.as_str())?;
+        let tree = run_files::tree(p, &id)?;
+        let lineage = run::lineage(p, id.as_str(), &clock::local_zone())?;
+        Ok((r, tree, lineage))
+    })
+    .await?;
+    let e = run::entry(&r, clock::now());
+    let m = &e.manifest;
+    let mut fields: Vec<(String, String, String)> = vec![
+        ("Id".into(), e.session_id.clone(), String::new()),
+        (
+            "Agent".into(),
+            format!("{} ({})", m.agent_label(), m.agent.name),
+            format!("/?agent={}", enc(&m.agent.name)),
+        ),
+        ("Workflow".into(), m.workflow.name.clone(), String::new()),
+    ];
+    let mut add = |k: &str, v: Option<String>, href: String| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            fields.push((k.to_string(), v, href));
+        }
+    };
+    add("Description", m.workflow.description.clone(), String::new());
+    add("Bundle", m.agent.bundle.clone(), String::new());
+    add(
+        "Started",
+        Some(when(&m.execution.started_at)),
+        String::new(),
+    );
+    add(
+        "Finished",
+        m.execution.completed_at.as_deref().map(when),
+        String::new(),
+    );
+    if let (Some(a), Some(b)) = (
+        clock::parse(&m.execution.started_at),
+        m.execution
+            .completed_at
+            .as_deref()
+            .and_then(clock::parse)
+            .or_else(|| (m.execution.status.as_str() == "running").then(clock::now)),
+    ) {
+        add("Duration", Some(clock::duration(a, b)), String::new());
+    }
+    add("User", m.execution.user.clone(), String::new());
+    add("Tags", Some(m.tags.join(", ")), String::new());
+    if let Some(ws) = m.work_session() {
+        add(
+            "Work session",
+            Some(ws.to_string()),
+            format!("/sessions/{}", enc(ws)),
+        );
+    }
+    if let Some(inputs) = &m.inputs {
+        for (k, v) in inputs {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            add(&format!("Input: {k}"), Some(v), String::new());
+        }
+    }
+    add(
+        "Folder",
+        Some(e.folder.display().to_string()),
+        String::new(),
+    );
+    let running = m.execution.status.as_str() == "running";
+    let mut layout = Layout::new(&state, e.label.clone(), "runs");
+    layout.refresh = running;
+    layout.live = format!("/api/live?view=run&id={}", e.session_id);
+    let manifest_json = serde_json::to_string(m).unwrap_or_default();
+    render(&RunPage {
+        layout,
+        id: e.session_id.clone(),
+        agent: m.agent.name.clone(),
+        agent_enc: enc(&m.agent.name),
+        label: e.label.clone(),
+        display_name: e.display_name.clone(),
+        status: m.execution.status.to_string(),
+        status_class: status_class(m.execution.status.as_str()),
+        fields,
+        tree: tree
+            .entries
+            .iter()
+            .map(|t| TreeRow {
+                name: t.path.rsplit('/').next().unwrap_or_default().to_string(),
+                href: enc_path(&t.path),
+                size: view::size(t.size),
+                dir: t.kind == "dir",
+                class: depth_class(t.depth, t.kind == "dir"),
+            })
+            .collect(),
+        truncated: tree.truncated,
+        outputs: m
+            .outputs
+            .iter()
+            .map(|o| OutputRow {
+                file: o.file.clone(),
+                href: enc_path(&o.file),
+                kind: o.output_type.to_string(),
+                description: o.description.clone(),
+                created: when(&o.created_at),
+            })
+            .collect(),
+        lineage_svg: view::lineage_svg(&lineage),
+        manifest_html: view::json_html(&manifest_json),
+    })
+}
+
+#[derive(Template)]
+#[template(path = "lineage.html")]
+struct LineagePage {
+    layout: Layout,
+    id: String,
+    label: String,
+    summary: String,
+    svg: String,
+    cycles: String,
+    ancestors: Vec<(String, String)>,
+    descendants: Vec<(String, String)>,
+}
+
+/// `GET /runs/{uuid}/lineage`: the graph and both chains.
+pub(super) async fn lineage_page(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = run_id(&id)?;
+    let g = blocking(&state, move |p| {
+        Ok(run::lineage(p, id.as_str(), &clock::local_zone())?)
+    })
+    .await?;
+    let label_of = |id: &str| {
+        g.nodes
+            .iter()
+            .find(|n| n.session_id == id)
+            .map_or_else(|| id.to_string(), |n| n.label.clone())
+    };
+    let label = label_of(&g.root);
+    render(&LineagePage {
+        layout: Layout::new(&state, format!("Lineage of {label}"), "runs"),
+        id: g.root.clone(),
+        summary: format!(
+            "{} run(s) in the graph, {} link(s){}",
+            g.nodes.len(),
+            g.edges.len(),
+            if g.dangling.is_empty() {
+                String::new()
+            } else {
+                format!(", {} naming a missing run", g.dangling.len())
+            }
+        ),
+        svg: view::lineage_svg(&g),
+        cycles: g
+            .cycles
+            .iter()
+            .map(|c| c.join(" → "))
+            .collect::<Vec<_>>()
+            .join("; "),
+        ancestors: g
+            .ancestors
+            .iter()
+            .map(|a| (a.clone(), label_of(a)))
+            .collect(),
+        descendants: g
+            .descendants
+            .iter()
+            .map(|a| (a.clone(), label_of(a)))
+            .collect(),
+        label,
+    })
+}
+
+// ---- file ----
+
+#[derive(Template)]
+#[template(path = "file.html")]
+struct FilePage {
+    layout: Layout,
+    id: String,
+    run_label: String,
+    path: String,
+    name: String,
+    size: String,
+    kind: String,
+    raw: String,
+    truncated: bool,
+    mode: &'static str,
+    body: String,
+}
+
+/// `GET /runs/{uuid}/files/{path}`: Markdown rendered and sanitized, JSON
+/// coloured, text as text, images inline, other binaries as a download;
+/// only the first MiB of a large file is read.
+pub(super) async fn file_page(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+) -> Result<Response, Refusal> {
+    let rest = uri.path().strip_prefix("/runs/").ok_or(Refusal::NotFound)?;
+    let (id, path) = files::split_raw(rest)?;
+    if state.team {
+        let (r, text) = blocking(&state, {
+            let (id, path) = (id.clone(), path.clone());
+            move |p| {
+                if run_files::open(p, &id, &path).is_ok() {
+                    return Ok((None, None));
+                }
+                let r = logbook::ops::team::show(p, &id)?;
+                let text = logbook::ops::team::output_text(p, id.as_str(), &path)?;
+                Ok((Some(r), text))
+            }
+        })
+        .await?;
+        if let Some(r) = r {
+            let (text, truncated) = text.ok_or(Refusal::NotFound)?;
+            return remote_file_page(&state, &r, &path, &text, truncated);
+        }
+    }
+    let (r, opened, head) = blocking(&state, move |p| {
+        let opened = run_files::open(p, &id, &path)?;
+        let r = run::show(p, id.as_str())?;
+        let mut head = vec![];
+        (&opened.file)
+            .take(SHOWN_BYTES)
+            .read_to_end(&mut head)
+            .map_err(|_| Refusal::Internal)?;
+        Ok((r, opened, head))
+    })
+    .await?;
+    let id = r.manifest.session_id.clone();
+    let label = run::entry(&r, clock::now()).label;
+    let path = opened.path.clone();
+    let name = path.rsplit('/').next().unwrap_or_default().to_string();
+    let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or_default();
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let truncated = opened.size > SHOWN_BYTES;
+    let binary = head.iter().take(8192).any(|b| *b == 0);
+    let text = String::from_utf8_lossy(&head);
+    let (mode, body, kind) = if files::is_image(&path) {
+        ("image", String::new(), "image")
+    } else if binary || std::str::from_utf8(&head).is_err() && !truncated {
+        ("binary", String::new(), "binary")
+    } else if matches!(ext.as_str(), "md" | "markdown") {
+        ("markdown", view::markdown(&text, &id, dir), "Markdown")
+    } else if ext == "json" && !truncated {
+        ("text", view::json_html(&text), "JSON")
+    } else {
+        ("text", esc(&text), "text")
+    };
+    let mut layout = Layout::new(&state, format!("{name} · {label}"), "runs");
+    layout.live = String::new();
+    render(&FilePage {
+        layout,
+        raw: format!("/api/runs/{id}/files/{}", enc_path(&path)),
+        id,
+        run_label: label,
+        path,
+        name,
+        size: view::size(opened.size),
+        kind: kind.to_string(),
+        truncated,
+        mode,
+        body,
+    })
+}
+
+/// A file of another machine's run, from the text the team catalog keeps
+/// (Markdown rendered and sanitized, JSON coloured, the rest as text).
+fn remote_file_page(
+    state: &Arc<AppState>,
+    r: &logbook::ops::team::OriginRun,
+    path: &str,
+    text: &str,
+    truncated: bool,
+) -> Result<Response, Refusal> {
+    let id = r.run.manifest.session_id.clone();
+    let label = format!("{} @{}", run::entry(&r.run, clock::now()).label, r.origin);
+    let name = path.rsplit('/').next().unwrap_or_default().to_string();
+    let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or_default();
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let (body, kind) = if matches!(ext.as_str(), "md" | "markdown") {
+        (view::markdown(text, &id, dir), "Markdown")
+    } else if ext == "json" && !truncated {
+        (view::json_html(text), "JSON")
+    } else {
+        (esc(text), "text")
+    };
+    let mut layout = Layout::new(state, format!("{name} · {label}"), "runs");
+    layout.live = String::new();
+    render(&FilePage {
+        layout,
+        raw: format!("/api/runs/{id}/files/{}", enc_path(path)),
+        id,
+        run_label: label,
+        path: path.to_string(),
+        name,
+        size: view::size(text.len() as u64),
+        kind: kind.to_string(),
+        truncated,
+        mode: "text",
+        body,
+    })
+}

@@ -1,0 +1,199 @@
+//! The work session pages: the list of live and archived sessions with
+//! their budgets, and one session in full.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use logbook::clock;
+use logbook::ops::work_session;
+
+use super::{Layout, render};
+use crate::AppState;
+use crate::api::{blocking, run_id, session_id};
+use crate::guard::Refusal;
+use crate::view::{self, enc, thousands, when};
+
+struct SessionRow {
+    id: String,
+    active: bool,
+    indicator: String,
+    status_class: &'static str,
+    tokens: String,
+    bar: String,
+    agents: usize,
+    saved: String,
+    updated: String,
+}
+
+#[derive(Template)]
+#[template(path = "sessions.html")]
+struct SessionsPage {
+    layout: Layout,
+    summary: String,
+    rows: Vec<SessionRow>,
+}
+
+fn indicator_class(indicator: &str) -> &'static str {
+    match indicator {
+        "active" => "s-completed",
+        "warning" => "s-running",
+        "critical" => "s-failed",
+        _ => "s-other",
+    }
+}
+
+/// `GET /sessions`: live and archived work sessions with their budgets.
+pub(super) async fn sessions(State(state): State<Arc<AppState>>) -> Result<Response, Refusal> {
+    let listing = blocking(&state, |p| Ok(work_session::list(p)?)).await?;
+    let rows: Vec<SessionRow> = listing
+        .sessions
+        .iter()
+        .chain(&listing.archived)
+        .map(|s| {
+            let ind = s.indicator().as_str().to_string();
+            SessionRow {
+                id: s.session_id.clone(),
+                active: listing.active.as_deref() == Some(s.session_id.as_str()),
+                status_class: indicator_class(&ind),
+                bar: view::token_bar(s.percentage(), &ind),
+                indicator: ind,
+                tokens: format!(
+                    "{} / {}",
+                    thousands(s.tokens.current),
+                    thousands(s.tokens.max)
+                ),
+                agents: s.agents_spawned.len(),
+                saved: thousands(s.tokens.saved),
+                updated: when(&s.last_updated),
+            }
+        })
+        .collect();
+    render(&SessionsPage {
+        layout: Layout::new(&state, "Work sessions", "sessions"),
+        summary: format!(
+            "{} live, {} archived",
+            listing.sessions.len(),
+            listing.archived.len()
+        ),
+        rows,
+    })
+}
+
+struct AgentRow {
+    kind: String,
+    id: String,
+    run_href: String,
+    status: String,
+    tokens: String,
+    started: String,
+    output: String,
+}
+
+#[derive(Template)]
+#[template(path = "session.html")]
+struct SessionPage {
+    layout: Layout,
+    id: String,
+    indicator: String,
+    status_class: &'static str,
+    client: String,
+    project: String,
+    status: String,
+    created: String,
+    duration: String,
+    bar: String,
+    current: String,
+    max: String,
+    peak: String,
+    remaining: String,
+    percentage: String,
+    agents_count: usize,
+    saved: String,
+    savings_pct: String,
+    total_without: String,
+    milestones: Vec<(String, String)>,
+    artifacts: Vec<(String, String)>,
+    agents: Vec<AgentRow>,
+    notes: Vec<String>,
+    summary_text: String,
+}
+
+/// `GET /sessions/{id}`: token bar and thresholds, milestones, artifacts,
+/// spawned agents and savings.
+pub(super) async fn session_page(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Refusal> {
+    let id = session_id(&id)?;
+    let s = blocking(&state, move |p| Ok(work_session::get(p, Some(&id))?)).await?;
+    let report = s.token_report();
+    let ind = s.indicator().as_str().to_string();
+    let mut layout = Layout::new(&state, s.session_id.clone(), "sessions");
+    layout.live = format!("/api/live?view=session&id={}", enc(&s.session_id));
+    render(&SessionPage {
+        layout,
+        id: s.session_id.clone(),
+        status_class: indicator_class(&ind),
+        bar: view::token_bar(s.percentage(), &ind),
+        indicator: ind,
+        client: s.client.clone(),
+        project: s.project.clone(),
+        status: s.status.as_str().to_string(),
+        created: when(&s.created),
+        duration: s.duration(clock::now()).unwrap_or_default(),
+        current: thousands(report.current),
+        max: thousands(report.max),
+        peak: thousands(report.peak),
+        remaining: thousands(report.remaining),
+        percentage: format!("{:.1} %", report.percentage),
+        agents_count: s.agents_spawned.len(),
+        saved: thousands(report.saved),
+        savings_pct: format!("{:.1} %", report.savings_percentage),
+        total_without: thousands(report.total_without_isolation),
+        milestones: s
+            .milestones
+            .iter()
+            .map(|m| {
+                (
+                    m.name.clone(),
+                    m.completed.as_deref().map(when).unwrap_or_default(),
+                )
+            })
+            .collect(),
+        artifacts: s
+            .artifacts
+            .iter()
+            .map(|a| {
+                let mut note = a
+                    .modified
+                    .as_deref()
+                    .or(a.created.as_deref())
+                    .map(when)
+                    .unwrap_or_default();
+                if let Some(agent) = &a.agent {
+                    note = format!("{note} · {agent}");
+                }
+                (a.path.clone(), note)
+            })
+            .collect(),
+        agents: s
+            .agents_spawned
+            .iter()
+            .map(|a| AgentRow {
+                kind: a.agent_type.clone(),
+                run_href: run_id(&a.id)
+                    .map(|r| format!("/runs/{r}"))
+                    .unwrap_or_default(),
+                id: a.id.clone(),
+                status: a.status.clone().unwrap_or_default(),
+                tokens: thousands(a.tokens_used),
+                started: a.started.as_deref().map(when).unwrap_or_default(),
+                output: a.output_file.clone().unwrap_or_default(),
+            })
+            .collect(),
+        notes: s.notes.clone(),
+        summary_text: s.context_summary.trim().to_string(),
+    })
+}
