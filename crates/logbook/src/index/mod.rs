@@ -23,6 +23,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod apply;
 pub mod catalog;
 mod filter;
 mod fulltext;
@@ -34,6 +35,7 @@ mod pool;
 mod query;
 mod rebuild;
 mod record;
+mod run_rows;
 mod scan;
 mod schema;
 mod sync;
@@ -506,7 +508,7 @@ impl Index {
         let records = written
             .into_iter()
             .map(|(p, rec)| {
-                let stamp = record::stamp_now(p.kind, &p.path);
+                let stamp = apply::stamp_now(p.kind, &p.path);
                 (p.kind, p.path, stamp, rec)
             })
             .collect();
@@ -527,7 +529,7 @@ impl Index {
         let records = pending
             .iter()
             .map(|t| {
-                let stamp = record::stamp_now(t.kind, &t.path);
+                let stamp = apply::stamp_now(t.kind, &t.path);
                 (
                     t.kind,
                     t.path.clone(),
@@ -619,7 +621,7 @@ fn store_and_clear(
     records: Vec<(Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>)>,
 ) -> rusqlite::Result<()> {
     for (kind, path, stamp, record) in records {
-        record::apply(conn, kind, &path, record, stamp, None, record::Fresh::No)?;
+        apply::apply(conn, kind, &path, record, stamp, None, run_rows::Fresh::No)?;
         conn.prepare_cached("DELETE FROM pending WHERE path = ?1")?
             .execute([path_str(&path)])?;
     }

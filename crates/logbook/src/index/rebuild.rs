@@ -39,7 +39,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
-use super::record::{self, Fresh, FtsDoc, Record};
+use super::apply;
+use super::record::{self, Record};
+use super::run_rows::{Fresh, FtsDoc};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
 use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
 use super::{Index, Kind, SyncReport, pool, remove_db_files, remove_files, sql};
@@ -230,7 +232,7 @@ pub(super) fn fill(
                 Some(_) => Fresh::TextAside(&mut docs),
                 None => Fresh::Yes,
             };
-            record::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh).map_err(&e)?;
+            apply::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh).map_err(&e)?;
             report.indexed += 1;
             if let Some(to_text) = &to_text
                 && docs.len() >= TEXT_CHUNK
@@ -440,7 +442,7 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
                     let stamp = if s.is_stamped() {
                         Some(s.stamp())
                     } else {
-                        record::stamp_now(s.kind, &s.path)
+                        apply::stamp_now(s.kind, &s.path)
                     };
                     let rec = if stamp.is_some() {
                         Some(record::read_record(p, s.kind, &s.path))

@@ -12,8 +12,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
+use super::apply;
 use super::rebuild::{Parsed, read_parallel};
-use super::record::{self, Fresh};
+use super::run_rows::{self, Fresh};
 use super::scan::RunChange;
 use super::{Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql, stamp_of};
 use crate::clock;
@@ -399,7 +400,7 @@ impl Index {
                     .optional()
                     .map_err(&e)?;
                 if let Some(kind) = kind.as_deref().and_then(Kind::parse) {
-                    record::remove_record(&tx, kind, Path::new(path)).map_err(&e)?;
+                    apply::remove_record(&tx, kind, Path::new(path)).map_err(&e)?;
                 }
                 report.removed += 1;
             }
@@ -428,7 +429,7 @@ impl Index {
             // text is unchanged (most in-place edits of a status or a
             // date, and every rewrite that changes no word) keeps its
             // FTS row and is updated in place under its rowid, touching
-            // only the columns that differ (see `record::clear_stale_fts`).
+            // only the columns that differ (see `run_rows::clear_stale_fts`).
             // `in_group`: the group's paths. A path twice in one group would
             // have its FTS row cleared once and written twice: a repeat
             // closes the group first.
@@ -441,14 +442,14 @@ impl Index {
                 for (kind, path, _, rec) in group.iter() {
                     same_text.push(match path.parent() {
                         Some(folder) if *kind == Kind::Run => {
-                            record::clear_stale_fts(conn, &path_str(folder), rec.as_ref())
+                            run_rows::clear_stale_fts(conn, &path_str(folder), rec.as_ref())
                                 .map_err(&e)?
                         }
                         _ => false,
                     });
                 }
                 for ((kind, path, stamp, rec), same_text) in group.drain(..).zip(same_text) {
-                    record::apply(
+                    apply::apply(
                         conn,
                         kind,
                         &path,

@@ -2,12 +2,19 @@
 //! name its own layer and the layers below it, never one above; `error`,
 //! `clock` and `notice` are leaves every layer may use and that use none. Test code (after
 //! `#[cfg(test)]`) is not part of the library and is not checked.
+//!
+//! And a size rule over every crate of the workspace: no source file's code
+//! grows past [`MAX_LINES`], so a file holds one role and reads in a sitting.
 
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first, and the leaves below them all.
 const LAYERS: [&str; 4] = ["model", "store", "index", "ops"];
 const LEAVES: [&str; 3] = ["error", "clock", "notice"];
+
+/// The most lines of code (unit tests aside) a source file may hold; past
+/// it, a file is split by role.
+const MAX_LINES: usize = 800;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -117,4 +124,56 @@ fn the_checker_sees_grouped_and_inline_paths() {
     assert_eq!(rank("ops"), Some(4));
     assert_eq!(rank("model"), Some(1));
     assert_eq!(rank("error"), Some(0));
+}
+
+/// The lines of `text` before its unit tests (its first line starting with
+/// `#[cfg(test)]`), or all of them.
+fn code_lines(text: &str) -> usize {
+    text.lines()
+        .take_while(|l| !l.starts_with("#[cfg(test)]"))
+        .count()
+}
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = vec![];
+    for krate in std::fs::read_dir(root.join("crates")).unwrap() {
+        let src = krate.unwrap().path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut files);
+        }
+    }
+    files.sort();
+    let mut over = vec![];
+    let mut checked = 0;
+    for file in &files {
+        // A unit test module of its own: tests, not code.
+        if file.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        checked += 1;
+        let lines = code_lines(&std::fs::read_to_string(file).unwrap());
+        if lines > MAX_LINES {
+            let shown = file.strip_prefix(&root).unwrap_or(file);
+            over.push(format!("{}: {lines} lines", shown.display()));
+        }
+    }
+    assert!(
+        checked > 50,
+        "only {checked} files found under {}",
+        root.join("crates").display()
+    );
+    assert!(
+        over.is_empty(),
+        "source files over {MAX_LINES} lines of code (split each by role):\n{}",
+        over.join("\n")
+    );
+}
+
+#[test]
+fn the_line_count_stops_at_the_unit_tests() {
+    assert_eq!(code_lines("fn a() {}\n\n#[cfg(test)]\nmod tests {}\n"), 2);
+    assert_eq!(code_lines("fn a() {}\n    #[cfg(test)]\nfn b() {}\n"), 3);
+    assert_eq!(code_lines("fn a() {}\n"), 1);
 }

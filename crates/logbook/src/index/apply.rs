@@ -1,0 +1,195 @@
+//! Applying a record: what was read from a file, or a writer's record, is
+//! stored (or the file forgotten when it is gone) with the stamp sync
+//! compares next time, all in the caller's transaction.
+
+use std::fs;
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::fulltext::encode_outs;
+use super::record::{Inner, Record};
+use super::run_rows::{Fresh, remove_run, store_run};
+use super::{CorruptEntry, Kind, SyncReport, mtime_ns, path_str, stamp_of};
+use crate::clock;
+
+fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
+    match r {
+        Inner::Run(row) => store_run(tx, row, fresh),
+        Inner::WorkSession {
+            path,
+            id,
+            status,
+            archived,
+            last_updated,
+            record,
+        } => {
+            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(path)])?;
+            tx.execute(
+                "INSERT OR REPLACE INTO work_sessions(path, id, status, archived, last_updated, record) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![path_str(path), id, status, archived, last_updated, record],
+            )?;
+            Ok(())
+        }
+        Inner::Transcript(t, said) => {
+            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&t.file)])?;
+            // Updated in place: the rowid is the FTS row's, so a rewrite
+            // replaces that row rather than leaving the old words behind.
+            let rid: Option<i64> = tx
+                .prepare_cached("SELECT rid FROM transcripts WHERE path = ?1")?
+                .query_row([path_str(&t.file)], |r| r.get(0))
+                .optional()?;
+            if let Some(rid) = rid {
+                tx.prepare_cached("DELETE FROM transcripts_fts WHERE rowid = ?1")?
+                    .execute([rid])?;
+            }
+            tx.prepare_cached(
+                "INSERT INTO transcripts(rid, path, id, kind, workdir, started_at, last_active_at, \
+                 last_active_ms, tokens, parent) VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+                 ON CONFLICT(path) DO UPDATE SET id = excluded.id, kind = excluded.kind, \
+                 workdir = excluded.workdir, started_at = excluded.started_at, \
+                 last_active_at = excluded.last_active_at, last_active_ms = excluded.last_active_ms, \
+                 tokens = excluded.tokens, parent = excluded.parent",
+            )?
+            .execute(params![
+                    path_str(&t.file),
+                    t.id,
+                    t.kind.as_str(),
+                    t.workdir,
+                    t.started_at,
+                    t.last_active_at,
+                    clock::parse(&t.last_active_at).map(|ts| ts.as_millisecond()),
+                    t.latest_total_tokens as i64,
+                    t.parent_session_id,
+                    rid
+                ])?;
+            let rid = match rid {
+                Some(rid) => rid,
+                None => tx.last_insert_rowid(),
+            };
+            tx.prepare_cached("INSERT INTO transcripts_fts(rowid, said) VALUES (?1, ?2)")?
+                .execute(params![rid, said])?;
+            Ok(())
+        }
+        Inner::WorkflowState(w) => {
+            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&w.path)])?;
+            tx.execute(
+                "INSERT OR REPLACE INTO workflow_states(path, session_id, mode, phase, active_agent, \
+                 version, updated_at, invocations, pending_handoffs) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    path_str(&w.path),
+                    w.session_id,
+                    w.mode,
+                    w.phase,
+                    w.active_agent,
+                    w.version as i64,
+                    w.updated_at,
+                    w.invocations as i64,
+                    w.pending_handoffs as i64
+                ],
+            )?;
+            Ok(())
+        }
+        Inner::Corrupt { .. } => Ok(()),
+    }
+}
+
+pub(super) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlite::Result<()> {
+    let p = path_str(path);
+    match kind {
+        Kind::Run => {
+            if let Some(folder) = path.parent() {
+                remove_run(tx, &path_str(folder))?;
+            }
+        }
+        Kind::WorkSession => {
+            tx.execute("DELETE FROM work_sessions WHERE path = ?1", [&p])?;
+        }
+        Kind::Transcript => {
+            tx.execute(
+                "DELETE FROM transcripts_fts WHERE rowid IN (SELECT rid FROM transcripts WHERE path = ?1)",
+                [&p],
+            )?;
+            tx.execute("DELETE FROM transcripts WHERE path = ?1", [&p])?;
+        }
+        Kind::WorkflowState => {
+            tx.execute("DELETE FROM workflow_states WHERE path = ?1", [&p])?;
+        }
+    }
+    tx.execute("DELETE FROM corrupt WHERE path = ?1", [&p])?;
+    tx.execute("DELETE FROM files WHERE path = ?1", [&p])?;
+    Ok(())
+}
+
+/// Stores what was read from `path` (or forgets it when the file is gone),
+/// with the stamp sync compares next time.
+pub(super) fn apply(
+    tx: &Connection,
+    kind: Kind,
+    path: &Path,
+    rec: Option<Record>,
+    stamp: Option<(i64, i64, i64)>,
+    report: Option<&mut SyncReport>,
+    fresh: Fresh,
+) -> rusqlite::Result<()> {
+    let (out_stamp, outs) = match &rec {
+        Some(Record(Inner::Run(row))) => (
+            row.out_stamp,
+            Some(encode_outs(row.outputs.iter().map(|o| o.0.as_str()))),
+        ),
+        _ => (0, None),
+    };
+    match rec {
+        None => return remove_record(tx, kind, path),
+        Some(Record(Inner::Corrupt { reason })) => {
+            if matches!(fresh, Fresh::No | Fresh::FtsCleared { .. }) {
+                remove_record(tx, kind, path)?;
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO corrupt(path, kind, reason) VALUES (?1, ?2, ?3)",
+                params![path_str(path), kind.as_str(), reason],
+            )?;
+            if let Some(report) = report {
+                report.corrupt.push(CorruptEntry {
+                    path: path.to_path_buf(),
+                    kind,
+                    reason,
+                });
+            }
+        }
+        Some(Record(r)) => store_record(tx, &r, fresh)?,
+    }
+    if let Some((size, mtime, dir_mtime)) = stamp {
+        // An upsert keeps the row where it is; INSERT OR REPLACE would
+        // delete it and insert it again under a new rowid (more pages).
+        tx.prepare_cached(
+            "INSERT INTO files(path, kind, size, mtime_ns, dir_mtime_ns, out_stamp, outs) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+             ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, \
+             mtime_ns = excluded.mtime_ns, dir_mtime_ns = excluded.dir_mtime_ns, \
+             out_stamp = excluded.out_stamp, outs = excluded.outs",
+        )?
+        .execute(params![
+            path_str(path),
+            kind.as_str(),
+            size,
+            mtime,
+            dir_mtime,
+            out_stamp,
+            outs
+        ])?;
+    }
+    Ok(())
+}
+
+/// The stamp of a file as sync would take it, or `None` when it is gone.
+pub(super) fn stamp_now(kind: Kind, path: &Path) -> Option<(i64, i64, i64)> {
+    let m = fs::metadata(path).ok()?;
+    let dir = match kind {
+        Kind::Run => path.parent().map_or(0, mtime_ns),
+        _ => 0,
+    };
+    Some((m.len() as i64, stamp_of(&m), dir))
+}

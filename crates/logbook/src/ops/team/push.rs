@@ -1,0 +1,273 @@
+//! Pushing this machine's waiting changes to the catalog: `team push` in
+//! batches, and the bounded background push after every write.
+
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::{COMMAND_TIMEOUT, CONNECTOR, connector, deadline, url};
+use crate::clock;
+use crate::error::Result;
+use crate::index::Index;
+use crate::index::catalog::{Catalog, Change, PUSH_LANES, PushStats, lane_of};
+use crate::store::Project;
+
+/// Changes sent to the catalog in one transaction.
+pub const BATCH: usize = 500;
+
+/// Records a `team push` writes before it brings the server's statistics
+/// up to date ([`Catalog::settle`]): a bulk push otherwise left the next
+/// minute's team queries planned without them (a `find --team` of 93 ms
+/// that takes 3 once autovacuum has come by).
+pub const SETTLE_AFTER: u64 = 1_000;
+
+/// What [`push`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PushReport {
+    /// The catalog.
+    pub server: String,
+    /// This machine's name in it.
+    pub origin: String,
+    /// Changes sent.
+    pub pushed: u64,
+    /// Of those, records the server wrote.
+    pub written: u64,
+    /// Records the server already held in that state.
+    pub unchanged: u64,
+    /// Records marked deleted.
+    pub deleted: u64,
+    /// Changes still waiting (written meanwhile, or cut off by a deadline).
+    pub backlog: u64,
+}
+
+/// Sends every waiting change to the catalog (`logbook team push`), in
+/// batches, reporting `(sent, total)` after each. Safe to run while other
+/// processes write or push: a change is forgotten only once the server has
+/// it and its record was not written again meanwhile.
+pub fn push(p: &Project, progress: Option<&dyn Fn(u64, u64)>) -> Result<PushReport> {
+    push_within(p, COMMAND_TIMEOUT, None, progress)
+}
+
+fn push_within(
+    p: &Project,
+    timeout: Duration,
+    stop_at: Option<Instant>,
+    progress: Option<&dyn Fn(u64, u64)>,
+) -> Result<PushReport> {
+    let url = url(p)?;
+    let index = Index::open(p)?;
+    let total = index.outbox_len()?;
+    let result = (|| {
+        let catalog = connector()?.connect(url, timeout)?;
+        let mut report = PushReport {
+            server: catalog.server(),
+            origin: p.config.origin.clone(),
+            ..PushReport::default()
+        };
+        if let Some(f) = progress {
+            f(0, total);
+        }
+        // Only an explicit push settles the catalog after it (see below):
+        // a write's background one has a deadline to keep.
+        let bulk = stop_at.is_none() && total >= SETTLE_AFTER;
+        // Writers may keep adding changes; a push takes what was there when
+        // it began, and as much again, then leaves the rest to the next.
+        let budget = total.saturating_mul(2) + BATCH as u64;
+        // The next batch is read (index, output files, words) on another
+        // thread while the server writes this one.
+        let (sender, batches) = std::sync::mpsc::sync_channel::<Result<Vec<Change>>>(1);
+        std::thread::scope(|s| -> Result<()> {
+            s.spawn(move || read_batches(p, &sender));
+            while report.pushed < budget {
+                if stop_at.is_some_and(|t| Instant::now() >= t) {
+                    break;
+                }
+                let Ok(batch) = batches.recv() else {
+                    break;
+                };
+                let batch = batch?;
+                if batch.is_empty() {
+                    break;
+                }
+                let done: Vec<_> = batch
+                    .iter()
+                    .map(|c| (c.kind, c.id.clone(), c.version))
+                    .collect();
+                let PushStats {
+                    written,
+                    unchanged,
+                    deleted,
+                } = if bulk {
+                    push_lanes(catalog.as_ref(), &p.config.origin, batch)?
+                } else {
+                    catalog.push(&p.config.origin, &batch, false)?
+                };
+                index.outbox_done(&done)?;
+                report.pushed += done.len() as u64;
+                report.written += written;
+                report.unchanged += unchanged;
+                report.deleted += deleted;
+                if let Some(f) = progress {
+                    f(
+                        report.pushed.min(total.max(report.pushed)),
+                        total.max(report.pushed),
+                    );
+                }
+            }
+            // Ends the reader at its next batch.
+            drop(batches);
+            Ok(())
+        })?;
+        // Every record was queued again (a rebuilt index, a new catalog)
+        // and all of it is on the server now: what the server holds beyond
+        // it was deleted while this index was not looking.
+        if let Some(due) = index.reconcile_due()?
+            && index.outbox_len()? == 0
+            && stop_at.is_none_or(|t| Instant::now() < t)
+        {
+            report.deleted += catalog.reconcile(&p.config.origin, &|| index.live_ids())?;
+            index.reconciled(&due)?;
+        }
+        // Only an explicit push: a write's background one has a deadline
+        // to keep.
+        if stop_at.is_none()
+            && report.written >= SETTLE_AFTER
+            && let Err(e) = catalog.settle()
+        {
+            crate::notice::push(format!(
+                "the push is complete, but the server's statistics were not updated ({e}); its autovacuum will"
+            ));
+        }
+        report.backlog = index.outbox_len()?;
+        Ok(report)
+    })();
+    // Notes for `team status`; a failure to note is not the push's failure.
+    let _ = match &result {
+        Ok(_) => index
+            .set_team_note("last_push", Some(&clock::now_string()))
+            .and_then(|()| index.set_team_note("last_error", None)),
+        Err(e) => index.set_team_note("last_error", Some(&format!("{} {e}", clock::now_string()))),
+    };
+    result
+}
+
+/// Pushes `batch` over [`PUSH_LANES`] connections at once, each lane's
+/// changes in a transaction of its own (the server takes turns per lane,
+/// so no record is written by two at once), and adds up what they did.
+fn push_lanes(catalog: &dyn Catalog, origin: &str, batch: Vec<Change>) -> Result<PushStats> {
+    let mut lanes: Vec<Vec<Change>> = vec![vec![]; PUSH_LANES];
+    for c in batch {
+        lanes[lane_of(&c.id)].push(c);
+    }
+    let results: Vec<Result<PushStats>> = std::thread::scope(|s| {
+        let running: Vec<_> = lanes
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|lane| s.spawn(move || catalog.push(origin, lane, true)))
+            .collect();
+        running
+            .into_iter()
+            // A lane's panic is a bug: it goes on as one here.
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut total = PushStats::default();
+    for r in results {
+        let s = r?;
+        total.written += s.written;
+        total.unchanged += s.unchanged;
+        total.deleted += s.deleted;
+    }
+    Ok(total)
+}
+
+/// Reads the outbox batch after batch for [`push_within`], until it is
+/// empty, an error, or the pusher stops listening.
+fn read_batches(p: &Project, sender: &std::sync::mpsc::SyncSender<Result<Vec<Change>>>) {
+    let index = match Index::open(p) {
+        Ok(index) => index,
+        Err(e) => {
+            let _ = sender.send(Err(e));
+            return;
+        }
+    };
+    let mut after = i64::MIN;
+    loop {
+        let (batch, last) = match index.outbox_batch_after(after, BATCH) {
+            Ok(read) => read,
+            Err(e) => {
+                let _ = sender.send(Err(e));
+                return;
+            }
+        };
+        let end = last == after;
+        after = last;
+        if sender.send(Ok(batch)).is_err() || end {
+            return;
+        }
+    }
+}
+
+struct Background {
+    running: bool,
+    again: bool,
+}
+
+static BACKGROUND: Mutex<Background> = Mutex::new(Background {
+    running: false,
+    again: false,
+});
+static SETTLED: Condvar = Condvar::new();
+
+/// Called after every write through the index: when the project has a team
+/// catalog, pushes the waiting changes on a background thread, bounded by
+/// [`deadline`]. A down or slow server only leaves them waiting.
+pub(crate) fn after_write(p: &Project) {
+    if p.config.team_url.is_none() || CONNECTOR.get().is_none() {
+        return;
+    }
+    let Ok(mut state) = BACKGROUND.lock() else {
+        return;
+    };
+    if state.running {
+        state.again = true;
+        return;
+    }
+    state.running = true;
+    state.again = false;
+    drop(state);
+    let p = p.clone();
+    let spawned = std::thread::Builder::new()
+        .name("logbook-team-push".into())
+        .spawn(move || {
+            loop {
+                let limit = deadline();
+                let _ = push_within(&p, limit, Some(Instant::now() + limit), None);
+                let Ok(mut state) = BACKGROUND.lock() else {
+                    return;
+                };
+                if !state.again {
+                    state.running = false;
+                    SETTLED.notify_all();
+                    return;
+                }
+                state.again = false;
+            }
+        });
+    if spawned.is_err()
+        && let Ok(mut state) = BACKGROUND.lock()
+    {
+        state.running = false;
+    }
+}
+
+/// Waits for a background push to finish, at most [`deadline`] (a process
+/// about to exit calls this, so its last write reaches the team when the
+/// server answers, and never waits long when it does not).
+pub fn settle() {
+    let Ok(state) = BACKGROUND.lock() else {
+        return;
+    };
+    let _ = SETTLED.wait_timeout_while(state, deadline(), |s| s.running);
+}
