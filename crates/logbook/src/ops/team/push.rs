@@ -68,8 +68,9 @@ fn push_within(
         if let Some(f) = progress {
             f(0, total);
         }
-        // Only an explicit push settles the catalog after it (see below):
-        // a write's background one has a deadline to keep.
+        // A bulk push (explicit, of many changes) writes over lanes and
+        // leaves index work to the settle that follows it (see below); a
+        // write's background push has a deadline to keep, and no settle.
         let bulk = stop_at.is_none() && total >= SETTLE_AFTER;
         // Writers may keep adding changes; a push takes what was there when
         // it began, and as much again, then leaves the rest to the next.
