@@ -35,8 +35,7 @@ pub fn search_words(text: &str) -> Result<Vec<String>> {
 /// [`search_words`] of many texts at once (one scratch insert and one
 /// scan instead of one per text).
 pub(super) fn search_words_of(texts: &[&str]) -> Result<Vec<Vec<String>>> {
-    super::fulltext::words_of(texts)
-        .map_err(|e| crate::error::index_error(std::path::Path::new(":memory:"), &e))
+    super::fulltext::words_of(texts).map_err(super::fulltext::scratch_error)
 }
 
 /// How many connections a bulk push writes over at once, each with its own

@@ -136,9 +136,8 @@ pub struct Snippets {
 impl Snippets {
     /// Snippets of `words`, as the user typed them.
     pub fn new(words: &str) -> crate::Result<Snippets> {
-        let path = Path::new(":memory:");
-        let conn = Connection::open_in_memory().map_err(super::sql(path))?;
-        let query = snippet_query(&conn, words).map_err(super::sql(path))?;
+        let conn = Connection::open_in_memory().map_err(scratch_error)?;
+        let query = snippet_query(&conn, words).map_err(scratch_error)?;
         Ok(Snippets { conn, query })
     }
 
@@ -153,8 +152,14 @@ impl Snippets {
         let Some(query) = &self.query else {
             return Ok(None);
         };
-        highlighted(&self.conn, text, query).map_err(super::sql(Path::new(":memory:")))
+        highlighted(&self.conn, text, query).map_err(scratch_error)
     }
+}
+
+/// The error of a scratch in-memory database (words folded, snippets cut
+/// for the team catalog), which has no file to name.
+pub(super) fn scratch_error(e: rusqlite::Error) -> crate::Error {
+    crate::error::index_error(Path::new(":memory:"), &e)
 }
 
 /// The query marking any of `words` (`None` without words), once the
