@@ -13,19 +13,38 @@ use crate::measure::{ms, percentile, time};
 use crate::report::RowSink;
 use crate::synth::{Rng, VOCAB, Vocab};
 
+/// The `find` every find row times (in process, as a whole process, with
+/// its peak memory, against the team catalog), as command-line options:
+/// one query, so their figures compare.
+pub(crate) const FIND_ARGS: [&str; 8] = [
+    "--agent",
+    "agent03",
+    "--workflow",
+    "^deep-",
+    "--status",
+    "completed",
+    "--limit",
+    "20",
+];
+
+/// [`FIND_ARGS`] as the library's query.
+pub(crate) fn find_query() -> RunQuery {
+    RunQuery {
+        agent: Some(FIND_ARGS[1].into()),
+        workflow: Some(FIND_ARGS[3].into()),
+        status: Some(FIND_ARGS[5].into()),
+        limit: FIND_ARGS[7].parse().ok(),
+        ..RunQuery::default()
+    }
+}
+
 /// `find` and `latest-output`, each through the index and by the scan;
 /// returns the median `find` through the index, which the team rows
 /// compare with.
 pub(crate) fn find_rows(project: &Project, row: RowSink<'_>) -> Result<f64> {
     // find through the index vs the seed's scan.
     eprintln!("find …");
-    let query = RunQuery {
-        agent: Some("agent03".into()),
-        workflow: Some("^deep-".into()),
-        status: Some("completed".into()),
-        limit: Some(20),
-        ..RunQuery::default()
-    };
+    let query = find_query();
     let mut idx_ms = vec![];
     let mut expected = vec![];
     for _ in 0..50 {

@@ -9,6 +9,7 @@ use anyhow::Result;
 use logbook::Project;
 use logbook::index::Index;
 
+use crate::find::FIND_ARGS;
 use crate::measure::{
     PROCESS_REPS, SMALL_RUNS, peak_rss_and_time, peak_rss_mib, percentile, process_ms,
 };
@@ -26,18 +27,7 @@ pub(crate) fn rows(
     row: RowSink<'_>,
 ) -> Result<()> {
     eprintln!("peak memory ({}) …", bin.display());
-    let find_args = [
-        "find",
-        "--agent",
-        "agent03",
-        "--workflow",
-        "^deep-",
-        "--status",
-        "completed",
-        "--limit",
-        "20",
-        "--json",
-    ];
+    let find_args = [&["find", "--json"][..], &FIND_ARGS].concat();
     // Steady state: the first listing after run folders were
     // created (the registration rows above started runs) compares
     // the folder names with the index once; that one-off cost is

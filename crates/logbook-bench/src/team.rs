@@ -9,6 +9,7 @@ use logbook::index::Index;
 use logbook::model::query::RunQuery;
 use logbook::ops::run;
 
+use crate::find::{FIND_ARGS, find_query};
 use crate::measure::{ms, percentile, process_ms, time};
 use crate::pg;
 use crate::report::RowSink;
@@ -59,13 +60,7 @@ pub(crate) fn rows(
     );
     eprintln!("find --team …");
     let catalog = logbook::ops::team::connect(&project, logbook::ops::team::COMMAND_TIMEOUT)?;
-    let query = RunQuery {
-        agent: Some("agent03".into()),
-        workflow: Some("^deep-".into()),
-        status: Some("completed".into()),
-        limit: Some(20),
-        ..RunQuery::default()
-    };
+    let query = find_query();
     let local = run::find(&project, &query)?.0.len();
     let mut team_ms = vec![];
     for _ in 0..50 {
@@ -87,19 +82,7 @@ pub(crate) fn rows(
         "< 10 ms",
         Some(t50 < 10.0),
     );
-    let args = [
-        "find",
-        "--team",
-        "--agent",
-        "agent03",
-        "--workflow",
-        "^deep-",
-        "--status",
-        "completed",
-        "--limit",
-        "20",
-        "--json",
-    ];
+    let args = [&["find", "--team", "--json"][..], &FIND_ARGS].concat();
     process_ms(bin, root, &args)?;
     let mut whole = vec![];
     for _ in 0..11 {

@@ -113,22 +113,15 @@ pub(crate) async fn push(
 ) -> Res<PushStats> {
     let tx = push_locked(c, origin, changes).await?;
     if bulk {
-        // Every statement of a push finds rows by key, and a catalog this
-        // push fills has no statistics yet: the planner must not read a
-        // table whole for a batch (see the lookup in `push_kind`).
-        //
         // The words' GIN index takes new rows into its pending list and
         // merges the list into the tree when it outgrows its limit, with at
         // most `work_mem` of it sorted at a time. Merging larger lists less
         // often does the same work in fewer, longer runs of each word's
         // posting tree; the settle after a bulk push (a VACUUM) merges what
         // is left, so searches never scan a large list for long.
-        tx.batch_execute(
-            "SET LOCAL enable_seqscan = off; \
-             SET LOCAL work_mem = '64MB'; SET LOCAL gin_pending_list_limit = '64MB'",
-        )
-        .await
-        .map_err(err)?;
+        tx.batch_execute("SET LOCAL work_mem = '64MB'; SET LOCAL gin_pending_list_limit = '64MB'")
+            .await
+            .map_err(err)?;
     }
     // Not `DO UPDATE`: that locks the row until commit, and the lanes of a
     // push would wait on each other for it. The time is set after commit.

@@ -219,13 +219,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         // An explicit --workdir, like --all, looks beyond this project.
         within: (!a.all && a.workdir.is_none()).then(|| ctx.project.root().to_path_buf()),
         filter,
-        kind: if a.main {
-            Some(Kind::Main)
-        } else if a.subagents {
-            Some(Kind::Subagent)
-        } else {
-            None
-        },
+        kind: Kind::only(a.main, a.subagents),
         limit: a.limit.map(super::run::paging),
         offset: super::run::paging(a.offset),
     };

@@ -402,6 +402,11 @@ fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
     assert!(api.contains(&root) && api.contains("laptop-a"), "{api}");
     let page = crate::serve::get(&url, &format!("/runs/{root}/files/laptops.md"), "");
     assert!(page.contains("budget laptop wins"), "{page}");
+    // Rendered as Markdown, as a file of this machine's run is.
+    assert!(
+        page.contains(r#"<article class="doc">"#) && page.contains("<h1"),
+        "{page}"
+    );
     let run_page = crate::serve::get(&url, &format!("/runs/{root}"), "");
     assert!(run_page.contains("laptops.md"), "{run_page}");
     let _ = viewer.kill();

@@ -102,13 +102,7 @@ impl LogbookServer {
             }
             let opts = transcript::ListOptions {
                 within: (!a.all).then(|| p.root().to_path_buf()),
-                kind: if a.main {
-                    Some(Kind::Main)
-                } else if a.subagents {
-                    Some(Kind::Subagent)
-                } else {
-                    None
-                },
+                kind: Kind::only(a.main, a.subagents),
                 limit: a.limit.map(paging).transpose()?,
                 offset: paging(a.offset)?,
                 filter: Default::default(),

@@ -317,12 +317,7 @@ pub(super) async fn file_page(
     let id = r.manifest.session_id.clone();
     let label = run::entry(&r, clock::now()).label;
     let path = opened.path.clone();
-    let name = path.rsplit('/').next().unwrap_or_default().to_string();
-    let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or_default();
-    let ext = name
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
+    let name = file_name(&path);
     let truncated = opened.size > SHOWN_BYTES;
     let binary = head.iter().take(8192).any(|b| *b == 0);
     let text = String::from_utf8_lossy(&head);
@@ -330,12 +325,8 @@ pub(super) async fn file_page(
         ("image", String::new(), "image")
     } else if binary || std::str::from_utf8(&head).is_err() && !truncated {
         ("binary", String::new(), "binary")
-    } else if matches!(ext.as_str(), "md" | "markdown") {
-        ("markdown", view::markdown(&text, &id, dir), "Markdown")
-    } else if ext == "json" && !truncated {
-        ("text", view::json_html(&text), "JSON")
     } else {
-        ("text", esc(&text), "text")
+        text_view(&path, &id, &text, truncated)
     };
     let mut layout = Layout::new(&state, format!("{name} · {label}"), "runs");
     layout.live = String::new();
@@ -365,19 +356,8 @@ fn remote_file_page(
 ) -> Result<Response, Refusal> {
     let id = r.run.manifest.session_id.clone();
     let label = format!("{} @{}", run::entry(&r.run, clock::now()).label, r.origin);
-    let name = path.rsplit('/').next().unwrap_or_default().to_string();
-    let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or_default();
-    let ext = name
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    let (body, kind) = if matches!(ext.as_str(), "md" | "markdown") {
-        (view::markdown(text, &id, dir), "Markdown")
-    } else if ext == "json" && !truncated {
-        (view::json_html(text), "JSON")
-    } else {
-        (esc(text), "text")
-    };
+    let name = file_name(path);
+    let (mode, body, kind) = text_view(path, &id, text, truncated);
     let mut layout = Layout::new(state, format!("{name} · {label}"), "runs");
     layout.live = String::new();
     render(&FilePage {
@@ -390,7 +370,36 @@ fn remote_file_page(
         size: view::size(text.len() as u64),
         kind: kind.to_string(),
         truncated,
-        mode: "text",
+        mode,
         body,
     })
+}
+
+/// The last component of a run file's path.
+fn file_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or_default().to_string()
+}
+
+/// A run file's text as the file page shows it, by its extension: Markdown
+/// rendered and sanitized, JSON coloured (when whole), the rest escaped;
+/// with the page's mode and what the file is shown as. One choice for the
+/// files of this machine and those of other machines' runs.
+fn text_view(
+    path: &str,
+    id: &str,
+    text: &str,
+    truncated: bool,
+) -> (&'static str, String, &'static str) {
+    let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or_default();
+    let ext = file_name(path)
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    if matches!(ext.as_str(), "md" | "markdown") {
+        ("markdown", view::markdown(text, id, dir), "Markdown")
+    } else if ext == "json" && !truncated {
+        ("text", view::json_html(text), "JSON")
+    } else {
+        ("text", esc(text), "text")
+    }
 }

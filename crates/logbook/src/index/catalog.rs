@@ -205,6 +205,14 @@ pub struct PushStats {
     pub deleted: u64,
 }
 
+impl std::ops::AddAssign for PushStats {
+    fn add_assign(&mut self, other: PushStats) {
+        self.written += other.written;
+        self.unchanged += other.unchanged;
+        self.deleted += other.deleted;
+    }
+}
+
 /// A run found in the catalog.
 #[derive(Debug, Clone)]
 pub struct TeamRun {

@@ -36,6 +36,18 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind a listing keeps, from its `main` and `subagents` switches
+    /// (CLI flags, MCP arguments): both off lists every kind.
+    pub fn only(main: bool, subagents: bool) -> Option<Kind> {
+        if main {
+            Some(Kind::Main)
+        } else if subagents {
+            Some(Kind::Subagent)
+        } else {
+            None
+        }
+    }
+
     /// The file name prefix of this kind, as seed 003 names it.
     pub fn prefix(self) -> &'static str {
         match self {

@@ -13,19 +13,11 @@ use crate::error::{Error, Result};
 /// Parses JSON text into a typed record, naming the file, and the field
 /// and line on failure.
 pub fn parse_json<T: DeserializeOwned>(path: &Path, what: &'static str, text: &str) -> Result<T> {
-    let mut de = serde_json::Deserializer::from_str(strip_bom(text));
-    let reason = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Ok(typed) => match de.end() {
-            Ok(()) => return Ok(typed),
-            Err(e) => e.to_string(),
-        },
-        Err(e) => json_error(&e),
-    };
-    Err(Error::Corrupt {
-        path: path.to_path_buf(),
+    typed_json(
+        path,
         what,
-        reason,
-    })
+        serde_json::Deserializer::from_str(strip_bom(text)),
+    )
 }
 
 /// Reads a typed record from a JSON stream (a large file read through a
@@ -35,7 +27,16 @@ pub fn read_json<T: DeserializeOwned>(
     what: &'static str,
     reader: impl std::io::Read,
 ) -> Result<T> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
+    typed_json(path, what, serde_json::Deserializer::from_reader(reader))
+}
+
+/// The one JSON reading of [`parse_json`] and [`read_json`]: the whole
+/// input as one `T`, or the file, field and line of what was wrong.
+fn typed_json<'de, R: serde_json::de::Read<'de>, T: DeserializeOwned>(
+    path: &Path,
+    what: &'static str,
+    mut de: serde_json::Deserializer<R>,
+) -> Result<T> {
     let reason = match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(typed) => match de.end() {
             Ok(()) => return Ok(typed),

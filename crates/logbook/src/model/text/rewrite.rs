@@ -20,11 +20,7 @@ pub fn to_yaml<T: Serialize + DeserializeOwned>(
     value: &T,
     original: Option<&Value>,
 ) -> Result<String> {
-    let new = to_value(path, value)?;
-    let merged = match original {
-        Some(raw) => merge_write::<T>(raw, new),
-        None => new,
-    };
+    let merged = merged(path, value, original)?;
     serde_saphyr::to_string(&YamlOut(&merged)).map_err(|e| Error::Corrupt {
         path: path.to_path_buf(),
         what: "YAML document",
@@ -98,12 +94,21 @@ pub fn to_json<T: Serialize + DeserializeOwned>(
     value: &T,
     original: Option<&Value>,
 ) -> Result<String> {
+    pretty_json(path, &merged(path, value, original)?)
+}
+
+/// `value` as what a rewrite writes: merged over `original`, the raw value
+/// the file held, when there is one (see [`merge_write`]).
+fn merged<T: Serialize + DeserializeOwned>(
+    path: &Path,
+    value: &T,
+    original: Option<&Value>,
+) -> Result<Value> {
     let new = to_value(path, value)?;
-    let merged = match original {
+    Ok(match original {
         Some(raw) => merge_write::<T>(raw, new),
         None => new,
-    };
-    pretty_json(path, &merged)
+    })
 }
 
 /// [`to_json`] over the file's `raw` value, given the record as it was

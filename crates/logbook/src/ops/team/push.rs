@@ -175,10 +175,7 @@ fn push_lanes(catalog: &dyn Catalog, origin: &str, batch: Vec<Change>) -> Result
     });
     let mut total = PushStats::default();
     for r in results {
-        let s = r?;
-        total.written += s.written;
-        total.unchanged += s.unchanged;
-        total.deleted += s.deleted;
+        total += r?;
     }
     Ok(total)
 }
