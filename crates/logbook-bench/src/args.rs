@@ -23,7 +23,7 @@ pub(crate) struct Args {
 
 /// The row groups `--only` can name.
 const GROUPS: &[&str] = &[
-    "rebuild", "find", "fts", "sync", "register", "memory", "web", "scale",
+    "rebuild", "find", "fts", "sync", "register", "memory", "mcp", "web", "scale",
 ];
 
 impl Args {
@@ -78,7 +78,7 @@ pub(crate) fn parse_args() -> Result<Args> {
                      Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir;\n\
                      a DIR that already holds N runs is reused, with its baseline project in DIR-baseline)\n\
                      and prints one markdown table. --only measures some row groups: rebuild, find, fts,\n\
-                     sync, register, memory, web, scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
+                     sync, register, memory, mcp, web, scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
                      the transcript import rows import a generated Claude Code log of N MiB (default 200).\n\
                      --team adds the team catalog rows (push, find --team) on a PostgreSQL it starts."

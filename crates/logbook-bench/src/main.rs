@@ -117,6 +117,14 @@ fn main() -> Result<()> {
             ),
         }
     }
+    if args.wants("mcp") {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => mcp::rows(&bin, &root, n, &mut row)?,
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the MCP row (cargo build --release -p logbook-cli)"
+            ),
+        }
+    }
     if args.wants("web") {
         web::rows(&project, n, &mut row)?;
     }

@@ -52,9 +52,12 @@ fn round_trips(bin: &Path, root: &Path, calls: usize) -> Result<(Vec<f64>, Vec<f
     let mut stdout = BufReader::new(child.stdout.take().context("mcp stdout")?);
     let mut line = String::new();
     let mut exchange = |msg: &serde_json::Value, reply: bool| -> Result<f64> {
+        // One write per message, as a client sends it: `writeln!` on the
+        // unbuffered pipe would send each piece of the JSON on its own.
+        let mut bytes = serde_json::to_vec(msg)?;
+        bytes.push(b'\n');
         let t = Instant::now();
-        writeln!(stdin, "{msg}")?;
-        stdin.flush()?;
+        stdin.write_all(&bytes)?;
         if reply {
             line.clear();
             if stdout.read_line(&mut line)? == 0 {

@@ -15,7 +15,7 @@ use crate::measure::{
 };
 use crate::report::RowSink;
 use crate::synth::synthesize;
-use crate::{mcp, transcripts};
+use crate::transcripts;
 
 /// The rows of `bin` run on the project at `root` of `n` runs; the
 /// transcript import rows import a log of `log_mib` MiB.
@@ -104,7 +104,6 @@ pub(crate) fn rows(
         "linear (≤ 1.5× per run), memory ≤ 128 MiB",
         Some(per_run(big_s, n) / per_run(small_s, small_runs) <= 1.5 && big_mib <= 128.0),
     );
-    mcp::rows(bin, root, n, row)?;
     let rebuild = peak_rss_mib(bin, root, &["index", "rebuild", "--json"])?;
     row(
         "peak memory of `index rebuild`",

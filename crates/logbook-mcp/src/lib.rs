@@ -66,6 +66,9 @@ pub struct LogbookServer {
     /// gets them answered in turn, rather than a hundred threads polling
     /// the same file lock until some time out.
     slots: Arc<Semaphore>,
+    /// Whether read-only tools run on the runtime's thread (see
+    /// [`Self::query`]): set for stdio only.
+    inline_queries: bool,
 }
 
 /// How many tool calls one server runs at once.
@@ -79,6 +82,7 @@ impl LogbookServer {
             root,
             tool_router: Self::tools(),
             slots: Arc::new(Semaphore::new(CONCURRENT_CALLS)),
+            inline_queries: false,
         }
     }
 
@@ -93,10 +97,9 @@ impl LogbookServer {
         }
     }
 
-    /// Runs one library call off the async runtime (it takes file locks and
-    /// may wait for them) and turns its answer into a tool result: the JSON
-    /// as structured content, or the error as `isError` text. A panic in the
-    /// call is a failed tool call too, never a dead server.
+    /// Runs one library call that may write, off the async runtime (it
+    /// takes the store's locks and may wait for them, which must not hold
+    /// up the server's other requests), and answers with [`Self::answer`].
     async fn call<F>(&self, create: bool, op: F) -> Result<CallToolResult, ErrorData>
     where
         F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
@@ -105,14 +108,55 @@ impl LogbookServer {
         // The semaphore is never closed, so this cannot fail; if it ever
         // did, running unthrottled is still correct.
         let _slot = self.slots.acquire().await.ok();
-        let answer = tokio::task::spawn_blocking(move || {
-            // A pooled thread: nothing left over from another call.
-            logbook::notice::take();
-            let result = Self::project(root.as_deref(), create).and_then(|p| op(&p));
-            (result, logbook::notice::take())
-        })
-        .await;
-        Ok(match answer {
+        let answer =
+            tokio::task::spawn_blocking(move || Self::run(root.as_deref(), create, op)).await;
+        Ok(Self::answer(answer.map_err(|e| e.to_string())))
+    }
+
+    /// Runs one read-only library call (a query: under a millisecond at
+    /// 100,000 runs, and it waits for a lock only while another process
+    /// syncs or rebuilds the index) on the runtime's own thread, where the
+    /// stdio server has two: handing it to the blocking pool and back, two
+    /// thread wake-ups, cost a sixth of a `find_runs` round trip. The HTTP
+    /// server, whose runtime serves the viewer too, keeps every call off
+    /// its threads.
+    async fn query<F>(&self, op: F) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
+    {
+        if !self.inline_queries {
+            return self.call(false, op).await;
+        }
+        let _slot = self.slots.acquire().await.ok();
+        let root = self.root.as_deref();
+        let answer =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::run(root, false, op)));
+        Ok(Self::answer(answer.map_err(|panic| {
+            let text = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned());
+            format!("panicked: {}", text.unwrap_or_default())
+        })))
+    }
+
+    /// One library call on the project as it is now, with the notices it
+    /// gave (the thread may have run another call before: nothing of that
+    /// one's is kept).
+    fn run<F>(root: Option<&Path>, create: bool, op: F) -> (logbook::Result<Value>, Vec<String>)
+    where
+        F: FnOnce(&Project) -> logbook::Result<Value>,
+    {
+        logbook::notice::take();
+        let result = Self::project(root, create).and_then(|p| op(&p));
+        (result, logbook::notice::take())
+    }
+
+    /// A call's answer as a tool result: the JSON as structured content,
+    /// or the error as `isError` text. A panic in the call is a failed tool
+    /// call too, never a dead server.
+    fn answer(answer: Result<(logbook::Result<Value>, Vec<String>), String>) -> CallToolResult {
+        match answer {
             Ok((Ok(json), notices)) => {
                 let mut result = CallToolResult::structured(json);
                 for n in notices {
@@ -129,7 +173,7 @@ impl LogbookServer {
             Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "error: internal failure in this call ({e}); the server keeps running, please report it"
             ))]),
-        })
+        }
     }
 }
 
@@ -378,9 +422,14 @@ async fn blocking<T: Send + 'static>(
 pub async fn serve_stdio(
     root: Option<PathBuf>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = LogbookServer::new(root)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    // Pipes (as clients start a server) are read and written on the
+    // runtime's reactor, not handed to the blocking pool message by message.
+    let service = LogbookServer {
+        inline_queries: true,
+        ..LogbookServer::new(root)
+    }
+    .serve(rmcp::transport::stdio_pipes())
+    .await?;
     service.waiting().await?;
     Ok(())
 }

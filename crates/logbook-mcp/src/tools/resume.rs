@@ -28,7 +28,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn resume_context(&self, Parameters(a): Parameters<ResumeArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             let detail: resume::Detail = a.detail.as_deref().unwrap_or("").parse()?;
             let summary = resume::summary(p, a.session.as_deref(), detail)?;
             Ok(serde_json::to_value(&summary).unwrap_or(Value::Null))

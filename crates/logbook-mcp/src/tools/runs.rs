@@ -200,10 +200,8 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
-        self.call(false, move |p| {
-            Ok(run::entry_json(&run::show(p, &a.id)?, clock::now()))
-        })
-        .await
+        self.query(move |p| Ok(run::entry_json(&run::show(p, &a.id)?, clock::now())))
+            .await
     }
 
     #[tool(
@@ -225,7 +223,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn find_runs(&self, Parameters(a): Parameters<FindArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             let now = clock::now();
             let status = a
                 .status
@@ -285,7 +283,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn latest_output(&self, Parameters(a): Parameters<LatestOutputArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             let t = a
                 .output_type
                 .as_deref()
@@ -308,7 +306,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn run_lineage(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             let graph = run::lineage(p, &a.id, &clock::local_zone())?;
             Ok(serde_json::to_value(&graph).unwrap_or(Value::Null))
         })

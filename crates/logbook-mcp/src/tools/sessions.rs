@@ -158,7 +158,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_status(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
-        self.call(false, move |p| Ok(ws::get(p, a.id.as_deref())?.to_json()))
+        self.query(move |p| Ok(ws::get(p, a.id.as_deref())?.to_json()))
             .await
     }
 
@@ -180,7 +180,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_list(&self, Parameters(a): Parameters<SessionListArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             if a.active && a.archived {
                 return Err(invalid(
                     "active/archived",
@@ -224,7 +224,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_tokens(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             let r = ws::get(p, a.id.as_deref())?.token_report();
             Ok(serde_json::to_value(&r).unwrap_or(Value::Null))
         })

@@ -80,10 +80,8 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript_load(&self, Parameters(a): Parameters<TranscriptLoadArgs>) -> ToolResult {
-        self.call(false, move |p| {
-            Ok(transcript::load(p, &a.id)?.transcript.into_value())
-        })
-        .await
+        self.query(move |p| Ok(transcript::load(p, &a.id)?.transcript.into_value()))
+            .await
     }
 
     #[tool(
@@ -92,7 +90,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript_list(&self, Parameters(a): Parameters<TranscriptListArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             if a.main && a.subagents {
                 return Err(invalid(
                     "main/subagents",

@@ -182,7 +182,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn workflow_state(&self, Parameters(a): Parameters<WorkflowStateArgs>) -> ToolResult {
-        self.call(false, move |p| {
+        self.query(move |p| {
             let loaded = wf::load(p, a.session.as_deref())?;
             let history = if a.full {
                 let (history, problems) = wf::full_history_lenient(&loaded);
