@@ -31,6 +31,7 @@ mod tls;
 
 use std::future::Future;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -55,6 +56,9 @@ pub struct PgCatalog {
     pool: Pool,
     server: String,
     timeout: Duration,
+    /// Whether the server's schema version was found to be this
+    /// program's: checked with the first call, not at connect.
+    checked: AtomicBool,
 }
 
 /// The runtime every catalog of the process shares: one worker thread,
@@ -132,15 +136,15 @@ fn pool_of(url: &str, deadline: Duration) -> Result<(Pool, String)> {
 
 impl Connector for PgConnector {
     fn connect(&self, url: &str, deadline: Duration) -> Result<Box<dyn Catalog>> {
+        // Nothing goes to the server yet: the schema is checked with the
+        // first call, a query's in the same round trip (see `read`).
         let (pool, server) = pool_of(url, deadline)?;
-        let catalog = PgCatalog {
+        Ok(Box::new(PgCatalog {
             pool,
             server,
             timeout: deadline,
-        };
-        let version = catalog.run(async |c| migrations::current(c).await)?;
-        migrations::check(&catalog.server, version)?;
-        Ok(Box::new(catalog))
+            checked: AtomicBool::new(false),
+        }))
     }
 
     fn init(&self, url: &str, deadline: Duration) -> Result<i64> {
@@ -151,36 +155,95 @@ impl Connector for PgConnector {
             // A migration rewrites tables a whole team filled: it may take
             // minutes, and being cut off only rolls it back to be redone.
             timeout: deadline.max(MIGRATION_TIMEOUT),
+            // What it checks is what it makes.
+            checked: AtomicBool::new(true),
         };
         catalog.run(async |c| migrations::apply(c).await)
     }
 }
 
 impl PgCatalog {
-    /// Runs `f` on a pooled connection within the catalog's timeout.
+    /// Runs `f`, which may write, on a pooled connection within the
+    /// catalog's timeout, once the schema is known to be this program's.
     fn run<T, F>(&self, f: F) -> Result<T>
     where
         F: AsyncFnOnce(&mut deadpool_postgres::Object) -> std::result::Result<T, String>,
     {
+        self.within(async |mut client| {
+            if !self.checked.load(Ordering::Relaxed) {
+                let version = migrations::current(&client)
+                    .await
+                    .map_err(Failure::Server)?;
+                self.check(version)?;
+            }
+            f(&mut client).await.map_err(Failure::Server)
+        })
+    }
+
+    /// Runs the query `f` on a pooled connection within the catalog's
+    /// timeout. The first call sends the schema check and the query
+    /// together: a command that opens a catalog to ask one thing (`find
+    /// --team`) waits for the server once. A schema that is not this
+    /// program's gives its own message, whatever the query made of it.
+    fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        F: AsyncFnOnce(&deadpool_postgres::Object) -> std::result::Result<T, String>,
+    {
+        self.within(async |client| {
+            if self.checked.load(Ordering::Relaxed) {
+                return f(&client).await.map_err(Failure::Server);
+            }
+            let (version, answer) = tokio::join!(migrations::current(&client), f(&client));
+            self.check(version.map_err(Failure::Server)?)?;
+            answer.map_err(Failure::Server)
+        })
+    }
+
+    /// Whether the server's schema `version` is this program's; remembered
+    /// when it is.
+    fn check(&self, version: i64) -> std::result::Result<(), Failure> {
+        migrations::check(&self.server, version).map_err(Failure::Schema)?;
+        self.checked.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Runs `f` with a pooled connection on the catalog's runtime, cut off
+    /// at the catalog's timeout.
+    fn within<T, F>(&self, f: F) -> Result<T>
+    where
+        F: AsyncFnOnce(deadpool_postgres::Object) -> std::result::Result<T, Failure>,
+    {
         let rt = runtime()?;
         let fut = async {
-            let mut client = self.pool.get().await.map_err(|e| match e {
-                deadpool_postgres::PoolError::Backend(e) => message_of(&e),
-                other => other.to_string(),
+            let client = self.pool.get().await.map_err(|e| {
+                Failure::Server(match e {
+                    deadpool_postgres::PoolError::Backend(e) => message_of(&e),
+                    other => other.to_string(),
+                })
             })?;
-            f(&mut client).await
+            f(client).await
         };
         let out = block_on(rt, async {
             match tokio::time::timeout(self.timeout, fut).await {
                 Ok(r) => r,
-                Err(_) => Err(format!(
+                Err(_) => Err(Failure::Server(format!(
                     "no answer within {:.1} s",
                     self.timeout.as_secs_f64()
-                )),
+                ))),
             }
         });
-        out.map_err(|m| team_error(&self.server, m))
+        out.map_err(|f| match f {
+            Failure::Server(m) => team_error(&self.server, m),
+            Failure::Schema(e) => e,
+        })
     }
+}
+
+/// Why a catalog call failed: the server's or the driver's message, or a
+/// schema this program cannot use (already a whole error, with its hint).
+enum Failure {
+    Server(String),
+    Schema(Error),
 }
 
 fn block_on<F: Future>(rt: &Runtime, f: F) -> F::Output {
@@ -213,7 +276,7 @@ impl Catalog for PgCatalog {
     }
 
     fn find_runs(&self, q: &RunQuery) -> Result<(Vec<TeamRun>, u64)> {
-        self.run(async |c| query::find_runs(c, q).await)
+        self.read(async |c| query::find_runs(c, q).await)
     }
 
     fn latest_output(
@@ -222,31 +285,31 @@ impl Catalog for PgCatalog {
         workflow: Option<&str>,
         output_type: Option<&str>,
     ) -> Result<Option<TeamOutput>> {
-        self.run(async |c| query::latest_output(c, agent, workflow, output_type).await)
+        self.read(async |c| query::latest_output(c, agent, workflow, output_type).await)
     }
 
     fn runs(&self, ids: &[String]) -> Result<Vec<TeamRun>> {
-        self.run(async |c| query::runs(c, ids).await)
+        self.read(async |c| query::runs(c, ids).await)
     }
 
     fn children(&self, ids: &[String]) -> Result<Vec<(String, String)>> {
-        self.run(async |c| query::children(c, ids).await)
+        self.read(async |c| query::children(c, ids).await)
     }
 
     fn output(&self, run_id: &str, file: &str) -> Result<Option<TeamOutput>> {
-        self.run(async |c| query::output(c, run_id, file).await)
+        self.read(async |c| query::output(c, run_id, file).await)
     }
 
     fn output_texts(&self, runs: &[(String, String)]) -> Result<Vec<(String, String, String)>> {
-        self.run(async |c| query::output_texts(c, runs).await)
+        self.read(async |c| query::output_texts(c, runs).await)
     }
 
     fn transcripts(&self) -> Result<Vec<TeamTranscript>> {
-        self.run(async |c| query::transcripts(c).await)
+        self.read(async |c| query::transcripts(c).await)
     }
 
     fn status(&self) -> Result<ServerStatus> {
-        self.run(async |c| query::status(c).await)
+        self.read(async |c| query::status(c).await)
     }
 
     fn reconcile(&self, origin: &str, live: &dyn Fn() -> Result<LiveIds>) -> Result<u64> {

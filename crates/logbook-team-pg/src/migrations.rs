@@ -170,7 +170,7 @@ const TUNING: &str = "DO $$ BEGIN \
   END $$";
 
 /// The version recorded on the server; 0 when the catalog was never made.
-pub(crate) async fn current(c: &mut deadpool_postgres::Object) -> Result<i64, String> {
+pub(crate) async fn current(c: &deadpool_postgres::Object) -> Result<i64, String> {
     // One statement in one round trip: it runs on every connect, before
     // every team query. A catalog never created has no table to read.
     let messages = match c

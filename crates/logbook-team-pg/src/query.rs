@@ -27,7 +27,7 @@ fn team_run(r: &Row) -> TeamRun {
 
 const RUN_COLUMNS: &str = "r.origin, r.id, r.folder, r.manifest::text";
 
-pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u64)> {
+pub(crate) async fn find_runs(c: &Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u64)> {
     let mut filters = vec!["NOT r.deleted".to_string()];
     // Typed, so each statement goes in one round trip (parse, bind and
     // execute together) instead of two: a team server is often across a
@@ -143,39 +143,35 @@ pub(crate) async fn find_runs(c: &mut Object, q: &RunQuery) -> Res<(Vec<TeamRun>
     // The page's keys first, from the indexes alone where they can, then
     // the manifests of only those runs (reading every candidate's manifest
     // to sort it was most of the time).
-    let rows = c
-        .query_typed(
-            &format!(
-                "SELECT {RUN_COLUMNS} FROM (SELECT r.origin, r.id, r.started_ms FROM runs r \
-                   WHERE {where_} \
-                   ORDER BY r.started_ms DESC NULLS LAST, r.id DESC LIMIT ${} OFFSET ${}) p \
-                 JOIN runs r ON r.origin = p.origin AND r.id = p.id \
-                 ORDER BY p.started_ms DESC NULLS LAST, p.id DESC",
-                n + 1,
-                n + 2
-            ),
-            &page_params,
-        )
-        .await
-        .map_err(err)?;
+    // The page and its count go out together (tokio-postgres pipelines
+    // the statements of one connection): one wait for the server, not two.
+    // A short page makes the count needless, and then it read few rows.
+    let page_sql = format!(
+        "SELECT {RUN_COLUMNS} FROM (SELECT r.origin, r.id, r.started_ms FROM runs r \
+           WHERE {where_} \
+           ORDER BY r.started_ms DESC NULLS LAST, r.id DESC LIMIT ${} OFFSET ${}) p \
+         JOIN runs r ON r.origin = p.origin AND r.id = p.id \
+         ORDER BY p.started_ms DESC NULLS LAST, p.id DESC",
+        n + 1,
+        n + 2
+    );
+    let count_sql = format!("SELECT count(*) FROM runs r WHERE {where_}");
+    let (rows, count) = tokio::try_join!(
+        c.query_typed(&page_sql, &page_params),
+        c.query_typed_one(&count_sql, &refs),
+    )
+    .map_err(err)?;
     let runs: Vec<TeamRun> = rows.iter().map(team_run).collect();
     let total = if (runs.len() as i64) < limit && (offset == 0 || !runs.is_empty()) {
         offset as u64 + runs.len() as u64
     } else {
-        let row = c
-            .query_typed_one(
-                &format!("SELECT count(*) FROM runs r WHERE {where_}"),
-                &refs,
-            )
-            .await
-            .map_err(err)?;
-        row.get::<_, i64>(0) as u64
+        count.get::<_, i64>(0) as u64
     };
     Ok((runs, total))
 }
 
 pub(crate) async fn latest_output(
-    c: &mut Object,
+    c: &Object,
     agent: &str,
     workflow: Option<&str>,
     output_type: Option<&str>,
@@ -202,7 +198,7 @@ pub(crate) async fn latest_output(
     }))
 }
 
-pub(crate) async fn runs(c: &mut Object, ids: &[String]) -> Res<Vec<TeamRun>> {
+pub(crate) async fn runs(c: &Object, ids: &[String]) -> Res<Vec<TeamRun>> {
     if ids.is_empty() {
         return Ok(vec![]);
     }
@@ -219,7 +215,7 @@ pub(crate) async fn runs(c: &mut Object, ids: &[String]) -> Res<Vec<TeamRun>> {
     Ok(rows.iter().map(team_run).collect())
 }
 
-pub(crate) async fn children(c: &mut Object, ids: &[String]) -> Res<Vec<(String, String)>> {
+pub(crate) async fn children(c: &Object, ids: &[String]) -> Res<Vec<(String, String)>> {
     if ids.is_empty() {
         return Ok(vec![]);
     }
@@ -235,7 +231,7 @@ pub(crate) async fn children(c: &mut Object, ids: &[String]) -> Res<Vec<(String,
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
-pub(crate) async fn output(c: &mut Object, run_id: &str, file: &str) -> Res<Option<TeamOutput>> {
+pub(crate) async fn output(c: &Object, run_id: &str, file: &str) -> Res<Option<TeamOutput>> {
     let row = c
         .query_opt(
             &format!(
@@ -258,7 +254,7 @@ pub(crate) async fn output(c: &mut Object, run_id: &str, file: &str) -> Res<Opti
 /// [`Catalog::output_texts`](logbook::index::catalog::Catalog::output_texts).
 /// A cut text is left out: the local index skips files over the limit too.
 pub(crate) async fn output_texts(
-    c: &mut Object,
+    c: &Object,
     runs: &[(String, String)],
 ) -> Res<Vec<(String, String, String)>> {
     let (origins, ids): (Vec<&str>, Vec<&str>) =
@@ -280,7 +276,7 @@ pub(crate) async fn output_texts(
         .collect())
 }
 
-pub(crate) async fn transcripts(c: &mut Object) -> Res<Vec<TeamTranscript>> {
+pub(crate) async fn transcripts(c: &Object) -> Res<Vec<TeamTranscript>> {
     let rows = c
         .query(
             "SELECT origin, id, kind, file, workdir, started_at, last_active_at, \
@@ -309,7 +305,7 @@ pub(crate) async fn transcripts(c: &mut Object) -> Res<Vec<TeamTranscript>> {
         .collect())
 }
 
-pub(crate) async fn status(c: &mut Object) -> Res<ServerStatus> {
+pub(crate) async fn status(c: &Object) -> Res<ServerStatus> {
     let version = crate::migrations::current(c).await?;
     let rows = c
         .query(

@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use jiff::Timestamp;
+/// The instant of every time Logbook records (jiff's), for the faces.
+pub use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 /// Environment variable that, when set to an RFC 3339 timestamp, replaces the

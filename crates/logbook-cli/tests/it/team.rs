@@ -793,3 +793,67 @@ fn without_team_url_nothing_is_queued() {
     let err = t.run(&["find", "--team"]);
     assert!(err.err().contains("LOGBOOK_TEAM_URL"), "{}", err.err());
 }
+
+#[test]
+fn a_catalog_on_another_schema_version_is_named_and_nothing_is_written_to_it() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let a = machine(&url, "laptop");
+    a.run(&["team", "init"]).ok();
+    let first = start_run(&a, "casey", "deep-dive", None);
+    a.run(&["team", "push"]).ok();
+    let latest = pg.sql("team", "SELECT max(version) FROM logbook_schema");
+
+    // Behind: every team command says to migrate, and no push writes.
+    pg.sql(
+        "team",
+        &format!("DELETE FROM logbook_schema WHERE version = {}", latest[0]),
+    );
+    let second = start_run(&a, "casey", "review", None);
+    for args in [
+        &["find", "--team"][..],
+        &["latest-output", "--team", "--agent", "casey"],
+        &["team", "push"],
+    ] {
+        let err = a.run(args);
+        assert!(
+            err.err().contains("older than this logbook's")
+                && err.err().contains("logbook team init"),
+            "{args:?}: {}",
+            err.err()
+        );
+    }
+    let status = a.json(&["team", "status"]);
+    assert_eq!(status["reachable"], false, "{status}");
+    assert!(
+        status["error"].as_str().unwrap().contains("older than"),
+        "{status}"
+    );
+    assert_eq!(backlog(&a), 1);
+    assert_eq!(server_runs(&pg, "team", "laptop").0.len(), 1, "{first} only");
+
+    // Ahead (a newer logbook migrated it): this one says to upgrade itself.
+    pg.sql(
+        "team",
+        &format!(
+            "INSERT INTO logbook_schema(version) VALUES ({}), ({} + 1)",
+            latest[0], latest[0]
+        ),
+    );
+    let err = a.run(&["find", "--team"]);
+    assert!(err.err().contains("upgrade logbook"), "{}", err.err());
+    let err = a.run(&["team", "push"]);
+    assert!(err.err().contains("upgrade logbook"), "{}", err.err());
+    assert_eq!(server_runs(&pg, "team", "laptop").0.len(), 1);
+
+    // Back on this version, the waiting run arrives.
+    pg.sql(
+        "team",
+        &format!("DELETE FROM logbook_schema WHERE version > {}", latest[0]),
+    );
+    a.run(&["team", "push"]).ok();
+    assert_eq!(
+        ids(&a.json(&["find", "--team", "--agent", "casey"])),
+        [first, second].into_iter().collect()
+    );
+}

@@ -223,58 +223,45 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn find_runs(&self, Parameters(a): Parameters<FindArgs>) -> ToolResult {
-        self.query(move |p| {
-            let now = clock::now();
-            let status = a
-                .status
-                .as_deref()
-                .map(parse::<RunStatus>)
-                .transpose()?
-                .map(|s| s.to_string());
-            let query = RunQuery {
-                agent: a.agent,
-                workflow: a.workflow,
-                status,
-                user: a.user,
-                tag: a.tag,
-                since: a
-                    .since
-                    .as_deref()
-                    .map(|s| parse_since(s, now))
-                    .transpose()?,
-                text: a.text,
-                limit: a.limit.map(paging).transpose()?,
-                offset: paging(a.offset)?,
-            };
-            match a.scope.as_deref() {
-                None | Some("local") => {}
-                Some("team") => {
+        match a.scope.as_deref() {
+            None | Some("local") => {
+                self.query(move |p| {
+                    let (query, now) = find_query(a)?;
+                    let page = run::find_page(p, &query)?;
+                    Ok(serde_json::json!({
+                        "runs": run::page_json(&page, now),
+                        "total": page.total,
+                        "offset": query.offset,
+                        "more": page.more(query.offset),
+                    }))
+                })
+                .await
+            }
+            // The catalog's client blocks on a runtime of its own, which
+            // only a thread outside this server's runtime may do.
+            Some("team") => {
+                self.call(false, move |p| {
+                    let (query, now) = find_query(a)?;
                     let page = logbook::ops::team::find(p, &query)?;
                     let shown = query.offset as u64 + page.runs.len() as u64;
-                    return Ok(serde_json::json!({
+                    Ok(serde_json::json!({
                         "runs": logbook::ops::team::page_json(&page, now),
                         "total": page.total,
                         "offset": query.offset,
                         "more": page.total.saturating_sub(shown),
-                    }));
-                }
-                Some(other) => {
-                    return Err(logbook::Error::invalid(
-                        "scope",
-                        other,
-                        "\"local\" (this project) or \"team\" (the team catalog)",
-                    ));
-                }
+                    }))
+                })
+                .await
             }
-            let page = run::find_page(p, &query)?;
-            Ok(serde_json::json!({
-                "runs": run::page_json(&page, now),
-                "total": page.total,
-                "offset": query.offset,
-                "more": page.more(query.offset),
-            }))
-        })
-        .await
+            Some(other) => {
+                let e = logbook::Error::invalid(
+                    "scope",
+                    other,
+                    "\"local\" (this project) or \"team\" (the team catalog)",
+                );
+                self.query(move |_| Err(e)).await
+            }
+        }
     }
 
     #[tool(
@@ -312,4 +299,32 @@ impl LogbookServer {
         })
         .await
     }
+}
+
+/// The library's query for a `find_runs` call's arguments, and the time
+/// its `since` was read at.
+fn find_query(a: FindArgs) -> logbook::Result<(RunQuery, logbook::clock::Timestamp)> {
+    let now = clock::now();
+    let status = a
+        .status
+        .as_deref()
+        .map(parse::<RunStatus>)
+        .transpose()?
+        .map(|s| s.to_string());
+    let query = RunQuery {
+        agent: a.agent,
+        workflow: a.workflow,
+        status,
+        user: a.user,
+        tag: a.tag,
+        since: a
+            .since
+            .as_deref()
+            .map(|s| parse_since(s, now))
+            .transpose()?,
+        text: a.text,
+        limit: a.limit.map(paging).transpose()?,
+        offset: paging(a.offset)?,
+    };
+    Ok((query, now))
 }
