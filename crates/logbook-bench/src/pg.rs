@@ -89,6 +89,26 @@ impl Pg {
         )
     }
 
+    /// `psql` connecting to the catalog's database to run `SELECT 1`, as
+    /// `logbook` connects (no TLS, no `.psqlrc`): the floor of any command
+    /// that opens a connection of its own.
+    pub(crate) fn select_one(&self) -> Command {
+        let mut c = Command::new(self.bin.join("psql"));
+        c.args([
+            "-X",
+            "-Atq",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &self.port.to_string(),
+        ])
+        .args(["-U", "postgres", "-d", "team", "-c", "SELECT 1"])
+        .env("PGSSLMODE", "disable")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        c
+    }
+
     fn as_server(&self, program: &Path) -> Command {
         if is_root() {
             let mut c = Command::new("runuser");

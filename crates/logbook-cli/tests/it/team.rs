@@ -830,7 +830,11 @@ fn a_catalog_on_another_schema_version_is_named_and_nothing_is_written_to_it() {
         "{status}"
     );
     assert_eq!(backlog(&a), 1);
-    assert_eq!(server_runs(&pg, "team", "laptop").0.len(), 1, "{first} only");
+    assert_eq!(
+        server_runs(&pg, "team", "laptop").0.len(),
+        1,
+        "{first} only"
+    );
 
     // Ahead (a newer logbook migrated it): this one says to upgrade itself.
     pg.sql(
