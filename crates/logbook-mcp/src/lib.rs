@@ -16,7 +16,9 @@
 //! connection keeps only what it checks against the database's version
 //! first), and every write takes
 //! the store's locks, so many servers, the CLI and other tools can share one
-//! project.
+//! project. A tool that writes runs on the blocking pool, since it may wait
+//! for those locks; over stdio a read-only tool runs on the runtime's own
+//! thread, which spares a `find_runs` two thread wake-ups.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
