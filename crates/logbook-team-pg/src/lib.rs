@@ -8,7 +8,8 @@
 //!   tokio-postgres) on a runtime of its own, so the synchronous library
 //!   can call it from any thread.
 //! - [`migrations`] creates and upgrades the tables (`logbook team init`);
-//!   connecting checks the version and says what to run when it is behind.
+//!   a catalog's first call checks the version (a query, in the same round
+//!   trip) and says what to run when it is behind or ahead.
 //! - A push is one transaction per batch that first takes a lock for its
 //!   origin, so two processes pushing for one machine take turns, then
 //!   compares each change's version and content hash with the stored row:

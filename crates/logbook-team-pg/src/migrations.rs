@@ -1,6 +1,7 @@
 //! The catalog's tables, as numbered migrations applied in order by
-//! `logbook team init` and recorded in `logbook_schema`. Connecting checks
-//! the recorded version: a server behind this program's [`LATEST`] gets a
+//! `logbook team init` and recorded in `logbook_schema`. A catalog's first
+//! call checks the recorded version (a query sends the check with its own
+//! statements): a server behind this program's [`LATEST`] gets a
 //! message saying to run `logbook team init`, one ahead says to upgrade
 //! Logbook on this machine.
 //!
