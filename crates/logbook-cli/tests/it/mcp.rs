@@ -892,3 +892,58 @@ fn four_servers_and_the_cli_writing_at_once_lose_nothing_and_duplicate_nothing()
     // Every run started while the session was active is linked to it once.
     assert_eq!(agents_spawned, 4 * per_server / 4);
 }
+
+#[test]
+fn queries_are_answered_while_a_write_waits_for_a_lock() {
+    let mut t = project();
+    t.envs.push(("LOGBOOK_LOCK_TIMEOUT".into(), "60".into()));
+    let run = t.json(&[
+        "run",
+        "start",
+        "--agent",
+        "casey",
+        "--workflow",
+        "deep-dive",
+    ]);
+    let id = run["session_id"].as_str().unwrap().to_string();
+    let folder = run["folder"].as_str().unwrap().to_string();
+    write_run_file(&folder, "report.md", "# Report\n");
+    // Another process is in the middle of writing this run.
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(t.path(&format!(".logbook/locks/run-{id}.lock")))
+        .unwrap();
+    held.lock().unwrap();
+    let mut m = Mcp::start(&t);
+    let write = m.send(
+        "tools/call",
+        json!({"name": "run_register_output",
+               "arguments": {"id": id, "file": "report.md", "type": "report",
+                             "description": "the report"}}),
+    );
+    // Queries (on the server's runtime) and pings go on meanwhile: only the
+    // write waits.
+    for _ in 0..3 {
+        let found = m.ok("find_runs", json!({"agent": "casey"}));
+        assert_eq!(found["runs"][0]["session_id"], id.as_str());
+        assert_eq!(found["runs"][0]["manifest"]["outputs"], json!([]));
+        assert!(m.request("ping", json!({})).get("result").is_some());
+        assert!(m.ok("run_show", json!({"id": id}))["manifest"].is_object());
+    }
+    assert!(
+        !m.early.contains_key(&write),
+        "the write finished while another process held the run's lock: {:?}",
+        m.early.get(&write)
+    );
+    held.unlock().unwrap();
+    let written = m.wait(write);
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    let found = m.ok("find_runs", json!({"agent": "casey"}));
+    assert_eq!(
+        found["runs"][0]["manifest"]["outputs"][0]["file"],
+        "report.md"
+    );
+}
