@@ -156,12 +156,20 @@ CREATE INDEX runs_user ON runs("user", started_ms DESC NULLS LAST, id DESC) WHER
 "#,
 ];
 
-/// Storage settings that change no result, so they are not a schema
-/// version (a machine with an older Logbook reads the catalog the same):
-/// applied by every `team init`, and skipped where the server lacks them.
-/// LZ4 compresses the manifests and texts TOAST stores several times faster
-/// than the default pglz, which was a tenth of a push's server time.
-const TUNING: &str = "DO $$ BEGIN \
+/// Storage settings and indexes that change no result, so they are not a
+/// schema version (a machine with an older Logbook reads the catalog the
+/// same): applied by every `team init`, and skipped where the server lacks
+/// them.
+/// - LZ4 compresses the manifests and texts TOAST stores several times
+///   faster than the default pglz, which was a tenth of a push's server time.
+/// - `runs_tally` holds the columns a page's count filters on side by side,
+///   as the local index's index of that name does: counting one agent's
+///   completed runs of a workflow pattern read every entry of the agent
+///   and its row's filter columns (2.2 ms at 100,000 runs), and reads only
+///   the matches' entries with it (0.6 ms).
+const TUNING: &str = "CREATE INDEX IF NOT EXISTS runs_tally ON runs(agent, status, workflow) \
+    WHERE NOT deleted; \
+  DO $$ BEGIN \
     EXECUTE 'ALTER TABLE runs ALTER COLUMN manifest SET COMPRESSION lz4'; \
     EXECUTE 'ALTER TABLE outputs ALTER COLUMN text SET COMPRESSION lz4'; \
     EXECUTE 'ALTER TABLE workflow_states ALTER COLUMN state SET COMPRESSION lz4'; \

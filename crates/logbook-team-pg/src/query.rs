@@ -29,6 +29,9 @@ const RUN_COLUMNS: &str = "r.origin, r.id, r.folder, r.manifest::text";
 
 pub(crate) async fn find_runs(c: &Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u64)> {
     let mut filters = vec!["NOT r.deleted".to_string()];
+    // A workflow pattern's two branches (the name equal to the pattern,
+    // and the names in its prefix range that match it), for the count.
+    let mut workflow_split: Option<(usize, String, String)> = None;
     // Typed, so each statement goes in one round trip (parse, bind and
     // execute together) instead of two: a team server is often across a
     // network, where round trips are the cost.
@@ -64,9 +67,13 @@ pub(crate) async fn find_runs(c: &Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u6
                     params.push((Box::new(hi), Type::TEXT));
                     range.push_str(&format!(" AND r.workflow < ${}", params.len()));
                 }
-                filters.push(format!(
-                    "(r.workflow = ${p} OR ({range} AND r.workflow ~ ${p}))"
+                let range = format!("{range} AND r.workflow ~ ${p}");
+                workflow_split = Some((
+                    filters.len(),
+                    format!("r.workflow = ${p} AND NOT ({range})"),
+                    range.clone(),
                 ));
+                filters.push(format!("(r.workflow = ${p} OR ({range}))"));
             }
             // Both `?` name the one parameter.
             None => add(
@@ -155,7 +162,26 @@ pub(crate) async fn find_runs(c: &Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u6
         n + 1,
         n + 2
     );
-    let count_sql = format!("SELECT count(*) FROM runs r WHERE {where_}");
+    // The branches of a workflow pattern are counted apart and added (the
+    // name equal to the pattern only where the other branch does not count
+    // it), so each is a range of `runs_tally`, not a filter on every entry
+    // of the agent's.
+    let count_sql = match &workflow_split {
+        Some((at, equal, range)) => {
+            let with = |branch: &str| {
+                let mut f = filters.clone();
+                f[*at] = branch.to_string();
+                f.join(" AND ")
+            };
+            format!(
+                "SELECT (SELECT count(*) FROM runs r WHERE {}) \
+                      + (SELECT count(*) FROM runs r WHERE {})",
+                with(equal),
+                with(range)
+            )
+        }
+        None => format!("SELECT count(*) FROM runs r WHERE {where_}"),
+    };
     let (rows, count) = tokio::try_join!(
         c.query_typed(&page_sql, &page_params),
         c.query_typed_one(&count_sql, &refs),

@@ -606,6 +606,13 @@ fn a_bulk_push_settles_the_catalog_and_a_small_one_leaves_it_alone() {
            AND attname IN ('manifest', 'text') ORDER BY attname",
     );
     assert_eq!(compression, ["manifest l", "text l"]);
+    // And the index a page's count reads.
+    let tally = pg.sql(
+        "team",
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'runs_tally'",
+    );
+    assert_eq!(tally.len(), 1, "{tally:?}");
+    assert!(tally[0].contains("(agent, status, workflow)"), "{tally:?}");
     // Runs written by another tool, as a first push of a whole project.
     let dir = a.path("docs/agent-outputs");
     for i in 0..1_200 {

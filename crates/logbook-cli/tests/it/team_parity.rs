@@ -227,6 +227,37 @@ fn a_machines_own_records_read_the_same_from_the_catalog_as_from_its_index() {
         assert_eq!(team.stderr, local.stderr, "find {args:?}");
         answered += l.as_array().unwrap().len();
     }
+    // A workflow named like a pattern is matched by name; the catalog
+    // counts that branch and the pattern's apart, and must not count a
+    // run twice or miss one.
+    t.run(&[
+        "run",
+        "start",
+        "--agent",
+        "casey",
+        "--workflow",
+        "^deep-dive-",
+    ])
+    .ok();
+    t.run(&["team", "push"]).ok();
+    for limit in ["1", "100"] {
+        let args = [
+            "--agent",
+            "casey",
+            "--workflow",
+            "^deep-dive-",
+            "--limit",
+            limit,
+        ];
+        let local = t.run(&[&["--json", "find"][..], &args].concat());
+        let team = t.run(&[&["--json", "find", "--team"][..], &args].concat());
+        same(
+            &own_origin(team.json(), "solo"),
+            &local.json(),
+            &format!("find {args:?}"),
+        );
+        assert_eq!(team.stderr, local.stderr, "find {args:?}");
+    }
     let jars = t.json(&["find", "--team", "--text", "marmalade"]);
     assert_eq!(jars.as_array().unwrap().len(), 8);
     assert!(
