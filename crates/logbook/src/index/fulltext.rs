@@ -383,7 +383,11 @@ pub(super) fn output_text_upto(
     if !m.is_file() || matches!(longer, Longer::Skip) && m.len() > max as u64 {
         return None;
     }
-    let mut bytes = Vec::new();
+    // Room for the whole of it and the byte that says it ended: two
+    // `read`s a file. From an empty buffer `read_to_end` probes with 32,
+    // 32, 64, 128… bytes, seven reads for a 1 KB output.
+    let room = usize::try_from(m.len()).unwrap_or(usize::MAX).min(max);
+    let mut bytes = Vec::with_capacity(room + 1);
     file.take(max as u64 + 1).read_to_end(&mut bytes).ok()?;
     let cut = bytes.len() > max;
     if cut && matches!(longer, Longer::Skip) {
