@@ -172,12 +172,10 @@ impl PgCatalog {
     {
         self.within(async |mut client| {
             if !self.checked.load(Ordering::Relaxed) {
-                let version = migrations::current(&client)
-                    .await
-                    .map_err(Failure::Server)?;
-                self.check(version)?;
+                let version = migrations::current(&client).await;
+                self.check(version.map_err(|m| self.failed(m))?)?;
             }
-            f(&mut client).await.map_err(Failure::Server)
+            f(&mut client).await.map_err(|m| self.failed(m))
         })
     }
 
@@ -191,60 +189,55 @@ impl PgCatalog {
         F: AsyncFnOnce(&deadpool_postgres::Object) -> std::result::Result<T, String>,
     {
         self.within(async |client| {
-            if self.checked.load(Ordering::Relaxed) {
-                return f(&client).await.map_err(Failure::Server);
+            if !self.checked.load(Ordering::Relaxed) {
+                let (version, answer) = tokio::join!(migrations::current(&client), f(&client));
+                self.check(version.map_err(|m| self.failed(m))?)?;
+                return answer.map_err(|m| self.failed(m));
             }
-            let (version, answer) = tokio::join!(migrations::current(&client), f(&client));
-            self.check(version.map_err(Failure::Server)?)?;
-            answer.map_err(Failure::Server)
+            f(&client).await.map_err(|m| self.failed(m))
         })
     }
 
     /// Whether the server's schema `version` is this program's; remembered
     /// when it is.
-    fn check(&self, version: i64) -> std::result::Result<(), Failure> {
-        migrations::check(&self.server, version).map_err(Failure::Schema)?;
+    fn check(&self, version: i64) -> Result<()> {
+        migrations::check(&self.server, version)?;
         self.checked.store(true, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The server's or the driver's `message` as this catalog's error.
+    fn failed(&self, message: String) -> Error {
+        team_error(&self.server, message)
     }
 
     /// Runs `f` with a pooled connection on the catalog's runtime, cut off
     /// at the catalog's timeout.
     fn within<T, F>(&self, f: F) -> Result<T>
     where
-        F: AsyncFnOnce(deadpool_postgres::Object) -> std::result::Result<T, Failure>,
+        F: AsyncFnOnce(deadpool_postgres::Object) -> Result<T>,
     {
         let rt = runtime()?;
         let fut = async {
             let client = self.pool.get().await.map_err(|e| {
-                Failure::Server(match e {
+                self.failed(match e {
                     deadpool_postgres::PoolError::Backend(e) => message_of(&e),
                     other => other.to_string(),
                 })
             })?;
             f(client).await
         };
-        let out = block_on(rt, async {
-            match tokio::time::timeout(self.timeout, fut).await {
-                Ok(r) => r,
-                Err(_) => Err(Failure::Server(format!(
-                    "no answer within {:.1} s",
-                    self.timeout.as_secs_f64()
-                ))),
-            }
-        });
-        out.map_err(|f| match f {
-            Failure::Server(m) => team_error(&self.server, m),
-            Failure::Schema(e) => e,
+        block_on(rt, async {
+            tokio::time::timeout(self.timeout, fut)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(self.failed(format!(
+                        "no answer within {:.1} s",
+                        self.timeout.as_secs_f64()
+                    )))
+                })
         })
     }
-}
-
-/// Why a catalog call failed: the server's or the driver's message, or a
-/// schema this program cannot use (already a whole error, with its hint).
-enum Failure {
-    Server(String),
-    Schema(Error),
 }
 
 fn block_on<F: Future>(rt: &Runtime, f: F) -> F::Output {

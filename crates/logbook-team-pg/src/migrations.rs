@@ -180,8 +180,8 @@ const TUNING: &str = "CREATE INDEX IF NOT EXISTS runs_tally ON runs(agent, statu
 
 /// The version recorded on the server; 0 when the catalog was never made.
 pub(crate) async fn current(c: &deadpool_postgres::Object) -> Result<i64, String> {
-    // One statement in one round trip: it runs on every connect, before
-    // every team query. A catalog never created has no table to read.
+    // One statement in one round trip: it runs with every command's first
+    // call to the catalog. A catalog never created has no table to read.
     let messages = match c
         .simple_query("SELECT coalesce(max(version), 0) FROM logbook_schema")
         .await

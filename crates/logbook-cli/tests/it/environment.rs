@@ -24,14 +24,7 @@ fn tree(root: &Path) -> Vec<String> {
 }
 
 fn start_run(t: &TestProject) -> String {
-    t.json(&[
-        "run",
-        "start",
-        "--agent",
-        "casey",
-        "--workflow",
-        "deep-dive",
-    ])["session_id"]
+    t.start_run("casey", "deep-dive", &[])["session_id"]
         .as_str()
         .unwrap()
         .to_string()

@@ -148,6 +148,15 @@ impl TestProject {
         self.run(&all).json()
     }
 
+    /// `logbook --json run start --agent AGENT --workflow WORKFLOW EXTRA`:
+    /// the new run (its `session_id`, `folder`, …).
+    #[track_caller]
+    pub(crate) fn start_run(&self, agent: &str, workflow: &str, extra: &[&str]) -> Value {
+        let mut args = vec!["run", "start", "--agent", agent, "--workflow", workflow];
+        args.extend_from_slice(extra);
+        self.json(&args)
+    }
+
     /// Runs `logbook --json doctor ARGS` and returns its report. Doctor
     /// exits 1 while anything is wrong (INTERFACE.md), 0 when all is well;
     /// either way stdout is the report.

@@ -15,9 +15,7 @@ use serde_json::{Value, json};
 use crate::harness::TestProject;
 
 fn start(t: &TestProject, agent: &str, workflow: &str, extra: &[&str]) -> (String, PathBuf) {
-    let mut args = vec!["run", "start", "--agent", agent, "--workflow", workflow];
-    args.extend_from_slice(extra);
-    let v = t.json(&args);
+    let v = t.start_run(agent, workflow, extra);
     (
         v["session_id"].as_str().unwrap().to_string(),
         PathBuf::from(v["folder"].as_str().unwrap()),

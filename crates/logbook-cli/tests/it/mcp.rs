@@ -897,14 +897,7 @@ fn four_servers_and_the_cli_writing_at_once_lose_nothing_and_duplicate_nothing()
 fn queries_are_answered_while_a_write_waits_for_a_lock() {
     let mut t = project();
     t.envs.push(("LOGBOOK_LOCK_TIMEOUT".into(), "60".into()));
-    let run = t.json(&[
-        "run",
-        "start",
-        "--agent",
-        "casey",
-        "--workflow",
-        "deep-dive",
-    ]);
+    let run = t.start_run("casey", "deep-dive", &[]);
     let id = run["session_id"].as_str().unwrap().to_string();
     let folder = run["folder"].as_str().unwrap().to_string();
     write_run_file(&folder, "report.md", "# Report\n");

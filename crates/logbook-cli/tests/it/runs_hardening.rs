@@ -12,16 +12,10 @@ use serde_json::{Value, json};
 use crate::harness::{TestProject, bin, shared_text};
 
 fn start(p: &TestProject, extra: &[&str]) -> String {
-    let mut args = vec![
-        "run",
-        "start",
-        "--agent",
-        "casey",
-        "--workflow",
-        "deep-dive",
-    ];
-    args.extend_from_slice(extra);
-    p.json(&args)["session_id"].as_str().unwrap().to_string()
+    p.start_run("casey", "deep-dive", extra)["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn run_dir(p: &TestProject, id: &str) -> PathBuf {

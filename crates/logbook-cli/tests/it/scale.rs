@@ -257,14 +257,7 @@ fn read_only_commands_leave_the_index_untouched_when_nothing_changed() {
     many_runs(&t, 20);
     t.run(&["start", "--client", "ACME", "--project", "AUDIT"])
         .ok();
-    let started = t.json(&[
-        "run",
-        "start",
-        "--agent",
-        "casey",
-        "--workflow",
-        "deep-dive",
-    ]);
+    let started = t.start_run("casey", "deep-dive", &[]);
     let id = started["session_id"].as_str().unwrap().to_string();
     t.run(&["index", "sync"]).ok();
     // Folder mtimes must be older than the racy window before a listing

@@ -210,11 +210,11 @@ pub(crate) fn machine(url: &str, origin: &str) -> TestProject {
 }
 
 fn start_run(t: &TestProject, agent: &str, workflow: &str, related: Option<&str>) -> String {
-    let mut args = vec!["run", "start", "--agent", agent, "--workflow", workflow];
-    if let Some(r) = related {
-        args.extend(["--related", r]);
-    }
-    t.json(&args)["session_id"].as_str().unwrap().to_string()
+    let extra = related.map(|r| vec!["--related", r]).unwrap_or_default();
+    t.start_run(agent, workflow, &extra)["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn backlog(t: &TestProject) -> u64 {

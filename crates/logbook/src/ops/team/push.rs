@@ -110,10 +110,8 @@ fn push_within(
                 report.unchanged += unchanged;
                 report.deleted += deleted;
                 if let Some(f) = progress {
-                    f(
-                        report.pushed.min(total.max(report.pushed)),
-                        total.max(report.pushed),
-                    );
+                    // Writers may have queued more since the push began.
+                    f(report.pushed, total.max(report.pushed));
                 }
             }
             // Ends the reader at its next batch.
