@@ -237,8 +237,10 @@ impl LogbookServer {
                 })
                 .await
             }
-            // The catalog's client blocks on a runtime of its own, which
-            // only a thread outside this server's runtime may do.
+            // Off the runtime's thread: a question to a server across the
+            // network may take up to the catalog's timeout, and the
+            // catalog's client blocks on a runtime of its own, which tokio
+            // forbids on a thread driving another.
             Some("team") => {
                 self.call(false, move |p| {
                     let (query, now) = find_query(a)?;
