@@ -7,10 +7,10 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::fulltext::encode_outs;
+use super::outputs::encode_outs;
 use super::record::{Inner, Record};
 use super::run_rows::{Fresh, remove_run, store_run};
-use super::{CorruptEntry, Kind, SyncReport, mtime_ns, path_str, stamp_of};
+use super::{CorruptEntry, Kind, SyncReport, path_str, stamp_of};
 use crate::clock;
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
@@ -130,7 +130,7 @@ pub(super) fn apply(
     kind: Kind,
     path: &Path,
     rec: Option<Record>,
-    stamp: Option<(i64, i64, i64)>,
+    stamp: Option<Stamp>,
     report: Option<&mut SyncReport>,
     fresh: Fresh,
 ) -> rusqlite::Result<()> {
@@ -161,22 +161,20 @@ pub(super) fn apply(
         }
         Some(Record(r)) => store_record(tx, &r, fresh)?,
     }
-    if let Some((size, mtime, dir_mtime)) = stamp {
+    if let Some((size, mtime)) = stamp {
         // An upsert keeps the row where it is; INSERT OR REPLACE would
         // delete it and insert it again under a new rowid (more pages).
         tx.prepare_cached(
-            "INSERT INTO files(path, kind, size, mtime_ns, dir_mtime_ns, out_stamp, outs) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+            "INSERT INTO files(path, kind, size, mtime_ns, out_stamp, outs) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
              ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, \
-             mtime_ns = excluded.mtime_ns, dir_mtime_ns = excluded.dir_mtime_ns, \
-             out_stamp = excluded.out_stamp, outs = excluded.outs",
+             mtime_ns = excluded.mtime_ns, out_stamp = excluded.out_stamp, outs = excluded.outs",
         )?
         .execute(params![
             path_str(path),
             kind.as_str(),
             size,
             mtime,
-            dir_mtime,
             out_stamp,
             outs
         ])?;
@@ -184,12 +182,15 @@ pub(super) fn apply(
     Ok(())
 }
 
+/// What sync compares of a followed file: its size and mtime (ns).
+pub(super) type Stamp = (i64, i64);
+
 /// The stamp of a file as sync would take it, or `None` when it is gone.
-pub(super) fn stamp_now(kind: Kind, path: &Path) -> Option<(i64, i64, i64)> {
-    let m = fs::metadata(path).ok()?;
-    let dir = match kind {
-        Kind::Run => path.parent().map_or(0, mtime_ns),
-        _ => 0,
-    };
-    Some((m.len() as i64, stamp_of(&m), dir))
+pub(super) fn stamp_now(path: &Path) -> Option<Stamp> {
+    fs::metadata(path).ok().map(|m| stamp_from(&m))
+}
+
+/// The stamp of a file from its metadata.
+pub(super) fn stamp_from(m: &fs::Metadata) -> Stamp {
+    (m.len() as i64, stamp_of(m))
 }

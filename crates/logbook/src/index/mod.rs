@@ -31,6 +31,7 @@ mod health;
 mod listing;
 mod lookup;
 mod outbox;
+mod outputs;
 mod pool;
 mod query;
 mod rebuild;
@@ -508,7 +509,7 @@ impl Index {
         let records = written
             .into_iter()
             .map(|(p, rec)| {
-                let stamp = apply::stamp_now(p.kind, &p.path);
+                let stamp = apply::stamp_now(&p.path);
                 (p.kind, p.path, stamp, rec)
             })
             .collect();
@@ -529,13 +530,8 @@ impl Index {
         let records = pending
             .iter()
             .map(|t| {
-                let stamp = apply::stamp_now(t.kind, &t.path);
-                (
-                    t.kind,
-                    t.path.clone(),
-                    stamp,
-                    record::read_record(&self.project, t.kind, &t.path),
-                )
+                let (stamp, record) = record::read_record(&self.project, t.kind, &t.path);
+                (t.kind, t.path.clone(), stamp, record)
             })
             .collect();
         self.finish_write(|conn| store_and_clear(conn, records))
@@ -618,7 +614,7 @@ impl Index {
 #[allow(clippy::type_complexity)]
 fn store_and_clear(
     conn: &Connection,
-    records: Vec<(Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>)>,
+    records: Vec<(Kind, PathBuf, Option<apply::Stamp>, Option<Record>)>,
 ) -> rusqlite::Result<()> {
     for (kind, path, stamp, record) in records {
         apply::apply(conn, kind, &path, record, stamp, None, run_rows::Fresh::No)?;

@@ -26,7 +26,8 @@ use super::catalog::{
     Body, Change, LiveIds, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
     WorkSessionBody, WorkflowStateBody, search_words_of,
 };
-use super::fulltext::{Longer, manifest_text, output_text_upto};
+use super::fulltext::manifest_text;
+use super::outputs::{Longer, output_text_upto};
 use super::{Index, Kind};
 use crate::error::Result;
 use crate::store;

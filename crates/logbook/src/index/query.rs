@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::{OptionalExtension, params};
 
 use super::filter::RECENT_MATCHES;
-use super::fulltext::{fts_query, outputs_stamp, snippet_of};
+use super::fulltext::{fts_query, snippet_of};
+use super::outputs::outputs_stamp;
 use super::{Hit, Index, Kind, Pending, control, path_str, stamp_of};
 use crate::error::Result;
 use crate::model::ids::RunId;

@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
-use super::apply;
+use super::apply::{self, Stamp};
 use super::record::{self, Record};
 use super::run_rows::{Fresh, FtsDoc};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
@@ -80,7 +80,7 @@ const BUILD_FTS_HASH: i64 = 8 * 1024 * 1024;
 
 /// A file as a parser thread hands it to the writer: kind, path, the stamp
 /// taken before reading it, and what was read (`None`: the file is gone).
-pub(super) type Parsed = (Kind, PathBuf, Option<(i64, i64, i64)>, Option<Record>);
+pub(super) type Parsed = (Kind, PathBuf, Option<Stamp>, Option<Record>);
 
 impl Index {
     /// Reads every file again into a new index and puts it in place of the
@@ -439,16 +439,12 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
                         break;
                     };
                     let s: &Seen = s.borrow();
-                    let stamp = if s.is_stamped() {
-                        Some(s.stamp())
-                    } else {
-                        apply::stamp_now(s.kind, &s.path)
-                    };
-                    let rec = if stamp.is_some() {
-                        Some(record::read_record(p, s.kind, &s.path))
-                    } else {
-                        missing.fetch_add(1, Ordering::Relaxed);
-                        None
+                    let rec = match record::read_record(p, s.kind, &s.path) {
+                        (None, None) => {
+                            missing.fetch_add(1, Ordering::Relaxed);
+                            None
+                        }
+                        (stamp, rec) => Some((stamp, rec)),
                     };
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if let Some(cb) = progress
@@ -456,7 +452,7 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
                     {
                         cb(n as u64, total.max(n as u64));
                     }
-                    if let Some(rec) = rec {
+                    if let Some((stamp, rec)) = rec {
                         chunk.push((s.kind, s.path.clone(), stamp, rec));
                     }
                     if chunk.len() >= CHUNK

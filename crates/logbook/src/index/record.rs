@@ -6,8 +6,12 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{Mode, OFlags};
+
 use super::Kind;
-use super::fulltext::{manifest_text, output_text, outputs_stamp};
+use super::apply::{Stamp, stamp_from, stamp_now};
+use super::fulltext::manifest_text;
+use super::outputs::{outputs_stamp, outputs_stamp_and_text};
 use crate::clock;
 use crate::error::Error;
 use crate::model::ids::RunId;
@@ -86,22 +90,13 @@ impl RunRow {
         let mut body = self.fts_manifest.clone();
         match &self.fts_outputs {
             Some(text) => body.push_str(text),
-            None => body.push_str(&outputs_text(&self.folder, &self.outputs)),
+            None => {
+                let files = self.outputs.iter().map(|o| o.0.as_str());
+                body.push_str(&outputs_stamp_and_text(&self.folder, files).1);
+            }
         }
         body
     }
-}
-
-/// The text of a run's registered output files, each followed by a newline.
-fn outputs_text(folder: &Path, outputs: &[(String, String, String, String)]) -> String {
-    let mut text = String::new();
-    for (file, ..) in outputs {
-        if let Some(t) = output_text(folder, file) {
-            text.push_str(&t);
-            text.push('\n');
-        }
-    }
-    text
 }
 
 /// The FTS `agent` column of a manifest.
@@ -193,10 +188,21 @@ impl Record {
     }
 }
 
-/// Reads one file into a record; `None` when the file is gone.
-pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> Option<Record> {
+/// Reads one file into a record (`None`: the file is gone), with the stamp
+/// sync compares (`None`: it could not be taken). The stamp is taken before
+/// the file is read, so a change made after it shows as a new stamp at the
+/// next sync.
+pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> (Option<Stamp>, Option<Record>) {
+    if kind == Kind::Run {
+        return read_run(path);
+    }
+    (stamp_now(path), read_small(p, kind, path))
+}
+
+/// Reads a work session, transcript or workflow state file.
+fn read_small(p: &Project, kind: Kind, path: &Path) -> Option<Record> {
     match kind {
-        Kind::Run => read_run(path),
+        Kind::Run => None,
         Kind::WorkSession => match store::work_session::read_file(p, path) {
             Ok(ws) => Some(Record::work_session(p, path, &ws)),
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
@@ -234,28 +240,53 @@ fn read_transcript(path: &Path) -> Option<Record> {
 }
 
 /// Reads a manifest with the same rules as the scan: the folder is the id,
-/// the manifest parses leniently into the run model.
-fn read_run(manifest_path: &Path) -> Option<Record> {
-    let folder = manifest_path.parent()?.to_path_buf();
-    let name = folder.file_name()?.to_string_lossy().into_owned();
-    let text = match fs::read_to_string(manifest_path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Record::corrupt(e)),
+/// the manifest parses leniently into the run model. Its stamp, and its
+/// output files' ([`outputs_stamp_and_text`]), come from the open files:
+/// no `stat` of either by name.
+fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
+    let (stamp, text) = match read_manifest(manifest_path) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, None),
+        Err(e) => return (stamp_now(manifest_path), Some(Record::corrupt(e))),
     };
+    (Some(stamp), Some(run_record(manifest_path, &text)))
+}
+
+/// A manifest's stamp and text. Opened without blocking: another tool's
+/// FIFO in a manifest's place must not hang a sync.
+fn read_manifest(path: &Path) -> std::io::Result<(Stamp, String)> {
+    use std::io::Read as _;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = fs::File::from(rustix::fs::open(path, flags, Mode::empty())?);
+    let m = file.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a folder, FIFO or device); put the run's manifest there",
+        ));
+    }
+    // The bytes its stamp counts, in one `read` (see `outputs::text_of`).
+    let mut text = String::with_capacity(usize::try_from(m.len()).unwrap_or(0));
+    file.take(m.len()).read_to_string(&mut text)?;
+    Ok((stamp_from(&m), text))
+}
+
+/// The record of the manifest `text` read from `manifest_path`.
+fn run_record(manifest_path: &Path, text: &str) -> Record {
+    let Some(folder) = manifest_path.parent() else {
+        return Record::corrupt("a manifest path with no run folder");
+    };
+    let name = folder.file_name().unwrap_or_default().to_string_lossy();
     let Ok(id) = RunId::parse(&name) else {
-        return Some(Record::corrupt(format!(
-            "folder name {name:?} is not a run id (a UUID)"
-        )));
+        return Record::corrupt(format!("folder name {name:?} is not a run id (a UUID)"));
     };
-    Some(match parse_manifest(manifest_path, &text) {
+    match parse_manifest(manifest_path, text) {
         // Read on the reader's thread (sync and rebuild parse on every core),
         // not later by the one writer.
         Ok((manifest, _)) => Record(
             match run_row(
                 &Run {
                     id,
-                    folder,
+                    folder: folder.to_path_buf(),
                     manifest,
                 },
                 true,
@@ -265,14 +296,22 @@ fn read_run(manifest_path: &Path) -> Option<Record> {
             },
         ),
         Err(e) => Record::corrupt(e),
-    })
+    }
 }
 
 /// The row of `run`; with `read_outputs`, its output files' text read now.
 fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
     let m = &run.manifest;
     let manifest = serde_json::to_string(m).map_err(|e| e.to_string())?;
-    let out_stamp = outputs_stamp(&run.folder, m.outputs.iter().map(|o| o.file.as_str()));
+    let files = m.outputs.iter().map(|o| o.file.as_str());
+    // A reader takes the stamp as it reads the text; a writer's record
+    // takes it now, and its text is read later, if at all.
+    let (out_stamp, fts_outputs) = if read_outputs {
+        let (stamp, text) = outputs_stamp_and_text(&run.folder, files);
+        (stamp, Some(text))
+    } else {
+        (outputs_stamp(&run.folder, files), None)
+    };
     let mut outputs = vec![];
     for o in &m.outputs {
         outputs.push((
@@ -286,7 +325,6 @@ fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
     tags.sort();
     tags.dedup();
     let started_ns = clock::parse(&m.execution.started_at).map(|t| t.as_nanosecond() as i64);
-    let fts_outputs = read_outputs.then(|| outputs_text(&run.folder, &outputs));
     Ok(RunRow {
         id: run.id.to_string(),
         agent: m.agent.name.clone(),

@@ -3,7 +3,8 @@
 //! run (a UUID as a number), then merged with the index's `files` rows,
 //! read in path order a batch at a time; each batch's stamps are compared
 //! on every core. `index sync`, `index status`, `doctor` and the name check
-//! before every listing share it.
+//! before every listing share it ([`Index::scan_names`], the check before
+//! a listing, compares names only).
 //!
 //! What each `stat` is for (nothing else is looked at):
 //! - one `readdir` of `agent_outputs_folder`, only when its mtime moved
@@ -35,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags, StatxTimestamp};
 
-use super::fulltext::{decode_outs, outputs_stamp_at};
+use super::outputs::{decode_outs, outputs_stamp_at};
 use super::{Index, path_str};
 use crate::error::{Error, Result};
 use crate::model::run::MANIFEST_FILE;
@@ -72,10 +73,10 @@ pub(super) struct ScanSummary {
     pub(super) complete: bool,
 }
 
-/// The run folder names on disk, sorted as the index sorts their manifest
-/// paths (by `{name}/manifest.json`, bytewise).
+/// Run folder names (on disk, or the index's), sorted as the index sorts
+/// their manifest paths (by `{name}/manifest.json`, bytewise).
 #[derive(Default)]
-struct DiskNames {
+struct Names {
     /// Names that are lowercase hyphenated UUIDs (nearly all), as numbers:
     /// numeric order is their text order.
     uuids: Vec<u128>,
@@ -99,11 +100,11 @@ fn uuid_text(u: u128) -> [u8; 36] {
     buf
 }
 
-impl DiskNames {
+impl Names {
     /// The subfolders of `dir` (file types come from `readdir` itself on
     /// the usual file systems: no per-entry `stat`).
-    fn read(dir: &Path) -> Result<DiskNames> {
-        let mut names = DiskNames::default();
+    fn read(dir: &Path) -> Result<Names> {
+        let mut names = Names::default();
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
@@ -114,29 +115,35 @@ impl DiskNames {
             if !entry.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
-            let name = entry.file_name();
-            let bytes = name.as_bytes();
-            match uuid::Uuid::try_parse_ascii(bytes) {
-                Ok(u) if uuid_text(u.as_u128()) == bytes => names.uuids.push(u.as_u128()),
-                _ => names.others.push(bytes.into()),
-            }
+            names.push(entry.file_name().as_bytes());
         }
-        names.uuids.sort_unstable();
-        names.others.sort_by(|a, b| cmp_names(a, b));
+        names.sort();
         Ok(names)
+    }
+
+    fn push(&mut self, name: &[u8]) {
+        match uuid::Uuid::try_parse_ascii(name) {
+            Ok(u) if uuid_text(u.as_u128()) == name => self.uuids.push(u.as_u128()),
+            _ => self.others.push(name.into()),
+        }
+    }
+
+    fn sort(&mut self) {
+        self.uuids.sort_unstable();
+        self.others.sort_by(|a, b| cmp_names(a, b));
     }
 }
 
-/// The names of a [`DiskNames`] in order, both lists merged.
+/// The names of a [`Names`] in order, both lists merged.
 struct DiskCursor {
-    names: DiskNames,
+    names: Names,
     u: usize,
     o: usize,
     text: [u8; 36],
 }
 
 impl DiskCursor {
-    fn new(names: DiskNames) -> DiskCursor {
+    fn new(names: Names) -> DiskCursor {
         let mut c = DiskCursor {
             names,
             u: 0,
@@ -189,7 +196,7 @@ struct Entry {
     mtime_ns: i64,
     out_stamp: i64,
     /// Its registered output files' names, a range of [`Batch::outs`]
-    /// (see `fulltext::encode_outs`).
+    /// (see `outputs::encode_outs`).
     outs: Range<usize>,
 }
 
@@ -313,21 +320,15 @@ fn open_dir(dir: &Path) -> Result<Option<OwnedFd>> {
 
 impl Index {
     /// Reads the indexed run manifests after `after` (exclusive) and below
-    /// `end`, in path order, with (if `stamps`) their stamps and registered
-    /// output files.
-    fn run_batch(&self, after: &str, end: &str, stamps: bool) -> Result<Batch> {
-        let sql = if stamps {
-            "SELECT path, size, mtime_ns, out_stamp, outs FROM files \
-             WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3"
-        } else {
-            // Names only (before a listing): no stamps, no outputs, and no
-            // `kind` either, so the path index alone answers (no table row
-            // read per run); `scan_runs` keeps only paths shaped like a
-            // run's manifest.
-            "SELECT path, 0, 0, 0, NULL FROM files \
-             WHERE path > ?1 AND path < ?2 ORDER BY path LIMIT ?3"
-        };
-        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+    /// `end`, in path order, with their stamps and registered output files.
+    fn run_batch(&self, after: &str, end: &str) -> Result<Batch> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path, size, mtime_ns, out_stamp, outs FROM files \
+                 WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3",
+            )
+            .map_err(self.err())?;
         let mut rows = stmt
             .query(rusqlite::params![after, end, BATCH])
             .map_err(self.err())?;
@@ -356,45 +357,37 @@ impl Index {
         Ok(batch)
     }
 
-    /// Compares the run folders with the index, calling `each` with the
-    /// changes found, batch by batch in path order (it may write them to
-    /// the index: no statement is open then).
+    /// Compares the run folders with the index, each manifest's and its
+    /// outputs' stamps included, calling `each` with the changes found,
+    /// batch by batch in path order (it may write them to the index: no
+    /// statement is open then).
     ///
     /// `names`: read the folder names (else the indexed rows stand for the
     /// folders: the caller saw the runs folder's mtime unchanged).
-    /// `stamps`: compare each manifest's and its outputs' stamps (else only
-    /// which folders exist).
     pub(super) fn scan_runs(
         &self,
         names: bool,
-        stamps: bool,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
     ) -> Result<ScanSummary> {
         let dir = self.project.config.agent_outputs_folder.clone();
-        // The prefix exactly as `path_str` writes the paths below `dir`.
-        let probe = path_str(&dir.join("x"));
-        let prefix = probe[..probe.len() - 1].to_string();
-        let end = format!("{}0", &prefix[..prefix.len() - 1]);
+        let (prefix, end) = runs_range(&dir);
         let mut disk = if names {
-            Some(DiskCursor::new(DiskNames::read(&dir)?))
+            Some(DiskCursor::new(Names::read(&dir)?))
         } else {
             None
         };
-        let fd = if stamps { open_dir(&dir)? } else { None };
+        let fd = open_dir(&dir)?;
         let mut summary = ScanSummary {
             scanned: 0,
             complete: true,
         };
         let mut after = prefix.clone();
         loop {
-            let batch = self.run_batch(&after, &end, stamps)?;
+            let batch = self.run_batch(&after, &end)?;
             let mut changes = vec![];
             let mut present = vec![];
             for (i, e) in batch.entries.iter().enumerate() {
                 let rel = &batch.str(&e.path).as_bytes()[prefix.len()..];
-                if !stamps && !is_run_manifest(rel) {
-                    continue;
-                }
                 let on_disk = match disk.as_mut() {
                     None => true,
                     Some(disk) => {
@@ -414,12 +407,10 @@ impl Index {
                         here
                     }
                 };
-                if !on_disk {
-                    changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
-                } else if stamps {
+                if on_disk {
                     present.push(i);
                 } else {
-                    summary.scanned += 1;
+                    changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
                 }
             }
             let found = match &fd {
@@ -458,12 +449,151 @@ impl Index {
             }
         }
     }
+
+    /// Compares the run folder *names* on disk with the index's, no stamps
+    /// (the check before a listing: see `Index::sync_names`), calling `each`
+    /// with the folders that are new and the runs whose folder is gone, a
+    /// batch at a time.
+    ///
+    /// The folder is listed on another thread while this one reads the
+    /// index's names: the two are about equal halves of the time, and
+    /// neither needs the other until both are sorted. Each side holds 16
+    /// bytes a run (a UUID as a number), 32 MiB for both at 1,000,000 runs.
+    pub(super) fn scan_names(
+        &self,
+        each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
+    ) -> Result<ScanSummary> {
+        let dir = self.project.config.agent_outputs_folder.clone();
+        let (prefix, end) = runs_range(&dir);
+        let (disk, indexed) = std::thread::scope(|s| {
+            let disk = s.spawn(|| Names::read(&dir));
+            let indexed = self.indexed_names(&prefix, &end);
+            let disk = disk
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (disk, indexed)
+        });
+        let (disk, indexed) = (disk?, indexed?);
+        let mut summary = ScanSummary {
+            scanned: 0,
+            complete: true,
+        };
+        let mut changes = vec![];
+        let mut step = |side: Side, name: &[u8], changes: &mut Vec<RunChange>| -> Result<()> {
+            match side {
+                Side::Both => summary.scanned += 1,
+                Side::Disk => new_folder(&dir, name, changes, &mut summary),
+                Side::Index => {
+                    let name = String::from_utf8_lossy(name);
+                    changes.push(RunChange::Gone(format!("{prefix}{name}/{MANIFEST_FILE}")));
+                }
+            }
+            if changes.len() >= BATCH as usize {
+                each(std::mem::take(changes))?;
+            }
+            Ok(())
+        };
+        diff(&disk.uuids, &indexed.uuids, u128::cmp, |side, u| {
+            step(side, &uuid_text(*u), &mut changes)
+        })?;
+        diff(
+            &disk.others,
+            &indexed.others,
+            |a, b| cmp_names(a, b),
+            |side, name| step(side, name, &mut changes),
+        )?;
+        if !changes.is_empty() {
+            each(changes)?;
+        }
+        Ok(summary)
+    }
+
+    /// The run folder names the index holds (of the paths shaped like a
+    /// run's manifest), sorted.
+    fn indexed_names(&self, prefix: &str, end: &str) -> Result<Names> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path FROM files WHERE path > ?1 AND path < ?2 AND kind = 'run' \
+                 ORDER BY path",
+            )
+            .map_err(self.err())?;
+        let mut rows = stmt.query([prefix, end]).map_err(self.err())?;
+        let mut names = Names::default();
+        while let Some(row) = rows.next().map_err(self.err())? {
+            let path = row
+                .get_ref(0)
+                .and_then(|v| Ok(v.as_str()?))
+                .map_err(self.err())?;
+            let rel = &path.as_bytes()[prefix.len()..];
+            if let Some(name) = rel.strip_suffix(SUFFIX)
+                && !name.is_empty()
+                && !name.contains(&b'/')
+            {
+                names.push(name);
+            }
+        }
+        // In path order already, but "a-b/…" sorts before "a/…" as a
+        // path and after it as a name: the same order `cmp_names` gives.
+        names.sort();
+        Ok(names)
+    }
 }
 
-/// Whether `rel` (a path below the runs folder) is `{name}/manifest.json`.
-fn is_run_manifest(rel: &[u8]) -> bool {
-    rel.strip_suffix(SUFFIX)
-        .is_some_and(|name| !name.is_empty() && !name.contains(&b'/'))
+/// The runs folder's paths as the index stores them: every manifest path
+/// is `prefix` followed by `{run}/manifest.json`, and below `end`.
+fn runs_range(dir: &Path) -> (String, String) {
+    // The prefix exactly as `path_str` writes the paths below `dir`.
+    let probe = path_str(&dir.join("x"));
+    let prefix = probe[..probe.len() - 1].to_string();
+    let end = format!("{}0", &prefix[..prefix.len() - 1]);
+    (prefix, end)
+}
+
+/// Where a name of [`diff`] was found.
+#[derive(Clone, Copy)]
+enum Side {
+    Disk,
+    Index,
+    Both,
+}
+
+/// Walks two sorted lists side by side, calling `f` once per distinct name
+/// with where it was found.
+fn diff<T>(
+    disk: &[T],
+    index: &[T],
+    cmp: impl Fn(&T, &T) -> Ordering,
+    mut f: impl FnMut(Side, &T) -> Result<()>,
+) -> Result<()> {
+    let (mut d, mut i) = (0, 0);
+    loop {
+        let side = match (disk.get(d), index.get(i)) {
+            (None, None) => return Ok(()),
+            (Some(_), None) => Side::Disk,
+            (None, Some(_)) => Side::Index,
+            (Some(a), Some(b)) => match cmp(a, b) {
+                Ordering::Less => Side::Disk,
+                Ordering::Greater => Side::Index,
+                Ordering::Equal => Side::Both,
+            },
+        };
+        match side {
+            Side::Disk => {
+                f(side, &disk[d])?;
+                d += 1;
+            }
+            Side::Index => {
+                f(side, &index[i])?;
+                i += 1;
+            }
+            Side::Both => {
+                f(side, &disk[d])?;
+                d += 1;
+                i += 1;
+            }
+        }
+    }
 }
 
 /// A folder on disk that the index does not hold: a run to read if it has
@@ -501,7 +631,7 @@ mod tests {
             fs::create_dir(dir.path().join(OsStr::from_bytes(n))).unwrap();
         }
         fs::write(dir.path().join("file"), "").unwrap();
-        let mut cursor = DiskCursor::new(DiskNames::read(dir.path()).unwrap());
+        let mut cursor = DiskCursor::new(Names::read(dir.path()).unwrap());
         let mut got = vec![];
         while let Some(n) = cursor.peek() {
             got.push(n.to_vec());

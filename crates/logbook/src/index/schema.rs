@@ -4,7 +4,7 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -13,9 +13,9 @@ pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
 
 /// The tables. `files` holds the stamp sync compares per followed file;
 /// for a run's manifest also `out_stamp`, the stamp of its registered
-/// output files (see `fulltext::outputs_stamp`), so text written into an
+/// output files (see `outputs::outputs_stamp`), so text written into an
 /// output after registration is noticed, and `outs`, those files' names
-/// (see `fulltext::encode_outs`). `files` is clustered by path (WITHOUT
+/// (see `outputs::encode_outs`). `files` is clustered by path (WITHOUT
 /// ROWID) and holds all a sync compares, so the scan of every run reads
 /// one table in its own order: no lookup of another table per run (with
 /// a rowid table and a join to `runs` and `outputs`, those lookups were
@@ -129,7 +129,6 @@ CREATE TABLE files(
   kind TEXT NOT NULL,
   size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
-  dir_mtime_ns INTEGER NOT NULL,
   out_stamp INTEGER NOT NULL DEFAULT 0,
   outs BLOB
 ) WITHOUT ROWID;

@@ -12,11 +12,11 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
-use super::apply;
+use super::apply::{self, Stamp, stamp_from};
 use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
 use super::scan::RunChange;
-use super::{Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql, stamp_of};
+use super::{Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql};
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::run::MANIFEST_FILE;
@@ -58,36 +58,24 @@ pub(super) fn runs_dir_stamp(p: &Project) -> String {
     mtime_ns(&p.config.agent_outputs_folder).to_string()
 }
 
-/// A file found on disk, with the stamp sync compares.
+/// A file found on disk, with the stamp sync compares. Whoever reads it
+/// takes its stamp again as it reads it (see `record::read_record`).
 #[derive(Debug)]
 pub(super) struct Seen {
     pub(super) kind: Kind,
     pub(super) path: PathBuf,
-    size: i64,
-    mtime_ns: i64,
-    dir_mtime_ns: i64,
+    /// `None` for a run manifest: the walk only names those.
+    stamp: Option<Stamp>,
 }
 
 impl Seen {
-    /// A file named by the walk but not yet stat'ed: whoever reads it takes
-    /// its stamp first (before reading, so a change after it shows as a new
-    /// stamp at the next sync).
+    /// A file named by the walk but not stat'ed.
     pub(super) fn unstamped(kind: Kind, path: PathBuf) -> Seen {
         Seen {
             kind,
             path,
-            size: -1,
-            mtime_ns: 0,
-            dir_mtime_ns: 0,
+            stamp: None,
         }
-    }
-
-    pub(super) fn is_stamped(&self) -> bool {
-        self.size >= 0
-    }
-
-    pub(super) fn stamp(&self) -> (i64, i64, i64) {
-        (self.size, self.mtime_ns, self.dir_mtime_ns)
     }
 }
 
@@ -100,13 +88,11 @@ struct Plan {
     scanned: usize,
 }
 
-fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata, dir_mtime_ns: i64) -> Seen {
+fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata) -> Seen {
     Seen {
         kind,
         path,
-        size: m.len() as i64,
-        mtime_ns: stamp_of(m),
-        dir_mtime_ns,
+        stamp: Some(stamp_from(m)),
     }
 }
 
@@ -136,7 +122,7 @@ pub(super) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
         }
         for path in store::work_session::session_files(dir)? {
             if let Ok(m) = fs::metadata(&path) {
-                out.push(seen(Kind::WorkSession, path, &m, 0));
+                out.push(seen(Kind::WorkSession, path, &m));
             }
         }
     }
@@ -146,7 +132,7 @@ pub(super) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
         }
         for path in store::workflow::state_files(dir)? {
             if let Ok(m) = fs::metadata(&path) {
-                out.push(seen(Kind::WorkflowState, path, &m, 0));
+                out.push(seen(Kind::WorkflowState, path, &m));
             }
         }
     }
@@ -155,7 +141,7 @@ pub(super) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
     }
     for (_, path) in store::transcript::transcript_files(&p.config.transcripts_dir)? {
         if let Ok(m) = fs::metadata(&path) {
-            out.push(seen(Kind::Transcript, path, &m, 0));
+            out.push(seen(Kind::Transcript, path, &m));
         }
     }
     Ok(out)
@@ -189,7 +175,7 @@ impl Index {
         // over every batch made that one per 4096 runs, each flush
         // merging FTS segments again).
         let mut todo: Vec<RunChange> = vec![];
-        let summary = self.scan_runs(names, true, &mut |changes| {
+        let summary = self.scan_runs(names, &mut |changes| {
             todo.extend(changes);
             if todo.len() >= GROUP {
                 let r = self.apply_run_changes(std::mem::take(&mut todo))?;
@@ -221,7 +207,7 @@ impl Index {
         let mut stale = Staleness::default();
         let dir_now = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_now.as_str());
-        self.scan_runs(names, true, &mut |changes| {
+        self.scan_runs(names, &mut |changes| {
             for c in changes {
                 match c {
                     RunChange::Read { new: true, .. } => stale.new += 1,
@@ -244,7 +230,7 @@ impl Index {
     /// million runs are never read for them).
     fn plan(&self, scope: &[Kind]) -> Result<Plan> {
         let seen = walk(&self.project, scope)?;
-        let mut known: HashMap<String, (i64, i64, i64)> = HashMap::new();
+        let mut known: HashMap<String, Stamp> = HashMap::new();
         let mut dirs: Vec<&Path> = scope
             .iter()
             .flat_map(|k| folders_of(&self.project, *k))
@@ -254,7 +240,7 @@ impl Index {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, kind, size, mtime_ns, dir_mtime_ns FROM files \
+                "SELECT path, kind, size, mtime_ns FROM files \
                  WHERE path > ?1 AND path < ?2",
             )
             .map_err(self.err())?;
@@ -267,7 +253,7 @@ impl Index {
                     Ok((
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
-                        (r.get(2)?, r.get(3)?, r.get(4)?),
+                        (r.get(2)?, r.get(3)?),
                     ))
                 })
                 .map_err(self.err())?;
@@ -284,7 +270,7 @@ impl Index {
         };
         for s in seen {
             match known.remove(path_str(&s.path).as_str()) {
-                Some(stamp) if stamp == (s.size, s.mtime_ns, s.dir_mtime_ns) => {}
+                Some(stamp) if Some(stamp) == s.stamp => {}
                 Some(_) => plan.read.push(s),
                 None => {
                     plan.new += 1;
@@ -326,7 +312,7 @@ impl Index {
         let started = std::time::Instant::now();
         let dir_before = runs_dir_stamp(&self.project);
         let mut report = SyncReport::default();
-        let summary = self.scan_runs(true, false, &mut |changes| {
+        let summary = self.scan_names(&mut |changes| {
             let r = self.apply_run_changes(changes)?;
             merge(&mut report, r);
             Ok(())

@@ -553,6 +553,44 @@ fn a_run_folder_deleted_by_hand_disappears_after_open_synced() {
 }
 
 #[test]
+fn the_names_check_before_a_listing_answers_what_a_rebuild_answers() {
+    let (_dir, p) = project();
+    let runs: Vec<String> = (0..40).map(|i| start(&p, &format!("a{i}"), "w")).collect();
+    let text = std::fs::read_to_string(manifest_path(&p, &runs[0])).unwrap();
+    let add = |name: &str| {
+        std::fs::create_dir(folder(&p, name)).unwrap();
+        std::fs::write(folder(&p, name).join(MANIFEST_FILE), &text).unwrap();
+    };
+    // Folder names that are not run ids sort among the UUIDs as paths do
+    // ("a-b/…" before "a/…"), and are indexed as corrupt runs.
+    add("a");
+    add("a-b");
+    let before = Index::open_synced(&p).unwrap().status().unwrap();
+    assert_eq!((before.runs, before.corrupt), (40, 2));
+
+    // Another tool removes and adds folders, of both kinds of name, and
+    // is midway through one more (a folder with no manifest yet).
+    for id in &runs[5..8] {
+        std::fs::remove_dir_all(folder(&p, id)).unwrap();
+    }
+    std::fs::remove_dir_all(folder(&p, &runs[39])).unwrap();
+    add("00000000-0000-4000-8000-000000000001");
+    add("ffffffff-ffff-4fff-bfff-ffffffffffff");
+    std::fs::remove_dir_all(folder(&p, "a")).unwrap();
+    add("zz");
+    std::fs::create_dir(folder(&p, "11111111-1111-4111-8111-111111111111")).unwrap();
+
+    let synced = Index::open_synced(&p).unwrap();
+    let got = counts(&synced.status().unwrap());
+    let listed = sorted(ids(&find(&synced, RunQuery::default())));
+    assert_eq!((got[0], got[6]), (38, 2));
+    Index::rebuild(&p, None).unwrap();
+    let rebuilt = Index::open(&p).unwrap();
+    assert_eq!(got, counts(&rebuilt.status().unwrap()));
+    assert_eq!(listed, sorted(ids(&find(&rebuilt, RunQuery::default()))));
+}
+
+#[test]
 fn a_corrupt_manifest_is_listed_and_skipped() {
     let (_dir, p) = project();
     let good = start(&p, "alex", "intake");
