@@ -29,7 +29,12 @@ const GROUPS: &[&str] = &[
 impl Args {
     /// Whether the rows of `group` are to be measured.
     pub(crate) fn wants(&self, group: &str) -> bool {
-        self.only.is_empty() || self.only.iter().any(|g| g == group)
+        self.only.is_empty() || self.named(group)
+    }
+
+    /// Whether `--only` names `group` itself.
+    pub(crate) fn named(&self, group: &str) -> bool {
+        self.only.iter().any(|g| g == group)
     }
 }
 
@@ -76,7 +81,8 @@ pub(crate) fn parse_args() -> Result<Args> {
                 println!(
                     "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N] [--only GROUP,…] [--team]\n\
                      Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir;\n\
-                     a DIR that already holds N runs is reused, with its baseline project in DIR-baseline)\n\
+                     a DIR that already holds N runs is reused, with its baseline project in DIR-baseline;\n\
+                     its index is rebuilt, and timed, only when --only names rebuild)\n\
                      and prints one markdown table. --only measures some row groups: rebuild, find, fts,\n\
                      sync, register, memory, mcp, web, scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\

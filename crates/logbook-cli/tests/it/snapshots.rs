@@ -797,7 +797,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 8)
+    Index: [ROOT]/.logbook/index.db (schema 9)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -818,7 +818,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 8)
+    Index: [ROOT]/.logbook/index.db (schema 9)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1

@@ -58,7 +58,12 @@ pub fn parse_json_with_raw<T: DeserializeOwned>(
     what: &'static str,
     text: &str,
 ) -> Result<(T, Value)> {
-    let raw: Value = parse_json(path, what, text)?;
+    // Untracked first, as in `typed_from_raw`: only text that is not JSON
+    // is read again, to say where.
+    let raw: Value = match serde_json::from_str(strip_bom(text)) {
+        Ok(raw) => raw,
+        Err(_) => parse_json(path, what, text)?,
+    };
     let typed = typed_from_raw(path, what, &raw, Format::Json)?;
     Ok((typed, raw))
 }
