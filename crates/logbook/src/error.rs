@@ -381,7 +381,7 @@ impl Error {
                 "a run can only build on earlier work; `logbook lineage {parent}` shows what {parent} already builds on"
             ),
             Error::NotARegularFile { .. } => {
-                "give the path of a regular file (not a folder, FIFO or device)".into()
+                "Logbook reads only regular files (not folders, FIFOs or devices): name one, or put one in its place".into()
             }
             Error::FileTooLarge { .. } => {
                 "check that this is the file you meant; Logbook reads files of that kind only up to this size".into()

@@ -474,6 +474,60 @@ fn files_named_by_the_user_must_be_small_regular_files() {
 }
 
 #[test]
+fn records_another_tool_replaced_with_a_fifo_are_refused_not_waited_on() {
+    let p = TestProject::new();
+    p.json(&["start", "--client", "acme", "--project", "FIFO"]);
+    let id = start(&p, &[]);
+    let kept = start(&p, &[]);
+    let manifest = run_dir(&p, &id).join("manifest.json");
+    std::fs::remove_file(&manifest).unwrap();
+    mkfifo(&manifest);
+
+    // Commands on that run say what is there instead of a manifest.
+    for args in [
+        vec!["run", "show", &id],
+        vec!["lineage", &id],
+        vec![
+            "run",
+            "output",
+            &id,
+            "a.md",
+            "--type",
+            "document",
+            "--description",
+            "A",
+        ],
+    ] {
+        let r = run_bounded(&p, &args);
+        let e = r.err();
+        assert!(
+            e.contains("manifest") && e.contains("FIFO"),
+            "{args:?}: {e}"
+        );
+    }
+    // Listings and upkeep skip it, name it, and go on with the others.
+    for args in [["index", "rebuild"], ["index", "sync"]] {
+        run_bounded(&p, &args).ok();
+    }
+    let found = run_bounded(&p, &["find", "--json"]);
+    assert!(found.ok().contains(&kept) && !found.stdout.contains(&id));
+    let doctor = run_bounded(&p, &["doctor"]);
+    assert_eq!(doctor.code, 1);
+    assert!(
+        doctor.stdout.contains("corrupt-manifest") && doctor.stdout.contains("FIFO"),
+        "{}",
+        doctor.stdout
+    );
+
+    // The active-session pointer, read by `status` and every write.
+    let pointer = p.path(".logbook/sessions/active-session.yaml");
+    std::fs::remove_file(&pointer).unwrap();
+    mkfifo(&pointer);
+    let r = run_bounded(&p, &["status"]);
+    assert!(r.err().contains("FIFO"), "{}", r.stderr);
+}
+
+#[test]
 fn display_fields_are_refreshed_on_every_manifest_write() {
     let mut p = TestProject::new();
     p.now = Some("2025-10-06T14:30:00Z".into());

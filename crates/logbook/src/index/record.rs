@@ -3,10 +3,7 @@
 //! [`Record::transcript`]) or by reading the file (sync, repair). Storing
 //! or removing one, in the caller's transaction, is `apply`'s.
 
-use std::fs;
 use std::path::{Path, PathBuf};
-
-use rustix::fs::{Mode, OFlags};
 
 use super::Kind;
 use super::apply::{Stamp, stamp_from, stamp_now};
@@ -244,30 +241,11 @@ fn read_transcript(path: &Path) -> Option<Record> {
 /// output files' ([`outputs_stamp_and_text`]), come from the open files:
 /// no `stat` of either by name.
 fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
-    let (stamp, text) = match read_manifest(manifest_path) {
-        Ok(read) => read,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (None, None),
-        Err(e) => return (stamp_now(manifest_path), Some(Record::corrupt(e))),
-    };
-    (Some(stamp), Some(run_record(manifest_path, &text)))
-}
-
-/// A manifest's stamp and text. Opened without blocking: another tool's
-/// FIFO in a manifest's place must not hang a sync.
-fn read_manifest(path: &Path) -> std::io::Result<(Stamp, String)> {
-    use std::io::Read as _;
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let file = fs::File::from(rustix::fs::open(path, flags, Mode::empty())?);
-    let m = file.metadata()?;
-    if !m.is_file() {
-        return Err(std::io::Error::other(
-            "not a regular file (a folder, FIFO or device); put the run's manifest there",
-        ));
+    match store::read_with_metadata(manifest_path, "manifest") {
+        Ok(Some((m, text))) => (Some(stamp_from(&m)), Some(run_record(manifest_path, &text))),
+        Ok(None) => (None, None),
+        Err(e) => (stamp_now(manifest_path), Some(Record::corrupt(e))),
     }
-    // The bytes its stamp counts, in one `read` (see `outputs::text_of`).
-    let mut text = String::with_capacity(usize::try_from(m.len()).unwrap_or(0));
-    file.take(m.len()).read_to_string(&mut text)?;
-    Ok((stamp_from(&m), text))
 }
 
 /// The record of the manifest `text` read from `manifest_path`.

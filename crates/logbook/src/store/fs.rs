@@ -146,12 +146,68 @@ pub fn entries(dir: &Path, kind: EntryKind) -> Result<Vec<(String, PathBuf)>> {
     Ok(out)
 }
 
-/// Reads a file to a string; `Ok(None)` when it does not exist.
-pub fn read_optional(path: &Path) -> Result<Option<String>> {
-    match fs::read_to_string(path) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
+/// Reads a record's file to a string; `Ok(None)` when it does not exist.
+pub fn read_optional(path: &Path, what: &'static str) -> Result<Option<String>> {
+    Ok(read_with_metadata(path, what)?.map(|(_, text)| text))
+}
+
+/// Reads a record's file (a manifest, a session or a workflow state file)
+/// with its metadata, taken from the open file before it is read; `Ok(None)`
+/// when it does not exist. Refused unless it is a regular file: another
+/// tool's FIFO in a record's place would block a plain open until a writer
+/// came, and a device would be read without end.
+pub fn read_with_metadata(
+    path: &Path,
+    what: &'static str,
+) -> Result<Option<(fs::Metadata, String)>> {
+    let Some((file, m)) = open_record(path, what)? else {
+        return Ok(None);
+    };
+    // Room for the whole of it and the byte that says it ended: two reads.
+    let mut text = String::with_capacity(usize::try_from(m.len()).unwrap_or(0) + 1);
+    (&file)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(Some((m, text)))
+}
+
+/// Opens a record's file for reading, with its metadata: without blocking,
+/// and refused unless it is a regular file (see [`read_with_metadata`]);
+/// `Ok(None)` when it does not exist.
+pub fn open_record(path: &Path, what: &'static str) -> Result<Option<(File, fs::Metadata)>> {
+    let Some(file) = open_nonblocking(path)? else {
+        return Ok(None);
+    };
+    let m = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !m.is_file() {
+        return Err(Error::NotARegularFile {
+            what,
+            path: path.to_path_buf(),
+            found: describe_file_type(m.file_type()),
+        });
+    }
+    Ok(Some((file, m)))
+}
+
+/// [`open_record`] of a file that must be there: a missing one is the
+/// `NotFound` error `File::open` gives.
+pub fn open_record_file(path: &Path, what: &'static str) -> Result<File> {
+    match open_record(path, what)? {
+        Some((file, _)) => Ok(file),
+        None => Err(Error::io(path, std::io::ErrorKind::NotFound.into())),
+    }
+}
+
+/// Opens a file for reading without blocking (a FIFO opens at once);
+/// `Ok(None)` when it does not exist. The caller asks the open file what
+/// it is: no other tool can swap something else in between.
+fn open_nonblocking(path: &Path) -> Result<Option<File>> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => Ok(Some(File::from(fd))),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(Error::io(path, e.into())),
     }
 }
 
@@ -175,9 +231,9 @@ pub fn describe_file_type(t: fs::FileType) -> &'static str {
 /// for reading: only a regular file (symlinks followed) of at most `limit`
 /// bytes; `Ok(None)` when it does not exist. `/dev/zero` would otherwise be
 /// read until memory runs out, and opening a FIFO blocks until a writer
-/// comes. The type is checked before opening so that open never blocks, and
-/// again on the open handle; the returned reader stops after `limit` bytes
-/// even if the file grows.
+/// comes. The file is opened without blocking and its type asked of the
+/// open handle; the returned reader stops after `limit` bytes even if the
+/// file grows.
 pub fn open_regular(
     path: &Path,
     what: &'static str,
@@ -200,12 +256,9 @@ pub fn open_regular(
         }
         Ok(())
     };
-    match fs::metadata(path) {
-        Ok(m) => check(&m)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
-    }
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let Some(file) = open_nonblocking(path)? else {
+        return Ok(None);
+    };
     check(&file.metadata().map_err(|e| Error::io(path, e))?)?;
     Ok(Some(file.take(limit)))
 }

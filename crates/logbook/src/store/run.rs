@@ -70,12 +70,12 @@ pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
     // looks for it another way (`locate`'s case-blind search, which would
     // `stat` the folder first on every write).
     let named = folder(p, id);
-    let (folder, text) = match store::read_optional(&named.join(MANIFEST_FILE))? {
+    let (folder, text) = match store::read_optional(&named.join(MANIFEST_FILE), "manifest")? {
         Some(text) => (named, Some(text)),
         None => match locate(p, id)? {
             found if found == named => (named, None),
             found => {
-                let text = store::read_optional(&found.join(MANIFEST_FILE))?;
+                let text = store::read_optional(&found.join(MANIFEST_FILE), "manifest")?;
                 (found, text)
             }
         },
@@ -129,7 +129,7 @@ pub fn scan(p: &Project) -> Result<ScanResult> {
     let mut result = ScanResult::default();
     for (name, folder) in store::entries(dir, store::EntryKind::Dir)? {
         let path = folder.join(MANIFEST_FILE);
-        let text = match store::read_optional(&path) {
+        let text = match store::read_optional(&path, "manifest") {
             Ok(Some(t)) => t,
             Ok(None) => continue,
             Err(e) => {

@@ -2,7 +2,6 @@
 //! read with a streaming parser, and `{transcripts_dir}/archive/` for the
 //! ones `prune` moved. The caller holds the id's lock for every write.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
@@ -59,7 +58,7 @@ pub struct Head {
 /// metadata before its messages and raw lines, so its head is read without
 /// reading the hundreds of MiB after it.
 pub fn read_head(path: &Path) -> Result<Head> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = store::open_record_file(path, "transcript")?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let starts_with_bom = reader
         .fill_buf()
@@ -96,7 +95,7 @@ pub fn read_head(path: &Path) -> Result<Head> {
 /// Lenient as [`read_head`]: once the id and metadata are read, text that
 /// does not parse after them ends the text, not the record.
 pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = store::open_record_file(path, "transcript")?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let starts_with_bom = reader
         .fill_buf()
@@ -286,7 +285,9 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed<'_> {
 /// `messages` (whose place is kept, as an empty list): what the stored copy keeps
 /// every value of. The messages are held once, in the record.
 pub fn read_file_raw(path: &Path) -> Result<(Transcript, Value)> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut store::open_record_file(path, "transcript")?, &mut text)
+        .map_err(|e| Error::io(path, e))?;
     parse_raw(path, &text)
 }
 
@@ -337,7 +338,7 @@ impl<'de> Deserialize<'de> for RawHead {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = store::open_record_file(path, "transcript")?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     // A byte order mark (Windows editors write one) would make the file
     // unreadable; skip it.

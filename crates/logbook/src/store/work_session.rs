@@ -47,7 +47,8 @@ pub fn read_file(p: &Project, path: &Path) -> Result<WorkSession> {
 /// Reads one session file as it is (no configured defaults), with the raw
 /// value a rewrite keeps what it does not change of.
 pub fn read_raw(path: &Path) -> Result<(WorkSession, Value)> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = store::read_optional(path, "work session")?
+        .ok_or_else(|| Error::io(path, std::io::ErrorKind::NotFound.into()))?;
     let raw = text::parse_yaml_raw(path, "work session", &text)?;
     // Before the record: a count too large is its own error, naming the field.
     check_token_counts(path, &raw)?;
@@ -60,7 +61,7 @@ pub fn read_raw(path: &Path) -> Result<(WorkSession, Value)> {
 /// caller read, and every value the change did not touch is written back
 /// as it was (big integers, `null`s, unknown keys of any YAML type).
 pub fn write_file(path: &Path, ws: &WorkSession) -> Result<()> {
-    let original = match store::read_optional(path)? {
+    let original = match store::read_optional(path, "work session")? {
         Some(text) => text::parse_yaml_raw(path, "work session", &text)
             .ok()
             .map(|mut raw| {
@@ -123,7 +124,7 @@ fn pointer_path(p: &Project) -> PathBuf {
 /// killed before it wrote the pointer is still found.
 pub fn active_id(p: &Project) -> Result<Option<String>> {
     let path = pointer_path(p);
-    match store::read_optional(&path)? {
+    match store::read_optional(&path, "active-session pointer")? {
         Some(text) if !text.trim().is_empty() => pointer_id(&path, &text),
         _ => sole_active_session(p),
     }

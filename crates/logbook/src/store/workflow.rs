@@ -15,7 +15,7 @@ use crate::store;
 
 /// Reads a state file; `Ok(None)` when there is none.
 pub fn read_state(path: &Path) -> Result<Option<(SessionState, Value)>> {
-    let Some(text) = store::read_optional(path)? else {
+    let Some(text) = store::read_optional(path, "workflow state")? else {
         return Ok(None);
     };
     text::parse_json_with_raw(path, "workflow state", &text).map(Some)
@@ -78,7 +78,7 @@ pub fn full_history(
     let mut problems = Vec::new();
     for (i, entry) in wf.compaction_history.iter().enumerate() {
         let read = archive_path(state_dir, &entry.note_path).and_then(|path| {
-            match store::read_optional(&path)? {
+            match store::read_optional(&path, "compaction archive")? {
                 Some(text) => {
                     text::parse_json::<CompactionArchive>(&path, "compaction archive", &text)
                         .map(Some)

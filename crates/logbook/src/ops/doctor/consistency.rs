@@ -235,7 +235,7 @@ pub(super) fn archives_are_named(p: &Project, opts: &Options, report: &mut Repor
 
 fn remove_if_duplicate(p: &Project, id: &str, path: &Path) -> String {
     let duplicate = (|| -> Result<bool> {
-        let text = store::read_optional(path)?.unwrap_or_default();
+        let text = store::read_optional(path, "compaction archive")?.unwrap_or_default();
         let archive: crate::model::workflow::CompactionArchive =
             crate::model::text::parse_json(path, "compaction archive", &text)?;
         let loaded = workflow::load(p, Some(id))?;

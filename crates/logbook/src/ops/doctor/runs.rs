@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
-use rustix::fs::{Mode, OFlags, RawDir};
+use rustix::fs::{FileType, Mode, OFlags, RawDir};
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
@@ -170,6 +170,8 @@ fn read_folder<'s>(
 ) -> Option<(std::result::Result<Option<&'s str>, String>, bool)> {
     let fd = open_dir(at.runs?, at.name.as_os_str()).ok()?;
     let mut temp = false;
+    // What the listing says the manifest is: a regular file needs no `stat`.
+    let mut manifest_type = None;
     let mut listing = RawDir::new(&fd, &mut scratch.dents);
     while let Some(entry) = listing.next() {
         let Ok(entry) = entry else {
@@ -177,6 +179,9 @@ fn read_folder<'s>(
             return None;
         };
         let name = entry.file_name().to_bytes();
+        if name == MANIFEST_FILE.as_bytes() {
+            manifest_type = Some(entry.file_type());
+        }
         if name.starts_with(manifest_temp.as_bytes())
             && store::is_temp_file(&String::from_utf8_lossy(name))
         {
@@ -184,16 +189,32 @@ fn read_folder<'s>(
         }
     }
     let path = || at.path.join(MANIFEST_FILE);
+    // Without blocking: another tool's FIFO in the manifest's place would
+    // hold the open until a writer came.
     let file = match rustix::fs::openat(
         &fd,
         MANIFEST_FILE,
-        OFlags::RDONLY | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::empty(),
     ) {
         Ok(f) => std::fs::File::from(f),
         Err(rustix::io::Errno::NOENT) => return Some((Ok(None), temp)),
         Err(e) => return Some((Err(Error::io(path(), e.into()).to_string()), temp)),
     };
+    // Only a regular file is read: a device would be read without end. The
+    // listing's type answers for nearly every folder; a symlink, or a file
+    // system that does not say, is asked of the open file.
+    if manifest_type != Some(FileType::RegularFile) {
+        match file.metadata() {
+            Ok(m) if m.is_file() => {}
+            Ok(m) => {
+                let found = store::fs::describe_file_type(m.file_type());
+                let reason = format!("{}: {found}, not a regular file", path().display());
+                return Some((Err(reason), temp));
+            }
+            Err(e) => return Some((Err(Error::io(path(), e).to_string()), temp)),
+        }
+    }
     scratch.text.clear();
     // Through `Take`: `File`'s own `read_to_end` first asks for the size
     // and position (a `statx` and an `lseek` per manifest) to size a
@@ -233,7 +254,7 @@ fn check_folder(
     let (read, temp) = match read_folder(at, &manifest_temp, scratch) {
         Some(found) => found,
         None => {
-            owned = store::read_optional(&path).map_err(|e| e.to_string());
+            owned = store::read_optional(&path, "manifest").map_err(|e| e.to_string());
             (
                 owned.as_ref().map(|t| t.as_deref()).map_err(Clone::clone),
                 true,
