@@ -451,16 +451,8 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
         ));
     }
-    let more = streamed
-        .total
-        .saturating_sub(query.offset as u64)
-        .saturating_sub(streamed.shown as u64);
-    let note = (more > 0).then(|| {
-        format!(
-            "{more} more run(s) match; show them with --offset {} (or a larger --limit)",
-            query.offset + streamed.shown
-        )
-    });
+    let more = run::more_after(streamed.total, query.offset, streamed.shown);
+    let note = more_note(more, query.offset + streamed.shown);
     Ok(Output::printed().with_note(note))
 }
 
@@ -506,18 +498,17 @@ fn transcripts_saying(ctx: &Context, query: &RunQuery) -> Result<String> {
     Ok(human)
 }
 
+/// The note after a page of `find` when `more` runs match beyond it, the
+/// next page starting at `next`.
+fn more_note(more: u64, next: usize) -> Option<String> {
+    (more > 0).then(|| {
+        format!("{more} more run(s) match; show them with --offset {next} (or a larger --limit)")
+    })
+}
+
 fn find_team(ctx: &Context, query: &RunQuery, now: jiff::Timestamp) -> Result<Output> {
     let page = team::find(&ctx.project, query)?;
-    let more = page
-        .total
-        .saturating_sub(query.offset as u64)
-        .saturating_sub(page.runs.len() as u64);
-    let note = (more > 0).then(|| {
-        format!(
-            "{more} more run(s) match; show them with --offset {} (or a larger --limit)",
-            query.offset + page.runs.len()
-        )
-    });
+    let note = more_note(page.more(query.offset), query.offset + page.runs.len());
     let style = ctx.style();
     let mut human = String::new();
     if page.runs.is_empty() {

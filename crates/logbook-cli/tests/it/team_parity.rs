@@ -230,15 +230,7 @@ fn a_machines_own_records_read_the_same_from_the_catalog_as_from_its_index() {
     // A workflow named like a pattern is matched by name; the catalog
     // counts that branch and the pattern's apart, and must not count a
     // run twice or miss one.
-    t.run(&[
-        "run",
-        "start",
-        "--agent",
-        "casey",
-        "--workflow",
-        "^deep-dive-",
-    ])
-    .ok();
+    t.start_run("casey", "^deep-dive-", &[]);
     t.run(&["team", "push"]).ok();
     for limit in ["1", "100"] {
         let args = [

@@ -245,12 +245,11 @@ impl LogbookServer {
                 self.call(false, move |p| {
                     let (query, now) = find_query(a)?;
                     let page = logbook::ops::team::find(p, &query)?;
-                    let shown = query.offset as u64 + page.runs.len() as u64;
                     Ok(serde_json::json!({
                         "runs": logbook::ops::team::page_json(&page, now),
                         "total": page.total,
                         "offset": query.offset,
-                        "more": page.total.saturating_sub(shown),
+                        "more": page.more(query.offset),
                     }))
                 })
                 .await

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::outputs::encode_outs;
 use super::record::{Inner, Record};
 use super::run_rows::{Fresh, remove_run, store_run};
-use super::{CorruptEntry, Kind, SyncReport, path_str, stamp_of};
+use super::{CorruptEntry, Kind, SyncReport, mtime_of, path_str};
 use crate::clock;
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
@@ -192,5 +192,5 @@ pub(super) fn stamp_now(path: &Path) -> Option<Stamp> {
 
 /// The stamp of a file from its metadata.
 pub(super) fn stamp_from(m: &fs::Metadata) -> Stamp {
-    (m.len() as i64, stamp_of(m))
+    (m.len() as i64, mtime_of(m))
 }

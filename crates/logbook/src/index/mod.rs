@@ -680,10 +680,10 @@ pub(crate) fn path_str(p: &Path) -> String {
 }
 
 pub(crate) fn mtime_ns(p: &Path) -> i64 {
-    fs::metadata(p).map_or(0, |m| stamp_of(&m))
+    fs::metadata(p).map_or(0, |m| mtime_of(&m))
 }
 
-pub(crate) fn stamp_of(m: &fs::Metadata) -> i64 {
+pub(crate) fn mtime_of(m: &fs::Metadata) -> i64 {
     m.modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())

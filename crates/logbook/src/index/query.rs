@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
+use super::apply::stamp_from;
 use super::filter::RECENT_MATCHES;
 use super::fulltext::{fts_query, snippet_of};
 use super::outputs::outputs_stamp;
-use super::{Hit, Index, Kind, Pending, control, path_str, stamp_of};
+use super::{Hit, Index, Kind, Pending, control, path_str};
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::query::{RunMatcher, RunQuery};
@@ -123,7 +124,7 @@ impl Index {
             (Ok(m), Some(stored)) => (m, stored),
             _ => return Ok(true),
         };
-        if m.len() as i64 != size || stamp_of(&m) != mtime {
+        if stamp_from(&m) != (size, mtime) {
             return Ok(true);
         }
         if !outputs {

@@ -190,31 +190,32 @@ impl Record {
 /// the file is read, so a change made after it shows as a new stamp at the
 /// next sync.
 pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> (Option<Stamp>, Option<Record>) {
-    if kind == Kind::Run {
-        return read_run(path);
-    }
-    (stamp_now(path), read_small(p, kind, path))
+    // A run's stamp comes from its open manifest; the few other files are
+    // stamped by name first.
+    let read: fn(&Project, &Path) -> Option<Record> = match kind {
+        Kind::Run => return read_run(path),
+        Kind::WorkSession => read_work_session,
+        Kind::Transcript => |_, path| read_transcript(path),
+        Kind::WorkflowState => read_workflow_state,
+    };
+    (stamp_now(path), read(p, path))
 }
 
-/// Reads a work session, transcript or workflow state file.
-fn read_small(p: &Project, kind: Kind, path: &Path) -> Option<Record> {
-    match kind {
-        Kind::Run => None,
-        Kind::WorkSession => match store::work_session::read_file(p, path) {
-            Ok(ws) => Some(Record::work_session(p, path, &ws)),
-            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => Some(Record::corrupt(e)),
-        },
-        Kind::Transcript => read_transcript(path),
-        Kind::WorkflowState => {
-            let name = path.file_name()?.to_string_lossy().into_owned();
-            let session_id = name.strip_suffix(".state.json")?.to_string();
-            match store::workflow::read_state(path) {
-                Ok(Some((state, _))) => Some(Record::workflow_state(path, &session_id, &state)),
-                Ok(None) => None,
-                Err(e) => Some(Record::corrupt(e)),
-            }
-        }
+fn read_work_session(p: &Project, path: &Path) -> Option<Record> {
+    match store::work_session::read_file(p, path) {
+        Ok(ws) => Some(Record::work_session(p, path, &ws)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Record::corrupt(e)),
+    }
+}
+
+fn read_workflow_state(_: &Project, path: &Path) -> Option<Record> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let session_id = name.strip_suffix(".state.json")?.to_string();
+    match store::workflow::read_state(path) {
+        Ok(Some((state, _))) => Some(Record::workflow_state(path, &session_id, &state)),
+        Ok(None) => None,
+        Err(e) => Some(Record::corrupt(e)),
     }
 }
 

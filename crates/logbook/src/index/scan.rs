@@ -229,7 +229,7 @@ enum Verdict {
     Gone,
 }
 
-/// A `statx` time as [`super::stamp_of`] gives it (ns since the epoch; 0
+/// A `statx` time as [`super::mtime_of`] gives it (ns since the epoch; 0
 /// before it), so stamps taken either way compare equal.
 fn stamp_ns(t: StatxTimestamp) -> i64 {
     if t.tv_sec < 0 {

@@ -110,8 +110,9 @@ pub struct Config {
     /// The team's PostgreSQL catalog (`postgres://…`), if this machine
     /// shares its records; `None` keeps everything local.
     pub team_url: Option<String>,
-    /// This machine's name in the team, stored beside every record it pushes.
-    pub origin: String,
+    /// This machine's name in the team as configured (`origin`, else
+    /// `$LOGBOOK_ORIGIN`); see [`Config::origin`].
+    origin: Option<String>,
 }
 
 impl Config {
@@ -206,8 +207,7 @@ impl Config {
         let origin = raw
             .origin
             .filter(|o| !o.trim().is_empty())
-            .or_else(|| env_value("LOGBOOK_ORIGIN"))
-            .unwrap_or_else(host_name);
+            .or_else(|| env_value("LOGBOOK_ORIGIN"));
         let default_prefix = raw
             .default_prefix
             .unwrap_or_else(|| default_of("default_prefix").into());
@@ -238,6 +238,13 @@ impl Config {
         })
     }
 
+    /// This machine's name in the team, stored beside every record it
+    /// pushes: the configured one, else the host name. Asked only by team
+    /// commands, so no other command looks the host name up.
+    pub fn origin(&self) -> String {
+        self.origin.clone().unwrap_or_else(host_name)
+    }
+
     /// `{root}/.logbook`: index, locks and default stores.
     pub fn state_dir(&self) -> PathBuf {
         self.root.join(STATE_DIR)
@@ -264,9 +271,8 @@ fn env_value(name: &str) -> Option<String> {
 }
 
 /// The machine's host name: the default origin of its records in a team.
-/// Read once per process: a long-lived server loads the configuration on
-/// every call, and where there is no `/proc` it would run `hostname` each
-/// time.
+/// Read once per process: a long-lived server asks for it on every team
+/// call, and where there is no `/proc` it would run `hostname` each time.
 fn host_name() -> String {
     static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     NAME.get_or_init(|| {

@@ -285,8 +285,7 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed<'_> {
 /// `messages` (whose place is kept, as an empty list): what the stored copy keeps
 /// every value of. The messages are held once, in the record.
 pub fn read_file_raw(path: &Path) -> Result<(Transcript, Value)> {
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut store::open_record_file(path, "transcript")?, &mut text)
+    let text = std::io::read_to_string(store::open_record_file(path, "transcript")?)
         .map_err(|e| Error::io(path, e))?;
     parse_raw(path, &text)
 }

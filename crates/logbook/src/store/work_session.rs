@@ -47,8 +47,8 @@ pub fn read_file(p: &Project, path: &Path) -> Result<WorkSession> {
 /// Reads one session file as it is (no configured defaults), with the raw
 /// value a rewrite keeps what it does not change of.
 pub fn read_raw(path: &Path) -> Result<(WorkSession, Value)> {
-    let text = store::read_optional(path, "work session")?
-        .ok_or_else(|| Error::io(path, std::io::ErrorKind::NotFound.into()))?;
+    let text = std::io::read_to_string(store::open_record_file(path, "work session")?)
+        .map_err(|e| Error::io(path, e))?;
     let raw = text::parse_yaml_raw(path, "work session", &text)?;
     // Before the record: a count too large is its own error, naming the field.
     check_token_counts(path, &raw)?;

@@ -167,7 +167,7 @@ fn read_folder<'s>(
     at: Folder<'_>,
     manifest_temp: &str,
     scratch: &'s mut Scratch,
-) -> Option<(std::result::Result<Option<&'s str>, String>, bool)> {
+) -> Option<(Result<Option<&'s str>>, bool)> {
     let fd = open_dir(at.runs?, at.name.as_os_str()).ok()?;
     let mut temp = false;
     // What the listing says the manifest is: a regular file needs no `stat`.
@@ -199,7 +199,7 @@ fn read_folder<'s>(
     ) {
         Ok(f) => std::fs::File::from(f),
         Err(rustix::io::Errno::NOENT) => return Some((Ok(None), temp)),
-        Err(e) => return Some((Err(Error::io(path(), e.into()).to_string()), temp)),
+        Err(e) => return Some((Err(Error::io(path(), e.into())), temp)),
     };
     // Only a regular file is read: a device would be read without end. The
     // listing's type answers for nearly every folder; a symlink, or a file
@@ -208,11 +208,14 @@ fn read_folder<'s>(
         match file.metadata() {
             Ok(m) if m.is_file() => {}
             Ok(m) => {
-                let found = store::fs::describe_file_type(m.file_type());
-                let reason = format!("{}: {found}, not a regular file", path().display());
-                return Some((Err(reason), temp));
+                let e = Error::NotARegularFile {
+                    what: "manifest",
+                    path: path(),
+                    found: store::fs::describe_file_type(m.file_type()),
+                };
+                return Some((Err(e), temp));
             }
-            Err(e) => return Some((Err(Error::io(path(), e).to_string()), temp)),
+            Err(e) => return Some((Err(Error::io(path(), e)), temp)),
         }
     }
     scratch.text.clear();
@@ -220,7 +223,7 @@ fn read_folder<'s>(
     // and position (a `statx` and an `lseek` per manifest) to size a
     // buffer this one already has.
     if let Err(e) = file.take(u64::MAX).read_to_end(&mut scratch.text) {
-        return Some((Err(Error::io(path(), e).to_string()), temp));
+        return Some((Err(Error::io(path(), e)), temp));
     }
     let text = std::str::from_utf8(&scratch.text).map_err(|_| {
         // What `read_to_string` says of such a file.
@@ -231,9 +234,17 @@ fn read_folder<'s>(
                 "stream did not contain valid UTF-8",
             ),
         )
-        .to_string()
     });
     Some((text.map(Some), temp))
+}
+
+/// Why a manifest could not be read, for its finding (which names the
+/// path itself).
+fn unreadable(e: &Error) -> String {
+    match e {
+        Error::NotARegularFile { found, .. } => format!("{found}, not a regular file"),
+        e => e.to_string(),
+    }
 }
 
 /// Every check of one run folder. Returns whether it held a manifest (a
@@ -252,13 +263,11 @@ fn check_folder(
     let manifest_temp = format!(".{MANIFEST_FILE}.");
     let owned;
     let (read, temp) = match read_folder(at, &manifest_temp, scratch) {
-        Some(found) => found,
+        Some((read, temp)) => (read.map_err(|e| unreadable(&e)), temp),
         None => {
-            owned = store::read_optional(&path, "manifest").map_err(|e| e.to_string());
-            (
-                owned.as_ref().map(|t| t.as_deref()).map_err(Clone::clone),
-                true,
-            )
+            owned = store::read_optional(&path, "manifest");
+            let read = owned.as_ref().map(|t| t.as_deref());
+            (read.map_err(unreadable), true)
         }
     };
     let corrupt = |reason: String| Finding {

@@ -49,10 +49,16 @@ pub struct Page {
 impl Page {
     /// How many matching runs come after this page.
     pub fn more(&self, offset: usize) -> u64 {
-        self.total
-            .saturating_sub(offset as u64)
-            .saturating_sub(self.hits.len() as u64)
+        more_after(self.total, offset, self.hits.len())
     }
+}
+
+/// How many of `total` matching runs come after a page of `shown` runs at
+/// `offset`: what every listing's "N more" says (local, team, streamed).
+pub fn more_after(total: u64, offset: usize, shown: usize) -> u64 {
+    total
+        .saturating_sub(offset as u64)
+        .saturating_sub(shown as u64)
 }
 
 /// [`find`] as `logbook find` pages it: [`DEFAULT_PAGE`] runs when `query`

@@ -123,7 +123,7 @@ pub fn status(p: &Project) -> Result<TeamStatus> {
     let Some(url) = p.config.team_url.as_deref() else {
         return Ok(TeamStatus {
             server: None,
-            origin: p.config.origin.clone(),
+            origin: p.config.origin(),
             backlog: 0,
             last_push: None,
             last_error: None,
@@ -135,7 +135,7 @@ pub fn status(p: &Project) -> Result<TeamStatus> {
     let index = Index::open(p)?;
     let mut status = TeamStatus {
         server: Some(redact(url)),
-        origin: p.config.origin.clone(),
+        origin: p.config.origin(),
         backlog: index.outbox_len()?,
         last_push: index.team_note("last_push")?,
         last_error: index.team_note("last_error")?,

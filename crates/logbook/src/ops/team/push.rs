@@ -60,9 +60,10 @@ fn push_within(
     let total = index.outbox_len()?;
     let result = (|| {
         let catalog = connector()?.connect(url, timeout)?;
+        let origin = p.config.origin();
         let mut report = PushReport {
             server: catalog.server(),
-            origin: p.config.origin.clone(),
+            origin: origin.clone(),
             ..PushReport::default()
         };
         if let Some(f) = progress {
@@ -100,9 +101,9 @@ fn push_within(
                     unchanged,
                     deleted,
                 } = if bulk {
-                    push_lanes(catalog.as_ref(), &p.config.origin, batch)?
+                    push_lanes(catalog.as_ref(), &origin, batch)?
                 } else {
-                    catalog.push(&p.config.origin, &batch, false)?
+                    catalog.push(&origin, &batch, false)?
                 };
                 index.outbox_done(&done)?;
                 report.pushed += done.len() as u64;
@@ -125,7 +126,7 @@ fn push_within(
             && index.outbox_len()? == 0
             && stop_at.is_none_or(|t| Instant::now() < t)
         {
-            report.deleted += catalog.reconcile(&p.config.origin, &|| index.live_ids())?;
+            report.deleted += catalog.reconcile(&origin, &|| index.live_ids())?;
             index.reconciled(&due)?;
         }
         // Only an explicit push: a write's background one has a deadline

@@ -63,6 +63,13 @@ pub struct TeamPage {
     pub total: u64,
 }
 
+impl TeamPage {
+    /// How many matching runs come after this page.
+    pub fn more(&self, offset: usize) -> u64 {
+        crate::ops::run::more_after(self.total, offset, self.runs.len())
+    }
+}
+
 /// `find --team`: runs of every machine matching `query`, newest first
 /// (text matches too: the catalog keeps each run's words, not the counts
 /// a rank needs), [`DEFAULT_PAGE`] unless the query sets a limit.
@@ -335,7 +342,7 @@ pub fn output_text(p: &Project, run_id: &str, file: &str) -> Result<Option<(Stri
 /// Whether `path` is on this machine's side: team answers name folders on
 /// other machines, which must not be opened here.
 pub fn is_local(p: &Project, origin: &str, path: &Path) -> bool {
-    origin == p.config.origin && path.starts_with(&p.config.agent_outputs_folder)
+    path.starts_with(&p.config.agent_outputs_folder) && origin == p.config.origin()
 }
 
 /// A run for the team viewer: this machine's own when it has the run, else
@@ -343,7 +350,7 @@ pub fn is_local(p: &Project, origin: &str, path: &Path) -> bool {
 pub fn show(p: &Project, id: &RunId) -> Result<OriginRun> {
     if let Ok(run) = crate::ops::run::show(p, id.as_str()) {
         return Ok(OriginRun {
-            origin: p.config.origin.clone(),
+            origin: p.config.origin(),
             run,
         });
     }
