@@ -68,18 +68,7 @@ pub(crate) fn snippet_html(snippet: &str) -> String {
     out
 }
 
-/// Thousands separated by commas.
-pub(crate) fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub(crate) use logbook::model::naming::thousands;
 
 /// A byte count for people.
 pub(crate) fn size(n: u64) -> String {

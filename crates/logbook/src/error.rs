@@ -131,6 +131,14 @@ pub enum Error {
     #[error("no active work session")]
     NoActiveSession,
 
+    /// `resume` without an id found no active session and several paused
+    /// ones, and will not guess which to resume.
+    #[error("no active work session, and {} are paused", ids.len())]
+    SeveralPaused {
+        /// The paused sessions, most recently updated first.
+        ids: Vec<String>,
+    },
+
     /// `start` was asked while another work session is active.
     #[error("work session {id} is active")]
     SessionActive {
@@ -352,6 +360,7 @@ impl Error {
                 ..
             } => ErrorKind::NotFound,
             Error::SessionActive { .. }
+            | Error::SeveralPaused { .. }
             | Error::SessionClosed { .. }
             | Error::RunFinished { .. }
             | Error::NoInvocationInProgress { .. }
@@ -387,8 +396,15 @@ impl Error {
                 "check that this is the file you meant; Logbook reads files of that kind only up to this size".into()
             }
             Error::NoActiveSession => {
-                "start one with `logbook start`, or name one by its id (`--session ID`, or `logbook status ID`; `logbook list` shows them)".into()
+                "start one with `logbook start`, or resume a paused one with `logbook resume ID` (`logbook list` shows them)".into()
             }
+            Error::SeveralPaused { ids } => format!(
+                "resume one by its id: {}",
+                ids.iter()
+                    .map(|id| format!("`logbook resume {id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Error::SessionActive { .. } => {
                 "close it first (`logbook close`) or pass --yes to close it and start the new one"
                     .into()

@@ -241,7 +241,7 @@ pub(crate) fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
 
 pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let p = &ctx.project;
-    if a.id.is_none() && ws::active(p)?.is_none() {
+    if a.id.is_none() && ws::active(p)?.is_none() && ws::paused(p)?.is_empty() {
         if ask("No active session. Start new?")? == Some(true) {
             return start(
                 ctx,

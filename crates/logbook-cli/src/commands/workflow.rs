@@ -391,12 +391,15 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             ", nothing recorded yet"
         }
     );
-    let since = s
-        .mode_history
-        .last()
-        .map(|m| clock::display(&m.timestamp))
-        .unwrap_or_default();
-    let _ = writeln!(out, "Mode:      {} (since {since})", s.current_mode);
+    match s.mode_history.last() {
+        Some(m) => {
+            let since = clock::display(&m.timestamp);
+            let _ = writeln!(out, "Mode:      {} (since {since})", s.current_mode);
+        }
+        None => {
+            let _ = writeln!(out, "Mode:      {}", s.current_mode);
+        }
+    }
     let Some(w) = &s.orchestrator_workflow else {
         let _ = writeln!(
             out,
@@ -458,6 +461,9 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
                 "  {} {} ({:.2}): {}",
                 v.agent, v.decision, v.confidence, v.reasoning
             );
+            for (label, items) in v.terms() {
+                let _ = writeln!(out, "      {label}: {}", items.join("; "));
+            }
         }
     }
     if !w.pending_handoffs.is_empty() {

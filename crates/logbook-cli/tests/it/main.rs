@@ -17,6 +17,7 @@ mod readme;
 mod runs;
 mod runs_hardening;
 mod scale;
+mod seed_fidelity;
 mod serve;
 mod session;
 mod snapshots;

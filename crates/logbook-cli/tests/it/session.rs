@@ -994,7 +994,7 @@ fn dates_and_the_id_month_are_local() {
 fn hints_name_the_flags_and_yaml_errors_name_no_rust_types() {
     let t = TestProject::new();
     let e = t.run(&["note", "x"]);
-    assert!(e.err().contains("`--session ID`"), "{e:?}");
+    assert!(e.err().contains("`logbook resume ID`"), "{e:?}");
     t.json(&["start", "--client", "ACME", "--project", "B"]);
     let e = t.run(&["usage"]);
     let err = e.usage();

@@ -689,6 +689,7 @@ fn workflow_commands() {
       [architectural] Files are the truth — architect [UUID]
     Verdicts:
       critic conditional (0.80): Sound, if the index stays derived
+          conditions: Index can be deleted
     Pending handoffs:
       architect → implementer: Ready to build
       implementer → qa: Test it
@@ -732,6 +733,7 @@ fn workflow_commands() {
       [architectural] Files are the truth — architect [UUID]
     Verdicts:
       critic conditional (0.80): Sound, if the index stays derived
+          conditions: Index can be deleted
     ");
     assert_snapshot!(human(&t, &["workflow", "show", "--full"]), @"
     Workflow state of SES202503-ACME-FLOW  (version 29)
@@ -755,6 +757,7 @@ fn workflow_commands() {
       [architectural] Files are the truth — architect [UUID]
     Verdicts:
       critic conditional (0.80): Sound, if the index stays derived
+          conditions: Index can be deleted
     ");
 }
 
@@ -858,11 +861,11 @@ fn typical_errors() {
     // No active work session.
     assert_snapshot!(
         failure(&t, 1, &["status"]),
-        @"error: no active work session; start one with `logbook start`, or name one by its id (`--session ID`, or `logbook status ID`; `logbook list` shows them)"
+        @"error: no active work session; start one with `logbook start`, or resume a paused one with `logbook resume ID` (`logbook list` shows them)"
     );
     assert_snapshot!(
         failure(&t, 1, &["note", "nowhere to go"]),
-        @"error: no active work session; start one with `logbook start`, or name one by its id (`--session ID`, or `logbook status ID`; `logbook list` shows them)"
+        @"error: no active work session; start one with `logbook start`, or resume a paused one with `logbook resume ID` (`logbook list` shows them)"
     );
     // Unknown and malformed run ids.
     assert_snapshot!(

@@ -132,7 +132,9 @@ impl WorkSessionId {
 }
 
 /// A transcript's id: a hyphenated UUID, held in lowercase so two spellings
-/// of one UUID are one transcript. Its last 8 characters name the file.
+/// of one UUID are one transcript, or an id of the seed's own engine before
+/// it used UUIDs (`session_1700000000_abc12345`), kept as written. Its short
+/// id names the file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct TranscriptId(String);
@@ -142,11 +144,13 @@ impl TranscriptId {
     pub fn parse(id: &str) -> Result<TranscriptId> {
         if is_hyphenated_uuid(id) {
             Ok(TranscriptId(id.to_ascii_lowercase()))
+        } else if legacy_parts(id).is_some() {
+            Ok(TranscriptId(id.to_string()))
         } else {
             Err(Error::invalid(
                 "transcript id",
                 id,
-                "expected a UUID such as 6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f",
+                "expected a UUID such as 6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f (or a seed-003 id such as session_1700000000_abc12345)",
             ))
         }
     }
@@ -168,10 +172,36 @@ impl TranscriptId {
     }
 }
 
-/// The last 8 characters of an id.
+/// The part of an id that names its file, as seed 003's
+/// `getSessionFilePath` takes it: the third `_`-separated part of a legacy
+/// id, else the last 8 characters.
 pub fn short_id(id: &str) -> &str {
+    if let Some((_, _, random)) = legacy_parts(id) {
+        return random;
+    }
     let start = id.char_indices().rev().nth(7).map_or(0, |(i, _)| i);
     &id[start..]
+}
+
+/// The three parts of a legacy transcript id `{word}_{digits}_{alnum}`
+/// (the seed engine's `session_{Date.now()}_{random}`), or `None`. Every
+/// part is plain ASCII, so the id is safe in a file name.
+fn legacy_parts(id: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = id.split('_');
+    let (word, digits, random) = (parts.next()?, parts.next()?, parts.next()?);
+    let ok = parts.next().is_none()
+        && (1..=32).contains(&word.len())
+        && word.bytes().all(|b| b.is_ascii_lowercase())
+        && (1..=20).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (1..=64).contains(&random.len())
+        && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    ok.then_some((word, digits, random))
+}
+
+/// Whether `id` is a legacy seed-003 transcript id rather than a UUID.
+pub fn is_legacy_transcript_id(id: &str) -> bool {
+    legacy_parts(id).is_some()
 }
 
 /// The shortest id prefix commands accept in place of a whole UUID (as `git`
@@ -181,7 +211,7 @@ pub const MIN_PREFIX: usize = 8;
 /// How a run or transcript id argument names its record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdArg {
-    /// A whole UUID, lowercased.
+    /// A whole id: a UUID, lowercased, or a legacy transcript id as given.
     Full(String),
     /// The start of one (at least [`MIN_PREFIX`] characters), lowercased.
     Prefix(String),
@@ -195,6 +225,9 @@ impl IdArg {
         let t = text.trim();
         if is_hyphenated_uuid(t) {
             return Ok(IdArg::Full(t.to_ascii_lowercase()));
+        }
+        if legacy_parts(t).is_some() {
+            return Ok(IdArg::Full(t.to_string()));
         }
         let hexish = t.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
         if hexish && t.len() >= MIN_PREFIX && t.len() < 36 && !t.starts_with('-') {
@@ -361,5 +394,31 @@ mod tests {
             id
         );
         assert_eq!(short_id("abc"), "abc");
+    }
+
+    #[test]
+    fn legacy_transcript_ids() {
+        let id = TranscriptId::parse("session_1700000000_abc12345").unwrap();
+        assert_eq!(id.as_str(), "session_1700000000_abc12345");
+        assert_eq!(id.short(), "abc12345");
+        assert_eq!(
+            short_id("session_1700000000_xyz"),
+            "xyz",
+            "the seed's split, not 8 chars"
+        );
+        assert_eq!(
+            IdArg::parse("transcript id", "session_1700000000_abc12345", "").unwrap(),
+            IdArg::Full("session_1700000000_abc12345".into())
+        );
+        for bad in [
+            "session_1700000000_abc/345",
+            "session_17x_abc12345",
+            "session_1700000000_abc_12345",
+            "../_1_a",
+            "Session_1_a",
+            "session__abc",
+        ] {
+            assert!(TranscriptId::parse(bad).is_err(), "{bad}");
+        }
     }
 }

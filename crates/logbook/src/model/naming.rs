@@ -176,6 +176,20 @@ pub fn truncate(s: &str) -> String {
     out
 }
 
+/// `190000` → `190,000`: how every face and every summary prints a count
+/// of tokens, as the seed's reports do.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The first line of `text` in at most `max` characters for a one-line
 /// listing (a prompt, a message), cut between words with `…` where text was
 /// left out (never inside a word or a UTF-8 character; a single word longer

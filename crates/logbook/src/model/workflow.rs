@@ -359,6 +359,24 @@ pub struct Verdict {
     pub extra: Map<String, Value>,
 }
 
+impl Verdict {
+    /// The conditions and blockers that are not empty, each with its label:
+    /// what every place that prints a verdict shows after its reasoning.
+    pub fn terms(&self) -> impl Iterator<Item = (&'static str, &[String])> {
+        [
+            ("conditions", &self.conditions),
+            ("blockers", &self.blockers),
+        ]
+        .into_iter()
+        .filter_map(|(label, items)| {
+            items
+                .as_deref()
+                .filter(|i| !i.is_empty())
+                .map(|i| (label, i))
+        })
+    }
+}
+
 /// Work handed from one agent to another, pending until the target is invoked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

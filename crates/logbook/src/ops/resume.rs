@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use crate::error::Result;
 use crate::model::ids::RunId;
+use crate::model::naming::thousands;
 use crate::model::work_session::WorkSession;
 use crate::ops::{work_session, workflow};
 use crate::store::{self, Project};
@@ -91,12 +92,12 @@ fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
     let _ = writeln!(
         out,
         "Tokens: {} of {} used ({:.0}%, {}), peak {}, {} saved by isolated agents",
-        t.current,
-        t.max,
+        thousands(t.current),
+        thousands(t.max),
         ws.percentage(),
         ws.indicator().as_str(),
-        t.peak,
-        t.saved
+        thousands(t.peak),
+        thousands(t.saved)
     );
     if !ws.milestones.is_empty() {
         let _ = writeln!(out, "\n## Milestones");
@@ -241,7 +242,7 @@ fn workflow_part(out: &mut String, s: &crate::model::workflow::SessionState, det
         let _ = writeln!(out, "\n### Verdicts");
         let skip = w.verdicts.len().saturating_sub(detail.take(5));
         for v in w.verdicts.iter().skip(skip) {
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "- {} {} ({:.2}): {}",
                 v.agent,
@@ -249,6 +250,11 @@ fn workflow_part(out: &mut String, s: &crate::model::workflow::SessionState, det
                 v.confidence,
                 one_line(&v.reasoning)
             );
+            for (label, items) in v.terms() {
+                let items: Vec<String> = items.iter().map(|i| one_line(i)).collect();
+                let _ = write!(out, "; {label}: {}", items.join(", "));
+            }
+            out.push('\n');
         }
     }
 }

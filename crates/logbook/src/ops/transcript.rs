@@ -203,6 +203,7 @@ fn save_as(
         run::record_conversation(
             p,
             &run_id,
+            id.as_str(),
             transcript.first_user_text(),
             transcript.messages.len() as u64,
         )?;

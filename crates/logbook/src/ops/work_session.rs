@@ -303,9 +303,30 @@ fn archive(p: &Project, id: &WorkSessionId, ws: &WorkSession) -> Result<()> {
 /// becomes active (the previously active one is paused).
 pub fn resume(p: &Project, id: Option<&str>) -> Result<WorkSession> {
     match id {
-        None => get(p, None),
         Some(id) => switch(p, id),
+        None if active_id(p)?.is_some() => get(p, None),
+        // `pause` then `resume` is the seed's own pair: with nothing active,
+        // the one paused session is the one meant; with several, guessing
+        // would resume the wrong client's work.
+        None => match paused(p)?.as_slice() {
+            [] => Err(Error::NoActiveSession),
+            [only] => switch(p, only),
+            several => Err(Error::SeveralPaused {
+                ids: several.to_vec(),
+            }),
+        },
     }
+}
+
+/// The ids of the paused sessions, most recently updated first: what a
+/// bare `resume` chooses from.
+pub fn paused(p: &Project) -> Result<Vec<String>> {
+    Ok(list(p)?
+        .sessions
+        .into_iter()
+        .filter(|ws| ws.status == SessionStatus::Paused)
+        .map(|ws| ws.session_id)
+        .collect())
 }
 
 /// Saves and pauses the active session, then activates `id`.
@@ -654,6 +675,30 @@ pub fn finish_agent(
     output_file: Option<&str>,
     outcome: AgentOutcome,
 ) -> Result<WorkSession> {
+    finish_agent_with(p, id, agent_id, Some(tokens), output_file, outcome)
+}
+
+/// Completes the entry of a run that `run start` added to session
+/// `session` when the run finishes; `tokens` replaces the entry's figure
+/// only when the run's transcript measured one.
+pub fn complete_spawned(
+    p: &Project,
+    session: &str,
+    run_id: &str,
+    tokens: Option<u64>,
+    outcome: AgentOutcome,
+) -> Result<WorkSession> {
+    finish_agent_with(p, Some(session), run_id, tokens, None, outcome)
+}
+
+fn finish_agent_with(
+    p: &Project,
+    id: Option<&str>,
+    agent_id: &str,
+    tokens: Option<u64>,
+    output_file: Option<&str>,
+    outcome: AgentOutcome,
+) -> Result<WorkSession> {
     Ok(update(p, id, |ws| {
         let session_id = ws.session_id.clone();
         let agent = ws
@@ -667,8 +712,8 @@ pub fn finish_agent(
                     &format!("`logbook status {session_id}` lists the agents spawned"),
                 )
             })?;
-        let tokens = check_count("agent done --tokens", tokens)?;
         let before = agent.tokens_used;
+        let tokens = check_count("agent done --tokens", tokens.unwrap_or(before))?;
         agent.tokens_used = tokens;
         agent.completed = Some(clock::now_string());
         agent.status = Some(outcome.to_string());

@@ -524,7 +524,10 @@ pub struct Identity {
 /// - Codex: `session_meta`'s id, else the UUID that ends the file name.
 pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) -> Option<Identity> {
     let stem = path.file_stem()?.to_string_lossy();
-    let is_uuid = |s: &str| crate::model::ids::TranscriptId::parse(s).is_ok();
+    let is_uuid = |s: &str| {
+        crate::model::ids::TranscriptId::parse(s).is_ok()
+            && !crate::model::ids::is_legacy_transcript_id(s)
+    };
     match format {
         Format::ClaudeCode => {
             let in_subagents = path

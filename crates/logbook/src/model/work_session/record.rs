@@ -233,5 +233,7 @@ string_enum! {
         Completed = "completed",
         /// It did not.
         Failed = "failed",
+        /// Its run was stopped before it was done (`run finish --status cancelled`).
+        Cancelled = "cancelled",
     }
 }

@@ -2,6 +2,7 @@
 //! and the workflow's blocked-or-failed rule behind the red indicator.
 
 use super::record::WorkSession;
+use crate::model::naming::thousands;
 use crate::model::workflow::{AgentInvocation, InvocationStatus, SessionState};
 
 /// The seed's context summary (key decisions, outcomes, next steps) from
@@ -48,7 +49,7 @@ pub fn compose_summary(ws: &WorkSession, state: Option<&SessionState>) -> String
         outcomes.push(format!(
             "Agents spawned: {} ({} tokens kept out of the main context)",
             ws.agents_spawned.len(),
-            ws.tokens.saved
+            thousands(ws.tokens.saved)
         ));
     }
     if let Some(wf) = wf {
@@ -97,10 +98,8 @@ pub fn compose_summary(ws: &WorkSession, state: Option<&SessionState>) -> String
                 if !v.reasoning.trim().is_empty() {
                     line.push_str(&format!(": {}", first_line(&v.reasoning)));
                 }
-                for (label, items) in [("conditions", &v.conditions), ("blockers", &v.blockers)] {
-                    if let Some(items) = items.as_ref().filter(|i| !i.is_empty()) {
-                        line.push_str(&format!("; {label}: {}", items.join(", ")));
-                    }
+                for (label, items) in v.terms() {
+                    line.push_str(&format!("; {label}: {}", items.join(", ")));
                 }
                 line
             })

@@ -17,6 +17,7 @@ use crate::model::ids::RunId;
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
 };
+use crate::model::work_session::AgentOutcome;
 use crate::model::{naming, text};
 use crate::ops::{work_session, write_through};
 use crate::store::{self, Project, variables};
@@ -269,10 +270,17 @@ fn refresh_display(m: &mut Manifest, now: Timestamp) {
 pub fn record_conversation(
     p: &Project,
     id: &RunId,
+    transcript: &str,
     user_summary: Option<String>,
     message_count: u64,
 ) -> Result<Run> {
     Ok(update(p, id, |run| {
+        // Named in the manifest so that `finish` finds the run's measured
+        // tokens without reading every transcript.
+        run.manifest
+            .metadata
+            .get_or_insert_with(Map::new)
+            .insert(TRANSCRIPT_KEY.into(), Value::String(transcript.into()));
         if let Some(s) = user_summary {
             run.manifest.user_summary = Some(naming::truncate(&s));
         }
@@ -311,15 +319,57 @@ pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
             "a run finishes as completed, failed or cancelled",
         ));
     }
-    Ok(update(p, &id, |run| {
+    let (run, ()) = update(p, &id, |run| {
         if run.manifest.execution.status != RunStatus::Running {
             return Err(finished(run, false));
         }
         run.manifest.execution.status = status;
         run.manifest.execution.completed_at = Some(clock::now_string());
         Ok(())
-    })?
-    .0)
+    })?;
+    // The run is finished whatever happens to its work session's entry; a
+    // failure there is told, not raised. Taken after the run's lock is let
+    // go: the session's lock comes before a run's, never inside it.
+    if let Err(e) = complete_spawned(p, &run) {
+        crate::notice::push(format!(
+            "run {} finished, but its entry in the work session's agents_spawned was not completed: {e}",
+            run.id
+        ));
+    }
+    Ok(run)
+}
+
+/// The manifest metadata key naming the transcript of the run's own
+/// conversation (set when a transcript names the run in `runId`).
+const TRANSCRIPT_KEY: &str = "transcript";
+
+/// Completes the `agents_spawned` entry `start` made for `run` in its work
+/// session, as seed 002 readers expect of a finished agent: `completed`,
+/// `status`, and `tokens_used` measured from its transcript where it has one
+/// (else the figure already there stays). A closed session is read-only and
+/// is left as it was.
+fn complete_spawned(p: &Project, run: &Run) -> Result<()> {
+    let metadata = run.manifest.metadata.as_ref();
+    let Some(session) = metadata
+        .and_then(|m| m.get("work_session"))
+        .and_then(Value::as_str)
+    else {
+        return Ok(());
+    };
+    let tokens = metadata
+        .and_then(|m| m.get(TRANSCRIPT_KEY))
+        .and_then(Value::as_str)
+        .and_then(|t| crate::ops::transcript::measured(p, t).ok())
+        .map(|m| m.peak_total_tokens);
+    let outcome = match run.manifest.execution.status {
+        RunStatus::Completed => AgentOutcome::Completed,
+        RunStatus::Cancelled => AgentOutcome::Cancelled,
+        _ => AgentOutcome::Failed,
+    };
+    match work_session::complete_spawned(p, session, run.id.as_str(), tokens, outcome) {
+        Err(Error::SessionClosed { .. }) => Ok(()),
+        other => other.map(drop),
+    }
 }
 
 /// Adds `related` to run `id`'s `related_sessions` (both must exist). Only
