@@ -26,6 +26,16 @@ pub enum ErrorKind {
     Environment,
 }
 
+/// Who a hint is worded for: the same error names a shell command to a
+/// person at the CLI and a tool to an agent over MCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Face {
+    /// The `logbook` command (and the web viewer, whose readers use it).
+    Cli,
+    /// An agent calling the MCP server's tools.
+    Mcp,
+}
+
 /// Everything that can go wrong in Logbook, each variant carrying what a
 /// person needs to act on it.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +79,18 @@ pub enum Error {
         value: String,
         /// What is allowed instead.
         reason: String,
+    },
+
+    /// Free text sent by a caller (a note, a prompt, a summary…) is longer
+    /// than one field may be, so no caller can grow a record without bound.
+    #[error("{field} is {len} bytes long, above the limit of {} per field", human_bytes(*limit as u64))]
+    TextTooLong {
+        /// The field or option that carried the text.
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        limit: usize,
     },
 
     /// A record named by id does not exist.
@@ -344,7 +366,11 @@ impl Error {
             | Error::LineageCycle { .. }
             | Error::NotARegularFile { .. }
             | Error::FileTooLarge { .. }
+            | Error::TextTooLong { .. }
             | Error::IdTooLong { .. } => ErrorKind::Invalid,
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorKind::NotFound
+            }
             Error::NotFound { .. }
             | Error::NoActiveSession
             | Error::MilestoneNotFound {
@@ -369,8 +395,62 @@ impl Error {
         }
     }
 
-    /// What the person should do next, when there is something to say.
+    /// What the person should do next, when there is something to say,
+    /// worded for the command line.
     pub fn hint(&self) -> Option<String> {
+        self.hint_for(Face::Cli)
+    }
+
+    /// What to do next, worded for `face`: an agent over MCP is told which
+    /// tool to call where a person at the CLI is told which command to run.
+    pub fn hint_for(&self, face: Face) -> Option<String> {
+        if face == Face::Mcp
+            && let Some(text) = self.mcp_hint()
+        {
+            return Some(text);
+        }
+        self.cli_hint()
+    }
+
+    /// The hints whose CLI wording names a command an agent cannot call.
+    fn mcp_hint(&self) -> Option<String> {
+        let text = match self {
+            Error::TextTooLong { .. } => {
+                "shorten it; a long text belongs in a file in the run's folder, registered with run_register_output".into()
+            }
+            Error::NotFound { kind: "run", .. } => "find_runs lists the runs there are".into(),
+            Error::NotFound {
+                kind: "work session",
+                ..
+            } => "session_list lists the work sessions".into(),
+            Error::NotFound {
+                kind: "transcript", ..
+            } => "transcript_list lists the transcripts".into(),
+            Error::NoActiveSession => {
+                "start one with session_start, or name one by its id (session_id; session_list shows them)".into()
+            }
+            Error::SessionActive { .. } => {
+                "close it first (session_close), or call session_start with yes: true to close it and start the new one".into()
+            }
+            Error::SessionClosed { .. } => "start a new one with session_start".into(),
+            Error::LockTimeout { .. } => {
+                "another logbook holds the lock; retry the call in a moment".into()
+            }
+            Error::Conflict { .. } => {
+                "read the state again (workflow_state) and retry with its version".into()
+            }
+            Error::RunFinished {
+                registering: true, ..
+            } => "outputs can only be registered while it is running (start a new run with run_start, or link one with run_link)".into(),
+            Error::NoInvocationInProgress { .. } => {
+                "record one first with workflow_invoke".into()
+            }
+            _ => return None,
+        };
+        Some(text)
+    }
+
+    fn cli_hint(&self) -> Option<String> {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::Team { hint, .. } if !hint.is_empty() => hint.clone(),
@@ -445,7 +525,14 @@ impl Error {
             Error::Corrupt { .. } => {
                 "fix the file or move it aside (`logbook doctor` lists every problem)".into()
             }
-            Error::Index { .. } => "`logbook index rebuild` recreates it from the files".into(),
+            Error::TextTooLong { .. } => {
+                "shorten it; a long text belongs in a file in the run's folder, registered with `logbook run output`".into()
+            }
+            // Only a damaged database is worth rebuilding: a query SQLite
+            // refused says nothing about the index's health.
+            Error::Index { corrupt: true, .. } => {
+                "`logbook index rebuild` recreates it from the files".into()
+            }
             _ => return None,
         };
         Some(text)
