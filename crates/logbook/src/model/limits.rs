@@ -20,7 +20,10 @@ pub fn bounded_each<S: AsRef<str>>(field: &'static str, values: &[S]) -> Result<
 
 /// [`bounded`] for structured context an agent sends (a JSON object), by
 /// the length of its JSON text.
-pub fn bounded_json(field: &'static str, value: &serde_json::Map<String, serde_json::Value>) -> Result<()> {
+pub fn bounded_json(
+    field: &'static str,
+    value: &serde_json::Map<String, serde_json::Value>,
+) -> Result<()> {
     within(field, serde_json::to_string(value).map_or(0, |t| t.len()))
 }
 

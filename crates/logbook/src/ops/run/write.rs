@@ -14,10 +14,10 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::RunId;
+use crate::model::limits::{bounded, bounded_each};
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
 };
-use crate::model::limits::{bounded, bounded_each};
 use crate::model::{naming, text};
 use crate::ops::{work_session, write_through};
 use crate::store::{self, Project, variables};
@@ -75,7 +75,10 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
     ] {
         bounded(field, value.as_deref().unwrap_or_default())?;
     }
-    bounded_each("input", &opts.inputs.iter().map(|(_, v)| v).collect::<Vec<_>>())?;
+    bounded_each(
+        "input",
+        &opts.inputs.iter().map(|(_, v)| v).collect::<Vec<_>>(),
+    )?;
     bounded_each("tag", &opts.tags)?;
     let id = RunId::new_v4();
     let folder = store::run::folder(p, &id);
