@@ -24,4 +24,5 @@ mod team;
 mod team_parity;
 mod transcript;
 mod transcript_text;
+mod validation;
 mod workflow;

@@ -27,6 +27,19 @@ pub fn bounded_json(
     within(field, serde_json::to_string(value).map_or(0, |t| t.len()))
 }
 
+/// The longest start of `s` of at most `max` bytes that ends on a
+/// character boundary.
+pub fn cut_at(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 fn within(field: &'static str, len: usize) -> Result<()> {
     if len > MAX_TEXT_FIELD {
         return Err(Error::TextTooLong {
