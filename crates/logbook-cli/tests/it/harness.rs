@@ -10,6 +10,13 @@ pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_logbook")
 }
 
+/// An error's own sentence, without `error: ` and the hint after `; `:
+/// what every face says the same way (each words its own hint).
+pub(crate) fn sentence(message: &str) -> &str {
+    let message = message.trim_end().trim_start_matches("error: ");
+    message.split("; ").next().unwrap_or(message)
+}
+
 /// A temp project root; removed when dropped.
 pub(crate) struct TestProject {
     pub(crate) dir: tempfile::TempDir,

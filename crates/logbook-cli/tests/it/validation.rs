@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::harness::TestProject;
+use crate::harness::{TestProject, sentence};
 use crate::mcp::Mcp;
 
 const UNKNOWN_RUN: &str = "0b7e4c52-3f1a-4d8e-9c6b-2a5f8e1d7c30";
@@ -16,13 +16,6 @@ fn project() -> TestProject {
     let mut t = TestProject::new();
     t.now = Some("2025-10-06T17:09:00.000Z".into());
     t
-}
-
-/// The error's own sentence: what every face prints first, before a hint
-/// worded for that face.
-fn first_part(message: &str) -> &str {
-    let message = message.trim_end().trim_start_matches("error: ");
-    message.split("; ").next().unwrap_or(message)
 }
 
 #[test]
@@ -91,7 +84,7 @@ fn bad_query_values_get_the_same_first_line_from_the_cli_and_mcp() {
         ("--offset", TOO_LARGE, "offset"),
     ] {
         let cli = t.run(&["find", option, value]);
-        let cli = first_part(cli.err());
+        let cli = sentence(cli.err());
         assert!(
             cli.starts_with(&format!("invalid {field} \"{value}\"")),
             "{cli}"
@@ -101,7 +94,7 @@ fn bad_query_values_get_the_same_first_line_from_the_cli_and_mcp() {
             _ => json!({ field: value.parse::<u64>().unwrap() }),
         };
         let mcp = m.err("find_runs", args);
-        assert_eq!(first_part(&mcp), cli, "{mcp}");
+        assert_eq!(sentence(&mcp), cli, "{mcp}");
     }
     // The largest count SQLite takes is still a count.
     t.run(&["find", "--limit", "9223372036854775807"]).ok();
