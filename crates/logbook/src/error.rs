@@ -71,11 +71,12 @@ pub enum Error {
     },
 
     /// A value given by a user or an agent is not acceptable.
-    #[error("invalid {field} {value:?}: {reason}")]
+    #[error("invalid {field} {}: {reason}", quoted_short(value))]
     Invalid {
         /// The option or field that carried the value.
         field: &'static str,
-        /// The value as given.
+        /// The value as given (the message quotes its first
+        /// [`SHOWN_VALUE`] characters).
         value: String,
         /// What is allowed instead.
         reason: String,
@@ -541,11 +542,27 @@ impl Error {
 
 /// A long id cut to what a person can read in one error line.
 fn abbreviate(id: &str) -> String {
-    const SHOWN: usize = 40;
-    match id.char_indices().nth(SHOWN) {
-        Some((i, _)) => format!("{}…", &id[..i]),
+    match cut_point(id, 40) {
+        Some(i) => format!("{}…", &id[..i]),
         None => id.to_string(),
     }
+}
+
+/// How many characters of a refused value an error quotes: enough to
+/// recognise it, never the whole of a value a caller made huge.
+pub const SHOWN_VALUE: usize = 200;
+
+/// `value` quoted as `{:?}` quotes it, cut after [`SHOWN_VALUE`] characters.
+fn quoted_short(value: &str) -> String {
+    match cut_point(value, SHOWN_VALUE) {
+        Some(i) => format!("{:?}…", &value[..i]),
+        None => format!("{value:?}"),
+    }
+}
+
+/// The byte offset after `shown` characters of `text`, if it is longer.
+fn cut_point(text: &str, shown: usize) -> Option<usize> {
+    text.char_indices().nth(shown).map(|(i, _)| i)
 }
 
 /// `1 MiB`, `512 MiB`, or bytes when not a whole number of KiB.
@@ -582,5 +599,57 @@ pub(crate) fn index_error(path: &std::path::Path, e: &rusqlite::Error) -> Error 
         path: path.to_path_buf(),
         message: e.to_string(),
         corrupt,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_refused_value_is_quoted_short() {
+        let huge = "é".repeat(1_000_000);
+        let text = Error::invalid("agent type", huge, "expected one of: qa").to_string();
+        assert!(text.len() < 1000, "{} bytes", text.len());
+        assert!(
+            text.starts_with("invalid agent type \"éé")
+                && text.ends_with("\"…: expected one of: qa")
+        );
+        let small = Error::invalid("status", "a\0b", "no").to_string();
+        assert_eq!(small, "invalid status \"a\\0b\": no");
+    }
+
+    #[test]
+    fn only_a_damaged_index_is_worth_a_rebuild() {
+        let index = |corrupt| Error::Index {
+            path: "index.db".into(),
+            message: "fts5: syntax error".into(),
+            corrupt,
+        };
+        assert!(
+            index(true)
+                .hint()
+                .is_some_and(|h| h.contains("index rebuild"))
+        );
+        assert_eq!(index(false).hint(), None);
+        assert_eq!(index(false).hint_for(Face::Mcp), None);
+    }
+
+    #[test]
+    fn hints_for_an_agent_name_tools_not_commands() {
+        for e in [
+            Error::NoActiveSession,
+            Error::not_found("run", "x", "`logbook find` lists the runs there are"),
+            Error::TextTooLong {
+                field: "note",
+                len: 70_000,
+                limit: 65_536,
+            },
+        ] {
+            let cli = e.hint().unwrap_or_default();
+            let mcp = e.hint_for(Face::Mcp).unwrap_or_default();
+            assert!(cli.contains("logbook "), "{cli}");
+            assert!(!mcp.contains("logbook ") && mcp.contains('_'), "{mcp}");
+        }
     }
 }
