@@ -7,11 +7,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use logbook::model::transcript::Kind;
+use logbook::ops::params::paging_count;
 use logbook::ops::transcript;
 
 use super::{ToolResult, invalid};
 use crate::{LogbookServer, schema};
-use logbook::ops::params::paging_count;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
