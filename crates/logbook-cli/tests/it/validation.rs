@@ -2,6 +2,7 @@
 //! same refusal of bad query values from the CLI and MCP, query text the
 //! full-text engine cannot take, and bounded free text.
 
+use logbook::ops::params::FindParams;
 use serde_json::json;
 
 use crate::harness::{TestProject, sentence};
@@ -89,6 +90,15 @@ fn bad_query_values_get_the_same_first_line_from_the_cli_and_mcp() {
             cli.starts_with(&format!("invalid {field} \"{value}\"")),
             "{cli}"
         );
+        // The library's sentence, which the web API answers 400 with.
+        let mut params = FindParams::default();
+        *match field {
+            "status" => &mut params.status,
+            "limit" => &mut params.limit,
+            _ => &mut params.offset,
+        } = Some(value.to_string());
+        let library = params.query(logbook::clock::now()).unwrap_err();
+        assert_eq!(cli, library.to_string());
         let args = match field {
             "status" => json!({ "status": value }),
             _ => json!({ field: value.parse::<u64>().unwrap() }),
