@@ -95,19 +95,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// Bad usage (arguments clap refused) exits 2 before we get here; every
-/// failure of a well-formed command exits 1, whatever its kind, as
-/// INTERFACE.md promises scripts.
+/// The exit code of a failed command, by the kind of its error, as
+/// INTERFACE.md lists them for scripts: 3 a conflict (a compare-and-swap
+/// lost, a lock not had in time), 4 not found (an id or a file that does
+/// not exist), 1 anything else. Bad usage (arguments clap refused) exits 2
+/// before we get here.
 fn exit_code(err: &anyhow::Error) -> u8 {
-    match library_error(err).map(logbook::Error::kind) {
-        Some(
-            ErrorKind::Invalid
-            | ErrorKind::NotFound
-            | ErrorKind::State
-            | ErrorKind::Conflict
-            | ErrorKind::Data
-            | ErrorKind::Environment,
-        )
+    let kind = library_error(err).map(logbook::Error::kind).or_else(|| {
+        // A file the binary itself opened (a hook's input, a config).
+        err.chain()
+            .filter_map(|c| c.downcast_ref::<std::io::Error>())
+            .any(|e| e.kind() == std::io::ErrorKind::NotFound)
+            .then_some(ErrorKind::NotFound)
+    });
+    match kind {
+        Some(ErrorKind::Conflict) => 3,
+        Some(ErrorKind::NotFound) => 4,
+        Some(ErrorKind::Invalid | ErrorKind::State | ErrorKind::Data | ErrorKind::Environment)
         | None => 1,
     }
 }

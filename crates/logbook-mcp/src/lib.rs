@@ -180,7 +180,8 @@ impl LogbookServer {
 }
 
 /// The error as the CLI prints it after `error: `: the message, its causes
-/// not already quoted, and the hint, on one line.
+/// not already quoted, and the hint (worded for an agent: tools, not
+/// commands), on one line.
 pub fn message(err: &logbook::Error) -> String {
     let mut out = String::new();
     let mut cause: Option<&dyn std::error::Error> = Some(err);
@@ -194,7 +195,7 @@ pub fn message(err: &logbook::Error) -> String {
         }
         cause = c.source();
     }
-    if let Some(hint) = err.hint() {
+    if let Some(hint) = err.hint_for(logbook::error::Face::Mcp) {
         out.push_str("; ");
         out.push_str(&hint);
     }

@@ -13,8 +13,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use logbook::clock;
 use logbook::model::ids::RunId;
-use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::query::RunQuery;
 use logbook::model::transcript::Kind as TranscriptKind;
+use logbook::ops::params::{self, FindParams};
 use logbook::ops::{run, run_files, transcript, work_session, workflow};
 use serde_json::Value;
 
@@ -56,15 +57,12 @@ pub(crate) fn run_id(text: &str) -> Result<RunId, Refusal> {
     RunId::parse(text).map_err(|_| Refusal::NotFound)
 }
 
-/// A paging number from a query string.
-fn number(q: &HashMap<String, String>, key: &str) -> Result<Option<usize>, Refusal> {
-    match q.get(key).map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        None => Ok(None),
-        Some(s) => s
-            .parse::<usize>()
-            .map(Some)
-            .map_err(|_| Refusal::BadRequest(format!("{key} must be a whole number"))),
-    }
+/// A paging number from a query string, checked as every face checks it.
+fn number(q: &HashMap<String, String>, key: &'static str) -> Result<Option<usize>, Refusal> {
+    param(q, key)
+        .map(|s| params::paging(key, &s))
+        .transpose()
+        .map_err(|e| Refusal::from_query_error(&e))
 }
 
 fn param(q: &HashMap<String, String>, key: &str) -> Option<String> {
@@ -73,30 +71,24 @@ fn param(q: &HashMap<String, String>, key: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// The [`RunQuery`] of the run list's and `/api/runs`' query string.
+/// The [`RunQuery`] of the run list's and `/api/runs`' query string,
+/// checked by the library as the CLI's and MCP's are; a page is at most
+/// [`MAX_PAGE`] runs.
 pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal> {
-    let now = clock::now();
-    let since = match param(q, "since") {
-        Some(s) => Some(parse_since(&s, now).map_err(|e| Refusal::BadRequest(e.to_string()))?),
-        None => None,
-    };
-    let limit = number(q, "limit")?
-        .unwrap_or(run::DEFAULT_PAGE)
-        .min(MAX_PAGE);
-    let query = RunQuery {
+    let mut query = FindParams {
         agent: param(q, "agent"),
         workflow: param(q, "workflow"),
         status: param(q, "status"),
         user: param(q, "user"),
         tag: param(q, "tag"),
-        since,
+        since: param(q, "since"),
         text: param(q, "q"),
-        limit: Some(limit),
-        offset: number(q, "offset")?.unwrap_or(0),
-    };
-    query
-        .matcher()
-        .map_err(|e| Refusal::BadRequest(e.to_string()))?;
+        limit: param(q, "limit"),
+        offset: param(q, "offset"),
+    }
+    .query(clock::now())
+    .map_err(|e| Refusal::from_query_error(&e))?;
+    query.limit = Some(query.limit.unwrap_or(run::DEFAULT_PAGE).min(MAX_PAGE));
     Ok(query)
 }
 
@@ -122,10 +114,7 @@ async fn runs(
         return Ok(r);
     }
     let (found, total) = blocking(&state, move |p| {
-        let page = run::find_page(p, &query).map_err(|e| match e.kind() {
-            logbook::ErrorKind::Invalid => Refusal::BadRequest(e.to_string()),
-            _ => Refusal::from_error(&e),
-        })?;
+        let page = run::find_page(p, &query).map_err(|e| Refusal::from_query_error(&e))?;
         Ok((run::found(&page.hits, clock::now()), page.total))
     })
     .await?;

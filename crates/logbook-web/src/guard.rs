@@ -63,6 +63,18 @@ impl Refusal {
             _ => Refusal::Internal,
         }
     }
+
+    /// [`Refusal::from_error`] for an error about the request's own query
+    /// values (a filter, a paging count): 400 with the library's message,
+    /// the same first line the CLI and MCP print for the same values.
+    pub fn from_query_error(e: &logbook::Error) -> Refusal {
+        match e {
+            logbook::Error::Invalid { .. } | logbook::Error::TextTooLong { .. } => {
+                Refusal::BadRequest(e.to_string())
+            }
+            _ => Refusal::from_error(e),
+        }
+    }
 }
 
 impl From<logbook::Error> for Refusal {

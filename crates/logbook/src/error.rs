@@ -26,6 +26,16 @@ pub enum ErrorKind {
     Environment,
 }
 
+/// Who a hint is worded for: the same error names a shell command to a
+/// person at the CLI and a tool to an agent over MCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Face {
+    /// The `logbook` command (and the web viewer, whose readers use it).
+    Cli,
+    /// An agent calling the MCP server's tools.
+    Mcp,
+}
+
 /// Everything that can go wrong in Logbook, each variant carrying what a
 /// person needs to act on it.
 #[derive(Debug, thiserror::Error)]
@@ -61,14 +71,27 @@ pub enum Error {
     },
 
     /// A value given by a user or an agent is not acceptable.
-    #[error("invalid {field} {value:?}: {reason}")]
+    #[error("invalid {field} {}: {reason}", quoted_short(value))]
     Invalid {
         /// The option or field that carried the value.
         field: &'static str,
-        /// The value as given.
+        /// The value as given (the message quotes its first
+        /// [`SHOWN_VALUE`] characters).
         value: String,
         /// What is allowed instead.
         reason: String,
+    },
+
+    /// Free text sent by a caller (a note, a prompt, a summary…) is longer
+    /// than one field may be, so no caller can grow a record without bound.
+    #[error("{field} is {len} bytes long, above the limit of {} per field", human_bytes(*limit as u64))]
+    TextTooLong {
+        /// The field or option that carried the text.
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        limit: usize,
     },
 
     /// A record named by id does not exist.
@@ -352,7 +375,11 @@ impl Error {
             | Error::LineageCycle { .. }
             | Error::NotARegularFile { .. }
             | Error::FileTooLarge { .. }
+            | Error::TextTooLong { .. }
             | Error::IdTooLong { .. } => ErrorKind::Invalid,
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorKind::NotFound
+            }
             Error::NotFound { .. }
             | Error::NoActiveSession
             | Error::MilestoneNotFound {
@@ -378,8 +405,66 @@ impl Error {
         }
     }
 
-    /// What the person should do next, when there is something to say.
+    /// What the person should do next, when there is something to say,
+    /// worded for the command line.
     pub fn hint(&self) -> Option<String> {
+        self.hint_for(Face::Cli)
+    }
+
+    /// What to do next, worded for `face`: an agent over MCP is told which
+    /// tool to call where a person at the CLI is told which command to run.
+    pub fn hint_for(&self, face: Face) -> Option<String> {
+        if face == Face::Mcp
+            && let Some(text) = self.mcp_hint()
+        {
+            return Some(text);
+        }
+        self.cli_hint()
+    }
+
+    /// The hints whose CLI wording names a command an agent cannot call.
+    fn mcp_hint(&self) -> Option<String> {
+        let text = match self {
+            Error::TextTooLong { .. } => {
+                "shorten it; a long text belongs in a file in the run's folder, registered with run_register_output".into()
+            }
+            Error::NotFound { kind: "run", .. } => "find_runs lists the runs there are".into(),
+            Error::NotFound {
+                kind: "work session",
+                ..
+            } => "session_list lists the work sessions".into(),
+            Error::NotFound {
+                kind: "transcript", ..
+            } => "transcript_list lists the transcripts".into(),
+            Error::NoActiveSession => {
+                "start one with session_start, or name one by its id (session_id; session_list shows them)".into()
+            }
+            Error::SessionActive { .. } => {
+                "close it first (session_close), or call session_start with yes: true to close it and start the new one".into()
+            }
+            Error::SessionClosed { .. } => "start a new one with session_start".into(),
+            Error::SeveralPaused { ids } => format!(
+                "call session_resume with the id of one: {}",
+                ids.join(", ")
+            ),
+            Error::LockTimeout { .. } => {
+                "another logbook holds the lock; retry the call in a moment".into()
+            }
+            Error::Conflict { .. } => {
+                "read the state again (workflow_state) and retry with its version".into()
+            }
+            Error::RunFinished {
+                registering: true, ..
+            } => "outputs can only be registered while it is running (start a new run with run_start, or link one with run_link)".into(),
+            Error::NoInvocationInProgress { .. } => {
+                "record one first with workflow_invoke".into()
+            }
+            _ => return None,
+        };
+        Some(text)
+    }
+
+    fn cli_hint(&self) -> Option<String> {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::Team { hint, .. } if !hint.is_empty() => hint.clone(),
@@ -461,7 +546,14 @@ impl Error {
             Error::Corrupt { .. } => {
                 "fix the file or move it aside (`logbook doctor` lists every problem)".into()
             }
-            Error::Index { .. } => "`logbook index rebuild` recreates it from the files".into(),
+            Error::TextTooLong { .. } => {
+                "shorten it; a long text belongs in a file in the run's folder, registered with `logbook run output`".into()
+            }
+            // Only a damaged database is worth rebuilding: a query SQLite
+            // refused says nothing about the index's health.
+            Error::Index { corrupt: true, .. } => {
+                "`logbook index rebuild` recreates it from the files".into()
+            }
             _ => return None,
         };
         Some(text)
@@ -470,11 +562,27 @@ impl Error {
 
 /// A long id cut to what a person can read in one error line.
 fn abbreviate(id: &str) -> String {
-    const SHOWN: usize = 40;
-    match id.char_indices().nth(SHOWN) {
-        Some((i, _)) => format!("{}…", &id[..i]),
+    match cut_point(id, 40) {
+        Some(i) => format!("{}…", &id[..i]),
         None => id.to_string(),
     }
+}
+
+/// How many characters of a refused value an error quotes: enough to
+/// recognise it, never the whole of a value a caller made huge.
+pub const SHOWN_VALUE: usize = 200;
+
+/// `value` quoted as `{:?}` quotes it, cut after [`SHOWN_VALUE`] characters.
+fn quoted_short(value: &str) -> String {
+    match cut_point(value, SHOWN_VALUE) {
+        Some(i) => format!("{:?}…", &value[..i]),
+        None => format!("{value:?}"),
+    }
+}
+
+/// The byte offset after `shown` characters of `text`, if it is longer.
+fn cut_point(text: &str, shown: usize) -> Option<usize> {
+    text.char_indices().nth(shown).map(|(i, _)| i)
 }
 
 /// `1 MiB`, `512 MiB`, or bytes when not a whole number of KiB.
@@ -511,5 +619,57 @@ pub(crate) fn index_error(path: &std::path::Path, e: &rusqlite::Error) -> Error 
         path: path.to_path_buf(),
         message: e.to_string(),
         corrupt,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_refused_value_is_quoted_short() {
+        let huge = "é".repeat(1_000_000);
+        let text = Error::invalid("agent type", huge, "expected one of: qa").to_string();
+        assert!(text.len() < 1000, "{} bytes", text.len());
+        assert!(
+            text.starts_with("invalid agent type \"éé")
+                && text.ends_with("\"…: expected one of: qa")
+        );
+        let small = Error::invalid("status", "a\0b", "no").to_string();
+        assert_eq!(small, "invalid status \"a\\0b\": no");
+    }
+
+    #[test]
+    fn only_a_damaged_index_is_worth_a_rebuild() {
+        let index = |corrupt| Error::Index {
+            path: "index.db".into(),
+            message: "fts5: syntax error".into(),
+            corrupt,
+        };
+        assert!(
+            index(true)
+                .hint()
+                .is_some_and(|h| h.contains("index rebuild"))
+        );
+        assert_eq!(index(false).hint(), None);
+        assert_eq!(index(false).hint_for(Face::Mcp), None);
+    }
+
+    #[test]
+    fn hints_for_an_agent_name_tools_not_commands() {
+        for e in [
+            Error::NoActiveSession,
+            Error::not_found("run", "x", "`logbook find` lists the runs there are"),
+            Error::TextTooLong {
+                field: "note",
+                len: 70_000,
+                limit: 65_536,
+            },
+        ] {
+            let cli = e.hint().unwrap_or_default();
+            let mcp = e.hint_for(Face::Mcp).unwrap_or_default();
+            assert!(cli.contains("logbook "), "{cli}");
+            assert!(!mcp.contains("logbook ") && mcp.contains('_'), "{mcp}");
+        }
     }
 }

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
-use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, Run, RunStatus};
+use logbook::ops::params::FindParams;
 use logbook::ops::{run, team, transcript};
 use serde_json::Value;
 
@@ -120,10 +121,10 @@ pub(crate) struct FindArgs {
     /// Workflow name, exactly or as a regular expression (e.g. '^deep-dive-').
     #[arg(long, value_name = "REGEX")]
     workflow: Option<String>,
-    /// running, completed, failed or cancelled (a typo is bad usage, not an
+    /// running, completed, failed or cancelled (a typo is an error, not an
     /// empty listing).
-    #[arg(long)]
-    status: Option<RunStatus>,
+    #[arg(long, value_name = "STATUS")]
+    status: Option<String>,
     /// The user who started the run.
     #[arg(long)]
     user: Option<String>,
@@ -137,25 +138,14 @@ pub(crate) struct FindArgs {
     #[arg(long, value_name = "QUERY")]
     text: Option<String>,
     /// At most N runs (default 50; a line on stderr says how many more match).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(PAGING_RANGE))]
-    limit: Option<u64>,
+    #[arg(long, value_name = "N")]
+    limit: Option<String>,
     /// Skip the first N runs.
-    #[arg(long, value_name = "N", default_value_t = 0,
-          value_parser = clap::value_parser!(u64).range(PAGING_RANGE))]
-    offset: u64,
+    #[arg(long, value_name = "N")]
+    offset: Option<String>,
     /// Search every machine's runs in the team catalog (team_url).
     #[arg(long)]
     team: bool,
-}
-
-/// `--limit` and `--offset`: counts the index can page by (SQLite's
-/// integers are i64), so a larger value is bad usage, never "everything".
-pub(crate) const PAGING_RANGE: std::ops::RangeInclusive<u64> = 0..=(i64::MAX as u64);
-
-/// A paging count as the library takes it; the library refuses any value
-/// beyond its range too.
-pub(crate) fn paging(n: u64) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 #[derive(Debug, Args)]
@@ -388,21 +378,18 @@ fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
 
 pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     let now = clock::now();
-    let query = RunQuery {
+    let query = FindParams {
         agent: a.agent.clone(),
         workflow: a.workflow.clone(),
-        status: a.status.as_ref().map(ToString::to_string),
+        status: a.status.clone(),
         user: a.user.clone(),
         tag: a.tag.clone(),
-        since: a
-            .since
-            .as_deref()
-            .map(|s| parse_since(s, now))
-            .transpose()?,
+        since: a.since.clone(),
         text: a.text.clone(),
-        limit: a.limit.map(paging),
-        offset: paging(a.offset),
-    };
+        limit: a.limit.clone(),
+        offset: a.offset.clone(),
+    }
+    .query(now)?;
     if a.team {
         return find_team(ctx, &query, now);
     }

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::ids::short_id;
 use logbook::model::transcript::{Filter, Kind};
+use logbook::ops::params::paging_count;
 use logbook::ops::transcript::{
     self, ImportFormat, ImportReport, ListOptions, UsageBy, UsageScope,
 };
@@ -123,12 +124,10 @@ pub(crate) struct ListArgs {
     #[arg(long)]
     subagents: bool,
     /// At most N transcripts.
-    #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(super::run::PAGING_RANGE))]
+    #[arg(long, value_name = "N")]
     limit: Option<u64>,
     /// Skip the first N transcripts.
-    #[arg(long, value_name = "N", default_value_t = 0,
-          value_parser = clap::value_parser!(u64).range(super::run::PAGING_RANGE))]
+    #[arg(long, value_name = "N", default_value_t = 0)]
     offset: u64,
     /// Only those whose workdir is DIR or inside it (any project's).
     #[arg(long, value_name = "DIR")]
@@ -173,8 +172,11 @@ fn list_team(ctx: &Context, a: &ListArgs) -> Result<Output> {
         .into_iter()
         .filter(|t| !a.main || t.summary.kind == Kind::Main)
         .filter(|t| !a.subagents || t.summary.kind == Kind::Subagent)
-        .skip(super::run::paging(a.offset))
-        .take(a.limit.map_or(usize::MAX, super::run::paging))
+        .skip(paging_count("offset", a.offset)?)
+        .take(
+            a.limit
+                .map_or(Ok(usize::MAX), |n| paging_count("limit", n))?,
+        )
         .collect();
     let mut out = String::new();
     if rows.is_empty() {
@@ -220,8 +222,8 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         within: (!a.all && a.workdir.is_none()).then(|| ctx.project.root().to_path_buf()),
         filter,
         kind: Kind::only(a.main, a.subagents),
-        limit: a.limit.map(super::run::paging),
-        offset: super::run::paging(a.offset),
+        limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
+        offset: paging_count("offset", a.offset)?,
     };
     let listing = transcript::list(&ctx.project, &opts)?;
     ctx.warn_skipped(&listing.corrupt);

@@ -270,7 +270,11 @@ fn files_that_are_not_agent_logs_are_skipped_with_a_reason() {
         "{forced:#}"
     );
     let missing = t.run(&["transcript", "import", "nowhere"]);
-    assert!(missing.err().contains("nowhere"), "{}", missing.stderr);
+    assert!(
+        missing.not_found().contains("nowhere"),
+        "{}",
+        missing.stderr
+    );
 }
 
 #[test]
@@ -372,7 +376,11 @@ fn work_sessions_take_measured_tokens_from_transcripts() {
     ])
     .usage();
     let missing = t.run(&["usage", "--from-transcript", "99999999"]);
-    assert!(missing.err().contains("transcript"), "{}", missing.stderr);
+    assert!(
+        missing.not_found().contains("transcript"),
+        "{}",
+        missing.stderr
+    );
 }
 
 #[test]

@@ -51,7 +51,7 @@ fn reads_where_no_project_is_create_nothing() {
         vec!["status"],
     ] {
         let r = t.run(&args);
-        assert!(r.code == 0 || r.code == 1, "{args:?}: {r:?}");
+        assert!(r.code == 0 || r.code == 4, "{args:?}: {r:?}");
         assert!(
             tree(t.root()).is_empty(),
             "{args:?} created {:?}",
@@ -84,7 +84,7 @@ fn a_root_that_does_not_exist_is_an_error_except_for_start_and_init() {
     let missing = t.path("no/such/root");
     let m = missing.to_str().unwrap();
     for args in [vec!["--root", m, "list"], vec!["--root", m, "find"]] {
-        let err = t.run(&args).err().to_string();
+        let err = t.run(&args).not_found().to_string();
         assert!(err.contains("does not exist") && err.contains(m), "{err}");
     }
     let r = t
@@ -92,7 +92,7 @@ fn a_root_that_does_not_exist_is_an_error_except_for_start_and_init() {
         .env("LOGBOOK_ROOT", &missing)
         .output()
         .unwrap();
-    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(r.status.code(), Some(4));
     assert!(!missing.exists());
     t.run(&[
         "--root",

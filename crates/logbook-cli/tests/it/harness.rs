@@ -10,6 +10,13 @@ pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_logbook")
 }
 
+/// An error's own sentence, without `error: ` and the hint after `; `:
+/// what every face says the same way (each words its own hint).
+pub(crate) fn sentence(message: &str) -> &str {
+    let message = message.trim_end().trim_start_matches("error: ");
+    message.split("; ").next().unwrap_or(message)
+}
+
 /// A temp project root; removed when dropped.
 pub(crate) struct TestProject {
     pub(crate) dir: tempfile::TempDir,
@@ -38,12 +45,32 @@ impl Run {
         &self.stdout
     }
 
-    /// Asserts failure with exit code 1 and returns stderr.
+    /// Asserts failure with exit code 1 (an error neither a conflict nor
+    /// a not-found) and returns stderr.
     #[track_caller]
     pub(crate) fn err(&self) -> &str {
+        self.fails_with(1)
+    }
+
+    /// Asserts exit code 4: an id or file that does not exist.
+    #[track_caller]
+    pub(crate) fn not_found(&self) -> &str {
+        self.fails_with(4)
+    }
+
+    /// Asserts exit code 3: a compare-and-swap lost, a lock not had in time.
+    #[track_caller]
+    pub(crate) fn conflict(&self) -> &str {
+        self.fails_with(3)
+    }
+
+    /// Asserts failure with exit code `code` and `error:` on stderr, and
+    /// returns stderr.
+    #[track_caller]
+    pub(crate) fn fails_with(&self, code: i32) -> &str {
         assert_eq!(
-            self.code, 1,
-            "expected exit 1\nstdout:\n{}\nstderr:\n{}",
+            self.code, code,
+            "expected exit {code}\nstdout:\n{}\nstderr:\n{}",
             self.stdout, self.stderr
         );
         assert!(

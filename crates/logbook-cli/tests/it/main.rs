@@ -25,4 +25,5 @@ mod team;
 mod team_parity;
 mod transcript;
 mod transcript_text;
+mod validation;
 mod workflow;

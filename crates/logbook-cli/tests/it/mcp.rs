@@ -9,7 +9,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::harness::{TestProject, shared_text};
+use crate::harness::{TestProject, sentence, shared_text};
 
 /// One `logbook mcp` process, initialized.
 pub(crate) struct Mcp {
@@ -127,7 +127,7 @@ impl Mcp {
 
     /// A call that must fail as a tool result; its message.
     #[track_caller]
-    fn err(&mut self, tool: &str, args: Value) -> String {
+    pub(crate) fn err(&mut self, tool: &str, args: Value) -> String {
         let r = self.call(tool, args.clone());
         assert_eq!(r["isError"], json!(true), "{tool} {args} should fail: {r}");
         r["content"][0]["text"].as_str().unwrap().to_string()
@@ -478,14 +478,21 @@ fn session_lifecycle_tools() {
 fn failures_are_tool_errors_with_the_clis_message_and_the_server_keeps_serving() {
     let t = project();
     let mut m = Mcp::start(&t);
-    // No session yet: the CLI's message, word for word.
+    // No session yet: the CLI's sentence, word for word, and a hint that
+    // names tools instead of commands.
     let cli = t.run(&["status"]);
     let msg = m.err("session_status", json!({}));
-    assert_eq!(msg, cli.err().trim_end());
+    assert_eq!(sentence(&msg), sentence(cli.not_found()));
+    assert!(
+        msg.contains("session_start") && !msg.contains("`logbook"),
+        "{msg}"
+    );
     m.ok("session_start", json!({}));
     let missing = "0b7e4c52-3f1a-4d8e-9c6b-2a5f8e1d7c30";
     let msg = m.err("run_show", json!({"id": missing}));
-    assert_eq!(msg, t.run(&["run", "show", missing]).err().trim_end());
+    let cli = t.run(&["run", "show", missing]);
+    assert_eq!(sentence(&msg), sentence(cli.not_found()));
+    assert!(msg.contains("find_runs"), "{msg}");
     let msg = m.err("run_show", json!({"id": "abc"}));
     assert!(msg.starts_with("error: "), "{msg}");
     // Arguments that do not fit the schema.

@@ -363,7 +363,8 @@ fn path_attacks_are_refused_and_change_nothing() {
             "--description",
             "x",
         ]);
-        let stderr = r.err();
+        // A run that does not exist exits 4, a refused path 1.
+        let stderr = r.fails_with(if message.contains("not found") { 4 } else { 1 });
         assert!(stderr.contains(message), "{run} {file}: {stderr}");
         assert_eq!(
             std::fs::read(&manifest_path).unwrap(),
@@ -674,7 +675,7 @@ fn latest_output_follows_the_seed_pattern() {
     assert_eq!(j["session_id"], old.as_str());
     assert!(
         p.run(&["latest-output", "--agent", "pixel"])
-            .err()
+            .not_found()
             .contains("not found")
     );
 }
@@ -777,7 +778,7 @@ fn lineage_in_every_format_with_a_cycle_and_a_dangling_id() {
     assert!(p.run(&["run", "link", &a, &a]).err().contains("itself"));
     assert!(
         p.run(&["run", "link", &a, dangling])
-            .err()
+            .not_found()
             .contains("not found")
     );
     assert!(
@@ -791,7 +792,7 @@ fn lineage_in_every_format_with_a_cycle_and_a_dangling_id() {
             "--related",
             dangling
         ])
-        .err()
+        .not_found()
         .contains("not found")
     );
 }

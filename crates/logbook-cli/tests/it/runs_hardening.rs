@@ -70,19 +70,22 @@ fn run_bounded(p: &TestProject, args: &[&str]) -> crate::harness::Run {
 }
 
 #[test]
-fn paging_numbers_beyond_sqlite_integers_are_bad_usage() {
+fn paging_numbers_beyond_sqlite_integers_are_refused() {
     let p = TestProject::new();
     start(&p, &[]);
+    // Refused by the library, as the MCP server and the web API refuse them.
     for args in [
         ["find", "--offset", "9223372036854775808"],
         ["find", "--limit", "9223372036854775808"],
         ["find", "--offset", "99999999999999999999999"],
-        ["find", "--limit", "-1"],
     ] {
         let r = p.run(&args);
-        let e = r.usage();
+        let e = r.err();
         assert!(e.contains(args[2]), "{args:?}: {e}");
     }
+    // An option where its value should be is bad usage.
+    let e = p.run(&["find", "--limit", "-1"]);
+    assert!(e.usage().contains("-1"), "{e:?}");
     // The largest value is accepted and means what it says.
     assert_eq!(
         p.json(&["find", "--offset", "9223372036854775807"]),
@@ -96,7 +99,7 @@ fn paging_numbers_beyond_sqlite_integers_are_bad_usage() {
         1
     );
     let r = p.run(&["transcript", "list", "--offset", "9223372036854775808"]);
-    r.usage();
+    assert!(r.err().contains("invalid offset"), "{r:?}");
 }
 
 #[test]
@@ -267,7 +270,11 @@ fn run_ids_are_one_whatever_the_case_and_unique_prefixes_name_them() {
     p.run(&["run", "show", "bbbbbbb"]).err();
     p.run(&["run", "show", "../../etc"]).err();
     let missing = p.run(&["run", "show", "cccccccc"]);
-    assert!(missing.err().contains("not found"), "{}", missing.stderr);
+    assert!(
+        missing.not_found().contains("not found"),
+        "{}",
+        missing.stderr
+    );
 }
 
 #[test]
@@ -601,7 +608,7 @@ fn a_transcript_linked_to_a_run_fills_user_summary_and_message_count() {
     let r = p.run(&["transcript", "import", "in/bad.json"]);
     assert!(r.err().contains("metadata.runId"), "{}", r.stderr);
     let r = p.run(&["transcript", "import", "in/main.json", "--run", "99999999"]);
-    assert!(r.err().contains("not found"), "{}", r.stderr);
+    assert!(r.not_found().contains("not found"), "{}", r.stderr);
     assert!(
         !p.path(".logbook/transcripts/subagent_session_55555555.json")
             .exists()

@@ -320,7 +320,7 @@ fn status_layout_milestones_artifacts_agents() {
     assert_eq!(s["agents_spawned"][1]["status"], "completed");
     let err = t
         .run(&["agent", "done", "nobody", "--tokens", "1"])
-        .err()
+        .not_found()
         .to_string();
     assert!(err.contains("agent nobody not found"), "{err}");
 }
@@ -345,7 +345,11 @@ fn switch_pause_resume_close_and_list() {
     t.run(&["milestone", "done", "Design"]).ok();
     t.run(&["note", "Client prefers OAuth2"]).ok();
     t.run(&["pause"]).ok();
-    assert!(t.run(&["status"]).err().contains("no active work session"));
+    assert!(
+        t.run(&["status"])
+            .not_found()
+            .contains("no active work session")
+    );
     let b = t.json(&["start", "--client", "ACME", "--project", "AUDIT"])["session_id"]
         .as_str()
         .unwrap()
@@ -693,7 +697,11 @@ fn sessions_written_by_other_tools_are_found_as_active() {
         ".logbook/sessions/SES202501-ACME-OTHER.yaml",
         "session_id: SES202501-ACME-OTHER\nstatus: active\n",
     );
-    assert!(t.run(&["status"]).err().contains("no active work session"));
+    assert!(
+        t.run(&["status"])
+            .not_found()
+            .contains("no active work session")
+    );
     assert_eq!(
         t.json(&["status", "SES202501-ACME-OTHER"])["tokens"]["max"],
         150000
@@ -769,7 +777,7 @@ fn milestone_typos_and_duplicates_are_refused_with_the_near_name() {
     t.json(&["start", "--client", "ACME", "--project", "B"]);
     t.json(&["milestone", "add", "Design"]);
     let e = t.run(&["milestone", "done", "Desing"]);
-    let err = e.err();
+    let err = e.not_found();
     assert!(err.contains("no open milestone \"Desing\""), "{err}");
     assert!(err.contains("did you mean \"Design\"?"), "{err}");
     for dup in ["Design", " design "] {
@@ -779,7 +787,7 @@ fn milestone_typos_and_duplicates_are_refused_with_the_near_name() {
         assert!(err.contains("milestone done \"Design\""), "{err}");
     }
     let e = t.run(&["milestone", "done", "Deploy"]);
-    let err = e.err();
+    let err = e.not_found();
     assert!(!err.contains("did you mean"), "{err}");
     assert!(err.contains("logbook milestone add \"Deploy\""), "{err}");
     let s = t.json(&["status"]);
@@ -994,7 +1002,7 @@ fn dates_and_the_id_month_are_local() {
 fn hints_name_the_flags_and_yaml_errors_name_no_rust_types() {
     let t = TestProject::new();
     let e = t.run(&["note", "x"]);
-    assert!(e.err().contains("`logbook resume ID`"), "{e:?}");
+    assert!(e.not_found().contains("`logbook resume ID`"), "{e:?}");
     t.json(&["start", "--client", "ACME", "--project", "B"]);
     let e = t.run(&["usage"]);
     let err = e.usage();

@@ -352,7 +352,7 @@ fn expect_version_is_compare_and_swap() {
         "--expect-version",
         "2",
     ]);
-    let msg = e.err();
+    let msg = e.conflict();
     assert!(msg.contains("expected version 2, but it is at 3"), "{msg}");
     assert_eq!(t.json(&["workflow", "show"])["version"], 3);
     let s = t.json(&["mode", "planning", "--expect-version", "3"]);
@@ -735,7 +735,11 @@ fn close_moves_state_and_history_to_the_archive() {
     ]);
     assert!(e.err().contains("closed and archived"), "{}", e.stderr);
     let e = t.run(&["workflow", "show"]);
-    assert!(e.err().contains("no active work session"), "{}", e.stderr);
+    assert!(
+        e.not_found().contains("no active work session"),
+        "{}",
+        e.stderr
+    );
 }
 
 #[test]

@@ -37,14 +37,6 @@ fn invalid(field: &'static str, value: impl Into<String>, reason: &str) -> logbo
     logbook::Error::invalid(field, value.into(), reason.to_string())
 }
 
-/// Paging counts as the library takes them (SQLite's integers are i64).
-fn paging(n: u64) -> logbook::Result<usize> {
-    if n > i64::MAX as u64 {
-        return Err(invalid("limit/offset", n.to_string(), "is too large"));
-    }
-    Ok(usize::try_from(n).unwrap_or(usize::MAX))
-}
-
 impl LogbookServer {
     /// Every tool of the server: the routers of all the domains in one.
     pub(crate) fn tools() -> ToolRouter<Self> {

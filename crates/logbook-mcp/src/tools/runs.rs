@@ -9,11 +9,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use logbook::clock;
-use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, RunStatus};
+use logbook::ops::params::FindParams;
 use logbook::ops::run;
 
-use super::{ToolResult, paging, parse};
+use super::{ToolResult, parse};
 use crate::{LogbookServer, schema};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -306,26 +307,17 @@ impl LogbookServer {
 /// its `since` was read at.
 fn find_query(a: FindArgs) -> logbook::Result<(RunQuery, logbook::clock::Timestamp)> {
     let now = clock::now();
-    let status = a
-        .status
-        .as_deref()
-        .map(parse::<RunStatus>)
-        .transpose()?
-        .map(|s| s.to_string());
-    let query = RunQuery {
+    let query = FindParams {
         agent: a.agent,
         workflow: a.workflow,
-        status,
+        status: a.status,
         user: a.user,
         tag: a.tag,
-        since: a
-            .since
-            .as_deref()
-            .map(|s| parse_since(s, now))
-            .transpose()?,
+        since: a.since,
         text: a.text,
-        limit: a.limit.map(paging).transpose()?,
-        offset: paging(a.offset)?,
-    };
+        limit: a.limit.map(|n| n.to_string()),
+        offset: Some(a.offset.to_string()),
+    }
+    .query(now)?;
     Ok((query, now))
 }

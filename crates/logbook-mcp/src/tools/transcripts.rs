@@ -7,9 +7,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use logbook::model::transcript::Kind;
+use logbook::ops::params::paging_count;
 use logbook::ops::transcript;
 
-use super::{ToolResult, invalid, paging};
+use super::{ToolResult, invalid};
 use crate::{LogbookServer, schema};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -101,8 +102,8 @@ impl LogbookServer {
             let opts = transcript::ListOptions {
                 within: (!a.all).then(|| p.root().to_path_buf()),
                 kind: Kind::only(a.main, a.subagents),
-                limit: a.limit.map(paging).transpose()?,
-                offset: paging(a.offset)?,
+                limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
+                offset: paging_count("offset", a.offset)?,
                 filter: Default::default(),
             };
             let listing = transcript::list(p, &opts)?;

@@ -3,6 +3,7 @@
 
 use logbook::clock;
 use logbook::model::query::RunQuery;
+use logbook::ops::params::FindParams;
 use logbook::ops::{run, transcript, work_session, workflow};
 use serde_json::Value;
 
@@ -91,6 +92,58 @@ fn runs_filter_by_agent_status_workflow_and_text_with_snippets() {
     assert_eq!(bad.status, 400, "{}", bad.text());
     assert!(!bad.text().contains(s.root.to_str().unwrap()));
     assert_eq!(s.get("/api/runs?limit=many").status, 400);
+}
+
+#[test]
+fn bad_query_values_are_400_with_the_message_every_face_prints() {
+    let s = Served::demo();
+    let too_large = "9223372036854775808";
+    for (target, params) in [
+        (
+            "/api/runs?status=bogus".to_string(),
+            FindParams {
+                status: Some("bogus".into()),
+                ..FindParams::default()
+            },
+        ),
+        (
+            format!("/api/runs?limit={too_large}"),
+            FindParams {
+                limit: Some(too_large.into()),
+                ..FindParams::default()
+            },
+        ),
+        (
+            format!("/api/runs?offset={too_large}"),
+            FindParams {
+                offset: Some(too_large.into()),
+                ..FindParams::default()
+            },
+        ),
+        (
+            "/api/runs?q=laptop%00budget".to_string(),
+            FindParams {
+                text: Some("laptop\0budget".into()),
+                ..FindParams::default()
+            },
+        ),
+    ] {
+        let r = s.get(&target);
+        assert_eq!(r.status, 400, "{target}: {}", r.text());
+        // The library's sentence, which the CLI prints after `error: ` and
+        // MCP in its tool error.
+        let expected = params.query(clock::now()).unwrap_err().to_string();
+        assert_eq!(r.text(), format!("bad request: {expected}"), "{target}");
+        assert!(!r.text().contains("rebuild"), "{target}");
+    }
+    // Operators are searched for as typed, not an error.
+    for q in ["NEAR(laptops", "%22", "laptops*", "-laptops", "a:b"] {
+        let r = s.get(&format!("/api/runs?q={q}"));
+        assert_eq!(r.status, 200, "{q}: {}", r.text());
+    }
+    // The largest count SQLite takes is still a count (a page is capped).
+    let r = s.get("/api/runs?limit=9223372036854775807");
+    assert_eq!(r.status, 200, "{}", r.text());
 }
 
 #[test]

@@ -21,10 +21,17 @@ pub const MAX_SAID_BYTES: usize = MAX_TEXT_BYTES as usize;
 /// Turns free text into an FTS5 query of quoted terms (all must match), so
 /// punctuation in a user's words is never read as query syntax.
 pub(super) fn fts_query(text: &str) -> String {
-    text.split_whitespace()
+    quoted_terms(text).join(" ")
+}
+
+/// Each word of `text` as an FTS5 string: quoted, quotes doubled, so
+/// operators (`NEAR(`, `*`, `:`, `-`, `OR`) are searched for as typed. A
+/// NUL, which FTS5 reads as the end of the query, separates words.
+fn quoted_terms(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || c == '\0')
+        .filter(|w| !w.is_empty())
         .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect()
 }
 
 /// The searchable text of a manifest itself (not of its output files):
@@ -72,11 +79,7 @@ const CLOSE: char = '\u{E001}';
 /// The query's words as an FTS5 query matching any of them: the snippet
 /// marks every word found, even when the others matched elsewhere.
 fn any_word_query(words: &str) -> String {
-    words
-        .split_whitespace()
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" OR ")
+    quoted_terms(words).join(" OR ")
 }
 
 /// A fragment around the first of the query's words found, hits in `[…]`.
@@ -437,6 +440,17 @@ mod tests {
         );
     }
 
+    /// An FTS table `t` with the index's tokenizer and one row.
+    fn laptop_budget() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = '{TOKENIZE}');
+             INSERT INTO t(body) VALUES ('laptop budget');"
+        ))
+        .unwrap();
+        conn
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
         /// Whatever the text, a snippet of one of its words marks it and
@@ -454,6 +468,50 @@ mod tests {
                 let w = w.trim_matches(|c| c == '…' || c == '[' || c == ']');
                 proptest::prop_assert!(words.iter().any(|t| t == w), "cut word {w:?} in {s:?}");
             }
+        }
+
+        /// Whatever a user types (FTS5 operators, quotes, NUL, any
+        /// character), the query built from it is one FTS5 accepts.
+        #[test]
+        fn any_typed_text_is_a_query_fts5_takes(
+            typed in r#"(\PC|[\x00"*:()^+-]| NEAR\(| OR | AND | NOT ){0,40}"#,
+        ) {
+            let conn = laptop_budget();
+            for query in [fts_query(&typed), any_word_query(&typed)] {
+                if query.is_empty() {
+                    continue;
+                }
+                let answered: rusqlite::Result<i64> = conn.query_row(
+                    "SELECT count(*) FROM t WHERE t MATCH ?1",
+                    [&query],
+                    |r| r.get(0),
+                );
+                proptest::prop_assert!(answered.is_ok(), "{typed:?} -> {query:?}: {answered:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn operator_characters_are_searched_for_as_typed() {
+        let conn = laptop_budget();
+        // Operators are words here: `NEAR(laptop` asks for "near laptop",
+        // `OR` for the word "or".
+        for (typed, expected) in [
+            ("-laptop*", 1),
+            ("budget:", 1),
+            ("\"laptop", 1),
+            ("laptop\0budget", 1),
+            ("NEAR(laptop budget)", 0),
+            ("laptop OR nothing", 0),
+        ] {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM t WHERE t MATCH ?1",
+                    [fts_query(typed)],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, expected, "{typed:?}");
         }
     }
 

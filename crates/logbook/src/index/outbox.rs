@@ -30,6 +30,7 @@ use super::fulltext::manifest_text;
 use super::outputs::{Longer, output_text_upto};
 use super::{Index, Kind};
 use crate::error::Result;
+use crate::model::limits::cut_at;
 use crate::store;
 
 /// The record tables, the kind each holds, and its id column.
@@ -453,17 +454,6 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, Stri
         },
         search_text,
     )))
-}
-
-fn cut_at(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 fn work_session_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<WorkSessionBody>> {

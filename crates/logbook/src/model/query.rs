@@ -80,7 +80,7 @@ impl RunQuery {
                 return Err(Error::invalid(
                     field,
                     v.to_string(),
-                    format!("at most {}", Self::MAX_PAGING),
+                    format!("expected a whole number from 0 to {}", Self::MAX_PAGING),
                 ));
             }
         }

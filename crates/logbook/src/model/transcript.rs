@@ -318,11 +318,7 @@ impl SaidText {
             return;
         }
         let room = (self.cap - self.text.len()).min(limit);
-        let mut end = text.len().min(room);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.text.push_str(&text[..end]);
+        self.text.push_str(crate::model::limits::cut_at(text, room));
         self.text.push('\n');
     }
 

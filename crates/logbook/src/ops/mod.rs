@@ -12,6 +12,8 @@
 //!   logs), load, list, usage, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
 //! - [`resume`]: the text an agent needs after a compaction
+//! - [`params`]: `find`'s filters, paging and query text as a face received
+//!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
 //!   [`demo`]: an example project.
 //! - [`team`]: the shared PostgreSQL catalog: push, status, team queries
@@ -19,6 +21,7 @@
 pub mod demo;
 pub mod doctor;
 pub mod index;
+pub mod params;
 pub mod resume;
 pub mod run;
 pub mod run_files;

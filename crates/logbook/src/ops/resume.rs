@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::naming::thousands;
+use crate::model::limits::cut_at;
 use crate::model::work_session::WorkSession;
 use crate::ops::{work_session, workflow};
 use crate::store::{self, Project};
@@ -47,7 +48,24 @@ impl Detail {
             Detail::Full => usize::MAX,
         }
     }
+
+    /// One item's text (a note, a milestone…): whole in the full context,
+    /// its first [`BRIEF_ITEM`] bytes in the brief one, so one long item
+    /// cannot crowd out the rest.
+    fn item(self, text: &str) -> std::borrow::Cow<'_, str> {
+        if self == Detail::Full || text.len() <= BRIEF_ITEM {
+            return text.into();
+        }
+        format!("{}…", cut_at(text, BRIEF_ITEM)).into()
+    }
 }
+
+/// The most a brief [`context`] holds, whatever the session stores: it is
+/// read into an agent's fresh context after every compaction.
+pub const BRIEF_MAX: usize = 16 * 1024;
+
+/// The most of one item's text a brief [`context`] shows.
+const BRIEF_ITEM: usize = 1024;
 
 /// [`context`] with the id of the session it is about: what
 /// `resume-context --json` prints and the MCP `resume_context` tool returns.
@@ -77,7 +95,30 @@ pub fn context(p: &Project, session: Option<&str>, detail: Detail) -> Result<Str
     runs_part(&mut out, p, &ws, detail);
     let loaded = workflow::load(p, Some(&ws.session_id))?;
     workflow_part(&mut out, &loaded.state, detail);
+    if detail == Detail::Brief {
+        cut_brief(&mut out);
+    }
     Ok(out)
+}
+
+/// Cuts a brief context longer than [`BRIEF_MAX`] at a line (or, for one
+/// very long line, a character) and says so, and how to see everything.
+fn cut_brief(out: &mut String) {
+    if out.len() <= BRIEF_MAX {
+        return;
+    }
+    let note = format!(
+        "\n[cut: the brief resume shows at most {} KiB, and this one is {} KiB; the full detail (`logbook resume-context --detail full`, or detail \"full\" over MCP) shows everything]\n",
+        BRIEF_MAX / 1024,
+        out.len().div_ceil(1024)
+    );
+    let budget = cut_at(out, BRIEF_MAX - note.len()).len();
+    let at = match out[..budget].rfind('\n') {
+        Some(nl) if nl >= budget / 2 => nl + 1,
+        _ => budget,
+    };
+    out.truncate(at);
+    out.push_str(&note);
 }
 
 fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
@@ -104,7 +145,7 @@ fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
         let skip = ws.milestones.len().saturating_sub(detail.take(10));
         for m in ws.milestones.iter().skip(skip) {
             let mark = if m.completed.is_some() { "x" } else { " " };
-            let _ = writeln!(out, "- [{mark}] {}", m.name);
+            let _ = writeln!(out, "- [{mark}] {}", detail.item(&m.name));
         }
     }
     if !ws.artifacts.is_empty() {
@@ -117,18 +158,22 @@ fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
             when(b).cmp(&when(a))
         });
         for a in recent.into_iter().take(detail.take(5)) {
-            let _ = writeln!(out, "- {}", a.path);
+            let _ = writeln!(out, "- {}", detail.item(&a.path));
         }
     }
     if !ws.notes.is_empty() {
         let _ = writeln!(out, "\n## Notes");
         let skip = ws.notes.len().saturating_sub(detail.take(5));
         for n in ws.notes.iter().skip(skip) {
-            let _ = writeln!(out, "- {}", n.trim());
+            let _ = writeln!(out, "- {}", detail.item(n.trim()));
         }
     }
     if !ws.context_summary.trim().is_empty() {
-        let _ = writeln!(out, "\n## Last context\n{}", ws.context_summary.trim_end());
+        let _ = writeln!(
+            out,
+            "\n## Last context\n{}",
+            detail.item(ws.context_summary.trim_end())
+        );
     }
 }
 
@@ -159,7 +204,7 @@ fn runs_part(out: &mut String, p: &Project, ws: &WorkSession, detail: Detail) {
                         "  - {} [{}] {}",
                         run.output_path(&o.file).display(),
                         o.output_type,
-                        o.description
+                        detail.item(&o.description)
                     );
                 }
             }

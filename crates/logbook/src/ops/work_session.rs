@@ -13,6 +13,7 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
+use crate::model::limits::bounded;
 use crate::model::work_session::{
     AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
     WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
@@ -385,6 +386,7 @@ pub fn pause(p: &Project, id: Option<&str>) -> Result<WorkSession> {
 /// it closed, moves it and its workflow state to the archive and clears the
 /// pointer if it was active.
 pub fn close(p: &Project, id: Option<&str>, summary: Option<String>) -> Result<WorkSession> {
+    bounded("summary", summary.as_deref().unwrap_or_default())?;
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let id = resolve(p, id)?;
     let ws = close_locked(p, &id, summary)?;
@@ -582,6 +584,7 @@ pub fn add_artifact(
     agent: Option<&str>,
 ) -> Result<WorkSession> {
     let path = non_empty("artifact path", path)?;
+    bounded("agent", agent.unwrap_or_default())?;
     Ok(update(p, id, |ws| {
         let now = clock::now_string();
         match ws.artifacts.iter_mut().find(|a| a.path == path) {
@@ -623,6 +626,7 @@ pub fn spawn_agent(
     output_file: Option<&str>,
 ) -> Result<(WorkSession, String)> {
     let agent_type = non_empty("agent type", agent_type)?;
+    bounded("output file", output_file.unwrap_or_default())?;
     let agent_id = match agent_id {
         Some(a) => non_empty("agent id", a)?,
         None => format!("agent-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]),
@@ -699,6 +703,7 @@ fn finish_agent_with(
     output_file: Option<&str>,
     outcome: AgentOutcome,
 ) -> Result<WorkSession> {
+    bounded("output file", output_file.unwrap_or_default())?;
     Ok(update(p, id, |ws| {
         let session_id = ws.session_id.clone();
         let agent = ws

@@ -27,6 +27,7 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::{Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
+use crate::model::limits::{bounded, bounded_each, bounded_json};
 use crate::model::workflow::{
     AgentInvocation, AgentType, Decision, DecisionType, Handoff, InvocationInput, InvocationOutput,
     InvocationStatus, Mode, ModeChange, Phase, SessionState, Verdict, VerdictDecision,
@@ -211,6 +212,9 @@ impl Default for Invoke {
 /// an `in_progress` invocation, makes it the active agent and clears pending
 /// handoffs addressed to it.
 pub fn invoke(p: &Project, target: &Target, inv: Invoke) -> Result<SessionState> {
+    bounded("prompt", &inv.prompt)?;
+    bounded_json("context", &inv.context)?;
+    bounded_each("artifact", &inv.artifacts)?;
     let (state, ()) = update(p, target, |s, now| {
         let wf = s.workflow_mut(now);
         let pending_from = wf
@@ -270,6 +274,11 @@ pub struct Complete {
 /// `failed` when asked), hands off (to the orchestrator when no target) and
 /// compacts the history when it grew too long.
 pub fn complete(p: &Project, target: &Target, c: Complete) -> Result<SessionState> {
+    bounded("summary", &c.summary)?;
+    bounded("reason", &c.reason)?;
+    bounded_each("artifact", &c.artifacts)?;
+    bounded_each("recommendation", &c.recommendations)?;
+    bounded_each("blocker", &c.blockers)?;
     let (state, ()) = update(p, target, |s, now| {
         let wf = s.workflow_mut(now);
         let Some(inv) = wf
@@ -337,6 +346,8 @@ pub struct NewDecision {
 
 /// Appends a decision with a new UUID; returns the state and the decision.
 pub fn decide(p: &Project, target: &Target, d: NewDecision) -> Result<(SessionState, Decision)> {
+    bounded("description", &d.description)?;
+    bounded("rationale", &d.rationale)?;
     update(p, target, |s, now| {
         let decision = Decision {
             id: uuid::Uuid::new_v4().to_string(),
@@ -373,6 +384,9 @@ pub struct NewVerdict {
 
 /// Appends a verdict; the confidence must lie in 0..=1.
 pub fn verdict(p: &Project, target: &Target, v: NewVerdict) -> Result<SessionState> {
+    bounded("reasoning", &v.reasoning)?;
+    bounded_each("condition", &v.conditions)?;
+    bounded_each("blocker", &v.blockers)?;
     check_confidence(v.confidence)
         .map_err(|reason| Error::invalid("confidence", v.confidence.to_string(), reason))?;
     let (state, ()) = update(p, target, |s, now| {
@@ -410,6 +424,12 @@ pub struct NewHandoff {
 
 /// Appends a pending handoff; it is cleared when its target is invoked.
 pub fn handoff(p: &Project, target: &Target, h: NewHandoff) -> Result<SessionState> {
+    bounded("reason", &h.reason)?;
+    bounded("context", &h.context)?;
+    bounded_each("artifact", &h.artifacts)?;
+    if let Some(preserved) = &h.preserved_context {
+        bounded_json("preserved context", preserved)?;
+    }
     let (state, ()) = update(p, target, |s, now| {
         s.workflow_mut(now).pending_handoffs.push(Handoff {
             from_agent: h.from,

@@ -79,8 +79,10 @@ pub fn same_milestone(a: &str, b: &str) -> bool {
     a.trim().eq_ignore_ascii_case(b.trim())
 }
 
-/// Refuses an empty (or all-blank) value for `field`.
+/// Refuses an empty (or all-blank) value for `field`, or one longer than
+/// [`crate::model::limits::MAX_TEXT_FIELD`].
 pub fn non_empty(field: &'static str, value: &str) -> Result<String> {
+    crate::model::limits::bounded(field, value)?;
     if value.trim().is_empty() {
         Err(Error::invalid(field, value, "must not be empty"))
     } else {

@@ -14,6 +14,7 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::RunId;
+use crate::model::limits::{bounded, bounded_each};
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
 };
@@ -67,6 +68,19 @@ pub struct Started {
 /// active work session if there is one.
 pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
     let agent = required("agent", &opts.agent)?;
+    for (field, value) in [
+        ("title", &opts.title),
+        ("bundle", &opts.bundle),
+        ("description", &opts.description),
+        ("user", &opts.user),
+    ] {
+        bounded(field, value.as_deref().unwrap_or_default())?;
+    }
+    bounded_each(
+        "input",
+        &opts.inputs.iter().map(|(_, v)| v).collect::<Vec<_>>(),
+    )?;
+    bounded_each("tag", &opts.tags)?;
     let id = RunId::new_v4();
     let folder = store::run::folder(p, &id);
     let mut warnings = vec![];
@@ -220,6 +234,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
 }
 
 pub(super) fn required(field: &'static str, value: &str) -> Result<String> {
+    bounded(field, value)?;
     let v = value.trim();
     if v.is_empty() {
         return Err(Error::invalid(field, value, "must not be empty"));

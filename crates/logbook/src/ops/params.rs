@@ -1,0 +1,175 @@
+//! What a face received, checked once: `find`'s filters, paging counts and
+//! query text arrive here as the caller typed them (a command-line option,
+//! an MCP argument, a query-string value), so the CLI, the MCP server and
+//! the web API refuse the same input with the same error.
+
+use jiff::Timestamp;
+
+use crate::error::{Error, Result};
+use crate::model::limits::bounded;
+use crate::model::query::{RunQuery, parse_since};
+use crate::model::run::RunStatus;
+
+/// `find`'s filters as a face received them, not yet checked. Every value
+/// is optional; blank values are the face's to drop (a web form sends
+/// empty fields), and are checked as given here.
+#[derive(Debug, Clone, Default)]
+pub struct FindParams {
+    /// `agent.name`, exactly.
+    pub agent: Option<String>,
+    /// `workflow.name`, exactly or as a regular expression.
+    pub workflow: Option<String>,
+    /// One of [`RunStatus::KNOWN`].
+    pub status: Option<String>,
+    /// `execution.user`, exactly.
+    pub user: Option<String>,
+    /// A tag.
+    pub tag: Option<String>,
+    /// A time, a date or an age ([`parse_since`]).
+    pub since: Option<String>,
+    /// Full-text words.
+    pub text: Option<String>,
+    /// At most this many runs: a whole number up to [`RunQuery::MAX_PAGING`].
+    pub limit: Option<String>,
+    /// Skip this many runs first.
+    pub offset: Option<String>,
+}
+
+impl FindParams {
+    /// The one check of `find`'s filters: a status Logbook knows, paging
+    /// counts SQLite can take, a valid pattern, a time it can read, and
+    /// text the full-text engine can search for. `now` is when `since`
+    /// ages are counted back from.
+    pub fn query(&self, now: Timestamp) -> Result<RunQuery> {
+        let text = |field: &'static str, v: &Option<String>| {
+            v.as_deref().map(|v| query_text(field, v)).transpose()
+        };
+        let query = RunQuery {
+            agent: text("agent", &self.agent)?,
+            workflow: text("workflow", &self.workflow)?,
+            status: text("status", &self.status)?
+                .map(|s| s.parse::<RunStatus>().map(|s| s.to_string()))
+                .transpose()?,
+            user: text("user", &self.user)?,
+            tag: text("tag", &self.tag)?,
+            since: text("since", &self.since)?
+                .map(|s| parse_since(&s, now))
+                .transpose()?,
+            text: text("text", &self.text)?,
+            limit: self
+                .limit
+                .as_deref()
+                .map(|v| paging("limit", v))
+                .transpose()?,
+            offset: self
+                .offset
+                .as_deref()
+                .map(|v| paging("offset", v))
+                .transpose()?
+                .unwrap_or(0),
+        };
+        query.matcher()?;
+        Ok(query)
+    }
+}
+
+/// A paging count as typed: a whole number from 0 to
+/// [`RunQuery::MAX_PAGING`] (SQLite's integers are i64, and a larger value
+/// must not wrap around to "no limit").
+pub fn paging(field: &'static str, given: &str) -> Result<usize> {
+    given
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n <= RunQuery::MAX_PAGING)
+        .ok_or_else(|| {
+            Error::invalid(
+                field,
+                given,
+                format!("expected a whole number from 0 to {}", RunQuery::MAX_PAGING),
+            )
+        })
+}
+
+/// [`paging`] for a count a face already holds as a number (an MCP
+/// argument, a parsed option): the same check and the same error.
+pub fn paging_count(field: &'static str, n: u64) -> Result<usize> {
+    paging(field, &n.to_string())
+}
+
+/// Text a caller searches or filters by: at most
+/// [`crate::model::limits::MAX_TEXT_FIELD`] bytes, and no NUL, which the
+/// full-text engine reads as the end of the query (its other syntax, quotes,
+/// `*`, `:`, `-`, `NEAR(`, is quoted and searched for as typed).
+pub fn query_text(field: &'static str, given: &str) -> Result<String> {
+    bounded(field, given)?;
+    if given.contains('\0') {
+        return Err(Error::invalid(
+            field,
+            given,
+            "a query cannot contain a NUL character; remove it",
+        ));
+    }
+    Ok(given.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Timestamp {
+        "2025-10-05T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn an_unknown_status_is_refused_and_a_known_one_kept() {
+        let p = |s: &str| FindParams {
+            status: Some(s.into()),
+            ..FindParams::default()
+        };
+        let err = p("bogus").query(now()).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Invalid);
+        assert!(
+            err.to_string().starts_with("invalid status \"bogus\""),
+            "{err}"
+        );
+        assert_eq!(
+            p("completed").query(now()).unwrap().status.as_deref(),
+            Some("completed")
+        );
+    }
+
+    #[test]
+    fn paging_beyond_sqlite_integers_is_refused_the_same_way_from_text_or_number() {
+        let big = (RunQuery::MAX_PAGING as u64 + 1).to_string();
+        let from_text = paging("limit", &big).unwrap_err().to_string();
+        let from_number = paging_count("limit", RunQuery::MAX_PAGING as u64 + 1)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(from_text, from_number);
+        assert!(from_text.contains("9223372036854775807"), "{from_text}");
+        assert_eq!(
+            paging("limit", "9223372036854775807").unwrap(),
+            RunQuery::MAX_PAGING
+        );
+        for bad in ["-1", "abc", "", "1.5"] {
+            assert!(paging("offset", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn nul_in_text_is_refused_and_operators_pass_to_be_quoted() {
+        let err = query_text("text", "a\0b").unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Invalid);
+        assert!(err.hint().is_none(), "no rebuild advice: {:?}", err.hint());
+        for typed in ["NEAR(a b)", "\"", "a*", "x:y", "-a", "a OR b"] {
+            assert_eq!(query_text("text", typed).unwrap(), typed);
+        }
+        let long = "a".repeat(crate::model::limits::MAX_TEXT_FIELD + 1);
+        assert!(matches!(
+            query_text("text", &long),
+            Err(Error::TextTooLong { field: "text", .. })
+        ));
+    }
+}
