@@ -190,7 +190,8 @@ pub(crate) fn transcript_saved() -> Arc<JsonObject> {
             "kind": {"type": "string", "description": "main or subagent"},
             "file": {"type": "string"},
             "messages": {"type": "integer"},
-            "run": {"type": "string"}
+            "run": {"type": "string"},
+            "name": {"type": "string", "description": "the title given with transcript_name"}
         }),
         &["id", "kind", "file"],
     )

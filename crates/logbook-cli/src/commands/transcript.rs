@@ -27,6 +27,14 @@ pub(crate) enum TranscriptCommand {
         /// (the short id that names its file).
         id: String,
     },
+    /// Give a transcript a title that sticks (re-imports keep it); an empty
+    /// TEXT removes it.
+    Name {
+        /// The session UUID, its first 8 or more characters, or its last 8.
+        id: String,
+        /// The title.
+        text: String,
+    },
     /// Import agent history: Claude Code and Codex logs (a file, or a folder
     /// searched recursively) or a JSON file in seed 003's format.
     Import(ImportArgs),
@@ -157,6 +165,14 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
     match cmd {
         TranscriptCommand::List(a) => list(ctx, a),
         TranscriptCommand::Show { id } => show(ctx, id),
+        TranscriptCommand::Name { id, text } => {
+            let stored = transcript::name(&ctx.project, id, text)?;
+            let human = match text.trim() {
+                "" => format!("Transcript {} has no title now\n", stored.transcript.id),
+                t => format!("Transcript {} is titled {t:?}\n", stored.transcript.id),
+            };
+            Ok(Output::new(transcript::imported_json(&stored), human))
+        }
         TranscriptCommand::Import(a) => import_cmd(ctx, a),
         TranscriptCommand::Usage(a) => usage(ctx, a),
         TranscriptCommand::Prune {
@@ -265,6 +281,14 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
     let mut out = String::new();
     if !ctx.printer.json {
         let _ = writeln!(out, "{} ({})", st.bold(&t.id), stored.kind.as_str());
+        if let Some(name) = t
+            .metadata
+            .extra
+            .get(transcript::NAME_KEY)
+            .and_then(Value::as_str)
+        {
+            let _ = writeln!(out, "Title:     {name}");
+        }
         let _ = writeln!(out, "File:      {}", stored.path.display());
         let _ = writeln!(out, "Workdir:   {}", t.metadata.workdir);
         let _ = writeln!(out, "Started:   {}", clock::display(&t.metadata.started_at));

@@ -141,6 +141,11 @@ impl Drop for Mcp {
     }
 }
 
+/// Tools INTERFACE.md already lists for work that has not landed (issue
+/// 28: agents that resume and hand over through hooks). Each must still be
+/// missing, so this list empties as they land rather than going stale.
+const NOT_YET: &[&str] = &["agent_resume", "agent_handoff"];
+
 /// The tool names INTERFACE.md promises.
 fn promised_tools() -> Vec<String> {
     let text = shared_text("INTERFACE.md");
@@ -182,6 +187,13 @@ fn initialize_names_the_server_and_lists_every_tool_with_schema_and_annotations(
     let promised = promised_tools();
     assert!(promised.len() >= 28, "{promised:?}");
     for name in &promised {
+        if NOT_YET.contains(&name.as_str()) {
+            assert!(
+                !tools.contains_key(name),
+                "{name} has landed: take it off NOT_YET"
+            );
+            continue;
+        }
         let tool = tools
             .get(name)
             .unwrap_or_else(|| panic!("tool {name} missing"));

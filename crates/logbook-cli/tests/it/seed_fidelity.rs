@@ -231,3 +231,56 @@ fn summaries_print_token_counts_with_thousands_separators() {
     let summary = closed["context_summary"].as_str().unwrap();
     assert!(summary.contains("32,000 tokens kept out"), "{summary}");
 }
+
+#[test]
+fn a_transcript_name_sticks_through_saves_and_re_imports_in_the_cli_and_mcp() {
+    let t = TestProject::new();
+    t.write(
+        "in/main.json",
+        &shared_text("fixtures/transcript-main.json"),
+    );
+    t.json(&["transcript", "import", "in/main.json"]);
+    let named = t.json(&["transcript", "name", "6f1c2b9e", "Laptop purchase"]);
+    assert_eq!(named["name"], "Laptop purchase", "{named}");
+    let shown = t.json(&["transcript", "show", "6f1c2b9e"]);
+    assert_eq!(shown["metadata"]["name"], "Laptop purchase");
+    // Every other value is as it was: the file's own workdir and tokens.
+    assert_eq!(shown["metadata"]["workdir"], "/home/bryan/projects/acme");
+    assert_eq!(shown["metadata"]["latestTotalTokens"], 2242);
+    assert_eq!(shown["messages"].as_array().unwrap().len(), 3);
+
+    // A re-import of the same file (which has no name) keeps the title.
+    t.json(&["transcript", "import", "in/main.json"]);
+    let shown = t.json(&["transcript", "show", "6f1c2b9e"]);
+    assert_eq!(shown["metadata"]["name"], "Laptop purchase");
+    let human = t.run(&["transcript", "show", "6f1c2b9e"]);
+    assert!(
+        human.ok().contains("Title:     Laptop purchase"),
+        "{human:?}"
+    );
+
+    // Over MCP, and a blank name removes it.
+    let mut m = crate::mcp::Mcp::start(&t);
+    let r = m.ok(
+        "transcript_name",
+        json!({"id": "6f1c2b9e", "name": "Renamed by an agent"}),
+    );
+    assert_eq!(r["name"], "Renamed by an agent");
+    let r = m.ok("transcript_name", json!({"id": "6f1c2b9e", "name": "  "}));
+    assert!(r.get("name").is_none(), "{r}");
+    let shown = t.json(&["transcript", "show", "6f1c2b9e"]);
+    assert!(shown["metadata"].get("name").is_none(), "{shown}");
+
+    // Bounded like every free text, and an unknown id is not found.
+    let long = "x".repeat(64 * 1024 + 1);
+    let r = t.run(&["transcript", "name", "6f1c2b9e", &long]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("name"), "{r:?}");
+    let r = t.run(&[
+        "transcript",
+        "name",
+        "99999999-9999-4999-8999-999999999999",
+        "x",
+    ]);
+    assert_eq!(r.code, 4, "{r:?}");
+}

@@ -1,5 +1,5 @@
-//! The transcript tools: save a main-agent or subagent conversation, load
-//! one, list them.
+//! The transcript tools: save a main-agent or subagent conversation, name,
+//! load and list them.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{schemars, tool, tool_router};
@@ -32,6 +32,15 @@ pub(crate) struct TranscriptSaveArgs {
 pub(crate) struct TranscriptLoadArgs {
     /// The transcript's UUID, its first 8 or more characters, or its last 8.
     id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TranscriptNameArgs {
+    /// The transcript's UUID, its first 8 or more characters, or its last 8.
+    id: String,
+    /// The title to show for it; an empty text removes the title.
+    name: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -70,6 +79,19 @@ impl LogbookServer {
                 a.parent.as_deref(),
                 a.run.as_deref(),
             )?;
+            Ok(transcript::imported_json(&stored))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Give a stored transcript a title that sticks (metadata.name): later saves and re-imports keep it, and listings show it. An empty name removes it.",
+        output_schema = schema::transcript_saved(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn transcript_name(&self, Parameters(a): Parameters<TranscriptNameArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let stored = transcript::name(p, &a.id, &a.name)?;
             Ok(transcript::imported_json(&stored))
         })
         .await

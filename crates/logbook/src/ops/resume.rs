@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use crate::error::Result;
 use crate::model::ids::RunId;
-use crate::model::naming::thousands;
 use crate::model::limits::cut_at;
+use crate::model::naming::thousands;
 use crate::model::work_session::WorkSession;
 use crate::ops::{work_session, workflow};
 use crate::store::{self, Project};

@@ -34,10 +34,11 @@ use crate::error::{Error, Result};
 use crate::index::{Index, Kind as IndexKind, MAX_SAID_BYTES, Pending, Record, TranscriptHit};
 use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
+use crate::model::limits::bounded;
 use crate::model::query::RunQuery;
 use crate::model::transcript::{
-    FORMAT_VERSION, Filter, Kind, RUN_ID_KEY, SaidText, Stored, Summary, Transcript, file_name,
-    parse_file_name,
+    FORMAT_VERSION, Filter, Kind, Metadata, RUN_ID_KEY, SaidText, Stored, Summary, Transcript,
+    file_name, parse_file_name,
 };
 use crate::ops::{run, write_through};
 use crate::store::{self, Project};
@@ -160,6 +161,11 @@ fn save_as(
     let dir = &p.config.transcripts_dir;
     let lock = p.locks.exclusive(&id.lock_name())?;
     let existing = store::transcript::find_live(dir, id.as_str());
+    if let Some((_, path)) = &existing
+        && let Ok(head) = store::transcript::read_head(path)
+    {
+        keep_name(&mut transcript.metadata, &head.metadata);
+    }
     let target = match &existing {
         Some((k, path)) if *k == kind => path.clone(),
         _ => {
@@ -281,6 +287,79 @@ fn ids_in(dir: &Path, matches: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
         out.extend(id.as_deref().and_then(matches));
     }
     out
+}
+
+/// The metadata key of a transcript's title that sticks (`transcript
+/// name`): every later save and import of the same id keeps it.
+pub const NAME_KEY: &str = "name";
+
+/// Carries the stored title over to a new version of the same transcript
+/// that does not give one of its own: a re-import from the agent's log, or a
+/// save from an agent that never saw the name.
+fn keep_name(new: &mut Metadata, stored: &Metadata) {
+    if let Some(name) = stored.extra.get(NAME_KEY)
+        && !new.extra.contains_key(NAME_KEY)
+    {
+        new.extra.insert(NAME_KEY.into(), name.clone());
+    }
+}
+
+/// Gives live transcript `id` a title that sticks (`metadata.name`), or
+/// removes it when `name` is blank. Only the name changes: every other value
+/// of the file is written back as it was read.
+pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
+    bounded("name", name)?;
+    let id = resolve(p, id)?;
+    let dir = &p.config.transcripts_dir;
+    let lock = p.locks.exclusive(&id.lock_name())?;
+    let Some((kind, path)) = store::transcript::find_live(dir, id.as_str()) else {
+        return Err(Error::not_found(
+            "transcript",
+            id.as_str(),
+            "only live transcripts are named; `logbook transcript list` shows them",
+        ));
+    };
+    let (mut transcript, raw) = store::transcript::read_file_raw(&path)?;
+    let extra = &mut transcript.metadata.extra;
+    match name.trim() {
+        "" => extra.remove(NAME_KEY),
+        text => extra.insert(NAME_KEY.into(), Value::String(text.to_string())),
+    };
+    let mut raw = raw;
+    // The name is the one value this write owns: drop the one read, so the
+    // merge takes the new one (or its absence).
+    if let Some(md) = raw.get_mut("metadata").and_then(Value::as_object_mut) {
+        md.remove(NAME_KEY);
+    }
+    write_through(
+        p,
+        vec![Pending {
+            kind: IndexKind::Transcript,
+            path: path.clone(),
+            lock: id.lock_name(),
+        }],
+        || {
+            store::transcript::write(&path, &transcript, None, Some(&raw))?;
+            let said = SaidText::of(&transcript.messages, MAX_SAID_BYTES).into_string();
+            Ok((
+                (),
+                vec![Some(Record::transcript(
+                    &path,
+                    kind,
+                    id.as_str(),
+                    &transcript.metadata,
+                    said,
+                ))],
+            ))
+        },
+    )?;
+    drop(lock);
+    Ok(Stored {
+        transcript,
+        kind,
+        path,
+        archived: false,
+    })
 }
 
 /// Loads a transcript by its UUID, or by a unique part of it (see
@@ -580,8 +659,13 @@ pub fn imported_json(stored: &Stored) -> Value {
         "file": stored.path,
         "messages": stored.transcript.messages.len(),
     });
-    if let (Some(run_id), Value::Object(o)) = (stored.transcript.run_id(), &mut json) {
-        o.insert("run".into(), Value::String(run_id.to_string()));
+    if let Value::Object(o) = &mut json {
+        if let Some(run_id) = stored.transcript.run_id() {
+            o.insert("run".into(), Value::String(run_id.to_string()));
+        }
+        if let Some(name) = stored.transcript.metadata.extra.get(NAME_KEY) {
+            o.insert("name".into(), name.clone());
+        }
     }
     json
 }

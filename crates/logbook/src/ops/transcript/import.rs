@@ -263,7 +263,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         bad_lines: summary.bad_lines.clone(),
         unknown_types: summary.unknown_types.clone(),
     };
-    let metadata = agent_log::metadata(&summary, &who, &src);
+    let mut metadata = agent_log::metadata(&summary, &who, &src);
     let timestamp = summary.last_timestamp.clone().unwrap_or_default();
 
     let dir = &p.config.transcripts_dir;
@@ -282,6 +282,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
     };
     if let Some((old_kind, path)) = &existing {
         let head = store::transcript::read_head(path)?;
+        super::keep_name(&mut metadata, &head.metadata);
         match agent_log::source_of(&head.metadata) {
             Some(old) if old.same_as(&src) && *old_kind == kind => {
                 item.file = path.clone();
