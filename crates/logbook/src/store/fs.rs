@@ -76,6 +76,63 @@ pub fn absolute(base: &Path, p: &Path) -> PathBuf {
     joined.components().collect()
 }
 
+/// Who named a path, which decides how far it may reach: a user at the
+/// terminal may name any file, while a caller over MCP or HTTP (an agent
+/// that a prompt injection may steer) may name only files inside the
+/// project root, lest it read a secrets file back through Logbook.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PathTrust {
+    /// The person running Logbook: any path, as the shell would take it.
+    #[default]
+    User,
+    /// A caller over MCP or HTTP: only paths inside the project root, after
+    /// resolving `..` and symlinks.
+    ProjectOnly,
+}
+
+/// `path` (relative to `root`) as the file to read, refused with
+/// [`Error::Invalid`] naming `field` when `trust` keeps it inside `root` and
+/// it leads out, whether by `..`, by being absolute or through a symlink.
+/// A confined path that does not exist is returned as named (checked
+/// lexically), so reading it says "not found" without telling what exists
+/// outside.
+pub fn resolve_named(
+    root: &Path,
+    path: &Path,
+    trust: PathTrust,
+    field: &'static str,
+) -> Result<PathBuf> {
+    if trust == PathTrust::User {
+        return Ok(absolute(root, path));
+    }
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let outside = || {
+        Error::invalid(
+            field,
+            path.display().to_string(),
+            "over MCP or HTTP a path must stay inside the project root (no absolute path elsewhere, no `..` or symlink leading out); name a file under the project, or use the CLI",
+        )
+    };
+    let mut lexical = PathBuf::new();
+    for c in absolute(&root, path).components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    if !lexical.starts_with(&root) {
+        return Err(outside());
+    }
+    match lexical.canonicalize() {
+        // Path::starts_with compares whole components.
+        Ok(resolved) if resolved.starts_with(&root) => Ok(resolved),
+        Ok(_) => Err(outside()),
+        Err(_) => Ok(lexical),
+    }
+}
+
 /// The folder a user named as a project root, as one path however it was
 /// named (relative, through a symlink, with `..`): the physical path, as
 /// the working directory a root is found from without `--root` is. Kept
