@@ -29,6 +29,7 @@
 
 mod resources;
 mod schema;
+pub mod stdio;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -232,6 +233,14 @@ impl ServerHandler for LogbookServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        // A tool that does not exist is a wrong parameter of `tools/call`
+        // (the MCP specification's -32602), not a failed call of a tool.
+        if !self.tool_router.has_route(&name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {name:?}; tools/list names this server's tools"),
+                None,
+            ));
+        }
         let tcc = ToolCallContext::new(self, request, context);
         match self.tool_router.call(tcc).await {
             // Arguments that do not fit the schema are the agent's mistake
@@ -426,11 +435,12 @@ pub async fn serve_stdio(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Pipes (as clients start a server) are read and written on the
     // runtime's reactor, not handed to the blocking pool message by message.
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let service = LogbookServer {
         inline_queries: true,
         ..LogbookServer::new(root)
     }
-    .serve(rmcp::transport::stdio_pipes())
+    .serve(stdio::LineTransport::new(stdin, stdout))
     .await?;
     service.waiting().await?;
     Ok(())

@@ -14,7 +14,8 @@ use crate::harness::{TestProject, shared_text};
 /// One `logbook mcp` process, initialized.
 pub(crate) struct Mcp {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once the test closed it (the end of the server's input).
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
     /// Responses read while waiting for another id (requests are answered
@@ -32,7 +33,7 @@ impl Mcp {
             .stderr(Stdio::null())
             .spawn()
             .expect("start logbook mcp");
-        let stdin = child.stdin.take().unwrap();
+        let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut m = Mcp {
             child,
@@ -56,8 +57,15 @@ impl Mcp {
     }
 
     fn send_raw(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Sends one line of any bytes (not necessarily UTF-8).
+    fn send_bytes(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Sends a request and returns its id without waiting.
@@ -554,15 +562,49 @@ fn failures_are_tool_errors_with_the_clis_message_and_the_server_keeps_serving()
 }
 
 #[test]
-fn garbage_on_stdin_gets_a_protocol_error_or_is_ignored_and_the_server_keeps_serving() {
+fn every_unreadable_line_on_stdin_gets_its_error_with_a_null_id_and_the_server_keeps_serving() {
     let t = project();
     let mut m = Mcp::start(&t);
-    m.send_raw("this is not json {");
-    m.send_raw("[1, 2");
-    // Well-formed JSON that is no JSON-RPC message: an Invalid Request error.
-    m.send_raw(r#"{"hello": "world"}"#);
+    // One answer per line, whatever it holds: -32700 for what is not one
+    // JSON value, -32600 for JSON that is no request, both with a null id.
+    let lines: [(&[u8], i64); 8] = [
+        (b"this is not json {", -32700),
+        (b"[1, 2", -32700),
+        (b"\xff\xfe{\"jsonrpc\": \"2.0\"}", -32700),
+        (br#""\ud800""#, -32700),
+        (
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            -32700,
+        ),
+        (br#"{"hello": "world"}"#, -32600),
+        (b"[]", -32600),
+        (br#"{"jsonrpc":"2.0","id":0.5,"method":"ping"}"#, -32600),
+    ];
+    let mut codes = vec![];
+    for (line, code) in lines {
+        m.send_bytes(line);
+        let err = m.read_message();
+        assert_eq!(err["id"], Value::Null, "{err}");
+        assert!(err.as_object().unwrap().contains_key("id"), "{err}");
+        codes.push((err["error"]["code"].as_i64().unwrap(), code));
+    }
+    for (got, want) in codes {
+        assert_eq!(got, want);
+    }
+    // Parameters that do not fit: -32602 with the request's own id.
+    m.send_raw(r#"{"jsonrpc":"2.0","id":"p","method":"tools/call","params":5}"#);
     let err = m.read_message();
-    assert_eq!(err["error"]["code"], -32600, "{err}");
+    assert_eq!(
+        (err["id"].clone(), err["error"]["code"].clone()),
+        (json!("p"), json!(-32602)),
+        "{err}"
+    );
+    // An unknown tool: -32602, not a failed call.
+    let r = m.request(
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
     // An unknown method: method not found, with its id.
     let r = m.request("no/such/method", json!({}));
     assert_eq!(r["error"]["code"], -32601, "{r}");
@@ -570,6 +612,21 @@ fn garbage_on_stdin_gets_a_protocol_error_or_is_ignored_and_the_server_keeps_ser
     assert!(r["result"].is_object(), "{r}");
     let tools = m.request("tools/list", json!({}));
     assert!(tools["result"]["tools"].as_array().unwrap().len() >= 28);
+}
+
+#[test]
+fn a_garbage_last_line_is_answered_before_the_server_ends() {
+    let t = project();
+    let mut m = Mcp::start(&t);
+    let mut stdin = m.stdin.take().unwrap();
+    stdin.write_all(b"no newline and no json").unwrap();
+    // Closing stdin ends the input: the answer still comes, then stdout ends.
+    drop(stdin);
+    let err = m.read_message();
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    let mut rest = String::new();
+    m.stdout.read_line(&mut rest).unwrap();
+    assert_eq!(rest, "", "stdout should end with the input");
 }
 
 #[test]
@@ -939,4 +996,108 @@ fn queries_are_answered_while_a_write_waits_for_a_lock() {
         found["runs"][0]["manifest"]["outputs"][0]["file"],
         "report.md"
     );
+}
+
+#[test]
+fn run_start_over_mcp_reads_workflow_files_only_inside_the_project_but_the_cli_reads_any() {
+    let t = project();
+    // A secrets file beside the project, YAML-shaped.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("credentials.yaml");
+    std::fs::write(&secret, "name: leak\naws_secret_access_key: s3cr3t-value\n").unwrap();
+    std::os::unix::fs::symlink(&secret, t.path("linked.yaml")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path("linked-dir")).unwrap();
+    t.write(
+        "wf/inside.yaml",
+        "name: inside-wf\nreport: '{session_folder}/r.md'\n",
+    );
+    t.write(
+        "wf/sourced.yaml",
+        &format!("name: sourced\nconfig_source: '{}'\n", secret.display()),
+    );
+    let rel_up = format!(
+        "../{}/credentials.yaml",
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    let mut m = Mcp::start(&t);
+    for path in [
+        secret.to_str().unwrap(),
+        rel_up.as_str(),
+        "linked.yaml",
+        "linked-dir/credentials.yaml",
+        "wf/../../credentials.yaml",
+        "wf/sourced.yaml",
+    ] {
+        let msg = m.err("run_start", json!({"agent": "a", "workflow_file": path}));
+        assert!(
+            msg.contains("inside the project root") && !msg.contains("s3cr3t"),
+            "{path}: {msg}"
+        );
+    }
+    // A file inside the project still works, by a relative path or an
+    // absolute one.
+    for path in ["wf/inside.yaml", t.path("wf/inside.yaml").to_str().unwrap()] {
+        let started = m.ok("run_start", json!({"agent": "a", "workflow_file": path}));
+        assert_eq!(
+            started["manifest"]["workflow"]["name"], "inside-wf",
+            "{path}"
+        );
+    }
+    // Nothing was started by the refused calls.
+    assert_eq!(t.json(&["find"]).as_array().unwrap().len(), 2);
+    // The CLI's user may name any file.
+    let out = t.json(&[
+        "run",
+        "start",
+        "--agent",
+        "a",
+        "--workflow-file",
+        secret.to_str().unwrap(),
+    ]);
+    assert_eq!(out["manifest"]["workflow"]["name"], "leak");
+}
+
+#[test]
+fn tools_that_may_replace_or_close_what_was_recorded_say_they_are_destructive() {
+    let t = project();
+    let mut m = Mcp::start(&t);
+    let tools = m.request("tools/list", json!({}))["result"]["tools"].clone();
+    let hints: HashMap<String, Value> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["annotations"].clone(),
+            )
+        })
+        .collect();
+    // session_start with yes closes the active session; transcript_save
+    // replaces a stored transcript; registering again replaces the record.
+    for d in [
+        "session_start",
+        "transcript_save",
+        "run_register_output",
+        "session_close",
+        "run_finish",
+    ] {
+        assert_eq!(
+            hints[d]["destructiveHint"],
+            json!(true),
+            "{d}: {}",
+            hints[d]
+        );
+        assert_eq!(hints[d]["readOnlyHint"], json!(false), "{d}");
+    }
+    assert_eq!(hints["transcript_save"]["idempotentHint"], json!(true));
+    // Every tool that writes says whether it may destroy; every other is
+    // read-only; none reaches beyond the project.
+    for (name, h) in &hints {
+        assert_eq!(h["openWorldHint"], json!(false), "{name}");
+        if h["readOnlyHint"] == json!(false) {
+            assert!(h["destructiveHint"].is_boolean(), "{name}: {h}");
+            assert!(h["idempotentHint"].is_boolean(), "{name}: {h}");
+        }
+    }
 }
