@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod http;
 mod resources;
 mod schema;
 pub mod stdio;
@@ -449,19 +450,32 @@ pub async fn serve_stdio(
 /// The same server over MCP's streamable HTTP transport, as an axum router
 /// for `logbook serve` to mount at `/mcp`, for agents that cannot spawn a
 /// local process. The viewer's own guard stands in front of it (loopback
-/// `Host` without a token, the token otherwise), so the SDK's loopback-only
-/// host check is left to that guard: with a token, the viewer may be
-/// reached under any host name.
-pub fn http_router(root: Option<PathBuf>) -> axum::Router {
+/// `Host` without a token, the token otherwise, and `Origin`), so the SDK's
+/// loopback-only host check is left to that guard: with a token, the
+/// viewer may be reached under any host name. Sessions are bounded by
+/// `limits`, bodies by [`stdio::MAX_MESSAGE_BYTES`].
+pub fn http_router(root: Option<PathBuf>, limits: http::SessionLimits) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        StreamableHttpServerConfig, StreamableHttpService,
     };
+    // One tool router for every session, built once: each session clones
+    // it, with call slots of its own.
+    let proto = LogbookServer::new(root);
     let service = StreamableHttpService::new(
-        move || Ok(LogbookServer::new(root.clone())),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().disable_allowed_hosts(),
+        move || {
+            Ok(LogbookServer {
+                slots: Arc::new(Semaphore::new(CONCURRENT_CALLS)),
+                ..proto.clone()
+            })
+        },
+        Arc::new(http::BoundedSessions::new(limits)),
+        StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .with_max_request_body_bytes(stdio::MAX_MESSAGE_BYTES),
     );
-    axum::Router::new().fallback_service(service)
+    axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn(http::check_body))
 }
 
 /// [`serve_stdio`] on a runtime of its own, for callers that have none

@@ -18,9 +18,10 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
-/// The longest line read: longer ones are answered -32700 and skipped, so
-/// a client cannot make the server hold an endless line.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest message read, a line on stdio or a request body over HTTP:
+/// longer ones are refused (-32700 and skipped on stdio, 413 over HTTP), so
+/// a client cannot make the server hold an endless message.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// JSON-RPC lines over a reader and a writer (stdin and stdout for
 /// `logbook mcp`), answering the lines the SDK cannot take itself.
@@ -89,7 +90,7 @@ where
                 None => (chunk.len(), false),
             };
             if !self.overlong {
-                if self.line.len() + take > MAX_LINE_BYTES + 1 {
+                if self.line.len() + take > MAX_MESSAGE_BYTES + 1 {
                     self.overlong = true;
                     self.line = Vec::new();
                 } else {
@@ -112,7 +113,7 @@ where
 
 fn too_long() -> String {
     format!(
-        "Parse error: the line is longer than {MAX_LINE_BYTES} bytes; send one JSON-RPC message per line, within that size"
+        "Parse error: the line is longer than {MAX_MESSAGE_BYTES} bytes; send one JSON-RPC message per line, within that size"
     )
 }
 
@@ -170,7 +171,9 @@ pub fn classify(line: &[u8]) -> Line {
     match (version_ok, method, id) {
         (true, Some(method), Some(id)) => Line::Answer(error_answer(
             ErrorCode::INVALID_PARAMS,
-            format!("Invalid params for {method:?}: they do not fit the method's parameters (an object, as the MCP specification gives it)"),
+            format!(
+                "Invalid params for {method:?}: they do not fit the method's parameters (an object, as the MCP specification gives it)"
+            ),
             Some(id),
         )),
         // A notification, or a response to a request of ours, that does
@@ -179,12 +182,17 @@ pub fn classify(line: &[u8]) -> Line {
         (true, None, Some(_)) if field("result").is_some() || field("error").is_some() => {
             Line::Ignore
         }
-        _ => Line::Answer(error_answer(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a string \"method\" and, for a request, a string or integer \"id\"".into(),
-            None,
-        )),
+        _ => Line::Answer(invalid_request()),
     }
+}
+
+/// The answer to JSON that is no JSON-RPC request (-32600, `"id": null`).
+pub(crate) fn invalid_request() -> Value {
+    error_answer(
+        ErrorCode::INVALID_REQUEST,
+        "Invalid Request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a string \"method\" and, for a request, a string or integer \"id\"".into(),
+        None,
+    )
 }
 
 impl<R, W> Transport<RoleServer> for LineTransport<R, W>

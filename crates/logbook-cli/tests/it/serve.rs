@@ -69,10 +69,18 @@ fn serve_prints_the_url_and_answers_the_api() {
 fn a_token_from_the_environment_guards_every_request() {
     let t = TestProject::new();
     t.run(&["demo", "d"]).ok();
-    let (mut child, url) = serve(&t, &["--root", "d", "--bind", "127.0.0.1:0"], Some("tok3n"));
-    assert!(url.ends_with("/?token=tok3n"), "{url}");
+    let (mut child, url) = serve(
+        &t,
+        &["--root", "d", "--bind", "127.0.0.1:0"],
+        Some("tok3n-tok3n-tok3n"),
+    );
+    assert!(url.ends_with("/?token=tok3n-tok3n-tok3n"), "{url}");
     let without = get(&url, "/api/runs", "");
-    let with = get(&url, "/api/runs", "Authorization: Bearer tok3n\r\n");
+    let with = get(
+        &url,
+        "/api/runs",
+        "Authorization: Bearer tok3n-tok3n-tok3n\r\n",
+    );
     let _ = child.kill();
     let _ = child.wait();
     assert!(without.starts_with("HTTP/1.1 401"), "{without}");
@@ -142,8 +150,12 @@ fn rpc_answer(raw: &str) -> serde_json::Value {
 fn mcp_over_streamable_http_lists_the_tools_and_calls_one() {
     let t = TestProject::new();
     t.run(&["demo", "d"]).ok();
-    let (mut child, url) = serve(&t, &["--root", "d", "--bind", "127.0.0.1:0"], Some("tok3n"));
-    let auth = "Authorization: Bearer tok3n\r\n";
+    let (mut child, url) = serve(
+        &t,
+        &["--root", "d", "--bind", "127.0.0.1:0"],
+        Some("tok3n-tok3n-tok3n"),
+    );
+    let auth = "Authorization: Bearer tok3n-tok3n-tok3n\r\n";
     let init = serde_json::json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
