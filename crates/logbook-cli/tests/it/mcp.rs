@@ -56,12 +56,12 @@ impl Mcp {
         m
     }
 
-    fn send_raw(&mut self, line: &str) {
+    pub(crate) fn send_raw(&mut self, line: &str) {
         self.send_bytes(line.as_bytes());
     }
 
     /// Sends one line of any bytes (not necessarily UTF-8).
-    fn send_bytes(&mut self, line: &[u8]) {
+    pub(crate) fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
         stdin.write_all(line).unwrap();
         stdin.write_all(b"\n").unwrap();
@@ -69,7 +69,7 @@ impl Mcp {
     }
 
     /// Sends a request and returns its id without waiting.
-    fn send(&mut self, method: &str, params: Value) -> u64 {
+    pub(crate) fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -78,7 +78,7 @@ impl Mcp {
     }
 
     /// The next message from the server (skipping notifications).
-    fn read_message(&mut self) -> Value {
+    pub(crate) fn read_message(&mut self) -> Value {
         loop {
             let mut line = String::new();
             let n = self.stdout.read_line(&mut line).unwrap();
@@ -91,7 +91,7 @@ impl Mcp {
         }
     }
 
-    fn wait(&mut self, id: u64) -> Value {
+    pub(crate) fn wait(&mut self, id: u64) -> Value {
         if let Some(v) = self.early.remove(&id) {
             return v;
         }
@@ -107,7 +107,7 @@ impl Mcp {
         }
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params);
         self.wait(id)
     }
@@ -164,7 +164,7 @@ fn promised_tools() -> Vec<String> {
         .collect()
 }
 
-fn project() -> TestProject {
+pub(crate) fn project() -> TestProject {
     let mut t = TestProject::new();
     t.now = Some("2025-10-06T17:09:00.000Z".into());
     t

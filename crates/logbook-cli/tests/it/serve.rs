@@ -9,12 +9,25 @@ use crate::harness::TestProject;
 
 /// Starts `logbook serve ARGS` and returns it with the URL it printed.
 pub(crate) fn serve(t: &TestProject, args: &[&str], token: Option<&str>) -> (Child, String) {
+    serve_with(t, args, token, &[])
+}
+
+/// [`serve`] with more environment variables (the hidden timeouts).
+pub(crate) fn serve_with(
+    t: &TestProject,
+    args: &[&str],
+    token: Option<&str>,
+    env: &[(&str, &str)],
+) -> (Child, String) {
     let mut all = vec!["serve"];
     all.extend_from_slice(args);
     let mut cmd = t.cmd(&all);
     cmd.env_remove("LOGBOOK_TOKEN").stdout(Stdio::piped());
     if let Some(token) = token {
         cmd.env("LOGBOOK_TOKEN", token);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
     }
     let mut child = cmd.spawn().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -72,14 +85,14 @@ fn a_token_from_the_environment_guards_every_request() {
     let (mut child, url) = serve(
         &t,
         &["--root", "d", "--bind", "127.0.0.1:0"],
-        Some("tok3n-tok3n-tok3n"),
+        Some("tok3ntok3ntok3ntok3n"),
     );
-    assert!(url.ends_with("/?token=tok3n-tok3n-tok3n"), "{url}");
+    assert!(url.ends_with("/?token=tok3ntok3ntok3ntok3n"), "{url}");
     let without = get(&url, "/api/runs", "");
     let with = get(
         &url,
         "/api/runs",
-        "Authorization: Bearer tok3n-tok3n-tok3n\r\n",
+        "Authorization: Bearer tok3ntok3ntok3ntok3n\r\n",
     );
     let _ = child.kill();
     let _ = child.wait();
@@ -100,7 +113,7 @@ fn beyond_loopback_without_a_token_is_refused() {
         "{err}"
     );
     assert!(
-        t.run(&["serve", "--bind", "nonsense"])
+        t.run(&["serve", "--bind", "127.0.0.1:notaport"])
             .usage()
             .contains("--bind")
     );
@@ -153,9 +166,9 @@ fn mcp_over_streamable_http_lists_the_tools_and_calls_one() {
     let (mut child, url) = serve(
         &t,
         &["--root", "d", "--bind", "127.0.0.1:0"],
-        Some("tok3n-tok3n-tok3n"),
+        Some("tok3ntok3ntok3ntok3n"),
     );
-    let auth = "Authorization: Bearer tok3n-tok3n-tok3n\r\n";
+    let auth = "Authorization: Bearer tok3ntok3ntok3ntok3n\r\n";
     let init = serde_json::json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
