@@ -5,18 +5,25 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::harness::{TestProject, shared_text};
+
+/// How long a test waits for an answer it is owed.
+const ANSWER_WAIT: Duration = Duration::from_secs(60);
 
 /// One `logbook mcp` process, initialized.
 pub(crate) struct Mcp {
     child: Child,
     /// `None` once the test closed it (the end of the server's input).
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// stdout's lines, read by a thread of their own so that a missing
+    /// answer fails the test after a while instead of hanging it.
+    lines: Receiver<String>,
     next_id: u64,
     /// Responses read while waiting for another id (requests are answered
     /// concurrently, so out of order).
@@ -34,11 +41,20 @@ impl Mcp {
             .spawn()
             .expect("start logbook mcp");
         let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while stdout.read_line(&mut line).is_ok_and(|n| n > 0) {
+                if send.send(std::mem::take(&mut line)).is_err() {
+                    break;
+                }
+            }
+        });
         let mut m = Mcp {
             child,
             stdin,
-            stdout,
+            lines,
             next_id: 0,
             early: HashMap::new(),
             init: Value::Null,
@@ -80,9 +96,13 @@ impl Mcp {
     /// The next message from the server (skipping notifications).
     pub(crate) fn read_message(&mut self) -> Value {
         loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).unwrap();
-            assert!(n > 0, "the server closed stdout");
+            let line = match self.lines.recv_timeout(ANSWER_WAIT) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no answer from the server within {ANSWER_WAIT:?}")
+                }
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+            };
             let v: Value = serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
             if v.get("id").is_some() || v.get("error").is_some() {
@@ -624,9 +644,11 @@ fn a_garbage_last_line_is_answered_before_the_server_ends() {
     drop(stdin);
     let err = m.read_message();
     assert_eq!(err["error"]["code"], -32700, "{err}");
-    let mut rest = String::new();
-    m.stdout.read_line(&mut rest).unwrap();
-    assert_eq!(rest, "", "stdout should end with the input");
+    assert_eq!(
+        m.lines.recv_timeout(ANSWER_WAIT),
+        Err(RecvTimeoutError::Disconnected),
+        "stdout should end with the input"
+    );
 }
 
 #[test]

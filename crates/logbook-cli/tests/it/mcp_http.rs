@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::Child;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -475,8 +475,35 @@ fn the_bearer_scheme_is_case_insensitive() {
 fn a_token_shorter_than_sixteen_characters_is_refused() {
     let t = TestProject::new();
     for token in ["x", "fifteen-chars!!"] {
-        let r = t.run(&["serve", "--bind", "0.0.0.0:0", "--token", token]);
-        let err = r.err().to_string();
+        let mut cmd = t.cmd(&["serve", "--bind", "0.0.0.0:0", "--token", token]);
+        let child = cmd
+            .env_remove("LOGBOOK_TOKEN")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut child = Serving(child);
+        // A server that accepted the token would serve until stopped.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(s) = child.0.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{token:?} was accepted: serve is running"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert_eq!(status.code(), Some(1), "{err}");
         assert!(
             err.contains("--token") && err.contains("at least 16"),
             "{err}"
