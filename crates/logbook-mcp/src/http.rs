@@ -52,7 +52,8 @@ impl Default for SessionLimits {
 }
 
 /// The SDK's in-memory sessions, with an idle expiry and a cap on how many
-/// live at once (the SDK keeps every session until its client deletes it).
+/// live at once (the SDK sets no cap, and keeps each session's entry until
+/// its client deletes it).
 pub struct BoundedSessions {
     inner: LocalSessionManager,
     /// When each live session was last used.

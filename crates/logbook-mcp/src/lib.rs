@@ -9,7 +9,10 @@
 //!   (built by the same library function). A failure is a tool result with
 //!   `isError: true` and the CLI's message.
 //! - [`serve_stdio`]: what `logbook mcp` runs; stdout belongs to the
-//!   protocol, logs go to stderr.
+//!   protocol, logs go to stderr. [`stdio::LineTransport`] answers every
+//!   line the SDK cannot take (-32700, -32600, -32602).
+//! - [`http_router`]: `/mcp` for `logbook serve`, its sessions bounded by
+//!   [`http::BoundedSessions`].
 //!
 //! No answer is cached between calls: every call opens the project and
 //! reads the files (and the index, synced) as they are now (an index

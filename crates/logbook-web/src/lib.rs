@@ -144,6 +144,9 @@ pub const MIN_TOKEN_CHARS: usize = 16;
 /// that trickles them would otherwise hold a task and a socket for ever.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long to wait after the listener fails to accept a connection.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
 /// How to serve.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -341,8 +344,12 @@ impl Server {
                     accepted = listener.accept() => match accepted {
                         Ok(c) => c,
                         // Out of descriptors, or a connection reset before
-                        // it was taken: the listener itself is fine.
-                        Err(_) => continue,
+                        // it was taken: the listener itself is fine, and a
+                        // pause lets connections close rather than spin.
+                        Err(_) => {
+                            tokio::time::sleep(ACCEPT_PAUSE).await;
+                            continue;
+                        }
                     },
                     _ = &mut stop => return Ok::<(), std::io::Error>(()),
                 };
