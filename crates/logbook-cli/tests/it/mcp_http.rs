@@ -133,6 +133,12 @@ pub(crate) fn initialize_message() -> Value {
 pub(crate) fn initialize(addr: &str) -> String {
     let r = post(addr, None, &[], initialize_message().to_string().as_bytes());
     assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.messages()[0]["result"]["serverInfo"]["name"],
+        "logbook",
+        "{}",
+        r.text()
+    );
     let id = r
         .header("mcp-session-id")
         .unwrap_or_else(|| panic!("no session id: {}", r.head));
@@ -184,10 +190,6 @@ pub(crate) fn served(env: &[(&str, &str)]) -> (TestProject, Serving, String) {
     (t, Serving(child), a)
 }
 
-fn stop(child: Serving) {
-    drop(child);
-}
-
 /// Notes in the demo's active work session, as `status --json` shows them.
 fn note_call(text: &str) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
@@ -236,7 +238,7 @@ fn a_foreign_origin_is_refused_and_the_servers_own_or_none_is_let_through() {
         ));
     }
     let without = post(&a, Some(&session), &[], &note_call("no origin"));
-    stop(child);
+    drop(child);
 
     for r in [&foreign, &foreign_port, &foreign_init] {
         assert_eq!(r.status, 403, "{}", r.text());
@@ -311,7 +313,7 @@ fn malformed_requests_get_their_own_status_not_404() {
     let mut too_large = String::new();
     c.read_to_string(&mut too_large).unwrap();
     let still = ping(&a, &session);
-    stop(child);
+    drop(child);
 
     assert_eq!(no_accept.status, 406, "{}", no_accept.text());
     assert_eq!(only_json.status, 406, "{}", only_json.text());
@@ -362,7 +364,7 @@ fn an_idle_session_expires_and_is_then_unknown() {
     }
     let fresh = initialize(&a);
     let fresh_ping = ping(&a, &fresh).status;
-    stop(child);
+    drop(child);
     let after = expired.expect("the idle session never expired");
     assert!(after >= Duration::from_millis(1500), "{after:?}");
     assert_eq!(fresh_ping, 200, "a client initializes again after a 404");
@@ -379,7 +381,7 @@ fn at_most_a_hundred_sessions_live_and_the_longest_idle_goes_first() {
     let _one_more = initialize(&a);
     let second_again = ping(&a, &sessions[1]).status;
     let third = ping(&a, &sessions[2]).status;
-    stop(child);
+    drop(child);
     assert_eq!((first, second, last), (404, 200, 200));
     assert_eq!((second_again, third), (200, 404));
 }
@@ -407,7 +409,7 @@ fn two_thousand_initializes_leave_memory_flat() {
         initialize(&a);
     }
     let after = rss_kib(pid);
-    stop(child);
+    drop(child);
     let grown = after.saturating_sub(before);
     assert!(
         grown < 32 * 1024,
@@ -431,7 +433,7 @@ fn headers_sent_too_slowly_end_the_connection() {
         "/api/runs",
         &format!("Authorization: Bearer {TOKEN}\r\n"),
     );
-    stop(child);
+    drop(child);
     assert!(
         outcome.is_ok(),
         "the server should close the connection: {outcome:?}"
@@ -464,7 +466,7 @@ fn the_bearer_scheme_is_case_insensitive() {
         "/api/runs",
         &format!("Authorization: Basic {TOKEN}\r\n"),
     );
-    stop(child);
+    drop(child);
     for r in replies {
         assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     }
@@ -521,14 +523,14 @@ fn port_alone_listens_on_loopback_and_bind_takes_host_names() {
     let (child, url) = serve(&t, &["--root", "d", "--port", &port], None);
     let child = Serving(child);
     let answered = get(&url, "/api/runs", "");
-    stop(child);
+    drop(child);
     assert_eq!(url, format!("http://127.0.0.1:{port}/"));
     assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
 
     let (child, url) = serve(&t, &["--root", "d", "--bind", "localhost:0"], None);
     let child = Serving(child);
     let answered = get(&url, "/api/runs", "");
-    stop(child);
+    drop(child);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
 
@@ -544,4 +546,37 @@ fn port_alone_listens_on_loopback_and_bind_takes_host_names() {
         "{}",
         unknown.err()
     );
+}
+
+#[test]
+fn without_a_token_a_foreign_origin_is_refused_too() {
+    let t = TestProject::new();
+    t.run(&["demo", "d"]).ok();
+    let (child, url) = serve(&t, &["--root", "d", "--bind", "127.0.0.1:0"], None);
+    let _serving = Serving(child);
+    let a = addr(&url);
+    let port = a.rsplit(':').next().unwrap().to_string();
+    let init = initialize_message().to_string();
+    let foreign = post(
+        &a,
+        None,
+        &[("Origin", "http://evil.example")],
+        init.as_bytes(),
+    );
+    // A page served from another port of this machine is another origin.
+    let other_port = post(
+        &a,
+        None,
+        &[("Origin", "http://localhost:1")],
+        init.as_bytes(),
+    );
+    let own = post(
+        &a,
+        None,
+        &[("Origin", &format!("http://localhost:{port}"))],
+        init.as_bytes(),
+    );
+    assert_eq!(foreign.status, 403, "{}", foreign.text());
+    assert_eq!(other_port.status, 403, "{}", other_port.text());
+    assert_eq!(own.status, 200, "{}", own.text());
 }
