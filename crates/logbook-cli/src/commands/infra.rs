@@ -113,7 +113,7 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
     ));
     let url = server.url();
     let human = format!(
-        "Logbook viewer for {} at\n  {url}\nRead-only; Ctrl-C stops it.\n",
+        "Logbook viewer for {} at\n  {url}\nThe viewer only reads; /mcp (agents' MCP over HTTP) writes. Ctrl-C stops it.\n",
         ctx.project.root().display()
     );
     ctx.printer.print(&Output::new(
