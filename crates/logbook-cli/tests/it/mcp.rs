@@ -85,7 +85,7 @@ impl Mcp {
     }
 
     /// Sends a request and returns its id without waiting.
-    pub(crate) fn send(&mut self, method: &str, params: Value) -> u64 {
+    fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -111,7 +111,7 @@ impl Mcp {
         }
     }
 
-    pub(crate) fn wait(&mut self, id: u64) -> Value {
+    fn wait(&mut self, id: u64) -> Value {
         if let Some(v) = self.early.remove(&id) {
             return v;
         }
