@@ -89,6 +89,7 @@ fn serve(project: Project) -> Result<std::net::SocketAddr> {
         logbook_web::Options {
             bind: "127.0.0.1:0".parse()?,
             token: None,
+            ..Default::default()
         },
     )?;
     let addr = server.local_addr()?;

@@ -9,7 +9,10 @@
 //!   (built by the same library function). A failure is a tool result with
 //!   `isError: true` and the CLI's message.
 //! - [`serve_stdio`]: what `logbook mcp` runs; stdout belongs to the
-//!   protocol, logs go to stderr.
+//!   protocol, logs go to stderr. [`stdio::LineTransport`] answers every
+//!   line the SDK cannot take (-32700, -32600, -32602).
+//! - [`http_router`]: `/mcp` for `logbook serve`, its sessions bounded by
+//!   [`http::BoundedSessions`].
 //!
 //! No answer is cached between calls: every call opens the project and
 //! reads the files (and the index, synced) as they are now (an index
@@ -27,8 +30,10 @@
 //! # Ok(()) }
 //! ```
 
+pub mod http;
 mod resources;
 mod schema;
+pub mod stdio;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -233,6 +238,14 @@ impl ServerHandler for LogbookServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        // A tool that does not exist is a wrong parameter of `tools/call`
+        // (the MCP specification's -32602), not a failed call of a tool.
+        if !self.tool_router.has_route(&name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {name:?}; tools/list names this server's tools"),
+                None,
+            ));
+        }
         let tcc = ToolCallContext::new(self, request, context);
         match self.tool_router.call(tcc).await {
             // Arguments that do not fit the schema are the agent's mistake
@@ -427,11 +440,12 @@ pub async fn serve_stdio(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Pipes (as clients start a server) are read and written on the
     // runtime's reactor, not handed to the blocking pool message by message.
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let service = LogbookServer {
         inline_queries: true,
         ..LogbookServer::new(root)
     }
-    .serve(rmcp::transport::stdio_pipes())
+    .serve(stdio::LineTransport::new(stdin, stdout))
     .await?;
     service.waiting().await?;
     Ok(())
@@ -440,19 +454,32 @@ pub async fn serve_stdio(
 /// The same server over MCP's streamable HTTP transport, as an axum router
 /// for `logbook serve` to mount at `/mcp`, for agents that cannot spawn a
 /// local process. The viewer's own guard stands in front of it (loopback
-/// `Host` without a token, the token otherwise), so the SDK's loopback-only
-/// host check is left to that guard: with a token, the viewer may be
-/// reached under any host name.
-pub fn http_router(root: Option<PathBuf>) -> axum::Router {
+/// `Host` without a token, the token otherwise, and `Origin`), so the SDK's
+/// loopback-only host check is left to that guard: with a token, the
+/// viewer may be reached under any host name. Sessions are bounded by
+/// `limits`, bodies by [`stdio::MAX_MESSAGE_BYTES`].
+pub fn http_router(root: Option<PathBuf>, limits: http::SessionLimits) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        StreamableHttpServerConfig, StreamableHttpService,
     };
+    // One tool router for every session, built once: each session clones
+    // it, with call slots of its own.
+    let proto = LogbookServer::new(root);
     let service = StreamableHttpService::new(
-        move || Ok(LogbookServer::new(root.clone())),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().disable_allowed_hosts(),
+        move || {
+            Ok(LogbookServer {
+                slots: Arc::new(Semaphore::new(CONCURRENT_CALLS)),
+                ..proto.clone()
+            })
+        },
+        Arc::new(http::BoundedSessions::new(limits)),
+        StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .with_max_request_body_bytes(stdio::MAX_MESSAGE_BYTES),
     );
-    axum::Router::new().fallback_service(service)
+    axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn(http::check_body))
 }
 
 /// [`serve_stdio`] on a runtime of its own, for callers that have none

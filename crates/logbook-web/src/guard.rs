@@ -131,7 +131,9 @@ fn presented_token(headers: &HeaderMap) -> Option<String> {
     if let Some(v) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        && let Some(t) = v.strip_prefix("Bearer ")
+        && let Some((scheme, t)) = v.trim_start().split_once(' ')
+        // RFC 9110: the scheme is case-insensitive.
+        && scheme.eq_ignore_ascii_case("bearer")
     {
         return Some(t.trim().to_string());
     }
@@ -171,6 +173,56 @@ fn token_in_query(query: &str) -> Option<(String, String)> {
     token.map(|t| (t, rest.join("&")))
 }
 
+/// The host and port of an `Origin` (`scheme://host[:port]`), the host
+/// lower-cased and without brackets; `None` when it is no such origin
+/// (`null`, another scheme, a path).
+fn origin_authority(origin: &str) -> Option<(String, u16)> {
+    let (scheme, rest) = origin.split_once("://")?;
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
+        return None;
+    }
+    let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
+        let (host, after) = inner.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match rest.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (rest, None),
+        }
+    };
+    let port = match port {
+        Some(p) => p.parse().ok()?,
+        None => default_port,
+    };
+    Some((host.to_ascii_lowercase(), port))
+}
+
+/// Whether a browser page at `origin` is the viewer itself: the address
+/// listened on, or a loopback spelling of it (`localhost`, `127.0.0.1`,
+/// `[::1]`) with its port; with a token, also the `Host` the request names
+/// (the viewer reached by a name of its own, the token still required).
+fn own_origin(origin: &str, bound: std::net::SocketAddr, host: Option<&str>) -> bool {
+    let Some((name, port)) = origin_authority(origin) else {
+        return false;
+    };
+    if let Some(host) = host
+        && let Some(same) = origin_authority(&format!("http://{host}"))
+        && same == (name.clone(), port)
+    {
+        return true;
+    }
+    if port != bound.port() {
+        return false;
+    }
+    let ip = name.parse::<std::net::IpAddr>().ok();
+    ip == Some(bound.ip()) || ip.is_some_and(|ip| ip.is_loopback()) || name == "localhost"
+}
+
 fn loopback_host(headers: &HeaderMap) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
         // HTTP/1.0 without Host: only a local client sends that.
@@ -199,6 +251,25 @@ pub(crate) async fn check(
     let mcp = path == "/mcp" || path.starts_with("/mcp/");
     if !mcp && req.method() != Method::GET && req.method() != Method::HEAD {
         return finish(Refusal::Method.into_response());
+    }
+    // `/mcp` writes: a page of another origin must not drive it through
+    // the user's browser (the MCP specification asks servers to check).
+    // A client without `Origin` is not a browser, and is let through.
+    if mcp && let Some(origin) = req.headers().get(header::ORIGIN) {
+        // With a token, the Host the client named is checked by the token;
+        // without one, only loopback names reach here.
+        let host = state
+            .token
+            .is_some()
+            .then(|| req.headers().get(header::HOST))
+            .flatten()
+            .and_then(|h| h.to_str().ok());
+        if !origin
+            .to_str()
+            .is_ok_and(|o| own_origin(o, state.bound, host))
+        {
+            return finish(Refusal::Denied.into_response());
+        }
     }
     match &state.token {
         Some(token) => {
@@ -247,7 +318,9 @@ pub(crate) async fn check(
     let r = next.run(req).await;
     // An extractor's rejection (a path segment that is not UTF-8, a bad
     // query string) is answered with our own word instead of its text.
-    if r.status().is_client_error() && !r.headers().contains_key(REFUSAL_MARK) {
+    // `/mcp` answers with the statuses MCP gives them (400, 404 for an
+    // unknown session, 406, 413, 415), in words that echo nothing.
+    if !mcp && r.status().is_client_error() && !r.headers().contains_key(REFUSAL_MARK) {
         return finish(Refusal::NotFound.into_response());
     }
     finish(r)
@@ -285,6 +358,39 @@ mod tests {
             Some(("s t".into(), "a=1&b=2".into()))
         );
         assert_eq!(token_in_query("a=1"), None);
+    }
+
+    #[test]
+    fn the_viewers_own_origins_are_told_from_foreign_ones() {
+        let bound: std::net::SocketAddr = "127.0.0.1:7777".parse().unwrap();
+        for (origin, host, ok) in [
+            ("http://127.0.0.1:7777", None, true),
+            ("http://localhost:7777", None, true),
+            ("http://LOCALHOST:7777", None, true),
+            ("http://[::1]:7777", None, true),
+            ("http://127.0.0.1:7778", None, false),
+            ("http://evil.example", None, false),
+            ("http://evil.example:7777", None, false),
+            ("http://localhost.evil.example:7777", None, false),
+            ("null", None, false),
+            ("file://", None, false),
+            ("http://logbook.lan:7777", Some("logbook.lan:7777"), true),
+            ("http://evil.example:7777", Some("logbook.lan:7777"), false),
+        ] {
+            assert_eq!(own_origin(origin, bound, host), ok, "{origin} {host:?}");
+        }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        for v in ["Bearer t0k", "bearer t0k", "BEARER t0k"] {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, HeaderValue::from_static(v));
+            assert_eq!(presented_token(&h).as_deref(), Some("t0k"), "{v}");
+        }
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic t0k"));
+        assert_eq!(presented_token(&h), None);
     }
 
     #[test]

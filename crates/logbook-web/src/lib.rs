@@ -39,12 +39,113 @@ mod view;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use logbook::Project;
 
-/// Where `logbook serve` listens when `--bind` is not given.
-pub const DEFAULT_BIND: &str = "127.0.0.1:7777";
+/// The port `logbook serve` listens on when neither `--bind` nor `--port`
+/// names one.
+pub const DEFAULT_PORT: u16 = 7777;
+
+/// An address to listen on as a user writes it: a host (an IP address or a
+/// name to look up) and perhaps a port, e.g. `localhost:8080`,
+/// `[::1]:8080`, `0.0.0.0` or `127.0.0.1:0`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindAddr {
+    /// The host as written (without brackets).
+    pub host: String,
+    /// The port, when written.
+    pub port: Option<u16>,
+}
+
+impl std::str::FromStr for BindAddr {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<BindAddr, String> {
+        let bad = |why: &str| {
+            format!(
+                "{why}; write HOST:PORT (e.g. 127.0.0.1:7777, localhost:8080 or [::1]:8080), or HOST with --port PORT"
+            )
+        };
+        let port = |p: &str| {
+            p.parse::<u16>()
+                .map_err(|_| bad(&format!("{p:?} is not a port (0 to 65535)")))
+        };
+        let (host, port) = if let Ok(ip) = s.parse::<std::net::IpAddr>() {
+            (ip.to_string(), None)
+        } else if let Some(inner) = s.strip_prefix('[') {
+            let (host, rest) = inner
+                .split_once(']')
+                .ok_or_else(|| bad("an IPv6 address opened with [ is not closed"))?;
+            let port = match rest {
+                "" => None,
+                r => Some(port(
+                    r.strip_prefix(':')
+                        .ok_or_else(|| bad("expected :PORT after ]"))?,
+                )?),
+            };
+            (host.to_string(), port)
+        } else if let Some((host, p)) = s.rsplit_once(':') {
+            (host.to_string(), Some(port(p)?))
+        } else {
+            (s.to_string(), None)
+        };
+        let name_ok = !host.is_empty()
+            && host.len() <= 253
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '_'));
+        if !name_ok {
+            return Err(bad(&format!(
+                "{host:?} is not a host name or an IP address"
+            )));
+        }
+        Ok(BindAddr { host, port })
+    }
+}
+
+/// The socket address to listen on, from `--bind` and `--port`: `--port N`
+/// alone is 127.0.0.1:N, a host name is looked up (an IPv4 address
+/// preferred, as browsers try it first for `localhost`), and a port named
+/// twice must be the same.
+pub fn resolve_bind(bind: Option<&BindAddr>, port: Option<u16>) -> Result<SocketAddr, ServeError> {
+    let host = bind.map_or("127.0.0.1", |b| b.host.as_str());
+    let port = match (bind.and_then(|b| b.port), port) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(ServeError::PortTwice { bind: a, port: b });
+        }
+        (Some(p), _) | (None, Some(p)) => p,
+        (None, None) => DEFAULT_PORT,
+    };
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let lookup = |source: Option<std::io::Error>| ServeError::Lookup {
+        host: host.to_string(),
+        source: source.unwrap_or_else(|| std::io::Error::other("no address found")),
+    };
+    let found: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .map_err(|e| lookup(Some(e)))?
+        .collect();
+    found
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| found.first())
+        .copied()
+        .ok_or_else(|| lookup(None))
+}
+
+/// The fewest characters an access token may have: a short one is guessed
+/// by trying, on a viewer whose `/mcp` writes.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// How long a client may take to send a request's headers: a connection
+/// that trickles them would otherwise hold a task and a socket for ever.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long to wait after the listener fails to accept a connection.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// How to serve.
 #[derive(Debug, Clone)]
@@ -54,13 +155,16 @@ pub struct Options {
     /// The access token every request must carry (bearer header, or the
     /// cookie a `?token=` link sets); `None` only on loopback.
     pub token: Option<String>,
+    /// How long a request's headers may take to arrive ([`HEADER_TIMEOUT`]).
+    pub header_timeout: Duration,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
-            bind: SocketAddr::from(([127, 0, 0, 1], 7777)),
+            bind: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
             token: None,
+            header_timeout: HEADER_TIMEOUT,
         }
     }
 }
@@ -77,12 +181,39 @@ pub enum ServeError {
         /// The address asked for.
         bind: SocketAddr,
     },
-    /// An empty token would let every request in.
-    #[error("the access token is empty; give a non-empty --token (or LOGBOOK_TOKEN)")]
-    EmptyToken,
+    /// A short token is found by guessing.
+    #[error(
+        "the access token has {chars} characters; --token (or LOGBOOK_TOKEN) needs at least {min}: use a random one, e.g. `openssl rand -hex 16`"
+    )]
+    ShortToken {
+        /// How many characters it has.
+        chars: usize,
+        /// The fewest allowed ([`MIN_TOKEN_CHARS`]).
+        min: usize,
+    },
+    /// `--bind HOST:PORT` and `--port` name different ports.
+    #[error(
+        "--bind names port {bind} and --port names port {port}; give the port once (--bind HOST:PORT, or --bind HOST --port PORT)"
+    )]
+    PortTwice {
+        /// The port in `--bind`.
+        bind: u16,
+        /// The port of `--port`.
+        port: u16,
+    },
+    /// The host name in `--bind` is not known.
+    #[error(
+        "cannot listen on --bind {host}: looking the name up failed ({source}); give an IP address (127.0.0.1, 0.0.0.0) or a name this machine resolves (localhost)"
+    )]
+    Lookup {
+        /// The host as given.
+        host: String,
+        /// What the resolver said.
+        source: std::io::Error,
+    },
     /// The address is taken or not ours.
     #[error(
-        "cannot listen on {bind}: {source}; is another `logbook serve` running? Choose another port with --bind 127.0.0.1:PORT"
+        "cannot listen on {bind}: {source}; is another `logbook serve` running? Choose another port with --port PORT (or --bind HOST:PORT)"
     )]
     Bind {
         /// The address asked for.
@@ -100,6 +231,9 @@ pub enum ServeError {
 pub(crate) struct AppState {
     pub(crate) project: Project,
     pub(crate) token: Option<String>,
+    /// The address listened on (the port the OS chose for port 0): the
+    /// origin a browser page of the viewer itself sends.
+    pub(crate) bound: SocketAddr,
     /// The run list's agent counts, a few seconds old at most: counting
     /// them reads the whole agent index, too much for every page view.
     pub(crate) agents: std::sync::Mutex<Option<AgentCounts>>,
@@ -116,14 +250,20 @@ pub struct Server {
     listener: TcpListener,
     state: Arc<AppState>,
     mcp: Option<Router>,
+    header_timeout: Duration,
 }
 
 impl Server {
     /// Checks the options (a token beyond loopback) and binds the address.
     pub fn bind(project: Project, opts: Options) -> Result<Server, ServeError> {
         let token = opts.token;
-        if token.as_deref().is_some_and(str::is_empty) {
-            return Err(ServeError::EmptyToken);
+        if let Some(t) = &token
+            && t.chars().count() < MIN_TOKEN_CHARS
+        {
+            return Err(ServeError::ShortToken {
+                chars: t.chars().count(),
+                min: MIN_TOKEN_CHARS,
+            });
         }
         if token.is_none() && !opts.bind.ip().is_loopback() {
             return Err(ServeError::TokenRequired { bind: opts.bind });
@@ -133,15 +273,18 @@ impl Server {
             source,
         })?;
         listener.set_nonblocking(true)?;
+        let bound = listener.local_addr()?;
         Ok(Server {
             listener,
             state: Arc::new(AppState {
                 project,
                 token,
+                bound,
                 agents: std::sync::Mutex::new(None),
                 team: false,
             }),
             mcp: None,
+            header_timeout: opts.header_timeout,
         })
     }
 
@@ -181,19 +324,45 @@ impl Server {
         }
     }
 
-    /// Serves until the process is stopped (Ctrl-C ends it cleanly).
+    /// Serves until the process is stopped (Ctrl-C ends it). Connections
+    /// are served by hyper directly rather than by `axum::serve`, which
+    /// sets no timer and so no limit on how long headers may take.
     pub fn run(self) -> Result<(), ServeError> {
+        use hyper_util::rt::{TokioIo, TokioTimer};
+        use hyper_util::service::TowerToHyperService;
+
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
+        let header_timeout = self.header_timeout;
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(self.listener)?;
             let app = router(self.state, self.mcp);
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await
+            let mut stop = std::pin::pin!(tokio::signal::ctrl_c());
+            loop {
+                let (stream, _) = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok(c) => c,
+                        // Out of descriptors, or a connection reset before
+                        // it was taken: the listener itself is fine, and a
+                        // pause lets connections close rather than spin.
+                        Err(_) => {
+                            tokio::time::sleep(ACCEPT_PAUSE).await;
+                            continue;
+                        }
+                    },
+                    _ = &mut stop => return Ok::<(), std::io::Error>(()),
+                };
+                let service = TowerToHyperService::new(app.clone());
+                tokio::spawn(async move {
+                    let mut http = hyper::server::conn::http1::Builder::new();
+                    http.timer(TokioTimer::new())
+                        .header_read_timeout(header_timeout);
+                    // A client that goes away mid-request ends only its
+                    // own connection.
+                    let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
         })?;
         Ok(())
     }

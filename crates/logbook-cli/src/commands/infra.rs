@@ -60,9 +60,21 @@ pub(crate) fn demo(cwd: &Path, args: &DemoArgs) -> Result<Output> {
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// Address to listen on; anything but loopback requires --token.
-    #[arg(long, default_value = logbook_web::DEFAULT_BIND, value_name = "ADDR:PORT")]
-    bind: std::net::SocketAddr,
+    /// Address to listen on, HOST[:PORT] (a name such as localhost is looked
+    /// up; default 127.0.0.1:7777); anything but loopback requires --token.
+    #[arg(long, value_name = "HOST:PORT")]
+    bind: Option<logbook_web::BindAddr>,
+    /// Port to listen on (at 127.0.0.1 unless --bind names a host).
+    #[arg(long, value_name = "PORT")]
+    port: Option<u16>,
+    /// How long a request's headers may take to arrive, in milliseconds
+    /// (tests shorten it).
+    #[arg(long, hide = true, env = "LOGBOOK_SERVE_HEADER_TIMEOUT_MS")]
+    header_timeout_ms: Option<u64>,
+    /// How long an idle `/mcp` session lives, in milliseconds (tests
+    /// shorten it).
+    #[arg(long, hide = true, env = "LOGBOOK_MCP_SESSION_IDLE_MS")]
+    mcp_session_idle_ms: Option<u64>,
     /// Access token every request must carry (bearer header, or the cookie
     /// the printed `?token=` link sets).
     #[arg(long, env = "LOGBOOK_TOKEN", hide_env_values = true, value_name = "T")]
@@ -78,20 +90,30 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
         // Say now, not on the first page view, when there is no catalog.
         logbook::ops::team::connect(&ctx.project, logbook::ops::team::COMMAND_TIMEOUT)?;
     }
+    let ms = std::time::Duration::from_millis;
     let server = logbook_web::Server::bind(
         ctx.project.clone(),
         logbook_web::Options {
-            bind: args.bind,
+            bind: logbook_web::resolve_bind(args.bind.as_ref(), args.port)?,
             token: args.token.clone(),
+            header_timeout: args
+                .header_timeout_ms
+                .map_or(logbook_web::HEADER_TIMEOUT, ms),
         },
     )?
     .with_team(args.team)
-    .with_mcp(logbook_mcp::http_router(Some(
-        ctx.project.root().to_path_buf(),
-    )));
+    .with_mcp(logbook_mcp::http_router(
+        Some(ctx.project.root().to_path_buf()),
+        logbook_mcp::http::SessionLimits {
+            idle: args
+                .mcp_session_idle_ms
+                .map_or(logbook_mcp::http::SessionLimits::DEFAULT.idle, ms),
+            ..logbook_mcp::http::SessionLimits::DEFAULT
+        },
+    ));
     let url = server.url();
     let human = format!(
-        "Logbook viewer for {} at\n  {url}\nRead-only; Ctrl-C stops it.\n",
+        "Logbook viewer for {} at\n  {url}\nThe viewer only reads; /mcp (agents' MCP over HTTP) writes. Ctrl-C stops it.\n",
         ctx.project.root().display()
     );
     ctx.printer.print(&Output::new(

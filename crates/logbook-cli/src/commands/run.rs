@@ -224,6 +224,7 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
             tags: a.tags.clone(),
             user: a.user.clone(),
             workflow_file,
+            path_trust: logbook::store::PathTrust::User,
         },
     )?;
     for w in &started.warnings {

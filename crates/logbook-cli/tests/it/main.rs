@@ -12,6 +12,8 @@ mod environment;
 mod harness;
 mod index;
 mod mcp;
+mod mcp_http;
+mod mcp_props;
 mod parse_errors;
 mod readme;
 mod runs;

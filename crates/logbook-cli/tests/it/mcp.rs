@@ -5,17 +5,25 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::harness::{TestProject, sentence, shared_text};
 
+/// How long a test waits for an answer it is owed.
+const ANSWER_WAIT: Duration = Duration::from_secs(60);
+
 /// One `logbook mcp` process, initialized.
 pub(crate) struct Mcp {
     child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// `None` once the test closed it (the end of the server's input).
+    stdin: Option<ChildStdin>,
+    /// stdout's lines, read by a thread of their own so that a missing
+    /// answer fails the test after a while instead of hanging it.
+    lines: Receiver<String>,
     next_id: u64,
     /// Responses read while waiting for another id (requests are answered
     /// concurrently, so out of order).
@@ -32,12 +40,21 @@ impl Mcp {
             .stderr(Stdio::null())
             .spawn()
             .expect("start logbook mcp");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while stdout.read_line(&mut line).is_ok_and(|n| n > 0) {
+                if send.send(std::mem::take(&mut line)).is_err() {
+                    break;
+                }
+            }
+        });
         let mut m = Mcp {
             child,
             stdin,
-            stdout,
+            lines,
             next_id: 0,
             early: HashMap::new(),
             init: Value::Null,
@@ -55,9 +72,16 @@ impl Mcp {
         m
     }
 
-    fn send_raw(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
+    pub(crate) fn send_raw(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Sends one line of any bytes (not necessarily UTF-8).
+    pub(crate) fn send_bytes(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Sends a request and returns its id without waiting.
@@ -70,11 +94,15 @@ impl Mcp {
     }
 
     /// The next message from the server (skipping notifications).
-    fn read_message(&mut self) -> Value {
+    pub(crate) fn read_message(&mut self) -> Value {
         loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).unwrap();
-            assert!(n > 0, "the server closed stdout");
+            let line = match self.lines.recv_timeout(ANSWER_WAIT) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no answer from the server within {ANSWER_WAIT:?}")
+                }
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+            };
             let v: Value = serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
             if v.get("id").is_some() || v.get("error").is_some() {
@@ -99,7 +127,7 @@ impl Mcp {
         }
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params);
         self.wait(id)
     }
@@ -161,7 +189,7 @@ fn promised_tools() -> Vec<String> {
         .collect()
 }
 
-fn project() -> TestProject {
+pub(crate) fn project() -> TestProject {
     let mut t = TestProject::new();
     t.now = Some("2025-10-06T17:09:00.000Z".into());
     t
@@ -573,15 +601,49 @@ fn failures_are_tool_errors_with_the_clis_message_and_the_server_keeps_serving()
 }
 
 #[test]
-fn garbage_on_stdin_gets_a_protocol_error_or_is_ignored_and_the_server_keeps_serving() {
+fn every_unreadable_line_on_stdin_gets_its_error_with_a_null_id_and_the_server_keeps_serving() {
     let t = project();
     let mut m = Mcp::start(&t);
-    m.send_raw("this is not json {");
-    m.send_raw("[1, 2");
-    // Well-formed JSON that is no JSON-RPC message: an Invalid Request error.
-    m.send_raw(r#"{"hello": "world"}"#);
+    // One answer per line, whatever it holds: -32700 for what is not one
+    // JSON value, -32600 for JSON that is no request, both with a null id.
+    let lines: [(&[u8], i64); 8] = [
+        (b"this is not json {", -32700),
+        (b"[1, 2", -32700),
+        (b"\xff\xfe{\"jsonrpc\": \"2.0\"}", -32700),
+        (br#""\ud800""#, -32700),
+        (
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            -32700,
+        ),
+        (br#"{"hello": "world"}"#, -32600),
+        (b"[]", -32600),
+        (br#"{"jsonrpc":"2.0","id":0.5,"method":"ping"}"#, -32600),
+    ];
+    let mut codes = vec![];
+    for (line, code) in lines {
+        m.send_bytes(line);
+        let err = m.read_message();
+        assert_eq!(err["id"], Value::Null, "{err}");
+        assert!(err.as_object().unwrap().contains_key("id"), "{err}");
+        codes.push((err["error"]["code"].as_i64().unwrap(), code));
+    }
+    for (got, want) in codes {
+        assert_eq!(got, want);
+    }
+    // Parameters that do not fit: -32602 with the request's own id.
+    m.send_raw(r#"{"jsonrpc":"2.0","id":"p","method":"tools/call","params":5}"#);
     let err = m.read_message();
-    assert_eq!(err["error"]["code"], -32600, "{err}");
+    assert_eq!(
+        (err["id"].clone(), err["error"]["code"].clone()),
+        (json!("p"), json!(-32602)),
+        "{err}"
+    );
+    // An unknown tool: -32602, not a failed call.
+    let r = m.request(
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
     // An unknown method: method not found, with its id.
     let r = m.request("no/such/method", json!({}));
     assert_eq!(r["error"]["code"], -32601, "{r}");
@@ -589,6 +651,23 @@ fn garbage_on_stdin_gets_a_protocol_error_or_is_ignored_and_the_server_keeps_ser
     assert!(r["result"].is_object(), "{r}");
     let tools = m.request("tools/list", json!({}));
     assert!(tools["result"]["tools"].as_array().unwrap().len() >= 28);
+}
+
+#[test]
+fn a_garbage_last_line_is_answered_before_the_server_ends() {
+    let t = project();
+    let mut m = Mcp::start(&t);
+    let mut stdin = m.stdin.take().unwrap();
+    stdin.write_all(b"no newline and no json").unwrap();
+    // Closing stdin ends the input: the answer still comes, then stdout ends.
+    drop(stdin);
+    let err = m.read_message();
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    assert_eq!(
+        m.lines.recv_timeout(ANSWER_WAIT),
+        Err(RecvTimeoutError::Disconnected),
+        "stdout should end with the input"
+    );
 }
 
 #[test]
@@ -958,4 +1037,108 @@ fn queries_are_answered_while_a_write_waits_for_a_lock() {
         found["runs"][0]["manifest"]["outputs"][0]["file"],
         "report.md"
     );
+}
+
+#[test]
+fn run_start_over_mcp_reads_workflow_files_only_inside_the_project_but_the_cli_reads_any() {
+    let t = project();
+    // A secrets file beside the project, YAML-shaped.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("credentials.yaml");
+    std::fs::write(&secret, "name: leak\naws_secret_access_key: s3cr3t-value\n").unwrap();
+    std::os::unix::fs::symlink(&secret, t.path("linked.yaml")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path("linked-dir")).unwrap();
+    t.write(
+        "wf/inside.yaml",
+        "name: inside-wf\nreport: '{session_folder}/r.md'\n",
+    );
+    t.write(
+        "wf/sourced.yaml",
+        &format!("name: sourced\nconfig_source: '{}'\n", secret.display()),
+    );
+    let rel_up = format!(
+        "../{}/credentials.yaml",
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    let mut m = Mcp::start(&t);
+    for path in [
+        secret.to_str().unwrap(),
+        rel_up.as_str(),
+        "linked.yaml",
+        "linked-dir/credentials.yaml",
+        "wf/../../credentials.yaml",
+        "wf/sourced.yaml",
+    ] {
+        let msg = m.err("run_start", json!({"agent": "a", "workflow_file": path}));
+        assert!(
+            msg.contains("inside the project root") && !msg.contains("s3cr3t"),
+            "{path}: {msg}"
+        );
+    }
+    // A file inside the project still works, by a relative path or an
+    // absolute one.
+    for path in ["wf/inside.yaml", t.path("wf/inside.yaml").to_str().unwrap()] {
+        let started = m.ok("run_start", json!({"agent": "a", "workflow_file": path}));
+        assert_eq!(
+            started["manifest"]["workflow"]["name"], "inside-wf",
+            "{path}"
+        );
+    }
+    // Nothing was started by the refused calls.
+    assert_eq!(t.json(&["find"]).as_array().unwrap().len(), 2);
+    // The CLI's user may name any file.
+    let out = t.json(&[
+        "run",
+        "start",
+        "--agent",
+        "a",
+        "--workflow-file",
+        secret.to_str().unwrap(),
+    ]);
+    assert_eq!(out["manifest"]["workflow"]["name"], "leak");
+}
+
+#[test]
+fn tools_that_may_replace_or_close_what_was_recorded_say_they_are_destructive() {
+    let t = project();
+    let mut m = Mcp::start(&t);
+    let tools = m.request("tools/list", json!({}))["result"]["tools"].clone();
+    let hints: HashMap<String, Value> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["annotations"].clone(),
+            )
+        })
+        .collect();
+    // session_start with yes closes the active session; transcript_save
+    // replaces a stored transcript; registering again replaces the record.
+    for d in [
+        "session_start",
+        "transcript_save",
+        "run_register_output",
+        "session_close",
+        "run_finish",
+    ] {
+        assert_eq!(
+            hints[d]["destructiveHint"],
+            json!(true),
+            "{d}: {}",
+            hints[d]
+        );
+        assert_eq!(hints[d]["readOnlyHint"], json!(false), "{d}");
+    }
+    assert_eq!(hints["transcript_save"]["idempotentHint"], json!(true));
+    // Every tool that writes says whether it may destroy; every other is
+    // read-only; none reaches beyond the project.
+    for (name, h) in &hints {
+        assert_eq!(h["openWorldHint"], json!(false), "{name}");
+        if h["readOnlyHint"] == json!(false) {
+            assert!(h["destructiveHint"].is_boolean(), "{name}: {h}");
+            assert!(h["idempotentHint"].is_boolean(), "{name}: {h}");
+        }
+    }
 }

@@ -9,12 +9,25 @@ use crate::harness::TestProject;
 
 /// Starts `logbook serve ARGS` and returns it with the URL it printed.
 pub(crate) fn serve(t: &TestProject, args: &[&str], token: Option<&str>) -> (Child, String) {
+    serve_with(t, args, token, &[])
+}
+
+/// [`serve`] with more environment variables (the hidden timeouts).
+pub(crate) fn serve_with(
+    t: &TestProject,
+    args: &[&str],
+    token: Option<&str>,
+    env: &[(&str, &str)],
+) -> (Child, String) {
     let mut all = vec!["serve"];
     all.extend_from_slice(args);
     let mut cmd = t.cmd(&all);
     cmd.env_remove("LOGBOOK_TOKEN").stdout(Stdio::piped());
     if let Some(token) = token {
         cmd.env("LOGBOOK_TOKEN", token);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
     }
     let mut child = cmd.spawn().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -69,10 +82,18 @@ fn serve_prints_the_url_and_answers_the_api() {
 fn a_token_from_the_environment_guards_every_request() {
     let t = TestProject::new();
     t.run(&["demo", "d"]).ok();
-    let (mut child, url) = serve(&t, &["--root", "d", "--bind", "127.0.0.1:0"], Some("tok3n"));
-    assert!(url.ends_with("/?token=tok3n"), "{url}");
+    let (mut child, url) = serve(
+        &t,
+        &["--root", "d", "--bind", "127.0.0.1:0"],
+        Some("tok3ntok3ntok3ntok3n"),
+    );
+    assert!(url.ends_with("/?token=tok3ntok3ntok3ntok3n"), "{url}");
     let without = get(&url, "/api/runs", "");
-    let with = get(&url, "/api/runs", "Authorization: Bearer tok3n\r\n");
+    let with = get(
+        &url,
+        "/api/runs",
+        "Authorization: Bearer tok3ntok3ntok3ntok3n\r\n",
+    );
     let _ = child.kill();
     let _ = child.wait();
     assert!(without.starts_with("HTTP/1.1 401"), "{without}");
@@ -92,98 +113,37 @@ fn beyond_loopback_without_a_token_is_refused() {
         "{err}"
     );
     assert!(
-        t.run(&["serve", "--bind", "nonsense"])
+        t.run(&["serve", "--bind", "127.0.0.1:notaport"])
             .usage()
             .contains("--bind")
     );
 }
 
-/// One JSON-RPC message POSTed to `/mcp` over a fresh connection; returns
-/// the raw answer (status line, headers, body).
-fn post_mcp(url: &str, session: Option<&str>, auth: &str, message: &serde_json::Value) -> String {
-    let addr = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
-    let body = message.to_string();
-    let session = session.map_or(String::new(), |s| format!("Mcp-Session-Id: {s}\r\n"));
-    let mut c = TcpStream::connect(&addr).unwrap();
-    write!(
-        c,
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{auth}{session}\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut s = String::new();
-    c.read_to_string(&mut s).unwrap();
-    s
-}
-
-/// The JSON-RPC answer in a response body: plain JSON or the `data:` line
-/// of a server-sent event.
-fn rpc_answer(raw: &str) -> serde_json::Value {
-    let body = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
-    let text = body
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("data:")
-                .map(str::trim)
-                .filter(|d| d.starts_with('{'))
-        })
-        .unwrap_or(body.trim());
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {raw}"))
-}
-
 #[test]
 fn mcp_over_streamable_http_lists_the_tools_and_calls_one() {
-    let t = TestProject::new();
-    t.run(&["demo", "d"]).ok();
-    let (mut child, url) = serve(&t, &["--root", "d", "--bind", "127.0.0.1:0"], Some("tok3n"));
-    let auth = "Authorization: Bearer tok3n\r\n";
-    let init = serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "test", "version": "1"}}
-    });
-    let refused = post_mcp(&url, None, "", &init);
-    let answer = post_mcp(&url, None, auth, &init);
-    let session = answer
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| v.trim().to_string())
-        })
-        .unwrap_or_else(|| panic!("no session id: {answer}"));
-    let info = rpc_answer(&answer);
-    post_mcp(
-        &url,
-        Some(&session),
-        auth,
-        &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    use crate::mcp_http::{MCP_HEADERS, http, initialize, initialize_message, post, served};
+    let (_t, _serving, a) = served(&[]);
+    let refused = http(
+        &a,
+        "POST",
+        "/mcp",
+        &MCP_HEADERS[1..],
+        initialize_message().to_string().as_bytes(),
     );
-    let tools = rpc_answer(&post_mcp(
-        &url,
-        Some(&session),
-        auth,
-        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-    ));
-    let found = rpc_answer(&post_mcp(
-        &url,
-        Some(&session),
-        auth,
-        &serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+    let session = initialize(&a);
+    let call = |message: serde_json::Value| {
+        let r = post(&a, Some(&session), &[], message.to_string().as_bytes());
+        let mut messages = r.messages();
+        assert_eq!(messages.len(), 1, "{}", r.text());
+        messages.remove(0)
+    };
+    let tools = call(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let found = call(
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "find_runs", "arguments": {"limit": 2}}}),
-    ));
-    let _ = child.kill();
-    let _ = child.wait();
+    );
 
-    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
-    assert_eq!(info["result"]["serverInfo"]["name"], "logbook", "{info}");
+    assert_eq!(refused.status, 401, "{}", refused.text());
     let names: Vec<&str> = tools["result"]["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("{tools}"))

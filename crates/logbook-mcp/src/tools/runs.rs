@@ -140,10 +140,6 @@ impl LogbookServer {
                 };
                 inputs.push((k, v));
             }
-            let workflow_file = a.workflow_file.map(|f| {
-                let f = PathBuf::from(f);
-                if f.is_relative() { p.root().join(f) } else { f }
-            });
             let started = run::start(
                 p,
                 run::StartOptions {
@@ -156,7 +152,8 @@ impl LogbookServer {
                     related: a.related,
                     tags: a.tag,
                     user: a.user,
-                    workflow_file,
+                    workflow_file: a.workflow_file.map(PathBuf::from),
+                    path_trust: logbook::store::PathTrust::ProjectOnly,
                 },
             )?;
             for w in &started.warnings {
@@ -170,7 +167,7 @@ impl LogbookServer {
     #[tool(
         description = "Register a file the run wrote inside its folder as an output (document, data, report or artifact). Registering the same file again updates its record.",
         output_schema = schema::output_registered(),
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn run_register_output(&self, Parameters(a): Parameters<RunOutputArgs>) -> ToolResult {
         self.call(false, move |p| {

@@ -120,7 +120,7 @@ impl LogbookServer {
     #[tool(
         description = "Start a new work session with a token budget and make it active. Use at the beginning of a piece of work. Fails while another session is active unless yes is true (which closes it first).",
         output_schema = schema::work_session(),
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
     async fn session_start(&self, Parameters(a): Parameters<SessionStartArgs>) -> ToolResult {
         self.call(true, move |p| {

@@ -67,7 +67,7 @@ impl LogbookServer {
     #[tool(
         description = "Save a main-agent or subagent transcript (seed 003's JSON) so the conversation survives; saving the same id again replaces it.",
         output_schema = schema::transcript_saved(),
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn transcript_save(&self, Parameters(a): Parameters<TranscriptSaveArgs>) -> ToolResult {
         self.call(false, move |p| {

@@ -281,12 +281,16 @@ fn unknown_ids_are_not_found() {
 
 #[test]
 fn a_token_is_needed_on_every_request_and_a_link_sets_a_cookie() {
-    let s = Served::demo_with(Some("s3cret"), |_| {});
+    let s = Served::demo_with(Some("s3cret-s3cret-s3cret"), |_| {});
     assert_eq!(s.get("/api/runs").status, 401);
     assert_eq!(s.get("/").status, 401);
-    let ok = s.request("GET", "/api/runs", &[("Authorization", "Bearer s3cret")]);
+    let ok = s.request(
+        "GET",
+        "/api/runs",
+        &[("Authorization", "Bearer s3cret-s3cret-s3cret")],
+    );
     assert_eq!(ok.status, 200);
-    let link = s.get("/?token=s3cret&agent=casey");
+    let link = s.get("/?token=s3cret-s3cret-s3cret&agent=casey");
     assert_eq!(link.status, 303);
     assert_eq!(link.header("location"), Some("/?agent=casey"));
     let cookie = link.header("set-cookie").unwrap();
@@ -299,7 +303,7 @@ fn a_token_is_needed_on_every_request_and_a_link_sets_a_cookie() {
         "GET",
         "/api/runs",
         &[
-            ("Authorization", "Bearer s3cret"),
+            ("Authorization", "Bearer s3cret-s3cret-s3cret"),
             ("Host", "logbook.example:7777"),
         ],
     );
@@ -314,17 +318,38 @@ fn beyond_loopback_a_token_is_required() {
         logbook_web::Options {
             bind: "0.0.0.0:0".parse().unwrap(),
             token: None,
+            ..Default::default()
         },
     )
     .err()
     .unwrap();
     assert!(err.to_string().contains("--token"), "{err}");
-    let empty = logbook_web::Server::bind(
-        project,
-        logbook_web::Options {
-            bind: "127.0.0.1:0".parse().unwrap(),
-            token: Some(String::new()),
-        },
+    // A token must be long enough not to be guessed, on loopback too.
+    for short in ["", "x", "fifteen-chars!!"] {
+        let err = logbook_web::Server::bind(
+            project.clone(),
+            logbook_web::Options {
+                bind: "0.0.0.0:0".parse().unwrap(),
+                token: Some(short.into()),
+                ..Default::default()
+            },
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{short:?} was accepted"));
+        assert!(
+            err.to_string().contains("--token") && err.to_string().contains("at least 16"),
+            "{err}"
+        );
+    }
+    assert!(
+        logbook_web::Server::bind(
+            project,
+            logbook_web::Options {
+                bind: "127.0.0.1:0".parse().unwrap(),
+                token: Some("sixteen-chars!!!".into()),
+                ..Default::default()
+            },
+        )
+        .is_ok()
     );
-    assert!(empty.is_err());
 }

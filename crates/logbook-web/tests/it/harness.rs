@@ -35,6 +35,7 @@ impl Served {
             logbook_web::Options {
                 bind: "127.0.0.1:0".parse().unwrap(),
                 token: token.map(str::to_string),
+                ..Default::default()
             },
         )
         .unwrap();

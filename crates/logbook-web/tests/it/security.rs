@@ -250,7 +250,7 @@ fn a_foreign_host_is_refused_without_a_token() {
 
 #[test]
 fn wrong_tokens_are_refused() {
-    let s = Served::demo_with(Some("right-token"), |_| {});
+    let s = Served::demo_with(Some("right-token-of-length"), |_| {});
     for headers in [
         vec![],
         vec![("Authorization", "Bearer wrong-token")],

@@ -140,6 +140,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
                 tags: vec!["demo".into()],
                 user: Some("demo".into()),
                 workflow_file: None,
+                path_trust: crate::store::PathTrust::User,
             },
         )?;
         let path = started.folder.join(step.file);

@@ -76,6 +76,74 @@ pub fn absolute(base: &Path, p: &Path) -> PathBuf {
     joined.components().collect()
 }
 
+/// Who named a path, which decides how far it may reach: a user at the
+/// terminal may name any file, while a caller over MCP or HTTP (an agent
+/// that a prompt injection may steer) may name only files inside the
+/// project root, lest it read a secrets file back through Logbook.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PathTrust {
+    /// The person running Logbook: any path, as the shell would take it.
+    #[default]
+    User,
+    /// A caller over MCP or HTTP: only paths inside the project root, after
+    /// resolving `..` and symlinks.
+    ProjectOnly,
+}
+
+/// `path` (relative to `root`) as the file to read, refused with
+/// [`Error::Invalid`] naming `field` when `trust` keeps it inside `root` and
+/// it leads out, whether by `..`, by being absolute or through a symlink.
+/// A confined path that does not exist is returned with its existing part
+/// resolved, so reading it says "not found" without telling what exists
+/// outside.
+pub fn resolve_named(
+    root: &Path,
+    path: &Path,
+    trust: PathTrust,
+    field: &'static str,
+) -> Result<PathBuf> {
+    if trust == PathTrust::User {
+        return Ok(absolute(root, path));
+    }
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let outside = || {
+        Error::invalid(
+            field,
+            path.display().to_string(),
+            "over MCP or HTTP a path must stay inside the project root (no absolute path elsewhere, no `..` or symlink leading out); name a file under the project, or use the CLI",
+        )
+    };
+    let mut lexical = PathBuf::new();
+    for c in absolute(&root, path).components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    if !lexical.starts_with(&root) {
+        return Err(outside());
+    }
+    // The longest part that exists, resolved; what is missing below it is
+    // named as given, for the read to say "not found".
+    for base in lexical.ancestors() {
+        if let Ok(resolved) = base.canonicalize() {
+            // Path::starts_with compares whole components.
+            if !resolved.starts_with(&root) {
+                return Err(outside());
+            }
+            let rest = lexical.strip_prefix(base).unwrap_or(Path::new(""));
+            return Ok(if rest.as_os_str().is_empty() {
+                resolved
+            } else {
+                resolved.join(rest)
+            });
+        }
+    }
+    Err(outside())
+}
+
 /// The folder a user named as a project root, as one path however it was
 /// named (relative, through a symlink, with `..`): the physical path, as
 /// the working directory a root is found from without `--root` is. Kept
@@ -293,6 +361,49 @@ pub fn read_regular(path: &Path, what: &'static str, limit: u64) -> Result<Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn untrusted_paths_stay_inside_the_root_and_user_paths_go_anywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(root.join("wf")).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(root.join("wf/in.yaml"), "a: 1").unwrap();
+        fs::write(outside.join("secret.yaml"), "k: v").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.yaml"), root.join("out.yaml")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("out-dir")).unwrap();
+        std::os::unix::fs::symlink(root.join("wf/in.yaml"), root.join("in-link.yaml")).unwrap();
+        let confined = |p: &str| resolve_named(&root, Path::new(p), PathTrust::ProjectOnly, "f");
+        let secret = outside.join("secret.yaml");
+        for p in [
+            secret.to_str().unwrap(),
+            "../outside/secret.yaml",
+            "wf/../../outside/secret.yaml",
+            "out.yaml",
+            "out-dir/secret.yaml",
+            "out-dir/missing.yaml",
+            "/etc/passwd",
+        ] {
+            let err = confined(p).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::Invalid, "{p}");
+            assert!(err.to_string().contains("inside the project root"), "{err}");
+        }
+        let root_c = root.canonicalize().unwrap();
+        assert_eq!(confined("wf/in.yaml").unwrap(), root_c.join("wf/in.yaml"));
+        assert_eq!(confined("in-link.yaml").unwrap(), root_c.join("wf/in.yaml"));
+        assert_eq!(
+            confined("wf/./x/../in.yaml").unwrap(),
+            root_c.join("wf/in.yaml")
+        );
+        // Missing inside: named as is, for the read to say "not found".
+        assert_eq!(
+            confined("wf/none.yaml").unwrap(),
+            root_c.join("wf/none.yaml")
+        );
+        let user = resolve_named(&root, &secret, PathTrust::User, "f").unwrap();
+        assert_eq!(user, secret);
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {

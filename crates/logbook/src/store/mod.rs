@@ -28,9 +28,9 @@ pub mod workflow;
 
 pub use config::Config;
 pub use fs::{
-    EntryKind, absolute, entries, is_temp_file, move_durably, open_record, open_record_file,
-    open_regular, read_optional, read_regular, read_with_metadata, root_path, sync_dir,
-    write_atomic, write_atomic_with,
+    EntryKind, PathTrust, absolute, entries, is_temp_file, move_durably, open_record,
+    open_record_file, open_regular, read_optional, read_regular, read_with_metadata, resolve_named,
+    root_path, sync_dir, write_atomic, write_atomic_with,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

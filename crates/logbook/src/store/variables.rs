@@ -11,7 +11,7 @@ use crate::model::ids::RunId;
 use crate::model::run::MANIFEST_FILE;
 use crate::model::template::{self, Placeholder};
 use crate::model::text;
-use crate::store::{self, Project};
+use crate::store::{self, PathTrust, Project};
 
 /// Keys of a workflow.yaml that describe it rather than name a path.
 const DESCRIPTIVE_KEYS: [&str; 6] = [
@@ -72,9 +72,10 @@ fn config_error(path: &Path, reason: String) -> Error {
 }
 
 /// Reads a workflow.yaml and the bundle config its `config_source` names
-/// (falling back to Logbook's config when there is none).
-pub fn read_workflow_file(p: &Project, path: &Path) -> Result<WorkflowFile> {
-    let path = store::absolute(p.root(), path);
+/// (falling back to Logbook's config when there is none); `trust` says
+/// whether both must lie inside the project root.
+pub fn read_workflow_file(p: &Project, path: &Path, trust: PathTrust) -> Result<WorkflowFile> {
+    let path = store::resolve_named(p.root(), path, trust, "workflow_file")?;
     let Some(text) = store::read_regular(&path, "workflow file", MAX_CONFIG_BYTES)? else {
         return Err(Error::not_found(
             "workflow file",
@@ -113,12 +114,17 @@ pub fn read_workflow_file(p: &Project, path: &Path) -> Result<WorkflowFile> {
         path,
     };
     if let Some(source) = text_of("config_source").filter(|s| !s.trim().is_empty()) {
-        read_bundle_config(p, &mut wf, &source)?;
+        read_bundle_config(p, &mut wf, &source, trust)?;
     }
     Ok(wf)
 }
 
-fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Result<()> {
+fn read_bundle_config(
+    p: &Project,
+    wf: &mut WorkflowFile,
+    source: &str,
+    trust: PathTrust,
+) -> Result<()> {
     let root = p.root().to_string_lossy().into_owned();
     let source = render_known(
         &wf.path,
@@ -126,7 +132,7 @@ fn read_bundle_config(p: &Project, wf: &mut WorkflowFile, source: &str) -> Resul
         source,
         &[("project-root", &root)],
     )?;
-    let source_path = store::absolute(p.root(), Path::new(&source));
+    let source_path = store::resolve_named(p.root(), Path::new(&source), trust, "config_source")?;
     let Some(text) = store::read_regular(&source_path, "bundle config", MAX_CONFIG_BYTES)? else {
         wf.warnings.push(format!(
             "bundle config {} not found; using logbook.yaml's output folders",
@@ -367,7 +373,7 @@ mod tests {
     /// run of [`run_folder`], on top of the base variables.
     fn resolve(p: &Project, text: &str) -> Result<Map<String, Value>> {
         write(p, "workflow.yaml", text);
-        let wf = read_workflow_file(p, Path::new("workflow.yaml"))?;
+        let wf = read_workflow_file(p, Path::new("workflow.yaml"), PathTrust::User)?;
         let (id, folder) = run_folder(p);
         let mut vars = base(&id, &folder);
         resolve_into(p, &wf, &id, &folder, &mut vars)?;
@@ -415,7 +421,7 @@ mod tests {
         let (_dir, p) = project();
         write(&p, "bmad/bmm/config.yaml", &fixture("bmad-config.yaml"));
         let wf_path = write(&p, "workflow.yaml", &fixture("workflow.yaml"));
-        let wf = read_workflow_file(&p, Path::new("workflow.yaml")).unwrap();
+        let wf = read_workflow_file(&p, Path::new("workflow.yaml"), PathTrust::User).unwrap();
         let root = p.root();
 
         assert_eq!(wf.path, wf_path);
@@ -595,7 +601,7 @@ mod tests {
              session_folder: '{config_source}:agent_outputs_folder/{{session_id}}'\n\
              out: '{output_folder}/o.md'\n",
         );
-        let wf = read_workflow_file(&p, Path::new("workflow.yaml")).unwrap();
+        let wf = read_workflow_file(&p, Path::new("workflow.yaml"), PathTrust::User).unwrap();
         let missing = p.root().join("bmad/missing/config.yaml");
         assert_eq!(
             wf.warnings,
@@ -682,7 +688,7 @@ mod tests {
             "name: deep-dive-api\ndescription: Look closely\n\
              inputs:\n  depth: 3\n  topics: [auth, billing]\n  owner: Dana\n",
         );
-        let wf = read_workflow_file(&p, Path::new("wf/workflow.yaml")).unwrap();
+        let wf = read_workflow_file(&p, Path::new("wf/workflow.yaml"), PathTrust::User).unwrap();
         assert_eq!(wf.path, p.root().join("wf/workflow.yaml"));
         assert_eq!(wf.name.as_deref(), Some("deep-dive-api"));
         assert_eq!(wf.description.as_deref(), Some("Look closely"));
@@ -695,7 +701,7 @@ mod tests {
 
         // A blank name is no name; no inputs is an empty map.
         write(&p, "blank.yaml", "name: '  '\n");
-        let wf = read_workflow_file(&p, Path::new("blank.yaml")).unwrap();
+        let wf = read_workflow_file(&p, Path::new("blank.yaml"), PathTrust::User).unwrap();
         assert_eq!(wf.name, None);
         assert_eq!(wf.description, None);
         assert!(wf.inputs.is_empty());
@@ -704,21 +710,21 @@ mod tests {
     #[test]
     fn unreadable_workflow_files_are_refused() {
         let (_dir, p) = project();
-        let err = read_workflow_file(&p, Path::new("nowhere.yaml")).unwrap_err();
+        let err = read_workflow_file(&p, Path::new("nowhere.yaml"), PathTrust::User).unwrap_err();
         assert!(
             matches!(&err, Error::NotFound { kind: "workflow file", id, .. } if *id == path_of(&p.root().join("nowhere.yaml"))),
             "{err:?}"
         );
 
         let file = write(&p, "list.yaml", "- a\n- b\n");
-        let err = read_workflow_file(&p, Path::new("list.yaml")).unwrap_err();
+        let err = read_workflow_file(&p, Path::new("list.yaml"), PathTrust::User).unwrap_err();
         assert_eq!(
             config_reason(err, &file),
             "expected a mapping of keys at the top level"
         );
 
         let file = write(&p, "inputs.yaml", "name: w\ninputs: [a, b]\n");
-        let err = read_workflow_file(&p, Path::new("inputs.yaml")).unwrap_err();
+        let err = read_workflow_file(&p, Path::new("inputs.yaml"), PathTrust::User).unwrap_err();
         assert_eq!(config_reason(err, &file), "key inputs: expected a mapping");
 
         // The bundle config path may only use {project-root}.
@@ -727,7 +733,7 @@ mod tests {
             "source.yaml",
             "config_source: '{output_folder}/c.yaml'\n",
         );
-        let err = read_workflow_file(&p, Path::new("source.yaml")).unwrap_err();
+        let err = read_workflow_file(&p, Path::new("source.yaml"), PathTrust::User).unwrap_err();
         assert_eq!(
             config_reason(err, &file),
             "key config_source: unknown placeholder {output_folder}; allowed: {project-root}"

@@ -46,6 +46,9 @@ pub struct StartOptions {
     pub user: Option<String>,
     /// A workflow.yaml to take name, description, inputs and variables from.
     pub workflow_file: Option<PathBuf>,
+    /// Who named `workflow_file`: an MCP or HTTP caller may name only files
+    /// inside the project root (and so may its `config_source`).
+    pub path_trust: store::PathTrust,
 }
 
 /// What [`start`] created.
@@ -86,7 +89,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
     let mut warnings = vec![];
 
     let workflow_file = match &opts.workflow_file {
-        Some(path) => Some(variables::read_workflow_file(p, path)?),
+        Some(path) => Some(variables::read_workflow_file(p, path, opts.path_trust)?),
         None => None,
     };
     let mut variables = variables::base(&id, &folder);

@@ -1,0 +1,283 @@
+//! The stdio transport: JSON-RPC messages, one per line, on stdin and
+//! stdout. It stands in front of the SDK so that every line a client sends
+//! gets the answer JSON-RPC promises, even when the SDK would drop it: a
+//! line that is not JSON (garbage, invalid UTF-8, a lone surrogate, two
+//! objects on one line, a line too long) gets -32700, and JSON that is no
+//! request -32600, both with `"id": null`; a request whose parameters do not
+//! fit gets -32602 with its id. A client waiting on an id never waits
+//! forever, and the server goes on reading.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+
+/// The longest message read, a line on stdio or a request body over HTTP:
+/// longer ones are refused (-32700 and skipped on stdio, 413 over HTTP), so
+/// a client cannot make the server hold an endless message.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// JSON-RPC lines over a reader and a writer (stdin and stdout for
+/// `logbook mcp`), answering the lines the SDK cannot take itself.
+pub struct LineTransport<R, W> {
+    reader: BufReader<R>,
+    writer: Arc<Mutex<W>>,
+    /// The line read so far: kept here, not in the future, because the SDK
+    /// drops a pending `receive` whenever it has something to send.
+    line: Vec<u8>,
+    /// Set while skipping the rest of a line longer than the limit.
+    overlong: bool,
+    /// Error answers being written; waited for at the end of input, so the
+    /// answer to a last garbage line is not lost when the server exits.
+    pending: Vec<JoinHandle<()>>,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// A transport reading `reader` and writing `writer`.
+    pub fn new(reader: R, writer: W) -> Self {
+        LineTransport {
+            reader: BufReader::new(reader),
+            writer: Arc::new(Mutex::new(writer)),
+            line: Vec::new(),
+            overlong: false,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Writes one answer of ours without holding up `receive` (which the
+    /// SDK may drop at any await).
+    fn answer(&mut self, answer: Value) {
+        self.pending.retain(|h| !h.is_finished());
+        let writer = self.writer.clone();
+        self.pending.push(tokio::spawn(async move {
+            let mut line = answer.to_string().into_bytes();
+            line.push(b'\n');
+            let mut w = writer.lock().await;
+            // A client that closed stdout gets nothing more; the end of its
+            // input ends the server.
+            let _ = w.write_all(&line).await;
+            let _ = w.flush().await;
+        }));
+    }
+
+    /// The next whole line (without its newline), or `None` at the end of
+    /// input. Cancel-safe: progress lives in `self`.
+    async fn next_line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let chunk = self.reader.fill_buf().await.ok()?;
+            if chunk.is_empty() {
+                if self.overlong {
+                    self.overlong = false;
+                    self.answer(error_answer(ErrorCode::PARSE_ERROR, too_long(), None));
+                }
+                if self.line.is_empty() {
+                    return None;
+                }
+                return Some(std::mem::take(&mut self.line));
+            }
+            let (take, end) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            if !self.overlong {
+                if self.line.len() + take > MAX_MESSAGE_BYTES + 1 {
+                    self.overlong = true;
+                    self.line = Vec::new();
+                } else {
+                    self.line.extend_from_slice(&chunk[..take]);
+                }
+            }
+            self.reader.consume(take);
+            if end {
+                if std::mem::take(&mut self.overlong) {
+                    self.answer(error_answer(ErrorCode::PARSE_ERROR, too_long(), None));
+                    continue;
+                }
+                let mut line = std::mem::take(&mut self.line);
+                line.pop();
+                return Some(line);
+            }
+        }
+    }
+}
+
+fn too_long() -> String {
+    format!(
+        "Parse error: the line is longer than {MAX_MESSAGE_BYTES} bytes; send one JSON-RPC message per line, within that size"
+    )
+}
+
+/// A JSON-RPC error answer; `id` is `null` when the request's id cannot be
+/// told, as JSON-RPC asks.
+fn error_answer(code: ErrorCode, message: String, id: Option<Value>) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(Value::Null),
+        "error": {"code": code.0, "message": message},
+    })
+}
+
+/// What to do with one line.
+#[derive(Debug)]
+pub enum Line {
+    /// A message for the server.
+    Message(Box<ClientJsonRpcMessage>),
+    /// A line that gets this answer from the transport itself.
+    Answer(Value),
+    /// A line that gets no answer: blank, or a notification or response
+    /// the server cannot use (JSON-RPC never answers those).
+    Ignore,
+}
+
+/// Sorts one line (without its newline) into what the server reads and
+/// what the transport answers itself.
+pub fn classify(line: &[u8]) -> Line {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Line::Ignore;
+    }
+    if let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        return Line::Message(Box::new(message));
+    }
+    let value = match serde_json::from_slice::<Value>(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return Line::Answer(error_answer(
+                ErrorCode::PARSE_ERROR,
+                format!(
+                    "Parse error: the line is not one JSON value ({e}); send one JSON-RPC message per line, as UTF-8 JSON"
+                ),
+                None,
+            ));
+        }
+    };
+    let object = value.as_object();
+    let field = |k: &str| object.and_then(|o| o.get(k));
+    let version_ok = field("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    // An id JSON-RPC (and the SDK) can carry back: a string or an integer.
+    let id = field("id")
+        .filter(|id| id.is_string() || id.is_i64())
+        .cloned();
+    let method = field("method").and_then(Value::as_str);
+    match (version_ok, method, id) {
+        (true, Some(method), Some(id)) => Line::Answer(error_answer(
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "Invalid params for {method:?}: they do not fit the method's parameters (an object, as the MCP specification gives it)"
+            ),
+            Some(id),
+        )),
+        // A notification, or a response to a request of ours, that does
+        // not fit: JSON-RPC answers neither.
+        (true, Some(_), None) if field("id").is_none() => Line::Ignore,
+        (true, None, Some(_)) if field("result").is_some() || field("error").is_some() => {
+            Line::Ignore
+        }
+        _ => Line::Answer(invalid_request()),
+    }
+}
+
+/// The answer to JSON that is no JSON-RPC request (-32600, `"id": null`).
+pub(crate) fn invalid_request() -> Value {
+    error_answer(
+        ErrorCode::INVALID_REQUEST,
+        "Invalid Request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a string \"method\" and, for a request, a string or integer \"id\"".into(),
+        None,
+    )
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = self.writer.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item)?;
+            line.push(b'\n');
+            let mut w = writer.lock().await;
+            w.write_all(&line).await?;
+            w.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let Some(line) = self.next_line().await else {
+                // The answers already owed go out before the server ends.
+                while let Some(first) = self.pending.first_mut() {
+                    let _ = first.await;
+                    self.pending.remove(0);
+                }
+                return None;
+            };
+            match classify(&line) {
+                Line::Message(m) => return Some(*m),
+                Line::Answer(a) => self.answer(a),
+                Line::Ignore => {}
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.writer.lock().await.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(line: impl AsRef<[u8]>) -> Option<(i64, Value)> {
+        match classify(line.as_ref()) {
+            Line::Answer(a) => Some((a["error"]["code"].as_i64()?, a["id"].clone())),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn lines_are_sorted_into_messages_answers_and_silence() {
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Line::Message(_)
+        ));
+        for garbage in ["not json {", r#""\ud800""#, r#"{"a":1}{"b":2}"#, "[1, 2"] {
+            assert_eq!(code(garbage), Some((-32700, Value::Null)), "{garbage}");
+        }
+        assert_eq!(code(b"\xff\xfe{}"), Some((-32700, Value::Null)));
+        for invalid in [
+            r#"{"hello":"world"}"#,
+            "[]",
+            "5",
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+        ] {
+            assert_eq!(code(invalid), Some((-32600, Value::Null)), "{invalid}");
+        }
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":5}"#),
+            Some((-32602, json!("a")))
+        );
+        assert!(matches!(classify(b"   "), Line::Ignore));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","method":"notifications/x","params":5}"#),
+            Line::Ignore
+        ));
+    }
+}
