@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::store::{self, Project};
 
-pub use crate::store::run_files::{RunFile, Tree, TreeEntry};
+pub use crate::store::run_files::{RunFile, Tree, TreeEntry, Unconfined};
 
 /// The file tree of run `id`, `manifest.json` hidden.
 pub fn tree(p: &Project, id: &RunId) -> Result<Tree> {
@@ -17,6 +17,12 @@ pub fn tree(p: &Project, id: &RunId) -> Result<Tree> {
 /// anything that is not a plain path inside the run is refused.
 pub fn open(p: &Project, id: &RunId, path: &str) -> Result<RunFile> {
     store::run_files::open(p, id, path)
+}
+
+/// Checks that run `id`'s folder is its own entry in the runs folder, not
+/// a symlink leading elsewhere; faces showing a run ask this first.
+pub fn check_root(p: &Project, id: &RunId) -> Result<()> {
+    store::run_files::check_root(p, id)
 }
 
 /// Checks that `path` is a plain relative path a run file can have (no
