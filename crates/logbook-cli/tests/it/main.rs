@@ -12,6 +12,7 @@ mod environment;
 mod harness;
 mod index;
 mod mcp;
+mod outputs;
 mod parse_errors;
 mod readme;
 mod runs;

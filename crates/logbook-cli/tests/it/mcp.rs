@@ -99,7 +99,7 @@ impl Mcp {
         }
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params);
         self.wait(id)
     }
@@ -127,7 +127,7 @@ impl Mcp {
 
     /// A call that must fail as a tool result; its message.
     #[track_caller]
-    fn err(&mut self, tool: &str, args: Value) -> String {
+    pub(crate) fn err(&mut self, tool: &str, args: Value) -> String {
         let r = self.call(tool, args.clone());
         assert_eq!(r["isError"], json!(true), "{tool} {args} should fail: {r}");
         r["content"][0]["text"].as_str().unwrap().to_string()
