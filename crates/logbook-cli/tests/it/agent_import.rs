@@ -254,23 +254,86 @@ fn files_that_are_not_agent_logs_are_skipped_with_a_reason() {
             .any(|r| r.contains("not a Claude Code or Codex log")),
         "{reasons:?}"
     );
-    // Forcing the format reads it, and finds nothing to keep.
-    let forced = t.json(&[
+    // Forcing the format reads it, and finds nothing to keep: a file named
+    // on its own that imports nothing fails.
+    let forced = t.run(&[
         "transcript",
         "import",
         "in/notes.jsonl",
         "--format",
         "claude-code",
     ]);
-    assert!(
-        forced["skipped"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("no messages"),
-        "{forced:#}"
-    );
+    assert!(forced.err().contains("no messages"), "{}", forced.stderr);
     let missing = t.run(&["transcript", "import", "nowhere"]);
     assert!(missing.err().contains("nowhere"), "{}", missing.stderr);
+}
+
+#[test]
+fn a_named_file_that_imports_nothing_fails_and_says_why() {
+    let t = TestProject::new();
+    t.write("junk.jsonl", "<html>not a log</html>\n");
+    t.write("junk.txt", "%PDF-1.7 binary-ish\n");
+    t.write("empty.jsonl", "");
+    t.write("empty.json", "");
+    for (file, why) in [
+        ("junk.jsonl", "not a recognised transcript format"),
+        ("junk.txt", "not a recognised transcript format"),
+        ("empty.jsonl", "empty file"),
+        ("empty.json", "empty file"),
+    ] {
+        let r = t.run(&["transcript", "import", file]);
+        let e = r.err();
+        assert!(
+            e.starts_with(&format!("error: {file}: nothing imported: {why}")),
+            "{file}: {e}"
+        );
+        assert!(r.stdout.is_empty(), "{file}: {}", r.stdout);
+    }
+    assert!(!t.path(".logbook/transcripts").exists());
+}
+
+#[test]
+fn every_file_skipped_in_a_folder_is_named_once_with_its_reason() {
+    let t = TestProject::new();
+    let dir = history(&t);
+    t.write("history/junk.jsonl", "{\"a\":1}\n");
+    t.write("history/empty.jsonl", "");
+    let fifo = dir.join("live.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink(dir.join(CUT), dir.join("alias.jsonl")).unwrap();
+    let r = t.run(&["transcript", "import", "history"]);
+    let out = r.ok();
+    for (file, why) in [
+        ("junk.jsonl", "not a recognised transcript format"),
+        ("empty.jsonl", "empty file"),
+        ("live.jsonl", "FIFO"),
+        ("alias.jsonl", "symlink"),
+    ] {
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("Skipped ") && l.contains(file))
+            .collect();
+        assert_eq!(lines.len(), 1, "{file} named once: {out}");
+        assert!(lines[0].contains(why), "{file}: {}", lines[0]);
+    }
+    assert!(out.contains(" 4 skipped"), "{out}");
+    let json = t.json(&["transcript", "import", "history"]);
+    assert_eq!(json["skipped"].as_array().unwrap().len(), 4, "{json:#}");
+}
+
+#[test]
+fn a_symlink_loop_is_called_a_symlink_loop() {
+    let t = TestProject::new();
+    std::os::unix::fs::symlink(t.path("b.jsonl"), t.path("a.jsonl")).unwrap();
+    std::os::unix::fs::symlink(t.path("a.jsonl"), t.path("b.jsonl")).unwrap();
+    let r = t.run(&["transcript", "import", "a.jsonl"]);
+    let e = r.err();
+    assert!(e.contains("symlink loop") && e.contains("a.jsonl"), "{e}");
+    assert!(!e.contains("not found"), "{e}");
 }
 
 #[test]

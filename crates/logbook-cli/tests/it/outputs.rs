@@ -44,7 +44,9 @@ fn an_output_replaced_later_by_a_symlink_or_a_hard_link_is_named_by_latest_outpu
                 std::os::unix::fs::symlink(from, to).unwrap()
             }) as fn(&std::path::Path, &std::path::Path),
         ),
-        ("hard-link", |from, to| std::fs::hard_link(from, to).unwrap()),
+        ("hard-link", |from, to| {
+            std::fs::hard_link(from, to).unwrap()
+        }),
     ] {
         let t = TestProject::new();
         let (id, dir) = registered(&t);
@@ -76,10 +78,7 @@ fn an_output_replaced_later_by_a_symlink_or_a_hard_link_is_named_by_latest_outpu
             .find(|f| f["kind"] == "unsafe-output")
             .unwrap_or_else(|| panic!("{unsafe_kind}: no unsafe-output in {report:#}"));
         assert_eq!(f["path"], file.to_str().unwrap());
-        assert!(
-            f["message"].as_str().unwrap().contains(unsafe_kind),
-            "{f}"
-        );
+        assert!(f["message"].as_str().unwrap().contains(unsafe_kind), "{f}");
         // Nothing is repaired: the file is the user's.
         t.doctor(&["--fix"]);
         assert!(std::fs::symlink_metadata(&file).is_ok());
@@ -120,10 +119,8 @@ fn a_hard_link_to_a_file_outside_is_neither_registered_nor_served() {
     let read = m.request("resources/read", json!({"uri": uri}));
     assert!(read.get("error").is_some(), "{read}");
     assert!(!read.to_string().contains("NOT-FOR-AGENTS"), "{read}");
-    let manifest: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["outputs"].as_array().unwrap().len(), 1);
 }
 

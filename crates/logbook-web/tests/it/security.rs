@@ -224,13 +224,19 @@ fn the_manifest_and_files_not_the_runs_own_are_not_served() {
     for hidden in ["hard.txt", "escape.txt", "manifest.json"] {
         assert!(!paths.contains(&hidden), "{hidden} listed: {paths:?}");
     }
-    assert_eq!(s.get(&format!("/api/runs/{run}/files/hard.txt")).status, 403);
+    assert_eq!(
+        s.get(&format!("/api/runs/{run}/files/hard.txt")).status,
+        403
+    );
 }
 
 #[test]
 fn a_run_folder_linked_from_elsewhere_is_refused_by_the_page_and_the_api_alike() {
     let (s, _) = hostile();
-    for target in [format!("/runs/{LINKED_RUN}"), format!("/api/runs/{LINKED_RUN}")] {
+    for target in [
+        format!("/runs/{LINKED_RUN}"),
+        format!("/api/runs/{LINKED_RUN}"),
+    ] {
         let r = s.get(&target);
         assert_eq!(r.status, 403, "{target}: {}", r.text());
         assert_refused(&s, &target, &r);

@@ -18,7 +18,8 @@ mod import;
 pub(crate) mod usage;
 
 pub use import::{
-    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources, import_path,
+    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources,
+    import_named, import_path,
 };
 pub use usage::{
     Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
@@ -427,7 +428,23 @@ pub fn import(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<Stored> {
-    let parsed = store::transcript::read_import(file)?;
+    if store::agent_log::log_len(file).is_ok_and(|n| n == 0) {
+        return Err(Error::NotImported {
+            path: file.to_path_buf(),
+            reason: import::EMPTY.into(),
+        });
+    }
+    let parsed = store::transcript::read_import(file).map_err(|e| match e {
+        // A file a user named, not one of Logbook's: "fix it or move it
+        // aside" would be the wrong advice.
+        Error::Corrupt { path, reason, .. } => Error::NotImported {
+            path,
+            reason: format!(
+                "not a recognised transcript format: not a Claude Code or Codex log, nor a valid seed 003 transcript ({reason})"
+            ),
+        },
+        e => e,
+    })?;
     import_parsed(p, parsed, subagent, parent, run)
 }
 

@@ -285,23 +285,59 @@ mod erased {
     }
 }
 
+/// What [`find_logs`] found under a folder.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The files an import reads, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// Files with a log's or a transcript's name that are not read, and
+    /// folders that could not be listed, each with its reason.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
 /// The files under `root` (a folder, searched recursively, symlinks not
 /// followed) that an import reads: agent logs (`*.jsonl`) and seed 003
 /// transcripts (`session_*.json`, `subagent_session_*.json`), sorted by
-/// path. `root` itself when it is a file.
-pub fn find_logs(root: &Path) -> Result<Vec<PathBuf>> {
-    let m = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
+/// path; `root` itself when it is a regular file. A file with such a name
+/// that is not read (a FIFO, a device, a symlink) and a folder that cannot
+/// be listed are in [`Found::skipped`], so an import names each.
+pub fn find_logs(root: &Path) -> Result<Found> {
+    let m = match std::fs::metadata(root) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::not_found(
+                "file or folder",
+                root.display().to_string(),
+                "give a Claude Code or Codex log, a folder of them (~/.claude/projects, ~/.codex/sessions) or a seed 003 transcript",
+            ));
+        }
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Err(Error::io(
+                root,
+                std::io::Error::other(
+                    "a symlink loop (ELOOP): its links lead back to themselves, never to a file; point the link at a log or a folder",
+                ),
+            ));
+        }
+        Err(e) => return Err(Error::io(root, e)),
+    };
     if !m.is_dir() {
-        return Ok(vec![root.to_path_buf()]);
+        // A FIFO would block the read, a device never end.
+        log_len(root)?;
+        return Ok(Found {
+            files: vec![root.to_path_buf()],
+            skipped: vec![],
+        });
     }
-    let mut out = vec![];
+    let mut out = Found::default();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if dir != root => {
                 // An unreadable subfolder does not stop the others.
-                crate::notice::push(format!("{}: skipped ({e})", dir.display()));
+                out.skipped
+                    .push((dir, format!("the folder could not be listed ({e})")));
                 continue;
             }
             Err(e) => return Err(Error::io(&dir, e)),
@@ -312,14 +348,31 @@ pub fn find_logs(root: &Path) -> Result<Vec<PathBuf>> {
             let name = entry.file_name().to_string_lossy().into_owned();
             if t.is_dir() {
                 stack.push(path);
-            } else if t.is_file() && !store::is_temp_file(&name) {
-                let wanted = name.ends_with(".jsonl") || parse_file_name(&name).is_some();
-                if wanted {
-                    out.push(path);
-                }
+                continue;
+            }
+            let wanted = name.ends_with(".jsonl") || parse_file_name(&name).is_some();
+            if !wanted || store::is_temp_file(&name) {
+                continue;
+            }
+            if t.is_file() {
+                out.files.push(path);
+            } else if t.is_symlink() {
+                out.skipped.push((
+                    path,
+                    "a symlink: links inside a folder are not followed; name the file itself to import it".into(),
+                ));
+            } else {
+                out.skipped.push((
+                    path,
+                    format!(
+                        "{}, not a regular file: not read",
+                        store::fs::describe_file_type(t)
+                    ),
+                ));
             }
         }
     }
-    out.sort();
+    out.files.sort();
+    out.skipped.sort();
     Ok(out)
 }

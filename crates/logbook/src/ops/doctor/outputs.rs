@@ -20,7 +20,10 @@ pub(super) fn unconfined_outputs(
         if let Some(u) = run_files::unconfined(folder, &o.file) {
             push(Finding {
                 kind: "unsafe-output",
-                path: o.file.split('/').fold(folder.to_path_buf(), |p, c| p.join(c)),
+                path: o
+                    .file
+                    .split('/')
+                    .fold(folder.to_path_buf(), |p, c| p.join(c)),
                 message: format!(
                     "output {:?} {}; the viewer and MCP do not serve it, and `latest-output` marks it \"unsafe\": {:?}",
                     o.file,
