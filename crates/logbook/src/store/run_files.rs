@@ -103,7 +103,7 @@ impl Unconfined {
     pub fn explain(self) -> &'static str {
         match self {
             Unconfined::SymlinkOutsideRun => {
-                "is a symlink leading outside the run folder; copy the file into the run folder instead"
+                "leads outside the run folder (through a symlink); copy the file into the run folder instead"
             }
             Unconfined::HardLink => {
                 "is a hard link (the file has another name, maybe outside the run folder); copy the file (`cp`, not `ln`) into the run folder instead"
