@@ -123,18 +123,68 @@ pub fn fingerprint(path: &Path, len: u64) -> Result<Fingerprint> {
     Ok(fp)
 }
 
+/// How much of each line [`detect`] reads: a line longer than this (a
+/// pasted file can make one hundreds of MiB) is recognised by its start
+/// ([`Format::detect_start`]) and the rest skipped, never held.
+const SNIFF_BYTES: usize = 16 * 1024;
+
 /// Which agent wrote the log at `path`, from its first lines; `None` when
-/// none of them says.
+/// none of them says. Memory holds at most [`SNIFF_BYTES`] of a line.
 pub fn detect(path: &Path) -> Result<Option<Format>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = BufReader::new(file.take(8 << 20));
-    for line in reader.split(b'\n').take(DETECT_LINES) {
-        let line = line.map_err(|e| Error::io(path, e))?;
-        if let Some(f) = Format::detect(&String::from_utf8_lossy(&line)) {
-            return Ok(Some(f));
+    let mut reader = BufReader::new(file.take(64 << 20));
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    for _ in 0..DETECT_LINES {
+        head.clear();
+        let (whole, any) = read_line_start(&mut reader, &mut head, SNIFF_BYTES)
+            .map_err(|e| Error::io(path, e))?;
+        if !any {
+            break;
+        }
+        let text = String::from_utf8_lossy(&head);
+        let found = if whole {
+            Format::detect(&text)
+        } else {
+            Format::detect_start(&text)
+        };
+        if found.is_some() {
+            return Ok(found);
         }
     }
     Ok(None)
+}
+
+/// Reads the next line into `head`, at most `max` bytes of it (without its
+/// newline), and skips the rest of the line unread into memory. Returns
+/// whether `head` holds the whole line, and whether there was a line.
+fn read_line_start(
+    reader: &mut impl BufRead,
+    head: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(bool, bool)> {
+    let mut any = false;
+    let mut whole = true;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((whole, any));
+        }
+        any = true;
+        let (part, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        let room = max.saturating_sub(head.len());
+        if part.len() > room {
+            whole = false;
+        }
+        head.extend_from_slice(&part[..part.len().min(room)]);
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok((whole, any));
+        }
+    }
 }
 
 /// Reads the first `len` bytes of a log in `format` for its summary (the

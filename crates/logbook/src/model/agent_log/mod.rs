@@ -76,7 +76,33 @@ impl Format {
             return None;
         };
         let ty = o.get("type").and_then(Value::as_str).unwrap_or("");
-        if o.contains_key("payload")
+        Format::decide(ty, o.contains_key("payload"), o.contains_key("sessionId"))
+    }
+
+    /// Which agent wrote the line that `start` begins, when the line is too
+    /// long to read whole (a pasted file or image can make one line hundreds
+    /// of MiB): its top-level members are read up to where `start` ends,
+    /// nested values skipped without being parsed, and the same rule as
+    /// [`Format::detect`] applied to the `type`, `payload` and `sessionId`
+    /// seen by then. Agents write those before the large `message` or
+    /// `payload` body.
+    pub fn detect_start(start: &str) -> Option<Format> {
+        let mut ty = None;
+        let (mut payload, mut session) = (false, false);
+        let mut members = Members::new(start)?;
+        while let Some((key, value)) = members.next_member() {
+            match key.as_str() {
+                "type" => ty = value,
+                "payload" => payload = true,
+                "sessionId" => session = true,
+                _ => {}
+            }
+        }
+        Format::decide(ty.as_deref().unwrap_or(""), payload, session)
+    }
+
+    fn decide(ty: &str, payload: bool, session: bool) -> Option<Format> {
+        if payload
             && matches!(
                 ty,
                 "session_meta" | "turn_context" | "response_item" | "compacted" | "event_msg"
@@ -84,7 +110,7 @@ impl Format {
         {
             return Some(Format::Codex);
         }
-        if o.contains_key("sessionId")
+        if session
             || matches!(
                 ty,
                 "user"
@@ -99,6 +125,128 @@ impl Format {
             return Some(Format::ClaudeCode);
         }
         None
+    }
+}
+
+/// The top-level members of the JSON object a text begins, read as far as
+/// the text goes: for [`Format::detect_start`], which must not parse (nor
+/// hold) a whole line to know who wrote it.
+struct Members<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Members<'a> {
+    /// `None` unless the text begins an object.
+    fn new(text: &'a str) -> Option<Members<'a>> {
+        let mut m = Members {
+            bytes: text.as_bytes(),
+            at: 0,
+        };
+        m.skip_space();
+        (m.peek() == Some(b'{')).then(|| {
+            m.at += 1;
+            m
+        })
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.at += 1;
+        }
+    }
+
+    /// The string starting at the current `"`, decoded; `None` when the
+    /// text ends inside it or it is not a valid JSON string.
+    fn string(&mut self) -> Option<String> {
+        let start = self.at;
+        self.at += 1;
+        loop {
+            match self.peek()? {
+                b'\\' => self.at += 2,
+                b'"' => {
+                    self.at += 1;
+                    let raw = std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
+                    return serde_json::from_str(raw).ok();
+                }
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// Skips a value that is not a string (a number, a literal, an object
+    /// or array with whatever it nests); `None` when the text ends first.
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    // Skipped, not decoded: only where it ends matters.
+                    self.at += 1;
+                    loop {
+                        match self.peek()? {
+                            b'\\' => self.at += 2,
+                            b'"' => break,
+                            _ => self.at += 1,
+                        }
+                    }
+                    self.at += 1;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.at += 1;
+                }
+                b'}' | b']' if depth > 0 => {
+                    depth -= 1;
+                    self.at += 1;
+                }
+                b',' | b'}' if depth == 0 => return Some(()),
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// The next member's key, with its value when that is a string; a key
+    /// whose value the text cuts off still counts (its value is `None`).
+    /// `None` at the object's end, at the text's end, or at a syntax error.
+    fn next_member(&mut self) -> Option<(String, Option<String>)> {
+        self.skip_space();
+        if self.peek() == Some(b',') {
+            self.at += 1;
+            self.skip_space();
+        }
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let key = self.string()?;
+        self.skip_space();
+        if self.peek() != Some(b':') {
+            return None;
+        }
+        self.at += 1;
+        self.skip_space();
+        let value = match self.peek() {
+            None => None,
+            Some(b'"') => {
+                let v = self.string();
+                if v.is_none() {
+                    // Cut off inside the value: the key was still seen.
+                    self.at = self.bytes.len();
+                }
+                v
+            }
+            Some(_) => {
+                if self.skip_value().is_none() {
+                    self.at = self.bytes.len();
+                }
+                None
+            }
+        };
+        Some((key, value))
     }
 }
 
@@ -789,6 +937,28 @@ mod tests {
         );
         assert_eq!(Format::detect(r#"{"a":1}"#), None);
         assert_eq!(Format::detect("{"), None);
+    }
+
+    #[test]
+    fn detect_the_start_of_a_line_too_long_to_read() {
+        for (start, want) in [
+            (
+                r#"{"parentUuid":null,"sessionId":"s","type":"user","message":{"content":"very lo"#,
+                Some(Format::ClaudeCode),
+            ),
+            (r#" { "type" : "assistant", "mess"#, Some(Format::ClaudeCode)),
+            (
+                r#"{"timestamp":"t","type":"response_item","payload":{"type":"message","content":[{"te"#,
+                Some(Format::Codex),
+            ),
+            (r#"{"meta":{"type":"user"},"ty"#, None),
+            (r#"{"a":"say "type":"user"","#, None),
+            (r#"{"timestamp":"t","type":"response_item","pay"#, None),
+            ("<html>", None),
+            ("", None),
+        ] {
+            assert_eq!(Format::detect_start(start), want, "{start}");
+        }
     }
 
     #[test]
