@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{LogSummary, Usage, message, object, str_of, text_block};
+use super::{Line, LogSummary, Usage, message, object, str_of, text_block};
 use crate::model::transcript::Message;
 
 /// The state of one Codex log being read.
@@ -25,12 +25,10 @@ pub struct Parser {
 }
 
 impl Parser {
-    pub(super) fn line(&mut self, no: u64, raw: &str) -> Vec<Message> {
-        if raw.trim().is_empty() {
-            return vec![];
-        }
-        let o = match object(raw) {
-            Ok(o) => o,
+    pub(super) fn line(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
+        let o = match object(line) {
+            Ok(Some(o)) => o,
+            Ok(None) => return vec![],
             Err(reason) => {
                 self.summary.bad(no, reason);
                 return vec![];

@@ -792,9 +792,14 @@ impl LogParser {
     /// messages it completes. A line that does not parse is recorded in
     /// the summary, never an error.
     pub fn line(&mut self, no: u64, raw: &str) -> Vec<Message> {
+        self.read(no, Line::Text(raw))
+    }
+
+    /// [`LogParser::line`] for a line given as text or already parsed.
+    pub fn read(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
         let out = match self {
-            LogParser::ClaudeCode(p) => p.line(no, raw),
-            LogParser::Codex(p) => p.line(no, raw),
+            LogParser::ClaudeCode(p) => p.line(no, line),
+            LogParser::Codex(p) => p.line(no, line),
         };
         let summary = self.summary_mut();
         summary.lines = summary.lines.max(no);
@@ -821,10 +826,27 @@ impl LogParser {
     }
 }
 
-/// Parses a line as a JSON object, or says why it is not one.
-fn object(raw: &str) -> Result<Map<String, Value>, String> {
-    match serde_json::from_str::<Value>(raw) {
-        Ok(Value::Object(o)) => Ok(o),
+/// One line of a log as a parser takes it.
+#[derive(Debug)]
+pub enum Line<'a> {
+    /// Its text, without its newline.
+    Text(&'a str),
+    /// Its JSON, parsed straight from the file: a line too long to hold as
+    /// text and as values at once (a pasted file can make one hundreds of
+    /// MiB) is never held as text.
+    Parsed(serde_json::Result<Value>),
+}
+
+/// Parses a line as a JSON object (`None` for a blank line), or says why it
+/// is not one.
+fn object(line: Line<'_>) -> Result<Option<Map<String, Value>>, String> {
+    let parsed = match line {
+        Line::Text(raw) if raw.trim().is_empty() => return Ok(None),
+        Line::Text(raw) => serde_json::from_str::<Value>(raw),
+        Line::Parsed(parsed) => parsed,
+    };
+    match parsed {
+        Ok(Value::Object(o)) => Ok(Some(o)),
         Ok(_) => Err("not a JSON object".to_string()),
         Err(e) if e.is_eof() => Err(format!("truncated line ({})", json_error(&e))),
         Err(e) => Err(format!("not JSON ({})", json_error(&e))),
@@ -845,12 +867,21 @@ fn str_of<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     o.get(key).and_then(Value::as_str)
 }
 
-/// A block of seed 003's shape: `{"type": "text", "content": …}`.
-fn text_block(kind: &str, content: &str) -> Value {
+/// A block of seed 003's shape: `{"type": "text", "content": …}`; an
+/// owned `content` is moved in, not copied (it may be a line's worth).
+fn text_block(kind: &str, content: impl Into<String>) -> Value {
     let mut m = Map::new();
     m.insert("type".into(), Value::String(kind.to_string()));
-    m.insert("content".into(), Value::String(content.to_string()));
+    m.insert("content".into(), Value::String(content.into()));
     Value::Object(m)
+}
+
+/// The string `key` of `o`, moved out (an empty string if it is not one).
+fn take_str(o: &mut Map<String, Value>, key: &str) -> String {
+    match o.get_mut(key).map(Value::take) {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    }
 }
 
 /// A message with the per-message metadata that ties it to its source.
