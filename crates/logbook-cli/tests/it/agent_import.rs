@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -621,5 +622,56 @@ fn on_a_terminal_the_import_shows_progress_and_then_its_summary() {
             .contains("6 imported, 0 updated, 0 unchanged, 0 skipped"),
         "{}",
         r.stdout
+    );
+}
+
+/// A Claude Code log whose first line is huge (a pasted file): recognised
+/// by the start of that line, and imported holding the line about once,
+/// not six times; the stored raw line is the log's, byte for byte.
+#[test]
+fn a_log_whose_first_line_is_huge_is_recognised_and_imported_in_bounded_memory() {
+    const LINE: usize = 32 << 20;
+    let t = TestProject::new();
+    let id = "55555555-6666-4777-8888-999900001111";
+    let filler = "pasted text with \"quotes\", a tab\tand a newline\n";
+    let text = filler.repeat(LINE / filler.len());
+    // In the order Claude Code writes its keys: what names the agent comes
+    // before the message.
+    let first = format!(
+        r#"{{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":"{id}","version":"2.0.1","type":"user","message":{{"role":"user","content":{}}},"uuid":"u1","timestamp":"2026-01-18T10:00:00.000Z"}}"#,
+        serde_json::to_string(&text).unwrap()
+    );
+    let second = serde_json::json!({
+        "sessionId": id, "type": "assistant", "requestId": "r1", "uuid": "u2",
+        "timestamp": "2026-01-18T10:00:01.000Z",
+        "message": {"id": "m1", "role": "assistant", "model": "claude-x",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 10, "output_tokens": 5}},
+    })
+    .to_string();
+    let log = t.write(&format!("{id}.jsonl"), &format!("{first}\n{second}\n"));
+    let longest = first.len() as u64;
+    let (r, peak) = t.run_peak_memory(
+        &["--json", "transcript", "import", log.to_str().unwrap()],
+        Duration::from_secs(300),
+    );
+    let report: Value = serde_json::from_str(r.ok()).unwrap();
+    assert_eq!(report["imported"][0]["format"], "claude-code", "{report:#}");
+    assert_eq!(report["imported"][0]["messages"], 2);
+    let limit = 3 * longest + (64 << 20);
+    assert!(
+        peak <= limit,
+        "peak {} MiB over 3 x the {} MiB line + 64 MiB",
+        peak >> 20,
+        longest >> 20
+    );
+    let (_, stored) = stored(&t).into_iter().next().unwrap();
+    let stored: Value = serde_json::from_slice(&stored).unwrap();
+    assert_eq!(stored["rawLines"][0].as_str().unwrap(), first);
+    assert_eq!(
+        stored["messages"][0]["blocks"][0]["content"]
+            .as_str()
+            .unwrap(),
+        text
     );
 }

@@ -63,11 +63,17 @@ pub fn for_each_line_progress(
     on_bytes: &dyn Fn(u64),
     mut f: impl FnMut(u64, &str, bool) -> Result<()>,
 ) -> Result<Fingerprint> {
-    walk(path, len, on_bytes, false, &mut |no, line, lossy| match line {
-        Line::Text(text) => f(no, text, lossy),
-        // Not given when `parse_long` is false.
-        Line::Parsed(_) => Ok(()),
-    })
+    walk(
+        path,
+        len,
+        on_bytes,
+        false,
+        &mut |no, line, lossy| match line {
+            Line::Text(text) => f(no, text, lossy),
+            // Not given when `parse_long` is false.
+            Line::Parsed(_) => Ok(()),
+        },
+    )
 }
 
 /// [`for_each_line_progress`] for the passes that parse each line: a line
@@ -115,7 +121,8 @@ fn walk(
         }
         buf.clear();
         let start = fp.bytes;
-        let read = read_line(&mut reader, &mut buf, &ahead, &mut fp, len, parse_long).map_err(io)?;
+        let read =
+            read_line(&mut reader, &mut buf, &ahead, &mut fp, len, parse_long).map_err(io)?;
         if let Stop::End = read {
             break;
         }
@@ -212,7 +219,11 @@ fn read_line(
     loop {
         let chunk = reader.fill_buf()?;
         if chunk.is_empty() {
-            return Ok(if buf.is_empty() { Stop::End } else { Stop::Whole });
+            return Ok(if buf.is_empty() {
+                Stop::End
+            } else {
+                Stop::Whole
+            });
         }
         if let Some(i) = chunk.iter().position(|&b| b == b'\n') {
             buf.extend_from_slice(&chunk[..=i]);
@@ -241,7 +252,9 @@ fn line_rest(file: &File, from: u64, len: u64) -> std::io::Result<usize> {
     let mut block = vec![0u8; 1 << 16];
     let mut at = from;
     while at < len {
-        let want = block.len().min(usize::try_from(len - at).unwrap_or(usize::MAX));
+        let want = block
+            .len()
+            .min(usize::try_from(len - at).unwrap_or(usize::MAX));
         let n = file.read_at(&mut block[..want], at)?;
         if n == 0 {
             break;
@@ -299,8 +312,8 @@ pub fn detect(path: &Path) -> Result<Option<Format>> {
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     for _ in 0..DETECT_LINES {
         head.clear();
-        let (whole, any) = read_line_start(&mut reader, &mut head, SNIFF_BYTES)
-            .map_err(|e| Error::io(path, e))?;
+        let (whole, any) =
+            read_line_start(&mut reader, &mut head, SNIFF_BYTES).map_err(|e| Error::io(path, e))?;
         if !any {
             break;
         }
@@ -424,15 +437,18 @@ pub fn write_transcript(
         let sep = if *first { "\n    " } else { ",\n    " };
         *first = false;
         w.write_all(sep.as_bytes()).map_err(io)?;
-        v.pretty_to(&mut Indented { inner: w, by: b"    " })
-            .map_err(|e| match e.io_error_kind() {
-                Some(kind) => io(std::io::Error::new(kind, e)),
-                None => Error::Corrupt {
-                    path: target.to_path_buf(),
-                    what: "transcript",
-                    reason: e.to_string(),
-                },
-            })
+        v.pretty_to(&mut Indented {
+            inner: w,
+            by: b"    ",
+        })
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => io(std::io::Error::new(kind, e)),
+            None => Error::Corrupt {
+                path: target.to_path_buf(),
+                what: "transcript",
+                reason: e.to_string(),
+            },
+        })
     };
     store::write_atomic_with(target, |w| {
         // The metadata comes before the messages, so that a listing reads

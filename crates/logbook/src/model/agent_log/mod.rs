@@ -977,7 +977,10 @@ mod tests {
                 r#"{"parentUuid":null,"sessionId":"s","type":"user","message":{"content":"very lo"#,
                 Some(Format::ClaudeCode),
             ),
-            (r#" { "type" : "assistant", "mess"#, Some(Format::ClaudeCode)),
+            (
+                r#" { "type" : "assistant", "mess"#,
+                Some(Format::ClaudeCode),
+            ),
             (
                 r#"{"timestamp":"t","type":"response_item","payload":{"type":"message","content":[{"te"#,
                 Some(Format::Codex),
