@@ -434,17 +434,7 @@ pub fn import(
             reason: import::EMPTY.into(),
         });
     }
-    let parsed = store::transcript::read_import(file).map_err(|e| match e {
-        // A file a user named, not one of Logbook's: "fix it or move it
-        // aside" would be the wrong advice.
-        Error::Corrupt { path, reason, .. } => Error::NotImported {
-            path,
-            reason: format!(
-                "not a recognised transcript format: not a Claude Code or Codex log, nor a valid seed 003 transcript ({reason})"
-            ),
-        },
-        e => e,
-    })?;
+    let parsed = store::transcript::read_import(file)?;
     import_parsed(p, parsed, subagent, parent, run)
 }
 
