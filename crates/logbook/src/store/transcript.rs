@@ -41,7 +41,7 @@ pub fn read_import(path: &Path) -> Result<(Transcript, Value)> {
     std::io::Read::read_to_string(&mut reader, &mut text).map_err(|e| Error::io(path, e))?;
     // Not JSON at all: another kind of file, not a transcript with a
     // mistake to fix.
-    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text::strip_bom(&text)) {
         return Err(Error::NotImported {
             path: path.to_path_buf(),
             reason: format!(
