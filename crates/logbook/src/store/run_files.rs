@@ -79,8 +79,7 @@ pub struct RunFile {
 
 /// Why a file in a run folder is not the run's own, though it is there:
 /// it is neither served, registered nor answered as a good output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unconfined {
     /// A symlink (itself or a folder on its way) leading out of the run
     /// folder.
