@@ -160,22 +160,29 @@ impl<'a> Members<'a> {
         }
     }
 
-    /// The string starting at the current `"`, decoded; `None` when the
-    /// text ends inside it or it is not a valid JSON string.
-    fn string(&mut self) -> Option<String> {
-        let start = self.at;
+    /// Moves past the string starting at the current `"`; `None` when the
+    /// text ends inside it.
+    fn skip_string(&mut self) -> Option<()> {
         self.at += 1;
         loop {
             match self.peek()? {
                 b'\\' => self.at += 2,
                 b'"' => {
                     self.at += 1;
-                    let raw = std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
-                    return serde_json::from_str(raw).ok();
+                    return Some(());
                 }
                 _ => self.at += 1,
             }
         }
+    }
+
+    /// The string starting at the current `"`, decoded; `None` when the
+    /// text ends inside it or it is not a valid JSON string.
+    fn string(&mut self) -> Option<String> {
+        let start = self.at;
+        self.skip_string()?;
+        let raw = std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
+        serde_json::from_str(raw).ok()
     }
 
     /// Skips a value that is not a string (a number, a literal, an object
@@ -184,18 +191,8 @@ impl<'a> Members<'a> {
         let mut depth = 0usize;
         loop {
             match self.peek()? {
-                b'"' => {
-                    // Skipped, not decoded: only where it ends matters.
-                    self.at += 1;
-                    loop {
-                        match self.peek()? {
-                            b'\\' => self.at += 2,
-                            b'"' => break,
-                            _ => self.at += 1,
-                        }
-                    }
-                    self.at += 1;
-                }
+                // Skipped, not decoded: only where it ends matters.
+                b'"' => self.skip_string()?,
                 b'{' | b'[' => {
                     depth += 1;
                     self.at += 1;
