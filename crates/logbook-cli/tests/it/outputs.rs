@@ -112,12 +112,19 @@ fn a_hard_link_to_a_file_outside_is_neither_registered_nor_served() {
 
     // A registered output turned into a hard link afterwards is not served.
     let uri = format!("logbook://runs/{id}/req.md");
+    let listed = m.request("resources/list", json!({}));
+    assert!(listed.to_string().contains(&uri), "{listed}");
     let read = m.request("resources/read", json!({"uri": uri}));
     assert_eq!(read["result"]["contents"][0]["text"], "requirements\n");
     std::fs::remove_file(dir.join("req.md")).unwrap();
     std::fs::hard_link(t.path("secret.txt"), dir.join("req.md")).unwrap();
     let read = m.request("resources/read", json!({"uri": uri}));
     assert!(read.get("error").is_some(), "{read}");
+    let listed = m.request("resources/list", json!({}));
+    assert!(
+        !listed.to_string().contains(&uri),
+        "still offered: {listed}"
+    );
     assert!(!read.to_string().contains("NOT-FOR-AGENTS"), "{read}");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();

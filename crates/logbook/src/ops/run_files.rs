@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::model::ids::RunId;
+use crate::model::run::Run;
 use crate::store::{self, Project};
 
 pub use crate::store::run_files::{RunFile, Tree, TreeEntry, Unconfined};
@@ -23,6 +24,13 @@ pub fn open(p: &Project, id: &RunId, path: &str) -> Result<RunFile> {
 /// a symlink leading elsewhere; faces showing a run ask this first.
 pub fn check_root(p: &Project, id: &RunId) -> Result<()> {
     store::run_files::check_root(p, id)
+}
+
+/// Why output `file` of `run` is not the run's own (a symlink leading out
+/// of its folder, a hard link), if it is not: such outputs are neither
+/// listed nor served by the faces.
+pub fn unconfined(run: &Run, file: &str) -> Option<Unconfined> {
+    store::run_files::unconfined(&run.folder, file)
 }
 
 /// Checks that `path` is a plain relative path a run file can have (no

@@ -16,7 +16,7 @@ use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::naming;
 use crate::model::query::{RunQuery, filter_sorted};
 use crate::model::run::{OutputRecord, Run};
-use crate::store::run_files::Unconfined;
+use crate::ops::run_files::Unconfined;
 use crate::store::{self, Project};
 
 /// Runs matching `query`, newest `started_at` first (or by relevance for a
@@ -266,7 +266,7 @@ pub fn latest_output(
         Index::open_synced(p)?.latest_output(agent, workflow, output_type)?
     {
         let missing = !path.is_file();
-        let unconfined = store::run_files::unconfined(&run.folder, &output.file);
+        let unconfined = crate::ops::run_files::unconfined(&run, &output.file);
         return Ok(LatestOutput {
             run,
             output,
