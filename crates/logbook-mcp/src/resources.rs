@@ -11,7 +11,7 @@ use rmcp::model::{
 use logbook::Project;
 use logbook::clock;
 use logbook::model::query::RunQuery;
-use logbook::ops::{resume, run};
+use logbook::ops::{resume, run, run_files};
 
 use crate::tool_error;
 
@@ -62,7 +62,15 @@ pub(crate) fn list(p: &Project, cursor: Option<&str>) -> Result<ListResourcesRes
     let now = clock::now();
     for hit in &page.hits {
         let entry = run::entry(&hit.run, now);
-        for o in &hit.run.manifest.outputs {
+        // An output that is no longer the run's own is not offered: reading
+        // it would be refused.
+        let own = hit
+            .run
+            .manifest
+            .outputs
+            .iter()
+            .filter(|o| run_files::unconfined(&hit.run, &o.file).is_none());
+        for o in own {
             resources.push(
                 Resource::new(
                     format!("{RUNS_PREFIX}{}/{}", hit.run.id, encode(&o.file)),

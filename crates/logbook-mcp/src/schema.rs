@@ -148,7 +148,8 @@ pub(crate) fn latest_output() -> Arc<JsonObject> {
             "path": {"type": "string"},
             "session_id": {"type": "string"},
             "output": {"type": "object"},
-            "missing": {"type": "boolean", "description": "the file was registered but is gone"}
+            "missing": {"type": "boolean", "description": "the file was registered but is gone"},
+            "unsafe": {"type": ["string", "null"], "enum": ["symlink-outside-run", "hard-link", null], "description": "the file is there but not the run's own (a symlink leading outside the run folder, a hard link); do not use it"}
         }),
         &["path", "session_id", "missing"],
     )

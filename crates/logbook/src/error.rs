@@ -139,6 +139,16 @@ pub enum Error {
         found: &'static str,
     },
 
+    /// A file named for import holds nothing that can be imported (empty,
+    /// not a transcript format Logbook reads, no messages).
+    #[error("{path}: nothing imported: {reason}")]
+    NotImported {
+        /// The file as named.
+        path: PathBuf,
+        /// Why nothing came of it.
+        reason: String,
+    },
+
     /// A file Logbook was asked to read is larger than it reads.
     #[error("{what} {path} is larger than the limit of {}", human_bytes(*limit))]
     FileTooLarge {
@@ -397,6 +407,7 @@ impl Error {
             Error::RootMissing { .. } => ErrorKind::NotFound,
             Error::LockTimeout { .. } | Error::Conflict { .. } => ErrorKind::Conflict,
             Error::Corrupt { .. }
+            | Error::NotImported { .. }
             | Error::Config { .. }
             | Error::SessionInTwoPlaces { .. }
             | Error::IdMismatch { .. }
@@ -543,6 +554,9 @@ impl Error {
             Error::TokensOutOfRange { max, .. } => format!(
                 "token counts go from 0 to {max}; give the real count (`logbook usage --current N`), or fix the file by hand"
             ),
+            Error::NotImported { .. } => {
+                "give a Claude Code or Codex log (`--format claude-code` or `--format codex` when its first lines do not say which agent wrote it), a seed 003 transcript, or a folder of them".into()
+            }
             Error::Corrupt { .. } => {
                 "fix the file or move it aside (`logbook doctor` lists every problem)".into()
             }

@@ -549,6 +549,14 @@ pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Outpu
             found.run.id
         ));
     }
+    if let Some(u) = found.unconfined {
+        ctx.printer.warn(&format!(
+            "{} registered by run {} is not the run's own file: it {}; `logbook doctor` lists such outputs",
+            found.path.display(),
+            found.run.id,
+            u.explain()
+        ));
+    }
     Ok(Output::new(
         run::latest_output_json(&found),
         format!("{}\n", found.path.display()),

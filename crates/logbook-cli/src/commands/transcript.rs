@@ -430,7 +430,7 @@ pub(crate) fn import_roots(
         .with_progress("importing [{bar:30}] {percent}% ({eta})", |progress| {
             let mut report = ImportReport::default();
             for root in roots {
-                let r = transcript::import_path(&ctx.project, root, format, Some(progress))?;
+                let r = transcript::import_named(&ctx.project, root, format, Some(progress))?;
                 report.imported.extend(r.imported);
                 report.updated.extend(r.updated);
                 report.unchanged.extend(r.unchanged);

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -254,27 +255,90 @@ fn files_that_are_not_agent_logs_are_skipped_with_a_reason() {
             .any(|r| r.contains("not a Claude Code or Codex log")),
         "{reasons:?}"
     );
-    // Forcing the format reads it, and finds nothing to keep.
-    let forced = t.json(&[
+    // Forcing the format reads it, and finds nothing to keep: a file named
+    // on its own that imports nothing fails.
+    let forced = t.run(&[
         "transcript",
         "import",
         "in/notes.jsonl",
         "--format",
         "claude-code",
     ]);
-    assert!(
-        forced["skipped"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("no messages"),
-        "{forced:#}"
-    );
+    assert!(forced.err().contains("no messages"), "{}", forced.stderr);
     let missing = t.run(&["transcript", "import", "nowhere"]);
     assert!(
         missing.not_found().contains("nowhere"),
         "{}",
         missing.stderr
     );
+}
+
+#[test]
+fn a_named_file_that_imports_nothing_fails_and_says_why() {
+    let t = TestProject::new();
+    t.write("junk.jsonl", "<html>not a log</html>\n");
+    t.write("junk.txt", "%PDF-1.7 binary-ish\n");
+    t.write("empty.jsonl", "");
+    t.write("empty.json", "");
+    for (file, why) in [
+        ("junk.jsonl", "not a recognised transcript format"),
+        ("junk.txt", "not a recognised transcript format"),
+        ("empty.jsonl", "empty file"),
+        ("empty.json", "empty file"),
+    ] {
+        let r = t.run(&["transcript", "import", file]);
+        let e = r.err();
+        assert!(
+            e.starts_with(&format!("error: {file}: nothing imported: {why}")),
+            "{file}: {e}"
+        );
+        assert!(r.stdout.is_empty(), "{file}: {}", r.stdout);
+    }
+    assert!(!t.path(".logbook/transcripts").exists());
+}
+
+#[test]
+fn every_file_skipped_in_a_folder_is_named_once_with_its_reason() {
+    let t = TestProject::new();
+    let dir = history(&t);
+    t.write("history/junk.jsonl", "{\"a\":1}\n");
+    t.write("history/empty.jsonl", "");
+    let fifo = dir.join("live.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink(dir.join(CUT), dir.join("alias.jsonl")).unwrap();
+    let r = t.run(&["transcript", "import", "history"]);
+    let out = r.ok();
+    for (file, why) in [
+        ("junk.jsonl", "not a recognised transcript format"),
+        ("empty.jsonl", "empty file"),
+        ("live.jsonl", "FIFO"),
+        ("alias.jsonl", "symlink"),
+    ] {
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("Skipped ") && l.contains(file))
+            .collect();
+        assert_eq!(lines.len(), 1, "{file} named once: {out}");
+        assert!(lines[0].contains(why), "{file}: {}", lines[0]);
+    }
+    assert!(out.contains(" 4 skipped"), "{out}");
+    let json = t.json(&["transcript", "import", "history"]);
+    assert_eq!(json["skipped"].as_array().unwrap().len(), 4, "{json:#}");
+}
+
+#[test]
+fn a_symlink_loop_is_called_a_symlink_loop() {
+    let t = TestProject::new();
+    std::os::unix::fs::symlink(t.path("b.jsonl"), t.path("a.jsonl")).unwrap();
+    std::os::unix::fs::symlink(t.path("a.jsonl"), t.path("b.jsonl")).unwrap();
+    let r = t.run(&["transcript", "import", "a.jsonl"]);
+    let e = r.err();
+    assert!(e.contains("symlink loop") && e.contains("a.jsonl"), "{e}");
+    assert!(!e.contains("not found"), "{e}");
 }
 
 #[test]
@@ -566,5 +630,56 @@ fn on_a_terminal_the_import_shows_progress_and_then_its_summary() {
             .contains("6 imported, 0 updated, 0 unchanged, 0 skipped"),
         "{}",
         r.stdout
+    );
+}
+
+/// A Claude Code log whose first line is huge (a pasted file): recognised
+/// by the start of that line, and imported holding the line about once,
+/// not six times; the stored raw line is the log's, byte for byte.
+#[test]
+fn a_log_whose_first_line_is_huge_is_recognised_and_imported_in_bounded_memory() {
+    const LINE: usize = 32 << 20;
+    let t = TestProject::new();
+    let id = "55555555-6666-4777-8888-999900001111";
+    let filler = "pasted text with \"quotes\", a tab\tand a newline\n";
+    let text = filler.repeat(LINE / filler.len());
+    // In the order Claude Code writes its keys: what names the agent comes
+    // before the message.
+    let first = format!(
+        r#"{{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":"{id}","version":"2.0.1","type":"user","message":{{"role":"user","content":{}}},"uuid":"u1","timestamp":"2026-01-18T10:00:00.000Z"}}"#,
+        serde_json::to_string(&text).unwrap()
+    );
+    let second = serde_json::json!({
+        "sessionId": id, "type": "assistant", "requestId": "r1", "uuid": "u2",
+        "timestamp": "2026-01-18T10:00:01.000Z",
+        "message": {"id": "m1", "role": "assistant", "model": "claude-x",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 10, "output_tokens": 5}},
+    })
+    .to_string();
+    let log = t.write(&format!("{id}.jsonl"), &format!("{first}\n{second}\n"));
+    let longest = first.len() as u64;
+    let (r, peak) = t.run_peak_memory(
+        &["--json", "transcript", "import", log.to_str().unwrap()],
+        Duration::from_secs(300),
+    );
+    let report: Value = serde_json::from_str(r.ok()).unwrap();
+    assert_eq!(report["imported"][0]["format"], "claude-code", "{report:#}");
+    assert_eq!(report["imported"][0]["messages"], 2);
+    let limit = 3 * longest + (64 << 20);
+    assert!(
+        peak <= limit,
+        "peak {} MiB over 3 x the {} MiB line + 64 MiB",
+        peak >> 20,
+        longest >> 20
+    );
+    let (_, stored) = stored(&t).into_iter().next().unwrap();
+    let stored: Value = serde_json::from_slice(&stored).unwrap();
+    assert_eq!(stored["rawLines"][0].as_str().unwrap(), first);
+    assert_eq!(
+        stored["messages"][0]["blocks"][0]["content"]
+            .as_str()
+            .unwrap(),
+        text
     );
 }

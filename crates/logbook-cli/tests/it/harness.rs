@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -160,6 +161,59 @@ impl TestProject {
             c.env(k, v);
         }
         c
+    }
+
+    /// Runs `logbook ARGS` to completion and returns it with its peak
+    /// resident memory in bytes (VmHWM, polled from /proc while it runs:
+    /// the high-water mark only grows, so the last reading is the peak up
+    /// to a poll's time). Fails the test past `deadline`.
+    pub(crate) fn run_peak_memory(&self, args: &[&str], deadline: Duration) -> (Run, u64) {
+        let mut child = self
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run logbook");
+        // Read meanwhile, so a full pipe cannot stall the child.
+        let mut out = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let out = std::thread::spawn(move || {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut out, &mut s).map(|_| s)
+        });
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut err, &mut s).map(|_| s)
+        });
+        let status_path = format!("/proc/{}/status", child.id());
+        let started = std::time::Instant::now();
+        let mut peak_kib = 0u64;
+        let status = loop {
+            if let Ok(text) = std::fs::read_to_string(&status_path)
+                && let Some(kib) = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.split_whitespace().next())
+                    .and_then(|v| v.parse::<u64>().ok())
+            {
+                peak_kib = peak_kib.max(kib);
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("logbook {args:?} did not finish within {deadline:?}");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        let run = Run {
+            code: status.code().unwrap_or(-1),
+            stdout: out.join().unwrap().unwrap(),
+            stderr: err.join().unwrap().unwrap(),
+        };
+        (run, peak_kib * 1024)
     }
 
     /// Runs `logbook ARGS` to completion.

@@ -14,6 +14,7 @@ mod index;
 mod mcp;
 mod mcp_http;
 mod mcp_props;
+mod outputs;
 mod parse_errors;
 mod readme;
 mod runs;

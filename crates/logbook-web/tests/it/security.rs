@@ -41,6 +41,8 @@ fn hostile() -> (Served, String) {
         symlink(root.join("docs/agent-outputs-fake"), dir.join("sibling")).unwrap();
         symlink("/etc", dir.join("etc")).unwrap();
         symlink("/dev/zero", dir.join("zero")).unwrap();
+        // A second name, inside the run, for a file outside it.
+        std::fs::hard_link(root.join("secret.txt"), dir.join("hard.txt")).unwrap();
         let fifo = std::process::Command::new("mkfifo")
             .arg(dir.join("pipe"))
             .status()
@@ -136,6 +138,7 @@ fn hostile_paths_are_refused_without_leaking() {
         "etc/passwd".into(),
         "zero".into(),
         "pipe".into(),
+        "hard.txt".into(),
         "./escape.txt".into(),
         "stories/../../secret.txt".into(),
         "a/./b".into(),
@@ -194,6 +197,50 @@ fn hostile_paths_are_refused_without_leaking() {
         count += 1;
     }
     assert!(count >= 40, "only {count} attacks");
+}
+
+#[test]
+fn the_manifest_and_files_not_the_runs_own_are_not_served() {
+    let (s, run) = hostile();
+    for target in [
+        format!("/api/runs/{run}/files/manifest.json"),
+        format!("/runs/{run}/files/manifest.json"),
+    ] {
+        let r = s.get(&target);
+        assert_eq!(r.status, 404, "{target}: {}", r.text());
+    }
+    // The manifest is the run itself: shown there.
+    let shown = s.get_json(&format!("/api/runs/{run}"));
+    assert_eq!(shown["session_id"], run.as_str());
+    // A hard link is left out of the tree as a symlink out of the run is.
+    let tree = s.get_json(&format!("/api/runs/{run}/tree"));
+    let paths: Vec<&str> = tree["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .collect();
+    assert!(paths.contains(&"page.html"), "{paths:?}");
+    for hidden in ["hard.txt", "escape.txt", "manifest.json"] {
+        assert!(!paths.contains(&hidden), "{hidden} listed: {paths:?}");
+    }
+    assert_eq!(
+        s.get(&format!("/api/runs/{run}/files/hard.txt")).status,
+        403
+    );
+}
+
+#[test]
+fn a_run_folder_linked_from_elsewhere_is_refused_by_the_page_and_the_api_alike() {
+    let (s, _) = hostile();
+    for target in [
+        format!("/runs/{LINKED_RUN}"),
+        format!("/api/runs/{LINKED_RUN}"),
+    ] {
+        let r = s.get(&target);
+        assert_eq!(r.status, 403, "{target}: {}", r.text());
+        assert_refused(&s, &target, &r);
+    }
 }
 
 #[test]

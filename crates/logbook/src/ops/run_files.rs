@@ -4,9 +4,10 @@
 
 use crate::error::Result;
 use crate::model::ids::RunId;
+use crate::model::run::Run;
 use crate::store::{self, Project};
 
-pub use crate::store::run_files::{RunFile, Tree, TreeEntry};
+pub use crate::store::run_files::{RunFile, Tree, TreeEntry, Unconfined};
 
 /// The file tree of run `id`, `manifest.json` hidden.
 pub fn tree(p: &Project, id: &RunId) -> Result<Tree> {
@@ -17,6 +18,19 @@ pub fn tree(p: &Project, id: &RunId) -> Result<Tree> {
 /// anything that is not a plain path inside the run is refused.
 pub fn open(p: &Project, id: &RunId, path: &str) -> Result<RunFile> {
     store::run_files::open(p, id, path)
+}
+
+/// Checks that run `id`'s folder is its own entry in the runs folder, not
+/// a symlink leading elsewhere; faces showing a run ask this first.
+pub fn check_root(p: &Project, id: &RunId) -> Result<()> {
+    store::run_files::check_root(p, id)
+}
+
+/// Why output `file` of `run` is not the run's own (a symlink leading out
+/// of its folder, a hard link), if it is not: such outputs are neither
+/// listed nor served by the faces.
+pub fn unconfined(run: &Run, file: &str) -> Option<Unconfined> {
+    store::run_files::unconfined(&run.folder, file)
 }
 
 /// Checks that `path` is a plain relative path a run file can have (no

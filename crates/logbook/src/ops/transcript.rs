@@ -18,7 +18,8 @@ mod import;
 pub(crate) mod usage;
 
 pub use import::{
-    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources, import_path,
+    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources,
+    import_named, import_path,
 };
 pub use usage::{
     Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
@@ -507,6 +508,12 @@ pub fn import(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<Stored> {
+    if store::agent_log::log_len(file).is_ok_and(|n| n == 0) {
+        return Err(Error::NotImported {
+            path: file.to_path_buf(),
+            reason: import::EMPTY.into(),
+        });
+    }
     let parsed = store::transcript::read_import(file)?;
     import_parsed(p, parsed, subagent, parent, run)
 }

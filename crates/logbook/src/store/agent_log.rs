@@ -15,10 +15,11 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::model::agent_log::{BadLine, Fingerprint, Format, LogParser, LogSummary};
+use crate::model::agent_log::{BadLine, Fingerprint, Format, Line, LogParser, LogSummary};
 use crate::model::transcript::{FORMAT_VERSION, Metadata, SaidText, parse_file_name};
 use crate::store;
 
@@ -62,35 +63,210 @@ pub fn for_each_line_progress(
     on_bytes: &dyn Fn(u64),
     mut f: impl FnMut(u64, &str, bool) -> Result<()>,
 ) -> Result<Fingerprint> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    walk(
+        path,
+        len,
+        on_bytes,
+        false,
+        &mut |no, line, lossy| match line {
+            Line::Text(text) => f(no, text, lossy),
+            // Not given when `parse_long` is false.
+            Line::Parsed(_) => Ok(()),
+        },
+    )
+}
+
+/// [`for_each_line_progress`] for the passes that parse each line: a line
+/// longer than [`LONG_LINE`] is parsed straight from the file and given as
+/// [`Line::Parsed`], so its text and its values are never in memory at
+/// once. One that does not parse that way is read again and given as text,
+/// so it is judged exactly as a short line would be.
+pub fn for_each_parsed_line(
+    path: &Path,
+    len: u64,
+    on_bytes: &dyn Fn(u64),
+    mut f: impl FnMut(u64, Line<'_>, bool) -> Result<()>,
+) -> Result<Fingerprint> {
+    walk(path, len, on_bytes, true, &mut f)
+}
+
+/// Where [`read_line`] stopped.
+enum Stop {
+    /// At the end of the bytes to read.
+    End,
+    /// After a whole line, now in the buffer.
+    Whole,
+    /// In a long line, its first [`LONG_LINE`] bytes in the buffer.
+    Long,
+}
+
+fn walk(
+    path: &Path,
+    len: u64,
+    on_bytes: &dyn Fn(u64),
+    parse_long: bool,
+    f: &mut dyn FnMut(u64, Line<'_>, bool) -> Result<()>,
+) -> Result<Fingerprint> {
+    let io = |e| Error::io(path, e);
+    let file = File::open(path).map_err(io)?;
+    let ahead = file.try_clone().map_err(io)?;
     let mut reader = BufReader::with_capacity(1 << 16, file.take(len));
     let mut fp = Fingerprint::default();
     let mut buf = Vec::with_capacity(1 << 12);
     let mut no = 0;
     loop {
+        if buf.capacity() > LONG_LINE {
+            // The last line was long: its buffer is not kept for the rest.
+            buf = Vec::with_capacity(1 << 12);
+        }
         buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::io(path, e))?;
-        if n == 0 {
+        let start = fp.bytes;
+        let read =
+            read_line(&mut reader, &mut buf, &ahead, &mut fp, len, parse_long).map_err(io)?;
+        if let Stop::End = read {
             break;
         }
-        let before = fp.bytes;
-        fp.update(&buf);
-        if before / PROGRESS_EVERY != fp.bytes / PROGRESS_EVERY {
-            on_bytes(fp.bytes);
+        if let Stop::Long = read {
+            let parsed = {
+                let rest = LineRest {
+                    reader: &mut reader,
+                    fp: &mut fp,
+                    ended: false,
+                };
+                let mut whole = BufReader::new(std::io::Cursor::new(&buf).chain(rest));
+                let parsed = serde_json::from_reader::<_, serde_json::Value>(&mut whole);
+                // The rest of the line, after a value that ended early.
+                std::io::copy(&mut whole, &mut std::io::sink()).map_err(io)?;
+                parsed
+            };
+            if parsed.is_ok() {
+                no += 1;
+                f(no, Line::Parsed(parsed), false)?;
+                progress(start, fp.bytes, on_bytes);
+                continue;
+            }
+            buf = vec![0; usize::try_from(fp.bytes - start).unwrap_or(usize::MAX)];
+            ahead.read_exact_at(&mut buf, start).map_err(io)?;
         }
+        progress(start, fp.bytes, on_bytes);
         no += 1;
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         match std::str::from_utf8(line) {
-            Ok(text) => f(no, text, false)?,
-            Err(_) => f(no, &String::from_utf8_lossy(line), true)?,
+            Ok(text) => f(no, Line::Text(text), false)?,
+            Err(_) => f(no, Line::Text(&String::from_utf8_lossy(line)), true)?,
         }
     }
     if fp.bytes != len {
         return Err(changed(path));
     }
     Ok(fp)
+}
+
+fn progress(before: u64, after: u64, on_bytes: &dyn Fn(u64)) {
+    if before / PROGRESS_EVERY != after / PROGRESS_EVERY {
+        on_bytes(after);
+    }
+}
+
+/// The rest of the line a reader is in, up to and including its newline,
+/// fingerprinted as it is read.
+struct LineRest<'r, R> {
+    reader: &'r mut R,
+    fp: &'r mut Fingerprint,
+    ended: bool,
+}
+
+impl<R: BufRead> Read for LineRest<'_, R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.ended || out.is_empty() {
+            return Ok(0);
+        }
+        let chunk = self.reader.fill_buf()?;
+        if chunk.is_empty() {
+            self.ended = true;
+            return Ok(0);
+        }
+        let line_end = chunk.iter().position(|&b| b == b'\n').map(|i| i + 1);
+        let n = line_end.unwrap_or(chunk.len()).min(out.len());
+        out[..n].copy_from_slice(&chunk[..n]);
+        self.fp.update(&chunk[..n]);
+        self.reader.consume(n);
+        self.ended = line_end == Some(n);
+        Ok(n)
+    }
+}
+
+/// A line longer than this is measured before it is read, so its buffer
+/// is allocated once at its size rather than doubled up to it (which would
+/// leave up to twice the line in memory, and as much again freed); the
+/// passes that parse do not hold it as text at all.
+const LONG_LINE: usize = 1 << 20;
+
+/// Reads the next line from `reader` into `buf`, its newline included,
+/// fingerprinting it into `fp`. A line longer than [`LONG_LINE`] is
+/// measured first by reading ahead through `ahead` (a second handle on the
+/// same file, `len` bytes long), so `buf` grows once; with `stop_long` it is
+/// not read on but left at [`Stop::Long`] for the caller to stream.
+fn read_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    ahead: &File,
+    fp: &mut Fingerprint,
+    len: u64,
+    stop_long: bool,
+) -> std::io::Result<Stop> {
+    let mut measured = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(if buf.is_empty() {
+                Stop::End
+            } else {
+                Stop::Whole
+            });
+        }
+        if let Some(i) = chunk.iter().position(|&b| b == b'\n') {
+            buf.extend_from_slice(&chunk[..=i]);
+            fp.update(&chunk[..=i]);
+            reader.consume(i + 1);
+            return Ok(Stop::Whole);
+        }
+        let n = chunk.len();
+        if !measured && buf.len() + n > LONG_LINE {
+            if stop_long {
+                return Ok(Stop::Long);
+            }
+            measured = true;
+            let from = fp.bytes + n as u64;
+            buf.reserve_exact(n + line_rest(ahead, from, len)?);
+        }
+        buf.extend_from_slice(chunk);
+        fp.update(chunk);
+        reader.consume(n);
+    }
+}
+
+/// How many bytes from `from` up to and including the next newline (or to
+/// `len`), read through `file` without moving anyone's position.
+fn line_rest(file: &File, from: u64, len: u64) -> std::io::Result<usize> {
+    let mut block = vec![0u8; 1 << 16];
+    let mut at = from;
+    while at < len {
+        let want = block
+            .len()
+            .min(usize::try_from(len - at).unwrap_or(usize::MAX));
+        let n = file.read_at(&mut block[..want], at)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = block[..n].iter().position(|&b| b == b'\n') {
+            return Ok(usize::try_from(at - from)
+                .unwrap_or(usize::MAX)
+                .saturating_add(i + 1));
+        }
+        at += n as u64;
+    }
+    Ok(usize::try_from(at - from).unwrap_or(usize::MAX))
 }
 
 fn changed(path: &Path) -> Error {
@@ -123,18 +299,68 @@ pub fn fingerprint(path: &Path, len: u64) -> Result<Fingerprint> {
     Ok(fp)
 }
 
+/// How much of each line [`detect`] reads: a line longer than this (a
+/// pasted file can make one hundreds of MiB) is recognised by its start
+/// ([`Format::detect_start`]) and the rest skipped, never held.
+const SNIFF_BYTES: usize = 16 * 1024;
+
 /// Which agent wrote the log at `path`, from its first lines; `None` when
-/// none of them says.
+/// none of them says. Memory holds at most [`SNIFF_BYTES`] of a line.
 pub fn detect(path: &Path) -> Result<Option<Format>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = BufReader::new(file.take(8 << 20));
-    for line in reader.split(b'\n').take(DETECT_LINES) {
-        let line = line.map_err(|e| Error::io(path, e))?;
-        if let Some(f) = Format::detect(&String::from_utf8_lossy(&line)) {
-            return Ok(Some(f));
+    let mut reader = BufReader::new(file.take(64 << 20));
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    for _ in 0..DETECT_LINES {
+        head.clear();
+        let (whole, any) =
+            read_line_start(&mut reader, &mut head, SNIFF_BYTES).map_err(|e| Error::io(path, e))?;
+        if !any {
+            break;
+        }
+        let text = String::from_utf8_lossy(&head);
+        let found = if whole {
+            Format::detect(&text)
+        } else {
+            Format::detect_start(&text)
+        };
+        if found.is_some() {
+            return Ok(found);
         }
     }
     Ok(None)
+}
+
+/// Reads the next line into `head`, at most `max` bytes of it (without its
+/// newline), and skips the rest of the line unread into memory. Returns
+/// whether `head` holds the whole line, and whether there was a line.
+fn read_line_start(
+    reader: &mut impl BufRead,
+    head: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(bool, bool)> {
+    let mut any = false;
+    let mut whole = true;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((whole, any));
+        }
+        any = true;
+        let (part, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        let room = max.saturating_sub(head.len());
+        if part.len() > room {
+            whole = false;
+        }
+        head.extend_from_slice(&part[..part.len().min(room)]);
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok((whole, any));
+        }
+    }
 }
 
 /// Reads the first `len` bytes of a log in `format` for its summary (the
@@ -148,14 +374,14 @@ pub fn scan(
 ) -> Result<(LogSummary, Fingerprint)> {
     let mut parser = LogParser::new(format);
     let mut lossy = vec![];
-    let fp = for_each_line_progress(path, len, on_bytes, |no, line, is_lossy| {
+    let fp = for_each_parsed_line(path, len, on_bytes, |no, line, is_lossy| {
         if is_lossy {
             lossy.push(BadLine {
                 line: no,
                 reason: "not UTF-8 (kept with U+FFFD in place of the bad bytes)".into(),
             });
         }
-        parser.line(no, line);
+        parser.read(no, line);
         Ok(())
     })?;
     let (_, mut summary) = parser.finish();
@@ -205,6 +431,25 @@ pub fn write_transcript(
             reason: e.to_string(),
         })
     };
+    // Written straight to the file, never first to a string: a message or
+    // raw line may be as long as the log's longest line.
+    let item = |w: &mut dyn Write, v: &dyn erased::Json, first: &mut bool| -> Result<()> {
+        let sep = if *first { "\n    " } else { ",\n    " };
+        *first = false;
+        w.write_all(sep.as_bytes()).map_err(io)?;
+        v.pretty_to(&mut Indented {
+            inner: w,
+            by: b"    ",
+        })
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => io(std::io::Error::new(kind, e)),
+            None => Error::Corrupt {
+                path: target.to_path_buf(),
+                what: "transcript",
+                reason: e.to_string(),
+            },
+        })
+    };
     store::write_atomic_with(target, |w| {
         // The metadata comes before the messages, so that a listing reads
         // it without reading the rest (`store::transcript::read_head`).
@@ -219,18 +464,12 @@ pub fn write_transcript(
         .map_err(io)?;
         let mut parser = LogParser::new(format);
         let mut first = true;
-        let item = |w: &mut dyn Write, text: &str, first: &mut bool| -> Result<()> {
-            let sep = if *first { "\n    " } else { ",\n    " };
-            *first = false;
-            w.write_all(sep.as_bytes()).map_err(io)?;
-            w.write_all(indent(text, "    ").as_bytes()).map_err(io)
-        };
-        let fp = for_each_line_progress(source, len, on_bytes, |no, line, _| {
-            for m in parser.line(no, line) {
+        let fp = for_each_parsed_line(source, len, on_bytes, |no, line, _| {
+            for m in parser.read(no, line) {
                 if !said.is_full() {
                     said.push(&m);
                 }
-                item(w, &json(&m)?, &mut first)?;
+                item(w, &m, &mut first)?;
             }
             Ok(())
         })?;
@@ -238,7 +477,7 @@ pub fn write_transcript(
             if !said.is_full() {
                 said.push(&m);
             }
-            item(w, &json(&m)?, &mut first)?;
+            item(w, &m, &mut first)?;
         }
         if fp.as_string() != fingerprint {
             return Err(changed(source));
@@ -248,7 +487,7 @@ pub fn write_transcript(
         let mut first = true;
         let second = |b: u64| on_bytes(len + b);
         let fp = for_each_line_progress(source, len, &second, |_, line, _| {
-            item(w, &json(&line)?, &mut first)
+            item(w, &line, &mut first)
         })?;
         if fp.as_string() != fingerprint {
             return Err(changed(source));
@@ -273,35 +512,100 @@ fn indent(text: &str, by: &str) -> String {
     text.replace('\n', &format!("\n{by}"))
 }
 
+/// A writer that indents every line after the first by `by`: pretty JSON
+/// nested one level deeper, written as it is made. JSON strings hold no raw
+/// newline, so indenting after each newline is exact.
+struct Indented<'w> {
+    inner: &'w mut dyn Write,
+    by: &'static [u8],
+}
+
+impl Write for Indented<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            self.inner.write_all(&rest[..=i])?;
+            self.inner.write_all(self.by)?;
+            rest = &rest[i + 1..];
+        }
+        self.inner.write_all(rest)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 mod erased {
     /// A value written as 2-space JSON (what `to_string_pretty` writes).
     pub(super) trait Json {
         fn pretty(&self) -> serde_json::Result<String>;
+        fn pretty_to(&self, w: &mut dyn std::io::Write) -> serde_json::Result<()>;
     }
     impl<T: serde::Serialize + ?Sized> Json for T {
         fn pretty(&self) -> serde_json::Result<String> {
             serde_json::to_string_pretty(self)
         }
+        fn pretty_to(&self, w: &mut dyn std::io::Write) -> serde_json::Result<()> {
+            serde_json::to_writer_pretty(w, self)
+        }
     }
+}
+
+/// What [`find_logs`] found under a folder.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The files an import reads, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// Files with a log's or a transcript's name that are not read, and
+    /// folders that could not be listed, each with its reason.
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 /// The files under `root` (a folder, searched recursively, symlinks not
 /// followed) that an import reads: agent logs (`*.jsonl`) and seed 003
 /// transcripts (`session_*.json`, `subagent_session_*.json`), sorted by
-/// path. `root` itself when it is a file.
-pub fn find_logs(root: &Path) -> Result<Vec<PathBuf>> {
-    let m = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
+/// path; `root` itself when it is a regular file. A file with such a name
+/// that is not read (a FIFO, a device, a symlink) and a folder that cannot
+/// be listed are in [`Found::skipped`], so an import names each.
+pub fn find_logs(root: &Path) -> Result<Found> {
+    let m = match std::fs::metadata(root) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::not_found(
+                "file or folder",
+                root.display().to_string(),
+                "give a Claude Code or Codex log, a folder of them (~/.claude/projects, ~/.codex/sessions) or a seed 003 transcript",
+            ));
+        }
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Err(Error::io(
+                root,
+                std::io::Error::other(
+                    "a symlink loop (ELOOP): its links lead back to themselves, never to a file; point the link at a log or a folder",
+                ),
+            ));
+        }
+        Err(e) => return Err(Error::io(root, e)),
+    };
     if !m.is_dir() {
-        return Ok(vec![root.to_path_buf()]);
+        // A FIFO would block the read, a device never end.
+        log_len(root)?;
+        return Ok(Found {
+            files: vec![root.to_path_buf()],
+            skipped: vec![],
+        });
     }
-    let mut out = vec![];
+    let mut out = Found::default();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if dir != root => {
                 // An unreadable subfolder does not stop the others.
-                crate::notice::push(format!("{}: skipped ({e})", dir.display()));
+                out.skipped
+                    .push((dir, format!("the folder could not be listed ({e})")));
                 continue;
             }
             Err(e) => return Err(Error::io(&dir, e)),
@@ -312,14 +616,31 @@ pub fn find_logs(root: &Path) -> Result<Vec<PathBuf>> {
             let name = entry.file_name().to_string_lossy().into_owned();
             if t.is_dir() {
                 stack.push(path);
-            } else if t.is_file() && !store::is_temp_file(&name) {
-                let wanted = name.ends_with(".jsonl") || parse_file_name(&name).is_some();
-                if wanted {
-                    out.push(path);
-                }
+                continue;
+            }
+            let wanted = name.ends_with(".jsonl") || parse_file_name(&name).is_some();
+            if !wanted || store::is_temp_file(&name) {
+                continue;
+            }
+            if t.is_file() {
+                out.files.push(path);
+            } else if t.is_symlink() {
+                out.skipped.push((
+                    path,
+                    "a symlink: links inside a folder are not followed; name the file itself to import it".into(),
+                ));
+            } else {
+                out.skipped.push((
+                    path,
+                    format!(
+                        "{}, not a regular file: not read",
+                        store::fs::describe_file_type(t)
+                    ),
+                ));
             }
         }
     }
-    out.sort();
+    out.files.sort();
+    out.skipped.sort();
     Ok(out)
 }

@@ -12,13 +12,20 @@
 //! - the file is resolved too and must lie inside that run folder, compared
 //!   by whole path components (`agent-outputs-fake` is not inside
 //!   `agent-outputs`), so a symlink inside a run pointing outside is
-//!   refused.
+//!   refused;
+//! - the file must be the run's own: a symlink leading out of the run
+//!   folder, or a regular file with more than one name (a hard link, whose
+//!   other name may be anywhere, `/etc/shadow` included), is refused
+//!   ([`Unconfined`], the one rule every face and `doctor` use);
+//! - the run's `manifest.json` is not a file of the run's tree: it is
+//!   shown as the run itself, never as a file.
 //!
 //! The trap: checking the path as written and then opening it lets a
 //! symlink swapped in between escape. The check is made on the resolved
 //! path, and the resolved path is what gets opened.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -68,6 +75,146 @@ pub struct RunFile {
     pub size: u64,
     /// The path as requested, normalised (relative to the run folder).
     pub path: String,
+}
+
+/// Why a file in a run folder is not the run's own, though it is there:
+/// it is neither served, registered nor answered as a good output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unconfined {
+    /// A symlink (itself or a folder on its way) leading out of the run
+    /// folder.
+    SymlinkOutsideRun,
+    /// A regular file with more than one name: its other name may be
+    /// anywhere on the file system, and it changes with it.
+    HardLink,
+}
+
+impl Unconfined {
+    /// The stable name faces print (`latest-output --json`'s `unsafe`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unconfined::SymlinkOutsideRun => "symlink-outside-run",
+            Unconfined::HardLink => "hard-link",
+        }
+    }
+
+    /// What it is and what to do, for people.
+    pub fn explain(self) -> &'static str {
+        match self {
+            Unconfined::SymlinkOutsideRun => {
+                "leads outside the run folder (through a symlink); copy the file into the run folder instead"
+            }
+            Unconfined::HardLink => {
+                "is a hard link (the file has another name, maybe outside the run folder); copy the file (`cp`, not `ln`) into the run folder instead"
+            }
+        }
+    }
+
+    /// The rule for a regular file already resolved inside the run folder,
+    /// asked of its metadata (of the open file, where it is opened, so a
+    /// link made after the check is seen too).
+    pub fn of_file(meta: &Metadata) -> Option<Unconfined> {
+        (meta.is_file() && meta.nlink() > 1).then_some(Unconfined::HardLink)
+    }
+}
+
+/// What a path inside a run folder leads to, by [`lead`].
+#[derive(Debug)]
+pub enum Lead {
+    /// A regular file of the run's own.
+    File {
+        /// Its real path relative to the run's real folder, `/`-separated
+        /// (symlinks resolved, so every alias of one file gives one name).
+        rel: String,
+        /// The path to open.
+        path: PathBuf,
+    },
+    /// Nothing there.
+    Missing,
+    /// There, but not the run's own.
+    Unconfined(Unconfined),
+    /// Not a regular file (a folder, FIFO, device), in words.
+    NotRegular(&'static str),
+    /// Its real name is not UTF-8 text.
+    NotUtf8,
+}
+
+/// Resolves `rel` (a normalised relative path) inside run folder `folder`
+/// and says whether it is a file of the run's own. Every face and check
+/// that reads or registers an output comes through here.
+pub fn lead(folder: &Path, rel: &str) -> std::io::Result<Lead> {
+    if let Some(meta) = plain_file(folder, rel) {
+        return Ok(match Unconfined::of_file(&meta) {
+            Some(u) => Lead::Unconfined(u),
+            None => Lead::File {
+                rel: rel.to_string(),
+                path: rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c)),
+            },
+        });
+    }
+    let real_folder = folder.canonicalize()?;
+    let target = rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
+    let real = match target.canonicalize() {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lead::Missing),
+        Err(e) => return Err(e),
+    };
+    let inside = match real.strip_prefix(&real_folder) {
+        Ok(inside) if !inside.as_os_str().is_empty() => inside,
+        _ => return Ok(Lead::Unconfined(Unconfined::SymlinkOutsideRun)),
+    };
+    let meta = std::fs::metadata(&real)?;
+    if !meta.is_file() {
+        return Ok(Lead::NotRegular(store::fs::describe_file_type(
+            meta.file_type(),
+        )));
+    }
+    if let Some(u) = Unconfined::of_file(&meta) {
+        return Ok(Lead::Unconfined(u));
+    }
+    let mut parts = vec![];
+    for c in inside.components() {
+        let Some(part) = c.as_os_str().to_str() else {
+            return Ok(Lead::NotUtf8);
+        };
+        parts.push(part);
+    }
+    Ok(Lead::File {
+        rel: parts.join("/"),
+        path: real,
+    })
+}
+
+/// Why output `rel` of the run in `folder` is not the run's own, if it is
+/// not; `None` for a good file and for one that is gone or unreadable
+/// (reported as missing where it matters).
+pub fn unconfined(folder: &Path, rel: &str) -> Option<Unconfined> {
+    match lead(folder, rel) {
+        Ok(Lead::Unconfined(u)) => Some(u),
+        _ => None,
+    }
+}
+
+/// The metadata of the file `rel` reaches from `folder` through folders
+/// that are not symlinks: then it already is its own real path, and
+/// resolving both paths (a `readlink` for every component of each, a dozen
+/// system calls on every registration) would only say so again. Anything
+/// else, a symlink on the way included, takes the resolving path.
+fn plain_file(folder: &Path, rel: &str) -> Option<Metadata> {
+    let mut path = folder.to_path_buf();
+    let mut parts = rel.split('/').peekable();
+    while let Some(part) = parts.next() {
+        path.push(part);
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        if parts.peek().is_some() {
+            if !meta.is_dir() {
+                return None;
+            }
+        } else {
+            return meta.is_file().then_some(meta);
+        }
+    }
+    None
 }
 
 fn denied(what: &str, reason: &str) -> Error {
@@ -135,33 +282,42 @@ fn run_root(p: &Project, id: &RunId) -> Result<PathBuf> {
 
 /// Opens file `requested` (relative to the run folder) of run `id` for
 /// reading, after the checks the module names. An invalid path or one
-/// resolving outside the run is [`crate::ErrorKind::Invalid`]; a path that
-/// does not exist or is not a regular file is [`crate::ErrorKind::NotFound`].
+/// resolving outside the run (or to a file that is not the run's own) is
+/// [`crate::ErrorKind::Invalid`]; a path that does not exist, is not a
+/// regular file or is the manifest is [`crate::ErrorKind::NotFound`].
 pub fn open(p: &Project, id: &RunId, requested: &str) -> Result<RunFile> {
     let parts = parts(requested)?;
     let root = run_root(p, id)?;
-    let mut path = root.clone();
-    path.extend(&parts);
-    let resolved = std::fs::canonicalize(&path).map_err(|_| missing(requested))?;
-    // Path::starts_with compares whole components.
-    if !resolved.starts_with(&root) || resolved == root {
-        return Err(denied(requested, "outside the run folder"));
-    }
-    // Checked before opening: opening a FIFO would block until a writer
-    // comes, and a device is not an output.
-    if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
-        return Err(missing(requested));
-    }
-    let file = File::open(&resolved).map_err(|_| missing(requested))?;
+    let path = match lead(&root, &parts.join("/")).map_err(|_| missing(requested))? {
+        Lead::File { rel, .. } if rel == MANIFEST_FILE => return Err(missing(requested)),
+        Lead::File { path, .. } => path,
+        Lead::Unconfined(u) => return Err(denied(requested, u.explain())),
+        Lead::Missing | Lead::NotRegular(_) | Lead::NotUtf8 => return Err(missing(requested)),
+    };
+    // Opened without blocking: a FIFO swapped in after the check would
+    // otherwise wait for a writer.
+    let file = store::fs::open_regular(&path, "run file", u64::MAX)
+        .ok()
+        .flatten()
+        .ok_or_else(|| missing(requested))?
+        .into_inner();
     let meta = file.metadata().map_err(|_| missing(requested))?;
-    if !meta.is_file() {
-        return Err(missing(requested));
+    if let Some(u) = Unconfined::of_file(&meta) {
+        return Err(denied(requested, u.explain()));
     }
     Ok(RunFile {
         file,
         size: meta.len(),
         path: parts.join("/"),
     })
+}
+
+/// Checks that run `id`'s folder is its own entry in `agent_outputs_folder`
+/// (not a symlink to elsewhere): every face that shows a run from its
+/// folder asks this first, so the run page and `/api/runs/{id}` answer
+/// alike.
+pub fn check_root(p: &Project, id: &RunId) -> Result<()> {
+    run_root(p, id).map(|_| ())
 }
 
 /// The files and folders of run `id`, folders first and by name at each
@@ -201,8 +357,9 @@ fn walk(root: &Path, dir: &Path, prefix: &str, depth: usize, out: &mut Tree) {
         let Ok(meta) = std::fs::metadata(&resolved) else {
             continue;
         };
-        // FIFOs, sockets and devices are not outputs.
-        if !meta.is_file() && !meta.is_dir() {
+        // FIFOs, sockets and devices are not outputs; a hard link is not
+        // the run's own.
+        if (!meta.is_file() && !meta.is_dir()) || Unconfined::of_file(&meta).is_some() {
             continue;
         }
         let is_dir = meta.is_dir();

@@ -39,6 +39,16 @@ pub fn read_import(path: &Path) -> Result<(Transcript, Value)> {
     };
     let mut text = String::new();
     std::io::Read::read_to_string(&mut reader, &mut text).map_err(|e| Error::io(path, e))?;
+    // Not JSON at all: another kind of file, not a transcript with a
+    // mistake to fix.
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text::strip_bom(&text)) {
+        return Err(Error::NotImported {
+            path: path.to_path_buf(),
+            reason: format!(
+                "not a recognised transcript format: not a Claude Code or Codex log, nor a seed 003 transcript (not JSON: {e})"
+            ),
+        });
+    }
     parse_raw(path, &text)
 }
 

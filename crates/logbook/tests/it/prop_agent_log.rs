@@ -159,4 +159,73 @@ proptest! {
         prop_assert!(kept, "the unknown block is not in the messages");
         prop_assert!(Path::new(&target).exists());
     }
+
+    /// The start of a line never names the wrong agent: cut anywhere, it
+    /// names none or the one the whole line names, and whole it names what
+    /// the whole line names.
+    #[test]
+    fn the_start_of_a_line_never_names_the_wrong_agent(
+        file in 0..FILES.len(),
+        at in any::<prop::sample::Index>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let lines = lines(file);
+        let line = &lines[at.index(lines.len())];
+        let whole = Format::detect(line);
+        prop_assert_eq!(Format::detect_start(line), whole);
+        let mut k = cut.index(line.len() + 1);
+        while !line.is_char_boundary(k) {
+            k -= 1;
+        }
+        let start = Format::detect_start(&line[..k]);
+        prop_assert!(start.is_none() || start == whole, "{:?} at {k} of {line}", start);
+    }
+
+    #[test]
+    fn the_start_of_any_bytes_never_panics(
+        raw in proptest::collection::vec(any::<u8>(), 0..400),
+        m in arb::mutations(),
+        file in 0..FILES.len(),
+    ) {
+        let _ = Format::detect_start(&String::from_utf8_lossy(&raw));
+        let damaged = arb::mutate(&lines(file).join("\n"), &m);
+        for line in damaged.lines() {
+            let _ = Format::detect_start(line);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// A line too long to hold as text (over 1 MiB, parsed straight from the
+    /// file) is read exactly as a short one: the summary of a log with such
+    /// lines, whole or damaged, is the one its lines give fed as text.
+    #[test]
+    fn a_long_line_is_read_as_a_short_one(
+        file in 0..FILES.len(),
+        at in any::<prop::sample::Index>(),
+        damage in any::<bool>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut lines = lines(file);
+        let i = at.index(lines.len());
+        let mut doc: Value = serde_json::from_str(&lines[i]).unwrap_or(Value::Null);
+        if let Value::Object(o) = &mut doc {
+            o.insert("x-pasted".into(), Value::String("line\n\"text\" ".repeat(200_000)));
+        }
+        lines[i] = doc.to_string();
+        if damage {
+            let k = cut.index(lines[i].len());
+            let k = (0..=k).rev().find(|&k| lines[i].is_char_boundary(k)).unwrap_or(0);
+            lines[i].truncate(k);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("log.jsonl");
+        std::fs::write(&source, lines.join("\n") + "\n").unwrap();
+        let len = std::fs::metadata(&source).unwrap().len();
+        let format = FILES[file].1;
+        let (summary, _) = logbook::store::agent_log::scan(&source, len, format, &|_| {}).unwrap();
+        prop_assert_eq!(summary, run(format, &lines));
+    }
 }

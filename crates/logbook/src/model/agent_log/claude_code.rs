@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::{LogSummary, Usage, message, object, str_of, text_block};
+use super::{Line, LogSummary, Usage, message, object, str_of, take_str, text_block};
 use crate::model::transcript::Message;
 
 /// The state of one Claude Code log being read.
@@ -47,12 +47,10 @@ struct Counted {
 }
 
 impl Parser {
-    pub(super) fn line(&mut self, no: u64, raw: &str) -> Vec<Message> {
-        if raw.trim().is_empty() {
-            return vec![];
-        }
-        let o = match object(raw) {
-            Ok(o) => o,
+    pub(super) fn line(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
+        let mut o = match object(line) {
+            Ok(Some(o)) => o,
+            Ok(None) => return vec![],
             Err(reason) => {
                 self.summary.bad(no, reason);
                 return vec![];
@@ -82,7 +80,8 @@ impl Parser {
         }
         let sidechain = o.get("isSidechain").and_then(Value::as_bool) == Some(true);
         let inline_sidechain = sidechain && !o.contains_key("agentId");
-        let ty = str_of(&o, "type").unwrap_or("");
+        let ty = str_of(&o, "type").unwrap_or("").to_string();
+        let ty = ty.as_str();
         let mut meta = Map::new();
         meta.insert("line".into(), no.into());
         for key in ["uuid", "timestamp"] {
@@ -93,17 +92,9 @@ impl Parser {
         if sidechain {
             meta.insert("sidechain".into(), Value::Bool(true));
         }
-        let inner = o.get("message").and_then(Value::as_object);
         let new = match ty {
-            "assistant" => return self.assistant(no, &o, meta, inline_sidechain),
-            "user" => {
-                let content = inner.and_then(|m| m.get("content"));
-                Some(message(
-                    "user",
-                    content.map(blocks).unwrap_or_default(),
-                    meta,
-                ))
-            }
+            "assistant" => return self.assistant(no, &mut o, meta, inline_sidechain),
+            "user" => Some(message("user", content(&mut o), meta)),
             "system" => {
                 let mut block = Map::new();
                 if str_of(&o, "subtype") == Some("compact_boundary") {
@@ -152,7 +143,7 @@ impl Parser {
     fn assistant(
         &mut self,
         no: u64,
-        o: &Map<String, Value>,
+        o: &mut Map<String, Value>,
         mut meta: Map<String, Value>,
         inline_sidechain: bool,
     ) -> Vec<Message> {
@@ -199,8 +190,7 @@ impl Parser {
                 None => self.count(&counted),
             }
         }
-        let content = inner.and_then(|m| m.get("content"));
-        let new_blocks = content.map(blocks).unwrap_or_default();
+        let new_blocks = content(o);
         let mut out = vec![];
         let same_stream = msg_id.is_some() && self.pending.as_ref().is_some_and(|p| p.id == msg_id);
         if same_stream && let Some(p) = &mut self.pending {
@@ -294,22 +284,29 @@ impl Parser {
 /// Claude's `message.content` (a string, or an array of content blocks) as
 /// seed 003 blocks: `text`, `thinking`, `tool` (with `parameters` as JSON
 /// text, like the seed's example) and `tool_result`; other blocks as given.
-fn blocks(content: &Value) -> Vec<Value> {
+/// The content is moved out of the line's object, not copied: one line
+/// (a pasted file) may hold hundreds of MiB of it.
+fn content(o: &mut Map<String, Value>) -> Vec<Value> {
+    let content = o
+        .get_mut("message")
+        .and_then(|m| m.get_mut("content"))
+        .map(Value::take);
     match content {
-        Value::String(s) => vec![text_block("text", s)],
-        Value::Array(items) => items.iter().map(block).collect(),
-        Value::Null => vec![],
-        other => vec![other.clone()],
+        Some(Value::String(s)) => vec![text_block("text", s)],
+        Some(Value::Array(items)) => items.into_iter().map(block).collect(),
+        Some(Value::Null) | None => vec![],
+        Some(other) => vec![other],
     }
 }
 
-fn block(item: &Value) -> Value {
-    let Some(o) = item.as_object() else {
-        return item.clone();
+fn block(item: Value) -> Value {
+    let Value::Object(mut o) = item else {
+        return item;
     };
-    match str_of(o, "type") {
-        Some("text") => text_block("text", str_of(o, "text").unwrap_or_default()),
-        Some("thinking") => text_block("thinking", str_of(o, "thinking").unwrap_or_default()),
+    let ty = str_of(&o, "type").map(str::to_string);
+    match ty.as_deref() {
+        Some("text") => text_block("text", take_str(&mut o, "text")),
+        Some("thinking") => text_block("thinking", take_str(&mut o, "thinking")),
         Some("tool_use") => {
             let mut b = Map::new();
             b.insert("type".into(), "tool".into());
@@ -336,7 +333,7 @@ fn block(item: &Value) -> Value {
             }
             Value::Object(b)
         }
-        _ => item.clone(),
+        _ => Value::Object(o),
     }
 }
 

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{LogSummary, Usage, message, object, str_of, text_block};
+use super::{Line, LogSummary, Usage, message, object, str_of, take_str, text_block};
 use crate::model::transcript::Message;
 
 /// The state of one Codex log being read.
@@ -25,12 +25,10 @@ pub struct Parser {
 }
 
 impl Parser {
-    pub(super) fn line(&mut self, no: u64, raw: &str) -> Vec<Message> {
-        if raw.trim().is_empty() {
-            return vec![];
-        }
-        let o = match object(raw) {
-            Ok(o) => o,
+    pub(super) fn line(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
+        let mut o = match object(line) {
+            Ok(Some(o)) => o,
+            Ok(None) => return vec![],
             Err(reason) => {
                 self.summary.bad(no, reason);
                 return vec![];
@@ -80,7 +78,14 @@ impl Parser {
                 }
                 vec![]
             }
-            "response_item" => self.response_item(payload, meta).into_iter().collect(),
+            "response_item" => {
+                // Moved out, not copied: one item may be a line's worth.
+                let payload = match o.remove("payload") {
+                    Some(Value::Object(p)) => p,
+                    _ => Map::new(),
+                };
+                self.response_item(payload, meta).into_iter().collect()
+            }
             "compacted" => {
                 let text = str_of(payload, "message").unwrap_or_default();
                 vec![message("system", vec![text_block("compress", text)], meta)]
@@ -121,28 +126,28 @@ impl Parser {
 
     fn response_item(
         &mut self,
-        p: &Map<String, Value>,
+        mut p: Map<String, Value>,
         mut meta: Map<String, Value>,
     ) -> Option<Message> {
-        let ty = str_of(p, "type").unwrap_or("");
+        let ty = str_of(&p, "type").unwrap_or("").to_string();
         let assistant = |mut meta: Map<String, Value>, model: &Option<String>, blocks| {
             if let Some(m) = model {
                 meta.insert("model".into(), m.clone().into());
             }
             message("assistant", blocks, meta)
         };
-        match ty {
+        match ty.as_str() {
             "message" => {
-                let role = str_of(p, "role").unwrap_or("assistant");
-                let blocks = match p.get("content") {
-                    Some(Value::Array(items)) => items.iter().map(content_block).collect(),
+                let role = str_of(&p, "role").unwrap_or("assistant").to_string();
+                let blocks = match p.remove("content") {
+                    Some(Value::Array(items)) => items.into_iter().map(content_block).collect(),
                     Some(Value::String(s)) => vec![text_block("text", s)],
                     _ => vec![],
                 };
                 if role == "assistant" {
                     Some(assistant(meta, &self.model, blocks))
                 } else {
-                    Some(message(role, blocks, meta))
+                    Some(message(&role, blocks, meta))
                 }
             }
             "function_call" | "custom_tool_call" => {
@@ -152,8 +157,12 @@ impl Parser {
                     b.insert("id".into(), id.clone());
                 }
                 b.insert("name".into(), p.get("name").cloned().unwrap_or(Value::Null));
-                let params = match p.get("arguments").or_else(|| p.get("input")) {
-                    Some(Value::String(s)) => s.clone(),
+                let given = match p.remove("arguments") {
+                    Some(v) => Some(v),
+                    None => p.remove("input"),
+                };
+                let params = match given {
+                    Some(Value::String(s)) => s,
                     Some(v) => v.to_string(),
                     None => String::new(),
                 };
@@ -166,11 +175,11 @@ impl Parser {
                 if let Some(id) = p.get("call_id") {
                     b.insert("toolUseId".into(), id.clone());
                 }
-                let result = match p.get("output") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(Value::Object(o)) => match o.get("content") {
-                        Some(Value::String(s)) => s.clone(),
-                        _ => Value::Object(o.clone()).to_string(),
+                let result = match p.remove("output") {
+                    Some(Value::String(s)) => s,
+                    Some(Value::Object(mut o)) => match o.get("content") {
+                        Some(Value::String(_)) => take_str(&mut o, "content"),
+                        _ => Value::Object(o).to_string(),
                     },
                     Some(v) => v.to_string(),
                     None => String::new(),
@@ -192,7 +201,7 @@ impl Parser {
             "" => None,
             other => {
                 meta.insert("itemType".into(), other.into());
-                Some(assistant(meta, &self.model, vec![Value::Object(p.clone())]))
+                Some(assistant(meta, &self.model, vec![Value::Object(p)]))
             }
         }
     }
@@ -204,12 +213,16 @@ impl Parser {
 
 /// `input_text` / `output_text` / `text` items as seed 003 text blocks,
 /// other items as given.
-fn content_block(item: &Value) -> Value {
-    match item.get("type").and_then(Value::as_str) {
-        Some("input_text" | "output_text" | "text") => text_block(
-            "text",
-            item.get("text").and_then(Value::as_str).unwrap_or_default(),
-        ),
-        _ => item.clone(),
+fn content_block(item: Value) -> Value {
+    match item {
+        Value::Object(mut o)
+            if matches!(
+                str_of(&o, "type"),
+                Some("input_text" | "output_text" | "text")
+            ) =>
+        {
+            text_block("text", take_str(&mut o, "text"))
+        }
+        other => other,
     }
 }

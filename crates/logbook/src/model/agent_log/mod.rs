@@ -76,7 +76,33 @@ impl Format {
             return None;
         };
         let ty = o.get("type").and_then(Value::as_str).unwrap_or("");
-        if o.contains_key("payload")
+        Format::decide(ty, o.contains_key("payload"), o.contains_key("sessionId"))
+    }
+
+    /// Which agent wrote the line that `start` begins, when the line is too
+    /// long to read whole (a pasted file or image can make one line hundreds
+    /// of MiB): its top-level members are read up to where `start` ends,
+    /// nested values skipped without being parsed, and the same rule as
+    /// [`Format::detect`] applied to the `type`, `payload` and `sessionId`
+    /// seen by then. Agents write those before the large `message` or
+    /// `payload` body.
+    pub fn detect_start(start: &str) -> Option<Format> {
+        let mut ty = None;
+        let (mut payload, mut session) = (false, false);
+        let mut members = Members::new(start)?;
+        while let Some((key, value)) = members.next_member() {
+            match key.as_str() {
+                "type" => ty = value,
+                "payload" => payload = true,
+                "sessionId" => session = true,
+                _ => {}
+            }
+        }
+        Format::decide(ty.as_deref().unwrap_or(""), payload, session)
+    }
+
+    fn decide(ty: &str, payload: bool, session: bool) -> Option<Format> {
+        if payload
             && matches!(
                 ty,
                 "session_meta" | "turn_context" | "response_item" | "compacted" | "event_msg"
@@ -84,7 +110,7 @@ impl Format {
         {
             return Some(Format::Codex);
         }
-        if o.contains_key("sessionId")
+        if session
             || matches!(
                 ty,
                 "user"
@@ -99,6 +125,125 @@ impl Format {
             return Some(Format::ClaudeCode);
         }
         None
+    }
+}
+
+/// The top-level members of the JSON object a text begins, read as far as
+/// the text goes: for [`Format::detect_start`], which must not parse (nor
+/// hold) a whole line to know who wrote it.
+struct Members<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Members<'a> {
+    /// `None` unless the text begins an object.
+    fn new(text: &'a str) -> Option<Members<'a>> {
+        let mut m = Members {
+            bytes: text.as_bytes(),
+            at: 0,
+        };
+        m.skip_space();
+        (m.peek() == Some(b'{')).then(|| {
+            m.at += 1;
+            m
+        })
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.at += 1;
+        }
+    }
+
+    /// Moves past the string starting at the current `"`; `None` when the
+    /// text ends inside it.
+    fn skip_string(&mut self) -> Option<()> {
+        self.at += 1;
+        loop {
+            match self.peek()? {
+                b'\\' => self.at += 2,
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// The string starting at the current `"`, decoded; `None` when the
+    /// text ends inside it or it is not a valid JSON string.
+    fn string(&mut self) -> Option<String> {
+        let start = self.at;
+        self.skip_string()?;
+        let raw = std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
+        serde_json::from_str(raw).ok()
+    }
+
+    /// Skips a value that is not a string (a number, a literal, an object
+    /// or array with whatever it nests); `None` when the text ends first.
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                // Skipped, not decoded: only where it ends matters.
+                b'"' => self.skip_string()?,
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.at += 1;
+                }
+                b'}' | b']' if depth > 0 => {
+                    depth -= 1;
+                    self.at += 1;
+                }
+                b',' | b'}' if depth == 0 => return Some(()),
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// The next member's key, with its value when that is a string; a key
+    /// whose value the text cuts off still counts (its value is `None`).
+    /// `None` at the object's end, at the text's end, or at a syntax error.
+    fn next_member(&mut self) -> Option<(String, Option<String>)> {
+        self.skip_space();
+        if self.peek() == Some(b',') {
+            self.at += 1;
+            self.skip_space();
+        }
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let key = self.string()?;
+        self.skip_space();
+        if self.peek() != Some(b':') {
+            return None;
+        }
+        self.at += 1;
+        self.skip_space();
+        let value = match self.peek() {
+            None => None,
+            Some(b'"') => {
+                let v = self.string();
+                if v.is_none() {
+                    // Cut off inside the value: the key was still seen.
+                    self.at = self.bytes.len();
+                }
+                v
+            }
+            Some(_) => {
+                if self.skip_value().is_none() {
+                    self.at = self.bytes.len();
+                }
+                None
+            }
+        };
+        Some((key, value))
     }
 }
 
@@ -647,9 +792,14 @@ impl LogParser {
     /// messages it completes. A line that does not parse is recorded in
     /// the summary, never an error.
     pub fn line(&mut self, no: u64, raw: &str) -> Vec<Message> {
+        self.read(no, Line::Text(raw))
+    }
+
+    /// [`LogParser::line`] for a line given as text or already parsed.
+    pub fn read(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
         let out = match self {
-            LogParser::ClaudeCode(p) => p.line(no, raw),
-            LogParser::Codex(p) => p.line(no, raw),
+            LogParser::ClaudeCode(p) => p.line(no, line),
+            LogParser::Codex(p) => p.line(no, line),
         };
         let summary = self.summary_mut();
         summary.lines = summary.lines.max(no);
@@ -676,10 +826,27 @@ impl LogParser {
     }
 }
 
-/// Parses a line as a JSON object, or says why it is not one.
-fn object(raw: &str) -> Result<Map<String, Value>, String> {
-    match serde_json::from_str::<Value>(raw) {
-        Ok(Value::Object(o)) => Ok(o),
+/// One line of a log as a parser takes it.
+#[derive(Debug)]
+pub enum Line<'a> {
+    /// Its text, without its newline.
+    Text(&'a str),
+    /// Its JSON, parsed straight from the file: a line too long to hold as
+    /// text and as values at once (a pasted file can make one hundreds of
+    /// MiB) is never held as text.
+    Parsed(serde_json::Result<Value>),
+}
+
+/// Parses a line as a JSON object (`None` for a blank line), or says why it
+/// is not one.
+fn object(line: Line<'_>) -> Result<Option<Map<String, Value>>, String> {
+    let parsed = match line {
+        Line::Text(raw) if raw.trim().is_empty() => return Ok(None),
+        Line::Text(raw) => serde_json::from_str::<Value>(raw),
+        Line::Parsed(parsed) => parsed,
+    };
+    match parsed {
+        Ok(Value::Object(o)) => Ok(Some(o)),
         Ok(_) => Err("not a JSON object".to_string()),
         Err(e) if e.is_eof() => Err(format!("truncated line ({})", json_error(&e))),
         Err(e) => Err(format!("not JSON ({})", json_error(&e))),
@@ -700,12 +867,21 @@ fn str_of<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     o.get(key).and_then(Value::as_str)
 }
 
-/// A block of seed 003's shape: `{"type": "text", "content": …}`.
-fn text_block(kind: &str, content: &str) -> Value {
+/// A block of seed 003's shape: `{"type": "text", "content": …}`; an
+/// owned `content` is moved in, not copied (it may be a line's worth).
+fn text_block(kind: &str, content: impl Into<String>) -> Value {
     let mut m = Map::new();
     m.insert("type".into(), Value::String(kind.to_string()));
-    m.insert("content".into(), Value::String(content.to_string()));
+    m.insert("content".into(), Value::String(content.into()));
     Value::Object(m)
+}
+
+/// The string `key` of `o`, moved out (an empty string if it is not one).
+fn take_str(o: &mut Map<String, Value>, key: &str) -> String {
+    match o.get_mut(key).map(Value::take) {
+        Some(Value::String(s)) => s,
+        _ => String::new(),
+    }
 }
 
 /// A message with the per-message metadata that ties it to its source.
@@ -792,6 +968,31 @@ mod tests {
         );
         assert_eq!(Format::detect(r#"{"a":1}"#), None);
         assert_eq!(Format::detect("{"), None);
+    }
+
+    #[test]
+    fn detect_the_start_of_a_line_too_long_to_read() {
+        for (start, want) in [
+            (
+                r#"{"parentUuid":null,"sessionId":"s","type":"user","message":{"content":"very lo"#,
+                Some(Format::ClaudeCode),
+            ),
+            (
+                r#" { "type" : "assistant", "mess"#,
+                Some(Format::ClaudeCode),
+            ),
+            (
+                r#"{"timestamp":"t","type":"response_item","payload":{"type":"message","content":[{"te"#,
+                Some(Format::Codex),
+            ),
+            (r#"{"meta":{"type":"user"},"ty"#, None),
+            (r#"{"a":"say "type":"user"","#, None),
+            (r#"{"timestamp":"t","type":"response_item","pay"#, None),
+            ("<html>", None),
+            ("", None),
+        ] {
+            assert_eq!(Format::detect_start(start), want, "{start}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! repairs what can be repaired without losing anything and says what it did.
 
 mod consistency;
+mod outputs;
 mod runs;
 
 pub use runs::Progress;

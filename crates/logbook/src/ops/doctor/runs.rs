@@ -367,5 +367,6 @@ fn check_folder(
     for field in text::wrong_type_fields_of(&raw, &manifest) {
         push(super::wrong_type_finding(&path, &field));
     }
+    super::outputs::unconfined_outputs(folder, &manifest, push);
     true
 }

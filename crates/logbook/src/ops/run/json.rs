@@ -33,13 +33,14 @@ pub fn page_json(page: &Page, now: Timestamp) -> Value {
     serde_json::to_value(found(&page.hits, now)).unwrap_or(Value::Null)
 }
 
-/// `latest-output --json`: the path, its run, its record and whether the
-/// file is still there.
+/// `latest-output --json`: the path, its run, its record, whether the
+/// file is still there and, if it is not the run's own, why (`unsafe`).
 pub fn latest_output_json(found: &LatestOutput) -> Value {
     serde_json::json!({
         "path": found.path,
         "session_id": found.run.manifest.session_id,
         "output": found.output,
         "missing": found.missing,
+        "unsafe": found.unconfined.map(|u| u.as_str()),
     })
 }

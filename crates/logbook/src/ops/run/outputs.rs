@@ -2,7 +2,7 @@
 //! both through the same path rules (inside the run folder, symlinks
 //! resolved, a regular file).
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::Map;
 
@@ -11,7 +11,10 @@ use super::write::{finished, required, update};
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::ids::RunId;
-use crate::model::run::{OutputRecord, OutputType, Run, RunStatus, normalize_output_path};
+use crate::model::run::{
+    MANIFEST_FILE, OutputRecord, OutputType, Run, RunStatus, normalize_output_path,
+};
+use crate::store::run_files::{self, Lead};
 use crate::store::{self, Project};
 
 /// Registers (or re-registers) output `file` of run `id`. The file must be a
@@ -40,7 +43,7 @@ pub fn register_output(
         if run.manifest.execution.status != RunStatus::Running {
             return Err(finished(run, true));
         }
-        let rel = canonical_output(&run.folder, &rel, file)?;
+        let (rel, _) = canonical_output(&run.folder, &rel, file)?;
         let now = clock::now_string();
         let record = match run.manifest.outputs.iter_mut().find(|o| o.file == rel) {
             Some(existing) => {
@@ -70,92 +73,50 @@ pub fn register_output(
 /// Where output `given` (`rel` once normalised) really is: its path
 /// relative to the run's real folder with every symlink resolved, so the
 /// aliases of one file (`sub/a.md`, `self/sub/a.md`, `up/<id>/sub/a.md`)
-/// make one record. Refuses a path that does not exist, leads outside the
-/// run folder, or is not a regular file (a folder, FIFO, device).
-fn canonical_output(folder: &Path, rel: &str, given: &str) -> Result<String> {
-    if plain_file(folder, rel) {
-        return Ok(rel.to_string());
-    }
-    let real_folder = folder.canonicalize().map_err(|e| Error::io(folder, e))?;
-    let target = rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
-    let real = match target.canonicalize() {
-        Ok(r) => r,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+/// make one record. Refuses a path that does not exist, is not the run's
+/// own ([`run_files::Unconfined`]: a symlink leading outside the run
+/// folder, a hard link), or is not a regular file (a folder, FIFO, device).
+fn canonical_output(folder: &Path, rel: &str, given: &str) -> Result<(String, PathBuf)> {
+    let target = || rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
+    let (real, path) = match run_files::lead(folder, rel).map_err(|e| Error::io(target(), e))? {
+        Lead::File { rel, path } => (rel, path),
+        Lead::Missing => {
             return Err(Error::invalid(
                 "output file",
                 given,
                 format!(
                     "{} does not exist; write the file into the run folder first, then register it",
-                    target.display()
+                    target().display()
                 ),
             ));
         }
-        Err(e) => return Err(Error::io(&target, e)),
-    };
-    let inside = match real.strip_prefix(&real_folder) {
-        Ok(inside) if !inside.as_os_str().is_empty() => inside,
-        _ => {
-            return Err(Error::invalid(
-                "output file",
-                given,
-                "leads outside the run folder (through a symlink); copy the file into the run folder instead",
-            ));
+        Lead::Unconfined(u) => return Err(Error::invalid("output file", given, u.explain())),
+        Lead::NotRegular(found) => {
+            return Err(Error::NotARegularFile {
+                what: "output file",
+                path: target(),
+                found,
+            });
         }
-    };
-    let meta = std::fs::metadata(&real).map_err(|e| Error::io(&real, e))?;
-    if !meta.is_file() {
-        return Err(Error::NotARegularFile {
-            what: "output file",
-            path: target,
-            found: store::fs::describe_file_type(meta.file_type()),
-        });
-    }
-    let mut parts = vec![];
-    for c in inside.components() {
-        let Some(part) = c.as_os_str().to_str() else {
+        Lead::NotUtf8 => {
             return Err(Error::invalid(
                 "output file",
                 given,
                 "its real name is not UTF-8 text; rename the file",
             ));
-        };
-        parts.push(part);
-    }
+        }
+    };
     // The real name passes the same rules as the one given (a symlink may
     // lead to `manifest.json`, or to a name with a newline).
-    normalize_output_path(&parts.join("/")).map_err(|e| match e {
+    let real = normalize_output_path(&real).map_err(|e| match e {
         Error::Invalid { value, reason, .. } if value != given => Error::invalid(
             "output file",
             given,
             format!("leads to {value:?}, which {reason}"),
         ),
         e => e,
-    })
-}
-
-/// Whether `rel` reaches a regular file from `folder` through folders
-/// that are not symlinks: then it already is its own real path, and
-/// resolving both paths (a `readlink` for every component of each, a dozen
-/// system calls on every registration) would only say so again. Anything
-/// else, a symlink on the way included, takes the resolving path.
-fn plain_file(folder: &Path, rel: &str) -> bool {
-    let mut path = folder.to_path_buf();
-    let mut parts = rel.split('/').peekable();
-    while let Some(part) = parts.next() {
-        path.push(part);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return false;
-        };
-        let wanted = if parts.peek().is_some() {
-            meta.is_dir()
-        } else {
-            meta.is_file()
-        };
-        if !wanted {
-            return false;
-        }
-    }
-    true
+    })?;
+    Ok((real, path))
 }
 
 /// The most a face reads of one run file into memory ([`read_output`]).
@@ -181,18 +142,37 @@ pub struct OutputFile {
 /// through this, so the rules live in one place.
 pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
     use std::io::Read as _;
-    let rel = normalize_output_path(file)?;
     let id = resolve(p, id)?;
-    let folder = store::run::folder(p, &id);
-    let rel = canonical_output(&folder, &rel, file)?;
-    let path = rel.split('/').fold(folder, |p, c| p.join(c));
-    let mut reader = store::fs::open_regular(&path, "run file", READ_LIMIT)?.ok_or_else(|| {
+    let not_found = |rel: &str| {
         Error::not_found(
             "run file",
             format!("{id}/{rel}"),
             "`logbook run show ID` lists the run's outputs",
         )
-    })?;
+    };
+    // The manifest is the run itself, not one of its files: hidden (not
+    // refused as a path), as the viewer's tree hides it.
+    let is_manifest = Path::new(file)
+        .components()
+        .filter(|c| *c != Component::CurDir)
+        .eq([Component::Normal(MANIFEST_FILE.as_ref())]);
+    if is_manifest {
+        return Err(not_found(MANIFEST_FILE));
+    }
+    let rel = normalize_output_path(file)?;
+    let folder = store::run::folder(p, &id);
+    let (rel, path) = canonical_output(&folder, &rel, file)?;
+    let mut reader =
+        store::fs::open_regular(&path, "run file", READ_LIMIT)?.ok_or_else(|| not_found(&rel))?;
+    // Asked again of the open file: a link made after the check is seen.
+    if let Some(u) = reader
+        .get_ref()
+        .metadata()
+        .ok()
+        .and_then(|m| run_files::Unconfined::of_file(&m))
+    {
+        return Err(Error::invalid("run file", file, u.explain()));
+    }
     let mut bytes = vec![];
     reader
         .read_to_end(&mut bytes)

@@ -16,6 +16,7 @@ use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::naming;
 use crate::model::query::{RunQuery, filter_sorted};
 use crate::model::run::{OutputRecord, Run};
+use crate::ops::run_files::Unconfined;
 use crate::store::{self, Project};
 
 /// Runs matching `query`, newest `started_at` first (or by relevance for a
@@ -246,6 +247,10 @@ pub struct LatestOutput {
     /// It is still the answer: the manifest is the record of what the run
     /// produced, and silently answering an older file would be wrong too.
     pub missing: bool,
+    /// The file is there but not the run's own (a symlink leading out of
+    /// the run folder, a hard link): named, so no caller takes it for the
+    /// run's output unawares.
+    pub unconfined: Option<Unconfined>,
 }
 
 /// The seed's "find latest output" pattern: the newest run of `agent` whose
@@ -261,11 +266,13 @@ pub fn latest_output(
         Index::open_synced(p)?.latest_output(agent, workflow, output_type)?
     {
         let missing = !path.is_file();
+        let unconfined = crate::ops::run_files::unconfined(&run, &output.file);
         return Ok(LatestOutput {
             run,
             output,
             path,
             missing,
+            unconfined,
         });
     }
     let what = match (workflow, output_type) {

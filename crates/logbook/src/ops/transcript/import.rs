@@ -83,6 +83,9 @@ pub struct ImportReport {
     pub skipped: Vec<SkippedSource>,
 }
 
+/// Why an empty file is skipped.
+pub(super) const EMPTY: &str = "empty file (0 bytes)";
+
 enum Outcome {
     Imported(ImportedSource),
     Updated(ImportedSource),
@@ -100,19 +103,8 @@ pub fn import_path(
     format: ImportFormat,
     progress: Option<Progress<'_>>,
 ) -> Result<ImportReport> {
-    if !path.exists() {
-        return Err(Error::not_found(
-            "file or folder",
-            path.display().to_string(),
-            "give a Claude Code or Codex log, a folder of them (~/.claude/projects, ~/.codex/sessions) or a seed 003 transcript",
-        ));
-    }
-    if !path.is_dir() {
-        // A FIFO would block the read, a device never end: only regular
-        // files are read.
-        store::agent_log::log_len(path)?;
-    }
-    let files = store::agent_log::find_logs(path)?;
+    let found = store::agent_log::find_logs(path)?;
+    let files = found.files;
     let sizes: Vec<u64> = files
         .iter()
         .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
@@ -120,6 +112,12 @@ pub fn import_path(
     let total: u64 = sizes.iter().sum::<u64>() * 3;
     let own = p.config.transcripts_dir.canonicalize().ok();
     let mut report = ImportReport::default();
+    report.skipped.extend(
+        found
+            .skipped
+            .into_iter()
+            .map(|(source, reason)| SkippedSource { source, reason }),
+    );
     let mut done = 0;
     for (file, size) in files.iter().zip(sizes) {
         if let Some(progress) = progress {
@@ -161,12 +159,40 @@ pub fn import_path(
     Ok(report)
 }
 
+/// [`import_path`] for a path a user named: a file named on its own that
+/// imports nothing (empty, not a format Logbook reads, no messages) is an
+/// error that says why, not a quiet "1 skipped". A folder answers as
+/// [`import_path`] does, each file it skipped named with its reason.
+pub fn import_named(
+    p: &Project,
+    path: &Path,
+    format: ImportFormat,
+    progress: Option<Progress<'_>>,
+) -> Result<ImportReport> {
+    let report = import_path(p, path, format, progress)?;
+    let nothing =
+        report.imported.is_empty() && report.updated.is_empty() && report.unchanged.is_empty();
+    if nothing
+        && !path.is_dir()
+        && let Some(s) = report.skipped.first()
+    {
+        return Err(Error::NotImported {
+            path: path.to_path_buf(),
+            reason: s.reason.clone(),
+        });
+    }
+    Ok(report)
+}
+
 fn import_file(
     p: &Project,
     file: &Path,
     format: ImportFormat,
     on_bytes: &dyn Fn(u64),
 ) -> Result<Outcome> {
+    if store::agent_log::log_len(file)? == 0 {
+        return Ok(Outcome::Skipped(EMPTY.into()));
+    }
     let log_format = match format {
         ImportFormat::ClaudeCode => Some(Format::ClaudeCode),
         ImportFormat::Codex => Some(Format::Codex),
@@ -178,7 +204,7 @@ fn import_file(
                 None if json => None,
                 None => {
                     return Ok(Outcome::Skipped(
-                        "not a Claude Code or Codex log: none of its first lines says which agent wrote it (use --format)".into(),
+                        "not a recognised transcript format: not a Claude Code or Codex log (none of its first lines says which agent wrote it; use --format) nor a seed 003 transcript (`*.json`)".into(),
                     ));
                 }
             }
@@ -232,8 +258,17 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
     }
     let (summary, fp) = store::agent_log::scan(&source, len, format, on_bytes)?;
     if summary.messages == 0 && summary.usage.by_model.is_empty() {
+        let unreadable = match summary.bad_lines.first() {
+            Some(b) => format!(
+                " ({} unreadable, the first at line {}: {})",
+                summary.bad_lines.len(),
+                b.line,
+                b.reason
+            ),
+            None => String::new(),
+        };
         return Ok(Outcome::Skipped(format!(
-            "no messages in its {} line(s)",
+            "no messages in its {} line(s){unreadable}",
             summary.lines
         )));
     }

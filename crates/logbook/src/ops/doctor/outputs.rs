@@ -1,0 +1,37 @@
+//! Outputs that are no longer the run's own: a registered file later
+//! replaced by a symlink leading out of the run folder, or by a hard link.
+//! The viewer and MCP refuse to serve them; doctor names them, so the
+//! change is seen by someone (nothing is repaired: the file is user data).
+
+use std::path::Path;
+
+use super::Finding;
+use crate::model::run::Manifest;
+use crate::store::run_files;
+
+/// One `unsafe-output` finding per registered output of the run in
+/// `folder` that [`run_files::unconfined`] refuses.
+pub(super) fn unconfined_outputs(
+    folder: &Path,
+    manifest: &Manifest,
+    push: &mut dyn FnMut(Finding),
+) {
+    for o in &manifest.outputs {
+        if let Some(u) = run_files::unconfined(folder, &o.file) {
+            push(Finding {
+                kind: "unsafe-output",
+                path: o
+                    .file
+                    .split('/')
+                    .fold(folder.to_path_buf(), |p, c| p.join(c)),
+                message: format!(
+                    "output {:?} {}; the viewer and MCP do not serve it, and `latest-output` marks it \"unsafe\": {:?}",
+                    o.file,
+                    u.explain(),
+                    u.as_str()
+                ),
+                fixed: None,
+            });
+        }
+    }
+}
