@@ -204,12 +204,15 @@ pub fn latest_output(
 }
 
 /// `latest-output --team --json`: the local shape plus origin and text.
+/// `unsafe` is always null: the catalog answers with the text that was
+/// pushed, never through a link on the machine it came from.
 pub fn latest_json(found: &TeamLatest) -> Value {
     serde_json::json!({
         "path": found.path,
         "session_id": found.run.run.manifest.session_id,
         "output": found.output,
         "missing": false,
+        "unsafe": Value::Null,
         "origin": found.run.origin,
         "text": found.text,
         "truncated": found.truncated,
