@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
-use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::query::{RunQuery, parse_since, query_status};
 use logbook::model::run::{OutputType, Run, RunStatus};
 use logbook::ops::{run, team, transcript};
 use serde_json::Value;
@@ -120,10 +120,10 @@ pub(crate) struct FindArgs {
     /// Workflow name, exactly or as a regular expression (e.g. '^deep-dive-').
     #[arg(long, value_name = "REGEX")]
     workflow: Option<String>,
-    /// running, completed, failed or cancelled (a typo is bad usage, not an
-    /// empty listing).
-    #[arg(long)]
-    status: Option<RunStatus>,
+    /// running, completed, failed or cancelled, or unknown: run folders
+    /// without a manifest (a typo is bad usage, not an empty listing).
+    #[arg(long, value_parser = query_status)]
+    status: Option<String>,
     /// The user who started the run.
     #[arg(long)]
     user: Option<String>,
@@ -391,7 +391,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     let query = RunQuery {
         agent: a.agent.clone(),
         workflow: a.workflow.clone(),
-        status: a.status.as_ref().map(ToString::to_string),
+        status: a.status.clone(),
         user: a.user.clone(),
         tag: a.tag.clone(),
         since: a

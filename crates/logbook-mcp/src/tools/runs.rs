@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use logbook::clock;
-use logbook::model::query::{RunQuery, parse_since};
+use logbook::model::query::{RunQuery, parse_since, query_status};
 use logbook::model::run::{OutputType, RunStatus};
 use logbook::ops::run;
 
@@ -90,7 +90,8 @@ pub(crate) struct FindArgs {
     agent: Option<String>,
     /// Workflow name, exactly or as a regular expression (e.g. ^deep-dive-).
     workflow: Option<String>,
-    /// running, completed, failed or cancelled.
+    /// running, completed, failed or cancelled, or unknown: run folders
+    /// without a manifest.
     status: Option<String>,
     /// The user who started the run.
     user: Option<String>,
@@ -306,12 +307,7 @@ impl LogbookServer {
 /// its `since` was read at.
 fn find_query(a: FindArgs) -> logbook::Result<(RunQuery, logbook::clock::Timestamp)> {
     let now = clock::now();
-    let status = a
-        .status
-        .as_deref()
-        .map(parse::<RunStatus>)
-        .transpose()?
-        .map(|s| s.to_string());
+    let status = a.status.as_deref().map(query_status).transpose()?;
     let query = RunQuery {
         agent: a.agent,
         workflow: a.workflow,

@@ -8,7 +8,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::outputs::encode_outs;
-use super::record::{Inner, Record};
+use super::record::{ABSENT_STAMP, Inner, Record};
 use super::run_rows::{Fresh, remove_run, store_run};
 use super::{CorruptEntry, Kind, SyncReport, mtime_of, path_str};
 use crate::clock;
@@ -188,6 +188,22 @@ pub(super) type Stamp = (i64, i64);
 /// The stamp of a file as sync would take it, or `None` when it is gone.
 pub(super) fn stamp_now(path: &Path) -> Option<Stamp> {
     fs::metadata(path).ok().map(|m| stamp_from(&m))
+}
+
+/// The stamp a re-read of a run's manifest would store now: the file's,
+/// [`ABSENT_STAMP`] when its folder is there without one, `None` when the
+/// folder is gone.
+pub(super) fn manifest_stamp(path: &Path) -> Option<Stamp> {
+    match fs::metadata(path) {
+        Ok(m) => Some(stamp_from(&m)),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && path.parent().is_some_and(Path::is_dir) =>
+        {
+            Some(ABSENT_STAMP)
+        }
+        Err(_) => None,
+    }
 }
 
 /// The stamp of a file from its metadata.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
-use super::apply::stamp_from;
+use super::apply::manifest_stamp;
 use super::filter::RECENT_MATCHES;
 use super::fulltext::{fts_query, snippet_of};
 use super::outputs::outputs_stamp;
@@ -14,7 +14,7 @@ use super::{Hit, Index, Kind, Pending, control, path_str};
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::query::{RunMatcher, RunQuery};
-use crate::model::run::{MANIFEST_FILE, Run};
+use crate::model::run::{MANIFEST_FILE, Manifest, Run, UNKNOWN_STATUS};
 
 /// What turning a matching row into a [`Hit`] needs.
 struct HitContext {
@@ -120,11 +120,10 @@ impl Index {
             .query_row([path_str(&path)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .optional()
             .map_err(self.err())?;
-        let (m, (size, mtime, out_stamp)) = match (std::fs::metadata(&path), stored) {
-            (Ok(m), Some(stored)) => (m, stored),
-            _ => return Ok(true),
+        let Some((size, mtime, out_stamp)) = stored else {
+            return Ok(true);
         };
-        if stamp_from(&m) != (size, mtime) {
+        if manifest_stamp(&path) != Some((size, mtime)) {
             return Ok(true);
         }
         if !outputs {
@@ -142,6 +141,50 @@ impl Index {
             .collect::<rusqlite::Result<_>>()
             .map_err(self.err())?;
         Ok(outputs_stamp(folder, files.iter().map(String::as_str)) != out_stamp)
+    }
+
+    /// Brings up to date, before any filter decides, the rows that can
+    /// change under a listing while no folder's mtime moves: runs indexed as
+    /// running (their engine finishes them by rewriting the manifest in
+    /// place), and run folders indexed without a manifest or with one that
+    /// did not parse (either may be written or repaired at any time). One
+    /// `stat` each; only those whose stamp moved are re-read, and a re-read
+    /// refreshes the row, never drops the run. Finished runs are left to
+    /// verify-on-read and `index sync`: stat'ing them all is the cost the
+    /// index exists to avoid.
+    pub(super) fn refresh_volatile(&self) -> Result<()> {
+        let rows: Vec<(String, Option<(i64, i64)>)> = self.in_one_read(|| {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT f.path, f.size, f.mtime_ns FROM runs r \
+                     JOIN files f ON f.path = r.folder || '/manifest.json' \
+                     WHERE r.status IN ('running', ?1) \
+                     UNION ALL \
+                     SELECT c.path, f.size, f.mtime_ns FROM corrupt c \
+                     LEFT JOIN files f ON f.path = c.path WHERE c.kind = 'run'",
+                )
+                .map_err(self.err())?;
+            let rows = stmt
+                .query_map([UNKNOWN_STATUS], |r| {
+                    let stamp = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
+                        (Some(size), Some(mtime)) => Some((size, mtime)),
+                        _ => None,
+                    };
+                    Ok((r.get::<_, String>(0)?, stamp))
+                })
+                .map_err(self.err())?;
+            rows.collect::<rusqlite::Result<_>>().map_err(self.err())
+        })?;
+        let stale: Vec<PathBuf> = rows
+            .into_iter()
+            .filter(|(path, stored)| manifest_stamp(Path::new(path)) != *stored)
+            .filter_map(|(path, _)| Path::new(&path).parent().map(Path::to_path_buf))
+            .collect();
+        if stale.is_empty() {
+            return Ok(());
+        }
+        self.reindex_runs(&stale)
     }
 
     /// Re-reads run manifests into the index under each run's lock (the
@@ -358,14 +401,15 @@ impl Index {
     fn hit_of(&self, rid: i64, ctx: &HitContext) -> Result<Option<Hit>> {
         let mut row_stmt = self
             .conn
-            .prepare_cached("SELECT id, folder, manifest FROM runs WHERE rid = ?1")
+            .prepare_cached("SELECT id, folder, manifest, started_at FROM runs WHERE rid = ?1")
             .map_err(self.err())?;
-        let Some((id, folder, manifest)) = row_stmt
+        let Some((id, folder, manifest, started_at)) = row_stmt
             .query_row([rid], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
                 ))
             })
             .optional()
@@ -373,8 +417,17 @@ impl Index {
         else {
             return Ok(None);
         };
-        let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest) else {
+        let Ok(id) = RunId::parse(&id) else {
             return Ok(None);
+        };
+        let manifest = if manifest.is_empty() {
+            // A run folder without a manifest (see `record::absent_run`).
+            Manifest::absent(&id, &started_at)
+        } else {
+            match serde_json::from_str::<Manifest>(&manifest) {
+                Ok(m) => m,
+                Err(_) => return Ok(None),
+            }
         };
         let folder = PathBuf::from(folder);
         let snippet = match &ctx.words {
@@ -388,9 +441,6 @@ impl Index {
         if ctx.text.is_none() && !ctx.matcher.matches(&manifest) {
             return Ok(None);
         }
-        let Ok(id) = RunId::parse(&id) else {
-            return Ok(None);
-        };
         Ok(Some(Hit {
             run: Run {
                 id,

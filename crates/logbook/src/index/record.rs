@@ -244,9 +244,43 @@ fn read_transcript(path: &Path) -> Option<Record> {
 fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
     match store::read_with_metadata(manifest_path, "manifest") {
         Ok(Some((m, text))) => (Some(stamp_from(&m)), Some(run_record(manifest_path, &text))),
-        Ok(None) => (None, None),
+        Ok(None) => match absent_run(manifest_path) {
+            Some(run) => (
+                Some(ABSENT_STAMP),
+                Some(Record(match run_row(&run, false) {
+                    Ok(row) => Inner::Run(Box::new(row)),
+                    Err(reason) => Inner::Corrupt { reason },
+                })),
+            ),
+            None => (None, None),
+        },
         Err(e) => (stamp_now(manifest_path), Some(Record::corrupt(e))),
     }
+}
+
+/// The stamp stored for a run folder without a manifest: no file has a
+/// negative size, so the manifest appearing always reads as a change.
+pub(super) const ABSENT_STAMP: Stamp = (-1, 0);
+
+/// The run a folder named by a run id but holding no `manifest.json`
+/// stands for (seed 000 lists it by its UUID), started when the folder was
+/// last changed; `None` when the folder is gone or not named by a run id
+/// (such folders are not runs, and stay out of listings).
+fn absent_run(manifest_path: &Path) -> Option<Run> {
+    let folder = manifest_path.parent()?;
+    let id = RunId::parse(&folder.file_name()?.to_string_lossy()).ok()?;
+    let m = std::fs::metadata(folder).ok().filter(|m| m.is_dir())?;
+    let seen = m
+        .modified()
+        .ok()
+        .and_then(|t| jiff::Timestamp::try_from(t).ok())
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let manifest = Manifest::absent(&id, &clock::format(seen));
+    Some(Run {
+        id,
+        folder: folder.to_path_buf(),
+        manifest,
+    })
 }
 
 /// The record of the manifest `text` read from `manifest_path`.
@@ -281,7 +315,12 @@ fn run_record(manifest_path: &Path, text: &str) -> Record {
 /// The row of `run`; with `read_outputs`, its output files' text read now.
 fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
     let m = &run.manifest;
-    let manifest = serde_json::to_string(m).map_err(|e| e.to_string())?;
+    // An absent manifest is stored as no text: `hit_of` makes it again.
+    let manifest = if m.is_absent() {
+        String::new()
+    } else {
+        serde_json::to_string(m).map_err(|e| e.to_string())?
+    };
     let files = m.outputs.iter().map(|o| o.file.as_str());
     // A reader takes the stamp as it reads the text; a writer's record
     // takes it now, and its text is read later, if at all.

@@ -82,6 +82,12 @@ pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
     };
     let path = folder.join(MANIFEST_FILE);
     let Some(text) = text else {
+        if folder.is_dir() {
+            return Err(Error::RunWithoutManifest {
+                id: id.to_string(),
+                folder,
+            });
+        }
         return Err(Error::not_found(
             "run",
             id.as_str(),
