@@ -244,7 +244,10 @@ fn read_transcript(path: &Path) -> Option<Record> {
 fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
     match store::read_with_metadata(manifest_path, "manifest") {
         Ok(Some((m, text))) => (Some(stamp_from(&m)), Some(run_record(manifest_path, &text))),
-        Ok(None) => match absent_run(manifest_path) {
+        Ok(None) => match manifest_path
+            .parent()
+            .and_then(store::run::without_manifest)
+        {
             Some(run) => (
                 Some(ABSENT_STAMP),
                 Some(Record(match run_row(&run, false) {
@@ -261,27 +264,6 @@ fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
 /// The stamp stored for a run folder without a manifest: no file has a
 /// negative size, so the manifest appearing always reads as a change.
 pub(super) const ABSENT_STAMP: Stamp = (-1, 0);
-
-/// The run a folder named by a run id but holding no `manifest.json`
-/// stands for (seed 000 lists it by its UUID), started when the folder was
-/// last changed; `None` when the folder is gone or not named by a run id
-/// (such folders are not runs, and stay out of listings).
-fn absent_run(manifest_path: &Path) -> Option<Run> {
-    let folder = manifest_path.parent()?;
-    let id = RunId::parse(&folder.file_name()?.to_string_lossy()).ok()?;
-    let m = std::fs::metadata(folder).ok().filter(|m| m.is_dir())?;
-    let seen = m
-        .modified()
-        .ok()
-        .and_then(|t| jiff::Timestamp::try_from(t).ok())
-        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-    let manifest = Manifest::absent(&id, &clock::format(seen));
-    Some(Run {
-        id,
-        folder: folder.to_path_buf(),
-        manifest,
-    })
-}
 
 /// The record of the manifest `text` read from `manifest_path`.
 fn run_record(manifest_path: &Path, text: &str) -> Record {
