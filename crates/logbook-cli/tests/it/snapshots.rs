@@ -797,7 +797,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 9)
+    Index: [ROOT]/.logbook/index.db (schema 10)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -818,7 +818,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 9)
+    Index: [ROOT]/.logbook/index.db (schema 10)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -880,7 +880,7 @@ fn typical_errors() {
     For more information, try '--help'.
     "#);
     assert_snapshot!(failure(&t, 2, &["find", "--status", "done"]), @r#"
-    error: invalid value 'done' for '--status <STATUS>': invalid status "done": expected one of: running, completed, failed, cancelled
+    error: invalid value 'done' for '--status <STATUS>': invalid status "done": expected one of: running, completed, failed, cancelled, unknown
 
     For more information, try '--help'.
     "#);
