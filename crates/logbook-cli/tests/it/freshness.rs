@@ -54,6 +54,23 @@ fn edit_in_place(folder: &std::path::Path, from: &str, to: &str) {
     f.write_all(text.replacen(from, to, 1).as_bytes()).unwrap();
 }
 
+/// A `logbook serve` child, stopped however the test ends.
+struct Server(std::process::Child, String);
+
+impl Server {
+    fn start(t: &TestProject) -> Server {
+        let (child, url) = serve(t, &["--bind", "127.0.0.1:0"], None);
+        Server(child, url)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The body of an HTTP answer, parsed as JSON.
 fn api(url: &str, path: &str) -> Value {
     let answer = get(url, path, "");
@@ -79,7 +96,8 @@ fn a_run_finished_in_place_by_another_program_moves_to_its_new_status_in_every_f
         mcp.ok("find_runs", json!({"status": "running"}))["total"],
         4
     );
-    let (mut server, url) = serve(&t, &["--bind", "127.0.0.1:0"], None);
+    let server = Server::start(&t);
+    let url = server.1.clone();
 
     // Seed 000's engine finalizes a run by rewriting its manifest.
     let running = "\"status\": \"running\"";
@@ -90,8 +108,7 @@ fn a_run_finished_in_place_by_another_program_moves_to_its_new_status_in_every_f
     edit_in_place(&http_folder, running, "\"status\": \"cancelled\"");
     let http_cancelled = ids_of(&api(&url, "/api/runs?status=cancelled"));
     let http_running = ids_of(&api(&url, "/api/runs?status=running"));
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     let cli_running = find(&t, &["--status", "running"]).0;
 
     assert_eq!(cli_completed, vec![by_cli], "CLI find --status completed");
@@ -276,12 +293,12 @@ fn a_run_folder_without_a_manifest_is_listed_by_its_uuid_as_unknown_in_every_fac
     let via_mcp = mcp.ok("find_runs", json!({"status": "unknown"}));
     assert_eq!(ids_of(&via_mcp["runs"]), vec![BARE.to_string()]);
     assert_eq!(via_mcp["runs"][0]["manifest"], Value::Null);
-    let (mut server, url) = serve(&t, &["--bind", "127.0.0.1:0"], None);
+    let server = Server::start(&t);
+    let url = server.1.clone();
     let via_http = api(&url, "/api/runs?status=unknown");
     let every = api(&url, "/api/runs");
     let viewer = get(&url, "/", "");
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert_eq!(ids_of(&via_http), vec![BARE.to_string()]);
     assert_eq!(via_http[0]["manifest"], Value::Null);
     assert_eq!(ids_of(&every).len(), 2, "{every:#}");

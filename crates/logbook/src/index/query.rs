@@ -44,6 +44,8 @@ impl Index {
     /// `Index::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        // Outside the read transaction `verified` holds: it may write.
+        self.refresh_running(query)?;
         let text = query.text.is_some();
         self.verified(|| self.query_runs(query), |h| &h.run.folder, text)
     }
@@ -59,11 +61,14 @@ impl Index {
     /// files' words), the stamp of each returned run's registered output
     /// files is compared too: one more `lstat` per output of the page.
     ///
-    /// The gap that remains, by design: an in-place edit (no rename, so no
-    /// directory mtime moves) that makes a run the query did *not* return
-    /// newly match is only seen at the next `index sync`, or when that run's
-    /// folder set changes. Closing it would mean a stat of every manifest
-    /// on every query, the very cost the index exists to avoid.
+    /// A run the query did *not* return may newly match after an in-place
+    /// edit (no rename, so no directory mtime moves): runs indexed as
+    /// running are checked before the filter decides
+    /// (`Index::refresh_running`), folders without a manifest and invalid
+    /// manifests before every listing (`Index::refresh_unsettled`). The gap
+    /// that remains, by design: such an edit of a *finished* run is only
+    /// seen at the next `index sync`. Closing it would mean a stat of every
+    /// manifest on every query, the very cost the index exists to avoid.
     pub(super) fn verified<T>(
         &self,
         query: impl Fn() -> Result<Vec<T>>,
@@ -143,48 +148,92 @@ impl Index {
         Ok(outputs_stamp(folder, files.iter().map(String::as_str)) != out_stamp)
     }
 
-    /// Brings up to date, before any filter decides, the rows that can
-    /// change under a listing while no folder's mtime moves: runs indexed as
-    /// running (their engine finishes them by rewriting the manifest in
-    /// place), and run folders indexed without a manifest or with one that
-    /// did not parse (either may be written or repaired at any time). One
-    /// `stat` each; only those whose stamp moved are re-read, and a re-read
-    /// refreshes the row, never drops the run. Finished runs are left to
-    /// verify-on-read and `index sync`: stat'ing them all is the cost the
-    /// index exists to avoid.
-    pub(super) fn refresh_volatile(&self) -> Result<()> {
-        let rows: Vec<(String, Option<(i64, i64)>)> = self.in_one_read(|| {
-            let mut stmt = self
-                .conn
-                .prepare_cached(
-                    "SELECT f.path, f.size, f.mtime_ns FROM runs r \
-                     JOIN files f ON f.path = r.folder || '/manifest.json' \
-                     WHERE r.status IN ('running', ?1) \
-                     UNION ALL \
-                     SELECT c.path, f.size, f.mtime_ns FROM corrupt c \
-                     LEFT JOIN files f ON f.path = c.path WHERE c.kind = 'run'",
-                )
-                .map_err(self.err())?;
-            let rows = stmt
-                .query_map([UNKNOWN_STATUS], |r| {
-                    let stamp = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
-                        (Some(size), Some(mtime)) => Some((size, mtime)),
-                        _ => None,
-                    };
-                    Ok((r.get::<_, String>(0)?, stamp))
-                })
-                .map_err(self.err())?;
-            rows.collect::<rusqlite::Result<_>>().map_err(self.err())
-        })?;
-        let stale: Vec<PathBuf> = rows
+    /// Brings up to date the rows another tool may write or repair at any
+    /// time, while no folder's mtime moves: run folders indexed without a
+    /// manifest, and manifests indexed as invalid (so the count of skipped
+    /// manifests every listing reports is true). One `stat` each; only
+    /// those whose stamp moved are re-read.
+    pub(super) fn refresh_unsettled(&self) -> Result<()> {
+        let rows = self.stamped(
+            "SELECT f.path, f.size, f.mtime_ns FROM runs r \
+             JOIN files f ON f.path = r.folder || '/manifest.json' WHERE r.status = ?1 \
+             UNION ALL \
+             SELECT c.path, f.size, f.mtime_ns FROM corrupt c \
+             LEFT JOIN files f ON f.path = c.path WHERE c.kind = 'run'",
+            &[&UNKNOWN_STATUS],
+        )?;
+        self.reread_moved(rows)
+    }
+
+    /// Before a status, time or text filter of `query` decides, brings up
+    /// to date the runs indexed as running that its other filters select:
+    /// their engine finishes them by rewriting the manifest in place, which
+    /// no folder's mtime shows. A re-read refreshes the row, never drops the
+    /// run. Finished runs are left to verify-on-read
+    /// and `index sync`: a `stat` of each is the cost the index exists to
+    /// avoid. (A query for running runs needs no check: what it returns is
+    /// verified, and a run that stopped running drops out then.)
+    fn refresh_running(&self, query: &RunQuery) -> Result<()> {
+        let decides = query.since.is_some()
+            || query.text.is_some()
+            || query.status.as_deref().is_some_and(|s| s != "running");
+        if !decides {
+            return Ok(());
+        }
+        let candidates = RunQuery {
+            status: Some("running".into()),
+            since: None,
+            text: None,
+            limit: None,
+            offset: 0,
+            ..query.clone()
+        };
+        let Some((rids, _)) = self.page_rids(&candidates, false)? else {
+            return Ok(());
+        };
+        let mut rows = Vec::with_capacity(rids.len());
+        for rid in rids {
+            rows.extend(self.stamped(
+                "SELECT f.path, f.size, f.mtime_ns FROM runs r \
+                 JOIN files f ON f.path = r.folder || '/manifest.json' WHERE r.rid = ?1",
+                &[&rid],
+            )?);
+        }
+        self.reread_moved(rows)
+    }
+
+    /// The manifest paths `sql` selects with the stamps the index stored
+    /// (`None` when it stored none).
+    fn stamped(
+        &self,
+        sql: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(String, Option<(i64, i64)>)>> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+        let rows = stmt
+            .query_map(args, |r| {
+                let stamp = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
+                    (Some(size), Some(mtime)) => Some((size, mtime)),
+                    _ => None,
+                };
+                Ok((r.get::<_, String>(0)?, stamp))
+            })
+            .map_err(self.err())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.err())
+    }
+
+    /// Re-reads the runs whose manifest's stamp is no longer the one
+    /// stored.
+    fn reread_moved(&self, rows: Vec<(String, Option<(i64, i64)>)>) -> Result<()> {
+        let moved: Vec<PathBuf> = rows
             .into_iter()
             .filter(|(path, stored)| manifest_stamp(Path::new(path)) != *stored)
             .filter_map(|(path, _)| Path::new(&path).parent().map(Path::to_path_buf))
             .collect();
-        if stale.is_empty() {
+        if moved.is_empty() {
             return Ok(());
         }
-        self.reindex_runs(&stale)
+        self.reindex_runs(&moved)
     }
 
     /// Re-reads run manifests into the index under each run's lock (the
@@ -225,6 +274,7 @@ impl Index {
     /// a common word is in.
     pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         query.matcher()?;
+        self.refresh_running(query)?;
         let Some((sql, args)) = self.count_sql(query, cap)? else {
             return Ok(0);
         };
@@ -265,6 +315,7 @@ impl Index {
     ) -> Result<usize> {
         /// Runs verified together: one round of re-reads per chunk.
         const CHUNK: usize = 256;
+        self.refresh_running(query)?;
         let Some((rids, ctx)) = self.matching_rids(query)? else {
             return Ok(0);
         };
