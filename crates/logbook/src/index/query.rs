@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
-use super::apply::manifest_stamp;
+use super::apply::{Stamp, manifest_stamp};
 use super::filter::RECENT_MATCHES;
 use super::fulltext::{fts_query, snippet_of};
 use super::outputs::outputs_stamp;
@@ -208,7 +208,7 @@ impl Index {
         &self,
         sql: &str,
         args: &[&dyn rusqlite::ToSql],
-    ) -> Result<Vec<(String, Option<(i64, i64)>)>> {
+    ) -> Result<Vec<(String, Option<Stamp>)>> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
         let rows = stmt
             .query_map(args, |r| {
@@ -224,7 +224,7 @@ impl Index {
 
     /// Re-reads the runs whose manifest's stamp is no longer the one
     /// stored.
-    fn reread_moved(&self, rows: Vec<(String, Option<(i64, i64)>)>) -> Result<()> {
+    fn reread_moved(&self, rows: Vec<(String, Option<Stamp>)>) -> Result<()> {
         let moved: Vec<PathBuf> = rows
             .into_iter()
             .filter(|(path, stored)| manifest_stamp(Path::new(path)) != *stored)
