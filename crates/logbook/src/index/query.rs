@@ -169,10 +169,10 @@ impl Index {
     /// to date the runs indexed as running that its other filters select:
     /// their engine finishes them by rewriting the manifest in place, which
     /// no folder's mtime shows. A re-read refreshes the row, never drops the
-    /// run. Finished runs are left to verify-on-read
-    /// and `index sync`: a `stat` of each is the cost the index exists to
-    /// avoid. (A query for running runs needs no check: what it returns is
-    /// verified, and a run that stopped running drops out then.)
+    /// run. Finished runs are left to verify-on-read and `index sync`: a
+    /// `stat` of each is the cost the index exists to avoid. (A query for
+    /// running runs needs no check: what it returns is verified, and a run
+    /// that stopped running drops out then.)
     fn refresh_running(&self, query: &RunQuery) -> Result<()> {
         let decides = query.since.is_some()
             || query.text.is_some()
@@ -472,7 +472,7 @@ impl Index {
             return Ok(None);
         };
         let manifest = if manifest.is_empty() {
-            // A run folder without a manifest (see `record::absent_run`).
+            // A run folder without a manifest (`store::run::without_manifest`).
             Manifest::absent(&id, &started_at)
         } else {
             match serde_json::from_str::<Manifest>(&manifest) {
