@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
-use super::apply::{Stamp, manifest_stamp};
+use super::apply::{Live, Stamp, manifest_stamp};
 use super::filter::RECENT_MATCHES;
 use super::fulltext::{fts_query, snippet_of};
 use super::outputs::outputs_stamp;
@@ -14,7 +14,7 @@ use super::{Hit, Index, Kind, Pending, control, path_str};
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::query::{RunMatcher, RunQuery};
-use crate::model::run::{MANIFEST_FILE, Manifest, Run, UNKNOWN_STATUS};
+use crate::model::run::{MANIFEST_FILE, Manifest, Run};
 
 /// What turning a matching row into a [`Hit`] needs.
 struct HitContext {
@@ -154,25 +154,17 @@ impl Index {
     /// manifests every listing reports is true). One `stat` each; only
     /// those whose stamp moved are re-read.
     pub(super) fn refresh_unsettled(&self) -> Result<()> {
-        let rows = self.stamped(
-            "SELECT f.path, f.size, f.mtime_ns FROM runs r \
-             JOIN files f ON f.path = r.folder || '/manifest.json' WHERE r.status = ?1 \
-             UNION ALL \
-             SELECT c.path, f.size, f.mtime_ns FROM corrupt c \
-             LEFT JOIN files f ON f.path = c.path WHERE c.kind = 'run'",
-            &[&UNKNOWN_STATUS],
-        )?;
-        self.reread_moved(rows)
+        self.refresh_live(Live::Unsettled)
     }
 
     /// Before a status, time or text filter of `query` decides, brings up
-    /// to date the runs indexed as running that its other filters select:
-    /// their engine finishes them by rewriting the manifest in place, which
-    /// no folder's mtime shows. A re-read refreshes the row, never drops the
-    /// run. Finished runs are left to verify-on-read and `index sync`: a
-    /// `stat` of each is the cost the index exists to avoid. (A query for
-    /// running runs needs no check: what it returns is verified, and a run
-    /// that stopped running drops out then.)
+    /// to date the runs indexed as running too: their engine finishes them
+    /// by rewriting the manifest in place, which no folder's mtime shows. A
+    /// re-read refreshes the row, never drops the run. Finished runs are
+    /// left to verify-on-read and `index sync`: a `stat` of each is the
+    /// cost the index exists to avoid. (A query for running runs needs no
+    /// check: what it returns is verified, and a run that stopped running
+    /// drops out then.)
     fn refresh_running(&self, query: &RunQuery) -> Result<()> {
         let decides = query.since.is_some()
             || query.text.is_some()
@@ -180,6 +172,16 @@ impl Index {
         if !decides {
             return Ok(());
         }
+        let narrowed = query.agent.is_some()
+            || query.workflow.is_some()
+            || query.user.is_some()
+            || query.tag.is_some();
+        if !narrowed {
+            return self.refresh_live(Live::Running);
+        }
+        // Only the running runs the query's other filters select: fewer
+        // rows, each found through `runs` (a lookup more per run than the
+        // partial index of every live run needs).
         let candidates = RunQuery {
             status: Some("running".into()),
             since: None,
@@ -188,17 +190,27 @@ impl Index {
             offset: 0,
             ..query.clone()
         };
-        let Some((rids, _)) = self.page_rids(&candidates, false)? else {
+        let Some(((page, args), _)) = self.page_sql(&candidates, false)? else {
             return Ok(());
         };
-        let mut rows = Vec::with_capacity(rids.len());
-        for rid in rids {
-            rows.extend(self.stamped(
-                "SELECT f.path, f.size, f.mtime_ns FROM runs r \
-                 JOIN files f ON f.path = r.folder || '/manifest.json' WHERE r.rid = ?1",
-                &[&rid],
-            )?);
-        }
+        let sql = format!(
+            "SELECT f.path, f.size, f.mtime_ns FROM runs r \
+             JOIN files f ON f.path = r.folder || '/manifest.json' WHERE r.rid IN ({page})"
+        );
+        let args: Vec<&dyn rusqlite::ToSql> =
+            args.iter().map(|a| a as &dyn rusqlite::ToSql).collect();
+        let rows = self.stamped(&sql, &args)?;
+        self.reread_moved(rows)
+    }
+
+    /// Re-reads the run manifests marked `from` or more live (see
+    /// [`Live`]) whose stamp moved: one range of a small partial index,
+    /// then one `stat` each.
+    fn refresh_live(&self, from: Live) -> Result<()> {
+        let rows = self.stamped(
+            "SELECT path, size, mtime_ns FROM files WHERE live > 0 AND live >= ?1",
+            &[&(from as i64)],
+        )?;
         self.reread_moved(rows)
     }
 
@@ -225,11 +237,30 @@ impl Index {
     /// Re-reads the runs whose manifest's stamp is no longer the one
     /// stored.
     fn reread_moved(&self, rows: Vec<(String, Option<Stamp>)>) -> Result<()> {
-        let moved: Vec<PathBuf> = rows
-            .into_iter()
-            .filter(|(path, stored)| manifest_stamp(Path::new(path)) != *stored)
-            .filter_map(|(path, _)| Path::new(&path).parent().map(Path::to_path_buf))
-            .collect();
+        let moved_of = |rows: &[(String, Option<Stamp>)]| -> Vec<PathBuf> {
+            rows.iter()
+                .filter(|(path, stored)| manifest_stamp(Path::new(path)) != *stored)
+                .filter_map(|(path, _)| Path::new(path).parent().map(Path::to_path_buf))
+                .collect()
+        };
+        // The `stat`s on every core, when there are enough to share.
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let moved: Vec<PathBuf> = if rows.len() < 256 || workers == 1 {
+            moved_of(&rows)
+        } else {
+            std::thread::scope(|s| {
+                let parts: Vec<_> = rows
+                    .chunks(rows.len().div_ceil(workers))
+                    .map(|part| s.spawn(move || moved_of(part)))
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
         if moved.is_empty() {
             return Ok(());
         }
