@@ -102,7 +102,9 @@ fn a_run_finished_in_place_by_another_program_moves_to_its_new_status_in_every_f
     // Seed 000's engine finalizes a run by rewriting its manifest.
     let running = "\"status\": \"running\"";
     edit_in_place(&cli_folder, running, "\"status\": \"completed\"");
-    let cli_completed = find(&t, &["--status", "completed"]).0;
+    // Narrowed by another filter (only that agent's running runs are
+    // checked) here; the faces below ask by status alone.
+    let cli_completed = find(&t, &["--agent", "engine", "--status", "completed"]).0;
     edit_in_place(&mcp_folder, running, "\"status\": \"failed\"");
     let mcp_failed = ids_of(&mcp.ok("find_runs", json!({"status": "failed"}))["runs"]);
     edit_in_place(&http_folder, running, "\"status\": \"cancelled\"");
