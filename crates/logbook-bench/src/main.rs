@@ -102,6 +102,9 @@ fn main() -> Result<()> {
     } else {
         f64::NAN
     };
+    if args.wants("find") {
+        find::running_rows(&project, &mut row)?;
+    }
     if args.wants("fts") {
         find::fts_rows(&project, &mut row)?;
     }

@@ -105,6 +105,16 @@ pub enum Error {
         hint: String,
     },
 
+    /// A run folder that holds no `manifest.json`: listed by its UUID with
+    /// status `unknown` (seed 000), but there is no record to show or change.
+    #[error("run {id} has no manifest: its folder {folder} holds no manifest.json")]
+    RunWithoutManifest {
+        /// The run id (the folder name).
+        id: String,
+        /// The run folder.
+        folder: PathBuf,
+    },
+
     /// A short id (a prefix, or a transcript's last 8 characters) names
     /// more than one record; guessing would act on the wrong one.
     #[error("{kind} id {given:?} is ambiguous: it matches {}", candidates.join(", "))]
@@ -391,6 +401,7 @@ impl Error {
                 ErrorKind::NotFound
             }
             Error::NotFound { .. }
+            | Error::RunWithoutManifest { .. }
             | Error::NoActiveSession
             | Error::MilestoneNotFound {
                 already_done: false,
@@ -479,6 +490,9 @@ impl Error {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::Team { hint, .. } if !hint.is_empty() => hint.clone(),
+            Error::RunWithoutManifest { .. } => {
+                "the tool that made the folder writes the manifest when it starts the run; until then listings show it with status unknown".into()
+            }
             Error::AmbiguousId { .. } => {
                 "give more characters of the id, or the whole UUID".into()
             }

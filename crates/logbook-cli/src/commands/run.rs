@@ -121,8 +121,8 @@ pub(crate) struct FindArgs {
     /// Workflow name, exactly or as a regular expression (e.g. '^deep-dive-').
     #[arg(long, value_name = "REGEX")]
     workflow: Option<String>,
-    /// running, completed, failed or cancelled (a typo is an error, not an
-    /// empty listing).
+    /// running, completed, failed or cancelled, or unknown: run folders
+    /// without a manifest (a typo is an error, not an empty listing).
     #[arg(long, value_name = "STATUS")]
     status: Option<String>,
     /// The user who started the run.

@@ -267,11 +267,13 @@ fn runs_created_by_another_tool_after_our_own_start_are_listed() {
     let t = TestProject::new();
     let ids = history(&t);
     let (ours, _) = start(&t, "pixel", "build-stories", &[]);
-    // Another tool: a folder first, its manifest a moment later.
+    // Another tool: a folder first, its manifest a moment later. Until
+    // then the folder is listed by its UUID with status unknown.
     let theirs = "55555555-5555-4555-8555-555555555555";
     let folder = t.path("docs/agent-outputs").join(theirs);
     std::fs::create_dir_all(&folder).unwrap();
-    assert_eq!(find_ids(&t, &[]).len(), ids.len() + 1);
+    assert_eq!(find_ids(&t, &[]).len(), ids.len() + 2);
+    assert_eq!(find_ids(&t, &["--status", "unknown"]), vec![theirs]);
     let seed = std::fs::read_to_string(
         t.path("docs/agent-outputs")
             .join(&ours)
@@ -283,6 +285,7 @@ fn runs_created_by_another_tool_after_our_own_start_are_listed() {
     std::fs::write(folder.join("manifest.json"), seed).unwrap();
     assert_eq!(find_ids(&t, &["--agent", "other-tool"]), vec![theirs]);
     assert_eq!(find_ids(&t, &[]).len(), ids.len() + 2);
+    assert!(find_ids(&t, &["--status", "unknown"]).is_empty());
 }
 
 #[test]
@@ -294,6 +297,11 @@ fn file_deleted_by_hand_disappears_after_sync() {
         .join(&ids[2])
         .join("manifest.json");
     std::fs::remove_file(manifest).unwrap();
+    // The folder stays: listed by its UUID with status unknown (seed 000).
+    let sync = t.json(&["index", "sync"]);
+    assert_eq!((&sync["removed"], &sync["indexed"]), (&json!(0), &json!(1)));
+    assert_eq!(find_ids(&t, &["--status", "unknown"]), vec![ids[2].clone()]);
+    std::fs::remove_dir_all(t.path("docs/agent-outputs").join(&ids[2])).unwrap();
     let sync = t.json(&["index", "sync"]);
     assert_eq!(sync["removed"], 1);
     assert_eq!(find_ids(&t, &[]), vec![ids[1].clone(), ids[0].clone()]);
@@ -684,8 +692,9 @@ fn doctor_compares_index_and_files_and_fix_syncs() {
         .collect();
     assert!(kinds.contains(&"index-stale"), "{report:#}");
     assert!(kinds.contains(&"orphan-folder"), "{report:#}");
-    let fixed = t.doctor(&["--fix"]);
-    let stale = fixed["findings"]
+    // Doctor syncs before it judges, so the first pass sees the link too.
+    assert!(kinds.contains(&"dangling-link"), "{report:#}");
+    let stale = report["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -696,6 +705,15 @@ fn doctor_compares_index_and_files_and_fix_syncs() {
             .as_str()
             .unwrap()
             .starts_with("synced: 1 file(s) read"),
+        "{report:#}"
+    );
+    let fixed = t.doctor(&["--fix"]);
+    assert!(
+        !fixed["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "index-stale"),
         "{fixed:#}"
     );
     let after = t.doctor(&[]);
@@ -746,7 +764,9 @@ fn doctor_counts_what_index_status_counts_as_stale_from_its_own_walk() {
     std::fs::remove_dir_all(dir.join(&d)).unwrap();
     std::fs::remove_file(dir.join(&e).join("manifest.json")).unwrap();
 
-    let want = (1, 3, 2);
+    // The folder whose manifest was removed stays, as a run of status
+    // unknown: changed, not deleted.
+    let want = (1, 4, 1);
     assert_eq!(stale(&t), want, "index status");
     let report = t.doctor(&[]);
     let stale_finding = report["findings"]
@@ -759,10 +779,10 @@ fn doctor_counts_what_index_status_counts_as_stale_from_its_own_walk() {
         stale_finding["message"]
             .as_str()
             .unwrap()
-            .contains("1 new, 3 changed, 2 deleted"),
+            .contains("1 new, 4 changed, 1 deleted"),
         "{report:#}"
     );
-    assert_eq!(stale(&t), want, "doctor changed nothing");
+    assert_eq!(stale(&t), (0, 0, 0), "doctor synced before judging");
     t.run(&["index", "sync"]).ok();
     assert!(
         !t.doctor(&[])["findings"]
@@ -811,8 +831,9 @@ fn output_files_changed_after_registration_are_seen_by_status_doctor_and_sync() 
             .any(|f| f["kind"] == "index-stale"),
         "{report:#}"
     );
+    // Doctor synced before judging: nothing is left for `index sync`.
     let sync = t.json(&["index", "sync"]);
-    assert_eq!(sync["indexed"], 1, "{sync:#}");
+    assert_eq!(sync["indexed"], 0, "{sync:#}");
     assert_eq!(find_ids(&t, &["--text", "quokka"]), vec![ids[0].clone()]);
     assert_eq!(stale(&t), (0, 0, 0));
 

@@ -9,6 +9,7 @@ mod contract;
 mod demo;
 mod doctor;
 mod environment;
+mod freshness;
 mod harness;
 mod index;
 mod mcp;

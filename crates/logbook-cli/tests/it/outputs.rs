@@ -70,6 +70,17 @@ fn an_output_replaced_later_by_a_symlink_or_a_hard_link_is_named_by_latest_outpu
             r.stderr
         );
 
+        // Its words never reach the full-text index, so no snippet, MCP
+        // answer or team push carries them.
+        t.run(&["index", "sync"]).ok();
+        for words in ["aws_secret_access_key", "NOT-FOR-AGENTS-4411"] {
+            let hits = t.json(&["find", "--text", words]);
+            assert_eq!(hits, json!([]), "{unsafe_kind}: {words}: {hits}");
+        }
+        t.run(&["index", "rebuild"]).ok();
+        let hits = t.json(&["find", "--text", "NOT-FOR-AGENTS-4411"]);
+        assert_eq!(hits, json!([]), "{unsafe_kind} after a rebuild: {hits}");
+
         let report = t.doctor(&[]);
         let f = report["findings"]
             .as_array()

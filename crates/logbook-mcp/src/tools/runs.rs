@@ -91,7 +91,8 @@ pub(crate) struct FindArgs {
     agent: Option<String>,
     /// Workflow name, exactly or as a regular expression (e.g. ^deep-dive-).
     workflow: Option<String>,
-    /// running, completed, failed or cancelled.
+    /// running, completed, failed or cancelled, or unknown: run folders
+    /// without a manifest.
     status: Option<String>,
     /// The user who started the run.
     user: Option<String>,

@@ -8,10 +8,11 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::outputs::encode_outs;
-use super::record::{Inner, Record};
+use super::record::{ABSENT_STAMP, Inner, Record};
 use super::run_rows::{Fresh, remove_run, store_run};
 use super::{CorruptEntry, Kind, SyncReport, mtime_of, path_str};
 use crate::clock;
+use crate::model::run::{RunStatus, UNKNOWN_STATUS};
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
     match r {
@@ -141,6 +142,12 @@ pub(super) fn apply(
         ),
         _ => (0, None),
     };
+    let live = match &rec {
+        Some(Record(Inner::Run(row))) if row.status == RunStatus::Running.as_str() => Live::Running,
+        Some(Record(Inner::Run(row))) if row.status == UNKNOWN_STATUS => Live::Unsettled,
+        Some(Record(Inner::Corrupt { .. })) if kind == Kind::Run => Live::Unsettled,
+        _ => Live::Settled,
+    };
     match rec {
         None => return remove_record(tx, kind, path),
         Some(Record(Inner::Corrupt { reason })) => {
@@ -165,10 +172,11 @@ pub(super) fn apply(
         // An upsert keeps the row where it is; INSERT OR REPLACE would
         // delete it and insert it again under a new rowid (more pages).
         tx.prepare_cached(
-            "INSERT INTO files(path, kind, size, mtime_ns, out_stamp, outs) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+            "INSERT INTO files(path, kind, size, mtime_ns, out_stamp, outs, live) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
              ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, size = excluded.size, \
-             mtime_ns = excluded.mtime_ns, out_stamp = excluded.out_stamp, outs = excluded.outs",
+             mtime_ns = excluded.mtime_ns, out_stamp = excluded.out_stamp, outs = excluded.outs, \
+             live = excluded.live",
         )?
         .execute(params![
             path_str(path),
@@ -176,10 +184,24 @@ pub(super) fn apply(
             size,
             mtime,
             out_stamp,
-            outs
+            outs,
+            live as i64
         ])?;
     }
     Ok(())
+}
+
+/// How likely a run's manifest is to change under a listing while no
+/// folder's mtime moves (`files.live`, see `Index::refresh_live`).
+#[derive(Clone, Copy)]
+pub(super) enum Live {
+    /// Finished: left to verify-on-read and sync.
+    Settled = 0,
+    /// Running: its engine finishes it by rewriting the manifest in place.
+    Running = 1,
+    /// A folder without a manifest, or a manifest that did not parse:
+    /// either may be written or repaired at any time.
+    Unsettled = 2,
 }
 
 /// What sync compares of a followed file: its size and mtime (ns).
@@ -188,6 +210,22 @@ pub(super) type Stamp = (i64, i64);
 /// The stamp of a file as sync would take it, or `None` when it is gone.
 pub(super) fn stamp_now(path: &Path) -> Option<Stamp> {
     fs::metadata(path).ok().map(|m| stamp_from(&m))
+}
+
+/// The stamp a re-read of a run's manifest would store now: the file's,
+/// [`ABSENT_STAMP`] when its folder is there without one, `None` when the
+/// folder is gone.
+pub(super) fn manifest_stamp(path: &Path) -> Option<Stamp> {
+    match fs::metadata(path) {
+        Ok(m) => Some(stamp_from(&m)),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && path.parent().is_some_and(Path::is_dir) =>
+        {
+            Some(ABSENT_STAMP)
+        }
+        Err(_) => None,
+    }
 }
 
 /// The stamp of a file from its metadata.

@@ -33,11 +33,14 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
 
 impl Index {
     /// Every agent that has runs, with how many, by name: the viewer's
-    /// agent filter (read from the `runs_agent` index alone).
+    /// agent filter (read from the `runs_agent` index alone). Run folders
+    /// without a manifest have no agent.
     pub fn agents(&self) -> Result<Vec<(String, u64)>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT agent, count(*) FROM runs GROUP BY agent ORDER BY agent")
+            .prepare_cached(
+                "SELECT agent, count(*) FROM runs WHERE agent <> '' GROUP BY agent ORDER BY agent",
+            )
             .map_err(self.err())?;
         stmt.query_map([], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))

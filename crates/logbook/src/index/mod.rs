@@ -297,13 +297,18 @@ impl Index {
 
     /// Opens the index and first picks up runs another tool added or removed
     /// (a cheap check of the runs folder's mtime, then, only if it moved, a
-    /// comparison of the run folder *names* with the index). Used by every
-    /// listing of runs. Writes nothing when nothing changed.
+    /// comparison of the run folder *names* with the index), then what
+    /// another tool may have written in place into run folders without a
+    /// manifest and invalid manifests (see `Index::refresh_unsettled`; runs
+    /// still running are checked by the queries whose filters they could
+    /// newly match). Used by every listing of runs. Writes nothing when
+    /// nothing changed.
     pub fn open_synced(p: &Project) -> Result<Index> {
         let mut index = Index::open(p)?;
         if index.meta(sync::RUNS_DIR_KEY)?.as_deref() != Some(sync::runs_dir_stamp(p).as_str()) {
             index.sync_names()?;
         }
+        index.refresh_unsettled()?;
         Ok(index)
     }
 

@@ -357,10 +357,12 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, Stri
         String,
         String,
     );
+    // A run folder without a manifest (stored as no text) is not shared:
+    // the catalog holds manifests.
     let row: Option<Row> = tx
         .prepare_cached(
             "SELECT rid, folder, agent, workflow, status, user, started_at, completed_at, title, \
-             manifest FROM runs WHERE id = ?1 ORDER BY folder LIMIT 1",
+             manifest FROM runs WHERE id = ?1 AND manifest <> '' ORDER BY folder LIMIT 1",
         )?
         .query_row([id], |r| {
             Ok((

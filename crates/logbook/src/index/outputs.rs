@@ -84,7 +84,11 @@ fn open_output(path: &Path) -> rustix::io::Result<(fs::File, Statx)> {
 /// The text of an opened output file `m` describes (see [`output_text_upto`]).
 fn text_of(file: fs::File, m: &Statx, max: usize, longer: Longer) -> Option<(String, bool)> {
     let regular = FileType::from_raw_mode(m.stx_mode.into()) == FileType::RegularFile;
-    if !regular || matches!(longer, Longer::Skip) && m.stx_size > max as u64 {
+    // A file with another name may be anyone's (a hard link to a secret
+    // outside the run): its words must not reach snippets, MCP answers or
+    // the team catalog, as its bytes do not reach the viewer.
+    let own = m.stx_nlink <= 1;
+    if !regular || !own || matches!(longer, Longer::Skip) && m.stx_size > max as u64 {
         return None;
     }
     // As many bytes as its stamp says it has (and one more than `max`, to
@@ -147,7 +151,8 @@ pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &
 const OUTPUT_MASK: StatxFlags = StatxFlags::SIZE
     .union(StatxFlags::MTIME)
     .union(StatxFlags::CTIME)
-    .union(StatxFlags::INO);
+    .union(StatxFlags::INO)
+    .union(StatxFlags::NLINK);
 
 /// [`outputs_stamp`] with `folder` relative to the open directory `dir`
 /// (the scan of every run resolves only `{run}/{file}` per file, not the

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
-use super::apply::stamp_from;
+use super::apply::{Live, Stamp, manifest_stamp};
 use super::filter::RECENT_MATCHES;
 use super::fulltext::{fts_query, snippet_of};
 use super::outputs::outputs_stamp;
@@ -14,7 +14,7 @@ use super::{Hit, Index, Kind, Pending, control, path_str};
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::query::{RunMatcher, RunQuery};
-use crate::model::run::{MANIFEST_FILE, Run};
+use crate::model::run::{MANIFEST_FILE, Manifest, Run};
 
 /// What turning a matching row into a [`Hit`] needs.
 struct HitContext {
@@ -44,6 +44,8 @@ impl Index {
     /// `Index::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        // Outside the read transaction `verified` holds: it may write.
+        self.refresh_running(query)?;
         let text = query.text.is_some();
         self.verified(|| self.query_runs(query), |h| &h.run.folder, text)
     }
@@ -59,11 +61,14 @@ impl Index {
     /// files' words), the stamp of each returned run's registered output
     /// files is compared too: one more `lstat` per output of the page.
     ///
-    /// The gap that remains, by design: an in-place edit (no rename, so no
-    /// directory mtime moves) that makes a run the query did *not* return
-    /// newly match is only seen at the next `index sync`, or when that run's
-    /// folder set changes. Closing it would mean a stat of every manifest
-    /// on every query, the very cost the index exists to avoid.
+    /// A run the query did *not* return may newly match after an in-place
+    /// edit (no rename, so no directory mtime moves): runs indexed as
+    /// running are checked before the filter decides
+    /// (`Index::refresh_running`), folders without a manifest and invalid
+    /// manifests before every listing (`Index::refresh_unsettled`). The gap
+    /// that remains, by design: such an edit of a *finished* run is only
+    /// seen at the next `index sync`. Closing it would mean a stat of every
+    /// manifest on every query, the very cost the index exists to avoid.
     pub(super) fn verified<T>(
         &self,
         query: impl Fn() -> Result<Vec<T>>,
@@ -120,11 +125,10 @@ impl Index {
             .query_row([path_str(&path)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .optional()
             .map_err(self.err())?;
-        let (m, (size, mtime, out_stamp)) = match (std::fs::metadata(&path), stored) {
-            (Ok(m), Some(stored)) => (m, stored),
-            _ => return Ok(true),
+        let Some((size, mtime, out_stamp)) = stored else {
+            return Ok(true);
         };
-        if stamp_from(&m) != (size, mtime) {
+        if manifest_stamp(&path) != Some((size, mtime)) {
             return Ok(true);
         }
         if !outputs {
@@ -142,6 +146,125 @@ impl Index {
             .collect::<rusqlite::Result<_>>()
             .map_err(self.err())?;
         Ok(outputs_stamp(folder, files.iter().map(String::as_str)) != out_stamp)
+    }
+
+    /// Brings up to date the rows another tool may write or repair at any
+    /// time, while no folder's mtime moves: run folders indexed without a
+    /// manifest, and manifests indexed as invalid (so the count of skipped
+    /// manifests every listing reports is true). One `stat` each; only
+    /// those whose stamp moved are re-read.
+    pub(super) fn refresh_unsettled(&self) -> Result<()> {
+        self.refresh_live(Live::Unsettled)
+    }
+
+    /// Before a status, time or text filter of `query` decides, brings up
+    /// to date the runs indexed as running too: their engine finishes them
+    /// by rewriting the manifest in place, which no folder's mtime shows. A
+    /// re-read refreshes the row, never drops the run. Finished runs are
+    /// left to verify-on-read and `index sync`: a `stat` of each is the
+    /// cost the index exists to avoid. (A query for running runs needs no
+    /// check: what it returns is verified, and a run that stopped running
+    /// drops out then.)
+    fn refresh_running(&self, query: &RunQuery) -> Result<()> {
+        let decides = query.since.is_some()
+            || query.text.is_some()
+            || query.status.as_deref().is_some_and(|s| s != "running");
+        if !decides {
+            return Ok(());
+        }
+        let narrowed = query.agent.is_some()
+            || query.workflow.is_some()
+            || query.user.is_some()
+            || query.tag.is_some();
+        if !narrowed {
+            return self.refresh_live(Live::Running);
+        }
+        // Only the running runs the query's other filters select: fewer
+        // rows, each found through `runs` (a lookup more per run than the
+        // partial index of every live run needs).
+        let candidates = RunQuery {
+            status: Some("running".into()),
+            since: None,
+            text: None,
+            limit: None,
+            offset: 0,
+            ..query.clone()
+        };
+        let Some(((page, args), _)) = self.page_sql(&candidates, false)? else {
+            return Ok(());
+        };
+        let sql = format!(
+            "SELECT f.path, f.size, f.mtime_ns FROM runs r \
+             JOIN files f ON f.path = r.folder || '/manifest.json' WHERE r.rid IN ({page})"
+        );
+        let args: Vec<&dyn rusqlite::ToSql> =
+            args.iter().map(|a| a as &dyn rusqlite::ToSql).collect();
+        let rows = self.stamped(&sql, &args)?;
+        self.reread_moved(rows)
+    }
+
+    /// Re-reads the run manifests marked `from` or more live (see
+    /// [`Live`]) whose stamp moved: one range of a small partial index,
+    /// then one `stat` each.
+    fn refresh_live(&self, from: Live) -> Result<()> {
+        let rows = self.stamped(
+            "SELECT path, size, mtime_ns FROM files WHERE live > 0 AND live >= ?1",
+            &[&(from as i64)],
+        )?;
+        self.reread_moved(rows)
+    }
+
+    /// The manifest paths `sql` selects with the stamps the index stored
+    /// (`None` when it stored none).
+    fn stamped(
+        &self,
+        sql: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(String, Option<Stamp>)>> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+        let rows = stmt
+            .query_map(args, |r| {
+                let stamp = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
+                    (Some(size), Some(mtime)) => Some((size, mtime)),
+                    _ => None,
+                };
+                Ok((r.get::<_, String>(0)?, stamp))
+            })
+            .map_err(self.err())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.err())
+    }
+
+    /// Re-reads the runs whose manifest's stamp is no longer the one
+    /// stored.
+    fn reread_moved(&self, rows: Vec<(String, Option<Stamp>)>) -> Result<()> {
+        let moved_of = |rows: &[(String, Option<Stamp>)]| -> Vec<PathBuf> {
+            rows.iter()
+                .filter(|(path, stored)| manifest_stamp(Path::new(path)) != *stored)
+                .filter_map(|(path, _)| Path::new(path).parent().map(Path::to_path_buf))
+                .collect()
+        };
+        // The `stat`s on every core, when there are enough to share.
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let moved: Vec<PathBuf> = if rows.len() < 256 || workers == 1 {
+            moved_of(&rows)
+        } else {
+            std::thread::scope(|s| {
+                let parts: Vec<_> = rows
+                    .chunks(rows.len().div_ceil(workers))
+                    .map(|part| s.spawn(move || moved_of(part)))
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        if moved.is_empty() {
+            return Ok(());
+        }
+        self.reindex_runs(&moved)
     }
 
     /// Re-reads run manifests into the index under each run's lock (the
@@ -182,6 +305,7 @@ impl Index {
     /// a common word is in.
     pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         query.matcher()?;
+        self.refresh_running(query)?;
         let Some((sql, args)) = self.count_sql(query, cap)? else {
             return Ok(0);
         };
@@ -222,6 +346,7 @@ impl Index {
     ) -> Result<usize> {
         /// Runs verified together: one round of re-reads per chunk.
         const CHUNK: usize = 256;
+        self.refresh_running(query)?;
         let Some((rids, ctx)) = self.matching_rids(query)? else {
             return Ok(0);
         };
@@ -358,14 +483,15 @@ impl Index {
     fn hit_of(&self, rid: i64, ctx: &HitContext) -> Result<Option<Hit>> {
         let mut row_stmt = self
             .conn
-            .prepare_cached("SELECT id, folder, manifest FROM runs WHERE rid = ?1")
+            .prepare_cached("SELECT id, folder, manifest, started_at FROM runs WHERE rid = ?1")
             .map_err(self.err())?;
-        let Some((id, folder, manifest)) = row_stmt
+        let Some((id, folder, manifest, started_at)) = row_stmt
             .query_row([rid], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
                 ))
             })
             .optional()
@@ -373,8 +499,17 @@ impl Index {
         else {
             return Ok(None);
         };
-        let Ok(manifest) = serde_json::from_str::<crate::model::run::Manifest>(&manifest) else {
+        let Ok(id) = RunId::parse(&id) else {
             return Ok(None);
+        };
+        let manifest = if manifest.is_empty() {
+            // A run folder without a manifest (`store::run::without_manifest`).
+            Manifest::absent(&id, &started_at)
+        } else {
+            match serde_json::from_str::<Manifest>(&manifest) {
+                Ok(m) => m,
+                Err(_) => return Ok(None),
+            }
         };
         let folder = PathBuf::from(folder);
         let snippet = match &ctx.words {
@@ -388,9 +523,6 @@ impl Index {
         if ctx.text.is_none() && !ctx.matcher.matches(&manifest) {
             return Ok(None);
         }
-        let Ok(id) = RunId::parse(&id) else {
-            return Ok(None);
-        };
         Ok(Some(Hit {
             run: Run {
                 id,

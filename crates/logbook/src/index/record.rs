@@ -244,10 +244,26 @@ fn read_transcript(path: &Path) -> Option<Record> {
 fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
     match store::read_with_metadata(manifest_path, "manifest") {
         Ok(Some((m, text))) => (Some(stamp_from(&m)), Some(run_record(manifest_path, &text))),
-        Ok(None) => (None, None),
+        Ok(None) => match manifest_path
+            .parent()
+            .and_then(store::run::without_manifest)
+        {
+            Some(run) => (
+                Some(ABSENT_STAMP),
+                Some(Record(match run_row(&run, false) {
+                    Ok(row) => Inner::Run(Box::new(row)),
+                    Err(reason) => Inner::Corrupt { reason },
+                })),
+            ),
+            None => (None, None),
+        },
         Err(e) => (stamp_now(manifest_path), Some(Record::corrupt(e))),
     }
 }
+
+/// The stamp stored for a run folder without a manifest: no file has a
+/// negative size, so the manifest appearing always reads as a change.
+pub(super) const ABSENT_STAMP: Stamp = (-1, 0);
 
 /// The record of the manifest `text` read from `manifest_path`.
 fn run_record(manifest_path: &Path, text: &str) -> Record {
@@ -281,7 +297,12 @@ fn run_record(manifest_path: &Path, text: &str) -> Record {
 /// The row of `run`; with `read_outputs`, its output files' text read now.
 fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
     let m = &run.manifest;
-    let manifest = serde_json::to_string(m).map_err(|e| e.to_string())?;
+    // An absent manifest is stored as no text: `hit_of` makes it again.
+    let manifest = if m.is_absent() {
+        String::new()
+    } else {
+        serde_json::to_string(m).map_err(|e| e.to_string())?
+    };
     let files = m.outputs.iter().map(|o| o.file.as_str());
     // A reader takes the stamp as it reads the text; a writer's record
     // takes it now, and its text is read later, if at all.

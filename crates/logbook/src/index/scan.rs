@@ -34,11 +34,13 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags, StatxTimestamp};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, StatxFlags, StatxTimestamp};
 
 use super::outputs::{decode_outs, outputs_stamp_at};
+use super::record::ABSENT_STAMP;
 use super::{Index, path_str};
 use crate::error::{Error, Result};
+use crate::model::ids::RunId;
 use crate::model::run::MANIFEST_FILE;
 
 /// Index rows compared per batch: enough to keep both cores busy between
@@ -258,7 +260,8 @@ fn verdict(
         StatxFlags::SIZE | StatxFlags::MTIME,
     ) {
         Ok(m) => m,
-        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return Verdict::Gone,
+        Err(rustix::io::Errno::NOENT) => return without_manifest(e, dir, rel),
+        Err(rustix::io::Errno::NOTDIR) => return Verdict::Gone,
         // Unreadable now: let the re-read decide (it records the error).
         Err(_) => return Verdict::Changed,
     };
@@ -275,6 +278,23 @@ fn verdict(
         return Verdict::Changed;
     }
     Verdict::Same
+}
+
+/// The verdict on an indexed run whose manifest is not there: gone with
+/// its folder, else a run folder without a manifest (seed 000 lists it by
+/// its UUID), which is what the index holds when its stamp says so.
+fn without_manifest(e: &Entry, dir: BorrowedFd<'_>, rel: &Path) -> Verdict {
+    let folder = rel.parent().unwrap_or(rel);
+    match rustix::fs::statx(dir, folder, AtFlags::empty(), StatxFlags::TYPE) {
+        Ok(m) if FileType::from_raw_mode(m.stx_mode.into()) == FileType::Directory => {
+            if (e.size, e.mtime_ns) == ABSENT_STAMP {
+                Verdict::Same
+            } else {
+                Verdict::Changed
+            }
+        }
+        _ => Verdict::Gone,
+    }
 }
 
 /// The verdicts of `which` entries of `batch`, on every core.
@@ -597,10 +617,14 @@ fn diff<T>(
 }
 
 /// A folder on disk that the index does not hold: a run to read if it has
-/// a manifest; if not (yet), the scan is incomplete.
+/// a manifest or is named by a run id (a run folder without a manifest is
+/// listed by its UUID, and checked again before every listing); any other
+/// folder without one may be another tool's run still starting, so the
+/// scan is incomplete.
 fn new_folder(dir: &Path, name: &[u8], changes: &mut Vec<RunChange>, summary: &mut ScanSummary) {
     let manifest = dir.join(OsStr::from_bytes(name)).join(MANIFEST_FILE);
-    if fs::metadata(&manifest).is_ok() {
+    let run_id = std::str::from_utf8(name).is_ok_and(|n| RunId::parse(n).is_ok());
+    if run_id || fs::metadata(&manifest).is_ok() {
         summary.scanned += 1;
         changes.push(RunChange::Read {
             path: manifest,

@@ -4,7 +4,7 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -15,7 +15,10 @@ pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
 /// for a run's manifest also `out_stamp`, the stamp of its registered
 /// output files (see `outputs::outputs_stamp`), so text written into an
 /// output after registration is noticed, and `outs`, those files' names
-/// (see `outputs::encode_outs`). `files` is clustered by path (WITHOUT
+/// (see `outputs::encode_outs`). A run folder without a manifest is a
+/// `runs` row with status `unknown` and no manifest text, and a `files`
+/// row with `record::ABSENT_STAMP`. `live` marks the run manifests a
+/// listing checks first (see `apply::Live`). `files` is clustered by path (WITHOUT
 /// ROWID) and holds all a sync compares, so the scan of every run reads
 /// one table in its own order: no lookup of another table per run (with
 /// a rowid table and a join to `runs` and `outputs`, those lookups were
@@ -130,7 +133,8 @@ CREATE TABLE files(
   size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
   out_stamp INTEGER NOT NULL DEFAULT 0,
-  outs BLOB
+  outs BLOB,
+  live INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 CREATE TABLE corrupt(
   path TEXT PRIMARY KEY,
@@ -203,4 +207,10 @@ pub(super) const INDEXES: &[(&str, &str)] = &[
     ("edges_parent", "CREATE INDEX edges_parent ON edges(parent)"),
     ("edges_child", "CREATE INDEX edges_child ON edges(child)"),
     ("tags_tag", "CREATE INDEX tags_tag ON tags(tag)"),
+    // The run manifests checked before a listing (`apply::Live`): few,
+    // read from this partial index alone, in one range.
+    (
+        "files_live",
+        "CREATE INDEX files_live ON files(live, path, size, mtime_ns) WHERE live > 0",
+    ),
 ];

@@ -306,8 +306,9 @@ impl Index {
     /// `mkdir` would have to prove no other tool created a folder in the
     /// same coarse mtime tick, which it cannot. In-place edits inside run
     /// folders never moved this mtime: those are caught for the runs a query
-    /// returns by verify-on-read ([`Index::find_runs`]), and for all runs
-    /// by `index sync`.
+    /// returns by verify-on-read ([`Index::find_runs`]), for runs still
+    /// running, folders without a manifest and invalid manifests before a
+    /// query decides, and for all runs by `index sync`.
     pub(super) fn sync_names(&mut self) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let dir_before = runs_dir_stamp(&self.project);

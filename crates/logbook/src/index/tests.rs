@@ -569,7 +569,8 @@ fn the_names_check_before_a_listing_answers_what_a_rebuild_answers() {
     assert_eq!((before.runs, before.corrupt), (40, 2));
 
     // Another tool removes and adds folders, of both kinds of name, and
-    // is midway through one more (a folder with no manifest yet).
+    // is midway through one more (a folder with no manifest yet: a run of
+    // status unknown).
     for id in &runs[5..8] {
         std::fs::remove_dir_all(folder(&p, id)).unwrap();
     }
@@ -583,7 +584,7 @@ fn the_names_check_before_a_listing_answers_what_a_rebuild_answers() {
     let synced = Index::open_synced(&p).unwrap();
     let got = counts(&synced.status().unwrap());
     let listed = sorted(ids(&find(&synced, RunQuery::default())));
-    assert_eq!((got[0], got[6]), (38, 2));
+    assert_eq!((got[0], got[6]), (39, 2));
     Index::rebuild(&p, None).unwrap();
     let rebuilt = Index::open(&p).unwrap();
     assert_eq!(got, counts(&rebuilt.status().unwrap()));
@@ -1569,4 +1570,90 @@ fn a_workflow_pattern_sees_names_written_since_by_any_connection() {
         sorted(vec![first, intake])
     );
     assert_eq!(reader.count_runs(&review()).unwrap(), 2);
+}
+
+/// What another program leaves a run's manifest as, between two reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Left {
+    /// As written at start (indexed as running).
+    Running,
+    /// Finished in place, with one of the final statuses.
+    Finished,
+    /// Half-written (`{ torn`).
+    Torn,
+    /// Removed, the folder kept.
+    Absent,
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Edits made in place behind Logbook's back (a running run finished,
+    /// a manifest torn, repaired or removed) are answered by the next `find`
+    /// of every status exactly as reading every manifest answers, with no
+    /// sync in between. (A run once finished is the engine's to leave:
+    /// editing it again is seen by verify-on-read and `index sync`.)
+    #[test]
+    fn in_place_edits_are_answered_by_the_next_find_as_the_files_say(
+        steps in proptest::collection::vec((0usize..4, 0usize..4, 0usize..3, 0usize..6), 1..10)
+    ) {
+        let (_dir, p) = project();
+        let runs: Vec<String> = (0..4).map(|i| start(&p, &format!("a{i}"), "w")).collect();
+        let written: Vec<String> = runs
+            .iter()
+            .map(|id| std::fs::read_to_string(manifest_path(&p, id)).unwrap())
+            .collect();
+        let mut left = vec![Left::Running; runs.len()];
+        let statuses = ["completed", "failed", "cancelled"];
+        let queries: Vec<RunQuery> = [None, Some("running"), Some("unknown")]
+            .into_iter()
+            .chain(statuses.iter().map(|s| Some(*s)))
+            .map(|status| RunQuery {
+                status: status.map(str::to_string),
+                ..RunQuery::default()
+            })
+            .collect();
+        run::find(&p, &RunQuery::default()).unwrap();
+        for (i, action, status, first) in steps {
+            let path = manifest_path(&p, &runs[i]);
+            let finished = written[i].replacen(
+                "\"status\": \"running\"",
+                &format!("\"status\": \"{}\"", statuses[status]),
+                1,
+            );
+            let next = match (left[i], action) {
+                (Left::Finished, _) => continue,
+                (Left::Running, 0) | (Left::Torn | Left::Absent, 0) => {
+                    std::fs::write(&path, &finished).unwrap();
+                    Left::Finished
+                }
+                (Left::Torn | Left::Absent, 1) => {
+                    std::fs::write(&path, &written[i]).unwrap();
+                    Left::Running
+                }
+                (Left::Torn, _) | (Left::Running, 2) => {
+                    std::fs::remove_file(&path).unwrap();
+                    Left::Absent
+                }
+                _ => {
+                    std::fs::write(&path, "{ torn").unwrap();
+                    Left::Torn
+                }
+            };
+            left[i] = next;
+            // The first query after an edit is the one that must see it
+            // before its filter decides: each status takes that turn.
+            for q in queries[first..].iter().chain(&queries[..first]) {
+                let (hits, skipped) = run::find(&p, q).unwrap();
+                let scanned = crate::store::run::scan(&p).unwrap();
+                let want: Vec<String> = run::find_scan(&p, q)
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.id.to_string())
+                    .collect();
+                proptest::prop_assert_eq!(ids(&hits), want, "{:?} after {:?}", q.status, left);
+                proptest::prop_assert_eq!(skipped, scanned.corrupt.len() as u64);
+            }
+        }
+    }
 }

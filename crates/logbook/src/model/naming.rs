@@ -61,6 +61,16 @@ pub fn folder_label(m: &Manifest, tz: &TimeZone) -> String {
 
 /// What `find --json` prints for a run, display names computed for `now`.
 pub fn run_entry(run: &Run, now: Timestamp, tz: &TimeZone) -> RunEntry {
+    if run.manifest.is_absent() {
+        // Seed 000: a folder without a manifest shows as its UUID.
+        return RunEntry {
+            session_id: run.id.to_string(),
+            folder: run.folder.clone(),
+            display_name: run.id.to_string(),
+            label: run.id.to_string(),
+            manifest: run.manifest.clone(),
+        };
+    }
     RunEntry {
         session_id: run.manifest.session_id.clone(),
         folder: run.folder.clone(),

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::model::run::{Manifest, Run};
+use crate::model::run::{Manifest, Run, RunStatus, UNKNOWN_STATUS};
 
 /// `pattern` compiled, from a small cache: an agent asks the same
 /// `--workflow` pattern call after call, a page and its count each test it,
@@ -204,6 +204,27 @@ fn any_string(v: &Value, f: &dyn Fn(&str) -> bool) -> bool {
         Value::Object(o) => o.values().any(|x| any_string(x, f)),
         _ => false,
     }
+}
+
+/// A status a query may ask for: one a run can have, or [`UNKNOWN_STATUS`]
+/// for run folders without a manifest. A typo is an error naming the words,
+/// never an empty listing.
+pub fn query_status(s: &str) -> Result<String> {
+    if s.trim() == UNKNOWN_STATUS {
+        return Ok(UNKNOWN_STATUS.to_string());
+    }
+    s.parse::<RunStatus>()
+        .map(|st| st.to_string())
+        .map_err(|_| {
+            Error::invalid(
+                "status",
+                s,
+                format!(
+                    "expected one of: {}, {UNKNOWN_STATUS}",
+                    RunStatus::KNOWN.join(", ")
+                ),
+            )
+        })
 }
 
 /// Parses `--since`: an RFC 3339 timestamp, a date (midnight UTC), or an age

@@ -321,6 +321,57 @@ pub fn parse_manifest(path: &Path, text: &str) -> Result<(Manifest, Value)> {
     Ok((manifest, raw))
 }
 
+/// The status a run folder without `manifest.json` is listed with (seed
+/// 000 shows such a folder by its UUID). A query may ask for it; it is never
+/// written into a manifest, since [`RunStatus`] does not parse it.
+pub const UNKNOWN_STATUS: &str = "unknown";
+
+impl Manifest {
+    /// Whether this stands for a run folder without `manifest.json` (see
+    /// [`Manifest::absent`]): no manifest that parses has an empty agent.
+    pub fn is_absent(&self) -> bool {
+        self.agent.name.trim().is_empty()
+    }
+
+    /// What a run folder without `manifest.json` is listed as, so every
+    /// listing can show it: its id, status [`UNKNOWN_STATUS`], no agent,
+    /// workflow or outputs, and `seen_at` (the folder's time) as its start.
+    pub fn absent(id: &RunId, seen_at: &str) -> Manifest {
+        Manifest {
+            version: default_version(),
+            session_id: id.to_string(),
+            agent: AgentInfo {
+                name: String::new(),
+                title: None,
+                bundle: None,
+                extra: Map::new(),
+            },
+            workflow: WorkflowInfo {
+                name: String::new(),
+                description: None,
+                extra: Map::new(),
+            },
+            execution: Execution {
+                started_at: seen_at.to_string(),
+                completed_at: None,
+                status: RunStatus::Other(UNKNOWN_STATUS.to_string()),
+                user: None,
+                extra: Map::new(),
+            },
+            outputs: vec![],
+            inputs: None,
+            related_sessions: None,
+            metadata: None,
+            tags: vec![],
+            display_name: None,
+            display_timestamp: None,
+            user_summary: None,
+            message_count: None,
+            extra: Map::new(),
+        }
+    }
+}
+
 /// A run on disk: its id (the folder name), folder and manifest.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Run {
@@ -356,8 +407,21 @@ pub struct RunEntry {
     pub display_name: String,
     /// Story 5.2.1 folder label.
     pub label: String,
-    /// The manifest, every field kept.
+    /// The manifest, every field kept; `null` for a run folder without one
+    /// (INTERFACE.md), which holds [`Manifest::absent`] here.
+    #[serde(serialize_with = "null_if_absent")]
     pub manifest: Manifest,
+}
+
+fn null_if_absent<S: serde::Serializer>(
+    m: &Manifest,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    if m.is_absent() {
+        s.serialize_none()
+    } else {
+        m.serialize(s)
+    }
 }
 
 /// Checks an output path an agent gave and returns it normalised

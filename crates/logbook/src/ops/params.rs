@@ -7,8 +7,7 @@ use jiff::Timestamp;
 
 use crate::error::{Error, Result};
 use crate::model::limits::bounded;
-use crate::model::query::{RunQuery, parse_since};
-use crate::model::run::RunStatus;
+use crate::model::query::{RunQuery, parse_since, query_status};
 
 /// `find`'s filters as a face received them, not yet checked. Every value
 /// is optional; blank values are the face's to drop (a web form sends
@@ -19,7 +18,8 @@ pub struct FindParams {
     pub agent: Option<String>,
     /// `workflow.name`, exactly or as a regular expression.
     pub workflow: Option<String>,
-    /// One of [`RunStatus::KNOWN`].
+    /// One of [`crate::model::run::RunStatus::KNOWN`], or `unknown` (run
+    /// folders without a manifest).
     pub status: Option<String>,
     /// `execution.user`, exactly.
     pub user: Option<String>,
@@ -48,7 +48,7 @@ impl FindParams {
             agent: text("agent", &self.agent)?,
             workflow: text("workflow", &self.workflow)?,
             status: text("status", &self.status)?
-                .map(|s| s.parse::<RunStatus>().map(|s| s.to_string()))
+                .map(|s| query_status(&s))
                 .transpose()?,
             user: text("user", &self.user)?,
             tag: text("tag", &self.tag)?,

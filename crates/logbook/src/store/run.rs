@@ -1,7 +1,7 @@
 //! Run folders and their `manifest.json` on disk. The caller holds the run's
 //! lock ([`RunId::lock_name`]) for every write.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -82,6 +82,12 @@ pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
     };
     let path = folder.join(MANIFEST_FILE);
     let Some(text) = text else {
+        if folder.is_dir() {
+            return Err(Error::RunWithoutManifest {
+                id: id.to_string(),
+                folder,
+            });
+        }
         return Err(Error::not_found(
             "run",
             id.as_str(),
@@ -121,9 +127,30 @@ pub fn save(run: &Run, original: &Value, read: &Value) -> Result<()> {
     )
 }
 
+/// The run a folder named by a run id but holding no `manifest.json`
+/// stands for (seed 000 lists it by its UUID; see [`Manifest::absent`]),
+/// started when the folder last changed; `None` when the folder is gone or
+/// not named by a run id (such folders are not runs).
+pub fn without_manifest(folder: &Path) -> Option<Run> {
+    let id = RunId::parse(&folder.file_name()?.to_string_lossy()).ok()?;
+    let m = std::fs::metadata(folder).ok().filter(|m| m.is_dir())?;
+    let seen = m
+        .modified()
+        .ok()
+        .and_then(|t| jiff::Timestamp::try_from(t).ok())
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    Some(Run {
+        manifest: Manifest::absent(&id, &crate::clock::format(seen)),
+        id,
+        folder: folder.to_path_buf(),
+    })
+}
+
 /// Reads and parses every manifest under `agent_outputs_folder` (the seed's
-/// discovery algorithm). Folders without a manifest are not runs; broken
-/// manifests are reported in [`ScanResult::corrupt`].
+/// discovery algorithm). Folders named by a run id without a manifest are
+/// runs of status `unknown` ([`without_manifest`]), other folders without
+/// one are not runs; broken manifests are reported in
+/// [`ScanResult::corrupt`].
 pub fn scan(p: &Project) -> Result<ScanResult> {
     let dir = &p.config.agent_outputs_folder;
     let mut result = ScanResult::default();
@@ -131,7 +158,10 @@ pub fn scan(p: &Project) -> Result<ScanResult> {
         let path = folder.join(MANIFEST_FILE);
         let text = match store::read_optional(&path, "manifest") {
             Ok(Some(t)) => t,
-            Ok(None) => continue,
+            Ok(None) => {
+                result.runs.extend(without_manifest(&folder));
+                continue;
+            }
             Err(e) => {
                 result.corrupt.push(CorruptFile {
                     path,

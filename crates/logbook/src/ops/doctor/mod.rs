@@ -110,7 +110,7 @@ pub fn check_with_progress(
     consistency::agents_have_runs(p, opts, &mut report)?;
     consistency::archives_are_named(p, opts, &mut report)?;
     if index_usable {
-        check_index(p, opts, &mut report)?;
+        check_index(p, &mut report)?;
     }
     check_field_types(p, &mut report)?;
     Ok(report)
@@ -189,11 +189,12 @@ fn wrong_type_finding(path: &Path, field: &str) -> Finding {
     }
 }
 
-/// The index against the files (stale records, with `--fix` a sync), other
+/// The index against the files (stale records: synced first, in both
+/// passes), manifests the index counts as invalid, other
 /// corrupt files (work sessions, transcripts), run folders without a
 /// manifest, dangling lineage links and subagent transcripts whose parent
 /// is gone.
-pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+pub fn check_index(p: &Project, report: &mut Report) -> Result<()> {
     let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
     let skipped = [
         ("corrupt-work-session", ws::list(p)?.corrupt),
@@ -214,28 +215,47 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
     }
     // After the listings above, which bring sessions and transcripts up to
     // date themselves: what is left stale is what only a sync would read.
+    // It is read before anything is judged from the index, in both passes,
+    // so `--fix` finds what the first pass found.
     let mut index = Index::open(p)?;
     let stale = index.staleness()?;
     if stale.new + stale.changed + stale.deleted > 0 {
-        let mut f = Finding {
+        let fixed = match index.sync() {
+            Ok(r) => format!(
+                "synced: {} file(s) read, {} record(s) removed",
+                r.indexed, r.removed
+            ),
+            Err(e) => format!("could not sync: {e}"),
+        };
+        report.findings.push(Finding {
             kind: "index-stale",
             path: index.path().to_path_buf(),
             message: format!(
-                "the index is behind the files: {} new, {} changed, {} deleted; `logbook index sync` (or `doctor --fix`) updates it",
+                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking (`logbook index sync` does the same)",
                 stale.new, stale.changed, stale.deleted
             ),
-            fixed: None,
-        };
-        if opts.fix {
-            f.fixed = Some(match index.sync() {
-                Ok(r) => format!(
-                    "synced: {} file(s) read, {} record(s) removed",
-                    r.indexed, r.removed
-                ),
-                Err(e) => format!("could not sync: {e}"),
-            });
-        }
-        report.findings.push(f);
+            fixed: Some(fixed),
+        });
+    }
+    // Every manifest a listing counts as skipped is named, even one the
+    // pass over the run folders did not see (changed since).
+    let broken: std::collections::HashMap<PathBuf, String> = index
+        .corrupt_files()?
+        .into_iter()
+        .filter(|c| c.kind == crate::index::Kind::Run)
+        .map(|c| (c.path, c.reason))
+        .collect();
+    let named: std::collections::HashSet<PathBuf> = report
+        .findings
+        .iter()
+        .filter(|f| f.kind == "corrupt-manifest")
+        .map(|f| f.path.clone())
+        .collect();
+    let mut unnamed: Vec<(&PathBuf, &String)> =
+        broken.iter().filter(|(p, _)| !named.contains(*p)).collect();
+    unnamed.sort();
+    for (path, reason) in unnamed {
+        report.findings.push(runs::corrupt_manifest(path, reason));
     }
     let ids: std::collections::HashSet<&str> = transcripts
         .transcripts
@@ -258,6 +278,18 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
         }
     }
     for (child, parent) in index.dangling_edges()? {
+        let parent_manifest = p
+            .config
+            .agent_outputs_folder
+            .join(&parent)
+            .join(MANIFEST_FILE);
+        let message = match broken.get(&parent_manifest) {
+            Some(reason) => format!(
+                "run {child} names related session {parent}, which is broken: {}; repair that manifest (the corrupt-manifest finding names it)",
+                runs::unreadable_reason(reason, &parent_manifest)
+            ),
+            None => format!("run {child} names related session {parent}, which is not a run here"),
+        };
         report.findings.push(Finding {
             kind: "dangling-link",
             path: p
@@ -265,7 +297,7 @@ pub fn check_index(p: &Project, opts: &Options, report: &mut Report) -> Result<(
                 .agent_outputs_folder
                 .join(&child)
                 .join(MANIFEST_FILE),
-            message: format!("run {child} names related session {parent}, which is not a run here"),
+            message,
             fixed: None,
         });
     }

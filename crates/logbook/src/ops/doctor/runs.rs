@@ -247,6 +247,30 @@ fn unreadable(e: &Error) -> String {
     }
 }
 
+/// The finding for a manifest that cannot be read or parsed, `reason`
+/// as its reader gave it.
+pub(super) fn corrupt_manifest(path: &Path, reason: &str) -> Finding {
+    Finding {
+        kind: "corrupt-manifest",
+        message: format!(
+            "{}; listings skip this run until the file is repaired",
+            unreadable_reason(reason, path)
+        ),
+        path: path.to_path_buf(),
+        fixed: None,
+    }
+}
+
+/// Why the manifest at `path` could not be read, without the path (the
+/// finding names it): as [`unreadable`] words it, whether `reason` came
+/// from this pass or from the index.
+pub(super) fn unreadable_reason<'a>(reason: &'a str, path: &Path) -> &'a str {
+    let reason = reason_without_path(reason, path);
+    reason
+        .strip_prefix(&format!("manifest {} is ", path.display()))
+        .unwrap_or(reason)
+}
+
 /// Every check of one run folder. Returns whether it held a manifest (a
 /// run checked, readable or not).
 fn check_folder(
@@ -270,22 +294,18 @@ fn check_folder(
             (read.map_err(unreadable), true)
         }
     };
-    let corrupt = |reason: String| Finding {
-        kind: "corrupt-manifest",
-        message: format!(
-            "{}; listings skip this run until the file is repaired",
-            reason_without_path(&reason, &path)
-        ),
-        path: path.clone(),
-        fixed: None,
-    };
+    let corrupt = |reason: String| corrupt_manifest(&path, &reason);
     let text = match read {
         Ok(Some(t)) => t,
         Ok(None) => {
             push(Finding {
                 kind: "orphan-folder",
                 path: folder.to_path_buf(),
-                message: "a folder in agent_outputs_folder without manifest.json; it is not listed as a run".into(),
+                message: if RunId::parse(&name.to_string_lossy()).is_ok() {
+                    "a run folder without manifest.json; listings show it by its UUID with status unknown until its manifest is written".into()
+                } else {
+                    "a folder in agent_outputs_folder without manifest.json whose name is not a run id; it is not listed as a run".into()
+                },
                 fixed: None,
             });
             return false;
