@@ -260,6 +260,20 @@ impl TestProject {
         report
     }
 
+    /// Holds run `id`'s lock as another writing process would, until the
+    /// returned file is dropped.
+    pub(crate) fn hold_run_lock(&self, id: &str) -> std::fs::File {
+        let held = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.path(&format!(".logbook/locks/run-{id}.lock")))
+            .expect("open the run's lock file");
+        held.lock().expect("lock");
+        held
+    }
+
     pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.path(rel);
         if let Some(dir) = p.parent() {

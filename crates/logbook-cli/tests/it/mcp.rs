@@ -1000,14 +1000,7 @@ fn queries_are_answered_while_a_write_waits_for_a_lock() {
     let folder = run["folder"].as_str().unwrap().to_string();
     write_run_file(&folder, "report.md", "# Report\n");
     // Another process is in the middle of writing this run.
-    let held = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(t.path(&format!(".logbook/locks/run-{id}.lock")))
-        .unwrap();
-    held.lock().unwrap();
+    let held = t.hold_run_lock(&id);
     let mut m = Mcp::start(&t);
     let write = m.send(
         "tools/call",

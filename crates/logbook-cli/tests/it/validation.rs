@@ -59,14 +59,7 @@ fn a_lock_not_had_in_time_exits_3() {
     let run = t.start_run("casey", "deep-dive", &[]);
     let id = run["session_id"].as_str().unwrap().to_string();
     // Another process is in the middle of writing this run.
-    let held = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(t.path(&format!(".logbook/locks/run-{id}.lock")))
-        .unwrap();
-    held.lock().unwrap();
+    let held = t.hold_run_lock(&id);
     t.envs.push(("LOGBOOK_LOCK_TIMEOUT".into(), "0.2".into()));
     let waited = t.run(&["run", "finish", &id]);
     assert!(waited.conflict().contains("timed out"), "{}", waited.stderr);
