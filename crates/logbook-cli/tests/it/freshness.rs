@@ -285,11 +285,17 @@ fn a_run_folder_without_a_manifest_is_listed_by_its_uuid_as_unknown_in_every_fac
     assert!(human.stdout.contains("unknown"), "{human:?}");
     assert_eq!(find(&t, &["--status", "running"]).0, vec![run.clone()]);
 
-    // `run show` says what is wrong rather than "not found".
-    let shown: Run = t.run(&["run", "show", BARE]);
-    assert_ne!(shown.code, 0, "{shown:?}");
-    assert!(shown.stderr.contains("has no manifest"), "{shown:?}");
-    assert!(!shown.stderr.contains("not found"), "{shown:?}");
+    // `run show` says what is wrong rather than "not found", whether given
+    // the whole UUID or the prefix a listing shows.
+    for given in [BARE, &BARE[..8]] {
+        let shown: Run = t.run(&["run", "show", given]);
+        assert_ne!(shown.code, 0, "{shown:?}");
+        assert!(
+            shown.stderr.contains("has no manifest"),
+            "{given}: {shown:?}"
+        );
+        assert!(!shown.stderr.contains("not found"), "{given}: {shown:?}");
+    }
 
     let mut mcp = Mcp::start(&t);
     let via_mcp = mcp.ok("find_runs", json!({"status": "unknown"}));

@@ -41,7 +41,9 @@ pub fn locate(p: &Project, id: &RunId) -> Result<PathBuf> {
 }
 
 /// The ids of the run folders whose names start with `prefix` (lowercase),
-/// whatever their case: the files' answer when the index cannot give one.
+/// whatever their case: the files' answer when the index cannot give one. A
+/// folder without a manifest is a run too (listed by its UUID as unknown),
+/// so the prefix a listing shows names it.
 pub fn ids_with_prefix(p: &Project, prefix: &str) -> Result<Vec<RunId>> {
     let mut ids: Vec<RunId> =
         store::entries(&p.config.agent_outputs_folder, store::EntryKind::Dir)?
@@ -50,7 +52,6 @@ pub fn ids_with_prefix(p: &Project, prefix: &str) -> Result<Vec<RunId>> {
                 name.get(..prefix.len())
                     .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
             })
-            .filter(|(_, folder)| folder.join(MANIFEST_FILE).is_file())
             .filter_map(|(name, _)| RunId::parse(&name).ok())
             .collect();
     ids.sort();

@@ -196,9 +196,9 @@ pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
         IdArg::Full(id) => return RunId::parse(&id),
         IdArg::Prefix(prefix) => prefix,
     };
-    let exists = |id: &RunId| {
-        store::run::locate(p, id).is_ok_and(|f| f.join(crate::model::run::MANIFEST_FILE).is_file())
-    };
+    // An index row whose folder was removed since is no run; a folder
+    // without a manifest is one (listed as unknown), so its prefix resolves.
+    let exists = |id: &RunId| store::run::locate(p, id).is_ok_and(|f| f.is_dir());
     let mut ids: Vec<RunId> = Index::open_synced(p)
         .and_then(|index| index.run_ids_with_prefix(&prefix, AMBIGUOUS_SHOWN))
         .unwrap_or_default()
