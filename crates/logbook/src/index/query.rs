@@ -303,9 +303,13 @@ impl Index {
     /// [`Index::count_runs`], stopping at `cap` matches when given: a
     /// page a person waits on says "1,000+" rather than counting every run
     /// a common word is in.
+    ///
+    /// A count follows the listing of its page ([`Index::find_runs`] or
+    /// [`Index::each_run`] with the same query), which already brought the
+    /// running runs up to date: checking them again would `stat` each a
+    /// second time per page.
     pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         query.matcher()?;
-        self.refresh_running(query)?;
         let Some((sql, args)) = self.count_sql(query, cap)? else {
             return Ok(0);
         };
