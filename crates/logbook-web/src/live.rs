@@ -66,7 +66,7 @@ fn stamp(p: &Project, w: &Watch) -> String {
             Err(e) => e.to_string().hash(&mut h),
         },
         Watch::Run(id) => {
-            match run::show(p, id.as_str()) {
+            match run::show_confined(p, id.as_str()) {
                 Ok(r) => serde_json::to_string(&r.manifest)
                     .unwrap_or_default()
                     .hash(&mut h),

@@ -304,13 +304,9 @@ fn every_file_skipped_in_a_folder_is_named_once_with_its_reason() {
     t.write("history/junk.jsonl", "{\"a\":1}\n");
     t.write("history/empty.jsonl", "");
     let fifo = dir.join("live.jsonl");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    t.mkfifo(&fifo);
     std::os::unix::fs::symlink(dir.join(CUT), dir.join("alias.jsonl")).unwrap();
-    let r = t.run(&["transcript", "import", "history"]);
+    let r = t.run_bounded(&["transcript", "import", "history"]);
     let out = r.ok();
     for (file, why) in [
         ("junk.jsonl", "not a recognised transcript format"),

@@ -230,11 +230,7 @@ fn a_link_to_a_run_whose_manifest_is_a_fifo_calls_it_broken_and_names_the_fifo()
     assert_eq!(find(&t, &[]).0.len(), 2);
     let manifest = parent_folder.join("manifest.json");
     std::fs::remove_file(&manifest).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&manifest)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    t.mkfifo(&manifest);
 
     for args in [&[][..], &["--fix"][..]] {
         let report = t.doctor(args);
@@ -289,7 +285,7 @@ fn a_run_folder_without_a_manifest_is_listed_by_its_uuid_as_unknown_in_every_fac
     // the whole UUID or the prefix a listing shows.
     for given in [BARE, &BARE[..8]] {
         let shown: Run = t.run(&["run", "show", given]);
-        assert_ne!(shown.code, 0, "{shown:?}");
+        shown.not_found();
         assert!(
             shown.stderr.contains("has no manifest"),
             "{given}: {shown:?}"
@@ -332,8 +328,7 @@ fn unknown_is_a_status_to_ask_for_never_one_to_write() {
     let t = TestProject::new();
     let (run, _) = start(&t, "engine");
     let refused = t.run(&["run", "finish", &run, "--status", "unknown"]);
-    assert_ne!(refused.code, 0, "{refused:?}");
+    refused.usage();
     let typo = t.run(&["find", "--status", "unkown"]);
-    assert!(typo.stderr.contains("unknown"), "{typo:?}");
-    assert_ne!(typo.code, 0);
+    assert!(typo.err().contains("unknown"), "{typo:?}");
 }

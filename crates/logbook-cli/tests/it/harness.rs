@@ -242,10 +242,40 @@ impl TestProject {
     /// exits 1 while anything is wrong (INTERFACE.md), 0 when all is well;
     /// either way stdout is the report.
     #[track_caller]
+    /// Runs `logbook ARGS`, failing the test if it does not finish within
+    /// 20 seconds (a FIFO opened for reading blocks forever). Its output is
+    /// read while it runs, so a full pipe cannot stall it.
+    pub(crate) fn run_bounded(&self, args: &[&str]) -> Run {
+        let child = self
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run logbook");
+        let pid = child.id().to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(out) => out.expect("wait for logbook").into(),
+            Err(_) => {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                panic!("logbook {args:?} did not finish within 20 s");
+            }
+        }
+    }
+
+    /// Makes a FIFO at `path`: a file that blocks whoever opens it to read.
+    pub(crate) fn mkfifo(&self, path: &Path) {
+        let ok = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+        assert!(ok.success(), "mkfifo {}", path.display());
+    }
+
     pub(crate) fn doctor(&self, args: &[&str]) -> Value {
         let mut all = vec!["--json", "doctor"];
         all.extend_from_slice(args);
-        let r = self.run(&all);
+        let r = self.run_bounded(&all);
         let report: Value = serde_json::from_str(&r.stdout)
             .unwrap_or_else(|e| panic!("doctor stdout is not one JSON value ({e}): {r:?}"));
         let findings = report["findings"].as_array().map_or(0, Vec::len);

@@ -158,3 +158,21 @@ fn the_manifest_is_not_a_resource_but_is_shown_by_run_show() {
     let shown = t.json(&["run", "show", &id]);
     assert_eq!(shown["manifest"]["session_id"], id.as_str());
 }
+
+#[test]
+fn a_run_folder_linked_from_elsewhere_is_shown_by_the_cli_but_not_over_mcp() {
+    let t = TestProject::new();
+    let (id, dir) = registered(&t);
+    // The run's folder moves out of the project; a symlink takes its place.
+    let elsewhere = t.path("elsewhere");
+    std::fs::rename(&dir, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
+    // Its user may name any folder of theirs.
+    let shown = t.json(&["run", "show", &id]);
+    assert_eq!(shown["session_id"], id.as_str(), "{shown}");
+    // An agent may not: run_show refuses it, as the viewer does.
+    let mut m = Mcp::start(&t);
+    let refused = m.err("run_show", json!({"id": id}));
+    assert!(!refused.contains(SECRET.trim()), "{refused}");
+    assert!(!refused.contains("req.md"), "{refused}");
+}

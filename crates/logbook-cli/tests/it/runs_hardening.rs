@@ -4,8 +4,7 @@
 //! huge, and the Story 6.3 fields other tools read from manifest.json.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -41,32 +40,6 @@ fn hand_written(p: &TestProject, folder: &str, started: &str) {
         &format!("docs/agent-outputs/{folder}/manifest.json"),
         &serde_json::to_string_pretty(&m).unwrap(),
     );
-}
-
-fn mkfifo(path: &Path) {
-    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
-    assert!(ok, "mkfifo {}", path.display());
-}
-
-/// Runs `logbook ARGS`, failing the test if it does not finish within
-/// 20 seconds (a FIFO opened for reading blocks forever).
-fn run_bounded(p: &TestProject, args: &[&str]) -> crate::harness::Run {
-    let mut child = p
-        .cmd(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("logbook {args:?} did not finish within 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap().into()
 }
 
 #[test]
@@ -337,7 +310,7 @@ fn run_output_registers_regular_files_once_under_their_real_path() {
     assert_eq!(outputs.as_array().unwrap().len(), 1, "{outputs}");
 
     // Folders, FIFOs and devices are not outputs.
-    mkfifo(&dir.join("pipe"));
+    p.mkfifo(&dir.join("pipe"));
     std::os::unix::fs::symlink("/dev/null", dir.join("null")).unwrap();
     for (file, what) in [("sub", "folder"), ("self", "folder"), ("pipe", "FIFO")] {
         let e = register(file);
@@ -427,7 +400,7 @@ fn run_link_refuses_a_lineage_cycle_and_names_it() {
 fn files_named_by_the_user_must_be_small_regular_files() {
     let p = TestProject::new();
     let fifo = p.path("wf.fifo");
-    mkfifo(&fifo);
+    p.mkfifo(&fifo);
     let big = p.write(
         "big/workflow.yaml",
         &format!("name: big\n#{}\n", "x".repeat(1 << 20)),
@@ -447,17 +420,14 @@ fn files_named_by_the_user_must_be_small_regular_files() {
         (big.as_path(), "larger than the limit of 1 MiB"),
         (uses_bundle.as_path(), "larger than the limit of 1 MiB"),
     ] {
-        let r = run_bounded(
-            &p,
-            &[
-                "run",
-                "start",
-                "--agent",
-                "a",
-                "--workflow-file",
-                path.to_str().unwrap(),
-            ],
-        );
+        let r = p.run_bounded(&[
+            "run",
+            "start",
+            "--agent",
+            "a",
+            "--workflow-file",
+            path.to_str().unwrap(),
+        ]);
         let e = r.err();
         assert!(e.contains(want), "{}: {e}", path.display());
     }
@@ -465,18 +435,18 @@ fn files_named_by_the_user_must_be_small_regular_files() {
 
     // A transcript to import: the same rules, with a generous limit.
     let tfifo = p.path("t.fifo");
-    mkfifo(&tfifo);
+    p.mkfifo(&tfifo);
     for (path, want) in [
         (Path::new("/dev/zero"), "device"),
         (tfifo.as_path(), "FIFO"),
     ] {
-        let r = run_bounded(&p, &["transcript", "import", path.to_str().unwrap()]);
+        let r = p.run_bounded(&["transcript", "import", path.to_str().unwrap()]);
         assert!(r.err().contains(want), "{}: {}", path.display(), r.stderr);
     }
     // logbook.yaml too: every command reads it.
     let other = TestProject::new();
-    mkfifo(&other.path("logbook.yaml"));
-    let r = run_bounded(&other, &["find"]);
+    p.mkfifo(&other.path("logbook.yaml"));
+    let r = other.run_bounded(&["find"]);
     assert!(r.err().contains("FIFO"), "{}", r.stderr);
 }
 
@@ -488,7 +458,7 @@ fn records_another_tool_replaced_with_a_fifo_are_refused_not_waited_on() {
     let kept = start(&p, &[]);
     let manifest = run_dir(&p, &id).join("manifest.json");
     std::fs::remove_file(&manifest).unwrap();
-    mkfifo(&manifest);
+    p.mkfifo(&manifest);
 
     // Commands on that run say what is there instead of a manifest.
     for args in [
@@ -505,7 +475,7 @@ fn records_another_tool_replaced_with_a_fifo_are_refused_not_waited_on() {
             "A",
         ],
     ] {
-        let r = run_bounded(&p, &args);
+        let r = p.run_bounded(&args);
         let e = r.err();
         assert!(
             e.contains("manifest") && e.contains("FIFO"),
@@ -514,11 +484,11 @@ fn records_another_tool_replaced_with_a_fifo_are_refused_not_waited_on() {
     }
     // Listings and upkeep skip it, name it, and go on with the others.
     for args in [["index", "rebuild"], ["index", "sync"]] {
-        run_bounded(&p, &args).ok();
+        p.run_bounded(&args).ok();
     }
-    let found = run_bounded(&p, &["find", "--json"]);
+    let found = p.run_bounded(&["find", "--json"]);
     assert!(found.ok().contains(&kept) && !found.stdout.contains(&id));
-    let doctor = run_bounded(&p, &["doctor"]);
+    let doctor = p.run_bounded(&["doctor"]);
     assert_eq!(doctor.code, 1);
     assert!(
         doctor.stdout.contains("corrupt-manifest") && doctor.stdout.contains("FIFO"),
@@ -529,8 +499,8 @@ fn records_another_tool_replaced_with_a_fifo_are_refused_not_waited_on() {
     // The active-session pointer, read by `status` and every write.
     let pointer = p.path(".logbook/sessions/active-session.yaml");
     std::fs::remove_file(&pointer).unwrap();
-    mkfifo(&pointer);
-    let r = run_bounded(&p, &["status"]);
+    p.mkfifo(&pointer);
+    let r = p.run_bounded(&["status"]);
     assert!(r.err().contains("FIFO"), "{}", r.stderr);
 }
 

@@ -199,8 +199,13 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
-        self.query(move |p| Ok(run::entry_json(&run::show(p, &a.id)?, clock::now())))
-            .await
+        self.query(move |p| {
+            Ok(run::entry_json(
+                &run::show_confined(p, &a.id)?,
+                clock::now(),
+            ))
+        })
+        .await
     }
 
     #[tool(

@@ -84,7 +84,7 @@ pub(super) async fn run_page(
             let (lineage, _) = logbook::ops::team::lineage(p, id.as_str(), &clock::local_zone())?;
             return Ok((r.run, tree, lineage));
         }
-        let r = run::show(p, id.as_str())?;
+        let r = run::show_confined(p, id.as_str())?;
         let tree = run_files::tree(p, &id)?;
         let lineage = run::lineage(p, id.as_str(), &clock::local_zone())?;
         Ok((r, tree, lineage))
@@ -305,7 +305,7 @@ pub(super) async fn file_page(
     }
     let (r, opened, head) = blocking(&state, move |p| {
         let opened = run_files::open(p, &id, &path)?;
-        let r = run::show(p, id.as_str())?;
+        let r = run::show_confined(p, id.as_str())?;
         let mut head = vec![];
         (&opened.file)
             .take(SHOWN_BYTES)

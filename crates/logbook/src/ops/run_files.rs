@@ -20,12 +20,6 @@ pub fn open(p: &Project, id: &RunId, path: &str) -> Result<RunFile> {
     store::run_files::open(p, id, path)
 }
 
-/// Checks that run `id`'s folder is its own entry in the runs folder, not
-/// a symlink leading elsewhere; faces showing a run ask this first.
-pub fn check_root(p: &Project, id: &RunId) -> Result<()> {
-    store::run_files::check_root(p, id)
-}
-
 /// Why output `file` of `run` is not the run's own (a symlink leading out
 /// of its folder, a hard link), if it is not: such outputs are neither
 /// listed nor served by the faces.

@@ -181,28 +181,15 @@ fn save_as(
         }
     };
     let previous = existing.map(|(_, old)| old).filter(|old| *old != target);
-    let pending = |path: &Path| Pending {
-        kind: IndexKind::Transcript,
-        path: path.to_path_buf(),
-        lock: id.lock_name(),
-    };
-    let mut touched = vec![pending(&target)];
-    touched.extend(previous.as_deref().map(pending));
-    write_through(p, touched, || {
-        store::transcript::write(&target, transcript, previous.as_deref(), imported)?;
-        let said = SaidText::of(&transcript.messages, MAX_SAID_BYTES).into_string();
-        let mut records = vec![Some(Record::transcript(
-            &target,
-            kind,
-            id.as_str(),
-            &transcript.metadata,
-            said,
-        ))];
-        if previous.is_some() {
-            records.push(None);
-        }
-        Ok(((), records))
-    })?;
+    write_locked(
+        p,
+        &id,
+        kind,
+        &target,
+        previous.as_deref(),
+        transcript,
+        imported,
+    )?;
     // The run is written after the transcript's lock is released: the two
     // locks are never held together.
     drop(lock);
@@ -290,6 +277,43 @@ fn ids_in(dir: &Path, matches: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     out
 }
 
+/// Writes `transcript` to `target` through the index, its transcript lock
+/// held by the caller; `previous` is the file it replaces under another
+/// name (its index row goes), `imported` the raw value whose other keys are
+/// kept.
+fn write_locked(
+    p: &Project,
+    id: &TranscriptId,
+    kind: Kind,
+    target: &Path,
+    previous: Option<&Path>,
+    transcript: &Transcript,
+    imported: Option<&Value>,
+) -> Result<()> {
+    let pending = |path: &Path| Pending {
+        kind: IndexKind::Transcript,
+        path: path.to_path_buf(),
+        lock: id.lock_name(),
+    };
+    let mut touched = vec![pending(target)];
+    touched.extend(previous.map(pending));
+    write_through(p, touched, || {
+        store::transcript::write(target, transcript, previous, imported)?;
+        let said = SaidText::of(&transcript.messages, MAX_SAID_BYTES).into_string();
+        let mut records = vec![Some(Record::transcript(
+            target,
+            kind,
+            id.as_str(),
+            &transcript.metadata,
+            said,
+        ))];
+        if previous.is_some() {
+            records.push(None);
+        }
+        Ok(((), records))
+    })
+}
+
 /// The metadata key of a transcript's title that sticks (`transcript
 /// name`): every later save and import of the same id keeps it.
 pub const NAME_KEY: &str = "name";
@@ -332,28 +356,7 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
     if let Some(md) = raw.get_mut("metadata").and_then(Value::as_object_mut) {
         md.remove(NAME_KEY);
     }
-    write_through(
-        p,
-        vec![Pending {
-            kind: IndexKind::Transcript,
-            path: path.clone(),
-            lock: id.lock_name(),
-        }],
-        || {
-            store::transcript::write(&path, &transcript, None, Some(&raw))?;
-            let said = SaidText::of(&transcript.messages, MAX_SAID_BYTES).into_string();
-            Ok((
-                (),
-                vec![Some(Record::transcript(
-                    &path,
-                    kind,
-                    id.as_str(),
-                    &transcript.metadata,
-                    said,
-                ))],
-            ))
-        },
-    )?;
+    write_locked(p, &id, kind, &path, None, &transcript, Some(&raw))?;
     drop(lock);
     Ok(Stored {
         transcript,

@@ -313,9 +313,9 @@ pub fn open(p: &Project, id: &RunId, requested: &str) -> Result<RunFile> {
 }
 
 /// Checks that run `id`'s folder is its own entry in `agent_outputs_folder`
-/// (not a symlink to elsewhere): every face that shows a run from its
-/// folder asks this first, so the run page and `/api/runs/{id}` answer
-/// alike.
+/// (not a symlink to elsewhere): `ops::run::show_confined` asks it, so
+/// every untrusted face (the run page, `/api/runs/{id}`, MCP `run_show`)
+/// answers alike.
 pub fn check_root(p: &Project, id: &RunId) -> Result<()> {
     run_root(p, id).map(|_| ())
 }

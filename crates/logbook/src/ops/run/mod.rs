@@ -25,7 +25,7 @@ pub use outputs::{OutputFile, READ_LIMIT, read_output, register_output};
 pub use query::{
     DEFAULT_PAGE, FoundRun, LatestOutput, Page, RANKED_MATCHES, Streamed, agents, entry, find,
     find_each, find_page, find_page_bounded, find_scan, found, latest_output, lineage, more_after,
-    resolve, show,
+    resolve, show, show_confined,
 };
 pub use write::{
     StartOptions, Started, finish, link, mark_abandoned, record_conversation, start, variables_of,

@@ -234,6 +234,15 @@ pub fn show(p: &Project, id: &str) -> Result<Run> {
     store::run::load(p, &resolve(p, id)?)
 }
 
+/// [`show`] for a caller that is not the project's user (an agent over
+/// MCP, a browser): a run folder that is a symlink leading out of the runs
+/// folder is refused, as its files are.
+pub fn show_confined(p: &Project, id: &str) -> Result<Run> {
+    let id = resolve(p, id)?;
+    store::run_files::check_root(p, &id)?;
+    store::run::load(p, &id)
+}
+
 /// What [`latest_output`] found.
 #[derive(Debug, Clone)]
 pub struct LatestOutput {
