@@ -239,8 +239,10 @@ pub fn show(p: &Project, id: &str) -> Result<Run> {
 /// folder is refused, as its files are.
 pub fn show_confined(p: &Project, id: &str) -> Result<Run> {
     let id = resolve(p, id)?;
+    // Loaded first, so a run that is not there is "not found" as in `show`.
+    let run = store::run::load(p, &id)?;
     store::run_files::check_root(p, &id)?;
-    store::run::load(p, &id)
+    Ok(run)
 }
 
 /// What [`latest_output`] found.
