@@ -287,6 +287,10 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// Neither `LOGBOOK_HOME` nor `HOME` says where the per-user home is.
+    #[error("no per-user Logbook home: neither LOGBOOK_HOME nor HOME is set")]
+    NoUserHome,
+
     /// A file Logbook would create already exists.
     #[error("{path} already exists")]
     AlreadyExists {
@@ -423,7 +427,9 @@ impl Error {
             | Error::SessionInTwoPlaces { .. }
             | Error::IdMismatch { .. }
             | Error::HistoryIncomplete { .. } => ErrorKind::Data,
-            Error::Io { .. } | Error::Index { .. } | Error::Team { .. } => ErrorKind::Environment,
+            Error::Io { .. } | Error::Index { .. } | Error::Team { .. } | Error::NoUserHome => {
+                ErrorKind::Environment
+            }
         }
     }
 
@@ -556,6 +562,9 @@ impl Error {
             Error::AlreadyExists { hint, .. } => (*hint).to_string(),
             Error::IdMismatch { .. } => {
                 "rename the file after the id it holds, or fix the id inside (`logbook doctor` lists every such file)".into()
+            }
+            Error::NoUserHome => {
+                "set LOGBOOK_HOME to the folder where records outside any project should go".into()
             }
             Error::RootMissing { .. } => {
                 "check --root / LOGBOOK_ROOT; `logbook init` or `logbook start` creates a project there".into()

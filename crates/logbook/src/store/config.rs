@@ -121,13 +121,16 @@ impl Config {
     pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config> {
         let root = match explicit {
             Some(r) => store::root_path(cwd, r),
-            None => cwd
-                .ancestors()
-                .find(|d| d.join(CONFIG_FILE).is_file() || d.join(STATE_DIR).is_dir())
-                .unwrap_or(cwd)
-                .to_path_buf(),
+            None => Config::marked_root(cwd).unwrap_or(cwd).to_path_buf(),
         };
         Config::load(&root)
+    }
+
+    /// The nearest folder at or above `cwd` that holds a `logbook.yaml` or a
+    /// `.logbook/` folder: the project a command run there belongs to.
+    pub fn marked_root(cwd: &Path) -> Option<&Path> {
+        cwd.ancestors()
+            .find(|d| d.join(CONFIG_FILE).is_file() || d.join(STATE_DIR).is_dir())
     }
 
     /// Reads `{root}/logbook.yaml` (if present) and resolves every path.

@@ -37,6 +37,25 @@ impl Project {
         Ok(Project::from_config(Config::discover(cwd, explicit_root)?))
     }
 
+    /// The project an agent's hook or a per-user command writes to from
+    /// `cwd`: the nearest one marked above it (`logbook.yaml` or
+    /// `.logbook/`), else the per-user home ([`Project::user_home`]). A
+    /// repository that never asked for Logbook gets no files of ours.
+    pub fn for_agent(cwd: &Path) -> Result<Project> {
+        match Config::marked_root(cwd) {
+            Some(root) => Project::open(root),
+            None => Project::user_home(),
+        }
+    }
+
+    /// The per-user Logbook home: `LOGBOOK_HOME`, else the platform's data
+    /// folder (`$XDG_DATA_HOME/logbook`, `~/.local/share/logbook`; on macOS
+    /// `~/Library/Application Support/logbook`). Records of user-level
+    /// hooks outside any project go here.
+    pub fn user_home() -> Result<Project> {
+        Project::open(&user_home_dir()?)
+    }
+
     /// Opens the project rooted exactly at `root`.
     pub fn open(root: &Path) -> Result<Project> {
         Ok(Project::from_config(Config::load(root)?))
@@ -66,8 +85,33 @@ impl Project {
                 .any(|d| d.is_dir())
     }
 
+    /// Whether this is the per-user home rather than a project folder.
+    pub fn is_user_home(&self) -> bool {
+        user_home_dir().is_ok_and(|h| h == self.config.root)
+    }
+
     /// `{root}/.logbook/index.db`.
     pub fn index_path(&self) -> PathBuf {
         self.config.state_dir().join("index.db")
     }
+}
+
+/// Where [`Project::user_home`] lives (see there).
+fn user_home_dir() -> Result<PathBuf> {
+    let set = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(home) = set("LOGBOOK_HOME") {
+        return Ok(home);
+    }
+    let data = if cfg!(target_os = "macos") {
+        set("HOME").map(|h| h.join("Library/Application Support"))
+    } else {
+        set("XDG_DATA_HOME")
+            .filter(|d| d.is_absolute())
+            .or_else(|| set("HOME").map(|h| h.join(".local/share")))
+    };
+    data.map(|d| d.join("logbook")).ok_or(Error::NoUserHome)
 }
