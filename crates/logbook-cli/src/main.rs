@@ -61,6 +61,10 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    // A hook answers the agent in its own shape and always exits 0.
+    if let commands::Command::Hook(args) = &cli.command {
+        return commands::hook::main(cli.root.clone(), args);
+    }
     let printer = Printer::new(cli.json);
     logbook::ops::team::install(Box::new(logbook_team_pg::PgConnector));
     let result = commands::run(&cli, &printer);

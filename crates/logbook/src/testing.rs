@@ -12,3 +12,15 @@ pub(crate) fn crash_point() {
         std::process::exit(86);
     }
 }
+
+/// When set to `enospc`, every file Logbook writes fails as on a full disk
+/// (`ENOSPC`): what a hook must survive where no small filesystem can be
+/// mounted for the test.
+pub const FAIL_WRITES_ENV: &str = "LOGBOOK_FAIL_WRITES";
+
+/// The error a write fails with under [`FAIL_WRITES_ENV`].
+pub(crate) fn write_fault() -> Option<std::io::Error> {
+    std::env::var(FAIL_WRITES_ENV)
+        .is_ok_and(|v| v == "enospc")
+        .then(|| std::io::Error::from_raw_os_error(28))
+}

@@ -2,6 +2,7 @@
 //! computes an [`Output`]. The printer decides between text and JSON.
 
 mod doctor;
+pub(crate) mod hook;
 mod index;
 mod infra;
 mod mcp;
@@ -102,6 +103,8 @@ pub(crate) enum Command {
     ResumeContext(mcp::ResumeContextArgs),
     /// Serve the MCP server on stdio (for Claude Code, Cursor, Codex, …).
     Mcp,
+    /// What Claude Code's and Codex's hooks run: one event as JSON on stdin; always exits 0.
+    Hook(hook::HookArgs),
     /// Check every file; name what is corrupt or abandoned; --fix repairs.
     Doctor(doctor::DoctorArgs),
     /// Write logbook.yaml with the defaults.
@@ -165,7 +168,11 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
         Command::Serve(a) => infra::serve(&ctx, a),
         Command::Team(c) => team::run(&ctx, c),
-        Command::Init | Command::Mcp | Command::Demo(_) | Command::Completions(_) => {
+        Command::Init
+        | Command::Mcp
+        | Command::Hook(_)
+        | Command::Demo(_)
+        | Command::Completions(_) => {
             unreachable!("handled above")
         }
     }

@@ -8,13 +8,15 @@
 //! - [`work_session`]: seed 002's work session, tokens and reports.
 //! - [`transcript`]: seed 003's transcript and its file names.
 //! - [`workflow`]: seed 004's workflow state, compaction and history merge.
-//! - [`agent_log`]: Claude Code and Codex logs read line by line, with exact usage.
+//! - [`agent_log`]: Claude Code and Codex logs read line by line, with exact usage;
+//!   [`hook`]: the events their hooks send and the answers they read.
 //! - [`ids`]: the validated ids that become parts of paths; [`limits`] the
 //!   most free text one field takes.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 
 pub mod agent_log;
 pub(crate) mod enums;
+pub mod hook;
 pub mod ids;
 pub mod limits;
 pub mod lineage;

@@ -11,7 +11,8 @@
 //! - [`transcript`]: save, import (seed 003 files, Claude Code and Codex
 //!   logs), load, list, usage, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
-//! - [`resume`]: the text an agent needs after a compaction
+//! - [`resume`]: the text an agent needs after a compaction; [`hook`]: what
+//!   Claude Code's and Codex's hooks call, queued so an agent never waits
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
@@ -20,6 +21,7 @@
 
 pub mod demo;
 pub mod doctor;
+pub mod hook;
 pub mod index;
 pub mod params;
 pub mod resume;

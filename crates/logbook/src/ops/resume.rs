@@ -96,23 +96,32 @@ pub fn context(p: &Project, session: Option<&str>, detail: Detail) -> Result<Str
     let loaded = workflow::load(p, Some(&ws.session_id))?;
     workflow_part(&mut out, &loaded.state, detail);
     if detail == Detail::Brief {
-        cut_brief(&mut out);
+        cut_brief(&mut out, BRIEF_MAX);
     }
     Ok(out)
 }
 
-/// Cuts a brief context longer than [`BRIEF_MAX`] at a line (or, for one
-/// very long line, a character) and says so, and how to see everything.
-fn cut_brief(out: &mut String) {
-    if out.len() <= BRIEF_MAX {
+/// The brief context cut to at most `max` bytes (at least 1 KiB): what an
+/// agent's hook adds to its context after a compaction, whose size the
+/// project chooses (`hook_context_bytes`).
+pub fn context_within(p: &Project, session: Option<&str>, max: usize) -> Result<String> {
+    let mut out = context(p, session, Detail::Brief)?;
+    cut_brief(&mut out, max.max(1024));
+    Ok(out)
+}
+
+/// Cuts a brief context longer than `max` at a line (or, for one very
+/// long line, a character) and says so, and how to see everything.
+fn cut_brief(out: &mut String, max: usize) {
+    if out.len() <= max {
         return;
     }
     let note = format!(
-        "\n[cut: the brief resume shows at most {} KiB, and this one is {} KiB; the full detail (`logbook resume-context --detail full`, or detail \"full\" over MCP) shows everything]\n",
-        BRIEF_MAX / 1024,
+        "\n[cut: this resume shows at most {} KiB, and the whole is {} KiB; the full detail (`logbook resume-context --detail full`, or detail \"full\" over MCP) shows everything]\n",
+        max / 1024,
         out.len().div_ceil(1024)
     );
-    let budget = cut_at(out, BRIEF_MAX - note.len()).len();
+    let budget = cut_at(out, max.saturating_sub(note.len())).len();
     let at = match out[..budget].rfind('\n') {
         Some(nl) if nl >= budget / 2 => nl + 1,
         _ => budget,

@@ -15,8 +15,8 @@ use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::bounded;
 use crate::model::work_session::{
-    AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
-    WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
+    AgentEvent, AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens,
+    Usage, WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
     same_milestone, validate_prefix, workflow_blocked,
 };
 use crate::model::workflow::SessionState;
@@ -112,6 +112,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
         milestones: vec![],
         context_summary: String::new(),
         notes: vec![],
+        agent_sessions: vec![],
         extra: Map::new(),
         workflow_blocked: false,
     };
@@ -763,4 +764,22 @@ pub fn switched_json(ws: &WorkSession, context: &str) -> serde_json::Value {
 /// `agent spawn --json`: exactly `{"id": …}`, as INTERFACE.md promises.
 pub fn spawned_json(agent_id: &str) -> serde_json::Value {
     serde_json::json!({ "id": agent_id })
+}
+
+/// Records an agent's hook event on the active work session (see
+/// [`WorkSession::record_agent_event`]); `Ok(None)` when no session is
+/// active: the agent works outside any, and nothing links it.
+pub fn record_agent_event(p: &Project, e: &AgentEvent<'_>) -> Result<Option<WorkSession>> {
+    if active_id(p)?.is_none() {
+        return Ok(None);
+    }
+    match update(p, None, |ws| {
+        ws.record_agent_event(e);
+        Ok(())
+    }) {
+        Ok((ws, ())) => Ok(Some(ws)),
+        // Closed or switched away between the look and the lock.
+        Err(Error::NoActiveSession | Error::SessionClosed { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }

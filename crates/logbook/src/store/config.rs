@@ -41,6 +41,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "empty: $LOGBOOK_TEAM_URL, else no team catalog",
     ),
     ("origin", "''", "empty: $LOGBOOK_ORIGIN, else the host name"),
+    (
+        "hook_context_bytes",
+        "8192",
+        "the most an agent's hook adds to its context after a compaction",
+    ),
 ];
 
 /// The default of `key` as a value (quotes removed).
@@ -62,7 +67,9 @@ pub fn default_config_text() -> String {
         if comment.is_empty() {
             out.push_str(&line);
         } else {
-            out.push_str(&format!("{line:<20}# {comment}"));
+            // A key longer than the column still needs the space YAML
+            // wants before a comment.
+            out.push_str(&format!("{line:<19} # {comment}"));
         }
         out.push('\n');
     }
@@ -82,6 +89,7 @@ struct RawConfig {
     token_budget: Option<u64>,
     team_url: Option<String>,
     origin: Option<String>,
+    hook_context_bytes: Option<u64>,
 }
 
 /// The resolved configuration: absolute paths and settled defaults.
@@ -113,6 +121,8 @@ pub struct Config {
     /// This machine's name in the team as configured (`origin`, else
     /// `$LOGBOOK_ORIGIN`); see [`Config::origin`].
     origin: Option<String>,
+    /// The most a hook's resume context holds (`hook_context_bytes`).
+    pub hook_context_bytes: usize,
 }
 
 impl Config {
@@ -238,6 +248,10 @@ impl Config {
                 .unwrap_or_else(|| default_of("token_budget").parse().unwrap_or(150_000)),
             team_url,
             origin,
+            hook_context_bytes: raw
+                .hook_context_bytes
+                .and_then(|b| usize::try_from(b).ok())
+                .unwrap_or_else(|| default_of("hook_context_bytes").parse().unwrap_or(8192)),
         })
     }
 

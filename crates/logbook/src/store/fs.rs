@@ -49,6 +49,10 @@ pub fn write_atomic_with(
         }
         .map_err(|e| Error::io(&tmp, e))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        #[cfg(feature = "testing")]
+        if let Some(e) = crate::testing::write_fault() {
+            return Err(Error::io(&tmp, e));
+        }
         write(&mut w)?;
         let f = w
             .into_inner()

@@ -17,6 +17,7 @@
 pub mod agent_log;
 pub mod config;
 pub mod fs;
+pub mod hook;
 pub mod lock;
 pub mod project;
 pub mod run;

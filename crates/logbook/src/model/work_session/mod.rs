@@ -20,7 +20,8 @@ mod tokens;
 
 pub use names::{KNOWN_PREFIXES, id_part, nearest, non_empty, same_milestone, validate_prefix};
 pub use record::{
-    AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Usage, WorkSession,
+    AgentEvent, AgentOutcome, AgentSession, Artifact, Compaction, Listing, Milestone,
+    SessionStatus, SpawnedAgent, Usage, WorkSession,
 };
 pub use report::{AgentTokens, Indicator, TokenReport};
 pub use summary::{compose_summary, workflow_blocked};

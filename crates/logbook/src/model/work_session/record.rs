@@ -52,6 +52,14 @@ pub struct WorkSession {
     /// Free-form notes.
     #[serde(default, deserialize_with = "texts")]
     pub notes: Vec<String>,
+    /// The Claude Code and Codex sessions that worked in this one, as their
+    /// hooks recorded them (Logbook's addition; absent when none did).
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub agent_sessions: Vec<AgentSession>,
     /// Keys Logbook does not know, preserved on rewrite.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -160,6 +168,148 @@ pub struct SpawnedAgent {
     /// Unknown keys, preserved.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// An agent session (Claude Code, Codex) linked to the work session by its
+/// hooks: what `resume` and `handoff` look for, and the compactions it went
+/// through, which the work session would otherwise never hear of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSession {
+    /// `claude-code`, `codex`, or `unknown`.
+    #[serde(default, deserialize_with = "scalar_text")]
+    pub agent: String,
+    /// The agent's own session id.
+    #[serde(deserialize_with = "required_text")]
+    pub session_id: String,
+    /// When Logbook first heard of it.
+    #[serde(default, deserialize_with = "opt_text")]
+    pub started: Option<String>,
+    /// When its last hook fired.
+    #[serde(default, deserialize_with = "opt_text")]
+    pub last_seen: Option<String>,
+    /// How it last (re)started: `startup`, `resume`, `clear`, `compact`.
+    #[serde(
+        default,
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub source: Option<String>,
+    /// The agent's log.
+    #[serde(
+        default,
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub transcript: Option<String>,
+    /// The folder it works in.
+    #[serde(
+        default,
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cwd: Option<String>,
+    /// Its compactions, oldest first.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub compactions: Vec<Compaction>,
+    /// Unknown keys, preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A compaction of an agent's context, recorded by its PreCompact hook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// When the hook fired.
+    #[serde(deserialize_with = "required_text")]
+    pub at: String,
+    /// `manual` or `auto`.
+    #[serde(
+        default,
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub trigger: Option<String>,
+    /// Unknown keys, preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What one hook event says of an agent session, for
+/// [`WorkSession::record_agent_event`].
+#[derive(Debug, Clone, Default)]
+pub struct AgentEvent<'a> {
+    /// `claude-code` or `codex`, when known.
+    pub agent: Option<&'a str>,
+    /// The agent's session id.
+    pub session_id: &'a str,
+    /// When the hook received the event.
+    pub at: &'a str,
+    /// A SessionStart's `source`.
+    pub source: Option<&'a str>,
+    /// The agent's log.
+    pub transcript: Option<&'a str>,
+    /// The folder it works in.
+    pub cwd: Option<&'a str>,
+    /// A PreCompact's `trigger`: the event is a compaction.
+    pub compaction: Option<&'a str>,
+}
+
+impl WorkSession {
+    /// Records `e` on its agent session (added when new). Doing it twice
+    /// records it once: a hook's queued job may run again after a crash, so
+    /// a compaction is known by its time.
+    pub fn record_agent_event(&mut self, e: &AgentEvent<'_>) {
+        let at = Some(e.at.to_string());
+        let i = match self
+            .agent_sessions
+            .iter()
+            .position(|a| a.session_id == e.session_id)
+        {
+            Some(i) => i,
+            None => {
+                self.agent_sessions.push(AgentSession {
+                    agent: e.agent.unwrap_or("unknown").to_string(),
+                    session_id: e.session_id.to_string(),
+                    started: at.clone(),
+                    last_seen: None,
+                    source: None,
+                    transcript: None,
+                    cwd: None,
+                    compactions: vec![],
+                    extra: Map::new(),
+                });
+                self.agent_sessions.len() - 1
+            }
+        };
+        let a = &mut self.agent_sessions[i];
+        if a.last_seen.as_deref().is_none_or(|seen| seen < e.at) {
+            a.last_seen = at;
+        }
+        if let Some(agent) = e.agent {
+            a.agent = agent.to_string();
+        }
+        let set = |field: &mut Option<String>, v: Option<&str>| {
+            if let Some(v) = v.filter(|v| !v.is_empty()) {
+                *field = Some(v.to_string());
+            }
+        };
+        set(&mut a.source, e.source);
+        set(&mut a.transcript, e.transcript);
+        set(&mut a.cwd, e.cwd);
+        if let Some(trigger) = e.compaction
+            && !a.compactions.iter().any(|c| c.at == e.at)
+        {
+            a.compactions.push(Compaction {
+                at: e.at.to_string(),
+                trigger: (!trigger.is_empty()).then(|| trigger.to_string()),
+                extra: Map::new(),
+            });
+        }
+    }
 }
 
 /// A file produced during the session.

@@ -113,7 +113,61 @@ pub fn check_with_progress(
         check_index(p, &mut report)?;
     }
     check_field_types(p, &mut report)?;
+    check_hooks(p, opts, &mut report)?;
     Ok(report)
+}
+
+/// What the agents' hooks left: jobs no hook or worker finished, and
+/// failures the agents never saw. `--fix` does the jobs again and, when
+/// they all succeed, clears the failure log (kept as `failures.log.1`).
+fn check_hooks(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+    let left = crate::ops::hook::leftovers(p)?;
+    if left.jobs.is_empty() && left.failures.is_empty() {
+        return Ok(());
+    }
+    let fixed = if opts.fix {
+        Some(match crate::ops::hook::repair(p) {
+            Ok(d) if d.failed == 0 => format!("did {} queued hook job(s) again", d.done),
+            Ok(d) => format!(
+                "could not finish {} hook job(s) (see {})",
+                d.failed,
+                store::hook::failure_log(p).display()
+            ),
+            Err(e) => format!("could not drain the hook queue: {e}"),
+        })
+    } else {
+        None
+    };
+    for (path, event, why) in left.jobs {
+        report.findings.push(Finding {
+            kind: "hook-queued",
+            path,
+            message: format!(
+                "a {event} hook's work is not done ({why}); `logbook doctor --fix` does it"
+            ),
+            fixed: fixed.clone(),
+        });
+    }
+    if let Some(last) = left.failures.last() {
+        let session = last
+            .session_id
+            .as_deref()
+            .map(|s| format!(" (agent session {s})"))
+            .unwrap_or_default();
+        report.findings.push(Finding {
+            kind: "hook-failed",
+            path: store::hook::failure_log(p),
+            message: format!(
+                "{} hook failure(s) logged; the last, at {}, a {} hook{session}: {}; fix the cause, then `logbook doctor --fix` retries queued work and clears the log",
+                left.failures.len(),
+                last.at,
+                last.event,
+                last.error
+            ),
+            fixed,
+        });
+    }
+    Ok(())
 }
 
 impl Report {
