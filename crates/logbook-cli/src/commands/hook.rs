@@ -54,12 +54,12 @@ pub(crate) fn main(root: Option<PathBuf>, args: &HookArgs) -> ExitCode {
             Err(e) => Err(logbook::Error::invalid(
                 "hook event",
                 "stdin",
-                &format!("unreadable: {e}"),
+                format!("unreadable: {e}"),
             )),
             Ok(n) if n > MAX_EVENT_BYTES => Err(logbook::Error::invalid(
                 "hook event",
                 "stdin",
-                &format!(
+                format!(
                     "larger than {} KiB: not an agent's event",
                     MAX_EVENT_BYTES / 1024
                 ),

@@ -37,7 +37,7 @@ pub const INLINE_BYTES: u64 = 8 << 20;
 
 /// How old a queued job is before a hook takes it for abandoned (its own
 /// hook or worker died) and starts a worker for it.
-pub const STALE_JOB: Duration = Duration::from_secs(30);
+pub const STALE_JOB: Duration = Duration::from_secs(5);
 
 /// How many times a worker tries a job before leaving it to `doctor --fix`.
 pub const MAX_ATTEMPTS: u64 = 3;
@@ -369,20 +369,29 @@ fn run_queued(p: &Project, q: &Queued) -> Result<bool> {
     }
 }
 
-/// Whether a worker should be started: a job has waited longer than
-/// [`STALE_JOB`] and no worker is draining.
-pub fn needs_worker(p: &Project) -> Result<bool> {
-    let stale = queue::queued(p)?
-        .iter()
-        .any(|q| q.age >= STALE_JOB && attempts(q) < MAX_ATTEMPTS);
-    if !stale {
-        return Ok(false);
-    }
-    Ok(p.locks.try_exclusive(queue::WORKER_LOCK)?.is_some())
+/// Whether a queued job is no one's: its hook and any worker that took it
+/// are gone (its lock is free). A hook holds it from just after queueing.
+fn abandoned(p: &Project, q: &Queued) -> Result<bool> {
+    Ok(p.locks
+        .try_exclusive(&queue::job_lock_name(&q.path))?
+        .is_some())
 }
 
-/// What the hooks left for `doctor`: jobs waiting longer than
-/// [`STALE_JOB`] (or given up on) and failures not yet cleared.
+/// Whether a worker should be started: a job no one is doing has waited
+/// longer than [`STALE_JOB`], and no worker is draining.
+pub fn needs_worker(p: &Project) -> Result<bool> {
+    let mut stale = false;
+    for q in queue::queued(p)? {
+        if q.age >= STALE_JOB && attempts(&q) < MAX_ATTEMPTS && abandoned(p, &q)? {
+            stale = true;
+            break;
+        }
+    }
+    Ok(stale && p.locks.try_exclusive(queue::WORKER_LOCK)?.is_some())
+}
+
+/// What the hooks left for `doctor`: jobs no hook or worker is doing (or
+/// given up on) and failures not yet cleared.
 #[derive(Debug, Default, Serialize)]
 pub struct Leftovers {
     /// Queued jobs no hook or worker is doing: (file, event, why).
@@ -405,8 +414,8 @@ pub fn leftovers(p: &Project) -> Result<Leftovers> {
         let why = match &q.job {
             Err(reason) => format!("unreadable: {reason}"),
             Ok(_) if tries >= MAX_ATTEMPTS => format!("failed {tries} times"),
-            Ok(_) if q.age >= STALE_JOB && !working => {
-                format!("waiting {} s with no worker", q.age.as_secs())
+            Ok(_) if !working && abandoned(p, &q)? => {
+                format!("waiting {} s with no hook or worker at it", q.age.as_secs())
             }
             Ok(_) => continue,
         };
