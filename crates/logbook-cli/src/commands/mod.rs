@@ -2,6 +2,7 @@
 //! computes an [`Output`]. The printer decides between text and JSON.
 
 mod doctor;
+mod hooks;
 mod index;
 mod infra;
 mod mcp;
@@ -115,6 +116,9 @@ pub(crate) enum Command {
     Demo(infra::DemoArgs),
     /// Print shell completions.
     Completions(infra::CompletionsArgs),
+    /// Install, remove or list Logbook's hooks in Claude Code's and Codex's settings.
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
 }
 
 pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
@@ -127,6 +131,13 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     }
     if let Command::Mcp = &cli.command {
         return mcp::serve(cli.root.clone());
+    }
+    if let Command::Hooks(c) = &cli.command {
+        let root = match &cli.root {
+            Some(root) => logbook::store::root_path(&cwd, root),
+            None => logbook::store::agent_settings::project_root(&cwd),
+        };
+        return hooks::run(&root, c);
     }
     if let Command::Init = &cli.command {
         let root = cli.root.clone().unwrap_or(cwd);
@@ -165,7 +176,11 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
         Command::Serve(a) => infra::serve(&ctx, a),
         Command::Team(c) => team::run(&ctx, c),
-        Command::Init | Command::Mcp | Command::Demo(_) | Command::Completions(_) => {
+        Command::Init
+        | Command::Mcp
+        | Command::Demo(_)
+        | Command::Completions(_)
+        | Command::Hooks(_) => {
             unreachable!("handled above")
         }
     }
