@@ -11,6 +11,7 @@ mod doctor;
 mod environment;
 mod freshness;
 mod harness;
+mod hooks_install;
 mod index;
 mod mcp;
 mod mcp_http;
