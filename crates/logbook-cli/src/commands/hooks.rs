@@ -94,7 +94,10 @@ pub(crate) fn run(root: &Path, cmd: &HooksCommand) -> Result<Output> {
         }
         HooksCommand::Status(a) => {
             let rows = ops::status(root, a.agent.map(Into::into));
-            Ok(Output::new(serde_json::to_value(&rows)?, status_text(&rows)))
+            Ok(Output::new(
+                serde_json::to_value(&rows)?,
+                status_text(&rows),
+            ))
         }
     }
 }

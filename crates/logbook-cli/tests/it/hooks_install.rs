@@ -137,7 +137,10 @@ fn install_merges_among_other_hooks_and_uninstall_removes_only_logbook() {
     assert_eq!(keys, ["permissions", "hooks", "x-unknown", "env"]);
     assert_eq!(v["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
     assert_eq!(v["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
-    assert_eq!(v["hooks"]["SessionStart"][0], original["hooks"]["SessionStart"][0]);
+    assert_eq!(
+        v["hooks"]["SessionStart"][0],
+        original["hooks"]["SessionStart"][0]
+    );
     assert_eq!(v["x-unknown"], original["x-unknown"]);
     let mut events: Vec<_> = logbook_entries(&v).into_iter().map(|(e, _)| e).collect();
     events.sort();
@@ -229,7 +232,10 @@ fn an_install_from_another_logbook_updates_the_entries_in_place() {
     let other = copied_logbook(&p.t.path("other bin"));
     let run = p.run_with(&other, &["--json", "hooks", "install", "codex"]);
     let out = run.json();
-    let quoted = format!("'{}' hook", std::fs::canonicalize(&other).unwrap().display());
+    let quoted = format!(
+        "'{}' hook",
+        std::fs::canonicalize(&other).unwrap().display()
+    );
     assert_eq!(out["command"], quoted);
     let v = p.read_json(".codex/hooks.json");
     assert!(logbook_entries(&v).iter().all(|(_, c)| *c == quoted));
@@ -253,16 +259,32 @@ fn status_says_what_is_installed_where_and_whether_logbook_is_still_there() {
     let rows = rows.as_array().unwrap();
     let scopes: Vec<_> = rows
         .iter()
-        .map(|r| format!("{} {}", r["agent"].as_str().unwrap(), r["scope"].as_str().unwrap()))
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["agent"].as_str().unwrap(),
+                r["scope"].as_str().unwrap()
+            )
+        })
         .collect();
     assert_eq!(
         scopes,
-        ["claude-code local", "claude-code shared", "claude-code user", "codex project", "codex user"]
+        [
+            "claude-code local",
+            "claude-code shared",
+            "claude-code user",
+            "codex project",
+            "codex user"
+        ]
     );
-    assert!(rows.iter().all(|r| r["installed"] == false && r["exists"] == false));
+    assert!(
+        rows.iter()
+            .all(|r| r["installed"] == false && r["exists"] == false)
+    );
 
     let copy = copied_logbook(&p.t.path("tmpbin"));
-    p.run_with(&copy, &["hooks", "install", "claude-code", "--user"]).ok();
+    p.run_with(&copy, &["hooks", "install", "claude-code", "--user"])
+        .ok();
     let rows = p.json(&["hooks", "status", "claude-code"]);
     let user = &rows.as_array().unwrap()[2];
     assert_eq!(user["scope"], "user");
@@ -290,23 +312,45 @@ fn user_scope_honours_the_agents_own_folder_variables() {
     let claude_dir = p.t.path("claude-config");
     let codex_dir = p.t.path("codex-home");
     let run: Run = p
-        .cmd_with(Path::new(bin()), &["--json", "hooks", "install", "claude-code", "--user"])
+        .cmd_with(
+            Path::new(bin()),
+            &["--json", "hooks", "install", "claude-code", "--user"],
+        )
         .env("CLAUDE_CONFIG_DIR", &claude_dir)
         .output()
         .unwrap()
         .into();
-    assert_eq!(run.json()["file"], claude_dir.join("settings.json").display().to_string());
+    assert_eq!(
+        run.json()["file"],
+        claude_dir.join("settings.json").display().to_string()
+    );
     let run: Run = p
-        .cmd_with(Path::new(bin()), &["--json", "hooks", "install", "codex", "--user"])
+        .cmd_with(
+            Path::new(bin()),
+            &["--json", "hooks", "install", "codex", "--user"],
+        )
         .env("CODEX_HOME", &codex_dir)
         .output()
         .unwrap()
         .into();
-    assert_eq!(run.json()["file"], codex_dir.join("hooks.json").display().to_string());
-    assert_eq!(logbook_entries(&serde_json::from_str(&std::fs::read_to_string(codex_dir.join("hooks.json")).unwrap()).unwrap()).len(), 5);
+    assert_eq!(
+        run.json()["file"],
+        codex_dir.join("hooks.json").display().to_string()
+    );
+    assert_eq!(
+        logbook_entries(
+            &serde_json::from_str(&std::fs::read_to_string(codex_dir.join("hooks.json")).unwrap())
+                .unwrap()
+        )
+        .len(),
+        5
+    );
     // Without them, HOME.
     let out = p.json(&["hooks", "install", "codex", "--user"]);
-    assert_eq!(out["file"], p.home().join(".codex/hooks.json").display().to_string());
+    assert_eq!(
+        out["file"],
+        p.home().join(".codex/hooks.json").display().to_string()
+    );
     assert!(!p.t.path(".codex").exists());
 }
 
@@ -318,16 +362,25 @@ fn a_read_only_file_is_refused_and_left_as_it_was() {
     let run = p.run(&["hooks", "install", "claude-code"]);
     let err = run.err();
     assert!(err.contains(&file.display().to_string()), "{err}");
-    assert!(err.contains("read-only") && err.contains("chmod u+w"), "{err}");
+    assert!(
+        err.contains("read-only") && err.contains("chmod u+w"),
+        "{err}"
+    );
     assert_eq!(p.t.read(".claude/settings.local.json"), "{\"x\": 1}\n");
-    assert!(!p.t.path(".claude/settings.local.json.logbook-backup").exists());
+    assert!(
+        !p.t.path(".claude/settings.local.json.logbook-backup")
+            .exists()
+    );
 }
 
 #[test]
 fn a_file_logbook_cannot_read_is_never_overwritten() {
     let p = HooksProject::new();
     for (text, says) in [
-        ("{\n  \"hooks\": {\n    \"Stop\": [,]\n  }\n}\n", "line 3 column"),
+        (
+            "{\n  \"hooks\": {\n    \"Stop\": [,]\n  }\n}\n",
+            "line 3 column",
+        ),
         ("[1, 2]", "not an object"),
         ("{\"hooks\": [\"x\"]}", "\"hooks\" is a JSON array"),
         ("{\"hooks\": {\"Stop\": {}}}", "\"Stop\" is a JSON object"),
@@ -335,7 +388,10 @@ fn a_file_logbook_cannot_read_is_never_overwritten() {
         p.t.write(".claude/settings.json", text);
         let run = p.run(&["hooks", "install", "claude-code", "--shared"]);
         let err = run.err();
-        assert!(err.contains("settings.json") && err.contains(says), "{text}: {err}");
+        assert!(
+            err.contains("settings.json") && err.contains(says),
+            "{text}: {err}"
+        );
         assert_eq!(p.t.read(".claude/settings.json"), text);
         // Uninstall and status do not write it either, and status says why.
         p.run(&["hooks", "uninstall", "claude-code", "--shared"]);
@@ -344,7 +400,10 @@ fn a_file_logbook_cannot_read_is_never_overwritten() {
     p.t.write(".claude/settings.json", "{\"hooks\": ");
     let rows = p.json(&["hooks", "status", "claude-code"]);
     let error = rows[1]["error"].as_str().unwrap();
-    assert!(error.contains("settings.json") && error.contains("line 1"), "{error}");
+    assert!(
+        error.contains("settings.json") && error.contains("line 1"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -354,9 +413,20 @@ fn a_symlinked_settings_file_is_not_replaced() {
     std::fs::create_dir_all(p.t.path(".claude")).unwrap();
     let link = p.t.path(".claude/settings.local.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let err = p.run(&["hooks", "install", "claude-code"]).err().to_string();
-    assert!(err.contains("symbolic link") && err.contains("dotfiles/claude.json"), "{err}");
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    let err = p
+        .run(&["hooks", "install", "claude-code"])
+        .err()
+        .to_string();
+    assert!(
+        err.contains("symbolic link") && err.contains("dotfiles/claude.json"),
+        "{err}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(p.t.read("dotfiles/claude.json"), "{}\n");
 }
 
@@ -367,7 +437,10 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let run = p.run(&["hooks", "install", "codex", "--dry-run"]);
     let out = run.ok();
     assert!(out.contains("--- ") && out.contains("+++ "), "{out}");
-    assert!(out.contains(&format!("+            \"command\": \"{}\",", own_command())), "{out}");
+    assert!(
+        out.contains(&format!("+            \"command\": \"{}\",", own_command())),
+        "{out}"
+    );
     assert!(out.contains("dry run: nothing written"), "{out}");
     assert_eq!(p.t.read(".codex/hooks.json"), "{\"x-keep\": true}\n");
     assert!(!p.t.path(".codex/hooks.json.logbook-backup").exists());
@@ -382,7 +455,12 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let before = p.t.read(".codex/hooks.json");
     let out = p.json(&["hooks", "uninstall", "codex", "--dry-run"]);
     assert_eq!(out["action"], "removed");
-    assert!(out["diff"].as_str().unwrap().contains("-            \"timeout\": 10"));
+    assert!(
+        out["diff"]
+            .as_str()
+            .unwrap()
+            .contains("-            \"timeout\": 10")
+    );
     assert_eq!(p.t.read(".codex/hooks.json"), before);
 }
 
@@ -401,11 +479,9 @@ fn run_hook_command(command: &str, path: &str) -> Run {
     use std::io::Write;
     // A command that exits without reading its stdin closes the pipe: as
     // for an agent, that is no failure of the hook.
-    let _ = child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(br#"{"session_id":"s","hook_event_name":"Stop","cwd":"/tmp","transcript_path":null}"#);
+    let _ = child.stdin.take().unwrap().write_all(
+        br#"{"session_id":"s","hook_event_name":"Stop","cwd":"/tmp","transcript_path":null}"#,
+    );
     child.wait_with_output().unwrap().into()
 }
 
@@ -413,23 +489,36 @@ fn run_hook_command(command: &str, path: &str) -> Run {
 fn the_shared_command_is_silent_and_succeeds_without_logbook_or_when_it_fails() {
     let p = HooksProject::new();
     let out = p.json(&["hooks", "install", "claude-code", "--shared"]);
-    assert_eq!(out["file"], p.t.path(".claude/settings.json").display().to_string());
+    assert_eq!(
+        out["file"],
+        p.t.path(".claude/settings.json").display().to_string()
+    );
     let v = p.read_json(".claude/settings.json");
     let command = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(out["command"], command);
-    assert!(!command.contains('/') || command.starts_with("sh -c"), "{command}");
+    assert!(
+        !command.contains('/') || command.starts_with("sh -c"),
+        "{command}"
+    );
 
     // A PATH with the shell's tools and no logbook.
     let empty = p.t.path("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
     let no_logbook = format!("{}:/usr/bin:/bin", empty.display());
     let probe = run_hook_command("command -v logbook", &no_logbook);
-    assert_ne!(probe.code, 0, "a logbook is on {no_logbook}: {}", probe.stdout);
+    assert_ne!(
+        probe.code, 0,
+        "a logbook is on {no_logbook}: {}",
+        probe.stdout
+    );
     let run = run_hook_command(&command, &no_logbook);
-    assert_eq!((run.code, run.stdout.as_str(), run.stderr.as_str()), (0, "", ""));
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "", "")
+    );
 
     // A logbook that fails still leaves the agent a success.
     let failing = p.t.path("failing-bin");
@@ -448,7 +537,10 @@ fn the_shared_command_is_silent_and_succeeds_without_logbook_or_when_it_fails() 
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let run = run_hook_command(&command, &format!("{}:/usr/bin:/bin", echo.display()));
     assert_eq!(run.code, 0);
-    assert!(run.stdout.contains("\"hook_event_name\":\"Stop\""), "{run:?}");
+    assert!(
+        run.stdout.contains("\"hook_event_name\":\"Stop\""),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -457,25 +549,64 @@ fn the_project_is_the_nearest_logbook_project_else_the_git_root() {
     std::fs::create_dir_all(p.t.path("repo/.git")).unwrap();
     std::fs::create_dir_all(p.t.path("repo/src/deep")).unwrap();
     let run: Run = p
-        .cmd_with(Path::new(bin()), &["--json", "hooks", "install", "codex", "--dry-run"])
+        .cmd_with(
+            Path::new(bin()),
+            &["--json", "hooks", "install", "codex", "--dry-run"],
+        )
         .current_dir(p.t.path("repo/src/deep"))
         .output()
         .unwrap()
         .into();
-    assert_eq!(run.json()["file"], p.t.path("repo/.codex/hooks.json").display().to_string());
+    assert_eq!(
+        run.json()["file"],
+        p.t.path("repo/.codex/hooks.json").display().to_string()
+    );
     p.t.write("repo/src/logbook.yaml", "");
     let run: Run = p
-        .cmd_with(Path::new(bin()), &["--json", "hooks", "install", "codex", "--dry-run"])
+        .cmd_with(
+            Path::new(bin()),
+            &["--json", "hooks", "install", "codex", "--dry-run"],
+        )
         .current_dir(p.t.path("repo/src/deep"))
         .output()
         .unwrap()
         .into();
-    assert_eq!(run.json()["file"], p.t.path("repo/src/.codex/hooks.json").display().to_string());
+    assert_eq!(
+        run.json()["file"],
+        p.t.path("repo/src/.codex/hooks.json").display().to_string()
+    );
 }
 
 #[test]
 fn user_and_shared_cannot_be_combined() {
     let p = HooksProject::new();
-    p.run(&["hooks", "install", "claude-code", "--user", "--shared"]).usage();
+    p.run(&["hooks", "install", "claude-code", "--user", "--shared"])
+        .usage();
     p.run(&["hooks", "install", "cursor"]).usage();
+}
+
+#[test]
+fn a_private_file_stays_private_and_so_does_its_backup() {
+    let p = HooksProject::new();
+    let file = p.t.write(
+        ".claude/settings.json",
+        "{\"env\": {\"TOKEN\": \"secret\"}}",
+    );
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    p.json(&["hooks", "install", "claude-code", "--shared"]);
+    let mode = |rel: &str| {
+        std::fs::metadata(p.t.path(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(".claude/settings.json"), 0o600);
+    assert_eq!(mode(".claude/settings.json.logbook-backup"), 0o600);
+    // A file without a final newline is written without one.
+    assert!(!p.t.read(".claude/settings.json").ends_with('\n'));
+    assert_eq!(
+        p.read_json(".claude/settings.json")["env"]["TOKEN"],
+        "secret"
+    );
 }

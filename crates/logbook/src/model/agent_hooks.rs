@@ -197,7 +197,9 @@ pub fn logbook_program(cmd: &str) -> Option<String> {
     match shell_words(cmd)?.as_slice() {
         [program, hook]
             if hook == "hook"
-                && Path::new(program).file_name().is_some_and(|n| n == "logbook") =>
+                && Path::new(program)
+                    .file_name()
+                    .is_some_and(|n| n == "logbook") =>
         {
             Some(program.clone())
         }
@@ -311,9 +313,7 @@ pub fn install(
     };
     let mut changed = false;
     for event in agent.events() {
-        let groups = hooks
-            .entry(*event)
-            .or_insert_with(|| Value::Array(vec![]));
+        let groups = hooks.entry(*event).or_insert_with(|| Value::Array(vec![]));
         let Value::Array(groups) = groups else {
             return Err(ShapeError(format!(
                 "its \"hooks\".\"{event}\" is a JSON {}, not an array",
@@ -431,7 +431,10 @@ mod tests {
     #[test]
     fn recognises_logbook_commands_only() {
         for (cmd, program) in [
-            ("/usr/local/bin/logbook hook", Some("/usr/local/bin/logbook")),
+            (
+                "/usr/local/bin/logbook hook",
+                Some("/usr/local/bin/logbook"),
+            ),
             ("logbook hook", Some("logbook")),
             (
                 "'/home/a b/bin/logbook' hook",
@@ -465,7 +468,10 @@ mod tests {
                 {"type": "command", "command": "/old/logbook hook", "timeout": 60, "mine": 1}
             ]}]}
         }));
-        assert_eq!(install(&mut s, HookAgent::ClaudeCode, "/new/logbook hook"), Ok(true));
+        assert_eq!(
+            install(&mut s, HookAgent::ClaudeCode, "/new/logbook hook"),
+            Ok(true)
+        );
         let stop = &s["hooks"]["Stop"];
         assert_eq!(stop.as_array().map(Vec::len), Some(1));
         assert_eq!(stop[0]["hooks"][0]["command"], "other-tool");
@@ -475,16 +481,27 @@ mod tests {
         let events: Vec<_> = s["hooks"].as_object().unwrap().keys().cloned().collect();
         assert_eq!(
             events,
-            ["Stop", "SessionStart", "PreCompact", "SubagentStop", "SessionEnd"]
+            [
+                "Stop",
+                "SessionStart",
+                "PreCompact",
+                "SubagentStop",
+                "SessionEnd"
+            ]
         );
         let before = s.clone();
-        assert_eq!(install(&mut s, HookAgent::ClaudeCode, "/new/logbook hook"), Ok(false));
+        assert_eq!(
+            install(&mut s, HookAgent::ClaudeCode, "/new/logbook hook"),
+            Ok(false)
+        );
         assert_eq!(s, before);
     }
 
     #[test]
     fn uninstall_removes_only_logbook_and_what_it_emptied() {
-        let original = obj(json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}, "k": [1]}));
+        let original = obj(
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}, "k": [1]}),
+        );
         let mut s = original.clone();
         install(&mut s, HookAgent::Codex, "/b/logbook hook").unwrap();
         assert_eq!(find(&s).unwrap().len(), 5);

@@ -115,7 +115,7 @@ pub fn install(
     };
     let path = agent_settings::settings_path(agent, scope, root)?;
     let (change, _lock) = edit(&path, agent, dry_run, |value| {
-        let had = agent_hooks::find(value).map_or(false, |f| !f.is_empty());
+        let had = agent_hooks::find(value).is_ok_and(|f| !f.is_empty());
         let changed = agent_hooks::install(value, agent, &command)
             .map_err(|e| agent_settings::shape_error(&path, e.0))?;
         Ok(match (changed, had) {
@@ -145,12 +145,12 @@ pub fn uninstall(
     let path = agent_settings::settings_path(agent, scope, root)?;
     let mut events = vec![];
     let (change, _lock) = edit(&path, agent, dry_run, |value| {
-        let found = agent_hooks::find(value)
-            .map_err(|e| agent_settings::shape_error(&path, e.0))?;
+        let found =
+            agent_hooks::find(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
         events = found.into_iter().map(|f| f.event).collect();
         events.dedup();
-        let changed = agent_hooks::uninstall(value)
-            .map_err(|e| agent_settings::shape_error(&path, e.0))?;
+        let changed =
+            agent_hooks::uninstall(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
         Ok(if changed {
             HookAction::Removed
         } else {

@@ -144,7 +144,9 @@ pub fn check_replaceable(path: &Path) -> Result<()> {
             ),
         });
     }
-    if meta.permissions().readonly() || rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_err() {
+    if meta.permissions().readonly()
+        || rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_err()
+    {
         return Err(Error::AgentSettings {
             path: path.to_path_buf(),
             reason: "the file is read-only".into(),
