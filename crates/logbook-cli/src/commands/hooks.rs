@@ -149,6 +149,13 @@ fn change_output(c: &HookChange) -> Result<Output> {
     if let Some(backup) = &c.backup {
         let _ = writeln!(out, "  previous file saved as {}", backup.display());
     }
+    for other in &c.also_in {
+        let _ = writeln!(
+            out,
+            "  note: {} has Logbook's hooks too, and {agent} runs both; `logbook hooks uninstall` with that file's scope removes them",
+            other.display()
+        );
+    }
     if c.dry_run {
         let _ = writeln!(out, "(dry run: nothing written)");
     }

@@ -610,3 +610,20 @@ fn a_private_file_stays_private_and_so_does_its_backup() {
         "secret"
     );
 }
+
+#[test]
+fn an_install_names_the_other_files_that_already_run_the_hook() {
+    let p = HooksProject::new();
+    let out = p.json(&["hooks", "install", "claude-code", "--shared"]);
+    assert_eq!(out["also_in"], json!([]));
+    let out = p.json(&["hooks", "install", "claude-code"]);
+    assert_eq!(
+        out["also_in"],
+        json!([p.t.path(".claude/settings.json").display().to_string()])
+    );
+    let human = p.run(&["hooks", "install", "claude-code"]);
+    assert!(human.ok().contains("runs both"), "{}", human.stdout);
+    // Another agent's files are not counted.
+    let out = p.json(&["hooks", "install", "codex"]);
+    assert_eq!(out["also_in"], json!([]));
+}

@@ -58,6 +58,10 @@ pub struct HookChange {
     pub backup: Option<PathBuf>,
     /// The unified diff of the change, on a dry run (empty if none).
     pub diff: Option<String>,
+    /// On install: the agent's other settings files that hold Logbook's
+    /// hook too. The agent runs the hooks of every file it reads, so each
+    /// event would be recorded by two commands.
+    pub also_in: Vec<PathBuf>,
 }
 
 /// What `hooks status` reports for one settings file.
@@ -124,11 +128,16 @@ pub fn install(
             (true, true) => HookAction::Updated,
         })
     })?;
+    let also_in = status(root, Some(agent))
+        .into_iter()
+        .filter_map(|s| s.file.filter(|f| *f != path && !s.events.is_empty()))
+        .collect();
     Ok(HookChange {
         agent: agent.name(),
         scope: scope_label(agent, scope),
         events: agent.events().iter().map(|e| e.to_string()).collect(),
         command: Some(command),
+        also_in,
         ..change
     })
 }
@@ -221,6 +230,7 @@ fn edit(
         command: None,
         backup,
         diff,
+        also_in: vec![],
     };
     Ok((report, lock))
 }
