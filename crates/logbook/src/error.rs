@@ -336,6 +336,18 @@ pub enum Error {
         max: u64,
     },
 
+    /// An agent's settings file (Claude Code's, Codex's) that Logbook was
+    /// asked to change cannot be changed safely; it is left as it was.
+    #[error("{path}: {reason}")]
+    AgentSettings {
+        /// The settings file.
+        path: PathBuf,
+        /// What is wrong with it, with line and column where known.
+        reason: String,
+        /// What to do about it.
+        hint: String,
+    },
+
     /// The SQLite index failed.
     #[error("index {path}: {message}")]
     Index {
@@ -426,6 +438,7 @@ impl Error {
             | Error::Config { .. }
             | Error::SessionInTwoPlaces { .. }
             | Error::IdMismatch { .. }
+            | Error::AgentSettings { .. }
             | Error::HistoryIncomplete { .. } => ErrorKind::Data,
             Error::Io { .. } | Error::Index { .. } | Error::Team { .. } | Error::NoUserHome => {
                 ErrorKind::Environment
@@ -496,6 +509,7 @@ impl Error {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::Team { hint, .. } if !hint.is_empty() => hint.clone(),
+            Error::AgentSettings { hint, .. } => hint.clone(),
             Error::RunWithoutManifest { .. } => {
                 "the tool that made the folder writes the manifest when it starts the run; until then listings show it with status unknown".into()
             }

@@ -3,6 +3,7 @@
 
 mod doctor;
 pub(crate) mod hook;
+mod hooks;
 mod index;
 mod infra;
 mod mcp;
@@ -118,6 +119,9 @@ pub(crate) enum Command {
     Demo(infra::DemoArgs),
     /// Print shell completions.
     Completions(infra::CompletionsArgs),
+    /// Install, remove or list Logbook's hooks in Claude Code's and Codex's settings.
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
 }
 
 pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
@@ -130,6 +134,13 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     }
     if let Command::Mcp = &cli.command {
         return mcp::serve(cli.root.clone());
+    }
+    if let Command::Hooks(c) = &cli.command {
+        let root = match &cli.root {
+            Some(root) => logbook::store::root_path(&cwd, root),
+            None => logbook::store::agent_settings::project_root(&cwd),
+        };
+        return hooks::run(&root, c);
     }
     if let Command::Init = &cli.command {
         let root = cli.root.clone().unwrap_or(cwd);
@@ -172,7 +183,8 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         | Command::Mcp
         | Command::Hook(_)
         | Command::Demo(_)
-        | Command::Completions(_) => {
+        | Command::Completions(_)
+        | Command::Hooks(_) => {
             unreachable!("handled above")
         }
     }

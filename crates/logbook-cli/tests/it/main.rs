@@ -12,6 +12,7 @@ mod environment;
 mod freshness;
 mod harness;
 mod hooks;
+mod hooks_install;
 mod index;
 mod mcp;
 mod mcp_http;

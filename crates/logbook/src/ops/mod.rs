@@ -18,10 +18,13 @@
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
 //!   [`demo`]: an example project.
 //! - [`team`]: the shared PostgreSQL catalog: push, status, team queries
+//! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
+//!   Code's and Codex's settings
 
 pub mod demo;
 pub mod doctor;
 pub mod hook;
+pub mod hooks;
 pub mod index;
 pub mod params;
 pub mod resume;

@@ -23,6 +23,28 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
+    write_atomic_as(path, None, write)
+}
+
+/// [`write_atomic`] of a file whose permissions are `permissions` from the
+/// moment it appears: another tool's file keeps its mode (a settings file
+/// of mode 0600 that holds tokens must not become readable by all, even
+/// for the moment between the rename and a `chmod`).
+pub fn write_atomic_with_permissions(
+    path: &Path,
+    permissions: fs::Permissions,
+    bytes: &[u8],
+) -> Result<()> {
+    write_atomic_as(path, Some(permissions), |w| {
+        w.write_all(bytes).map_err(|e| Error::io(path, e))
+    })
+}
+
+fn write_atomic_as(
+    path: &Path,
+    permissions: Option<fs::Permissions>,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -57,6 +79,10 @@ pub fn write_atomic_with(
         let f = w
             .into_inner()
             .map_err(|e| Error::io(&tmp, e.into_error()))?;
+        if let Some(permissions) = permissions {
+            f.set_permissions(permissions)
+                .map_err(|e| Error::io(&tmp, e))?;
+        }
         f.sync_all().map_err(|e| Error::io(&tmp, e))?;
         drop(f);
         fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;

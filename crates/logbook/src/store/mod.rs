@@ -9,12 +9,14 @@
 //!   the workflow.yaml files runs are started from; [`run_files`] opens the
 //!   files inside a run for a viewer, refusing any path that leaves it;
 //!   [`agent_log`] reads Claude Code and Codex logs and streams them into
-//!   transcripts.
+//!   transcripts; [`agent_settings`] reads and safely rewrites the agents'
+//!   hook settings files (Claude Code's, Codex's) that `hooks install` edits.
 //!
 //! Nothing here knows about the index or decides what a user operation does;
 //! that is [`crate::ops`].
 
 pub mod agent_log;
+pub mod agent_settings;
 pub mod config;
 pub mod fs;
 pub mod hook;
@@ -31,7 +33,7 @@ pub use config::Config;
 pub use fs::{
     EntryKind, PathTrust, absolute, entries, is_temp_file, move_durably, open_record,
     open_record_file, open_regular, read_optional, read_regular, read_with_metadata, resolve_named,
-    root_path, sync_dir, write_atomic, write_atomic_with,
+    root_path, sync_dir, write_atomic, write_atomic_with, write_atomic_with_permissions,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

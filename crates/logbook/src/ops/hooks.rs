@@ -1,0 +1,342 @@
+//! `hooks install | uninstall | status`: Logbook's entries in the hook
+//! settings of Claude Code and Codex, so that both agents call
+//! `logbook hook` without anyone remembering to.
+//!
+//! The rules of the entries are [`crate::model::agent_hooks`]; the files
+//! are read and replaced only through [`crate::store::agent_settings`]. A
+//! change takes the `agent-settings` lock of the project the file sits in
+//! (else of the per-user home), so two installs at once cannot lose each
+//! other's edit. Nothing here touches the index: these files are not
+//! Logbook's records.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::model::agent_hooks::{self, HookAgent, HookScope, SHARED_COMMAND};
+use crate::store::Project;
+use crate::store::agent_settings::{self, SettingsFile};
+
+/// What an install or uninstall did (or, with `dry_run`, would do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookAction {
+    /// Logbook's entries were added.
+    Installed,
+    /// Logbook's entries were there and were brought up to date (another
+    /// `logbook` path, another timeout, an event missing).
+    Updated,
+    /// The file already held exactly Logbook's entries; nothing was written.
+    AlreadyInstalled,
+    /// Logbook's entries were removed.
+    Removed,
+    /// There were no Logbook entries to remove; nothing was written.
+    NotInstalled,
+}
+
+/// The report of one `hooks install` or `hooks uninstall`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookChange {
+    /// `claude-code` or `codex`.
+    pub agent: &'static str,
+    /// `local`, `shared`, `user` (Claude Code); `project`, `user` (Codex).
+    pub scope: &'static str,
+    /// The settings file.
+    pub file: PathBuf,
+    /// What happened.
+    pub action: HookAction,
+    /// Whether the file was (or, with `dry_run`, would be) written.
+    pub changed: bool,
+    /// Whether this was only a preview.
+    pub dry_run: bool,
+    /// The events Logbook's hook is (or was) installed for.
+    pub events: Vec<String>,
+    /// The command installed, on install.
+    pub command: Option<String>,
+    /// Where the file as it was before is saved, when it was written.
+    pub backup: Option<PathBuf>,
+    /// The unified diff of the change, on a dry run (empty if none).
+    pub diff: Option<String>,
+    /// On install: the agent's other settings files that hold Logbook's
+    /// hook too. The agent runs the hooks of every file it reads, so each
+    /// event would be recorded by two commands.
+    pub also_in: Vec<PathBuf>,
+}
+
+/// What `hooks status` reports for one settings file.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookStatus {
+    /// `claude-code` or `codex`.
+    pub agent: &'static str,
+    /// `local`, `shared`, `user` (Claude Code); `project`, `user` (Codex).
+    pub scope: &'static str,
+    /// The settings file (absent when its folder cannot be told, see `error`).
+    pub file: Option<PathBuf>,
+    /// Whether the file exists.
+    pub exists: bool,
+    /// Whether Logbook's hook is there for every event it is installed for.
+    pub installed: bool,
+    /// The events that have Logbook's entry, in file order.
+    pub events: Vec<String>,
+    /// The events Logbook installs for that lack its entry (empty when
+    /// nothing is installed in this file).
+    pub missing_events: Vec<String>,
+    /// The command of Logbook's entry (the first, if they differ).
+    pub command: Option<String>,
+    /// The `logbook` that command runs: an absolute path, or `logbook`
+    /// looked up on `PATH` for a shared entry.
+    pub program: Option<String>,
+    /// Whether that program is there now (on `PATH`, for `logbook`).
+    pub program_exists: Option<bool>,
+    /// Why the file could not be read, if it could not.
+    pub error: Option<String>,
+}
+
+/// How a scope is named in reports: Codex has one project file.
+fn scope_label(agent: HookAgent, scope: HookScope) -> &'static str {
+    match (agent, scope) {
+        (HookAgent::Codex, HookScope::Local | HookScope::Shared) => "project",
+        _ => scope.name(),
+    }
+}
+
+/// Adds (or brings up to date) Logbook's hook for `agent` in its settings
+/// file at `scope`, for the project at `root`. The command runs `exe`, the
+/// absolute path of the running `logbook`, except at
+/// [`HookScope::Shared`], whose [`SHARED_COMMAND`] finds `logbook` on
+/// `PATH` and is silent without it.
+pub fn install(
+    root: &Path,
+    agent: HookAgent,
+    scope: HookScope,
+    exe: &Path,
+    dry_run: bool,
+) -> Result<HookChange> {
+    let command = match scope {
+        HookScope::Shared => SHARED_COMMAND.to_string(),
+        _ => agent_hooks::hook_command(exe),
+    };
+    let path = agent_settings::settings_path(agent, scope, root)?;
+    let (change, _lock) = edit(&path, agent, dry_run, |value| {
+        let had = agent_hooks::find(value).is_ok_and(|f| !f.is_empty());
+        let changed = agent_hooks::install(value, agent, &command)
+            .map_err(|e| agent_settings::shape_error(&path, e.0))?;
+        Ok(match (changed, had) {
+            (false, _) => HookAction::AlreadyInstalled,
+            (true, false) => HookAction::Installed,
+            (true, true) => HookAction::Updated,
+        })
+    })?;
+    let also_in = status(root, Some(agent))
+        .into_iter()
+        .filter_map(|s| s.file.filter(|f| *f != path && !s.events.is_empty()))
+        .collect();
+    Ok(HookChange {
+        agent: agent.name(),
+        scope: scope_label(agent, scope),
+        events: agent.events().iter().map(|e| e.to_string()).collect(),
+        command: Some(command),
+        also_in,
+        ..change
+    })
+}
+
+/// Removes every Logbook entry from `agent`'s settings file at `scope`,
+/// and the containers that removal left empty; nothing else in the file
+/// changes.
+pub fn uninstall(
+    root: &Path,
+    agent: HookAgent,
+    scope: HookScope,
+    dry_run: bool,
+) -> Result<HookChange> {
+    let path = agent_settings::settings_path(agent, scope, root)?;
+    let mut events = vec![];
+    let (change, _lock) = edit(&path, agent, dry_run, |value| {
+        let found =
+            agent_hooks::find(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
+        events = found.into_iter().map(|f| f.event).collect();
+        events.dedup();
+        let changed =
+            agent_hooks::uninstall(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
+        Ok(if changed {
+            HookAction::Removed
+        } else {
+            HookAction::NotInstalled
+        })
+    })?;
+    Ok(HookChange {
+        agent: agent.name(),
+        scope: scope_label(agent, scope),
+        events,
+        command: None,
+        ..change
+    })
+}
+
+/// Reads the file at `path`, lets `change` edit its object, and writes it
+/// back (with a backup) if that changed it; on a dry run, writes nothing
+/// and returns the diff. The lock is held until the caller drops it.
+fn edit(
+    path: &Path,
+    agent: HookAgent,
+    dry_run: bool,
+    change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> Result<HookAction>,
+) -> Result<(HookChange, Option<crate::store::LockGuard>)> {
+    let lock = if dry_run {
+        None
+    } else {
+        let dir = path.parent().unwrap_or(path);
+        Some(Project::for_agent(dir)?.locks.exclusive("agent-settings")?)
+    };
+    let (previous, mut value) = match agent_settings::read(path, agent)? {
+        Some(SettingsFile { text, value }) => (Some(text), value),
+        None => (None, serde_json::Map::new()),
+    };
+    let previous = previous.as_deref();
+    let action = change(&mut value)?;
+    let changed = !matches!(
+        action,
+        HookAction::AlreadyInstalled | HookAction::NotInstalled
+    );
+    let text = if changed {
+        agent_settings::render(&value, previous)?
+    } else {
+        previous.unwrap_or_default().to_string()
+    };
+    if changed {
+        // Checked on a dry run too: the preview should not promise a
+        // change the real run would refuse.
+        agent_settings::check_replaceable(path)?;
+    }
+    let mut backup = None;
+    let diff = if dry_run {
+        Some(unified_diff(path, previous.unwrap_or_default(), &text))
+    } else {
+        if changed {
+            backup = agent_settings::replace(path, previous, &text)?;
+        }
+        None
+    };
+    let report = HookChange {
+        agent: agent.name(),
+        scope: "",
+        file: path.to_path_buf(),
+        action,
+        changed,
+        dry_run,
+        events: vec![],
+        command: None,
+        backup,
+        diff,
+        also_in: vec![],
+    };
+    Ok((report, lock))
+}
+
+/// `old` → `new` as a unified diff whose headers name `path`; empty when
+/// they are equal.
+fn unified_diff(path: &Path, old: &str, new: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("{name} (before)"), &format!("{name} (after)"))
+        .to_string()
+}
+
+/// What is installed where: every settings file of `agent` (of both
+/// agents when `None`) for the project at `root` and for the user. A file
+/// that cannot be read is reported with its error, not skipped.
+pub fn status(root: &Path, agent: Option<HookAgent>) -> Vec<HookStatus> {
+    let agents: Vec<HookAgent> = match agent {
+        Some(a) => vec![a],
+        None => HookAgent::ALL.to_vec(),
+    };
+    let mut out = vec![];
+    for agent in agents {
+        let scopes: &[HookScope] = match agent {
+            HookAgent::ClaudeCode => &[HookScope::Local, HookScope::Shared, HookScope::User],
+            HookAgent::Codex => &[HookScope::Local, HookScope::User],
+        };
+        for &scope in scopes {
+            out.push(status_of(root, agent, scope));
+        }
+    }
+    out
+}
+
+fn status_of(root: &Path, agent: HookAgent, scope: HookScope) -> HookStatus {
+    let mut s = HookStatus {
+        agent: agent.name(),
+        scope: scope_label(agent, scope),
+        file: None,
+        exists: false,
+        installed: false,
+        events: vec![],
+        missing_events: vec![],
+        command: None,
+        program: None,
+        program_exists: None,
+        error: None,
+    };
+    let path = match agent_settings::settings_path(agent, scope, root) {
+        Ok(p) => p,
+        Err(e) => {
+            s.error = Some(e.to_string());
+            return s;
+        }
+    };
+    s.file = Some(path.clone());
+    let found = agent_settings::read(&path, agent).and_then(|f| {
+        s.exists = f.is_some();
+        f.map_or(Ok(vec![]), |f| {
+            agent_hooks::find(&f.value).map_err(|e| agent_settings::shape_error(&path, e.0))
+        })
+    });
+    let found = match found {
+        Ok(found) => found,
+        Err(e) => {
+            s.error = Some(e.to_string());
+            return s;
+        }
+    };
+    if found.is_empty() {
+        return s;
+    }
+    for f in &found {
+        if !s.events.contains(&f.event) {
+            s.events.push(f.event.clone());
+        }
+    }
+    s.missing_events = agent
+        .events()
+        .iter()
+        .filter(|e| !s.events.iter().any(|have| have == *e))
+        .map(|e| e.to_string())
+        .collect();
+    s.installed = s.missing_events.is_empty();
+    s.command = found.first().map(|f| f.command.clone());
+    s.program = s.command.as_deref().and_then(agent_hooks::logbook_program);
+    s.program_exists = s.program.as_deref().map(program_exists);
+    s
+}
+
+/// Whether the `logbook` a hook runs is there: the file at an absolute
+/// path, or an executable `logbook` in one of `PATH`'s folders.
+fn program_exists(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return runnable(Path::new(program));
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| runnable(&d.join(program))))
+        .unwrap_or(false)
+}
