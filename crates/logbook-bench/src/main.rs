@@ -14,6 +14,7 @@
 
 mod args;
 mod find;
+mod hook;
 mod index;
 mod mcp;
 mod measure;
@@ -128,6 +129,14 @@ fn main() -> Result<()> {
             Some(bin) => mcp::rows(&bin, &root, n, &mut row)?,
             None => eprintln!(
                 "no `logbook` binary beside this one: skipping the MCP row (cargo build --release -p logbook-cli)"
+            ),
+        }
+    }
+    if args.wants("hook") {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => hook::rows(&bin, &root, &mut row)?,
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the hook rows (cargo build --release -p logbook-cli)"
             ),
         }
     }

@@ -1,0 +1,147 @@
+//! The hook rows: the whole-process time of `logbook hook` in its usual
+//! case (a Stop after one more exchange, a SessionStart after a
+//! compaction) against `logbook --version`, the least a process of the
+//! same binary costs.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::json;
+
+use crate::measure::{ms, percentile};
+use crate::report::RowSink;
+
+/// Timed hooks of each kind, after one warm-up.
+const REPS: usize = 41;
+
+/// Exchanges already in the log when the timing starts: a session well
+/// under way, so that an import that re-read the log would show.
+const HISTORY: usize = 2_000;
+
+const SESSION: &str = "5e551010-0000-4000-8000-000000000001";
+
+/// Times `logbook hook` in a fresh project of its own under `dir`.
+pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
+    eprintln!("hook whole-process times …");
+    let root = dir.join("hook-bench");
+    // A reused --dir starts from an empty project again.
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root)?;
+    run(bin, &root, &["init"], None)?;
+    run(
+        bin,
+        &root,
+        &["start", "--client", "BENCH", "--project", "HOOKS", "--yes"],
+        None,
+    )?;
+    run(bin, &root, &["milestone", "add", "measure the hooks"], None)?;
+    let log = root
+        .join("agent-home/.claude/projects/-bench")
+        .join(format!("{SESSION}.jsonl"));
+    std::fs::create_dir_all(log.parent().context("log folder")?)?;
+    let mut turn = 0;
+    let mut append = |n: usize| -> Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)?;
+        for _ in 0..n {
+            turn += 1;
+            let ts = format!(
+                "2026-11-26T10:{:02}:{:02}.000Z",
+                (turn / 60) % 60,
+                turn % 60
+            );
+            let user = json!({"type":"user","sessionId":SESSION,"uuid":format!("u{turn}"),"timestamp":ts,"cwd":root,"message":{"role":"user","content":format!("step {turn}: change module {}", turn % 97)}});
+            let reply = json!({"type":"assistant","sessionId":SESSION,"uuid":format!("a{turn}"),"timestamp":ts,"cwd":root,"requestId":format!("req_{turn}"),"message":{"id":format!("msg_{turn}"),"role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":format!("Changed module {}.", turn % 97)}],"usage":{"input_tokens":12,"cache_read_input_tokens":40000,"output_tokens":180}}});
+            writeln!(f, "{user}\n{reply}")?;
+        }
+        Ok(())
+    };
+    append(HISTORY)?;
+    let payload = |event: &str, extra: &str| {
+        format!(
+            r#"{{"session_id":"{SESSION}","transcript_path":{},"cwd":{},"hook_event_name":"{event}"{extra}}}"#,
+            json!(log),
+            json!(root)
+        )
+    };
+    // The first import of the history is a hook's rare case: not timed.
+    run(
+        bin,
+        &root,
+        &["hook"],
+        Some(&payload("SessionStart", r#","source":"startup""#)),
+    )?;
+    let stop = payload("Stop", r#","stop_hook_active":false"#);
+    let compact = payload("SessionStart", r#","source":"compact""#);
+    let mut stops = vec![];
+    let mut starts = vec![];
+    let mut versions = vec![];
+    for i in 0..=REPS {
+        append(1)?;
+        let s = timed(bin, &root, &["hook"], Some(&stop))?;
+        let c = timed(bin, &root, &["hook"], Some(&compact))?;
+        let v = timed(bin, &root, &["--version"], None)?;
+        if i > 0 {
+            stops.push(s);
+            starts.push(c);
+            versions.push(v);
+        }
+    }
+    let v50 = percentile(&mut versions, 0.5);
+    let s50 = percentile(&mut stops, 0.5);
+    let c50 = percentile(&mut starts, 0.5);
+    let s99 = percentile(&mut stops, 0.99);
+    row(
+        "`logbook hook` Stop after one more exchange (import of the new lines), whole process",
+        format!("{s50:.2} ms median, {s99:.2} ms p99 of {REPS}, log of {HISTORY} exchanges"),
+        format!("{v50:.2} ms median `logbook --version`"),
+        format!("{:.2}×", s50 / v50),
+        "under 10× `--version`",
+        Some(s50 < 10.0 * v50),
+    );
+    row(
+        "`logbook hook` SessionStart after a compaction (answers with the resume context), whole process",
+        format!("{c50:.2} ms median of {REPS}"),
+        format!("{v50:.2} ms median `logbook --version`"),
+        format!("{:.2}×", c50 / v50),
+        "under 10× `--version`",
+        Some(c50 < 10.0 * v50),
+    );
+    Ok(())
+}
+
+fn timed(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<f64> {
+    let t = Instant::now();
+    run(bin, root, args, stdin)?;
+    Ok(ms(t.elapsed()))
+}
+
+/// Runs `bin ARGS` in `root` with `stdin`, as an agent runs its hook.
+fn run(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<()> {
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(root)
+        .env_remove("LOGBOOK_ROOT")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("running {}", bin.display()))?;
+    if let (Some(text), Some(mut w)) = (stdin, child.stdin.take()) {
+        w.write_all(text.as_bytes())?;
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("{} {args:?} failed: {status}", bin.display());
+    }
+    Ok(())
+}
