@@ -240,4 +240,52 @@ mod tests {
         );
         assert_eq!(at("/tmp/log.jsonl").agent_hint(), None);
     }
+
+    fn event_json() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            ".{0,12}".prop_map(Value::from),
+        ];
+        let key = prop_oneof![
+            Just("hook_event_name".to_string()),
+            Just("session_id".to_string()),
+            Just("transcript_path".to_string()),
+            Just("cwd".to_string()),
+            Just("source".to_string()),
+            Just("trigger".to_string()),
+            Just("agent_transcript_path".to_string()),
+            Just("turn_id".to_string()),
+            "[a-z_]{1,10}",
+        ];
+        proptest::collection::vec((key, scalar), 0..8).prop_map(|kv| {
+            let mut o: Map<String, Value> = kv.into_iter().collect();
+            o.entry("hook_event_name").or_insert_with(|| "Stop".into());
+            Value::Object(o).to_string()
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever an agent (or anything else) writes on stdin, parsing
+        /// gives an event or an error, never a panic; an event survives the
+        /// queue (written and read back) with every field it had.
+        #[test]
+        fn any_input_parses_or_is_refused_and_events_survive_the_queue(
+            text in event_json(),
+            cut in 0usize..64,
+            junk in ".{0,8}",
+        ) {
+            if let Ok(e) = HookEvent::parse(&text) {
+                let stored = serde_json::to_string(&e).unwrap();
+                proptest::prop_assert_eq!(HookEvent::parse(&stored).unwrap(), e);
+            }
+            let mut mutated = text.clone();
+            let at = (0..=cut.min(mutated.len())).rev().find(|i| mutated.is_char_boundary(*i)).unwrap_or(0);
+            mutated.insert_str(at, &junk);
+            let _ = HookEvent::parse(&mutated);
+            let _ = HookEvent::parse(&text[..at]);
+        }
+    }
 }
