@@ -232,6 +232,9 @@ fn every_event_of_both_agents_exits_0_with_nothing_or_the_agents_own_shape() {
     let mut codex = Agent::codex(&t, CODEX_SESSION);
     codex.turn("review the hook command");
     let session_start = codex_output_schema("session-start");
+    // Codex's first event may come before its log exists: the agent is
+    // known from the events that follow.
+    hook(&t, &codex.payload("session-start-no-log")).answer();
     for (agent, a) in [("claude-code", &claude), ("codex", &codex)] {
         for event in fixtures(agent) {
             let answer = hook(&t, &a.payload(&event)).answer();
@@ -265,8 +268,9 @@ fn every_event_of_both_agents_exits_0_with_nothing_or_the_agents_own_shape() {
         .iter()
         .map(|a| a["session_id"].as_str().unwrap())
         .collect();
-    assert_eq!(linked, [SESSION, CODEX_SESSION]);
-    assert_eq!(status["agent_sessions"][1]["agent"], "codex");
+    assert_eq!(linked, [CODEX_SESSION, SESSION]);
+    assert_eq!(status["agent_sessions"][0]["agent"], "codex");
+    assert_eq!(status["agent_sessions"][1]["agent"], "claude-code");
     // Nothing left over.
     assert_eq!(t.doctor(&[])["findings"], serde_json::json!([]));
 }

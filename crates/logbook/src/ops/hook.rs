@@ -170,7 +170,7 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
             compaction,
         };
         let every_turn = matches!(name, EventName::Stop | EventName::SubagentStop);
-        if !every_turn || !linked(p, session_id)? {
+        if !every_turn || !linked(p, session_id, event.agent)? {
             done.work_session =
                 work_session::record_agent_event(p, &event)?.map(|ws| ws.session_id);
         }
@@ -208,14 +208,18 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
     }
 }
 
-/// Whether the active work session already has this agent session, so a
-/// Stop (every turn) need not write it again.
-fn linked(p: &Project, session_id: &str) -> Result<bool> {
+/// Whether the active work session already has this agent session (and
+/// knows which agent it is: a Codex SessionStart without a log does not
+/// say), so a Stop, which fires every turn, need not write it again.
+fn linked(p: &Project, session_id: &str, agent: Option<&str>) -> Result<bool> {
     if work_session::active(p)?.is_none() {
         return Ok(true);
     }
     Ok(match work_session::get(p, None) {
-        Ok(ws) => ws.agent_sessions.iter().any(|a| a.session_id == session_id),
+        Ok(ws) => ws
+            .agent_sessions
+            .iter()
+            .any(|a| a.session_id == session_id && agent.is_none_or(|g| a.agent == g)),
         Err(Error::NoActiveSession) => true,
         Err(e) => return Err(e),
     })
