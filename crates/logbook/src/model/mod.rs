@@ -8,11 +8,13 @@
 //! - [`work_session`]: seed 002's work session, tokens and reports.
 //! - [`transcript`]: seed 003's transcript and its file names.
 //! - [`workflow`]: seed 004's workflow state, compaction and history merge.
-//! - [`agent_log`]: Claude Code and Codex logs read line by line, with exact usage.
+//! - [`agent_log`]: Claude Code and Codex logs read line by line, with exact usage;
+//!   [`agent_handoff`]: resuming an imported agent session, and a handover to the other agent.
 //! - [`ids`]: the validated ids that become parts of paths; [`limits`] the
 //!   most free text one field takes.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 
+pub mod agent_handoff;
 pub mod agent_log;
 pub(crate) mod enums;
 pub mod ids;
