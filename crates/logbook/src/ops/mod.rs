@@ -11,13 +11,15 @@
 //! - [`transcript`]: save, import (seed 003 files, Claude Code and Codex
 //!   logs), load, list, usage, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
-//! - [`resume`]: the text an agent needs after a compaction
+//! - [`resume`]: the text an agent needs after a compaction; [`agent`]: the
+//!   command that resumes a coding agent's session, and a handoff to the other agent
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
 //!   [`demo`]: an example project.
 //! - [`team`]: the shared PostgreSQL catalog: push, status, team queries
 
+pub mod agent;
 pub mod demo;
 pub mod doctor;
 pub mod index;
