@@ -280,6 +280,9 @@ pub fn session_start_output(text: &str) -> Value {
 /// leaves room for the others.
 const ITEM_MAX: usize = 300;
 
+/// The least of an item worth showing cut: less says nothing.
+const MIN_ITEM: usize = 12;
+
 /// One section of a rendered handoff.
 struct Section<'a> {
     title: &'a str,
@@ -370,18 +373,16 @@ impl<'a> Section<'a> {
                     used += line.len();
                     kept.push(line);
                 }
-                if kept.is_empty()
-                    && let Some(first) = if *latest_first { lines.last() } else { lines.first() }
-                {
-                    // Not even one whole item fits: show the start of one.
-                    let tail = more(lines.len() - 1 + omitted);
-                    let line = cut(first.trim_end(), room.saturating_sub(tail.len() + 1));
-                    out.push_str(&line);
-                    out.push('\n');
-                    if lines.len() - 1 + omitted > 0 && out.len() + tail.len() <= share {
-                        out.push_str(&tail);
+                if kept.is_empty() {
+                    // Not even one whole item fits: the start of one, when
+                    // enough of it to read does (the heading gives the count).
+                    let first = if *latest_first { lines.last() } else { lines.first() };
+                    let line = cut(first.map_or("", |l| l.trim_end()), room.saturating_sub(1));
+                    if line.len() >= MIN_ITEM {
+                        out.push_str(&line);
+                        out.push('\n');
                     }
-                    return cut_at(&out, share).to_string();
+                    return out;
                 }
                 let left = lines.len() - kept.len() + omitted;
                 if *latest_first {
@@ -706,7 +707,11 @@ mod tests {
             assert!(text.contains("## Goal\nGoal ggg"), "{max}: {text}");
             assert!(text.contains("## Open milestones (1)\n- ship it"), "{max}: {text}");
             assert!(text.contains("Done: all green"), "{max}: {text}");
-            assert!(text.contains("more not shown"), "{max}");
+            assert!(text.contains("## Commands run (500)"), "{max}: {text}");
+            assert!(!text.contains("\n\n\n"), "{max}: {text}");
+            if max >= 1500 {
+                assert!(text.contains("more not shown"), "{max}");
+            }
         }
         assert!(h.render(8192).contains("echo 499"));
         assert_eq!(h.commands_omitted, 400);
