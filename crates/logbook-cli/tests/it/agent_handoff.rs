@@ -327,3 +327,67 @@ fn handoff_hook_is_a_bounded_session_start_answer() {
     assert!(err.err().contains("max-bytes"), "{}", err.stderr);
     t.run(&["handoff", "--to", "gemini"]).usage();
 }
+
+#[test]
+fn mcp_agent_resume_handoff_and_the_resume_prompt() {
+    use crate::mcp::Mcp;
+    let t = TestProject::new();
+    t.run(&["start", "--client", "ACME", "--project", "PARSER"]).ok();
+    let mut m = Mcp::start(&t);
+    assert_eq!(
+        m.ok("agent_resume", json!({})),
+        json!({"agent_resume": null})
+    );
+    let resumed = m.ok("session_resume", json!({}));
+    assert_eq!(resumed["agent_resume"], Value::Null, "{resumed:#}");
+    let err = m.err("agent_handoff", json!({"to": "codex"}));
+    assert!(
+        err.starts_with("error: no claude-code session") && err.contains("transcript_list"),
+        "{err}"
+    );
+    assert!(!err.contains("logbook "), "an agent's hint names tools: {err}");
+    let err = m.err("agent_handoff", json!({"to": "gemini"}));
+    assert!(err.contains("claude-code or codex"), "{err}");
+
+    import(&t, &claude_log(&t));
+    import(&t, &codex_log(&t));
+    // The latest agent session, or a named one: as `resume --json` and
+    // `transcript resume --json` say it.
+    let cli = t.json(&["resume", "--json"]);
+    assert_eq!(m.ok("agent_resume", json!({}))["agent_resume"], cli["agent_resume"]);
+    assert_eq!(m.ok("session_resume", json!({}))["agent_resume"], cli["agent_resume"]);
+    let named = t.json(&["transcript", "resume", CLAUDE_ID, "--json"]);
+    assert_eq!(
+        m.ok("agent_resume", json!({"transcript_id": CLAUDE_ID}))["agent_resume"],
+        named
+    );
+    let fixture = crate::harness::shared("fixtures/transcript-main.json");
+    t.run(&["transcript", "import", fixture.to_str().unwrap()]).ok();
+    let err = m.err(
+        "agent_resume",
+        json!({"transcript_id": "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f"}),
+    );
+    assert!(err.contains("call agent_resume without transcript_id"), "{err}");
+
+    let h = m.ok("agent_handoff", json!({"to": "claude-code", "max_bytes": 1024}));
+    assert_eq!(
+        h,
+        t.json(&["handoff", "--to", "claude-code", "--max-bytes", "1024", "--json"])
+    );
+    assert_eq!(h["from"], "codex");
+    assert!(h["text"].as_str().unwrap().len() <= 1024);
+    assert!(m.err("agent_handoff", json!({"to": "codex", "max_bytes": 5})).contains("max-bytes"));
+
+    let prompt = m.request("prompts/get", json!({"name": "resume"}));
+    let text = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{prompt}"));
+    let last = text.trim_end().lines().last().unwrap();
+    assert_eq!(
+        last,
+        format!(
+            "Resume the agent: cd {} && codex resume {CODEX_ID}",
+            root(&t)
+        )
+    );
+}

@@ -172,7 +172,7 @@ impl Drop for Mcp {
 /// Tools INTERFACE.md already lists for work that has not landed (issue
 /// 28: agents that resume and hand over through hooks). Each must still be
 /// missing, so this list empties as they land rather than going stale.
-const NOT_YET: &[&str] = &["agent_resume", "agent_handoff"];
+const NOT_YET: &[&str] = &[];
 
 /// The tool names INTERFACE.md promises.
 fn promised_tools() -> Vec<String> {
