@@ -807,11 +807,14 @@ fn the_resume_prompt_is_resume_context() {
         .unwrap_or_else(|| panic!("{got}"))
         .to_string();
     let cli = t.run(&["resume-context", "--session", &sid, "--detail", "full"]);
+    // The resume context, then the agent to resume (none recorded here).
+    let (context, agent) = text.trim_end().rsplit_once('\n').unwrap();
     assert!(
-        text.ends_with(cli.ok()),
+        context.trim_end().ends_with(cli.ok().trim_end()),
         "prompt:\n{text}\ncli:\n{}",
         cli.stdout
     );
+    assert!(agent.starts_with("No Claude Code or Codex session"), "{agent}");
     assert!(text.contains("Ship it") && text.contains("Active agent: planner"));
     assert_eq!(
         t.run(&["resume-context"]).ok(),
