@@ -181,11 +181,11 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
         }
         TranscriptCommand::Resume { id } => {
             let r = logbook::ops::agent::transcript_resume(&ctx.project, id)?;
-            let human = format!(
-                "{}\n",
-                logbook::ops::agent::resume_line(Some(&r))
-            );
-            Ok(Output::new(logbook::ops::agent::resume_json(Some(&r)), human))
+            let human = format!("{}\n", logbook::ops::agent::resume_line(Some(&r)));
+            Ok(Output::new(
+                logbook::ops::agent::resume_json(Some(&r)),
+                human,
+            ))
         }
         TranscriptCommand::Import(a) => import_cmd(ctx, a),
         TranscriptCommand::Usage(a) => usage(ctx, a),

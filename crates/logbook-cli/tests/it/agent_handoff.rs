@@ -30,7 +30,12 @@ pub(crate) fn claude_log(t: &TestProject) -> String {
                "usage": {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}})
     };
     let lines = [
-        line("user", 1, "01", json!({"role": "user", "content": "Make the parser strict"})),
+        line(
+            "user",
+            1,
+            "01",
+            json!({"role": "user", "content": "Make the parser strict"}),
+        ),
         line(
             "assistant",
             2,
@@ -90,7 +95,11 @@ pub(crate) fn codex_log(t: &TestProject) -> String {
             json!({"id": CODEX_ID, "timestamp": "2026-01-18T11:00:00.000Z", "cwd": cwd,
                    "originator": "codex_cli_rs", "cli_version": "0.50.0"}),
         ),
-        line(1, "turn_context", json!({"cwd": cwd, "model": "gpt-5-codex"})),
+        line(
+            1,
+            "turn_context",
+            json!({"cwd": cwd, "model": "gpt-5-codex"}),
+        ),
         item(
             2,
             json!({"type": "message", "role": "user", "content": [
@@ -155,7 +164,8 @@ fn root(t: &TestProject) -> String {
 #[test]
 fn resume_ends_with_the_latest_agent_session() {
     let t = TestProject::new();
-    t.run(&["start", "--client", "ACME", "--project", "PARSER"]).ok();
+    t.run(&["start", "--client", "ACME", "--project", "PARSER"])
+        .ok();
     let none = t.json(&["resume", "--json"]);
     assert_eq!(none["agent_resume"], Value::Null, "{none:#}");
     assert!(none["session_id"].is_string());
@@ -189,7 +199,8 @@ fn resume_ends_with_the_latest_agent_session() {
     let human = t.run(&["resume"]);
     let last = human.ok().trim_end().lines().last().unwrap();
     assert!(
-        last.starts_with("Resume the agent: cd ") && last.ends_with(&format!("&& codex resume {CODEX_ID}")),
+        last.starts_with("Resume the agent: cd ")
+            && last.ends_with(&format!("&& codex resume {CODEX_ID}")),
         "{last}"
     );
 }
@@ -214,8 +225,10 @@ fn transcript_resume_names_the_agent_command() {
     t.run(&["transcript", "import", fixture.to_str().unwrap()])
         .ok();
     let id = "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f";
-    let seed: Value =
-        serde_json::from_str(&crate::harness::shared_text("fixtures/transcript-main.json")).unwrap();
+    let seed: Value = serde_json::from_str(&crate::harness::shared_text(
+        "fixtures/transcript-main.json",
+    ))
+    .unwrap();
     assert_eq!(seed["id"], id);
     let err = t.run(&["transcript", "resume", id]);
     let stderr = err.err();
@@ -224,8 +237,12 @@ fn transcript_resume_names_the_agent_command() {
             && stderr.contains("--source"),
         "{stderr}"
     );
-    t.run(&["transcript", "resume", "ffffffff-ffff-4fff-8fff-ffffffffffff"])
-        .not_found();
+    t.run(&[
+        "transcript",
+        "resume",
+        "ffffffff-ffff-4fff-8fff-ffffffffffff",
+    ])
+    .not_found();
 }
 
 #[test]
@@ -241,11 +258,22 @@ fn handoff_reads_the_other_agents_latest_session() {
 
     import(&t, &claude_log(&t));
     import(&t, &codex_log(&t));
-    t.run(&["start", "--client", "ACME", "--project", "PARSER"]).ok();
+    t.run(&["start", "--client", "ACME", "--project", "PARSER"])
+        .ok();
     t.run(&["milestone", "add", "Strict parser"]).ok();
     t.run(&["milestone", "add", "Lexer split"]).ok();
     t.run(&["milestone", "done", "Lexer split"]).ok();
-    t.run(&["workflow", "handoff", "implementer", "qa", "--reason", "Test the strict mode", "--context", "see parse.rs"]).ok();
+    t.run(&[
+        "workflow",
+        "handoff",
+        "implementer",
+        "qa",
+        "--reason",
+        "Test the strict mode",
+        "--context",
+        "see parse.rs",
+    ])
+    .ok();
 
     let to_codex = t.json(&["handoff", "--to", "codex", "--json"]);
     assert_eq!(to_codex["from"], "claude-code");
@@ -258,7 +286,10 @@ fn handoff_reads_the_other_agents_latest_session() {
         json!([{"command": "cargo test -p parser", "failed": true, "exit_code": null}])
     );
     assert_eq!(to_codex["open_milestones"], json!(["Strict parser"]));
-    assert_eq!(to_codex["pending_handoffs"][0]["reason"], "Test the strict mode");
+    assert_eq!(
+        to_codex["pending_handoffs"][0]["reason"],
+        "Test the strict mode"
+    );
     assert_eq!(
         to_codex["last_assistant_message"],
         "The parser is strict now; test strict still fails."
@@ -308,7 +339,14 @@ fn handoff_hook_is_a_bounded_session_start_answer() {
     for max in ["600", "8192"] {
         // With and without --json: the hook's shape either way.
         for json_flag in [false, true] {
-            let mut args = vec!["handoff", "--to", "claude-code", "--hook", "--max-bytes", max];
+            let mut args = vec![
+                "handoff",
+                "--to",
+                "claude-code",
+                "--hook",
+                "--max-bytes",
+                max,
+            ];
             if json_flag {
                 args.push("--json");
             }
@@ -332,7 +370,8 @@ fn handoff_hook_is_a_bounded_session_start_answer() {
 fn mcp_agent_resume_handoff_and_the_resume_prompt() {
     use crate::mcp::Mcp;
     let t = TestProject::new();
-    t.run(&["start", "--client", "ACME", "--project", "PARSER"]).ok();
+    t.run(&["start", "--client", "ACME", "--project", "PARSER"])
+        .ok();
     let mut m = Mcp::start(&t);
     assert_eq!(
         m.ok("agent_resume", json!({})),
@@ -345,7 +384,10 @@ fn mcp_agent_resume_handoff_and_the_resume_prompt() {
         err.starts_with("error: no claude-code session") && err.contains("transcript_list"),
         "{err}"
     );
-    assert!(!err.contains("logbook "), "an agent's hint names tools: {err}");
+    assert!(
+        !err.contains("logbook "),
+        "an agent's hint names tools: {err}"
+    );
     let err = m.err("agent_handoff", json!({"to": "gemini"}));
     assert!(err.contains("claude-code or codex"), "{err}");
 
@@ -354,29 +396,52 @@ fn mcp_agent_resume_handoff_and_the_resume_prompt() {
     // The latest agent session, or a named one: as `resume --json` and
     // `transcript resume --json` say it.
     let cli = t.json(&["resume", "--json"]);
-    assert_eq!(m.ok("agent_resume", json!({}))["agent_resume"], cli["agent_resume"]);
-    assert_eq!(m.ok("session_resume", json!({}))["agent_resume"], cli["agent_resume"]);
+    assert_eq!(
+        m.ok("agent_resume", json!({}))["agent_resume"],
+        cli["agent_resume"]
+    );
+    assert_eq!(
+        m.ok("session_resume", json!({}))["agent_resume"],
+        cli["agent_resume"]
+    );
     let named = t.json(&["transcript", "resume", CLAUDE_ID, "--json"]);
     assert_eq!(
         m.ok("agent_resume", json!({"transcript_id": CLAUDE_ID}))["agent_resume"],
         named
     );
     let fixture = crate::harness::shared("fixtures/transcript-main.json");
-    t.run(&["transcript", "import", fixture.to_str().unwrap()]).ok();
+    t.run(&["transcript", "import", fixture.to_str().unwrap()])
+        .ok();
     let err = m.err(
         "agent_resume",
         json!({"transcript_id": "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f"}),
     );
-    assert!(err.contains("call agent_resume without transcript_id"), "{err}");
+    assert!(
+        err.contains("call agent_resume without transcript_id"),
+        "{err}"
+    );
 
-    let h = m.ok("agent_handoff", json!({"to": "claude-code", "max_bytes": 1024}));
+    let h = m.ok(
+        "agent_handoff",
+        json!({"to": "claude-code", "max_bytes": 1024}),
+    );
     assert_eq!(
         h,
-        t.json(&["handoff", "--to", "claude-code", "--max-bytes", "1024", "--json"])
+        t.json(&[
+            "handoff",
+            "--to",
+            "claude-code",
+            "--max-bytes",
+            "1024",
+            "--json"
+        ])
     );
     assert_eq!(h["from"], "codex");
     assert!(h["text"].as_str().unwrap().len() <= 1024);
-    assert!(m.err("agent_handoff", json!({"to": "codex", "max_bytes": 5})).contains("max-bytes"));
+    assert!(
+        m.err("agent_handoff", json!({"to": "codex", "max_bytes": 5}))
+            .contains("max-bytes")
+    );
 
     let prompt = m.request("prompts/get", json!({"name": "resume"}));
     let text = prompt["result"]["messages"][0]["content"]["text"]

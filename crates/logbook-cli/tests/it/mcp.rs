@@ -814,7 +814,10 @@ fn the_resume_prompt_is_resume_context() {
         "prompt:\n{text}\ncli:\n{}",
         cli.stdout
     );
-    assert!(agent.starts_with("No Claude Code or Codex session"), "{agent}");
+    assert!(
+        agent.starts_with("No Claude Code or Codex session"),
+        "{agent}"
+    );
     assert!(text.contains("Ship it") && text.contains("Active agent: planner"));
     assert_eq!(
         t.run(&["resume-context"]).ok(),

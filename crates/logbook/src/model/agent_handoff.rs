@@ -212,8 +212,16 @@ impl Handoff {
             self.to.as_str(),
             self.from.as_str(),
             self.resume.session_id,
-            if self.resume.cwd.is_empty() { "?" } else { &self.resume.cwd },
-            if self.last_active_at.is_empty() { "?" } else { &self.last_active_at },
+            if self.resume.cwd.is_empty() {
+                "?"
+            } else {
+                &self.resume.cwd
+            },
+            if self.last_active_at.is_empty() {
+                "?"
+            } else {
+                &self.last_active_at
+            },
             self.resume.shell_line(),
         );
         if let Some(ws) = &self.work_session {
@@ -240,7 +248,12 @@ impl Handoff {
             .collect();
         let sections = [
             Section::text("Goal", self.goal.as_deref()),
-            Section::list("Files changed", &self.files_changed, self.files_omitted, false),
+            Section::list(
+                "Files changed",
+                &self.files_changed,
+                self.files_omitted,
+                false,
+            ),
             Section::list("Commands that failed", &failed, 0, true),
             Section::list("Commands run", &run, self.commands_omitted, true),
             Section::list("Open milestones", &self.open_milestones, 0, false),
@@ -336,7 +349,11 @@ impl<'a> Section<'a> {
                 Body::Text(t) => t.len() + 1,
                 Body::List(items, omitted, _) => {
                     items.iter().map(|i| i.len() + 3).sum::<usize>()
-                        + if *omitted > 0 { more(*omitted).len() } else { 0 }
+                        + if *omitted > 0 {
+                            more(*omitted).len()
+                        } else {
+                            0
+                        }
                 }
             }
     }
@@ -376,7 +393,11 @@ impl<'a> Section<'a> {
                 if kept.is_empty() {
                     // Not even one whole item fits: the start of one, when
                     // enough of it to read does (the heading gives the count).
-                    let first = if *latest_first { lines.last() } else { lines.first() };
+                    let first = if *latest_first {
+                        lines.last()
+                    } else {
+                        lines.first()
+                    };
                     let line = cut(first.map_or("", |l| l.trim_end()), room.saturating_sub(1));
                     if line.len() >= MIN_ITEM {
                         out.push_str(&line);
@@ -561,9 +582,14 @@ fn patch_text(c: &ToolCall) -> Option<&str> {
 /// The paths a patch's headers name, in order.
 fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
     patch.lines().filter_map(|l| {
-        ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"]
-            .iter()
-            .find_map(|h| l.strip_prefix(h))
+        [
+            "*** Add File:",
+            "*** Update File:",
+            "*** Delete File:",
+            "*** Move to:",
+        ]
+        .iter()
+        .find_map(|h| l.strip_prefix(h))
     })
 }
 
@@ -655,9 +681,15 @@ mod tests {
         assert_eq!(h.files_changed, ["src/a.rs", "/elsewhere/b.rs"]);
         assert_eq!(h.commands.len(), 1);
         assert!(h.commands[0].failed);
-        assert_eq!(h.last_assistant_message.as_deref(), Some("Tests fail in a.rs"));
+        assert_eq!(
+            h.last_assistant_message.as_deref(),
+            Some("Tests fail in a.rs")
+        );
         let text = h.render(8192);
-        assert!(text.contains("## Commands that failed (1)\n- `cargo test` (failed)"), "{text}");
+        assert!(
+            text.contains("## Commands that failed (1)\n- `cargo test` (failed)"),
+            "{text}"
+        );
         assert!(text.contains("cd /w && claude --resume s-1"), "{text}");
     }
 
@@ -685,7 +717,10 @@ mod tests {
             .iter()
             .map(|c| (c.command.as_str(), c.failed, c.exit_code))
             .collect();
-        assert_eq!(cmds, [("cargo build", true, Some(101)), ("ls", false, Some(0))]);
+        assert_eq!(
+            cmds,
+            [("cargo build", true, Some(101)), ("ls", false, Some(0))]
+        );
         assert!(h.render(4096).contains("`cargo build` (exit 101)"));
     }
 
@@ -705,7 +740,10 @@ mod tests {
             let text = h.render(max);
             assert!(text.len() <= max, "{max}: {}", text.len());
             assert!(text.contains("## Goal\nGoal ggg"), "{max}: {text}");
-            assert!(text.contains("## Open milestones (1)\n- ship it"), "{max}: {text}");
+            assert!(
+                text.contains("## Open milestones (1)\n- ship it"),
+                "{max}: {text}"
+            );
             assert!(text.contains("Done: all green"), "{max}: {text}");
             assert!(text.contains("## Commands run (500)"), "{max}: {text}");
             assert!(!text.contains("\n\n\n"), "{max}: {text}");

@@ -97,9 +97,8 @@ pub fn transcript_resume(p: &Project, id: &str) -> Result<AgentResume> {
     let id = transcript::resolve(p, id)?;
     let stored = transcript::load(p, id.as_str())?;
     let t = &stored.transcript;
-    let source = source_of(&t.metadata).ok_or_else(|| Error::NotAnAgentSession {
-        id: t.id.clone(),
-    })?;
+    let source =
+        source_of(&t.metadata).ok_or_else(|| Error::NotAnAgentSession { id: t.id.clone() })?;
     Ok(AgentResume::of(&t.id, &source, &t.metadata.workdir))
 }
 

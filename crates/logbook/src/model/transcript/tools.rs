@@ -294,10 +294,16 @@ mod tests {
         ];
         let p = pair(&messages);
         let r1 = p.calls[0].result.as_ref().unwrap();
-        assert_eq!((r1.text.as_str(), r1.exit_code, r1.is_error), ("boom\n", Some(1), true));
+        assert_eq!(
+            (r1.text.as_str(), r1.exit_code, r1.is_error),
+            ("boom\n", Some(1), true)
+        );
         let r2 = p.calls[1].result.as_ref().unwrap();
         assert_eq!((r2.exit_code, r2.is_error), (Some(0), false));
-        assert_eq!(p.calls[2].input, Value::String("*** Begin Patch\n*** End Patch".into()));
+        assert_eq!(
+            p.calls[2].input,
+            Value::String("*** Begin Patch\n*** End Patch".into())
+        );
         assert!(p.calls[2].is_pending());
     }
 
@@ -321,11 +327,17 @@ mod tests {
     }
 
     fn block() -> impl Strategy<Value = Value> {
-        let id = prop_oneof![Just(Value::Null), "[abc]".prop_map(Value::from), any::<i64>().prop_map(Value::from)];
+        let id = prop_oneof![
+            Just(Value::Null),
+            "[abc]".prop_map(Value::from),
+            any::<i64>().prop_map(Value::from)
+        ];
         let text = prop_oneof![
             Just(Value::Null),
             ".{0,12}".prop_map(Value::from),
-            Just(Value::from("{\"output\":\"o\",\"metadata\":{\"exit_code\":-3}}")),
+            Just(Value::from(
+                "{\"output\":\"o\",\"metadata\":{\"exit_code\":-3}}"
+            )),
             Just(Value::from("Exit code: 99999999999999999999")),
             Just(json!({"nested": [1, 2]})),
         ];
@@ -336,7 +348,8 @@ mod tests {
             (id, text.clone(), any::<Option<bool>>()).prop_map(|(id, result, err)| {
                 json!({"type": "tool_result", "toolUseId": id, "result": result, "isError": err})
             }),
-            text.clone().prop_map(|t| json!({"type": "tool", "result": t})),
+            text.clone()
+                .prop_map(|t| json!({"type": "tool", "result": t})),
             text,
             Just(json!({"type": 7})),
         ]
