@@ -755,6 +755,66 @@ mod tests {
         assert_eq!(h.commands_omitted, 400);
     }
 
+    use proptest::prelude::*;
+
+    fn words() -> impl Strategy<Value = String> {
+        prop_oneof![
+            ".{0,40}",
+            "[é🦀 a-z/*:]{0,400}",
+            Just("*** Begin Patch\n*** Add File: é.rs\n*** Move to: ✓\n".to_string()),
+        ]
+    }
+
+    fn call_message(i: usize, name: &str, text: &str) -> Value {
+        let params = match name {
+            "apply_patch" => Value::String(text.to_string()),
+            "Edit" => Value::String(json!({"file_path": text}).to_string()),
+            "exec_command" => Value::String(json!({"cmd": text}).to_string()),
+            "shell" => Value::String(json!({"command": ["bash", "-lc", text]}).to_string()),
+            _ => Value::String(json!({"command": text}).to_string()),
+        };
+        json!({"role": "assistant", "blocks": [
+            {"type": "tool", "id": i.to_string(), "name": name, "parameters": params}]})
+    }
+
+    proptest! {
+        /// Whatever the session said and did, composing never panics and
+        /// the text never passes its budget, cut between characters.
+        #[test]
+        fn any_session_renders_within_its_budget(
+            calls in prop::collection::vec(
+                (
+                    prop_oneof![Just("Bash"), Just("Edit"), Just("apply_patch"), Just("shell"), Just("exec_command")],
+                    words(),
+                    any::<Option<bool>>(),
+                ),
+                0..40,
+            ),
+            said in prop::collection::vec(words(), 0..4),
+            milestones in prop::collection::vec(words(), 0..5),
+            max in 512usize..6000,
+        ) {
+            let mut messages = vec![];
+            for (i, (name, text, err)) in calls.iter().enumerate() {
+                messages.push(call_message(i, name, text));
+                if let Some(e) = err {
+                    messages.push(json!({"role": "user", "blocks": [
+                        {"type": "tool_result", "toolUseId": i.to_string(), "result": text, "isError": e}]}));
+                }
+            }
+            for (i, s) in said.iter().enumerate() {
+                let role = if i % 2 == 0 { "user" } else { "assistant" };
+                messages.push(json!({"role": role, "blocks": [{"type": "text", "content": s}]}));
+            }
+            let t = transcript(Value::Array(messages));
+            let mut h = Handoff::compose(Format::Codex, resume(Format::ClaudeCode), &t);
+            h.open_milestones = milestones;
+            let text = h.render(max);
+            prop_assert!(text.len() <= max, "{} > {max}", text.len());
+            prop_assert!(text.starts_with("# Handoff from claude-code to codex"));
+        }
+    }
+
     #[test]
     fn fair_shares_give_back_what_is_not_needed() {
         assert_eq!(fair_shares(&[10, 1000, 1000], 610), vec![10, 300, 300]);

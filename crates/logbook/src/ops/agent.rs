@@ -95,11 +95,22 @@ pub fn agent_resume(p: &Project) -> Result<Option<AgentResume>> {
 /// session. [`Error::NotAnAgentSession`] when it was not imported from one.
 pub fn transcript_resume(p: &Project, id: &str) -> Result<AgentResume> {
     let id = transcript::resolve(p, id)?;
-    let stored = transcript::load(p, id.as_str())?;
-    let t = &stored.transcript;
+    // Only the head is read of a live transcript: an imported log's
+    // messages can be hundreds of MiB.
+    let live = store::transcript::find_live(&p.config.transcripts_dir, id.as_str());
+    let (tid, metadata) = match live {
+        Some((_, path)) => {
+            let head = store::transcript::read_head(&path)?;
+            (head.id, head.metadata)
+        }
+        None => {
+            let t = transcript::load(p, id.as_str())?.transcript;
+            (t.id, t.metadata)
+        }
+    };
     let source =
-        source_of(&t.metadata).ok_or_else(|| Error::NotAnAgentSession { id: t.id.clone() })?;
-    Ok(AgentResume::of(&t.id, &source, &t.metadata.workdir))
+        source_of(&metadata).ok_or_else(|| Error::NotAnAgentSession { id: tid.clone() })?;
+    Ok(AgentResume::of(&tid, &source, &metadata.workdir))
 }
 
 /// A handover for agent `to` from the latest session in scope of the other
