@@ -124,30 +124,44 @@ pub fn handoff(p: &Project, to: Format) -> Result<Handoff> {
     })?;
     let stored = transcript::load(p, &session.summary.id)?;
     let mut h = Handoff::compose(to, session.resume(), &stored.transcript);
-    if let Some(active) = work_session::active(p)? {
-        let ws = work_session::get(p, Some(&active))?;
-        h.open_milestones = ws
-            .milestones
-            .iter()
-            .filter(|m| m.completed.is_none())
-            .map(|m| m.name.clone())
-            .collect();
-        let state = workflow::load(p, Some(&ws.session_id))?.state;
-        if let Some(w) = &state.orchestrator_workflow {
-            h.pending_handoffs = w
-                .pending_handoffs
-                .iter()
-                .map(|x| PendingHandoff {
-                    from: x.from_agent.to_string(),
-                    to: x.to_agent.to_string(),
-                    reason: x.reason.clone(),
-                    context: x.context.clone(),
-                })
-                .collect();
-        }
-        h.work_session = Some(ws.session_id);
+    // The agent's session is the handoff; a work session that cannot be
+    // read only leaves its part out, and says so.
+    if let Err(e) = add_work_session(p, &mut h) {
+        crate::notice::push(format!(
+            "the handoff leaves out the work session's milestones and handoffs: {e}"
+        ));
     }
     Ok(h)
+}
+
+/// Adds the active work session's open milestones and its workflow's
+/// pending handoffs to `h`; nothing when no session is active.
+fn add_work_session(p: &Project, h: &mut Handoff) -> Result<()> {
+    let Some(active) = work_session::active(p)? else {
+        return Ok(());
+    };
+    let ws = work_session::get(p, Some(&active))?;
+    h.open_milestones = ws
+        .milestones
+        .iter()
+        .filter(|m| m.completed.is_none())
+        .map(|m| m.name.clone())
+        .collect();
+    let state = workflow::load(p, Some(&ws.session_id))?.state;
+    if let Some(w) = &state.orchestrator_workflow {
+        h.pending_handoffs = w
+            .pending_handoffs
+            .iter()
+            .map(|x| PendingHandoff {
+                from: x.from_agent.to_string(),
+                to: x.to_agent.to_string(),
+                reason: x.reason.clone(),
+                context: x.context.clone(),
+            })
+            .collect();
+    }
+    h.work_session = Some(ws.session_id);
+    Ok(())
 }
 
 /// `max_bytes` as given by a face, checked: at least [`MIN_MAX_BYTES`].
