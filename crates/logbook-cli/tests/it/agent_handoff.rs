@@ -456,3 +456,23 @@ fn mcp_agent_resume_handoff_and_the_resume_prompt() {
         )
     );
 }
+
+#[test]
+fn an_unreadable_work_session_leaves_only_its_part_out() {
+    let t = TestProject::new();
+    import(&t, &codex_log(&t));
+    let s = t.json(&["start", "--client", "ACME", "--project", "PARSER", "--json"]);
+    let id = s["session_id"].as_str().unwrap();
+    let file = t.path(&format!(".logbook/sessions/{id}.yaml"));
+    assert!(file.exists(), "{}", file.display());
+    std::fs::write(&file, "session_id: [unclosed\n").unwrap();
+    let run = t.run(&["handoff", "--to", "claude-code", "--json"]);
+    let h: Value = serde_json::from_str(run.ok()).unwrap();
+    assert_eq!(h["goal"], "Split the lexer out of the parser");
+    assert_eq!(h["work_session"], Value::Null);
+    assert!(
+        run.stderr.contains("leaves out the work session"),
+        "{}",
+        run.stderr
+    );
+}
