@@ -376,7 +376,8 @@ impl ServerHandler for LogbookServer {
             // act on), not a protocol error its client may hide.
             let text = match logbook::ops::resume::context(&p, session.as_deref(), detail) {
                 Ok(text) => format!(
-                    "Here is where this work stands, from Logbook. Continue from here.\n\n{text}"
+                    "Here is where this work stands, from Logbook. Continue from here.\n\n{text}\n{}\n",
+                    tools::agent::resume_line(&p)
                 ),
                 Err(e) => format!(
                     "Logbook has nothing to resume: {}. Start a work session with the session_start tool.",

@@ -41,7 +41,8 @@ pub(crate) fn work_session() -> Arc<JsonObject> {
             "context_summary": {"type": "string"},
             "indicator": {"type": "string", "description": "active, warning, critical, paused or closed"},
             "percentage": {"type": "number", "description": "share of the token budget used"},
-            "context": {"type": "string", "description": "session_switch only: the restored context"}
+            "context": {"type": "string", "description": "session_switch only: the restored context"},
+            "agent_resume": {"type": ["object", "null"], "description": "session_resume only: how to resume the latest Claude Code or Codex session (agent, session_id, command, cwd), or null"}
         }),
         &["session_id"],
     )
@@ -228,5 +229,44 @@ pub(crate) fn resume() -> Arc<JsonObject> {
             "text": {"type": "string"}
         }),
         &["session_id", "text"],
+    )
+}
+
+/// `agent_resume`: `resume --json`'s `agent_resume` (the object of
+/// `transcript resume --json`, or null).
+pub(crate) fn agent_resume() -> Arc<JsonObject> {
+    object(
+        json!({
+            "agent_resume": {
+                "type": ["object", "null"],
+                "description": "agent (claude-code or codex), session_id, command, cwd, transcript_id; null when no agent session is recorded",
+                "properties": {
+                    "agent": {"type": "string"},
+                    "session_id": {"type": "string"},
+                    "command": {"type": "string"},
+                    "cwd": {"type": "string"}
+                }
+            }
+        }),
+        &["agent_resume"],
+    )
+}
+
+/// `handoff --json`.
+pub(crate) fn agent_handoff() -> Arc<JsonObject> {
+    object(
+        json!({
+            "from": {"type": "string", "description": "the agent whose session it was read from"},
+            "to": {"type": "string"},
+            "resume": {"type": "object", "description": "how to resume that session: agent, session_id, command, cwd"},
+            "goal": {"type": ["string", "null"], "description": "the first user prompt"},
+            "files_changed": {"type": "array", "items": {"type": "string"}},
+            "commands": {"type": "array", "description": "command, failed, exit_code"},
+            "open_milestones": {"type": "array", "items": {"type": "string"}},
+            "pending_handoffs": {"type": "array"},
+            "last_assistant_message": {"type": ["string", "null"]},
+            "text": {"type": "string", "description": "the handover as text, within max_bytes"}
+        }),
+        &["from", "to", "text"],
     )
 }

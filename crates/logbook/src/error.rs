@@ -170,6 +170,21 @@ pub enum Error {
         limit: u64,
     },
 
+    /// A handoff or an agent resume found no session of that agent in scope.
+    #[error("no {agent} session found in this project")]
+    NoAgentSession {
+        /// `claude-code` or `codex`.
+        agent: &'static str,
+    },
+
+    /// A transcript asked to resume in its agent was not imported from an
+    /// agent log, so no agent knows its session.
+    #[error("transcript {id} was not imported from a Claude Code or Codex log")]
+    NotAnAgentSession {
+        /// The transcript id.
+        id: String,
+    },
+
     /// A command needs the active work session and there is none.
     #[error("no active work session")]
     NoActiveSession,
@@ -417,6 +432,7 @@ impl Error {
                 ErrorKind::NotFound
             }
             Error::NotFound { .. }
+            | Error::NoAgentSession { .. }
             | Error::RunWithoutManifest { .. }
             | Error::NoActiveSession
             | Error::MilestoneNotFound {
@@ -424,6 +440,7 @@ impl Error {
                 ..
             } => ErrorKind::NotFound,
             Error::SessionActive { .. }
+            | Error::NotAnAgentSession { .. }
             | Error::SeveralPaused { .. }
             | Error::SessionClosed { .. }
             | Error::RunFinished { .. }
@@ -500,6 +517,12 @@ impl Error {
             Error::NoInvocationInProgress { .. } => {
                 "record one first with workflow_invoke".into()
             }
+            Error::NoAgentSession { .. } => {
+                "its sessions are recorded by Logbook's hooks in that agent, or imported from its logs; transcript_list lists the transcripts there are".into()
+            }
+            Error::NotAnAgentSession { .. } => {
+                "call agent_resume without transcript_id for the latest agent session, or name one imported from an agent log (transcript_list shows them)".into()
+            }
             _ => return None,
         };
         Some(text)
@@ -524,6 +547,12 @@ impl Error {
             }
             Error::FileTooLarge { .. } => {
                 "check that this is the file you meant; Logbook reads files of that kind only up to this size".into()
+            }
+            Error::NoAgentSession { agent } => format!(
+                "record its sessions with `logbook hooks install {agent}`, or import them with `logbook transcript import --from-home`; `logbook transcript list --source {agent}` lists those there are"
+            ),
+            Error::NotAnAgentSession { .. } => {
+                "only sessions imported from an agent's log resume in that agent; `logbook transcript list --source claude-code` (or codex) lists them".into()
             }
             Error::NoActiveSession => {
                 "start one with `logbook start`, or resume a paused one with `logbook resume ID` (`logbook list` shows them)".into()

@@ -1,6 +1,7 @@
 //! One module per area; each holds its clap `Args` and a function that
 //! computes an [`Output`]. The printer decides between text and JSON.
 
+mod agent;
 mod doctor;
 pub(crate) mod hook;
 mod hooks;
@@ -102,6 +103,9 @@ pub(crate) enum Command {
     Lineage(run::LineageArgs),
     /// What an agent needs after a compaction: session, tokens, milestones, outputs, workflow.
     ResumeContext(mcp::ResumeContextArgs),
+    /// A handover for one coding agent from the latest session of the other:
+    /// goal, files changed, commands run and failed, open milestones, last message.
+    Handoff(agent::HandoffArgs),
     /// Serve the MCP server on stdio (for Claude Code, Cursor, Codex, …).
     Mcp,
     /// What Claude Code's and Codex's hooks run: one event as JSON on stdin; always exits 0.
@@ -177,6 +181,7 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Lineage(a) => run::lineage(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
+        Command::Handoff(a) => agent::handoff(&ctx, a),
         Command::Serve(a) => infra::serve(&ctx, a),
         Command::Team(c) => team::run(&ctx, c),
         Command::Init

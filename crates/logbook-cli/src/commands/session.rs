@@ -257,7 +257,14 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
         return Err(logbook::Error::NoActiveSession.into());
     }
     let s = ws::resume(p, a.id.as_deref())?;
-    let human = format!(
+    // The work session is resumed whatever happens here: an agent session
+    // that cannot be looked up is a warning, not a failed resume.
+    let agent = logbook::ops::agent::agent_resume(p).unwrap_or_else(|e| {
+        ctx.printer
+            .warn(&format!("cannot tell which agent session to resume: {e}"));
+        None
+    });
+    let mut human = format!(
         "Resuming Session: {}\nStatus: {}\nStarted: {}\nMilestones: {}\nArtifacts: {}\nToken Usage: {}/{}\n\nLast Context:\n{}\n",
         ctx.style().bold(&s.session_id),
         s.status.as_str(),
@@ -272,7 +279,19 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
             s.context_summary.trim_end()
         }
     );
-    Ok(session_output(&s, human))
+    let _ = writeln!(
+        human,
+        "\n{}",
+        logbook::ops::agent::resume_line(agent.as_ref())
+    );
+    let mut out = session_output(&s, human);
+    if let serde_json::Value::Object(o) = &mut out.json {
+        o.insert(
+            "agent_resume".into(),
+            logbook::ops::agent::resume_json(agent.as_ref()),
+        );
+    }
+    Ok(out)
 }
 
 pub(crate) fn status(ctx: &Context, a: &IdArgs) -> Result<Output> {

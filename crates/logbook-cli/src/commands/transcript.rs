@@ -35,6 +35,12 @@ pub(crate) enum TranscriptCommand {
         /// The title.
         text: String,
     },
+    /// The command that resumes this session in the agent that wrote it
+    /// (`claude --resume ID`, `codex resume ID`), and the folder to run it in.
+    Resume {
+        /// The session UUID, its first 8 or more characters, or its last 8.
+        id: String,
+    },
     /// Import agent history: Claude Code and Codex logs (a file, or a folder
     /// searched recursively) or a JSON file in seed 003's format.
     Import(ImportArgs),
@@ -172,6 +178,14 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
                 t => format!("Transcript {} is titled {t:?}\n", stored.transcript.id),
             };
             Ok(Output::new(transcript::imported_json(&stored), human))
+        }
+        TranscriptCommand::Resume { id } => {
+            let r = logbook::ops::agent::transcript_resume(&ctx.project, id)?;
+            let human = format!("{}\n", logbook::ops::agent::resume_line(Some(&r)));
+            Ok(Output::new(
+                logbook::ops::agent::resume_json(Some(&r)),
+                human,
+            ))
         }
         TranscriptCommand::Import(a) => import_cmd(ctx, a),
         TranscriptCommand::Usage(a) => usage(ctx, a),

@@ -118,14 +118,18 @@ fn work_session_commands_print_the_documented_json() {
     assert!(id.starts_with("ENG") && id.ends_with("-ACME-AUDIT"), "{id}");
     assert_eq!(started["indicator"], "active");
     assert_eq!(started["tokens"]["max"], 1000);
-    for cmd in [
-        &["status"][..],
-        &["resume"],
-        &["status", &id],
-        &["resume", &id],
+    // `resume` adds the agent session to resume (null: none recorded).
+    let mut resumed = record.to_vec();
+    resumed.push("agent_resume");
+    for (cmd, want) in [
+        (&["status"][..], &record[..]),
+        (&["resume"], &resumed),
+        (&["status", &id], &record),
+        (&["resume", &id], &resumed),
     ] {
-        assert_eq!(sorted(keys(&at(cmd))), sorted(record.to_vec()), "{cmd:?}");
+        assert_eq!(sorted(keys(&at(cmd))), sorted(want.to_vec()), "{cmd:?}");
     }
+    assert_eq!(at(&["resume"])["agent_resume"], Value::Null);
     let used = at(&["usage", "--current", "850"]);
     assert_eq!(used["tokens"]["peak"], 850);
     let s = at(&["status"]);

@@ -4,6 +4,7 @@
 // A failed unwrap is a failed test here, with the location in the message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agent_handoff;
 mod agent_import;
 mod contract;
 mod demo;

@@ -11,6 +11,7 @@
 //! with a router of its own; [`LogbookServer::tools`] joins them (the SDK
 //! lists tools by name, so the split does not show to a client).
 
+pub(crate) mod agent;
 mod resume;
 mod runs;
 mod sessions;
@@ -45,5 +46,6 @@ impl LogbookServer {
             + Self::workflow_tools()
             + Self::transcript_tools()
             + Self::resume_tools()
+            + Self::agent_tools()
     }
 }

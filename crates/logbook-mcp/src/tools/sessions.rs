@@ -145,10 +145,19 @@ impl LogbookServer {
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn session_resume(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
-        self.call(
-            false,
-            move |p| Ok(ws::resume(p, a.id.as_deref())?.to_json()),
-        )
+        self.call(false, move |p| {
+            let mut json = ws::resume(p, a.id.as_deref())?.to_json();
+            // As `resume --json`: the work session is resumed even when
+            // the agent session cannot be looked up.
+            let agent = logbook::ops::agent::agent_resume(p).ok().flatten();
+            if let serde_json::Value::Object(o) = &mut json {
+                o.insert(
+                    "agent_resume".into(),
+                    logbook::ops::agent::resume_json(agent.as_ref()),
+                );
+            }
+            Ok(json)
+        })
         .await
     }
 

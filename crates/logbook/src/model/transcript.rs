@@ -11,6 +11,8 @@
 //! Messages are kept exactly as given: blocks are arbitrary JSON and unknown
 //! keys anywhere are written back.
 
+pub mod tools;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer, Serialize};

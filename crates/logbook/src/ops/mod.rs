@@ -11,8 +11,10 @@
 //! - [`transcript`]: save, import (seed 003 files, Claude Code and Codex
 //!   logs), load, list, usage, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
-//! - [`resume`]: the text an agent needs after a compaction; [`hook`]: what
-//!   Claude Code's and Codex's hooks call, queued so an agent never waits
+//! - [`resume`]: the text an agent needs after a compaction; [`agent`]: the
+//!   command that resumes a coding agent's session, and a handoff to the other
+//!   agent; [`hook`]: what Claude Code's and Codex's hooks call, queued so an
+//!   agent never waits
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
@@ -21,6 +23,7 @@
 //! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
 //!   Code's and Codex's settings
 
+pub mod agent;
 pub mod demo;
 pub mod doctor;
 pub mod hook;
