@@ -255,6 +255,9 @@ fn handoff_reads_the_other_agents_latest_session() {
         stderr.contains("no claude-code session") && stderr.contains("hooks install claude-code"),
         "{stderr}"
     );
+    // Wired into a hook, nothing to hand over is no failure: no answer.
+    let hooked = t.run(&["handoff", "--to", "codex", "--hook"]);
+    assert_eq!(hooked.ok(), "");
 
     import(&t, &claude_log(&t));
     import(&t, &codex_log(&t));
