@@ -17,6 +17,7 @@
 pub mod agent_log;
 pub mod config;
 pub mod fs;
+pub mod import_cursor;
 pub mod lock;
 pub mod project;
 pub mod run;
@@ -30,7 +31,7 @@ pub use config::Config;
 pub use fs::{
     EntryKind, PathTrust, absolute, entries, is_temp_file, move_durably, open_record,
     open_record_file, open_regular, read_optional, read_regular, read_with_metadata, resolve_named,
-    root_path, sync_dir, write_atomic, write_atomic_with,
+    root_path, sync_dir, write_atomic, write_atomic_file, write_atomic_with,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

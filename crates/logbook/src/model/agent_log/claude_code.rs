@@ -13,32 +13,36 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Line, LogSummary, Usage, message, object, str_of, take_str, text_block};
 use crate::model::transcript::Message;
 
 /// The state of one Claude Code log being read.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Parser {
     pub(super) summary: LogSummary,
     /// The assistant message whose stream is still being read.
     pending: Option<Pending>,
     /// The largest usage seen per (`message.id`, `requestId`), or per
     /// (empty, `uuid`) for a line lacking either id.
+    #[serde(with = "streams")]
     streams: HashMap<(String, String), Counted>,
     message_lines: u64,
     sidechain_lines: u64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Pending {
     id: Option<String>,
     message: Message,
     usage: Option<Usage>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Counted {
     usage: Usage,
     model: Option<String>,
@@ -348,5 +352,33 @@ fn result_text(v: &Value) -> String {
             .join("\n"),
         Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+/// The streams map as a list of `[message id, request id, counted]`
+/// (JSON keys are strings, not pairs), sorted so a checkpoint of the same
+/// state is the same bytes.
+mod streams {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Counted;
+
+    pub(super) fn serialize<S: Serializer>(
+        map: &HashMap<(String, String), Counted>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut list: Vec<(&String, &String, &Counted)> =
+            map.iter().map(|((m, r), c)| (m, r, c)).collect();
+        list.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        list.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<HashMap<(String, String), Counted>, D::Error> {
+        let list = Vec::<(String, String, Counted)>::deserialize(d)?;
+        Ok(list.into_iter().map(|(m, r, c)| ((m, r), c)).collect())
     }
 }
