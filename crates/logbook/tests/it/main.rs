@@ -9,6 +9,7 @@ mod arb;
 mod fidelity;
 mod layers;
 mod prop_agent_log;
+mod prop_incremental;
 mod prop_manifest;
 mod prop_session;
 mod prop_transcript;
