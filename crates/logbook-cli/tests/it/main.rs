@@ -11,6 +11,7 @@ mod doctor;
 mod environment;
 mod freshness;
 mod harness;
+mod incremental;
 mod index;
 mod mcp;
 mod mcp_http;
