@@ -26,7 +26,12 @@ fn claude_turns(from: usize, to: usize) -> String {
     let mut out = String::new();
     let pad = "lorem ipsum dolor sit amet ".repeat(40);
     for i in from..to {
-        let ts = format!("2026-01-{:02}T{:02}:{:02}:00.000Z", 10 + i % 9, i % 24, i % 60);
+        let ts = format!(
+            "2026-01-{:02}T{:02}:{:02}:00.000Z",
+            10 + i % 9,
+            i % 24,
+            i % 60
+        );
         let common = format!(
             r#""isSidechain":false,"cwd":"/work/big","gitBranch":"main","version":"2.0.14","sessionId":"{CLAUDE_ID}","timestamp":"{ts}""#
         );
@@ -35,7 +40,10 @@ fn claude_turns(from: usize, to: usize) -> String {
         );
         out.push('\n');
         for (k, (block, output)) in [
-            (r#"{"type":"thinking","thinking":"thinking it over","signature":"s"}"#, 3),
+            (
+                r#"{"type":"thinking","thinking":"thinking it over","signature":"s"}"#,
+                3,
+            ),
             (r#"{"type":"text","text":"here is the answer"}"#, 40),
             (
                 r#"{"type":"tool_use","id":"toolu_X","name":"Bash","input":{"command":"ls"}}"#,
@@ -218,16 +226,31 @@ fn grows_by_appends(rel: &str, gen_: fn(usize, usize) -> String, size: u64) {
     let t = TestProject::new();
     let mut log = Log::new(&t, rel, gen_);
     log.grow_to(size);
+    let started = std::time::Instant::now();
     let first = import(&t, &log);
+    let full = started.elapsed();
     assert_eq!(bytes_read(&first), log.len());
 
     // Whole lines: exactly the new bytes (and the check windows).
     let added = log.grow_to(log.len() + (1 << 20));
+    let started = std::time::Instant::now();
     let i = import(&t, &log);
+    let incremental = started.elapsed();
     assert!(
         (added..=added + CHECK).contains(&bytes_read(&i)),
         "read {} for {added} appended",
         bytes_read(&i)
+    );
+    // The figure the issue asks for (`--nocapture` shows it), bounded
+    // loosely: an append costs a fraction of the whole log.
+    eprintln!(
+        "{} MiB log: full import {full:?}, {} KiB append {incremental:?}",
+        log.len() >> 20,
+        added >> 10
+    );
+    assert!(
+        incremental * 3 < full,
+        "incremental {incremental:?} vs full {full:?}"
     );
 
     // The agent is mid-line: that line is imported as it stands (a bad
@@ -279,7 +302,11 @@ fn a_codex_log_is_imported_by_its_appends() {
 
 /// A small growing Claude Code log, imported once.
 fn small(t: &TestProject) -> Log {
-    let mut log = Log::new(t, &format!("history/-work-big/{CLAUDE_ID}.jsonl"), claude_turns);
+    let mut log = Log::new(
+        t,
+        &format!("history/-work-big/{CLAUDE_ID}.jsonl"),
+        claude_turns,
+    );
     log.grow_to(1 << 20);
     assert_eq!(bytes_read(&import(t, &log)), log.len());
     log
@@ -346,7 +373,12 @@ fn a_damaged_checkpoint_costs_a_full_import_never_a_wrong_one() {
         std::fs::write(&cursor[0], &damage).unwrap();
         log.grow_to(log.len() + 50_000);
         let i = import(&t, &log);
-        assert_eq!(bytes_read(&i), log.len(), "{}", String::from_utf8_lossy(&damage));
+        assert_eq!(
+            bytes_read(&i),
+            log.len(),
+            "{}",
+            String::from_utf8_lossy(&damage)
+        );
         same_as_fresh(&t, &log);
     }
     // Gone: the same.
@@ -360,7 +392,8 @@ fn a_damaged_checkpoint_costs_a_full_import_never_a_wrong_one() {
 fn a_renamed_transcript_keeps_its_name_through_the_next_imports() {
     let t = TestProject::new();
     let mut log = small(&t);
-    t.run(&["transcript", "name", CLAUDE_ID, "the big one"]).ok();
+    t.run(&["transcript", "name", CLAUDE_ID, "the big one"])
+        .ok();
     // The stored file is not the one checkpointed: read whole, name kept.
     log.grow_to(log.len() + 50_000);
     let i = import(&t, &log);
@@ -376,36 +409,5 @@ fn a_renamed_transcript_keeps_its_name_through_the_next_imports() {
     assert_eq!(
         shown["rawLines"].as_array().unwrap().len() as u64,
         std::fs::read_to_string(&log.path).unwrap().lines().count() as u64
-    );
-}
-
-/// Not a test of correctness but the figure the issue asks for: an
-/// incremental import of a 1 MiB append to a 50 MiB log against a full
-/// import of the same log, printed (`--nocapture`) and bounded loosely.
-#[test]
-fn an_append_costs_far_less_than_the_whole_log() {
-    let t = TestProject::new();
-    let mut log = Log::new(
-        &t,
-        &format!("history/-work-big/{CLAUDE_ID}.jsonl"),
-        claude_turns,
-    );
-    log.grow_to(50 << 20);
-    let started = std::time::Instant::now();
-    import(&t, &log);
-    let full = started.elapsed();
-    let added = log.grow_to(log.len() + (1 << 20));
-    let started = std::time::Instant::now();
-    let i = import(&t, &log);
-    let incremental = started.elapsed();
-    assert!(bytes_read(&i) <= added + CHECK);
-    eprintln!(
-        "{} MiB log: full import {full:?}, {} KiB append {incremental:?}",
-        log.len() >> 20,
-        added >> 10
-    );
-    assert!(
-        incremental * 3 < full,
-        "incremental {incremental:?} vs full {full:?}"
     );
 }

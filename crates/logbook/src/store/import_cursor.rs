@@ -145,13 +145,7 @@ impl Cursor {
 
 /// Writes the checkpoint of what [`store::agent_log::write_transcript_from`]
 /// just wrote to `target` from the log at `source`.
-pub fn save(
-    dir: &Path,
-    source: &Path,
-    format: Format,
-    target: &Path,
-    w: Written,
-) -> Result<()> {
+pub fn save(dir: &Path, source: &Path, format: Format, target: &Path, w: Written) -> Result<()> {
     let io = |e| Error::io(source, e);
     let file = File::open(source).map_err(io)?;
     let m = file.metadata().map_err(io)?;
@@ -208,7 +202,11 @@ fn read_at(file: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn stored_at(path: &Path, messages: (u64, u64), raw_lines: (u64, u64)) -> std::io::Result<StoredAt> {
+fn stored_at(
+    path: &Path,
+    messages: (u64, u64),
+    raw_lines: (u64, u64),
+) -> std::io::Result<StoredAt> {
     let file = File::open(path)?;
     let m = file.metadata()?;
     let mtime_ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());

@@ -72,8 +72,7 @@ fn arb_log() -> impl Strategy<Value = (usize, Vec<u8>, Vec<prop::sample::Index>)
             prop::collection::vec(any::<prop::sample::Index>(), 1..5),
         )
             .prop_map(move |(file, extra, newline_at_end, cuts)| {
-                let mut lines: Vec<Vec<u8>> =
-                    base.iter().map(|l| l.clone().into_bytes()).collect();
+                let mut lines: Vec<Vec<u8>> = base.iter().map(|l| l.clone().into_bytes()).collect();
                 for (at, l) in extra {
                     lines.insert(at.index(lines.len() + 1), l);
                 }
