@@ -241,16 +241,13 @@ fn grows_by_appends(rel: &str, gen_: fn(usize, usize) -> String, size: u64) {
         "read {} for {added} appended",
         bytes_read(&i)
     );
-    // The figure the issue asks for (`--nocapture` shows it), bounded
-    // loosely: an append costs a fraction of the whole log.
-    eprintln!(
+    // An append costs a fraction of the whole log (bounded loosely; the
+    // release figures are in the benchmark notes of the report).
+    assert!(
+        incremental * 3 < full,
         "{} MiB log: full import {full:?}, {} KiB append {incremental:?}",
         log.len() >> 20,
         added >> 10
-    );
-    assert!(
-        incremental * 3 < full,
-        "incremental {incremental:?} vs full {full:?}"
     );
 
     // The agent is mid-line: that line is imported as it stands (a bad
