@@ -2,14 +2,15 @@
 //! any byte, inside a line, inside a streamed Claude Code reply, between
 //! damaged and non-UTF-8 lines) and imported after each piece is stored as
 //! the same bytes a fresh import of the same log writes, and each import
-//! after the first reads only the bytes after the last whole line.
+//! after the first reads only the bytes after the last whole line, as
+//! `pending_bytes` said before it.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 
 use logbook::model::agent_log::Format;
-use logbook::ops::transcript::{ImportFormat, ImportReport, import_path};
+use logbook::ops::transcript::{ImportFormat, ImportReport, import_path, pending_bytes};
 use logbook::store::Project;
 use logbook::store::import_cursor::WINDOW;
 use proptest::prelude::*;
@@ -145,8 +146,14 @@ proptest! {
             f.write_all(&bytes[written..end]).unwrap();
             drop(f);
             written = end;
+            let pending = pending_bytes(&p, &log, format).unwrap();
             let r = import_path(&p, &log, format_of(format), None).unwrap();
             let read = read_of(&r);
+            if let Some(read) = read {
+                // What a hook is told an import would read is what it reads
+                // (besides the windows that check the log).
+                prop_assert!(pending <= read && read <= pending + 2 * WINDOW, "{pending} vs {read}");
+            }
             if let (Some(read), Some(at)) = (read, resumes_at) {
                 prop_assert!(
                     read <= (end - at) as u64 + 2 * WINDOW,
