@@ -41,8 +41,7 @@ struct Pending {
     usage: Option<Usage>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 struct Counted {
     usage: Usage,
     model: Option<String>,
@@ -355,15 +354,25 @@ fn result_text(v: &Value) -> String {
     }
 }
 
-/// The streams map as a list of `[message id, request id, counted]`
-/// (JSON keys are strings, not pairs), sorted so a checkpoint of the same
-/// state is the same bytes.
+/// The streams map as a list of `[message id, request id, usage counts,
+/// model, timestamp, inline sidechain]` (JSON keys are strings, not pairs;
+/// the counts a bare array, as a long session has thousands of streams),
+/// sorted so a checkpoint of the same state is the same bytes.
 mod streams {
     use std::collections::HashMap;
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use super::Counted;
+    use super::{Counted, Usage};
+
+    type Entry = (
+        String,
+        String,
+        [u64; 7],
+        Option<String>,
+        Option<String>,
+        bool,
+    );
 
     pub(super) fn serialize<S: Serializer>(
         map: &HashMap<(String, String), Counted>,
@@ -372,13 +381,55 @@ mod streams {
         let mut list: Vec<(&String, &String, &Counted)> =
             map.iter().map(|((m, r), c)| (m, r, c)).collect();
         list.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let list: Vec<Entry> = list
+            .into_iter()
+            .map(|(m, r, c)| {
+                let u = c.usage;
+                (
+                    m.clone(),
+                    r.clone(),
+                    [
+                        u.input_tokens,
+                        u.output_tokens,
+                        u.cache_creation_input_tokens,
+                        u.cache_read_input_tokens,
+                        u.cached_input_tokens,
+                        u.reasoning_output_tokens,
+                        u.total_tokens,
+                    ],
+                    c.model.clone(),
+                    c.timestamp.clone(),
+                    c.inline_sidechain,
+                )
+            })
+            .collect();
         list.serialize(s)
     }
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<HashMap<(String, String), Counted>, D::Error> {
-        let list = Vec::<(String, String, Counted)>::deserialize(d)?;
-        Ok(list.into_iter().map(|(m, r, c)| ((m, r), c)).collect())
+        let list = Vec::<Entry>::deserialize(d)?;
+        Ok(list
+            .into_iter()
+            .map(|(m, r, n, model, timestamp, inline_sidechain)| {
+                let usage = Usage {
+                    input_tokens: n[0],
+                    output_tokens: n[1],
+                    cache_creation_input_tokens: n[2],
+                    cache_read_input_tokens: n[3],
+                    cached_input_tokens: n[4],
+                    reasoning_output_tokens: n[5],
+                    total_tokens: n[6],
+                };
+                let c = Counted {
+                    usage,
+                    model,
+                    timestamp,
+                    inline_sidechain,
+                };
+                ((m, r), c)
+            })
+            .collect())
     }
 }
