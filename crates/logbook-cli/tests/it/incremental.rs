@@ -408,3 +408,21 @@ fn a_renamed_transcript_keeps_its_name_through_the_next_imports() {
         std::fs::read_to_string(&log.path).unwrap().lines().count() as u64
     );
 }
+
+#[test]
+fn what_an_append_says_is_found_after_an_incremental_import() {
+    let t = TestProject::new();
+    let mut log = small(&t);
+    let next = claude_turns(log.turns, log.turns + 2)
+        .replace("here is the answer", "here is the zanzibar answer");
+    log.turns += 2;
+    log.append(next.as_bytes());
+    let i = import(&t, &log);
+    assert!(bytes_read(&i) <= next.len() as u64 + CHECK, "{i:#}");
+    let found = t.run(&["find", "--text", "zanzibar"]);
+    assert!(found.ok().contains(CLAUDE_ID), "{}", found.stdout);
+    // And what the first import indexed is still there (turn 0 alone says
+    // "0"): the index's text went on from the checkpoint, not afresh.
+    let found = t.run(&["find", "--text", "0"]);
+    assert!(found.ok().contains(CLAUDE_ID), "{}", found.stdout);
+}
