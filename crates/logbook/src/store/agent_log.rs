@@ -12,6 +12,12 @@
 //! string, in order, so nothing the agent wrote is lost and a re-import can
 //! derive everything again from the file alone. It is written in three
 //! streaming passes (summary, messages, raw lines) and never held in memory.
+//!
+//! A log imported before is read only from where that import stopped (its
+//! checkpoint, [`store::import_cursor`]): the passes resume the parser there,
+//! and the stored file's messages and raw lines before it are copied from
+//! the old file by the kernel, so the result is the bytes a whole import
+//! writes.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek as _, SeekFrom, Write};

@@ -4,7 +4,9 @@
 //! Each log becomes one transcript, written only when its source changed:
 //! the same bytes of the same file give the same transcript, byte for byte,
 //! so a second import reports it `unchanged` and writes nothing, and a log
-//! that grew (a live session) is rewritten in place under the id's lock.
+//! that grew (a live session) is rewritten in place under the id's lock,
+//! reading only what was appended since the last import when its checkpoint
+//! still holds ([`pending_bytes`] says how much that is).
 
 use std::path::{Path, PathBuf};
 
