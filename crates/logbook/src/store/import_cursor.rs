@@ -175,13 +175,6 @@ pub fn save(dir: &Path, source: &Path, format: Format, target: &Path, w: Written
     store::write_atomic(&path_of(dir, source), &text)
 }
 
-/// Removes the checkpoint of `source`, if any: its transcript is about to
-/// be written without one (a failed write leaves none to trust).
-pub fn forget(dir: &Path, source: &Path) {
-    // A cache: a checkpoint that stays is checked before use anyway.
-    let _ = std::fs::remove_file(path_of(dir, source));
-}
-
 /// Hashes of the first [`WINDOW`] bytes before `at` and of the
 /// [`WINDOW`] bytes just before it, and how many bytes that read.
 fn windows(file: &File, at: u64) -> std::io::Result<(u64, u64, u64)> {
