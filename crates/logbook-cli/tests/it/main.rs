@@ -14,6 +14,7 @@ mod freshness;
 mod harness;
 mod hooks;
 mod hooks_install;
+mod incremental;
 mod index;
 mod mcp;
 mod mcp_http;

@@ -324,6 +324,17 @@ impl SaidText {
         self.text.push('\n');
     }
 
+    /// A collection that goes on from `text`, gathered before (an
+    /// incremental import resumes it from its checkpoint).
+    pub fn resume(text: String, cap: usize) -> SaidText {
+        SaidText { text, cap }
+    }
+
+    /// The text gathered so far.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
     /// The text gathered.
     pub fn into_string(self) -> String {
         self.text

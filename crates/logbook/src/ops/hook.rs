@@ -126,10 +126,14 @@ fn logs_to_import(job: &Job) -> Vec<PathBuf> {
     logs
 }
 
-/// The bytes an import of `log` reads now: its whole length until imports
-/// resume where the last one stopped.
-fn log_pending(_p: &Project, log: &Path, _agent: Option<Format>) -> u64 {
-    std::fs::metadata(log).map_or(0, |m| m.len())
+/// The bytes an import of `log` reads now: what it gained since the last
+/// import, or all of it for a log not imported yet (or a folder's logs).
+fn log_pending(p: &Project, log: &Path, agent: Option<Format>) -> u64 {
+    let whole = || std::fs::metadata(log).map_or(0, |m| m.len());
+    match agent {
+        Some(f) if log.is_file() => import::pending_bytes(p, log, f).unwrap_or_else(|_| whole()),
+        _ => whole(),
+    }
 }
 
 fn is_log(path: &Path) -> bool {

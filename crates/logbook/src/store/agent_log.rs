@@ -12,16 +12,25 @@
 //! string, in order, so nothing the agent wrote is lost and a re-import can
 //! derive everything again from the file alone. It is written in three
 //! streaming passes (summary, messages, raw lines) and never held in memory.
+//!
+//! A log imported before is read only from where that import stopped (its
+//! checkpoint, [`store::import_cursor`]): the passes resume the parser there,
+//! and the stored file's messages and raw lines before it are copied from
+//! the old file by the kernel, so the result is the bytes a whole import
+//! writes.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek as _, SeekFrom, Write};
 use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::agent_log::{BadLine, Fingerprint, Format, Line, LogParser, LogSummary};
 use crate::model::transcript::{FORMAT_VERSION, Metadata, SaidText, parse_file_name};
 use crate::store;
+use crate::store::import_cursor::Cursor;
 
 /// How many lines [`detect`] reads looking for one that names its agent.
 const DETECT_LINES: usize = 64;
@@ -65,15 +74,17 @@ pub fn for_each_line_progress(
 ) -> Result<Fingerprint> {
     walk(
         path,
+        Mark::default(),
         len,
         on_bytes,
         false,
-        &mut |no, line, lossy| match line {
+        &mut |no, line, lossy, _| match line {
             Line::Text(text) => f(no, text, lossy),
             // Not given when `parse_long` is false.
             Line::Parsed(_) => Ok(()),
         },
     )
+    .map(|(fp, _)| fp)
 }
 
 /// [`for_each_line_progress`] for the passes that parse each line: a line
@@ -87,7 +98,34 @@ pub fn for_each_parsed_line(
     on_bytes: &dyn Fn(u64),
     mut f: impl FnMut(u64, Line<'_>, bool) -> Result<()>,
 ) -> Result<Fingerprint> {
-    walk(path, len, on_bytes, true, &mut f)
+    walk(
+        path,
+        Mark::default(),
+        len,
+        on_bytes,
+        true,
+        &mut |no, line, lossy, _| f(no, line, lossy),
+    )
+    .map(|(fp, _)| fp)
+}
+
+/// A place in a log between two lines: the bytes before it (their count
+/// and fingerprint) and how many lines they hold. A pass that starts there
+/// goes on as if it had read them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mark {
+    /// The fingerprint of the bytes before the mark (`fp.bytes` is its
+    /// offset).
+    pub fp: Fingerprint,
+    /// How many lines those bytes hold.
+    pub lines: u64,
+}
+
+impl Mark {
+    /// The byte offset of the mark in the log.
+    pub fn offset(&self) -> u64 {
+        self.fp.bytes
+    }
 }
 
 /// Where [`read_line`] stopped.
@@ -100,27 +138,46 @@ enum Stop {
     Long,
 }
 
-fn walk(
+/// Reads the lines of `path` from `from` up to `len`, calling `f` with each
+/// (number, line, whether decoded lossily, whether it ends with a newline:
+/// only the last one may not). Returns the fingerprint of the first `len`
+/// bytes and the mark after the last line that ended with a newline, where
+/// the next incremental pass starts (a line without one may still grow).
+pub(super) fn walk(
     path: &Path,
+    from: Mark,
     len: u64,
     on_bytes: &dyn Fn(u64),
     parse_long: bool,
-    f: &mut dyn FnMut(u64, Line<'_>, bool) -> Result<()>,
-) -> Result<Fingerprint> {
+    f: &mut dyn FnMut(u64, Line<'_>, bool, bool) -> Result<()>,
+) -> Result<(Fingerprint, Mark)> {
     let io = |e| Error::io(path, e);
-    let file = File::open(path).map_err(io)?;
+    let mut file = File::open(path).map_err(io)?;
     let ahead = file.try_clone().map_err(io)?;
-    let mut reader = BufReader::with_capacity(1 << 16, file.take(len));
-    let mut fp = Fingerprint::default();
+    let start = from.offset();
+    if start > len {
+        return Err(changed(path));
+    }
+    // Whether the last line read ends with a newline, asked once: every
+    // other line does.
+    let open_end = len > start && {
+        let mut last = [0u8; 1];
+        ahead.read_exact_at(&mut last, len - 1).map_err(io)?;
+        last[0] != b'\n'
+    };
+    file.seek(SeekFrom::Start(start)).map_err(io)?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(len - start));
+    let mut fp = from.fp;
+    let mut cut = from;
     let mut buf = Vec::with_capacity(1 << 12);
-    let mut no = 0;
+    let mut no = from.lines;
     loop {
         if buf.capacity() > LONG_LINE {
             // The last line was long: its buffer is not kept for the rest.
             buf = Vec::with_capacity(1 << 12);
         }
         buf.clear();
-        let start = fp.bytes;
+        let line_start = fp.bytes;
         let read =
             read_line(&mut reader, &mut buf, &ahead, &mut fp, len, parse_long).map_err(io)?;
         if let Stop::End = read {
@@ -139,27 +196,35 @@ fn walk(
                 std::io::copy(&mut whole, &mut std::io::sink()).map_err(io)?;
                 parsed
             };
+            let whole = !(open_end && fp.bytes == len);
             if parsed.is_ok() {
                 no += 1;
-                f(no, Line::Parsed(parsed), false)?;
-                progress(start, fp.bytes, on_bytes);
+                f(no, Line::Parsed(parsed), false, whole)?;
+                if whole {
+                    cut = Mark { fp, lines: no };
+                }
+                progress(line_start, fp.bytes, on_bytes);
                 continue;
             }
-            buf = vec![0; usize::try_from(fp.bytes - start).unwrap_or(usize::MAX)];
-            ahead.read_exact_at(&mut buf, start).map_err(io)?;
+            buf = vec![0; usize::try_from(fp.bytes - line_start).unwrap_or(usize::MAX)];
+            ahead.read_exact_at(&mut buf, line_start).map_err(io)?;
         }
-        progress(start, fp.bytes, on_bytes);
+        progress(line_start, fp.bytes, on_bytes);
         no += 1;
+        let whole = !(open_end && fp.bytes == len);
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         match std::str::from_utf8(line) {
-            Ok(text) => f(no, Line::Text(text), false)?,
-            Err(_) => f(no, Line::Text(&String::from_utf8_lossy(line)), true)?,
+            Ok(text) => f(no, Line::Text(text), false, whole)?,
+            Err(_) => f(no, Line::Text(&String::from_utf8_lossy(line)), true, whole)?,
+        }
+        if whole {
+            cut = Mark { fp, lines: no };
         }
     }
     if fp.bytes != len {
         return Err(changed(path));
     }
-    Ok(fp)
+    Ok((fp, cut))
 }
 
 fn progress(before: u64, after: u64, on_bytes: &dyn Fn(u64)) {
@@ -372,24 +437,75 @@ pub fn scan(
     format: Format,
     on_bytes: &dyn Fn(u64),
 ) -> Result<(LogSummary, Fingerprint)> {
-    let mut parser = LogParser::new(format);
-    let mut lossy = vec![];
-    let fp = for_each_parsed_line(path, len, on_bytes, |no, line, is_lossy| {
-        if is_lossy {
-            lossy.push(BadLine {
-                line: no,
-                reason: "not UTF-8 (kept with U+FFFD in place of the bad bytes)".into(),
-            });
-        }
-        parser.read(no, line);
-        Ok(())
-    })?;
+    scan_from(path, len, format, None, on_bytes)
+}
+
+/// [`scan`] going on from a checkpoint an earlier import left (see
+/// [`store::import_cursor`]): only the bytes after it are read.
+pub fn scan_from(
+    path: &Path,
+    len: u64,
+    format: Format,
+    from: Option<&Cursor>,
+    on_bytes: &dyn Fn(u64),
+) -> Result<(LogSummary, Fingerprint)> {
+    let (mark, mut parser, mut lossy) = match from {
+        Some(c) if c.parser.format() == format => (c.at, c.parser.clone(), c.lossy.clone()),
+        _ => (Mark::default(), LogParser::new(format), vec![]),
+    };
+    let (fp, _) = walk(
+        path,
+        mark,
+        len,
+        on_bytes,
+        true,
+        &mut |no, line, is_lossy, _| {
+            if is_lossy {
+                lossy.push(not_utf8(no));
+            }
+            parser.read(no, line);
+            Ok(())
+        },
+    )?;
     let (_, mut summary) = parser.finish();
     if !lossy.is_empty() {
         summary.bad_lines.extend(lossy);
         summary.bad_lines.sort_by_key(|b| b.line);
     }
     Ok((summary, fp))
+}
+
+fn not_utf8(line: u64) -> BadLine {
+    BadLine {
+        line,
+        reason: "not UTF-8 (kept with U+FFFD in place of the bad bytes)".into(),
+    }
+}
+
+/// The fingerprint of the first `len` bytes of `path` going on from
+/// `from` (reading only the bytes after it).
+pub fn fingerprint_from(path: &Path, from: Mark, len: u64) -> Result<Fingerprint> {
+    let io = |e| Error::io(path, e);
+    if from.offset() > len {
+        return Err(changed(path));
+    }
+    let mut file = File::open(path).map_err(io)?;
+    file.seek(SeekFrom::Start(from.offset())).map_err(io)?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(len - from.offset()));
+    let mut fp = from.fp;
+    loop {
+        let buf = reader.fill_buf().map_err(io)?;
+        if buf.is_empty() {
+            break;
+        }
+        fp.update(buf);
+        let n = buf.len();
+        reader.consume(n);
+    }
+    if fp.bytes != len {
+        return Err(changed(path));
+    }
+    Ok(fp)
 }
 
 /// What the stored transcript says besides its messages and raw lines.
@@ -423,6 +539,61 @@ pub fn write_transcript(
     said: &mut SaidText,
     on_bytes: &dyn Fn(u64),
 ) -> Result<()> {
+    write_transcript_from(
+        target,
+        source,
+        len,
+        format,
+        head,
+        fingerprint,
+        previous,
+        said,
+        None,
+        on_bytes,
+    )
+    .map(|_| ())
+}
+
+/// What [`write_transcript_from`] wrote, as of the last line of the log
+/// that ended with a newline: where the next incremental import goes on.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// After the last line that ended with a newline.
+    pub at: Mark,
+    /// The parser's state there.
+    pub parser: LogParser,
+    /// The lines up to there that are not UTF-8.
+    pub lossy: Vec<BadLine>,
+    /// What the messages written up to there say (see [`SaidText`]).
+    pub said: String,
+    /// How many messages were written up to there.
+    pub messages: u64,
+    /// The byte range of those messages in the stored file (after the
+    /// `messages` array's `[`, up to the end of the last of them).
+    pub messages_bytes: (u64, u64),
+    /// The same for the raw lines up to there.
+    pub raw_bytes: (u64, u64),
+}
+
+/// [`write_transcript`] going on from `from`: a checkpoint that describes
+/// the file at `target` now (the caller checked it with
+/// [`Cursor::fits_stored`]). The messages and raw lines before the
+/// checkpoint are copied from that file by the kernel, not parsed; only the
+/// log's bytes after it are read. The result is the same bytes a whole
+/// import writes. Returns where the next import can go on.
+#[allow(clippy::too_many_arguments)]
+pub fn write_transcript_from(
+    target: &Path,
+    source: &Path,
+    len: u64,
+    format: Format,
+    head: &Head<'_>,
+    fingerprint: &str,
+    previous: Option<&Path>,
+    said: &mut SaidText,
+    from: Option<&Cursor>,
+    on_bytes: &dyn Fn(u64),
+) -> Result<Written> {
     let io = |e: std::io::Error| Error::io(target, e);
     let json = |v: &dyn erased::Json| {
         v.pretty().map_err(|e| Error::Corrupt {
@@ -431,26 +602,19 @@ pub fn write_transcript(
             reason: e.to_string(),
         })
     };
-    // Written straight to the file, never first to a string: a message or
-    // raw line may be as long as the log's longest line.
-    let item = |w: &mut dyn Write, v: &dyn erased::Json, first: &mut bool| -> Result<()> {
-        let sep = if *first { "\n    " } else { ",\n    " };
-        *first = false;
-        w.write_all(sep.as_bytes()).map_err(io)?;
-        v.pretty_to(&mut Indented {
-            inner: w,
-            by: b"    ",
-        })
-        .map_err(|e| match e.io_error_kind() {
-            Some(kind) => io(std::io::Error::new(kind, e)),
-            None => Error::Corrupt {
-                path: target.to_path_buf(),
-                what: "transcript",
-                reason: e.to_string(),
-            },
-        })
+    let from = from.filter(|c| c.parser.format() == format);
+    // Opened before the new file replaces it: the parts to copy.
+    let old = match from {
+        Some(_) => Some(File::open(target).map_err(io)?),
+        None => None,
     };
-    store::write_atomic_with(target, |w| {
+    let (mark, mut parser, mut lossy, mut count) = match from {
+        Some(c) => (c.at, c.parser.clone(), c.lossy.clone(), c.messages),
+        None => (Mark::default(), LogParser::new(format), vec![], 0),
+    };
+    let mut written = None;
+    store::write_atomic_file(target, |file| {
+        let mut w = Out { w: file, at: 0 };
         // The metadata comes before the messages, so that a listing reads
         // it without reading the rest (`store::transcript::read_head`).
         write!(
@@ -462,38 +626,103 @@ pub fn write_transcript(
             indent(&json(head.metadata)?, "  ")
         )
         .map_err(io)?;
-        let mut parser = LogParser::new(format);
-        let mut first = true;
-        let fp = for_each_parsed_line(source, len, on_bytes, |no, line, _| {
-            for m in parser.read(no, line) {
-                if !said.is_full() {
-                    said.push(&m);
+        let messages_start = w.at;
+        if let (Some(old), Some(c)) = (&old, from) {
+            w.copy(old, c.stored.messages).map_err(io)?;
+        }
+        let mut first = count == 0;
+        // The state at the last line that ended with a newline, taken just
+        // before a last line without one is read.
+        let mut cut: Option<(LogParser, Vec<BadLine>, String, u64, u64)> = None;
+        let (fp, at) = walk(
+            source,
+            mark,
+            len,
+            on_bytes,
+            true,
+            &mut |no, line, is_lossy, whole| {
+                if !whole {
+                    cut = Some((
+                        parser.clone(),
+                        lossy.clone(),
+                        said.as_str().to_string(),
+                        count,
+                        w.at,
+                    ));
                 }
-                item(w, &m, &mut first)?;
-            }
-            Ok(())
-        })?;
+                if is_lossy {
+                    lossy.push(not_utf8(no));
+                }
+                for m in parser.read(no, line) {
+                    if !said.is_full() {
+                        said.push(&m);
+                    }
+                    item(&mut w, &m, &mut first, target)?;
+                    count += 1;
+                }
+                Ok(())
+            },
+        )?;
+        let (state, lossy_at, said_at, messages, messages_end) = cut.unwrap_or_else(|| {
+            (
+                parser.clone(),
+                lossy.clone(),
+                said.as_str().to_string(),
+                count,
+                w.at,
+            )
+        });
         if let (Some(m), _) = parser.finish() {
             if !said.is_full() {
                 said.push(&m);
             }
-            item(w, &m, &mut first)?;
+            item(&mut w, &m, &mut first, target)?;
         }
         if fp.as_string() != fingerprint {
             return Err(changed(source));
         }
         let close = if first { "]" } else { "\n  ]" };
         write!(w, "{close},\n  \"rawLines\": [").map_err(io)?;
-        let mut first = true;
+        let raw_start = w.at;
+        if let (Some(old), Some(c)) = (&old, from) {
+            w.copy(old, c.stored.raw_lines).map_err(io)?;
+        }
+        let mut first = mark.lines == 0;
+        let mut raw_cut = None;
         let second = |b: u64| on_bytes(len + b);
-        let fp = for_each_line_progress(source, len, &second, |_, line, _| {
-            item(w, &line, &mut first)
-        })?;
+        let (fp, _) = walk(
+            source,
+            mark,
+            len,
+            &second,
+            false,
+            &mut |_, line, _, whole| {
+                if !whole {
+                    raw_cut = Some(w.at);
+                }
+                match line {
+                    Line::Text(text) => item(&mut w, &text, &mut first, target),
+                    // Not given when `parse_long` is false.
+                    Line::Parsed(_) => Ok(()),
+                }
+            },
+        )?;
         if fp.as_string() != fingerprint {
             return Err(changed(source));
         }
+        let raw_end = raw_cut.unwrap_or(w.at);
         let close = if first { "]" } else { "\n  ]" };
-        write!(w, "{close}\n}}\n").map_err(io)
+        write!(w, "{close}\n}}\n").map_err(io)?;
+        written = Some(Written {
+            at,
+            parser: state,
+            lossy: lossy_at,
+            said: said_at,
+            messages,
+            messages_bytes: (messages_start, messages_end),
+            raw_bytes: (raw_start, raw_end),
+        });
+        Ok(())
     })?;
     if let Some(old) = previous
         && old != target
@@ -503,7 +732,67 @@ pub fn write_transcript(
             store::sync_dir(dir)?;
         }
     }
-    Ok(())
+    written.ok_or_else(|| changed(source))
+}
+
+/// One item of a JSON array of the stored file (a message or a raw line),
+/// written straight to the file, never first to a string: it may be as
+/// long as the log's longest line.
+fn item(w: &mut dyn Write, v: &dyn erased::Json, first: &mut bool, target: &Path) -> Result<()> {
+    let io = |e: std::io::Error| Error::io(target, e);
+    let sep = if *first { "\n    " } else { ",\n    " };
+    *first = false;
+    w.write_all(sep.as_bytes()).map_err(io)?;
+    v.pretty_to(&mut Indented {
+        inner: w,
+        by: b"    ",
+    })
+    .map_err(|e| match e.io_error_kind() {
+        Some(kind) => io(std::io::Error::new(kind, e)),
+        None => Error::Corrupt {
+            path: target.to_path_buf(),
+            what: "transcript",
+            reason: e.to_string(),
+        },
+    })
+}
+
+/// The stored file being written, counting its bytes: the checkpoint keeps
+/// where its parts begin and end.
+struct Out<'w> {
+    w: &'w mut BufWriter<File>,
+    at: u64,
+}
+
+impl Out<'_> {
+    /// Copies bytes `range` of `old` (a stored file written before) with
+    /// `std::io::copy` from file to file, which the kernel does
+    /// (`copy_file_range`) without passing them through memory.
+    fn copy(&mut self, old: &File, (from, to): (u64, u64)) -> std::io::Result<()> {
+        let want = to.saturating_sub(from);
+        let mut reader = old;
+        reader.seek(SeekFrom::Start(from))?;
+        let n = std::io::copy(&mut reader.take(want), self.w)?;
+        self.at += n;
+        if n != want {
+            return Err(std::io::Error::other(
+                "the stored transcript is shorter than its import checkpoint says",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Write for Out<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.w.write(buf)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
 }
 
 /// Pretty JSON nested one level deeper: JSON strings hold no raw newline,

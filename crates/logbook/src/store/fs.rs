@@ -23,6 +23,17 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
+    write_atomic_as(path, None, |w| write(w))
+}
+
+/// [`write_atomic_with`] handing `write` the buffered temp file itself, so
+/// that `std::io::copy` from another file into it is a kernel copy
+/// (`copy_file_range`): an incremental import copies the unchanged part of
+/// a large stored transcript that way, without reading it into memory.
+pub fn write_atomic_file(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> Result<()>,
+) -> Result<()> {
     write_atomic_as(path, None, write)
 }
 
@@ -43,7 +54,7 @@ pub fn write_atomic_with_permissions(
 fn write_atomic_as(
     path: &Path,
     permissions: Option<fs::Permissions>,
-    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+    write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> Result<()>,
 ) -> Result<()> {
     let dir = path
         .parent()

@@ -13,25 +13,28 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Line, LogSummary, Usage, message, object, str_of, take_str, text_block};
 use crate::model::transcript::Message;
 
 /// The state of one Claude Code log being read.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Parser {
     pub(super) summary: LogSummary,
     /// The assistant message whose stream is still being read.
     pending: Option<Pending>,
     /// The largest usage seen per (`message.id`, `requestId`), or per
     /// (empty, `uuid`) for a line lacking either id.
+    #[serde(with = "streams")]
     streams: HashMap<(String, String), Counted>,
     message_lines: u64,
     sidechain_lines: u64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Pending {
     id: Option<String>,
     message: Message,
@@ -348,5 +351,85 @@ fn result_text(v: &Value) -> String {
             .join("\n"),
         Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+/// The streams map as a list of `[message id, request id, usage counts,
+/// model, timestamp, inline sidechain]` (JSON keys are strings, not pairs;
+/// the counts a bare array, as a long session has thousands of streams),
+/// sorted so a checkpoint of the same state is the same bytes.
+mod streams {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{Counted, Usage};
+
+    type Entry = (
+        String,
+        String,
+        [u64; 7],
+        Option<String>,
+        Option<String>,
+        bool,
+    );
+
+    pub(super) fn serialize<S: Serializer>(
+        map: &HashMap<(String, String), Counted>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut list: Vec<(&String, &String, &Counted)> =
+            map.iter().map(|((m, r), c)| (m, r, c)).collect();
+        list.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let list: Vec<Entry> = list
+            .into_iter()
+            .map(|(m, r, c)| {
+                let u = c.usage;
+                (
+                    m.clone(),
+                    r.clone(),
+                    [
+                        u.input_tokens,
+                        u.output_tokens,
+                        u.cache_creation_input_tokens,
+                        u.cache_read_input_tokens,
+                        u.cached_input_tokens,
+                        u.reasoning_output_tokens,
+                        u.total_tokens,
+                    ],
+                    c.model.clone(),
+                    c.timestamp.clone(),
+                    c.inline_sidechain,
+                )
+            })
+            .collect();
+        list.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<HashMap<(String, String), Counted>, D::Error> {
+        let list = Vec::<Entry>::deserialize(d)?;
+        Ok(list
+            .into_iter()
+            .map(|(m, r, n, model, timestamp, inline_sidechain)| {
+                let usage = Usage {
+                    input_tokens: n[0],
+                    output_tokens: n[1],
+                    cache_creation_input_tokens: n[2],
+                    cache_read_input_tokens: n[3],
+                    cached_input_tokens: n[4],
+                    reasoning_output_tokens: n[5],
+                    total_tokens: n[6],
+                };
+                let c = Counted {
+                    usage,
+                    model,
+                    timestamp,
+                    inline_sidechain,
+                };
+                ((m, r), c)
+            })
+            .collect())
     }
 }

@@ -11,13 +11,14 @@
 //! last cumulative total, attributed to the model in effect when it grew.
 //! `input_tokens` already includes `cached_input_tokens`.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Line, LogSummary, Usage, message, object, str_of, take_str, text_block};
 use crate::model::transcript::Message;
 
 /// The state of one Codex log being read.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Parser {
     pub(super) summary: LogSummary,
     model: Option<String>,

@@ -260,7 +260,8 @@ pub struct BadLine {
 }
 
 /// What a whole log says about its session, besides the messages.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Serializable so that an import checkpoint can resume where it stopped.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LogSummary {
     /// The session id the lines carry (`sessionId`, Codex `session_meta.id`).
     pub session_id: Option<String>,
@@ -488,8 +489,11 @@ pub fn usage_of(metadata: &Metadata) -> Option<UsageBook> {
     serde_json::from_value(metadata.extra.get("usage")?.clone()).ok()
 }
 
-/// Reads one agent log, line by line.
-#[derive(Debug)]
+/// Reads one agent log, line by line. Its state serializes, so that an
+/// incremental import resumes it from a checkpoint instead of reading the
+/// log again from its start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum LogParser {
     /// Claude Code.
     ClaudeCode(Box<claude_code::Parser>),
@@ -523,6 +527,14 @@ impl LogParser {
         summary.lines = summary.lines.max(no);
         summary.messages += out.len() as u64;
         out
+    }
+
+    /// The format this parser reads.
+    pub fn format(&self) -> Format {
+        match self {
+            LogParser::ClaudeCode(_) => Format::ClaudeCode,
+            LogParser::Codex(_) => Format::Codex,
+        }
     }
 
     /// Ends the log: the message still being assembled, if any, and the
@@ -640,8 +652,10 @@ pub fn fnv1a64(bytes: &[u8], mut h: u64) -> u64 {
 }
 
 /// A running fingerprint of a source file's bytes: tells an unchanged
-/// source from one that changed or grew (not a security hash).
-#[derive(Debug, Clone, Copy)]
+/// source from one that changed or grew (not a security hash). Its running
+/// state serializes, so an incremental import goes on from a checkpoint and
+/// ends on the value a whole read gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fingerprint {
     hash: u64,
     /// Bytes seen so far.

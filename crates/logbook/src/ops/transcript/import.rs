@@ -4,7 +4,9 @@
 //! Each log becomes one transcript, written only when its source changed:
 //! the same bytes of the same file give the same transcript, byte for byte,
 //! so a second import reports it `unchanged` and writes nothing, and a log
-//! that grew (a live session) is rewritten in place under the id's lock.
+//! that grew (a live session) is rewritten in place under the id's lock,
+//! reading only what was appended since the last import when its checkpoint
+//! still holds ([`pending_bytes`] says how much that is).
 
 use std::path::{Path, PathBuf};
 
@@ -59,6 +61,11 @@ pub struct ImportedSource {
     pub total_tokens: u64,
     /// Lines that did not parse (the rest was imported).
     pub bad_lines: Vec<BadLine>,
+    /// How many bytes of the source this import read, each counted once
+    /// (a log is passed over up to three times). A log imported before
+    /// reads only what was appended since (see [`pending_bytes`]), plus a
+    /// few KiB that show it is the same log.
+    pub bytes_read: u64,
 }
 
 /// A file an import did not turn into a transcript, and why.
@@ -237,6 +244,7 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
         parent_session_id: stored.transcript.metadata.parent_session_id.clone(),
         total_tokens: stored.transcript.metadata.latest_total_tokens,
         bad_lines: vec![],
+        bytes_read: store::agent_log::log_len(file).unwrap_or(0),
     };
     Ok(match before {
         None => Outcome::Imported(item),
@@ -253,10 +261,21 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
 fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<Outcome> {
     let source = file.canonicalize().map_err(|e| Error::io(file, e))?;
     let len = store::agent_log::log_len(&source)?;
-    if let Some(same) = unchanged_by_name(p, &source, len, format)? {
+    let cursors = store::import_cursor::dir(&p.config.state_dir());
+    // Where the last import stopped, when the log is still the one it read:
+    // only the bytes after it are read (appended since, or a last line that
+    // had no newline yet).
+    let cursor = store::import_cursor::load(&cursors, &source, len, format);
+    let from = cursor.as_ref().map(|(c, _)| c);
+    let mut bytes_read = match &cursor {
+        Some((c, checked)) => checked + (len - c.at.offset()),
+        None => len,
+    };
+    if let Some(mut same) = unchanged_by_name(p, &source, len, format, from)? {
+        same.bytes_read = bytes_read;
         return Ok(Outcome::Unchanged(same));
     }
-    let (summary, fp) = store::agent_log::scan(&source, len, format, on_bytes)?;
+    let (summary, fp) = store::agent_log::scan_from(&source, len, format, from, on_bytes)?;
     if summary.messages == 0 && summary.usage.by_model.is_empty() {
         let unreadable = match summary.bad_lines.first() {
             Some(b) => format!(
@@ -314,6 +333,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         parent_session_id: who.parent.clone(),
         total_tokens: summary.usage.total().total_tokens,
         bad_lines: summary.bad_lines.clone(),
+        bytes_read,
     };
     if let Some((old_kind, path)) = &existing {
         let head = store::transcript::read_head(path)?;
@@ -365,11 +385,27 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         timestamp: &timestamp,
         metadata: &metadata,
     };
-    write_through(p, touched, || {
+    // The stored file goes on from the checkpoint only when it is still the
+    // file the checkpoint describes (`transcript name`, an editor or an
+    // import from another copy of the log rewrite it); else it is written
+    // whole, which reads the whole log.
+    let resume = from.filter(|c| {
+        previous.is_none()
+            && existing.as_ref().is_some_and(|(_, path)| *path == target)
+            && c.fits_stored(&target)
+    });
+    if resume.is_none() {
+        bytes_read = len;
+    }
+    item.bytes_read = bytes_read;
+    let written = write_through(p, touched, || {
         // Gathered while the messages stream to the file: the log is never
         // held in memory, and its first text is what the index keeps.
-        let mut said = SaidText::new(MAX_SAID_BYTES);
-        store::agent_log::write_transcript(
+        let mut said = match resume {
+            Some(c) => SaidText::resume(c.said.clone(), MAX_SAID_BYTES),
+            None => SaidText::new(MAX_SAID_BYTES),
+        };
+        let written = store::agent_log::write_transcript_from(
             &target,
             &source,
             len,
@@ -378,6 +414,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
             &src.fingerprint,
             previous.as_deref(),
             &mut said,
+            resume,
             &|b| on_bytes(len + b),
         )?;
         let mut records = vec![Some(Record::transcript(
@@ -390,8 +427,11 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         if previous.is_some() {
             records.push(None);
         }
-        Ok(((), records))
+        Ok((written, records))
     })?;
+    // A cache: when it cannot be written, the next import reads the whole
+    // log (the old checkpoint no longer matches the stored file).
+    let _ = store::import_cursor::save(&cursors, &source, format, &target, written);
     item.file = target;
     Ok(if existing.is_some() {
         Outcome::Updated(item)
@@ -409,6 +449,7 @@ fn unchanged_by_name(
     source: &Path,
     len: u64,
     format: Format,
+    from: Option<&store::import_cursor::Cursor>,
 ) -> Result<Option<ImportedSource>> {
     let Some(who) = agent_log::identity(format, source, &agent_log::LogSummary::default()) else {
         return Ok(None);
@@ -430,7 +471,10 @@ fn unchanged_by_name(
         && old.path == source.to_string_lossy()
         && old.bytes == len
         && old.parser == PARSER_VERSION;
-    if !same_file || store::agent_log::fingerprint(source, len)?.as_string() != old.fingerprint {
+    let mark = from.map(|c| c.at).unwrap_or_default();
+    if !same_file
+        || store::agent_log::fingerprint_from(source, mark, len)?.as_string() != old.fingerprint
+    {
         return Ok(None);
     }
     Ok(Some(ImportedSource {
@@ -445,7 +489,24 @@ fn unchanged_by_name(
             .map(|b| b.total().total_tokens)
             .unwrap_or(0),
         bad_lines: old.bad_lines,
+        bytes_read: len - mark.offset(),
     }))
+}
+
+/// How many bytes of the log at `file` an import in `format` would read
+/// now: what was appended since the last import when its checkpoint still
+/// holds, else the whole log. A hook decides from it whether the import
+/// fits its time budget or goes to a background worker.
+pub fn pending_bytes(p: &Project, file: &Path, format: Format) -> Result<u64> {
+    let source = file.canonicalize().map_err(|e| Error::io(file, e))?;
+    let len = store::agent_log::log_len(&source)?;
+    let cursors = store::import_cursor::dir(&p.config.state_dir());
+    Ok(
+        match store::import_cursor::load(&cursors, &source, len, format) {
+            Some((c, _)) if c.fits_stored(&c.stored.path) => len - c.at.offset(),
+            _ => len,
+        },
+    )
 }
 
 /// The folders `--from-home` imports: `~/.claude/projects` (or
