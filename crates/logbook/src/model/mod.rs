@@ -11,6 +11,7 @@
 //! - [`agent_log`]: Claude Code and Codex logs read line by line, with exact usage.
 //! - [`ids`]: the validated ids that become parts of paths; [`limits`] the
 //!   most free text one field takes.
+//! - [`repo`]: which repository a record belongs to, and the rule that matches two.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 
 pub mod agent_log;
@@ -20,6 +21,7 @@ pub mod limits;
 pub mod lineage;
 pub mod naming;
 pub mod query;
+pub mod repo;
 pub mod run;
 pub mod template;
 pub mod text;
