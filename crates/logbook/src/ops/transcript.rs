@@ -37,6 +37,7 @@ use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
 use crate::model::limits::bounded;
 use crate::model::query::RunQuery;
+use crate::model::repo::{Casing, REPOSITORY_KEY, Repository};
 use crate::model::transcript::{
     FORMAT_VERSION, Filter, Kind, Metadata, RUN_ID_KEY, SaidText, Stored, Summary, Transcript,
     file_name, parse_file_name,
@@ -143,6 +144,11 @@ fn save_as(
     let md = &mut transcript.metadata;
     if md.workdir.is_empty() {
         md.workdir = p.root().to_string_lossy().into_owned();
+    }
+    if Repository::in_map(&md.extra).is_none()
+        && let Some(repo) = store::repo::identify_recorded(&md.workdir)
+    {
+        repo.record_in(&mut md.extra, Casing::Camel);
     }
     if md.started_at.is_empty() {
         md.started_at = now.clone();
@@ -320,8 +326,15 @@ pub const NAME_KEY: &str = "name";
 
 /// Carries the stored title over to a new version of the same transcript
 /// that does not give one of its own: a re-import from the agent's log, or a
-/// save from an agent that never saw the name.
+/// save from an agent that never saw the name. The repository first
+/// recorded is kept too: a re-import after the checkout moved must not lose
+/// or change it.
 fn keep_name(new: &mut Metadata, stored: &Metadata) {
+    if let Some(repo) = stored.extra.get(REPOSITORY_KEY)
+        && Repository::from_value(repo).is_some()
+    {
+        new.extra.insert(REPOSITORY_KEY.into(), repo.clone());
+    }
     if let Some(name) = stored.extra.get(NAME_KEY)
         && !new.extra.contains_key(NAME_KEY)
     {

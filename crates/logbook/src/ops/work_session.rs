@@ -19,6 +19,7 @@ use crate::model::work_session::{
     WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
     same_milestone, validate_prefix, workflow_blocked,
 };
+use crate::model::repo::{Casing, Repository};
 use crate::model::workflow::SessionState;
 use crate::ops::write_through;
 use crate::store::work_session::{
@@ -39,6 +40,18 @@ pub struct StartOptions {
     pub max_tokens: Option<u64>,
     /// Close the active session first instead of refusing.
     pub close_active: bool,
+    /// The repository it belongs to; when `None`, the project folder's
+    /// (none for the per-user home, which is no repository: a hook names
+    /// the agent's).
+    pub repository: Option<Repository>,
+}
+
+/// The repository the project folder is in, recorded on the runs and work
+/// sessions it starts; none for the per-user home.
+pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
+    (!p.is_user_home())
+        .then(|| store::repo::identify(p.root()))
+        .flatten()
 }
 
 /// Starts a new session and makes it the active one.
@@ -115,6 +128,10 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
         extra: Map::new(),
         workflow_blocked: false,
     };
+    let mut ws = ws;
+    if let Some(repo) = opts.repository.or_else(|| project_repository(p)) {
+        repo.record_in(&mut ws.extra, Casing::Snake);
+    }
     // Everything is validated and the new session exists before the active
     // one is closed, so a failure leaves the old one active and the pointer
     // on it. A crash between the two leaves an extra active session that the

@@ -39,6 +39,14 @@ pub fn identify(dir: &Path) -> Option<Repository> {
     })
 }
 
+/// [`identify`] for a folder a record names (a transcript's `workdir`):
+/// only an absolute path that exists, never one relative to wherever
+/// Logbook happens to run.
+pub fn identify_recorded(folder: &str) -> Option<Repository> {
+    let path = Path::new(folder);
+    path.is_absolute().then(|| identify(path)).flatten()
+}
+
 /// Where a checkout keeps its git data.
 #[derive(Debug)]
 struct GitDirs {

@@ -18,6 +18,7 @@ use crate::model::limits::{bounded, bounded_each};
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
 };
+use crate::model::repo::Casing;
 use crate::model::work_session::AgentOutcome;
 use crate::model::{naming, text};
 use crate::ops::{work_session, write_through};
@@ -174,6 +175,9 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         }
         Err(Error::NoActiveSession) => {}
         Err(e) => warnings.push(format!("run not linked to the active work session: {e}")),
+    }
+    if let Some(repo) = work_session::project_repository(p) {
+        repo.record_in(&mut metadata, Casing::Snake);
     }
 
     let now = clock::now();
