@@ -49,8 +49,12 @@ use crate::store::{self, Project};
 #[derive(Debug, Clone, Default)]
 pub struct ListOptions {
     /// Only transcripts whose workdir is this folder or inside it; `None`
-    /// lists every workdir (`--all`).
+    /// lists every workdir (`--all`). With `repo`, this applies only to
+    /// transcripts recorded without a repository.
     pub within: Option<PathBuf>,
+    /// Only transcripts of this repository ([`Repository::matches`]), and
+    /// those recorded without one that `within` takes in.
+    pub repo: Option<Repository>,
     /// Only this kind; `None` lists both.
     pub kind: Option<Kind>,
     /// At most this many.
@@ -434,11 +438,7 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
         .transcripts(opts.kind, said.as_deref(), None, None)?
         .into_iter()
         .filter(|t| filtered(&opts.filter, t))
-        .partition(|t| {
-            opts.within
-                .as_ref()
-                .is_none_or(|root| store::transcript::is_within(&t.workdir, root))
-        });
+        .partition(|t| in_scope(t, opts.within.as_deref(), opts.repo.as_ref()));
     let transcripts = here
         .into_iter()
         .skip(opts.offset)
@@ -449,6 +449,30 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
         corrupt,
         elsewhere: elsewhere.len(),
     })
+}
+
+/// The scope rule of a listing: a transcript recorded with a repository is
+/// in when it is `repo`'s; one without (or with only a folder outside git,
+/// or when no repository is asked) when its workdir is inside `within`.
+fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bool {
+    let in_git = |r: &Repository| r.origin.is_some() || r.root_commit.is_some();
+    match (t.repository.as_ref().filter(|r| in_git(r)), repo) {
+        (Some(have), Some(want)) if in_git(want) => have.matches(want),
+        _ => within.is_none_or(|root| store::transcript::is_within(&t.workdir, root)),
+    }
+}
+
+/// The default scope of a listing run in `cwd`: the cwd's repository, and
+/// the transcripts without one whose workdir is inside the project, or,
+/// in the per-user home, inside the cwd's checkout. Returns
+/// [`ListOptions::within`] and [`ListOptions::repo`].
+pub fn default_scope(p: &Project, cwd: &Path) -> (Option<PathBuf>, Option<Repository>) {
+    let repo = store::repo::identify(cwd);
+    let within = match &repo {
+        Some(r) if p.is_user_home() && !r.folder.is_empty() => PathBuf::from(&r.folder),
+        _ => p.root().to_path_buf(),
+    };
+    (Some(within), repo)
 }
 
 /// Whether a listing row passes `filter` (its words were answered by the
