@@ -86,7 +86,10 @@ fn claude_log(t: &TestProject, id: &str, cwd: &Path, said: &str) -> PathBuf {
     let assistant = format!(
         r#"{{"type":"assistant","sessionId":"{id}","cwd":"{cwd}","uuid":"00000000-0000-4000-8000-0000000000a2","timestamp":"2026-01-18T10:00:05.000Z","requestId":"req_A","message":{{"id":"msg_A","model":"claude-opus-4-5","content":[{{"type":"text","text":"Done."}}],"usage":{{"input_tokens":7,"output_tokens":3}}}}}}"#
     );
-    t.write(&format!("logs/{id}.jsonl"), &format!("{user}\n{assistant}\n"))
+    t.write(
+        &format!("logs/{id}.jsonl"),
+        &format!("{user}\n{assistant}\n"),
+    )
 }
 
 fn ids(listing: &Value) -> Vec<String> {
@@ -116,13 +119,19 @@ fn a_moved_checkout_with_a_respelled_remote_keeps_its_history() {
 
     let ws = json_in(&t, &old, &["start", "--client", "ACME", "--project", "X"]);
     let ws_id = ws["session_id"].as_str().unwrap().to_string();
-    let yaml = std::fs::read_to_string(old.join(format!(".logbook/sessions/{ws_id}.yaml"))).unwrap();
+    let yaml =
+        std::fs::read_to_string(old.join(format!(".logbook/sessions/{ws_id}.yaml"))).unwrap();
     assert!(yaml.contains("origin: example.com/org/proj"), "{yaml}");
-    let run = json_in(&t, &old, &["run", "start", "--agent", "casey", "--workflow", "w"]);
+    let run = json_in(
+        &t,
+        &old,
+        &["run", "start", "--agent", "casey", "--workflow", "w"],
+    );
     let run_id = run["session_id"].as_str().unwrap().to_string();
     let manifest_of = |run: &Value| -> Value {
         let folder = Path::new(run["folder"].as_str().unwrap());
-        serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap()).unwrap()
+        serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap())
+            .unwrap()
     };
     assert_eq!(
         manifest_of(&run)["metadata"]["repository"]["origin"],
@@ -130,10 +139,15 @@ fn a_moved_checkout_with_a_respelled_remote_keeps_its_history() {
     );
     // A run another checkout recorded into this project: `find` lists it,
     // `--repo` does not.
-    let foreign = json_in(&t, &old, &["run", "start", "--agent", "fin", "--workflow", "w"]);
+    let foreign = json_in(
+        &t,
+        &old,
+        &["run", "start", "--agent", "fin", "--workflow", "w"],
+    );
     let manifest = Path::new(foreign["folder"].as_str().unwrap()).join("manifest.json");
     let mut m = manifest_of(&foreign);
-    m["metadata"]["repository"] = serde_json::json!({"origin": "example.com/fork/proj", "folder": "/x"});
+    m["metadata"]["repository"] =
+        serde_json::json!({"origin": "example.com/fork/proj", "folder": "/x"});
     std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
     let foreign_id = foreign["session_id"].as_str().unwrap().to_string();
 
@@ -151,12 +165,24 @@ fn a_moved_checkout_with_a_respelled_remote_keeps_its_history() {
     let new = t.path("b/moved");
     std::fs::create_dir_all(new.parent().unwrap()).unwrap();
     std::fs::rename(&old, &new).unwrap();
-    git(&t, &new, &["remote", "set-url", "origin", "https://user:tok@Example.com/org/proj/"]);
+    git(
+        &t,
+        &new,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            "https://user:tok@Example.com/org/proj/",
+        ],
+    );
 
     let listed = json_in(&t, &new, &["transcript", "list"]);
     assert_eq!(ids(&listed), [MAIN_ID], "{listed}");
     let found = ids(&json_in(&t, &new, &["find"]));
-    assert!(found.contains(&run_id) && found.contains(&foreign_id), "{found:?}");
+    assert!(
+        found.contains(&run_id) && found.contains(&foreign_id),
+        "{found:?}"
+    );
     let status = json_in(&t, &new, &["status"]);
     assert_eq!(status["session_id"], ws_id.as_str(), "{status}");
 
@@ -168,14 +194,20 @@ fn a_moved_checkout_with_a_respelled_remote_keeps_its_history() {
     let by_folder = json_in(&t, &new, &["transcript", "list", "--repo", "vendor/other"]);
     assert_eq!(ids(&by_folder), [OTHER_ID], "{by_folder}");
     let bad = run_in(&t, &new, &["find", "--repo", "no-such-folder"]);
-    assert!(bad.err().contains("--repo") || bad.stderr.contains("repo"), "{}", bad.stderr);
+    assert!(
+        bad.err().contains("--repo") || bad.stderr.contains("repo"),
+        "{}",
+        bad.stderr
+    );
 }
 
 #[test]
 fn a_clone_outside_any_project_reads_the_user_homes_records_of_its_repository() {
     let mut t = sandbox();
     let lbhome = t.path("lbhome");
-    t.envs.push(("LOGBOOK_HOME".into(), lbhome.to_str().unwrap().into()));
+    std::fs::create_dir_all(&lbhome).unwrap();
+    t.envs
+        .push(("LOGBOOK_HOME".into(), lbhome.to_str().unwrap().into()));
     let first = t.path("first");
     repo(&t, &first, SSH, "README");
     let unrelated = t.path("unrelated");
@@ -184,19 +216,46 @@ fn a_clone_outside_any_project_reads_the_user_homes_records_of_its_repository() 
         let log = claude_log(&t, id, dir, "work");
         // What a user-level hook does: record into the per-user home.
         let r = t
-            .cmd(&["--json", "--root", lbhome.to_str().unwrap(), "transcript", "import"])
+            .cmd(&[
+                "--json",
+                "--root",
+                lbhome.to_str().unwrap(),
+                "transcript",
+                "import",
+            ])
             .arg(&log)
             .current_dir(dir)
             .output()
             .unwrap();
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     }
-    assert!(!first.join(".logbook").exists(), "nothing written into the repository");
+    assert!(
+        !first.join(".logbook").exists(),
+        "nothing written into the repository"
+    );
 
     let clone = t.path("elsewhere/clone");
     std::fs::create_dir_all(clone.parent().unwrap()).unwrap();
-    git(&t, t.root(), &["clone", "-q", first.to_str().unwrap(), clone.to_str().unwrap()]);
-    git(&t, &clone, &["remote", "set-url", "origin", "ssh://git@example.com:22/org/proj"]);
+    git(
+        &t,
+        t.root(),
+        &[
+            "clone",
+            "-q",
+            first.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    git(
+        &t,
+        &clone,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            "ssh://git@example.com:22/org/proj",
+        ],
+    );
 
     let listed = json_in(&t, &clone, &["transcript", "list"]);
     assert_eq!(ids(&listed), [MAIN_ID], "{listed}");

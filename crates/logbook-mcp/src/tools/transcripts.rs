@@ -128,7 +128,10 @@ impl LogbookServer {
             }
             let (within, here) = transcript::default_scope(p, p.root());
             let repo = match &a.repo {
-                Some(r) => Some(params::repository(r, &RepoBase::Here(p.root().to_path_buf()))?),
+                Some(r) => Some(params::repository(
+                    r,
+                    &RepoBase::Here(p.root().to_path_buf()),
+                )?),
                 None => here,
             };
             let opts = transcript::ListOptions {

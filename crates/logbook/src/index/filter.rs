@@ -366,7 +366,10 @@ impl Index {
 /// The WHERE term of a `repo` filter over the generated `repo_key` and
 /// `repo_root` columns: [`crate::model::repo::key_matches`] in SQL, with
 /// runs recorded without an identity always matching.
-fn repo_term(want: &crate::model::repo::Repository, args: &mut Vec<rusqlite::types::Value>) -> String {
+fn repo_term(
+    want: &crate::model::repo::Repository,
+    args: &mut Vec<rusqlite::types::Value>,
+) -> String {
     use crate::model::repo::ROOT_KEY_PREFIX;
     let mut arg = |v: String| {
         args.push(v.into());
@@ -386,7 +389,10 @@ fn repo_term(want: &crate::model::repo::Repository, args: &mut Vec<rusqlite::typ
     let term = match &want.origin {
         Some(origin) => {
             let n = arg(origin.clone());
-            format!("r.repo_key = {n}{}", by_root(&mut arg, true).unwrap_or_default())
+            format!(
+                "r.repo_key = {n}{}",
+                by_root(&mut arg, true).unwrap_or_default()
+            )
         }
         None => match by_root(&mut arg, false) {
             Some(root) => format!("0{root}"),

@@ -25,7 +25,13 @@ pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
 /// most of a sync that found nothing changed).
 pub(super) fn schema() -> String {
     SCHEMA
-        .replace("{RUNS_REPO}", &repo_columns("CASE WHEN manifest <> '' THEN manifest END", "$.metadata.repository"))
+        .replace(
+            "{RUNS_REPO}",
+            &repo_columns(
+                "CASE WHEN manifest <> '' THEN manifest END",
+                "$.metadata.repository",
+            ),
+        )
         .replace("{WS_REPO}", &repo_columns("record", "$.repository"))
         .replace("{TR_REPO}", &repo_columns("repository", "$"))
         .replace("{RUNS_FTS}", RUNS_FTS)
@@ -40,7 +46,9 @@ pub(super) fn schema() -> String {
 /// [`crate::model::repo::key_matches`]'s rule (see `filter::repo_term`).
 fn repo_columns(json: &str, at: &str) -> String {
     let get = |k: &str| {
-        format!("nullif(CASE WHEN json_valid({json}) THEN json_extract({json}, '{at}.{k}') END, '')")
+        format!(
+            "nullif(CASE WHEN json_valid({json}) THEN json_extract({json}, '{at}.{k}') END, '')"
+        )
     };
     let root = format!("coalesce({}, {})", get("root_commit"), get("rootCommit"));
     format!(

@@ -227,8 +227,14 @@ mod tests {
 
     #[test]
     fn local_paths_and_empty_urls() {
-        assert_eq!(normalize_origin("/srv/git/x.git").as_deref(), Some("/srv/git/x"));
-        assert_eq!(normalize_origin("file:///srv/git/x.git/").as_deref(), Some("/srv/git/x"));
+        assert_eq!(
+            normalize_origin("/srv/git/x.git").as_deref(),
+            Some("/srv/git/x")
+        );
+        assert_eq!(
+            normalize_origin("file:///srv/git/x.git/").as_deref(),
+            Some("/srv/git/x")
+        );
         assert_eq!(normalize_origin("  "), None);
         assert_eq!(normalize_origin("other/org/x"), Some("other/org/x".into()));
     }
@@ -267,7 +273,10 @@ mod tests {
         r.record_in(&mut m, Casing::Snake);
         repo(Some("other"), None, "/x").record_in(&mut m, Casing::Snake);
         assert_eq!(Repository::in_map(&m), Some(r));
-        assert_eq!(Repository::from_value(&serde_json::json!({"origin": 3})), None);
+        assert_eq!(
+            Repository::from_value(&serde_json::json!({"origin": 3})),
+            None
+        );
     }
 
     proptest! {

@@ -6,10 +6,10 @@
 use jiff::Timestamp;
 
 use crate::error::{Error, Result};
-use crate::store;
 use crate::model::limits::bounded;
-use crate::model::repo::{Repository, normalize_origin};
 use crate::model::query::{RunQuery, parse_since, query_status};
+use crate::model::repo::{Repository, normalize_origin};
+use crate::store;
 
 /// `find`'s filters as a face received them, not yet checked. Every value
 /// is optional; blank values are the face's to drop (a web form sends
@@ -72,7 +72,11 @@ pub fn repository(given: &str, base: &RepoBase) -> Result<Repository> {
     };
     if let Some(folder) = folder {
         return store::repo::identify(&folder).ok_or_else(|| {
-            Error::invalid("repo", given, "that folder cannot be read; name another, or a remote URL")
+            Error::invalid(
+                "repo",
+                given,
+                "that folder cannot be read; name another, or a remote URL",
+            )
         });
     }
     let looks_remote = given.contains("://")

@@ -14,12 +14,12 @@ use crate::error::{Error, Result};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::bounded;
+use crate::model::repo::{Casing, Repository};
 use crate::model::work_session::{
     AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
     WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
     same_milestone, validate_prefix, workflow_blocked,
 };
-use crate::model::repo::{Casing, Repository};
 use crate::model::workflow::SessionState;
 use crate::ops::write_through;
 use crate::store::work_session::{

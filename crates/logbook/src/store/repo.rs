@@ -151,12 +151,12 @@ struct CachedRoot {
 /// The file caching `common`'s first commit, in the per-user home's state
 /// folder; `None` when there is no per-user home.
 fn cache_file(common: &Path) -> Option<PathBuf> {
-    let home = crate::store::Project::user_home().ok()?;
+    // The home's folder, not its opened config: this runs on every hook.
+    let home = crate::store::project::user_home_dir().ok()?;
     let digest = Sha256::digest(common.to_string_lossy().as_bytes());
     let name: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
     Some(
-        home.config
-            .state_dir()
+        home.join(crate::store::config::STATE_DIR)
             .join("repo-cache")
             .join(format!("{name}.json")),
     )
@@ -284,7 +284,11 @@ mod tests {
         let main = d.path().join("main/.git");
         let wt = main.join("worktrees/w");
         std::fs::create_dir_all(&wt).unwrap();
-        std::fs::write(main.join("config"), "[remote \"origin\"]\nurl=https://h/o/x\n").unwrap();
+        std::fs::write(
+            main.join("config"),
+            "[remote \"origin\"]\nurl=https://h/o/x\n",
+        )
+        .unwrap();
         std::fs::write(wt.join("commondir"), "../..\n").unwrap();
         let checkout = d.path().join("w/sub");
         std::fs::create_dir_all(&checkout).unwrap();

@@ -15,10 +15,10 @@ use crate::error::{Error, Result};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::RunId;
 use crate::model::limits::{bounded, bounded_each};
+use crate::model::repo::Casing;
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
 };
-use crate::model::repo::Casing;
 use crate::model::work_session::AgentOutcome;
 use crate::model::{naming, text};
 use crate::ops::{work_session, write_through};
