@@ -65,6 +65,14 @@ impl Repository {
         }
     }
 
+    /// Whether it names a git repository (a first commit or an origin),
+    /// not only a folder outside git. Records keep only such identities:
+    /// outside git the folder they already name says as much, and seed
+    /// formats stay as the seeds print them.
+    pub fn in_git(&self) -> bool {
+        self.origin.is_some() || self.root_commit.is_some()
+    }
+
     /// Whether two identities are one repository: the same normalized
     /// origin; or, when either has no origin, the same first commit; or,
     /// when neither is in git, the same folder. Forks share a first commit

@@ -150,7 +150,7 @@ fn save_as(
         md.workdir = p.root().to_string_lossy().into_owned();
     }
     if Repository::in_map(&md.extra).is_none()
-        && let Some(repo) = store::repo::identify_recorded(&md.workdir)
+        && let Some(repo) = store::repo::identify_recorded(Path::new(&md.workdir))
     {
         repo.record_in(&mut md.extra, Casing::Camel);
     }
@@ -455,9 +455,8 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
 /// in when it is `repo`'s; one without (or with only a folder outside git,
 /// or when no repository is asked) when its workdir is inside `within`.
 fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bool {
-    let in_git = |r: &Repository| r.origin.is_some() || r.root_commit.is_some();
-    match (t.repository.as_ref().filter(|r| in_git(r)), repo) {
-        (Some(have), Some(want)) if in_git(want) => have.matches(want),
+    match (t.repository.as_ref().filter(|r| r.in_git()), repo) {
+        (Some(have), Some(want)) if want.in_git() => have.matches(want),
         _ => within.is_none_or(|root| store::transcript::is_within(&t.workdir, root)),
     }
 }

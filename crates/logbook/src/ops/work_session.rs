@@ -50,7 +50,7 @@ pub struct StartOptions {
 /// sessions it starts; none for the per-user home.
 pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
     (!p.is_user_home())
-        .then(|| store::repo::identify(p.root()))
+        .then(|| store::repo::identify_recorded(p.root()))
         .flatten()
 }
 

@@ -39,12 +39,16 @@ pub fn identify(dir: &Path) -> Option<Repository> {
     })
 }
 
-/// [`identify`] for a folder a record names (a transcript's `workdir`):
-/// only an absolute path that exists, never one relative to wherever
-/// Logbook happens to run.
-pub fn identify_recorded(folder: &str) -> Option<Repository> {
-    let path = Path::new(folder);
-    path.is_absolute().then(|| identify(path)).flatten()
+/// The identity a record made in `folder` keeps (a transcript's
+/// `workdir`, a project root): [`identify`]'s when it is a git
+/// repository ([`Repository::in_git`]), and only for an absolute path,
+/// never one relative to wherever Logbook happens to run.
+pub fn identify_recorded(folder: &Path) -> Option<Repository> {
+    folder
+        .is_absolute()
+        .then(|| identify(folder))
+        .flatten()
+        .filter(Repository::in_git)
 }
 
 /// Where a checkout keeps its git data.

@@ -300,7 +300,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         unknown_types: summary.unknown_types.clone(),
     };
     let mut metadata = agent_log::metadata(&summary, &who, &src);
-    if let Some(repo) = store::repo::identify_recorded(&metadata.workdir) {
+    if let Some(repo) = store::repo::identify_recorded(Path::new(&metadata.workdir)) {
         repo.record_in(&mut metadata.extra, Casing::Camel);
     }
     let timestamp = summary.last_timestamp.clone().unwrap_or_default();
