@@ -188,7 +188,7 @@ fn a_moved_checkout_with_a_respelled_remote_keeps_its_history() {
 
     // The old ssh spelling names the same repository.
     let narrowed = ids(&json_in(&t, &new, &["find", "--repo", SSH]));
-    assert_eq!(narrowed, [run_id.clone()]);
+    assert_eq!(narrowed, [run_id]);
     let by_ssh = json_in(&t, &new, &["transcript", "list", "--repo", SSH]);
     assert_eq!(ids(&by_ssh), [MAIN_ID], "{by_ssh}");
     let by_folder = json_in(&t, &new, &["transcript", "list", "--repo", "vendor/other"]);
