@@ -138,7 +138,8 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     let project = if matches!(cli.command, Command::Start(_)) {
         Project::discover_or_new(&cwd, cli.root.as_deref())?
     } else if cli.root.is_none() && reads_user_home(&cli.command) {
-        Project::for_agent(&cwd)?
+        // No per-user home (no HOME): the cwd, as before.
+        Project::for_agent(&cwd).or_else(|_| Project::discover(&cwd, None))?
     } else {
         Project::discover(&cwd, cli.root.as_deref())?
     };

@@ -185,6 +185,21 @@ fn a_moved_checkout_with_a_respelled_remote_keeps_its_history() {
     );
     let status = json_in(&t, &new, &["status"]);
     assert_eq!(status["session_id"], ws_id.as_str(), "{status}");
+    // A key another tool added under `repository` survives a rewrite, and
+    // the identity first recorded is kept.
+    let yaml_path = new.join(format!(".logbook/sessions/{ws_id}.yaml"));
+    let yaml = std::fs::read_to_string(&yaml_path).unwrap();
+    std::fs::write(
+        &yaml_path,
+        yaml.replace("repository:\n", "repository:\n  team: blue\n"),
+    )
+    .unwrap();
+    run_in(&t, &new, &["note", "moved"]).ok();
+    let yaml = std::fs::read_to_string(&yaml_path).unwrap();
+    assert!(
+        yaml.contains("team: blue") && yaml.contains("origin: example.com/org/proj"),
+        "{yaml}"
+    );
 
     // The old ssh spelling names the same repository.
     let narrowed = ids(&json_in(&t, &new, &["find", "--repo", SSH]));

@@ -270,6 +270,19 @@ mod tests {
         assert_eq!(origin_url(d.path()), None);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_config_text_is_read_without_panicking(
+            text in "(\\[remote \"origin\"\\]\n|url ?= ?|\"|\\[|\\]|\n|[a-z@:/.]{0,12}){0,24}",
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            std::fs::write(d.path().join("config"), &text).unwrap();
+            if let Some(url) = origin_url(d.path()) {
+                proptest::prop_assert!(!url.is_empty());
+            }
+        }
+    }
+
     #[test]
     fn outside_git_is_the_canonical_folder() {
         let d = tempfile::tempdir().unwrap();
