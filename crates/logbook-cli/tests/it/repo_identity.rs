@@ -96,6 +96,7 @@ fn ids(listing: &Value) -> Vec<String> {
     listing
         .as_array()
         .or_else(|| listing["transcripts"].as_array())
+        .or_else(|| listing["runs"].as_array())
         .expect("a listing")
         .iter()
         .map(|t| {
@@ -280,5 +281,29 @@ fn a_clone_outside_any_project_reads_the_user_homes_records_of_its_repository() 
     // With a project marked above, that project is read, not the home.
     std::fs::create_dir_all(clone.join(".logbook")).unwrap();
     let listed = json_in(&t, &clone, &["transcript", "list"]);
+    assert_eq!(ids(&listed), Vec::<String>::new(), "{listed}");
+}
+
+#[test]
+fn mcp_narrows_by_a_remote_url_or_this_project_and_refuses_folders() {
+    let t = sandbox();
+    repo(&t, t.root(), SSH, "README");
+    let ours = t.start_run("casey", "w", &[]);
+    let foreign = t.start_run("fin", "w", &[]);
+    let manifest = Path::new(foreign["folder"].as_str().unwrap()).join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["metadata"]["repository"] = serde_json::json!({"origin": "example.com/fork/proj"});
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let ours = ours["session_id"].as_str().unwrap().to_string();
+
+    let mut mcp = crate::mcp::Mcp::start(&t);
+    for repo in ["https://example.com/org/proj", "."] {
+        let found = mcp.ok("find_runs", serde_json::json!({ "repo": repo }));
+        assert_eq!(ids(&found), [ours.as_str()], "{repo}: {found}");
+    }
+    assert_eq!(ids(&mcp.ok("find_runs", serde_json::json!({}))).len(), 2);
+    let refused = mcp.err("find_runs", serde_json::json!({ "repo": "/etc" }));
+    assert!(refused.contains("repo"), "{refused}");
+    let listed = mcp.ok("transcript_list", serde_json::json!({ "repo": SSH }));
     assert_eq!(ids(&listed), Vec::<String>::new(), "{listed}");
 }
