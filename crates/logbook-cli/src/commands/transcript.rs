@@ -516,6 +516,8 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
     let scope = match (&a.id, a.all) {
         (Some(id), _) => UsageScope::One(id.clone()),
         (None, true) => UsageScope::All,
+        // Outside any project, the home's records of this repository.
+        (None, false) if ctx.project.is_user_home() => UsageScope::Repository(ctx.cwd.clone()),
         (None, false) => UsageScope::Project,
     };
     let by = match a.by {

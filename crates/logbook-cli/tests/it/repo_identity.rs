@@ -275,6 +275,9 @@ fn a_clone_outside_any_project_reads_the_user_homes_records_of_its_repository() 
 
     let listed = json_in(&t, &clone, &["transcript", "list"]);
     assert_eq!(ids(&listed), [MAIN_ID], "{listed}");
+    // Each log measured 10 tokens: only this repository's are counted.
+    let usage = json_in(&t, &clone, &["transcript", "usage"]);
+    assert_eq!(usage["total"]["total_tokens"], 10, "{usage}");
     let shown = json_in(&t, &clone, &["transcript", "show", &MAIN_ID[..8]]);
     assert_eq!(shown["id"], MAIN_ID);
     assert!(!clone.join(".logbook").exists(), "a read made no project");
