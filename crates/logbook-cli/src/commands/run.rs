@@ -148,7 +148,7 @@ pub(crate) struct FindArgs {
     team: bool,
     /// Only this repository's runs: a remote URL in any spelling, a folder,
     /// or `.` (the current folder's); runs recorded without one always match.
-    #[arg(long, value_name = "REPO")]
+    #[arg(long, value_name = "REPO", conflicts_with = "team")]
     repo: Option<String>,
 }
 
