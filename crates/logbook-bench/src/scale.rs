@@ -181,6 +181,7 @@ pub(crate) fn rows(
                     project: Some("SCALE".into()),
                     max_tokens: None,
                     close_active: false,
+                    repository: None,
                 },
             )?;
         }

@@ -85,6 +85,9 @@ pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal
         text: param(q, "q"),
         limit: param(q, "limit"),
         offset: param(q, "offset"),
+        // A page names a remote URL only: it may not probe folders.
+        repo: param(q, "repo"),
+        repo_base: params::RepoBase::UrlsOnly,
     }
     .query(clock::now())
     .map_err(|e| Refusal::from_query_error(&e))?;
@@ -235,6 +238,7 @@ pub(crate) fn transcript_options(
     };
     Ok(transcript::ListOptions {
         within: None,
+        repo: None,
         kind,
         limit: Some(
             number(q, "limit")?

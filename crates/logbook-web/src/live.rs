@@ -33,7 +33,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 /// What a stream watches.
 #[derive(Debug, Clone)]
 enum Watch {
-    List(logbook::model::query::RunQuery),
+    List(Box<logbook::model::query::RunQuery>),
     Run(logbook::model::ids::RunId),
     Session(String),
     Workflow(String),
@@ -42,7 +42,7 @@ enum Watch {
 fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
     let id = || q.get("id").map(String::as_str).unwrap_or_default();
     match q.get("view").map(String::as_str) {
-        Some("list") | None => Ok(Watch::List(api::run_query(q)?)),
+        Some("list") | None => Ok(Watch::List(Box::new(api::run_query(q)?))),
         Some("run") => Ok(Watch::Run(run_id(id())?)),
         Some("session") => Ok(Watch::Session(session_id(id())?)),
         Some("workflow") => Ok(Watch::Workflow(session_id(id())?)),

@@ -26,6 +26,9 @@ use crate::printer::{Output, Printer, Style};
 pub(crate) struct Context<'a> {
     pub(crate) project: Project,
     pub(crate) printer: &'a Printer,
+    /// Where the command was run: its repository scopes `transcript list`
+    /// and names `--repo .`.
+    pub(crate) cwd: std::path::PathBuf,
 }
 
 impl Context<'_> {
@@ -152,10 +155,17 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     }
     let project = if matches!(cli.command, Command::Start(_)) {
         Project::discover_or_new(&cwd, cli.root.as_deref())?
+    } else if cli.root.is_none() && reads_user_home(&cli.command) {
+        // No per-user home (no HOME): the cwd, as before.
+        Project::for_agent(&cwd).or_else(|_| Project::discover(&cwd, None))?
     } else {
         Project::discover(&cwd, cli.root.as_deref())?
     };
-    let ctx = Context { project, printer };
+    let ctx = Context {
+        project,
+        printer,
+        cwd,
+    };
     match &cli.command {
         Command::Start(a) => session::start(&ctx, a),
         Command::Resume(a) => session::resume(&ctx, a),
@@ -192,5 +202,23 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         | Command::Hooks(_) => {
             unreachable!("handled above")
         }
+    }
+}
+
+// --- The per-user home fallback (issue 28: repository identity) ---------
+
+/// Whether `command` reads the per-user home when no project is marked
+/// above the cwd and no `--root`/`LOGBOOK_ROOT` is given: what user-level
+/// agent hooks recorded there, scoped to the cwd's repository, is found
+/// from a clone anywhere. Commands that write never fall back (a
+/// repository that never asked for Logbook gets no files of ours, and a
+/// project is only made where one is asked for).
+fn reads_user_home(command: &Command) -> bool {
+    use transcript::TranscriptCommand as T;
+    match command {
+        // `handoff` and `transcript resume` belong here too.
+        Command::Resume(_) => true,
+        Command::Transcript(t) => matches!(t, T::List(_) | T::Show { .. } | T::Usage(_)),
+        _ => false,
     }
 }

@@ -9,7 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, Run, RunStatus};
-use logbook::ops::params::FindParams;
+use logbook::ops::params::{FindParams, RepoBase};
 use logbook::ops::{run, team, transcript};
 use serde_json::Value;
 
@@ -146,6 +146,10 @@ pub(crate) struct FindArgs {
     /// Search every machine's runs in the team catalog (team_url).
     #[arg(long)]
     team: bool,
+    /// Only this repository's runs: a remote URL in any spelling, a folder,
+    /// or `.` (the current folder's); runs recorded without one always match.
+    #[arg(long, value_name = "REPO", conflicts_with = "team")]
+    repo: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -389,6 +393,8 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         text: a.text.clone(),
         limit: a.limit.clone(),
         offset: a.offset.clone(),
+        repo: a.repo.clone(),
+        repo_base: RepoBase::Folders(ctx.cwd.clone()),
     }
     .query(now)?;
     if a.team {

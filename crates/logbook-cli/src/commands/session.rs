@@ -224,6 +224,7 @@ pub(crate) fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
             project: a.project.clone(),
             max_tokens: a.max_tokens,
             close_active,
+            repository: None,
         },
     )?;
     let st = ctx.style();

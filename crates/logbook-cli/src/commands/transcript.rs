@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::ids::short_id;
 use logbook::model::transcript::{Filter, Kind};
-use logbook::ops::params::paging_count;
+use logbook::ops::params::{self, RepoBase, paging_count};
 use logbook::ops::transcript::{
     self, ImportFormat, ImportReport, ListOptions, UsageBy, UsageScope,
 };
@@ -19,7 +19,7 @@ use crate::printer::{Output, thousands};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum TranscriptCommand {
-    /// List transcripts of this project, newest first.
+    /// List transcripts of this repository (the current folder's), newest first.
     List(ListArgs),
     /// Show one transcript (by UUID, or a unique part of it).
     Show {
@@ -163,8 +163,13 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "WORDS")]
     text: Option<String>,
     /// Every machine's transcripts in the team catalog (team_url).
-    #[arg(long, conflicts_with_all = ["workdir", "source", "model", "since", "until", "text"])]
+    #[arg(long, conflicts_with_all = ["workdir", "source", "model", "since", "until", "text", "repo"])]
     team: bool,
+    /// Only this repository's transcripts (default: the current folder's):
+    /// a remote URL in any spelling, a folder, or `.`; those recorded
+    /// without one are listed when their workdir is in this project.
+    #[arg(long, value_name = "REPO", conflicts_with = "all")]
+    repo: Option<String>,
 }
 
 pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
@@ -247,9 +252,17 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         until: time(&a.until)?,
         text: a.text.as_deref().map(Filter::words).unwrap_or_default(),
     };
+    // This repository's by default; an explicit --workdir, like --all,
+    // looks beyond this project.
+    let (within, here) = transcript::default_scope(&ctx.project, &ctx.cwd);
+    let repo = match &a.repo {
+        Some(r) => Some(params::repository(r, &RepoBase::Folders(ctx.cwd.clone()))?),
+        None => here,
+    };
+    let scoped = !a.all && (a.workdir.is_none() || a.repo.is_some());
     let opts = ListOptions {
-        // An explicit --workdir, like --all, looks beyond this project.
-        within: (!a.all && a.workdir.is_none()).then(|| ctx.project.root().to_path_buf()),
+        within: within.filter(|_| scoped),
+        repo: repo.filter(|_| scoped),
         filter,
         kind: Kind::only(a.main, a.subagents),
         limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
@@ -517,6 +530,8 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
     let scope = match (&a.id, a.all) {
         (Some(id), _) => UsageScope::One(id.clone()),
         (None, true) => UsageScope::All,
+        // Outside any project, the home's records of this repository.
+        (None, false) if ctx.project.is_user_home() => UsageScope::Repository(ctx.cwd.clone()),
         (None, false) => UsageScope::Project,
     };
     let by = match a.by {

@@ -22,6 +22,7 @@ mod mcp_props;
 mod outputs;
 mod parse_errors;
 mod readme;
+mod repo_identity;
 mod runs;
 mod runs_hardening;
 mod scale;

@@ -800,7 +800,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 10)
+    Index: [ROOT]/.logbook/index.db (schema 11)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -821,7 +821,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 10)
+    Index: [ROOT]/.logbook/index.db (schema 11)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1

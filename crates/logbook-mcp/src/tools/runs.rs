@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use logbook::clock;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, RunStatus};
-use logbook::ops::params::FindParams;
+use logbook::ops::params::{FindParams, RepoBase};
 use logbook::ops::run;
 
 use super::{ToolResult, parse};
@@ -110,6 +110,10 @@ pub(crate) struct FindArgs {
     /// "local" (default): this project's runs; "team": every machine's
     /// runs in the team catalog (each with its `origin`).
     scope: Option<String>,
+    /// Only this repository's runs: a remote URL in any spelling
+    /// (git@host:org/x.git, https://host/org/x), or "." for this project's.
+    /// Runs recorded without a repository always match.
+    repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -230,7 +234,7 @@ impl LogbookServer {
         match a.scope.as_deref() {
             None | Some("local") => {
                 self.query(move |p| {
-                    let (query, now) = find_query(a)?;
+                    let (query, now) = find_query(a, p)?;
                     let page = run::find_page(p, &query)?;
                     Ok(serde_json::json!({
                         "runs": run::page_json(&page, now),
@@ -247,7 +251,7 @@ impl LogbookServer {
             // forbids on a thread driving another.
             Some("team") => {
                 self.call(false, move |p| {
-                    let (query, now) = find_query(a)?;
+                    let (query, now) = find_query(a, p)?;
                     let page = logbook::ops::team::find(p, &query)?;
                     Ok(serde_json::json!({
                         "runs": logbook::ops::team::page_json(&page, now),
@@ -308,7 +312,10 @@ impl LogbookServer {
 
 /// The library's query for a `find_runs` call's arguments, and the time
 /// its `since` was read at.
-fn find_query(a: FindArgs) -> logbook::Result<(RunQuery, logbook::clock::Timestamp)> {
+fn find_query(
+    a: FindArgs,
+    p: &logbook::Project,
+) -> logbook::Result<(RunQuery, logbook::clock::Timestamp)> {
     let now = clock::now();
     let query = FindParams {
         agent: a.agent,
@@ -320,6 +327,8 @@ fn find_query(a: FindArgs) -> logbook::Result<(RunQuery, logbook::clock::Timesta
         text: a.text,
         limit: a.limit.map(|n| n.to_string()),
         offset: Some(a.offset.to_string()),
+        repo: a.repo,
+        repo_base: RepoBase::Here(p.root().to_path_buf()),
     }
     .query(now)?;
     Ok((query, now))

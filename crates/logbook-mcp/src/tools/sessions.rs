@@ -132,6 +132,7 @@ impl LogbookServer {
                     project: a.project,
                     max_tokens: a.max_tokens,
                     close_active: a.yes,
+                    repository: None,
                 },
             )?;
             Ok(s.to_json())

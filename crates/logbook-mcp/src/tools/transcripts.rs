@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use logbook::model::transcript::Kind;
-use logbook::ops::params::paging_count;
+use logbook::ops::params::{self, RepoBase, paging_count};
 use logbook::ops::transcript;
 
 use super::{ToolResult, invalid};
@@ -60,6 +60,11 @@ pub(crate) struct TranscriptListArgs {
     /// Skip the first N transcripts.
     #[serde(default)]
     offset: u64,
+    /// Only this repository's transcripts (default: this project's
+    /// repository): a remote URL in any spelling (git@host:org/x.git,
+    /// https://host/org/x) or ".". Those recorded without a repository are
+    /// listed when their workdir is in this project.
+    repo: Option<String>,
 }
 
 #[tool_router(router = transcript_tools, vis = "pub(super)")]
@@ -108,7 +113,7 @@ impl LogbookServer {
     }
 
     #[tool(
-        description = "List transcripts of this project (all: every workdir), newest lastActiveAt first; `transcripts` is exactly `logbook transcript list --json`.",
+        description = "List transcripts of this project's repository (all: every workdir; repo: another repository), newest lastActiveAt first; `transcripts` is exactly `logbook transcript list --json`.",
         output_schema = schema::transcript_list(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -121,8 +126,17 @@ impl LogbookServer {
                     "give at most one of main and subagents",
                 ));
             }
+            let (within, here) = transcript::default_scope(p, p.root());
+            let repo = match &a.repo {
+                Some(r) => Some(params::repository(
+                    r,
+                    &RepoBase::Here(p.root().to_path_buf()),
+                )?),
+                None => here,
+            };
             let opts = transcript::ListOptions {
-                within: (!a.all).then(|| p.root().to_path_buf()),
+                within: within.filter(|_| !a.all),
+                repo: repo.filter(|_| !a.all || a.repo.is_some()),
                 kind: Kind::only(a.main, a.subagents),
                 limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
                 offset: paging_count("offset", a.offset)?,

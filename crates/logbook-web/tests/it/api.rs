@@ -121,6 +121,14 @@ fn bad_query_values_are_400_with_the_message_every_face_prints() {
             },
         ),
         (
+            // A page names a remote URL only, never a folder to probe.
+            "/api/runs?repo=%2Fetc".to_string(),
+            FindParams {
+                repo: Some("/etc".into()),
+                ..FindParams::default()
+            },
+        ),
+        (
             "/api/runs?q=laptop%00budget".to_string(),
             FindParams {
                 text: Some("laptop\0budget".into()),

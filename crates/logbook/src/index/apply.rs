@@ -47,11 +47,11 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
             }
             tx.prepare_cached(
                 "INSERT INTO transcripts(rid, path, id, kind, workdir, started_at, last_active_at, \
-                 last_active_ms, tokens, parent) VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+                 last_active_ms, tokens, parent, repository) VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11) \
                  ON CONFLICT(path) DO UPDATE SET id = excluded.id, kind = excluded.kind, \
                  workdir = excluded.workdir, started_at = excluded.started_at, \
                  last_active_at = excluded.last_active_at, last_active_ms = excluded.last_active_ms, \
-                 tokens = excluded.tokens, parent = excluded.parent",
+                 tokens = excluded.tokens, parent = excluded.parent, repository = excluded.repository",
             )?
             .execute(params![
                     path_str(&t.file),
@@ -63,7 +63,10 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
                     clock::parse(&t.last_active_at).map(|ts| ts.as_millisecond()),
                     t.latest_total_tokens as i64,
                     t.parent_session_id,
-                    rid
+                    rid,
+                    t.repository
+                        .as_ref()
+                        .map(|r| r.to_value(crate::model::repo::Casing::Camel).to_string())
                 ])?;
             let rid = match rid {
                 Some(rid) => rid,

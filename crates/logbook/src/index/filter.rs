@@ -103,6 +103,9 @@ impl Index {
                 "EXISTS (SELECT 1 FROM tags t WHERE t.rid = r.rid AND t.tag = {n})"
             ));
         }
+        if let Some(want) = &query.repo {
+            where_.push(repo_term(want, &mut args));
+        }
         if let Some(since) = query.since {
             let n = arg((since.as_nanosecond() as i64).into(), &mut args);
             where_.push(format!("r.started_ns >= {n}"));
@@ -358,4 +361,43 @@ impl Index {
             .collect::<rusqlite::Result<Vec<String>>>()
             .map_err(self.err())
     }
+}
+
+/// The WHERE term of a `repo` filter over the generated `repo_key` and
+/// `repo_root` columns: [`crate::model::repo::key_matches`] in SQL, with
+/// runs recorded without an identity always matching.
+fn repo_term(
+    want: &crate::model::repo::Repository,
+    args: &mut Vec<rusqlite::types::Value>,
+) -> String {
+    use crate::model::repo::ROOT_KEY_PREFIX;
+    let mut arg = |v: String| {
+        args.push(v.into());
+        format!("?{}", args.len())
+    };
+    let by_root = |arg: &mut dyn FnMut(String) -> String, only_without_origin: bool| {
+        want.root_commit.clone().map(|root| {
+            let n = arg(root);
+            if only_without_origin {
+                // A run with another origin but this first commit is a fork's.
+                format!(" OR (r.repo_root = {n} AND r.repo_key LIKE '{ROOT_KEY_PREFIX}%')")
+            } else {
+                format!(" OR r.repo_root = {n}")
+            }
+        })
+    };
+    let term = match &want.origin {
+        Some(origin) => {
+            let n = arg(origin.clone());
+            format!(
+                "r.repo_key = {n}{}",
+                by_root(&mut arg, true).unwrap_or_default()
+            )
+        }
+        None => match by_root(&mut arg, false) {
+            Some(root) => format!("0{root}"),
+            None => format!("r.repo_key = {}", arg(want.key())),
+        },
+    };
+    format!("(r.repo_key IS NULL OR {term})")
 }

@@ -13,7 +13,7 @@ use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
 
 /// A listing row of the `transcripts` table (columns path, id, kind,
-/// workdir, started_at, last_active_at, tokens, parent).
+/// workdir, started_at, last_active_at, tokens, parent, repository).
 fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
     Ok(Summary {
         file: PathBuf::from(r.get::<_, String>(0)?),
@@ -28,6 +28,11 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
         last_active_at: r.get(5)?,
         latest_total_tokens: r.get::<_, i64>(6)?.max(0) as u64,
         parent_session_id: r.get(7)?,
+        repository: r
+            .get::<_, Option<String>>(8)?
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .as_ref()
+            .and_then(crate::model::repo::Repository::from_value),
     })
 }
 
@@ -109,7 +114,7 @@ impl Index {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent FROM transcripts \
+                "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent, repository FROM transcripts \
                  WHERE (?1 IS NULL OR kind = ?1) \
                  AND (?4 IS NULL OR rid IN (SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH ?4)) \
                  ORDER BY last_active_ms IS NULL, last_active_ms DESC, last_active_at DESC, path \
@@ -160,7 +165,7 @@ impl Index {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent \
+                    "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent, t.repository \
                      FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid \
                      WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2) \
                      ORDER BY f.rank, t.last_active_ms DESC, t.path LIMIT ?3",

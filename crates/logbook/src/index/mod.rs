@@ -248,7 +248,7 @@ impl Index {
     fn open_file(p: &Project, path: &Path) -> Result<Index> {
         for _ in 0..3 {
             match Index::connect(p, path) {
-                Ok(mut index) if index.schema_version()? == SCHEMA_VERSION => {
+                Ok(mut index) if index.built_for_here()? => {
                     index.repair_pending()?;
                     index.follow_team(p.config.team_url.as_deref())?;
                     return Ok(index);
@@ -262,8 +262,8 @@ impl Index {
                 .locks
                 .exclusive_within(rebuild::REBUILD_LOCK, rebuild::REBUILD_WAIT)?;
             let built = Index::connect(p, path)
-                .and_then(|i| i.schema_version())
-                .is_ok_and(|v| v == SCHEMA_VERSION);
+                .and_then(|i| i.built_for_here())
+                .unwrap_or(false);
             if !built {
                 rebuild::build_and_swap(p, None)?;
             }
@@ -273,6 +273,16 @@ impl Index {
             message: "the index was replaced or removed again each time it was built".into(),
             corrupt: false,
         })
+    }
+
+    /// Whether this index can be used as it is: of this schema, and built
+    /// for the project where it now lies. A project folder moved elsewhere
+    /// takes its index along, whose rows name the old paths: those would
+    /// never be dropped by a sync (which compares the current folders), so
+    /// the index is rebuilt.
+    fn built_for_here(&self) -> Result<bool> {
+        Ok(self.schema_version()? == SCHEMA_VERSION
+            && self.meta(ROOT_KEY)?.as_deref() == Some(root_stamp(&self.project).as_str()))
     }
 
     fn schema_version(&self) -> Result<i64> {
@@ -697,3 +707,13 @@ pub(crate) fn mtime_of(m: &fs::Metadata) -> i64 {
 
 #[cfg(test)]
 mod tests;
+
+/// The `meta` key holding the project root an index was built for.
+pub(super) const ROOT_KEY: &str = "root";
+
+/// The project root as [`ROOT_KEY`] records it: canonical, so one project
+/// reached through a symlink is not rebuilt back and forth.
+pub(super) fn root_stamp(p: &Project) -> String {
+    let root = std::fs::canonicalize(p.root()).unwrap_or_else(|_| p.root().to_path_buf());
+    path_str(&root)
+}

@@ -291,6 +291,11 @@ pub(super) fn fill(
         [clock::now_string()],
     )
     .map_err(&e)?;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+        [super::ROOT_KEY, &super::root_stamp(p)],
+    )
+    .map_err(&e)?;
     // The runs folder's mtime counts as seen only if nothing moved during
     // the walk; otherwise the next listing compares names again.
     if dir_before == runs_dir_stamp(p) && settled(&p.config.agent_outputs_folder) {

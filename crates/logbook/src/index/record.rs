@@ -157,6 +157,7 @@ impl Record {
                 last_active_at: metadata.last_active_at.clone(),
                 latest_total_tokens: metadata.latest_total_tokens,
                 parent_session_id: metadata.parent_session_id.clone(),
+                repository: crate::model::repo::Repository::in_map(&metadata.extra),
             }),
             said,
         ))

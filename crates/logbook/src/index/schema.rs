@@ -4,7 +4,7 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -25,8 +25,38 @@ pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
 /// most of a sync that found nothing changed).
 pub(super) fn schema() -> String {
     SCHEMA
+        .replace(
+            "{RUNS_REPO}",
+            &repo_columns(
+                "CASE WHEN manifest <> '' THEN manifest END",
+                "$.metadata.repository",
+            ),
+        )
+        .replace("{WS_REPO}", &repo_columns("record", "$.repository"))
+        .replace("{TR_REPO}", &repo_columns("repository", "$"))
         .replace("{RUNS_FTS}", RUNS_FTS)
         .replace("{TOKENIZE}", TOKENIZE)
+}
+
+/// The `repo_key` and `repo_root` columns of a table whose JSON column
+/// `json` holds a record's repository identity at `at` (see
+/// [`crate::model::repo::Repository::key`]): computed by SQLite from the
+/// stored record, so no writer can forget them, and `NULL` for a record
+/// without an identity. A query matches on them with
+/// [`crate::model::repo::key_matches`]'s rule (see `filter::repo_term`).
+fn repo_columns(json: &str, at: &str) -> String {
+    let get = |k: &str| {
+        format!(
+            "nullif(CASE WHEN json_valid({json}) THEN json_extract({json}, '{at}.{k}') END, '')"
+        )
+    };
+    let root = format!("coalesce({}, {})", get("root_commit"), get("rootCommit"));
+    format!(
+        "repo_key TEXT GENERATED ALWAYS AS (coalesce({origin}, 'root:' || {root}, 'dir:' || {folder})) VIRTUAL,\n  \
+         repo_root TEXT GENERATED ALWAYS AS ({root}) VIRTUAL",
+        origin = get("origin"),
+        folder = get("folder"),
+    )
 }
 
 /// The runs' full-text table alone: a rebuild fills it in a file of its
@@ -63,7 +93,8 @@ CREATE TABLE runs(
   started_ns INTEGER,
   completed_at TEXT,
   title TEXT NOT NULL,
-  manifest TEXT NOT NULL
+  manifest TEXT NOT NULL,
+  {RUNS_REPO}
 );
 CREATE TABLE outputs(
   rid INTEGER NOT NULL,
@@ -96,7 +127,8 @@ CREATE TABLE work_sessions(
   status TEXT NOT NULL,
   archived INTEGER NOT NULL,
   last_updated TEXT NOT NULL,
-  record TEXT NOT NULL
+  record TEXT NOT NULL,
+  {WS_REPO}
 );
 CREATE TABLE transcripts(
   rid INTEGER PRIMARY KEY,
@@ -108,7 +140,10 @@ CREATE TABLE transcripts(
   last_active_at TEXT NOT NULL,
   last_active_ms INTEGER,
   tokens INTEGER NOT NULL,
-  parent TEXT
+  parent TEXT,
+  -- `metadata.repository` as JSON (see `model::repo`).
+  repository TEXT,
+  {TR_REPO}
 );
 -- What transcripts' messages say (capped per transcript, see
 -- `SaidText`), contentless as `runs_fts`; rowid = transcripts.rid, which an

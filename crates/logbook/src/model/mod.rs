@@ -14,6 +14,7 @@
 //! - [`agent_hooks`]: Logbook's entries in Claude Code's and Codex's hook settings.
 //! - [`ids`]: the validated ids that become parts of paths; [`limits`] the
 //!   most free text one field takes.
+//! - [`repo`]: which repository a record belongs to, and the rule that matches two.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 
 pub mod agent_handoff;
@@ -26,6 +27,7 @@ pub mod limits;
 pub mod lineage;
 pub mod naming;
 pub mod query;
+pub mod repo;
 pub mod run;
 pub mod template;
 pub mod text;

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Result};
+use crate::model::repo::Repository;
 use crate::model::run::{Manifest, Run, RunStatus, UNKNOWN_STATUS};
 
 /// `pattern` compiled, from a small cache: an agent asks the same
@@ -52,6 +53,10 @@ pub struct RunQuery {
     pub since: Option<Timestamp>,
     /// Case-insensitive substring of any string value in the manifest.
     pub text: Option<String>,
+    /// Only runs of this repository ([`Repository::matches`] on
+    /// `metadata.repository`); runs recorded without one always match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<Repository>,
     /// At most this many results.
     pub limit: Option<usize>,
     /// Skip this many results first (paging).
@@ -184,6 +189,12 @@ impl RunMatcher {
             return false;
         }
         if q.since.is_some_and(|s| m.started_at() < s) {
+            return false;
+        }
+        if let Some(want) = &q.repo
+            && let Some(have) = m.metadata.as_ref().and_then(Repository::in_map)
+            && !have.matches(want)
+        {
             return false;
         }
         if let Some(text) = &self.text {

@@ -410,6 +410,10 @@ pub struct Summary {
     pub latest_total_tokens: u64,
     /// The parent main session of a subagent.
     pub parent_session_id: Option<String>,
+    /// The repository it was recorded in (`metadata.repository`), if any:
+    /// what `transcript list` scopes on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repository: Option<crate::model::repo::Repository>,
 }
 
 /// What `transcript list` narrows a listing to, besides kind and project:
@@ -632,6 +636,7 @@ mod tests {
             last_active_at: md.last_active_at.clone(),
             latest_total_tokens: 0,
             parent_session_id: None,
+            repository: None,
         };
         let at = |s: &str| clock::parse(s);
         let within = |w: &str, root: &std::path::Path| std::path::Path::new(w).starts_with(root);

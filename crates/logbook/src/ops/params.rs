@@ -8,6 +8,8 @@ use jiff::Timestamp;
 use crate::error::{Error, Result};
 use crate::model::limits::bounded;
 use crate::model::query::{RunQuery, parse_since, query_status};
+use crate::model::repo::{Repository, normalize_origin};
+use crate::store;
 
 /// `find`'s filters as a face received them, not yet checked. Every value
 /// is optional; blank values are the face's to drop (a web form sends
@@ -33,6 +35,71 @@ pub struct FindParams {
     pub limit: Option<String>,
     /// Skip this many runs first.
     pub offset: Option<String>,
+    /// Only this repository's runs ([`repository`]).
+    pub repo: Option<String>,
+    /// Where `repo` is resolved ([`RepoBase`]).
+    pub repo_base: RepoBase,
+}
+
+/// What a `repo` parameter may name besides a remote URL, by face: the CLI
+/// names folders of its machine; an MCP or HTTP caller is untrusted and
+/// names only the project's own repository (`.`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RepoBase {
+    /// Remote URLs only.
+    #[default]
+    UrlsOnly,
+    /// URLs, and `.` for the repository of this folder (a server's project root).
+    Here(std::path::PathBuf),
+    /// URLs, `.`, and any folder, relative to this one (the CLI's cwd).
+    Folders(std::path::PathBuf),
+}
+
+/// A `--repo` value as typed: `.` (the repository of the face's folder), a
+/// folder (CLI only; identified as it is now), or a remote URL in any
+/// spelling git takes (normalized: `git@host:org/x.git` is
+/// `https://host/org/x`).
+pub fn repository(given: &str, base: &RepoBase) -> Result<Repository> {
+    let given = query_text("repo", given)?;
+    let given = given.trim();
+    let folder = match base {
+        RepoBase::UrlsOnly => None,
+        RepoBase::Here(here) => (given == ".").then(|| here.clone()),
+        RepoBase::Folders(cwd) => {
+            let path = store::absolute(cwd, std::path::Path::new(given));
+            (given == "." || path.is_dir()).then_some(path)
+        }
+    };
+    if let Some(folder) = folder {
+        return store::repo::identify(&folder).ok_or_else(|| {
+            Error::invalid(
+                "repo",
+                given,
+                "that folder cannot be read; name another, or a remote URL",
+            )
+        });
+    }
+    let looks_remote = given.contains("://")
+        || given
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+    match normalize_origin(given).filter(|_| looks_remote) {
+        Some(origin) => Ok(Repository {
+            root_commit: None,
+            origin: Some(origin),
+            folder: String::new(),
+        }),
+        None => Err(Error::invalid(
+            "repo",
+            given,
+            match base {
+                RepoBase::Folders(_) => {
+                    "expected a remote URL (git@host:org/x.git, https://host/org/x), an existing folder, or `.`"
+                }
+                _ => "expected a remote URL (git@host:org/x.git, https://host/org/x) or `.`",
+            },
+        )),
+    }
 }
 
 impl FindParams {
@@ -56,6 +123,11 @@ impl FindParams {
                 .map(|s| parse_since(&s, now))
                 .transpose()?,
             text: text("text", &self.text)?,
+            repo: self
+                .repo
+                .as_deref()
+                .map(|r| repository(r, &self.repo_base))
+                .transpose()?,
             limit: self
                 .limit
                 .as_deref()

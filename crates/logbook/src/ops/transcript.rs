@@ -37,6 +37,7 @@ use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
 use crate::model::limits::bounded;
 use crate::model::query::RunQuery;
+use crate::model::repo::{Casing, REPOSITORY_KEY, Repository};
 use crate::model::transcript::{
     FORMAT_VERSION, Filter, Kind, Metadata, RUN_ID_KEY, SaidText, Stored, Summary, Transcript,
     file_name, parse_file_name,
@@ -48,8 +49,12 @@ use crate::store::{self, Project};
 #[derive(Debug, Clone, Default)]
 pub struct ListOptions {
     /// Only transcripts whose workdir is this folder or inside it; `None`
-    /// lists every workdir (`--all`).
+    /// lists every workdir (`--all`). With `repo`, this applies only to
+    /// transcripts recorded without a repository.
     pub within: Option<PathBuf>,
+    /// Only transcripts of this repository ([`Repository::matches`]), and
+    /// those recorded without one that `within` takes in.
+    pub repo: Option<Repository>,
     /// Only this kind; `None` lists both.
     pub kind: Option<Kind>,
     /// At most this many.
@@ -143,6 +148,11 @@ fn save_as(
     let md = &mut transcript.metadata;
     if md.workdir.is_empty() {
         md.workdir = p.root().to_string_lossy().into_owned();
+    }
+    if Repository::in_map(&md.extra).is_none()
+        && let Some(repo) = store::repo::identify_recorded(Path::new(&md.workdir))
+    {
+        repo.record_in(&mut md.extra, Casing::Camel);
     }
     if md.started_at.is_empty() {
         md.started_at = now.clone();
@@ -320,8 +330,15 @@ pub const NAME_KEY: &str = "name";
 
 /// Carries the stored title over to a new version of the same transcript
 /// that does not give one of its own: a re-import from the agent's log, or a
-/// save from an agent that never saw the name.
+/// save from an agent that never saw the name. The repository first
+/// recorded is kept too: a re-import after the checkout moved must not lose
+/// or change it.
 fn keep_name(new: &mut Metadata, stored: &Metadata) {
+    if let Some(repo) = stored.extra.get(REPOSITORY_KEY)
+        && Repository::from_value(repo).is_some()
+    {
+        new.extra.insert(REPOSITORY_KEY.into(), repo.clone());
+    }
     if let Some(name) = stored.extra.get(NAME_KEY)
         && !new.extra.contains_key(NAME_KEY)
     {
@@ -421,11 +438,7 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
         .transcripts(opts.kind, said.as_deref(), None, None)?
         .into_iter()
         .filter(|t| filtered(&opts.filter, t))
-        .partition(|t| {
-            opts.within
-                .as_ref()
-                .is_none_or(|root| store::transcript::is_within(&t.workdir, root))
-        });
+        .partition(|t| in_scope(t, opts.within.as_deref(), opts.repo.as_ref()));
     let transcripts = here
         .into_iter()
         .skip(opts.offset)
@@ -436,6 +449,29 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
         corrupt,
         elsewhere: elsewhere.len(),
     })
+}
+
+/// The scope rule of a listing: a transcript recorded with a repository is
+/// in when it is `repo`'s; one without (or with only a folder outside git,
+/// or when no repository is asked) when its workdir is inside `within`.
+fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bool {
+    match (t.repository.as_ref().filter(|r| r.in_git()), repo) {
+        (Some(have), Some(want)) if want.in_git() => have.matches(want),
+        _ => within.is_none_or(|root| store::transcript::is_within(&t.workdir, root)),
+    }
+}
+
+/// The default scope of a listing run in `cwd`: the cwd's repository, and
+/// the transcripts without one whose workdir is inside the project, or,
+/// in the per-user home, inside the cwd's checkout. Returns
+/// [`ListOptions::within`] and [`ListOptions::repo`].
+pub fn default_scope(p: &Project, cwd: &Path) -> (Option<PathBuf>, Option<Repository>) {
+    let repo = store::repo::identify(cwd);
+    let within = match &repo {
+        Some(r) if p.is_user_home() && !r.folder.is_empty() => PathBuf::from(&r.folder),
+        _ => p.root().to_path_buf(),
+    };
+    (Some(within), repo)
 }
 
 /// Whether a listing row passes `filter` (its words were answered by the

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::bounded;
+use crate::model::repo::{Casing, Repository};
 use crate::model::work_session::{
     AgentEvent, AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens,
     Usage, WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
@@ -39,6 +40,18 @@ pub struct StartOptions {
     pub max_tokens: Option<u64>,
     /// Close the active session first instead of refusing.
     pub close_active: bool,
+    /// The repository it belongs to; when `None`, the project folder's
+    /// (none for the per-user home, which is no repository: a hook names
+    /// the agent's).
+    pub repository: Option<Repository>,
+}
+
+/// The repository the project folder is in, recorded on the runs and work
+/// sessions it starts; none for the per-user home.
+pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
+    (!p.is_user_home())
+        .then(|| store::repo::identify_recorded(p.root()))
+        .flatten()
 }
 
 /// Starts a new session and makes it the active one.
@@ -116,6 +129,10 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
         extra: Map::new(),
         workflow_blocked: false,
     };
+    let mut ws = ws;
+    if let Some(repo) = opts.repository.or_else(|| project_repository(p)) {
+        repo.record_in(&mut ws.extra, Casing::Snake);
+    }
     // Everything is validated and the new session exists before the active
     // one is closed, so a failure leaves the old one active and the pointer
     // on it. A crash between the two leaves an extra active session that the

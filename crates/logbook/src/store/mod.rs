@@ -4,6 +4,7 @@
 //! - [`fs`]: [`write_atomic`] (temp file, fsync, rename, fsync of the
 //!   folder), folder listings that skip temp files, durable moves.
 //! - [`lock`]: cross-process locks on separate lock files.
+//! - [`repo`]: which repository a folder belongs to, read from its git files.
 //! - One module per record kind reads and writes its files: [`run`],
 //!   [`work_session`], [`transcript`], [`workflow`], and [`variables`] for
 //!   the workflow.yaml files runs are started from; [`run_files`] opens the
@@ -23,6 +24,7 @@ pub mod hook;
 pub mod import_cursor;
 pub mod lock;
 pub mod project;
+pub mod repo;
 pub mod run;
 pub mod run_files;
 pub mod transcript;

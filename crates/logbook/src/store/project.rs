@@ -97,7 +97,7 @@ impl Project {
 }
 
 /// Where [`Project::user_home`] lives (see there).
-fn user_home_dir() -> Result<PathBuf> {
+pub(crate) fn user_home_dir() -> Result<PathBuf> {
     let set = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())

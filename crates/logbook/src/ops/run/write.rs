@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::RunId;
 use crate::model::limits::{bounded, bounded_each};
+use crate::model::repo::Casing;
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
 };
@@ -174,6 +175,9 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         }
         Err(Error::NoActiveSession) => {}
         Err(e) => warnings.push(format!("run not linked to the active work session: {e}")),
+    }
+    if let Some(repo) = work_session::project_repository(p) {
+        repo.record_in(&mut metadata, Casing::Snake);
     }
 
     let now = clock::now();

@@ -15,6 +15,7 @@ use crate::index::catalog::{Catalog, TeamRun};
 use crate::model::ids::RunId;
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::RunQuery;
+use crate::model::repo::Repository;
 use crate::model::run::{OutputRecord, Run, parse_manifest};
 use crate::model::transcript::{Kind as TranscriptKind, Metadata, Summary};
 use crate::ops::run::{DEFAULT_PAGE, entry};
@@ -307,9 +308,9 @@ pub fn transcripts(p: &Project) -> Result<Vec<OriginTranscript>> {
             } else {
                 TranscriptKind::Main
             };
+            let metadata: Option<Metadata> = serde_json::from_str(&t.body.metadata).ok();
             OriginTranscript {
                 origin: t.origin,
-                metadata: serde_json::from_str(&t.body.metadata).ok(),
                 summary: Summary {
                     id: t.id,
                     kind,
@@ -319,7 +320,9 @@ pub fn transcripts(p: &Project) -> Result<Vec<OriginTranscript>> {
                     last_active_at: t.body.last_active_at,
                     latest_total_tokens: t.body.latest_total_tokens.max(0) as u64,
                     parent_session_id: t.body.parent_session_id,
+                    repository: metadata.as_ref().and_then(|m| Repository::in_map(&m.extra)),
                 },
+                metadata,
             }
         })
         .collect())

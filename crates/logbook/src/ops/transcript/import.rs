@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
 use crate::model::agent_log::{self, BadLine, Format, PARSER_VERSION, Source};
 use crate::model::ids::TranscriptId;
+use crate::model::repo::Casing;
 use crate::model::transcript::{Kind, SaidText, file_name};
 use crate::ops::write_through;
 use crate::store::{self, Project};
@@ -318,6 +319,9 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         unknown_types: summary.unknown_types.clone(),
     };
     let mut metadata = agent_log::metadata(&summary, &who, &src);
+    if let Some(repo) = store::repo::identify_recorded(Path::new(&metadata.workdir)) {
+        repo.record_in(&mut metadata.extra, Casing::Camel);
+    }
     let timestamp = summary.last_timestamp.clone().unwrap_or_default();
 
     let dir = &p.config.transcripts_dir;

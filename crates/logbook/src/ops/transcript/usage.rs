@@ -27,6 +27,9 @@ pub enum UsageScope {
     Project,
     /// Every transcript in the store.
     All,
+    /// What `transcript list` lists run in this folder: its repository's
+    /// (see [`super::default_scope`]); the per-user home's default.
+    Repository(std::path::PathBuf),
 }
 
 /// How the rows of a usage report are grouped.
@@ -103,14 +106,16 @@ pub struct UsageReport {
 
 /// The measured usage of the transcripts in `scope`, grouped by `by`.
 pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport> {
-    let within = match scope {
-        UsageScope::Project => Some(p.root().to_path_buf()),
-        _ => None,
+    let (within, repo) = match scope {
+        UsageScope::Project => (Some(p.root().to_path_buf()), None),
+        UsageScope::Repository(cwd) => super::default_scope(p, cwd),
+        _ => (None, None),
     };
     let listing = list(
         p,
         &ListOptions {
             within,
+            repo,
             ..ListOptions::default()
         },
     )?;
