@@ -41,7 +41,7 @@ impl From<AgentArg> for Format {
 
 pub(crate) fn handoff(ctx: &Context, a: &HandoffArgs) -> Result<Output> {
     let max = agent::max_bytes(a.max_bytes)?;
-    let h = match agent::handoff(&ctx.project, a.to.into()) {
+    let h = match agent::handoff(&ctx.project, &ctx.cwd, a.to.into()) {
         // A hook has nothing to add: it answers with nothing and succeeds,
         // as the agents expect of a hook.
         Err(logbook::Error::NoAgentSession { .. }) if a.hook => return Ok(Output::printed()),

@@ -216,9 +216,13 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
 fn reads_user_home(command: &Command) -> bool {
     use transcript::TranscriptCommand as T;
     match command {
-        // `handoff` and `transcript resume` belong here too.
-        Command::Resume(_) => true,
-        Command::Transcript(t) => matches!(t, T::List(_) | T::Show { .. } | T::Usage(_)),
+        Command::Resume(_) | Command::Handoff(_) => true,
+        Command::Transcript(t) => {
+            matches!(
+                t,
+                T::List(_) | T::Show { .. } | T::Usage(_) | T::Resume { .. }
+            )
+        }
         _ => false,
     }
 }

@@ -224,7 +224,7 @@ pub(crate) fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
             project: a.project.clone(),
             max_tokens: a.max_tokens,
             close_active,
-            repository: None,
+            repository: logbook::ops::work_session::repository_from(p, &ctx.cwd),
         },
     )?;
     let st = ctx.style();
@@ -260,7 +260,7 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::resume(p, a.id.as_deref())?;
     // The work session is resumed whatever happens here: an agent session
     // that cannot be looked up is a warning, not a failed resume.
-    let agent = logbook::ops::agent::agent_resume(p).unwrap_or_else(|e| {
+    let agent = logbook::ops::agent::agent_resume(p, &ctx.cwd).unwrap_or_else(|e| {
         ctx.printer
             .warn(&format!("cannot tell which agent session to resume: {e}"));
         None

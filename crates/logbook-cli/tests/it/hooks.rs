@@ -663,3 +663,55 @@ fn on_a_full_disk_a_hook_still_exits_0_in_time_and_the_next_one_catches_up() {
         let _ = Command::new("umount").arg(&mnt).status();
     }
 }
+
+#[test]
+fn in_the_per_user_home_an_agent_is_linked_only_to_its_own_repositorys_session() {
+    use crate::repo_identity::{json_in, repo, run_in, sandbox};
+    let mut t = sandbox();
+    let home = t.path("logbook-home");
+    t.envs
+        .push(("LOGBOOK_HOME".into(), home.to_string_lossy().into_owned()));
+    let (a, b) = (t.path("src/a"), t.path("src/b"));
+    repo(&t, &a, "git@example.com:org/a.git", "a.txt");
+    repo(&t, &b, "https://example.com/org/b", "b.txt");
+    let root = home.to_string_lossy().into_owned();
+    run_in(
+        &t,
+        &a,
+        &[
+            "--root",
+            &root,
+            "start",
+            "--client",
+            "ACME",
+            "--project",
+            "A",
+            "--yes",
+        ],
+    )
+    .ok();
+    let linked = |t: &TestProject| -> Vec<String> {
+        json_in(t, &a, &["--root", &root, "status"])["agent_sessions"]
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .map(|s| s["session_id"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut in_b = Agent::claude(&t, SESSION);
+    in_b.cwd = b.clone();
+    in_b.turn("work in b");
+    hook_with(&t, &b, &in_b.payload("session-start-startup"), &[]).answer();
+    assert_eq!(linked(&t), Vec::<String>::new(), "b's agent is not a's");
+    let mut in_a = Agent::claude(&t, "cccccccc-1111-4222-8333-444455556666");
+    in_a.cwd = a.clone();
+    in_a.turn("work in a");
+    hook_with(&t, &a, &in_a.payload("session-start-startup"), &[]).answer();
+    assert_eq!(linked(&t), ["cccccccc-1111-4222-8333-444455556666"]);
+    // Both transcripts are in the home, each found from its own clone.
+    let from_b = json_in(&t, &b, &["transcript", "list"]);
+    assert_eq!(from_b.as_array().unwrap().len(), 1, "{from_b}");
+    assert_eq!(from_b[0]["id"], SESSION);
+}

@@ -17,7 +17,7 @@ const SSH: &str = "git@example.com:org/proj.git";
 
 /// A TestProject whose git and Logbook see only the temp dir: no system
 /// or user git config, HOME and the data folder inside it.
-fn sandbox() -> TestProject {
+pub(crate) fn sandbox() -> TestProject {
     let mut t = TestProject::new();
     let home = t.path("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -35,7 +35,7 @@ fn sandbox() -> TestProject {
     t
 }
 
-fn git(t: &TestProject, dir: &Path, args: &[&str]) {
+pub(crate) fn git(t: &TestProject, dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .current_dir(dir)
         .envs(t.envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -52,7 +52,7 @@ fn git(t: &TestProject, dir: &Path, args: &[&str]) {
 }
 
 /// A repository at `dir` with one commit and `origin` as its remote.
-fn repo(t: &TestProject, dir: &Path, origin: &str, file: &str) {
+pub(crate) fn repo(t: &TestProject, dir: &Path, origin: &str, file: &str) {
     std::fs::create_dir_all(dir).unwrap();
     git(t, dir, &["init", "-q", "-b", "main"]);
     std::fs::write(dir.join(file), "x\n").unwrap();
@@ -62,7 +62,7 @@ fn repo(t: &TestProject, dir: &Path, origin: &str, file: &str) {
 }
 
 /// `logbook ARGS` run in `dir`.
-fn run_in(t: &TestProject, dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn run_in(t: &TestProject, dir: &Path, args: &[&str]) -> Run {
     t.cmd(args)
         .current_dir(dir)
         .output()
@@ -70,7 +70,7 @@ fn run_in(t: &TestProject, dir: &Path, args: &[&str]) -> Run {
         .into()
 }
 
-fn json_in(t: &TestProject, dir: &Path, args: &[&str]) -> Value {
+pub(crate) fn json_in(t: &TestProject, dir: &Path, args: &[&str]) -> Value {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     run_in(t, dir, &all).json()

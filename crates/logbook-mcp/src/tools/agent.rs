@@ -40,7 +40,7 @@ impl LogbookServer {
         self.query(move |p| {
             let r = match a.transcript_id.as_deref().map(str::trim) {
                 Some(id) if !id.is_empty() => Some(agent::transcript_resume(p, id)?),
-                _ => agent::agent_resume(p)?,
+                _ => agent::agent_resume(p, p.root())?,
             };
             Ok(json!({"agent_resume": agent::resume_json(r.as_ref())}))
         })
@@ -55,7 +55,7 @@ impl LogbookServer {
     async fn agent_handoff(&self, Parameters(a): Parameters<AgentHandoffArgs>) -> ToolResult {
         self.query(move |p| {
             let max = agent::max_bytes(a.max_bytes)?;
-            let h = agent::handoff(p, parse(&a.to)?)?;
+            let h = agent::handoff(p, p.root(), parse(&a.to)?)?;
             Ok(agent::handoff_json(&h, max))
         })
         .await
@@ -64,7 +64,7 @@ impl LogbookServer {
 
 /// The agent-resume line the `resume` prompt ends with.
 pub(crate) fn resume_line(p: &logbook::Project) -> String {
-    match agent::agent_resume(p) {
+    match agent::agent_resume(p, p.root()) {
         Ok(r) => agent::resume_line(r.as_ref()),
         Err(e) => format!(
             "The agent session to resume could not be looked up: {}",

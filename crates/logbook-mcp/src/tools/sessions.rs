@@ -150,7 +150,9 @@ impl LogbookServer {
             let mut json = ws::resume(p, a.id.as_deref())?.to_json();
             // As `resume --json`: the work session is resumed even when
             // the agent session cannot be looked up.
-            let agent = logbook::ops::agent::agent_resume(p).ok().flatten();
+            let agent = logbook::ops::agent::agent_resume(p, p.root())
+                .ok()
+                .flatten();
             if let serde_json::Value::Object(o) = &mut json {
                 o.insert(
                     "agent_resume".into(),

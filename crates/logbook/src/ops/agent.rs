@@ -4,20 +4,23 @@
 //! ([`handoff`]).
 //!
 //! Every lookup of "the latest agent session" goes through
-//! [`latest_agent_session`], whose one [`scope`] decides which transcripts
-//! count (today: the project's, by workdir), so a wider scope (a
-//! repository's transcripts wherever its checkout was) changes one place.
+//! [`latest_agent_session`], whose one `scope` decides which transcripts
+//! count: the repository's of the folder asked from (wherever its checkout
+//! was when they were recorded), and those without one inside the project.
 //!
 //! ```no_run
 //! use logbook::{Project, model::agent_log::Format, ops::agent};
-//! let project = Project::discover(&std::env::current_dir()?, None)?;
-//! if let Some(r) = agent::agent_resume(&project)? {
+//! let cwd = std::env::current_dir()?;
+//! let project = Project::discover(&cwd, None)?;
+//! if let Some(r) = agent::agent_resume(&project, &cwd)? {
 //!     println!("{}", r.shell_line());
 //! }
-//! let h = agent::handoff(&project, Format::Codex)?;
+//! let h = agent::handoff(&project, &cwd, Format::Codex)?;
 //! println!("{}", h.render(agent::DEFAULT_MAX_BYTES));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -54,11 +57,15 @@ impl AgentSession {
     }
 }
 
-/// The transcripts an agent session is looked for in: the project's main
-/// sessions, by workdir.
-fn scope(p: &Project) -> ListOptions {
+/// The transcripts an agent session is looked for in: the main sessions
+/// of the repository `cwd` is in (wherever its checkout was when they were
+/// recorded), and those without a repository inside the project, as
+/// `transcript list` scopes them.
+fn scope(p: &Project, cwd: &Path) -> ListOptions {
+    let (within, repo) = transcript::default_scope(p, cwd);
     ListOptions {
-        within: Some(p.root().to_path_buf()),
+        within,
+        repo,
         kind: Some(Kind::Main),
         ..ListOptions::default()
     }
@@ -66,8 +73,12 @@ fn scope(p: &Project) -> ListOptions {
 
 /// The latest (`lastActiveAt`) main session in scope imported from an
 /// agent's log (`agent`'s, or either's), or `None` when there is none.
-pub fn latest_agent_session(p: &Project, agent: Option<Format>) -> Result<Option<AgentSession>> {
-    let mut opts = scope(p);
+pub fn latest_agent_session(
+    p: &Project,
+    cwd: &Path,
+    agent: Option<Format>,
+) -> Result<Option<AgentSession>> {
+    let mut opts = scope(p, cwd);
     opts.filter.source = agent.map(|a| a.as_str().to_string());
     // With an agent named, the listing keeps only its transcripts (reading
     // each one's head); either agent's means reading heads newest first
@@ -87,8 +98,8 @@ pub fn latest_agent_session(p: &Project, agent: Option<Format>) -> Result<Option
 
 /// How to resume the latest agent session in scope, in its agent; `None`
 /// when no transcript in scope was imported from an agent's log.
-pub fn agent_resume(p: &Project) -> Result<Option<AgentResume>> {
-    Ok(latest_agent_session(p, None)?.map(|s| s.resume()))
+pub fn agent_resume(p: &Project, cwd: &Path) -> Result<Option<AgentResume>> {
+    Ok(latest_agent_session(p, cwd, None)?.map(|s| s.resume()))
 }
 
 /// How to resume transcript `id` (a UUID or a unique part) in the agent
@@ -118,9 +129,9 @@ pub fn transcript_resume(p: &Project, id: &str) -> Result<AgentResume> {
 /// agent, with the active work session's open milestones and its
 /// workflow's pending handoffs. [`Error::NoAgentSession`] when the other
 /// agent has no session in scope.
-pub fn handoff(p: &Project, to: Format) -> Result<Handoff> {
+pub fn handoff(p: &Project, cwd: &Path, to: Format) -> Result<Handoff> {
     let from = to.other();
-    let session = latest_agent_session(p, Some(from))?.ok_or(Error::NoAgentSession {
+    let session = latest_agent_session(p, cwd, Some(from))?.ok_or(Error::NoAgentSession {
         agent: from.as_str(),
     })?;
     let stored = transcript::load(p, &session.summary.id)?;

@@ -175,8 +175,14 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
         };
         let every_turn = matches!(name, EventName::Stop | EventName::SubagentStop);
         if !every_turn || !linked(p, session_id, event.agent)? {
+            // The per-user home holds many repositories' sessions.
+            let repo = if p.is_user_home() {
+                Some(store::repo::identify(&job.cwd).unwrap_or_default())
+            } else {
+                None
+            };
             done.work_session =
-                work_session::record_agent_event(p, &event)?.map(|ws| ws.session_id);
+                work_session::record_agent_event(p, &event, repo.as_ref())?.map(|ws| ws.session_id);
         }
     }
     let format = match job.agent {

@@ -54,6 +54,16 @@ pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
         .flatten()
 }
 
+/// The repository a session started from `cwd` belongs to, when the
+/// project does not say: in the per-user home, `cwd`'s (the home is no
+/// repository, and holds many's sessions); elsewhere `None`, the project
+/// folder's.
+pub fn repository_from(p: &Project, cwd: &Path) -> Option<Repository> {
+    p.is_user_home()
+        .then(|| store::repo::identify_recorded(cwd))
+        .flatten()
+}
+
 /// Starts a new session and makes it the active one.
 pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
     let prefix = opts
@@ -785,10 +795,22 @@ pub fn spawned_json(agent_id: &str) -> serde_json::Value {
 
 /// Records an agent's hook event on the active work session (see
 /// [`WorkSession::record_agent_event`]); `Ok(None)` when no session is
-/// active: the agent works outside any, and nothing links it.
-pub fn record_agent_event(p: &Project, e: &AgentEvent<'_>) -> Result<Option<WorkSession>> {
+/// active, or (with `of`) when the active one belongs to another
+/// repository: the per-user home holds the sessions of many, and an agent
+/// is linked only to its own repository's.
+pub fn record_agent_event(
+    p: &Project,
+    e: &AgentEvent<'_>,
+    of: Option<&Repository>,
+) -> Result<Option<WorkSession>> {
     if active_id(p)?.is_none() {
         return Ok(None);
+    }
+    if let Some(repo) = of {
+        let ws = get(p, None)?;
+        if !Repository::in_map(&ws.extra).is_some_and(|r| r.matches(repo)) {
+            return Ok(None);
+        }
     }
     match update(p, None, |ws| {
         ws.record_agent_event(e);
