@@ -477,16 +477,7 @@ fn last_said(messages: &[Message], role: &str) -> Option<String> {
 /// A message's text blocks, line breaks kept; `None` when it has none.
 fn said(m: &Message) -> Option<String> {
     let parts: Vec<&str> = m
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            Value::String(s) => Some(s.as_str()),
-            Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("text") => o
-                .get("content")
-                .or_else(|| o.get("text"))
-                .and_then(Value::as_str),
-            _ => None,
-        })
+        .text_blocks()
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .collect();

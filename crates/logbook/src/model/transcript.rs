@@ -342,21 +342,27 @@ impl SaidText {
 }
 
 impl Message {
+    /// The text of each text block as written: seed 003's `{"type":
+    /// "text", "content"}`, `text` as other tools write it, or a bare
+    /// string; tool, subagent and other blocks are not text.
+    pub fn text_blocks(&self) -> impl Iterator<Item = &str> {
+        self.blocks.iter().filter_map(|b| match b {
+            Value::String(s) => Some(s.as_str()),
+            Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("text") => o
+                .get("content")
+                .or_else(|| o.get("text"))
+                .and_then(Value::as_str),
+            _ => None,
+        })
+    }
+
     /// The message's text blocks (seed 003's `{"type": "text", "content"}`,
     /// or `text` as other tools write it, or bare strings) joined, with
     /// whitespace collapsed; tool, subagent and other blocks are not text.
     pub fn text(&self) -> String {
         let mut words: Vec<&str> = vec![];
-        for b in &self.blocks {
-            let text = match b {
-                Value::String(s) => Some(s.as_str()),
-                Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("text") => o
-                    .get("content")
-                    .or_else(|| o.get("text"))
-                    .and_then(Value::as_str),
-                _ => None,
-            };
-            words.extend(text.unwrap_or_default().split_whitespace());
+        for text in self.text_blocks() {
+            words.extend(text.split_whitespace());
         }
         words.join(" ")
     }

@@ -25,7 +25,8 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::agent_log::Format;
 use crate::model::hook::{EventName, HookEvent, session_start_answer};
-use crate::model::work_session::AgentEvent;
+use crate::model::repo::Repository;
+use crate::model::work_session::{AgentEvent, WorkSession};
 use crate::ops::transcript::{self as import, ImportFormat};
 use crate::ops::{resume, work_session};
 use crate::store::hook::{self as queue, Failure, Job, Queued};
@@ -182,7 +183,7 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
                 None
             };
             done.work_session =
-                work_session::record_agent_event(p, &event, repo.as_ref())?.map(|ws| ws.session_id);
+                record_agent_event(p, &event, repo.as_ref())?.map(|ws| ws.session_id);
         }
     }
     let format = match job.agent {
@@ -215,6 +216,36 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
     match failed {
         Some(e) => Err(e),
         None => Ok(done),
+    }
+}
+
+/// Records an agent's hook event on the active work session (see
+/// [`WorkSession::record_agent_event`]); `Ok(None)` when no session is
+/// active, or (with `of`) when the active one belongs to another
+/// repository: the per-user home holds the sessions of many, and an agent
+/// is linked only to its own repository's.
+fn record_agent_event(
+    p: &Project,
+    e: &AgentEvent<'_>,
+    of: Option<&Repository>,
+) -> Result<Option<WorkSession>> {
+    if work_session::active(p)?.is_none() {
+        return Ok(None);
+    }
+    if let Some(repo) = of {
+        let ws = work_session::get(p, None)?;
+        if !Repository::in_map(&ws.extra).is_some_and(|r| r.matches(repo)) {
+            return Ok(None);
+        }
+    }
+    match work_session::update(p, None, |ws| {
+        ws.record_agent_event(e);
+        Ok(())
+    }) {
+        Ok((ws, ())) => Ok(Some(ws)),
+        // Closed or switched away between the look and the lock.
+        Err(Error::NoActiveSession | Error::SessionClosed { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

@@ -16,8 +16,8 @@ use crate::model::ids::WorkSessionId;
 use crate::model::limits::bounded;
 use crate::model::repo::{Casing, Repository};
 use crate::model::work_session::{
-    AgentEvent, AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens,
-    Usage, WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
+    AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
+    WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
     same_milestone, validate_prefix, workflow_blocked,
 };
 use crate::model::workflow::SessionState;
@@ -791,34 +791,4 @@ pub fn switched_json(ws: &WorkSession, context: &str) -> serde_json::Value {
 /// `agent spawn --json`: exactly `{"id": …}`, as INTERFACE.md promises.
 pub fn spawned_json(agent_id: &str) -> serde_json::Value {
     serde_json::json!({ "id": agent_id })
-}
-
-/// Records an agent's hook event on the active work session (see
-/// [`WorkSession::record_agent_event`]); `Ok(None)` when no session is
-/// active, or (with `of`) when the active one belongs to another
-/// repository: the per-user home holds the sessions of many, and an agent
-/// is linked only to its own repository's.
-pub fn record_agent_event(
-    p: &Project,
-    e: &AgentEvent<'_>,
-    of: Option<&Repository>,
-) -> Result<Option<WorkSession>> {
-    if active_id(p)?.is_none() {
-        return Ok(None);
-    }
-    if let Some(repo) = of {
-        let ws = get(p, None)?;
-        if !Repository::in_map(&ws.extra).is_some_and(|r| r.matches(repo)) {
-            return Ok(None);
-        }
-    }
-    match update(p, None, |ws| {
-        ws.record_agent_event(e);
-        Ok(())
-    }) {
-        Ok((ws, ())) => Ok(Some(ws)),
-        // Closed or switched away between the look and the lock.
-        Err(Error::NoActiveSession | Error::SessionClosed { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
 }

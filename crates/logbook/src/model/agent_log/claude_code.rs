@@ -384,19 +384,10 @@ mod streams {
         let list: Vec<Entry> = list
             .into_iter()
             .map(|(m, r, c)| {
-                let u = c.usage;
                 (
                     m.clone(),
                     r.clone(),
-                    [
-                        u.input_tokens,
-                        u.output_tokens,
-                        u.cache_creation_input_tokens,
-                        u.cache_read_input_tokens,
-                        u.cached_input_tokens,
-                        u.reasoning_output_tokens,
-                        u.total_tokens,
-                    ],
+                    c.usage.counts(),
                     c.model.clone(),
                     c.timestamp.clone(),
                     c.inline_sidechain,
@@ -413,15 +404,7 @@ mod streams {
         Ok(list
             .into_iter()
             .map(|(m, r, n, model, timestamp, inline_sidechain)| {
-                let usage = Usage {
-                    input_tokens: n[0],
-                    output_tokens: n[1],
-                    cache_creation_input_tokens: n[2],
-                    cache_read_input_tokens: n[3],
-                    cached_input_tokens: n[4],
-                    reasoning_output_tokens: n[5],
-                    total_tokens: n[6],
-                };
+                let usage = Usage::from_counts(n);
                 let c = Counted {
                     usage,
                     model,

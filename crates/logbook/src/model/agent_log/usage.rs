@@ -90,30 +90,37 @@ impl Usage {
         if self == prev {
             return None;
         }
-        let fields = |u: &Usage| {
-            [
-                u.input_tokens,
-                u.output_tokens,
-                u.cache_creation_input_tokens,
-                u.cache_read_input_tokens,
-                u.cached_input_tokens,
-                u.reasoning_output_tokens,
-                u.total_tokens,
-            ]
-        };
-        let (a, b) = (fields(self), fields(prev));
+        let (a, b) = (self.counts(), prev.counts());
         if a.iter().zip(b).any(|(x, y)| *x < y) {
             return Some(*self);
         }
-        Some(Usage {
-            input_tokens: a[0] - b[0],
-            output_tokens: a[1] - b[1],
-            cache_creation_input_tokens: a[2] - b[2],
-            cache_read_input_tokens: a[3] - b[3],
-            cached_input_tokens: a[4] - b[4],
-            reasoning_output_tokens: a[5] - b[5],
-            total_tokens: a[6] - b[6],
-        })
+        Some(Usage::from_counts(std::array::from_fn(|i| a[i] - b[i])))
+    }
+
+    /// The counts in a fixed order: what a checkpoint stores compactly.
+    pub fn counts(&self) -> [u64; 7] {
+        [
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+            self.cached_input_tokens,
+            self.reasoning_output_tokens,
+            self.total_tokens,
+        ]
+    }
+
+    /// The usage [`Usage::counts`] gave.
+    pub fn from_counts(n: [u64; 7]) -> Usage {
+        Usage {
+            input_tokens: n[0],
+            output_tokens: n[1],
+            cache_creation_input_tokens: n[2],
+            cache_read_input_tokens: n[3],
+            cached_input_tokens: n[4],
+            reasoning_output_tokens: n[5],
+            total_tokens: n[6],
+        }
     }
 
     /// `self - other`, field by field, never below zero.
