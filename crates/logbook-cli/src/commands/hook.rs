@@ -43,13 +43,15 @@ pub(crate) fn main(root: Option<PathBuf>, args: &HookArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let start = Instant::now();
-    let mut text = String::new();
-    let read = std::io::stdin()
-        .take(MAX_EVENT_BYTES as u64 + 1)
-        .read_to_string(&mut text);
     let (tx, rx) = mpsc::channel();
     let failure_cwd = cwd.clone();
     std::thread::spawn(move || {
+        // Read here, inside the budget: an agent that never closed stdin
+        // must not hold the hook past its time.
+        let mut text = String::new();
+        let read = std::io::stdin()
+            .take(MAX_EVENT_BYTES as u64 + 1)
+            .read_to_string(&mut text);
         let received = match read {
             Err(e) => Err(logbook::Error::invalid(
                 "hook event",

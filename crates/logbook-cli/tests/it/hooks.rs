@@ -715,3 +715,24 @@ fn in_the_per_user_home_an_agent_is_linked_only_to_its_own_repositorys_session()
     assert_eq!(from_b.as_array().unwrap().len(), 1, "{from_b}");
     assert_eq!(from_b[0]["id"], SESSION);
 }
+
+#[test]
+fn an_agent_that_never_closes_stdin_does_not_hold_the_hook() {
+    let t = TestProject::new();
+    started(&t);
+    let start = Instant::now();
+    let mut child = t
+        .cmd(&["hook"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(br#"{"hook_event_name":"Stop""#).unwrap();
+    // stdin stays open while the hook runs.
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(start.elapsed() < HOOK_DEADLINE, "{:?}", start.elapsed());
+}
