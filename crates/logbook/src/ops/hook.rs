@@ -98,7 +98,7 @@ pub fn answer(p: &Project, job: &Job) -> Result<Option<Value>> {
 
 /// How many bytes of logs [`perform`] would read now: what decides whether
 /// a hook does the job itself or leaves it to a worker.
-pub fn pending_bytes(job: &Job, p: &Project) -> u64 {
+fn pending(job: &Job, p: &Project) -> u64 {
     logs_to_import(job)
         .iter()
         .map(|log| log_pending(p, log, job.agent))
@@ -117,12 +117,9 @@ fn logs_to_import(job: &Job) -> Vec<PathBuf> {
     if matches!(e.name(), EventName::SessionEnd | EventName::SubagentStop)
         && e.agent_transcript_path.is_none()
         && let Some(main) = e.transcript_path.as_deref()
+        && let Some(dir) = store::agent_log::subagents_of(Path::new(main))
     {
-        // Claude Code keeps a session's subagents in `<session>/subagents/`.
-        let dir = Path::new(main).with_extension("").join("subagents");
-        if dir.is_dir() {
-            logs.push(dir);
-        }
+        logs.push(dir);
     }
     logs
 }
@@ -130,7 +127,7 @@ fn logs_to_import(job: &Job) -> Vec<PathBuf> {
 /// The bytes an import of `log` reads now: what it gained since the last
 /// import, or all of it for a log not imported yet (or a folder's logs).
 fn log_pending(p: &Project, log: &Path, agent: Option<Format>) -> u64 {
-    let whole = || std::fs::metadata(log).map_or(0, |m| m.len());
+    let whole = || store::agent_log::log_len(log).unwrap_or(0);
     match agent {
         Some(f) if log.is_file() => import::pending_bytes(p, log, f).unwrap_or_else(|_| whole()),
         _ => whole(),
@@ -138,7 +135,7 @@ fn log_pending(p: &Project, log: &Path, agent: Option<Format>) -> u64 {
 }
 
 fn is_log(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
+    store::agent_log::log_len(path).is_ok_and(|n| n > 0)
 }
 
 /// What [`perform`] did.
@@ -288,7 +285,7 @@ pub fn handle(r: &Received, answered: &mut dyn FnMut(Option<Value>)) -> Result<N
     answered(reply.as_ref().ok().cloned().flatten());
     let path = queued?;
     reply?;
-    if pending_bytes(job, p) > INLINE_BYTES {
+    if pending(job, p) > INLINE_BYTES {
         return Ok(Next::Worker);
     }
     // A worker that found the job first does it; this hook need not wait.

@@ -53,6 +53,13 @@ pub fn log_len(path: &Path) -> Result<u64> {
     Ok(m.len())
 }
 
+/// The folder where Claude Code keeps the subagent logs of the session
+/// whose log is `main` (`<session>/subagents/`), when there is one.
+pub fn subagents_of(main: &Path) -> Option<PathBuf> {
+    let dir = main.with_extension("").join("subagents");
+    dir.is_dir().then_some(dir)
+}
+
 /// Calls `f` with each line (number from 1, text without its newline, and
 /// whether it had to be decoded lossily because it is not UTF-8) of the
 /// first `len` bytes of `path`, and returns their fingerprint. A last line
