@@ -231,6 +231,7 @@ fn chromium_reads_a_claude_code_session_as_cards() {
     assert!(main.contains("<span class=\"d-del\">-    old_call();</span>"), "no diff: {main}");
     assert!(main.contains("<span class=\"d-add\">+    new_call();</span>"));
     assert!(main.contains("<span class=\"d-ctx\"> fn a() {</span>"));
+    assert!(main.contains("<span class=\"d-add\">+    // &lt;script&gt;"), "{main}");
     // Results are folded, the long one cut with "show all".
     assert_eq!(main.matches("<details class=\"result\">").count(), 3, "{main}");
     assert!(!main.contains("<details class=\"result\" open"));
@@ -238,8 +239,14 @@ fn chromium_reads_a_claude_code_session_as_cards() {
     // A message of tool results only adds no box of its own.
     assert_eq!(main.matches("<div class=\"msg user\">").count(), 1, "{main}");
     // The hostile command, result and path are text, not markup.
-    assert!(!main.contains("<script") && !main.contains("<img"), "{main}");
-    assert_eq!(main.matches("&lt;img src=x onerror=alert(2)&gt;").count(), 3, "{main}");
+    // (The Markdown's own tags are sanitized: no script, no handler, no
+    // `javascript:` link.)
+    assert!(!main.contains("<script") && !main.contains("javascript:"), "{main}");
+    for img in main.split("<img").skip(1) {
+        let tag = img.split('>').next().unwrap_or_default();
+        assert!(!tag.contains("onerror") && !tag.contains("src="), "<img{tag}>");
+    }
+    assert_eq!(main.matches("&lt;img src=x onerror=alert(2)&gt;").count(), 4, "{main}");
     let shot = s.root.join("transcript.png");
     b.screenshot(&format!("{base}/transcripts/{CLAUDE_ID}"), &shot);
     assert!(std::fs::read(&shot).is_ok_and(|png| png.starts_with(b"\x89PNG")));

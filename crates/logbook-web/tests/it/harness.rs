@@ -193,7 +193,8 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
 pub(crate) const CLAUDE_ID: &str = "5e55a0c1-0000-4000-8000-00000000c1a0";
 /// The Codex session of [`Served::with_agent_logs`].
 pub(crate) const CODEX_ID: &str = "0199c0de-0000-7000-8000-00000000c0de";
-/// Hostile text put in a command, a result and a file path.
+/// Hostile text put in a command, a result, a file path, an edit and the
+/// assistant's Markdown.
 pub(crate) const HOSTILE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
 
 fn write_agent_logs(dir: &Path) {
@@ -231,9 +232,9 @@ fn write_agent_logs(dir: &Path) {
             "input": {"file_path": format!("/w/demo/src/{HOSTILE}.rs")}}]))),
         line("user", result("tu_read", &long, false)),
         line("assistant", assistant("m3", json!([{"type": "tool_use", "id": "tu_edit", "name": "Edit",
-            "input": {"file_path": "/w/demo/src/lib.rs", "old_string": "fn a() {\n    old_call();\n}", "new_string": "fn a() {\n    new_call();\n}"}}]))),
+            "input": {"file_path": "/w/demo/src/lib.rs", "old_string": "fn a() {\n    old_call();\n}", "new_string": format!("fn a() {{\n    new_call();\n    // {HOSTILE}\n}}")}}]))),
         line("user", result("tu_edit", "The file /w/demo/src/lib.rs has been updated.", false)),
-        line("assistant", assistant("m4", json!([{"type": "text", "text": "Fixed: `new_call` replaces `old_call`."}]))),
+        line("assistant", assistant("m4", json!([{"type": "text", "text": format!("Fixed: `new_call` replaces `old_call`. {HOSTILE} [x](javascript:alert(3))")}]))),
     ];
     std::fs::write(
         claude_dir.join(format!("{CLAUDE_ID}.jsonl")),
