@@ -166,8 +166,9 @@ fn sanitized_markdown(text: &str, within: Option<(&str, &str)>) -> String {
             let rewritten = match element {
                 "img" => join_relative(dir, value)
                     .map(|p| format!("/api/runs/{run}/files/{}", enc_path(&p))),
-                _ => join_relative(dir, value)
-                    .map(|p| format!("/runs/{run}/files/{}", enc_path(&p))),
+                _ => {
+                    join_relative(dir, value).map(|p| format!("/runs/{run}/files/{}", enc_path(&p)))
+                }
             };
             Some(rewritten.map_or_else(|| value.into(), Into::into))
         })

@@ -143,7 +143,9 @@ pub(crate) struct Output {
 /// The turns of the first `shown` messages. Tool results are shown under
 /// their calls, so a message of results only adds no box.
 pub(crate) fn turns(messages: &[Message], shown: usize) -> Vec<Turn> {
-    let messages = messages.get(..shown.min(messages.len())).unwrap_or_default();
+    let messages = messages
+        .get(..shown.min(messages.len()))
+        .unwrap_or_default();
     let pairing = tools::pair(messages);
     let mut calls: HashMap<(usize, usize), ToolCall> = HashMap::new();
     let mut answered: HashSet<(usize, usize)> = HashSet::new();

@@ -98,6 +98,8 @@ fn link(html: &str, prefix: &str, part: &str) -> String {
 }
 
 /// The browser, or `None` (with a note) where there is none off CI.
+// The note is for whoever runs the tests: a skip must not pass silently.
+#[allow(clippy::print_stderr)]
 fn browser() -> Option<Browser> {
     let Some(bin) = chromium() else {
         assert!(
@@ -213,7 +215,10 @@ fn chromium_reads_a_claude_code_session_as_cards() {
     // What was said: the prompt, the assistant's Markdown rendered, the
     // thinking folded.
     assert!(main.contains("Fix the build"));
-    assert!(main.contains("Let me <strong>run</strong> the tests."), "{main}");
+    assert!(
+        main.contains("Let me <strong>run</strong> the tests."),
+        "{main}"
+    );
     assert!(main.contains("<details class=\"thinking\"><summary>thinking</summary>"));
     assert!(main.contains("claude-opus-4-5"), "the model is not shown");
     // Bash: the command in a code element, its failure on the card.
@@ -228,25 +233,49 @@ fn chromium_reads_a_claude_code_session_as_cards() {
         "{main}"
     );
     // Edit: a diff, lines taken out and put in.
-    assert!(main.contains("<span class=\"d-del\">-    old_call();</span>"), "no diff: {main}");
+    assert!(
+        main.contains("<span class=\"d-del\">-    old_call();</span>"),
+        "no diff: {main}"
+    );
     assert!(main.contains("<span class=\"d-add\">+    new_call();</span>"));
     assert!(main.contains("<span class=\"d-ctx\"> fn a() {</span>"));
-    assert!(main.contains("<span class=\"d-add\">+    // &lt;script&gt;"), "{main}");
+    assert!(
+        main.contains("<span class=\"d-add\">+    // &lt;script&gt;"),
+        "{main}"
+    );
     // Results are folded, the long one cut with "show all".
-    assert_eq!(main.matches("<details class=\"result\">").count(), 3, "{main}");
+    assert_eq!(
+        main.matches("<details class=\"result\">").count(),
+        3,
+        "{main}"
+    );
     assert!(!main.contains("<details class=\"result\" open"));
     assert!(main.contains("show all (28 more lines)"), "{main}");
     // A message of tool results only adds no box of its own.
-    assert_eq!(main.matches("<div class=\"msg user\">").count(), 1, "{main}");
+    assert_eq!(
+        main.matches("<div class=\"msg user\">").count(),
+        1,
+        "{main}"
+    );
     // The hostile command, result and path are text, not markup.
     // (The Markdown's own tags are sanitized: no script, no handler, no
     // `javascript:` link.)
-    assert!(!main.contains("<script") && !main.contains("javascript:"), "{main}");
+    assert!(
+        !main.contains("<script") && !main.contains("javascript:"),
+        "{main}"
+    );
     for img in main.split("<img").skip(1) {
         let tag = img.split('>').next().unwrap_or_default();
-        assert!(!tag.contains("onerror") && !tag.contains("src="), "<img{tag}>");
+        assert!(
+            !tag.contains("onerror") && !tag.contains("src="),
+            "<img{tag}>"
+        );
     }
-    assert_eq!(main.matches("&lt;img src=x onerror=alert(2)&gt;").count(), 4, "{main}");
+    assert_eq!(
+        main.matches("&lt;img src=x onerror=alert(2)&gt;").count(),
+        4,
+        "{main}"
+    );
     let shot = s.root.join("transcript.png");
     b.screenshot(&format!("{base}/transcripts/{CLAUDE_ID}"), &shot);
     assert!(std::fs::read(&shot).is_ok_and(|png| png.starts_with(b"\x89PNG")));
@@ -271,10 +300,20 @@ fn chromium_reads_a_codex_rollout_as_cards() {
     );
     assert!(main.contains("<span class=\"chip chip-ok\">exit 0</span>"));
     // apply_patch: the patch, as a diff, with the file it changes.
-    assert!(main.contains("<span class=\"path mono\">src/main.rs</span>"), "{main}");
-    assert!(main.contains("<span class=\"d-del\">-    println!(\"old\");</span>"), "{main}");
+    assert!(
+        main.contains("<span class=\"path mono\">src/main.rs</span>"),
+        "{main}"
+    );
+    assert!(
+        main.contains("<span class=\"d-del\">-    println!(\"old\");</span>"),
+        "{main}"
+    );
     assert!(main.contains("<span class=\"d-add\">+    println!(\"new\");</span>"));
-    assert_eq!(main.matches("<details class=\"result\">").count(), 2, "{main}");
+    assert_eq!(
+        main.matches("<details class=\"result\">").count(),
+        2,
+        "{main}"
+    );
     // Codex's `tool` messages of outputs only add no box.
     assert!(!main.contains("<div class=\"msg tool\">"), "{main}");
 }

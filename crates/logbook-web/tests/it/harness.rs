@@ -220,21 +220,73 @@ fn write_agent_logs(dir: &Path) {
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": id, "content": content, "is_error": err}]})
     };
-    let long: String = (1..=40).map(|i| format!("{i:>6}\tfn line_{i}() {{}}\n")).collect();
+    let long: String = (1..=40)
+        .map(|i| format!("{i:>6}\tfn line_{i}() {{}}\n"))
+        .collect();
     let lines = [
         line("user", json!({"role": "user", "content": "Fix the build"})),
-        line("assistant", assistant("m1", json!([{"type": "thinking", "thinking": "The build fails; look first.", "signature": "s"}]))),
-        line("assistant", assistant("m1", json!([{"type": "text", "text": "Let me **run** the tests."}]))),
-        line("assistant", assistant("m1", json!([{"type": "tool_use", "id": "tu_bash", "name": "Bash",
-            "input": {"command": format!("cargo test --quiet # {HOSTILE}"), "description": "run tests"}}]))),
-        line("user", result("tu_bash", &format!("error[E0425]: oops {HOSTILE}\nExit code 101"), true)),
-        line("assistant", assistant("m2", json!([{"type": "tool_use", "id": "tu_read", "name": "Read",
-            "input": {"file_path": format!("/w/demo/src/{HOSTILE}.rs")}}]))),
+        line(
+            "assistant",
+            assistant(
+                "m1",
+                json!([{"type": "thinking", "thinking": "The build fails; look first.", "signature": "s"}]),
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m1",
+                json!([{"type": "text", "text": "Let me **run** the tests."}]),
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m1",
+                json!([{"type": "tool_use", "id": "tu_bash", "name": "Bash",
+            "input": {"command": format!("cargo test --quiet # {HOSTILE}"), "description": "run tests"}}]),
+            ),
+        ),
+        line(
+            "user",
+            result(
+                "tu_bash",
+                &format!("error[E0425]: oops {HOSTILE}\nExit code 101"),
+                true,
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m2",
+                json!([{"type": "tool_use", "id": "tu_read", "name": "Read",
+            "input": {"file_path": format!("/w/demo/src/{HOSTILE}.rs")}}]),
+            ),
+        ),
         line("user", result("tu_read", &long, false)),
-        line("assistant", assistant("m3", json!([{"type": "tool_use", "id": "tu_edit", "name": "Edit",
-            "input": {"file_path": "/w/demo/src/lib.rs", "old_string": "fn a() {\n    old_call();\n}", "new_string": format!("fn a() {{\n    new_call();\n    // {HOSTILE}\n}}")}}]))),
-        line("user", result("tu_edit", "The file /w/demo/src/lib.rs has been updated.", false)),
-        line("assistant", assistant("m4", json!([{"type": "text", "text": format!("Fixed: `new_call` replaces `old_call`. {HOSTILE} [x](javascript:alert(3))")}]))),
+        line(
+            "assistant",
+            assistant(
+                "m3",
+                json!([{"type": "tool_use", "id": "tu_edit", "name": "Edit",
+            "input": {"file_path": "/w/demo/src/lib.rs", "old_string": "fn a() {\n    old_call();\n}", "new_string": format!("fn a() {{\n    new_call();\n    // {HOSTILE}\n}}")}}]),
+            ),
+        ),
+        line(
+            "user",
+            result(
+                "tu_edit",
+                "The file /w/demo/src/lib.rs has been updated.",
+                false,
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m4",
+                json!([{"type": "text", "text": format!("Fixed: `new_call` replaces `old_call`. {HOSTILE} [x](javascript:alert(3))")}]),
+            ),
+        ),
     ];
     std::fs::write(
         claude_dir.join(format!("{CLAUDE_ID}.jsonl")),
@@ -252,14 +304,38 @@ fn write_agent_logs(dir: &Path) {
     };
     let patch = "*** Begin Patch\n*** Update File: src/main.rs\n@@\n-    println!(\"old\");\n+    println!(\"new\");\n*** End Patch";
     let lines = [
-        item("session_meta", json!({"id": CODEX_ID, "timestamp": "2026-01-18T11:00:00.000Z", "cwd": "/w/codex", "originator": "codex_cli_rs", "cli_version": "0.50.0"})),
-        item("turn_context", json!({"cwd": "/w/codex", "model": "gpt-5-codex"})),
-        item("response_item", json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Make it print new"}]})),
-        item("response_item", json!({"type": "function_call", "name": "shell", "arguments": json!({"command": ["bash", "-lc", "rg -n println src"], "workdir": "/w/codex"}).to_string(), "call_id": "call_sh"})),
-        item("response_item", json!({"type": "function_call_output", "call_id": "call_sh", "output": json!({"output": "src/main.rs:2: println!(\"old\");\n", "metadata": {"exit_code": 0}}).to_string()})),
-        item("response_item", json!({"type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "call_patch"})),
-        item("response_item", json!({"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Success. Updated the following files:\nM src/main.rs\n"})),
-        item("response_item", json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]})),
+        item(
+            "session_meta",
+            json!({"id": CODEX_ID, "timestamp": "2026-01-18T11:00:00.000Z", "cwd": "/w/codex", "originator": "codex_cli_rs", "cli_version": "0.50.0"}),
+        ),
+        item(
+            "turn_context",
+            json!({"cwd": "/w/codex", "model": "gpt-5-codex"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Make it print new"}]}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "function_call", "name": "shell", "arguments": json!({"command": ["bash", "-lc", "rg -n println src"], "workdir": "/w/codex"}).to_string(), "call_id": "call_sh"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": "call_sh", "output": json!({"output": "src/main.rs:2: println!(\"old\");\n", "metadata": {"exit_code": 0}}).to_string()}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "call_patch"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Success. Updated the following files:\nM src/main.rs\n"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}),
+        ),
     ];
     std::fs::write(
         codex_dir.join(format!("rollout-2026-01-18T11-00-00-{CODEX_ID}.jsonl")),

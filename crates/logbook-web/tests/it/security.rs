@@ -352,7 +352,8 @@ fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
     // (Escaped as `&lt;` or `&#60;`, as the template engine chooses.)
     let html = html.replace("&#60;", "&lt;").replace("&#62;", "&gt;");
     assert_eq!(
-        html.matches("&lt;script&gt;alert(1)&lt;/script&gt;").count(),
+        html.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
+            .count(),
         4,
         "{html}"
     );

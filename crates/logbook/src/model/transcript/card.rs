@@ -113,7 +113,9 @@ pub fn key_input(call: &ToolCall) -> KeyInput {
             workdir: s("workdir").or_else(|| s("cwd")),
         };
     }
-    let path = s("file_path").or_else(|| s("path")).or_else(|| s("notebook_path"));
+    let path = s("file_path")
+        .or_else(|| s("path"))
+        .or_else(|| s("notebook_path"));
     match (call.name.as_str(), path) {
         ("Read", Some(path)) => {
             let num = |k: &str| call.input.get(k).and_then(Value::as_u64);
@@ -314,10 +316,12 @@ mod tests {
         )) else {
             panic!("not a diff")
         };
-        assert_eq!(lines.iter().filter(|l| l.kind == LineKind::Added).count(), 2);
+        assert_eq!(
+            lines.iter().filter(|l| l.kind == LineKind::Added).count(),
+            2
+        );
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-old\n+new\n*** End Patch";
-        let KeyInput::Patch { paths, lines } = key_input(&call("apply_patch", json!(patch)))
-        else {
+        let KeyInput::Patch { paths, lines } = key_input(&call("apply_patch", json!(patch))) else {
             panic!("not a patch")
         };
         assert_eq!(paths, ["src/a.rs"]);
@@ -339,7 +343,10 @@ mod tests {
     #[test]
     fn equal_texts_make_no_diff_and_a_missing_final_newline_is_no_change() {
         assert!(diff("same\n", "same\n").is_empty());
-        assert_eq!(texts(&diff("a\nb", "a\nb\nc")), ["@@ -1,2 +1,3 @@", " a", " b", "+c"]);
+        assert_eq!(
+            texts(&diff("a\nb", "a\nb\nc")),
+            ["@@ -1,2 +1,3 @@", " a", " b", "+c"]
+        );
         assert_eq!(texts(&diff("", "new")), ["@@ -0,0 +1 @@", "+new"]);
     }
 }
