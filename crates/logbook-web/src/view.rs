@@ -387,6 +387,25 @@ mod tests {
     }
 
     #[test]
+    fn transcript_markdown_is_sanitized_and_drops_links_that_lead_nowhere() {
+        let html = markdown_loose(
+            "**b** <script>alert(1)</script>[x](javascript:alert(1)) [r](src/a.rs) ![i](a.png) [w](https://example.com/)\n<img src=x onerror=alert(2)>",
+        );
+        assert!(html.contains("<strong>b</strong>"), "{html}");
+        for bad in [
+            "<script",
+            "javascript:",
+            "onerror",
+            "src/a.rs",
+            "a.png",
+            "src=\"x\"",
+        ] {
+            assert!(!html.contains(bad), "{bad} in {html}");
+        }
+        assert!(html.contains("href=\"https://example.com/\""), "{html}");
+    }
+
+    #[test]
     fn snippets_mark_hits_and_escape_the_rest() {
         assert_eq!(
             snippet_html("buy <b>ten</b> [laptops] now"),
