@@ -283,8 +283,10 @@ fn said(role: &str, text: &str) -> Item {
 
 fn card_of(call: &ToolCall) -> Card {
     let lines = |ls: Vec<card::DiffLine>| {
+        let all = ls.len();
         let mut budget = MAX_CHARS;
-        ls.into_iter()
+        let mut out: Vec<Line> = ls
+            .into_iter()
             .take_while(|l| {
                 budget = budget.saturating_sub(l.text.len() + 1);
                 budget > 0
@@ -299,7 +301,17 @@ fn card_of(call: &ToolCall) -> Card {
                 },
                 text: l.text,
             })
-            .collect()
+            .collect();
+        if out.len() < all {
+            out.push(Line {
+                class: "d-file",
+                text: format!(
+                    "… {} more lines; the JSON API has the whole diff",
+                    all - out.len()
+                ),
+            });
+        }
+        out
     };
     let input = match card::key_input(call) {
         KeyInput::Command { command, workdir } => Input::Command {
@@ -415,6 +427,39 @@ mod tests {
             panic!("orphan lost")
         };
         assert!(orphan.name.is_empty() && orphan.result.is_some());
+    }
+
+    #[test]
+    fn odd_blocks_are_shown_not_dropped_and_never_panic() {
+        let m = msgs(json!([
+            {"role": "assistant", "blocks": [
+                "bare text", 7, null, {"type": 3}, {"no": "type"},
+                {"type": "tool"}, {"type": "tool", "name": "Edit", "parameters": "not json"},
+                {"type": "tool_result"}, {"type": "image", "source": {"data": "AAAA"}},
+                {"type": "subagent", "subagentId": "../../etc", "subagentName": "<b>x</b>"},
+                {"type": "compress", "content": "summary"}]},
+            {"role": "assistant", "blocks": []}
+        ]));
+        let t = turns(&m, 100);
+        assert_eq!(t.len(), 1);
+        // The bare text, 7, null, the two odd objects, two calls, the
+        // orphan result, the image, the subagent and the compaction.
+        assert_eq!(t[0].items.len(), 11);
+        assert!(t[0].items.iter().any(|i| matches!(i,
+            Item::Note { href, .. } if href.is_empty())));
+        let huge = "x\n".repeat(MAX_CHARS);
+        let m = msgs(
+            json!([{"role": "assistant", "blocks": [{"type": "tool", "name": "Edit",
+            "parameters": json!({"file_path": "a", "old_string": "", "new_string": huge}).to_string()}]}]),
+        );
+        let Item::Tool(c) = &turns(&m, 1)[0].items[0] else {
+            panic!("no card")
+        };
+        let Input::Diff { lines, .. } = &c.input else {
+            panic!("no diff")
+        };
+        assert!(lines.len() < MAX_CHARS / 2 + 2);
+        assert!(lines.last().is_some_and(|l| l.text.contains("more lines")));
     }
 
     #[test]
