@@ -77,6 +77,8 @@ pub(crate) enum Input {
         command: String,
         /// The folder it ran in, or empty.
         workdir: String,
+        /// What it is for, as the agent said, or empty.
+        description: String,
     },
     /// A path, with a note (the lines read).
     Path {
@@ -314,9 +316,14 @@ fn card_of(call: &ToolCall) -> Card {
         out
     };
     let input = match card::key_input(call) {
-        KeyInput::Command { command, workdir } => Input::Command {
+        KeyInput::Command {
+            command,
+            workdir,
+            description,
+        } => Input::Command {
             command: capped(&command).0,
             workdir: workdir.unwrap_or_default(),
+            description: description.unwrap_or_default(),
         },
         KeyInput::Read { path, range } => Input::Path {
             path,

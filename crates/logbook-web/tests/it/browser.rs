@@ -227,6 +227,10 @@ fn chromium_reads_a_claude_code_session_as_cards() {
         "the Bash command is not in a code element: {main}"
     );
     assert!(main.contains("<span class=\"chip chip-err\">error</span>"));
+    assert!(
+        main.contains("<span class=\"muted\">run tests</span>"),
+        "{main}"
+    );
     // Read: the path.
     assert!(
         main.contains("<span class=\"path mono\">/w/demo/src/&lt;script&gt;"),

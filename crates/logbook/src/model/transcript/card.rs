@@ -8,7 +8,7 @@
 //! let m: Message = serde_json::from_value(serde_json::json!({"role": "assistant", "blocks": [
 //!     {"type": "tool", "id": "t", "name": "Bash", "parameters": "{\"command\":\"make\"}"}]})).unwrap();
 //! let calls = tools::pair(&[m]).calls;
-//! assert_eq!(card::key_input(&calls[0]), KeyInput::Command { command: "make".into(), workdir: None });
+//! assert!(matches!(card::key_input(&calls[0]), KeyInput::Command { command, .. } if command == "make"));
 //! ```
 
 use serde::Serialize;
@@ -27,6 +27,9 @@ pub enum KeyInput {
         command: String,
         /// The working folder given with it.
         workdir: Option<String>,
+        /// What the agent said the command is for (Claude Code's
+        /// `description`), if it said.
+        description: Option<String>,
     },
     /// A file read (Read): its path and, when asked for, the lines.
     Read {
@@ -111,6 +114,7 @@ pub fn key_input(call: &ToolCall) -> KeyInput {
         return KeyInput::Command {
             command,
             workdir: s("workdir").or_else(|| s("cwd")),
+            description: s("description"),
         };
     }
     let path = s("file_path")
@@ -274,14 +278,19 @@ mod tests {
             )),
             KeyInput::Command {
                 command: "cargo test".into(),
-                workdir: Some("/w".into())
+                workdir: Some("/w".into()),
+                description: None
             }
         );
         assert_eq!(
-            key_input(&call("exec_command", json!({"cmd": "ls -la"}))),
+            key_input(&call(
+                "Bash",
+                json!({"command": "ls -la", "description": "List files"})
+            )),
             KeyInput::Command {
                 command: "ls -la".into(),
-                workdir: None
+                workdir: None,
+                description: Some("List files".into())
             }
         );
         assert_eq!(
