@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 
 use logbook::model::lineage::Lineage;
 
+pub(crate) mod transcript;
+
 /// Escapes text for HTML element content and attribute values.
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -126,6 +128,19 @@ fn join_relative(dir: &str, link: &str) -> Option<String> {
 /// pointed at the run's file pages and raw files; images from elsewhere
 /// are dropped by the page's policy anyway.
 pub(crate) fn markdown(text: &str, run: &str, dir: &str) -> String {
+    sanitized_markdown(text, Some((run, dir)))
+}
+
+/// Markdown an agent wrote in a transcript, sanitized as [`markdown`]; its
+/// relative links and images are dropped, as they point at nothing the
+/// viewer serves.
+pub(crate) fn markdown_loose(text: &str) -> String {
+    sanitized_markdown(text, None)
+}
+
+/// Markdown to sanitized HTML; relative links rewritten into `run`'s files
+/// (`Some((run, dir))`) or dropped (`None`).
+fn sanitized_markdown(text: &str, within: Option<(&str, &str)>) -> String {
     use pulldown_cmark::{Options, Parser, html};
     let opts = Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
@@ -133,18 +148,27 @@ pub(crate) fn markdown(text: &str, run: &str, dir: &str) -> String {
         | Options::ENABLE_FOOTNOTES;
     let mut raw = String::new();
     html::push_html(&mut raw, Parser::new_ext(text, opts));
-    let run = run.to_string();
-    let dir = dir.to_string();
+    let within = within.map(|(run, dir)| (run.to_string(), dir.to_string()));
     ammonia::Builder::default()
         .add_tag_attributes("input", ["type", "checked", "disabled"])
         .add_tags(["input"])
         .attribute_filter(move |element, attribute, value| {
-            let rewritten = match (element, attribute) {
-                ("img", "src") => join_relative(&dir, value)
+            if !matches!((element, attribute), ("img", "src") | ("a", "href")) {
+                return Some(value.into());
+            }
+            let Some((run, dir)) = &within else {
+                // A relative link of a transcript leads nowhere: dropped.
+                let absolute = ["http://", "https://", "mailto:"]
+                    .iter()
+                    .any(|p| value.starts_with(p));
+                return absolute.then(|| value.into());
+            };
+            let rewritten = match element {
+                "img" => join_relative(dir, value)
                     .map(|p| format!("/api/runs/{run}/files/{}", enc_path(&p))),
-                ("a", "href") => join_relative(&dir, value)
-                    .map(|p| format!("/runs/{run}/files/{}", enc_path(&p))),
-                _ => None,
+                _ => {
+                    join_relative(dir, value).map(|p| format!("/runs/{run}/files/{}", enc_path(&p)))
+                }
             };
             Some(rewritten.map_or_else(|| value.into(), Into::into))
         })
@@ -360,6 +384,25 @@ mod tests {
         );
         assert!(html.contains("href=\"/runs/r/files/b.md\""), "{html}");
         assert!(!html.contains("/runs/r/files/x"), "{html}");
+    }
+
+    #[test]
+    fn transcript_markdown_is_sanitized_and_drops_links_that_lead_nowhere() {
+        let html = markdown_loose(
+            "**b** <script>alert(1)</script>[x](javascript:alert(1)) [r](src/a.rs) ![i](a.png) [w](https://example.com/)\n<img src=x onerror=alert(2)>",
+        );
+        assert!(html.contains("<strong>b</strong>"), "{html}");
+        for bad in [
+            "<script",
+            "javascript:",
+            "onerror",
+            "src/a.rs",
+            "a.png",
+            "src=\"x\"",
+        ] {
+            assert!(!html.contains(bad), "{bad} in {html}");
+        }
+        assert!(html.contains("href=\"https://example.com/\""), "{html}");
     }
 
     #[test]

@@ -8,12 +8,12 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use logbook::ops::transcript;
-use serde_json::Value;
 
 use super::{Layout, render};
 use crate::AppState;
 use crate::api::{self, blocking, run_id, transcript_id};
 use crate::guard::Refusal;
+use crate::view::transcript::{Input, Item, Turn};
 use crate::view::{self, enc, thousands, when};
 
 struct TranscriptRow {
@@ -107,7 +107,7 @@ struct TranscriptPage {
     tokens: String,
     parent: String,
     run: String,
-    messages: Vec<(String, String)>,
+    turns: Vec<Turn>,
     more: usize,
 }
 
@@ -122,23 +122,7 @@ pub(super) async fn transcript_page(
     let id = transcript_id(&id)?;
     let stored = blocking(&state, move |p| Ok(transcript::load(p, &id)?)).await?;
     let t = &stored.transcript;
-    let messages = t
-        .messages
-        .iter()
-        .take(SHOWN_MESSAGES)
-        .map(|m| {
-            let text: Vec<String> = m
-                .blocks
-                .iter()
-                .map(|b| match b.get("content").or_else(|| b.get("text")) {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => b.to_string(),
-                })
-                .collect();
-            (m.role.clone(), view::clip(&text.join("\n\n"), 20_000))
-        })
-        .collect();
+    let turns = view::transcript::turns(&t.messages, SHOWN_MESSAGES);
     render(&TranscriptPage {
         layout: Layout::new(&state, format!("Transcript {}", t.id), "transcripts"),
         id: t.id.clone(),
@@ -153,7 +137,7 @@ pub(super) async fn transcript_page(
             .and_then(|r| run_id(r).ok())
             .map(|r| r.to_string())
             .unwrap_or_default(),
-        messages,
+        turns,
         more: t.messages.len().saturating_sub(SHOWN_MESSAGES),
     })
 }

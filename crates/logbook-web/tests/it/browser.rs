@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::Served;
+use crate::harness::{CLAUDE_ID, CODEX_ID, Served};
 
 fn chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser", "google-chrome"]
@@ -97,21 +97,28 @@ fn link(html: &str, prefix: &str, part: &str) -> String {
         .replace("&amp;", "&")
 }
 
-#[test]
-fn chromium_walks_the_demo_project() {
+/// The browser, or `None` (with a note) where there is none off CI.
+// The note is for whoever runs the tests: a skip must not pass silently.
+#[allow(clippy::print_stderr)]
+fn browser() -> Option<Browser> {
     let Some(bin) = chromium() else {
         assert!(
             std::env::var_os("CI").is_none(),
             "chromium is missing on CI; .ci/run installs it (apt-get install chromium)"
         );
         eprintln!("skipped: chromium is not installed (apt-get install chromium)");
-        return;
+        return None;
     };
-    let s = Served::demo();
-    let b = Browser {
+    Some(Browser {
         bin,
         profile: tempfile::tempdir().unwrap(),
-    };
+    })
+}
+
+#[test]
+fn chromium_walks_the_demo_project() {
+    let Some(b) = browser() else { return };
+    let s = Served::demo();
     let base = format!("http://{}", s.addr);
 
     // The run list: agent groups with display names and status badges.
@@ -174,4 +181,143 @@ fn chromium_walks_the_demo_project() {
         png.starts_with(b"\x89PNG") && png.len() > 10_000,
         "screenshot too small"
     );
+}
+
+/// The page's `<main>`, where the transcript is.
+fn main_of(dom: &str) -> &str {
+    let start = dom.find("<main").unwrap();
+    let end = dom.rfind("</main>").unwrap();
+    &dom[start..end]
+}
+
+/// What no tool call or result may show: the stored blocks' JSON.
+fn assert_no_raw_tool_json(page: &str) {
+    for raw in [
+        "{\"type\":\"tool",
+        "\"type\": \"tool",
+        "\"toolUseId\"",
+        "\"tool_use_id\"",
+        "\"parameters\"",
+        "{\"output\":",
+    ] {
+        assert!(!page.contains(raw), "raw tool JSON {raw:?} on the page");
+    }
+}
+
+#[test]
+fn chromium_reads_a_claude_code_session_as_cards() {
+    let Some(b) = browser() else { return };
+    let s = Served::with_agent_logs();
+    let base = format!("http://{}", s.addr);
+    let dom = b.dom(&format!("{base}/transcripts/{CLAUDE_ID}"));
+    let main = main_of(&dom);
+    assert_no_raw_tool_json(main);
+    // What was said: the prompt, the assistant's Markdown rendered, the
+    // thinking folded.
+    assert!(main.contains("Fix the build"));
+    assert!(
+        main.contains("Let me <strong>run</strong> the tests."),
+        "{main}"
+    );
+    assert!(main.contains("<details class=\"thinking\"><summary>thinking</summary>"));
+    assert!(main.contains("claude-opus-4-5"), "the model is not shown");
+    // Bash: the command in a code element, its failure on the card.
+    assert!(
+        main.contains("<pre class=\"code cmd\"><code>cargo test --quiet # &lt;script&gt;"),
+        "the Bash command is not in a code element: {main}"
+    );
+    assert!(main.contains("<span class=\"chip chip-err\">error</span>"));
+    assert!(
+        main.contains("<span class=\"muted\">run tests</span>"),
+        "{main}"
+    );
+    // Read: the path.
+    assert!(
+        main.contains("<span class=\"path mono\">/w/demo/src/&lt;script&gt;"),
+        "{main}"
+    );
+    // Edit: a diff, lines taken out and put in.
+    assert!(
+        main.contains("<span class=\"d-del\">-    old_call();</span>"),
+        "no diff: {main}"
+    );
+    assert!(main.contains("<span class=\"d-add\">+    new_call();</span>"));
+    assert!(main.contains("<span class=\"d-ctx\"> fn a() {</span>"));
+    assert!(
+        main.contains("<span class=\"d-add\">+    // &lt;script&gt;"),
+        "{main}"
+    );
+    // Results are folded, the long one cut with "show all".
+    assert_eq!(
+        main.matches("<details class=\"result\">").count(),
+        3,
+        "{main}"
+    );
+    assert!(!main.contains("<details class=\"result\" open"));
+    assert!(main.contains("show all (28 more lines)"), "{main}");
+    // A message of tool results only adds no box of its own.
+    assert_eq!(
+        main.matches("<div class=\"msg user\">").count(),
+        1,
+        "{main}"
+    );
+    // The hostile command, result and path are text, not markup.
+    // (The Markdown's own tags are sanitized: no script, no handler, no
+    // `javascript:` link.)
+    assert!(
+        !main.contains("<script") && !main.contains("javascript:"),
+        "{main}"
+    );
+    for img in main.split("<img").skip(1) {
+        let tag = img.split('>').next().unwrap_or_default();
+        assert!(
+            !tag.contains("onerror") && !tag.contains("src="),
+            "<img{tag}>"
+        );
+    }
+    assert_eq!(
+        main.matches("&lt;img src=x onerror=alert(2)&gt;").count(),
+        4,
+        "{main}"
+    );
+    let shot = s.root.join("transcript.png");
+    b.screenshot(&format!("{base}/transcripts/{CLAUDE_ID}"), &shot);
+    assert!(std::fs::read(&shot).is_ok_and(|png| png.starts_with(b"\x89PNG")));
+    if let Some(to) = std::env::var_os("LOGBOOK_SHOT_DIR") {
+        let _ = std::fs::copy(&shot, std::path::Path::new(&to).join("transcript.png"));
+    }
+}
+
+#[test]
+fn chromium_reads_a_codex_rollout_as_cards() {
+    let Some(b) = browser() else { return };
+    let s = Served::with_agent_logs();
+    let base = format!("http://{}", s.addr);
+    let main = b.dom(&format!("{base}/transcripts/{CODEX_ID}"));
+    let main = main_of(&main);
+    assert_no_raw_tool_json(main);
+    assert!(main.contains("Make it print new"));
+    // shell: the command (the script of `bash -lc`) in a code element.
+    assert!(
+        main.contains("<pre class=\"code cmd\"><code>rg -n println src</code></pre>"),
+        "{main}"
+    );
+    assert!(main.contains("<span class=\"chip chip-ok\">exit 0</span>"));
+    // apply_patch: the patch, as a diff, with the file it changes.
+    assert!(
+        main.contains("<span class=\"path mono\">src/main.rs</span>"),
+        "{main}"
+    );
+    assert!(
+        main.contains("<span class=\"d-del\">-    println!(\"old\");</span>"),
+        "{main}"
+    );
+    assert!(main.contains("<span class=\"d-add\">+    println!(\"new\");</span>"));
+    assert_eq!(
+        main.matches("<details class=\"result\">").count(),
+        2,
+        "{main}"
+    );
+    // Codex's `tool` messages of outputs only add no box.
+    assert!(!main.contains("<div class=\"msg tool\">"), "{main}");
 }

@@ -49,6 +49,26 @@ impl Served {
         }
     }
 
+    /// The demo project plus a hand-written Claude Code log (Bash, Read,
+    /// Edit, a long and a failed result, thinking, Markdown) and a Codex
+    /// rollout (shell, apply_patch), imported; hostile text in a command,
+    /// a result and a file path.
+    pub(crate) fn with_agent_logs() -> Served {
+        Served::demo_with(None, |root| {
+            let logs = root.join("agent-logs");
+            write_agent_logs(&logs);
+            let p = Project::open(root).unwrap();
+            let r = logbook::ops::transcript::import_path(
+                &p,
+                &logs,
+                logbook::ops::transcript::ImportFormat::Auto,
+                None,
+            )
+            .unwrap();
+            assert_eq!(r.imported.len(), 2, "{r:?}");
+        })
+    }
+
     pub(crate) fn project(&self) -> Project {
         Project::open(&self.root).unwrap()
     }
@@ -167,4 +187,159 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
         out.extend_from_slice(&b[eol + 2..eol + 2 + size]);
         b = &b[(eol + 4 + size).min(b.len())..];
     }
+}
+
+/// The Claude Code session of [`Served::with_agent_logs`].
+pub(crate) const CLAUDE_ID: &str = "5e55a0c1-0000-4000-8000-00000000c1a0";
+/// The Codex session of [`Served::with_agent_logs`].
+pub(crate) const CODEX_ID: &str = "0199c0de-0000-7000-8000-00000000c0de";
+/// Hostile text put in a command, a result, a file path, an edit and the
+/// assistant's Markdown.
+pub(crate) const HOSTILE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
+
+fn write_agent_logs(dir: &Path) {
+    use serde_json::{Value, json};
+    let claude_dir = dir.join("claude/-w-demo");
+    std::fs::create_dir_all(&claude_dir).unwrap();
+    let mut n = 0;
+    let mut line = |ty: &str, message: Value| {
+        n += 1;
+        json!({
+            "parentUuid": null, "isSidechain": false, "cwd": "/w/demo", "version": "2.0.14",
+            "sessionId": CLAUDE_ID, "type": ty, "message": message,
+            "uuid": format!("00000000-0000-4000-8000-{n:012}"),
+            "timestamp": format!("2026-01-18T10:00:{n:02}.000Z"),
+        })
+        .to_string()
+    };
+    let assistant = |id: &str, content: Value| {
+        json!({"id": id, "type": "message", "role": "assistant", "model": "claude-opus-4-5",
+               "content": content, "usage": {"input_tokens": 10, "output_tokens": 5}})
+    };
+    let result = |id: &str, content: &str, err: bool| {
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": content, "is_error": err}]})
+    };
+    let long: String = (1..=40)
+        .map(|i| format!("{i:>6}\tfn line_{i}() {{}}\n"))
+        .collect();
+    let lines = [
+        line("user", json!({"role": "user", "content": "Fix the build"})),
+        line(
+            "assistant",
+            assistant(
+                "m1",
+                json!([{"type": "thinking", "thinking": "The build fails; look first.", "signature": "s"}]),
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m1",
+                json!([{"type": "text", "text": "Let me **run** the tests."}]),
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m1",
+                json!([{"type": "tool_use", "id": "tu_bash", "name": "Bash",
+            "input": {"command": format!("cargo test --quiet # {HOSTILE}"), "description": "run tests"}}]),
+            ),
+        ),
+        line(
+            "user",
+            result(
+                "tu_bash",
+                &format!("error[E0425]: oops {HOSTILE}\nExit code 101"),
+                true,
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m2",
+                json!([{"type": "tool_use", "id": "tu_read", "name": "Read",
+            "input": {"file_path": format!("/w/demo/src/{HOSTILE}.rs")}}]),
+            ),
+        ),
+        line("user", result("tu_read", &long, false)),
+        line(
+            "assistant",
+            assistant(
+                "m3",
+                json!([{"type": "tool_use", "id": "tu_edit", "name": "Edit",
+            "input": {"file_path": "/w/demo/src/lib.rs", "old_string": "fn a() {\n    old_call();\n}", "new_string": format!("fn a() {{\n    new_call();\n    // {HOSTILE}\n}}")}}]),
+            ),
+        ),
+        line(
+            "user",
+            result(
+                "tu_edit",
+                "The file /w/demo/src/lib.rs has been updated.",
+                false,
+            ),
+        ),
+        line(
+            "assistant",
+            assistant(
+                "m4",
+                json!([{"type": "text", "text": format!("Fixed: `new_call` replaces `old_call`. {HOSTILE} [x](javascript:alert(3))")}]),
+            ),
+        ),
+    ];
+    std::fs::write(
+        claude_dir.join(format!("{CLAUDE_ID}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+
+    let codex_dir = dir.join("codex/2026/01/18");
+    std::fs::create_dir_all(&codex_dir).unwrap();
+    let mut t = 0;
+    let mut item = |ty: &str, payload: Value| {
+        t += 1;
+        json!({"timestamp": format!("2026-01-18T11:00:{t:02}.000Z"), "type": ty, "payload": payload})
+            .to_string()
+    };
+    let patch = "*** Begin Patch\n*** Update File: src/main.rs\n@@\n-    println!(\"old\");\n+    println!(\"new\");\n*** End Patch";
+    let lines = [
+        item(
+            "session_meta",
+            json!({"id": CODEX_ID, "timestamp": "2026-01-18T11:00:00.000Z", "cwd": "/w/codex", "originator": "codex_cli_rs", "cli_version": "0.50.0"}),
+        ),
+        item(
+            "turn_context",
+            json!({"cwd": "/w/codex", "model": "gpt-5-codex"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Make it print new"}]}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "function_call", "name": "shell", "arguments": json!({"command": ["bash", "-lc", "rg -n println src"], "workdir": "/w/codex"}).to_string(), "call_id": "call_sh"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": "call_sh", "output": json!({"output": "src/main.rs:2: println!(\"old\");\n", "metadata": {"exit_code": 0}}).to_string()}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "call_patch"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Success. Updated the following files:\nM src/main.rs\n"}),
+        ),
+        item(
+            "response_item",
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}),
+        ),
+    ];
+    std::fs::write(
+        codex_dir.join(format!("rollout-2026-01-18T11-00-00-{CODEX_ID}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
 }

@@ -337,3 +337,30 @@ fn agent_written_html_and_svg_cannot_run_in_the_viewer() {
     assert!(!csp.contains("unsafe-inline"));
     assert_eq!(page.header("x-frame-options"), Some("DENY"));
 }
+
+#[test]
+fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
+    use crate::harness::{CLAUDE_ID, CODEX_ID};
+    let s = Served::with_agent_logs();
+    let page = s.get(&format!("/transcripts/{CLAUDE_ID}"));
+    assert_eq!(page.status, 200);
+    let html = page.text();
+    // Escaped where it is text: the command, the result, the path, the diff.
+    assert!(!html.contains("<script>alert"), "{html}");
+    assert!(!html.contains("<img src=x") && !html.contains("onerror=alert(2)>"));
+    assert!(!html.contains("javascript:"));
+    // (Escaped as `&lt;` or `&#60;`, as the template engine chooses.)
+    let html = html.replace("&#60;", "&lt;").replace("&#62;", "&gt;");
+    assert_eq!(
+        html.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
+            .count(),
+        4,
+        "{html}"
+    );
+    // The page keeps its strict policy.
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"));
+    let codex = s.get(&format!("/transcripts/{CODEX_ID}"));
+    assert_eq!(codex.status, 200);
+    assert!(!codex.text().contains("<script>alert"));
+}

@@ -11,7 +11,6 @@
 //! session's state.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::model::agent_log::{Format, Source};
 use crate::model::limits::cut_at;
@@ -492,16 +491,6 @@ const CLAUDE_FILE_TOOLS: &[(&str, &str)] = &[
     ("NotebookEdit", "notebook_path"),
 ];
 
-/// Codex's shell tools.
-const SHELL_TOOLS: &[&str] = &[
-    "Bash",
-    "shell",
-    "shell_command",
-    "exec_command",
-    "local_shell",
-    "container.exec",
-];
-
 /// The files the calls changed, each once, in the order first changed: a
 /// Claude Code edit's path, or the paths of a Codex patch's headers. A call
 /// that failed changed nothing.
@@ -524,7 +513,7 @@ pub fn files_changed(calls: &[ToolCall], workdir: &str) -> Vec<String> {
             }
             continue;
         }
-        if let Some(patch) = patch_text(c) {
+        if let Some(patch) = c.patch() {
             for p in patch_paths(patch) {
                 add(p);
             }
@@ -539,24 +528,6 @@ fn relative<'a>(path: &'a str, workdir: &str) -> &'a str {
         Some(rest) if !root.is_empty() && rest.starts_with('/') => &rest[1..],
         _ => path,
     }
-}
-
-/// The patch of a Codex `apply_patch` call: its freeform input, its
-/// `input` parameter, or the second word of a shell `["apply_patch", …]`.
-fn patch_text(c: &ToolCall) -> Option<&str> {
-    if c.name == "apply_patch" {
-        return match &c.input {
-            Value::String(s) => Some(s),
-            v => v
-                .get("input")
-                .or_else(|| v.get("patch"))
-                .and_then(Value::as_str),
-        };
-    }
-    let argv = c.input.get("command")?.as_array()?;
-    (argv.first()?.as_str()? == "apply_patch")
-        .then(|| argv.get(1)?.as_str())
-        .flatten()
 }
 
 /// The paths a patch's headers name, in order.
@@ -578,9 +549,9 @@ fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
 pub fn commands(calls: &[ToolCall]) -> Vec<CommandRun> {
     calls
         .iter()
-        .filter(|c| SHELL_TOOLS.contains(&c.name.as_str()) && patch_text(c).is_none())
+        .filter(|c| c.is_shell() && c.patch().is_none())
         .filter_map(|c| {
-            let command = command_line(&c.input)?;
+            let command = c.command()?;
             let result = c.result.as_ref();
             Some(CommandRun {
                 command,
@@ -592,33 +563,10 @@ pub fn commands(calls: &[ToolCall]) -> Vec<CommandRun> {
         .collect()
 }
 
-/// A command's line from its `command` or `cmd` parameter: a string, or an
-/// argv (`["bash", "-lc", "make"]` is `make`).
-fn command_line(input: &Value) -> Option<String> {
-    let v = input.get("command").or_else(|| input.get("cmd"))?;
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(argv) => {
-            let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
-            match words.as_slice() {
-                [sh, flag, script]
-                    if matches!(*sh, "bash" | "sh" | "zsh" | "/bin/bash" | "/bin/sh")
-                        && flag.starts_with('-')
-                        && flag.ends_with('c') =>
-                {
-                    Some((*script).to_string())
-                }
-                _ => Some(words.join(" ")),
-            }
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn transcript(messages: Value) -> Transcript {
         serde_json::from_value(json!({

@@ -11,6 +11,7 @@
 //! Messages are kept exactly as given: blocks are arbitrary JSON and unknown
 //! keys anywhere are written back.
 
+pub mod card;
 pub mod tools;
 
 use std::path::PathBuf;

@@ -46,6 +46,8 @@ pub struct ToolCall {
     pub input: Value,
     /// The index of the message holding the call.
     pub message: usize,
+    /// The index of the call's block within that message.
+    pub block: usize,
     /// The result, or `None` while the call is pending.
     pub result: Option<ToolResult>,
 }
@@ -63,6 +65,8 @@ pub struct ToolResult {
     pub exit_code: Option<i64>,
     /// The index of the message holding the result.
     pub message: usize,
+    /// The index of the result's block within that message.
+    pub block: usize,
 }
 
 /// Every call of a transcript in order, and the results no call claims.
@@ -90,7 +94,68 @@ impl ToolCall {
     pub fn param(&self, key: &str) -> Option<&str> {
         self.input.get(key).and_then(Value::as_str)
     }
+
+    /// Whether the tool runs shell commands (Claude Code's `Bash`, Codex's
+    /// `shell`, `exec_command`…).
+    pub fn is_shell(&self) -> bool {
+        SHELL_TOOLS.contains(&self.name.as_str())
+    }
+
+    /// The patch of a Codex `apply_patch` call: its freeform input, its
+    /// `input` parameter, or the second word of a shell `["apply_patch", …]`.
+    pub fn patch(&self) -> Option<&str> {
+        if self.name == "apply_patch" {
+            return match &self.input {
+                Value::String(s) => Some(s),
+                v => v
+                    .get("input")
+                    .or_else(|| v.get("patch"))
+                    .and_then(Value::as_str),
+            };
+        }
+        let argv = self.input.get("command")?.as_array()?;
+        (argv.first()?.as_str()? == "apply_patch")
+            .then(|| argv.get(1)?.as_str())
+            .flatten()
+    }
+
+    /// The command line of a shell call, from its `command` or `cmd`
+    /// parameter: a string, or an argv (`["bash", "-lc", "make"]` is
+    /// `make`, as that is what was typed).
+    pub fn command(&self) -> Option<String> {
+        let v = self
+            .input
+            .get("command")
+            .or_else(|| self.input.get("cmd"))?;
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(argv) => {
+                let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+                match words.as_slice() {
+                    [sh, flag, script]
+                        if matches!(*sh, "bash" | "sh" | "zsh" | "/bin/bash" | "/bin/sh")
+                            && flag.starts_with('-')
+                            && flag.ends_with('c') =>
+                    {
+                        Some((*script).to_string())
+                    }
+                    _ => Some(words.join(" ")),
+                }
+            }
+            _ => None,
+        }
+    }
 }
+
+/// The tools that run shell commands, Claude Code's and Codex's.
+pub const SHELL_TOOLS: &[&str] = &[
+    "Bash",
+    "shell",
+    "shell_command",
+    "exec_command",
+    "local_shell",
+    "container.exec",
+];
 
 impl Pairing {
     /// The calls still waiting on their result.
@@ -108,11 +173,11 @@ pub fn pair(messages: &[Message]) -> Pairing {
     // id -> indexes of its calls still waiting, oldest first
     let mut waiting: HashMap<String, Vec<usize>> = HashMap::new();
     for (at, m) in messages.iter().enumerate() {
-        for b in &m.blocks {
+        for (bi, b) in m.blocks.iter().enumerate() {
             let Value::Object(o) = b else { continue };
             match o.get("type").and_then(Value::as_str) {
                 Some("tool") => {
-                    let call = call_of(o, at);
+                    let call = call_of(o, at, bi);
                     if call.result.is_none()
                         && let Some(id) = &call.id
                     {
@@ -121,7 +186,7 @@ pub fn pair(messages: &[Message]) -> Pairing {
                     out.calls.push(call);
                 }
                 Some("tool_result") => {
-                    let result = result_of(o, at);
+                    let result = result_of(o, at, bi);
                     let slot = result
                         .tool_use_id
                         .as_ref()
@@ -148,7 +213,7 @@ fn text_of(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn call_of(o: &Map<String, Value>, at: usize) -> ToolCall {
+fn call_of(o: &Map<String, Value>, at: usize, block: usize) -> ToolCall {
     let input = match o.get("parameters").or_else(|| o.get("input")) {
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
             Ok(v) => v,
@@ -169,17 +234,19 @@ fn call_of(o: &Map<String, Value>, at: usize) -> ToolCall {
             is_error: o.get("isError").and_then(Value::as_bool) == Some(true),
             exit_code: None,
             message: at,
+            block,
         });
     ToolCall {
         id: text_of(o.get("id")),
         name: text_of(o.get("name")).unwrap_or_default(),
         input,
         message: at,
+        block,
         result,
     }
 }
 
-fn result_of(o: &Map<String, Value>, at: usize) -> ToolResult {
+fn result_of(o: &Map<String, Value>, at: usize, block: usize) -> ToolResult {
     let raw = match o.get("result").or_else(|| o.get("content")) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
@@ -193,6 +260,7 @@ fn result_of(o: &Map<String, Value>, at: usize) -> ToolResult {
         is_error: flagged || exit_code.is_some_and(|c| c != 0),
         exit_code,
         message: at,
+        block,
     }
 }
 

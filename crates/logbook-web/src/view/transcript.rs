@@ -1,0 +1,499 @@
+//! What the transcript page shows of a session: turns of what was said,
+//! thinking folded, and each tool call as a card (its key input as what it
+//! is, its result folded under it). The library decides what a call's key
+//! input is ([`card::key_input`]); this only shapes it for the template,
+//! which escapes every field except the sanitized Markdown.
+
+use std::collections::{HashMap, HashSet};
+
+use logbook::model::transcript::Message;
+use logbook::model::transcript::card::{self, KeyInput, LineKind};
+use logbook::model::transcript::tools::{self, ToolCall, ToolResult};
+use serde_json::{Map, Value};
+
+/// A result's first lines shown when its card is unfolded; the rest waits
+/// behind "show all".
+const HEAD_LINES: usize = 12;
+/// At most this many characters before "show all", however few the lines.
+const HEAD_CHARS: usize = 2_000;
+/// At most this many characters of one text on the page (a result, a
+/// written file, a diff); the JSON API has the rest.
+const MAX_CHARS: usize = 100_000;
+
+/// Consecutive messages of one role, shown as one box.
+pub(crate) struct Turn {
+    /// `user`, `assistant`, `tool`…
+    pub(crate) role: String,
+    /// The model that answered, for an assistant turn that names it.
+    pub(crate) model: String,
+    /// What the turn holds, in order.
+    pub(crate) items: Vec<Item>,
+}
+
+/// One thing said or done in a turn.
+pub(crate) enum Item {
+    /// Plain text (a user's prompt), escaped by the template.
+    Text(String),
+    /// Assistant Markdown, already sanitized HTML.
+    Markdown(String),
+    /// The model's thinking, folded.
+    Thinking(String),
+    /// A tool call and its result.
+    Tool(Card),
+    /// A marker (a compaction, a subagent), with its text folded.
+    Note {
+        /// What it is.
+        label: String,
+        /// Its text, if any.
+        text: String,
+        /// A page it links to, if any.
+        href: String,
+    },
+    /// A block the viewer does not know, as coloured JSON, folded.
+    Other {
+        /// Its `type`.
+        label: String,
+        /// The JSON as HTML (built from escaped text by `json_html`).
+        json: String,
+    },
+}
+
+/// A tool call as a card.
+pub(crate) struct Card {
+    /// The tool's name; empty for a result whose call is not in the
+    /// transcript.
+    pub(crate) name: String,
+    /// Its key input.
+    pub(crate) input: Input,
+    /// Its result; `None` while it is pending.
+    pub(crate) result: Option<Output>,
+}
+
+/// A card's key input, laid out by the template.
+pub(crate) enum Input {
+    /// A command line, in a code block.
+    Command {
+        /// The command.
+        command: String,
+        /// The folder it ran in, or empty.
+        workdir: String,
+        /// What it is for, as the agent said, or empty.
+        description: String,
+    },
+    /// A path, with a note (the lines read).
+    Path {
+        /// The file.
+        path: String,
+        /// A note after it, or empty.
+        note: String,
+    },
+    /// A file written whole: its path, and its content folded.
+    Write {
+        /// The file.
+        path: String,
+        /// What was written (cut at [`MAX_CHARS`]).
+        content: String,
+        /// Its line count.
+        lines: usize,
+    },
+    /// A diff or a patch: the files, and its lines with their classes.
+    Diff {
+        /// The files, joined.
+        path: String,
+        /// The lines.
+        lines: Vec<Line>,
+    },
+    /// A search pattern and where it looked.
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// The folder or glob, or empty.
+        within: String,
+    },
+    /// Arguments as coloured JSON (HTML from `json_html`), folded.
+    Arguments(String),
+    /// Nothing known: a result whose call is not in the transcript.
+    Unknown,
+}
+
+/// One diff line and its CSS class.
+pub(crate) struct Line {
+    /// `d-add`, `d-del`, `d-hunk`, `d-file` or `d-ctx`.
+    pub(crate) class: &'static str,
+    /// The line, its sign first.
+    pub(crate) text: String,
+}
+
+/// A tool's result, folded under its card.
+pub(crate) struct Output {
+    /// The status chip: `error`, `exit 2`, `exit 0`, `ok`.
+    pub(crate) chip: String,
+    /// Whether the tool failed.
+    pub(crate) error: bool,
+    /// How many lines it has.
+    pub(crate) lines: usize,
+    /// The first lines.
+    pub(crate) head: String,
+    /// The rest, behind "show all"; empty when the head is all.
+    pub(crate) rest: String,
+    /// How many lines the rest has.
+    pub(crate) rest_lines: usize,
+    /// Whether the text was cut at [`MAX_CHARS`].
+    pub(crate) capped: bool,
+}
+
+/// The turns of the first `shown` messages. Tool results are shown under
+/// their calls, so a message of results only adds no box.
+pub(crate) fn turns(messages: &[Message], shown: usize) -> Vec<Turn> {
+    let messages = messages
+        .get(..shown.min(messages.len()))
+        .unwrap_or_default();
+    let pairing = tools::pair(messages);
+    let mut calls: HashMap<(usize, usize), ToolCall> = HashMap::new();
+    let mut answered: HashSet<(usize, usize)> = HashSet::new();
+    for c in pairing.calls {
+        if let Some(r) = &c.result {
+            answered.insert((r.message, r.block));
+        }
+        calls.insert((c.message, c.block), c);
+    }
+    let orphans: HashMap<(usize, usize), ToolResult> = pairing
+        .orphans
+        .into_iter()
+        .map(|r| ((r.message, r.block), r))
+        .collect();
+    let mut out: Vec<Turn> = vec![];
+    for (at, m) in messages.iter().enumerate() {
+        let mut items = vec![];
+        for (bi, b) in m.blocks.iter().enumerate() {
+            let key = (at, bi);
+            if let Some(call) = calls.remove(&key) {
+                items.push(Item::Tool(card_of(&call)));
+            } else if let Some(r) = orphans.get(&key) {
+                items.push(Item::Tool(Card {
+                    name: String::new(),
+                    input: Input::Unknown,
+                    result: Some(output_of(r)),
+                }));
+            } else if !answered.contains(&key) {
+                items.extend(item_of(&m.role, b));
+            }
+        }
+        if items.is_empty() {
+            continue;
+        }
+        let model = m
+            .metadata
+            .as_ref()
+            .and_then(|v| v.get("model"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match out.last_mut() {
+            Some(t) if t.role == m.role => {
+                if t.model.is_empty() {
+                    t.model = model.to_string();
+                }
+                t.items.extend(items);
+            }
+            _ => out.push(Turn {
+                role: m.role.clone(),
+                model: model.to_string(),
+                items,
+            }),
+        }
+    }
+    out
+}
+
+/// A block that is not a tool call or a paired result.
+fn item_of(role: &str, b: &Value) -> Option<Item> {
+    let o = match b {
+        Value::String(s) if s.trim().is_empty() => return None,
+        Value::String(s) => return Some(said(role, s)),
+        Value::Object(o) => o,
+        other => {
+            return Some(Item::Other {
+                label: "block".into(),
+                json: crate::view::json_html(&other.to_string()),
+            });
+        }
+    };
+    let text = text_in(o);
+    let ty = o.get("type").and_then(Value::as_str).unwrap_or_default();
+    match ty {
+        "text" => (!text.trim().is_empty()).then(|| said(role, &text)),
+        "thinking" | "reasoning" => {
+            (!text.trim().is_empty()).then(|| Item::Thinking(capped(&text).0))
+        }
+        "compress" | "compaction" | "summary" => Some(Item::Note {
+            label: "compaction".into(),
+            text: capped(&text).0,
+            href: String::new(),
+        }),
+        "subagent" => {
+            let field = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
+            let id = field("subagentId");
+            let name = match field("subagentName") {
+                "" => id,
+                n => n,
+            };
+            let status = field("status");
+            Some(Item::Note {
+                label: "subagent".into(),
+                text: if status.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{name} · {status}")
+                },
+                href: crate::api::transcript_id(id)
+                    .map(|id| format!("/transcripts/{id}"))
+                    .unwrap_or_default(),
+            })
+        }
+        "image" => Some(Item::Note {
+            label: "image".into(),
+            text: "(not shown)".into(),
+            href: String::new(),
+        }),
+        _ if !text.is_empty() && o.len() <= 2 => Some(said(role, &text)),
+        _ => Some(Item::Other {
+            label: if ty.is_empty() { "block" } else { ty }.to_string(),
+            json: crate::view::json_html(&capped(&b.to_string()).0),
+        }),
+    }
+}
+
+/// A block's text: its `content`, `text` or `thinking` string.
+fn text_in(o: &Map<String, Value>) -> String {
+    ["content", "text", "thinking"]
+        .iter()
+        .find_map(|k| o.get(*k).and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// What a role said: an assistant's Markdown rendered, anyone else's text
+/// as written.
+fn said(role: &str, text: &str) -> Item {
+    let (text, _) = capped(text);
+    if role == "assistant" {
+        Item::Markdown(crate::view::markdown_loose(&text))
+    } else {
+        Item::Text(text)
+    }
+}
+
+fn card_of(call: &ToolCall) -> Card {
+    let lines = |ls: Vec<card::DiffLine>| {
+        let all = ls.len();
+        let mut budget = MAX_CHARS;
+        let mut out: Vec<Line> = ls
+            .into_iter()
+            .take_while(|l| {
+                budget = budget.saturating_sub(l.text.len() + 1);
+                budget > 0
+            })
+            .map(|l| Line {
+                class: match l.kind {
+                    LineKind::Added => "d-add",
+                    LineKind::Removed => "d-del",
+                    LineKind::Hunk => "d-hunk",
+                    LineKind::File => "d-file",
+                    LineKind::Context => "d-ctx",
+                },
+                text: l.text,
+            })
+            .collect();
+        if out.len() < all {
+            out.push(Line {
+                class: "d-file",
+                text: format!(
+                    "… {} more lines; the JSON API has the whole diff",
+                    all - out.len()
+                ),
+            });
+        }
+        out
+    };
+    let input = match card::key_input(call) {
+        KeyInput::Command {
+            command,
+            workdir,
+            description,
+        } => Input::Command {
+            command: capped(&command).0,
+            workdir: workdir.unwrap_or_default(),
+            description: description.unwrap_or_default(),
+        },
+        KeyInput::Read { path, range } => Input::Path {
+            path,
+            note: range.unwrap_or_default(),
+        },
+        KeyInput::Write { path, content } => Input::Write {
+            path,
+            lines: content.lines().count(),
+            content: capped(&content).0,
+        },
+        KeyInput::Diff { path, lines: ls } => Input::Diff {
+            path,
+            lines: lines(ls),
+        },
+        KeyInput::Patch { paths, lines: ls } => Input::Diff {
+            path: paths.join(", "),
+            lines: lines(ls),
+        },
+        KeyInput::Pattern { pattern, within } => Input::Pattern {
+            pattern,
+            within: within.unwrap_or_default(),
+        },
+        KeyInput::Arguments { text } => Input::Arguments(crate::view::json_html(&capped(&text).0)),
+    };
+    Card {
+        name: call.name.clone(),
+        input,
+        result: call.result.as_ref().map(output_of),
+    }
+}
+
+fn output_of(r: &ToolResult) -> Output {
+    let chip = match (r.exit_code, r.is_error) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, true) => "error".into(),
+        (None, false) => "ok".into(),
+    };
+    let (text, capped) = capped(&r.text);
+    let lines = text.lines().count();
+    // The head is the first HEAD_LINES lines, cut sooner (at a line break
+    // if there is one) when they run past HEAD_CHARS.
+    let mut end = text
+        .match_indices('\n')
+        .nth(HEAD_LINES - 1)
+        .map_or(text.len(), |(i, _)| i + 1);
+    if end > HEAD_CHARS {
+        let at = (0..=HEAD_CHARS)
+            .rev()
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
+        end = text[..at].rfind('\n').map_or(at, |i| i + 1);
+    }
+    let (head, rest) = text.split_at(end);
+    Output {
+        chip,
+        error: r.is_error,
+        lines,
+        rest_lines: rest.lines().count(),
+        head: head.to_string(),
+        rest: rest.to_string(),
+        capped,
+    }
+}
+
+/// `text` cut at [`MAX_CHARS`] characters, and whether it was.
+fn capped(text: &str) -> (String, bool) {
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((i, _)) => (format!("{}…", &text[..i]), true),
+        None => (text.to_string(), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msgs(v: Value) -> Vec<Message> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn results_go_under_their_calls_and_messages_of_results_vanish() {
+        let m = msgs(json!([
+            {"role": "user", "blocks": [{"type": "text", "content": "fix it"}]},
+            {"role": "assistant", "metadata": {"model": "m1"}, "blocks": [
+                {"type": "thinking", "content": "hmm"},
+                {"type": "tool", "id": "a", "name": "Bash", "parameters": "{\"command\":\"make\"}"}]},
+            {"role": "user", "blocks": [{"type": "tool_result", "toolUseId": "a", "result": "bad", "isError": true}]},
+            {"role": "assistant", "blocks": [{"type": "text", "content": "**done**"}]},
+            {"role": "user", "blocks": [{"type": "tool_result", "toolUseId": "zz", "result": "stray"}]}
+        ]));
+        let t = turns(&m, 100);
+        assert_eq!(
+            t.iter().map(|t| t.role.as_str()).collect::<Vec<_>>(),
+            ["user", "assistant", "user"]
+        );
+        assert_eq!(t[1].model, "m1");
+        assert_eq!(t[1].items.len(), 3);
+        let Item::Tool(c) = &t[1].items[1] else {
+            panic!("no card")
+        };
+        assert!(matches!(&c.input, Input::Command { command, .. } if command == "make"));
+        let r = c.result.as_ref().unwrap();
+        assert!(r.error && r.chip == "error" && r.head == "bad");
+        assert!(matches!(&t[1].items[2], Item::Markdown(h) if h.contains("<strong>done</strong>")));
+        let Item::Tool(orphan) = &t[2].items[0] else {
+            panic!("orphan lost")
+        };
+        assert!(orphan.name.is_empty() && orphan.result.is_some());
+    }
+
+    #[test]
+    fn odd_blocks_are_shown_not_dropped_and_never_panic() {
+        let m = msgs(json!([
+            {"role": "assistant", "blocks": [
+                "bare text", 7, null, {"type": 3}, {"no": "type"},
+                {"type": "tool"}, {"type": "tool", "name": "Edit", "parameters": "not json"},
+                {"type": "tool_result"}, {"type": "image", "source": {"data": "AAAA"}},
+                {"type": "subagent", "subagentId": "../../etc", "subagentName": "<b>x</b>"},
+                {"type": "compress", "content": "summary"}]},
+            {"role": "assistant", "blocks": []}
+        ]));
+        let t = turns(&m, 100);
+        assert_eq!(t.len(), 1);
+        // The bare text, 7, null, the two odd objects, two calls, the
+        // orphan result, the image, the subagent and the compaction.
+        assert_eq!(t[0].items.len(), 11);
+        assert!(t[0].items.iter().any(|i| matches!(i,
+            Item::Note { href, .. } if href.is_empty())));
+        let huge = "x\n".repeat(MAX_CHARS);
+        let m = msgs(
+            json!([{"role": "assistant", "blocks": [{"type": "tool", "name": "Edit",
+            "parameters": json!({"file_path": "a", "old_string": "", "new_string": huge}).to_string()}]}]),
+        );
+        let Item::Tool(c) = &turns(&m, 1)[0].items[0] else {
+            panic!("no card")
+        };
+        let Input::Diff { lines, .. } = &c.input else {
+            panic!("no diff")
+        };
+        assert!(lines.len() < MAX_CHARS / 2 + 2);
+        assert!(lines.last().is_some_and(|l| l.text.contains("more lines")));
+    }
+
+    #[test]
+    fn long_output_is_cut_at_a_line_and_kept_whole_behind_show_all() {
+        let text: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        let o = output_of(&ToolResult {
+            tool_use_id: None,
+            text: text.clone(),
+            is_error: false,
+            exit_code: Some(0),
+            message: 0,
+            block: 0,
+        });
+        assert_eq!(o.chip, "exit 0");
+        assert_eq!(o.head.lines().count(), HEAD_LINES);
+        assert_eq!(format!("{}{}", o.head, o.rest), text);
+        assert_eq!(o.rest_lines, 40 - HEAD_LINES);
+        let long = "é".repeat(HEAD_CHARS * 2);
+        let o = output_of(&ToolResult {
+            tool_use_id: None,
+            text: long.clone(),
+            is_error: false,
+            exit_code: None,
+            message: 0,
+            block: 0,
+        });
+        assert!(o.head.len() <= HEAD_CHARS + 2 && !o.rest.is_empty());
+        assert_eq!(format!("{}{}", o.head, o.rest), long);
+    }
+}
