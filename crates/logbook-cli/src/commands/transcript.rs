@@ -290,11 +290,15 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {:<8}  {}  {:>9} tokens{}",
+            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {}{}",
             st.bold(&t.id),
             t.kind.as_str(),
+            t.source,
             clock::display(&t.last_active_at),
+            t.duration().unwrap_or_else(|| "-".into()),
+            thousands(t.messages),
             thousands(t.latest_total_tokens),
+            if t.title.is_empty() { "-" } else { &t.title },
             st.dim(&parent)
         );
     }

@@ -121,6 +121,9 @@ impl Parser {
             }
             "summary" => {
                 let text = str_of(&o, "summary").unwrap_or_default();
+                if self.summary.title.is_none() && !text.trim().is_empty() {
+                    self.summary.title = Some(text.trim().to_string());
+                }
                 Some(message("system", vec![text_block("summary", text)], meta))
             }
             "progress" | "file-history-snapshot" | "queue-operation" => None,

@@ -49,7 +49,7 @@ use crate::model::transcript::{Message, Metadata};
 
 /// Bumped when the parsers derive something different from the same lines,
 /// so that a re-import rewrites transcripts made by an older version.
-pub const PARSER_VERSION: u64 = 1;
+pub const PARSER_VERSION: u64 = 2;
 
 /// The agent that wrote a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -294,6 +294,14 @@ pub struct LogSummary {
     pub all_sidechain: bool,
     /// How many messages the log became.
     pub messages: u64,
+    /// The agent's own title for the session, the first it wrote (Claude
+    /// Code's `summary` lines; Codex logs have none).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The first prompt a person typed
+    /// ([`Message::prompt_text`](crate::model::transcript::Message::prompt_text)).
+    #[serde(default)]
+    pub first_prompt: Option<String>,
 }
 
 impl LogSummary {
@@ -347,6 +355,10 @@ pub struct Source {
     /// The agent's own version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_version: Option<String>,
+    /// The agent's own title for the session, if its log has one: a
+    /// listing's title when no name is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// Lines that did not parse.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bad_lines: Vec<BadLine>,
@@ -526,6 +538,9 @@ impl LogParser {
         let summary = self.summary_mut();
         summary.lines = summary.lines.max(no);
         summary.messages += out.len() as u64;
+        if summary.first_prompt.is_none() {
+            summary.first_prompt = out.iter().find_map(Message::prompt_text);
+        }
         out
     }
 
@@ -545,6 +560,9 @@ impl LogParser {
             LogParser::Codex(p) => (*p).finish(),
         };
         summary.messages += u64::from(last.is_some());
+        if summary.first_prompt.is_none() {
+            summary.first_prompt = last.as_ref().and_then(Message::prompt_text);
+        }
         (last, summary)
     }
 
