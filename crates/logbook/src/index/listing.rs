@@ -170,7 +170,8 @@ impl Index {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent, t.repository \
+                    "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent, t.repository, \
+                     t.title, t.source, t.messages \
                      FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid \
                      WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2) \
                      ORDER BY f.rank, t.last_active_ms DESC, t.path LIMIT ?3",
