@@ -321,20 +321,12 @@ pub fn transcripts(p: &Project) -> Result<Vec<OriginTranscript>> {
                     latest_total_tokens: t.body.latest_total_tokens.max(0) as u64,
                     parent_session_id: t.body.parent_session_id,
                     repository: metadata.as_ref().and_then(|m| Repository::in_map(&m.extra)),
-                    // The catalog keeps no messages: a title without a
-                    // name or the agent's own falls back to none.
-                    title: metadata
-                        .as_ref()
-                        .map(|m| crate::model::transcript::title(m, None))
-                        .unwrap_or_default(),
+                    title: t.body.title,
                     source: metadata
                         .as_ref()
                         .map_or("logbook", crate::model::transcript::source_name)
                         .to_string(),
-                    messages: metadata
-                        .as_ref()
-                        .and_then(crate::model::transcript::recorded_messages)
-                        .unwrap_or(0),
+                    messages: t.body.messages.max(0) as u64,
                 },
                 metadata,
             }
