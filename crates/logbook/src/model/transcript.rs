@@ -235,10 +235,13 @@ impl Transcript {
             .filter(|s| !s.trim().is_empty())
     }
 
-    /// The first prompt a person typed ([`Message::prompt_text`]): what a
-    /// title falls back to.
+    /// The first prompt a person typed ([`Message::prompt_text`]) among
+    /// the first [`PROMPT_WITHIN`] messages: what a title falls back to.
     pub fn first_prompt(&self) -> Option<String> {
-        self.messages.iter().find_map(Message::prompt_text)
+        self.messages
+            .iter()
+            .take(PROMPT_WITHIN)
+            .find_map(Message::prompt_text)
     }
 
     /// The text of the first `user` message that has any, whitespace
@@ -477,6 +480,10 @@ impl Summary {
 /// The metadata key of a transcript's title that sticks (`transcript
 /// name`): every later save and import of the same id keeps it.
 pub const NAME_KEY: &str = "name";
+
+/// How many messages are looked through for a first prompt: a session
+/// without one (all tool results, say) is not read to its end for it.
+pub const PROMPT_WITHIN: usize = 1000;
 
 /// How much of a first prompt is kept ([`Message::prompt_text`]): more
 /// than a title shows, so that the cut still falls between words.

@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::model::text;
 use crate::model::transcript::{
-    ARCHIVE_DIR, Kind, Message, Metadata, SaidText, Transcript, file_name, parse_file_name,
+    ARCHIVE_DIR, Kind, Message, Metadata, PROMPT_WITHIN, SaidText, Transcript, file_name,
+    parse_file_name,
 };
 use crate::store::{self, Project};
 
@@ -187,7 +188,8 @@ impl SaidSlot {
     /// imported log's).
     fn read_enough(&self) -> bool {
         self.said.is_full()
-            && self.first_prompt.is_some()
+            && (self.first_prompt.is_some()
+                || usize::try_from(self.messages).is_ok_and(|n| n >= PROMPT_WITHIN))
             && self
                 .metadata
                 .as_ref()
@@ -262,16 +264,21 @@ impl<'de> serde::de::Visitor<'de> for SaidMessages<'_> {
     ) -> std::result::Result<(), A::Error> {
         use serde::de::Error as _;
         let slot = self.0;
-        while !slot.said.is_full() || slot.first_prompt.is_none() {
+        let seeking = |slot: &SaidSlot| {
+            slot.first_prompt.is_none()
+                && usize::try_from(slot.messages).is_ok_and(|n| n < PROMPT_WITHIN)
+        };
+        while !slot.said.is_full() || seeking(slot) {
             let Some(v) = a.next_element::<Value>()? else {
                 return Ok(());
             };
+            let seek = seeking(slot);
             slot.messages += 1;
             if let Ok(m) = Message::deserialize(v) {
                 if !slot.said.is_full() {
                     slot.said.push(&m);
                 }
-                if slot.first_prompt.is_none() {
+                if seek {
                     slot.first_prompt = m.prompt_text();
                 }
             }
@@ -558,6 +565,32 @@ pub fn is_within(workdir: &str, root: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_reads_the_first_prompt_and_count_as_the_transcript_has_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session_3c4d5e6f.json");
+        let msg = |role: &str, t: &str| {
+            format!(r#"{{"role": "{role}", "blocks": [{{"type": "text", "content": "{t}"}}]}}"#)
+        };
+        // The prompt as the last message looked through (index
+        // PROMPT_WITHIN - 1), then one past it.
+        for (at, found) in [(PROMPT_WITHIN - 1, true), (PROMPT_WITHIN, false)] {
+            let mut messages = vec![msg("user", "<command-name>/clear</command-name>")];
+            messages.extend(vec![msg("assistant", "hello"); at - 1]);
+            messages.push(msg("user", "Plan the release"));
+            let text = format!(
+                r#"{{"id": "a", "messages": [{}], "metadata": {{"workdir": "/w"}}}}"#,
+                messages.join(",")
+            );
+            std::fs::write(&path, &text).unwrap();
+            let read = read_indexed(&path, 64).unwrap();
+            let whole: Transcript = serde_json::from_str(&text).unwrap();
+            assert_eq!(read.first_prompt, whole.first_prompt(), "{at}");
+            assert_eq!(read.first_prompt.is_some(), found, "{at}");
+            assert_eq!(read.messages, whole.messages.len() as u64);
+        }
+    }
 
     #[test]
     fn said_reading_stops_at_the_cap_and_skips_odd_messages() {

@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::transcript::{Message, Metadata};
+use crate::model::transcript::{Message, Metadata, PROMPT_WITHIN};
 
 /// Bumped when the parsers derive something different from the same lines,
 /// so that a re-import rewrites transcripts made by an older version.
@@ -305,6 +305,19 @@ pub struct LogSummary {
 }
 
 impl LogSummary {
+    /// Takes the first prompt from `new`, the messages that follow the
+    /// `messages` counted so far, by the rule
+    /// [`Transcript::first_prompt`](crate::model::transcript::Transcript::first_prompt)
+    /// applies to the stored transcript.
+    fn see_prompts(&mut self, new: &[Message]) {
+        if self.first_prompt.is_some() {
+            return;
+        }
+        let room =
+            PROMPT_WITHIN.saturating_sub(usize::try_from(self.messages).unwrap_or(usize::MAX));
+        self.first_prompt = new.iter().take(room).find_map(Message::prompt_text);
+    }
+
     fn saw_timestamp(&mut self, ts: Option<&str>) {
         if let Some(ts) = ts.filter(|t| !t.is_empty()) {
             if self.first_timestamp.is_none() {
@@ -537,10 +550,8 @@ impl LogParser {
         };
         let summary = self.summary_mut();
         summary.lines = summary.lines.max(no);
+        summary.see_prompts(&out);
         summary.messages += out.len() as u64;
-        if summary.first_prompt.is_none() {
-            summary.first_prompt = out.iter().find_map(Message::prompt_text);
-        }
         out
     }
 
@@ -559,10 +570,8 @@ impl LogParser {
             LogParser::ClaudeCode(p) => (*p).finish(),
             LogParser::Codex(p) => (*p).finish(),
         };
+        summary.see_prompts(last.as_slice());
         summary.messages += u64::from(last.is_some());
-        if summary.first_prompt.is_none() {
-            summary.first_prompt = last.as_ref().and_then(Message::prompt_text);
-        }
         (last, summary)
     }
 
