@@ -312,13 +312,9 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
     let mut out = String::new();
     if !ctx.printer.json {
         let _ = writeln!(out, "{} ({})", st.bold(&t.id), stored.kind.as_str());
-        if let Some(name) = t
-            .metadata
-            .extra
-            .get(transcript::NAME_KEY)
-            .and_then(Value::as_str)
-        {
-            let _ = writeln!(out, "Title:     {name}");
+        let title = logbook::model::transcript::title(&t.metadata, t.first_prompt().as_deref());
+        if !title.is_empty() {
+            let _ = writeln!(out, "Title:     {title}");
         }
         let _ = writeln!(out, "File:      {}", stored.path.display());
         let _ = writeln!(out, "Workdir:   {}", t.metadata.workdir);

@@ -597,6 +597,7 @@ fn transcript_commands() {
     );
     assert_snapshot!(human(&t, &["transcript", "show", MAIN_ID]), @"
     [MAIN-ID] (main)
+    Title:     I need to purchase 10 laptops for the sales team
     File:      [ROOT]/.logbook/transcripts/session_3c4d5e6f.json
     Workdir:   [ROOT]/app
     Started:   2026-01-18 10:30:00 UTC
@@ -609,6 +610,7 @@ fn transcript_commands() {
     ");
     assert_snapshot!(human(&t, &["transcript", "show", "7e6f5a4b"]), @"
     [SUB-ID] (subagent)
+    Title:     Analyse the laptop request: models, budget, delivery.
     File:      [ROOT]/.logbook/transcripts/subagent_session_7e6f5a4b.json
     Workdir:   [ROOT]/app
     Started:   2026-01-18 10:33:12 UTC
