@@ -19,7 +19,7 @@ use tokio_postgres::error::SqlState;
 use crate::team_error;
 
 /// The schema version this program reads and writes.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first catalog.
@@ -153,6 +153,13 @@ CREATE INDEX runs_agent ON runs(agent, started_ms DESC NULLS LAST, id DESC)
 CREATE INDEX runs_status ON runs(status, started_ms DESC NULLS LAST, id DESC) WHERE NOT deleted;
 CREATE INDEX runs_workflow ON runs(workflow, started_ms DESC NULLS LAST, id DESC) WHERE NOT deleted;
 CREATE INDEX runs_user ON runs("user", started_ms DESC NULLS LAST, id DESC) WHERE NOT deleted;
+"#,
+    // 3: a transcript's title and message count, as its machine's index
+    // keeps them (the catalog has no messages to take them from).
+    // Transcripts pushed before have none until they are pushed again.
+    r#"
+ALTER TABLE transcripts ADD COLUMN title text NOT NULL DEFAULT '';
+ALTER TABLE transcripts ADD COLUMN messages bigint NOT NULL DEFAULT 0;
 "#,
 ];
 

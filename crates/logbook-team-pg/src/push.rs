@@ -485,6 +485,7 @@ async fn write_transcripts(tx: &Transaction<'_>, origin: &str, changes: &[&Chang
         (vec![], vec![], vec![], vec![], vec![]);
     let (mut tokens, mut parent, mut metadata): (Vec<i64>, Vec<Option<String>>, Vec<String>) =
         (vec![], vec![], vec![]);
+    let (mut title, mut messages): (Vec<String>, Vec<i64>) = (vec![], vec![]);
     for c in changes {
         let Some(Body::Transcript(t)) = &c.body else {
             continue;
@@ -500,25 +501,28 @@ async fn write_transcripts(tx: &Transaction<'_>, origin: &str, changes: &[&Chang
         tokens.push(t.latest_total_tokens);
         parent.push(opt(&t.parent_session_id));
         metadata.push(clean_json(&t.metadata));
+        title.push(clean(&t.title));
+        messages.push(t.messages);
     }
     exec(
         tx,
         "INSERT INTO transcripts(origin, id, version, hash, deleted, kind, file, workdir, started_at, \
-           last_active_at, latest_total_tokens, parent, metadata) \
+           last_active_at, latest_total_tokens, parent, metadata, title, messages) \
          SELECT $1, u.id, u.version, u.hash, false, u.kind, u.file, u.workdir, u.started, u.active, \
-           u.tokens, u.parent, u.metadata::jsonb \
+           u.tokens, u.parent, u.metadata::jsonb, u.title, u.messages \
          FROM unnest($2::text[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], \
-           $8::text[], $9::text[], $10::int8[], $11::text[], $12::text[]) \
-           AS u(id, version, hash, kind, file, workdir, started, active, tokens, parent, metadata) \
+           $8::text[], $9::text[], $10::int8[], $11::text[], $12::text[], $13::text[], $14::int8[]) \
+           AS u(id, version, hash, kind, file, workdir, started, active, tokens, parent, metadata, \
+             title, messages) \
          ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version, hash = excluded.hash, \
            deleted = false, kind = excluded.kind, file = excluded.file, workdir = excluded.workdir, \
            started_at = excluded.started_at, last_active_at = excluded.last_active_at, \
            latest_total_tokens = excluded.latest_total_tokens, parent = excluded.parent, \
-           metadata = excluded.metadata \
+           metadata = excluded.metadata, title = excluded.title, messages = excluded.messages \
          WHERE transcripts.version < excluded.version",
         &[
             &origin, &ids, &versions, &hashes, &kind, &file, &workdir, &started, &active,
-            &tokens, &parent, &metadata,
+            &tokens, &parent, &metadata, &title, &messages,
         ],
     )
     .await

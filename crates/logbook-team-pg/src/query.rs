@@ -306,7 +306,7 @@ pub(crate) async fn transcripts(c: &Object) -> Res<Vec<TeamTranscript>> {
     let rows = c
         .query(
             "SELECT origin, id, kind, file, workdir, started_at, last_active_at, \
-               latest_total_tokens, parent, metadata::text \
+               latest_total_tokens, parent, metadata::text, title, messages \
              FROM transcripts WHERE NOT deleted ORDER BY last_active_at DESC, id",
             &[],
         )
@@ -326,6 +326,8 @@ pub(crate) async fn transcripts(c: &Object) -> Res<Vec<TeamTranscript>> {
                 latest_total_tokens: r.get(7),
                 parent_session_id: r.get(8),
                 metadata: r.get(9),
+                title: r.get(10),
+                messages: r.get(11),
             },
         })
         .collect())

@@ -290,11 +290,15 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}  {:<8}  {}  {:>9} tokens{}",
+            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {}{}",
             st.bold(&t.id),
             t.kind.as_str(),
+            t.source,
             clock::display(&t.last_active_at),
+            t.duration().unwrap_or_else(|| "-".into()),
+            thousands(t.messages),
             thousands(t.latest_total_tokens),
+            if t.title.is_empty() { "-" } else { &t.title },
             st.dim(&parent)
         );
     }
@@ -308,13 +312,9 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
     let mut out = String::new();
     if !ctx.printer.json {
         let _ = writeln!(out, "{} ({})", st.bold(&t.id), stored.kind.as_str());
-        if let Some(name) = t
-            .metadata
-            .extra
-            .get(transcript::NAME_KEY)
-            .and_then(Value::as_str)
-        {
-            let _ = writeln!(out, "Title:     {name}");
+        let title = logbook::model::transcript::title(&t.metadata, t.first_prompt().as_deref());
+        if !title.is_empty() {
+            let _ = writeln!(out, "Title:     {title}");
         }
         let _ = writeln!(out, "File:      {}", stored.path.display());
         let _ = writeln!(out, "Workdir:   {}", t.metadata.workdir);

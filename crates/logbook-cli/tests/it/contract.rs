@@ -331,11 +331,20 @@ fn transcript_and_workflow_commands_print_the_documented_json() {
                 "startedAt",
                 "lastActiveAt",
                 "latestTotalTokens",
-                "parentSessionId"
+                "parentSessionId",
+                "title",
+                "source",
+                "messages"
             ]
         );
+        assert_eq!(row["source"], "logbook", "{row:#}");
     }
     assert_eq!(rows[0]["id"], MAIN_TRANSCRIPT, "newest lastActiveAt first");
+    assert_eq!(
+        rows[0]["title"],
+        "I need to purchase 10 laptops for the sales team"
+    );
+    assert_eq!(rows[0]["messages"], 3);
     assert_eq!(rows[1]["parentSessionId"], MAIN_TRANSCRIPT);
     assert_eq!(
         t.json(&["transcript", "list", "--all", "--subagents"])

@@ -425,4 +425,14 @@ fn what_an_append_says_is_found_after_an_incremental_import() {
     // "0"): the index's text went on from the checkpoint, not afresh.
     let found = t.run(&["find", "--text", "0"]);
     assert!(found.ok().contains(CLAUDE_ID), "{}", found.stdout);
+    // The row the incremental import wrote (title, source, message count)
+    // is the row a rebuild reads from the stored file.
+    let listed = t.json(&["transcript", "list", "--all"]);
+    assert_eq!(listed[0]["source"], "claude-code", "{listed:#}");
+    assert!(
+        !listed[0]["title"].as_str().unwrap().is_empty(),
+        "{listed:#}"
+    );
+    t.run(&["index", "rebuild"]).ok();
+    assert_eq!(t.json(&["transcript", "list", "--all"]), listed);
 }

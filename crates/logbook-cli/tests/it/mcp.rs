@@ -452,6 +452,8 @@ fn every_tool_answers_what_the_cli_prints() {
     let listed = m.ok("transcript_list", json!({}));
     assert_eq!(listed["transcripts"], t.json(&["transcript", "list"]));
     assert_eq!(listed["transcripts"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["transcripts"][0]["title"], "hello");
+    assert_eq!(listed["transcripts"][0]["source"], "logbook");
 
     // Resume.
     let resume = m.ok("resume_context", json!({}));

@@ -588,15 +588,16 @@ fn transcript_commands() {
         @"Saved subagent transcript [SUB-ID] to [ROOT]/.logbook/transcripts/subagent_session_7e6f5a4b.json"
     );
     assert_snapshot!(human(&t, &["transcript", "list"]), @"
-    [MAIN-ID]  main      2026-01-18 10:42:07 UTC      2,242 tokens
-    [SUB-ID]  subagent  2026-01-18 10:36:51 UTC      1,160 tokens ← 3c4d5e6f
+    [MAIN-ID]  main      logbook      2026-01-18 10:42:07 UTC      12m      3 msgs      2,242 tokens  I need to purchase 10 laptops for the sales team
+    [SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f
     ");
     assert_snapshot!(
         human(&t, &["transcript", "list", "--subagents"]),
-        @"[SUB-ID]  subagent  2026-01-18 10:36:51 UTC      1,160 tokens ← 3c4d5e6f"
+        @"[SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f"
     );
     assert_snapshot!(human(&t, &["transcript", "show", MAIN_ID]), @"
     [MAIN-ID] (main)
+    Title:     I need to purchase 10 laptops for the sales team
     File:      [ROOT]/.logbook/transcripts/session_3c4d5e6f.json
     Workdir:   [ROOT]/app
     Started:   2026-01-18 10:30:00 UTC
@@ -609,6 +610,7 @@ fn transcript_commands() {
     ");
     assert_snapshot!(human(&t, &["transcript", "show", "7e6f5a4b"]), @"
     [SUB-ID] (subagent)
+    Title:     Analyse the laptop request: models, budget, delivery.
     File:      [ROOT]/.logbook/transcripts/subagent_session_7e6f5a4b.json
     Workdir:   [ROOT]/app
     Started:   2026-01-18 10:33:12 UTC
@@ -800,7 +802,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 11)
+    Index: [ROOT]/.logbook/index.db (schema 12)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -821,7 +823,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 11)
+    Index: [ROOT]/.logbook/index.db (schema 12)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1

@@ -18,6 +18,10 @@ use crate::view::{self, enc, thousands, when};
 
 struct TranscriptRow {
     id: String,
+    title: String,
+    source: String,
+    duration: String,
+    messages: String,
     kind: String,
     workdir: String,
     active: String,
@@ -58,6 +62,10 @@ pub(super) async fn transcripts(
         .take(limit)
         .map(|t| TranscriptRow {
             id: t.id.clone(),
+            title: t.title.clone(),
+            source: t.source.clone(),
+            duration: t.duration().unwrap_or_default(),
+            messages: thousands(t.messages),
             kind: t.kind.as_str().to_string(),
             workdir: t.workdir.clone(),
             active: when(&t.last_active_at),

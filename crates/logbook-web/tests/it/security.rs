@@ -364,3 +364,22 @@ fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
     assert_eq!(codex.status, 200);
     assert!(!codex.text().contains("<script>alert"));
 }
+
+#[test]
+fn a_hostile_transcript_title_is_text_on_the_list_page() {
+    let s = crate::harness::Served::demo();
+    let id = s.demo.transcripts[0].clone();
+    let hostile = "<script>alert('title')</script><img src=x onerror=alert(1)> plan";
+    logbook::ops::transcript::name(&s.project(), &id, hostile).unwrap();
+    let r = s.get("/transcripts");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let html = r.text();
+    assert!(
+        !html.contains("<script>alert") && !html.contains("<img src=x"),
+        "{html}"
+    );
+    assert!(html.contains("&#60;script&#62;alert("), "{html}");
+    // The title links to the transcript; the agent column names the source.
+    assert!(html.contains(&format!("href=\"/transcripts/{id}\"")));
+    assert!(html.contains("<td>logbook</td>"), "{html}");
+}

@@ -47,11 +47,13 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
             }
             tx.prepare_cached(
                 "INSERT INTO transcripts(rid, path, id, kind, workdir, started_at, last_active_at, \
-                 last_active_ms, tokens, parent, repository) VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11) \
+                 last_active_ms, tokens, parent, repository, title, source, messages) \
+                 VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11, ?12, ?13, ?14) \
                  ON CONFLICT(path) DO UPDATE SET id = excluded.id, kind = excluded.kind, \
                  workdir = excluded.workdir, started_at = excluded.started_at, \
                  last_active_at = excluded.last_active_at, last_active_ms = excluded.last_active_ms, \
-                 tokens = excluded.tokens, parent = excluded.parent, repository = excluded.repository",
+                 tokens = excluded.tokens, parent = excluded.parent, repository = excluded.repository, \
+                 title = excluded.title, source = excluded.source, messages = excluded.messages",
             )?
             .execute(params![
                     path_str(&t.file),
@@ -66,7 +68,10 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
                     rid,
                     t.repository
                         .as_ref()
-                        .map(|r| r.to_value(crate::model::repo::Casing::Camel).to_string())
+                        .map(|r| r.to_value(crate::model::repo::Casing::Camel).to_string()),
+                    t.title,
+                    t.source,
+                    t.messages as i64
                 ])?;
             let rid = match rid {
                 Some(rid) => rid,

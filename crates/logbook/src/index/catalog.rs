@@ -171,6 +171,11 @@ pub struct TranscriptBody {
     pub parent_session_id: Option<String>,
     /// The whole `metadata` (measured usage included), as JSON text.
     pub metadata: String,
+    /// The listing's title ([`crate::model::transcript::title`]), made by
+    /// the pushing machine, which has the messages.
+    pub title: String,
+    /// How many messages it holds.
+    pub messages: i64,
 }
 
 /// A workflow state as the catalog stores it.

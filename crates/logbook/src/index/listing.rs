@@ -13,7 +13,8 @@ use crate::model::transcript::Summary;
 use crate::model::work_session::{Listing, WorkSession};
 
 /// A listing row of the `transcripts` table (columns path, id, kind,
-/// workdir, started_at, last_active_at, tokens, parent, repository).
+/// workdir, started_at, last_active_at, tokens, parent, repository, title,
+/// source, messages).
 fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
     Ok(Summary {
         file: PathBuf::from(r.get::<_, String>(0)?),
@@ -33,6 +34,9 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
             .and_then(|j| serde_json::from_str(&j).ok())
             .as_ref()
             .and_then(crate::model::repo::Repository::from_value),
+        title: r.get(9)?,
+        source: r.get(10)?,
+        messages: r.get::<_, i64>(11)?.max(0) as u64,
     })
 }
 
@@ -114,7 +118,8 @@ impl Index {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent, repository FROM transcripts \
+                "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent, repository, \
+                 title, source, messages FROM transcripts \
                  WHERE (?1 IS NULL OR kind = ?1) \
                  AND (?4 IS NULL OR rid IN (SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH ?4)) \
                  ORDER BY last_active_ms IS NULL, last_active_ms DESC, last_active_at DESC, path \
@@ -165,7 +170,8 @@ impl Index {
             let mut stmt = self
                 .conn
                 .prepare_cached(
-                    "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent, t.repository \
+                    "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent, t.repository, \
+                     t.title, t.source, t.messages \
                      FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid \
                      WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2) \
                      ORDER BY f.rank, t.last_active_ms DESC, t.path LIMIT ?3",

@@ -477,7 +477,7 @@ fn work_session_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<WorkS
 fn transcript_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<TranscriptBody>> {
     let body = tx
         .prepare_cached(
-            "SELECT path, kind, workdir, started_at, last_active_at, tokens, parent \
+            "SELECT path, kind, workdir, started_at, last_active_at, tokens, parent, title, messages \
              FROM transcripts WHERE id = ?1 ORDER BY path LIMIT 1",
         )?
         .query_row([id], |r| {
@@ -490,6 +490,8 @@ fn transcript_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<Transcr
                 latest_total_tokens: r.get(5)?,
                 parent_session_id: r.get(6)?,
                 metadata: String::new(),
+                title: r.get(7)?,
+                messages: r.get(8)?,
             })
         })
         .optional()?;

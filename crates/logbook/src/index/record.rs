@@ -13,7 +13,7 @@ use crate::clock;
 use crate::error::Error;
 use crate::model::ids::RunId;
 use crate::model::run::{Manifest, Run, parse_manifest};
-use crate::model::transcript::{Kind as TranscriptKind, Metadata, Summary, parse_file_name};
+use crate::model::transcript::{self, Kind as TranscriptKind, Metadata, Summary, parse_file_name};
 use crate::model::work_session::{SessionStatus, WorkSession};
 use crate::model::workflow::SessionState;
 use crate::store::{self, Project};
@@ -139,13 +139,18 @@ impl Record {
     /// The record of a transcript file at `path` as its writer holds it,
     /// with what its messages say (gathered by the writer with
     /// [`SaidText`](crate::model::transcript::SaidText), capped at
-    /// [`MAX_SAID_BYTES`](super::MAX_SAID_BYTES)).
+    /// [`MAX_SAID_BYTES`](super::MAX_SAID_BYTES)), its first prompt
+    /// ([`Transcript::first_prompt`](crate::model::transcript::Transcript::first_prompt))
+    /// and how many messages it holds (an imported log's count is taken
+    /// from its metadata instead).
     pub fn transcript(
         path: &Path,
         kind: TranscriptKind,
         id: &str,
         metadata: &Metadata,
         said: String,
+        first_prompt: Option<&str>,
+        messages: u64,
     ) -> Record {
         Record(Inner::Transcript(
             Box::new(Summary {
@@ -158,6 +163,9 @@ impl Record {
                 latest_total_tokens: metadata.latest_total_tokens,
                 parent_session_id: metadata.parent_session_id.clone(),
                 repository: crate::model::repo::Repository::in_map(&metadata.extra),
+                title: transcript::title(metadata, first_prompt),
+                source: transcript::source_name(metadata).to_string(),
+                messages: transcript::recorded_messages(metadata).unwrap_or(messages),
             }),
             said,
         ))
@@ -225,13 +233,15 @@ fn read_workflow_state(_: &Project, path: &Path) -> Option<Record> {
 fn read_transcript(path: &Path) -> Option<Record> {
     let name = path.file_name()?.to_string_lossy().into_owned();
     let (kind, _) = parse_file_name(&name)?;
-    match store::transcript::read_said(path, super::MAX_SAID_BYTES) {
-        Ok((head, said)) => Some(Record::transcript(
+    match store::transcript::read_indexed(path, super::MAX_SAID_BYTES) {
+        Ok(read) => Some(Record::transcript(
             path,
             kind,
-            &head.id,
-            &head.metadata,
-            said,
+            &read.head.id,
+            &read.head.metadata,
+            read.said,
+            read.first_prompt.as_deref(),
+            read.messages,
         )),
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => Some(Record::corrupt(e)),

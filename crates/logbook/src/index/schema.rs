@@ -4,7 +4,7 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -143,6 +143,12 @@ CREATE TABLE transcripts(
   parent TEXT,
   -- `metadata.repository` as JSON (see `model::repo`).
   repository TEXT,
+  -- What a listing shows without reading the file: the title
+  -- (`model::transcript::title`), the agent or `logbook`, and how many
+  -- messages.
+  title TEXT NOT NULL,
+  source TEXT NOT NULL,
+  messages INTEGER NOT NULL,
   {TR_REPO}
 );
 -- What transcripts' messages say (capped per transcript, see

@@ -316,6 +316,8 @@ fn write_locked(
             id.as_str(),
             &transcript.metadata,
             said,
+            transcript.first_prompt().as_deref(),
+            transcript.messages.len() as u64,
         ))];
         if previous.is_some() {
             records.push(None);
@@ -324,9 +326,7 @@ fn write_locked(
     })
 }
 
-/// The metadata key of a transcript's title that sticks (`transcript
-/// name`): every later save and import of the same id keeps it.
-pub const NAME_KEY: &str = "name";
+pub use crate::model::transcript::NAME_KEY;
 
 /// Carries the stored title over to a new version of the same transcript
 /// that does not give one of its own: a re-import from the agent's log, or a

@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::model::text;
 use crate::model::transcript::{
-    ARCHIVE_DIR, Kind, Message, Metadata, SaidText, Transcript, file_name, parse_file_name,
+    ARCHIVE_DIR, Kind, Message, Metadata, PROMPT_WITHIN, SaidText, Transcript, file_name,
+    parse_file_name,
 };
 use crate::store::{self, Project};
 
@@ -105,6 +106,29 @@ pub fn read_head(path: &Path) -> Result<Head> {
 /// Lenient as [`read_head`]: once the id and metadata are read, text that
 /// does not parse after them ends the text, not the record.
 pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
+    read_indexed(path, cap).map(|r| (r.head, r.said))
+}
+
+/// What the index keeps of a transcript file ([`read_indexed`]).
+#[derive(Debug, Clone)]
+pub struct Indexed {
+    /// Its id and metadata.
+    pub head: Head,
+    /// What its messages say, up to the cap.
+    pub said: String,
+    /// Its first prompt ([`Transcript::first_prompt`]).
+    pub first_prompt: Option<String>,
+    /// How many messages were counted; an imported log's are not all read
+    /// (its metadata records how many), so the count is then short.
+    pub messages: u64,
+}
+
+/// [`read_said`] plus what a listing shows of the messages: the first
+/// prompt, however far in it is, and how many messages there are. An
+/// imported log's transcript is still read no further than its text and
+/// first prompt: its metadata, written first, records its message count
+/// (see [`crate::model::transcript::recorded_messages`]).
+pub fn read_indexed(path: &Path, cap: usize) -> Result<Indexed> {
     let file = store::open_record_file(path, "transcript")?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let starts_with_bom = reader
@@ -118,6 +142,8 @@ pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
         id: None,
         metadata: None,
         said: SaidText::new(cap),
+        first_prompt: None,
+        messages: 0,
         messages_done: false,
     };
     let mut de = serde_json::Deserializer::from_reader(reader);
@@ -127,16 +153,16 @@ pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
         what: "transcript",
         reason,
     };
+    let indexed = |id, metadata| Indexed {
+        head: Head { id, metadata },
+        said: slot.said.into_string(),
+        first_prompt: slot.first_prompt,
+        messages: slot.messages,
+    };
     match (slot.id, slot.metadata, read) {
         // Stopped early, or read to the end.
-        (Some(id), Some(metadata), _) => Ok((Head { id, metadata }, slot.said.into_string())),
-        (Some(id), None, Ok(())) => Ok((
-            Head {
-                id,
-                metadata: Metadata::default(),
-            },
-            slot.said.into_string(),
-        )),
+        (Some(id), Some(metadata), _) => Ok(indexed(id, metadata)),
+        (Some(id), None, Ok(())) => Ok(indexed(id, Metadata::default())),
         (_, _, Err(e)) => Err(corrupt(e.to_string())),
         (None, _, Ok(())) => Err(corrupt("missing field `id`".into())),
     }
@@ -147,12 +173,28 @@ struct SaidSlot {
     id: Option<String>,
     metadata: Option<Metadata>,
     said: SaidText,
+    first_prompt: Option<String>,
+    messages: u64,
     messages_done: bool,
 }
 
 impl SaidSlot {
     fn complete(&self) -> bool {
-        self.id.is_some() && self.metadata.is_some() && (self.messages_done || self.said.is_full())
+        self.id.is_some() && self.metadata.is_some() && (self.messages_done || self.read_enough())
+    }
+
+    /// Whether the messages still to come add nothing: the text is full,
+    /// the first prompt found, and the count recorded in the metadata (an
+    /// imported log's).
+    fn read_enough(&self) -> bool {
+        self.said.is_full()
+            && (self.first_prompt.is_some()
+                || usize::try_from(self.messages).is_ok_and(|n| n >= PROMPT_WITHIN))
+            && self
+                .metadata
+                .as_ref()
+                .and_then(crate::model::transcript::recorded_messages)
+                .is_some()
     }
 }
 
@@ -222,20 +264,33 @@ impl<'de> serde::de::Visitor<'de> for SaidMessages<'_> {
     ) -> std::result::Result<(), A::Error> {
         use serde::de::Error as _;
         let slot = self.0;
-        while !slot.said.is_full() {
+        let seeking = |slot: &SaidSlot| {
+            slot.first_prompt.is_none()
+                && usize::try_from(slot.messages).is_ok_and(|n| n < PROMPT_WITHIN)
+        };
+        while !slot.said.is_full() || seeking(slot) {
             let Some(v) = a.next_element::<Value>()? else {
                 return Ok(());
             };
+            let seek = seeking(slot);
+            slot.messages += 1;
             if let Ok(m) = Message::deserialize(v) {
-                slot.said.push(&m);
+                if !slot.said.is_full() {
+                    slot.said.push(&m);
+                }
+                if seek {
+                    slot.first_prompt = m.prompt_text();
+                }
             }
         }
-        if slot.id.is_some() && slot.metadata.is_some() {
+        if slot.id.is_some() && slot.read_enough() {
             return Err(A::Error::custom(HEAD_READ));
         }
-        // The metadata is still to come (seed 003 writes it last): the
-        // other messages are skipped unparsed.
-        while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        // The metadata is still to come (seed 003 writes it last), or it
+        // records no count: the other messages are counted, unparsed.
+        while a.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            slot.messages += 1;
+        }
         Ok(())
     }
 }
@@ -510,6 +565,32 @@ pub fn is_within(workdir: &str, root: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_reads_the_first_prompt_and_count_as_the_transcript_has_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session_3c4d5e6f.json");
+        let msg = |role: &str, t: &str| {
+            format!(r#"{{"role": "{role}", "blocks": [{{"type": "text", "content": "{t}"}}]}}"#)
+        };
+        // The prompt as the last message looked through (index
+        // PROMPT_WITHIN - 1), then one past it.
+        for (at, found) in [(PROMPT_WITHIN - 1, true), (PROMPT_WITHIN, false)] {
+            let mut messages = vec![msg("user", "<command-name>/clear</command-name>")];
+            messages.extend(vec![msg("assistant", "hello"); at - 1]);
+            messages.push(msg("user", "Plan the release"));
+            let text = format!(
+                r#"{{"id": "a", "messages": [{}], "metadata": {{"workdir": "/w"}}}}"#,
+                messages.join(",")
+            );
+            std::fs::write(&path, &text).unwrap();
+            let read = read_indexed(&path, 64).unwrap();
+            let whole: Transcript = serde_json::from_str(&text).unwrap();
+            assert_eq!(read.first_prompt, whole.first_prompt(), "{at}");
+            assert_eq!(read.first_prompt.is_some(), found, "{at}");
+            assert_eq!(read.messages, whole.messages.len() as u64);
+        }
+    }
 
     #[test]
     fn said_reading_stops_at_the_cap_and_skips_odd_messages() {

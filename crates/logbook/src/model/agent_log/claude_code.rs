@@ -7,7 +7,8 @@
 //! is written as one line per content block, all with the same
 //! `message.id`: consecutive ones become one message here, and only the
 //! largest of their usages counts. `summary`, `system` (a
-//! `compact_boundary` marks a compaction) become system messages;
+//! `compact_boundary` marks a compaction) become system messages (the
+//! first summary is also the session's title, see `LogSummary::title`);
 //! `progress`, `file-history-snapshot`, `queue-operation` and unknown types
 //! are kept only as raw lines.
 
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Line, LogSummary, Usage, message, object, str_of, take_str, text_block};
-use crate::model::transcript::Message;
+use crate::model::transcript::{Message, PROMPT_BYTES};
 
 /// The state of one Claude Code log being read.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -121,6 +122,10 @@ impl Parser {
             }
             "summary" => {
                 let text = str_of(&o, "summary").unwrap_or_default();
+                if self.summary.title.is_none() && !text.trim().is_empty() {
+                    let title = crate::model::limits::cut_at(text.trim(), PROMPT_BYTES);
+                    self.summary.title = Some(title.to_string());
+                }
                 Some(message("system", vec![text_block("summary", text)], meta))
             }
             "progress" | "file-history-snapshot" | "queue-operation" => None,

@@ -45,11 +45,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::transcript::{Message, Metadata};
+use crate::model::transcript::{Message, Metadata, PROMPT_WITHIN};
 
 /// Bumped when the parsers derive something different from the same lines,
 /// so that a re-import rewrites transcripts made by an older version.
-pub const PARSER_VERSION: u64 = 1;
+pub const PARSER_VERSION: u64 = 2;
 
 /// The agent that wrote a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -294,9 +294,30 @@ pub struct LogSummary {
     pub all_sidechain: bool,
     /// How many messages the log became.
     pub messages: u64,
+    /// The agent's own title for the session, the first it wrote (Claude
+    /// Code's `summary` lines; Codex logs have none).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The first prompt a person typed
+    /// ([`Message::prompt_text`](crate::model::transcript::Message::prompt_text)).
+    #[serde(default)]
+    pub first_prompt: Option<String>,
 }
 
 impl LogSummary {
+    /// Takes the first prompt from `new`, the messages that follow the
+    /// `messages` counted so far, by the rule
+    /// [`Transcript::first_prompt`](crate::model::transcript::Transcript::first_prompt)
+    /// applies to the stored transcript.
+    fn see_prompts(&mut self, new: &[Message]) {
+        if self.first_prompt.is_some() {
+            return;
+        }
+        let room =
+            PROMPT_WITHIN.saturating_sub(usize::try_from(self.messages).unwrap_or(usize::MAX));
+        self.first_prompt = new.iter().take(room).find_map(Message::prompt_text);
+    }
+
     fn saw_timestamp(&mut self, ts: Option<&str>) {
         if let Some(ts) = ts.filter(|t| !t.is_empty()) {
             if self.first_timestamp.is_none() {
@@ -347,6 +368,10 @@ pub struct Source {
     /// The agent's own version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_version: Option<String>,
+    /// The agent's own title for the session, if its log has one: a
+    /// listing's title when no name is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// Lines that did not parse.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bad_lines: Vec<BadLine>,
@@ -525,6 +550,7 @@ impl LogParser {
         };
         let summary = self.summary_mut();
         summary.lines = summary.lines.max(no);
+        summary.see_prompts(&out);
         summary.messages += out.len() as u64;
         out
     }
@@ -544,6 +570,7 @@ impl LogParser {
             LogParser::ClaudeCode(p) => (*p).finish(),
             LogParser::Codex(p) => (*p).finish(),
         };
+        summary.see_prompts(last.as_slice());
         summary.messages += u64::from(last.is_some());
         (last, summary)
     }

@@ -321,6 +321,12 @@ pub fn transcripts(p: &Project) -> Result<Vec<OriginTranscript>> {
                     latest_total_tokens: t.body.latest_total_tokens.max(0) as u64,
                     parent_session_id: t.body.parent_session_id,
                     repository: metadata.as_ref().and_then(|m| Repository::in_map(&m.extra)),
+                    title: t.body.title,
+                    source: metadata
+                        .as_ref()
+                        .map_or("logbook", crate::model::transcript::source_name)
+                        .to_string(),
+                    messages: t.body.messages.max(0) as u64,
                 },
                 metadata,
             }

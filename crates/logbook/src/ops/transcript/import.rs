@@ -315,6 +315,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         agent_id: summary.agent_id.clone(),
         git_branch: summary.git_branch.clone(),
         agent_version: summary.agent_version.clone(),
+        title: summary.title.clone(),
         bad_lines: summary.bad_lines.clone(),
         unknown_types: summary.unknown_types.clone(),
     };
@@ -427,6 +428,8 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
             id.as_str(),
             &metadata,
             said.into_string(),
+            summary.first_prompt.as_deref(),
+            summary.messages,
         ))];
         if previous.is_some() {
             records.push(None);
