@@ -40,7 +40,7 @@ fn history(t: &TestProject) -> PathBuf {
 }
 
 /// Every stored transcript file, by name, with its bytes.
-fn stored(t: &TestProject) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn stored(t: &TestProject) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(t.path(".logbook/transcripts"))
         .unwrap()
         .map(|e| e.unwrap())

@@ -311,32 +311,26 @@ fn user_scope_honours_the_agents_own_folder_variables() {
     let p = HooksProject::new();
     let claude_dir = p.t.path("claude-config");
     let codex_dir = p.t.path("codex-home");
-    let run: Run = p
-        .cmd_with(
-            Path::new(bin()),
-            &["--json", "hooks", "install", "claude-code", "--user"],
-        )
-        .env("CLAUDE_CONFIG_DIR", &claude_dir)
-        .output()
-        .unwrap()
-        .into();
-    assert_eq!(
-        run.json()["file"],
-        claude_dir.join("settings.json").display().to_string()
-    );
-    let run: Run = p
-        .cmd_with(
-            Path::new(bin()),
-            &["--json", "hooks", "install", "codex", "--user"],
-        )
-        .env("CODEX_HOME", &codex_dir)
-        .output()
-        .unwrap()
-        .into();
-    assert_eq!(
-        run.json()["file"],
-        codex_dir.join("hooks.json").display().to_string()
-    );
+    for (agent, var, dir, file) in [
+        (
+            "claude-code",
+            "CLAUDE_CONFIG_DIR",
+            &claude_dir,
+            "settings.json",
+        ),
+        ("codex", "CODEX_HOME", &codex_dir, "hooks.json"),
+    ] {
+        let run: Run = p
+            .cmd_with(
+                Path::new(bin()),
+                &["--json", "hooks", "install", agent, "--user"],
+            )
+            .env(var, dir)
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(run.json()["file"], dir.join(file).display().to_string());
+    }
     assert_eq!(
         logbook_entries(
             &serde_json::from_str(&std::fs::read_to_string(codex_dir.join("hooks.json")).unwrap())

@@ -5,12 +5,12 @@
 //! damaged checkpoint or a renamed transcript cost a full import, never a
 //! wrong one.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::agent_import::stored;
 use crate::harness::TestProject;
 
 const CLAUDE_ID: &str = "5a5a5a5a-1111-4222-8333-444455556666";
@@ -164,21 +164,6 @@ impl Log {
     fn str(&self) -> &str {
         self.path.to_str().unwrap()
     }
-}
-
-/// Every stored transcript file, by name, with its bytes.
-fn stored(t: &TestProject) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(t.path(".logbook/transcripts"))
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// Imports `log` into `t` and returns the one transcript it reports (new,

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::model::agent_log::{Format, Source};
 use crate::model::limits::cut_at;
+use crate::model::transcript::card;
 use crate::model::transcript::tools::{self, ToolCall};
 use crate::model::transcript::{Message, Transcript};
 
@@ -514,8 +515,8 @@ pub fn files_changed(calls: &[ToolCall], workdir: &str) -> Vec<String> {
             continue;
         }
         if let Some(patch) = c.patch() {
-            for p in patch_paths(patch) {
-                add(p);
+            for p in card::patch_paths(patch) {
+                add(&p);
             }
         }
     }
@@ -528,20 +529,6 @@ fn relative<'a>(path: &'a str, workdir: &str) -> &'a str {
         Some(rest) if !root.is_empty() && rest.starts_with('/') => &rest[1..],
         _ => path,
     }
-}
-
-/// The paths a patch's headers name, in order.
-fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
-    patch.lines().filter_map(|l| {
-        [
-            "*** Add File:",
-            "*** Update File:",
-            "*** Delete File:",
-            "*** Move to:",
-        ]
-        .iter()
-        .find_map(|h| l.strip_prefix(h))
-    })
 }
 
 /// The shell commands the calls ran, in order (a Codex shell call that

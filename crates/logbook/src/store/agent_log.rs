@@ -34,7 +34,7 @@ use crate::store::import_cursor::Cursor;
 
 mod transcript;
 
-pub use transcript::{Head, Written, write_transcript, write_transcript_from};
+pub use transcript::{Head, Written, write_transcript_from};
 
 /// How many lines [`detect`] reads looking for one that names its agent.
 const DETECT_LINES: usize = 64;

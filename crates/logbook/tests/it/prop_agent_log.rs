@@ -143,8 +143,8 @@ proptest! {
         let target = dir.path().join("session_66667777.json");
         let head = logbook::store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
         let mut said = logbook::model::transcript::SaidText::new(logbook::index::MAX_SAID_BYTES);
-        logbook::store::agent_log::write_transcript(
-            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &mut said, &|_| {},
+        logbook::store::agent_log::write_transcript_from(
+            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &mut said, None, &|_| {},
         ).unwrap();
         // What the writer gathered for the index is what a re-read (sync,
         // rebuild) of the stored file gathers.

@@ -26,40 +26,6 @@ pub struct Head<'a> {
     pub metadata: &'a Metadata,
 }
 
-/// Writes the transcript of the first `len` bytes of the log at `source`
-/// to `target` atomically (2-space JSON, as every transcript), streaming
-/// its messages and raw lines, and removes `previous` (the id's file under
-/// another name) once the new one is durable. `fingerprint` is the one
-/// [`scan`] measured: if the bytes changed since, nothing is written.
-/// `said` gathers what the messages say as they are written (for the
-/// index's full text). `on_bytes` follows its two passes over the log (0 to twice `len`).
-#[allow(clippy::too_many_arguments)]
-pub fn write_transcript(
-    target: &Path,
-    source: &Path,
-    len: u64,
-    format: Format,
-    head: &Head<'_>,
-    fingerprint: &str,
-    previous: Option<&Path>,
-    said: &mut SaidText,
-    on_bytes: &dyn Fn(u64),
-) -> Result<()> {
-    write_transcript_from(
-        target,
-        source,
-        len,
-        format,
-        head,
-        fingerprint,
-        previous,
-        said,
-        None,
-        on_bytes,
-    )
-    .map(|_| ())
-}
-
 /// What [`write_transcript_from`] wrote, as of the last line of the log
 /// that ended with a newline: where the next incremental import goes on.
 #[derive(Debug, Clone)]
@@ -81,12 +47,19 @@ pub struct Written {
     pub raw_bytes: (u64, u64),
 }
 
-/// [`write_transcript`] going on from `from`: a checkpoint that describes
-/// the file at `target` now (the caller checked it with
-/// [`Cursor::fits_stored`]). The messages and raw lines before the
-/// checkpoint are copied from that file by the kernel, not parsed; only the
-/// log's bytes after it are read. The result is the same bytes a whole
-/// import writes. Returns where the next import can go on.
+/// Writes the transcript of the first `len` bytes of the log at `source`
+/// to `target` atomically (2-space JSON, as every transcript), streaming
+/// its messages and raw lines, and removes `previous` (the id's file under
+/// another name) once the new one is durable. `fingerprint` is the one
+/// [`super::scan`] measured: if the bytes changed since, nothing is written.
+/// `said` gathers what the messages say as they are written (for the
+/// index's full text); `on_bytes` follows the passes over the log.
+///
+/// With `from`, a checkpoint that describes the file at `target` now (the
+/// caller checked it with [`Cursor::fits_stored`]), the messages and raw
+/// lines before the checkpoint are copied from that file by the kernel,
+/// not parsed; only the log's bytes after it are read. The result is the
+/// same bytes a whole import writes. Returns where the next import can go on.
 #[allow(clippy::too_many_arguments)]
 pub fn write_transcript_from(
     target: &Path,
