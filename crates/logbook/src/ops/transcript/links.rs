@@ -36,13 +36,23 @@ pub fn subagents(p: &Project, t: &Transcript) -> BTreeMap<String, Option<String>
             continue;
         }
         let id = agent_log::subagent_id(&session, &agent);
-        let stored = super::resolve(p, &id)
-            .ok()
-            .filter(|found| found.as_str() == id)
-            .map(|found| found.to_string());
+        let stored = head_of(p, &id).is_some().then_some(id);
         out.insert(agent, stored);
     }
     out
+}
+
+/// The head of transcript `id` (live or archived), when the store has it:
+/// read from its file's start only.
+fn head_of(p: &Project, id: &str) -> Option<store::transcript::Head> {
+    [
+        p.config.transcripts_dir.clone(),
+        store::transcript::archive_dir(p),
+    ]
+    .iter()
+    .flat_map(|dir| store::transcript::candidates(dir, id))
+    .filter_map(|(_, path)| store::transcript::read_head(&path).ok())
+    .find(|h| h.id.eq_ignore_ascii_case(id))
 }
 
 /// The transcripts whose `metadata.runId` names `run`, as its manifest
@@ -55,15 +65,7 @@ pub fn of_run(p: &Project, run: &Run) -> Vec<String> {
         if out.contains(&id) {
             continue;
         }
-        let names_run = [
-            p.config.transcripts_dir.clone(),
-            store::transcript::archive_dir(p),
-        ]
-        .iter()
-        .flat_map(|dir| store::transcript::candidates(dir, &id))
-        .filter_map(|(_, path)| store::transcript::read_head(&path).ok())
-        .find(|h| h.id.eq_ignore_ascii_case(&id))
-        .is_some_and(|h| names(&h.metadata.extra, &run.id));
+        let names_run = head_of(p, &id).is_some_and(|h| names(&h.metadata.extra, &run.id));
         if names_run {
             out.push(id);
         }
