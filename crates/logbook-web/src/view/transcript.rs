@@ -586,6 +586,40 @@ mod tests {
     }
 
     #[test]
+    fn turns_add_up_their_messages_tokens_and_a_summary_joins_its_marker() {
+        let m = msgs(json!([
+            {"role": "user", "blocks": [{"type": "text", "content": "go"}]},
+            {"role": "assistant", "blocks": [{"type": "text", "content": "a"}]},
+            {"role": "assistant", "blocks": []},
+            {"role": "system", "blocks": [{"type": "compress", "content": "Conversation compacted"}]},
+            {"role": "system", "blocks": [{"type": "compress", "content": "the <b>summary</b>", "compactSummary": true}]},
+            {"role": "assistant", "blocks": [{"type": "text", "content": "b"}]}
+        ]));
+        let u = |i, o| Usage {
+            input_tokens: i,
+            output_tokens: o,
+            total_tokens: i + o,
+            ..Usage::default()
+        };
+        let extras = Extras {
+            charged: vec![None, Some(u(10, 1)), Some(u(0, 4)), None, None, Some(u(7, 2))],
+            subagents: BTreeMap::new(),
+        };
+        let t = turns_with(&m, 100, &extras);
+        let roles: Vec<&str> = t.iter().map(|t| t.role.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "system", "assistant"]);
+        // The empty message's tokens stay with its turn.
+        let k = t[1].tokens.as_ref().unwrap();
+        assert_eq!((k.input.as_str(), k.output.as_str(), k.total.as_str()), ("10", "5", "15"));
+        assert!(t[0].tokens.is_none() && t[2].tokens.is_none());
+        assert_eq!(t[3].tokens.as_ref().unwrap().total, "9");
+        // One marker, holding the summary.
+        assert_eq!(t[2].items.len(), 1);
+        assert!(matches!(&t[2].items[0],
+            Item::Note { label, text, .. } if label == "compaction" && text == "the <b>summary</b>"));
+    }
+
+    #[test]
     fn long_output_is_cut_at_a_line_and_kept_whole_behind_show_all() {
         let text: String = (1..=40).map(|i| format!("line {i}\n")).collect();
         let o = output_of(&ToolResult {
