@@ -252,7 +252,9 @@ pub(crate) fn turns_with(messages: &[Message], shown: usize, extras: &Extras) ->
                     None => out.last_mut().and_then(|t| t.items.last_mut()),
                 };
                 match last {
-                    Some(Item::Note { label, text: said, .. }) if label == "compaction" => {
+                    Some(Item::Note {
+                        label, text: said, ..
+                    }) if label == "compaction" => {
                         *said = text;
                     }
                     _ => items.push(Item::Note {
@@ -602,7 +604,14 @@ mod tests {
             ..Usage::default()
         };
         let extras = Extras {
-            charged: vec![None, Some(u(10, 1)), Some(u(0, 4)), None, None, Some(u(7, 2))],
+            charged: vec![
+                None,
+                Some(u(10, 1)),
+                Some(u(0, 4)),
+                None,
+                None,
+                Some(u(7, 2)),
+            ],
             subagents: BTreeMap::new(),
         };
         let t = turns_with(&m, 100, &extras);
@@ -610,7 +619,10 @@ mod tests {
         assert_eq!(roles, ["user", "assistant", "system", "assistant"]);
         // The empty message's tokens stay with its turn.
         let k = t[1].tokens.as_ref().unwrap();
-        assert_eq!((k.input.as_str(), k.output.as_str(), k.total.as_str()), ("10", "5", "15"));
+        assert_eq!(
+            (k.input.as_str(), k.output.as_str(), k.total.as_str()),
+            ("10", "5", "15")
+        );
         assert!(t[0].tokens.is_none() && t[2].tokens.is_none());
         assert_eq!(t[3].tokens.as_ref().unwrap().total, "9");
         // One marker, holding the summary.

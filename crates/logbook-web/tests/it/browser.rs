@@ -414,8 +414,10 @@ fn chromium_follows_a_task_to_its_subagent_and_marks_the_compaction() {
         .unwrap_or_else(|| panic!("no subagent link: {main}"))
         .to_string();
     assert_eq!(main.matches("class=\"subagent-link\"").count(), 1);
-    assert!(main.contains("the subagent&#39;s transcript is not in the store")
-        || main.contains("the subagent's transcript is not in the store"));
+    assert!(
+        main.contains("the subagent&#39;s transcript is not in the store")
+            || main.contains("the subagent's transcript is not in the store")
+    );
     let sub = b.dom(&format!("{base}{href}"));
     let sub_main = main_of(&sub);
     assert!(
@@ -430,7 +432,11 @@ fn chromium_follows_a_task_to_its_subagent_and_marks_the_compaction() {
     // The subagent's hostile model name is text.
     assert!(!sub_main.contains("<script") && sub_main.contains("haiku &lt;script&gt;"));
     // The compaction: one marker, its summary folded in it, not a prompt.
-    assert_eq!(main.matches("class=\"note compaction\"").count(), 1, "{main}");
+    assert_eq!(
+        main.matches("class=\"note compaction\"").count(),
+        1,
+        "{main}"
+    );
     let marker = main
         .split("<details class=\"note compaction\">")
         .nth(1)

@@ -360,7 +360,10 @@ fn write_agent_logs(dir: &Path) {
     // One reply streamed as two lines of one call: counted once, at its
     // largest.
     for (output, block) in [
-        (4, json!({"type": "thinking", "thinking": "Run them.", "signature": "s"})),
+        (
+            4,
+            json!({"type": "thinking", "thinking": "Run them.", "signature": "s"}),
+        ),
         (9, json!({"type": "text", "text": "All green."})),
     ] {
         lines.push(raw(
@@ -388,7 +391,11 @@ fn write_agent_logs(dir: &Path) {
         .to_string()
     };
     let sub_lines = [
-        sub(1, "user", json!({"role": "user", "content": "Find the flaky tests"})),
+        sub(
+            1,
+            "user",
+            json!({"role": "user", "content": "Find the flaky tests"}),
+        ),
         sub(
             2,
             "assistant",

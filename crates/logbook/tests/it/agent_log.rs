@@ -306,7 +306,10 @@ fn each_message_is_charged_what_it_adds_and_the_charges_add_up() {
     // Without the total, the last assistant item is not charged: nothing
     // is made up.
     let c = charged(&messages, None);
-    let last = messages.iter().rposition(|m| m.role == "assistant").unwrap();
+    let last = messages
+        .iter()
+        .rposition(|m| m.role == "assistant")
+        .unwrap();
     assert_eq!(c[last], None);
 }
 
