@@ -278,10 +278,11 @@ fn chromium_reads_a_claude_code_session_as_cards() {
         );
     }
     // The command, the result, the path, the edit, a Task's description
-    // (on its card and in its arguments) and the compaction's summary.
+    // and another's subagent type (on their cards and in their arguments)
+    // and the compaction's summary.
     assert_eq!(
         main.matches("&lt;img src=x onerror=alert(2)&gt;").count(),
-        7,
+        9,
         "{main}"
     );
     let shot = s.root.join("transcript.png");

@@ -54,8 +54,8 @@ impl Served {
     /// calls of which one's subagent log is there, a compaction, streamed
     /// replies) with its subagent's log, and a Codex rollout (shell,
     /// apply_patch, token counts), imported; hostile text in a command, a
-    /// result, a file path, a Task's description, the compaction's summary
-    /// and the subagent's model.
+    /// result, a file path, a Task's description and subagent type, the
+    /// compaction's summary and the subagent's model.
     pub(crate) fn with_agent_logs() -> Served {
         Served::demo_with(None, |root| {
             let logs = root.join("agent-logs");
@@ -334,7 +334,7 @@ fn write_agent_logs(dir: &Path) {
         "assistant",
         call(
             "m6",
-            task("tu_task2", "Check the docs", "general-purpose"),
+            task("tu_task2", "Check the docs", &format!("docs {HOSTILE}")),
             30,
         ),
         rid("req_6"),

@@ -346,8 +346,8 @@ fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
     assert_eq!(page.status, 200);
     let html = page.text();
     // Escaped where it is text: the command, the result, the path, the
-    // diff, a Task's description (its card and its arguments) and the
-    // compaction's summary.
+    // diff, a Task's description and another's subagent type (their cards
+    // and their arguments) and the compaction's summary.
     assert!(!html.contains("<script>alert"), "{html}");
     assert!(!html.contains("<img src=x") && !html.contains("onerror=alert(2)>"));
     assert!(!html.contains("javascript:"));
@@ -356,8 +356,12 @@ fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
     assert_eq!(
         html.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
             .count(),
-        7,
+        9,
         "{html}"
+    );
+    assert!(
+        html.contains("<span class=\"chip\">docs &lt;script&gt;alert(1)"),
+        "the Task's subagent type is not on its card: {html}"
     );
     assert!(
         html.contains("<span class=\"muted\">Survey the tests &lt;script&gt;alert(1)"),
