@@ -303,6 +303,29 @@ fn each_message_is_charged_what_it_adds_and_the_charges_add_up() {
     for (m, u) in messages.iter().zip(&c) {
         assert!(u.is_none() || m.role == "assistant", "{m:?}");
     }
+    // A page of the messages at a time adds up the same, wherever the
+    // pages split.
+    let before = |m: &Message| {
+        serde_json::from_value::<Usage>(m.metadata.as_ref()?.get("countedBefore")?.clone()).ok()
+    };
+    for split in 0..=messages.len() {
+        let (a, b) = messages.split_at(split);
+        let end_a = b.iter().find_map(before).unwrap_or(s.usage.total());
+        let first_b = !a.iter().any(|m| before(m).is_some());
+        let mut sum = Usage::default();
+        for u in logbook::model::agent_log::charged_within(a, true, Some(end_a))
+            .into_iter()
+            .chain(logbook::model::agent_log::charged_within(
+                b,
+                first_b,
+                Some(s.usage.total()),
+            ))
+            .flatten()
+        {
+            sum += u;
+        }
+        assert_eq!(sum, s.usage.total(), "split at {split}");
+    }
     // Without the total, the last assistant item is not charged: nothing
     // is made up.
     let c = charged(&messages, None);

@@ -521,6 +521,17 @@ pub fn usage_value(u: &Usage) -> Value {
 /// [`usage_of`]). `messages` starts the transcript. `None` for a message
 /// charged with nothing, or one imported before these were stored.
 pub fn charged(messages: &[Message], end: Option<Usage>) -> Vec<Option<Usage>> {
+    charged_within(messages, true, end)
+}
+
+/// [`charged`] for a window of a transcript's messages (a page of a long
+/// one): `first` says whether no assistant item comes before it (the
+/// count before the first one is charged to it), and `end` is the
+/// count the window's last Codex assistant item runs to, the
+/// [`COUNTED_BEFORE_KEY`] of the next assistant item after the window, or
+/// the transcript's total when there is none. Claude Code messages need
+/// nothing beyond the window.
+pub fn charged_within(messages: &[Message], first: bool, end: Option<Usage>) -> Vec<Option<Usage>> {
     let read = |m: &Message, key: &str| {
         let v = m.metadata.as_ref()?.get(key)?;
         serde_json::from_value::<Usage>(v.clone()).ok()
@@ -542,7 +553,11 @@ pub fn charged(messages: &[Message], end: Option<Usage>) -> Vec<Option<Usage>> {
                 None => continue,
             },
         };
-        let from = if k == 0 { Usage::default() } else { *before };
+        let from = if k == 0 && first {
+            Usage::default()
+        } else {
+            *before
+        };
         let grew = next.minus(&from);
         if let Some(slot) = out.get_mut(*at) {
             *slot = (!grew.is_zero()).then_some(grew);
