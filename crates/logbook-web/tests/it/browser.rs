@@ -469,4 +469,15 @@ fn chromium_shows_a_codex_rollouts_tokens_per_turn() {
         "{main}"
     );
     assert_eq!(sum(&turns), usage_of(&s, CODEX_ID));
+    // Its compaction: the marker, the summary folded in it, as text.
+    let marker = main
+        .split("<details class=\"note compaction\">")
+        .nth(1)
+        .and_then(|m| m.split("</details>").next())
+        .unwrap_or_else(|| panic!("no compaction marker: {main}"));
+    assert!(
+        marker.contains("<pre>Summary: main.rs prints new &lt;script&gt;"),
+        "{marker}"
+    );
+    assert!(!main.contains("<script"));
 }

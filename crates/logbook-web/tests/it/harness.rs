@@ -466,6 +466,10 @@ fn write_agent_logs(dir: &Path) {
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}),
         ),
         item("event_msg", count(400, 300, 45)),
+        item(
+            "compacted",
+            json!({"message": format!("Summary: main.rs prints new {HOSTILE}"), "replacement_history": []}),
+        ),
     ];
     std::fs::write(
         codex_dir.join(format!("rollout-2026-01-18T11-00-00-{CODEX_ID}.jsonl")),

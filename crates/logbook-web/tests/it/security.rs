@@ -383,7 +383,16 @@ fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
     assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"));
     let codex = s.get(&format!("/transcripts/{CODEX_ID}"));
     assert_eq!(codex.status, 200);
-    assert!(!codex.text().contains("<script>alert"));
+    let codex = codex
+        .text()
+        .replace("&#60;", "&lt;")
+        .replace("&#62;", "&gt;");
+    assert!(!codex.contains("<script>alert") && !codex.contains("<img src=x"));
+    // Its compaction's summary, escaped.
+    assert!(
+        codex.contains("Summary: main.rs prints new &lt;script&gt;"),
+        "{codex}"
+    );
 }
 
 #[test]
