@@ -337,6 +337,11 @@ fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
     if !m.related().is_empty() {
         let _ = writeln!(h, "  Builds on: {}", m.related().join(", "));
     }
+    // The conversations that name the run (`metadata.runId`).
+    let transcripts = transcript::links::of_run(&ctx.project, &run);
+    if !transcripts.is_empty() {
+        let _ = writeln!(h, "  Transcripts: {}", transcripts.join(", "));
+    }
     let _ = writeln!(h, "Outputs ({}):", m.outputs.len());
     for o in &m.outputs {
         let _ = writeln!(
@@ -347,7 +352,11 @@ fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
             style.dim(&o.description)
         );
     }
-    Ok(Output::new(entry_json(&run), h))
+    let mut json = entry_json(&run);
+    if let (Value::Object(o), false) = (&mut json, transcripts.is_empty()) {
+        o.insert("transcripts".into(), transcripts.into());
+    }
+    Ok(Output::new(json, h))
 }
 
 /// Single-quotes `s` for POSIX shells.

@@ -554,6 +554,16 @@ fn a_transcript_linked_to_a_run_fills_user_summary_and_message_count() {
     );
     let shown = p.json(&["transcript", "show", "6f1c2b9e"]);
     assert_eq!(shown["metadata"]["runId"], id.as_str());
+    // `run show` names the transcript back.
+    let main_id = "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f";
+    let run = p.json(&["run", "show", &id]);
+    assert_eq!(run["transcripts"], json!([main_id]), "{run}");
+    let text = p.run(&["run", "show", &id]);
+    assert!(
+        text.stdout.contains(&format!("Transcripts: {main_id}")),
+        "{}",
+        text.stdout
+    );
 
     // metadata.runId in the file does the same, and a re-import updates it.
     let other = start(&p, &[]);
@@ -570,6 +580,8 @@ fn a_transcript_linked_to_a_run_fills_user_summary_and_message_count() {
     let m = manifest(&p, &other);
     assert_eq!(m["userSummary"], "Compare the three vendors");
     assert_eq!(m["messageCount"], n);
+    let run = p.json(&["run", "show", &other]);
+    assert_eq!(run["transcripts"], json!([t["id"]]), "{run}");
 
     // A runId naming no run is refused before anything is written.
     t["id"] = json!("11111111-2222-4333-8444-555555555555");

@@ -73,7 +73,7 @@ pub(super) async fn run_page(
 ) -> Result<Response, Refusal> {
     let id = run_id(&id)?;
     let team = state.team;
-    let (r, tree, lineage) = blocking(&state, move |p| {
+    let (r, tree, lineage, transcripts) = blocking(&state, move |p| {
         if team {
             // Another machine's run: its outputs stand for its folder.
             let r = logbook::ops::team::show(p, &id)?;
@@ -82,12 +82,13 @@ pub(super) async fn run_page(
                 Err(_) => logbook::ops::team::tree_of(&r),
             };
             let (lineage, _) = logbook::ops::team::lineage(p, id.as_str(), &clock::local_zone())?;
-            return Ok((r.run, tree, lineage));
+            return Ok((r.run, tree, lineage, vec![]));
         }
         let r = run::show_confined(p, id.as_str())?;
         let tree = run_files::tree(p, &id)?;
         let lineage = run::lineage(p, id.as_str(), &clock::local_zone())?;
-        Ok((r, tree, lineage))
+        let transcripts = logbook::ops::transcript::links::of_run(p, &r);
+        Ok((r, tree, lineage, transcripts))
     })
     .await?;
     let e = run::entry(&r, clock::now());
@@ -151,6 +152,14 @@ pub(super) async fn run_page(
         Some(e.folder.display().to_string()),
         String::new(),
     );
+    // The conversations that name this run (`metadata.runId`); each
+    // transcript page links back.
+    for t in transcripts {
+        if let Ok(t) = crate::api::transcript_id(&t) {
+            let href = format!("/transcripts/{t}");
+            add("Transcript", Some(t), href);
+        }
+    }
     let running = m.execution.status.as_str() == "running";
     let mut layout = Layout::new(&state, e.label.clone(), "runs");
     layout.refresh = running;

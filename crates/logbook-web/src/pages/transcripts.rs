@@ -128,9 +128,18 @@ pub(super) async fn transcript_page(
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
     let id = transcript_id(&id)?;
-    let stored = blocking(&state, move |p| Ok(transcript::load(p, &id)?)).await?;
+    let (stored, extras) = blocking(&state, move |p| {
+        let stored = transcript::load(p, &id)?;
+        let t = &stored.transcript;
+        let extras = view::transcript::Extras {
+            charged: transcript::links::charged(t),
+            subagents: transcript::links::subagents(p, t),
+        };
+        Ok((stored, extras))
+    })
+    .await?;
     let t = &stored.transcript;
-    let turns = view::transcript::turns(&t.messages, SHOWN_MESSAGES);
+    let turns = view::transcript::turns_with(&t.messages, SHOWN_MESSAGES, &extras);
     render(&TranscriptPage {
         layout: Layout::new(&state, format!("Transcript {}", t.id), "transcripts"),
         id: t.id.clone(),

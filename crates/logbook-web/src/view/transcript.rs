@@ -4,8 +4,9 @@
 //! input is ([`card::key_input`]); this only shapes it for the template,
 //! which escapes every field except the sanitized Markdown.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use logbook::model::agent_log::{SUMMARY_FLAG, Usage};
 use logbook::model::transcript::Message;
 use logbook::model::transcript::card::{self, KeyInput, LineKind};
 use logbook::model::transcript::tools::{self, ToolCall, ToolResult};
@@ -26,8 +27,62 @@ pub(crate) struct Turn {
     pub(crate) role: String,
     /// The model that answered, for an assistant turn that names it.
     pub(crate) model: String,
+    /// The tokens its messages were charged with, as `transcript usage`
+    /// counts them; `None` when none were measured.
+    pub(crate) tokens: Option<Tokens>,
     /// What the turn holds, in order.
     pub(crate) items: Vec<Item>,
+    /// The sum behind `tokens`.
+    charged: Option<Usage>,
+}
+
+/// A turn's tokens, formatted. Codex's cached input is its cache read
+/// (and is part of its input, as Codex counts it).
+pub(crate) struct Tokens {
+    /// Prompt tokens.
+    pub(crate) input: String,
+    /// Completion tokens.
+    pub(crate) output: String,
+    /// Prompt tokens written to the cache.
+    pub(crate) cache_write: String,
+    /// Prompt tokens read from the cache.
+    pub(crate) cache_read: String,
+    /// Everything counted.
+    pub(crate) total: String,
+}
+
+impl Tokens {
+    fn of(u: &Usage) -> Tokens {
+        let n = crate::view::thousands;
+        Tokens {
+            input: n(u.input_tokens),
+            output: n(u.output_tokens),
+            cache_write: n(u.cache_creation_input_tokens),
+            cache_read: n(u.cache_read_input_tokens + u.cached_input_tokens),
+            total: n(u.total_tokens),
+        }
+    }
+}
+
+/// What the library found beside the messages, for [`turns_with`].
+#[derive(Default)]
+pub(crate) struct Extras {
+    /// The tokens each message is charged with, by index
+    /// (`ops::transcript::links::charged`).
+    pub(crate) charged: Vec<Option<Usage>>,
+    /// The subagents of Task calls, by `agentId`: their transcript id, or
+    /// `None` when it is not in the store (`links::subagents`).
+    pub(crate) subagents: BTreeMap<String, Option<String>>,
+}
+
+/// The subagent a Task call ran.
+pub(crate) struct Subagent {
+    /// Its type (`subagent_type`), or empty.
+    pub(crate) kind: String,
+    /// What it was asked to do, in short (`description`), or empty.
+    pub(crate) description: String,
+    /// Its transcript's page; empty when the store does not have it.
+    pub(crate) href: String,
 }
 
 /// One thing said or done in a turn.
@@ -67,6 +122,8 @@ pub(crate) struct Card {
     pub(crate) input: Input,
     /// Its result; `None` while it is pending.
     pub(crate) result: Option<Output>,
+    /// For a Task call, the subagent it ran.
+    pub(crate) subagent: Option<Subagent>,
 }
 
 /// A card's key input, laid out by the template.
@@ -144,7 +201,15 @@ pub(crate) struct Output {
 
 /// The turns of the first `shown` messages. Tool results are shown under
 /// their calls, so a message of results only adds no box.
+#[cfg(test)]
 pub(crate) fn turns(messages: &[Message], shown: usize) -> Vec<Turn> {
+    turns_with(messages, shown, &Extras::default())
+}
+
+/// [`turns`], each with the tokens its messages were charged with, and
+/// Task cards linked to their subagents, as `extras` says.
+pub(crate) fn turns_with(messages: &[Message], shown: usize, extras: &Extras) -> Vec<Turn> {
+    let all = messages;
     let messages = messages
         .get(..shown.min(messages.len()))
         .unwrap_or_default();
@@ -168,18 +233,44 @@ pub(crate) fn turns(messages: &[Message], shown: usize) -> Vec<Turn> {
         for (bi, b) in m.blocks.iter().enumerate() {
             let key = (at, bi);
             if let Some(call) = calls.remove(&key) {
-                items.push(Item::Tool(card_of(&call)));
+                let mut card = card_of(&call);
+                card.subagent = subagent_of(&call, all, extras);
+                items.push(Item::Tool(card));
             } else if let Some(r) = orphans.get(&key) {
                 items.push(Item::Tool(Card {
                     name: String::new(),
                     input: Input::Unknown,
                     result: Some(output_of(r)),
+                    subagent: None,
                 }));
+            } else if b.get(SUMMARY_FLAG).and_then(Value::as_bool) == Some(true) {
+                // The summary after a compaction goes under its boundary's
+                // marker, when that is the item just before.
+                let text = capped(&text_in(b.as_object().unwrap_or(&Map::new()))).0;
+                let last = match items.last_mut() {
+                    Some(i) => Some(i),
+                    None => out.last_mut().and_then(|t| t.items.last_mut()),
+                };
+                match last {
+                    Some(Item::Note {
+                        label, text: said, ..
+                    }) if label == "compaction" => {
+                        *said = text;
+                    }
+                    _ => items.push(Item::Note {
+                        label: "compaction".into(),
+                        text,
+                        href: String::new(),
+                    }),
+                }
             } else if !answered.contains(&key) {
                 items.extend(item_of(&m.role, b));
             }
         }
-        if items.is_empty() {
+        let charged = extras.charged.get(at).copied().flatten();
+        // A message with nothing to show still shows what it was charged
+        // with, so that the turns add up to the transcript's usage.
+        if items.is_empty() && charged.is_none() {
             continue;
         }
         let model = m
@@ -194,15 +285,41 @@ pub(crate) fn turns(messages: &[Message], shown: usize) -> Vec<Turn> {
                     t.model = model.to_string();
                 }
                 t.items.extend(items);
+                if let Some(u) = charged {
+                    *t.charged.get_or_insert_with(Usage::default) += u;
+                }
             }
             _ => out.push(Turn {
                 role: m.role.clone(),
                 model: model.to_string(),
+                tokens: None,
                 items,
+                charged,
             }),
         }
     }
+    for t in &mut out {
+        t.tokens = t.charged.as_ref().map(Tokens::of);
+    }
     out
+}
+
+/// The subagent a Task call ran, linked when its transcript is stored.
+fn subagent_of(call: &ToolCall, all: &[Message], extras: &Extras) -> Option<Subagent> {
+    if !call.is_subagent() {
+        return None;
+    }
+    let href = call
+        .subagent_agent_id(all)
+        .and_then(|agent| extras.subagents.get(&agent).cloned().flatten())
+        .and_then(|id| crate::api::transcript_id(&id).ok())
+        .map(|id| format!("/transcripts/{id}"))
+        .unwrap_or_default();
+    Some(Subagent {
+        kind: call.param("subagent_type").unwrap_or_default().to_string(),
+        description: call.param("description").unwrap_or_default().to_string(),
+        href,
+    })
 }
 
 /// A block that is not a tool call or a paired result.
@@ -352,6 +469,7 @@ fn card_of(call: &ToolCall) -> Card {
         name: call.name.clone(),
         input,
         result: call.result.as_ref().map(output_of),
+        subagent: None,
     }
 }
 
@@ -467,6 +585,50 @@ mod tests {
         };
         assert!(lines.len() < MAX_CHARS / 2 + 2);
         assert!(lines.last().is_some_and(|l| l.text.contains("more lines")));
+    }
+
+    #[test]
+    fn turns_add_up_their_messages_tokens_and_a_summary_joins_its_marker() {
+        let m = msgs(json!([
+            {"role": "user", "blocks": [{"type": "text", "content": "go"}]},
+            {"role": "assistant", "blocks": [{"type": "text", "content": "a"}]},
+            {"role": "assistant", "blocks": []},
+            {"role": "system", "blocks": [{"type": "compress", "content": "Conversation compacted"}]},
+            {"role": "system", "blocks": [{"type": "compress", "content": "the <b>summary</b>", "compactSummary": true}]},
+            {"role": "assistant", "blocks": [{"type": "text", "content": "b"}]}
+        ]));
+        let u = |i, o| Usage {
+            input_tokens: i,
+            output_tokens: o,
+            total_tokens: i + o,
+            ..Usage::default()
+        };
+        let extras = Extras {
+            charged: vec![
+                None,
+                Some(u(10, 1)),
+                Some(u(0, 4)),
+                None,
+                None,
+                Some(u(7, 2)),
+            ],
+            subagents: BTreeMap::new(),
+        };
+        let t = turns_with(&m, 100, &extras);
+        let roles: Vec<&str> = t.iter().map(|t| t.role.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "system", "assistant"]);
+        // The empty message's tokens stay with its turn.
+        let k = t[1].tokens.as_ref().unwrap();
+        assert_eq!(
+            (k.input.as_str(), k.output.as_str(), k.total.as_str()),
+            ("10", "5", "15")
+        );
+        assert!(t[0].tokens.is_none() && t[2].tokens.is_none());
+        assert_eq!(t[3].tokens.as_ref().unwrap().total, "9");
+        // One marker, holding the summary.
+        assert_eq!(t[2].items.len(), 1);
+        assert!(matches!(&t[2].items[0],
+            Item::Note { label, text, .. } if label == "compaction" && text == "the <b>summary</b>"));
     }
 
     #[test]

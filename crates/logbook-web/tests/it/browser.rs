@@ -247,18 +247,20 @@ fn chromium_reads_a_claude_code_session_as_cards() {
         main.contains("<span class=\"d-add\">+    // &lt;script&gt;"),
         "{main}"
     );
-    // Results are folded, the long one cut with "show all".
+    // Results are folded, the long one cut with "show all" (the two
+    // Task calls' too).
     assert_eq!(
         main.matches("<details class=\"result\">").count(),
-        3,
+        5,
         "{main}"
     );
     assert!(!main.contains("<details class=\"result\" open"));
     assert!(main.contains("show all (28 more lines)"), "{main}");
-    // A message of tool results only adds no box of its own.
+    // A message of tool results only adds no box of its own (the second
+    // box is the prompt after the compaction).
     assert_eq!(
         main.matches("<div class=\"msg user\">").count(),
-        1,
+        2,
         "{main}"
     );
     // The hostile command, result and path are text, not markup.
@@ -275,9 +277,12 @@ fn chromium_reads_a_claude_code_session_as_cards() {
             "<img{tag}>"
         );
     }
+    // The command, the result, the path, the edit, a Task's description
+    // and another's subagent type (on their cards and in their arguments)
+    // and the compaction's summary.
     assert_eq!(
         main.matches("&lt;img src=x onerror=alert(2)&gt;").count(),
-        4,
+        9,
         "{main}"
     );
     let shot = s.root.join("transcript.png");
@@ -320,4 +325,159 @@ fn chromium_reads_a_codex_rollout_as_cards() {
     );
     // Codex's `tool` messages of outputs only add no box.
     assert!(!main.contains("<div class=\"msg tool\">"), "{main}");
+}
+
+/// The tokens each turn of a transcript page shows, in page order:
+/// input, output, cache write, cache read, total.
+fn turn_tokens(main: &str) -> Vec<[u64; 5]> {
+    main.split("<span class=\"tokens\"")
+        .skip(1)
+        .map(|span| {
+            let n = |class: &str| {
+                let at = span
+                    .find(&format!("class=\"{class}\">"))
+                    .unwrap_or_else(|| panic!("no {class} in {span}"));
+                let digits: String = span[at + class.len() + 9..]
+                    .chars()
+                    .take_while(|c| *c != '<')
+                    .filter(char::is_ascii_digit)
+                    .collect();
+                digits.parse::<u64>().unwrap()
+            };
+            [n("t-in"), n("t-out"), n("t-cw"), n("t-cr"), n("t-total")]
+        })
+        .collect()
+}
+
+/// What `transcript usage ID --json` reports as the transcript's own usage
+/// (its subagents apart), as the same fields.
+fn usage_of(s: &Served, id: &str) -> [u64; 5] {
+    use logbook::ops::transcript::{UsageBy, UsageScope, usage};
+    let report = usage(&s.project(), &UsageScope::One(id.into()), UsageBy::Model).unwrap();
+    let json = serde_json::to_value(&report).unwrap();
+    let own = json["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not in {json}"))["usage"]
+        .clone();
+    let n = |k: &str| own[k].as_u64().unwrap();
+    [
+        n("input_tokens"),
+        n("output_tokens"),
+        n("cache_creation_input_tokens"),
+        n("cache_read_input_tokens") + n("cached_input_tokens"),
+        n("total_tokens"),
+    ]
+}
+
+fn sum(turns: &[[u64; 5]]) -> [u64; 5] {
+    let mut t = [0; 5];
+    for turn in turns {
+        for (a, b) in t.iter_mut().zip(turn) {
+            *a += b;
+        }
+    }
+    t
+}
+
+#[test]
+fn chromium_follows_a_task_to_its_subagent_and_marks_the_compaction() {
+    use crate::harness::HOSTILE;
+    let Some(b) = browser() else { return };
+    let s = Served::with_agent_logs();
+    let base = format!("http://{}", s.addr);
+    let dom = b.dom(&format!("{base}/transcripts/{CLAUDE_ID}"));
+    let main = main_of(&dom);
+    assert_no_raw_tool_json(main);
+    assert!(main.contains("<pre class=\"code cmd\"><code>cargo test --quiet"));
+    assert!(main.contains("<span class=\"d-add\">+    new_call();</span>"));
+    // Each assistant turn: its model and its tokens, which add up to what
+    // `transcript usage` counts (a streamed reply and its repeat once).
+    let turns = turn_tokens(main);
+    assert_eq!(
+        turns.len(),
+        main.matches("<div class=\"msg assistant\">").count(),
+        "{main}"
+    );
+    assert!(turns.len() >= 2, "{main}");
+    assert_eq!(sum(&turns), usage_of(&s, CLAUDE_ID), "{main}");
+    // The streamed reply: 3 + 9 + 1,200 + 4,000, not twice nor thrice.
+    assert_eq!(turns.last().unwrap(), &[3, 9, 1_200, 4_000, 5_212]);
+    // The first Task links its subagent; following the link opens it.
+    let cards = main.matches("<div class=\"subagent\">").count();
+    assert_eq!(cards, 2, "{main}");
+    let href = main
+        .split("<a class=\"subagent-link\" href=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no subagent link: {main}"))
+        .to_string();
+    assert_eq!(main.matches("class=\"subagent-link\"").count(), 1);
+    assert!(
+        main.contains("the subagent&#39;s transcript is not in the store")
+            || main.contains("the subagent's transcript is not in the store")
+    );
+    let sub = b.dom(&format!("{base}{href}"));
+    let sub_main = main_of(&sub);
+    assert!(
+        sub_main.contains("The flaky ones: tests/net.rs and tests/clock.rs"),
+        "{sub_main}"
+    );
+    assert!(sub_main.contains(&format!("href=\"/transcripts/{CLAUDE_ID}\"")));
+    assert_eq!(
+        sum(&turn_tokens(sub_main)),
+        usage_of(&s, href.trim_start_matches("/transcripts/"))
+    );
+    // The subagent's hostile model name is text.
+    assert!(!sub_main.contains("<script") && sub_main.contains("haiku &lt;script&gt;"));
+    // The compaction: one marker, its summary folded in it, not a prompt.
+    assert_eq!(
+        main.matches("class=\"note compaction\"").count(),
+        1,
+        "{main}"
+    );
+    let marker = main
+        .split("<details class=\"note compaction\">")
+        .nth(1)
+        .and_then(|m| m.split("</details>").next())
+        .unwrap();
+    assert!(
+        marker.contains("Summary: the build was fixed &lt;script&gt;"),
+        "{marker}"
+    );
+    assert!(!main.contains("<pre class=\"said\">This session is being continued"));
+    assert!(main.contains("<pre class=\"said\">Now run them again</pre>"));
+    assert!(!main.contains(HOSTILE) && !main.contains("<script"));
+}
+
+#[test]
+fn chromium_shows_a_codex_rollouts_tokens_per_turn() {
+    let Some(b) = browser() else { return };
+    let s = Served::with_agent_logs();
+    let base = format!("http://{}", s.addr);
+    let dom = b.dom(&format!("{base}/transcripts/{CODEX_ID}"));
+    let main = main_of(&dom);
+    assert!(main.contains("gpt-5-codex"));
+    let turns = turn_tokens(main);
+    // The count after the patch (and its repeat) goes to the turn of the
+    // shell call and the patch; the last to the turn it follows.
+    assert_eq!(
+        turns,
+        [[250, 30, 0, 180, 280], [150, 15, 0, 120, 165]],
+        "{main}"
+    );
+    assert_eq!(sum(&turns), usage_of(&s, CODEX_ID));
+    // Its compaction: the marker, the summary folded in it, as text.
+    let marker = main
+        .split("<details class=\"note compaction\">")
+        .nth(1)
+        .and_then(|m| m.split("</details>").next())
+        .unwrap_or_else(|| panic!("no compaction marker: {main}"));
+    assert!(
+        marker.contains("<pre>Summary: main.rs prints new &lt;script&gt;"),
+        "{marker}"
+    );
+    assert!(!main.contains("<script"));
 }

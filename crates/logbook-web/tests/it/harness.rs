@@ -50,9 +50,12 @@ impl Served {
     }
 
     /// The demo project plus a hand-written Claude Code log (Bash, Read,
-    /// Edit, a long and a failed result, thinking, Markdown) and a Codex
-    /// rollout (shell, apply_patch), imported; hostile text in a command,
-    /// a result and a file path.
+    /// Edit, a long and a failed result, thinking, Markdown, two Task
+    /// calls of which one's subagent log is there, a compaction, streamed
+    /// replies) with its subagent's log, and a Codex rollout (shell,
+    /// apply_patch, token counts), imported; hostile text in a command, a
+    /// result, a file path, a Task's description and subagent type, the
+    /// compaction's summary and the subagent's model.
     pub(crate) fn with_agent_logs() -> Served {
         Served::demo_with(None, |root| {
             let logs = root.join("agent-logs");
@@ -65,7 +68,7 @@ impl Served {
                 None,
             )
             .unwrap();
-            assert_eq!(r.imported.len(), 2, "{r:?}");
+            assert_eq!(r.imported.len(), 3, "{r:?}");
         })
     }
 
@@ -193,6 +196,11 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
 pub(crate) const CLAUDE_ID: &str = "5e55a0c1-0000-4000-8000-00000000c1a0";
 /// The Codex session of [`Served::with_agent_logs`].
 pub(crate) const CODEX_ID: &str = "0199c0de-0000-7000-8000-00000000c0de";
+/// The subagent the Claude Code session's first Task call ran, whose log
+/// is imported with it.
+pub(crate) const AGENT_ID: &str = "a1b2c3d";
+/// The subagent of the second Task call, whose log is not there.
+pub(crate) const MISSING_AGENT_ID: &str = "f0f0f0f";
 /// Hostile text put in a command, a result, a file path, an edit and the
 /// assistant's Markdown.
 pub(crate) const HOSTILE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
@@ -202,16 +210,20 @@ fn write_agent_logs(dir: &Path) {
     let claude_dir = dir.join("claude/-w-demo");
     std::fs::create_dir_all(&claude_dir).unwrap();
     let mut n = 0;
-    let mut line = |ty: &str, message: Value| {
+    let mut raw = |ty: &str, message: Value, more: Value| {
         n += 1;
-        json!({
+        let mut o = json!({
             "parentUuid": null, "isSidechain": false, "cwd": "/w/demo", "version": "2.0.14",
             "sessionId": CLAUDE_ID, "type": ty, "message": message,
             "uuid": format!("00000000-0000-4000-8000-{n:012}"),
             "timestamp": format!("2026-01-18T10:00:{n:02}.000Z"),
-        })
-        .to_string()
+        });
+        if let (Value::Object(o), Value::Object(more)) = (&mut o, more) {
+            o.extend(more);
+        }
+        o.to_string()
     };
+    let mut line = |ty: &str, message: Value| raw(ty, message, json!({}));
     let assistant = |id: &str, content: Value| {
         json!({"id": id, "type": "message", "role": "assistant", "model": "claude-opus-4-5",
                "content": content, "usage": {"input_tokens": 10, "output_tokens": 5}})
@@ -223,7 +235,7 @@ fn write_agent_logs(dir: &Path) {
     let long: String = (1..=40)
         .map(|i| format!("{i:>6}\tfn line_{i}() {{}}\n"))
         .collect();
-    let lines = [
+    let mut lines = vec![
         line("user", json!({"role": "user", "content": "Fix the build"})),
         line(
             "assistant",
@@ -288,9 +300,113 @@ fn write_agent_logs(dir: &Path) {
             ),
         ),
     ];
+    // Calls with both ids and the cache used: a streamed reply is written
+    // as several lines of one call, its output growing.
+    let call = |id: &str, content: Value, output: u64| {
+        json!({"id": id, "type": "message", "role": "assistant", "model": "claude-opus-4-5",
+               "content": content, "usage": {"input_tokens": 3, "output_tokens": output,
+               "cache_creation_input_tokens": 1200, "cache_read_input_tokens": 4000}})
+    };
+    let task = |id: &str, description: &str, kind: &str| {
+        json!([{"type": "tool_use", "id": id, "name": "Task", "input": {
+            "description": description, "prompt": "Find the flaky tests", "subagent_type": kind}}])
+    };
+    let task_result = |id: &str, agent: &str| {
+        (
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+                "content": [{"type": "text", "text": format!("Found 2 flaky tests.\nagentId: {agent} (for resuming)")}]}]}),
+            json!({"toolUseResult": {"status": "completed", "agentId": agent, "totalTokens": 999}}),
+        )
+    };
+    let rid = |r: &str| json!({"requestId": r});
+    lines.push(raw(
+        "assistant",
+        call(
+            "m5",
+            task("tu_task", &format!("Survey the tests {HOSTILE}"), "Explore"),
+            20,
+        ),
+        rid("req_5"),
+    ));
+    let (m, more) = task_result("tu_task", AGENT_ID);
+    lines.push(raw("user", m, more));
+    lines.push(raw(
+        "assistant",
+        call(
+            "m6",
+            task("tu_task2", "Check the docs", &format!("docs {HOSTILE}")),
+            30,
+        ),
+        rid("req_6"),
+    ));
+    let (m, more) = task_result("tu_task2", MISSING_AGENT_ID);
+    lines.push(raw("user", m, more));
+    lines.push(raw(
+        "system",
+        Value::Null,
+        json!({"subtype": "compact_boundary", "content": "Conversation compacted",
+               "compactMetadata": {"trigger": "auto", "preTokens": 12345}}),
+    ));
+    lines.push(raw(
+        "user",
+        json!({"role": "user", "content": format!("This session is being continued from a previous conversation. Summary: the build was fixed {HOSTILE}")}),
+        json!({"isCompactSummary": true, "isVisibleInTranscriptOnly": true}),
+    ));
+    lines.push(raw(
+        "user",
+        json!({"role": "user", "content": "Now run them again"}),
+        json!({}),
+    ));
+    // One reply streamed as two lines of one call: counted once, at its
+    // largest.
+    for (output, block) in [
+        (
+            4,
+            json!({"type": "thinking", "thinking": "Run them.", "signature": "s"}),
+        ),
+        (9, json!({"type": "text", "text": "All green."})),
+    ] {
+        lines.push(raw(
+            "assistant",
+            call("m7", json!([block]), output),
+            rid("req_7"),
+        ));
+    }
     std::fs::write(
         claude_dir.join(format!("{CLAUDE_ID}.jsonl")),
         lines.join("\n") + "\n",
+    )
+    .unwrap();
+    // The first Task's subagent, where newer Claude Code writes it; its
+    // model's name is hostile.
+    let sub_dir = claude_dir.join(CLAUDE_ID).join("subagents");
+    std::fs::create_dir_all(&sub_dir).unwrap();
+    let sub = |k: u64, ty: &str, message: Value| {
+        json!({
+            "parentUuid": null, "isSidechain": true, "agentId": AGENT_ID, "cwd": "/w/demo",
+            "sessionId": CLAUDE_ID, "type": ty, "message": message, "requestId": format!("sreq_{k}"),
+            "uuid": format!("00000000-0000-4000-9000-{k:012}"),
+            "timestamp": format!("2026-01-18T10:00:{:02}.500Z", 11 + k),
+        })
+        .to_string()
+    };
+    let sub_lines = [
+        sub(
+            1,
+            "user",
+            json!({"role": "user", "content": "Find the flaky tests"}),
+        ),
+        sub(
+            2,
+            "assistant",
+            json!({"id": "sm1", "type": "message", "role": "assistant", "model": format!("haiku {HOSTILE}"),
+                   "content": [{"type": "text", "text": "The flaky ones: tests/net.rs and tests/clock.rs"}],
+                   "usage": {"input_tokens": 50, "output_tokens": 60}}),
+        ),
+    ];
+    std::fs::write(
+        sub_dir.join(format!("agent-{AGENT_ID}.jsonl")),
+        sub_lines.join("\n") + "\n",
     )
     .unwrap();
 
@@ -301,6 +417,11 @@ fn write_agent_logs(dir: &Path) {
         t += 1;
         json!({"timestamp": format!("2026-01-18T11:00:{t:02}.000Z"), "type": ty, "payload": payload})
             .to_string()
+    };
+    let count = |input: u64, cached: u64, output: u64| {
+        json!({"type": "token_count", "info": {"total_token_usage": {
+            "input_tokens": input, "cached_input_tokens": cached, "output_tokens": output,
+            "reasoning_output_tokens": output / 2, "total_tokens": input + output}}})
     };
     let patch = "*** Begin Patch\n*** Update File: src/main.rs\n@@\n-    println!(\"old\");\n+    println!(\"new\");\n*** End Patch";
     let lines = [
@@ -320,6 +441,7 @@ fn write_agent_logs(dir: &Path) {
             "response_item",
             json!({"type": "function_call", "name": "shell", "arguments": json!({"command": ["bash", "-lc", "rg -n println src"], "workdir": "/w/codex"}).to_string(), "call_id": "call_sh"}),
         ),
+        item("event_msg", count(100, 80, 10)),
         item(
             "response_item",
             json!({"type": "function_call_output", "call_id": "call_sh", "output": json!({"output": "src/main.rs:2: println!(\"old\");\n", "metadata": {"exit_code": 0}}).to_string()}),
@@ -332,9 +454,21 @@ fn write_agent_logs(dir: &Path) {
             "response_item",
             json!({"type": "custom_tool_call_output", "call_id": "call_patch", "output": "Success. Updated the following files:\nM src/main.rs\n"}),
         ),
+        // Counted after the output; a repeat of it adds nothing.
+        item("event_msg", count(250, 180, 30)),
+        item("event_msg", count(250, 180, 30)),
+        item(
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Say when done"}]}),
+        ),
         item(
             "response_item",
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}),
+        ),
+        item("event_msg", count(400, 300, 45)),
+        item(
+            "compacted",
+            json!({"message": format!("Summary: main.rs prints new {HOSTILE}"), "replacement_history": []}),
         ),
     ];
     std::fs::write(

@@ -220,3 +220,50 @@ fn a_search_matching_more_runs_than_are_counted_says_so_and_pages_on() {
     let api = s.get("/api/runs?q=everywhere&limit=5");
     assert_eq!(api.header("x-total-count").unwrap(), many.to_string());
 }
+
+#[test]
+fn a_run_and_the_transcripts_that_name_it_link_both_ways() {
+    use logbook::model::transcript::{Kind, Transcript};
+    let s = Served::demo();
+    let p = s.project();
+    let (run, other) = (s.demo.runs[0].clone(), s.demo.runs[1].clone());
+    let save = |id: &str, run: &str| {
+        let mut t = Transcript::new(id, p.root().display().to_string());
+        t.messages = serde_json::from_value(serde_json::json!([
+            {"role": "user", "blocks": [{"type": "text", "content": "Plan the release"}]}
+        ]))
+        .unwrap();
+        t.metadata.extra.insert("runId".into(), run.into());
+        logbook::ops::transcript::save(&p, &mut t, Kind::Main).unwrap();
+    };
+    let a = "7a000000-0000-4000-8000-0000000000a1";
+    let b = "7b000000-0000-4000-8000-0000000000b2";
+    let moved = "7c000000-0000-4000-8000-0000000000c3";
+    save(a, &run);
+    save(b, &run);
+    // Named the run, then another: only the other links it now.
+    save(moved, &run);
+    save(moved, &other);
+    let html = page(&s, &format!("/runs/{run}"));
+    for t in [a, b] {
+        assert!(
+            html.contains(&format!("<a href=\"/transcripts/{t}\">{t}</a>")),
+            "run page lacks {t}: {html}"
+        );
+    }
+    // (The manifest, shown as JSON, still names it: a link does not.)
+    assert!(
+        !html.contains(&format!("href=\"/transcripts/{moved}\"")),
+        "{html}"
+    );
+    let html = page(&s, &format!("/runs/{other}"));
+    assert!(html.contains(&format!("href=\"/transcripts/{moved}\"")));
+    // And back: each transcript page links its run.
+    for (t, r) in [(a, &run), (moved, &other)] {
+        let html = page(&s, &format!("/transcripts/{t}"));
+        assert!(
+            html.contains(&format!("<a href=\"/runs/{r}\">its run</a>")),
+            "{html}"
+        );
+    }
+}

@@ -345,7 +345,9 @@ fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
     let page = s.get(&format!("/transcripts/{CLAUDE_ID}"));
     assert_eq!(page.status, 200);
     let html = page.text();
-    // Escaped where it is text: the command, the result, the path, the diff.
+    // Escaped where it is text: the command, the result, the path, the
+    // diff, a Task's description and another's subagent type (their cards
+    // and their arguments) and the compaction's summary.
     assert!(!html.contains("<script>alert"), "{html}");
     assert!(!html.contains("<img src=x") && !html.contains("onerror=alert(2)>"));
     assert!(!html.contains("javascript:"));
@@ -354,15 +356,43 @@ fn hostile_text_in_tool_calls_results_paths_and_markdown_is_escaped() {
     assert_eq!(
         html.matches("&lt;script&gt;alert(1)&lt;/script&gt;")
             .count(),
-        4,
+        9,
         "{html}"
+    );
+    assert!(
+        html.contains("<span class=\"chip\">docs &lt;script&gt;alert(1)"),
+        "the Task's subagent type is not on its card: {html}"
+    );
+    assert!(
+        html.contains("<span class=\"muted\">Survey the tests &lt;script&gt;alert(1)"),
+        "the Task's description is not on its card: {html}"
+    );
+    assert!(html.contains("Summary: the build was fixed &lt;script&gt;alert(1)"));
+    // The subagent's page: its hostile model name is text.
+    let sub = logbook::model::agent_log::subagent_id(CLAUDE_ID, crate::harness::AGENT_ID);
+    let sub = s.get(&format!("/transcripts/{sub}"));
+    assert_eq!(sub.status, 200);
+    let sub = sub.text().replace("&#60;", "&lt;").replace("&#62;", "&gt;");
+    assert!(!sub.contains("<script>alert") && !sub.contains("<img src=x"));
+    assert!(
+        sub.contains("<span class=\"model\">haiku &lt;script&gt;alert(1)"),
+        "{sub}"
     );
     // The page keeps its strict policy.
     let csp = page.header("content-security-policy").unwrap();
     assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"));
     let codex = s.get(&format!("/transcripts/{CODEX_ID}"));
     assert_eq!(codex.status, 200);
-    assert!(!codex.text().contains("<script>alert"));
+    let codex = codex
+        .text()
+        .replace("&#60;", "&lt;")
+        .replace("&#62;", "&gt;");
+    assert!(!codex.contains("<script>alert") && !codex.contains("<img src=x"));
+    // Its compaction's summary, escaped.
+    assert!(
+        codex.contains("Summary: main.rs prints new &lt;script&gt;"),
+        "{codex}"
+    );
 }
 
 #[test]

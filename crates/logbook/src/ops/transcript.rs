@@ -15,6 +15,7 @@
 //! ```
 
 mod import;
+pub mod links;
 pub(crate) mod usage;
 
 pub use import::{

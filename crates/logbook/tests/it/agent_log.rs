@@ -259,3 +259,130 @@ fn codex_counts_each_cumulative_total_once() {
     assert!(s.bad_lines.is_empty());
     assert_eq!(s.lines, 15);
 }
+
+/// The sum of what each message is charged with.
+fn charged_sum(messages: &[Message], s: &LogSummary) -> Usage {
+    let mut sum = Usage::default();
+    for u in logbook::model::agent_log::charged(messages, Some(s.usage.total()))
+        .into_iter()
+        .flatten()
+    {
+        sum += u;
+    }
+    sum
+}
+
+#[test]
+fn each_message_is_charged_what_it_adds_and_the_charges_add_up() {
+    use logbook::model::agent_log::charged;
+    // Claude Code: the streamed reply once (1290, not 2 + 40 + 180…),
+    // msg_B 1325, msg_C 2; the user messages nothing.
+    let rel = format!("claude/-work-demo/{MAIN_ID}.jsonl");
+    let (messages, s) = parse(&rel, Format::ClaudeCode);
+    let c = charged(&messages, Some(s.usage.total()));
+    let totals: Vec<Option<u64>> = c.iter().map(|u| u.map(|u| u.total_tokens)).collect();
+    assert_eq!(totals, [None, Some(1290), None, Some(1325), Some(2)]);
+    assert_eq!(c[1], Some(claude(10, 180, 100, 1000)));
+    assert_eq!(charged_sum(&messages, &s), s.usage.total());
+    // Across a compaction.
+    let (messages, s) = parse(
+        "claude/-work-compact/33333333-4444-4555-8666-777788889999.jsonl",
+        Format::ClaudeCode,
+    );
+    assert_eq!(charged_sum(&messages, &s), s.usage.total());
+    // Codex: each count goes to the assistant item it follows; a repeated
+    // event adds nothing, and the items add up to the last total.
+    let (messages, s) = parse(
+        "codex/2026/01/18/rollout-2026-01-18T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001.jsonl",
+        Format::Codex,
+    );
+    let c = charged(&messages, Some(s.usage.total()));
+    assert_eq!(charged_sum(&messages, &s), s.usage.total());
+    assert_eq!(s.usage.total().total_tokens, 2760);
+    // Only assistant items are charged.
+    for (m, u) in messages.iter().zip(&c) {
+        assert!(u.is_none() || m.role == "assistant", "{m:?}");
+    }
+    // A page of the messages at a time adds up the same, wherever the
+    // pages split.
+    let before = |m: &Message| {
+        serde_json::from_value::<Usage>(m.metadata.as_ref()?.get("countedBefore")?.clone()).ok()
+    };
+    for split in 0..=messages.len() {
+        let (a, b) = messages.split_at(split);
+        let end_a = b.iter().find_map(before).unwrap_or(s.usage.total());
+        let first_b = !a.iter().any(|m| before(m).is_some());
+        let mut sum = Usage::default();
+        for u in logbook::model::agent_log::charged_within(a, true, Some(end_a))
+            .into_iter()
+            .chain(logbook::model::agent_log::charged_within(
+                b,
+                first_b,
+                Some(s.usage.total()),
+            ))
+            .flatten()
+        {
+            sum += u;
+        }
+        assert_eq!(sum, s.usage.total(), "split at {split}");
+    }
+    // Without the total, the last assistant item is not charged: nothing
+    // is made up.
+    let c = charged(&messages, None);
+    let last = messages
+        .iter()
+        .rposition(|m| m.role == "assistant")
+        .unwrap();
+    assert_eq!(c[last], None);
+}
+
+#[test]
+fn a_compaction_summary_is_a_marked_compress_block_never_a_prompt() {
+    let (messages, _) = parse(
+        "claude/-work-compact/33333333-4444-4555-8666-777788889999.jsonl",
+        Format::ClaudeCode,
+    );
+    let summary = &messages[3];
+    assert_eq!(summary.role, "system");
+    assert_eq!(summary.blocks[0]["type"], "compress");
+    assert_eq!(summary.blocks[0]["compactSummary"], true);
+    assert!(
+        summary.blocks[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Summary: the parser is half refactored."),
+        "{summary:?}"
+    );
+    assert_eq!(summary.prompt_text(), None);
+    assert!(messages[2].blocks[0].get("compactSummary").is_none());
+}
+
+#[test]
+fn a_task_result_keeps_the_subagent_it_ran() {
+    use logbook::model::transcript::tools;
+    let lines = [
+        r#"{"type":"assistant","sessionId":"s","uuid":"u1","requestId":"r1","message":{"id":"m1","model":"x","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"description":"d","prompt":"p","subagent_type":"Explore"}},{"type":"tool_use","id":"t2","name":"Task","input":{}}],"usage":{"input_tokens":1,"output_tokens":2}}}"#,
+        r#"{"type":"user","sessionId":"s","uuid":"u2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"done"}]},"toolUseResult":{"status":"completed","agentId":"abc123"}}"#,
+        r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"ok\nagentId: def456 (for resuming)"}]}]}}"#,
+    ];
+    let mut p = LogParser::new(Format::ClaudeCode);
+    let mut messages = vec![];
+    for (i, l) in lines.iter().enumerate() {
+        messages.extend(p.line(i as u64 + 1, l));
+    }
+    messages.extend(p.finish().0);
+    assert_eq!(messages[1].blocks[0]["agentId"], "abc123");
+    let calls = tools::pair(&messages).calls;
+    let agents: Vec<Option<String>> = calls
+        .iter()
+        .map(|c| c.subagent_agent_id(&messages))
+        .collect();
+    assert_eq!(
+        agents,
+        [Some("abc123".to_string()), Some("def456".to_string())]
+    );
+    assert_eq!(
+        logbook::model::agent_log::subagent_id("s", "abc123"),
+        logbook::model::agent_log::name_uuid("claude-code:s:abc123")
+    );
+}

@@ -111,6 +111,23 @@ proptest! {
         twice.insert(i + 1, lines[i].clone());
         let format = FILES[file].1;
         prop_assert_eq!(run(format, &lines).usage.by_model, run(format, &twice).usage.by_model);
+        // And what the messages are charged with adds up to the usage,
+        // repeat or not: a page's turns sum to `transcript usage`.
+        for lines in [&lines, &twice] {
+            let mut p = LogParser::new(format);
+            let mut messages = vec![];
+            for (i, l) in lines.iter().enumerate() {
+                messages.extend(p.line(i as u64 + 1, l));
+            }
+            let (last, summary) = p.finish();
+            messages.extend(last);
+            let total = summary.usage.total();
+            let mut sum = logbook::model::agent_log::Usage::default();
+            for u in logbook::model::agent_log::charged(&messages, Some(total)).into_iter().flatten() {
+                sum += u;
+            }
+            prop_assert_eq!(sum, total);
+        }
     }
 
     /// What the parser does not know survives the import: every line is

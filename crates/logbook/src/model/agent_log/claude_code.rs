@@ -13,6 +13,7 @@
 //! are kept only as raw lines.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -40,6 +41,10 @@ struct Pending {
     id: Option<String>,
     message: Message,
     usage: Option<Usage>,
+    /// What this message's lines added to the count (see
+    /// [`super::COUNTED_KEY`]); `None` when they added nothing.
+    #[serde(default)]
+    counted: Option<Usage>,
 }
 
 #[derive(Debug, Clone)]
@@ -98,7 +103,10 @@ impl Parser {
         }
         let new = match ty {
             "assistant" => return self.assistant(no, &mut o, meta, inline_sidechain),
-            "user" => Some(message("user", content(&mut o), meta)),
+            "user" if o.get("isCompactSummary").and_then(Value::as_bool) == Some(true) => {
+                Some(compact_summary(&mut o, meta))
+            }
+            "user" => Some(user(&mut o, meta)),
             "system" => {
                 let mut block = Map::new();
                 if str_of(&o, "subtype") == Some("compact_boundary") {
@@ -166,6 +174,10 @@ impl Parser {
         let usage = inner
             .and_then(|m| m.get("usage"))
             .and_then(Usage::from_claude);
+        // What this line adds to the count: all of its usage for a call not
+        // seen before, what it raises the call's largest entry by otherwise.
+        // Stored on the message, it lets a page show each turn's share.
+        let mut added = None;
         if let Some(u) = usage {
             if !inline_sidechain {
                 self.summary.latest_total_tokens = u.total_tokens;
@@ -186,16 +198,22 @@ impl Parser {
                 _ => None,
             };
             match key {
-                Some(key) => {
-                    let slot = self.streams.entry(key);
-                    slot.and_modify(|c| {
-                        if u.total_tokens > c.usage.total_tokens {
-                            *c = counted.clone();
+                Some(key) => match self.streams.entry(key) {
+                    Entry::Occupied(mut slot) => {
+                        if u.total_tokens > slot.get().usage.total_tokens {
+                            added = Some(u.minus(&slot.get().usage));
+                            slot.insert(counted);
                         }
-                    })
-                    .or_insert(counted);
+                    }
+                    Entry::Vacant(slot) => {
+                        added = Some(u);
+                        slot.insert(counted);
+                    }
+                },
+                None => {
+                    self.count(&counted);
+                    added = Some(u);
                 }
-                None => self.count(&counted),
             }
         }
         let new_blocks = content(o);
@@ -214,6 +232,9 @@ impl Parser {
             {
                 p.usage = Some(u);
             }
+            if let Some(a) = added {
+                *p.counted.get_or_insert_with(Usage::default) += a;
+            }
             return out;
         }
         out.extend(self.flush());
@@ -230,6 +251,7 @@ impl Parser {
             id: msg_id,
             message: message("assistant", new_blocks, meta),
             usage,
+            counted: added,
         });
         out
     }
@@ -245,6 +267,9 @@ impl Parser {
     fn flush(&mut self) -> Option<Message> {
         let p = self.pending.take()?;
         let mut m = p.message;
+        if let (Some(c), Some(Value::Object(meta))) = (p.counted, &mut m.metadata) {
+            meta.insert(super::COUNTED_KEY.into(), super::usage_value(&c));
+        }
         if let Some(u) = p.usage {
             m.usage = Some(serde_json::json!({
                 "input_tokens": u.input_tokens,
@@ -287,6 +312,46 @@ impl Parser {
             self.message_lines > 0 && self.sidechain_lines == self.message_lines;
         (last, self.summary)
     }
+}
+
+/// A user line: its content, with a Task call's result naming the
+/// subagent it ran (`toolUseResult.agentId`), so that its card can link the
+/// subagent's transcript.
+fn user(o: &mut Map<String, Value>, meta: Map<String, Value>) -> Message {
+    let agent = o
+        .get("toolUseResult")
+        .and_then(|r| r.get("agentId"))
+        .and_then(Value::as_str)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string);
+    let mut blocks = content(o);
+    if let Some(agent) = agent {
+        for b in &mut blocks {
+            if let Value::Object(b) = b
+                && str_of(b, "type") == Some("tool_result")
+            {
+                b.insert(super::AGENT_ID_KEY.into(), agent.clone().into());
+            }
+        }
+    }
+    message("user", blocks, meta)
+}
+
+/// The summary Claude Code writes after a `compact_boundary` as a user
+/// line (`isCompactSummary`): no one typed it, so it is kept as a system
+/// message whose `compress` block holds the summary (marked
+/// `compactSummary`), shown with the boundary, never as a prompt.
+fn compact_summary(o: &mut Map<String, Value>, meta: Map<String, Value>) -> Message {
+    let text = content(o)
+        .iter()
+        .filter_map(|b| b.get("content").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut block = Map::new();
+    block.insert("type".into(), "compress".into());
+    block.insert("content".into(), text.into());
+    block.insert(super::SUMMARY_FLAG.into(), Value::Bool(true));
+    message("system", vec![Value::Object(block)], meta)
 }
 
 /// Claude's `message.content` (a string, or an array of content blocks) as

@@ -131,10 +131,15 @@ impl Parser {
         mut meta: Map<String, Value>,
     ) -> Option<Message> {
         let ty = str_of(&p, "type").unwrap_or("").to_string();
+        // What was counted before this item: a turn's tokens are what the
+        // count grew by until the next assistant item (the `token_count`
+        // events that follow it), see [`super::charged`].
+        let before = super::usage_value(&self.summary.usage.total());
         let assistant = |mut meta: Map<String, Value>, model: &Option<String>, blocks| {
             if let Some(m) = model {
                 meta.insert("model".into(), m.clone().into());
             }
+            meta.insert(super::COUNTED_BEFORE_KEY.into(), before.clone());
             message("assistant", blocks, meta)
         };
         match ty.as_str() {

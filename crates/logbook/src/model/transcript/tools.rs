@@ -90,6 +90,42 @@ impl ToolCall {
         self.result.as_ref().is_some_and(|r| r.is_error)
     }
 
+    /// Whether the call ran a Claude Code subagent (the `Task` tool, named
+    /// `Agent` by newer versions): its card links the subagent.
+    pub fn is_subagent(&self) -> bool {
+        matches!(self.name.as_str(), "Task" | "Agent")
+    }
+
+    /// The `agentId` of the subagent a Task call ran, read from its result
+    /// in `messages` (the transcript the call was paired in): the id the
+    /// import stored from the line's `toolUseResult`, else the `agentId: …`
+    /// line Claude Code ends the result's text with. The subagent's
+    /// transcript id follows from it
+    /// ([`subagent_id`](crate::model::agent_log::subagent_id)).
+    pub fn subagent_agent_id(&self, messages: &[Message]) -> Option<String> {
+        if !self.is_subagent() {
+            return None;
+        }
+        let r = self.result.as_ref()?;
+        let stored = messages
+            .get(r.message)
+            .and_then(|m| m.blocks.get(r.block))
+            .and_then(|b| b.get(crate::model::agent_log::AGENT_ID_KEY))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let said = || {
+            let (_, after) = r.text.rsplit_once("agentId: ")?;
+            let id: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            Some(id)
+        };
+        stored
+            .or_else(said)
+            .filter(|id| !id.is_empty() && id.len() <= 128)
+    }
+
     /// A string parameter of the call (`file_path`, `command`…).
     pub fn param(&self, key: &str) -> Option<&str> {
         self.input.get(key).and_then(Value::as_str)

@@ -28,5 +28,6 @@ pub use query::{
     resolve, show, show_confined,
 };
 pub use write::{
-    StartOptions, Started, finish, link, mark_abandoned, record_conversation, start, variables_of,
+    StartOptions, Started, conversations, finish, link, mark_abandoned, record_conversation, start,
+    variables_of,
 };

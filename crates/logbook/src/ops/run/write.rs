@@ -299,10 +299,21 @@ pub fn record_conversation(
     Ok(update(p, id, |run| {
         // Named in the manifest so that `finish` finds the run's measured
         // tokens without reading every transcript.
-        run.manifest
-            .metadata
-            .get_or_insert_with(Map::new)
-            .insert(TRANSCRIPT_KEY.into(), Value::String(transcript.into()));
+        let metadata = run.manifest.metadata.get_or_insert_with(Map::new);
+        metadata.insert(TRANSCRIPT_KEY.into(), Value::String(transcript.into()));
+        // Every conversation that named the run, not only the last: the run
+        // page links them all without reading any transcript.
+        let list = metadata
+            .entry(TRANSCRIPTS_KEY)
+            .or_insert_with(|| Value::Array(vec![]));
+        if !list.is_array() {
+            *list = Value::Array(vec![]);
+        }
+        if let Value::Array(ids) = list
+            && !ids.iter().any(|v| v.as_str() == Some(transcript))
+        {
+            ids.push(Value::String(transcript.into()));
+        }
         if let Some(s) = user_summary {
             run.manifest.user_summary = Some(naming::truncate(&s));
         }
@@ -364,6 +375,32 @@ pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
 /// The manifest metadata key naming the transcript of the run's own
 /// conversation (set when a transcript names the run in `runId`).
 const TRANSCRIPT_KEY: &str = "transcript";
+
+/// The manifest metadata key listing every transcript that named the run
+/// in its `runId`, oldest first.
+const TRANSCRIPTS_KEY: &str = "transcripts";
+
+/// The transcripts `run`'s manifest says named it (`runId`), oldest first:
+/// what [`crate::ops::transcript::links::of_run`] checks.
+pub fn conversations(run: &Run) -> Vec<String> {
+    let metadata = run.manifest.metadata.as_ref();
+    let mut out: Vec<String> = metadata
+        .and_then(|m| m.get(TRANSCRIPTS_KEY))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    if let Some(last) = metadata
+        .and_then(|m| m.get(TRANSCRIPT_KEY))
+        .and_then(Value::as_str)
+        && !out.iter().any(|t| t == last)
+    {
+        out.push(last.to_string());
+    }
+    out
+}
 
 /// Completes the `agents_spawned` entry `start` made for `run` in its work
 /// session, as seed 002 readers expect of a finished agent: `completed`,
