@@ -117,6 +117,9 @@ pub(crate) struct UsageArgs {
     /// Every machine's transcripts in the team catalog (with --all).
     #[arg(long, requires = "all")]
     team: bool,
+    /// Only those imported from claude-code or codex logs, or logbook (seed 003 files).
+    #[arg(long, value_name = "SOURCE", conflicts_with = "team")]
+    source: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -124,6 +127,7 @@ enum ByArg {
     Model,
     Day,
     Session,
+    Repo,
 }
 
 #[derive(Debug, Args)]
@@ -235,22 +239,19 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     if a.team {
         return list_team(ctx, a);
     }
-    let now = clock::now();
-    let time = |s: &Option<String>| {
-        s.as_deref()
-            .map(|s| logbook::model::query::parse_since(s, now))
-            .transpose()
-    };
     let filter = Filter {
         workdir: a
             .workdir
             .as_ref()
             .map(|w| logbook::store::absolute(&std::env::current_dir().unwrap_or_default(), w)),
-        source: a.source.clone(),
-        model: a.model.clone(),
-        since: time(&a.since)?,
-        until: time(&a.until)?,
-        text: a.text.as_deref().map(Filter::words).unwrap_or_default(),
+        ..params::TranscriptParams {
+            source: a.source.clone(),
+            model: a.model.clone(),
+            since: a.since.clone(),
+            until: a.until.clone(),
+            text: a.text.clone(),
+        }
+        .filter(clock::now())?
     };
     // This repository's by default; an explicit --workdir, like --all,
     // looks beyond this project.
@@ -538,11 +539,17 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         ByArg::Model => UsageBy::Model,
         ByArg::Day => UsageBy::Day,
         ByArg::Session => UsageBy::Session,
+        ByArg::Repo => UsageBy::Repo,
     };
+    let filter = params::TranscriptParams {
+        source: a.source.clone(),
+        ..Default::default()
+    }
+    .filter(clock::now())?;
     let report = if a.team {
         logbook::ops::team::usage(&ctx.project, by)?
     } else {
-        transcript::usage(&ctx.project, &scope, by)?
+        transcript::usage_filtered(&ctx.project, &scope, by, &filter)?
     };
     let st = ctx.style();
     let mut out = String::new();
@@ -550,6 +557,7 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         UsageBy::Model => "Model",
         UsageBy::Day => "Day (UTC)",
         UsageBy::Session => "Session",
+        UsageBy::Repo => "Repository",
     };
     if report.transcripts.is_empty() {
         let _ = writeln!(
