@@ -272,7 +272,10 @@ pub(crate) fn transcript_options(
 /// `opts` as the project `p` scopes a `repo`: the CLI's `--repo` rule
 /// (that repository's transcripts, and those without one made in the
 /// project).
-pub(crate) fn scoped(p: &logbook::Project, mut opts: transcript::ListOptions) -> transcript::ListOptions {
+pub(crate) fn scoped(
+    p: &logbook::Project,
+    mut opts: transcript::ListOptions,
+) -> transcript::ListOptions {
     if opts.repo.is_some() {
         opts.within = Some(p.root().to_path_buf());
     }

@@ -23,7 +23,8 @@ fn imported() -> TestProject {
     let t = TestProject::new();
     t.run(&["init"]).ok();
     let logs = fixture();
-    t.run(&["transcript", "import", logs.to_str().unwrap()]).ok();
+    t.run(&["transcript", "import", logs.to_str().unwrap()])
+        .ok();
     t
 }
 
@@ -83,19 +84,35 @@ fn usage_by_repo_and_by_source() {
             ("/w/codex-usage".to_string(), 990),
         ]
     );
-    assert_eq!(r["rows"][0]["byModel"]["claude-opus-4-5"]["total_tokens"], 6120);
+    assert_eq!(
+        r["rows"][0]["byModel"]["claude-opus-4-5"]["total_tokens"],
+        6120
+    );
     let codex = t.json(&[
-        "transcript", "usage", "--all", "--by", "day", "--source", "codex", "--json",
+        "transcript",
+        "usage",
+        "--all",
+        "--by",
+        "day",
+        "--source",
+        "codex",
+        "--json",
     ]);
     assert_eq!(
         totals(&codex),
-        [("2026-01-19".to_string(), 440), ("2026-01-20".to_string(), 550)]
+        [
+            ("2026-01-19".to_string(), 440),
+            ("2026-01-20".to_string(), 550)
+        ]
     );
     let bad = t
         .run(&["transcript", "usage", "--all", "--source", "gpt"])
         .err()
         .to_string();
-    assert!(bad.contains("expected claude-code, codex or logbook"), "{bad}");
+    assert!(
+        bad.contains("expected claude-code, codex or logbook"),
+        "{bad}"
+    );
 }
 
 #[test]
@@ -184,7 +201,10 @@ fn list_json_has_models_and_usage_and_model_is_answered_from_the_index() {
             .collect()
     };
     assert_eq!(ids(&["--model", "SONNET"]), [CLAUDE]);
-    assert_eq!(ids(&["--source", "claude-code", "--model", "opus"]), [CLAUDE]);
+    assert_eq!(
+        ids(&["--source", "claude-code", "--model", "opus"]),
+        [CLAUDE]
+    );
     assert_eq!(ids(&["--model", "gpt-5"]), [CODEX]);
     assert!(ids(&["--source", "codex", "--model", "opus"]).is_empty());
 }

@@ -64,6 +64,11 @@ struct TranscriptsPage {
 /// The filters the list's form sends, kept in its paging links.
 const FILTERS: &[&str] = &["source", "model", "since", "until", "text", "repo", "kind"];
 
+/// What else a paging link keeps: the page's size.
+const KEPT: &[&str] = &[
+    "source", "model", "since", "until", "text", "repo", "kind", "limit",
+];
+
 /// `GET /transcripts`: main and subagent transcripts, newest first, paged,
 /// narrowed by `transcript list`'s filters (a plain GET form).
 pub(super) async fn transcripts(
@@ -127,10 +132,11 @@ pub(super) async fn transcripts(
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    let kept: String = FILTERS
+    let kept: String = KEPT
         .iter()
         .filter_map(|k| given(k).map(|v| format!("{k}={}&", enc(&v))))
         .collect();
+    let filtered = FILTERS.iter().any(|k| given(k).is_some());
     let href = |o: usize| format!("/transcripts?{kept}offset={o}");
     let source = given("source").unwrap_or_default().to_ascii_lowercase();
     let kind = given("kind").unwrap_or_default();
@@ -168,14 +174,18 @@ pub(super) async fn transcripts(
         ),
         kinds: choices(
             &kind,
-            &[("", "Main and subagents"), ("main", "Main"), ("subagent", "Subagents")],
+            &[
+                ("", "Main and subagents"),
+                ("main", "Main"),
+                ("subagent", "Subagents"),
+            ],
         ),
         model: given("model").unwrap_or_default(),
         since: given("since").unwrap_or_default(),
         until: given("until").unwrap_or_default(),
         text: given("text").unwrap_or_default(),
         repo: given("repo").unwrap_or_default(),
-        filtered: !kept.is_empty(),
+        filtered,
     })
 }
 

@@ -17,10 +17,10 @@ use super::{Layout, render};
 use crate::AppState;
 use crate::api::{self, blocking};
 use crate::guard::Refusal;
+use crate::view::thousands;
 use crate::view::usage::{
     Column, agent_name, budget_rows, cache_reads, series, stacked_columns, stacked_rows,
 };
-use crate::view::thousands;
 
 /// One line of a usage table, numbers already formatted; `total` is the
 /// exact figure, unformatted, for whoever reads the page by machine.
