@@ -10,8 +10,8 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use logbook::model::agent_log::Usage;
+use logbook::ops::budget;
 use logbook::ops::transcript::{self, UsageBy, UsageScope};
-use logbook::ops::work_session;
 
 use super::{Layout, render};
 use crate::AppState;
@@ -102,7 +102,7 @@ pub(super) async fn usage_page(
     let (by_day, by_repo, budgets) = blocking(&state, move |p| {
         let day = transcript::usage_filtered(p, &UsageScope::All, UsageBy::Day, &filter)?;
         let repo = transcript::usage_filtered(p, &UsageScope::All, UsageBy::Repo, &filter)?;
-        let budgets = work_session::budgets(p, &day)?;
+        let budgets = budget::budgets(p, &day)?;
         Ok((day, repo, budgets))
     })
     .await?;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use logbook::model::agent_log::Usage;
-use logbook::ops::work_session::Budget;
+use logbook::ops::budget::Budget;
 
 use super::{esc, thousands};
 
