@@ -289,16 +289,26 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             .as_deref()
             .map(|p| format!(" ← {}", short_id(p)))
             .unwrap_or_default();
+        // The first model and how many more; the measured total (input,
+        // output and cache) where the log measured it, else the context
+        // size the transcript recorded.
+        let model = match t.models.as_slice() {
+            [] => "-".to_string(),
+            [one] => one.clone(),
+            [first, rest @ ..] => format!("{first} +{}", rest.len()),
+        };
+        let tokens = t.usage.map_or(t.latest_total_tokens, |u| u.total_tokens);
         let _ = writeln!(
             out,
-            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {}{}",
+            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {:<18}  {}{}",
             st.bold(&t.id),
             t.kind.as_str(),
             t.source,
             clock::display(&t.last_active_at),
             t.duration().unwrap_or_else(|| "-".into()),
             thousands(t.messages),
-            thousands(t.latest_total_tokens),
+            thousands(tokens),
+            model,
             if t.title.is_empty() { "-" } else { &t.title },
             st.dim(&parent)
         );

@@ -200,6 +200,10 @@ fn list_json_has_models_and_usage_and_model_is_answered_from_the_index() {
             .map(|r| r["id"].as_str().unwrap().to_string())
             .collect()
     };
+    // The human list's MODEL column, and its measured tokens.
+    let human = t.run(&["transcript", "list", "--all"]).ok().to_string();
+    let line = human.lines().find(|l| l.contains(CODEX)).unwrap();
+    assert!(line.contains("990 tokens  gpt-5-codex"), "{line}");
     assert_eq!(ids(&["--model", "SONNET"]), [CLAUDE]);
     assert_eq!(
         ids(&["--source", "claude-code", "--model", "opus"]),
