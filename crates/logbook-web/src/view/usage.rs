@@ -231,7 +231,7 @@ pub(crate) fn budget_rows(budgets: &[Budget]) -> String {
              <text class=\"tick-label\" x=\"{vx:.1}\" y=\"{ty:.1}\">{pct}</text>",
             lx = label_w - 8.0,
             ty = y + 17.0,
-            l = esc(&super::clip(&label, 34)),
+            l = esc(&super::clip(&b.id, 34)),
             full = esc(&label),
             tw = at(b.max) - label_w,
             cw = at(b.current) - label_w,
