@@ -100,8 +100,16 @@ pub(super) async fn usage_page(
     let (_, filter) = api::usage_params(&q)?;
     let source = filter.source.clone().unwrap_or_default();
     let (by_day, by_repo, budgets) = blocking(&state, move |p| {
-        let day = transcript::usage_filtered(p, &UsageScope::All, UsageBy::Day, &filter)?;
-        let repo = transcript::usage_filtered(p, &UsageScope::All, UsageBy::Repo, &filter)?;
+        let mut reports = transcript::usage_grouped(
+            p,
+            &UsageScope::All,
+            &[UsageBy::Day, UsageBy::Repo],
+            &filter,
+        )?
+        .into_iter();
+        let (Some(day), Some(repo)) = (reports.next(), reports.next()) else {
+            return Err(Refusal::Internal);
+        };
         let budgets = budget::budgets(p, &day)?;
         Ok((day, repo, budgets))
     })

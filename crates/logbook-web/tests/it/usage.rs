@@ -27,9 +27,29 @@ fn import(root: &Path, logs: &Path) {
     assert!(!r.imported.is_empty(), "{r:?}");
 }
 
-/// The demo project with the fixture's two logs imported.
+/// The demo project with the fixture's two logs imported, the Claude Code
+/// session linked to the demo's work session as its hook would link it.
 fn served() -> Served {
-    Served::demo_with(None, |root| import(root, &fixture()))
+    Served::demo_with(None, |root| {
+        import(root, &fixture());
+        let ws = demo_session_file(root);
+        let mut text = std::fs::read_to_string(&ws).unwrap();
+        assert!(!text.contains("agent_sessions"), "{text}");
+        text.push_str(&format!(
+            "agent_sessions:\n- agent: claude-code\n  session_id: {CLAUDE}\n"
+        ));
+        std::fs::write(&ws, text).unwrap();
+    })
+}
+
+/// The demo's work session file.
+fn demo_session_file(root: &Path) -> PathBuf {
+    let p = Project::open(root).unwrap();
+    std::fs::read_dir(&p.config.sessions_dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|f| f.extension().is_some_and(|x| x == "yaml") && !f.ends_with("active-session.yaml"))
+        .unwrap()
 }
 
 /// The transcript ids a list page shows, in order.
@@ -249,6 +269,11 @@ fn the_usage_page_draws_the_numbers_transcript_usage_counts() {
     // The work sessions against their budgets.
     let ws = &s.demo.work_session;
     assert!(html.contains(&format!("{ws}: budget ")), "no budget line");
+    // What its linked Claude Code session measured.
+    let budgets = &html[html.find("id=\"usage-budgets\"").unwrap()..];
+    let ws_row = &budgets[budgets.find(ws.as_str()).unwrap()..];
+    let ws_row = &ws_row[..ws_row.find("</tr>").unwrap()];
+    assert!(ws_row.ends_with("<td class=\"num\">9,180</td>"), "{ws_row}");
     // The API answers what `transcript usage --all --json` prints.
     for by in [
         UsageBy::Day,
@@ -306,13 +331,7 @@ fn hostile() -> Served {
                          "repository": {"rootCommit": "abc123", "folder": HOSTILE}}
         });
         transcript::import_text(&p, &seed.to_string(), false, None, None).unwrap();
-        let demo_ws = std::fs::read_dir(&p.config.sessions_dir)
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|f| {
-                f.extension().is_some_and(|x| x == "yaml") && !f.ends_with("active-session.yaml")
-            })
-            .unwrap();
+        let demo_ws = demo_session_file(root);
         let text = std::fs::read_to_string(&demo_ws).unwrap();
         let text: String = text
             .lines()

@@ -23,7 +23,7 @@ pub use import::{
 };
 pub use usage::{
     Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
-    usage_filtered,
+    usage_filtered, usage_grouped,
 };
 
 use std::path::{Path, PathBuf};

@@ -141,6 +141,18 @@ pub fn usage_filtered(
     by: UsageBy,
     filter: &Filter,
 ) -> Result<UsageReport> {
+    let mut reports = usage_grouped(p, scope, &[by], filter)?;
+    Ok(reports.pop().unwrap_or_else(|| report(vec![], by)))
+}
+
+/// [`usage_filtered`] grouped several ways (the usage page's per day and
+/// per repository), each transcript's metadata read once for all of them.
+pub fn usage_grouped(
+    p: &Project,
+    scope: &UsageScope,
+    bys: &[UsageBy],
+    filter: &Filter,
+) -> Result<Vec<UsageReport>> {
     let (within, repo) = match scope {
         UsageScope::Project => (Some(p.root().to_path_buf()), None),
         UsageScope::Repository(cwd) => super::default_scope(p, cwd),
@@ -172,8 +184,8 @@ pub fn usage_filtered(
                 .map(|h| h.metadata);
             (None, s, metadata)
         })
-        .collect();
-    Ok(report(entries, by))
+        .collect::<Vec<_>>();
+    Ok(bys.iter().map(|by| report(entries.clone(), *by)).collect())
 }
 
 /// The usage report over transcripts given with their metadata (and, in a
