@@ -913,4 +913,59 @@ mod tests {
         );
         assert_eq!(parse_file_name("sessions.json"), None);
     }
+
+    #[test]
+    fn repo_label_is_the_origins_path_else_the_folder_else_the_workdir() {
+        let row = |repository: Option<crate::model::repo::Repository>| Summary {
+            id: "x".into(),
+            kind: Kind::Main,
+            file: PathBuf::new(),
+            workdir: "/w/here".into(),
+            started_at: String::new(),
+            last_active_at: String::new(),
+            latest_total_tokens: 0,
+            parent_session_id: None,
+            repository,
+            title: String::new(),
+            source: "codex".into(),
+            messages: 0,
+            models: vec![],
+            usage: None,
+        };
+        let repo = |origin: Option<&str>, folder: &str| {
+            Some(crate::model::repo::Repository {
+                root_commit: Some("abc".into()),
+                origin: origin.map(str::to_string),
+                folder: folder.into(),
+            })
+        };
+        assert_eq!(
+            row(repo(Some("https://github.com/org/x"), "/src/x")).repo_label(),
+            "org/x"
+        );
+        assert_eq!(row(repo(None, "/src/x")).repo_label(), "/src/x");
+        assert_eq!(row(repo(None, "")).repo_label(), "/w/here");
+        assert_eq!(row(None).repo_label(), "/w/here");
+    }
+
+    #[test]
+    fn measured_names_the_models_and_sums_every_call() {
+        let md: Metadata = serde_json::from_value(json!({
+            "usage": {"byModel": {
+                "b-model": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+                "a-model": {"cache_read_input_tokens": 10, "total_tokens": 10}
+            }}
+        }))
+        .unwrap();
+        let (models, usage) = measured(&md);
+        assert_eq!(models, ["a-model", "b-model"]);
+        let usage = usage.unwrap();
+        assert_eq!(
+            (usage.total_tokens, usage.cache_read_input_tokens),
+            (13, 10)
+        );
+        assert_eq!(measured(&Metadata::default()), (vec![], None));
+        assert!(parse_source("Codex").is_ok_and(|s| s == "codex"));
+        assert!(parse_source("gpt").is_err());
+    }
 }
