@@ -606,6 +606,13 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         };
         for r in &report.rows {
             row(&mut out, &r.key, &r.usage);
+            // Per day and per repository, each model's part (the usage
+            // page's table), when there is more than one.
+            if r.by_model.len() > 1 {
+                for (m, u) in &r.by_model {
+                    row(&mut out, &format!("  {m}"), u);
+                }
+            }
         }
         row(&mut out, "Total", &report.total);
         if report.duplicates.total_tokens > 0 {

@@ -70,6 +70,15 @@ fn usage_by_day_counts_each_call_on_its_own_day_split_by_model() {
     for n in ["6,120", "3,500", "550", "10,170"] {
         assert!(human.contains(n), "{n} missing:\n{human}");
     }
+    // The 19th's two models, each on its own line under the day.
+    let lines: Vec<&str> = human.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("2026-01-19"))
+        .unwrap();
+    assert!(lines[at + 1].starts_with("  claude-sonnet-4-5") && lines[at + 1].ends_with("3,060"));
+    assert!(lines[at + 2].starts_with("  gpt-5-codex") && lines[at + 2].ends_with("440"));
+    assert!(lines[at + 3].starts_with("2026-01-20"), "{human}");
 }
 
 #[test]
