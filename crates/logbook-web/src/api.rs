@@ -39,6 +39,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/api/sessions/{id}/workflow", get(session_workflow))
         .route("/api/transcripts", get(transcripts))
         .route("/api/transcripts/{id}", get(transcript_show))
+        .route("/api/usage", get(usage))
 }
 
 /// Runs `f` on the blocking pool with the project.
@@ -226,10 +227,28 @@ async fn session_workflow(
 }
 
 /// The transcript listing options of a query string (`kind=main|subagent`,
-/// `limit`, `offset`); every workdir, as `--all`.
+/// `limit`, `offset`, and `transcript list`'s filters `source`, `model`,
+/// `since`, `until`, `text`, `repo`, checked by the library as the CLI's
+/// are); every workdir, as `--all`, unless `repo` scopes it (then, as the
+/// CLI, those recorded without a repository count when their workdir is in
+/// the project: see [`scoped`]).
 pub(crate) fn transcript_options(
     q: &HashMap<String, String>,
 ) -> Result<transcript::ListOptions, Refusal> {
+    let filter = params::TranscriptParams {
+        source: param(q, "source"),
+        model: param(q, "model"),
+        since: param(q, "since"),
+        until: param(q, "until"),
+        text: param(q, "text"),
+    }
+    .filter(clock::now())
+    .map_err(|e| Refusal::from_query_error(&e))?;
+    // A page names a remote URL only: it may not probe folders.
+    let repo = param(q, "repo")
+        .map(|r| params::repository(&r, &params::RepoBase::UrlsOnly))
+        .transpose()
+        .map_err(|e| Refusal::from_query_error(&e))?;
     let kind = match param(q, "kind").as_deref() {
         None => None,
         Some("main") => Some(TranscriptKind::Main),
@@ -238,7 +257,7 @@ pub(crate) fn transcript_options(
     };
     Ok(transcript::ListOptions {
         within: None,
-        repo: None,
+        repo,
         kind,
         limit: Some(
             number(q, "limit")?
@@ -246,8 +265,59 @@ pub(crate) fn transcript_options(
                 .min(MAX_PAGE),
         ),
         offset: number(q, "offset")?.unwrap_or(0),
-        filter: Default::default(),
+        filter,
     })
+}
+
+/// `opts` as the project `p` scopes a `repo`: the CLI's `--repo` rule
+/// (that repository's transcripts, and those without one made in the
+/// project).
+pub(crate) fn scoped(
+    p: &logbook::Project,
+    mut opts: transcript::ListOptions,
+) -> transcript::ListOptions {
+    if opts.repo.is_some() {
+        opts.within = Some(p.root().to_path_buf());
+    }
+    opts
+}
+
+/// What `/api/usage` and the usage page take: `by` (`model`, `day`,
+/// `session`, `repo`) and `source`; every transcript, as `--all`.
+pub(crate) fn usage_params(
+    q: &HashMap<String, String>,
+) -> Result<(transcript::UsageBy, logbook::model::transcript::Filter), Refusal> {
+    let by = param(q, "by")
+        .map(|b| transcript::UsageBy::parse(&b))
+        .transpose()
+        .map_err(|e| Refusal::from_query_error(&e))?
+        .unwrap_or_default();
+    let filter = params::TranscriptParams {
+        source: param(q, "source"),
+        ..Default::default()
+    }
+    .filter(clock::now())
+    .map_err(|e| Refusal::from_query_error(&e))?;
+    Ok((by, filter))
+}
+
+/// `GET /api/usage`: what `transcript usage --all --json` prints (with
+/// `--by` and `--source` from the query string).
+async fn usage(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, Refusal> {
+    let (by, filter) = usage_params(&q)?;
+    let report = blocking(&state, move |p| {
+        Ok(transcript::usage_filtered(
+            p,
+            &transcript::UsageScope::All,
+            by,
+            &filter,
+        )?)
+    })
+    .await?;
+    Ok(Json(report).into_response())
 }
 
 /// `GET /api/transcripts`: what `transcript list --all --json` prints.
@@ -256,7 +326,7 @@ async fn transcripts(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let opts = transcript_options(&q)?;
-    let listing = blocking(&state, move |p| Ok(transcript::list(p, &opts)?)).await?;
+    let listing = blocking(&state, move |p| Ok(transcript::list(p, &scoped(p, opts))?)).await?;
     Ok(Json(listing.transcripts).into_response())
 }
 

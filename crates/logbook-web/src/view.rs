@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use logbook::model::lineage::Lineage;
 
 pub(crate) mod transcript;
+pub(crate) mod usage;
 
 /// Escapes text for HTML element content and attribute values.
 pub(crate) fn esc(s: &str) -> String {

@@ -117,6 +117,9 @@ pub(crate) struct UsageArgs {
     /// Every machine's transcripts in the team catalog (with --all).
     #[arg(long, requires = "all")]
     team: bool,
+    /// Only those imported from claude-code or codex logs, or logbook (seed 003 files).
+    #[arg(long, value_name = "SOURCE", conflicts_with = "team")]
+    source: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -124,6 +127,7 @@ enum ByArg {
     Model,
     Day,
     Session,
+    Repo,
 }
 
 #[derive(Debug, Args)]
@@ -235,22 +239,19 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     if a.team {
         return list_team(ctx, a);
     }
-    let now = clock::now();
-    let time = |s: &Option<String>| {
-        s.as_deref()
-            .map(|s| logbook::model::query::parse_since(s, now))
-            .transpose()
-    };
     let filter = Filter {
         workdir: a
             .workdir
             .as_ref()
             .map(|w| logbook::store::absolute(&std::env::current_dir().unwrap_or_default(), w)),
-        source: a.source.clone(),
-        model: a.model.clone(),
-        since: time(&a.since)?,
-        until: time(&a.until)?,
-        text: a.text.as_deref().map(Filter::words).unwrap_or_default(),
+        ..params::TranscriptParams {
+            source: a.source.clone(),
+            model: a.model.clone(),
+            since: a.since.clone(),
+            until: a.until.clone(),
+            text: a.text.clone(),
+        }
+        .filter(clock::now())?
     };
     // This repository's by default; an explicit --workdir, like --all,
     // looks beyond this project.
@@ -288,16 +289,26 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             .as_deref()
             .map(|p| format!(" ← {}", short_id(p)))
             .unwrap_or_default();
+        // The first model and how many more; the measured total (input,
+        // output and cache) where the log measured it, else the context
+        // size the transcript recorded.
+        let model = match t.models.as_slice() {
+            [] => "-".to_string(),
+            [one] => one.clone(),
+            [first, rest @ ..] => format!("{first} +{}", rest.len()),
+        };
+        let tokens = t.usage.map_or(t.latest_total_tokens, |u| u.total_tokens);
         let _ = writeln!(
             out,
-            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {}{}",
+            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {:<18}  {}{}",
             st.bold(&t.id),
             t.kind.as_str(),
             t.source,
             clock::display(&t.last_active_at),
             t.duration().unwrap_or_else(|| "-".into()),
             thousands(t.messages),
-            thousands(t.latest_total_tokens),
+            thousands(tokens),
+            model,
             if t.title.is_empty() { "-" } else { &t.title },
             st.dim(&parent)
         );
@@ -538,11 +549,17 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         ByArg::Model => UsageBy::Model,
         ByArg::Day => UsageBy::Day,
         ByArg::Session => UsageBy::Session,
+        ByArg::Repo => UsageBy::Repo,
     };
+    let filter = params::TranscriptParams {
+        source: a.source.clone(),
+        ..Default::default()
+    }
+    .filter(clock::now())?;
     let report = if a.team {
         logbook::ops::team::usage(&ctx.project, by)?
     } else {
-        transcript::usage(&ctx.project, &scope, by)?
+        transcript::usage_filtered(&ctx.project, &scope, by, &filter)?
     };
     let st = ctx.style();
     let mut out = String::new();
@@ -550,6 +567,7 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         UsageBy::Model => "Model",
         UsageBy::Day => "Day (UTC)",
         UsageBy::Session => "Session",
+        UsageBy::Repo => "Repository",
     };
     if report.transcripts.is_empty() {
         let _ = writeln!(
@@ -588,6 +606,13 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         };
         for r in &report.rows {
             row(&mut out, &r.key, &r.usage);
+            // Per day and per repository, each model's part (the usage
+            // page's table), when there is more than one.
+            if r.by_model.len() > 1 {
+                for (m, u) in &r.by_model {
+                    row(&mut out, &format!("  {m}"), u);
+                }
+            }
         }
         row(&mut out, "Total", &report.total);
         if report.duplicates.total_tokens > 0 {

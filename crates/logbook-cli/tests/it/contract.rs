@@ -334,7 +334,9 @@ fn transcript_and_workflow_commands_print_the_documented_json() {
                 "parentSessionId",
                 "title",
                 "source",
-                "messages"
+                "messages",
+                "models",
+                "usage"
             ]
         );
         assert_eq!(row["source"], "logbook", "{row:#}");

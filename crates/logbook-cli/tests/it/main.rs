@@ -34,5 +34,6 @@ mod team;
 mod team_parity;
 mod transcript;
 mod transcript_text;
+mod usage_view;
 mod validation;
 mod workflow;

@@ -588,12 +588,12 @@ fn transcript_commands() {
         @"Saved subagent transcript [SUB-ID] to [ROOT]/.logbook/transcripts/subagent_session_7e6f5a4b.json"
     );
     assert_snapshot!(human(&t, &["transcript", "list"]), @"
-    [MAIN-ID]  main      logbook      2026-01-18 10:42:07 UTC      12m      3 msgs      2,242 tokens  I need to purchase 10 laptops for the sales team
-    [SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f
+    [MAIN-ID]  main      logbook      2026-01-18 10:42:07 UTC      12m      3 msgs      2,242 tokens  -                   I need to purchase 10 laptops for the sales team
+    [SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  -                   Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f
     ");
     assert_snapshot!(
         human(&t, &["transcript", "list", "--subagents"]),
-        @"[SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f"
+        @"[SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  -                   Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f"
     );
     assert_snapshot!(human(&t, &["transcript", "show", MAIN_ID]), @"
     [MAIN-ID] (main)
@@ -802,7 +802,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 12)
+    Index: [ROOT]/.logbook/index.db (schema 13)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -823,7 +823,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 12)
+    Index: [ROOT]/.logbook/index.db (schema 13)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1

@@ -9,6 +9,7 @@ mod run;
 mod run_list;
 mod sessions;
 mod transcripts;
+mod usage;
 mod workflow;
 
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/sessions/{id}/workflow", get(workflow::workflow_page))
         .route("/transcripts", get(transcripts::transcripts))
         .route("/transcripts/{id}", get(transcripts::transcript_page))
+        .route("/usage", get(usage::usage_page))
         .route("/assets/style.css", get(style))
         .route("/assets/app.js", get(script))
 }

@@ -24,7 +24,7 @@ fn chromium() -> Option<PathBuf> {
         })
 }
 
-struct Browser {
+pub(crate) struct Browser {
     bin: PathBuf,
     profile: tempfile::TempDir,
 }
@@ -71,7 +71,7 @@ impl Browser {
 
     /// The DOM of `url` after load, asserting the browser refused nothing
     /// under the page's policy (our own pages must fit their strict CSP).
-    fn dom(&self, url: &str) -> String {
+    pub(crate) fn dom(&self, url: &str) -> String {
         let (dom, log) = self.run(&["--dump-dom"], url);
         assert!(dom.contains("<main"), "{url}: no page rendered: {log}");
         assert!(
@@ -100,7 +100,7 @@ fn link(html: &str, prefix: &str, part: &str) -> String {
 /// The browser, or `None` (with a note) where there is none off CI.
 // The note is for whoever runs the tests: a skip must not pass silently.
 #[allow(clippy::print_stderr)]
-fn browser() -> Option<Browser> {
+pub(crate) fn browser() -> Option<Browser> {
     let Some(bin) = chromium() else {
         assert!(
             std::env::var_os("CI").is_none(),

@@ -9,3 +9,4 @@ mod browser;
 mod harness;
 mod pages;
 mod security;
+mod usage;

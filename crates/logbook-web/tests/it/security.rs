@@ -411,5 +411,5 @@ fn a_hostile_transcript_title_is_text_on_the_list_page() {
     assert!(html.contains("&#60;script&#62;alert("), "{html}");
     // The title links to the transcript; the agent column names the source.
     assert!(html.contains(&format!("href=\"/transcripts/{id}\"")));
-    assert!(html.contains("<td>logbook</td>"), "{html}");
+    assert!(html.contains("<td class=\"agent\">seed 003</td>"), "{html}");
 }

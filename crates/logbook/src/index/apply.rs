@@ -47,13 +47,14 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
             }
             tx.prepare_cached(
                 "INSERT INTO transcripts(rid, path, id, kind, workdir, started_at, last_active_at, \
-                 last_active_ms, tokens, parent, repository, title, source, messages) \
-                 VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11, ?12, ?13, ?14) \
+                 last_active_ms, tokens, parent, repository, title, source, messages, models, usage) \
+                 VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11, ?12, ?13, ?14, ?15, ?16) \
                  ON CONFLICT(path) DO UPDATE SET id = excluded.id, kind = excluded.kind, \
                  workdir = excluded.workdir, started_at = excluded.started_at, \
                  last_active_at = excluded.last_active_at, last_active_ms = excluded.last_active_ms, \
                  tokens = excluded.tokens, parent = excluded.parent, repository = excluded.repository, \
-                 title = excluded.title, source = excluded.source, messages = excluded.messages",
+                 title = excluded.title, source = excluded.source, messages = excluded.messages, \
+                 models = excluded.models, usage = excluded.usage",
             )?
             .execute(params![
                     path_str(&t.file),
@@ -71,7 +72,9 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
                         .map(|r| r.to_value(crate::model::repo::Casing::Camel).to_string()),
                     t.title,
                     t.source,
-                    t.messages as i64
+                    t.messages as i64,
+                    t.models.join("\t"),
+                    t.usage.as_ref().and_then(|u| serde_json::to_string(u).ok())
                 ])?;
             let rid = match rid {
                 Some(rid) => rid,

@@ -88,7 +88,7 @@ impl Index {
             // has its row.
             "SELECT 'fts', r.folder, '', '', '', '', '', '', '', '', '' FROM runs_fts f JOIN runs r ON r.rid = f.rowid",
             "SELECT 'ws', path, id, status, archived, last_updated, record, '', '', '', '' FROM work_sessions",
-            "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), coalesce(repository,''), title || char(31) || source || char(31) || messages FROM transcripts",
+            "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), coalesce(repository,''), title || char(31) || source || char(31) || messages || char(31) || models || char(31) || coalesce(usage,'') FROM transcripts",
             "SELECT 'trfts', t.path, '', '', '', '', '', '', '', '', '' FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid",
             "SELECT 'wf', path, session_id, mode, coalesce(phase,''), coalesce(active_agent,''), version, updated_at, invocations, pending_handoffs, '' FROM workflow_states",
             "SELECT 'bad', path, kind, '', '', '', '', '', '', '', '' FROM corrupt",

@@ -14,7 +14,7 @@ use crate::model::work_session::{Listing, WorkSession};
 
 /// A listing row of the `transcripts` table (columns path, id, kind,
 /// workdir, started_at, last_active_at, tokens, parent, repository, title,
-/// source, messages).
+/// source, messages, models, usage).
 fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
     Ok(Summary {
         file: PathBuf::from(r.get::<_, String>(0)?),
@@ -37,6 +37,15 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
         title: r.get(9)?,
         source: r.get(10)?,
         messages: r.get::<_, i64>(11)?.max(0) as u64,
+        models: r
+            .get::<_, String>(12)?
+            .split('\t')
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .collect(),
+        usage: r
+            .get::<_, Option<String>>(13)?
+            .and_then(|j| serde_json::from_str(&j).ok()),
     })
 }
 
@@ -119,7 +128,7 @@ impl Index {
             .conn
             .prepare_cached(
                 "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent, repository, \
-                 title, source, messages FROM transcripts \
+                 title, source, messages, models, usage FROM transcripts \
                  WHERE (?1 IS NULL OR kind = ?1) \
                  AND (?4 IS NULL OR rid IN (SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH ?4)) \
                  ORDER BY last_active_ms IS NULL, last_active_ms DESC, last_active_at DESC, path \
@@ -171,7 +180,7 @@ impl Index {
                 .conn
                 .prepare_cached(
                     "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent, t.repository, \
-                     t.title, t.source, t.messages \
+                     t.title, t.source, t.messages, t.models, t.usage \
                      FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid \
                      WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2) \
                      ORDER BY f.rank, t.last_active_ms DESC, t.path LIMIT ?3",

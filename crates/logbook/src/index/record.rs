@@ -152,6 +152,7 @@ impl Record {
         first_prompt: Option<&str>,
         messages: u64,
     ) -> Record {
+        let (models, usage) = transcript::measured(metadata);
         Record(Inner::Transcript(
             Box::new(Summary {
                 id: id.to_string(),
@@ -166,6 +167,8 @@ impl Record {
                 title: transcript::title(metadata, first_prompt),
                 source: transcript::source_name(metadata).to_string(),
                 messages: transcript::recorded_messages(metadata).unwrap_or(messages),
+                models,
+                usage,
             }),
             said,
         ))

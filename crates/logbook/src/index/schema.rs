@@ -4,7 +4,10 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-pub const SCHEMA_VERSION: i64 = 12;
+// 13: i32-usage adds `transcripts.models` and `transcripts.usage` (see
+// the block marked i32-usage in SCHEMA); another change of 13 may add
+// its own tables beside them.
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -149,6 +152,13 @@ CREATE TABLE transcripts(
   title TEXT NOT NULL,
   source TEXT NOT NULL,
   messages INTEGER NOT NULL,
+  -- i32-usage (schema 13): the models its measured usage names
+  -- (tab-separated, sorted) and that usage's totals as JSON
+  -- (`agent_log::Usage`; NULL when not measured), so that a listing
+  -- shows and filters by model without reading the file.
+  models TEXT NOT NULL DEFAULT '',
+  usage TEXT,
+  -- end i32-usage
   {TR_REPO}
 );
 -- What transcripts' messages say (capped per transcript, see

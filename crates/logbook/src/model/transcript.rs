@@ -466,9 +466,39 @@ pub struct Summary {
     pub source: String,
     /// How many messages it holds.
     pub messages: u64,
+    // --- i32-usage: what a listing shows of the measured usage (index
+    // schema 13, `models` and `usage` columns) ---
+    /// The models its measured usage names ([`measured`]), sorted: what
+    /// `--model` matches and the list shows, without reading the file.
+    pub models: Vec<String>,
+    /// Every token its calls were billed for, as measured from the agent's
+    /// log (input, output and cache, not the last context size); `None`
+    /// when it was not imported from a log.
+    pub usage: Option<crate::model::agent_log::Usage>,
 }
 
 impl Summary {
+    /// The repository a person knows it by: its origin's path (`org/x`),
+    /// else its checkout's folder, else the agent's workdir. What the
+    /// list's column and `transcript usage --by repo` show.
+    pub fn repo_label(&self) -> String {
+        if let Some(r) = &self.repository {
+            if let Some(origin) = &r.origin {
+                let path = origin
+                    .split_once("://")
+                    .map_or(origin.as_str(), |(_, rest)| rest);
+                let path = path.split_once('/').map_or(path, |(_, p)| p);
+                if !path.is_empty() {
+                    return path.trim_end_matches('/').to_string();
+                }
+            }
+            if !r.folder.is_empty() {
+                return r.folder.clone();
+            }
+        }
+        self.workdir.clone()
+    }
+
     /// How long the session ran (`2h 15m`), from its first to its last
     /// message; `None` when either time does not parse.
     pub fn duration(&self) -> Option<String> {
@@ -524,6 +554,22 @@ pub fn source_name(md: &Metadata) -> &str {
         .unwrap_or("logbook")
 }
 
+/// The models a transcript's measured usage names, sorted, and its
+/// measured total (every call of the log, counted once): what the index
+/// keeps so that a listing shows and filters them without the file.
+pub fn measured(md: &Metadata) -> (Vec<String>, Option<crate::model::agent_log::Usage>) {
+    // The book's type only (a pure leaf): the agent-log parser, which
+    // imports this module, is not called from here.
+    let book = md
+        .extra
+        .get("usage")
+        .and_then(|u| crate::model::agent_log::UsageBook::deserialize(u).ok());
+    match book {
+        Some(book) => (book.by_model.keys().cloned().collect(), Some(book.total())),
+        None => (vec![], None),
+    }
+}
+
 /// How many messages an imported log became, as its `metadata.source`
 /// records it: the index takes it from there rather than counting a large
 /// log's messages again. `None` for a transcript not imported from a log.
@@ -557,19 +603,15 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// Whether `source` or `model` is asked for: those need the file's
-    /// metadata, the rest only the listing's row.
-    pub fn needs_metadata(&self) -> bool {
-        self.source.is_some() || self.model.is_some()
-    }
-
     /// The words of a `--text` query, lowercase, as [`Filter::text`] holds them.
     pub fn words(query: &str) -> Vec<String> {
         query.split_whitespace().map(str::to_lowercase).collect()
     }
 
-    /// The part of the filter a listing row answers: workdir and time.
-    /// `within` is the workdir test (the store's, which resolves symlinks).
+    /// Whether a listing row passes: workdir, time, source and model, all
+    /// from the row (the index keeps the source and the models), so no
+    /// file is read. `within` is the workdir test (the store's, which
+    /// resolves symlinks).
     pub fn matches_row(
         &self,
         row: &Summary,
@@ -585,29 +627,43 @@ impl Filter {
         let until = self
             .until
             .is_none_or(|until| clock::parse(&row.started_at).is_some_and(|t| t <= until));
-        workdir && since && until
+        workdir && since && until && self.matches_source_and_model(&row.source, &row.models)
     }
 
-    /// The part a transcript's metadata answers: source and model.
+    /// The part a transcript's metadata answers: source and model (the team
+    /// catalog's rows, which carry the metadata).
     pub fn matches_metadata(&self, md: &Metadata) -> bool {
-        let source = source_name(md);
+        self.matches_source_and_model(source_name(md), &measured(md).0)
+    }
+
+    fn matches_source_and_model(&self, source: &str, models: &[String]) -> bool {
         let source_ok = self
             .source
             .as_deref()
             .is_none_or(|want| want.eq_ignore_ascii_case(source));
         let model_ok = self.model.as_deref().is_none_or(|want| {
-            let want = want.to_ascii_lowercase();
-            md.extra
-                .get("usage")
-                .and_then(|u| u.get("byModel"))
-                .and_then(Value::as_object)
-                .is_some_and(|models| {
-                    models
-                        .keys()
-                        .any(|m| m.to_ascii_lowercase().contains(&want))
-                })
+            let want = want.to_lowercase();
+            models.iter().any(|m| m.to_lowercase().contains(&want))
         });
         source_ok && model_ok
+    }
+}
+
+/// The sources a transcript can come from ([`source_name`]): what
+/// `--source` takes.
+pub const SOURCES: &[&str] = &["claude-code", "codex", "logbook"];
+
+/// A `--source` value as typed, checked: one of [`SOURCES`] (case aside).
+pub fn parse_source(given: &str) -> crate::error::Result<String> {
+    let want = given.trim().to_ascii_lowercase();
+    if SOURCES.contains(&want.as_str()) {
+        Ok(want)
+    } else {
+        Err(crate::error::Error::invalid(
+            "source",
+            given.trim(),
+            "expected claude-code, codex or logbook",
+        ))
     }
 }
 
@@ -754,7 +810,12 @@ mod tests {
             title: String::new(),
             source: "codex".into(),
             messages: 0,
+            models: vec!["gpt-5-codex".into()],
+            usage: None,
         };
+        assert!(f(Some("codex"), Some("GPT-5")).matches_row(&row, |_, _| true));
+        assert!(!f(Some("claude-code"), None).matches_row(&row, |_, _| true));
+        assert!(!f(None, Some("opus")).matches_row(&row, |_, _| true));
         let at = |s: &str| clock::parse(s);
         let within = |w: &str, root: &std::path::Path| std::path::Path::new(w).starts_with(root);
         let window = |since: Option<&str>, until: Option<&str>| Filter {
@@ -851,5 +912,60 @@ mod tests {
             Some((Kind::Main, "3c4d5e6f"))
         );
         assert_eq!(parse_file_name("sessions.json"), None);
+    }
+
+    #[test]
+    fn repo_label_is_the_origins_path_else_the_folder_else_the_workdir() {
+        let row = |repository: Option<crate::model::repo::Repository>| Summary {
+            id: "x".into(),
+            kind: Kind::Main,
+            file: PathBuf::new(),
+            workdir: "/w/here".into(),
+            started_at: String::new(),
+            last_active_at: String::new(),
+            latest_total_tokens: 0,
+            parent_session_id: None,
+            repository,
+            title: String::new(),
+            source: "codex".into(),
+            messages: 0,
+            models: vec![],
+            usage: None,
+        };
+        let repo = |origin: Option<&str>, folder: &str| {
+            Some(crate::model::repo::Repository {
+                root_commit: Some("abc".into()),
+                origin: origin.map(str::to_string),
+                folder: folder.into(),
+            })
+        };
+        assert_eq!(
+            row(repo(Some("https://github.com/org/x"), "/src/x")).repo_label(),
+            "org/x"
+        );
+        assert_eq!(row(repo(None, "/src/x")).repo_label(), "/src/x");
+        assert_eq!(row(repo(None, "")).repo_label(), "/w/here");
+        assert_eq!(row(None).repo_label(), "/w/here");
+    }
+
+    #[test]
+    fn measured_names_the_models_and_sums_every_call() {
+        let md: Metadata = serde_json::from_value(json!({
+            "usage": {"byModel": {
+                "b-model": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+                "a-model": {"cache_read_input_tokens": 10, "total_tokens": 10}
+            }}
+        }))
+        .unwrap();
+        let (models, usage) = measured(&md);
+        assert_eq!(models, ["a-model", "b-model"]);
+        let usage = usage.unwrap();
+        assert_eq!(
+            (usage.total_tokens, usage.cache_read_input_tokens),
+            (13, 10)
+        );
+        assert_eq!(measured(&Metadata::default()), (vec![], None));
+        assert!(parse_source("Codex").is_ok_and(|s| s == "codex"));
+        assert!(parse_source("gpt").is_err());
     }
 }

@@ -24,6 +24,7 @@
 //!   Code's and Codex's settings
 
 pub mod agent;
+pub mod budget;
 pub mod demo;
 pub mod doctor;
 pub mod hook;

@@ -145,6 +145,47 @@ impl FindParams {
     }
 }
 
+/// `transcript list`'s filters as a face received them (the CLI's options,
+/// the viewer's form), not yet checked: one check, one error sentence.
+#[derive(Debug, Clone, Default)]
+pub struct TranscriptParams {
+    /// `claude-code`, `codex` or `logbook`.
+    pub source: Option<String>,
+    /// Text a model's name contains.
+    pub model: Option<String>,
+    /// Active since: a time, a date or an age ([`parse_since`]).
+    pub since: Option<String>,
+    /// Begun before: a time, a date or an age.
+    pub until: Option<String>,
+    /// Words its messages say.
+    pub text: Option<String>,
+}
+
+impl TranscriptParams {
+    /// The checked [`Filter`](crate::model::transcript::Filter) (its
+    /// workdir left to the face); `now` is when ages are counted back from.
+    pub fn filter(&self, now: Timestamp) -> Result<crate::model::transcript::Filter> {
+        let text = |field: &'static str, v: &Option<String>| {
+            v.as_deref().map(|v| query_text(field, v)).transpose()
+        };
+        let time = |field: &'static str, v: &Option<String>| {
+            text(field, v)?.map(|s| parse_since(&s, now)).transpose()
+        };
+        Ok(crate::model::transcript::Filter {
+            workdir: None,
+            source: text("source", &self.source)?
+                .map(|s| crate::model::transcript::parse_source(&s))
+                .transpose()?,
+            model: text("model", &self.model)?,
+            since: time("since", &self.since)?,
+            until: time("until", &self.until)?,
+            text: text("text", &self.text)?
+                .map(|t| crate::model::transcript::Filter::words(&t))
+                .unwrap_or_default(),
+        })
+    }
+}
+
 /// A paging count as typed: a whole number from 0 to
 /// [`RunQuery::MAX_PAGING`] (SQLite's integers are i64, and a larger value
 /// must not wrap around to "no limit").

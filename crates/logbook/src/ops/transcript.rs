@@ -24,6 +24,7 @@ pub use import::{
 };
 pub use usage::{
     Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
+    usage_filtered, usage_grouped,
 };
 
 use std::path::{Path, PathBuf};
@@ -476,14 +477,10 @@ pub fn default_scope(p: &Project, cwd: &Path) -> (Option<PathBuf>, Option<Reposi
 }
 
 /// Whether a listing row passes `filter` (its words were answered by the
-/// index's full text already): its row first, then (only when source or
-/// model is asked) the metadata read from its file; a file that cannot be
-/// read does not pass.
+/// index's full text already): from the row alone, source and model
+/// included (the index keeps them), so no transcript file is opened.
 fn filtered(filter: &Filter, row: &Summary) -> bool {
     filter.matches_row(row, store::transcript::is_within)
-        && (!filter.needs_metadata()
-            || store::transcript::read_head(&row.file)
-                .is_ok_and(|h| filter.matches_metadata(&h.metadata)))
 }
 
 /// How many transcripts `find --text` shows under its runs.

@@ -309,6 +309,10 @@ pub fn transcripts(p: &Project) -> Result<Vec<OriginTranscript>> {
                 TranscriptKind::Main
             };
             let metadata: Option<Metadata> = serde_json::from_str(&t.body.metadata).ok();
+            let measured = metadata
+                .as_ref()
+                .map(crate::model::transcript::measured)
+                .unwrap_or_default();
             OriginTranscript {
                 origin: t.origin,
                 summary: Summary {
@@ -327,6 +331,10 @@ pub fn transcripts(p: &Project) -> Result<Vec<OriginTranscript>> {
                         .map_or("logbook", crate::model::transcript::source_name)
                         .to_string(),
                     messages: t.body.messages.max(0) as u64,
+                    // From the metadata the catalog keeps whole: no
+                    // column of its own, so no catalog migration.
+                    models: measured.0,
+                    usage: measured.1,
                 },
                 metadata,
             }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{ListOptions, list, resolve};
 use crate::error::Result;
 use crate::model::agent_log::{self, Usage, UsageBook};
-use crate::model::transcript::{Kind, Metadata, Summary};
+use crate::model::transcript::{Filter, Kind, Metadata, Summary};
 use crate::store::{self, Project};
 
 /// Which transcripts a usage report covers.
@@ -43,6 +43,26 @@ pub enum UsageBy {
     Day,
     /// Per main session, its subagents rolled up.
     Session,
+    /// Per repository ([`Summary::repo_label`]).
+    Repo,
+}
+
+impl UsageBy {
+    /// The grouping a face received (`model`, `day`, `session`, `repo`),
+    /// checked once for every face.
+    pub fn parse(given: &str) -> Result<UsageBy> {
+        match given.trim().to_ascii_lowercase().as_str() {
+            "model" => Ok(UsageBy::Model),
+            "day" => Ok(UsageBy::Day),
+            "session" => Ok(UsageBy::Session),
+            "repo" => Ok(UsageBy::Repo),
+            _ => Err(crate::Error::invalid(
+                "by",
+                given.trim(),
+                "expected model, day, session or repo",
+            )),
+        }
+    }
 }
 
 /// One transcript's measured usage.
@@ -84,6 +104,10 @@ pub struct UsageRow {
     /// The tokens.
     #[serde(flatten)]
     pub usage: Usage,
+    /// Per day and per repository: the same tokens split by model, so a
+    /// chart stacks them (empty, and left out, for the other groupings).
+    #[serde(rename = "byModel", skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_model: BTreeMap<String, Usage>,
 }
 
 /// What [`usage`] returns.
@@ -106,6 +130,29 @@ pub struct UsageReport {
 
 /// The measured usage of the transcripts in `scope`, grouped by `by`.
 pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport> {
+    usage_filtered(p, scope, by, &Filter::default())
+}
+
+/// [`usage`] of only the transcripts `filter` keeps (by source, say: one
+/// agent's usage), answered from the index's rows as `transcript list`.
+pub fn usage_filtered(
+    p: &Project,
+    scope: &UsageScope,
+    by: UsageBy,
+    filter: &Filter,
+) -> Result<UsageReport> {
+    let mut reports = usage_grouped(p, scope, &[by], filter)?;
+    Ok(reports.pop().unwrap_or_else(|| report(vec![], by)))
+}
+
+/// [`usage_filtered`] grouped several ways (the usage page's per day and
+/// per repository), each transcript's metadata read once for all of them.
+pub fn usage_grouped(
+    p: &Project,
+    scope: &UsageScope,
+    bys: &[UsageBy],
+    filter: &Filter,
+) -> Result<Vec<UsageReport>> {
     let (within, repo) = match scope {
         UsageScope::Project => (Some(p.root().to_path_buf()), None),
         UsageScope::Repository(cwd) => super::default_scope(p, cwd),
@@ -116,6 +163,7 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
         &ListOptions {
             within,
             repo,
+            filter: filter.clone(),
             ..ListOptions::default()
         },
     )?;
@@ -136,8 +184,8 @@ pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport
                 .map(|h| h.metadata);
             (None, s, metadata)
         })
-        .collect();
-    Ok(report(entries, by))
+        .collect::<Vec<_>>();
+    Ok(bys.iter().map(|by| report(entries.clone(), *by)).collect())
 }
 
 /// The usage report over transcripts given with their metadata (and, in a
@@ -148,8 +196,10 @@ pub(crate) fn report(
     by: UsageBy,
 ) -> UsageReport {
     let mut books: Vec<(TranscriptUsage, UsageBook)> = vec![];
+    let mut repos: BTreeMap<String, String> = BTreeMap::new();
     let mut unmeasured = vec![];
     for (origin, s, metadata) in entries {
+        repos.insert(s.id.clone(), s.repo_label());
         let Some(book) = metadata.as_ref().and_then(agent_log::usage_of) else {
             unmeasured.push(s.id);
             continue;
@@ -209,18 +259,31 @@ pub(crate) fn report(
     }
     let mut total = Usage::default();
     let mut groups: BTreeMap<String, Usage> = BTreeMap::new();
+    let mut split: BTreeMap<String, BTreeMap<String, Usage>> = BTreeMap::new();
     for (t, book) in &books {
         total += t.usage;
         match by {
+            UsageBy::Repo => {
+                let key = repos.get(&t.id).cloned().unwrap_or_default();
+                *groups.entry(key.clone()).or_default() += t.usage;
+                let models = split.entry(key).or_default();
+                for (m, u) in &book.by_model {
+                    *models.entry(m.clone()).or_default() += *u;
+                }
+            }
             UsageBy::Model => {
                 for (m, u) in &book.by_model {
                     *groups.entry(m.clone()).or_default() += *u;
                 }
             }
             UsageBy::Day => {
+                // Each call on its own day (the book counts by each
+                // call's timestamp), not the session's first day.
                 for (d, models) in &book.by_day {
-                    for u in models.values() {
+                    let row = split.entry(d.clone()).or_default();
+                    for (m, u) in models {
                         *groups.entry(d.clone()).or_default() += *u;
+                        *row.entry(m.clone()).or_default() += *u;
                     }
                 }
             }
@@ -235,7 +298,11 @@ pub(crate) fn report(
     }
     let mut rows: Vec<UsageRow> = groups
         .into_iter()
-        .map(|(key, usage)| UsageRow { key, usage })
+        .map(|(key, usage)| UsageRow {
+            by_model: split.remove(&key).unwrap_or_default(),
+            key,
+            usage,
+        })
         .collect();
     if by != UsageBy::Day {
         rows.sort_by_key(|r| std::cmp::Reverse(r.usage.total_tokens));

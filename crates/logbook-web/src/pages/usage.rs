@@ -1,0 +1,211 @@
+//! The usage page: tokens per day stacked by model (cache reads in a chart
+//! of their own), per repository, and per work session against its budget.
+//! The numbers are `transcript usage`'s ([`transcript::usage_filtered`],
+//! every transcript as `--all`) and the work sessions' own.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::response::Response;
+use logbook::model::agent_log::Usage;
+use logbook::ops::budget;
+use logbook::ops::transcript::{self, UsageBy, UsageScope};
+
+use super::{Layout, render};
+use crate::AppState;
+use crate::api::{self, blocking};
+use crate::guard::Refusal;
+use crate::view::thousands;
+use crate::view::usage::{
+    Column, agent_name, budget_rows, cache_reads, series, stacked_columns, stacked_rows,
+};
+
+/// One line of a usage table, numbers already formatted; `total` is the
+/// exact figure, unformatted, for whoever reads the page by machine.
+struct Line {
+    key: String,
+    model: String,
+    input: String,
+    output: String,
+    cache_write: String,
+    cache_read: String,
+    total: String,
+    exact: u64,
+    /// A group's own line (its models follow), not a model's.
+    head: bool,
+}
+
+fn line(key: &str, model: &str, u: &Usage, head: bool) -> Line {
+    Line {
+        key: key.to_string(),
+        model: model.to_string(),
+        input: thousands(u.input_tokens),
+        output: thousands(u.output_tokens),
+        cache_write: thousands(u.cache_creation_input_tokens),
+        cache_read: thousands(cache_reads(u)),
+        total: thousands(u.total_tokens),
+        exact: u.total_tokens,
+        head,
+    }
+}
+
+struct Legend {
+    model: String,
+    class: String,
+}
+
+struct BudgetLine {
+    id: String,
+    name: String,
+    status: String,
+    current: String,
+    peak: String,
+    max: String,
+    measured: String,
+}
+
+struct Choice {
+    value: &'static str,
+    label: &'static str,
+    on: bool,
+}
+
+#[derive(Template)]
+#[template(path = "usage.html")]
+struct UsagePage {
+    layout: Layout,
+    sources: Vec<Choice>,
+    source: String,
+    total: String,
+    cache_total: String,
+    measured: usize,
+    unmeasured: usize,
+    legend: Vec<Legend>,
+    day_chart: String,
+    cache_chart: String,
+    days: Vec<Line>,
+    repo_chart: String,
+    repos: Vec<Line>,
+    budget_chart: String,
+    budgets: Vec<BudgetLine>,
+}
+
+/// `GET /usage`: the measured tokens, drawn; `?source=` keeps one agent.
+pub(super) async fn usage_page(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, Refusal> {
+    let (_, filter) = api::usage_params(&q)?;
+    let source = filter.source.clone().unwrap_or_default();
+    let (by_day, by_repo, budgets) = blocking(&state, move |p| {
+        let mut reports = transcript::usage_grouped(
+            p,
+            &UsageScope::All,
+            &[UsageBy::Day, UsageBy::Repo],
+            &filter,
+        )?
+        .into_iter();
+        let (Some(day), Some(repo)) = (reports.next(), reports.next()) else {
+            return Err(Refusal::Internal);
+        };
+        let budgets = budget::budgets(p, &day)?;
+        Ok((day, repo, budgets))
+    })
+    .await?;
+    let models: Vec<String> = by_day
+        .rows
+        .iter()
+        .chain(&by_repo.rows)
+        .flat_map(|r| r.by_model.keys().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let colours = series(&models);
+    let columns = |part: fn(&Usage) -> u64, rows: &[transcript::UsageRow]| -> Vec<Column> {
+        rows.iter()
+            .map(|r| Column {
+                label: r.key.clone(),
+                parts: r
+                    .by_model
+                    .iter()
+                    .map(|(m, u)| (m.clone(), part(u)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let without_cache_reads = |u: &Usage| u.total_tokens.saturating_sub(cache_reads(u));
+    let table = |rows: &[transcript::UsageRow]| -> Vec<Line> {
+        let mut out = vec![];
+        for r in rows {
+            out.push(line(&r.key, "", &r.usage, true));
+            for (m, u) in &r.by_model {
+                out.push(line(&r.key, m, u, false));
+            }
+        }
+        out
+    };
+    let budget_lines = budgets
+        .iter()
+        .map(|b| BudgetLine {
+            id: b.id.clone(),
+            name: b.name.clone(),
+            status: b.status.clone(),
+            current: thousands(b.current),
+            peak: thousands(b.peak),
+            max: thousands(b.max),
+            measured: b.measured.map(thousands).unwrap_or_default(),
+        })
+        .collect();
+    let label = agent_name(&source).to_string();
+    render(&UsagePage {
+        layout: Layout::new(&state, "Usage", "usage"),
+        sources: [
+            ("", "Both agents"),
+            ("claude-code", "Claude Code"),
+            ("codex", "Codex"),
+        ]
+        .into_iter()
+        .map(|(value, l)| Choice {
+            value,
+            label: l,
+            on: value == source,
+        })
+        .collect(),
+        source: label,
+        total: thousands(by_day.total.total_tokens),
+        cache_total: thousands(cache_reads(&by_day.total)),
+        measured: by_day.transcripts.len(),
+        unmeasured: by_day.unmeasured.len(),
+        legend: models
+            .iter()
+            .map(|m| Legend {
+                model: m.clone(),
+                class: format!("series-{}", colours.get(m).copied().unwrap_or(0)),
+            })
+            .collect(),
+        day_chart: stacked_columns(
+            "Tokens per day (UTC), stacked by model, cache reads left out",
+            &columns(without_cache_reads, &by_day.rows),
+            &colours,
+            "tokens",
+        ),
+        cache_chart: stacked_columns(
+            "Cache reads per day (UTC), stacked by model",
+            &columns(cache_reads, &by_day.rows),
+            &colours,
+            "cache-read tokens",
+        ),
+        days: table(&by_day.rows),
+        repo_chart: stacked_rows(
+            "Tokens per repository, stacked by model, cache reads left out",
+            &columns(without_cache_reads, &by_repo.rows),
+            &colours,
+            "tokens",
+        ),
+        repos: table(&by_repo.rows),
+        budget_chart: budget_rows(&budgets),
+        budgets: budget_lines,
+    })
+}
