@@ -5,9 +5,9 @@
 #   bash docs/screenshots.sh [path/to/logbook]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-logbook=${1:-$here/../target/release/logbook}
+logbook=$(realpath "${1:-$here/../target/release/logbook}")
 work=$(mktemp -d)
-trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill "${server:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 "$logbook" demo "$work/project" >/dev/null
 cd "$work/project"
 "$logbook" transcript import "$here/examples/claude/projects" >/dev/null

@@ -499,12 +499,18 @@ impl Summary {
         self.workdir.clone()
     }
 
-    /// How long the session ran (`2h 15m`), from its first to its last
+    /// How long the session ran (`2h 15m`, `40s`), from its first to its last
     /// message; `None` when either time does not parse.
     pub fn duration(&self) -> Option<String> {
         let from = clock::parse(&self.started_at)?;
         let to = clock::parse(&self.last_active_at)?;
-        Some(clock::duration(from, to))
+        // Agent sessions are often shorter than a minute: `0m` says nothing.
+        let secs = to.as_second().saturating_sub(from.as_second());
+        Some(if (0..60).contains(&secs) {
+            format!("{secs}s")
+        } else {
+            clock::duration(from, to)
+        })
     }
 }
 
@@ -912,6 +918,36 @@ mod tests {
             Some((Kind::Main, "3c4d5e6f"))
         );
         assert_eq!(parse_file_name("sessions.json"), None);
+    }
+
+    #[test]
+    fn a_session_shorter_than_a_minute_says_its_seconds() {
+        let row = |from: &str, to: &str| Summary {
+            id: "x".into(),
+            kind: Kind::Main,
+            file: PathBuf::new(),
+            workdir: String::new(),
+            started_at: from.into(),
+            last_active_at: to.into(),
+            latest_total_tokens: 0,
+            parent_session_id: None,
+            repository: None,
+            title: String::new(),
+            source: "codex".into(),
+            messages: 0,
+            models: vec![],
+            usage: None,
+        };
+        let at = |s: &str| format!("2026-11-25T14:{s}Z");
+        assert_eq!(
+            row(&at("02:11"), &at("02:34")).duration().as_deref(),
+            Some("23s")
+        );
+        assert_eq!(
+            row(&at("02:11"), &at("04:12")).duration().as_deref(),
+            Some("2m")
+        );
+        assert_eq!(row(&at("02:11"), "not a time").duration(), None);
     }
 
     #[test]
