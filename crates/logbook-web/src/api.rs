@@ -58,7 +58,12 @@ pub(crate) fn run_id(text: &str) -> Result<RunId, Refusal> {
 }
 
 /// A paging number from a query string, checked as every face checks it.
-fn number(q: &HashMap<String, String>, key: &'static str) -> Result<Option<usize>, Refusal> {
+/// A paging number of a query string (`limit`, `offset`, a page), checked
+/// as the CLI's; absent or empty is `None`.
+pub(crate) fn number(
+    q: &HashMap<String, String>,
+    key: &'static str,
+) -> Result<Option<usize>, Refusal> {
     param(q, key)
         .map(|s| params::paging(key, &s))
         .transpose()
