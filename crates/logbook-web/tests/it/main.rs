@@ -8,4 +8,5 @@ mod api;
 mod browser;
 mod harness;
 mod pages;
+mod paging;
 mod security;
