@@ -249,7 +249,7 @@ fn chromium_reads_a_claude_code_session_as_cards() {
     );
     // Results are folded, the long one cut with "show all".
     assert_eq!(
-        main.matches("<details class=\"result\">").count(),
+        main.matches("<details class=\"result\"").count(),
         3,
         "{main}"
     );
@@ -314,10 +314,27 @@ fn chromium_reads_a_codex_rollout_as_cards() {
     );
     assert!(main.contains("<span class=\"d-add\">+    println!(\"new\");</span>"));
     assert_eq!(
-        main.matches("<details class=\"result\">").count(),
+        main.matches("<details class=\"result\"").count(),
         2,
         "{main}"
     );
     // Codex's `tool` messages of outputs only add no box.
     assert!(!main.contains("<div class=\"msg tool\">"), "{main}");
+}
+
+#[test]
+fn chromium_opens_the_page_of_a_message_link() {
+    let Some(b) = browser() else { return };
+    let s = crate::paging::served();
+    let base = format!("http://{}", s.addr);
+    let id = crate::paging::ID;
+    // The link shape find and jump-to-error build: `?at=N#mN`.
+    let dom = b.dom(&format!("{base}/transcripts/{id}?at=737#m737"));
+    let main = main_of(&dom);
+    assert!(main.contains("id=\"m737\""), "{main}");
+    assert!(main.contains("messages 601–800 of 1,050"));
+    assert_no_raw_tool_json(main);
+    // A message of results only lands on its result, under its call.
+    let dom = b.dom(&format!("{base}/transcripts/{id}?at=601#m601"));
+    assert!(main_of(&dom).contains("<details class=\"result\" id=\"m601\">"));
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::harness::{HOSTILE, Served};
 
 /// The transcript's id.
-const ID: &str = "9a9e0000-0000-4000-8000-0000000a9e00";
+pub(crate) const ID: &str = "9a9e0000-0000-4000-8000-0000000a9e00";
 /// Its message count: five pages and a bit.
 const TOTAL: usize = 1050;
 
@@ -21,7 +21,7 @@ fn message(v: Value) -> Message {
 /// mostly, and three calls whose results fall across page edges (a call
 /// at 199 answered at 200; a hostile command at 399 answered at 400) and a
 /// call at 600 answered at 601, within one page.
-fn served() -> Served {
+pub(crate) fn served() -> Served {
     Served::demo_with(None, |root| {
         let p = Project::open(root).unwrap();
         let mut t = Transcript::new(ID, root.to_string_lossy());
