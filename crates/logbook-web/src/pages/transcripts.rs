@@ -175,9 +175,9 @@ pub(super) async fn transcript_page(
         let stored = read(start)?;
         let total = stored.window.total;
         // Past the end (a link made when the session was shorter): its
-        // last page.
-        if start >= total && total > 0 {
-            let last = (total - 1) / PAGE_MESSAGES * PAGE_MESSAGES;
+        // last page, or the first of a session without messages.
+        if start > 0 && start >= total {
+            let last = total.saturating_sub(1) / PAGE_MESSAGES * PAGE_MESSAGES;
             return Ok((read(last)?, last));
         }
         Ok((stored, start))

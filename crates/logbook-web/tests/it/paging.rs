@@ -145,9 +145,15 @@ fn bad_paging_is_refused_and_past_the_end_is_the_last_page() {
         assert!(html.contains("messages 1,001–1,050 of 1,050"), "{q}");
         assert!(html.contains(&anchor(1049)), "{q}");
     }
-    // The page of message 0 of a session that has none.
-    let empty = s.demo.transcripts[0].clone();
-    assert_eq!(s.get(&format!("/transcripts/{empty}?at=5")).status, 200);
+    // A session without messages: any page is its one (empty) page.
+    let p = s.project();
+    let empty = "e0e0e0e0-0000-4000-8000-0000000e0e0e";
+    let mut t = Transcript::new(empty, s.root.to_string_lossy());
+    logbook::ops::transcript::save(&p, &mut t, Kind::Main).unwrap();
+    for q in ["at=5", "page=99999999999", "at=0"] {
+        let html = page(&s, &format!("/transcripts/{empty}?{q}"));
+        assert!(html.contains("No messages.") && !html.contains("rel=\"next\""), "{q}");
+    }
 }
 
 #[test]
