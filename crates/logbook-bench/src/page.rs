@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 use logbook::Project;
+use logbook::model::transcript::{Kind, file_name};
 use serde_json::json;
 
 use crate::measure::{PROCESS_REPS, ms, peak_rss_and_time, percentile};
@@ -43,19 +44,19 @@ pub(crate) fn rows(bin: &Path, row: RowSink<'_>) -> Result<()> {
     let transcripts = &project.config.transcripts_dir;
     std::fs::create_dir_all(transcripts)?;
     let (big_bytes, big_messages) = synthesize(
-        &transcripts.join("session_00b16b.json"),
+        &transcripts.join(file_name(Kind::Main, BIG_ID, false)),
         BIG_ID,
         BIG_MB,
         true,
     )?;
     synthesize(
-        &transcripts.join("session_0a57b1.json"),
+        &transcripts.join(file_name(Kind::Main, BIG_LAST_ID, false)),
         BIG_LAST_ID,
         BIG_MB,
         false,
     )?;
     let (small_bytes, small_messages) = synthesize(
-        &transcripts.join("session_05a11a.json"),
+        &transcripts.join(file_name(Kind::Main, SMALL_ID, false)),
         SMALL_ID,
         SMALL_MB,
         true,

@@ -152,7 +152,10 @@ fn bad_paging_is_refused_and_past_the_end_is_the_last_page() {
     logbook::ops::transcript::save(&p, &mut t, Kind::Main).unwrap();
     for q in ["at=5", "page=99999999999", "at=0"] {
         let html = page(&s, &format!("/transcripts/{empty}?{q}"));
-        assert!(html.contains("No messages.") && !html.contains("rel=\"next\""), "{q}");
+        assert!(
+            html.contains("No messages.") && !html.contains("rel=\"next\""),
+            "{q}"
+        );
     }
 }
 
