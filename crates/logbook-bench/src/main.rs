@@ -19,6 +19,7 @@ mod index;
 mod mcp;
 mod measure;
 mod memory;
+mod page;
 mod pg;
 mod register;
 mod report;
@@ -142,6 +143,14 @@ fn main() -> Result<()> {
     }
     if args.wants("web") {
         web::rows(&project, n, &mut row)?;
+    }
+    if args.wants("page") {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => page::rows(&bin, &mut row)?,
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the transcript page rows (cargo build --release -p logbook-cli)"
+            ),
+        }
     }
 
     if args.wants("scale") {

@@ -59,7 +59,12 @@ pub(crate) fn run_id(text: &str) -> Result<RunId, Refusal> {
 }
 
 /// A paging number from a query string, checked as every face checks it.
-fn number(q: &HashMap<String, String>, key: &'static str) -> Result<Option<usize>, Refusal> {
+/// A paging number of a query string (`limit`, `offset`, a page), checked
+/// as the CLI's; absent or empty is `None`.
+pub(crate) fn number(
+    q: &HashMap<String, String>,
+    key: &'static str,
+) -> Result<Option<usize>, Refusal> {
     param(q, key)
         .map(|s| params::paging(key, &s))
         .transpose()
@@ -343,14 +348,33 @@ pub(crate) fn transcript_id(text: &str) -> Result<String, Refusal> {
     }
 }
 
-/// `GET /api/transcripts/{id}`: what `transcript show --json` prints.
+/// `GET /api/transcripts/{id}`: what `transcript show --json` prints. With
+/// `?offset=N` and/or `?limit=L`, only those messages (read from the file
+/// without the others), in the same shape, plus `window`: `{offset, count,
+/// total}`, so a client pages a large session as the viewer does.
 async fn transcript_show(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let id = transcript_id(&id)?;
+    let (offset, limit) = (number(&q, "offset")?, number(&q, "limit")?);
     let json: Value = blocking(&state, move |p| {
-        Ok(transcript::load(p, &id)?.transcript.into_value())
+        if offset.is_none() && limit.is_none() {
+            return Ok(transcript::load(p, &id)?.transcript.into_value());
+        }
+        let (offset, limit) = (offset.unwrap_or(0), limit.unwrap_or(usize::MAX));
+        let w =
+            transcript::load_window(p, &id, offset, limit, transcript::WindowStop::AtEnd)?.window;
+        let (from, total, count) = (w.from, w.total, w.transcript.messages.len());
+        let mut json = w.transcript.into_value();
+        if let Value::Object(m) = &mut json {
+            m.insert(
+                "window".into(),
+                serde_json::json!({"offset": from, "count": count, "total": total}),
+            );
+        }
+        Ok(json)
     })
     .await?;
     let mut r = Json(json).into_response();

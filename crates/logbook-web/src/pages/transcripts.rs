@@ -202,30 +202,106 @@ struct TranscriptPage {
     parent: String,
     run: String,
     turns: Vec<Turn>,
-    more: usize,
+    /// How many messages the transcript holds.
+    total: usize,
+    /// `messages 201–400 of 1,234`.
+    shown: String,
+    page_size: usize,
+    pager: Pager,
 }
 
-/// How many messages the transcript page shows; the API gives them all.
-const SHOWN_MESSAGES: usize = 500;
+/// The links between a transcript's pages; empty where there is none.
+struct Pager {
+    first: String,
+    prev: String,
+    next: String,
+    last: String,
+}
 
-/// `GET /transcripts/{id}`: the messages.
+/// How many messages one page of a transcript shows.
+pub(crate) const PAGE_MESSAGES: usize = 200;
+
+/// How many messages are read before and after a page, to pair its tool
+/// calls and results across its edges (a result a few messages after its
+/// call is the rule; further than this shows as pending or orphan).
+const AROUND: usize = 50;
+
+/// The first message of the page a query asks for: `?at=N` (0-based
+/// message index, the page holding it; the link shape `?at=N#mN` lands on
+/// it) or `?page=K` (1-based). Neither: the first page. Not a whole
+/// number, page 0 or both given: 400. Beyond the end is clamped later.
+fn page_start(q: &HashMap<String, String>) -> Result<usize, Refusal> {
+    match (api::number(q, "at")?, api::number(q, "page")?) {
+        (Some(_), Some(_)) => Err(Refusal::BadRequest(
+            "give at (a message index) or page, not both".into(),
+        )),
+        (Some(at), None) => Ok(at / PAGE_MESSAGES * PAGE_MESSAGES),
+        (None, Some(0)) => Err(Refusal::BadRequest("page counts from 1".into())),
+        (None, Some(k)) => Ok((k - 1).saturating_mul(PAGE_MESSAGES)),
+        (None, None) => Ok(0),
+    }
+}
+
+/// `GET /transcripts/{id}`: one page of the messages (`?at=N`, `?page=K`),
+/// read from the file without the others, so a session of hundreds of MiB
+/// opens as fast as a small one.
 pub(super) async fn transcript_page(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let id = transcript_id(&id)?;
-    let (stored, extras) = blocking(&state, move |p| {
-        let stored = transcript::load(p, &id)?;
-        let t = &stored.transcript;
-        let extras = view::transcript::Extras {
-            charged: transcript::links::charged(t),
-            subagents: transcript::links::subagents(p, t),
+    let start = page_start(&q)?;
+    let (stored, start, extras) = blocking(&state, move |p| {
+        let read = |start: usize| {
+            let from = start.saturating_sub(AROUND);
+            let count = (start - from).saturating_add(PAGE_MESSAGES + AROUND);
+            transcript::load_window(p, &id, from, count, transcript::WindowStop::Early)
         };
-        Ok((stored, extras))
+        let mut stored = read(start)?;
+        let mut start = start;
+        let total = stored.window.total;
+        // Past the end (a link made when the session was shorter): its
+        // last page, or the first of a session without messages.
+        if start > 0 && start >= total {
+            start = total.saturating_sub(1) / PAGE_MESSAGES * PAGE_MESSAGES;
+            stored = read(start)?;
+        }
+        let w = &stored.window;
+        let extras = view::transcript::Extras {
+            charged: transcript::links::charged_in(&w.transcript, w.from, w.total),
+            subagents: transcript::links::subagents(p, &w.transcript),
+        };
+        Ok((stored, start, extras))
     })
     .await?;
-    let t = &stored.transcript;
-    let turns = view::transcript::turns_with(&t.messages, SHOWN_MESSAGES, &extras);
+    let w = &stored.window;
+    let t = &w.transcript;
+    let total = w.total;
+    let at = start.saturating_sub(w.from);
+    let turns =
+        view::transcript::page_turns(&t.messages, w.from, at..at + PAGE_MESSAGES, &extras);
+    let end = (start + PAGE_MESSAGES).min(total);
+    let href = |k: usize| format!("/transcripts/{}?page={}", enc(&t.id), k / PAGE_MESSAGES + 1);
+    let last = total.saturating_sub(1) / PAGE_MESSAGES * PAGE_MESSAGES;
+    let pager = Pager {
+        first: if start > 0 { href(0) } else { String::new() },
+        prev: if start > 0 {
+            href(start - PAGE_MESSAGES)
+        } else {
+            String::new()
+        },
+        next: if end < total {
+            href(end)
+        } else {
+            String::new()
+        },
+        last: if start < last {
+            href(last)
+        } else {
+            String::new()
+        },
+    };
     render(&TranscriptPage {
         layout: Layout::new(&state, format!("Transcript {}", t.id), "transcripts"),
         id: t.id.clone(),
@@ -241,6 +317,14 @@ pub(super) async fn transcript_page(
             .map(|r| r.to_string())
             .unwrap_or_default(),
         turns,
-        more: t.messages.len().saturating_sub(SHOWN_MESSAGES),
+        shown: format!(
+            "messages {}–{} of {}",
+            thousands((start + 1) as u64),
+            thousands(end as u64),
+            thousands(total as u64)
+        ),
+        page_size: PAGE_MESSAGES,
+        pager,
+        total,
     })
 }

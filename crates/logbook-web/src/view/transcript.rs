@@ -4,7 +4,8 @@
 //! input is ([`card::key_input`]); this only shapes it for the template,
 //! which escapes every field except the sanitized Markdown.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 
 use logbook::model::agent_log::{SUMMARY_FLAG, Usage};
 use logbook::model::transcript::Message;
@@ -64,7 +65,7 @@ impl Tokens {
     }
 }
 
-/// What the library found beside the messages, for [`turns_with`].
+/// What the library found beside the messages, for [`page_turns`].
 #[derive(Default)]
 pub(crate) struct Extras {
     /// The tokens each message is charged with, by index
@@ -104,6 +105,9 @@ pub(crate) enum Item {
         /// A page it links to, if any.
         href: String,
     },
+    /// Where message N of the whole transcript begins: `id="mN"`, the
+    /// target of `?at=N#mN` links (find, jump to an error).
+    Anchor(String),
     /// A block the viewer does not know, as coloured JSON, folded.
     Other {
         /// Its `type`.
@@ -197,45 +201,87 @@ pub(crate) struct Output {
     pub(crate) rest_lines: usize,
     /// Whether the text was cut at [`MAX_CHARS`].
     pub(crate) capped: bool,
+    /// `mN` when this result is all message N shows (its anchor), or empty.
+    pub(crate) anchor: String,
 }
 
-/// The turns of the first `shown` messages. Tool results are shown under
-/// their calls, so a message of results only adds no box.
+/// The turns of the first `shown` messages, without the anchors a page
+/// puts in ([`page_turns`]): what tests of the layout compare. Tool results
+/// are shown under their calls, so a message of results only adds no box.
 #[cfg(test)]
 pub(crate) fn turns(messages: &[Message], shown: usize) -> Vec<Turn> {
-    turns_with(messages, shown, &Extras::default())
+    let mut out = page_turns(messages, 0, 0..shown, &Extras::default());
+    for t in &mut out {
+        t.items.retain(|i| !matches!(i, Item::Anchor(_)));
+    }
+    out.retain(|t| !t.items.is_empty() || t.tokens.is_some());
+    out
 }
 
-/// [`turns`], each with the tokens its messages were charged with, and
-/// Task cards linked to their subagents, as `extras` says.
-pub(crate) fn turns_with(messages: &[Message], shown: usize, extras: &Extras) -> Vec<Turn> {
-    let all = messages;
-    let messages = messages
-        .get(..shown.min(messages.len()))
-        .unwrap_or_default();
+/// The turns of `messages[shown]`, one page of a transcript whose message
+/// `first` is `messages[0]`, each with the tokens its messages were charged
+/// with and Task cards linked to their subagents, as `extras` (indexed like
+/// `messages`) says. The messages around `shown` (read before and after the
+/// page) only pair calls and results across its edges: a call near the
+/// page's end shows its result from the next page's messages, and a result
+/// whose call is on the previous page is shown as that call's card. Each
+/// shown message's first item is an anchor `m{N}` (N its index in the whole
+/// transcript); a message of results only has it on the first of its
+/// results, under its call's card.
+pub(crate) fn page_turns(
+    messages: &[Message],
+    first: usize,
+    shown: Range<usize>,
+    extras: &Extras,
+) -> Vec<Turn> {
+    let end = shown.end.min(messages.len());
+    let start = shown.start.min(end);
+    let on_page = start..end;
     let pairing = tools::pair(messages);
+    // Calls made on the page, and the results they answer.
     let mut calls: HashMap<(usize, usize), ToolCall> = HashMap::new();
-    let mut answered: HashSet<(usize, usize)> = HashSet::new();
+    let mut answered: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
+    // Results on the page whose call came before it.
+    let mut earlier: HashMap<(usize, usize), ToolCall> = HashMap::new();
     for c in pairing.calls {
-        if let Some(r) = &c.result {
-            answered.insert((r.message, r.block));
+        let result = c.result.as_ref().map(|r| (r.message, r.block));
+        if c.message < start {
+            if let Some(r) = result.filter(|r| on_page.contains(&r.0)) {
+                earlier.insert(r, c);
+            }
+        } else if c.message < end {
+            if let Some(r) = result {
+                answered.insert(r, (c.message, c.block));
+            }
+            calls.insert((c.message, c.block), c);
         }
-        calls.insert((c.message, c.block), c);
     }
     let orphans: HashMap<(usize, usize), ToolResult> = pairing
         .orphans
         .into_iter()
+        .filter(|r| on_page.contains(&r.message))
         .map(|r| ((r.message, r.block), r))
         .collect();
-    let mut out: Vec<Turn> = vec![];
-    for (at, m) in messages.iter().enumerate() {
-        let mut items = vec![];
+    let card = |call: &ToolCall| {
+        let mut card = card_of(call);
+        card.subagent = subagent_of(call, messages, extras);
+        Item::Tool(card)
+    };
+    // Each message's items, and where each call's card went.
+    let mut per: Vec<(usize, Vec<Item>)> = vec![];
+    let mut card_at: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
+    let mut results_only: Vec<(usize, (usize, usize))> = vec![];
+    for at in on_page.clone() {
+        let Some(m) = messages.get(at) else { break };
+        let mut items = vec![Item::Anchor(format!("m{}", first.saturating_add(at)))];
+        let mut first_result = None;
         for (bi, b) in m.blocks.iter().enumerate() {
             let key = (at, bi);
             if let Some(call) = calls.remove(&key) {
-                let mut card = card_of(&call);
-                card.subagent = subagent_of(&call, all, extras);
-                items.push(Item::Tool(card));
+                card_at.insert(key, (per.len(), items.len()));
+                items.push(card(&call));
+            } else if let Some(call) = earlier.remove(&key) {
+                items.push(card(&call));
             } else if let Some(r) = orphans.get(&key) {
                 items.push(Item::Tool(Card {
                     name: String::new(),
@@ -243,13 +289,18 @@ pub(crate) fn turns_with(messages: &[Message], shown: usize, extras: &Extras) ->
                     result: Some(output_of(r)),
                     subagent: None,
                 }));
+            } else if let Some(call) = answered.get(&key) {
+                first_result.get_or_insert(*call);
             } else if b.get(SUMMARY_FLAG).and_then(Value::as_bool) == Some(true) {
                 // The summary after a compaction goes under its boundary's
-                // marker, when that is the item just before.
+                // marker, when that is the last thing shown before it.
                 let text = capped(&text_in(b.as_object().unwrap_or(&Map::new()))).0;
-                let last = match items.last_mut() {
+                let shown = |i: &&mut Item| !matches!(i, Item::Anchor(_));
+                let last = match items.iter_mut().rev().find(shown) {
                     Some(i) => Some(i),
-                    None => out.last_mut().and_then(|t| t.items.last_mut()),
+                    None => per
+                        .last_mut()
+                        .and_then(|(_, items)| items.iter_mut().rev().find(shown)),
                 };
                 match last {
                     Some(Item::Note {
@@ -263,16 +314,48 @@ pub(crate) fn turns_with(messages: &[Message], shown: usize, extras: &Extras) ->
                         href: String::new(),
                     }),
                 }
-            } else if !answered.contains(&key) {
+            } else {
                 items.extend(item_of(&m.role, b));
             }
         }
+        if items.len() == 1
+            && let Some(call) = first_result
+        {
+            items.clear();
+            results_only.push((per.len(), call));
+        }
+        per.push((at, items));
+    }
+    // A message of results only: its anchor goes on its first result.
+    for (i, call) in results_only {
+        let Some(at) = per.get(i).map(|(at, _)| *at) else {
+            continue;
+        };
+        if let Some((pi, ii)) = card_at.get(&call)
+            && let Some((_, items)) = per.get_mut(*pi)
+            && let Some(Item::Tool(Card {
+                result: Some(r), ..
+            })) = items.get_mut(*ii)
+        {
+            r.anchor = format!("m{}", first.saturating_add(at));
+        }
+    }
+    let mut out: Vec<Turn> = vec![];
+    // Anchors of messages that show nothing, waiting for a box to go in.
+    let mut pending: Vec<Item> = vec![];
+    for (at, items) in per {
+        let Some(m) = messages.get(at) else { break };
         let charged = extras.charged.get(at).copied().flatten();
         // A message with nothing to show still shows what it was charged
         // with, so that the turns add up to the transcript's usage.
-        if items.is_empty() && charged.is_none() {
+        if charged.is_none() && items.iter().all(|i| matches!(i, Item::Anchor(_))) {
+            match out.last_mut() {
+                Some(t) => t.items.extend(items),
+                None => pending.extend(items),
+            }
             continue;
         }
+        let items: Vec<Item> = pending.drain(..).chain(items).collect();
         let model = m
             .metadata
             .as_ref()
@@ -297,6 +380,16 @@ pub(crate) fn turns_with(messages: &[Message], shown: usize, extras: &Extras) ->
                 charged,
             }),
         }
+    }
+    if !pending.is_empty() {
+        // A page of empty messages still has its anchors.
+        out.push(Turn {
+            role: String::new(),
+            model: String::new(),
+            tokens: None,
+            items: pending,
+            charged: None,
+        });
     }
     for t in &mut out {
         t.tokens = t.charged.as_ref().map(Tokens::of);
@@ -503,6 +596,7 @@ fn output_of(r: &ToolResult) -> Output {
         head: head.to_string(),
         rest: rest.to_string(),
         capped,
+        anchor: String::new(),
     }
 }
 
@@ -552,6 +646,71 @@ mod tests {
             panic!("orphan lost")
         };
         assert!(orphan.name.is_empty() && orphan.result.is_some());
+    }
+
+    #[test]
+    fn a_page_pairs_across_its_edges_and_anchors_every_message() {
+        let call = |id: &str, cmd: &str| {
+            json!({"role": "assistant", "blocks": [{"type": "tool", "id": id, "name": "Bash",
+                "parameters": json!({"command": cmd}).to_string()}]})
+        };
+        let result = |id: &str, out: &str| json!({"role": "user", "blocks": [{"type": "tool_result", "toolUseId": id, "result": out}]});
+        // Messages 10..16 read; the page is 12..14 (slice 2..4).
+        let m = msgs(json!([
+            {"role": "user", "blocks": ["before the page"]},
+            call("early", "ls"),
+            result("early", "a.txt"),
+            call("late", "make"),
+            result("late", "built"),
+            {"role": "assistant", "blocks": ["after the page"]}
+        ]));
+        let t = page_turns(&m, 10, 2..4);
+        let anchors: Vec<&str> = t
+            .iter()
+            .flat_map(|t| &t.items)
+            .filter_map(|i| match i {
+                Item::Anchor(a) => Some(a.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(anchors, ["m12", "m13"]);
+        let cards: Vec<&Card> = t
+            .iter()
+            .flat_map(|t| &t.items)
+            .filter_map(|i| match i {
+                Item::Tool(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        // The result whose call is on the previous page shows the call;
+        // the call at the page's end shows its result from the next page.
+        assert_eq!(cards.len(), 2);
+        assert!(matches!(&cards[0].input, Input::Command { command, .. } if command == "ls"));
+        assert_eq!(
+            cards[0].result.as_ref().map(|r| r.head.as_str()),
+            Some("a.txt")
+        );
+        assert!(matches!(&cards[1].input, Input::Command { command, .. } if command == "make"));
+        assert_eq!(
+            cards[1].result.as_ref().map(|r| r.head.as_str()),
+            Some("built")
+        );
+        // Nothing of the messages around the page is shown.
+        let page = page_turns(&m, 10, 3..5);
+        let items: Vec<&Item> = page.iter().flat_map(|t| &t.items).collect();
+        assert!(matches!(items[0], Item::Anchor(a) if a == "m13"));
+        // A message of results only: its anchor is on its result.
+        let Item::Tool(c) = items[1] else {
+            panic!("no card")
+        };
+        assert_eq!(c.result.as_ref().map(|r| r.anchor.as_str()), Some("m14"));
+        assert_eq!(items.len(), 2);
+        // A page of empty messages keeps its anchors.
+        let empty =
+            msgs(json!([{"role": "user", "blocks": []}, {"role": "user", "blocks": [" "]}]));
+        let t = page_turns(&empty, 0, 0..2);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].items.len(), 2);
     }
 
     #[test]
@@ -614,7 +773,10 @@ mod tests {
             ],
             subagents: BTreeMap::new(),
         };
-        let t = turns_with(&m, 100, &extras);
+        let mut t = page_turns(&m, 0, 0..100, &extras);
+        for turn in &mut t {
+            turn.items.retain(|i| !matches!(i, Item::Anchor(_)));
+        }
         let roles: Vec<&str> = t.iter().map(|t| t.role.as_str()).collect();
         assert_eq!(roles, ["user", "assistant", "system", "assistant"]);
         // The empty message's tokens stay with its turn.

@@ -250,7 +250,7 @@ fn chromium_reads_a_claude_code_session_as_cards() {
     // Results are folded, the long one cut with "show all" (the two
     // Task calls' too).
     assert_eq!(
-        main.matches("<details class=\"result\">").count(),
+        main.matches("<details class=\"result\"").count(),
         5,
         "{main}"
     );
@@ -319,7 +319,7 @@ fn chromium_reads_a_codex_rollout_as_cards() {
     );
     assert!(main.contains("<span class=\"d-add\">+    println!(\"new\");</span>"));
     assert_eq!(
-        main.matches("<details class=\"result\">").count(),
+        main.matches("<details class=\"result\"").count(),
         2,
         "{main}"
     );
@@ -480,4 +480,21 @@ fn chromium_shows_a_codex_rollouts_tokens_per_turn() {
         "{marker}"
     );
     assert!(!main.contains("<script"));
+}
+
+#[test]
+fn chromium_opens_the_page_of_a_message_link() {
+    let Some(b) = browser() else { return };
+    let s = crate::paging::served();
+    let base = format!("http://{}", s.addr);
+    let id = crate::paging::ID;
+    // The link shape find and jump-to-error build: `?at=N#mN`.
+    let dom = b.dom(&format!("{base}/transcripts/{id}?at=737#m737"));
+    let main = main_of(&dom);
+    assert!(main.contains("id=\"m737\""), "{main}");
+    assert!(main.contains("messages 601–800 of 1,050"));
+    assert_no_raw_tool_json(main);
+    // A message of results only lands on its result, under its call.
+    let dom = b.dom(&format!("{base}/transcripts/{id}?at=601#m601"));
+    assert!(main_of(&dom).contains("<details class=\"result\" id=\"m601\">"));
 }

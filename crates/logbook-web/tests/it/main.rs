@@ -8,5 +8,6 @@ mod api;
 mod browser;
 mod harness;
 mod pages;
+mod paging;
 mod security;
 mod usage;

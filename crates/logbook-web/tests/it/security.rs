@@ -413,3 +413,20 @@ fn a_hostile_transcript_title_is_text_on_the_list_page() {
     assert!(html.contains(&format!("href=\"/transcripts/{id}\"")));
     assert!(html.contains("<td class=\"agent\">seed 003</td>"), "{html}");
 }
+
+#[test]
+fn hostile_paging_of_a_transcript_is_a_plain_text_400() {
+    let s = Served::demo();
+    let id = s.demo.transcripts[0].clone();
+    for q in [
+        "at=%3Cscript%3Ealert(1)%3C/script%3E",
+        "page=%22%3E%3Cimg%20src=x%20onerror=alert(2)%3E",
+        "at=1e9999",
+    ] {
+        let r = s.get(&format!("/transcripts/{id}?{q}"));
+        assert_eq!(r.status, 400, "{q}");
+        // Said as text, never as a page: the message may quote the value.
+        assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    }
+}

@@ -45,6 +45,7 @@ use crate::model::transcript::{
     file_name, parse_file_name,
 };
 use crate::ops::{run, write_through};
+pub use crate::store::transcript::{Window, WindowStop};
 use crate::store::{self, Project};
 
 /// Which transcripts [`list`] returns.
@@ -400,6 +401,65 @@ pub fn load(p: &Project, id: &str) -> Result<Stored> {
                 Ok(t) if t.id.eq_ignore_ascii_case(id.as_str()) => {
                     return Ok(Stored {
                         transcript: t,
+                        kind,
+                        path,
+                        archived,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    unreadable.get_or_insert(e);
+                }
+            }
+        }
+    }
+    Err(unreadable.unwrap_or_else(|| {
+        Error::not_found(
+            "transcript",
+            id.as_str(),
+            "`logbook transcript list --all` shows the transcripts there are",
+        )
+    }))
+}
+
+/// A stretch of a stored transcript's messages with where it was found
+/// ([`load_window`]).
+#[derive(Debug, Clone)]
+pub struct StoredWindow {
+    /// The head, the window's messages, where they start and the total.
+    pub window: Window,
+    /// Main or subagent, from the file name.
+    pub kind: Kind,
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// True when found in `{transcripts_dir}/archive/`.
+    pub archived: bool,
+}
+
+/// Loads messages `[from, from + count)` of a transcript, found as [`load`]
+/// finds it, and how many it holds, reading its file streaming: memory is
+/// bounded by the window, so a page of a session of hundreds of MiB costs
+/// what a small one does. With [`WindowStop::Early`] reading stops once the
+/// head and the window are had and the total is known (see
+/// [`store::transcript::read_window`]).
+pub fn load_window(
+    p: &Project,
+    id: &str,
+    from: usize,
+    count: usize,
+    stop: WindowStop,
+) -> Result<StoredWindow> {
+    let id = resolve(p, id)?;
+    let mut unreadable: Option<Error> = None;
+    for (dir, archived) in [
+        (p.config.transcripts_dir.clone(), false),
+        (store::transcript::archive_dir(p), true),
+    ] {
+        for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
+            match store::transcript::read_window(&path, from, count, stop) {
+                Ok(w) if w.transcript.id.eq_ignore_ascii_case(id.as_str()) => {
+                    return Ok(StoredWindow {
+                        window: w,
                         kind,
                         path,
                         archived,

@@ -295,6 +295,220 @@ impl<'de> serde::de::Visitor<'de> for SaidMessages<'_> {
     }
 }
 
+/// A stretch of a stored transcript's messages, read without the others
+/// ([`read_window`]): what a page of a large session needs.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// The transcript's id, metadata and other keys (those read), with only
+    /// the window's messages.
+    pub transcript: Transcript,
+    /// The index, in the whole transcript, of the first message kept.
+    pub from: usize,
+    /// How many messages the whole transcript holds.
+    pub total: usize,
+    /// Whether the file was read to its end; when reading stopped early,
+    /// keys after the point it stopped at (an imported log's `rawLines`)
+    /// are not in `transcript.extra`.
+    pub whole: bool,
+}
+
+/// How [`read_window`] may stop short of the end of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowStop {
+    /// Read every key (the head complete, the file checked to its end).
+    AtEnd,
+    /// Stop once the id, the metadata and the window are read and the
+    /// total is known: counted, or recorded in the metadata (an imported
+    /// log's, whose metadata comes first), so the first page of a session
+    /// of hundreds of MiB reads only its start.
+    Early,
+}
+
+/// Reads messages `[from, from + count)` of the transcript at `path` and
+/// the total count, streaming: the other messages are skipped unparsed, so
+/// memory is bounded by the window, not the file. Keys may come in any
+/// order; a message inside the window that does not fit the format makes
+/// the file corrupt, as [`read_file`] says, one outside it is only counted.
+pub fn read_window(path: &Path, from: usize, count: usize, stop: WindowStop) -> Result<Window> {
+    let file = store::open_record_file(path, "transcript")?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let starts_with_bom = reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(b"\xEF\xBB\xBF");
+    if starts_with_bom {
+        reader.consume(3);
+    }
+    let mut slot = WindowSlot {
+        from,
+        end: from.saturating_add(count),
+        stop,
+        head: Map::new(),
+        recorded: None,
+        kept: vec![],
+        counted: 0,
+        messages_done: false,
+        stopped: false,
+    };
+    let corrupt = |reason: String| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "transcript",
+        reason,
+    };
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let read = serde::de::DeserializeSeed::deserialize(WindowSeed(&mut slot), &mut de);
+    match read {
+        Ok(()) => de.end().map_err(|e| corrupt(e.to_string()))?,
+        Err(_) if slot.stopped => {}
+        Err(e) => return Err(corrupt(e.to_string())),
+    }
+    // The head as the whole file's parse reads it (the same defaults and
+    // lenient fields), without its messages; through text, as a value's
+    // large numbers do not pass the flattened keys otherwise.
+    let head = serde_json::to_string(&slot.head).map_err(|e| corrupt(e.to_string()))?;
+    drop(std::mem::take(&mut slot.head));
+    let mut transcript: Transcript =
+        serde_json::from_str(&head).map_err(|e| corrupt(e.to_string()))?;
+    transcript.messages = slot.kept;
+    let total = if slot.messages_done {
+        slot.counted
+    } else {
+        let recorded = slot.recorded.and_then(|n| usize::try_from(n).ok());
+        recorded.unwrap_or(0).max(slot.counted)
+    };
+    Ok(Window {
+        transcript,
+        from: from.min(total),
+        total,
+        whole: !slot.stopped,
+    })
+}
+
+/// What [`WindowSeed`] has read so far.
+struct WindowSlot {
+    from: usize,
+    end: usize,
+    stop: WindowStop,
+    /// Every key but `messages`, as read.
+    head: Map<String, Value>,
+    /// The message count the metadata records (an imported log's).
+    recorded: Option<u64>,
+    kept: Vec<Message>,
+    counted: usize,
+    messages_done: bool,
+    /// Reading ended early on purpose (the error that ended it is ours).
+    stopped: bool,
+}
+
+impl WindowSlot {
+    fn head_read(&self) -> bool {
+        self.head.contains_key("id") && self.head.contains_key("metadata")
+    }
+
+    /// Whether the rest of the file adds nothing the caller asked for.
+    fn enough(&self) -> bool {
+        self.stop == WindowStop::Early
+            && self.head_read()
+            && (self.messages_done || (self.counted >= self.end && self.recorded.is_some()))
+    }
+}
+
+/// A transcript object: its keys kept as values, its messages windowed.
+struct WindowSeed<'a>(&'a mut WindowSlot);
+
+impl<'de> serde::de::DeserializeSeed<'de> for WindowSeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for WindowSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        let slot = self.0;
+        while let Some(key) = a.next_key::<String>()? {
+            if key == "messages" {
+                if slot.messages_done {
+                    return Err(A::Error::duplicate_field("messages"));
+                }
+                a.next_value_seed(WindowMessages(&mut *slot))?;
+                slot.messages_done = true;
+            } else {
+                let known = matches!(key.as_str(), "id" | "timestamp" | "version" | "metadata");
+                if known && slot.head.contains_key(&key) {
+                    // As the whole file's parse refuses it.
+                    return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
+                }
+                let v: Value = a.next_value()?;
+                if key == "metadata" {
+                    slot.recorded = v
+                        .get("source")
+                        .and_then(|s| s.get("messages"))
+                        .and_then(Value::as_u64);
+                }
+                slot.head.insert(key, v);
+            }
+            if slot.enough() {
+                slot.stopped = true;
+                return Err(A::Error::custom(WINDOW_READ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The message of the error that stops [`WindowSeed`] early.
+const WINDOW_READ: &str = "window read";
+
+/// A transcript's `messages`: those in the window parsed and kept, the
+/// others skipped, all counted.
+struct WindowMessages<'a>(&'a mut WindowSlot);
+
+impl<'de> serde::de::DeserializeSeed<'de> for WindowMessages<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for WindowMessages<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        let slot = self.0;
+        loop {
+            if slot.enough() {
+                slot.stopped = true;
+                return Err(A::Error::custom(WINDOW_READ));
+            }
+            let inside = (slot.from..slot.end).contains(&slot.counted);
+            let more = if inside {
+                a.next_element::<Message>()?.map(|m| slot.kept.push(m))
+            } else {
+                a.next_element::<serde::de::IgnoredAny>()?.map(|_| ())
+            };
+            if more.is_none() {
+                return Ok(());
+            }
+            slot.counted += 1;
+        }
+    }
+}
+
 /// Reads a transcript object's `id` and `metadata` into the slot and stops
 /// (with an error the caller ignores once the slot is filled) as soon as it
 /// has both.
@@ -632,6 +846,60 @@ mod tests {
         // No id: unreadable, as for a listing.
         std::fs::write(&path, r#"{"messages": [], "metadata": {}}"#).unwrap();
         assert!(read_said(&path, 10).is_err());
+    }
+
+    #[test]
+    fn a_window_reads_no_further_than_it_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session_3c4d5e6f.json");
+        let msg = |i: usize| {
+            format!(r#"{{"role": "user", "blocks": [{{"type": "text", "content": "m{i}"}}]}}"#)
+        };
+        let said = |w: &Window| -> Vec<String> {
+            w.transcript.messages.iter().map(Message::text).collect()
+        };
+        // An imported log's order, its count recorded: nothing after the
+        // window is read (here it is not even JSON), unless asked to.
+        let five: Vec<String> = (0..5).map(msg).collect();
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"id": "a", "metadata": {{"workdir": "/w", "source": {{"messages": 900}}}}, "messages": [{}, oops"#,
+                five.join(",")
+            ),
+        )
+        .unwrap();
+        let w = read_window(&path, 1, 2, WindowStop::Early).unwrap();
+        assert_eq!(said(&w), ["m1", "m2"]);
+        assert_eq!((w.from, w.total, w.whole), (1, 900, false));
+        assert!(read_window(&path, 1, 2, WindowStop::AtEnd).is_err());
+        // A window reaching past what is there reads to the error.
+        assert!(read_window(&path, 3, 5, WindowStop::Early).is_err());
+        // Seed 003's order (metadata last): read through, counted; a
+        // message of another shape outside the window is only counted,
+        // inside it the file is corrupt.
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"messages": [{}, 42, {}], "x": [1], "id": "b", "metadata": {{"workdir": "/v"}}}}"#,
+                msg(0),
+                msg(2)
+            ),
+        )
+        .unwrap();
+        let w = read_window(&path, 2, 10, WindowStop::Early).unwrap();
+        assert_eq!(said(&w), ["m2"]);
+        assert_eq!((w.total, w.transcript.metadata.workdir.as_str()), (3, "/v"));
+        assert_eq!(w.transcript.extra.get("x"), Some(&serde_json::json!([1])));
+        assert!(read_window(&path, 2, 1, WindowStop::AtEnd).unwrap().whole);
+        assert!(read_window(&path, 1, 1, WindowStop::Early).is_err());
+        let past = read_window(&path, 7, 3, WindowStop::AtEnd).unwrap();
+        assert!(past.transcript.messages.is_empty());
+        assert_eq!((past.from, past.total), (3, 3));
+        // Twice the same field, as the whole parse refuses it.
+        std::fs::write(&path, r#"{"id": "a", "messages": [], "id": "b"}"#).unwrap();
+        assert!(read_window(&path, 0, 1, WindowStop::AtEnd).is_err());
+        assert!(read_file(&path).is_err());
     }
 
     #[test]

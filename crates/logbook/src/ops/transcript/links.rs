@@ -16,8 +16,19 @@ use crate::store::{self, Project};
 /// `transcript usage` ([`agent_log::charged`]): summed over the messages,
 /// they are its own usage of the transcript.
 pub fn charged(t: &Transcript) -> Vec<Option<Usage>> {
-    let end = agent_log::usage_of(&t.metadata).map(|b| b.total());
-    agent_log::charged(&t.messages, end)
+    charged_in(t, 0, t.messages.len())
+}
+
+/// [`charged`] for a window of a transcript (a page of a long one): `t`
+/// holds its messages from index `from` of `total`. A Codex item whose
+/// count runs past the window's end, when the window does not reach the
+/// transcript's, is left uncharged rather than charged a guess.
+pub fn charged_in(t: &Transcript, from: usize, total: usize) -> Vec<Option<Usage>> {
+    let reaches_end = from.saturating_add(t.messages.len()) >= total;
+    let end = agent_log::usage_of(&t.metadata)
+        .map(|b| b.total())
+        .filter(|_| reaches_end);
+    agent_log::charged_within(&t.messages, from == 0, end)
 }
 
 /// The subagents `t`'s Task calls ran, by `agentId`: the subagent's
