@@ -279,8 +279,7 @@ pub(super) async fn transcript_page(
     let t = &w.transcript;
     let total = w.total;
     let at = start.saturating_sub(w.from);
-    let turns =
-        view::transcript::page_turns(&t.messages, w.from, at..at + PAGE_MESSAGES, &extras);
+    let turns = view::transcript::page_turns(&t.messages, w.from, at..at + PAGE_MESSAGES, &extras);
     let end = (start + PAGE_MESSAGES).min(total);
     let href = |k: usize| format!("/transcripts/{}?page={}", enc(&t.id), k / PAGE_MESSAGES + 1);
     let last = total.saturating_sub(1) / PAGE_MESSAGES * PAGE_MESSAGES;

@@ -664,7 +664,7 @@ mod tests {
             result("late", "built"),
             {"role": "assistant", "blocks": ["after the page"]}
         ]));
-        let t = page_turns(&m, 10, 2..4);
+        let t = page_turns(&m, 10, 2..4, &Extras::default());
         let anchors: Vec<&str> = t
             .iter()
             .flat_map(|t| &t.items)
@@ -696,7 +696,7 @@ mod tests {
             Some("built")
         );
         // Nothing of the messages around the page is shown.
-        let page = page_turns(&m, 10, 3..5);
+        let page = page_turns(&m, 10, 3..5, &Extras::default());
         let items: Vec<&Item> = page.iter().flat_map(|t| &t.items).collect();
         assert!(matches!(items[0], Item::Anchor(a) if a == "m13"));
         // A message of results only: its anchor is on its result.
@@ -708,7 +708,7 @@ mod tests {
         // A page of empty messages keeps its anchors.
         let empty =
             msgs(json!([{"role": "user", "blocks": []}, {"role": "user", "blocks": [" "]}]));
-        let t = page_turns(&empty, 0, 0..2);
+        let t = page_turns(&empty, 0, 0..2, &Extras::default());
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].items.len(), 2);
     }
