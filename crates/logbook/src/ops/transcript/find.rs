@@ -123,3 +123,23 @@ fn not_indexed(id: &str) -> Error {
         "only live transcripts are searched (an archived one is not indexed); `logbook transcript list` shows them",
     )
 }
+
+/// The JSON every face answers a find with: `matches` (each `message` and
+/// maybe `snippet`) and `matchCount` when words were looked for, `errors`
+/// and `errorCount` when errors were asked for; the counts say how many
+/// there are after the starting point, the page included.
+pub fn found_json(
+    matches: Option<&Found<FoundMessage>>,
+    errors: Option<&Found<usize>>,
+) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    if let Some(m) = matches {
+        out.insert("matches".into(), serde_json::json!(m.items));
+        out.insert("matchCount".into(), m.total.into());
+    }
+    if let Some(e) = errors {
+        out.insert("errors".into(), serde_json::json!(e.items));
+        out.insert("errorCount".into(), e.total.into());
+    }
+    serde_json::Value::Object(out)
+}
