@@ -117,6 +117,7 @@ struct TranscriptPage {
     run: String,
     turns: Vec<Turn>,
     more: usize,
+    find: Option<super::transcript_find::FindBar>,
 }
 
 /// How many messages the transcript page shows; the API gives them all.
@@ -126,9 +127,16 @@ const SHOWN_MESSAGES: usize = 500;
 pub(super) async fn transcript_page(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let id = transcript_id(&id)?;
-    let stored = blocking(&state, move |p| Ok(transcript::load(p, &id)?)).await?;
+    let (at, words) = super::transcript_find::params(&q)?;
+    let (stored, find) = blocking(&state, move |p| {
+        let stored = transcript::load(p, &id)?;
+        let bar = super::transcript_find::bar(p, &stored.transcript.id, at, words)?;
+        Ok((stored, bar))
+    })
+    .await?;
     let t = &stored.transcript;
     let turns = view::transcript::turns(&t.messages, SHOWN_MESSAGES);
     render(&TranscriptPage {
@@ -147,5 +155,6 @@ pub(super) async fn transcript_page(
             .unwrap_or_default(),
         turns,
         more: t.messages.len().saturating_sub(SHOWN_MESSAGES),
+        find,
     })
 }
