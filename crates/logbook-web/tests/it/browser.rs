@@ -321,3 +321,34 @@ fn chromium_reads_a_codex_rollout_as_cards() {
     // Codex's `tool` messages of outputs only add no box.
     assert!(!main.contains("<div class=\"msg tool\">"), "{main}");
 }
+
+#[test]
+fn chromium_jumps_to_matches_and_errors() {
+    let Some(b) = browser() else { return };
+    let s = crate::find::served();
+    let base = format!("http://{}", s.addr);
+    let id = crate::find::FIND_ID;
+    let dom = b.dom(&format!("{base}/transcripts/{id}?find=zebra"));
+    let main = main_of(&dom);
+    // The form works without script: it is a GET of the same page.
+    assert!(main.contains("<form class=\"find-form\" method=\"get\""), "{main}");
+    // The errors bar counts the cards the page marks with the error chip.
+    assert!(main.contains("3 errors"), "{main}");
+    assert_eq!(crate::find::error_cards(main), 3, "{main}");
+    // Following "next match" keeps the words and moves on from there.
+    let next = link(main, "/transcripts/", "find=zebra");
+    assert_eq!(next, format!("/transcripts/{id}?at=0&find=zebra#m0"));
+    let dom = b.dom(&format!("{base}/transcripts/{id}?at=0&find=zebra"));
+    let main = main_of(&dom);
+    assert_eq!(
+        link(main, "/transcripts/", "at=8"),
+        format!("/transcripts/{id}?at=8&find=zebra#m8")
+    );
+    let next_error = main
+        .split("class=\"next-error\" href=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    assert_eq!(next_error, format!("/transcripts/{id}?at=2&find=zebra#m2"));
+}
