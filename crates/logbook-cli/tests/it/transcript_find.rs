@@ -218,3 +218,32 @@ fn a_file_changed_by_another_program_is_searched_as_it_is_now() {
     t.run(&["transcript", "list"]).ok();
     assert_eq!(message_rows(&t), Vec::<String>::new());
 }
+
+#[test]
+fn the_mcp_tool_answers_as_the_cli_and_refuses_bad_input() {
+    let t = TestProject::new();
+    import(&t, &messages());
+    let mut m = crate::mcp::Mcp::start(&t);
+    assert_eq!(
+        m.ok("transcript_find", json!({"id": ID, "text": "zebra", "errors": true})),
+        t.json(&["transcript", "find", ID, "zebra", "--errors"])
+    );
+    assert_eq!(
+        m.ok("transcript_find", json!({"id": &ID[..8], "errors": true, "after": 2, "limit": 1})),
+        json!({"errors": [6], "errorCount": 2})
+    );
+    // FTS syntax from an agent is searched as typed.
+    let r = m.ok("transcript_find", json!({"id": ID, "text": "NEAR(alpha col:val"}));
+    assert_eq!(r["matches"][0]["message"], 7, "{r:#}");
+    for bad in [
+        json!({"id": ID}),
+        json!({"id": ID, "text": "x", "limit": u64::MAX}),
+        json!({"id": ID, "text": "a\u{0}b"}),
+        json!({"id": ID, "text": "x".repeat(70_000)}),
+        json!({"id": "../../etc/passwd", "text": "x"}),
+        json!({"id": ID, "text": "x", "extra": 1}),
+    ] {
+        let e = m.err("transcript_find", bad.clone());
+        assert!(!e.is_empty(), "{bad}");
+    }
+}
