@@ -247,7 +247,11 @@ fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             m.total,
             if m.total == 1 { "" } else { "s" },
             if (m.items.len() as u64) < m.total {
-                format!(" ({} shown; --after {} for more)", m.items.len(), m.items.last().map_or(0, |f| f.message))
+                format!(
+                    " ({} shown; --after {} for more)",
+                    m.items.len(),
+                    m.items.last().map_or(0, |f| f.message)
+                )
             } else {
                 String::new()
             }

@@ -467,7 +467,10 @@ fn find_in_transcript_goes_on_with_an_incremental_import() {
     assert!(bytes_read(&i) <= next.len() as u64 + CHECK, "{i:#}");
     let want = messages_saying(&t, "zanzibar");
     assert_eq!(want.len(), 2, "one reply per appended turn");
-    assert!(want.iter().all(|m| *m >= before), "{want:?} before {before}");
+    assert!(
+        want.iter().all(|m| *m >= before),
+        "{want:?} before {before}"
+    );
     let found: Vec<u64> = find_in(&t, &["zanzibar"])["matches"]
         .as_array()
         .unwrap()
@@ -485,7 +488,13 @@ fn find_in_transcript_goes_on_with_an_incremental_import() {
     assert_eq!(find_in(&t, &["question 0:"]), question_0);
     // And a rebuild, which reads every message of the stored file, agrees.
     t.run(&["index", "rebuild"]).ok();
-    assert_eq!(find_in(&t, &["zanzibar"])["matches"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        find_in(&t, &["zanzibar"])["matches"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     assert_eq!(find_in(&t, &["--errors"]), errors);
     assert_eq!(find_in(&t, &["question 0:"]), question_0);
 }

@@ -54,7 +54,8 @@ pub(crate) fn transcript(messages: &[Value]) -> String {
 /// Imports the transcript of `messages` into `t`.
 pub(crate) fn import(t: &TestProject, messages: &[Value]) {
     let file = t.write("in/t.json", &transcript(messages));
-    t.run(&["transcript", "import", file.to_str().unwrap()]).ok();
+    t.run(&["transcript", "import", file.to_str().unwrap()])
+        .ok();
 }
 
 /// The message indexes `transcript find ID TEXT` answers.
@@ -169,7 +170,10 @@ fn errors_are_the_failed_tool_results() {
     assert!(r.get("matches").is_none(), "{r:#}");
     // Words and errors in one call.
     let r = t.json(&["transcript", "find", ID, "zebra", "--errors"]);
-    assert_eq!((r["matchCount"].clone(), r["errorCount"].clone()), (json!(2), json!(3)));
+    assert_eq!(
+        (r["matchCount"].clone(), r["errorCount"].clone()),
+        (json!(2), json!(3))
+    );
 }
 
 #[test]
@@ -225,15 +229,24 @@ fn the_mcp_tool_answers_as_the_cli_and_refuses_bad_input() {
     import(&t, &messages());
     let mut m = crate::mcp::Mcp::start(&t);
     assert_eq!(
-        m.ok("transcript_find", json!({"id": ID, "text": "zebra", "errors": true})),
+        m.ok(
+            "transcript_find",
+            json!({"id": ID, "text": "zebra", "errors": true})
+        ),
         t.json(&["transcript", "find", ID, "zebra", "--errors"])
     );
     assert_eq!(
-        m.ok("transcript_find", json!({"id": &ID[..8], "errors": true, "after": 2, "limit": 1})),
+        m.ok(
+            "transcript_find",
+            json!({"id": &ID[..8], "errors": true, "after": 2, "limit": 1})
+        ),
         json!({"errors": [6], "errorCount": 2})
     );
     // FTS syntax from an agent is searched as typed.
-    let r = m.ok("transcript_find", json!({"id": ID, "text": "NEAR(alpha col:val"}));
+    let r = m.ok(
+        "transcript_find",
+        json!({"id": ID, "text": "NEAR(alpha col:val"}),
+    );
     assert_eq!(r["matches"][0]["message"], 7, "{r:#}");
     for bad in [
         json!({"id": ID}),

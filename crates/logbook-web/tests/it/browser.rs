@@ -331,7 +331,10 @@ fn chromium_jumps_to_matches_and_errors() {
     let dom = b.dom(&format!("{base}/transcripts/{id}?find=zebra"));
     let main = main_of(&dom);
     // The form works without script: it is a GET of the same page.
-    assert!(main.contains("<form class=\"find-form\" method=\"get\""), "{main}");
+    assert!(
+        main.contains("<form class=\"find-form\" method=\"get\""),
+        "{main}"
+    );
     // The errors bar counts the cards the page marks with the error chip.
     assert!(main.contains("3 errors"), "{main}");
     assert_eq!(crate::find::error_cards(main), 3, "{main}");

@@ -84,7 +84,12 @@ fn the_api_points_at_the_messages_and_refuses_bad_params() {
     assert_eq!(at(&find("q=quokka"), "matches"), [1]);
     let r = find("q=walrus");
     assert_eq!(at(&r, "matches"), [2]);
-    assert!(r["matches"][0]["snippet"].as_str().unwrap().contains("[walrus]"));
+    assert!(
+        r["matches"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("[walrus]")
+    );
     // FTS syntax is searched as typed (percent-encoded in the URL).
     assert_eq!(at(&find("q=NEAR%28alpha"), "matches"), [7]);
     assert_eq!(at(&find("q=col%3Aval"), "matches"), [7]);
@@ -95,9 +100,20 @@ fn the_api_points_at_the_messages_and_refuses_bad_params() {
     assert_eq!((at(&r, "matches"), at(&r, "errors")), (vec![], vec![6]));
     assert_eq!(r["errorCount"], 2);
     // A short id works as in the CLI.
-    assert_eq!(at(&s.get_json(&format!("/api/transcripts/{}/find?q=zebra", &FIND_ID[..8])), "matches"), [0, 8]);
+    assert_eq!(
+        at(
+            &s.get_json(&format!("/api/transcripts/{}/find?q=zebra", &FIND_ID[..8])),
+            "matches"
+        ),
+        [0, 8]
+    );
     // Bad parameters are refused as the other API calls refuse them.
-    for bad in ["after=-1", "limit=x", "limit=1.5", "after=99999999999999999999"] {
+    for bad in [
+        "after=-1",
+        "limit=x",
+        "limit=1.5",
+        "after=99999999999999999999",
+    ] {
         let r = s.get(&format!("/api/transcripts/{FIND_ID}/find?{bad}"));
         assert_eq!(r.status, 400, "{bad}: {}", r.text());
     }
@@ -114,7 +130,12 @@ fn the_page_lists_matches_and_errors_as_links() {
     assert_eq!(r.status, 200, "{}", r.text());
     let html = r.text();
     // A plain form (GET, works without JavaScript), keeping the words.
-    assert!(html.contains(&format!("<form class=\"find-form\" method=\"get\" action=\"/transcripts/{FIND_ID}\">")), "{html}");
+    assert!(
+        html.contains(&format!(
+            "<form class=\"find-form\" method=\"get\" action=\"/transcripts/{FIND_ID}\">"
+        )),
+        "{html}"
+    );
     assert!(html.contains("name=\"find\" value=\"zebra\""), "{html}");
     // Each match a link to its page and anchor, the words kept.
     for m in [0, 8] {
@@ -125,8 +146,18 @@ fn the_page_lists_matches_and_errors_as_links() {
     assert!(html.contains("2 messages say"), "{html}");
     // "Next" is relative to the message shown (?at=0): the match at 8 and
     // the error at 2.
-    assert!(html.contains(&format!("class=\"next-match\" href=\"/transcripts/{FIND_ID}?at=8")), "{html}");
-    assert!(html.contains(&format!("class=\"next-error\" href=\"/transcripts/{FIND_ID}?at=2")), "{html}");
+    assert!(
+        html.contains(&format!(
+            "class=\"next-match\" href=\"/transcripts/{FIND_ID}?at=8"
+        )),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(
+            "class=\"next-error\" href=\"/transcripts/{FIND_ID}?at=2"
+        )),
+        "{html}"
+    );
     // The errors bar: as many as the cards shown with the error chip, each
     // a link.
     assert!(html.contains("3 errors"), "{html}");

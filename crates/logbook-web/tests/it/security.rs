@@ -390,10 +390,7 @@ fn hostile_find_words_and_snippets_are_escaped() {
     let s = Served::with_agent_logs();
     // The words typed, echoed in the form, the count and every link.
     let words = "oops <script>alert(1)</script>\"><img src=x onerror=alert(2)>";
-    let enc: String = words
-        .bytes()
-        .map(|b| format!("%{b:02X}"))
-        .collect();
+    let enc: String = words.bytes().map(|b| format!("%{b:02X}")).collect();
     let page = s.get(&format!("/transcripts/{CLAUDE_ID}?find={enc}&at=0"));
     assert_eq!(page.status, 200, "{}", page.text());
     let html = page.text();
@@ -410,7 +407,10 @@ fn hostile_find_words_and_snippets_are_escaped() {
         .and_then(|s| s.split("</span>").next())
         .unwrap();
     assert!(snippet.contains("[oops]"), "{snippet}");
-    assert!(!snippet.contains('<') && !snippet.contains('>'), "{snippet}");
+    assert!(
+        !snippet.contains('<') && !snippet.contains('>'),
+        "{snippet}"
+    );
     assert!(!html.contains("<script>alert"), "{html}");
     assert_eq!(
         html.replace("&#60;", "&lt;")
@@ -422,7 +422,12 @@ fn hostile_find_words_and_snippets_are_escaped() {
     );
     // The API gives the snippet as JSON text, hostile or not.
     let api = s.get_json(&format!("/api/transcripts/{CLAUDE_ID}/find?q=oops"));
-    assert!(api["matches"][0]["snippet"].as_str().unwrap().contains(HOSTILE));
+    assert!(
+        api["matches"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains(HOSTILE)
+    );
     let csp = page.header("content-security-policy").unwrap();
     assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"));
 }

@@ -122,9 +122,8 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
 /// `found.from` on with `found`'s; the rows before it stay.
 fn store_messages(tx: &Connection, rid: i64, found: &MessageText) -> rusqlite::Result<()> {
     forget_messages(tx, rid, found.from)?;
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO transcript_messages_fts(rowid, said) VALUES (?1, ?2)",
-    )?;
+    let mut insert =
+        tx.prepare_cached("INSERT INTO transcript_messages_fts(rowid, said) VALUES (?1, ?2)")?;
     for (i, said) in found.said.iter().enumerate() {
         if !said.trim().is_empty() {
             insert.execute(params![message_rowid(rid, found.from + i), said])?;
@@ -140,10 +139,8 @@ fn store_messages(tx: &Connection, rid: i64, found: &MessageText) -> rusqlite::R
 
 /// Removes the message rows of transcript `rid` from message `from` on.
 fn forget_messages(tx: &Connection, rid: i64, from: usize) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "DELETE FROM transcript_messages_fts WHERE rowid >= ?1 AND rowid < ?2",
-    )?
-    .execute(params![message_rowid(rid, from), message_rowid(rid + 1, 0)])?;
+    tx.prepare_cached("DELETE FROM transcript_messages_fts WHERE rowid >= ?1 AND rowid < ?2")?
+        .execute(params![message_rowid(rid, from), message_rowid(rid + 1, 0)])?;
     tx.prepare_cached("DELETE FROM transcript_errors WHERE rid = ?1 AND message >= ?2")?
         .execute(params![rid, from as i64])?;
     Ok(())

@@ -101,7 +101,9 @@ impl Index {
         let from = after.map_or(0, |a| a as i64 + 1);
         let total: i64 = self
             .conn
-            .prepare_cached("SELECT count(*) FROM transcript_errors WHERE rid = ?1 AND message >= ?2")
+            .prepare_cached(
+                "SELECT count(*) FROM transcript_errors WHERE rid = ?1 AND message >= ?2",
+            )
             .map_err(self.err())?
             .query_row(params![rid, from], |r| r.get(0))
             .map_err(self.err())?;

@@ -13,8 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::text;
 use crate::model::transcript::{
     ARCHIVE_DIR, Kind, Message, Metadata, PROMPT_WITHIN, SaidText, Transcript, file_name,
-    find::MessageText,
-    parse_file_name,
+    find::MessageText, parse_file_name,
 };
 use crate::store::{self, Project};
 

@@ -74,7 +74,8 @@ pub fn find_in(
     if snippets && !hits.messages.is_empty() {
         let s = Snippets::new(&text)?;
         // Gone or unreadable since it was indexed: listed without snippets.
-        for (at, m) in store::transcript::read_messages_at(&path, &hits.messages).unwrap_or_default()
+        for (at, m) in
+            store::transcript::read_messages_at(&path, &hits.messages).unwrap_or_default()
         {
             if let Some(snippet) = s.of_text(&said_by(&m))? {
                 cut.insert(at, snippet);
