@@ -260,3 +260,27 @@ fn the_mcp_tool_answers_as_the_cli_and_refuses_bad_input() {
         assert!(!e.is_empty(), "{bad}");
     }
 }
+
+#[test]
+fn a_session_past_the_in_memory_budget_is_found_to_its_end() {
+    let t = TestProject::new();
+    // About 24 MiB of said text: more than a gathering holds in memory
+    // (`MESSAGE_TEXT_BUDGET`), so the later messages' rows are read back
+    // from the stored file.
+    let filler = "lorem ipsum dolor sit amet ".repeat(150);
+    let mut ms: Vec<Value> = (0..6000)
+        .map(|i| json!({"role": "user", "blocks": [format!("{i} {filler}")]}))
+        .collect();
+    ms.push(json!({"role": "assistant", "blocks": ["the last okapi"]}));
+    ms.push(json!({"role": "user", "blocks": [
+        {"type": "tool_result", "toolUseId": "q", "result": "late failure", "isError": true}]}));
+    import(&t, &ms);
+    assert_eq!(found(&t, "okapi"), [6000]);
+    assert_eq!(found(&t, "5999"), [5999]);
+    assert_eq!(found(&t, "late failure"), [6001]);
+    assert_eq!(errors(&t), [6001]);
+    let rows = message_rows(&t);
+    assert_eq!(rows.iter().filter(|r| r.starts_with("trmsg")).count(), 6002);
+    t.run(&["index", "rebuild"]).ok();
+    assert_eq!(message_rows(&t), rows);
+}

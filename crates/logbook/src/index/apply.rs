@@ -14,7 +14,7 @@ use super::schema::message_rowid;
 use super::{CorruptEntry, Kind, SyncReport, mtime_of, path_str};
 use crate::clock;
 use crate::model::run::{RunStatus, UNKNOWN_STATUS};
-use crate::model::transcript::find::MessageText;
+use crate::model::transcript::find::{MAX_FOUND_MESSAGES, MessageText, said_by};
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
     match r {
@@ -90,9 +90,9 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
                     .ok()
                     .and_then(|r| r.found)
                     .unwrap_or_default();
-                return store_messages(tx, rid, &all);
+                return store_messages(tx, rid, &all, &t.file);
             }
-            store_messages(tx, rid, found)
+            store_messages(tx, rid, found, &t.file)
         }
         Inner::WorkflowState(w) => {
             tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&w.path)])?;
@@ -119,14 +119,42 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
 }
 
 /// Replaces the message rows of transcript `rid` from message
-/// `found.from` on with `found`'s; the rows before it stay.
-fn store_messages(tx: &Connection, rid: i64, found: &MessageText) -> rusqlite::Result<()> {
+/// `found.from` on with `found`'s; the rows before it stay. The text of the
+/// messages past `found.cut` is read from `file`, one message at a time.
+fn store_messages(
+    tx: &Connection,
+    rid: i64,
+    found: &MessageText,
+    file: &Path,
+) -> rusqlite::Result<()> {
     forget_messages(tx, rid, found.from)?;
     let mut insert =
         tx.prepare_cached("INSERT INTO transcript_messages_fts(rowid, said) VALUES (?1, ?2)")?;
     for (i, said) in found.said.iter().enumerate() {
         if !said.trim().is_empty() {
             insert.execute(params![message_rowid(rid, found.from + i), said])?;
+        }
+    }
+    if let Some(cut) = found.cut {
+        let mut failed = None;
+        // A file gone or changed since is read again by the next sync (its
+        // stamp moved); what was inserted until then stays.
+        let _ = crate::store::transcript::each_message_from(file, cut, &mut |at, m| {
+            let said = said_by(m);
+            if at >= MAX_FOUND_MESSAGES || said.trim().is_empty() {
+                return Ok(());
+            }
+            match insert.execute(params![message_rowid(rid, at), said]) {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    let stop = crate::error::index_error(file, &e);
+                    failed = Some(e);
+                    Err(stop)
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
         }
     }
     let mut insert =

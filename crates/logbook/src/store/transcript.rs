@@ -109,6 +109,117 @@ pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
     read_indexed(path, cap).map(|r| (r.head, r.said))
 }
 
+/// Calls `each` with every message of the transcript at `path` from index
+/// `from` on, in order, reading the file as a stream (the messages before
+/// `from` are skipped unparsed, a message of another shape left out), so
+/// that memory holds one message at a time. An error from `each` stops the
+/// read and is returned.
+pub fn each_message_from(
+    path: &Path,
+    from: usize,
+    each: &mut dyn FnMut(usize, &Message) -> Result<()>,
+) -> Result<()> {
+    let file = store::open_record_file(path, "transcript")?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    if reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(b"\xEF\xBB\xBF")
+    {
+        reader.consume(3);
+    }
+    let mut walk = EachFrom {
+        from,
+        each,
+        failed: None,
+    };
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let read = serde::de::DeserializeSeed::deserialize(&mut walk, &mut de);
+    if let Some(e) = walk.failed {
+        return Err(e);
+    }
+    read.map_err(|e| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "transcript",
+        reason: e.to_string(),
+    })
+}
+
+/// What [`each_message_from`] calls, and the error that stopped it.
+struct EachFrom<'f> {
+    from: usize,
+    each: &'f mut dyn FnMut(usize, &Message) -> Result<()>,
+    failed: Option<Error>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut EachFrom<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut EachFrom<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        while let Some(key) = a.next_key::<String>()? {
+            if key == "messages" {
+                return a.next_value_seed(EachFromSeq(self));
+            }
+            a.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+struct EachFromSeq<'a, 'f>(&'a mut EachFrom<'f>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for EachFromSeq<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for EachFromSeq<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        let walk = self.0;
+        let mut i = 0;
+        loop {
+            if i < walk.from {
+                if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
+                    return Ok(());
+                }
+            } else {
+                let Some(v) = a.next_element::<Value>()? else {
+                    return Ok(());
+                };
+                if let Ok(m) = Message::deserialize(v)
+                    && let Err(e) = (walk.each)(i, &m)
+                {
+                    walk.failed = Some(e);
+                    return Err(A::Error::custom("stopped"));
+                }
+            }
+            i += 1;
+        }
+    }
+}
+
 /// The messages at `wanted` (indexes, ascending) of the transcript at
 /// `path`, each with its index: the file is read as a stream, each other
 /// message skipped unparsed, and reading stops after the last one wanted,

@@ -36,6 +36,11 @@ pub const MESSAGE_SAID_BYTES: usize = 4096;
 /// a message's row by its transcript's row and its index in 24 bits.
 pub const MAX_FOUND_MESSAGES: usize = 1 << 24;
 
+/// The most text a [`MessageText`] holds in memory: past it, the messages'
+/// text is left for the index to read from the stored file, one message
+/// at a time, so that gathering a huge session's text stays bounded.
+pub const MESSAGE_TEXT_BUDGET: usize = 16 << 20;
+
 /// What each message of a run of messages says, and which of them hold a
 /// failed tool result, starting at message [`MessageText::from`] (an
 /// incremental import gathers only the messages it appends).
@@ -43,10 +48,17 @@ pub const MAX_FOUND_MESSAGES: usize = 1 << 24;
 pub struct MessageText {
     /// The index of the first message gathered.
     pub from: usize,
-    /// What each message says, in order, the first being message `from`.
+    /// What each message says, in order, the first being message `from`,
+    /// up to [`MessageText::cut`].
     pub said: Vec<String>,
-    /// The indexes of the messages holding a failed tool result, ascending.
+    /// The indexes of the messages holding a failed tool result, ascending
+    /// (all of them, past the cut too).
     pub errors: Vec<usize>,
+    /// The first message whose text was not kept, the budget being spent:
+    /// its text and the later ones' are to be read from the file.
+    pub cut: Option<usize>,
+    count: usize,
+    bytes: usize,
 }
 
 impl MessageText {
@@ -70,18 +82,30 @@ impl MessageText {
     /// Adds a message that says nothing (one that did not parse): the
     /// messages after it keep their indexes.
     pub fn skip(&mut self) {
-        if self.from + self.said.len() < MAX_FOUND_MESSAGES {
-            self.said.push(String::new());
+        if self.from + self.count < MAX_FOUND_MESSAGES {
+            self.count += 1;
+            if self.cut.is_none() {
+                self.said.push(String::new());
+            }
         }
     }
 
     /// Adds the next message.
     pub fn push(&mut self, m: &Message) {
-        let at = self.from + self.said.len();
+        let at = self.from + self.count;
         if at >= MAX_FOUND_MESSAGES {
             return;
         }
-        self.said.push(said_by(m));
+        self.count += 1;
+        if self.cut.is_none() {
+            let said = said_by(m);
+            self.bytes += said.len();
+            if self.bytes > MESSAGE_TEXT_BUDGET {
+                self.cut = Some(at);
+            } else {
+                self.said.push(said);
+            }
+        }
         if holds_failure(m) {
             self.errors.push(at);
         }
@@ -213,5 +237,23 @@ mod tests {
         ));
         assert_eq!(t.said.len(), 2);
         assert_eq!(t.errors, vec![8]);
+    }
+
+    #[test]
+    fn past_the_budget_text_is_left_to_the_file_and_errors_are_kept() {
+        let big = "y".repeat(MESSAGE_SAID_BYTES);
+        let mut t = MessageText::new(0);
+        let per = said_by(&msg("user", json!([big.clone()]))).len();
+        let fits = MESSAGE_TEXT_BUDGET / per;
+        for _ in 0..fits + 3 {
+            t.push(&msg("user", json!([big.clone()])));
+        }
+        t.push(&msg(
+            "user",
+            json!([{"type": "tool_result", "result": "x", "isError": true}]),
+        ));
+        assert_eq!(t.cut, Some(fits));
+        assert_eq!(t.said.len(), fits);
+        assert_eq!(t.errors, vec![fits + 3]);
     }
 }
