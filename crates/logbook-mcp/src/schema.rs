@@ -211,6 +211,20 @@ pub(crate) fn transcript() -> Arc<JsonObject> {
     )
 }
 
+/// `transcript find --json`: matches and errors, each list present when
+/// asked for.
+pub(crate) fn transcript_found() -> Arc<JsonObject> {
+    object(
+        json!({
+            "matches": {"type": "array", "description": "the messages saying the words, ascending: {message, snippet}"},
+            "matchCount": {"type": "integer", "description": "how many messages match after `after`, the listed ones included"},
+            "errors": {"type": "array", "description": "indexes of the messages holding a failed tool result, ascending"},
+            "errorCount": {"type": "integer"}
+        }),
+        &[],
+    )
+}
+
 /// `transcript list --json` (an array in the CLI) as `transcripts`.
 pub(crate) fn transcript_list() -> Arc<JsonObject> {
     object(

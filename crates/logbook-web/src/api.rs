@@ -40,6 +40,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/api/transcripts", get(transcripts))
         .route("/api/transcripts/{id}", get(transcript_show))
         .route("/api/usage", get(usage))
+        .route("/api/transcripts/{id}/find", get(transcript_find))
 }
 
 /// Runs `f` on the blocking pool with the project.
@@ -375,6 +376,36 @@ async fn transcript_show(
             );
         }
         Ok(json)
+    })
+    .await?;
+    let mut r = Json(json).into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(r)
+}
+
+/// `GET /api/transcripts/{id}/find?q=&after=&limit=`: the messages that say
+/// `q` (when given) and those holding a failed tool result, after message
+/// `after`, at most `limit` of each (50 unless given, at most
+/// [`transcript::find::MAX_FOUND`]); the JSON of `transcript find --json
+/// --errors`.
+async fn transcript_find(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, Refusal> {
+    use transcript::find::{self, Page};
+    let id = transcript_id(&id)?;
+    let page = Page {
+        after: number(&q, "after")?,
+        limit: number(&q, "limit")?.unwrap_or(50).min(find::MAX_FOUND),
+    };
+    let text = q.get("q").cloned().unwrap_or_default();
+    let json = blocking(&state, move |p| {
+        let query = |e: logbook::Error| Refusal::from_query_error(&e);
+        let matches = find::find_in(p, &id, &text, page, true).map_err(query)?;
+        let errors = find::errors(p, &id, page)?;
+        Ok(find::found_json(Some(&matches), Some(&errors)))
     })
     .await?;
     let mut r = Json(json).into_response();

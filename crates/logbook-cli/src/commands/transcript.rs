@@ -35,6 +35,10 @@ pub(crate) enum TranscriptCommand {
         /// The title.
         text: String,
     },
+    /// The messages of a transcript that say TEXT (from the index: word
+    /// forms, case and accents aside, as `list --text`), and with --errors
+    /// the messages holding a failed tool result.
+    Find(FindArgs),
     /// The command that resumes this session in the agent that wrote it
     /// (`claude --resume ID`, `codex resume ID`), and the folder to run it in.
     Resume {
@@ -55,6 +59,24 @@ pub(crate) enum TranscriptCommand {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FindArgs {
+    /// The session UUID, its first 8 or more characters, or its last 8.
+    id: String,
+    /// Words every matching message says.
+    #[arg(required_unless_present = "errors")]
+    text: Option<String>,
+    /// Also list the messages holding a failed tool result.
+    #[arg(long)]
+    errors: bool,
+    /// Only messages after message N (0-based).
+    #[arg(long, value_name = "N")]
+    after: Option<u64>,
+    /// At most N messages of each list.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    limit: u64,
 }
 
 #[derive(Debug, Args)]
@@ -196,6 +218,7 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
                 human,
             ))
         }
+        TranscriptCommand::Find(a) => find(ctx, a),
         TranscriptCommand::Import(a) => import_cmd(ctx, a),
         TranscriptCommand::Usage(a) => usage(ctx, a),
         TranscriptCommand::Prune {
@@ -203,6 +226,64 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
             dry_run,
         } => prune(ctx, *older_than, *dry_run),
     }
+}
+
+fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
+    use logbook::ops::transcript::find::{self, Page};
+    let page = Page {
+        after: a.after.map(|n| paging_count("after", n)).transpose()?,
+        limit: paging_count("limit", a.limit)?,
+    };
+    let matches = a
+        .text
+        .as_deref()
+        .map(|text| find::find_in(&ctx.project, &a.id, text, page, true))
+        .transpose()?;
+    let errors = a
+        .errors
+        .then(|| find::errors(&ctx.project, &a.id, page))
+        .transpose()?;
+    let mut human = String::new();
+    if let (Some(m), Some(text)) = (&matches, &a.text) {
+        let _ = writeln!(
+            human,
+            "{} message{} say {text:?}{}",
+            m.total,
+            if m.total == 1 { "" } else { "s" },
+            if (m.items.len() as u64) < m.total {
+                format!(
+                    " ({} shown; --after {} for more)",
+                    m.items.len(),
+                    m.items.last().map_or(0, |f| f.message)
+                )
+            } else {
+                String::new()
+            }
+        );
+        for f in &m.items {
+            let _ = writeln!(
+                human,
+                "  #{:<6} {}",
+                f.message,
+                f.snippet.as_deref().unwrap_or_default().replace('\n', " ")
+            );
+        }
+    }
+    if let Some(e) = &errors {
+        let list: Vec<String> = e.items.iter().map(|m| format!("#{m}")).collect();
+        let _ = writeln!(
+            human,
+            "{} error{}{}{}",
+            e.total,
+            if e.total == 1 { "" } else { "s" },
+            if list.is_empty() { "" } else { ": messages " },
+            list.join(", ")
+        );
+    }
+    Ok(Output::new(
+        find::found_json(matches.as_ref(), errors.as_ref()),
+        human,
+    ))
 }
 
 fn list_team(ctx: &Context, a: &ListArgs) -> Result<Output> {

@@ -421,3 +421,80 @@ fn what_an_append_says_is_found_after_an_incremental_import() {
     t.run(&["index", "rebuild"]).ok();
     assert_eq!(t.json(&["transcript", "list", "--all"]), listed);
 }
+
+/// The indexes of the stored messages whose JSON contains `word`.
+fn messages_saying(t: &TestProject, word: &str) -> Vec<u64> {
+    let shown = t.json(&["transcript", "show", CLAUDE_ID]);
+    shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.to_string().contains(word))
+        .map(|(i, _)| i as u64)
+        .collect()
+}
+
+fn find_in(t: &TestProject, args: &[&str]) -> Value {
+    let mut all = vec!["transcript", "find", CLAUDE_ID];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--limit", "500"]);
+    t.json(&all)
+}
+
+#[test]
+fn find_in_transcript_goes_on_with_an_incremental_import() {
+    let t = TestProject::new();
+    let mut log = small(&t);
+    let before = t.json(&["transcript", "show", CLAUDE_ID])["messages"]
+        .as_array()
+        .unwrap()
+        .len() as u64;
+    assert_eq!(find_in(&t, &["--errors"])["errorCount"], 0);
+    let question_0 = find_in(&t, &["question 0:"]);
+    assert_eq!(question_0["matches"][0]["message"], 0, "{question_0:#}");
+    // Appended: a reply saying a new word, and a tool result that failed.
+    let next = claude_turns(log.turns, log.turns + 2)
+        .replace("here is the answer", "here is the zanzibar answer")
+        .replacen(
+            r#""type":"tool_result","content":"result"#,
+            r#""type":"tool_result","is_error":true,"content":"result"#,
+            1,
+        );
+    log.turns += 2;
+    log.append(next.as_bytes());
+    let i = import(&t, &log);
+    assert!(bytes_read(&i) <= next.len() as u64 + CHECK, "{i:#}");
+    let want = messages_saying(&t, "zanzibar");
+    assert_eq!(want.len(), 2, "one reply per appended turn");
+    assert!(
+        want.iter().all(|m| *m >= before),
+        "{want:?} before {before}"
+    );
+    let found: Vec<u64> = find_in(&t, &["zanzibar"])["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["message"].as_u64().unwrap())
+        .collect();
+    assert_eq!(found, want);
+    let errors = find_in(&t, &["--errors"]);
+    assert_eq!(
+        errors["errors"],
+        serde_json::json!(messages_saying(&t, "\"isError\":true"))
+    );
+    assert_eq!(errors["errorCount"], 1);
+    // The rows of the messages the first import wrote are still there.
+    assert_eq!(find_in(&t, &["question 0:"]), question_0);
+    // And a rebuild, which reads every message of the stored file, agrees.
+    t.run(&["index", "rebuild"]).ok();
+    assert_eq!(
+        find_in(&t, &["zanzibar"])["matches"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(find_in(&t, &["--errors"]), errors);
+    assert_eq!(find_in(&t, &["question 0:"]), question_0);
+}

@@ -33,6 +33,7 @@ mod snapshots;
 mod team;
 mod team_parity;
 mod transcript;
+mod transcript_find;
 mod transcript_text;
 mod usage_view;
 mod validation;

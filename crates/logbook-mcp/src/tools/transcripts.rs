@@ -67,6 +67,23 @@ pub(crate) struct TranscriptListArgs {
     repo: Option<String>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TranscriptFindArgs {
+    /// The transcript's UUID, its first 8 or more characters, or its last 8.
+    id: String,
+    /// Words every matching message says (word forms, case and accents
+    /// aside); omit to ask for errors only.
+    text: Option<String>,
+    /// Also list the messages holding a failed tool result.
+    #[serde(default)]
+    errors: bool,
+    /// Only messages after this index (0-based).
+    after: Option<u64>,
+    /// At most this many of each list (default 50, at most 500).
+    limit: Option<u64>,
+}
+
 #[tool_router(router = transcript_tools, vis = "pub(super)")]
 impl LogbookServer {
     #[tool(
@@ -98,6 +115,36 @@ impl LogbookServer {
         self.call(false, move |p| {
             let stored = transcript::name(p, &a.id, &a.name)?;
             Ok(transcript::imported_json(&stored))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Find which messages of one stored transcript say some words (message indexes, 0-based, each with a snippet), and with errors=true which messages hold a failed tool result: jump straight to them in transcript_load's messages. Exactly `logbook transcript find ID TEXT --errors --json`.",
+        output_schema = schema::transcript_found(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn transcript_find(&self, Parameters(a): Parameters<TranscriptFindArgs>) -> ToolResult {
+        self.query(move |p| {
+            use transcript::find::{self, Page};
+            if a.text.is_none() && !a.errors {
+                return Err(invalid(
+                    "text/errors",
+                    "neither",
+                    "give text to find, or errors: true, or both",
+                ));
+            }
+            let page = Page {
+                after: a.after.map(|n| paging_count("after", n)).transpose()?,
+                limit: paging_count("limit", a.limit.unwrap_or(50))?.min(find::MAX_FOUND),
+            };
+            let matches = a
+                .text
+                .as_deref()
+                .map(|text| find::find_in(p, &a.id, text, page, true))
+                .transpose()?;
+            let errors = a.errors.then(|| find::errors(p, &a.id, page)).transpose()?;
+            Ok(find::found_json(matches.as_ref(), errors.as_ref()))
         })
         .await
     }

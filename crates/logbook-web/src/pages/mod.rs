@@ -8,6 +8,7 @@
 mod run;
 mod run_list;
 mod sessions;
+mod transcript_find;
 mod transcripts;
 mod usage;
 mod workflow;

@@ -208,6 +208,7 @@ struct TranscriptPage {
     shown: String,
     page_size: usize,
     pager: Pager,
+    find: Option<super::transcript_find::FindBar>,
 }
 
 /// The links between a transcript's pages; empty where there is none.
@@ -226,19 +227,19 @@ pub(crate) const PAGE_MESSAGES: usize = 200;
 /// call is the rule; further than this shows as pending or orphan).
 const AROUND: usize = 50;
 
-/// The first message of the page a query asks for: `?at=N` (0-based
-/// message index, the page holding it; the link shape `?at=N#mN` lands on
-/// it) or `?page=K` (1-based). Neither: the first page. Not a whole
+/// The first message of the page a query asks for, and the message asked
+/// for if any: `?at=N` (0-based message index, the page holding it; the
+/// link shape `?at=N#mN` lands on it) or `?page=K` (1-based). Neither: the first page. Not a whole
 /// number, page 0 or both given: 400. Beyond the end is clamped later.
-fn page_start(q: &HashMap<String, String>) -> Result<usize, Refusal> {
+fn page_start(q: &HashMap<String, String>) -> Result<(usize, Option<usize>), Refusal> {
     match (api::number(q, "at")?, api::number(q, "page")?) {
         (Some(_), Some(_)) => Err(Refusal::BadRequest(
             "give at (a message index) or page, not both".into(),
         )),
-        (Some(at), None) => Ok(at / PAGE_MESSAGES * PAGE_MESSAGES),
+        (Some(at), None) => Ok((at / PAGE_MESSAGES * PAGE_MESSAGES, Some(at))),
         (None, Some(0)) => Err(Refusal::BadRequest("page counts from 1".into())),
-        (None, Some(k)) => Ok((k - 1).saturating_mul(PAGE_MESSAGES)),
-        (None, None) => Ok(0),
+        (None, Some(k)) => Ok(((k - 1).saturating_mul(PAGE_MESSAGES), None)),
+        (None, None) => Ok((0, None)),
     }
 }
 
@@ -251,8 +252,14 @@ pub(super) async fn transcript_page(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let id = transcript_id(&id)?;
-    let start = page_start(&q)?;
-    let (stored, start, extras) = blocking(&state, move |p| {
+    let (start, at) = page_start(&q)?;
+    let words = super::transcript_find::words(&q)?;
+    let keep = if words.is_empty() {
+        String::new()
+    } else {
+        format!("&find={}", enc(&words))
+    };
+    let (stored, start, extras, find) = blocking(&state, move |p| {
         let read = |start: usize| {
             let from = start.saturating_sub(AROUND);
             let count = (start - from).saturating_add(PAGE_MESSAGES + AROUND);
@@ -272,7 +279,11 @@ pub(super) async fn transcript_page(
             charged: transcript::links::charged_in(&w.transcript, w.from, w.total),
             subagents: transcript::links::subagents(p, &w.transcript),
         };
-        Ok((stored, start, extras))
+        // The bar's "next" links go on from the message asked for, or
+        // from the page's first.
+        let shown = at.or(start.checked_sub(1));
+        let find = super::transcript_find::bar(p, &w.transcript.id, shown, words)?;
+        Ok((stored, start, extras, find))
     })
     .await?;
     let w = &stored.window;
@@ -281,7 +292,13 @@ pub(super) async fn transcript_page(
     let at = start.saturating_sub(w.from);
     let turns = view::transcript::page_turns(&t.messages, w.from, at..at + PAGE_MESSAGES, &extras);
     let end = (start + PAGE_MESSAGES).min(total);
-    let href = |k: usize| format!("/transcripts/{}?page={}", enc(&t.id), k / PAGE_MESSAGES + 1);
+    let href = |k: usize| {
+        format!(
+            "/transcripts/{}?page={}{keep}",
+            enc(&t.id),
+            k / PAGE_MESSAGES + 1
+        )
+    };
     let last = total.saturating_sub(1) / PAGE_MESSAGES * PAGE_MESSAGES;
     let pager = Pager {
         first: if start > 0 { href(0) } else { String::new() },
@@ -325,5 +342,6 @@ pub(super) async fn transcript_page(
         page_size: PAGE_MESSAGES,
         pager,
         total,
+        find,
     })
 }

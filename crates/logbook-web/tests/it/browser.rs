@@ -498,3 +498,37 @@ fn chromium_opens_the_page_of_a_message_link() {
     let dom = b.dom(&format!("{base}/transcripts/{id}?at=601#m601"));
     assert!(main_of(&dom).contains("<details class=\"result\" id=\"m601\">"));
 }
+
+#[test]
+fn chromium_jumps_to_matches_and_errors() {
+    let Some(b) = browser() else { return };
+    let s = crate::find::served();
+    let base = format!("http://{}", s.addr);
+    let id = crate::find::FIND_ID;
+    let dom = b.dom(&format!("{base}/transcripts/{id}?find=zebra"));
+    let main = main_of(&dom);
+    // The form works without script: it is a GET of the same page.
+    assert!(
+        main.contains("<form class=\"find-form\" method=\"get\""),
+        "{main}"
+    );
+    // The errors bar counts the cards the page marks with the error chip.
+    assert!(main.contains("3 errors"), "{main}");
+    assert_eq!(crate::find::error_cards(main), 3, "{main}");
+    // Following "next match" keeps the words and moves on from there.
+    let next = link(main, "/transcripts/", "find=zebra");
+    assert_eq!(next, format!("/transcripts/{id}?at=0&find=zebra#m0"));
+    let dom = b.dom(&format!("{base}/transcripts/{id}?at=0&find=zebra"));
+    let main = main_of(&dom);
+    assert_eq!(
+        link(main, "/transcripts/", "at=8"),
+        format!("/transcripts/{id}?at=8&find=zebra#m8")
+    );
+    let next_error = main
+        .split("class=\"next-error\" href=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    assert_eq!(next_error, format!("/transcripts/{id}?at=2&find=zebra#m2"));
+}

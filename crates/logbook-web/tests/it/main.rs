@@ -6,6 +6,7 @@
 
 mod api;
 mod browser;
+mod find;
 mod harness;
 mod pages;
 mod paging;

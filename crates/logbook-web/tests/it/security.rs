@@ -430,3 +430,51 @@ fn hostile_paging_of_a_transcript_is_a_plain_text_400() {
         assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
     }
 }
+
+#[test]
+fn hostile_find_words_and_snippets_are_escaped() {
+    use crate::harness::{CLAUDE_ID, HOSTILE};
+    let s = Served::with_agent_logs();
+    // The words typed, echoed in the form, the count and every link.
+    let words = "oops <script>alert(1)</script>\"><img src=x onerror=alert(2)>";
+    let enc: String = words.bytes().map(|b| format!("%{b:02X}")).collect();
+    let page = s.get(&format!("/transcripts/{CLAUDE_ID}?find={enc}&at=0"));
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = page.text();
+    assert!(!html.contains("<script>alert"), "{html}");
+    assert!(!html.contains("<img src=x") && !html.contains("onerror=alert(2)>"));
+    // A word of the hostile result: its snippet, cut from that text, is
+    // text on the page.
+    let page = s.get(&format!("/transcripts/{CLAUDE_ID}?find=oops"));
+    let html = page.text();
+    assert!(html.contains("class=\"snippet\""), "{html}");
+    let snippet = html
+        .split("class=\"snippet\">")
+        .nth(1)
+        .and_then(|s| s.split("</span>").next())
+        .unwrap();
+    assert!(snippet.contains("[oops]"), "{snippet}");
+    assert!(
+        !snippet.contains('<') && !snippet.contains('>'),
+        "{snippet}"
+    );
+    assert!(!html.contains("<script>alert"), "{html}");
+    assert_eq!(
+        html.replace("&#60;", "&lt;")
+            .replace("&#62;", "&gt;")
+            .matches("&lt;script&gt;alert(1)&lt;/script&gt;")
+            .count(),
+        5,
+        "the four of the page and the snippet's: {html}"
+    );
+    // The API gives the snippet as JSON text, hostile or not.
+    let api = s.get_json(&format!("/api/transcripts/{CLAUDE_ID}/find?q=oops"));
+    assert!(
+        api["matches"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains(HOSTILE)
+    );
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"));
+}

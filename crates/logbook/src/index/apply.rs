@@ -10,9 +10,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::outputs::encode_outs;
 use super::record::{ABSENT_STAMP, Inner, Record};
 use super::run_rows::{Fresh, remove_run, store_run};
+use super::schema::message_rowid;
 use super::{CorruptEntry, Kind, SyncReport, mtime_of, path_str};
 use crate::clock;
 use crate::model::run::{RunStatus, UNKNOWN_STATUS};
+use crate::model::transcript::find::{MAX_FOUND_MESSAGES, MessageText, said_by};
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
     match r {
@@ -33,7 +35,7 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
             )?;
             Ok(())
         }
-        Inner::Transcript(t, said) => {
+        Inner::Transcript(t, said, found) => {
             tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&t.file)])?;
             // Updated in place: the rowid is the FTS row's, so a rewrite
             // replaces that row rather than leaving the old words behind.
@@ -76,13 +78,24 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
                     t.models.join("\t"),
                     t.usage.as_ref().and_then(|u| serde_json::to_string(u).ok())
                 ])?;
+            let had_row = rid.is_some();
             let rid = match rid {
                 Some(rid) => rid,
                 None => tx.last_insert_rowid(),
             };
             tx.prepare_cached("INSERT INTO transcripts_fts(rowid, said) VALUES (?1, ?2)")?
                 .execute(params![rid, said])?;
-            Ok(())
+            if found.from > 0 && !had_row {
+                // Rows for the messages before `from` were never stored
+                // (the index was lost since the import's checkpoint):
+                // every message is read again from the file just written.
+                let all = crate::store::transcript::read_for_index(&t.file, 0)
+                    .ok()
+                    .and_then(|r| r.found)
+                    .unwrap_or_default();
+                return store_messages(tx, rid, &all, &t.file);
+            }
+            store_messages(tx, rid, found, &t.file)
         }
         Inner::WorkflowState(w) => {
             tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&w.path)])?;
@@ -108,6 +121,62 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
     }
 }
 
+/// Replaces the message rows of transcript `rid` from message
+/// `found.from` on with `found`'s; the rows before it stay. The text of the
+/// messages past `found.cut` is read from `file`, one message at a time.
+fn store_messages(
+    tx: &Connection,
+    rid: i64,
+    found: &MessageText,
+    file: &Path,
+) -> rusqlite::Result<()> {
+    forget_messages(tx, rid, found.from)?;
+    let mut insert =
+        tx.prepare_cached("INSERT INTO transcript_messages_fts(rowid, said) VALUES (?1, ?2)")?;
+    for (i, said) in found.said.iter().enumerate() {
+        if !said.trim().is_empty() {
+            insert.execute(params![message_rowid(rid, found.from + i), said])?;
+        }
+    }
+    if let Some(cut) = found.cut {
+        let mut failed = None;
+        // A file gone or changed since is read again by the next sync (its
+        // stamp moved); what was inserted until then stays.
+        let _ = crate::store::transcript::each_message_from(file, cut, &mut |at, m| {
+            let said = said_by(m);
+            if at >= MAX_FOUND_MESSAGES || said.trim().is_empty() {
+                return Ok(());
+            }
+            match insert.execute(params![message_rowid(rid, at), said]) {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    let stop = crate::error::index_error(file, &e);
+                    failed = Some(e);
+                    Err(stop)
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    }
+    let mut insert =
+        tx.prepare_cached("INSERT OR IGNORE INTO transcript_errors(rid, message) VALUES (?1, ?2)")?;
+    for at in &found.errors {
+        insert.execute(params![rid, *at as i64])?;
+    }
+    Ok(())
+}
+
+/// Removes the message rows of transcript `rid` from message `from` on.
+fn forget_messages(tx: &Connection, rid: i64, from: usize) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM transcript_messages_fts WHERE rowid >= ?1 AND rowid < ?2")?
+        .execute(params![message_rowid(rid, from), message_rowid(rid + 1, 0)])?;
+    tx.prepare_cached("DELETE FROM transcript_errors WHERE rid = ?1 AND message >= ?2")?
+        .execute(params![rid, from as i64])?;
+    Ok(())
+}
+
 pub(super) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlite::Result<()> {
     let p = path_str(path);
     match kind {
@@ -124,6 +193,13 @@ pub(super) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlit
                 "DELETE FROM transcripts_fts WHERE rowid IN (SELECT rid FROM transcripts WHERE path = ?1)",
                 [&p],
             )?;
+            let rid: Option<i64> = tx
+                .prepare_cached("SELECT rid FROM transcripts WHERE path = ?1")?
+                .query_row([&p], |r| r.get(0))
+                .optional()?;
+            if let Some(rid) = rid {
+                forget_messages(tx, rid, 0)?;
+            }
             tx.execute("DELETE FROM transcripts WHERE path = ?1", [&p])?;
         }
         Kind::WorkflowState => {

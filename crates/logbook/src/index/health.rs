@@ -90,6 +90,10 @@ impl Index {
             "SELECT 'ws', path, id, status, archived, last_updated, record, '', '', '', '' FROM work_sessions",
             "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), coalesce(repository,''), title || char(31) || source || char(31) || messages || char(31) || models || char(31) || coalesce(usage,'') FROM transcripts",
             "SELECT 'trfts', t.path, '', '', '', '', '', '', '', '', '' FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid",
+            // Message rows by their transcript's file and index; a row
+            // whose transcript is gone shows as `orphan`.
+            "SELECT 'trmsg', coalesce(t.path, 'orphan'), f.rowid & 16777215, '', '', '', '', '', '', '', '' FROM transcript_messages_fts f LEFT JOIN transcripts t ON t.rid = (f.rowid >> 24)",
+            "SELECT 'trerr', coalesce(t.path, 'orphan'), e.message, '', '', '', '', '', '', '', '' FROM transcript_errors e LEFT JOIN transcripts t ON t.rid = e.rid",
             "SELECT 'wf', path, session_id, mode, coalesce(phase,''), coalesce(active_agent,''), version, updated_at, invocations, pending_handoffs, '' FROM workflow_states",
             "SELECT 'bad', path, kind, '', '', '', '', '', '', '', '' FROM corrupt",
         ];

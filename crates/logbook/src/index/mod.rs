@@ -26,6 +26,7 @@
 mod apply;
 pub mod catalog;
 mod filter;
+mod found;
 mod fulltext;
 mod health;
 mod listing;
@@ -54,6 +55,7 @@ use crate::error::{Error, Result, index_error};
 use crate::model::run::Run;
 use crate::store::Project;
 
+pub use found::MessageHits;
 pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;

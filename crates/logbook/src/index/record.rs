@@ -13,6 +13,7 @@ use crate::clock;
 use crate::error::Error;
 use crate::model::ids::RunId;
 use crate::model::run::{Manifest, Run, parse_manifest};
+use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{self, Kind as TranscriptKind, Metadata, Summary, parse_file_name};
 use crate::model::work_session::{SessionStatus, WorkSession};
 use crate::model::workflow::SessionState;
@@ -33,7 +34,9 @@ pub(super) enum Inner {
         last_updated: String,
         record: String,
     },
-    Transcript(Box<Summary>, String),
+    /// The row, what its messages say (capped), and what each message
+    /// says with where the errors are.
+    Transcript(Box<Summary>, String, Box<MessageText>),
     WorkflowState(Box<WorkflowRow>),
     Corrupt {
         reason: String,
@@ -142,7 +145,11 @@ impl Record {
     /// [`MAX_SAID_BYTES`](super::MAX_SAID_BYTES)), its first prompt
     /// ([`Transcript::first_prompt`](crate::model::transcript::Transcript::first_prompt))
     /// and how many messages it holds (an imported log's count is taken
-    /// from its metadata instead).
+    /// from its metadata instead). `found` is what each message from
+    /// `found.from` on says ([`MessageText`]): the index keeps the rows of
+    /// the messages before it, so an incremental import hands only the
+    /// messages it appended.
+    #[allow(clippy::too_many_arguments)]
     pub fn transcript(
         path: &Path,
         kind: TranscriptKind,
@@ -151,6 +158,7 @@ impl Record {
         said: String,
         first_prompt: Option<&str>,
         messages: u64,
+        found: MessageText,
     ) -> Record {
         let (models, usage) = transcript::measured(metadata);
         Record(Inner::Transcript(
@@ -171,6 +179,7 @@ impl Record {
                 usage,
             }),
             said,
+            Box::new(found),
         ))
     }
 
@@ -236,7 +245,7 @@ fn read_workflow_state(_: &Project, path: &Path) -> Option<Record> {
 fn read_transcript(path: &Path) -> Option<Record> {
     let name = path.file_name()?.to_string_lossy().into_owned();
     let (kind, _) = parse_file_name(&name)?;
-    match store::transcript::read_indexed(path, super::MAX_SAID_BYTES) {
+    match store::transcript::read_for_index(path, super::MAX_SAID_BYTES) {
         Ok(read) => Some(Record::transcript(
             path,
             kind,
@@ -245,6 +254,7 @@ fn read_transcript(path: &Path) -> Option<Record> {
             read.said,
             read.first_prompt.as_deref(),
             read.messages,
+            read.found.unwrap_or_default(),
         )),
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => Some(Record::corrupt(e)),

@@ -4,9 +4,9 @@
 
 /// Bumped whenever the tables change; an index of another version is
 /// rebuilt rather than misread.
-// 13: i32-usage adds `transcripts.models` and `transcripts.usage` (see
-// the block marked i32-usage in SCHEMA); another change of 13 may add
-// its own tables beside them.
+// 13: `transcripts.models` and `transcripts.usage` (what a listing shows
+// and filters on without reading the file), and per-message full text
+// and error rows (`MESSAGES_SCHEMA`: find in a transcript, its errors).
 pub const SCHEMA_VERSION: i64 = 13;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
@@ -27,7 +27,7 @@ pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
 /// a rowid table and a join to `runs` and `outputs`, those lookups were
 /// most of a sync that found nothing changed).
 pub(super) fn schema() -> String {
-    SCHEMA
+    format!("{SCHEMA}{MESSAGES_SCHEMA}")
         .replace(
             "{RUNS_REPO}",
             &repo_columns(
@@ -209,6 +209,35 @@ CREATE TABLE team_outbox(
   UNIQUE(kind, id)
 );
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+";
+
+// Schema 13, find-in-transcript: what each message says and where the
+// errors are. Kept in its own block so that it reads (and merges) apart
+// from the other tables.
+
+/// The bits of a message row's rowid that hold the message's index; the
+/// bits above hold its transcript's `rid` (see [`message_rowid`]).
+pub(super) const MESSAGE_BITS: u32 = 24;
+
+/// The rowid of message `at` of transcript `rid` in
+/// `transcript_messages_fts`: a transcript's messages are one rowid range,
+/// which FTS5 reads alone when a query is limited to it.
+pub(super) fn message_rowid(rid: i64, at: usize) -> i64 {
+    (rid << MESSAGE_BITS) | at as i64
+}
+
+/// `transcript_messages_fts`: one contentless document per message that
+/// says anything ([`crate::model::transcript::find`], capped per message);
+/// `transcript_errors`: the messages holding a failed tool result.
+const MESSAGES_SCHEMA: &str = "
+CREATE VIRTUAL TABLE transcript_messages_fts USING fts5(
+  said, content = '', contentless_delete = 1, tokenize = '{TOKENIZE}'
+);
+CREATE TABLE transcript_errors(
+  rid INTEGER NOT NULL,
+  message INTEGER NOT NULL,
+  PRIMARY KEY(rid, message)
+) WITHOUT ROWID;
 ";
 
 /// The secondary indexes, kept apart from [`SCHEMA`] so a rebuild can drop

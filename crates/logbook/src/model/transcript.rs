@@ -12,6 +12,7 @@
 //! keys anywhere are written back.
 
 pub mod card;
+pub mod find;
 pub mod tools;
 
 use std::path::PathBuf;

@@ -14,6 +14,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod find;
 mod import;
 pub mod links;
 pub(crate) mod usage;
@@ -40,6 +41,7 @@ use crate::model::ids::{IdArg, RunId, TranscriptId};
 use crate::model::limits::bounded;
 use crate::model::query::RunQuery;
 use crate::model::repo::{Casing, REPOSITORY_KEY, Repository};
+use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{
     FORMAT_VERSION, Filter, Kind, Metadata, RUN_ID_KEY, SaidText, Stored, Summary, Transcript,
     file_name, parse_file_name,
@@ -321,6 +323,7 @@ fn write_locked(
             said,
             transcript.first_prompt().as_deref(),
             transcript.messages.len() as u64,
+            MessageText::of(&transcript.messages),
         ))];
         if previous.is_some() {
             records.push(None);

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::text;
 use crate::model::transcript::{
     ARCHIVE_DIR, Kind, Message, Metadata, PROMPT_WITHIN, SaidText, Transcript, file_name,
-    parse_file_name,
+    find::MessageText, parse_file_name,
 };
 use crate::store::{self, Project};
 
@@ -109,6 +109,230 @@ pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
     read_indexed(path, cap).map(|r| (r.head, r.said))
 }
 
+/// Calls `each` with every message of the transcript at `path` from index
+/// `from` on, in order, reading the file as a stream (the messages before
+/// `from` are skipped unparsed, a message of another shape left out), so
+/// that memory holds one message at a time. An error from `each` stops the
+/// read and is returned.
+pub fn each_message_from(
+    path: &Path,
+    from: usize,
+    each: &mut dyn FnMut(usize, &Message) -> Result<()>,
+) -> Result<()> {
+    let file = store::open_record_file(path, "transcript")?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    if reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(b"\xEF\xBB\xBF")
+    {
+        reader.consume(3);
+    }
+    let mut walk = EachFrom {
+        from,
+        each,
+        failed: None,
+    };
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let read = serde::de::DeserializeSeed::deserialize(&mut walk, &mut de);
+    if let Some(e) = walk.failed {
+        return Err(e);
+    }
+    read.map_err(|e| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "transcript",
+        reason: e.to_string(),
+    })
+}
+
+/// What [`each_message_from`] calls, and the error that stopped it.
+struct EachFrom<'f> {
+    from: usize,
+    each: &'f mut dyn FnMut(usize, &Message) -> Result<()>,
+    failed: Option<Error>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut EachFrom<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut EachFrom<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        while let Some(key) = a.next_key::<String>()? {
+            if key == "messages" {
+                return a.next_value_seed(EachFromSeq(self));
+            }
+            a.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+struct EachFromSeq<'a, 'f>(&'a mut EachFrom<'f>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for EachFromSeq<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for EachFromSeq<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        let walk = self.0;
+        let mut i = 0;
+        loop {
+            if i < walk.from {
+                if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
+                    return Ok(());
+                }
+            } else {
+                let Some(v) = a.next_element::<Value>()? else {
+                    return Ok(());
+                };
+                if let Ok(m) = Message::deserialize(v)
+                    && let Err(e) = (walk.each)(i, &m)
+                {
+                    walk.failed = Some(e);
+                    return Err(A::Error::custom("stopped"));
+                }
+            }
+            i += 1;
+        }
+    }
+}
+
+/// The messages at `wanted` (indexes, ascending) of the transcript at
+/// `path`, each with its index: the file is read as a stream, each other
+/// message skipped unparsed, and reading stops after the last one wanted,
+/// so a find's snippets cost the messages up to its last match. A message
+/// of another shape is left out.
+pub fn read_messages_at(path: &Path, wanted: &[usize]) -> Result<Vec<(usize, Message)>> {
+    let Some(&last) = wanted.last() else {
+        return Ok(vec![]);
+    };
+    let file = store::open_record_file(path, "transcript")?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    if reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(b"\xEF\xBB\xBF")
+    {
+        reader.consume(3);
+    }
+    let mut found = MessagesAt {
+        wanted,
+        last,
+        out: vec![],
+        done: false,
+    };
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    match serde::de::DeserializeSeed::deserialize(&mut found, &mut de) {
+        Ok(()) => Ok(found.out),
+        Err(_) if found.done => Ok(found.out),
+        Err(e) => Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "transcript",
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// What [`read_messages_at`] looks for, and has found.
+struct MessagesAt<'w> {
+    wanted: &'w [usize],
+    last: usize,
+    out: Vec<(usize, Message)>,
+    /// Set when the read is stopped on purpose, after the last one wanted.
+    done: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut MessagesAt<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut MessagesAt<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        while let Some(key) = a.next_key::<String>()? {
+            if key == "messages" {
+                return a.next_value_seed(MessagesAtSeq(self));
+            }
+            a.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+struct MessagesAtSeq<'a, 'w>(&'a mut MessagesAt<'w>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for MessagesAtSeq<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MessagesAtSeq<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<(), A::Error> {
+        use serde::de::Error as _;
+        let at = self.0;
+        let mut i = 0;
+        loop {
+            if at.wanted.binary_search(&i).is_ok() {
+                let Some(v) = a.next_element::<Value>()? else {
+                    return Ok(());
+                };
+                if let Ok(m) = Message::deserialize(v) {
+                    at.out.push((i, m));
+                }
+            } else if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
+                return Ok(());
+            }
+            if i >= at.last {
+                // Stops the read: nothing after is wanted.
+                at.done = true;
+                return Err(A::Error::custom(HEAD_READ));
+            }
+            i += 1;
+        }
+    }
+}
+
 /// What the index keeps of a transcript file ([`read_indexed`]).
 #[derive(Debug, Clone)]
 pub struct Indexed {
@@ -121,6 +345,8 @@ pub struct Indexed {
     /// How many messages were counted; an imported log's are not all read
     /// (its metadata records how many), so the count is then short.
     pub messages: u64,
+    /// What each message says, from [`read_for_index`] only.
+    pub found: Option<MessageText>,
 }
 
 /// [`read_said`] plus what a listing shows of the messages: the first
@@ -129,6 +355,17 @@ pub struct Indexed {
 /// first prompt: its metadata, written first, records its message count
 /// (see [`crate::model::transcript::recorded_messages`]).
 pub fn read_indexed(path: &Path, cap: usize) -> Result<Indexed> {
+    read_indexed_as(path, cap, false)
+}
+
+/// [`read_indexed`] plus what each message says and where the failed tool
+/// results are ([`MessageText`], in [`Indexed::found`]): every message is
+/// read then, still no further than the messages.
+pub fn read_for_index(path: &Path, cap: usize) -> Result<Indexed> {
+    read_indexed_as(path, cap, true)
+}
+
+fn read_indexed_as(path: &Path, cap: usize, per_message: bool) -> Result<Indexed> {
     let file = store::open_record_file(path, "transcript")?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let starts_with_bom = reader
@@ -145,6 +382,7 @@ pub fn read_indexed(path: &Path, cap: usize) -> Result<Indexed> {
         first_prompt: None,
         messages: 0,
         messages_done: false,
+        found: per_message.then(|| MessageText::new(0)),
     };
     let mut de = serde_json::Deserializer::from_reader(reader);
     let read = serde::de::DeserializeSeed::deserialize(SaidSeed(&mut slot), &mut de);
@@ -158,6 +396,7 @@ pub fn read_indexed(path: &Path, cap: usize) -> Result<Indexed> {
         said: slot.said.into_string(),
         first_prompt: slot.first_prompt,
         messages: slot.messages,
+        found: slot.found,
     };
     match (slot.id, slot.metadata, read) {
         // Stopped early, or read to the end.
@@ -176,6 +415,7 @@ struct SaidSlot {
     first_prompt: Option<String>,
     messages: u64,
     messages_done: bool,
+    found: Option<MessageText>,
 }
 
 impl SaidSlot {
@@ -187,7 +427,8 @@ impl SaidSlot {
     /// the first prompt found, and the count recorded in the metadata (an
     /// imported log's).
     fn read_enough(&self) -> bool {
-        self.said.is_full()
+        self.found.is_none()
+            && self.said.is_full()
             && (self.first_prompt.is_some()
                 || usize::try_from(self.messages).is_ok_and(|n| n >= PROMPT_WITHIN))
             && self
@@ -268,13 +509,21 @@ impl<'de> serde::de::Visitor<'de> for SaidMessages<'_> {
             slot.first_prompt.is_none()
                 && usize::try_from(slot.messages).is_ok_and(|n| n < PROMPT_WITHIN)
         };
-        while !slot.said.is_full() || seeking(slot) {
+        while !slot.said.is_full() || seeking(slot) || slot.found.is_some() {
             let Some(v) = a.next_element::<Value>()? else {
                 return Ok(());
             };
             let seek = seeking(slot);
             slot.messages += 1;
-            if let Ok(m) = Message::deserialize(v) {
+            let m = Message::deserialize(v);
+            if let Some(found) = &mut slot.found {
+                // A message of another shape keeps its place, saying nothing.
+                match &m {
+                    Ok(m) => found.push(m),
+                    Err(_) => found.skip(),
+                }
+            }
+            if let Ok(m) = m {
                 if !slot.said.is_full() {
                     slot.said.push(&m);
                 }

@@ -160,13 +160,16 @@ proptest! {
         let target = dir.path().join("session_66667777.json");
         let head = logbook::store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
         let mut said = logbook::model::transcript::SaidText::new(logbook::index::MAX_SAID_BYTES);
+        let mut found = logbook::model::transcript::find::MessageText::new(0);
         logbook::store::agent_log::write_transcript_from(
-            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &mut said, None, &|_| {},
+            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &mut said, &mut found, None, &|_| {},
         ).unwrap();
         // What the writer gathered for the index is what a re-read (sync,
         // rebuild) of the stored file gathers.
         let (_, reread) = logbook::store::transcript::read_said(&target, logbook::index::MAX_SAID_BYTES).unwrap();
         prop_assert_eq!(said.into_string(), reread);
+        let indexed = logbook::store::transcript::read_for_index(&target, logbook::index::MAX_SAID_BYTES).unwrap();
+        prop_assert_eq!(Some(found), indexed.found);
         let stored: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
         let raw: Vec<&str> = stored["rawLines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
         prop_assert_eq!(raw, lines.iter().map(String::as_str).collect::<Vec<_>>());

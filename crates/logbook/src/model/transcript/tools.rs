@@ -240,6 +240,22 @@ pub fn pair(messages: &[Message]) -> Pairing {
     out
 }
 
+/// Whether `m` holds a failed tool result: a `tool_result` block, or a
+/// `tool` block with its result inline, whose [`ToolResult::is_error`] is
+/// set. The rule needs no pairing (a result's failure is its own), so an
+/// index can keep it message by message; the viewer's error chip is the
+/// same `is_error`.
+pub fn holds_failure(m: &Message) -> bool {
+    m.blocks.iter().enumerate().any(|(bi, b)| {
+        let Value::Object(o) = b else { return false };
+        match o.get("type").and_then(Value::as_str) {
+            Some("tool_result") => result_of(o, 0, bi).is_error,
+            Some("tool") => call_of(o, 0, bi).failed(),
+            _ => false,
+        }
+    })
+}
+
 fn text_of(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) => Some(s.clone()),
@@ -492,6 +508,20 @@ mod tests {
                 }
             }
             prop_assert_eq!(answered + p.orphans.len(), count("tool_result"));
+            // The messages an index marks as holding an error are those of
+            // the results the pairing says failed.
+            let mut failed: Vec<usize> = p.calls.iter()
+                .filter_map(|c| c.result.as_ref())
+                .chain(&p.orphans)
+                .filter(|r| r.is_error)
+                .map(|r| r.message)
+                .collect();
+            failed.sort_unstable();
+            failed.dedup();
+            let marked: Vec<usize> = (0..messages.len())
+                .filter(|i| holds_failure(&messages[*i]))
+                .collect();
+            prop_assert_eq!(marked, failed);
         }
     }
 }

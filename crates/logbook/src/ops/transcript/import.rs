@@ -17,6 +17,7 @@ use crate::index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
 use crate::model::agent_log::{self, BadLine, Format, PARSER_VERSION, Source};
 use crate::model::ids::TranscriptId;
 use crate::model::repo::Casing;
+use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{Kind, SaidText, file_name};
 use crate::ops::write_through;
 use crate::store::{self, Project};
@@ -410,6 +411,9 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
             Some(c) => SaidText::resume(c.said.clone(), MAX_SAID_BYTES),
             None => SaidText::new(MAX_SAID_BYTES),
         };
+        // The rows of the messages before the checkpoint are in the index
+        // already: only the ones appended are handed to it.
+        let mut found = MessageText::new(resume.map_or(0, |c| c.messages as usize));
         let written = store::agent_log::write_transcript_from(
             &target,
             &source,
@@ -419,6 +423,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
             &src.fingerprint,
             previous.as_deref(),
             &mut said,
+            &mut found,
             resume,
             &|b| on_bytes(len + b),
         )?;
@@ -430,6 +435,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
             said.into_string(),
             summary.first_prompt.as_deref(),
             summary.messages,
+            found,
         ))];
         if previous.is_some() {
             records.push(None);

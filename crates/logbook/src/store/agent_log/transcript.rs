@@ -10,6 +10,7 @@ use std::path::Path;
 use super::{Mark, changed, not_utf8, walk};
 use crate::error::{Error, Result};
 use crate::model::agent_log::{BadLine, Format, Line, LogParser};
+use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{FORMAT_VERSION, Metadata, SaidText};
 use crate::store;
 use crate::store::import_cursor::Cursor;
@@ -53,7 +54,10 @@ pub struct Written {
 /// another name) once the new one is durable. `fingerprint` is the one
 /// [`super::scan`] measured: if the bytes changed since, nothing is written.
 /// `said` gathers what the messages say as they are written (for the
-/// index's full text); `on_bytes` follows the passes over the log.
+/// index's full text), and `found` what each message says and where the
+/// failed tool results are (from the first message written, which is the
+/// checkpoint's first new one with `from`); `on_bytes` follows the passes
+/// over the log.
 ///
 /// With `from`, a checkpoint that describes the file at `target` now (the
 /// caller checked it with [`Cursor::fits_stored`]), the messages and raw
@@ -70,6 +74,7 @@ pub fn write_transcript_from(
     fingerprint: &str,
     previous: Option<&Path>,
     said: &mut SaidText,
+    found: &mut MessageText,
     from: Option<&Cursor>,
     on_bytes: &dyn Fn(u64),
 ) -> Result<Written> {
@@ -136,6 +141,7 @@ pub fn write_transcript_from(
                     if !said.is_full() {
                         said.push(&m);
                     }
+                    found.push(&m);
                     item(&mut w, &m, &mut first, target)?;
                     count += 1;
                 }
@@ -155,6 +161,7 @@ pub fn write_transcript_from(
             if !said.is_full() {
                 said.push(&m);
             }
+            found.push(&m);
             item(&mut w, &m, &mut first, target)?;
         }
         if fp.as_string() != fingerprint {
