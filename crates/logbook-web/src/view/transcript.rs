@@ -95,7 +95,7 @@ pub(crate) enum Item {
     /// The model's thinking, folded.
     Thinking(String),
     /// A tool call and its result.
-    Tool(Card),
+    Tool(Box<Card>),
     /// A marker (a compaction, a subagent), with its text folded.
     Note {
         /// What it is.
@@ -265,7 +265,7 @@ pub(crate) fn page_turns(
     let card = |call: &ToolCall| {
         let mut card = card_of(call);
         card.subagent = subagent_of(call, messages, extras);
-        Item::Tool(card)
+        Item::Tool(Box::new(card))
     };
     // Each message's items, and where each call's card went.
     let mut per: Vec<(usize, Vec<Item>)> = vec![];
@@ -283,12 +283,12 @@ pub(crate) fn page_turns(
             } else if let Some(call) = earlier.remove(&key) {
                 items.push(card(&call));
             } else if let Some(r) = orphans.get(&key) {
-                items.push(Item::Tool(Card {
+                items.push(Item::Tool(Box::new(Card {
                     name: String::new(),
                     input: Input::Unknown,
                     result: Some(output_of(r)),
                     subagent: None,
-                }));
+                })));
             } else if let Some(call) = answered.get(&key) {
                 first_result.get_or_insert(*call);
             } else if b.get(SUMMARY_FLAG).and_then(Value::as_bool) == Some(true) {
@@ -333,9 +333,8 @@ pub(crate) fn page_turns(
         };
         if let Some((pi, ii)) = card_at.get(&call)
             && let Some((_, items)) = per.get_mut(*pi)
-            && let Some(Item::Tool(Card {
-                result: Some(r), ..
-            })) = items.get_mut(*ii)
+            && let Some(Item::Tool(card)) = items.get_mut(*ii)
+            && let Some(r) = &mut card.result
         {
             r.anchor = format!("m{}", first.saturating_add(at));
         }
@@ -678,7 +677,7 @@ mod tests {
             .iter()
             .flat_map(|t| &t.items)
             .filter_map(|i| match i {
-                Item::Tool(c) => Some(c),
+                Item::Tool(c) => Some(&**c),
                 _ => None,
             })
             .collect();

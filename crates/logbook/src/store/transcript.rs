@@ -17,6 +17,12 @@ use crate::model::transcript::{
 };
 use crate::store::{self, Project};
 
+mod messages;
+mod window;
+
+pub use messages::{each_message_from, read_messages_at};
+pub use window::{Window, WindowStop, read_window};
+
 /// Reads a whole transcript with a streaming parser (memory stays close to
 /// the parsed size, whatever the file size).
 pub fn read_file(path: &Path) -> Result<Transcript> {
@@ -69,15 +75,7 @@ pub struct Head {
 /// metadata before its messages and raw lines, so its head is read without
 /// reading the hundreds of MiB after it.
 pub fn read_head(path: &Path) -> Result<Head> {
-    let file = store::open_record_file(path, "transcript")?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let starts_with_bom = reader
-        .fill_buf()
-        .map_err(|e| Error::io(path, e))?
-        .starts_with(b"\xEF\xBB\xBF");
-    if starts_with_bom {
-        reader.consume(3);
-    }
+    let reader = open_stream(path)?;
     let mut found = None;
     let mut de = serde_json::Deserializer::from_reader(reader);
     let read = serde::de::DeserializeSeed::deserialize(HeadSeed(&mut found), &mut de);
@@ -107,230 +105,6 @@ pub fn read_head(path: &Path) -> Result<Head> {
 /// does not parse after them ends the text, not the record.
 pub fn read_said(path: &Path, cap: usize) -> Result<(Head, String)> {
     read_indexed(path, cap).map(|r| (r.head, r.said))
-}
-
-/// Calls `each` with every message of the transcript at `path` from index
-/// `from` on, in order, reading the file as a stream (the messages before
-/// `from` are skipped unparsed, a message of another shape left out), so
-/// that memory holds one message at a time. An error from `each` stops the
-/// read and is returned.
-pub fn each_message_from(
-    path: &Path,
-    from: usize,
-    each: &mut dyn FnMut(usize, &Message) -> Result<()>,
-) -> Result<()> {
-    let file = store::open_record_file(path, "transcript")?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    if reader
-        .fill_buf()
-        .map_err(|e| Error::io(path, e))?
-        .starts_with(b"\xEF\xBB\xBF")
-    {
-        reader.consume(3);
-    }
-    let mut walk = EachFrom {
-        from,
-        each,
-        failed: None,
-    };
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let read = serde::de::DeserializeSeed::deserialize(&mut walk, &mut de);
-    if let Some(e) = walk.failed {
-        return Err(e);
-    }
-    read.map_err(|e| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason: e.to_string(),
-    })
-}
-
-/// What [`each_message_from`] calls, and the error that stopped it.
-struct EachFrom<'f> {
-    from: usize,
-    each: &'f mut dyn FnMut(usize, &Message) -> Result<()>,
-    failed: Option<Error>,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for &mut EachFrom<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for &mut EachFrom<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a transcript object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        while let Some(key) = a.next_key::<String>()? {
-            if key == "messages" {
-                return a.next_value_seed(EachFromSeq(self));
-            }
-            a.next_value::<serde::de::IgnoredAny>()?;
-        }
-        Ok(())
-    }
-}
-
-struct EachFromSeq<'a, 'f>(&'a mut EachFrom<'f>);
-
-impl<'de> serde::de::DeserializeSeed<'de> for EachFromSeq<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for EachFromSeq<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a list of messages")
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        use serde::de::Error as _;
-        let walk = self.0;
-        let mut i = 0;
-        loop {
-            if i < walk.from {
-                if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
-                    return Ok(());
-                }
-            } else {
-                let Some(v) = a.next_element::<Value>()? else {
-                    return Ok(());
-                };
-                if let Ok(m) = Message::deserialize(v)
-                    && let Err(e) = (walk.each)(i, &m)
-                {
-                    walk.failed = Some(e);
-                    return Err(A::Error::custom("stopped"));
-                }
-            }
-            i += 1;
-        }
-    }
-}
-
-/// The messages at `wanted` (indexes, ascending) of the transcript at
-/// `path`, each with its index: the file is read as a stream, each other
-/// message skipped unparsed, and reading stops after the last one wanted,
-/// so a find's snippets cost the messages up to its last match. A message
-/// of another shape is left out.
-pub fn read_messages_at(path: &Path, wanted: &[usize]) -> Result<Vec<(usize, Message)>> {
-    let Some(&last) = wanted.last() else {
-        return Ok(vec![]);
-    };
-    let file = store::open_record_file(path, "transcript")?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    if reader
-        .fill_buf()
-        .map_err(|e| Error::io(path, e))?
-        .starts_with(b"\xEF\xBB\xBF")
-    {
-        reader.consume(3);
-    }
-    let mut found = MessagesAt {
-        wanted,
-        last,
-        out: vec![],
-        done: false,
-    };
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    match serde::de::DeserializeSeed::deserialize(&mut found, &mut de) {
-        Ok(()) => Ok(found.out),
-        Err(_) if found.done => Ok(found.out),
-        Err(e) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
-        }),
-    }
-}
-
-/// What [`read_messages_at`] looks for, and has found.
-struct MessagesAt<'w> {
-    wanted: &'w [usize],
-    last: usize,
-    out: Vec<(usize, Message)>,
-    /// Set when the read is stopped on purpose, after the last one wanted.
-    done: bool,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for &mut MessagesAt<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for &mut MessagesAt<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a transcript object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        while let Some(key) = a.next_key::<String>()? {
-            if key == "messages" {
-                return a.next_value_seed(MessagesAtSeq(self));
-            }
-            a.next_value::<serde::de::IgnoredAny>()?;
-        }
-        Ok(())
-    }
-}
-
-struct MessagesAtSeq<'a, 'w>(&'a mut MessagesAt<'w>);
-
-impl<'de> serde::de::DeserializeSeed<'de> for MessagesAtSeq<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for MessagesAtSeq<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a list of messages")
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        use serde::de::Error as _;
-        let at = self.0;
-        let mut i = 0;
-        loop {
-            if at.wanted.binary_search(&i).is_ok() {
-                let Some(v) = a.next_element::<Value>()? else {
-                    return Ok(());
-                };
-                if let Ok(m) = Message::deserialize(v) {
-                    at.out.push((i, m));
-                }
-            } else if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
-                return Ok(());
-            }
-            if i >= at.last {
-                // Stops the read: nothing after is wanted.
-                at.done = true;
-                return Err(A::Error::custom(HEAD_READ));
-            }
-            i += 1;
-        }
-    }
 }
 
 /// What the index keeps of a transcript file ([`read_indexed`]).
@@ -366,15 +140,7 @@ pub fn read_for_index(path: &Path, cap: usize) -> Result<Indexed> {
 }
 
 fn read_indexed_as(path: &Path, cap: usize, per_message: bool) -> Result<Indexed> {
-    let file = store::open_record_file(path, "transcript")?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let starts_with_bom = reader
-        .fill_buf()
-        .map_err(|e| Error::io(path, e))?
-        .starts_with(b"\xEF\xBB\xBF");
-    if starts_with_bom {
-        reader.consume(3);
-    }
+    let reader = open_stream(path)?;
     let mut slot = SaidSlot {
         id: None,
         metadata: None,
@@ -544,220 +310,6 @@ impl<'de> serde::de::Visitor<'de> for SaidMessages<'_> {
     }
 }
 
-/// A stretch of a stored transcript's messages, read without the others
-/// ([`read_window`]): what a page of a large session needs.
-#[derive(Debug, Clone)]
-pub struct Window {
-    /// The transcript's id, metadata and other keys (those read), with only
-    /// the window's messages.
-    pub transcript: Transcript,
-    /// The index, in the whole transcript, of the first message kept.
-    pub from: usize,
-    /// How many messages the whole transcript holds.
-    pub total: usize,
-    /// Whether the file was read to its end; when reading stopped early,
-    /// keys after the point it stopped at (an imported log's `rawLines`)
-    /// are not in `transcript.extra`.
-    pub whole: bool,
-}
-
-/// How [`read_window`] may stop short of the end of the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowStop {
-    /// Read every key (the head complete, the file checked to its end).
-    AtEnd,
-    /// Stop once the id, the metadata and the window are read and the
-    /// total is known: counted, or recorded in the metadata (an imported
-    /// log's, whose metadata comes first), so the first page of a session
-    /// of hundreds of MiB reads only its start.
-    Early,
-}
-
-/// Reads messages `[from, from + count)` of the transcript at `path` and
-/// the total count, streaming: the other messages are skipped unparsed, so
-/// memory is bounded by the window, not the file. Keys may come in any
-/// order; a message inside the window that does not fit the format makes
-/// the file corrupt, as [`read_file`] says, one outside it is only counted.
-pub fn read_window(path: &Path, from: usize, count: usize, stop: WindowStop) -> Result<Window> {
-    let file = store::open_record_file(path, "transcript")?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let starts_with_bom = reader
-        .fill_buf()
-        .map_err(|e| Error::io(path, e))?
-        .starts_with(b"\xEF\xBB\xBF");
-    if starts_with_bom {
-        reader.consume(3);
-    }
-    let mut slot = WindowSlot {
-        from,
-        end: from.saturating_add(count),
-        stop,
-        head: Map::new(),
-        recorded: None,
-        kept: vec![],
-        counted: 0,
-        messages_done: false,
-        stopped: false,
-    };
-    let corrupt = |reason: String| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason,
-    };
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let read = serde::de::DeserializeSeed::deserialize(WindowSeed(&mut slot), &mut de);
-    match read {
-        Ok(()) => de.end().map_err(|e| corrupt(e.to_string()))?,
-        Err(_) if slot.stopped => {}
-        Err(e) => return Err(corrupt(e.to_string())),
-    }
-    // The head as the whole file's parse reads it (the same defaults and
-    // lenient fields), without its messages; through text, as a value's
-    // large numbers do not pass the flattened keys otherwise.
-    let head = serde_json::to_string(&slot.head).map_err(|e| corrupt(e.to_string()))?;
-    drop(std::mem::take(&mut slot.head));
-    let mut transcript: Transcript =
-        serde_json::from_str(&head).map_err(|e| corrupt(e.to_string()))?;
-    transcript.messages = slot.kept;
-    let total = if slot.messages_done {
-        slot.counted
-    } else {
-        let recorded = slot.recorded.and_then(|n| usize::try_from(n).ok());
-        recorded.unwrap_or(0).max(slot.counted)
-    };
-    Ok(Window {
-        transcript,
-        from: from.min(total),
-        total,
-        whole: !slot.stopped,
-    })
-}
-
-/// What [`WindowSeed`] has read so far.
-struct WindowSlot {
-    from: usize,
-    end: usize,
-    stop: WindowStop,
-    /// Every key but `messages`, as read.
-    head: Map<String, Value>,
-    /// The message count the metadata records (an imported log's).
-    recorded: Option<u64>,
-    kept: Vec<Message>,
-    counted: usize,
-    messages_done: bool,
-    /// Reading ended early on purpose (the error that ended it is ours).
-    stopped: bool,
-}
-
-impl WindowSlot {
-    fn head_read(&self) -> bool {
-        self.head.contains_key("id") && self.head.contains_key("metadata")
-    }
-
-    /// Whether the rest of the file adds nothing the caller asked for.
-    fn enough(&self) -> bool {
-        self.stop == WindowStop::Early
-            && self.head_read()
-            && (self.messages_done || (self.counted >= self.end && self.recorded.is_some()))
-    }
-}
-
-/// A transcript object: its keys kept as values, its messages windowed.
-struct WindowSeed<'a>(&'a mut WindowSlot);
-
-impl<'de> serde::de::DeserializeSeed<'de> for WindowSeed<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for WindowSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a transcript object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        use serde::de::Error as _;
-        let slot = self.0;
-        while let Some(key) = a.next_key::<String>()? {
-            if key == "messages" {
-                if slot.messages_done {
-                    return Err(A::Error::duplicate_field("messages"));
-                }
-                a.next_value_seed(WindowMessages(&mut *slot))?;
-                slot.messages_done = true;
-            } else {
-                let known = matches!(key.as_str(), "id" | "timestamp" | "version" | "metadata");
-                if known && slot.head.contains_key(&key) {
-                    // As the whole file's parse refuses it.
-                    return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
-                }
-                let v: Value = a.next_value()?;
-                if key == "metadata" {
-                    slot.recorded = v
-                        .get("source")
-                        .and_then(|s| s.get("messages"))
-                        .and_then(Value::as_u64);
-                }
-                slot.head.insert(key, v);
-            }
-            if slot.enough() {
-                slot.stopped = true;
-                return Err(A::Error::custom(WINDOW_READ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The message of the error that stops [`WindowSeed`] early.
-const WINDOW_READ: &str = "window read";
-
-/// A transcript's `messages`: those in the window parsed and kept, the
-/// others skipped, all counted.
-struct WindowMessages<'a>(&'a mut WindowSlot);
-
-impl<'de> serde::de::DeserializeSeed<'de> for WindowMessages<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for WindowMessages<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a list of messages")
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        use serde::de::Error as _;
-        let slot = self.0;
-        loop {
-            if slot.enough() {
-                slot.stopped = true;
-                return Err(A::Error::custom(WINDOW_READ));
-            }
-            let inside = (slot.from..slot.end).contains(&slot.counted);
-            let more = if inside {
-                a.next_element::<Message>()?.map(|m| slot.kept.push(m))
-            } else {
-                a.next_element::<serde::de::IgnoredAny>()?.map(|_| ())
-            };
-            if more.is_none() {
-                return Ok(());
-            }
-            slot.counted += 1;
-        }
-    }
-}
-
 /// Reads a transcript object's `id` and `metadata` into the slot and stops
 /// (with an error the caller ignores once the slot is filled) as soon as it
 /// has both.
@@ -864,11 +416,12 @@ impl<'de> Deserialize<'de> for RawHead {
     }
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+/// A stored transcript opened for a streamed read, past the byte order
+/// mark a Windows editor may have written (it would make the JSON
+/// unreadable).
+fn open_stream(path: &Path) -> Result<BufReader<std::fs::File>> {
     let file = store::open_record_file(path, "transcript")?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    // A byte order mark (Windows editors write one) would make the file
-    // unreadable; skip it.
     let starts_with_bom = reader
         .fill_buf()
         .map_err(|e| Error::io(path, e))?
@@ -876,6 +429,11 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     if starts_with_bom {
         reader.consume(3);
     }
+    Ok(reader)
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let reader = open_stream(path)?;
     text::read_json(path, "transcript", reader)
 }
 

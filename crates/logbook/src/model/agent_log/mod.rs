@@ -38,6 +38,8 @@ pub mod claude_code;
 pub mod codex;
 mod usage;
 
+mod charge;
+pub use charge::{COUNTED_BEFORE_KEY, COUNTED_KEY, charged, charged_within, usage_value};
 pub use usage::{Call, Usage, UsageBook, day_of};
 
 use std::collections::BTreeMap;
@@ -479,18 +481,6 @@ pub fn subagent_id(session: &str, agent_id: &str) -> String {
     name_uuid(&format!("claude-code:{session}:{agent_id}"))
 }
 
-/// The message metadata key of what a Claude Code message's lines added to
-/// the session's count: each call counted once (the largest entry of a
-/// streamed reply), so that the messages' values add up to the session's
-/// usage. Written by the import, read by [`charged`].
-pub const COUNTED_KEY: &str = "countedUsage";
-
-/// The message metadata key of the usage a Codex log had counted before an
-/// assistant item: the `token_count` events come after the items they
-/// measure, so a turn's share is what the count grew by until the next
-/// assistant item ([`charged`]).
-pub const COUNTED_BEFORE_KEY: &str = "countedBefore";
-
 /// The key a Claude Code Task call's `tool_result` block holds the
 /// subagent's `agentId` under (from the line's `toolUseResult`).
 pub const AGENT_ID_KEY: &str = "agentId";
@@ -499,72 +489,6 @@ pub const AGENT_ID_KEY: &str = "agentId";
 /// follows a compaction (Claude Code's `isCompactSummary` line), not the
 /// boundary itself.
 pub const SUMMARY_FLAG: &str = "compactSummary";
-
-/// A usage as a JSON object of its non-zero counts (`{}` for none), the
-/// way messages' metadata stores it.
-pub fn usage_value(u: &Usage) -> Value {
-    match serde_json::to_value(u) {
-        Ok(Value::Object(mut o)) => {
-            o.retain(|_, v| v.as_u64() != Some(0));
-            Value::Object(o)
-        }
-        _ => Value::Object(Map::new()),
-    }
-}
-
-/// The tokens each of `messages` is charged with, by the counting rules
-/// `transcript usage` applies, so that they add up to its own usage of the
-/// transcript: a Claude Code message what its lines added
-/// ([`COUNTED_KEY`]); a Codex assistant item what the count grew by from it
-/// to the next assistant item, the first taking what came before it and
-/// the last what came after, up to `end` (the transcript's counted total,
-/// [`usage_of`]). `messages` starts the transcript. `None` for a message
-/// charged with nothing, or one imported before these were stored.
-pub fn charged(messages: &[Message], end: Option<Usage>) -> Vec<Option<Usage>> {
-    charged_within(messages, true, end)
-}
-
-/// [`charged`] for a window of a transcript's messages (a page of a long
-/// one): `first` says whether no assistant item comes before it (the
-/// count before the first one is charged to it), and `end` is the
-/// count the window's last Codex assistant item runs to, the
-/// [`COUNTED_BEFORE_KEY`] of the next assistant item after the window, or
-/// the transcript's total when there is none. Claude Code messages need
-/// nothing beyond the window.
-pub fn charged_within(messages: &[Message], first: bool, end: Option<Usage>) -> Vec<Option<Usage>> {
-    let read = |m: &Message, key: &str| {
-        let v = m.metadata.as_ref()?.get(key)?;
-        serde_json::from_value::<Usage>(v.clone()).ok()
-    };
-    let mut out: Vec<Option<Usage>> = messages
-        .iter()
-        .map(|m| read(m, COUNTED_KEY).filter(|u| !u.is_zero()))
-        .collect();
-    let marks: Vec<(usize, Usage)> = messages
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| Some((i, read(m, COUNTED_BEFORE_KEY)?)))
-        .collect();
-    for (k, (at, before)) in marks.iter().enumerate() {
-        let next = match marks.get(k + 1) {
-            Some((_, u)) => *u,
-            None => match end {
-                Some(u) => u,
-                None => continue,
-            },
-        };
-        let from = if k == 0 && first {
-            Usage::default()
-        } else {
-            *before
-        };
-        let grew = next.minus(&from);
-        if let Some(slot) = out.get_mut(*at) {
-            *slot = (!grew.is_zero()).then_some(grew);
-        }
-    }
-    out
-}
 
 /// The seed 003 metadata of an imported log: `workdir` from `cwd`,
 /// `startedAt` and `lastActiveAt` from the first and last timestamps, the
