@@ -26,4 +26,5 @@ shoot() { # name url height
     done
 }
 shoot transcript /transcripts/7c0e5a52-3f1b-4d8e-9a61-2b94c1d0e7a3 1400
+shoot transcripts /transcripts 700
 shoot usage /usage 1100

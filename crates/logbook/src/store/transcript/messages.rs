@@ -22,39 +22,96 @@ pub fn each_message_from(
     from: usize,
     each: &mut dyn FnMut(usize, &Message) -> Result<()>,
 ) -> Result<()> {
+    walk(
+        path,
+        &mut |i| if i < from { Want::Skip } else { Want::Parse },
+        &mut |i, m| each(i, &m),
+    )
+}
+
+/// The messages at `wanted` (indexes, ascending) of the transcript at
+/// `path`, each with its index: the file is read as a stream, each other
+/// message skipped unparsed, and reading stops after the last one wanted,
+/// so a find's snippets cost the messages up to its last match. A message
+/// of another shape is left out.
+pub fn read_messages_at(path: &Path, wanted: &[usize]) -> Result<Vec<(usize, Message)>> {
+    let Some(&last) = wanted.last() else {
+        return Ok(vec![]);
+    };
+    let mut out = vec![];
+    walk(
+        path,
+        &mut |i| match i {
+            _ if i > last => Want::Stop,
+            _ if wanted.binary_search(&i).is_ok() => Want::Parse,
+            _ => Want::Skip,
+        },
+        &mut |i, m| {
+            out.push((i, m));
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// What a [`walk`] does with the message at an index.
+enum Want {
+    /// Parse it and hand it over.
+    Parse,
+    /// Step over it unparsed.
+    Skip,
+    /// End the read here: nothing after is wanted.
+    Stop,
+}
+
+/// Reads the transcript at `path` as a stream, asking `want` about each
+/// message in turn and handing those it wants parsed to `each`; an error
+/// from `each` stops the read and is returned.
+fn walk(
+    path: &Path,
+    want: &mut dyn FnMut(usize) -> Want,
+    each: &mut dyn FnMut(usize, Message) -> Result<()>,
+) -> Result<()> {
     let reader = open_stream(path)?;
-    let mut walk = EachFrom {
-        from,
+    let mut walk = Walk {
+        want,
         each,
         failed: None,
+        stopped: false,
     };
     let mut de = serde_json::Deserializer::from_reader(reader);
     let read = serde::de::DeserializeSeed::deserialize(&mut walk, &mut de);
     if let Some(e) = walk.failed {
         return Err(e);
     }
-    read.map_err(|e| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason: e.to_string(),
-    })
+    match read {
+        Ok(()) => Ok(()),
+        Err(_) if walk.stopped => Ok(()),
+        Err(e) => Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "transcript",
+            reason: e.to_string(),
+        }),
+    }
 }
 
-/// What [`each_message_from`] calls, and the error that stopped it.
-struct EachFrom<'f> {
-    from: usize,
-    each: &'f mut dyn FnMut(usize, &Message) -> Result<()>,
+/// A [`walk`] under way: what it asks and calls, and how it ended.
+struct Walk<'f> {
+    want: &'f mut dyn FnMut(usize) -> Want,
+    each: &'f mut dyn FnMut(usize, Message) -> Result<()>,
     failed: Option<Error>,
+    /// Set when the read is stopped on purpose ([`Want::Stop`]).
+    stopped: bool,
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for &mut EachFrom<'_> {
+impl<'de> serde::de::DeserializeSeed<'de> for &mut Walk<'_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for &mut EachFrom<'_> {
+impl<'de> serde::de::Visitor<'de> for &mut Walk<'_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a transcript object")
@@ -65,7 +122,7 @@ impl<'de> serde::de::Visitor<'de> for &mut EachFrom<'_> {
     ) -> std::result::Result<(), A::Error> {
         while let Some(key) = a.next_key::<String>()? {
             if key == "messages" {
-                return a.next_value_seed(EachFromSeq(self));
+                return a.next_value_seed(WalkSeq(self));
             }
             a.next_value::<serde::de::IgnoredAny>()?;
         }
@@ -73,16 +130,16 @@ impl<'de> serde::de::Visitor<'de> for &mut EachFrom<'_> {
     }
 }
 
-struct EachFromSeq<'a, 'f>(&'a mut EachFrom<'f>);
+struct WalkSeq<'a, 'f>(&'a mut Walk<'f>);
 
-impl<'de> serde::de::DeserializeSeed<'de> for EachFromSeq<'_, '_> {
+impl<'de> serde::de::DeserializeSeed<'de> for WalkSeq<'_, '_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for EachFromSeq<'_, '_> {
+impl<'de> serde::de::Visitor<'de> for WalkSeq<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a list of messages")
@@ -95,125 +152,27 @@ impl<'de> serde::de::Visitor<'de> for EachFromSeq<'_, '_> {
         let walk = self.0;
         let mut i = 0;
         loop {
-            if i < walk.from {
-                if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
-                    return Ok(());
+            match (walk.want)(i) {
+                Want::Stop => {
+                    walk.stopped = true;
+                    return Err(A::Error::custom(HEAD_READ));
                 }
-            } else {
-                let Some(v) = a.next_element::<Value>()? else {
-                    return Ok(());
-                };
-                if let Ok(m) = Message::deserialize(v)
-                    && let Err(e) = (walk.each)(i, &m)
-                {
-                    walk.failed = Some(e);
-                    return Err(A::Error::custom("stopped"));
+                Want::Skip => {
+                    if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
+                        return Ok(());
+                    }
                 }
-            }
-            i += 1;
-        }
-    }
-}
-
-/// The messages at `wanted` (indexes, ascending) of the transcript at
-/// `path`, each with its index: the file is read as a stream, each other
-/// message skipped unparsed, and reading stops after the last one wanted,
-/// so a find's snippets cost the messages up to its last match. A message
-/// of another shape is left out.
-pub fn read_messages_at(path: &Path, wanted: &[usize]) -> Result<Vec<(usize, Message)>> {
-    let Some(&last) = wanted.last() else {
-        return Ok(vec![]);
-    };
-    let reader = open_stream(path)?;
-    let mut found = MessagesAt {
-        wanted,
-        last,
-        out: vec![],
-        done: false,
-    };
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    match serde::de::DeserializeSeed::deserialize(&mut found, &mut de) {
-        Ok(()) => Ok(found.out),
-        Err(_) if found.done => Ok(found.out),
-        Err(e) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
-        }),
-    }
-}
-
-/// What [`read_messages_at`] looks for, and has found.
-struct MessagesAt<'w> {
-    wanted: &'w [usize],
-    last: usize,
-    out: Vec<(usize, Message)>,
-    /// Set when the read is stopped on purpose, after the last one wanted.
-    done: bool,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for &mut MessagesAt<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for &mut MessagesAt<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a transcript object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        while let Some(key) = a.next_key::<String>()? {
-            if key == "messages" {
-                return a.next_value_seed(MessagesAtSeq(self));
-            }
-            a.next_value::<serde::de::IgnoredAny>()?;
-        }
-        Ok(())
-    }
-}
-
-struct MessagesAtSeq<'a, 'w>(&'a mut MessagesAt<'w>);
-
-impl<'de> serde::de::DeserializeSeed<'de> for MessagesAtSeq<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for MessagesAtSeq<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a list of messages")
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        use serde::de::Error as _;
-        let at = self.0;
-        let mut i = 0;
-        loop {
-            if at.wanted.binary_search(&i).is_ok() {
-                let Some(v) = a.next_element::<Value>()? else {
-                    return Ok(());
-                };
-                if let Ok(m) = Message::deserialize(v) {
-                    at.out.push((i, m));
+                Want::Parse => {
+                    let Some(v) = a.next_element::<Value>()? else {
+                        return Ok(());
+                    };
+                    if let Ok(m) = Message::deserialize(v)
+                        && let Err(e) = (walk.each)(i, m)
+                    {
+                        walk.failed = Some(e);
+                        return Err(A::Error::custom("stopped"));
+                    }
                 }
-            } else if a.next_element::<serde::de::IgnoredAny>()?.is_none() {
-                return Ok(());
-            }
-            if i >= at.last {
-                // Stops the read: nothing after is wanted.
-                at.done = true;
-                return Err(A::Error::custom(HEAD_READ));
             }
             i += 1;
         }
