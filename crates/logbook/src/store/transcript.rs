@@ -656,6 +656,25 @@ mod tests {
     }
 
     #[test]
+    fn a_file_read_to_its_end_counts_its_own_messages_not_the_recorded_count() {
+        // A mangled `messages` key: the whole parse finds no messages, and
+        // so does a window read to the end, whatever the metadata records.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session_3c4d5e6f.json");
+        std::fs::write(
+            &path,
+            r#"{"id": "a", "metadata": {"workdir": "/w", "source": {"messages": 4}}, "messa es": [{"role": "user", "blocks": []}]}"#,
+        )
+        .unwrap();
+        assert!(read_file(&path).unwrap().messages.is_empty());
+        let w = read_window(&path, 0, 3, WindowStop::AtEnd).unwrap();
+        assert_eq!(
+            (w.total, w.transcript.messages.len(), w.whole),
+            (0, 0, true)
+        );
+    }
+
+    #[test]
     fn a_window_reads_no_further_than_it_needs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("session_3c4d5e6f.json");

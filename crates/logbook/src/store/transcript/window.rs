@@ -77,7 +77,10 @@ pub fn read_window(path: &Path, from: usize, count: usize, stop: WindowStop) -> 
     let mut transcript: Transcript =
         serde_json::from_str(&head).map_err(|e| corrupt(e.to_string()))?;
     transcript.messages = slot.kept;
-    let total = if slot.messages_done {
+    // Read to its end, the file's own count stands (a file whose messages
+    // key is missing or misspelt holds none, whatever its metadata says);
+    // the recorded count only stands in for the part not read.
+    let total = if slot.messages_done || !slot.stopped {
         slot.counted
     } else {
         let recorded = slot.recorded.and_then(|n| usize::try_from(n).ok());
