@@ -24,6 +24,7 @@ mod pg;
 mod register;
 mod report;
 mod scale;
+mod size;
 mod synth;
 mod team;
 mod transcripts;
@@ -143,6 +144,14 @@ fn main() -> Result<()> {
     }
     if args.wants("web") {
         web::rows(&project, n, &mut row)?;
+    }
+    if args.wants("size") {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => size::rows(&bin, &mut row)?,
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the size row (cargo build --profile dist -p logbook-cli)"
+            ),
+        }
     }
     if args.wants("page") {
         match find_bin(args.logbook.clone()) {

@@ -474,7 +474,8 @@ fn watch_imports_what_the_agent_writes_next() {
     // One JSON line per round: first the initial import.
     let first: Value = serde_json::from_str(&rx.recv_timeout(wait).unwrap()).unwrap();
     assert_eq!(first["imported"].as_array().unwrap().len(), 1, "{first}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The watcher is set up before that line is printed: the line is the
+    // readiness signal, so the append below is seen without waiting.
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(h.join(CODEX))

@@ -251,6 +251,32 @@ fn index_files(root: &Path) -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
         .collect()
 }
 
+/// Sets the mtime of every folder and file under `root` (the index's own
+/// files aside) back by `by`, as if written that long ago.
+fn age(root: &std::path::Path, by: std::time::Duration) {
+    let when = std::time::SystemTime::now() - by;
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().is_some_and(|n| n == ".logbook") {
+                continue;
+            }
+            if path.is_dir() {
+                dirs.push(path.clone());
+            }
+            std::fs::File::open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        std::fs::File::open(&dir)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+}
+
 #[test]
 fn read_only_commands_leave_the_index_untouched_when_nothing_changed() {
     let t = TestProject::new();
@@ -261,8 +287,9 @@ fn read_only_commands_leave_the_index_untouched_when_nothing_changed() {
     let id = started["session_id"].as_str().unwrap().to_string();
     t.run(&["index", "sync"]).ok();
     // Folder mtimes must be older than the racy window before a listing
-    // may record them as seen; the first listings after that record them.
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // may record them as seen: set back a second rather than waited for.
+    // The first listings after that record them.
+    age(t.root(), std::time::Duration::from_secs(1));
     let reads: Vec<Vec<&str>> = vec![
         vec!["find"],
         vec!["find", "--text", "laptop"],
