@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use logbook::ops::transcript::find::{self, Page};
+use logbook::ops::transcript::find;
 
 use crate::guard::Refusal;
 use crate::view::enc;
@@ -82,45 +82,20 @@ fn bar_of(
         href: format!("/transcripts/{}?at={message}{keep}#m{message}", enc(id)),
         snippet: snippet.unwrap_or_default(),
     };
-    let first = Page {
-        after: None,
-        limit: LISTED,
-    };
-    let next = Page {
-        after: at,
-        limit: 1,
-    };
-    let errors = find::errors(p, id, first)?;
-    let next_error = find::errors(p, id, next)?
-        .items
-        .first()
-        .map(|m| jump(*m, None).href)
-        .unwrap_or_default();
-    let (matches, match_count, next_match) = if words.is_empty() {
-        (vec![], 0, String::new())
-    } else {
-        let found = find::find_in(p, id, &words, first, true)?;
-        let next = find::find_in(p, id, &words, next, false)?;
-        (
-            found
-                .items
-                .into_iter()
-                .map(|f| jump(f.message, f.snippet))
-                .collect(),
-            found.total,
-            next.items
-                .first()
-                .map(|f| jump(f.message, None).href)
-                .unwrap_or_default(),
-        )
-    };
+    let nav = find::navigate(p, id, &words, at, LISTED)?;
+    let href = |m: Option<usize>| m.map(|m| jump(m, None).href).unwrap_or_default();
+    let found = nav.matches.unwrap_or_default();
     Ok(FindBar {
-        matches,
-        match_count,
-        errors: errors.items.iter().map(|m| jump(*m, None)).collect(),
-        error_count: errors.total,
-        next_match,
-        next_error,
+        match_count: found.total,
+        matches: found
+            .items
+            .into_iter()
+            .map(|f| jump(f.message, f.snippet))
+            .collect(),
+        errors: nav.errors.items.iter().map(|m| jump(*m, None)).collect(),
+        error_count: nav.errors.total,
+        next_match: href(nav.next_match),
+        next_error: href(nav.next_error),
         words,
     })
 }

@@ -69,7 +69,7 @@ impl Tokens {
 #[derive(Default)]
 pub(crate) struct Extras {
     /// The tokens each message is charged with, by index
-    /// (`ops::transcript::links::charged`).
+    /// (`ops::transcript::links::charged_in`).
     pub(crate) charged: Vec<Option<Usage>>,
     /// The subagents of Task calls, by `agentId`: their transcript id, or
     /// `None` when it is not in the store (`links::subagents`).

@@ -393,6 +393,27 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
 /// [`resolve`]), looking at both prefixes, live first, then the archive.
 /// The id inside the file must match (case aside).
 pub fn load(p: &Project, id: &str) -> Result<Stored> {
+    let (transcript, kind, path, archived) =
+        locate(p, id, store::transcript::read_file, |t| &t.id)?;
+    Ok(Stored {
+        transcript,
+        kind,
+        path,
+        archived,
+    })
+}
+
+/// Finds transcript `id` (resolved as [`resolve`] does) among the live
+/// files, then the archived ones, reading each candidate file with `read`
+/// until one holds that id (`id_of`); returns what was read, its kind, its
+/// file and whether it is archived. A candidate that cannot be read is
+/// reported when no other holds the id.
+fn locate<T>(
+    p: &Project,
+    id: &str,
+    read: impl Fn(&Path) -> Result<T>,
+    id_of: impl Fn(&T) -> &str,
+) -> Result<(T, Kind, PathBuf, bool)> {
     let id = resolve(p, id)?;
     let mut unreadable: Option<Error> = None;
     for (dir, archived) in [
@@ -400,14 +421,9 @@ pub fn load(p: &Project, id: &str) -> Result<Stored> {
         (store::transcript::archive_dir(p), true),
     ] {
         for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
-            match store::transcript::read_file(&path) {
-                Ok(t) if t.id.eq_ignore_ascii_case(id.as_str()) => {
-                    return Ok(Stored {
-                        transcript: t,
-                        kind,
-                        path,
-                        archived,
-                    });
+            match read(&path) {
+                Ok(t) if id_of(&t).eq_ignore_ascii_case(id.as_str()) => {
+                    return Ok((t, kind, path, archived));
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -452,36 +468,18 @@ pub fn load_window(
     count: usize,
     stop: WindowStop,
 ) -> Result<StoredWindow> {
-    let id = resolve(p, id)?;
-    let mut unreadable: Option<Error> = None;
-    for (dir, archived) in [
-        (p.config.transcripts_dir.clone(), false),
-        (store::transcript::archive_dir(p), true),
-    ] {
-        for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
-            match store::transcript::read_window(&path, from, count, stop) {
-                Ok(w) if w.transcript.id.eq_ignore_ascii_case(id.as_str()) => {
-                    return Ok(StoredWindow {
-                        window: w,
-                        kind,
-                        path,
-                        archived,
-                    });
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    unreadable.get_or_insert(e);
-                }
-            }
-        }
-    }
-    Err(unreadable.unwrap_or_else(|| {
-        Error::not_found(
-            "transcript",
-            id.as_str(),
-            "`logbook transcript list --all` shows the transcripts there are",
-        )
-    }))
+    let (window, kind, path, archived) = locate(
+        p,
+        id,
+        |path| store::transcript::read_window(path, from, count, stop),
+        |w| &w.transcript.id,
+    )?;
+    Ok(StoredWindow {
+        window,
+        kind,
+        path,
+        archived,
+    })
 }
 
 /// Lists live transcripts of both prefixes from the index (synced first by a

@@ -4,6 +4,8 @@
 //! costs its matches, not its length). Snippets are cut from the matching
 //! messages only, read from the file up to the last of them.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -27,12 +29,21 @@ pub struct FoundMessage {
 }
 
 /// A page of messages of one transcript, ascending, after a starting point.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Found<T> {
     /// The page.
     pub items: Vec<T>,
     /// How many there are after the starting point, the page included.
     pub total: u64,
+}
+
+impl<T> Default for Found<T> {
+    fn default() -> Found<T> {
+        Found {
+            items: vec![],
+            total: 0,
+        }
+    }
 }
 
 /// How [`find_in`] and [`errors`] page: after message `after` (exclusive)
@@ -67,15 +78,26 @@ pub fn find_in(
 ) -> Result<Found<FoundMessage>> {
     let text = query_text("text", text)?;
     let (index, path) = indexed(p, id)?;
+    matches(&index, &path, id, &text, page, snippets)
+}
+
+/// [`find_in`] on an open index, `text` already checked.
+fn matches(
+    index: &Index,
+    path: &Path,
+    id: &str,
+    text: &str,
+    page: Page,
+    snippets: bool,
+) -> Result<Found<FoundMessage>> {
     let hits = index
-        .find_in_transcript(&path, &text, page.after, page.limit.min(MAX_FOUND))?
+        .find_in_transcript(path, text, page.after, page.limit.min(MAX_FOUND))?
         .ok_or_else(|| not_indexed(id))?;
     let mut cut = std::collections::HashMap::new();
     if snippets && !hits.messages.is_empty() {
-        let s = Snippets::new(&text)?;
+        let s = Snippets::new(text)?;
         // Gone or unreadable since it was indexed: listed without snippets.
-        for (at, m) in
-            store::transcript::read_messages_at(&path, &hits.messages).unwrap_or_default()
+        for (at, m) in store::transcript::read_messages_at(path, &hits.messages).unwrap_or_default()
         {
             if let Some(snippet) = s.of_text(&said_by(&m))? {
                 cut.insert(at, snippet);
@@ -99,12 +121,69 @@ pub fn find_in(
 /// (what the viewer marks with an error chip), ascending.
 pub fn errors(p: &Project, id: &str, page: Page) -> Result<Found<usize>> {
     let (index, path) = indexed(p, id)?;
+    failed(&index, &path, id, page)
+}
+
+/// [`errors`] on an open index.
+fn failed(index: &Index, path: &Path, id: &str, page: Page) -> Result<Found<usize>> {
     let MessageHits { messages, total } = index
-        .transcript_errors(&path, page.after, page.limit.min(MAX_FOUND))?
+        .transcript_errors(path, page.after, page.limit.min(MAX_FOUND))?
         .ok_or_else(|| not_indexed(id))?;
     Ok(Found {
         items: messages,
         total,
+    })
+}
+
+/// What a reader of one transcript is shown to move through it: its
+/// errors, and the messages that say `text` when words are looked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Navigation {
+    /// The first errors, and how many there are.
+    pub errors: Found<usize>,
+    /// The first error after the message shown.
+    pub next_error: Option<usize>,
+    /// The first matches (with snippets), when words were given.
+    pub matches: Option<Found<FoundMessage>>,
+    /// The first match after the message shown.
+    pub next_match: Option<usize>,
+}
+
+/// [`errors`] and [`find_in`] for a reader at message `shown` (`None`
+/// before the first), at most `listed` of each, from one open index.
+pub fn navigate(
+    p: &Project,
+    id: &str,
+    text: &str,
+    shown: Option<usize>,
+    listed: usize,
+) -> Result<Navigation> {
+    let text = query_text("text", text)?;
+    let (index, path) = indexed(p, id)?;
+    let first = Page {
+        after: None,
+        limit: listed,
+    };
+    let next = Page {
+        after: shown,
+        limit: 1,
+    };
+    let errors = failed(&index, &path, id, first)?;
+    let next_error = failed(&index, &path, id, next)?.items.first().copied();
+    let (matches, next_match) = if text.is_empty() {
+        (None, None)
+    } else {
+        let after = matches(&index, &path, id, &text, next, false)?;
+        (
+            Some(matches(&index, &path, id, &text, first, true)?),
+            after.items.first().map(|f| f.message),
+        )
+    };
+    Ok(Navigation {
+        errors,
+        next_error,
+        matches,
+        next_match,
     })
 }
 

@@ -13,16 +13,12 @@ use crate::model::transcript::{RUN_ID_KEY, Transcript, tools};
 use crate::store::{self, Project};
 
 /// The tokens each message of `t` is charged with, by the rules of
-/// `transcript usage` ([`agent_log::charged`]): summed over the messages,
-/// they are its own usage of the transcript.
-pub fn charged(t: &Transcript) -> Vec<Option<Usage>> {
-    charged_in(t, 0, t.messages.len())
-}
-
-/// [`charged`] for a window of a transcript (a page of a long one): `t`
-/// holds its messages from index `from` of `total`. A Codex item whose
-/// count runs past the window's end, when the window does not reach the
-/// transcript's, is left uncharged rather than charged a guess.
+/// `transcript usage` ([`agent_log::charged_within`]): summed over a whole
+/// transcript, they are its own usage. `t` may be a window of it (a page
+/// of a long one), holding its messages from index `from` of `total`. A
+/// Codex item whose count runs past the window's end, when the window does
+/// not reach the transcript's, is left uncharged rather than charged a
+/// guess.
 pub fn charged_in(t: &Transcript, from: usize, total: usize) -> Vec<Option<Usage>> {
     let reaches_end = from.saturating_add(t.messages.len()) >= total;
     let end = agent_log::usage_of(&t.metadata)
