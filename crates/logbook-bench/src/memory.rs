@@ -77,10 +77,10 @@ pub(crate) fn rows(
     // findings: its time per run and its memory should not grow.
     eprintln!("doctor …");
     let doctor = ["doctor", "--json"];
-    // Warm, as README's doctor rows: each project's first run
-    // reads its files into the page cache (the find rows above
-    // read other files), and only the second is timed. Timed
-    // once and cold, the same 100k project gave 3.6–23.7 s.
+    // Warm, as docs/performance.md's doctor rows: each project's
+    // first run reads its files into the page cache (the find rows
+    // above read other files), and only the second is timed: timed
+    // once and cold, the figure swings with whatever the cache held.
     peak_rss_and_time(bin, root, &doctor, true)?;
     let (big_mib, big_s) = peak_rss_and_time(bin, root, &doctor, true)?;
     peak_rss_and_time(bin, small_dir.path(), &doctor, true)?;

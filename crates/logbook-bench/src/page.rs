@@ -67,7 +67,7 @@ pub(crate) fn rows(bin: &Path, row: RowSink<'_>) -> Result<()> {
 
     // What the page did before: the whole transcript parsed (as `transcript
     // show` still does), its time and memory.
-    // (Not in a debug build, CI's smoke run, where it alone takes 16 s.)
+    // (Not in a debug build, CI's smoke run, where it alone would dominate.)
     let show = ["transcript", "show", BIG_ID, "--json"];
     let whole = if cfg!(debug_assertions) {
         None

@@ -30,7 +30,8 @@ pub(crate) fn rows(project: &Project, row: RowSink<'_>) -> Result<()> {
     }
     // The floor is measured turn about with the registrations, so both
     // see the same disk and cache state (measured in a block after
-    // them, it ran 15 % faster than the same write did in between),
+    // them, it ran faster than the same write did in between, which
+    // flattered the floor),
     // writing the manifest as the registration just left it, into the
     // same folder.
     let (mut reg_ms, mut floor_ms) = (vec![], vec![]);

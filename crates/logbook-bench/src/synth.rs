@@ -94,8 +94,8 @@ pub(crate) const VOCAB: usize = 6000;
 const ZIPF_S: f64 = 1.0;
 
 /// The synthetic vocabulary with its Zipf distribution. With a uniform
-/// 48-word vocabulary any two-word query matched ~99.8 % of runs, which is
-/// not what searches over real manifests look like.
+/// 48-word vocabulary any two-word query matched nearly every run, which
+/// is not what searches over real manifests look like.
 pub(crate) struct Vocab {
     /// The words by rank, most frequent first.
     pub(crate) words: Vec<String>,

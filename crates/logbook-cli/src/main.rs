@@ -37,8 +37,8 @@ pub(crate) struct Cli {
 
 /// mimalloc, not glibc's allocator: Logbook allocates many small strings
 /// and JSON values from several threads at once (the MCP and web servers'
-/// pools, a rebuild's readers), where glibc's arenas spent a quarter of an
-/// MCP `find_runs` call in `malloc`, `free` and their consolidation.
+/// pools, a rebuild's readers), where glibc's arenas spent a large share of
+/// an MCP `find_runs` call in `malloc`, `free` and their consolidation.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -100,7 +100,7 @@ fn main() -> ExitCode {
 }
 
 /// The exit code of a failed command, by the kind of its error, as
-/// INTERFACE.md lists them for scripts: 3 a conflict (a compare-and-swap
+/// docs/interface.md lists them for scripts: 3 a conflict (a compare-and-swap
 /// lost, a lock not had in time), 4 not found (an id or a file that does
 /// not exist), 1 anything else. Bad usage (arguments clap refused) exits 2
 /// before we get here.

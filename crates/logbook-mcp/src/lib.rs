@@ -120,11 +120,11 @@ impl LogbookServer {
         Ok(Self::answer(answer.map_err(|e| e.to_string())))
     }
 
-    /// Runs one read-only library call (a query: under a millisecond at
-    /// 100,000 runs, and it waits for a lock only while another process
-    /// syncs or rebuilds the index) on the runtime's own thread, where the
-    /// stdio server has two: handing it to the blocking pool and back, two
-    /// thread wake-ups, cost a sixth of a `find_runs` round trip. The HTTP
+    /// Runs one read-only library call (a query: short, and it waits for a
+    /// lock only while another process syncs or rebuilds the index) on the
+    /// runtime's own thread, where the stdio server has two: handing it to
+    /// the blocking pool and back costs two thread wake-ups, a large share
+    /// of a `find_runs` round trip. The HTTP
     /// server, whose runtime serves the viewer too, keeps every call off
     /// its threads.
     async fn query<F>(&self, op: F) -> Result<CallToolResult, ErrorData>

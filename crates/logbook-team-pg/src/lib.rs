@@ -315,7 +315,7 @@ impl Catalog for PgCatalog {
         // need; a user who does not own the tables gets a warning from the
         // server, not an error, and the autovacuum does it later. Only the
         // columns queries filter on are analysed: sampling the manifests'
-        // and outputs' text was half of ANALYZE's time and informs no plan.
+        // and outputs' text was most of ANALYZE's work and informs no plan.
         self.run(async |c| {
             c.batch_execute(
                 "VACUUM (ANALYZE) \

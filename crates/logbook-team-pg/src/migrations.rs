@@ -167,13 +167,12 @@ ALTER TABLE transcripts ADD COLUMN messages bigint NOT NULL DEFAULT 0;
 /// schema version (a machine with an older Logbook reads the catalog the
 /// same): applied by every `team init`, and skipped where the server lacks
 /// them.
-/// - LZ4 compresses the manifests and texts TOAST stores several times
-///   faster than the default pglz, which was a tenth of a push's server time.
+/// - LZ4 compresses the manifests and texts TOAST stores much faster than
+///   the default pglz, which was a noticeable share of a push's server time.
 /// - `runs_tally` holds the columns a page's count filters on side by side,
-///   as the local index's index of that name does: counting one agent's
-///   completed runs of a workflow pattern read every entry of the agent
-///   and its row's filter columns (2.2 ms at 100,000 runs), and reads only
-///   the matches' entries with it (0.6 ms).
+///   as the local index's index of that name does: without it, counting one
+///   agent's completed runs of a workflow pattern reads every entry of the
+///   agent and its row's filter columns; with it, only the matches' entries.
 const TUNING: &str = "CREATE INDEX IF NOT EXISTS runs_tally ON runs(agent, status, workflow) \
     WHERE NOT deleted; \
   DO $$ BEGIN \

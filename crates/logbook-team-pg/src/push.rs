@@ -168,8 +168,8 @@ async fn push_kind(
             // One primary-key probe per id. As `origin = $1 AND id = ANY($2)`
             // (or as a join) a catalog without statistics, as in a first
             // push, was read by the origin alone, every row of it compared
-            // with the list: 17 ms a batch at 100,000 runs, growing with the
-            // table. `OFFSET 0` keeps the planner from flattening the probe
+            // with the list: a cost per batch that grows with the table.
+            // `OFFSET 0` keeps the planner from flattening the probe
             // back into such a join.
             &format!(
                 "SELECT r.id, r.version, r.hash, r.deleted FROM unnest($2::text[]) AS u(id) \
@@ -212,7 +212,7 @@ async fn push_kind(
             &format!(
                 // `t.id = ANY($2)` lets the primary key find the rows: on
                 // the join alone, the planner read all of the origin's
-                // rows for each batch (200 ms a batch at 100,000 runs).
+                // rows for each batch, a cost that grows with the table.
                 "UPDATE {table} t SET version = u.version \
                  FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
                  WHERE t.origin = $1 AND t.id = ANY($2) AND t.id = u.id \

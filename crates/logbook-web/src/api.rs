@@ -1,4 +1,4 @@
-//! The JSON API of INTERFACE.md's "HTTP" part. Each handler is one `ops`
+//! The JSON API of docs/interface.md's "HTTP" part. Each handler is one `ops`
 //! call (in a blocking task: the index and the files are synchronous) and
 //! answers with the shape the CLI's `--json` prints for the same operation.
 

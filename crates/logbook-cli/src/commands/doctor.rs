@@ -53,9 +53,9 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    // Printed here, straight from the report: at a million runs there can
-    // be a hundred thousand findings, not to be held twice more as a JSON
-    // value and as text.
+    // Printed here, straight from the report: a large project can have
+    // very many findings, not to be held twice more as a JSON value and as
+    // text.
     if ctx.printer.json {
         ctx.printer.write_json(&report)?;
     } else {

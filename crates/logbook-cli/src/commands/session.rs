@@ -652,7 +652,7 @@ pub(crate) fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
                 output.as_deref(),
             )?;
             Ok(Output::new(
-                // Exactly the shape INTERFACE.md promises: scripts compare it whole.
+                // Exactly the shape docs/interface.md promises: scripts compare it whole.
                 ws::spawned_json(&agent_id),
                 format!("{agent_id}\n"),
             ))

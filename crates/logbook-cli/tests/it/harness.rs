@@ -239,7 +239,7 @@ impl TestProject {
     }
 
     /// Runs `logbook --json doctor ARGS` and returns its report. Doctor
-    /// exits 1 while anything is wrong (INTERFACE.md), 0 when all is well;
+    /// exits 1 while anything is wrong (docs/interface.md), 0 when all is well;
     /// either way stdout is the report.
     #[track_caller]
     /// Runs `logbook ARGS`, failing the test if it does not finish within

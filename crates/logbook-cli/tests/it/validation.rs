@@ -1,4 +1,4 @@
-//! One validation for every face: exit codes by kind (INTERFACE.md), the
+//! One validation for every face: exit codes by kind (docs/interface.md), the
 //! same refusal of bad query values from the CLI and MCP, query text the
 //! full-text engine cannot take, and bounded free text.
 

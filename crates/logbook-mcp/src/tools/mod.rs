@@ -1,4 +1,4 @@
-//! The tools: one per operation in INTERFACE.md's "MCP tools". Arguments
+//! The tools: one per operation in docs/interface.md's "MCP tools". Arguments
 //! are the CLI's options in snake_case; each tool makes the one library
 //! call the CLI command makes and answers with the JSON the CLI prints
 //! with `--json` (built by the same library function).

@@ -73,9 +73,9 @@ const TEXT_CACHE_KIB: i64 = 16 * 1024;
 
 /// Text FTS5 collects in memory before it writes a segment: fewer, larger
 /// segments to merge. Reset to the default before the file goes live.
-/// Measured at 100,000 runs, the text thread's CPU time is the same with
-/// 4, 32 and 128 MiB (it goes to hashing each token, not to merging), and
-/// the peak memory is not: 8 MiB.
+/// Kept small: a larger buffer does not lower the text thread's CPU time
+/// (it goes to hashing each token, not to merging), but it does raise the
+/// peak memory.
 const BUILD_FTS_HASH: i64 = 8 * 1024 * 1024;
 
 /// A file as a parser thread hands it to the writer: kind, path, the stamp
@@ -172,7 +172,7 @@ pub(super) enum FullText {
     SameThread,
     /// In a file of its own beside the new index, on a thread of its own,
     /// copied into `runs_fts` at the end. Tokenizing and indexing the
-    /// runs' text is about half of what the one writing thread does, so
+    /// runs' text is a large share of what the one writing thread does, so
     /// this spreads a rebuild over a second core. The connection that
     /// filled must not touch `runs_fts` afterwards (see `build_and_swap`).
     OwnThread,
@@ -180,7 +180,7 @@ pub(super) enum FullText {
 
 /// Fills `conn`, a database with no tables, from every file the index
 /// follows: the tables, then their secondary indexes over the loaded rows
-/// (several times faster than maintaining them row by row), then the
+/// (faster than maintaining them row by row), then the
 /// planner's row counts.
 pub(super) fn fill(
     conn: &Connection,
@@ -425,7 +425,7 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
         .map_or(2, |n| n.get())
         .clamp(1, 16);
     // Records travel in chunks: one channel hand-off (and futex wake) per
-    // record cost the writer thread, the bottleneck, several percent.
+    // record was a measurable cost to the writer thread, the bottleneck.
     const CHUNK: usize = 64;
     let (tx_rec, rx_rec) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(64);
     let write_result: Mutex<Result<()>> = Mutex::new(Ok(()));

@@ -18,8 +18,8 @@
 //!   replaced by rename shows as a new inode.
 //!
 //! Each is a `statx` relative to the open runs folder (`{run}/{file}`, not
-//! the whole path: the walk of the path's leading folders was a third of
-//! the kernel's time), and the index side is one clustered table read in
+//! the whole path: the walk of the path's leading folders was a large share
+//! of the kernel's time), and the index side is one clustered table read in
 //! order (`files`, whose rows carry the output names: see the schema).
 //!
 //! The run folder's own mtime is not looked at: it moves when an entry is
@@ -476,9 +476,9 @@ impl Index {
     /// batch at a time.
     ///
     /// The folder is listed on another thread while this one reads the
-    /// index's names: the two are about equal halves of the time, and
-    /// neither needs the other until both are sorted. Each side holds 16
-    /// bytes a run (a UUID as a number), 32 MiB for both at 1,000,000 runs.
+    /// index's names: the two take comparable time, and neither needs the
+    /// other until both are sorted. Each side holds 16 bytes a run (a UUID
+    /// as a number).
     pub(super) fn scan_names(
         &self,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,

@@ -241,8 +241,8 @@ CREATE TABLE transcript_errors(
 ";
 
 /// The secondary indexes, kept apart from [`SCHEMA`] so a rebuild can drop
-/// them, bulk-insert, and create them once over sorted data (several times
-/// faster than maintaining them row by row).
+/// them, bulk-insert, and create them once over sorted data (faster than
+/// maintaining them row by row).
 ///
 /// The filter indexes list `started_ns DESC, id` right after their key so a
 /// `find` walks them in exactly its output order and stops at the page's
@@ -272,10 +272,9 @@ pub(super) const INDEXES: &[(&str, &str)] = &[
     ),
     // For counts only (`find`'s "N more match", MCP's `total`): an agent's
     // matches by status and workflow, from the key alone, where the
-    // agent's index reads all of that agent's runs to count a few (0.68 to
-    // 0.06 ms for 666 of an agent's 4,990 runs). Its key is an expression
-    // that only a count's SQL is written with, so the planner never takes
-    // it for a page, which it would then have to sort.
+    // agent's index reads all of that agent's runs to count a few. Its key
+    // is an expression that only a count's SQL is written with, so the
+    // planner never takes it for a page, which it would then have to sort.
     (
         "runs_tally",
         "CREATE INDEX runs_tally ON runs((agent || ''), status, workflow)",

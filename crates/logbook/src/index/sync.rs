@@ -171,8 +171,8 @@ impl Index {
         let mut report = SyncReport::default();
         // Changes are gathered over the scan's batches and written GROUP at
         // a time: one transaction and one FTS flush per group, not one per
-        // index batch that happens to hold a change (1 % changed spread
-        // over every batch made that one per 4096 runs, each flush
+        // index batch that happens to hold a change (a few changes spread
+        // over every batch would make that one per batch, each flush
         // merging FTS segments again).
         let mut todo: Vec<RunChange> = vec![];
         let summary = self.scan_runs(names, &mut |changes| {

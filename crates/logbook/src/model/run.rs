@@ -408,7 +408,7 @@ pub struct RunEntry {
     /// Story 5.2.1 folder label.
     pub label: String,
     /// The manifest, every field kept; `null` for a run folder without one
-    /// (INTERFACE.md), which holds [`Manifest::absent`] here.
+    /// (docs/interface.md), which holds [`Manifest::absent`] here.
     #[serde(serialize_with = "null_if_absent")]
     pub manifest: Manifest,
 }

@@ -788,7 +788,7 @@ pub fn switched_json(ws: &WorkSession, context: &str) -> serde_json::Value {
     json
 }
 
-/// `agent spawn --json`: exactly `{"id": …}`, as INTERFACE.md promises.
+/// `agent spawn --json`: exactly `{"id": …}`, as docs/interface.md promises.
 pub fn spawned_json(agent_id: &str) -> serde_json::Value {
     serde_json::json!({ "id": agent_id })
 }

@@ -114,7 +114,7 @@ fn merged<T: Serialize + DeserializeOwned>(
 /// [`to_json`] over the file's `raw` value, given the record as it was
 /// read from it (`read`, as a value, taken before the change): a writer
 /// that just read the file has it, and working it out again from `raw`
-/// costs a quarter of a manifest write.
+/// would be a sizeable part of a manifest write.
 pub fn to_json_over<T: Serialize>(
     path: &Path,
     value: &T,

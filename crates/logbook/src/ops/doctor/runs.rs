@@ -2,8 +2,8 @@
 //! manifest is read and parsed once for all run checks (corrupt, wrong
 //! folder, wrong-typed fields, abandoned, interrupted writes, no manifest),
 //! and only findings are kept, so doctor's time is linear in the runs and its
-//! memory does not grow with them. (It used to read every manifest four
-//! times and hold all of them at once: 3.3 GB at a million runs.)
+//! memory does not grow with them, rather than reading each manifest once
+//! per check and holding them all at once.
 
 use std::ffi::OsString;
 use std::io::Read as _;

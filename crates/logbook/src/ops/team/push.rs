@@ -18,8 +18,8 @@ pub const BATCH: usize = 500;
 
 /// Records a `team push` writes before it brings the server's statistics
 /// up to date ([`Catalog::settle`]): a bulk push otherwise left the next
-/// minute's team queries planned without them (a `find --team` of 93 ms
-/// that takes 3 once autovacuum has come by).
+/// minute's team queries planned without them, many times slower than
+/// once autovacuum has come by.
 pub const SETTLE_AFTER: u64 = 1_000;
 
 /// What [`push`] did.
