@@ -497,15 +497,11 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             // Several locks guard this folder, so age stands in for them: no
             // write takes a minute between temp file and rename.
             |path| {
-                let young = std::fs::metadata(path)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_none_or(|age| age.as_secs() < 60);
+                let young = store::fs::age(path).is_none_or(|age| age.as_secs() < 60);
                 if young {
                     return Ok(false);
                 }
-                std::fs::remove_file(path).map_err(|e| crate::Error::io(path, e))?;
+                store::fs::remove_temp_file(path)?;
                 Ok(true)
             },
             report,
@@ -525,15 +521,10 @@ fn temp_file_findings(
     remove: impl Fn(&std::path::Path) -> Result<bool>,
     report: &mut Report,
 ) {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in listing.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !store::is_temp_file(&name) || !wanted(&name) {
+    for (name, path) in store::fs::temp_files(dir) {
+        if !wanted(&name) {
             continue;
         }
-        let path = entry.path();
         let fixed = opts.fix.then(|| match remove(&path) {
             Ok(true) => "removed".to_string(),
             Ok(false) => "left alone: it may belong to a write still under way".to_string(),
