@@ -57,6 +57,7 @@ pub use found::MessageHits;
 pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;
+pub use scan::WalkedNames;
 pub use schema::SCHEMA_VERSION;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);

@@ -33,10 +33,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::record::ABSENT_STAMP;
+use super::sync::{runs_dir_stamp, settled};
 use super::{Index, path_str};
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::run::MANIFEST_FILE;
+use crate::store::Project;
 use crate::store::run_outputs::decode_outs;
 use crate::store::runs::{self, ManifestStamp, RunsDir};
 
@@ -74,13 +76,51 @@ pub(super) struct ScanSummary {
 
 /// Run folder names (on disk, or the index's), sorted as the index sorts
 /// their manifest paths (by `{name}/manifest.json`, bytewise).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Names {
     /// Names that are lowercase hyphenated UUIDs (nearly all), as numbers:
     /// numeric order is their text order.
     uuids: Vec<u128>,
     /// Any other names.
     others: Vec<Box<[u8]>>,
+}
+
+/// The run folder names a pass over every run folder (`doctor`'s) read,
+/// kept so that the index's comparison after it need not list the runs
+/// folder again. They stand for the folder only while its mtime has not
+/// moved since the pass began (no run folder created, removed or renamed),
+/// and only when that mtime was old enough then to be trusted (see
+/// `sync::settled`).
+pub struct WalkedNames {
+    stamp: String,
+    trusted: bool,
+    names: Names,
+}
+
+impl WalkedNames {
+    /// Starts a pass over the runs folder of `p`, before its listing.
+    pub fn begin(p: &Project) -> WalkedNames {
+        WalkedNames {
+            stamp: runs_dir_stamp(p),
+            trusted: settled(&p.config.agent_outputs_folder),
+            names: Names::default(),
+        }
+    }
+
+    /// Notes one run folder the pass found (its name as listed).
+    pub fn push(&mut self, name: &[u8]) {
+        self.names.push(name);
+    }
+
+    /// Ends the pass: the names sorted as the comparison reads them.
+    pub fn finish(&mut self) {
+        self.names.sort();
+    }
+
+    /// The names, if they still stand for the runs folder of `p`.
+    fn current(&self, p: &Project) -> Option<&Names> {
+        (self.trusted && runs_dir_stamp(p) == self.stamp).then_some(&self.names)
+    }
 }
 
 /// Compares `a/manifest.json` with `b/manifest.json`.
@@ -331,16 +371,23 @@ impl Index {
     /// statement is open then).
     ///
     /// `names`: read the folder names (else the indexed rows stand for the
-    /// folders: the caller saw the runs folder's mtime unchanged).
+    /// folders: the caller saw the runs folder's mtime unchanged); those a
+    /// pass just `walked` stand for them while they are current.
     pub(super) fn scan_runs(
         &self,
         names: bool,
+        walked: Option<&WalkedNames>,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
     ) -> Result<ScanSummary> {
         let dir = self.project.config.agent_outputs_folder.clone();
         let (prefix, end) = runs_range(&dir);
         let mut disk = if names {
-            Some(DiskCursor::new(Names::read(&dir)?))
+            let walked = walked.and_then(|w| w.current(&self.project)).cloned();
+            let names = match walked {
+                Some(names) => names,
+                None => Names::read(&dir)?,
+            };
+            Some(DiskCursor::new(names))
         } else {
             None
         };

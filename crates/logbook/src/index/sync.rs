@@ -14,7 +14,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior};
 use super::apply::{self, Stamp};
 use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
-use super::scan::RunChange;
+use super::scan::{RunChange, WalkedNames};
 use super::{Index, Kind, Staleness, SyncReport, path_str, sql};
 use crate::clock;
 use crate::error::Result;
@@ -149,6 +149,13 @@ impl Index {
     /// `scan` for the runs), and the runs folder is only listed when its
     /// mtime moved.
     pub fn sync(&mut self) -> Result<SyncReport> {
+        self.sync_after(None)
+    }
+
+    /// [`Index::sync`] right after a pass over every run folder that kept
+    /// the names it `walked`: the runs folder is not listed again while
+    /// they are current.
+    pub fn sync_after(&mut self, walked: Option<&WalkedNames>) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let dir_before = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_before.as_str());
@@ -159,7 +166,7 @@ impl Index {
         // over every batch made that one per 4096 runs, each flush
         // merging FTS segments again).
         let mut todo: Vec<RunChange> = vec![];
-        let summary = self.scan_runs(names, &mut |changes| {
+        let summary = self.scan_runs(names, walked, &mut |changes| {
             todo.extend(changes);
             if todo.len() >= GROUP {
                 let r = self.apply_run_changes(std::mem::take(&mut todo))?;
@@ -188,10 +195,16 @@ impl Index {
 
     /// What a sync would do, without doing it (and without writing).
     pub fn staleness(&self) -> Result<Staleness> {
+        self.staleness_after(None)
+    }
+
+    /// [`Index::staleness`] right after a pass that kept the run folder
+    /// names it `walked` (see [`Index::sync_after`]).
+    pub fn staleness_after(&self, walked: Option<&WalkedNames>) -> Result<Staleness> {
         let mut stale = Staleness::default();
         let dir_now = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_now.as_str());
-        self.scan_runs(names, &mut |changes| {
+        self.scan_runs(names, walked, &mut |changes| {
             for c in changes {
                 match c {
                     RunChange::Read { new: true, .. } => stale.new += 1,

@@ -14,6 +14,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
+use crate::index::WalkedNames;
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
@@ -28,14 +29,17 @@ const BATCH: usize = 256;
 /// Progress of a long check: called with the number of run folders done.
 pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
 
-/// Checks every run folder; findings come out sorted by folder.
+/// Checks every run folder; findings come out sorted by folder. Returns
+/// the folder names it walked, which the index check after it compares
+/// with the index instead of listing the runs folder again.
 pub(super) fn check(
     p: &Project,
     opts: &Options,
     report: &mut Report,
     progress: Option<Progress<'_>>,
-) -> Result<()> {
+) -> Result<WalkedNames> {
     let dir = &p.config.agent_outputs_folder;
+    let mut walked = WalkedNames::begin(p);
     let listing = store::runs::walk(dir)?;
     // Each run folder is opened relative to this one (`{run}`, not the
     // whole path, resolved per run); without it, by path.
@@ -52,7 +56,7 @@ pub(super) fn check(
         .clamp(1, 8);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RunFolder>>(workers * 2);
     let rx = Mutex::new(rx);
-    let walked = std::thread::scope(|scope| -> Result<()> {
+    let listed = std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let (rx, found, checked, done) = (&rx, &found, &checked, &done);
             scope.spawn(move || {
@@ -84,7 +88,9 @@ pub(super) fn check(
         }
         let mut batch = Vec::with_capacity(BATCH);
         for folder in listing {
-            batch.push(folder?);
+            let folder = folder?;
+            walked.push(folder.name_bytes());
+            batch.push(folder);
             if batch.len() == BATCH
                 && tx
                     .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
@@ -99,7 +105,7 @@ pub(super) fn check(
         drop(tx);
         Ok(())
     });
-    walked?;
+    listed?;
     let mut found = found
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -107,7 +113,8 @@ pub(super) fn check(
     found.sort_by(|a, b| a.0.cmp(&b.0));
     report.runs_checked = checked.into_inner();
     report.findings.extend(found.into_iter().map(|(_, f)| f));
-    Ok(())
+    walked.finish();
+    Ok(walked)
 }
 
 /// Why a manifest could not be read, for its finding (which names the
