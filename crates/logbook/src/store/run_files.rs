@@ -315,6 +315,15 @@ pub fn normalize(file: &str) -> Result<String> {
     Ok(parts.join("/"))
 }
 
+/// Whether `file` names the run's manifest itself (`manifest.json`,
+/// `./manifest.json`): the run, never one of its files.
+pub fn names_manifest(file: &str) -> bool {
+    Path::new(file)
+        .components()
+        .filter(|c| *c != Component::CurDir)
+        .eq([Component::Normal(MANIFEST_FILE.as_ref())])
+}
+
 /// A registered output's name, as a manifest holds it, as a path relative
 /// to its run folder, if it is a plain one (no root, no `..`, no NUL):
 /// names another tool wrote are not trusted.

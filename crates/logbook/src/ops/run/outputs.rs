@@ -2,7 +2,7 @@
 //! both through the path rules of [`crate::store::run_files`] (inside the
 //! run folder, symlinks resolved, a regular file).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Map;
 
@@ -12,7 +12,7 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, OutputRecord, OutputType, Run, RunStatus};
-use crate::store::run_files::{confine, normalize, read_own};
+use crate::store::run_files::{confine, names_manifest, normalize, read_own};
 use crate::store::{self, Project};
 
 /// Registers (or re-registers) output `file` of run `id`. The file must be a
@@ -100,11 +100,7 @@ pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
     };
     // The manifest is the run itself, not one of its files: hidden (not
     // refused as a path), as the viewer's tree hides it.
-    let is_manifest = Path::new(file)
-        .components()
-        .filter(|c| *c != Component::CurDir)
-        .eq([Component::Normal(MANIFEST_FILE.as_ref())]);
-    if is_manifest {
+    if names_manifest(file) {
         return Err(not_found(MANIFEST_FILE));
     }
     let rel = normalize(file)?;
