@@ -69,7 +69,7 @@ pub(crate) fn list(p: &Project, cursor: Option<&str>) -> Result<ListResourcesRes
             .manifest
             .outputs
             .iter()
-            .filter(|o| run_files::unconfined(&hit.run, &o.file).is_none());
+            .filter(|o| run_files::unconfined(&hit.run.folder, &o.file).is_none());
         for o in own {
             resources.push(
                 Resource::new(

@@ -83,7 +83,7 @@ pub(crate) fn run(root: &Path, cmd: &HooksCommand) -> Result<Output> {
     match cmd {
         HooksCommand::Install(a) => {
             let exe = std::env::current_exe()
-                .and_then(|p| p.canonicalize())
+                .and_then(|p| logbook::store::fs::resolved(&p))
                 .context("cannot tell where the running logbook is")?;
             let change = ops::install(root, a.agent.into(), a.scope(), &exe, a.dry_run)?;
             change_output(&change)

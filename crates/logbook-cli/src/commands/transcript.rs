@@ -496,7 +496,7 @@ fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
     let format = ImportFormat::from(a.format);
     let seed_flags = a.subagent || a.parent.is_some() || a.run.is_some();
     if let Some(file) = &a.file {
-        let single_seed = file.is_file()
+        let single_seed = logbook::store::fs::is_file(file)
             && !a.watch
             && match format {
                 ImportFormat::Logbook => true,

@@ -57,7 +57,12 @@ pub(crate) fn watch(
             match next {
                 Ok(Some(Ok(event))) => {
                     if matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_)) {
-                        changed.extend(event.paths.into_iter().filter(|p| p.is_file()));
+                        changed.extend(
+                            event
+                                .paths
+                                .into_iter()
+                                .filter(|p| logbook::store::fs::is_file(p)),
+                        );
                     }
                 }
                 Ok(Some(Err(e))) => ctx.printer.warn(&format!("file watcher: {e}")),

@@ -290,3 +290,49 @@ fn a_second_session_left_active_by_an_interrupted_start_is_named_and_paused() {
     assert_eq!(t.json(&["status"])["session_id"], new.as_str());
     assert_eq!(t.json(&["status", &old])["status"], "paused");
 }
+
+#[test]
+fn runs_another_tool_added_and_removed_are_synced_from_doctors_one_listing() {
+    let t = TestProject::new();
+    let kept = run(&t, "casey");
+    let gone = run(&t, "riley");
+    t.json(&["index", "sync"]);
+    // Another tool copies a run in under a new id and removes one.
+    let runs = t.path("docs/agent-outputs");
+    let added = "0b7e6a4c-1d2e-4f3a-8b9c-0d1e2f3a4b5c";
+    let manifest = std::fs::read_to_string(runs.join(&kept).join("manifest.json")).unwrap();
+    std::fs::create_dir(runs.join(added)).unwrap();
+    std::fs::write(
+        runs.join(added).join("manifest.json"),
+        manifest.replace(&kept, added),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(runs.join(&gone)).unwrap();
+    // The runs folder's mtime old enough to be trusted, so doctor's
+    // listing of the run folders stands for it in the index check.
+    std::fs::File::open(&runs)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+    let report = t.doctor(&[]);
+    let stale = finding(&report, "index-stale");
+    let message = stale["message"].as_str().unwrap();
+    assert!(
+        message.contains("1 new, 0 changed, 1 deleted"),
+        "{report:#}"
+    );
+    let mut found: Vec<String> = t
+        .json(&["find"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap().to_string())
+        .collect();
+    found.sort();
+    let mut want = vec![kept, added.to_string()];
+    want.sort();
+    assert_eq!(found, want);
+    let status = t.json(&["index", "status"]);
+    assert_eq!(status["stale"]["new"], 0, "{status:#}");
+    assert_eq!(status["stale"]["deleted"], 0, "{status:#}");
+}

@@ -2,19 +2,19 @@
 //! stored (or the file forgotten when it is gone) with the stamp sync
 //! compares next time, all in the caller's transaction.
 
-use std::fs;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::outputs::encode_outs;
 use super::record::{ABSENT_STAMP, Inner, Record};
 use super::run_rows::{Fresh, remove_run, store_run};
 use super::schema::message_rowid;
-use super::{CorruptEntry, Kind, SyncReport, mtime_of, path_str};
+use super::{CorruptEntry, Kind, SyncReport, path_str};
 use crate::clock;
 use crate::model::run::{RunStatus, UNKNOWN_STATUS};
 use crate::model::transcript::find::{MAX_FOUND_MESSAGES, MessageText, said_by};
+use crate::store;
+use crate::store::run_outputs::encode_outs;
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
     match r {
@@ -292,30 +292,20 @@ pub(super) enum Live {
 }
 
 /// What sync compares of a followed file: its size and mtime (ns).
-pub(super) type Stamp = (i64, i64);
+pub(super) use crate::store::stamp::Stamp;
 
 /// The stamp of a file as sync would take it, or `None` when it is gone.
 pub(super) fn stamp_now(path: &Path) -> Option<Stamp> {
-    fs::metadata(path).ok().map(|m| stamp_from(&m))
+    store::stamp::of_path(path)
 }
 
 /// The stamp a re-read of a run's manifest would store now: the file's,
 /// [`ABSENT_STAMP`] when its folder is there without one, `None` when the
 /// folder is gone.
 pub(super) fn manifest_stamp(path: &Path) -> Option<Stamp> {
-    match fs::metadata(path) {
-        Ok(m) => Some(stamp_from(&m)),
-        Err(e)
-            if e.kind() == std::io::ErrorKind::NotFound
-                && path.parent().is_some_and(Path::is_dir) =>
-        {
-            Some(ABSENT_STAMP)
-        }
-        Err(_) => None,
+    match store::stamp::probe(path) {
+        Ok(Some(stamp)) => Some(stamp),
+        Ok(None) if path.parent().is_some_and(store::fs::is_folder) => Some(ABSENT_STAMP),
+        _ => None,
     }
-}
-
-/// The stamp of a file from its metadata.
-pub(super) fn stamp_from(m: &fs::Metadata) -> Stamp {
-    (m.len() as i64, mtime_of(m))
 }

@@ -7,12 +7,11 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
-use super::outputs::output_text;
 use super::schema::TOKENIZE;
 use crate::model::run::Manifest;
+use crate::store::run_outputs::output_text;
 
-/// Output files larger than this are not put in the full-text index.
-pub const MAX_TEXT_BYTES: u64 = 1024 * 1024;
+pub use crate::store::run_outputs::MAX_TEXT_BYTES;
 
 /// The most text of one transcript whose words are indexed (its first
 /// messages': see `SaidText`), so a huge imported log costs bounded work.

@@ -1,7 +1,7 @@
 //! The index's health: files it could not parse, counts and staleness for
 //! `index status`, and a fingerprint to compare two builds.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{CorruptEntry, Index, Kind, Status};
 use crate::error::Result;
@@ -56,7 +56,7 @@ impl Index {
                 .map(|n| n.max(0) as u64)
                 .map_err(self.err())
         };
-        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let size = crate::store::index_file::size;
         let wal = PathBuf::from(format!("{}-wal", self.path.display()));
         Ok(Status {
             path: self.path.clone(),

@@ -32,7 +32,6 @@ mod health;
 mod listing;
 mod lookup;
 mod outbox;
-mod outputs;
 mod pool;
 mod query;
 mod rebuild;
@@ -42,9 +41,8 @@ mod scan;
 mod schema;
 mod sync;
 
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -53,12 +51,13 @@ use serde::Serialize;
 use crate::clock;
 use crate::error::{Error, Result, index_error};
 use crate::model::run::Run;
-use crate::store::Project;
+use crate::store::{self, Project};
 
 pub use found::MessageHits;
 pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;
+pub use scan::WalkedNames;
 pub use schema::SCHEMA_VERSION;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -225,7 +224,7 @@ impl Index {
     /// Opens (creating, upgrading and repairing as needed) the index. Does
     /// not look at the folders beyond repairing pending records.
     pub fn open(p: &Project) -> Result<Index> {
-        if !p.exists() {
+        if !Project::exists(p) {
             // A read where no project is: answer from the files without
             // creating one (only a write creates a project).
             return Index::in_memory(p);
@@ -257,7 +256,7 @@ impl Index {
                 }
                 Ok(_) => {}
                 Err(Error::Index { corrupt: true, .. }) => {}
-                Err(_) if !path.exists() => {}
+                Err(_) if !store::index_file::exists(path) => {}
                 Err(e) => return Err(e),
             }
             let _one = p
@@ -430,7 +429,7 @@ impl Index {
     /// check's time, growing with all the text ever indexed.
     pub fn damage(p: &Project) -> Result<Option<String>> {
         let path = p.index_path();
-        if !path.is_file() {
+        if !store::index_file::is_present(&path) {
             return Ok(None);
         }
         let checked =
@@ -649,20 +648,7 @@ pub(super) fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 fn remove_db_files(path: &Path) -> Result<()> {
-    remove_files(path, &["", "-wal", "-shm"])
-}
-
-/// Removes `path` with each suffix, those that exist.
-fn remove_files(path: &Path, suffixes: &[&str]) -> Result<()> {
-    for suffix in suffixes {
-        let p = PathBuf::from(format!("{}{suffix}", path.display()));
-        match fs::remove_file(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&p, e)),
-        }
-    }
-    Ok(())
+    store::index_file::remove(path, &["", "-wal", "-shm"])
 }
 
 /// Whether opening the index failed because its folder or file cannot be
@@ -696,17 +682,6 @@ pub(crate) fn path_str(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-pub(crate) fn mtime_ns(p: &Path) -> i64 {
-    fs::metadata(p).map_or(0, |m| mtime_of(&m))
-}
-
-pub(crate) fn mtime_of(m: &fs::Metadata) -> i64 {
-    m.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64)
-}
-
 #[cfg(test)]
 mod tests;
 
@@ -716,6 +691,6 @@ pub(super) const ROOT_KEY: &str = "root";
 /// The project root as [`ROOT_KEY`] records it: canonical, so one project
 /// reached through a symlink is not rebuilt back and forth.
 pub(super) fn root_stamp(p: &Project) -> String {
-    let root = std::fs::canonicalize(p.root()).unwrap_or_else(|_| p.root().to_path_buf());
+    let root = store::index_file::canonical(p.root());
     path_str(&root)
 }

@@ -27,11 +27,11 @@ use super::catalog::{
     WorkSessionBody, WorkflowStateBody, search_words_of,
 };
 use super::fulltext::manifest_text;
-use super::outputs::{Longer, output_text_upto};
 use super::{Index, Kind};
 use crate::error::Result;
 use crate::model::limits::cut_at;
 use crate::store;
+use crate::store::run_outputs::{Longer, output_text_upto};
 
 /// The record tables, the kind each holds, and its id column.
 const FOLLOWED: &[(&str, Kind, &str)] = &[

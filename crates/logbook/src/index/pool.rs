@@ -15,7 +15,6 @@
 //! get the same inode number back), and never mid-transaction.
 
 use std::cell::RefCell;
-use std::fs;
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,14 +38,8 @@ pub(super) struct FileId(u64, u64, u128);
 
 /// The identity of the file at `path`, or `None` when it is gone.
 pub(super) fn file_id(path: &Path) -> Option<FileId> {
-    use std::os::unix::fs::MetadataExt;
-    let m = fs::metadata(path).ok()?;
-    let born = m
-        .created()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    Some(FileId(m.dev(), m.ino(), born))
+    let (dev, ino, born) = crate::store::index_file::identity(path)?;
+    Some(FileId(dev, ino, born))
 }
 
 /// What a connection remembers between calls, each entry with the

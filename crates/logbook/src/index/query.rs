@@ -9,12 +9,12 @@ use rusqlite::{OptionalExtension, params};
 use super::apply::{Live, Stamp, manifest_stamp};
 use super::filter::RECENT_MATCHES;
 use super::fulltext::{fts_query, snippet_of};
-use super::outputs::outputs_stamp;
 use super::{Hit, Index, Kind, Pending, control, path_str};
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::query::{RunMatcher, RunQuery};
 use crate::model::run::{MANIFEST_FILE, Manifest, Run};
+use crate::store::run_outputs::outputs_stamp;
 
 /// What turning a matching row into a [`Hit`] needs.
 struct HitContext {

@@ -31,7 +31,6 @@
 //! transaction (`Index::begin_write`) and reopens, so no record lands in a
 //! file nobody reads.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,11 +43,11 @@ use super::record::{self, Record};
 use super::run_rows::{Fresh, FtsDoc};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
 use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
-use super::{Index, Kind, SyncReport, pool, remove_db_files, remove_files, sql};
+use super::{Index, Kind, SyncReport, pool, remove_db_files, sql};
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::run::MANIFEST_FILE;
-use crate::store::Project;
+use crate::store::{self, Project};
 
 /// Held by the one process building a new index file for a project.
 pub(super) const REBUILD_LOCK: &str = "index-rebuild";
@@ -91,7 +90,7 @@ impl Index {
         p: &Project,
         progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     ) -> Result<SyncReport> {
-        if !p.exists() {
+        if !Project::exists(p) {
             // No project to keep an index in: a read builds one in memory.
             let index = Index::open(p)?;
             return index.status().map(|s| SyncReport {
@@ -112,9 +111,7 @@ pub(super) fn build_and_swap(
 ) -> Result<SyncReport> {
     let started = std::time::Instant::now();
     let live = p.index_path();
-    if let Some(dir) = live.parent() {
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
+    store::index_file::create_folder(&live)?;
     let new = building_path(&live);
     // What a rebuild killed before its rename left behind.
     remove_db_files(&new)?;
@@ -391,19 +388,10 @@ fn copy_text(conn: &Connection, aside: &Path) -> Result<()> {
     remove_db_files(aside)
 }
 
-/// The subfolders of the runs folder, as `readdir` lists them (file types
-/// come from `readdir` itself on the usual file systems: no `stat`).
-/// Entries that cannot be read are passed over; a missing folder has none.
+/// The run folders, by the store's one walk; entries that cannot be read
+/// are passed over, and a missing runs folder has none.
 fn run_folders(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + Send + use<>> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => Some(entries),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    Ok(entries.into_iter().flatten().filter_map(|entry| {
-        let entry = entry.ok()?;
-        entry.file_type().ok()?.is_dir().then(|| entry.path())
-    }))
+    Ok(store::runs::walk(dir)?.filter_map(|f| f.ok().map(|f| f.path)))
 }
 
 /// Reads `files` on every core and hands each record to `write`, on this
@@ -498,7 +486,7 @@ fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Re
         live,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     ) {
-        Ok(old) if live.is_file() => {
+        Ok(old) if store::index_file::is_present(live) => {
             old.busy_timeout(super::BUSY_TIMEOUT).map_err(&e)?;
             match old.execute_batch("BEGIN IMMEDIATE") {
                 Ok(()) => Some(old),
@@ -527,16 +515,11 @@ fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Re
     conn.execute_batch("PRAGMA locking_mode = NORMAL; PRAGMA journal_mode = WAL;")
         .map_err(&sql(new))?;
     conn.close().map_err(|(_, err)| sql(new)(err))?;
-    fs::File::open(new)
-        .and_then(|f| f.sync_all())
-        .map_err(|err| Error::io(new, err))?;
+    store::index_file::sync(new)?;
     // 3. No connection opens the index meanwhile.
     let _swap = p.locks.exclusive(SWAP_LOCK)?;
-    remove_files(live, &["-wal", "-shm"])?;
-    fs::rename(new, live).map_err(|err| Error::io(live, err))?;
-    if let Some(dir) = live.parent() {
-        crate::store::fs::sync_dir(dir)?;
-    }
+    store::index_file::remove(live, &["-wal", "-shm"])?;
+    store::index_file::replace(new, live)?;
     drop(old);
     Ok(caught_up)
 }

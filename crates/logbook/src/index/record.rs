@@ -6,9 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::Kind;
-use super::apply::{Stamp, stamp_from, stamp_now};
+use super::apply::{Stamp, stamp_now};
 use super::fulltext::manifest_text;
-use super::outputs::{outputs_stamp, outputs_stamp_and_text};
 use crate::clock;
 use crate::error::Error;
 use crate::model::ids::RunId;
@@ -17,6 +16,7 @@ use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{self, Kind as TranscriptKind, Metadata, Summary, parse_file_name};
 use crate::model::work_session::{SessionStatus, WorkSession};
 use crate::model::workflow::SessionState;
+use crate::store::run_outputs::{outputs_stamp, outputs_stamp_and_text};
 use crate::store::{self, Project};
 
 /// What one file contributes to the index, ready to store.
@@ -267,7 +267,10 @@ fn read_transcript(path: &Path) -> Option<Record> {
 /// no `stat` of either by name.
 fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
     match store::read_with_metadata(manifest_path, "manifest") {
-        Ok(Some((m, text))) => (Some(stamp_from(&m)), Some(run_record(manifest_path, &text))),
+        Ok(Some((m, text))) => (
+            Some(store::stamp::of(&m)),
+            Some(run_record(manifest_path, &text)),
+        ),
         Ok(None) => match manifest_path
             .parent()
             .and_then(store::run::without_manifest)

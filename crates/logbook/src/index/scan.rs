@@ -28,20 +28,19 @@
 
 use std::cmp::Ordering;
 use std::ffi::OsStr;
-use std::fs;
 use std::ops::Range;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, StatxFlags, StatxTimestamp};
-
-use super::outputs::{decode_outs, outputs_stamp_at};
 use super::record::ABSENT_STAMP;
+use super::sync::{runs_dir_stamp, settled};
 use super::{Index, path_str};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::run::MANIFEST_FILE;
+use crate::store::Project;
+use crate::store::run_outputs::decode_outs;
+use crate::store::runs::{self, ManifestStamp, RunsDir};
 
 /// Index rows compared per batch: enough to keep both cores busy between
 /// two index reads, few enough that a batch's memory is small.
@@ -77,13 +76,51 @@ pub(super) struct ScanSummary {
 
 /// Run folder names (on disk, or the index's), sorted as the index sorts
 /// their manifest paths (by `{name}/manifest.json`, bytewise).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Names {
     /// Names that are lowercase hyphenated UUIDs (nearly all), as numbers:
     /// numeric order is their text order.
     uuids: Vec<u128>,
     /// Any other names.
     others: Vec<Box<[u8]>>,
+}
+
+/// The run folder names a pass over every run folder (`doctor`'s) read,
+/// kept so that the index's comparison after it need not list the runs
+/// folder again. They stand for the folder only while its mtime has not
+/// moved since the pass began (no run folder created, removed or renamed),
+/// and only when that mtime was old enough then to be trusted (see
+/// `sync::settled`).
+pub struct WalkedNames {
+    stamp: String,
+    trusted: bool,
+    names: Names,
+}
+
+impl WalkedNames {
+    /// Starts a pass over the runs folder of `p`, before its listing.
+    pub fn begin(p: &Project) -> WalkedNames {
+        WalkedNames {
+            stamp: runs_dir_stamp(p),
+            trusted: settled(&p.config.agent_outputs_folder),
+            names: Names::default(),
+        }
+    }
+
+    /// Notes one run folder the pass found (its name as listed).
+    pub fn push(&mut self, name: &[u8]) {
+        self.names.push(name);
+    }
+
+    /// Ends the pass: the names sorted as the comparison reads them.
+    pub fn finish(&mut self) {
+        self.names.sort();
+    }
+
+    /// The names, if they still stand for the runs folder of `p`.
+    fn current(&self, p: &Project) -> Option<&Names> {
+        (self.trusted && runs_dir_stamp(p) == self.stamp).then_some(&self.names)
+    }
 }
 
 /// Compares `a/manifest.json` with `b/manifest.json`.
@@ -103,21 +140,11 @@ fn uuid_text(u: u128) -> [u8; 36] {
 }
 
 impl Names {
-    /// The subfolders of `dir` (file types come from `readdir` itself on
-    /// the usual file systems: no per-entry `stat`).
+    /// The run folders of `dir`, by the store's one walk.
     fn read(dir: &Path) -> Result<Names> {
         let mut names = Names::default();
-        let entries = match fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
-            Err(e) => return Err(Error::io(dir, e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(dir, e))?;
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            names.push(entry.file_name().as_bytes());
+        for folder in runs::walk(dir)? {
+            names.push(folder?.name_bytes());
         }
         names.sort();
         Ok(names)
@@ -231,42 +258,20 @@ enum Verdict {
     Gone,
 }
 
-/// A `statx` time as [`super::mtime_of`] gives it (ns since the epoch; 0
-/// before it), so stamps taken either way compare equal.
-fn stamp_ns(t: StatxTimestamp) -> i64 {
-    if t.tv_sec < 0 {
-        return 0;
-    }
-    (i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)) as i64
-}
-
 /// Compares one entry's stamps with its files, relative to the runs folder
 /// `dir` (the entry's path with `prefix` bytes cut is `{run}/manifest.json`),
 /// `buf` reused for paths.
-fn verdict(
-    batch: &Batch,
-    e: &Entry,
-    dir: BorrowedFd<'_>,
-    prefix: usize,
-    buf: &mut PathBuf,
-) -> Verdict {
+fn verdict(batch: &Batch, e: &Entry, dir: &RunsDir, prefix: usize, buf: &mut PathBuf) -> Verdict {
     let Some(rel) = batch.str(&e.path).get(prefix..).map(Path::new) else {
         return Verdict::Changed;
     };
-    let m = match rustix::fs::statx(
-        dir,
-        rel,
-        AtFlags::empty(),
-        StatxFlags::SIZE | StatxFlags::MTIME,
-    ) {
-        Ok(m) => m,
-        Err(rustix::io::Errno::NOENT) => return without_manifest(e, dir, rel),
-        Err(rustix::io::Errno::NOTDIR) => return Verdict::Gone,
+    match dir.manifest_stamp(rel) {
+        ManifestStamp::Stamp(size, mtime_ns) if (size, mtime_ns) == (e.size, e.mtime_ns) => {}
+        ManifestStamp::Stamp(..) => return Verdict::Changed,
+        ManifestStamp::Missing => return without_manifest(e, dir, rel),
+        ManifestStamp::NotDir => return Verdict::Gone,
         // Unreadable now: let the re-read decide (it records the error).
-        Err(_) => return Verdict::Changed,
-    };
-    if m.stx_size as i64 != e.size || stamp_ns(m.stx_mtime) != e.mtime_ns {
-        return Verdict::Changed;
+        ManifestStamp::Unreadable => return Verdict::Changed,
     }
     let Some(folder) = rel.parent() else {
         return Verdict::Same;
@@ -274,7 +279,7 @@ fn verdict(
     let Some(files) = decode_outs(&batch.outs[e.outs.clone()]) else {
         return Verdict::Changed;
     };
-    if outputs_stamp_at(dir, folder, files, buf) != e.out_stamp {
+    if dir.outputs_stamp(folder, files, buf) != e.out_stamp {
         return Verdict::Changed;
     }
     Verdict::Same
@@ -283,22 +288,19 @@ fn verdict(
 /// The verdict on an indexed run whose manifest is not there: gone with
 /// its folder, else a run folder without a manifest (seed 000 lists it by
 /// its UUID), which is what the index holds when its stamp says so.
-fn without_manifest(e: &Entry, dir: BorrowedFd<'_>, rel: &Path) -> Verdict {
+fn without_manifest(e: &Entry, dir: &RunsDir, rel: &Path) -> Verdict {
     let folder = rel.parent().unwrap_or(rel);
-    match rustix::fs::statx(dir, folder, AtFlags::empty(), StatxFlags::TYPE) {
-        Ok(m) if FileType::from_raw_mode(m.stx_mode.into()) == FileType::Directory => {
-            if (e.size, e.mtime_ns) == ABSENT_STAMP {
-                Verdict::Same
-            } else {
-                Verdict::Changed
-            }
-        }
-        _ => Verdict::Gone,
+    if !dir.is_folder(folder) {
+        Verdict::Gone
+    } else if (e.size, e.mtime_ns) == ABSENT_STAMP {
+        Verdict::Same
+    } else {
+        Verdict::Changed
     }
 }
 
 /// The verdicts of `which` entries of `batch`, on every core.
-fn verdicts(batch: &Batch, which: &[usize], dir: BorrowedFd<'_>, prefix: usize) -> Vec<Verdict> {
+fn verdicts(batch: &Batch, which: &[usize], dir: &RunsDir, prefix: usize) -> Vec<Verdict> {
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
@@ -322,20 +324,6 @@ fn verdicts(batch: &Batch, which: &[usize], dir: BorrowedFd<'_>, prefix: usize) 
         }
     });
     out
-}
-
-/// The runs folder opened for `statx` relative to it; `None` when it is
-/// missing (every indexed run is then gone).
-fn open_dir(dir: &Path) -> Result<Option<OwnedFd>> {
-    match rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => Ok(Some(fd)),
-        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(None),
-        Err(e) => Err(Error::io(dir, e.into())),
-    }
 }
 
 impl Index {
@@ -383,20 +371,27 @@ impl Index {
     /// statement is open then).
     ///
     /// `names`: read the folder names (else the indexed rows stand for the
-    /// folders: the caller saw the runs folder's mtime unchanged).
+    /// folders: the caller saw the runs folder's mtime unchanged); those a
+    /// pass just `walked` stand for them while they are current.
     pub(super) fn scan_runs(
         &self,
         names: bool,
+        walked: Option<&WalkedNames>,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
     ) -> Result<ScanSummary> {
         let dir = self.project.config.agent_outputs_folder.clone();
         let (prefix, end) = runs_range(&dir);
         let mut disk = if names {
-            Some(DiskCursor::new(Names::read(&dir)?))
+            let walked = walked.and_then(|w| w.current(&self.project)).cloned();
+            let names = match walked {
+                Some(names) => names,
+                None => Names::read(&dir)?,
+            };
+            Some(DiskCursor::new(names))
         } else {
             None
         };
-        let fd = open_dir(&dir)?;
+        let fd = RunsDir::open(&dir)?;
         let mut summary = ScanSummary {
             scanned: 0,
             complete: true,
@@ -434,7 +429,7 @@ impl Index {
                 }
             }
             let found = match &fd {
-                Some(fd) => verdicts(&batch, &present, fd.as_fd(), prefix.len()),
+                Some(fd) => verdicts(&batch, &present, fd, prefix.len()),
                 None => vec![Verdict::Gone; present.len()],
             };
             for (&i, v) in present.iter().zip(found) {
@@ -622,12 +617,12 @@ fn diff<T>(
 /// folder without one may be another tool's run still starting, so the
 /// scan is incomplete.
 fn new_folder(dir: &Path, name: &[u8], changes: &mut Vec<RunChange>, summary: &mut ScanSummary) {
-    let manifest = dir.join(OsStr::from_bytes(name)).join(MANIFEST_FILE);
+    let folder = dir.join(OsStr::from_bytes(name));
     let run_id = std::str::from_utf8(name).is_ok_and(|n| RunId::parse(n).is_ok());
-    if run_id || fs::metadata(&manifest).is_ok() {
+    if run_id || runs::has_manifest(&folder) {
         summary.scanned += 1;
         changes.push(RunChange::Read {
-            path: manifest,
+            path: folder.join(MANIFEST_FILE),
             new: true,
         });
     } else {
@@ -638,6 +633,7 @@ fn new_folder(dir: &Path, name: &[u8], changes: &mut Vec<RunChange>, summary: &m
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn uuid_names_sort_as_their_manifest_paths() {

@@ -6,20 +6,18 @@
 //! here against the index rows of their own folders only.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
-use super::apply::{self, Stamp, stamp_from};
+use super::apply::{self, Stamp};
 use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
-use super::scan::RunChange;
-use super::{Index, Kind, Staleness, SyncReport, mtime_ns, path_str, sql};
+use super::scan::{RunChange, WalkedNames};
+use super::{Index, Kind, Staleness, SyncReport, path_str, sql};
 use crate::clock;
-use crate::error::{Error, Result};
-use crate::model::run::MANIFEST_FILE;
+use crate::error::Result;
 use crate::store::{self, Project};
 
 /// Records written per transaction during a sync, so memory stays bounded
@@ -49,13 +47,13 @@ pub(super) fn settled(dir: &Path) -> bool {
         return false;
     };
     let limit = now.saturating_sub(RACY_MTIME).as_nanos() as i64;
-    mtime_ns(dir) < limit
+    store::stamp::mtime_ns(dir) < limit
 }
 
 /// The runs folder's mtime, as stored under [`RUNS_DIR_KEY`]: it moves
 /// when a run folder is created, removed or renamed, and only then.
 pub(super) fn runs_dir_stamp(p: &Project) -> String {
-    mtime_ns(&p.config.agent_outputs_folder).to_string()
+    store::stamp::mtime_ns(&p.config.agent_outputs_folder).to_string()
 }
 
 /// A file found on disk, with the stamp sync compares. Whoever reads it
@@ -88,12 +86,14 @@ struct Plan {
     scanned: usize,
 }
 
-fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata) -> Seen {
-    Seen {
+/// A file found with its stamp taken now; `None` when it is gone already.
+fn seen(kind: Kind, path: PathBuf) -> Option<Seen> {
+    let stamp = store::stamp::of_path(&path)?;
+    Some(Seen {
         kind,
         path,
-        stamp: Some(stamp_from(m)),
-    }
+        stamp: Some(stamp),
+    })
 }
 
 /// Every file the index follows, with its stamp: one `stat` per session
@@ -101,29 +101,17 @@ fn seen(kind: Kind, path: PathBuf, m: &fs::Metadata) -> Seen {
 /// [`Seen::unstamped`]): whoever reads one takes its stamp first.
 pub(super) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
     let mut out = vec![];
-    let runs_dir = &p.config.agent_outputs_folder;
-    match fs::read_dir(runs_dir) {
-        _ if !scope.contains(&Kind::Run) => {}
-        Ok(entries) => {
-            for entry in entries {
-                let entry = entry.map_err(|e| Error::io(runs_dir, e))?;
-                if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    continue;
-                }
-                out.push(Seen::unstamped(Kind::Run, entry.path().join(MANIFEST_FILE)));
-            }
+    if scope.contains(&Kind::Run) {
+        for folder in store::runs::walk(&p.config.agent_outputs_folder)? {
+            out.push(Seen::unstamped(Kind::Run, folder?.manifest()));
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(runs_dir, e)),
     }
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
         if !scope.contains(&Kind::WorkSession) {
             break;
         }
         for path in store::work_session::session_files(dir)? {
-            if let Ok(m) = fs::metadata(&path) {
-                out.push(seen(Kind::WorkSession, path, &m));
-            }
+            out.extend(seen(Kind::WorkSession, path));
         }
     }
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
@@ -131,18 +119,14 @@ pub(super) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
             break;
         }
         for path in store::workflow::state_files(dir)? {
-            if let Ok(m) = fs::metadata(&path) {
-                out.push(seen(Kind::WorkflowState, path, &m));
-            }
+            out.extend(seen(Kind::WorkflowState, path));
         }
     }
     if !scope.contains(&Kind::Transcript) {
         return Ok(out);
     }
     for (_, path) in store::transcript::transcript_files(&p.config.transcripts_dir)? {
-        if let Ok(m) = fs::metadata(&path) {
-            out.push(seen(Kind::Transcript, path, &m));
-        }
+        out.extend(seen(Kind::Transcript, path));
     }
     Ok(out)
 }
@@ -165,6 +149,13 @@ impl Index {
     /// `scan` for the runs), and the runs folder is only listed when its
     /// mtime moved.
     pub fn sync(&mut self) -> Result<SyncReport> {
+        self.sync_after(None)
+    }
+
+    /// [`Index::sync`] right after a pass over every run folder that kept
+    /// the names it `walked`: the runs folder is not listed again while
+    /// they are current.
+    pub fn sync_after(&mut self, walked: Option<&WalkedNames>) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let dir_before = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_before.as_str());
@@ -175,7 +166,7 @@ impl Index {
         // over every batch would make that one per batch, each flush
         // merging FTS segments again).
         let mut todo: Vec<RunChange> = vec![];
-        let summary = self.scan_runs(names, &mut |changes| {
+        let summary = self.scan_runs(names, walked, &mut |changes| {
             todo.extend(changes);
             if todo.len() >= GROUP {
                 let r = self.apply_run_changes(std::mem::take(&mut todo))?;
@@ -204,10 +195,16 @@ impl Index {
 
     /// What a sync would do, without doing it (and without writing).
     pub fn staleness(&self) -> Result<Staleness> {
+        self.staleness_after(None)
+    }
+
+    /// [`Index::staleness`] right after a pass that kept the run folder
+    /// names it `walked` (see [`Index::sync_after`]).
+    pub fn staleness_after(&self, walked: Option<&WalkedNames>) -> Result<Staleness> {
         let mut stale = Staleness::default();
         let dir_now = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_now.as_str());
-        self.scan_runs(names, &mut |changes| {
+        self.scan_runs(names, walked, &mut |changes| {
             for c in changes {
                 match c {
                     RunChange::Read { new: true, .. } => stale.new += 1,

@@ -12,7 +12,7 @@
 //! listings skip it and `logbook doctor` names it. Writing is strict: Logbook
 //! only writes the seed's output types and statuses and creates v4 ids.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -424,53 +424,6 @@ fn null_if_absent<S: serde::Serializer>(
     }
 }
 
-/// Checks an output path an agent gave and returns it normalised
-/// (`/`-separated, no `.` parts): relative, no `..`, no NUL, not the
-/// manifest itself.
-pub fn normalize_output_path(file: &str) -> Result<String> {
-    let refuse = |reason: &str| Err(Error::invalid("output file", file, reason.to_string()));
-    if file.contains('\0') {
-        return refuse("contains a NUL byte");
-    }
-    if file.chars().any(char::is_control) {
-        return refuse(
-            "contains a control character (a newline, tab…); rename the file so its name is one plain line",
-        );
-    }
-    if file.trim().is_empty() {
-        return refuse("is empty; give a path relative to the run folder");
-    }
-    if file.starts_with('/') || file.starts_with('\\') || Path::new(file).is_absolute() {
-        return refuse("is absolute; give a path relative to the run folder, e.g. report.md");
-    }
-    let mut parts = vec![];
-    for c in Path::new(file).components() {
-        match c {
-            Component::Normal(s) => {
-                let s = s.to_string_lossy();
-                if s.contains('\\') {
-                    return refuse("contains a backslash; use / between folders");
-                }
-                parts.push(s.into_owned());
-            }
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return refuse("contains `..`; outputs must stay inside the run folder");
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return refuse("is absolute; give a path relative to the run folder");
-            }
-        }
-    }
-    if parts.is_empty() {
-        return refuse("names the run folder itself; name a file inside it");
-    }
-    if parts.len() == 1 && parts[0] == MANIFEST_FILE {
-        return refuse("is the manifest itself; register the files the agent wrote");
-    }
-    Ok(parts.join("/"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,26 +490,6 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(field), "{field}: {err}");
-        }
-    }
-
-    #[test]
-    fn output_paths() {
-        assert_eq!(normalize_output_path("./a//b.md").unwrap(), "a/b.md");
-        for bad in [
-            "../x",
-            "/etc/passwd",
-            "a/../../x",
-            "a\0b",
-            "",
-            ".",
-            "manifest.json",
-            "a/..",
-            "a\nb.md",
-            "tab\there.md",
-            "bell\u{7}.md",
-        ] {
-            assert!(normalize_output_path(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -16,8 +16,8 @@ use crate::model::workflow::{AgentType, DecisionType, VerdictDecision};
 use crate::ops::work_session::{self as ws, StartOptions};
 use crate::ops::workflow::{self, Complete, Invoke, NewDecision, NewVerdict, Target};
 use crate::ops::{run, transcript};
-use crate::store::Project;
 use crate::store::config::{CONFIG_FILE, Config, STATE_DIR};
+use crate::store::{self, Project};
 
 /// What the demo created, for the CLI to print.
 #[derive(Debug, Serialize)]
@@ -96,14 +96,14 @@ const STEPS: [Step; 4] = [
 /// Fills `root` (which must not hold a Logbook project yet) with the example.
 pub fn fill(root: &Path) -> Result<Demo> {
     for marker in [STATE_DIR, CONFIG_FILE] {
-        if root.join(marker).exists() {
+        if store::config::marker_exists(&root.join(marker)) {
             return Err(Error::AlreadyExists {
                 path: root.join(marker),
                 hint: "that folder already holds a Logbook project; give `logbook demo` a new folder",
             });
         }
     }
-    std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+    store::fs::create_folder(root)?;
     Config::init(root)?;
     let p = Project::open(root)?;
 
@@ -144,10 +144,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
             },
         )?;
         let path = started.folder.join(step.file);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        std::fs::write(&path, step.body).map_err(|e| Error::io(&path, e))?;
+        store::run_files::write_as_agent(&path, step.body.as_bytes())?;
         run::register_output(
             &p,
             started.session_id.as_str(),

@@ -129,7 +129,9 @@ fn logs_to_import(job: &Job) -> Vec<PathBuf> {
 fn log_pending(p: &Project, log: &Path, agent: Option<Format>) -> u64 {
     let whole = || store::agent_log::log_len(log).unwrap_or(0);
     match agent {
-        Some(f) if log.is_file() => import::pending_bytes(p, log, f).unwrap_or_else(|_| whole()),
+        Some(f) if store::fs::is_file(log) => {
+            import::pending_bytes(p, log, f).unwrap_or_else(|_| whole())
+        }
         _ => whole(),
     }
 }
@@ -191,7 +193,7 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
     let mut failed = None;
     for log in logs_to_import(job) {
         // A subagent folder may hold the other agent's files: decided per file.
-        let format = if log.is_dir() {
+        let format = if store::fs::is_folder(&log) {
             ImportFormat::Auto
         } else {
             format
@@ -375,7 +377,7 @@ fn run_queued(p: &Project, q: &Queued) -> Result<bool> {
     let _job = p
         .locks
         .exclusive_within(&queue::job_lock_name(&q.path), Duration::from_secs(30))?;
-    if !q.path.exists() {
+    if !queue::job_exists(&q.path) {
         return Ok(false);
     }
     let job = match &q.job {

@@ -329,10 +329,7 @@ fn status_of(root: &Path, agent: HookAgent, scope: HookScope) -> HookStatus {
 /// Whether the `logbook` a hook runs is there: the file at an absolute
 /// path, or an executable `logbook` in one of `PATH`'s folders.
 fn program_exists(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
+    let runnable = crate::store::hook::is_runnable;
     if program.contains('/') {
         return runnable(Path::new(program));
     }

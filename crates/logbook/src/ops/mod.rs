@@ -7,7 +7,8 @@
 //!
 //! - [`work_session`]: start, switch, close, tokens, milestones… (seed 002)
 //! - [`run`]: start, outputs, finish, link, find, latest output, lineage (seed 000);
-//!   [`run_files`]: a run's file tree and files, for the viewer
+//!   [`run_files`]: the paths inside a run folder, its tree and files (the
+//!   store's one module for them, re-exported for the faces)
 //! - [`transcript`]: save, import (seed 003 files, Claude Code and Codex
 //!   logs), load, list, usage, prune (seed 003)
 //! - [`workflow`]: invoke, complete, decide, verdict, handoff, phase, mode (seed 004)
@@ -33,7 +34,7 @@ pub mod index;
 pub mod params;
 pub mod resume;
 pub mod run;
-pub mod run_files;
+pub use crate::store::run_files;
 pub mod team;
 pub mod transcript;
 pub mod work_session;

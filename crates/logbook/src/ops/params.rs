@@ -67,7 +67,7 @@ pub fn repository(given: &str, base: &RepoBase) -> Result<Repository> {
         RepoBase::Here(here) => (given == ".").then(|| here.clone()),
         RepoBase::Folders(cwd) => {
             let path = store::absolute(cwd, std::path::Path::new(given));
-            (given == "." || path.is_dir()).then_some(path)
+            (given == "." || store::fs::is_folder(&path)).then_some(path)
         }
     };
     if let Some(folder) = folder {

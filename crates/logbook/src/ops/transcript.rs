@@ -188,7 +188,7 @@ fn save_as(
             let short = dir.join(file_name(kind, id.as_str(), false));
             // A short name that is taken (by another id, or by a file we
             // cannot read) is never overwritten.
-            if short.exists() {
+            if store::transcript::name_taken(&short) {
                 dir.join(file_name(kind, id.as_str(), true))
             } else {
                 short
@@ -722,7 +722,7 @@ pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
             .unwrap_or_default();
         let mut to = archive.join(&name);
         let mut n = 1;
-        while to.exists() {
+        while store::transcript::name_taken(&to) {
             n += 1;
             to = if n == 2 {
                 archive.join(file_name(s.kind, &s.id, true))

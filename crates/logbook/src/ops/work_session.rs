@@ -113,7 +113,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
     let base = format!("{prefix}{month}-{client}-{project}");
     let mut id = WorkSessionId::parse(&base)?;
     let mut n = 1;
-    while live_path(p, &id).exists() || archived_path(p, &id).exists() {
+    while store::work_session::is_taken(p, &id) {
         n += 1;
         id = WorkSessionId::parse(&format!("{base}-{n}"))?;
     }
@@ -372,7 +372,7 @@ pub fn switch(p: &Project, id: &str) -> Result<WorkSession> {
     if let Some(current) = active_id(p)?
         && current != id.as_str()
         && let Ok(current) = WorkSessionId::parse(&current)
-        && live_path(p, &current).is_file()
+        && store::work_session::is_live(p, &current)
     {
         let _lock = p.locks.exclusive(&current.lock_name())?;
         update_locked(p, &current, |ws| {
@@ -444,7 +444,7 @@ fn close_locked(p: &Project, id: &WorkSessionId, summary: Option<String>) -> Res
     // archive folder unwritable) is undone while nothing has moved yet, so
     // the session stays active rather than closed in the wrong place.
     if let Err(e) = archive(p, id, &ws) {
-        if live_path(p, id).is_file() && !archived_path(p, id).exists() {
+        if store::work_session::is_live(p, id) && !store::work_session::is_archived(p, id) {
             // Reporting the move's failure matters more than the undo's.
             let _ = write(p, id, &live_path(p, id), &before);
         }
@@ -460,14 +460,14 @@ pub fn finish_archiving(p: &Project, id: &WorkSessionId) -> Result<bool> {
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let live = live_path(p, id);
-    if !live.is_file() {
+    if !store::work_session::is_live(p, id) {
         return Ok(false);
     }
     let ws = read_file(p, &live)?;
     if ws.status != SessionStatus::Closed {
         return Ok(false);
     }
-    if archived_path(p, id).exists() {
+    if store::work_session::is_archived(p, id) {
         return Err(Error::SessionInTwoPlaces {
             live,
             archived: archived_path(p, id),

@@ -154,7 +154,7 @@ pub fn update<T>(
         return Ok((state, out));
     }
     let archive = compact(&mut state, id.as_str(), &now, |note_path| {
-        dir.join(note_path).exists()
+        store::workflow::archive_exists(&dir.join(note_path))
     });
     state.version = before.version + 1;
     state.updated_at = now;

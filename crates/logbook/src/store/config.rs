@@ -56,6 +56,12 @@ fn default_of(key: &str) -> &'static str {
         .map_or("", |(_, v, _)| v.trim_matches('\''))
 }
 
+/// Whether a project marker (`logbook.yaml`, `.logbook/`) is at `path`:
+/// `logbook demo` fills only a folder without one.
+pub fn marker_exists(path: &Path) -> bool {
+    path.exists()
+}
+
 /// The text `logbook init` writes: every key at its default, commented.
 pub fn default_config_text() -> String {
     let mut out = String::from(

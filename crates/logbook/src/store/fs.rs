@@ -220,6 +220,62 @@ pub fn is_temp_file(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
+/// Whether `path` is a folder now (symlinks followed).
+pub fn is_folder(path: &Path) -> bool {
+    path.is_dir()
+}
+
+/// Whether `path` is a regular file now (symlinks followed).
+pub fn is_file(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// The size of what is at `path` in bytes; 0 when it cannot be asked.
+pub fn size(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// `path` with every symlink and `..` resolved (the one spelling of a file
+/// reached by several paths); an error when it is not there.
+pub fn resolved(path: &Path) -> std::io::Result<PathBuf> {
+    path.canonicalize()
+}
+
+/// Creates folder `dir` and its parents.
+pub fn create_folder(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// The temp files a killed `write_atomic` left in `dir`, by name and path,
+/// in listing order; a folder that cannot be listed has none.
+pub fn temp_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return vec![];
+    };
+    listing
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            is_temp_file(&name).then(|| (name, entry.path()))
+        })
+        .collect()
+}
+
+/// Removes a temp file a killed writer left (`doctor --fix`; the caller
+/// has made sure no writer owns it).
+pub fn remove_temp_file(path: &Path) -> Result<()> {
+    fs::remove_file(path).map_err(|e| Error::io(path, e))
+}
+
+/// How long ago the file at `path` last changed; `None` when that cannot
+/// be told (gone, or a clock set back).
+pub fn age(path: &Path) -> Option<std::time::Duration> {
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+}
+
 /// Which directory entries [`entries`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {

@@ -134,6 +134,19 @@ pub fn queued(p: &Project) -> Result<Vec<Queued>> {
     Ok(out)
 }
 
+/// Whether queued job `path` is still there (another worker may have done
+/// it meanwhile).
+pub fn job_exists(path: &Path) -> bool {
+    path.exists()
+}
+
+/// Whether `path` is a file that may be run: a regular file with an
+/// execute bit (the `logbook` a hook calls).
+pub fn is_runnable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// Removes a job that is done (or that no one can do: an unreadable file).
 pub fn remove_job(path: &Path) -> Result<()> {
     match fs::remove_file(path) {

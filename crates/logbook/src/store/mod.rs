@@ -4,11 +4,18 @@
 //! - [`fs`]: [`write_atomic`] (temp file, fsync, rename, fsync of the
 //!   folder), folder listings that skip temp files, durable moves.
 //! - [`lock`]: cross-process locks on separate lock files.
+//! - [`runs`]: the one walk of the runs folder, which every pass over all
+//!   runs (index rebuild, sync and scan, `doctor`) shares.
+//! - [`stamp`]: a followed file's size and mtime, which tell the index it
+//!   changed; [`index_file`]: the index's SQLite file (its folder, size,
+//!   identity, removal and replacement by a rebuild).
 //! - [`repo`]: which repository a folder belongs to, read from its git files.
 //! - One module per record kind reads and writes its files: [`run`],
 //!   [`work_session`], [`transcript`], [`workflow`], and [`variables`] for
-//!   the workflow.yaml files runs are started from; [`run_files`] opens the
-//!   files inside a run for a viewer, refusing any path that leaves it;
+//!   the workflow.yaml files runs are started from; [`run_files`] checks every
+//!   path inside a run folder and opens its files, refusing any path that
+//!   leaves it; [`run_outputs`] reads a run's registered outputs for the
+//!   index (their text and the stamp that says they changed);
 //!   [`agent_log`] reads Claude Code and Codex logs and streams them into
 //!   transcripts; [`agent_settings`] reads and safely rewrites the agents'
 //!   hook settings files (Claude Code's, Codex's) that `hooks install` edits.
@@ -22,11 +29,15 @@ pub mod config;
 pub mod fs;
 pub mod hook;
 pub mod import_cursor;
+pub mod index_file;
 pub mod lock;
 pub mod project;
 pub mod repo;
 pub mod run;
 pub mod run_files;
+pub mod run_outputs;
+pub mod runs;
+pub mod stamp;
 pub mod transcript;
 pub mod variables;
 pub mod work_session;

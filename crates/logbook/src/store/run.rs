@@ -34,10 +34,18 @@ pub fn locate(p: &Project, id: &RunId) -> Result<PathBuf> {
     if lower.is_dir() {
         return Ok(lower);
     }
-    let found = store::entries(&p.config.agent_outputs_folder, store::EntryKind::Dir)?
-        .into_iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(id.as_str()));
-    Ok(found.map_or(lower, |(_, path)| path))
+    // The first by name, as a sorted listing would find it, when several
+    // spellings are there.
+    let mut found: Option<store::runs::RunFolder> = None;
+    for folder in store::runs::walk(&p.config.agent_outputs_folder)? {
+        let folder = folder?;
+        if folder.name.eq_ignore_ascii_case(id.as_str())
+            && found.as_ref().is_none_or(|f| folder.name < f.name)
+        {
+            found = Some(folder);
+        }
+    }
+    Ok(found.map_or(lower, |f| f.path))
 }
 
 /// The ids of the run folders whose names start with `prefix` (lowercase),
@@ -45,18 +53,24 @@ pub fn locate(p: &Project, id: &RunId) -> Result<PathBuf> {
 /// folder without a manifest is a run too (listed by its UUID as unknown),
 /// so the prefix a listing shows names it.
 pub fn ids_with_prefix(p: &Project, prefix: &str) -> Result<Vec<RunId>> {
-    let mut ids: Vec<RunId> =
-        store::entries(&p.config.agent_outputs_folder, store::EntryKind::Dir)?
-            .into_iter()
-            .filter(|(name, _)| {
-                name.get(..prefix.len())
-                    .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
-            })
-            .filter_map(|(name, _)| RunId::parse(&name).ok())
-            .collect();
+    let mut ids = vec![];
+    for folder in store::runs::walk(&p.config.agent_outputs_folder)? {
+        let folder = folder?;
+        let starts = folder
+            .name_bytes()
+            .get(..prefix.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(prefix.as_bytes()));
+        ids.extend(starts.then(|| folder.id()).flatten());
+    }
     ids.sort();
     ids.dedup();
     Ok(ids)
+}
+
+/// Whether run `id` has a folder (with a manifest or not): an index row
+/// whose folder was removed since is no run.
+pub fn exists(p: &Project, id: &RunId) -> bool {
+    locate(p, id).is_ok_and(|f| f.is_dir())
 }
 
 /// Reads run `id`; a missing folder or manifest is [`Error::NotFound`].
@@ -155,7 +169,11 @@ pub fn without_manifest(folder: &Path) -> Option<Run> {
 pub fn scan(p: &Project) -> Result<ScanResult> {
     let dir = &p.config.agent_outputs_folder;
     let mut result = ScanResult::default();
-    for (name, folder) in store::entries(dir, store::EntryKind::Dir)? {
+    let mut folders = store::runs::walk(dir)?
+        .map(|f| f.map(|f| (f.name.to_string_lossy().into_owned(), f.path)))
+        .collect::<Result<Vec<_>>>()?;
+    folders.sort();
+    for (name, folder) in folders {
         let path = folder.join(MANIFEST_FILE);
         let text = match store::read_optional(&path, "manifest") {
             Ok(Some(t)) => t,

@@ -1,18 +1,22 @@
-//! The files inside a run folder, as a viewer shows them: the folder's tree
-//! and one file opened for reading. This is the only place a path that came
-//! over the network touches the disk, so it is strict (the seed's "Security
-//! & Access Control"):
+//! Paths inside a run folder: the one module that checks them, for every
+//! face (CLI, MCP, web) and for output registration. A path that came from
+//! a person, an agent, a manifest or the network touches the disk only
+//! through here, so it is strict (the seed's "Security & Access Control"):
 //!
-//! - a requested path is relative, `/`-separated, and each part is a plain
-//!   name: no `..`, `.`, empty part, backslash, NUL or control character,
-//!   and not overlong;
+//! - a path given is relative, `/`-separated, and each part is a plain
+//!   name: no `..`, NUL or control character, not absolute. A viewer's
+//!   request ([`parts`]) must be written plainly (no `.`, empty part,
+//!   backslash, and not overlong); an agent registering an output
+//!   ([`normalize`]) may write `./a//b.md`, which is kept as `a/b.md`; a
+//!   name another tool wrote into a manifest ([`stored_rel`]) is only used
+//!   when it is plain;
 //! - the run folder is resolved (symlinks followed) and must be exactly
 //!   `{agent_outputs_folder}/{id}`: a run folder that is itself a symlink
 //!   elsewhere is refused;
 //! - the file is resolved too and must lie inside that run folder, compared
 //!   by whole path components (`agent-outputs-fake` is not inside
 //!   `agent-outputs`), so a symlink inside a run pointing outside is
-//!   refused;
+//!   refused ([`lead`], [`confine`]);
 //! - the file must be the run's own: a symlink leading out of the run
 //!   folder, or a regular file with more than one name (a hard link, whose
 //!   other name may be anywhere, `/etc/shadow` included), is refused
@@ -25,8 +29,9 @@
 //! path, and the resolved path is what gets opened.
 
 use std::fs::{File, Metadata};
+use std::io::Read as _;
 use std::os::unix::fs::MetadataExt as _;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
@@ -263,6 +268,173 @@ pub fn parts(requested: &str) -> Result<Vec<&str>> {
     Ok(parts)
 }
 
+/// Checks an output path an agent gave and returns it normalised
+/// (`/`-separated, no `.` parts): relative, no `..`, no NUL, not the
+/// manifest itself.
+pub fn normalize(file: &str) -> Result<String> {
+    let refuse = |reason: &str| Err(Error::invalid("output file", file, reason.to_string()));
+    if file.contains('\0') {
+        return refuse("contains a NUL byte");
+    }
+    if file.chars().any(char::is_control) {
+        return refuse(
+            "contains a control character (a newline, tab…); rename the file so its name is one plain line",
+        );
+    }
+    if file.trim().is_empty() {
+        return refuse("is empty; give a path relative to the run folder");
+    }
+    if file.starts_with('/') || file.starts_with('\\') || Path::new(file).is_absolute() {
+        return refuse("is absolute; give a path relative to the run folder, e.g. report.md");
+    }
+    let mut parts = vec![];
+    for c in Path::new(file).components() {
+        match c {
+            Component::Normal(s) => {
+                let s = s.to_string_lossy();
+                if s.contains('\\') {
+                    return refuse("contains a backslash; use / between folders");
+                }
+                parts.push(s.into_owned());
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return refuse("contains `..`; outputs must stay inside the run folder");
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return refuse("is absolute; give a path relative to the run folder");
+            }
+        }
+    }
+    if parts.is_empty() {
+        return refuse("names the run folder itself; name a file inside it");
+    }
+    if parts.len() == 1 && parts[0] == MANIFEST_FILE {
+        return refuse("is the manifest itself; register the files the agent wrote");
+    }
+    Ok(parts.join("/"))
+}
+
+/// Whether `file` names the run's manifest itself (`manifest.json`,
+/// `./manifest.json`): the run, never one of its files.
+pub fn names_manifest(file: &str) -> bool {
+    Path::new(file)
+        .components()
+        .filter(|c| *c != Component::CurDir)
+        .eq([Component::Normal(MANIFEST_FILE.as_ref())])
+}
+
+/// A registered output's name, as a manifest holds it, as a path relative
+/// to its run folder, if it is a plain one (no root, no `..`, no NUL):
+/// names another tool wrote are not trusted.
+pub fn stored_rel(file: &str) -> Option<&Path> {
+    let rel = Path::new(file);
+    if file.is_empty()
+        || file.contains('\0')
+        || rel.is_absolute()
+        || rel
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return None;
+    }
+    Some(rel)
+}
+
+/// Checks that `path` is a plain relative path a run file can have (no
+/// `..`, `.`, empty part, backslash, NUL, control character, drive letter,
+/// not absolute, not overlong), without touching the disk.
+pub fn check_path(path: &str) -> Result<()> {
+    parts(path).map(|_| ())
+}
+
+/// Where output `given` (`rel` once [`normalize`]d) of the run in `folder`
+/// really is: its path relative to the run's real folder with every
+/// symlink resolved, so the aliases of one file (`sub/a.md`,
+/// `self/sub/a.md`, `up/<id>/sub/a.md`) make one record, and the path to
+/// open. Refuses a path that does not exist, is not the run's own
+/// ([`Unconfined`]), or is not a regular file (a folder, FIFO, device).
+pub fn confine(folder: &Path, rel: &str, given: &str) -> Result<(String, PathBuf)> {
+    let target = || rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
+    let (real, path) = match lead(folder, rel).map_err(|e| Error::io(target(), e))? {
+        Lead::File { rel, path } => (rel, path),
+        Lead::Missing => {
+            return Err(Error::invalid(
+                "output file",
+                given,
+                format!(
+                    "{} does not exist; write the file into the run folder first, then register it",
+                    target().display()
+                ),
+            ));
+        }
+        Lead::Unconfined(u) => return Err(Error::invalid("output file", given, u.explain())),
+        Lead::NotRegular(found) => {
+            return Err(Error::NotARegularFile {
+                what: "output file",
+                path: target(),
+                found,
+            });
+        }
+        Lead::NotUtf8 => {
+            return Err(Error::invalid(
+                "output file",
+                given,
+                "its real name is not UTF-8 text; rename the file",
+            ));
+        }
+    };
+    // The real name passes the same rules as the one given (a symlink may
+    // lead to `manifest.json`, or to a name with a newline).
+    let real = normalize(&real).map_err(|e| match e {
+        Error::Invalid { value, reason, .. } if value != given => Error::invalid(
+            "output file",
+            given,
+            format!("leads to {value:?}, which {reason}"),
+        ),
+        e => e,
+    })?;
+    Ok((real, path))
+}
+
+/// The bytes of a run file [`confine`] found at `path` (`given` as the
+/// caller named it), at most `limit` of them; `Ok(None)` when it is gone.
+/// The run's-own rule is asked again of the open file, so a link made
+/// after the check is seen.
+pub fn read_own(path: &Path, given: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+    let Some(mut reader) = store::fs::open_regular(path, "run file", limit)? else {
+        return Ok(None);
+    };
+    if let Some(u) = reader
+        .get_ref()
+        .metadata()
+        .ok()
+        .and_then(|m| Unconfined::of_file(&m))
+    {
+        return Err(Error::invalid("run file", given, u.explain()));
+    }
+    let mut bytes = vec![];
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(Some(bytes))
+}
+
+/// Writes `bytes` to file `path` in a run folder as an agent does (its
+/// folders created, a plain write): `logbook demo` plays the agent.
+pub fn write_as_agent(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+}
+
+/// Whether a run file's `path` names a regular file now (symlinks
+/// followed): `latest-output` says when the newest output is gone.
+pub fn is_present(path: &Path) -> bool {
+    path.is_file()
+}
+
 /// The run folder resolved, which must be exactly the run's entry in the
 /// resolved `agent_outputs_folder` (not a symlink to elsewhere).
 fn run_root(p: &Project, id: &RunId) -> Result<PathBuf> {
@@ -394,7 +566,7 @@ fn walk(root: &Path, dir: &Path, prefix: &str, depth: usize, out: &mut Tree) {
 
 #[cfg(test)]
 mod tests {
-    use super::parts;
+    use super::{normalize, parts};
 
     #[test]
     fn only_plain_relative_paths_pass() {
@@ -417,5 +589,25 @@ mod tests {
         }
         assert!(parts(&"a/".repeat(3000)).is_err());
         assert!(parts(&"x".repeat(300)).is_err());
+    }
+
+    #[test]
+    fn output_paths() {
+        assert_eq!(normalize("./a//b.md").unwrap(), "a/b.md");
+        for bad in [
+            "../x",
+            "/etc/passwd",
+            "a/../../x",
+            "a\0b",
+            "",
+            ".",
+            "manifest.json",
+            "a/..",
+            "a\nb.md",
+            "tab\there.md",
+            "bell\u{7}.md",
+        ] {
+            assert!(normalize(bad).is_err(), "{bad:?}");
+        }
     }
 }

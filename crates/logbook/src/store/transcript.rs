@@ -442,6 +442,18 @@ pub fn archive_dir(p: &Project) -> PathBuf {
     p.config.transcripts_dir.join(ARCHIVE_DIR)
 }
 
+/// Whether a transcript file name is taken at `path` (by another id, or by
+/// a file that cannot be read): such a name is never overwritten.
+pub fn name_taken(path: &Path) -> bool {
+    path.exists()
+}
+
+/// The bytes of a stored transcript file, if it can be read: an import
+/// compares them before and after to tell unchanged from updated.
+pub fn read_bytes(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok()
+}
+
 /// The live file holding `id` (lowercase), if any (either prefix, short or
 /// full name, the id inside compared without case).
 pub fn find_live(dir: &Path, id: &str) -> Option<(Kind, PathBuf)> {

@@ -35,6 +35,22 @@ pub fn archived_path(p: &Project, id: &WorkSessionId) -> PathBuf {
     id.session_file(&p.config.session_archive_dir)
 }
 
+/// Whether session `id` has a file in the live folder.
+pub fn is_live(p: &Project, id: &WorkSessionId) -> bool {
+    live_path(p, id).is_file()
+}
+
+/// Whether session `id` has a file (or anything) in the archive.
+pub fn is_archived(p: &Project, id: &WorkSessionId) -> bool {
+    archived_path(p, id).exists()
+}
+
+/// Whether id `id` is taken by a session, live or archived (a new session
+/// gets another).
+pub fn is_taken(p: &Project, id: &WorkSessionId) -> bool {
+    live_path(p, id).exists() || is_archived(p, id)
+}
+
 /// Reads one session file, filling the configured budget where none is set.
 pub fn read_file(p: &Project, path: &Path) -> Result<WorkSession> {
     let mut ws = read_raw(path)?.0;

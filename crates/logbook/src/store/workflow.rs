@@ -13,6 +13,18 @@ use crate::model::text;
 use crate::model::workflow::{AgentInvocation, CompactionArchive, SessionState, merge_history};
 use crate::store;
 
+/// Whether a compaction archive is at `path` already (compaction picks
+/// another name for a note then).
+pub fn archive_exists(path: &Path) -> bool {
+    path.exists()
+}
+
+/// Removes a compaction archive whose invocations the state holds all of
+/// (`doctor --fix`).
+pub fn remove_archive(path: &Path) -> std::io::Result<()> {
+    std::fs::remove_file(path)
+}
+
 /// Reads a state file; `Ok(None)` when there is none.
 pub fn read_state(path: &Path) -> Result<Option<(SessionState, Value)>> {
     let Some(text) = store::read_optional(path, "workflow state")? else {

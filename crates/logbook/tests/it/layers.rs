@@ -126,6 +126,122 @@ fn the_checker_sees_grouped_and_inline_paths() {
     assert_eq!(rank("error"), Some(0));
 }
 
+/// What touches the file system, as it reads in source: the modules
+/// (`std::fs` and the like), a bare `fs::` (after `use std::fs`), and the
+/// `Path` methods that ask the disk. `store::fs::…` is the store's own
+/// module, named from outside it: allowed. A store method that shares a
+/// name with one of these (`Project::exists`) is called by its path
+/// (`Project::exists(p)`), so the check needs no types.
+const FILE_SYSTEM_CALLS: [&str; 16] = [
+    "std::fs",
+    "rustix::fs",
+    "std::os::unix::fs",
+    "tokio::fs",
+    "File::open",
+    "File::create",
+    "OpenOptions",
+    "read_dir(",
+    ".metadata(",
+    "symlink_metadata(",
+    "canonicalize(",
+    ".exists()",
+    ".try_exists(",
+    ".is_file()",
+    ".is_dir()",
+    ".read_link(",
+];
+
+/// The file-system calls in `text`'s code (before its first line starting
+/// with `#[cfg(test)]`; `//` comments left out), as (line number, what).
+fn file_system_calls(text: &str) -> Vec<(usize, String)> {
+    let mut out = vec![];
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("#[cfg(test)]") {
+            break;
+        }
+        let code = line.split("//").next().unwrap_or_default();
+        for pattern in FILE_SYSTEM_CALLS {
+            if code.contains(pattern) {
+                out.push((n + 1, pattern.to_string()));
+            }
+        }
+        // A bare `fs::`, not `store::fs::` nor `std::fs::` (named above).
+        let bare = code.match_indices("fs::").any(|(i, _)| {
+            let before = &code[..i];
+            !before.ends_with("::") && !before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        });
+        if bare {
+            out.push((n + 1, "fs::".to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_file_system_checker_sees_calls_and_stops_at_the_unit_tests() {
+    let text = "use std::fs;\nlet t = fs::read(p);\nif path.is_file() {}\n\
+        crate::store::fs::sync_dir(d)?;\nlet f = rustix::fs::open(p);\n\
+        // path.exists() in a comment\nlet rs = runs_fs::x;\n\
+        #[cfg(test)]\nfn t() { std::fs::write(p, b\"\"); }\n";
+    let found: Vec<(usize, String)> = file_system_calls(text);
+    assert_eq!(
+        found,
+        [
+            (1, "std::fs".to_string()),
+            (2, "fs::".to_string()),
+            (3, ".is_file()".to_string()),
+            (5, "rustix::fs".to_string()),
+        ]
+    );
+    assert!(file_system_calls("let x = a.canonicalize()?;").len() == 1);
+    assert!(file_system_calls("Project::exists(p)").is_empty());
+}
+
+/// Library code outside `store`, and every face crate, leaves the disk to
+/// `store` (DESIGN §7): a file-system call anywhere else fails this test.
+#[test]
+fn only_the_store_touches_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = vec![];
+    for layer in ["model", "index", "ops"] {
+        rust_files(&src().join(layer), &mut files);
+    }
+    // `clock` reads the machine's time zone link (`/etc/localtime`), no
+    // file of a project, and as a leaf below `store` it cannot ask it.
+    for leaf in LEAVES.iter().filter(|l| **l != "clock") {
+        files.push(src().join(format!("{leaf}.rs")));
+    }
+    files.push(src().join("lib.rs"));
+    for face in [
+        "logbook-cli",
+        "logbook-mcp",
+        "logbook-web",
+        "logbook-team-pg",
+    ] {
+        rust_files(&root.join("crates").join(face).join("src"), &mut files);
+    }
+    let mut found = vec![];
+    let mut checked = 0;
+    for file in &files {
+        // A unit test module of its own (being moved out to tests/it).
+        if file.ends_with("index/tests.rs") {
+            continue;
+        }
+        checked += 1;
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, what) in file_system_calls(&text) {
+            let shown = file.strip_prefix(&root).unwrap_or(file);
+            found.push(format!("{}:{line}: {what}", shown.display()));
+        }
+    }
+    assert!(checked > 50, "only {checked} files checked");
+    assert!(
+        found.is_empty(),
+        "file-system calls outside `store` (move each behind a store function named after the domain):\n{}",
+        found.join("\n")
+    );
+}
+
 /// The lines of `text` before its unit tests (its first line starting with
 /// `#[cfg(test)]`), or all of them.
 fn code_lines(text: &str) -> usize {

@@ -10,7 +10,6 @@ use super::{Finding, Options, Report};
 use crate::error::Result;
 use crate::index::Index;
 use crate::model::ids::WorkSessionId;
-use crate::model::run::MANIFEST_FILE;
 use crate::model::transcript::parse_file_name;
 use crate::ops::{work_session as ws, workflow};
 use crate::store::{self, Project};
@@ -177,7 +176,7 @@ pub(super) fn agents_have_runs(p: &Project, opts: &Options, report: &mut Report)
 fn run_folder_without_manifest(outputs: &Path, output_file: Option<&str>) -> bool {
     output_file
         .map(Path::new)
-        .is_some_and(|f| f.starts_with(outputs) && !f.join(MANIFEST_FILE).exists())
+        .is_some_and(|f| f.starts_with(outputs) && !store::runs::has_manifest(f))
 }
 
 /// A start still under way must not be called interrupted.
@@ -243,7 +242,7 @@ fn remove_if_duplicate(p: &Project, id: &str, path: &Path) -> String {
         Ok(archive.invocations.iter().all(|i| history.contains(i)))
     })();
     match duplicate {
-        Ok(true) => match std::fs::remove_file(path) {
+        Ok(true) => match store::workflow::remove_archive(path) {
             Ok(()) => "removed: every invocation in it is still in the workflow state".into(),
             Err(e) => format!("could not remove it: {e}"),
         },

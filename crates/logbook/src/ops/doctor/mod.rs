@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::index::Index;
+use crate::index::{Index, WalkedNames};
 use crate::model::ids::WorkSessionId;
 use crate::model::run::MANIFEST_FILE;
 use crate::model::text;
@@ -81,12 +81,12 @@ pub fn check_with_progress(
     progress: Option<Progress<'_>>,
 ) -> Result<Report> {
     let mut report = Report::default();
-    let index_usable = if opts.fix {
+    let (index_usable, walked) = if opts.fix {
         // A repair may rebuild the index, which the run checks' own
         // repairs write to: one after the other.
         let usable = consistency::index_pages(p, opts, &mut report, None)?;
-        runs::check(p, opts, &mut report, progress)?;
-        usable
+        let walked = runs::check(p, opts, &mut report, progress)?;
+        (usable, walked)
     } else {
         // The page check reads the index file on one core; the run folders
         // are checked meanwhile (on every core), findings kept in order.
@@ -100,17 +100,17 @@ pub fn check_with_progress(
             (damage, walked)
         });
         let usable = consistency::index_pages(p, opts, &mut report, Some(damage?))?;
-        walked?;
+        let walked = walked?;
         report.runs_checked = runs_report.runs_checked;
         report.findings.extend(runs_report.findings);
-        usable
+        (usable, walked)
     };
     check_work_sessions(p, opts, &mut report)?;
     consistency::ids_match_names(p, &mut report)?;
     consistency::agents_have_runs(p, opts, &mut report)?;
     consistency::archives_are_named(p, opts, &mut report)?;
     if index_usable {
-        check_index(p, &mut report)?;
+        check_index_after(p, &mut report, Some(&walked))?;
     }
     check_field_types(p, &mut report)?;
     check_hooks(p, opts, &mut report)?;
@@ -249,6 +249,13 @@ fn wrong_type_finding(path: &Path, field: &str) -> Finding {
 /// manifest, dangling lineage links and subagent transcripts whose parent
 /// is gone.
 pub fn check_index(p: &Project, report: &mut Report) -> Result<()> {
+    check_index_after(p, report, None)
+}
+
+/// [`check_index`] right after the pass over every run folder, whose
+/// `walked` names stand for the runs folder while it has not changed: the
+/// folder is listed once per doctor.
+fn check_index_after(p: &Project, report: &mut Report, walked: Option<&WalkedNames>) -> Result<()> {
     let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
     let skipped = [
         ("corrupt-work-session", ws::list(p)?.corrupt),
@@ -272,9 +279,9 @@ pub fn check_index(p: &Project, report: &mut Report) -> Result<()> {
     // It is read before anything is judged from the index, in both passes,
     // so `--fix` finds what the first pass found.
     let mut index = Index::open(p)?;
-    let stale = index.staleness()?;
+    let stale = index.staleness_after(walked)?;
     if stale.new + stale.changed + stale.deleted > 0 {
-        let fixed = match index.sync() {
+        let fixed = match index.sync_after(walked) {
             Ok(r) => format!(
                 "synced: {} file(s) read, {} record(s) removed",
                 r.indexed, r.removed
@@ -497,15 +504,11 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             // Several locks guard this folder, so age stands in for them: no
             // write takes a minute between temp file and rename.
             |path| {
-                let young = std::fs::metadata(path)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_none_or(|age| age.as_secs() < 60);
+                let young = store::fs::age(path).is_none_or(|age| age.as_secs() < 60);
                 if young {
                     return Ok(false);
                 }
-                std::fs::remove_file(path).map_err(|e| crate::Error::io(path, e))?;
+                store::fs::remove_temp_file(path)?;
                 Ok(true)
             },
             report,
@@ -525,15 +528,10 @@ fn temp_file_findings(
     remove: impl Fn(&std::path::Path) -> Result<bool>,
     report: &mut Report,
 ) {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in listing.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !store::is_temp_file(&name) || !wanted(&name) {
+    for (name, path) in store::fs::temp_files(dir) {
+        if !wanted(&name) {
             continue;
         }
-        let path = entry.path();
         let fixed = opts.fix.then(|| match remove(&path) {
             Ok(true) => "removed".to_string(),
             Ok(false) => "left alone: it may belong to a write still under way".to_string(),

@@ -6,22 +6,20 @@
 //! per check and holding them all at once.
 
 use std::ffi::OsString;
-use std::io::Read as _;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
-use rustix::fs::{FileType, Mode, OFlags, RawDir};
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
+use crate::index::WalkedNames;
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
 use crate::ops::run;
+use crate::store::runs::{ReadBuffers, RunFolder, RunsDir};
 use crate::store::{self, Project};
 
 /// Run folders handed to a worker at a time: big enough that the channel
@@ -31,23 +29,22 @@ const BATCH: usize = 256;
 /// Progress of a long check: called with the number of run folders done.
 pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
 
-/// Checks every run folder; findings come out sorted by folder.
+/// Checks every run folder; findings come out sorted by folder. Returns
+/// the folder names it walked, which the index check after it compares
+/// with the index instead of listing the runs folder again.
 pub(super) fn check(
     p: &Project,
     opts: &Options,
     report: &mut Report,
     progress: Option<Progress<'_>>,
-) -> Result<()> {
+) -> Result<WalkedNames> {
     let dir = &p.config.agent_outputs_folder;
-    let listing = match std::fs::read_dir(dir) {
-        Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
+    let mut walked = WalkedNames::begin(p);
+    let listing = store::runs::walk(dir)?;
     // Each run folder is opened relative to this one (`{run}`, not the
     // whole path, resolved per run); without it, by path.
-    let runs_fd = open_dir(rustix::fs::CWD, dir).ok();
-    let runs_fd = runs_fd.as_ref().map(|fd| fd.as_fd());
+    let runs_dir = RunsDir::open(dir).ok().flatten();
+    let runs_dir = runs_dir.as_ref();
     let now = crate::clock::now();
     let limit = SignedDuration::from_secs_f64(opts.abandoned_after_hours.max(0.0) * 3600.0);
     let cutoff = now.checked_sub(limit).unwrap_or(Timestamp::MIN);
@@ -57,13 +54,13 @@ pub(super) fn check(
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(OsString, PathBuf)>>(workers * 2);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RunFolder>>(workers * 2);
     let rx = Mutex::new(rx);
-    let walked = std::thread::scope(|scope| -> Result<()> {
+    let listed = std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let (rx, found, checked, done) = (&rx, &found, &checked, &done);
             scope.spawn(move || {
-                let mut scratch = Scratch::default();
+                let mut buffers = ReadBuffers::default();
                 loop {
                     let batch = match rx.lock() {
                         Ok(rx) => rx.recv(),
@@ -72,14 +69,10 @@ pub(super) fn check(
                     let Ok(batch) = batch else { return };
                     let mut mine = vec![];
                     let size = batch.len();
-                    for (name, folder) in batch {
-                        let mut push = |f: Finding| mine.push((name.clone(), f));
-                        let at = Folder {
-                            runs: runs_fd,
-                            name: &name,
-                            path: &folder,
-                        };
-                        if check_folder(p, opts, cutoff, now, at, &mut scratch, &mut push) {
+                    for folder in batch {
+                        let mut push = |f: Finding| mine.push((folder.name.clone(), f));
+                        let at = (runs_dir, &folder);
+                        if check_folder(p, opts, cutoff, now, at, &mut buffers, &mut push) {
                             checked.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -94,12 +87,10 @@ pub(super) fn check(
             });
         }
         let mut batch = Vec::with_capacity(BATCH);
-        for entry in listing {
-            let entry = entry.map_err(|e| Error::io(dir, e))?;
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            batch.push((entry.file_name(), entry.path()));
+        for folder in listing {
+            let folder = folder?;
+            walked.push(folder.name_bytes());
+            batch.push(folder);
             if batch.len() == BATCH
                 && tx
                     .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
@@ -114,7 +105,7 @@ pub(super) fn check(
         drop(tx);
         Ok(())
     });
-    walked?;
+    listed?;
     let mut found = found
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -122,120 +113,8 @@ pub(super) fn check(
     found.sort_by(|a, b| a.0.cmp(&b.0));
     report.runs_checked = checked.into_inner();
     report.findings.extend(found.into_iter().map(|(_, f)| f));
-    Ok(())
-}
-
-/// What a worker reuses from one run folder to the next, so a folder
-/// costs no allocation for its listing or its manifest's bytes.
-struct Scratch {
-    dents: Vec<MaybeUninit<u8>>,
-    text: Vec<u8>,
-}
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Scratch {
-            dents: vec![MaybeUninit::uninit(); 16 * 1024],
-            text: Vec::with_capacity(64 * 1024),
-        }
-    }
-}
-
-/// One run folder: its name in the open runs folder `runs`, and its path.
-#[derive(Clone, Copy)]
-struct Folder<'a> {
-    runs: Option<BorrowedFd<'a>>,
-    name: &'a OsString,
-    path: &'a Path,
-}
-
-fn open_dir(at: BorrowedFd<'_>, path: impl rustix::path::Arg) -> rustix::io::Result<OwnedFd> {
-    rustix::fs::openat(
-        at,
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-}
-
-/// The manifest's text (`None`: there is none) and whether the folder
-/// holds a temp file of an interrupted manifest write, read through the
-/// open folder: one `openat` of the folder, its listing, one `openat` of
-/// the manifest (no `stat`, no path walked again). `None` when the folder
-/// cannot be opened so: the caller then reads by path, as before.
-fn read_folder<'s>(
-    at: Folder<'_>,
-    manifest_temp: &str,
-    scratch: &'s mut Scratch,
-) -> Option<(Result<Option<&'s str>>, bool)> {
-    let fd = open_dir(at.runs?, at.name.as_os_str()).ok()?;
-    let mut temp = false;
-    // What the listing says the manifest is: a regular file needs no `stat`.
-    let mut manifest_type = None;
-    let mut listing = RawDir::new(&fd, &mut scratch.dents);
-    while let Some(entry) = listing.next() {
-        let Ok(entry) = entry else {
-            // Unlistable: let the by-path check decide.
-            return None;
-        };
-        let name = entry.file_name().to_bytes();
-        if name == MANIFEST_FILE.as_bytes() {
-            manifest_type = Some(entry.file_type());
-        }
-        if name.starts_with(manifest_temp.as_bytes())
-            && store::is_temp_file(&String::from_utf8_lossy(name))
-        {
-            temp = true;
-        }
-    }
-    let path = || at.path.join(MANIFEST_FILE);
-    // Without blocking: another tool's FIFO in the manifest's place would
-    // hold the open until a writer came.
-    let file = match rustix::fs::openat(
-        &fd,
-        MANIFEST_FILE,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(f) => std::fs::File::from(f),
-        Err(rustix::io::Errno::NOENT) => return Some((Ok(None), temp)),
-        Err(e) => return Some((Err(Error::io(path(), e.into())), temp)),
-    };
-    // Only a regular file is read: a device would be read without end. The
-    // listing's type answers for nearly every folder; a symlink, or a file
-    // system that does not say, is asked of the open file.
-    if manifest_type != Some(FileType::RegularFile) {
-        match file.metadata() {
-            Ok(m) if m.is_file() => {}
-            Ok(m) => {
-                let e = Error::NotARegularFile {
-                    what: "manifest",
-                    path: path(),
-                    found: store::fs::describe_file_type(m.file_type()),
-                };
-                return Some((Err(e), temp));
-            }
-            Err(e) => return Some((Err(Error::io(path(), e)), temp)),
-        }
-    }
-    scratch.text.clear();
-    // Through `Take`: `File`'s own `read_to_end` first asks for the size
-    // and position (a `statx` and an `lseek` per manifest) to size a
-    // buffer this one already has.
-    if let Err(e) = file.take(u64::MAX).read_to_end(&mut scratch.text) {
-        return Some((Err(Error::io(path(), e)), temp));
-    }
-    let text = std::str::from_utf8(&scratch.text).map_err(|_| {
-        // What `read_to_string` says of such a file.
-        Error::io(
-            path(),
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "stream did not contain valid UTF-8",
-            ),
-        )
-    });
-    Some((text.map(Some), temp))
+    walked.finish();
+    Ok(walked)
 }
 
 /// Why a manifest could not be read, for its finding (which names the
@@ -278,16 +157,17 @@ fn check_folder(
     opts: &Options,
     cutoff: Timestamp,
     now: Timestamp,
-    at: Folder<'_>,
-    scratch: &mut Scratch,
+    (runs_dir, at): (Option<&RunsDir>, &RunFolder),
+    buffers: &mut ReadBuffers,
     push: &mut dyn FnMut(Finding),
 ) -> bool {
-    let (name, folder) = (at.name, at.path);
-    let path = folder.join(MANIFEST_FILE);
+    let (name, folder) = (&at.name, at.path.as_path());
+    let path = at.manifest();
     let manifest_temp = format!(".{MANIFEST_FILE}.");
     let owned;
-    let (read, temp) = match read_folder(at, &manifest_temp, scratch) {
-        Some((read, temp)) => (read.map_err(|e| unreadable(&e)), temp),
+    let read = runs_dir.and_then(|runs| runs.read_folder(at, &manifest_temp, buffers));
+    let (read, temp) = match read {
+        Some(read) => (read.manifest.map_err(|e| unreadable(&e)), read.temp),
         None => {
             owned = store::read_optional(&path, "manifest");
             let read = owned.as_ref().map(|t| t.as_deref());
@@ -377,7 +257,7 @@ fn check_folder(
             // the file is an orphan.
             |temp| {
                 let _guard = p.locks.exclusive(&id.lock_name())?;
-                std::fs::remove_file(temp).map_err(|e| Error::io(temp, e))?;
+                store::fs::remove_temp_file(temp)?;
                 Ok(true)
             },
             &mut temps,

@@ -1,8 +1,8 @@
 //! A run's output files: registering one, and reading one for the faces,
-//! both through the same path rules (inside the run folder, symlinks
-//! resolved, a regular file).
+//! both through the path rules of [`crate::store::run_files`] (inside the
+//! run folder, symlinks resolved, a regular file).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Map;
 
@@ -11,10 +11,8 @@ use super::write::{finished, required, update};
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::ids::RunId;
-use crate::model::run::{
-    MANIFEST_FILE, OutputRecord, OutputType, Run, RunStatus, normalize_output_path,
-};
-use crate::store::run_files::{self, Lead};
+use crate::model::run::{MANIFEST_FILE, OutputRecord, OutputType, Run, RunStatus};
+use crate::store::run_files::{confine, names_manifest, normalize, read_own};
 use crate::store::{self, Project};
 
 /// Registers (or re-registers) output `file` of run `id`. The file must be a
@@ -36,14 +34,14 @@ pub fn register_output(
             format!("expected one of {}", OutputType::KNOWN.join(", ")),
         ));
     }
-    let rel = normalize_output_path(file)?;
+    let rel = normalize(file)?;
     let description = required("description", description)?;
     let id = resolve(p, id)?;
     update(p, &id, |run| {
         if run.manifest.execution.status != RunStatus::Running {
             return Err(finished(run, true));
         }
-        let (rel, _) = canonical_output(&run.folder, &rel, file)?;
+        let (rel, _) = confine(&run.folder, &rel, file)?;
         let now = clock::now_string();
         let record = match run.manifest.outputs.iter_mut().find(|o| o.file == rel) {
             Some(existing) => {
@@ -70,55 +68,6 @@ pub fn register_output(
     })
 }
 
-/// Where output `given` (`rel` once normalised) really is: its path
-/// relative to the run's real folder with every symlink resolved, so the
-/// aliases of one file (`sub/a.md`, `self/sub/a.md`, `up/<id>/sub/a.md`)
-/// make one record. Refuses a path that does not exist, is not the run's
-/// own ([`run_files::Unconfined`]: a symlink leading outside the run
-/// folder, a hard link), or is not a regular file (a folder, FIFO, device).
-fn canonical_output(folder: &Path, rel: &str, given: &str) -> Result<(String, PathBuf)> {
-    let target = || rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
-    let (real, path) = match run_files::lead(folder, rel).map_err(|e| Error::io(target(), e))? {
-        Lead::File { rel, path } => (rel, path),
-        Lead::Missing => {
-            return Err(Error::invalid(
-                "output file",
-                given,
-                format!(
-                    "{} does not exist; write the file into the run folder first, then register it",
-                    target().display()
-                ),
-            ));
-        }
-        Lead::Unconfined(u) => return Err(Error::invalid("output file", given, u.explain())),
-        Lead::NotRegular(found) => {
-            return Err(Error::NotARegularFile {
-                what: "output file",
-                path: target(),
-                found,
-            });
-        }
-        Lead::NotUtf8 => {
-            return Err(Error::invalid(
-                "output file",
-                given,
-                "its real name is not UTF-8 text; rename the file",
-            ));
-        }
-    };
-    // The real name passes the same rules as the one given (a symlink may
-    // lead to `manifest.json`, or to a name with a newline).
-    let real = normalize_output_path(&real).map_err(|e| match e {
-        Error::Invalid { value, reason, .. } if value != given => Error::invalid(
-            "output file",
-            given,
-            format!("leads to {value:?}, which {reason}"),
-        ),
-        e => e,
-    })?;
-    Ok((real, path))
-}
-
 /// The most a face reads of one run file into memory ([`read_output`]).
 pub const READ_LIMIT: u64 = 16 * 1024 * 1024;
 
@@ -141,7 +90,6 @@ pub struct OutputFile {
 /// bytes. Faces that serve run files (MCP resources, the web viewer) read
 /// through this, so the rules live in one place.
 pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
-    use std::io::Read as _;
     let id = resolve(p, id)?;
     let not_found = |rel: &str| {
         Error::not_found(
@@ -152,31 +100,13 @@ pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
     };
     // The manifest is the run itself, not one of its files: hidden (not
     // refused as a path), as the viewer's tree hides it.
-    let is_manifest = Path::new(file)
-        .components()
-        .filter(|c| *c != Component::CurDir)
-        .eq([Component::Normal(MANIFEST_FILE.as_ref())]);
-    if is_manifest {
+    if names_manifest(file) {
         return Err(not_found(MANIFEST_FILE));
     }
-    let rel = normalize_output_path(file)?;
+    let rel = normalize(file)?;
     let folder = store::run::folder(p, &id);
-    let (rel, path) = canonical_output(&folder, &rel, file)?;
-    let mut reader =
-        store::fs::open_regular(&path, "run file", READ_LIMIT)?.ok_or_else(|| not_found(&rel))?;
-    // Asked again of the open file: a link made after the check is seen.
-    if let Some(u) = reader
-        .get_ref()
-        .metadata()
-        .ok()
-        .and_then(|m| run_files::Unconfined::of_file(&m))
-    {
-        return Err(Error::invalid("run file", file, u.explain()));
-    }
-    let mut bytes = vec![];
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(&path, e))?;
+    let (rel, path) = confine(&folder, &rel, file)?;
+    let bytes = read_own(&path, file, READ_LIMIT)?.ok_or_else(|| not_found(&rel))?;
     Ok(OutputFile {
         run: id,
         file: rel,

@@ -198,7 +198,7 @@ pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
     };
     // An index row whose folder was removed since is no run; a folder
     // without a manifest is one (listed as unknown), so its prefix resolves.
-    let exists = |id: &RunId| store::run::locate(p, id).is_ok_and(|f| f.is_dir());
+    let exists = |id: &RunId| store::run::exists(p, id);
     let mut ids: Vec<RunId> = Index::open_synced(p)
         .and_then(|index| index.run_ids_with_prefix(&prefix, AMBIGUOUS_SHOWN))
         .unwrap_or_default()
@@ -276,8 +276,8 @@ pub fn latest_output(
     if let Some((run, output, path)) =
         Index::open_synced(p)?.latest_output(agent, workflow, output_type)?
     {
-        let missing = !path.is_file();
-        let unconfined = crate::ops::run_files::unconfined(&run, &output.file);
+        let missing = !store::run_files::is_present(&path);
+        let unconfined = store::run_files::unconfined(&run.folder, &output.file);
         return Ok(LatestOutput {
             run,
             output,

@@ -114,12 +114,9 @@ pub fn import_path(
 ) -> Result<ImportReport> {
     let found = store::agent_log::find_logs(path)?;
     let files = found.files;
-    let sizes: Vec<u64> = files
-        .iter()
-        .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
-        .collect();
+    let sizes: Vec<u64> = files.iter().map(|f| store::fs::size(f)).collect();
     let total: u64 = sizes.iter().sum::<u64>() * 3;
-    let own = p.config.transcripts_dir.canonicalize().ok();
+    let own = store::fs::resolved(&p.config.transcripts_dir).ok();
     let mut report = ImportReport::default();
     report.skipped.extend(
         found
@@ -134,7 +131,7 @@ pub fn import_path(
         }
         let outcome = if own
             .as_ref()
-            .is_some_and(|own| file.canonicalize().is_ok_and(|f| f.starts_with(own)))
+            .is_some_and(|own| store::fs::resolved(file).is_ok_and(|f| f.starts_with(own)))
         {
             Ok(Outcome::Skipped(
                 "it is in this project's transcripts folder already".into(),
@@ -182,7 +179,7 @@ pub fn import_named(
     let nothing =
         report.imported.is_empty() && report.updated.is_empty() && report.unchanged.is_empty();
     if nothing
-        && !path.is_dir()
+        && !store::fs::is_folder(path)
         && let Some(s) = report.skipped.first()
     {
         return Err(Error::NotImported {
@@ -234,10 +231,10 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
         .and_then(|v| v.as_str())
         .and_then(|id| TranscriptId::parse(id).ok())
         .and_then(|id| store::transcript::find_live(&p.config.transcripts_dir, id.as_str()))
-        .and_then(|(_, path)| std::fs::read(&path).ok().map(|b| (path, b)));
+        .and_then(|(_, path)| store::transcript::read_bytes(&path).map(|b| (path, b)));
     let stored = super::import(p, file, false, None, None)?;
     let item = ImportedSource {
-        source: file.canonicalize().unwrap_or_else(|_| file.to_path_buf()),
+        source: store::fs::resolved(file).unwrap_or_else(|_| file.to_path_buf()),
         format: "logbook",
         id: stored.transcript.id.clone(),
         kind: stored.kind,
@@ -251,7 +248,9 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
     Ok(match before {
         None => Outcome::Imported(item),
         Some((path, bytes)) => {
-            if path == stored.path && std::fs::read(&stored.path).is_ok_and(|now| now == bytes) {
+            if path == stored.path
+                && store::transcript::read_bytes(&stored.path).is_some_and(|now| now == bytes)
+            {
                 Outcome::Unchanged(item)
             } else {
                 Outcome::Updated(item)
@@ -261,7 +260,7 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
 }
 
 fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<Outcome> {
-    let source = file.canonicalize().map_err(|e| Error::io(file, e))?;
+    let source = store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
     let len = store::agent_log::log_len(&source)?;
     let cursors = store::import_cursor::dir(&p.config.state_dir());
     // Where the last import stopped, when the log is still the one it read:
@@ -368,7 +367,7 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         Some((k, path)) if *k == kind => path.clone(),
         _ => {
             let short = dir.join(file_name(kind, id.as_str(), false));
-            if short.exists() {
+            if store::transcript::name_taken(&short) {
                 dir.join(file_name(kind, id.as_str(), true))
             } else {
                 short
@@ -511,7 +510,7 @@ fn unchanged_by_name(
 /// holds, else the whole log. A hook decides from it whether the import
 /// fits its time budget or goes to a background worker.
 pub fn pending_bytes(p: &Project, file: &Path, format: Format) -> Result<u64> {
-    let source = file.canonicalize().map_err(|e| Error::io(file, e))?;
+    let source = store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
     let len = store::agent_log::log_len(&source)?;
     let cursors = store::import_cursor::dir(&p.config.state_dir());
     Ok(
@@ -539,7 +538,7 @@ pub fn home_sources() -> Vec<PathBuf> {
     out.extend(codex.map(|d| d.join("sessions")));
     let mut seen = vec![];
     out.retain(|d| {
-        let keep = d.is_dir() && !seen.contains(d);
+        let keep = store::fs::is_folder(d) && !seen.contains(d);
         seen.push(d.clone());
         keep
     });

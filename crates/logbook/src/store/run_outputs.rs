@@ -1,7 +1,7 @@
 //! A run's registered output files as the index sees them: the one reader
 //! of their text (for the full text and the team catalog), the stamp that
-//! tells a sync they changed, and their names as the `files.outs` column
-//! keeps them.
+//! tells a sync they changed, and their names as the index's `files.outs`
+//! column keeps them. Each name is checked by [`run_files::stored_rel`].
 
 use std::fs;
 use std::io::Read as _;
@@ -10,41 +10,25 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Statx, StatxFlags};
 
-use super::fulltext::MAX_TEXT_BYTES;
+use crate::store::run_files;
+
+/// The largest output file whose text the full-text index reads.
+pub const MAX_TEXT_BYTES: u64 = 1024 * 1024;
 
 /// Where a registered output file is, if its name is a plain relative path
 /// inside its run folder (names another tool wrote are not trusted).
 fn output_path(folder: &Path, file: &str) -> Option<PathBuf> {
-    output_rel(file).map(|rel| folder.join(rel))
-}
-
-/// A registered output file's name as a path relative to its run folder,
-/// if it is a plain one (no root, no `..`, no NUL).
-fn output_rel(file: &str) -> Option<&Path> {
-    let rel = Path::new(file);
-    if file.is_empty()
-        || file.contains('\0')
-        || rel.is_absolute()
-        || rel.components().any(|c| {
-            !matches!(
-                c,
-                std::path::Component::Normal(_) | std::path::Component::CurDir
-            )
-        })
-    {
-        return None;
-    }
-    Some(rel)
+    run_files::stored_rel(file).map(|rel| folder.join(rel))
 }
 
 /// The text of a registered output file, if it is a small UTF-8 file inside
 /// its run folder (what the full-text index reads).
-pub(super) fn output_text(folder: &Path, file: &str) -> Option<String> {
+pub fn output_text(folder: &Path, file: &str) -> Option<String> {
     output_text_upto(folder, file, MAX_TEXT_BYTES as usize, Longer::Skip).map(|(t, _)| t)
 }
 
 /// What [`output_text_upto`] does with a file longer than its limit.
-pub(super) enum Longer {
+pub enum Longer {
     /// No text at all (the full-text index skips such files).
     Skip,
     /// Its first bytes, cut at a character boundary (the team catalog).
@@ -57,7 +41,7 @@ pub(super) enum Longer {
 /// one has the same rules: a plain relative name inside the run folder
 /// (another tool's manifest may name `../../x`), a regular file (not a
 /// symlink out of the folder, nor a FIFO that would block the open), no NUL.
-pub(super) fn output_text_upto(
+pub fn output_text_upto(
     folder: &Path,
     file: &str,
     max: usize,
@@ -129,7 +113,7 @@ fn text_of(file: fs::File, m: &Statx, max: usize, longer: Longer) -> Option<(Str
 ///
 /// Taken before the text is read: a change made while it is read shows as
 /// a new stamp next time.
-pub(super) fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
+pub fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
     let mut files = files.into_iter().peekable();
     if files.peek().is_none() {
         return outputs_stamp_at(rustix::fs::CWD, folder, files, &mut PathBuf::new());
@@ -159,7 +143,7 @@ const OUTPUT_MASK: StatxFlags = StatxFlags::SIZE
 /// whole path), each file's path built in `buf` (no allocation per file).
 /// The writer and the scan share this one function, so their stamps agree
 /// by construction.
-pub(super) fn outputs_stamp_at<'a>(
+pub fn outputs_stamp_at<'a>(
     dir: BorrowedFd<'_>,
     folder: &Path,
     files: impl IntoIterator<Item = &'a str>,
@@ -167,7 +151,7 @@ pub(super) fn outputs_stamp_at<'a>(
 ) -> i64 {
     let mut stamp = StampHash::default();
     for file in files {
-        let found = output_rel(file).and_then(|rel| {
+        let found = run_files::stored_rel(file).and_then(|rel| {
             buf.clear();
             buf.push(folder);
             buf.push(rel);
@@ -187,7 +171,7 @@ pub(super) fn outputs_stamp_at<'a>(
 /// The stamp is the one [`outputs_stamp`] takes from the paths: the same
 /// fields of the same inode. A file that does not open as an output (a
 /// symlink, a socket, one unreadable or gone) is stamped from its path.
-pub(super) fn outputs_stamp_and_text<'a>(
+pub fn outputs_stamp_and_text<'a>(
     folder: &Path,
     files: impl IntoIterator<Item = &'a str>,
 ) -> (i64, String) {
@@ -195,7 +179,7 @@ pub(super) fn outputs_stamp_and_text<'a>(
     let mut text = String::new();
     let mut path = PathBuf::new();
     for file in files {
-        let Some(rel) = output_rel(file) else {
+        let Some(rel) = run_files::stored_rel(file) else {
             stamp.file(file, None);
             continue;
         };
@@ -282,7 +266,7 @@ impl StampHash {
 /// A run's registered output file names as the `files.outs` column keeps
 /// them: each as its length (4 bytes, little-endian) and its bytes, so any
 /// name (even one with a NUL or a newline) round-trips exactly.
-pub(super) fn encode_outs<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
+pub fn encode_outs<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
     let mut out = vec![];
     for f in files {
         out.extend_from_slice(&(f.len() as u32).to_le_bytes());
@@ -293,14 +277,14 @@ pub(super) fn encode_outs<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<u
 
 /// The names [`encode_outs`] wrote, or `None` when `blob` is not one of
 /// its encodings (then the run counts as changed and is read again).
-pub(super) fn decode_outs(blob: &[u8]) -> Option<Outs<'_>> {
+pub fn decode_outs(blob: &[u8]) -> Option<Outs<'_>> {
     let mut check = Outs(blob);
     while check.next().is_some() {}
     check.0.is_empty().then_some(Outs(blob))
 }
 
 /// The names in a `files.outs` value, read in place (see [`decode_outs`]).
-pub(super) struct Outs<'a>(&'a [u8]);
+pub struct Outs<'a>(&'a [u8]);
 
 impl<'a> Iterator for Outs<'a> {
     type Item = &'a str;

@@ -1,0 +1,355 @@
+//! The runs folder (`agent_outputs_folder`) as every pass over all runs
+//! reads it: one walk of its run folders ([`walk`]), which the index's
+//! rebuild, sync and scan, `doctor` and the store's own listings share, and
+//! the reads relative to the open folder ([`RunsDir`]) that keep a pass
+//! over a million runs from resolving each run's whole path again.
+//!
+//! The walk only names folders: file types come from `readdir` itself on
+//! the usual file systems, so it costs no `stat` per run. What each caller
+//! needs of a folder (its manifest's stamp, its bytes, a listing for temp
+//! files) it asks of [`RunsDir`] for the folders it cares about, on as many
+//! threads as it likes; errors come back as values, never as a stopped
+//! walk, except an unreadable runs folder itself.
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::Read as _;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, StatxTimestamp};
+
+use crate::error::{Error, Result};
+use crate::model::ids::RunId;
+use crate::model::run::MANIFEST_FILE;
+use crate::store;
+
+/// One folder of the runs folder: a run, or a would-be run (a folder not
+/// named by a run id, another tool's run still starting).
+#[derive(Debug, Clone)]
+pub struct RunFolder {
+    /// Its name as the folder listing gave it.
+    pub name: OsString,
+    /// Its path (the runs folder joined with the name).
+    pub path: PathBuf,
+}
+
+impl RunFolder {
+    /// The run id its name is, if it is one.
+    pub fn id(&self) -> Option<RunId> {
+        RunId::parse(self.name.to_str()?).ok()
+    }
+
+    /// Its name as bytes (a run folder's name need not be UTF-8).
+    pub fn name_bytes(&self) -> &[u8] {
+        use std::os::unix::ffi::OsStrExt as _;
+        OsStr::as_bytes(&self.name)
+    }
+
+    /// Where its manifest is (or would be).
+    pub fn manifest(&self) -> PathBuf {
+        self.path.join(MANIFEST_FILE)
+    }
+}
+
+/// The run folders of a runs folder, streamed in `readdir` order (see
+/// [`walk`]).
+#[derive(Debug)]
+pub struct Walk {
+    dir: PathBuf,
+    entries: Option<fs::ReadDir>,
+}
+
+/// Walks the runs folder `dir`: each subfolder once, as `readdir` lists
+/// it, nothing held in memory. A missing runs folder has none; one that
+/// cannot be listed is an error, and so is each entry that cannot be read
+/// (yielded as a value: the caller chooses to stop or pass over it).
+pub fn walk(dir: &Path) -> Result<Walk> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => Some(entries),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    Ok(Walk {
+        dir: dir.to_path_buf(),
+        entries,
+    })
+}
+
+impl Iterator for Walk {
+    type Item = Result<RunFolder>;
+
+    fn next(&mut self) -> Option<Result<RunFolder>> {
+        loop {
+            let entry = match self.entries.as_mut()?.next()? {
+                Ok(entry) => entry,
+                Err(e) => return Some(Err(Error::io(&self.dir, e))),
+            };
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                return Some(Ok(RunFolder {
+                    name: entry.file_name(),
+                    path: entry.path(),
+                }));
+            }
+        }
+    }
+}
+
+/// Whether the run folder `folder` holds a manifest (of any kind).
+pub fn has_manifest(folder: &Path) -> bool {
+    fs::metadata(folder.join(MANIFEST_FILE)).is_ok()
+}
+
+/// The runs folder opened, for reads relative to it (`{run}/…`, not the
+/// whole path): the passes over every run use it from many threads.
+#[derive(Debug)]
+pub struct RunsDir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// What a `stat` of a run's manifest through [`RunsDir::manifest_stamp`]
+/// found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManifestStamp {
+    /// There: its size and mtime (ns since the epoch; 0 before it), as
+    /// `index` stamps every file.
+    Stamp(i64, i64),
+    /// Not there.
+    Missing,
+    /// A part of its path is not a folder (the run folder is a file now).
+    NotDir,
+    /// It could not be asked (the re-read decides, and records why).
+    Unreadable,
+}
+
+/// A `statx` time as ns since the epoch (0 before it), so stamps taken
+/// through [`RunsDir`] and from a path's metadata compare equal.
+fn stamp_ns(t: StatxTimestamp) -> i64 {
+    if t.tv_sec < 0 {
+        return 0;
+    }
+    (i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)) as i64
+}
+
+/// What a worker reuses from one run folder to the next in
+/// [`RunsDir::read_folder`], so a folder costs no allocation for its
+/// listing or its manifest's bytes.
+pub struct ReadBuffers {
+    dents: Vec<MaybeUninit<u8>>,
+    text: Vec<u8>,
+}
+
+impl Default for ReadBuffers {
+    fn default() -> Self {
+        ReadBuffers {
+            dents: vec![MaybeUninit::uninit(); 16 * 1024],
+            text: Vec::with_capacity(64 * 1024),
+        }
+    }
+}
+
+/// A run folder as [`RunsDir::read_folder`] read it.
+pub struct FolderRead<'s> {
+    /// Its manifest's text; `Ok(None)` when there is none.
+    pub manifest: Result<Option<&'s str>>,
+    /// Whether its listing holds a temp file of an interrupted write whose
+    /// name starts with the prefix asked about.
+    pub temp: bool,
+}
+
+fn open_dir(at: impl AsFd, path: impl rustix::path::Arg) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        at,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+impl RunsDir {
+    /// Opens the runs folder `dir`; `None` when it is missing or not a
+    /// folder (then no run is there).
+    pub fn open(dir: &Path) -> Result<Option<RunsDir>> {
+        match open_dir(rustix::fs::CWD, dir) {
+            Ok(fd) => Ok(Some(RunsDir {
+                fd,
+                path: dir.to_path_buf(),
+            })),
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(None),
+            Err(e) => Err(Error::io(dir, e.into())),
+        }
+    }
+
+    /// The stamp of manifest `rel` (`{run}/manifest.json`, relative to the
+    /// runs folder).
+    pub fn manifest_stamp(&self, rel: &Path) -> ManifestStamp {
+        match rustix::fs::statx(
+            &self.fd,
+            rel,
+            AtFlags::empty(),
+            StatxFlags::SIZE | StatxFlags::MTIME,
+        ) {
+            Ok(m) => ManifestStamp::Stamp(m.stx_size as i64, stamp_ns(m.stx_mtime)),
+            Err(rustix::io::Errno::NOENT) => ManifestStamp::Missing,
+            Err(rustix::io::Errno::NOTDIR) => ManifestStamp::NotDir,
+            Err(_) => ManifestStamp::Unreadable,
+        }
+    }
+
+    /// Whether `rel` (relative to the runs folder) is a folder.
+    pub fn is_folder(&self, rel: &Path) -> bool {
+        matches!(
+            rustix::fs::statx(&self.fd, rel, AtFlags::empty(), StatxFlags::TYPE),
+            Ok(m) if FileType::from_raw_mode(m.stx_mode.into()) == FileType::Directory
+        )
+    }
+
+    /// The outputs stamp of run folder `folder` (relative to the runs
+    /// folder) with registered `files`: the one
+    /// [`store::run_outputs::outputs_stamp`] takes, `buf` reused for paths.
+    pub fn outputs_stamp<'a>(
+        &self,
+        folder: &Path,
+        files: impl IntoIterator<Item = &'a str>,
+        buf: &mut PathBuf,
+    ) -> i64 {
+        store::run_outputs::outputs_stamp_at(self.fd.as_fd(), folder, files, buf)
+    }
+
+    /// The manifest's text and whether the folder holds a temp file whose
+    /// name starts with `temp_prefix`, read through the open folder: one
+    /// `openat` of the folder, its listing, one `openat` of the manifest
+    /// (no `stat`, no path walked again). `None` when the folder cannot be
+    /// opened or listed so: the caller then reads by path.
+    pub fn read_folder<'s>(
+        &self,
+        folder: &RunFolder,
+        temp_prefix: &str,
+        buffers: &'s mut ReadBuffers,
+    ) -> Option<FolderRead<'s>> {
+        let fd = open_dir(&self.fd, folder.name.as_os_str()).ok()?;
+        let mut temp = false;
+        // What the listing says the manifest is: a regular file needs no `stat`.
+        let mut manifest_type = None;
+        let mut listing = RawDir::new(&fd, &mut buffers.dents);
+        while let Some(entry) = listing.next() {
+            let Ok(entry) = entry else {
+                return None;
+            };
+            let name = entry.file_name().to_bytes();
+            if name == MANIFEST_FILE.as_bytes() {
+                manifest_type = Some(entry.file_type());
+            }
+            if name.starts_with(temp_prefix.as_bytes())
+                && store::is_temp_file(&String::from_utf8_lossy(name))
+            {
+                temp = true;
+            }
+        }
+        let done = |manifest| Some(FolderRead { manifest, temp });
+        let path = || folder.manifest();
+        // Without blocking: another tool's FIFO in the manifest's place would
+        // hold the open until a writer came.
+        let file = match rustix::fs::openat(
+            &fd,
+            MANIFEST_FILE,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(f) => fs::File::from(f),
+            Err(rustix::io::Errno::NOENT) => return done(Ok(None)),
+            Err(e) => return done(Err(Error::io(path(), e.into()))),
+        };
+        // Only a regular file is read: a device would be read without end.
+        // The listing's type answers for nearly every folder; a symlink, or
+        // a file system that does not say, is asked of the open file.
+        if manifest_type != Some(FileType::RegularFile) {
+            match file.metadata() {
+                Ok(m) if m.is_file() => {}
+                Ok(m) => {
+                    return done(Err(Error::NotARegularFile {
+                        what: "manifest",
+                        path: path(),
+                        found: store::fs::describe_file_type(m.file_type()),
+                    }));
+                }
+                Err(e) => return done(Err(Error::io(path(), e))),
+            }
+        }
+        buffers.text.clear();
+        // Through `Take`: `File`'s own `read_to_end` first asks for the size
+        // and position to size a buffer this one already has.
+        if let Err(e) = file.take(u64::MAX).read_to_end(&mut buffers.text) {
+            return done(Err(Error::io(path(), e)));
+        }
+        let text = std::str::from_utf8(&buffers.text).map_err(|_| {
+            // What `read_to_string` says of such a file.
+            Error::io(
+                path(),
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ),
+            )
+        });
+        done(text.map(Some))
+    }
+
+    /// The runs folder's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_names_folders_only_and_a_missing_runs_folder_has_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(walk(&dir.path().join("none")).unwrap().count(), 0);
+        fs::create_dir(dir.path().join("a")).unwrap();
+        fs::create_dir(dir.path().join("b")).unwrap();
+        fs::write(dir.path().join("file"), "").unwrap();
+        let mut names: Vec<OsString> = walk(dir.path()).unwrap().map(|f| f.unwrap().name).collect();
+        names.sort();
+        assert_eq!(names, ["a", "b"]);
+        assert!(RunsDir::open(&dir.path().join("none")).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_folder_read_through_the_runs_folder_says_manifest_and_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("r");
+        fs::create_dir(&run).unwrap();
+        let runs = RunsDir::open(dir.path()).unwrap().unwrap();
+        let folder = walk(dir.path()).unwrap().next().unwrap().unwrap();
+        let mut buffers = ReadBuffers::default();
+        let read = runs
+            .read_folder(&folder, ".manifest.json.", &mut buffers)
+            .unwrap();
+        assert!(matches!(read.manifest, Ok(None)));
+        assert!(!read.temp);
+        fs::write(run.join(MANIFEST_FILE), "{}").unwrap();
+        fs::write(run.join(".manifest.json.x.tmp"), "").unwrap();
+        let read = runs
+            .read_folder(&folder, ".manifest.json.", &mut buffers)
+            .unwrap();
+        assert!(matches!(read.manifest, Ok(Some("{}"))));
+        assert!(read.temp);
+        let rel = Path::new("r").join(MANIFEST_FILE);
+        assert!(matches!(
+            runs.manifest_stamp(&rel),
+            ManifestStamp::Stamp(2, _)
+        ));
+        assert_eq!(
+            runs.manifest_stamp(Path::new("x/manifest.json")),
+            ManifestStamp::Missing
+        );
+        assert!(runs.is_folder(Path::new("r")));
+        assert!(has_manifest(&run));
+    }
+}
