@@ -1,6 +1,5 @@
 //! The outbox of changes waiting for the team catalog: one note per
 //! record, kept when written again, queued anew by a rebuild, deletions
-
 //! surviving one.
 
 use logbook::Project;

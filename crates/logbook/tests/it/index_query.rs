@@ -1,6 +1,5 @@
 //! What the index answers: full text with snippets, counts, the latest
 //! output, lineage, work sessions, workflow states and transcripts, each
-
 //! kept up to date by the writes of the public operations.
 
 use jiff::tz::TimeZone;
