@@ -231,11 +231,12 @@ fn refuse(status: StatusCode, text: String) -> Response {
         .into_response()
 }
 
-/// What the SDK answers only after reading the body, answered here first
-/// and worded for the client: a body over the limit is 413 naming the
-/// limit, and one that is no JSON-RPC message is 400 with the JSON-RPC
-/// error (-32700 or -32600, `"id": null`). Requests the SDK refuses before
-/// reading (Accept, Content-Type) go on to it untouched.
+/// What the SDK answers only after reading the body, worded for the
+/// client: a body over the limit is 413 naming the limit (answered here
+/// first), and one that is no JSON-RPC message is 400 with the JSON-RPC
+/// error (-32700 or -32600, `"id": null`) instead of the SDK's 415.
+/// Requests the SDK refuses before reading (Accept, Content-Type) go on to
+/// it untouched.
 pub(crate) async fn check_body(req: Request, next: Next) -> Response {
     let json_body = req
         .headers()
@@ -285,12 +286,17 @@ pub(crate) async fn check_body(req: Request, next: Next) -> Response {
         // not all here.
         Err(_) => return too_large(),
     };
+    // The SDK parses the body; only one it could not parse (its 415, the
+    // one it gives a body past the headers checked above) is read again,
+    // for the JSON-RPC error, so a message is parsed once.
+    let answered = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    if answered.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return answered;
+    }
     let answer = match classify(&bytes) {
-        Line::Message(_) => {
-            return next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-        }
+        Line::Message(_) => return answered,
         Line::Answer(answer) => answer,
         Line::Ignore => crate::stdio::invalid_request(),
     };
