@@ -54,7 +54,7 @@ impl Default for SessionLimits {
 /// The SDK's in-memory sessions, with an idle expiry and a cap on how many
 /// live at once (the SDK sets no cap, and keeps each session's entry until
 /// its client deletes it).
-pub struct BoundedSessions {
+pub(crate) struct BoundedSessions {
     inner: LocalSessionManager,
     /// When each live session was last used.
     used: Mutex<HashMap<SessionId, Instant>>,
@@ -71,7 +71,7 @@ impl std::fmt::Debug for BoundedSessions {
 
 impl BoundedSessions {
     /// Sessions bounded by `limits`.
-    pub fn new(limits: SessionLimits) -> BoundedSessions {
+    pub(crate) fn new(limits: SessionLimits) -> BoundedSessions {
         let mut inner = LocalSessionManager::default();
         // The SDK's own idle timer ends the session's worker even when no
         // request comes to sweep it.
@@ -86,11 +86,6 @@ impl BoundedSessions {
     fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Instant>> {
         // A panic while holding this lock leaves a map that is still whole.
         self.used.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// How many sessions are alive now.
-    pub fn live(&self) -> usize {
-        self.used().len()
     }
 
     /// Marks `id` used now, if it is alive and not expired; an expired one
