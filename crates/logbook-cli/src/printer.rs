@@ -190,17 +190,14 @@ impl Stream {
     }
 
     fn json_item(&mut self, json: &impl serde::Serialize) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(json).map_err(std::io::Error::from)?;
+        // Made whole before any of it is written: an item that fails to
+        // serialize leaves the array valid.
+        let mut item = Vec::new();
+        serde_json::to_writer_pretty(logbook::model::text::Nested::new(&mut item, b"  "), json)
+            .map_err(std::io::Error::from)?;
         self.out
-            .write_all(if self.items == 0 { b"[\n" } else { b",\n" })?;
-        for (i, line) in text.split('\n').enumerate() {
-            if i > 0 {
-                self.out.write_all(b"\n")?;
-            }
-            self.out.write_all(b"  ")?;
-            self.out.write_all(line.as_bytes())?;
-        }
-        Ok(())
+            .write_all(if self.items == 0 { b"[\n  " } else { b",\n  " })?;
+        self.out.write_all(&item)
     }
 
     /// Ends the listing (`]` with `--json`, or `empty` when nothing was

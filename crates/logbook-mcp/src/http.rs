@@ -54,7 +54,7 @@ impl Default for SessionLimits {
 /// The SDK's in-memory sessions, with an idle expiry and a cap on how many
 /// live at once (the SDK sets no cap, and keeps each session's entry until
 /// its client deletes it).
-pub struct BoundedSessions {
+pub(crate) struct BoundedSessions {
     inner: LocalSessionManager,
     /// When each live session was last used.
     used: Mutex<HashMap<SessionId, Instant>>,
@@ -71,7 +71,7 @@ impl std::fmt::Debug for BoundedSessions {
 
 impl BoundedSessions {
     /// Sessions bounded by `limits`.
-    pub fn new(limits: SessionLimits) -> BoundedSessions {
+    pub(crate) fn new(limits: SessionLimits) -> BoundedSessions {
         let mut inner = LocalSessionManager::default();
         // The SDK's own idle timer ends the session's worker even when no
         // request comes to sweep it.
@@ -86,11 +86,6 @@ impl BoundedSessions {
     fn used(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Instant>> {
         // A panic while holding this lock leaves a map that is still whole.
         self.used.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// How many sessions are alive now.
-    pub fn live(&self) -> usize {
-        self.used().len()
     }
 
     /// Marks `id` used now, if it is alive and not expired; an expired one
@@ -231,11 +226,12 @@ fn refuse(status: StatusCode, text: String) -> Response {
         .into_response()
 }
 
-/// What the SDK answers only after reading the body, answered here first
-/// and worded for the client: a body over the limit is 413 naming the
-/// limit, and one that is no JSON-RPC message is 400 with the JSON-RPC
-/// error (-32700 or -32600, `"id": null`). Requests the SDK refuses before
-/// reading (Accept, Content-Type) go on to it untouched.
+/// What the SDK answers only after reading the body, worded for the
+/// client: a body over the limit is 413 naming the limit (answered here
+/// first), and one that is no JSON-RPC message is 400 with the JSON-RPC
+/// error (-32700 or -32600, `"id": null`) instead of the SDK's 415.
+/// Requests the SDK refuses before reading (Accept, Content-Type) go on to
+/// it untouched.
 pub(crate) async fn check_body(req: Request, next: Next) -> Response {
     let json_body = req
         .headers()
@@ -285,12 +281,17 @@ pub(crate) async fn check_body(req: Request, next: Next) -> Response {
         // not all here.
         Err(_) => return too_large(),
     };
+    // The SDK parses the body; only one it could not parse (its 415, the
+    // one it gives a body past the headers checked above) is read again,
+    // for the JSON-RPC error, so a message is parsed once.
+    let answered = next
+        .run(Request::from_parts(parts, Body::from(bytes.clone())))
+        .await;
+    if answered.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return answered;
+    }
     let answer = match classify(&bytes) {
-        Line::Message(_) => {
-            return next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-        }
+        Line::Message(_) => return answered,
         Line::Answer(answer) => answer,
         Line::Ignore => crate::stdio::invalid_request(),
     };

@@ -9,10 +9,10 @@
 //!   (built by the same library function). A failure is a tool result with
 //!   `isError: true` and the CLI's message.
 //! - [`serve_stdio`]: what `logbook mcp` runs; stdout belongs to the
-//!   protocol, logs go to stderr. [`stdio::LineTransport`] answers every
+//!   protocol, logs go to stderr. `stdio::LineTransport` answers every
 //!   line the SDK cannot take (-32700, -32600, -32602).
 //! - [`http_router`]: `/mcp` for `logbook serve`, its sessions bounded by
-//!   [`http::BoundedSessions`].
+//!   `http::BoundedSessions`.
 //!
 //! No answer is cached between calls: every call opens the project and
 //! reads the files (and the index, synced) as they are now (an index
@@ -30,11 +30,13 @@
 //! # Ok(()) }
 //! ```
 
-pub mod http;
+mod http;
 mod resources;
 mod schema;
-pub mod stdio;
+mod stdio;
 mod tools;
+
+pub use http::SessionLimits;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -458,8 +460,8 @@ pub async fn serve_stdio(
 /// `Host` without a token, the token otherwise, and `Origin`), so the SDK's
 /// loopback-only host check is left to that guard: with a token, the
 /// viewer may be reached under any host name. Sessions are bounded by
-/// `limits`, bodies by [`stdio::MAX_MESSAGE_BYTES`].
-pub fn http_router(root: Option<PathBuf>, limits: http::SessionLimits) -> axum::Router {
+/// `limits`, bodies by `stdio::MAX_MESSAGE_BYTES`.
+pub fn http_router(root: Option<PathBuf>, limits: SessionLimits) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };

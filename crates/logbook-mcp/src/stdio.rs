@@ -21,11 +21,11 @@ use tokio::task::JoinHandle;
 /// The longest message read, a line on stdio or a request body over HTTP:
 /// longer ones are refused (-32700 and skipped on stdio, 413 over HTTP), so
 /// a client cannot make the server hold an endless message.
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// JSON-RPC lines over a reader and a writer (stdin and stdout for
 /// `logbook mcp`), answering the lines the SDK cannot take itself.
-pub struct LineTransport<R, W> {
+pub(crate) struct LineTransport<R, W> {
     reader: BufReader<R>,
     writer: Arc<Mutex<W>>,
     /// The line read so far: kept here, not in the future, because the SDK
@@ -44,7 +44,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     /// A transport reading `reader` and writing `writer`.
-    pub fn new(reader: R, writer: W) -> Self {
+    pub(crate) fn new(reader: R, writer: W) -> Self {
         LineTransport {
             reader: BufReader::new(reader),
             writer: Arc::new(Mutex::new(writer)),
@@ -129,7 +129,7 @@ fn error_answer(code: ErrorCode, message: String, id: Option<Value>) -> Value {
 
 /// What to do with one line.
 #[derive(Debug)]
-pub enum Line {
+pub(crate) enum Line {
     /// A message for the server.
     Message(Box<ClientJsonRpcMessage>),
     /// A line that gets this answer from the transport itself.
@@ -141,7 +141,7 @@ pub enum Line {
 
 /// Sorts one line (without its newline) into what the server reads and
 /// what the transport answers itself.
-pub fn classify(line: &[u8]) -> Line {
+pub(crate) fn classify(line: &[u8]) -> Line {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::Ignore;
     }

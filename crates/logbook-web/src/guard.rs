@@ -183,21 +183,37 @@ fn origin_authority(origin: &str) -> Option<(String, u16)> {
         "https" => 443,
         _ => return None,
     };
-    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
+    authority(rest, default_port)
+}
+
+/// The host and port of `host[:port]` (an `Origin`'s or a `Host`'s), the
+/// port `default_port` when none is written; `None` when it is no bare
+/// authority (empty, with a path or user, a bad port).
+fn authority(text: &str, default_port: u16) -> Option<(String, u16)> {
+    if text.is_empty() || text.contains(['/', '?', '#', '@']) {
         return None;
     }
-    let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
-        let (host, after) = inner.split_once(']')?;
-        (host, after.strip_prefix(':'))
-    } else {
-        match rest.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (rest, None),
-        }
-    };
+    let (host, port) = split_authority(text)?;
     let port = match port {
         Some(p) => p.parse().ok()?,
         None => default_port,
+    };
+    Some((host, port))
+}
+
+/// Splits `host[:port]` into the host, lower-cased and without the
+/// brackets of an IPv6 address, and the port as written: the one place
+/// `Origin` and `Host` are taken apart, so the checks agree on a name.
+/// `None` when a bracket is left open.
+fn split_authority(text: &str) -> Option<(String, Option<&str>)> {
+    let (host, port) = if let Some(inner) = text.strip_prefix('[') {
+        let (host, after) = inner.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match text.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (text, None),
+        }
     };
     Some((host.to_ascii_lowercase(), port))
 }
@@ -211,8 +227,7 @@ fn own_origin(origin: &str, bound: std::net::SocketAddr, host: Option<&str>) -> 
         return false;
     };
     if let Some(host) = host
-        && let Some(same) = origin_authority(&format!("http://{host}"))
-        && same == (name.clone(), port)
+        && authority(host, 80) == Some((name.clone(), port))
     {
         return true;
     }
@@ -228,12 +243,10 @@ fn loopback_host(headers: &HeaderMap) -> bool {
         // HTTP/1.0 without Host: only a local client sends that.
         return true;
     };
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or_default()
-    } else {
-        host.rsplit_once(':').map_or(host, |(n, _)| n)
+    // A bracket left open names no host: not a loopback one.
+    let Some((name, _)) = split_authority(host) else {
+        return false;
     };
-    let name = name.to_ascii_lowercase();
     name == "localhost"
         || name.ends_with(".localhost")
         || name
@@ -376,6 +389,9 @@ mod tests {
             ("file://", None, false),
             ("http://logbook.lan:7777", Some("logbook.lan:7777"), true),
             ("http://evil.example:7777", Some("logbook.lan:7777"), false),
+            ("http://logbook.lan", Some("LOGBOOK.lan"), true),
+            ("http://logbook.lan:7777", Some("logbook.lan"), false),
+            ("http://[fe80::1]:7777", Some("[FE80::1]:7777"), true),
         ] {
             assert_eq!(own_origin(origin, bound, host), ok, "{origin} {host:?}");
         }
@@ -401,6 +417,8 @@ mod tests {
             ("[::1]:7777", true),
             ("evil.example:7777", false),
             ("127.0.0.1.evil.example", false),
+            ("LOCALHOST", true),
+            ("[::1", false),
         ] {
             let mut h = HeaderMap::new();
             h.insert(header::HOST, HeaderValue::from_str(host).unwrap());

@@ -1,5 +1,5 @@
 //! Fault injection for tests, compiled only with the `testing` feature: a
-//! normal build never exits the process from the library.
+//! normal build never stops or exits the process from the library.
 
 /// When set to `1`, a write through Logbook exits the process with code 86
 /// right after its file write and before its index update, to prove the next
@@ -23,4 +23,38 @@ pub(crate) fn write_fault() -> Option<std::io::Error> {
     std::env::var(FAIL_WRITES_ENV)
         .is_ok_and(|v| v == "enospc")
         .then(|| std::io::Error::from_raw_os_error(28))
+}
+
+/// Names a point where the process stops, so a test acts on it at a known
+/// moment rather than after a guessed sleep: `POINT` or `POINT:N` (stop the
+/// Nth time the process passes it, counting from 1). There it prints
+/// `logbook: fault POINT N` on stderr and waits for a line (or the end) of
+/// its standard input before going on: a test kills it there, or lets it
+/// go on. The points: `push-sent` (a team push's batch is on the server,
+/// and this machine has not yet noted it sent).
+pub const FAULT_ENV: &str = "LOGBOOK_FAULT";
+
+/// Passes of the one point [`FAULT_ENV`] names.
+static FAULT_PASSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Stops at `point` when [`FAULT_ENV`] names it (see there); otherwise
+/// costs one environment lookup.
+pub(crate) fn fault(point: &str) {
+    let Ok(wanted) = std::env::var(FAULT_ENV) else {
+        return;
+    };
+    let (name, nth) = match wanted.split_once(':') {
+        Some((name, n)) => (name, n.parse::<u64>().unwrap_or(1)),
+        None => (wanted.as_str(), 1),
+    };
+    if name != point {
+        return;
+    }
+    let pass = FAULT_PASSES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    if pass != nth {
+        return;
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "logbook: fault {point} {pass}");
+    let _ = std::io::stdin().read_line(&mut String::new());
 }

@@ -104,11 +104,11 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
     .with_team(args.team)
     .with_mcp(logbook_mcp::http_router(
         Some(ctx.project.root().to_path_buf()),
-        logbook_mcp::http::SessionLimits {
+        logbook_mcp::SessionLimits {
             idle: args
                 .mcp_session_idle_ms
-                .map_or(logbook_mcp::http::SessionLimits::DEFAULT.idle, ms),
-            ..logbook_mcp::http::SessionLimits::DEFAULT
+                .map_or(logbook_mcp::SessionLimits::DEFAULT.idle, ms),
+            ..logbook_mcp::SessionLimits::DEFAULT
         },
     ));
     let url = server.url();

@@ -150,6 +150,7 @@ impl TestProject {
             .env_remove("LOGBOOK_LOCK_TIMEOUT")
             .env_remove("LOGBOOK_TEAM_URL")
             .env_remove("LOGBOOK_ORIGIN")
+            .env_remove("LOGBOOK_FAULT")
             .env("NO_COLOR", "1")
             .env("TZ", "UTC")
             .env("USER", "tester")

@@ -100,6 +100,15 @@ fn seed_example_loads_lists_and_round_trips() {
         p.read(&format!("docs/agent-outputs/{SEED_ID}/manifest.json"))
             .contains("\n  \"version\": \"1.0.0\",\n")
     );
+    // Streamed item by item, the listing is the one pretty-printed array
+    // a whole value prints as.
+    let streamed = p.run(&["--json", "find"]);
+    let listed: Value = serde_json::from_str(streamed.ok()).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert_eq!(
+        streamed.ok(),
+        format!("{}\n", serde_json::to_string_pretty(&listed).unwrap())
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::harness::{CLAUDE_ID, CODEX_ID, Served};
 
@@ -55,13 +55,19 @@ impl Browser {
             .stderr(File::create(&err_path).unwrap())
             .spawn()
             .unwrap();
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
+        // Its exit is the signal, taken on a thread of its own so that the
+        // wait has a deadline.
+        let pid = child.id().to_string();
+        let (sender, exited) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(child.wait());
+        });
+        match exited.recv_timeout(Duration::from_secs(60)) {
+            Ok(status) => drop(status.unwrap()),
+            Err(_) => {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
                 panic!("chromium did not finish with {url} within 60 s");
             }
-            std::thread::sleep(Duration::from_millis(50));
         }
         (
             std::fs::read_to_string(&out_path).unwrap_or_default(),

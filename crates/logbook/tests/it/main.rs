@@ -7,6 +7,11 @@
 mod agent_log;
 mod arb;
 mod fidelity;
+mod index_common;
+mod index_outbox;
+mod index_query;
+mod index_rebuild;
+mod index_sync;
 mod layers;
 mod prop_agent_log;
 mod prop_agent_settings;

@@ -9,10 +9,12 @@
 //!   finding them.
 //! - `errors`: a parser's error in the file's words, with its field and line.
 //! - `exact` and `yaml_node`: the raw value's integers of any size.
+//! - `nested`: pretty JSON written one level deeper, as it is made.
 
 mod errors;
 mod exact;
 mod lenient;
+mod nested;
 mod read;
 mod rewrite;
 mod yaml_node;
@@ -22,6 +24,7 @@ use serde_json::Value;
 pub use errors::yaml_error;
 pub use exact::from_raw;
 pub use lenient::{lenient, wrong_type_fields, wrong_type_fields_of};
+pub use nested::Nested;
 pub use read::{
     parse_json, parse_json_with_raw, parse_yaml, parse_yaml_raw, parse_yaml_with_raw, read_json,
     yaml_options, yaml_record,

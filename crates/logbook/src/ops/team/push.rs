@@ -105,6 +105,8 @@ fn push_within(
                 } else {
                     catalog.push(&origin, &batch, false)?
                 };
+                #[cfg(feature = "testing")]
+                crate::testing::fault("push-sent");
                 index.outbox_done(&done)?;
                 report.pushed += done.len() as u64;
                 report.written += written;

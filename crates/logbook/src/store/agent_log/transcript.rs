@@ -10,6 +10,7 @@ use std::path::Path;
 use super::{Mark, changed, not_utf8, walk};
 use crate::error::{Error, Result};
 use crate::model::agent_log::{BadLine, Format, Line, LogParser};
+use crate::model::text::Nested;
 use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{FORMAT_VERSION, Metadata, SaidText};
 use crate::store;
@@ -103,13 +104,14 @@ pub fn write_transcript_from(
         // it without reading the rest (`store::transcript::read_head`).
         write!(
             w,
-            "{{\n  \"id\": {},\n  \"timestamp\": {},\n  \"version\": {},\n  \"metadata\": {},\n  \"messages\": [",
+            "{{\n  \"id\": {},\n  \"timestamp\": {},\n  \"version\": {},\n  \"metadata\": ",
             json(&head.id)?,
             json(&head.timestamp)?,
             json(&FORMAT_VERSION)?,
-            indent(&json(head.metadata)?, "  ")
         )
         .map_err(io)?;
+        nested(&mut w, head.metadata, b"  ", target)?;
+        write!(w, ",\n  \"messages\": [").map_err(io)?;
         let messages_start = w.at;
         if let (Some(old), Some(c)) = (&old, from) {
             w.copy(old, c.stored.messages).map_err(io)?;
@@ -229,18 +231,21 @@ fn item(w: &mut dyn Write, v: &dyn erased::Json, first: &mut bool, target: &Path
     let sep = if *first { "\n    " } else { ",\n    " };
     *first = false;
     w.write_all(sep.as_bytes()).map_err(io)?;
-    v.pretty_to(&mut Indented {
-        inner: w,
-        by: b"    ",
-    })
-    .map_err(|e| match e.io_error_kind() {
-        Some(kind) => io(std::io::Error::new(kind, e)),
-        None => Error::Corrupt {
-            path: target.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
-        },
-    })
+    nested(w, v, b"    ", target)
+}
+
+/// `v` as pretty JSON nested `by` deeper, written straight to `w`.
+fn nested(w: &mut dyn Write, v: &dyn erased::Json, by: &'static [u8], target: &Path) -> Result<()> {
+    let io = |e: std::io::Error| Error::io(target, e);
+    v.pretty_to(&mut Nested::new(w, by))
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => io(std::io::Error::new(kind, e)),
+            None => Error::Corrupt {
+                path: target.to_path_buf(),
+                what: "transcript",
+                reason: e.to_string(),
+            },
+        })
 }
 
 /// The stored file being written, counting its bytes: the checkpoint keeps
@@ -278,37 +283,6 @@ impl Write for Out<'_> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.w.flush()
-    }
-}
-
-/// Pretty JSON nested one level deeper: JSON strings hold no raw newline,
-/// so indenting after each newline is exact.
-fn indent(text: &str, by: &str) -> String {
-    text.replace('\n', &format!("\n{by}"))
-}
-
-/// A writer that indents every line after the first by `by`: pretty JSON
-/// nested one level deeper, written as it is made. JSON strings hold no raw
-/// newline, so indenting after each newline is exact.
-struct Indented<'w> {
-    inner: &'w mut dyn Write,
-    by: &'static [u8],
-}
-
-impl Write for Indented<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut rest = buf;
-        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
-            self.inner.write_all(&rest[..=i])?;
-            self.inner.write_all(self.by)?;
-            rest = &rest[i + 1..];
-        }
-        self.inner.write_all(rest)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
     }
 }
 
