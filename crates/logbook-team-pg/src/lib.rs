@@ -286,6 +286,10 @@ impl Catalog for PgCatalog {
         self.read(async |c| query::runs(c, ids).await)
     }
 
+    fn run_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>> {
+        self.read(async |c| query::run_ids_with_prefix(c, prefix, limit).await)
+    }
+
     fn children(&self, ids: &[String]) -> Result<Vec<(String, String)>> {
         self.read(async |c| query::children(c, ids).await)
     }

@@ -289,7 +289,7 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
     if let serde_json::Value::Object(o) = &mut out.json {
         o.insert(
             "agent_resume".into(),
-            logbook::ops::agent::resume_json(agent.as_ref()),
+            logbook::ops::agent::resume_json(agent.as_ref())?,
         );
     }
     Ok(out)

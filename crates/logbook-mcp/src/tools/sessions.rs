@@ -5,7 +5,6 @@
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::Value;
 
 use logbook::model::work_session::{AgentOutcome, Usage};
 use logbook::ops::work_session as ws;
@@ -156,7 +155,7 @@ impl LogbookServer {
             if let serde_json::Value::Object(o) = &mut json {
                 o.insert(
                     "agent_resume".into(),
-                    logbook::ops::agent::resume_json(agent.as_ref()),
+                    logbook::ops::agent::resume_json(agent.as_ref())?,
                 );
             }
             Ok(json)
@@ -238,7 +237,7 @@ impl LogbookServer {
     async fn session_tokens(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
         self.query(move |p| {
             let r = ws::get(p, a.id.as_deref())?.token_report();
-            Ok(serde_json::to_value(&r).unwrap_or(Value::Null))
+            logbook::model::to_json("token report", &r)
         })
         .await
     }

@@ -190,7 +190,7 @@ impl LogbookServer {
                 filter: Default::default(),
             };
             let listing = transcript::list(p, &opts)?;
-            Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing) }))
+            Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing)? }))
         })
         .await
     }

@@ -4,6 +4,7 @@
 use logbook::clock;
 use logbook::model::query::RunQuery;
 use logbook::ops::params::FindParams;
+use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::{run, transcript, work_session, workflow};
 use serde_json::Value;
 
@@ -22,8 +23,8 @@ fn runs_are_the_find_json_array_newest_first_and_paged() {
     let s = Served::demo();
     let all = s.get_json("/api/runs");
     let p = s.project();
-    let page = run::find_page(&p, &RunQuery::default()).unwrap();
-    let expected = serde_json::to_value(run::found(&page.hits, clock::now())).unwrap();
+    let page = query::find(&p, &RunQuery::default(), FindOptions::new(Scope::Local)).unwrap();
+    let expected = page.json(clock::now()).unwrap();
     assert_eq!(ids(&all), ids(&expected));
     assert_eq!(all.as_array().unwrap().len(), s.demo.runs.len());
     // Same keys and values as `find --json`, display names aside (they
@@ -213,7 +214,7 @@ fn sessions_workflow_and_transcripts_as_the_cli_prints_them() {
 
     let state = s.get_json(&format!("/api/sessions/{id}/workflow"));
     let loaded = workflow::load(&p, Some(id)).unwrap();
-    assert_eq!(state, workflow::loaded_json(&loaded, None));
+    assert_eq!(state, workflow::loaded_json(&loaded, None).unwrap());
     assert!(state.get("fullHistory").is_none());
     let full = s.get_json(&format!("/api/sessions/{id}/workflow?full=1"));
     let history = full["fullHistory"].as_array().unwrap();

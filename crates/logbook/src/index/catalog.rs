@@ -307,6 +307,10 @@ pub trait Catalog: Send + Sync {
     ) -> Result<Option<TeamOutput>>;
     /// The runs with these ids, from any origin.
     fn runs(&self, ids: &[String]) -> Result<Vec<TeamRun>>;
+    /// The distinct ids of live runs, of any origin, that start with
+    /// `prefix` (lowercase hex and hyphens), at most `limit`, sorted: how a
+    /// team query resolves a run id prefix.
+    fn run_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>>;
     /// The ids of the runs that name any of `ids` as a parent.
     fn children(&self, ids: &[String]) -> Result<Vec<(String, String)>>;
     /// One output of one run, with its stored text.
