@@ -363,7 +363,7 @@ pub(crate) fn found(
     scope: logbook::ops::query::Scope,
 ) -> Vec<(logbook::model::ids::RunId, logbook::model::run::Manifest)> {
     let q = logbook::model::query::RunQuery {
-        limit: Some(q.limit.unwrap_or(usize::MAX)),
+        limit: Some(q.limit.unwrap_or(1_000_000_000)),
         ..q.clone()
     };
     let opts = logbook::ops::query::FindOptions::new(scope);
