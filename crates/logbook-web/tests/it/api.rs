@@ -271,6 +271,59 @@ fn a_run_another_process_starts_appears_without_a_restart() {
     assert_eq!(shown["manifest"]["execution"]["status"], "completed");
 }
 
+/// A run id in a URL follows the CLI's and MCP's rule (`RunRef`): a
+/// unique prefix of at least eight characters names the run on every run
+/// route, the page included; a shorter one, or one no run has, is not found.
+#[test]
+fn a_unique_prefix_names_the_run_on_every_route() {
+    let s = Served::demo();
+    let id = s.demo.runs[1].clone();
+    let prefix = &id[..8];
+    for (whole, short) in [
+        (format!("/api/runs/{id}"), format!("/api/runs/{prefix}")),
+        (
+            format!("/api/runs/{id}/tree"),
+            format!("/api/runs/{prefix}/tree"),
+        ),
+        (
+            format!("/api/runs/{id}/lineage"),
+            format!("/api/runs/{}/lineage", &id[..12]),
+        ),
+    ] {
+        let (a, b) = (s.get_json(&whole), s.get_json(&short));
+        assert_eq!(a["session_id"], b["session_id"], "{short}");
+        assert_eq!(a.get("manifest"), b.get("manifest"), "{short}");
+        assert_eq!(a.get("entries"), b.get("entries"), "{short}");
+        assert_eq!(a.get("edges"), b.get("edges"), "{short}");
+    }
+    let tree = s.get_json(&format!("/api/runs/{id}/tree"));
+    let file = tree["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "file")
+        .unwrap()["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let raw = s.get(&format!("/api/runs/{prefix}/files/{file}"));
+    assert_eq!(raw.status, 200, "{}", raw.text());
+    assert_eq!(
+        raw.body,
+        std::fs::read(s.outputs().join(&id).join(&file)).unwrap()
+    );
+    let page = s.get(&format!("/runs/{prefix}"));
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains(&id), "the page names the whole id");
+    for target in [
+        format!("/api/runs/{}", &id[..7]),
+        "/api/runs/00000000".to_string(),
+    ] {
+        let r = s.get(&target);
+        assert_eq!(r.status, 404, "{target}: {}", r.text());
+    }
+}
+
 #[test]
 fn unknown_ids_are_not_found() {
     let s = Served::demo();
