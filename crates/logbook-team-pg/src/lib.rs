@@ -3,7 +3,7 @@
 //! trait (as atuin keeps each database backend in its own crate).
 //!
 //! - [`PgConnector`] is what a face installs
-//!   (`logbook::ops::team::install(Box::new(PgConnector))`); it opens a
+//!   (`logbook::ops::catalog::install(Box::new(PgConnector))`); it opens a
 //!   [`PgCatalog`]: a small connection pool (deadpool-postgres over
 //!   tokio-postgres) on a runtime of its own, so the synchronous library
 //!   can call it from any thread.

@@ -194,7 +194,7 @@ async fn sessions(State(state): State<Arc<AppState>>) -> Result<Response, Refusa
             &work_session::list(p)?,
             true,
             true,
-        ))
+        )?)
     })
     .await?;
     Ok(Json(json).into_response())
@@ -214,7 +214,7 @@ async fn session(
 ) -> Result<Response, Refusal> {
     let id = session_id(&id)?;
     let json = blocking(&state, move |p| {
-        Ok(work_session::get(p, Some(&id))?.to_json())
+        Ok(work_session::get(p, Some(&id))?.to_json()?)
     })
     .await?;
     Ok(Json(json).into_response())
@@ -370,13 +370,13 @@ async fn transcript_show(
     let (offset, limit) = (number(&q, "offset")?, number(&q, "limit")?);
     let json: Value = blocking(&state, move |p| {
         if offset.is_none() && limit.is_none() {
-            return Ok(transcript::load(p, &id)?.transcript.into_value());
+            return Ok(transcript::load(p, &id)?.transcript.into_value()?);
         }
         let (offset, limit) = (offset.unwrap_or(0), limit.unwrap_or(usize::MAX));
         let w =
             transcript::load_window(p, &id, offset, limit, transcript::WindowStop::AtEnd)?.window;
         let (from, total, count) = (w.from, w.total, w.transcript.messages.len());
-        let mut json = w.transcript.into_value();
+        let mut json = w.transcript.into_value()?;
         if let Value::Object(m) = &mut json {
             m.insert(
                 "window".into(),

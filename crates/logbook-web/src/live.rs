@@ -88,7 +88,7 @@ fn stamp(p: &Project, w: &Watch) -> String {
             }
         }
         Watch::Session(id) => match work_session::get(p, Some(id)) {
-            Ok(s) => s.to_json().to_string().hash(&mut h),
+            Ok(s) => serde_json::to_string(&s).unwrap_or_default().hash(&mut h),
             Err(e) => e.to_string().hash(&mut h),
         },
         Watch::Workflow(id) => match workflow::load(p, Some(id)) {

@@ -412,7 +412,7 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
     }
     // Moved, not copied, into the JSON so a large transcript is held once.
     let json = if ctx.printer.json {
-        stored.transcript.into_value()
+        stored.transcript.into_value()?
     } else {
         Value::Null
     };

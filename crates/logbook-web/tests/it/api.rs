@@ -205,11 +205,15 @@ fn sessions_workflow_and_transcripts_as_the_cli_prints_them() {
     let s = Served::demo();
     let p = s.project();
     let list = s.get_json("/api/sessions");
-    let expected = work_session::listing_json(&work_session::list(&p).unwrap(), true, true);
+    let expected =
+        work_session::listing_json(&work_session::list(&p).unwrap(), true, true).unwrap();
     assert_eq!(list, expected);
     let id = &s.demo.work_session;
     let one = s.get_json(&format!("/api/sessions/{id}"));
-    assert_eq!(one, work_session::get(&p, Some(id)).unwrap().to_json());
+    assert_eq!(
+        one,
+        work_session::get(&p, Some(id)).unwrap().to_json().unwrap()
+    );
     assert!(one["indicator"].is_string() && one["percentage"].is_number());
 
     let state = s.get_json(&format!("/api/sessions/{id}/workflow"));

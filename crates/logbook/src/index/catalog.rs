@@ -1,7 +1,7 @@
 //! The team catalog: the records of many machines in one shared database,
 //! behind one trait so the library names no database driver. The
 //! PostgreSQL implementation lives in the `logbook-team-pg` crate, which a
-//! face installs with [`crate::ops::team::install`]; `ops` then decides for
+//! face installs with [`crate::ops::catalog::install`]; `ops` then decides for
 //! each query whether it answers from the local index or the catalog.
 //!
 //! What crosses the wire is a [`Change`]: one record's current state as the
