@@ -1,7 +1,7 @@
-//! The team catalog against a real PostgreSQL: started in a temp folder, on
-//! a free loopback port, as an unprivileged user (PostgreSQL refuses to run
-//! as root, and CI runs as root), and stopped when the test ends. Two
-//! project roots stand for two machines.
+//! The team catalog against a real PostgreSQL (the server of `pg.rs`):
+//! pushes, two machines sharing runs and lineage, killed and racing
+//! pushes, a stopped server. Two project roots stand for two machines.
+//! What both backends must answer alike is the story suite's (`stories.rs`).
 
 use std::collections::BTreeSet;
 use std::process::Command;
