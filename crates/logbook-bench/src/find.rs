@@ -7,6 +7,8 @@ use anyhow::{Context as _, Result, bail};
 use logbook::Project;
 use logbook::index::Index;
 use logbook::model::query::RunQuery;
+use logbook::model::run::Run;
+use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::run;
 
 use crate::measure::{ms, percentile, time};
@@ -48,13 +50,13 @@ pub(crate) fn find_rows(project: &Project, row: RowSink<'_>) -> Result<f64> {
     let mut idx_ms = vec![];
     let mut expected = vec![];
     for _ in 0..50 {
-        let (d, hits) = time(|| Ok(run::find(project, &query)?.0))?;
+        let (d, hits) = time(|| runs_of(project, &query, Scope::Local))?;
         idx_ms.push(ms(d));
-        expected = hits.into_iter().map(|h| h.run.id).collect::<Vec<_>>();
+        expected = hits.into_iter().map(|r| r.id).collect::<Vec<_>>();
     }
     let mut scan_ms = vec![];
     for _ in 0..3 {
-        let (d, runs) = time(|| Ok(run::find_scan(project, &query)?))?;
+        let (d, runs) = time(|| runs_of(project, &query, Scope::Files))?;
         scan_ms.push(ms(d));
         let got: Vec<_> = runs.into_iter().map(|r| r.id).collect();
         if got != expected {
@@ -127,8 +129,12 @@ pub(crate) fn running_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
     let all = Index::open(project)?.count_runs(&RunQuery::default())?;
     let keep = usize::try_from(all / 100)?.max(1);
     let mut originals = vec![];
-    for hit in run::find(project, &running)?.0 {
-        let path = hit.run.manifest_file();
+    let every = RunQuery {
+        limit: Some(usize::MAX),
+        ..running
+    };
+    for run in runs_of(project, &every, Scope::Local)? {
+        let path = run.manifest_file();
         let text = std::fs::read_to_string(&path)?;
         originals.push((path, text));
     }
@@ -157,7 +163,7 @@ pub(crate) fn running_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
     };
     let sample = |into: &mut Vec<f64>| -> Result<()> {
         for _ in 0..20 {
-            let (d, _) = time(|| Ok(run::find(project, &query)?.0))?;
+            let (d, _) = time(|| runs_of(project, &query, Scope::Local))?;
             into.push(ms(d));
         }
         Ok(())
@@ -252,7 +258,11 @@ fn latest_output_scan(
         workflow: Some(workflow.to_string()),
         ..RunQuery::default()
     };
-    for r in run::find_scan(project, &query)? {
+    let every = RunQuery {
+        limit: Some(usize::MAX),
+        ..query
+    };
+    for r in runs_of(project, &every, Scope::Files)? {
         if let Some(out) = r
             .manifest
             .outputs
@@ -264,4 +274,11 @@ fn latest_output_scan(
         }
     }
     bail!("no {output_type} output of {agent} in the scan")
+}
+
+/// The runs `query` finds in `scope` (the index, or the seed's scan of
+/// every manifest), in `find`'s order: what both are measured answering.
+pub(crate) fn runs_of(project: &Project, query: &RunQuery, scope: Scope) -> Result<Vec<Run>> {
+    let page = query::find(project, query, FindOptions::new(scope))?;
+    Ok(page.hits.into_iter().map(|h| h.run).collect())
 }

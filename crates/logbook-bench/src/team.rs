@@ -8,7 +8,6 @@ use anyhow::{Context as _, Result, bail};
 use logbook::Project;
 use logbook::index::Index;
 use logbook::model::query::RunQuery;
-use logbook::ops::run;
 
 use crate::find::{FIND_ARGS, find_query};
 use crate::measure::{ms, percentile, process_ms, time};
@@ -34,9 +33,9 @@ pub(crate) fn rows(
     process_ms(bin, root, &["team", "init", "--json"])?;
     eprintln!("team push of {n} runs …");
     let push_ms = process_ms(bin, root, &["team", "push", "--json"])?;
-    logbook::ops::team::install(Box::new(logbook_team_pg::PgConnector));
+    logbook::ops::catalog::install(Box::new(logbook_team_pg::PgConnector));
     let project = Project::open(root)?;
-    let status = logbook::ops::team::status(&project)?;
+    let status = logbook::ops::catalog::status(&project)?;
     let pushed = status
         .catalog
         .as_ref()
@@ -60,9 +59,9 @@ pub(crate) fn rows(
         Some(per_s >= 5000.0),
     );
     eprintln!("find --team …");
-    let catalog = logbook::ops::team::connect(&project, logbook::ops::team::COMMAND_TIMEOUT)?;
+    let catalog = logbook::ops::catalog::connect(&project, logbook::ops::catalog::COMMAND_TIMEOUT)?;
     let query = find_query();
-    let local = run::find(&project, &query)?.0.len();
+    let local = crate::find::runs_of(&project, &query, logbook::ops::query::Scope::Local)?.len();
     let mut team_ms = vec![];
     for _ in 0..50 {
         let (d, (runs, _)) = time(|| Ok(catalog.find_runs(&query)?))?;

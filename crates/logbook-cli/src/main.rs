@@ -66,10 +66,10 @@ fn main() -> ExitCode {
         return commands::hook::main(cli.root.clone(), args);
     }
     let printer = Printer::new(cli.json);
-    logbook::ops::team::install(Box::new(logbook_team_pg::PgConnector));
+    logbook::ops::catalog::install(Box::new(logbook_team_pg::PgConnector));
     let result = commands::run(&cli, &printer);
     // A write's background push to the team catalog gets its short deadline.
-    logbook::ops::team::settle();
+    logbook::ops::catalog::settle();
     // What the library noticed on the way (the index left behind, a read
     // answered from the files) goes to stderr whether the command failed or not.
     for notice in logbook::notice::take() {

@@ -11,6 +11,7 @@ use rmcp::model::{
 use logbook::Project;
 use logbook::clock;
 use logbook::model::query::RunQuery;
+use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::{resume, run, run_files};
 
 use crate::tool_error;
@@ -58,10 +59,10 @@ pub(crate) fn list(p: &Project, cursor: Option<&str>) -> Result<ListResourcesRes
         offset,
         ..RunQuery::default()
     };
-    let page = run::find_page(p, &query).map_err(tool_error)?;
+    let page = query::find(p, &query, FindOptions::new(Scope::Local)).map_err(tool_error)?;
     let now = clock::now();
     for hit in &page.hits {
-        let entry = run::entry(&hit.run, now);
+        let entry = query::entry(&hit.run, now);
         // An output that is no longer the run's own is not offered: reading
         // it would be refused.
         let own = hit

@@ -3,7 +3,7 @@
 //! trait (as atuin keeps each database backend in its own crate).
 //!
 //! - [`PgConnector`] is what a face installs
-//!   (`logbook::ops::team::install(Box::new(PgConnector))`); it opens a
+//!   (`logbook::ops::catalog::install(Box::new(PgConnector))`); it opens a
 //!   [`PgCatalog`]: a small connection pool (deadpool-postgres over
 //!   tokio-postgres) on a runtime of its own, so the synchronous library
 //!   can call it from any thread.
@@ -284,6 +284,10 @@ impl Catalog for PgCatalog {
 
     fn runs(&self, ids: &[String]) -> Result<Vec<TeamRun>> {
         self.read(async |c| query::runs(c, ids).await)
+    }
+
+    fn run_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>> {
+        self.read(async |c| query::run_ids_with_prefix(c, prefix, limit).await)
     }
 
     fn children(&self, ids: &[String]) -> Result<Vec<(String, String)>> {

@@ -241,6 +241,25 @@ pub(crate) async fn runs(c: &Object, ids: &[String]) -> Res<Vec<TeamRun>> {
     Ok(rows.iter().map(team_run).collect())
 }
 
+pub(crate) async fn run_ids_with_prefix(
+    c: &Object,
+    prefix: &str,
+    limit: usize,
+) -> Res<Vec<String>> {
+    // Only hex digits and hyphens reach here (`RunRef`), so the prefix
+    // holds none of LIKE's wildcards.
+    let pattern = format!("{prefix}%");
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = c
+        .query(
+            "SELECT DISTINCT id FROM runs WHERE NOT deleted AND id LIKE $1 ORDER BY id LIMIT $2",
+            &[&pattern, &limit],
+        )
+        .await
+        .map_err(err)?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
 pub(crate) async fn children(c: &Object, ids: &[String]) -> Res<Vec<(String, String)>> {
     if ids.is_empty() {
         return Ok(vec![]);

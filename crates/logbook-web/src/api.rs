@@ -12,11 +12,12 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use logbook::clock;
-use logbook::model::ids::RunId;
+use logbook::model::ids::{RunId, RunRef};
 use logbook::model::query::RunQuery;
 use logbook::model::transcript::Kind as TranscriptKind;
 use logbook::ops::params::{self, FindParams};
-use logbook::ops::{run, run_files, transcript, work_session, workflow};
+use logbook::ops::query::{self, FindOptions, Scope};
+use logbook::ops::{run_files, transcript, work_session, workflow};
 use serde_json::Value;
 
 use crate::AppState;
@@ -54,9 +55,21 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|_| Refusal::Internal)?
 }
 
-/// A run id from a URL: a whole UUID, nothing else (no prefixes, no paths).
+/// A stored run id (a link's target): a whole UUID, nothing else.
 pub(crate) fn run_id(text: &str) -> Result<RunId, Refusal> {
     RunId::parse(text).map_err(|_| Refusal::NotFound)
+}
+
+/// A run named in a URL: a whole UUID or a unique prefix, as every face
+/// reads one ([`RunRef`]); nothing else (no paths).
+pub(crate) fn run_ref(text: &str) -> Result<RunRef, Refusal> {
+    RunRef::parse(text).map_err(|_| Refusal::NotFound)
+}
+
+/// The run a URL names, resolved in `scope` (a prefix to its whole id):
+/// what handlers that open the run's folder or files start from.
+pub(crate) fn resolve(p: &logbook::Project, scope: Scope, run: &RunRef) -> Result<RunId, Refusal> {
+    Ok(query::backend(p, scope)?.resolve(run)?)
 }
 
 /// A paging number from a query string, checked as every face checks it.
@@ -98,7 +111,7 @@ pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal
     }
     .query(clock::now())
     .map_err(|e| Refusal::from_query_error(&e))?;
-    query.limit = Some(query.limit.unwrap_or(run::DEFAULT_PAGE).min(MAX_PAGE));
+    query.limit = Some(query.limit.unwrap_or(query::DEFAULT_PAGE).min(MAX_PAGE));
     Ok(query)
 }
 
@@ -109,23 +122,19 @@ async fn runs(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let query = run_query(&q)?;
-    if state.team {
-        let (found, total) = blocking(&state, move |p| {
-            let page = logbook::ops::team::find(p, &query)?;
-            Ok((
-                logbook::ops::team::page_json(&page, clock::now()),
-                page.total,
-            ))
-        })
-        .await?;
-        let mut r = Json(found).into_response();
-        r.headers_mut()
-            .insert("x-total-count", HeaderValue::from(total));
-        return Ok(r);
-    }
+    let scope = state.scope;
     let (found, total) = blocking(&state, move |p| {
-        let page = run::find_page(p, &query).map_err(|e| Refusal::from_query_error(&e))?;
-        Ok((run::found(&page.hits, clock::now()), page.total))
+        let now = clock::now();
+        let page = query::find(
+            p,
+            &query,
+            FindOptions {
+                now,
+                ..FindOptions::new(scope)
+            },
+        )
+        .map_err(|e| Refusal::from_query_error(&e))?;
+        Ok((page.json(now)?, page.total))
     })
     .await?;
     let mut r = Json(found).into_response();
@@ -134,23 +143,16 @@ async fn runs(
     Ok(r)
 }
 
-/// `GET /api/runs/{uuid}`: what `run show --json` prints.
+/// `GET /api/runs/{id}`: what `run show --json` prints (plus `"origin"`
+/// under `serve --team`); the id may be a unique prefix, as in the CLI.
 async fn run_show(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
-    let id = run_id(&id)?;
-    if state.team {
-        let entry = blocking(&state, move |p| {
-            let r = logbook::ops::team::show(p, &id)?;
-            Ok(logbook::ops::team::run_json(&r, clock::now()))
-        })
-        .await?;
-        return Ok(Json(entry).into_response());
-    }
+    let id = run_ref(&id)?;
+    let scope = state.scope;
     let entry = blocking(&state, move |p| {
-        let r = run::show_confined(p, id.as_str())?;
-        Ok(run::entry(&r, clock::now()))
+        Ok(query::backend(p, scope)?.show(&id)?.json(clock::now())?)
     })
     .await?;
     Ok(Json(entry).into_response())
@@ -161,8 +163,11 @@ async fn run_tree(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
-    let id = run_id(&id)?;
-    let tree = blocking(&state, move |p| Ok(run_files::tree(p, &id)?)).await?;
+    let id = run_ref(&id)?;
+    let tree = blocking(&state, move |p| {
+        Ok(run_files::tree(p, &resolve(p, Scope::Local, &id)?)?)
+    })
+    .await?;
     Ok(Json(tree).into_response())
 }
 
@@ -171,9 +176,12 @@ async fn run_lineage(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
-    let id = run_id(&id)?;
+    let id = run_ref(&id)?;
+    let scope = state.scope;
     let graph = blocking(&state, move |p| {
-        Ok(run::lineage(p, id.as_str(), &clock::local_zone())?)
+        Ok(query::backend(p, scope)?
+            .lineage(&id, &clock::local_zone())?
+            .json()?)
     })
     .await?;
     Ok(Json(graph).into_response())
@@ -186,7 +194,7 @@ async fn sessions(State(state): State<Arc<AppState>>) -> Result<Response, Refusa
             &work_session::list(p)?,
             true,
             true,
-        ))
+        )?)
     })
     .await?;
     Ok(Json(json).into_response())
@@ -206,7 +214,7 @@ async fn session(
 ) -> Result<Response, Refusal> {
     let id = session_id(&id)?;
     let json = blocking(&state, move |p| {
-        Ok(work_session::get(p, Some(&id))?.to_json())
+        Ok(work_session::get(p, Some(&id))?.to_json()?)
     })
     .await?;
     Ok(Json(json).into_response())
@@ -226,7 +234,7 @@ async fn session_workflow(
     let json = blocking(&state, move |p| {
         let loaded = workflow::load(p, Some(&id))?;
         let history = full.then(|| workflow::full_history_lenient(&loaded).0);
-        Ok(workflow::loaded_json(&loaded, history.as_deref()))
+        Ok(workflow::loaded_json(&loaded, history.as_deref())?)
     })
     .await?;
     Ok(Json(json).into_response())
@@ -267,7 +275,7 @@ pub(crate) fn transcript_options(
         kind,
         limit: Some(
             number(q, "limit")?
-                .unwrap_or(run::DEFAULT_PAGE)
+                .unwrap_or(query::DEFAULT_PAGE)
                 .min(MAX_PAGE),
         ),
         offset: number(q, "offset")?.unwrap_or(0),
@@ -362,13 +370,13 @@ async fn transcript_show(
     let (offset, limit) = (number(&q, "offset")?, number(&q, "limit")?);
     let json: Value = blocking(&state, move |p| {
         if offset.is_none() && limit.is_none() {
-            return Ok(transcript::load(p, &id)?.transcript.into_value());
+            return Ok(transcript::load(p, &id)?.transcript.into_value()?);
         }
         let (offset, limit) = (offset.unwrap_or(0), limit.unwrap_or(usize::MAX));
         let w =
             transcript::load_window(p, &id, offset, limit, transcript::WindowStop::AtEnd)?.window;
         let (from, total, count) = (w.from, w.total, w.transcript.messages.len());
-        let mut json = w.transcript.into_value();
+        let mut json = w.transcript.into_value()?;
         if let Value::Object(m) = &mut json {
             m.insert(
                 "window".into(),

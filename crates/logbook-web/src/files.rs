@@ -12,7 +12,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
-use logbook::model::ids::RunId;
+use logbook::model::ids::RunRef;
+use logbook::ops::query::Scope;
 use logbook::ops::run_files;
 
 use crate::AppState;
@@ -24,9 +25,9 @@ const REFUSED_ENCODINGS: [&str; 4] = ["%2f", "%5c", "%00", "%25"];
 
 /// Splits `{uuid}/files/{path}` (the raw, encoded rest of a request path
 /// after its prefix) into the run id and the decoded file path.
-pub(crate) fn split_raw(rest: &str) -> Result<(RunId, String), Refusal> {
+pub(crate) fn split_raw(rest: &str) -> Result<(RunRef, String), Refusal> {
     let (id, path) = rest.split_once("/files/").ok_or(Refusal::NotFound)?;
-    let id = RunId::parse(id).map_err(|_| Refusal::NotFound)?;
+    let id = crate::api::run_ref(id)?;
     let lower = path.to_ascii_lowercase();
     if REFUSED_ENCODINGS.iter().any(|e| lower.contains(e)) {
         return Err(Refusal::Denied);
@@ -83,9 +84,12 @@ pub(crate) async fn raw(State(state): State<Arc<AppState>>, uri: Uri) -> Result<
         .query()
         .is_some_and(|q| q.split('&').any(|p| p == "download=1"));
     let project = state.project.clone();
-    let opened = tokio::task::spawn_blocking(move || run_files::open(&project, &id, &path))
-        .await
-        .map_err(|_| Refusal::Internal)??;
+    let opened = tokio::task::spawn_blocking(move || -> Result<_, Refusal> {
+        let id = crate::api::resolve(&project, Scope::Local, &id)?;
+        Ok(run_files::open(&project, &id, &path)?)
+    })
+    .await
+    .map_err(|_| Refusal::Internal)??;
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let mut file = opened.file;
     tokio::task::spawn_blocking(move || {

@@ -239,7 +239,7 @@ pub(crate) struct AppState {
     pub(crate) agents: std::sync::Mutex<Option<AgentCounts>>,
     /// `serve --team`: runs answer from the team catalog, and runs of
     /// other machines show their outputs from the catalog's stored text.
-    pub(crate) team: bool,
+    pub(crate) scope: logbook::ops::query::Scope,
 }
 
 /// Every agent with its run count, and when they were counted.
@@ -281,7 +281,7 @@ impl Server {
                 token,
                 bound,
                 agents: std::sync::Mutex::new(None),
-                team: false,
+                scope: logbook::ops::query::Scope::Local,
             }),
             mcp: None,
             header_timeout: opts.header_timeout,
@@ -292,7 +292,7 @@ impl Server {
     /// --team`) instead of this project alone.
     pub fn with_team(mut self, team: bool) -> Server {
         if let Some(state) = Arc::get_mut(&mut self.state) {
-            state.team = team;
+            state.scope = logbook::ops::query::Scope::of_flag(team);
         }
         self
     }

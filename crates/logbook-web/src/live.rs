@@ -17,10 +17,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use logbook::Project;
-use logbook::ops::{run, run_files, work_session, workflow};
+use logbook::ops::query::{self, Count, FindOptions, Scope};
+use logbook::ops::{run_files, work_session, workflow};
 
 use crate::AppState;
-use crate::api::{self, run_id, session_id};
+use crate::api::{self, run_ref, session_id};
 use crate::guard::Refusal;
 
 /// How often a stream looks for a change.
@@ -34,7 +35,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 #[derive(Debug, Clone)]
 enum Watch {
     List(Box<logbook::model::query::RunQuery>),
-    Run(logbook::model::ids::RunId),
+    Run(logbook::model::ids::RunRef),
     Session(String),
     Workflow(String),
 }
@@ -43,7 +44,7 @@ fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
     let id = || q.get("id").map(String::as_str).unwrap_or_default();
     match q.get("view").map(String::as_str) {
         Some("list") | None => Ok(Watch::List(Box::new(api::run_query(q)?))),
-        Some("run") => Ok(Watch::Run(run_id(id())?)),
+        Some("run") => Ok(Watch::Run(run_ref(id())?)),
         Some("session") => Ok(Watch::Session(session_id(id())?)),
         Some("workflow") => Ok(Watch::Workflow(session_id(id())?)),
         Some(_) => Err(Refusal::NotFound),
@@ -54,7 +55,14 @@ fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
 fn stamp(p: &Project, w: &Watch) -> String {
     let mut h = DefaultHasher::new();
     match w {
-        Watch::List(query) => match run::find_page_bounded(p, query) {
+        Watch::List(query) => match query::find(
+            p,
+            query,
+            FindOptions {
+                count: Count::Bounded,
+                ..FindOptions::new(Scope::Local)
+            },
+        ) {
             Ok(page) => {
                 page.total.hash(&mut h);
                 for hit in &page.hits {
@@ -66,20 +74,21 @@ fn stamp(p: &Project, w: &Watch) -> String {
             Err(e) => e.to_string().hash(&mut h),
         },
         Watch::Run(id) => {
-            match run::show_confined(p, id.as_str()) {
-                Ok(r) => serde_json::to_string(&r.manifest)
+            let shown = query::backend(p, Scope::Local).and_then(|b| b.show(id));
+            match &shown {
+                Ok(r) => serde_json::to_string(&r.run.manifest)
                     .unwrap_or_default()
                     .hash(&mut h),
                 Err(e) => e.to_string().hash(&mut h),
             }
-            if let Ok(tree) = run_files::tree(p, id) {
+            if let Ok(tree) = shown.and_then(|r| run_files::tree(p, &r.run.id)) {
                 for e in &tree.entries {
                     (&e.path, e.size).hash(&mut h);
                 }
             }
         }
         Watch::Session(id) => match work_session::get(p, Some(id)) {
-            Ok(s) => s.to_json().to_string().hash(&mut h),
+            Ok(s) => serde_json::to_string(&s).unwrap_or_default().hash(&mut h),
             Err(e) => e.to_string().hash(&mut h),
         },
         Watch::Workflow(id) => match workflow::load(p, Some(id)) {

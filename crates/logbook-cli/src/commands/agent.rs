@@ -54,5 +54,5 @@ pub(crate) fn handoff(ctx: &Context, a: &HandoffArgs) -> Result<Output> {
         return Ok(Output::new(json, human));
     }
     let text = h.render(max);
-    Ok(Output::new(agent::handoff_json(&h, max), text))
+    Ok(Output::new(agent::handoff_json(&h, max)?, text))
 }

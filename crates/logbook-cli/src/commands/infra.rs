@@ -88,7 +88,7 @@ pub(crate) struct ServeArgs {
 pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
     if args.team {
         // Say now, not on the first page view, when there is no catalog.
-        logbook::ops::team::connect(&ctx.project, logbook::ops::team::COMMAND_TIMEOUT)?;
+        logbook::ops::query::backend(&ctx.project, logbook::ops::query::Scope::Team)?;
     }
     let ms = std::time::Duration::from_millis;
     let server = logbook_web::Server::bind(

@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
+use logbook::model::ids::RunRef;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, Run, RunStatus};
 use logbook::ops::params::{FindParams, RepoBase};
-use logbook::ops::{run, team, transcript};
+use logbook::ops::query::{self, FindOptions, FoundRun, Scope};
+use logbook::ops::{run, transcript};
 use serde_json::Value;
 
 use super::Context;
@@ -199,8 +201,8 @@ pub(crate) fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
     }
 }
 
-fn entry_json(run: &Run) -> Value {
-    run::entry_json(run, clock::now())
+fn entry_json(run: &Run) -> Result<Value> {
+    Ok(run::entry_json(run, clock::now())?)
 }
 
 fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
@@ -252,7 +254,7 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
         "Register outputs with `logbook run output {} FILE --type document --description …`",
         started.session_id
     );
-    Ok(Output::new(run::started_json(&started), human))
+    Ok(Output::new(run::started_json(&started)?, human))
 }
 
 fn output(ctx: &Context, a: &OutputArgs) -> Result<Output> {
@@ -278,7 +280,7 @@ fn finish(ctx: &Context, a: &FinishArgs) -> Result<Output> {
         run.manifest.execution.status,
         run.manifest.outputs.len()
     );
-    Ok(Output::new(entry_json(&run), human))
+    Ok(Output::new(entry_json(&run)?, human))
 }
 
 fn link(ctx: &Context, a: &LinkArgs) -> Result<Output> {
@@ -296,7 +298,7 @@ fn link(ctx: &Context, a: &LinkArgs) -> Result<Output> {
             related_of(&run, &a.related_id)
         )
     };
-    Ok(Output::new(entry_json(&run), human))
+    Ok(Output::new(entry_json(&run)?, human))
 }
 
 /// The full id of the parent `given` (maybe a prefix) named.
@@ -352,7 +354,7 @@ fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
             style.dim(&o.description)
         );
     }
-    let mut json = entry_json(&run);
+    let mut json = entry_json(&run)?;
     if let (Value::Object(o), false) = (&mut json, transcripts.is_empty()) {
         o.insert("transcripts".into(), transcripts.into());
     }
@@ -406,15 +408,13 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         repo_base: RepoBase::Folders(ctx.cwd.clone()),
     }
     .query(now)?;
-    if a.team {
-        return find_team(ctx, &query, now);
-    }
+    let scope = Scope::of_flag(a.team);
     // Streamed: every run `find` matches may be asked for (`--limit` in
     // the millions), so each is printed as it is read, never all held.
     let style = ctx.style();
     let mut stream = ctx.printer.stream();
     let mut human = String::new();
-    let streamed = run::find_each(&ctx.project, &query, now, &mut |f| {
+    let mut print = |f: FoundRun| {
         human.clear();
         let e = &f.entry;
         let status = pad(e.manifest.execution.status.as_str(), 9);
@@ -424,9 +424,14 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             RunStatus::Running => style.yellow(&status),
             _ => status,
         };
+        let origin = f
+            .origin
+            .as_ref()
+            .map(|o| format!("  {}", style.dim(&format!("@{o}"))))
+            .unwrap_or_default();
         let _ = writeln!(
             human,
-            "{}  {}  {}\n    {} · {} output(s)",
+            "{}  {}  {}{origin}\n    {} · {} output(s)",
             e.session_id,
             status,
             style.bold(&e.label),
@@ -437,11 +442,20 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             let _ = writeln!(human, "    {snippet}");
         }
         stream.item(&f, &human)
-    });
+    };
+    let streamed = query::find(
+        &ctx.project,
+        &query,
+        FindOptions {
+            now,
+            sink: Some(&mut print),
+            ..FindOptions::new(scope)
+        },
+    );
     // `--json` stays the array of runs (a contract): transcripts that say
     // the words are for people reading the terminal, after the runs.
     let said = match (&streamed, ctx.printer.json) {
-        (Ok(_), false) => transcripts_saying(ctx, &query)?,
+        (Ok(_), false) => transcripts_saying(ctx, scope, &query)?,
         _ => String::new(),
     };
     // The array is closed whatever happened, so stdout holds one JSON value.
@@ -454,16 +468,16 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
         ));
     }
-    let more = run::more_after(streamed.total, query.offset, streamed.shown);
+    let more = streamed.more(query.offset);
     let note = more_note(more, query.offset + streamed.shown);
     Ok(Output::printed().with_note(note))
 }
 
 /// The section of `find --text`'s human output naming the transcripts that
 /// say the words (empty when none do, or the query is not one for them).
-fn transcripts_saying(ctx: &Context, query: &RunQuery) -> Result<String> {
+fn transcripts_saying(ctx: &Context, scope: Scope, query: &RunQuery) -> Result<String> {
     let mut human = String::new();
-    let Some(said) = transcript::said_for_find(&ctx.project, query)? else {
+    let Some(said) = query::said_for_find(&ctx.project, scope, query)? else {
         return Ok(human);
     };
     if said.hits.is_empty() {
@@ -509,53 +523,19 @@ fn more_note(more: u64, next: usize) -> Option<String> {
     })
 }
 
-fn find_team(ctx: &Context, query: &RunQuery, now: jiff::Timestamp) -> Result<Output> {
-    let page = team::find(&ctx.project, query)?;
-    let note = more_note(page.more(query.offset), query.offset + page.runs.len());
-    let style = ctx.style();
-    let mut human = String::new();
-    if page.runs.is_empty() {
-        human.push_str("No runs match.\n");
-    }
-    for h in &page.runs {
-        let r = &h.run;
-        let e = run::entry(&r.run, now);
-        let _ = writeln!(
-            human,
-            "{}  {}  {}  {}\n    {} · {} output(s)",
-            e.session_id,
-            pad(e.manifest.execution.status.as_str(), 9),
-            style.bold(&e.label),
-            style.dim(&format!("@{}", r.origin)),
-            style.dim(&e.display_name),
-            e.manifest.outputs.len()
-        );
-        if let Some(snippet) = &h.snippet {
-            let _ = writeln!(human, "    {snippet}");
-        }
-    }
-    Ok(Output::new(team::page_json(&page, now), human).with_note(note))
-}
-
 pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
-    if a.team {
-        let found = team::latest_output(
-            &ctx.project,
-            &a.agent,
-            a.workflow.as_deref(),
-            a.output_type.as_ref().map(OutputType::as_str),
-        )?;
-        return Ok(Output::new(
-            team::latest_json(&found),
-            format!("{}:{}\n", found.run.origin, found.path.display()),
-        ));
-    }
-    let found = run::latest_output(
-        &ctx.project,
+    let found = query::backend(&ctx.project, Scope::of_flag(a.team))?.latest_output(
         &a.agent,
         a.workflow.as_deref(),
         a.output_type.as_ref().map(OutputType::as_str),
     )?;
+    if let Some(origin) = &found.origin {
+        // Another machine's path: named with its machine, never checked here.
+        return Ok(Output::new(
+            run::latest_output_json(&found)?,
+            format!("{origin}:{}\n", found.path.display()),
+        ));
+    }
     if found.missing {
         ctx.printer.warn(&format!(
             "{} was registered by run {} but is no longer there (deleted or moved); `logbook run show {}` lists the run's outputs",
@@ -573,24 +553,16 @@ pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Outpu
         ));
     }
     Ok(Output::new(
-        run::latest_output_json(&found),
+        run::latest_output_json(&found)?,
         format!("{}\n", found.path.display()),
     ))
 }
 
 pub(crate) fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {
-    let (graph, json) = if a.team {
-        let (graph, origins) = team::lineage(&ctx.project, &a.id, &clock::local_zone())?;
-        let mut json = serde_json::to_value(&graph)?;
-        if let Value::Object(m) = &mut json {
-            m.insert("origins".into(), serde_json::to_value(origins)?);
-        }
-        (graph, json)
-    } else {
-        let graph = run::lineage(&ctx.project, &a.id, &clock::local_zone())?;
-        let json = serde_json::to_value(&graph)?;
-        (graph, json)
-    };
+    let found = query::backend(&ctx.project, Scope::of_flag(a.team))?
+        .lineage(&RunRef::parse(&a.id)?, &clock::local_zone())?;
+    let json = found.json()?;
+    let graph = found.graph;
     let human = match a.format {
         LineageFormat::Tree => graph.to_tree(),
         LineageFormat::Json => serde_json::to_string_pretty(&json)? + "\n",

@@ -186,8 +186,8 @@ fn bar(p: f64) -> String {
     format!("[{}{}]", "█".repeat(filled), "░".repeat(10 - filled))
 }
 
-fn session_output(s: &WorkSession, human: String) -> Output {
-    Output::new(s.to_json(), human)
+fn session_output(s: &WorkSession, human: String) -> Result<Output> {
+    Ok(Output::new(s.to_json()?, human))
 }
 
 /// Asks a yes/no question on the terminal; `None` without one.
@@ -237,7 +237,7 @@ pub(crate) fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
         thousands(s.tokens.max),
         ws::locate(p, Some(&s.session_id))?.1.display()
     );
-    Ok(session_output(&s, human))
+    session_output(&s, human)
 }
 
 pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
@@ -285,11 +285,11 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
         "\n{}",
         logbook::ops::agent::resume_line(agent.as_ref())
     );
-    let mut out = session_output(&s, human);
+    let mut out = session_output(&s, human)?;
     if let serde_json::Value::Object(o) = &mut out.json {
         o.insert(
             "agent_resume".into(),
-            logbook::ops::agent::resume_json(agent.as_ref()),
+            logbook::ops::agent::resume_json(agent.as_ref())?,
         );
     }
     Ok(out)
@@ -297,7 +297,7 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
 
 pub(crate) fn status(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::get(&ctx.project, a.id.as_deref())?;
-    Ok(session_output(&s, render_status(ctx.style(), &s)))
+    session_output(&s, render_status(ctx.style(), &s))
 }
 
 fn render_status(st: Style, s: &WorkSession) -> String {
@@ -386,7 +386,7 @@ pub(crate) fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
         ws::locate(&ctx.project, Some(&s.session_id))?.1.display(),
         s.context_summary.trim_end()
     );
-    Ok(session_output(&s, human))
+    session_output(&s, human)
 }
 
 pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
@@ -438,7 +438,7 @@ pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             );
         }
     }
-    let json = ws::listing_json(&listing, show_live, show_archived);
+    let json = ws::listing_json(&listing, show_live, show_archived)?;
     Ok(Output::new(json, out))
 }
 
@@ -560,13 +560,13 @@ pub(crate) fn switch(ctx: &Context, a: &SwitchArgs) -> Result<Output> {
     if !s.context_summary.trim().is_empty() {
         let _ = write!(human, "\nLast Context:\n{}\n", s.context_summary.trim_end());
     }
-    Ok(Output::new(ws::switched_json(&s, &context), human))
+    Ok(Output::new(ws::switched_json(&s, &context)?, human))
 }
 
 pub(crate) fn pause(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::pause(&ctx.project, a.id.as_deref())?;
     let human = format!("Paused {} {}\n", s.session_id, Indicator::Paused.emoji());
-    Ok(session_output(&s, human))
+    session_output(&s, human)
 }
 
 pub(crate) fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
@@ -599,7 +599,7 @@ pub(crate) fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         thousands(s.tokens.peak),
         indicator_text(ctx.style(), s.indicator())
     );
-    Ok(session_output(&s, human))
+    session_output(&s, human)
 }
 
 pub(crate) fn milestone(ctx: &Context, c: &MilestoneCommand) -> Result<Output> {
@@ -613,7 +613,7 @@ pub(crate) fn milestone(ctx: &Context, c: &MilestoneCommand) -> Result<Output> {
             format!("- [x] {name}\n"),
         ),
     };
-    Ok(session_output(&s, human))
+    session_output(&s, human)
 }
 
 pub(crate) fn artifact(ctx: &Context, c: &ArtifactCommand) -> Result<Output> {
@@ -628,12 +628,12 @@ pub(crate) fn artifact(ctx: &Context, c: &ArtifactCommand) -> Result<Output> {
         path,
         agent.as_deref(),
     )?;
-    Ok(session_output(&s, format!("Recorded artifact {path}\n")))
+    session_output(&s, format!("Recorded artifact {path}\n"))
 }
 
 pub(crate) fn note(ctx: &Context, a: &NoteArgs) -> Result<Output> {
     let s = ws::add_note(&ctx.project, a.session.session.as_deref(), &a.text)?;
-    Ok(session_output(&s, format!("Noted in {}\n", s.session_id)))
+    session_output(&s, format!("Noted in {}\n", s.session_id))
 }
 
 pub(crate) fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
@@ -701,7 +701,7 @@ pub(crate) fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
                 thousands(tokens),
                 thousands(s.tokens.saved)
             );
-            Ok(session_output(&s, human))
+            session_output(&s, human)
         }
     }
 }

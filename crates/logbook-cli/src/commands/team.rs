@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use clap::Subcommand;
-use logbook::ops::team;
+use logbook::ops::catalog;
 use serde_json::json;
 
 use super::Context;
@@ -23,7 +23,7 @@ pub(crate) enum TeamCommand {
 pub(crate) fn run(ctx: &Context, cmd: &TeamCommand) -> Result<Output> {
     match cmd {
         TeamCommand::Init => {
-            let (server, version) = team::init(&ctx.project)?;
+            let (server, version) = catalog::init(&ctx.project)?;
             Ok(Output::new(
                 json!({ "server": server, "schema_version": version }),
                 format!("Team catalog on {server} is at schema version {version}.\n"),
@@ -32,7 +32,7 @@ pub(crate) fn run(ctx: &Context, cmd: &TeamCommand) -> Result<Output> {
         TeamCommand::Push => {
             let report = ctx.printer.with_progress(
                 "pushing [{bar:30}] {pos}/{len} records ({per_sec}, {eta})",
-                |progress| team::push(&ctx.project, Some(progress)),
+                |progress| catalog::push(&ctx.project, Some(progress)),
             )?;
             let human = format!(
                 "Pushed {} record(s) to {} as {}: {} written, {} unchanged, {} deleted; {} waiting.\n",
@@ -47,7 +47,7 @@ pub(crate) fn run(ctx: &Context, cmd: &TeamCommand) -> Result<Output> {
             Ok(Output::new(serde_json::to_value(&report)?, human))
         }
         TeamCommand::Status => {
-            let s = team::status(&ctx.project)?;
+            let s = catalog::status(&ctx.project)?;
             let mut out = String::new();
             match &s.server {
                 None => {

@@ -9,6 +9,7 @@ use logbook::clock;
 use logbook::model::ids::short_id;
 use logbook::model::transcript::{Filter, Kind};
 use logbook::ops::params::{self, RepoBase, paging_count};
+use logbook::ops::query::{self, Scope};
 use logbook::ops::transcript::{
     self, ImportFormat, ImportReport, ListOptions, UsageBy, UsageScope,
 };
@@ -214,7 +215,7 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
             let r = logbook::ops::agent::transcript_resume(&ctx.project, id)?;
             let human = format!("{}\n", logbook::ops::agent::resume_line(Some(&r)));
             Ok(Output::new(
-                logbook::ops::agent::resume_json(Some(&r)),
+                logbook::ops::agent::resume_json(Some(&r))?,
                 human,
             ))
         }
@@ -286,40 +287,7 @@ fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     ))
 }
 
-fn list_team(ctx: &Context, a: &ListArgs) -> Result<Output> {
-    let st = ctx.style();
-    let rows: Vec<_> = logbook::ops::team::transcripts(&ctx.project)?
-        .into_iter()
-        .filter(|t| !a.main || t.summary.kind == Kind::Main)
-        .filter(|t| !a.subagents || t.summary.kind == Kind::Subagent)
-        .skip(paging_count("offset", a.offset)?)
-        .take(
-            a.limit
-                .map_or(Ok(usize::MAX), |n| paging_count("limit", n))?,
-        )
-        .collect();
-    let mut out = String::new();
-    if rows.is_empty() {
-        let _ = writeln!(out, "No transcripts in the team catalog.");
-    }
-    for t in &rows {
-        let _ = writeln!(
-            out,
-            "{}  {:<8}  {}  {:>9} tokens  {}",
-            st.bold(&t.summary.id),
-            t.summary.kind.as_str(),
-            clock::display(&t.summary.last_active_at),
-            thousands(t.summary.latest_total_tokens),
-            st.dim(&format!("@{}", t.origin))
-        );
-    }
-    Ok(Output::new(serde_json::to_value(&rows)?, out))
-}
-
 fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
-    if a.team {
-        return list_team(ctx, a);
-    }
     let filter = Filter {
         workdir: a
             .workdir
@@ -350,12 +318,13 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
         offset: paging_count("offset", a.offset)?,
     };
-    let listing = transcript::list(&ctx.project, &opts)?;
+    let listing = query::backend(&ctx.project, Scope::of_flag(a.team))?.transcripts(&opts)?;
     ctx.warn_skipped(&listing.corrupt);
     let st = ctx.style();
     let mut out = String::new();
-    if listing.transcripts.is_empty() {
+    if listing.rows.is_empty() {
         let _ = match (a.all, listing.elsewhere) {
+            _ if a.team => writeln!(out, "No transcripts in the team catalog."),
             (true, _) => writeln!(out, "No transcripts."),
             (false, 0) => writeln!(out, "No transcripts for this project."),
             (false, n) => writeln!(
@@ -364,7 +333,13 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             ),
         };
     }
-    for t in &listing.transcripts {
+    for row in &listing.rows {
+        let t = &row.summary;
+        let origin = row
+            .origin
+            .as_ref()
+            .map(|o| format!("  @{o}"))
+            .unwrap_or_default();
         let parent = t
             .parent_session_id
             .as_deref()
@@ -391,10 +366,10 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             thousands(tokens),
             model,
             if t.title.is_empty() { "-" } else { &t.title },
-            st.dim(&parent)
+            st.dim(&format!("{parent}{origin}"))
         );
     }
-    Ok(Output::new(transcript::listing_json(&listing), out))
+    Ok(Output::new(listing.json()?, out))
 }
 
 fn show(ctx: &Context, id: &str) -> Result<Output> {
@@ -437,7 +412,7 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
     }
     // Moved, not copied, into the JSON so a large transcript is held once.
     let json = if ctx.printer.json {
-        stored.transcript.into_value()
+        stored.transcript.into_value()?
     } else {
         Value::Null
     };
@@ -536,7 +511,7 @@ fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
         super::transcript_watch::watch(ctx, &roots, format, report)?;
         return Ok(Output::new(Value::Null, String::new()));
     }
-    Ok(import_output(ctx, &report))
+    import_output(ctx, &report)
 }
 
 /// Imports each root in turn, with a progress bar on a terminal.
@@ -561,7 +536,7 @@ pub(crate) fn import_roots(
 
 /// The import summary: counts, then each new or updated transcript, each
 /// skipped file with its reason and each bad line as `file:line: reason`.
-pub(crate) fn import_output(ctx: &Context, report: &ImportReport) -> Output {
+pub(crate) fn import_output(ctx: &Context, report: &ImportReport) -> Result<Output> {
     let st = ctx.style();
     let mut out = String::new();
     for (verb, list) in [("Imported", &report.imported), ("Updated", &report.updated)] {
@@ -601,14 +576,14 @@ pub(crate) fn import_output(ctx: &Context, report: &ImportReport) -> Output {
         report.unchanged.len(),
         report.skipped.len()
     );
-    Output::new(serde_json::to_value(report).unwrap_or(Value::Null), out)
+    Ok(Output::new(serde_json::to_value(report)?, out))
 }
 
 /// Prints one import summary now (`--watch` prints one per round): a JSON
 /// line with `--json`, else the human text.
-pub(crate) fn print_report(ctx: &Context, report: &ImportReport) {
+pub(crate) fn print_report(ctx: &Context, report: &ImportReport) -> Result<()> {
     use std::io::Write as _;
-    let o = import_output(ctx, report);
+    let o = import_output(ctx, report)?;
     let mut stdout = std::io::stdout().lock();
     let _ = if ctx.printer.json {
         writeln!(stdout, "{}", o.json)
@@ -616,6 +591,7 @@ pub(crate) fn print_report(ctx: &Context, report: &ImportReport) {
         write!(stdout, "{}", o.human)
     };
     let _ = stdout.flush();
+    Ok(())
 }
 
 fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
@@ -637,11 +613,8 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         ..Default::default()
     }
     .filter(clock::now())?;
-    let report = if a.team {
-        logbook::ops::team::usage(&ctx.project, by)?
-    } else {
-        transcript::usage_filtered(&ctx.project, &scope, by, &filter)?
-    };
+    let report =
+        query::backend(&ctx.project, Scope::of_flag(a.team))?.usage(&scope, by, &filter)?;
     let st = ctx.style();
     let mut out = String::new();
     let head = match by {

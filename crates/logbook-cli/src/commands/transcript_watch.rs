@@ -38,7 +38,7 @@ pub(crate) fn watch(
             .watch(root, RecursiveMode::Recursive)
             .with_context(|| format!("watching {}", root.display()))?;
     }
-    super::transcript::print_report(ctx, &first);
+    super::transcript::print_report(ctx, &first)?;
     if !ctx.printer.json {
         ctx.printer.warn(&format!(
             "watching {} for new lines (Ctrl-C stops)",
@@ -92,7 +92,7 @@ pub(crate) fn watch(
             report.skipped.extend(r.skipped);
         }
         if !report.imported.is_empty() || !report.updated.is_empty() {
-            super::transcript::print_report(ctx, &report);
+            super::transcript::print_report(ctx, &report)?;
         }
     }
 }

@@ -192,7 +192,7 @@ fn object(option: &str, text: &str) -> Result<Map<String, Value>> {
 }
 
 fn state_json(state: &SessionState) -> Result<Value> {
-    Ok(wf::state_json(state))
+    Ok(wf::state_json(state)?)
 }
 
 fn changed(state: &SessionState, what: String) -> Result<Output> {
@@ -357,7 +357,7 @@ fn show(ctx: &Context, t: &TargetArgs, full: bool) -> Result<Output> {
     } else {
         None
     };
-    let json = wf::loaded_json(&loaded, history.as_deref());
+    let json = wf::loaded_json(&loaded, history.as_deref())?;
     let human = if ctx.printer.json {
         String::new()
     } else {

@@ -355,3 +355,23 @@ pub(crate) fn shared_text(rel: &str) -> String {
     let p = shared(rel);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
+
+/// The runs `q` finds in `scope`, every match when `q` sets no limit (the
+/// library's `find` pages by default), as (id, manifest) in its order.
+pub(crate) fn found(
+    p: &logbook::Project,
+    q: &logbook::model::query::RunQuery,
+    scope: logbook::ops::query::Scope,
+) -> Vec<(logbook::model::ids::RunId, logbook::model::run::Manifest)> {
+    let q = logbook::model::query::RunQuery {
+        limit: Some(q.limit.unwrap_or(1_000_000_000)),
+        ..q.clone()
+    };
+    let opts = logbook::ops::query::FindOptions::new(scope);
+    logbook::ops::query::find(p, &q, opts)
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| (h.run.id, h.run.manifest))
+        .collect()
+}

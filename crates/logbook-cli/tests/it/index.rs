@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use logbook::Project;
 use logbook::index::{self, Index};
 use logbook::model::query::RunQuery;
-use logbook::ops::run;
+use logbook::ops::query::Scope;
 use logbook::testing::FAIL_AFTER_FILE_WRITE_ENV;
 use serde_json::{Value, json};
 
@@ -601,17 +601,8 @@ fn random_query(rng: &mut Rng) -> RunQuery {
 }
 
 fn assert_same(p: &Project, q: &RunQuery, ctx: &str) {
-    let scanned: Vec<_> = run::find_scan(p, q)
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.id, r.manifest))
-        .collect();
-    let indexed: Vec<_> = run::find(p, q)
-        .unwrap()
-        .0
-        .into_iter()
-        .map(|h| (h.run.id, h.run.manifest))
-        .collect();
+    let scanned = crate::harness::found(p, q, Scope::Files);
+    let indexed = crate::harness::found(p, q, Scope::Local);
     assert_eq!(indexed, scanned, "{ctx}: {q:?}");
 }
 

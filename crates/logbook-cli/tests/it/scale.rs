@@ -11,7 +11,7 @@ use std::process::Stdio;
 use logbook::Project;
 use logbook::index::Index;
 use logbook::model::query::RunQuery;
-use logbook::ops::run;
+use logbook::ops::query::Scope;
 use serde_json::{Value, json};
 
 use crate::harness::TestProject;
@@ -74,16 +74,9 @@ fn all_runs(p: &Project) -> Vec<(String, Value)> {
         limit: Some(1_000_000),
         ..RunQuery::default()
     };
-    run::find(p, &q)
-        .unwrap()
-        .0
+    crate::harness::found(p, &q, Scope::Local)
         .into_iter()
-        .map(|h| {
-            (
-                h.run.id.to_string(),
-                serde_json::to_value(&h.run.manifest).unwrap(),
-            )
-        })
+        .map(|(id, manifest)| (id.to_string(), serde_json::to_value(&manifest).unwrap()))
         .collect()
 }
 
@@ -196,10 +189,9 @@ fn find_json_streams_one_array_even_when_its_reader_goes_away() {
     assert_eq!(runs.len(), 300);
     // The same array, formatted the same, as the page the library builds.
     let p = Project::open(t.root()).unwrap();
-    let scanned: Vec<String> = run::find_scan(&p, &RunQuery::default())
-        .unwrap()
+    let scanned: Vec<String> = crate::harness::found(&p, &RunQuery::default(), Scope::Files)
         .into_iter()
-        .map(|r| r.id.to_string())
+        .map(|(id, _)| id.to_string())
         .collect();
     let streamed: Vec<&str> = runs
         .iter()

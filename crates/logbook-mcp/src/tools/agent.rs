@@ -42,7 +42,7 @@ impl LogbookServer {
                 Some(id) if !id.is_empty() => Some(agent::transcript_resume(p, id)?),
                 _ => agent::agent_resume(p, p.root())?,
             };
-            Ok(json!({"agent_resume": agent::resume_json(r.as_ref())}))
+            Ok(json!({"agent_resume": agent::resume_json(r.as_ref())?}))
         })
         .await
     }
@@ -56,7 +56,7 @@ impl LogbookServer {
         self.query(move |p| {
             let max = agent::max_bytes(a.max_bytes)?;
             let h = agent::handoff(p, p.root(), parse(&a.to)?)?;
-            Ok(agent::handoff_json(&h, max))
+            agent::handoff_json(&h, max)
         })
         .await
     }

@@ -4,7 +4,6 @@
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::Value;
 
 use logbook::ops::resume;
 
@@ -31,7 +30,7 @@ impl LogbookServer {
         self.query(move |p| {
             let detail: resume::Detail = a.detail.as_deref().unwrap_or("").parse()?;
             let summary = resume::summary(p, a.session.as_deref(), detail)?;
-            Ok(serde_json::to_value(&summary).unwrap_or(Value::Null))
+            logbook::model::to_json("resume summary", &summary)
         })
         .await
     }

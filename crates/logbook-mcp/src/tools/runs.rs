@@ -9,9 +9,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use logbook::clock;
+use logbook::model::ids::RunRef;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, RunStatus};
 use logbook::ops::params::{FindParams, RepoBase};
+use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::run;
 
 use super::{ToolResult, parse};
@@ -164,7 +166,7 @@ impl LogbookServer {
             for w in &started.warnings {
                 logbook::notice::push(w.clone());
             }
-            Ok(run::started_json(&started))
+            run::started_json(&started)
         })
         .await
     }
@@ -192,7 +194,7 @@ impl LogbookServer {
         self.call(false, move |p| {
             let status: RunStatus = parse(a.status.as_deref().unwrap_or("completed"))?;
             let r = run::finish(p, &a.id, status)?;
-            Ok(run::entry_json(&r, clock::now()))
+            run::entry_json(&r, clock::now())
         })
         .await
     }
@@ -204,10 +206,8 @@ impl LogbookServer {
     )]
     async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
         self.query(move |p| {
-            Ok(run::entry_json(
-                &run::show_confined(p, &a.id)?,
-                clock::now(),
-            ))
+            let shown = query::backend(p, Scope::Local)?.show(&RunRef::parse(&a.id)?)?;
+            shown.json(clock::now())
         })
         .await
     }
@@ -220,7 +220,7 @@ impl LogbookServer {
     async fn run_link(&self, Parameters(a): Parameters<RunLinkArgs>) -> ToolResult {
         self.call(false, move |p| {
             let (r, _) = run::link(p, &a.id, &a.related_id)?;
-            Ok(run::entry_json(&r, clock::now()))
+            run::entry_json(&r, clock::now())
         })
         .await
     }
@@ -231,45 +231,35 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn find_runs(&self, Parameters(a): Parameters<FindArgs>) -> ToolResult {
-        match a.scope.as_deref() {
-            None | Some("local") => {
-                self.query(move |p| {
-                    let (query, now) = find_query(a, p)?;
-                    let page = run::find_page(p, &query)?;
-                    Ok(serde_json::json!({
-                        "runs": run::page_json(&page, now),
-                        "total": page.total,
-                        "offset": query.offset,
-                        "more": page.more(query.offset),
-                    }))
-                })
-                .await
-            }
-            // Off the runtime's thread: a question to a server across the
-            // network may take up to the catalog's timeout, and the
-            // catalog's client blocks on a runtime of its own, which tokio
-            // forbids on a thread driving another.
-            Some("team") => {
-                self.call(false, move |p| {
-                    let (query, now) = find_query(a, p)?;
-                    let page = logbook::ops::team::find(p, &query)?;
-                    Ok(serde_json::json!({
-                        "runs": logbook::ops::team::page_json(&page, now),
-                        "total": page.total,
-                        "offset": query.offset,
-                        "more": page.more(query.offset),
-                    }))
-                })
-                .await
-            }
-            Some(other) => {
-                let e = logbook::Error::invalid(
-                    "scope",
-                    other,
-                    "\"local\" (this project) or \"team\" (the team catalog)",
-                );
-                self.query(move |_| Err(e)).await
-            }
+        let scope = match Scope::parse(a.scope.as_deref()) {
+            Ok(scope) => scope,
+            Err(e) => return self.query(move |_| Err(e)).await,
+        };
+        let op = move |p: &logbook::Project| {
+            let (query, now) = find_query(a, p)?;
+            let page = query::find(
+                p,
+                &query,
+                FindOptions {
+                    now,
+                    ..FindOptions::new(scope)
+                },
+            )?;
+            Ok(serde_json::json!({
+                "runs": page.json(now)?,
+                "total": page.total,
+                "offset": query.offset,
+                "more": page.more(query.offset),
+            }))
+        };
+        // Off the runtime's thread when the answer comes over the network:
+        // it may take up to the catalog's timeout, and the catalog's client
+        // blocks on a runtime of its own, which tokio forbids on a thread
+        // driving another.
+        if scope.is_remote() {
+            self.call(false, op).await
+        } else {
+            self.query(op).await
         }
     }
 
@@ -285,13 +275,12 @@ impl LogbookServer {
                 .as_deref()
                 .map(parse::<OutputType>)
                 .transpose()?;
-            let found = run::latest_output(
-                p,
+            let found = query::backend(p, Scope::Local)?.latest_output(
                 &a.agent,
                 a.workflow.as_deref(),
                 t.as_ref().map(OutputType::as_str),
             )?;
-            Ok(run::latest_output_json(&found))
+            run::latest_output_json(&found)
         })
         .await
     }
@@ -303,8 +292,9 @@ impl LogbookServer {
     )]
     async fn run_lineage(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
         self.query(move |p| {
-            let graph = run::lineage(p, &a.id, &clock::local_zone())?;
-            Ok(serde_json::to_value(&graph).unwrap_or(Value::Null))
+            query::backend(p, Scope::Local)?
+                .lineage(&RunRef::parse(&a.id)?, &clock::local_zone())?
+                .json()
         })
         .await
     }

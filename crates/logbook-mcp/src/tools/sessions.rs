@@ -5,7 +5,6 @@
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::Value;
 
 use logbook::model::work_session::{AgentOutcome, Usage};
 use logbook::ops::work_session as ws;
@@ -135,7 +134,7 @@ impl LogbookServer {
                     repository: None,
                 },
             )?;
-            Ok(s.to_json())
+            s.to_json()
         })
         .await
     }
@@ -147,7 +146,7 @@ impl LogbookServer {
     )]
     async fn session_resume(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
         self.call(false, move |p| {
-            let mut json = ws::resume(p, a.id.as_deref())?.to_json();
+            let mut json = ws::resume(p, a.id.as_deref())?.to_json()?;
             // As `resume --json`: the work session is resumed even when
             // the agent session cannot be looked up.
             let agent = logbook::ops::agent::agent_resume(p, p.root())
@@ -156,7 +155,7 @@ impl LogbookServer {
             if let serde_json::Value::Object(o) = &mut json {
                 o.insert(
                     "agent_resume".into(),
-                    logbook::ops::agent::resume_json(agent.as_ref()),
+                    logbook::ops::agent::resume_json(agent.as_ref())?,
                 );
             }
             Ok(json)
@@ -170,7 +169,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_status(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
-        self.query(move |p| Ok(ws::get(p, a.id.as_deref())?.to_json()))
+        self.query(move |p| ws::get(p, a.id.as_deref())?.to_json())
             .await
     }
 
@@ -181,7 +180,7 @@ impl LogbookServer {
     )]
     async fn session_close(&self, Parameters(a): Parameters<SessionCloseArgs>) -> ToolResult {
         self.call(false, move |p| {
-            Ok(ws::close(p, a.id.as_deref(), a.summary)?.to_json())
+            ws::close(p, a.id.as_deref(), a.summary)?.to_json()
         })
         .await
     }
@@ -201,7 +200,7 @@ impl LogbookServer {
                 ));
             }
             let listing = ws::list(p)?;
-            Ok(ws::listing_json(&listing, !a.archived, !a.active))
+            ws::listing_json(&listing, !a.archived, !a.active)
         })
         .await
     }
@@ -215,7 +214,7 @@ impl LogbookServer {
         self.call(false, move |p| {
             let s = ws::switch(p, &a.id)?;
             let context = ws::context(p, &s)?;
-            Ok(ws::switched_json(&s, &context))
+            ws::switched_json(&s, &context)
         })
         .await
     }
@@ -226,7 +225,7 @@ impl LogbookServer {
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn session_pause(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
-        self.call(false, move |p| Ok(ws::pause(p, a.id.as_deref())?.to_json()))
+        self.call(false, move |p| ws::pause(p, a.id.as_deref())?.to_json())
             .await
     }
 
@@ -238,7 +237,7 @@ impl LogbookServer {
     async fn session_tokens(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
         self.query(move |p| {
             let r = ws::get(p, a.id.as_deref())?.token_report();
-            Ok(serde_json::to_value(&r).unwrap_or(Value::Null))
+            logbook::model::to_json("token report", &r)
         })
         .await
     }
@@ -285,7 +284,7 @@ impl LogbookServer {
             } else {
                 ws::add_note(p, id, a.note.as_deref().unwrap_or_default())?
             };
-            Ok(s.to_json())
+            s.to_json()
         })
         .await
     }
@@ -325,7 +324,7 @@ impl LogbookServer {
                 a.output.as_deref(),
                 status,
             )?;
-            Ok(s.to_json())
+            s.to_json()
         })
         .await
     }

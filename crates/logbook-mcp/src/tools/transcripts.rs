@@ -155,7 +155,7 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript_load(&self, Parameters(a): Parameters<TranscriptLoadArgs>) -> ToolResult {
-        self.query(move |p| Ok(transcript::load(p, &a.id)?.transcript.into_value()))
+        self.query(move |p| transcript::load(p, &a.id)?.transcript.into_value())
             .await
     }
 
@@ -190,7 +190,7 @@ impl LogbookServer {
                 filter: Default::default(),
             };
             let listing = transcript::list(p, &opts)?;
-            Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing) }))
+            Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing)? }))
         })
         .await
     }

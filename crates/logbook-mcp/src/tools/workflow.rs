@@ -193,7 +193,7 @@ impl LogbookServer {
             } else {
                 None
             };
-            Ok(wf::loaded_json(&loaded, history.as_deref()))
+            wf::loaded_json(&loaded, history.as_deref())
         })
         .await
     }
@@ -213,7 +213,7 @@ impl LogbookServer {
                 from: a.from.as_deref().map(parse).transpose()?,
             };
             let state = wf::invoke(p, &target(a.session, a.expect_version), inv)?;
-            Ok(wf::state_json(&state))
+            wf::state_json(&state)
         })
         .await
     }
@@ -236,7 +236,7 @@ impl LogbookServer {
                 failed: a.failed,
             };
             let state = wf::complete(p, &target(a.session, a.expect_version), c)?;
-            Ok(wf::state_json(&state))
+            wf::state_json(&state)
         })
         .await
     }
@@ -257,7 +257,7 @@ impl LogbookServer {
                 rejected_by: parse_all(&a.rejected_by)?,
             };
             let (state, _) = wf::decide(p, &target(a.session, a.expect_version), d)?;
-            Ok(wf::state_json(&state))
+            wf::state_json(&state)
         })
         .await
     }
@@ -280,7 +280,7 @@ impl LogbookServer {
                 blockers: a.blocker,
             };
             let state = wf::verdict(p, &target(a.session, a.expect_version), v)?;
-            Ok(wf::state_json(&state))
+            wf::state_json(&state)
         })
         .await
     }
@@ -301,7 +301,7 @@ impl LogbookServer {
                 preserved_context: a.preserved_context,
             };
             let state = wf::handoff(p, &target(a.session, a.expect_version), h)?;
-            Ok(wf::state_json(&state))
+            wf::state_json(&state)
         })
         .await
     }
@@ -314,7 +314,7 @@ impl LogbookServer {
     async fn workflow_phase(&self, Parameters(a): Parameters<PhaseArgs>) -> ToolResult {
         self.call(false, move |p| {
             let state = wf::set_phase(p, &target(a.session, a.expect_version), parse(&a.phase)?)?;
-            Ok(wf::state_json(&state))
+            wf::state_json(&state)
         })
         .await
     }
@@ -327,7 +327,7 @@ impl LogbookServer {
     async fn mode_set(&self, Parameters(a): Parameters<ModeArgs>) -> ToolResult {
         self.call(false, move |p| {
             let state = wf::set_mode(p, &target(a.session, a.expect_version), parse(&a.mode)?)?;
-            Ok(wf::state_json(&state))
+            wf::state_json(&state)
         })
         .await
     }

@@ -9,12 +9,13 @@ use axum::extract::{Path, State};
 use axum::http::Uri;
 use axum::response::Response;
 use logbook::clock;
-use logbook::ops::{run, run_files};
+use logbook::ops::query;
+use logbook::ops::run_files;
 use serde_json::Value;
 
 use super::{Layout, render};
 use crate::AppState;
-use crate::api::{blocking, run_id};
+use crate::api::{blocking, run_ref};
 use crate::files;
 use crate::guard::Refusal;
 use crate::view::{self, enc, enc_path, esc, status_class, when};
@@ -71,27 +72,22 @@ pub(super) async fn run_page(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
-    let id = run_id(&id)?;
-    let team = state.team;
+    let id = run_ref(&id)?;
+    let scope = state.scope;
     let (r, tree, lineage, transcripts) = blocking(&state, move |p| {
-        if team {
-            // Another machine's run: its outputs stand for its folder.
-            let r = logbook::ops::team::show(p, &id)?;
-            let tree = match run_files::tree(p, &id) {
-                Ok(tree) => tree,
-                Err(_) => logbook::ops::team::tree_of(&r),
-            };
-            let (lineage, _) = logbook::ops::team::lineage(p, id.as_str(), &clock::local_zone())?;
-            return Ok((r.run, tree, lineage, vec![]));
-        }
-        let r = run::show_confined(p, id.as_str())?;
-        let tree = run_files::tree(p, &id)?;
-        let lineage = run::lineage(p, id.as_str(), &clock::local_zone())?;
-        let transcripts = logbook::ops::transcript::links::of_run(p, &r);
-        Ok((r, tree, lineage, transcripts))
+        let backend = query::backend(p, scope)?;
+        let shown = backend.show(&id)?;
+        // Another machine's run: its outputs stand for its folder.
+        let tree = query::tree(p, &shown)?;
+        let lineage = backend.lineage(&id, &clock::local_zone())?.graph;
+        let transcripts = match shown.origin {
+            None => logbook::ops::transcript::links::of_run(p, &shown.run),
+            Some(_) => vec![],
+        };
+        Ok((shown.run, tree, lineage, transcripts))
     })
     .await?;
-    let e = run::entry(&r, clock::now());
+    let e = query::entry(&r, clock::now());
     let m = &e.manifest;
     let mut fields: Vec<(String, String, String)> = vec![
         ("Id".into(), e.session_id.clone(), String::new()),
@@ -221,9 +217,12 @@ pub(super) async fn lineage_page(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
-    let id = run_id(&id)?;
+    let id = run_ref(&id)?;
+    let scope = state.scope;
     let g = blocking(&state, move |p| {
-        Ok(run::lineage(p, id.as_str(), &clock::local_zone())?)
+        Ok(query::backend(p, scope)?
+            .lineage(&id, &clock::local_zone())?
+            .graph)
     })
     .await?;
     let label_of = |id: &str| {
@@ -294,37 +293,32 @@ pub(super) async fn file_page(
 ) -> Result<Response, Refusal> {
     let rest = uri.path().strip_prefix("/runs/").ok_or(Refusal::NotFound)?;
     let (id, path) = files::split_raw(rest)?;
-    if state.team {
-        let (r, text) = blocking(&state, {
-            let (id, path) = (id.clone(), path.clone());
-            move |p| {
-                if run_files::open(p, &id, &path).is_ok() {
-                    return Ok((None, None));
-                }
-                let r = logbook::ops::team::show(p, &id)?;
-                let text = logbook::ops::team::output_text(p, id.as_str(), &path)?;
-                Ok((Some(r), text))
-            }
-        })
-        .await?;
-        if let Some(r) = r {
-            let (text, truncated) = text.ok_or(Refusal::NotFound)?;
-            return remote_file_page(&state, &r, &path, &text, truncated);
-        }
-    }
+    let scope = state.scope;
+    let asked = path.clone();
     let (r, opened, head) = blocking(&state, move |p| {
-        let opened = run_files::open(p, &id, &path)?;
-        let r = run::show_confined(p, id.as_str())?;
+        let path = asked;
+        let backend = query::backend(p, scope)?;
+        let shown = backend.show(&id)?;
+        // Another machine's run: the file's text as the catalog keeps it.
+        if let Some(text) = query::remote_text(p, backend.as_ref(), &shown, &path)? {
+            return Ok((shown, Err(text), vec![]));
+        }
+        let opened = run_files::open(p, &shown.run.id, &path)?;
         let mut head = vec![];
         (&opened.file)
             .take(SHOWN_BYTES)
             .read_to_end(&mut head)
             .map_err(|_| Refusal::Internal)?;
-        Ok((r, opened, head))
+        Ok((shown, Ok(opened), head))
     })
     .await?;
+    let opened = match opened {
+        Ok(opened) => opened,
+        Err(text) => return remote_file_page(&state, &r, &path, &text.text, text.truncated),
+    };
+    let r = r.run;
     let id = r.manifest.session_id.clone();
-    let label = run::entry(&r, clock::now()).label;
+    let label = query::entry(&r, clock::now()).label;
     let path = opened.path.clone();
     let name = file_name(&path);
     let truncated = opened.size > SHOWN_BYTES;
@@ -358,13 +352,17 @@ pub(super) async fn file_page(
 /// (Markdown rendered and sanitized, JSON coloured, the rest as text).
 fn remote_file_page(
     state: &Arc<AppState>,
-    r: &logbook::ops::team::OriginRun,
+    r: &query::Shown,
     path: &str,
     text: &str,
     truncated: bool,
 ) -> Result<Response, Refusal> {
     let id = r.run.manifest.session_id.clone();
-    let label = format!("{} @{}", run::entry(&r.run, clock::now()).label, r.origin);
+    let label = format!(
+        "{} @{}",
+        query::entry(&r.run, clock::now()).label,
+        r.origin.as_deref().unwrap_or_default()
+    );
     let name = file_name(path);
     let (mode, body, kind) = text_view(path, &id, text, truncated);
     let mut layout = Layout::new(state, format!("{name} · {label}"), "runs");

@@ -9,6 +9,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use logbook::clock;
 use logbook::model::run::Run;
+use logbook::ops::query::{self, Count, FindOptions};
 use logbook::ops::run;
 
 use super::{Layout, render};
@@ -141,14 +142,18 @@ pub(super) async fn runs(
         .and_then(|c| c.clone())
         .filter(|(at, _)| at.elapsed() < AGENTS_FRESH)
         .map(|(_, a)| a);
-    let team = state.team;
+    let scope = state.scope;
     let (page, agents) = blocking(&state, move |p| {
+        // A page a person waits on: a common word is counted only so far.
         let found = |query: &logbook::model::query::RunQuery| {
-            if team {
-                logbook::ops::team::find_page(p, query)
-            } else {
-                run::find_page_bounded(p, query)
-            }
+            query::find(
+                p,
+                query,
+                FindOptions {
+                    count: Count::Bounded,
+                    ..FindOptions::new(scope)
+                },
+            )
         };
         let page = match query {
             Some(query) => match found(&query) {

@@ -4,6 +4,7 @@
 use logbook::clock;
 use logbook::model::query::RunQuery;
 use logbook::ops::params::FindParams;
+use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::{run, transcript, work_session, workflow};
 use serde_json::Value;
 
@@ -22,8 +23,8 @@ fn runs_are_the_find_json_array_newest_first_and_paged() {
     let s = Served::demo();
     let all = s.get_json("/api/runs");
     let p = s.project();
-    let page = run::find_page(&p, &RunQuery::default()).unwrap();
-    let expected = serde_json::to_value(run::found(&page.hits, clock::now())).unwrap();
+    let page = query::find(&p, &RunQuery::default(), FindOptions::new(Scope::Local)).unwrap();
+    let expected = page.json(clock::now()).unwrap();
     assert_eq!(ids(&all), ids(&expected));
     assert_eq!(all.as_array().unwrap().len(), s.demo.runs.len());
     // Same keys and values as `find --json`, display names aside (they
@@ -204,16 +205,20 @@ fn sessions_workflow_and_transcripts_as_the_cli_prints_them() {
     let s = Served::demo();
     let p = s.project();
     let list = s.get_json("/api/sessions");
-    let expected = work_session::listing_json(&work_session::list(&p).unwrap(), true, true);
+    let expected =
+        work_session::listing_json(&work_session::list(&p).unwrap(), true, true).unwrap();
     assert_eq!(list, expected);
     let id = &s.demo.work_session;
     let one = s.get_json(&format!("/api/sessions/{id}"));
-    assert_eq!(one, work_session::get(&p, Some(id)).unwrap().to_json());
+    assert_eq!(
+        one,
+        work_session::get(&p, Some(id)).unwrap().to_json().unwrap()
+    );
     assert!(one["indicator"].is_string() && one["percentage"].is_number());
 
     let state = s.get_json(&format!("/api/sessions/{id}/workflow"));
     let loaded = workflow::load(&p, Some(id)).unwrap();
-    assert_eq!(state, workflow::loaded_json(&loaded, None));
+    assert_eq!(state, workflow::loaded_json(&loaded, None).unwrap());
     assert!(state.get("fullHistory").is_none());
     let full = s.get_json(&format!("/api/sessions/{id}/workflow?full=1"));
     let history = full["fullHistory"].as_array().unwrap();
@@ -268,6 +273,59 @@ fn a_run_another_process_starts_appears_without_a_restart() {
     .unwrap();
     let shown = s.get_json(&format!("/api/runs/{}", started.session_id));
     assert_eq!(shown["manifest"]["execution"]["status"], "completed");
+}
+
+/// A run id in a URL follows the CLI's and MCP's rule (`RunRef`): a
+/// unique prefix of at least eight characters names the run on every run
+/// route, the page included; a shorter one, or one no run has, is not found.
+#[test]
+fn a_unique_prefix_names_the_run_on_every_route() {
+    let s = Served::demo();
+    let id = s.demo.runs[1].clone();
+    let prefix = &id[..8];
+    for (whole, short) in [
+        (format!("/api/runs/{id}"), format!("/api/runs/{prefix}")),
+        (
+            format!("/api/runs/{id}/tree"),
+            format!("/api/runs/{prefix}/tree"),
+        ),
+        (
+            format!("/api/runs/{id}/lineage"),
+            format!("/api/runs/{}/lineage", &id[..12]),
+        ),
+    ] {
+        let (a, b) = (s.get_json(&whole), s.get_json(&short));
+        assert_eq!(a["session_id"], b["session_id"], "{short}");
+        assert_eq!(a.get("manifest"), b.get("manifest"), "{short}");
+        assert_eq!(a.get("entries"), b.get("entries"), "{short}");
+        assert_eq!(a.get("edges"), b.get("edges"), "{short}");
+    }
+    let tree = s.get_json(&format!("/api/runs/{id}/tree"));
+    let file = tree["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "file")
+        .unwrap()["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let raw = s.get(&format!("/api/runs/{prefix}/files/{file}"));
+    assert_eq!(raw.status, 200, "{}", raw.text());
+    assert_eq!(
+        raw.body,
+        std::fs::read(s.outputs().join(&id).join(&file)).unwrap()
+    );
+    let page = s.get(&format!("/runs/{prefix}"));
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains(&id), "the page names the whole id");
+    for target in [
+        format!("/api/runs/{}", &id[..7]),
+        "/api/runs/00000000".to_string(),
+    ] {
+        let r = s.get(&target);
+        assert_eq!(r.status, 404, "{target}: {}", r.text());
+    }
 }
 
 #[test]

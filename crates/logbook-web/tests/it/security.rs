@@ -168,7 +168,9 @@ fn hostile_paths_are_refused_without_leaking() {
         "/api/runs/../../secret.txt".into(),
         "/api/runs/not-a-uuid".into(),
         "/api/runs/not-a-uuid/tree".into(),
-        format!("/api/runs/{}", &run[..8]),
+        // Shorter than the shortest prefix any face accepts (an 8-character
+        // prefix names the run, as in the CLI and MCP: see api.rs).
+        format!("/api/runs/{}", &run[..7]),
         format!("/api/runs/{run}%00/tree"),
         format!("/api/runs/{run}%2f..%2f..%2fsecret.txt"),
         format!("/api/runs/{}/files/secret.txt", LINKED_RUN),

@@ -1,7 +1,7 @@
 //! The team catalog: the records of many machines in one shared database,
 //! behind one trait so the library names no database driver. The
 //! PostgreSQL implementation lives in the `logbook-team-pg` crate, which a
-//! face installs with [`crate::ops::team::install`]; `ops` then decides for
+//! face installs with [`crate::ops::catalog::install`]; `ops` then decides for
 //! each query whether it answers from the local index or the catalog.
 //!
 //! What crosses the wire is a [`Change`]: one record's current state as the
@@ -307,6 +307,10 @@ pub trait Catalog: Send + Sync {
     ) -> Result<Option<TeamOutput>>;
     /// The runs with these ids, from any origin.
     fn runs(&self, ids: &[String]) -> Result<Vec<TeamRun>>;
+    /// The distinct ids of live runs, of any origin, that start with
+    /// `prefix` (lowercase hex and hyphens), at most `limit`, sorted: how a
+    /// team query resolves a run id prefix.
+    fn run_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>>;
     /// The ids of the runs that name any of `ids` as a parent.
     fn children(&self, ids: &[String]) -> Result<Vec<(String, String)>>;
     /// One output of one run, with its stored text.

@@ -36,7 +36,7 @@ const VERIFY_ROUNDS: usize = 3;
 impl Index {
     /// Runs matching `query`, newest `started_at` first (ties by id), or by
     /// relevance for a text query, paged by `limit`/`offset`. Never reads
-    /// the run folders. The same filters as the scan (`ops::run::find_scan`), except that
+    /// the run folders. The same filters as the scan (`ops::query::Scope::Files`), except that
     /// `text` is a full-text search (words, output file contents included)
     /// rather than a substring test.
     ///

@@ -243,6 +243,48 @@ impl IdArg {
     }
 }
 
+/// A run named by a face: a whole UUID, or a unique prefix of one. Parsed
+/// here once, so the CLI, MCP and the web accept the same spellings; which
+/// run a prefix names is for the backend asked (`ops::query`) to say.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RunRef {
+    /// A whole UUID, lowercased.
+    Full(RunId),
+    /// The start of one (at least [`MIN_PREFIX`] characters), lowercased.
+    Prefix(String),
+}
+
+impl RunRef {
+    /// Reads a whole UUID (any case) or a prefix of at least
+    /// [`MIN_PREFIX`] hex digits and hyphens.
+    pub fn parse(text: &str) -> Result<RunRef> {
+        match IdArg::parse("run id", text, "`logbook find` lists runs")? {
+            IdArg::Full(id) => RunId::parse(&id).map(RunRef::Full),
+            IdArg::Prefix(prefix) => Ok(RunRef::Prefix(prefix)),
+        }
+    }
+
+    /// The id or prefix as given (lowercased), for messages.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RunRef::Full(id) => id.as_str(),
+            RunRef::Prefix(p) => p,
+        }
+    }
+}
+
+impl From<RunId> for RunRef {
+    fn from(id: RunId) -> RunRef {
+        RunRef::Full(id)
+    }
+}
+
+impl std::fmt::Display for RunRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 fn is_hyphenated_uuid(id: &str) -> bool {
     id.len() == 36
         && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
@@ -340,6 +382,21 @@ mod tests {
             "-a3f2c9d1",
         ] {
             assert!(IdArg::parse("run id", bad, "").is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn run_refs() {
+        assert_eq!(
+            RunRef::parse(" A3F2C9D1-4b5e-4789-81ab-cdef12345678").unwrap(),
+            RunRef::Full(RunId::parse("a3f2c9d1-4b5e-4789-81ab-cdef12345678").unwrap())
+        );
+        assert_eq!(
+            RunRef::parse("A3F2C9D1").unwrap(),
+            RunRef::Prefix("a3f2c9d1".into())
+        );
+        for bad in ["a3f2c9d", "session_1700000000_abc12345", "../../etc", ""] {
+            assert!(RunRef::parse(bad).is_err(), "{bad:?}");
         }
     }
 

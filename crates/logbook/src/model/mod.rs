@@ -48,3 +48,13 @@ pub struct CorruptFile {
     /// Why it was skipped.
     pub reason: String,
 }
+
+/// `value` as JSON for a face to print: every JSON builder goes through
+/// this, so a value that cannot be serialized (a map keyed by something
+/// other than text) is an error the face reports, never a silent `null`.
+pub fn to_json<T: Serialize + ?Sized>(
+    what: &'static str,
+    value: &T,
+) -> crate::Result<serde_json::Value> {
+    serde_json::to_value(value).map_err(|e| crate::Error::invalid(what, "(JSON)", e.to_string()))
+}

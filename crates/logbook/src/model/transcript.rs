@@ -205,7 +205,7 @@ impl Transcript {
 
     /// Turns the transcript into JSON by moving, not copying, its messages,
     /// so printing a large transcript does not hold it twice.
-    pub fn into_value(self) -> Value {
+    pub fn into_value(self) -> crate::Result<Value> {
         let mut m = Map::new();
         m.insert("id".into(), Value::String(self.id));
         m.insert("timestamp".into(), Value::String(self.timestamp));
@@ -216,10 +216,10 @@ impl Transcript {
         );
         m.insert(
             "metadata".into(),
-            serde_json::to_value(&self.metadata).unwrap_or(Value::Null),
+            crate::model::to_json("transcript metadata", &self.metadata)?,
         );
         m.extend(self.extra);
-        Value::Object(m)
+        Ok(Value::Object(m))
     }
 }
 
@@ -751,7 +751,7 @@ mod tests {
             let back = serde_json::to_value(&t).unwrap();
             let orig: Value = serde_json::from_str(text).unwrap();
             assert_eq!(back, orig);
-            assert_eq!(t.clone().into_value(), orig);
+            assert_eq!(t.clone().into_value().unwrap(), orig);
         }
     }
 

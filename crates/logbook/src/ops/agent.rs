@@ -195,12 +195,12 @@ pub fn max_bytes(given: Option<u64>) -> Result<usize> {
 
 /// `handoff --json`: the structured handoff, plus `text`, the rendered
 /// handover within `max_bytes`.
-pub fn handoff_json(h: &Handoff, max_bytes: usize) -> Value {
-    let mut json = serde_json::to_value(h).unwrap_or(Value::Null);
+pub fn handoff_json(h: &Handoff, max_bytes: usize) -> Result<Value> {
+    let mut json = crate::model::to_json("handoff", h)?;
     if let Value::Object(o) = &mut json {
         o.insert("text".into(), Value::String(h.render(max_bytes)));
     }
-    json
+    Ok(json)
 }
 
 /// `handoff --hook`: the rendered handover as a SessionStart hook's
@@ -210,9 +210,9 @@ pub fn handoff_hook_json(h: &Handoff, max_bytes: usize) -> Value {
 }
 
 /// `"agent_resume"` of `resume --json`: the object, or `null`.
-pub fn resume_json(r: Option<&AgentResume>) -> Value {
-    r.map_or(Value::Null, |r| {
-        serde_json::to_value(r).unwrap_or(Value::Null)
+pub fn resume_json(r: Option<&AgentResume>) -> Result<Value> {
+    r.map_or(Ok(Value::Null), |r| {
+        crate::model::to_json("agent_resume", r)
     })
 }
 

@@ -20,22 +20,28 @@
 //!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
 //!   [`demo`]: an example project.
-//! - [`team`]: the shared PostgreSQL catalog: push, status, team queries
+//! - [`query`]: the reads that answer from either backend (the local index
+//!   or the team catalog) by [`query::Scope`]: find, show, latest output,
+//!   lineage, transcripts, usage
+//! - [`catalog`]: the shared PostgreSQL catalog's lifecycle: driver, init,
+//!   push, status
 //! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
 //!   Code's and Codex's settings
 
 pub mod agent;
 pub mod budget;
+pub mod catalog;
 pub mod demo;
 pub mod doctor;
 pub mod hook;
 pub mod hooks;
 pub mod index;
 pub mod params;
+pub mod query;
 pub mod resume;
 pub mod run;
 pub use crate::store::run_files;
-pub mod team;
+pub(crate) mod team;
 pub mod transcript;
 pub mod work_session;
 pub mod workflow;
@@ -90,7 +96,7 @@ pub(crate) fn write_through<T>(
         match index.record_written(written) {
             Ok(()) => {
                 WRITER.with(|c| *c.borrow_mut() = Some(index));
-                team::after_write(p);
+                catalog::after_write(p);
             }
             // The pending marks stay for the next open to repair.
             Err(e) => index_behind(p, &e),

@@ -785,6 +785,6 @@ pub fn pruned_json(report: &PruneReport, dry_run: bool) -> Value {
 }
 
 /// `transcript list --json`: the summaries, newest `lastActiveAt` first.
-pub fn listing_json(listing: &Listing) -> Value {
-    serde_json::to_value(&listing.transcripts).unwrap_or(Value::Null)
+pub fn listing_json(listing: &Listing) -> Result<Value> {
+    crate::model::to_json("transcripts", &listing.transcripts)
 }

@@ -769,23 +769,28 @@ fn finish_agent_with(
 /// `list --json` and `GET /api/sessions`: the active id, the live and the
 /// archived sessions (each list empty unless asked for) and the files that
 /// could not be read.
-pub fn listing_json(listing: &Listing, live: bool, archived: bool) -> serde_json::Value {
-    let to_json = |v: &[WorkSession]| v.iter().map(WorkSession::to_json).collect::<Vec<_>>();
-    serde_json::json!({
+pub fn listing_json(listing: &Listing, live: bool, archived: bool) -> Result<serde_json::Value> {
+    let to_json = |v: &[WorkSession], shown: bool| -> Result<Vec<serde_json::Value>> {
+        if !shown {
+            return Ok(vec![]);
+        }
+        v.iter().map(WorkSession::to_json).collect()
+    };
+    Ok(serde_json::json!({
         "active": listing.active,
-        "sessions": if live { to_json(&listing.sessions) } else { vec![] },
-        "archived": if archived { to_json(&listing.archived) } else { vec![] },
+        "sessions": to_json(&listing.sessions, live)?,
+        "archived": to_json(&listing.archived, archived)?,
         "corrupt": listing.corrupt,
-    })
+    }))
 }
 
 /// `switch --json`: the session switched to plus its restored `context`.
-pub fn switched_json(ws: &WorkSession, context: &str) -> serde_json::Value {
-    let mut json = ws.to_json();
+pub fn switched_json(ws: &WorkSession, context: &str) -> Result<serde_json::Value> {
+    let mut json = ws.to_json()?;
     if let serde_json::Value::Object(m) = &mut json {
         m.insert("context".into(), context.into());
     }
-    json
+    Ok(json)
 }
 
 /// `agent spawn --json`: exactly `{"id": …}`, as docs/interface.md promises.

@@ -476,24 +476,24 @@ pub fn set_mode(p: &Project, target: &Target, mode: Mode) -> Result<SessionState
 // content, the web API): built here once so the faces cannot drift apart.
 
 /// `workflow invoke|complete|decide|…|mode --json`: the state as written.
-pub fn state_json(state: &SessionState) -> Value {
-    serde_json::to_value(state).unwrap_or(Value::Null)
+pub fn state_json(state: &SessionState) -> Result<Value> {
+    crate::model::to_json("workflow state", state)
 }
 
 /// `workflow show [--full] --json` and `GET /api/sessions/{id}/workflow`:
 /// the state in its file's key order, with
 /// `fullHistory` (every invocation, archived and current) when `history`
 /// is given.
-pub fn loaded_json(loaded: &Loaded, history: Option<&[AgentInvocation]>) -> Value {
-    let mut json = state_json(&loaded.state);
+pub fn loaded_json(loaded: &Loaded, history: Option<&[AgentInvocation]>) -> Result<Value> {
+    let mut json = state_json(&loaded.state)?;
     if let Some(original) = &loaded.original {
         crate::model::text::order_like(&mut json, original);
     }
     if let (Some(h), Value::Object(m)) = (history, &mut json) {
         m.insert(
             "fullHistory".into(),
-            serde_json::to_value(h).unwrap_or(Value::Null),
+            crate::model::to_json("fullHistory", h)?,
         );
     }
-    json
+    Ok(json)
 }

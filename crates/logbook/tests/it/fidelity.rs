@@ -96,8 +96,13 @@ fn a_bom_or_a_wrong_typed_field_does_not_hide_a_run() {
     let scan = store::run::scan(&p).unwrap();
     assert!(scan.corrupt.is_empty(), "{:?}", scan.corrupt);
     assert_eq!(scan.runs.len(), 2);
-    let (hits, _) = logbook::ops::run::find(&p, &Default::default()).unwrap();
-    assert_eq!(hits.len(), 2, "both runs are listed");
+    let page = logbook::ops::query::find(
+        &p,
+        &Default::default(),
+        logbook::ops::query::FindOptions::new(logbook::ops::query::Scope::Local),
+    )
+    .unwrap();
+    assert_eq!(page.hits.len(), 2, "both runs are listed");
 
     let report = doctor::check(&p, &doctor::Options::default()).unwrap();
     let wrong: Vec<_> = report

@@ -9,6 +9,7 @@ use logbook::index::{Hit, Index, Status};
 use logbook::model::query::RunQuery;
 use logbook::model::run::{MANIFEST_FILE, OutputType, Run, RunStatus};
 use logbook::model::workflow::AgentType;
+use logbook::ops::query::{self, FindOptions, Page, Scope};
 use logbook::ops::run::{self, StartOptions};
 use logbook::ops::{transcript, work_session, workflow};
 use serde_json::{Value, json};
@@ -80,6 +81,21 @@ pub(crate) fn edit_manifest(p: &Project, id: &str, change: impl FnOnce(&mut Valu
 /// Pins `started_at` so the order of runs does not depend on the clock.
 pub(crate) fn set_started(p: &Project, id: &str, at: &str) {
     edit_manifest(p, id, |m| m["execution"]["started_at"] = json!(at));
+}
+
+/// Every run `query` selects in `scope`, as every face finds them (no
+/// page limit unless the query sets one).
+pub(crate) fn found(p: &Project, scope: Scope, query: &RunQuery) -> Page {
+    let query = RunQuery {
+        limit: Some(query.limit.unwrap_or(usize::MAX)),
+        ..query.clone()
+    };
+    query::find(p, &query, FindOptions::new(scope)).unwrap()
+}
+
+/// The ids of a page of [`found`], in its order.
+pub(crate) fn found_ids(page: &Page) -> Vec<String> {
+    page.hits.iter().map(|h| h.run.id.to_string()).collect()
 }
 
 pub(crate) fn ids(hits: &[Hit]) -> Vec<String> {

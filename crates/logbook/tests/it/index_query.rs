@@ -8,6 +8,7 @@ use logbook::index::Index;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, RunStatus};
 use logbook::model::workflow::AgentType;
+use logbook::ops::query::Scope;
 use logbook::ops::run::{self};
 use logbook::ops::{transcript, work_session, workflow};
 
@@ -66,8 +67,10 @@ fn full_text_finds_words_of_output_files_with_a_snippet() {
         ..by_text("ergonomic")
     };
     assert!(find(&index, q).is_empty());
-    let (hits, _) = run::find(&p, &by_text("ergonomic")).unwrap();
-    assert_eq!(ids(&hits), [a]);
+    assert_eq!(
+        found_ids(&found(&p, Scope::Local, &by_text("ergonomic"))),
+        [a]
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 use logbook::index::{Index, Kind};
 use logbook::model::query::RunQuery;
 use logbook::model::run::RunStatus;
-use logbook::ops::run::{self};
+use logbook::ops::query::{self, FindOptions, Scope};
 use serde_json::{Value, json};
 
 use crate::index_common::*;
@@ -143,8 +143,8 @@ fn a_run_folder_deleted_by_hand_disappears_after_open_synced() {
     assert_eq!(index.status().unwrap().runs, 1);
     assert_eq!(ids(&find(&index, RunQuery::default())), [b.as_str()]);
     assert!(find(&index, by_agent("alex")).is_empty());
-    let (hits, corrupt) = run::find(&p, &RunQuery::default()).unwrap();
-    assert_eq!((ids(&hits), corrupt), (vec![b], 0));
+    let page = found(&p, Scope::Local, &RunQuery::default());
+    assert_eq!((found_ids(&page), page.skipped), (vec![b], 0));
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn a_corrupt_manifest_is_listed_and_skipped() {
     let status = index.status().unwrap();
     assert_eq!((status.runs, status.corrupt), (1, 2));
     assert_eq!(index.corrupt_count(Kind::Run).unwrap(), 2);
-    assert_eq!(run::find(&p, &RunQuery::default()).unwrap().1, 2);
+    assert_eq!(found(&p, Scope::Local, &RunQuery::default()).skipped, 2);
 
     // Repaired by hand: the next sync lists it and forgets the complaint.
     std::fs::write(manifest_path(&p, no_agent), valid(no_agent, "fixer")).unwrap();
@@ -217,14 +217,14 @@ fn the_faces_page_reads_back_a_run_edited_in_place_and_counts_it_so() {
         limit: Some(2),
         ..Default::default()
     };
-    let before = run::find_page(&p, &query).unwrap();
+    let before = query::find(&p, &query, FindOptions::new(Scope::Local)).unwrap();
     assert_eq!(before.total, 3);
     let edited = before.hits[0].run.id.to_string();
     edit_manifest(&p, &edited, |m| {
         m["execution"]["status"] = json!("completed");
         m["tags"] = json!(["edited"]);
     });
-    let page = run::find_page(&p, &query).unwrap();
+    let page = query::find(&p, &query, FindOptions::new(Scope::Local)).unwrap();
     let hit = page
         .hits
         .iter()
@@ -236,7 +236,12 @@ fn the_faces_page_reads_back_a_run_edited_in_place_and_counts_it_so() {
         status: Some("completed".into()),
         ..query
     };
-    assert_eq!(run::find_page(&p, &completed).unwrap().total, 1);
+    assert_eq!(
+        query::find(&p, &completed, FindOptions::new(Scope::Local))
+            .unwrap()
+            .total,
+        1
+    );
     assert!(ids.contains(&edited));
 }
 
@@ -312,7 +317,7 @@ proptest::proptest! {
                 ..RunQuery::default()
             })
             .collect();
-        run::find(&p, &RunQuery::default()).unwrap();
+        found(&p, Scope::Local, &RunQuery::default());
         for (i, action, status, first) in steps {
             let path = manifest_path(&p, &runs[i]);
             let finished = written[i].replacen(
@@ -343,15 +348,11 @@ proptest::proptest! {
             // The first query after an edit is the one that must see it
             // before its filter decides: each status takes that turn.
             for q in queries[first..].iter().chain(&queries[..first]) {
-                let (hits, skipped) = run::find(&p, q).unwrap();
+                let page = found(&p, Scope::Local, q);
                 let scanned = logbook::store::run::scan(&p).unwrap();
-                let want: Vec<String> = run::find_scan(&p, q)
-                    .unwrap()
-                    .iter()
-                    .map(|r| r.id.to_string())
-                    .collect();
-                proptest::prop_assert_eq!(ids(&hits), want, "{:?} after {:?}", q.status, left);
-                proptest::prop_assert_eq!(skipped, scanned.corrupt.len() as u64);
+                let want = found_ids(&found(&p, Scope::Files, q));
+                proptest::prop_assert_eq!(found_ids(&page), want, "{:?} after {:?}", q.status, left);
+                proptest::prop_assert_eq!(page.skipped, scanned.corrupt.len() as u64);
             }
         }
     }

@@ -293,3 +293,124 @@ fn the_line_count_stops_at_the_unit_tests() {
     assert_eq!(code_lines("fn a() {}\n    #[cfg(test)]\nfn b() {}\n"), 3);
     assert_eq!(code_lines("fn a() {}\n"), 1);
 }
+
+/// The library modules a face may not name: the team backend is chosen by
+/// passing `ops::query::Scope::Team`, and the catalog's driver interface is
+/// the PostgreSQL crate's business, so a face that names either has picked
+/// a backend itself.
+const FACE_FORBIDDEN: [[&str; 2]; 2] = [["ops", "team"], ["index", "catalog"]];
+
+/// Every path `text` names, comments aside: each `use` tree flattened
+/// (`use a::{b, c::d}` gives `a::b` and `a::c::d`), and every inline path.
+fn face_paths(text: &str) -> Vec<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    fn flatten(prefix: &str, tree: &str, out: &mut Vec<String>) {
+        let tree = tree.trim();
+        match tree.find('{') {
+            Some(open) if tree.ends_with('}') => {
+                let head = format!("{prefix}{}", &tree[..open]);
+                let inner = &tree[open + 1..tree.len() - 1];
+                let (mut depth, mut start) = (0, 0);
+                for (i, c) in inner.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            flatten(&head, &inner[start..i], out);
+                            start = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                flatten(&head, &inner[start..], out);
+            }
+            _ if tree.is_empty() => {}
+            _ => out.push(format!("{prefix}{tree}")),
+        }
+    }
+    let mut paths = vec![];
+    let compact: String = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (i, _) in compact.match_indices("use ") {
+        let before = compact[..i].chars().last();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &compact[i + 4..];
+        let end = rest.find(';').unwrap_or(rest.len());
+        let tree: String = rest[..end].chars().filter(|c| !c.is_whitespace()).collect();
+        flatten("", &tree, &mut paths);
+    }
+    let is_path_char = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
+    paths.extend(
+        code.split(|c: char| !is_path_char(c))
+            .filter(|t| t.contains("::"))
+            .map(str::to_string),
+    );
+    paths
+}
+
+/// The forbidden modules (`ops::team`, `index::catalog`) that `text` names.
+fn forbidden_in_face(text: &str) -> Vec<String> {
+    let mut found = vec![];
+    for path in face_paths(text) {
+        let parts: Vec<&str> = path.split("::").map(str::trim).collect();
+        for pair in FACE_FORBIDDEN {
+            if parts.windows(2).any(|w| w == pair) {
+                found.push(pair.join("::"));
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[test]
+fn no_face_names_the_team_backend_or_the_catalog_driver() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut offenders = vec![];
+    for face in ["logbook-cli", "logbook-mcp", "logbook-web"] {
+        let mut files = vec![];
+        rust_files(&crates.join(face).join("src"), &mut files);
+        assert!(!files.is_empty(), "{face} has no sources");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for name in forbidden_in_face(&text) {
+                offenders.push(format!("{} names {name}", file.display()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "faces choose a backend through ops::query::Scope and the catalog's \
+         lifecycle through ops::catalog:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_face_checker_sees_every_spelling() {
+    let named = |t: &str| forbidden_in_face(t);
+    assert_eq!(named("use logbook::ops::{run, team};"), ["ops::team"]);
+    assert_eq!(
+        named("use logbook::ops::{\n    query,\n    team::{self, push},\n};"),
+        ["ops::team"]
+    );
+    assert_eq!(named("logbook::ops::team::install(x);"), ["ops::team"]);
+    assert_eq!(
+        named("use logbook::{index::catalog::Catalog, ops::run};"),
+        ["index::catalog"]
+    );
+    for fine in [
+        "// logbook::ops::team in a comment\n",
+        "use logbook::ops::query::{self, Scope};\nScope::Team",
+        "use logbook::ops::catalog;\ncatalog::push(p, None)",
+        "let teams = ops::teams::x;",
+    ] {
+        assert!(named(fine).is_empty(), "{fine:?}: {:?}", named(fine));
+    }
+}

@@ -103,8 +103,8 @@ impl WorkSession {
 
     /// The record as JSON plus the computed `indicator` and `percentage`, the
     /// shape `start`, `resume` and `status` print with `--json`.
-    pub fn to_json(&self) -> Value {
-        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+    pub fn to_json(&self) -> crate::Result<Value> {
+        let mut v = crate::model::to_json("work session", self)?;
         if let Value::Object(m) = &mut v {
             m.insert("indicator".into(), self.indicator().as_str().into());
             m.insert(
@@ -112,7 +112,7 @@ impl WorkSession {
                 serde_json::json!((self.percentage() * 10.0).round() / 10.0),
             );
         }
-        v
+        Ok(v)
     }
 
     /// The token report behind `tokens` and `savings`.

@@ -63,7 +63,7 @@ fn red_means_blocked_or_failed() {
     ws.workflow_blocked = true;
     assert_eq!(ws.indicator(), Indicator::Blocked);
     assert_eq!(ws.indicator().emoji(), "🔴");
-    assert_eq!(ws.to_json()["indicator"], "blocked");
+    assert_eq!(ws.to_json().unwrap()["indicator"], "blocked");
 }
 
 #[test]

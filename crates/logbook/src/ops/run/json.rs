@@ -4,18 +4,20 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::{LatestOutput, Page, Started, entry, found};
+use super::{LatestOutput, Started, entry};
+use crate::error::Result;
 use crate::model::run::{OutputRecord, Run};
+use crate::model::to_json;
 
 /// `run start --json`: the new run's id, folder, manifest and variables.
-pub fn started_json(started: &Started) -> Value {
-    serde_json::to_value(started).unwrap_or(Value::Null)
+pub fn started_json(started: &Started) -> Result<Value> {
+    to_json("run", started)
 }
 
 /// `run show|finish|link --json`: the run as `find` lists it, display names
 /// computed for `now`.
-pub fn entry_json(run: &Run, now: Timestamp) -> Value {
-    serde_json::to_value(entry(run, now)).unwrap_or(Value::Null)
+pub fn entry_json(run: &Run, now: Timestamp) -> Result<Value> {
+    to_json("run", &entry(run, now))
 }
 
 /// `run output --json`: the run, the output record and its absolute path.
@@ -27,20 +29,23 @@ pub fn output_json(run: &Run, record: &OutputRecord) -> Value {
     })
 }
 
-/// `find --json`: the page's runs, newest first, each with its full-text
-/// `snippet` when the query had text.
-pub fn page_json(page: &Page, now: Timestamp) -> Value {
-    serde_json::to_value(found(&page.hits, now)).unwrap_or(Value::Null)
-}
-
 /// `latest-output --json`: the path, its run, its record, whether the
 /// file is still there and, if it is not the run's own, why (`unsafe`).
-pub fn latest_output_json(found: &LatestOutput) -> Value {
-    serde_json::json!({
+/// In team scope, plus the machine it came from and its stored text;
+/// `unsafe` is then always null, since the catalog answers with the text
+/// that was pushed, never through a link on the machine it came from.
+pub fn latest_output_json(found: &LatestOutput) -> Result<Value> {
+    let mut json = serde_json::json!({
         "path": found.path,
         "session_id": found.run.manifest.session_id,
         "output": found.output,
         "missing": found.missing,
         "unsafe": found.unconfined.map(|u| u.as_str()),
-    })
+    });
+    if let (Some(origin), Value::Object(m)) = (&found.origin, &mut json) {
+        m.insert("origin".into(), Value::String(origin.clone()));
+        m.insert("text".into(), to_json("output text", &found.text)?);
+        m.insert("truncated".into(), Value::Bool(found.truncated));
+    }
+    Ok(json)
 }

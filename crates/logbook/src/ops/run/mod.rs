@@ -9,7 +9,8 @@
 //! the index, which is synced cheaply first and verifies every run it
 //! returns against its file.
 //!
-//! - `query`: [`find`] and its pages, [`resolve`], [`latest_output`], [`lineage`].
+//! - `query`: the local index's answers to [`crate::ops::query`] ([`resolve`],
+//!   [`latest_output`], [`lineage`], and the pages of its `find`).
 //! - `write`: [`start`] and every change after it ([`finish`], [`link`], …).
 //! - `outputs`: [`register_output`] and [`read_output`], under one set of
 //!   path rules.
@@ -20,12 +21,12 @@ mod outputs;
 mod query;
 mod write;
 
-pub use json::{entry_json, latest_output_json, output_json, page_json, started_json};
+pub use crate::ops::query::{DEFAULT_PAGE, RANKED_MATCHES, entry};
+pub use json::{entry_json, latest_output_json, output_json, started_json};
 pub use outputs::{OutputFile, READ_LIMIT, read_output, register_output};
-pub use query::{
-    DEFAULT_PAGE, FoundRun, LatestOutput, Page, RANKED_MATCHES, Streamed, agents, entry, find,
-    find_each, find_page, find_page_bounded, find_scan, found, latest_output, lineage, more_after,
-    resolve, show, show_confined,
+pub use query::{LatestOutput, agents, latest_output, lineage, resolve, show, show_confined};
+pub(crate) use query::{
+    find_each, find_page, find_page_bounded, find_scan_page, lineage_ref, resolve_ref,
 };
 pub use write::{
     StartOptions, Started, conversations, finish, link, mark_abandoned, record_conversation, start,

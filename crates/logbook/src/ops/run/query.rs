@@ -6,70 +6,40 @@ use std::path::PathBuf;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use serde::Serialize;
 
-use crate::clock;
 use crate::error::{Error, Result};
 use crate::index::{Hit, Index, Kind};
-use crate::model::ids::{IdArg, RunId};
+use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
-use crate::model::naming;
 use crate::model::query::{RunQuery, filter_sorted};
 use crate::model::run::{OutputRecord, Run};
+use crate::ops::query::{Found, FoundRun, Page, RANKED_MATCHES, entry, paged};
 use crate::ops::run_files::Unconfined;
 use crate::store::{self, Project};
 
-/// Runs matching `query`, newest `started_at` first (or by relevance for a
-/// text query), paged; answered by the index. Also returns how many run
-/// manifests listings skip because they could not be parsed (`doctor`
-/// names them).
-pub fn find(p: &Project, query: &RunQuery) -> Result<(Vec<Hit>, u64)> {
-    let index = Index::open_synced(p)?;
-    let hits = index.find_runs(query)?;
-    Ok((hits, index.corrupt_count(Kind::Run)?))
-}
-
-/// How many runs `find` shows when no limit is given: a screenful, not
-/// months of runs.
-pub const DEFAULT_PAGE: usize = 50;
-
-/// One page of [`find_page`].
-#[derive(Debug, Clone)]
-pub struct Page {
-    /// The runs on this page, in `find`'s order.
-    pub hits: Vec<Hit>,
-    /// How many runs match in all, paging aside; with `exact` false, how
-    /// many at least (counting stopped there).
-    pub total: u64,
-    /// Whether `total` is the whole count rather than a lower bound.
-    pub exact: bool,
-    /// How many manifests listings skip as unparseable (`doctor` names them).
-    pub skipped: u64,
-}
-
-impl Page {
-    /// How many matching runs come after this page.
-    pub fn more(&self, offset: usize) -> u64 {
-        more_after(self.total, offset, self.hits.len())
+/// A page of the index's hits, as every backend's page.
+fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
+    Page {
+        shown: hits.len(),
+        hits: hits
+            .into_iter()
+            .map(|h| Found {
+                run: h.run,
+                snippet: h.snippet,
+                origin: None,
+            })
+            .collect(),
+        total,
+        exact,
+        skipped,
     }
 }
 
-/// How many of `total` matching runs come after a page of `shown` runs at
-/// `offset`: what every listing's "N more" says (local, team, streamed).
-pub fn more_after(total: u64, offset: usize, shown: usize) -> u64 {
-    total
-        .saturating_sub(offset as u64)
-        .saturating_sub(shown as u64)
-}
-
-/// [`find`] as `logbook find` pages it: [`DEFAULT_PAGE`] runs when `query`
+/// [`find`] as `logbook find` pages it: [`crate::ops::query::DEFAULT_PAGE`] runs when `query`
 /// sets no limit, and how many match in all, so the caller can say how many
 /// more there are.
-pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
-    let query = RunQuery {
-        limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
-        ..query.clone()
-    };
+pub(crate) fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
+    let query = paged(query);
     let index = Index::open_synced(p)?;
     let hits = index.find_runs(&query)?;
     let total = if hits.len() < query.limit.unwrap_or(0) && (query.offset == 0 || !hits.is_empty())
@@ -79,74 +49,44 @@ pub fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
     } else {
         index.count_runs(&query)?
     };
-    Ok(Page {
-        hits,
-        total,
-        exact: true,
-        skipped: index.corrupt_count(Kind::Run)?,
-    })
+    let skipped = index.corrupt_count(Kind::Run)?;
+    Ok(page_of(hits, total, true, skipped))
 }
 
-/// How many matches of a text query [`find_page_bounded`] counts and ranks
-/// at most.
-pub const RANKED_MATCHES: u64 = 1000;
-
-/// [`find_page`] for a page a person waits on (the viewer): a text query
-/// matched by more than [`RANKED_MATCHES`] runs is counted only that far
-/// (`exact` false: "1,000+"), since counting reads every match and a
-/// common word matches most runs. The page itself is `find`'s, whose
-/// ranking of a common word looks at its most recent matches only.
-pub fn find_page_bounded(p: &Project, query: &RunQuery) -> Result<Page> {
+/// [`find_page`] counted as [`Count::Bounded`](crate::ops::query::Count)
+/// says. The page itself is `find`'s, whose ranking of a common word looks
+/// at its most recent matches only.
+pub(crate) fn find_page_bounded(p: &Project, query: &RunQuery) -> Result<Page> {
     if query.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
         return find_page(p, query);
     }
-    let query = RunQuery {
-        limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
-        ..query.clone()
-    };
+    let query = paged(query);
     let index = Index::open_synced(p)?;
     let hits = index.find_runs(&query)?;
     // Far enough to say whether a page follows this one.
     let reach = ((query.offset + hits.len()) as u64 + 1).max(RANKED_MATCHES + 1);
     let counted = index.count_runs_upto(&query, Some(reach))?;
-    Ok(Page {
-        hits,
-        total: counted,
-        exact: counted < reach,
-        skipped: index.corrupt_count(Kind::Run)?,
-    })
-}
-
-/// What [`find_each`] streamed.
-#[derive(Debug, Clone, Copy)]
-pub struct Streamed {
-    /// Runs handed over.
-    pub shown: usize,
-    /// How many runs match in all, paging aside.
-    pub total: u64,
-    /// How many manifests listings skip as unparseable (`doctor` names them).
-    pub skipped: u64,
+    let skipped = index.corrupt_count(Kind::Run)?;
+    Ok(page_of(hits, counted, counted < reach, skipped))
 }
 
 /// [`find_page`] streamed: each run is handed to `each` as it is read from
 /// the index, its display names computed for `now`, so a listing of every
-/// run holds one run at a time (`logbook find --limit 1000000`). `each`
-/// returns `Break` to stop (a closed pipe); the total is then not counted.
-pub fn find_each(
+/// run holds one run at a time. `each` returns `Break` to stop (a closed
+/// pipe); the total is then not counted.
+pub(crate) fn find_each(
     p: &Project,
     query: &RunQuery,
     now: Timestamp,
     each: &mut dyn FnMut(FoundRun) -> std::ops::ControlFlow<()>,
-) -> Result<Streamed> {
-    let query = RunQuery {
-        limit: Some(query.limit.unwrap_or(DEFAULT_PAGE)),
-        ..query.clone()
-    };
+) -> Result<Page> {
+    let query = paged(query);
     let index = Index::open_synced(p)?;
     let mut stopped = false;
     let shown = index.each_run(&query, &mut |hit| {
         let flow = each(FoundRun {
             entry: entry(&hit.run, now),
+            origin: None,
             snippet: hit.snippet,
         });
         stopped = flow.is_break();
@@ -163,9 +103,11 @@ pub fn find_each(
     // Counted after the listing, whose verify-on-read may have found a
     // manifest broken since it was indexed.
     let skipped = index.corrupt_count(Kind::Run)?;
-    Ok(Streamed {
+    Ok(Page {
+        hits: vec![],
         shown,
         total,
+        exact: true,
         skipped,
     })
 }
@@ -175,10 +117,27 @@ pub fn agents(p: &Project) -> Result<Vec<(String, u64)>> {
     Index::open_synced(p)?.agents()
 }
 
-/// [`find`] answered by reading every manifest, the seed's discovery
-/// algorithm: the baseline the index is measured and checked against.
-pub fn find_scan(p: &Project, query: &RunQuery) -> Result<Vec<Run>> {
-    filter_sorted(store::run::scan(p)?.runs, query)
+/// The seed's discovery algorithm as a page: every manifest read, the matches counted, and
+/// the page cut from them.
+pub(crate) fn find_scan_page(p: &Project, query: &RunQuery) -> Result<Page> {
+    let query = paged(query);
+    let scan = store::run::scan(p)?;
+    let skipped = scan.corrupt.len() as u64;
+    let all = filter_sorted(
+        scan.runs,
+        &RunQuery {
+            limit: None,
+            offset: 0,
+            ..query.clone()
+        },
+    )?;
+    let total = all.len() as u64;
+    let hits = query
+        .page(all)
+        .into_iter()
+        .map(|run| Hit { run, snippet: None })
+        .collect();
+    Ok(page_of(hits, total, true, skipped))
 }
 
 /// How many candidates an ambiguous id error lists.
@@ -192,10 +151,16 @@ const AMBIGUOUS_SHOWN: usize = 10;
 /// names themselves answer, so a stale or broken index never hides a run.
 /// A prefix naming several runs is an [`Error::AmbiguousId`] listing them.
 pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
-    let prefix = match IdArg::parse("run id", text, "`logbook find` lists runs")? {
-        IdArg::Full(id) => return RunId::parse(&id),
-        IdArg::Prefix(prefix) => prefix,
+    resolve_ref(p, &RunRef::parse(text)?)
+}
+
+/// [`resolve`] of an id already parsed.
+pub(crate) fn resolve_ref(p: &Project, run: &RunRef) -> Result<RunId> {
+    let prefix = match run {
+        RunRef::Full(id) => return Ok(id.clone()),
+        RunRef::Prefix(prefix) => prefix.clone(),
     };
+    let text = prefix.as_str();
     // An index row whose folder was removed since is no run; a folder
     // without a manifest is one (listed as unknown), so its prefix resolves.
     let exists = |id: &RunId| store::run::exists(p, id);
@@ -213,12 +178,12 @@ pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
         1 => Ok(ids.remove(0)),
         0 => Err(Error::not_found(
             "run",
-            text.trim(),
+            text,
             "no run id starts with that; `logbook find` lists the runs there are",
         )),
         _ => Err(Error::AmbiguousId {
             kind: "run",
-            given: text.trim().to_string(),
+            given: text.to_string(),
             candidates: ids
                 .into_iter()
                 .take(AMBIGUOUS_SHOWN)
@@ -237,8 +202,8 @@ pub fn show(p: &Project, id: &str) -> Result<Run> {
 /// [`show`] for a caller that is not the project's user (an agent over
 /// MCP, a browser): a run folder that is a symlink leading out of the runs
 /// folder is refused, as its files are.
-pub fn show_confined(p: &Project, id: &str) -> Result<Run> {
-    let id = resolve(p, id)?;
+pub fn show_confined(p: &Project, run: &RunRef) -> Result<Run> {
+    let id = resolve_ref(p, run)?;
     // Loaded first, so a run that is not there is "not found" as in `show`.
     let run = store::run::load(p, &id)?;
     store::run_files::check_root(p, &id)?;
@@ -262,6 +227,13 @@ pub struct LatestOutput {
     /// the run folder, a hard link): named, so no caller takes it for the
     /// run's output unawares.
     pub unconfined: Option<Unconfined>,
+    /// In team scope: the machine that pushed it (`path` is on that
+    /// machine), its stored text and whether that was cut.
+    pub origin: Option<String>,
+    /// Its stored text (team scope only).
+    pub text: Option<String>,
+    /// Whether `text` was cut (team scope only).
+    pub truncated: bool,
 }
 
 /// The seed's "find latest output" pattern: the newest run of `agent` whose
@@ -284,6 +256,9 @@ pub fn latest_output(
             path,
             missing,
             unconfined,
+            origin: None,
+            text: None,
+            truncated: false,
         });
     }
     let what = match (workflow, output_type) {
@@ -308,7 +283,12 @@ pub fn latest_output(
 /// The lineage around run `id`: only the runs on its ancestor and descendant
 /// chains are loaded from the index, never every manifest.
 pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
-    let root = resolve(p, id)?;
+    lineage_ref(p, &RunRef::parse(id)?, tz)
+}
+
+/// [`lineage`] of an id already parsed.
+pub(crate) fn lineage_ref(p: &Project, run: &RunRef, tz: &TimeZone) -> Result<Lineage> {
+    let root = resolve_ref(p, run)?;
     store::run::load(p, &root)?;
     let index = Index::open_synced(p)?;
     let mut runs: HashMap<String, Run> = HashMap::new();
@@ -340,31 +320,4 @@ pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
         }
     }
     Ok(lineage_of(root.as_str(), runs, tz))
-}
-
-/// What `find --json` prints for a run, display names computed for `now`.
-pub fn entry(run: &Run, now: Timestamp) -> crate::model::run::RunEntry {
-    naming::run_entry(run, now, &clock::local_zone())
-}
-
-/// What `find --json` and `GET /api/runs` give for each run: its
-/// [`entry`], plus for a text query the matching fragment (hits in `[…]`).
-#[derive(Debug, Clone, Serialize)]
-pub struct FoundRun {
-    /// The run with its display names.
-    #[serde(flatten)]
-    pub entry: crate::model::run::RunEntry,
-    /// For text queries: a fragment of the matching text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snippet: Option<String>,
-}
-
-/// The [`FoundRun`]s of a page of [`find_page`], display names for `now`.
-pub fn found(hits: &[Hit], now: Timestamp) -> Vec<FoundRun> {
-    hits.iter()
-        .map(|h| FoundRun {
-            entry: entry(&h.run, now),
-            snippet: h.snippet.clone(),
-        })
-        .collect()
 }

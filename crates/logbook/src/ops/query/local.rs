@@ -1,0 +1,155 @@
+//! The local backend: this project's SQLite index, every answer checked
+//! against the files (see `crate::index`); and the folder scan, which
+//! answers `find` by reading every manifest and the rest as the index does.
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
+use super::{
+    Backend, Count, LatestOutput, OutputText, Page, RunLineage, Shown, Sink, TranscriptRow,
+    Transcripts, drain,
+};
+use crate::error::Result;
+use crate::model::ids::{RunId, RunRef};
+use crate::model::query::RunQuery;
+use crate::model::transcript::Filter;
+use crate::ops::run;
+use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope, usage_filtered};
+use crate::ops::transcript::{self, ListOptions};
+use crate::store::Project;
+
+/// [`super::Scope::Local`].
+pub(super) struct Local<'p> {
+    pub(super) p: &'p Project,
+}
+
+impl Backend for Local<'_> {
+    fn find(
+        &self,
+        query: &RunQuery,
+        count: Count,
+        now: Timestamp,
+        sink: Option<Sink<'_>>,
+    ) -> Result<Page> {
+        match (sink, count) {
+            (Some(sink), _) => run::find_each(self.p, query, now, sink),
+            (None, Count::Exact) => run::find_page(self.p, query),
+            (None, Count::Bounded) => run::find_page_bounded(self.p, query),
+        }
+    }
+
+    fn resolve(&self, r: &RunRef) -> Result<RunId> {
+        run::resolve_ref(self.p, r)
+    }
+
+    fn show(&self, r: &RunRef) -> Result<Shown> {
+        Ok(Shown {
+            run: run::show_confined(self.p, r)?,
+            origin: None,
+        })
+    }
+
+    fn latest_output(
+        &self,
+        agent: &str,
+        workflow: Option<&str>,
+        output_type: Option<&str>,
+    ) -> Result<LatestOutput> {
+        run::latest_output(self.p, agent, workflow, output_type)
+    }
+
+    fn lineage(&self, r: &RunRef, tz: &TimeZone) -> Result<RunLineage> {
+        Ok(RunLineage {
+            graph: run::lineage_ref(self.p, r, tz)?,
+            origins: None,
+        })
+    }
+
+    fn transcripts(&self, opts: &ListOptions) -> Result<Transcripts> {
+        let listing = transcript::list(self.p, opts)?;
+        Ok(Transcripts {
+            rows: listing
+                .transcripts
+                .into_iter()
+                .map(|summary| TranscriptRow {
+                    origin: None,
+                    summary,
+                })
+                .collect(),
+            corrupt: listing.corrupt,
+            elsewhere: listing.elsewhere,
+        })
+    }
+
+    fn usage(&self, scope: &UsageScope, by: UsageBy, filter: &Filter) -> Result<UsageReport> {
+        usage_filtered(self.p, scope, by, filter)
+    }
+
+    fn output_text(&self, r: &RunId, file: &str) -> Result<Option<OutputText>> {
+        let read = run::read_output(self.p, r.as_str(), file)?;
+        Ok(String::from_utf8(read.bytes).ok().map(|text| OutputText {
+            text,
+            truncated: false,
+        }))
+    }
+}
+
+/// [`super::Scope::Files`]: `find` by the seed's discovery algorithm (every
+/// manifest read, filtered and sorted in memory), everything else as
+/// [`Local`].
+pub(super) struct Files<'p> {
+    pub(super) p: &'p Project,
+}
+
+impl Files<'_> {
+    fn local(&self) -> Local<'_> {
+        Local { p: self.p }
+    }
+}
+
+impl Backend for Files<'_> {
+    fn find(
+        &self,
+        query: &RunQuery,
+        _count: Count,
+        now: Timestamp,
+        sink: Option<Sink<'_>>,
+    ) -> Result<Page> {
+        let mut page = run::find_scan_page(self.p, query)?;
+        page.shown = drain(&mut page.hits, now, sink);
+        Ok(page)
+    }
+
+    fn resolve(&self, r: &RunRef) -> Result<RunId> {
+        self.local().resolve(r)
+    }
+
+    fn show(&self, r: &RunRef) -> Result<Shown> {
+        self.local().show(r)
+    }
+
+    fn latest_output(
+        &self,
+        agent: &str,
+        workflow: Option<&str>,
+        output_type: Option<&str>,
+    ) -> Result<LatestOutput> {
+        self.local().latest_output(agent, workflow, output_type)
+    }
+
+    fn lineage(&self, r: &RunRef, tz: &TimeZone) -> Result<RunLineage> {
+        self.local().lineage(r, tz)
+    }
+
+    fn transcripts(&self, opts: &ListOptions) -> Result<Transcripts> {
+        self.local().transcripts(opts)
+    }
+
+    fn usage(&self, scope: &UsageScope, by: UsageBy, filter: &Filter) -> Result<UsageReport> {
+        self.local().usage(scope, by, filter)
+    }
+
+    fn output_text(&self, r: &RunId, file: &str) -> Result<Option<OutputText>> {
+        self.local().output_text(r, file)
+    }
+}
