@@ -9,7 +9,7 @@ use jiff::tz::TimeZone;
 use serde::Serialize;
 
 use crate::clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::{Hit, Index, Kind};
 use crate::model::ids::{IdArg, RunId};
 use crate::model::lineage::{Lineage, lineage_of};
@@ -192,7 +192,17 @@ const AMBIGUOUS_SHOWN: usize = 10;
 /// names themselves answer, so a stale or broken index never hides a run.
 /// A prefix naming several runs is an [`Error::AmbiguousId`] listing them.
 pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
-    let prefix = match IdArg::parse("run id", text, "`logbook find` lists runs")? {
+    let prefix = match IdArg::parse(
+        "run id",
+        text,
+        Next::of(
+            Step::FindRuns {
+                agent: None,
+                team: false,
+            },
+            " lists runs",
+        ),
+    )? {
         IdArg::Full(id) => return RunId::parse(&id),
         IdArg::Prefix(prefix) => prefix,
     };
@@ -214,7 +224,12 @@ pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
         0 => Err(Error::not_found(
             "run",
             text.trim(),
-            "no run id starts with that; `logbook find` lists the runs there are",
+            Next::say("no run id starts with that; ")
+                .step(Step::FindRuns {
+                    agent: None,
+                    team: false,
+                })
+                .text(" lists the runs there are"),
         )),
         _ => Err(Error::AmbiguousId {
             kind: "run",
@@ -301,7 +316,13 @@ pub fn latest_output(
     Err(Error::not_found(
         "output of agent",
         what,
-        "`logbook find --agent NAME` shows that agent's runs and their outputs",
+        Next::of(
+            Step::FindRuns {
+                agent: Some("NAME".into()),
+                team: false,
+            },
+            " shows that agent's runs and their outputs",
+        ),
     ))
 }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{COMMAND_TIMEOUT, connect};
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::catalog::{Catalog, TeamRun};
 use crate::model::ids::RunId;
 use crate::model::lineage::{Lineage, lineage_of};
@@ -199,7 +199,13 @@ pub fn latest_output(
         Error::not_found(
             "output of agent",
             agent,
-            "`logbook find --team --agent NAME` shows that agent's runs on every machine",
+            Next::of(
+                Step::FindRuns {
+                    agent: Some("NAME".into()),
+                    team: true,
+                },
+                " shows that agent's runs on every machine",
+            ),
         )
     })
 }
@@ -276,11 +282,13 @@ pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<(Lineage, HashMap
 /// across twenty machines' runs).
 fn resolve(text: &str) -> Result<String> {
     RunId::parse(text).map(|id| id.to_string()).map_err(|_| {
-        Error::invalid(
-            "run id",
-            text,
-            "a team query takes the whole run UUID (`logbook find --team` lists them)",
-        )
+        Error::invalid("run id", text, "a team query takes the whole run UUID").with_next(Next::of(
+            Step::FindRuns {
+                agent: None,
+                team: true,
+            },
+            " lists them",
+        ))
     })
 }
 
@@ -382,7 +390,13 @@ pub fn show(p: &Project, id: &RunId) -> Result<OriginRun> {
             Error::not_found(
                 "run",
                 id.to_string(),
-                "`logbook find --team` lists the team's runs",
+                Next::of(
+                    Step::FindRuns {
+                        agent: None,
+                        team: true,
+                    },
+                    " lists the team's runs",
+                ),
             )
         })
 }

@@ -370,6 +370,12 @@ pub fn measured(p: &Project, text: &str) -> Result<Measured> {
     Err(crate::Error::not_found(
         "transcript",
         id.as_str(),
-        "`logbook transcript list --all` shows the transcripts there are",
+        crate::error::Next::of(
+            crate::error::Step::ListTranscripts {
+                all: true,
+                source: None,
+            },
+            " shows the transcripts there are",
+        ),
     ))
 }
