@@ -752,10 +752,7 @@ mod tests {
     fn every_step() -> Vec<Step> {
         let some = || Some("SES202501-ACME-AUDIT".to_string());
         let all = vec![
-            Step::FindRuns {
-                agent: None,
-                team: false,
-            },
+            Step::find_runs(),
             Step::FindRuns {
                 agent: Some("casey".into()),
                 team: true,
@@ -791,10 +788,7 @@ mod tests {
                 all: true,
                 source: Some("codex".into()),
             },
-            Step::ListTranscripts {
-                all: false,
-                source: None,
-            },
+            Step::list_transcripts(false),
             Step::ImportTranscripts,
             Step::InstallHooks {
                 agent: "codex".into(),
@@ -845,10 +839,7 @@ mod tests {
     /// One of every error, each with the richest next step it can carry.
     /// As in [`every_step`], the match has no catch-all.
     fn every_error() -> Vec<Error> {
-        let find = || Step::FindRuns {
-            agent: None,
-            team: false,
-        };
+        let find = || Step::find_runs();
         let io = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         let all = vec![
             Error::io("/p/x", io()),

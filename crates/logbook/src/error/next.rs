@@ -120,6 +120,22 @@ pub enum Step {
     WaitLonger,
 }
 
+impl Step {
+    /// Every run of this project: what a person lists to find a run id.
+    pub fn find_runs() -> Step {
+        Step::FindRuns {
+            agent: None,
+            team: false,
+        }
+    }
+
+    /// The stored transcripts (with the archived ones when `all`), of every
+    /// agent.
+    pub fn list_transcripts(all: bool) -> Step {
+        Step::ListTranscripts { all, source: None }
+    }
+}
+
 /// A tool call's argument: a string (a value, or a placeholder such as
 /// `ID` for the caller to fill in) or `true`.
 enum Arg<'a> {

@@ -31,13 +31,7 @@ impl RunId {
                 id,
                 "expected a UUID such as 3f2c9d14-4b5e-4789-81ab-cdef12345678",
             )
-            .with_next(Next::of(
-                Step::FindRuns {
-                    agent: None,
-                    team: false,
-                },
-                " lists runs",
-            )))
+            .with_next(Next::of(Step::find_runs(), " lists runs")))
         }
     }
 

@@ -129,10 +129,7 @@ fn save_as(
                     Error::NotFound { .. } | Error::Invalid { .. } => {
                         Error::invalid("metadata.runId", given.clone(), e.to_string()).with_next(
                             Next::say("name an existing run (")
-                                .step(Step::FindRuns {
-                                    agent: None,
-                                    team: false,
-                                })
+                                .step(Step::find_runs())
                                 .text(" lists them) or remove runId"),
                         )
                     }
@@ -233,13 +230,7 @@ pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
     let part = match IdArg::parse(
         "transcript id",
         text,
-        Next::of(
-            Step::ListTranscripts {
-                all: true,
-                source: None,
-            },
-            " lists transcripts",
-        ),
+        Next::of(Step::list_transcripts(true), " lists transcripts"),
     )? {
         IdArg::Full(id) => return TranscriptId::parse(&id),
         IdArg::Prefix(part) => part,
@@ -273,10 +264,7 @@ pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
             "transcript",
             text.trim(),
             Next::say("no transcript id starts or ends with that; ")
-                .step(Step::ListTranscripts {
-                    all: true,
-                    source: None,
-                })
+                .step(Step::list_transcripts(true))
                 .text(" shows the transcripts there are"),
         )),
         _ => Err(Error::AmbiguousId {
@@ -379,10 +367,7 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
             "transcript",
             id.as_str(),
             Next::say("only live transcripts are named; ")
-                .step(Step::ListTranscripts {
-                    all: false,
-                    source: None,
-                })
+                .step(Step::list_transcripts(false))
                 .text(" shows them"),
         ));
     };
@@ -456,10 +441,7 @@ fn locate<T>(
             "transcript",
             id.as_str(),
             Next::of(
-                Step::ListTranscripts {
-                    all: true,
-                    source: None,
-                },
+                Step::list_transcripts(true),
                 " shows the transcripts there are",
             ),
         )

@@ -92,13 +92,7 @@ pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
         return Err(Error::not_found(
             "run",
             id.as_str(),
-            Next::of(
-                Step::FindRuns {
-                    agent: None,
-                    team: false,
-                },
-                " lists the runs there are",
-            ),
+            Next::of(Step::find_runs(), " lists the runs there are"),
         ));
     };
     let (manifest, raw) = parse_manifest(&path, &text)?;

@@ -192,17 +192,7 @@ const AMBIGUOUS_SHOWN: usize = 10;
 /// names themselves answer, so a stale or broken index never hides a run.
 /// A prefix naming several runs is an [`Error::AmbiguousId`] listing them.
 pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
-    let prefix = match IdArg::parse(
-        "run id",
-        text,
-        Next::of(
-            Step::FindRuns {
-                agent: None,
-                team: false,
-            },
-            " lists runs",
-        ),
-    )? {
+    let prefix = match IdArg::parse("run id", text, Next::of(Step::find_runs(), " lists runs"))? {
         IdArg::Full(id) => return RunId::parse(&id),
         IdArg::Prefix(prefix) => prefix,
     };
@@ -225,10 +215,7 @@ pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
             "run",
             text.trim(),
             Next::say("no run id starts with that; ")
-                .step(Step::FindRuns {
-                    agent: None,
-                    team: false,
-                })
+                .step(Step::find_runs())
                 .text(" lists the runs there are"),
         )),
         _ => Err(Error::AmbiguousId {

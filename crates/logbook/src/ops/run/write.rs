@@ -139,10 +139,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
                 "related run",
                 given.trim(),
                 Next::say("a related run must exist; ")
-                    .step(Step::FindRuns {
-                        agent: None,
-                        team: false,
-                    })
+                    .step(Step::find_runs())
                     .text(" lists them"),
             ),
             e => e,
@@ -446,10 +443,7 @@ pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
             "related run",
             related_given.trim(),
             Next::say("both runs must exist; ")
-                .step(Step::FindRuns {
-                    agent: None,
-                    team: false,
-                })
+                .step(Step::find_runs())
                 .text(" lists them"),
         ),
         e => e,
@@ -466,10 +460,7 @@ pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
             "related run",
             related.as_str(),
             Next::say("both runs must exist; ")
-                .step(Step::FindRuns {
-                    agent: None,
-                    team: false,
-                })
+                .step(Step::find_runs())
                 .text(" lists them"),
         ),
         e => e,

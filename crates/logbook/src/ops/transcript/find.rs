@@ -201,10 +201,7 @@ fn not_indexed(id: &str) -> Error {
         "transcript",
         id,
         Next::say("only live transcripts are searched (an archived one is not indexed); ")
-            .step(Step::ListTranscripts {
-                all: false,
-                source: None,
-            })
+            .step(Step::list_transcripts(false))
             .text(" shows them"),
     )
 }

@@ -371,10 +371,7 @@ pub fn measured(p: &Project, text: &str) -> Result<Measured> {
         "transcript",
         id.as_str(),
         crate::error::Next::of(
-            crate::error::Step::ListTranscripts {
-                all: true,
-                source: None,
-            },
+            crate::error::Step::list_transcripts(true),
             " shows the transcripts there are",
         ),
     ))
