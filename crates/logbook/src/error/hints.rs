@@ -188,10 +188,11 @@ impl Error {
             Error::Index { corrupt: true, .. } => {
                 Next::of(S::RebuildIndex, " recreates it from the files")
             }
-            Error::Io { .. }
-            | Error::Index { .. }
-            | Error::HistoryIncomplete { .. }
-            | Error::RunFinished { .. } => {
+            Error::HistoryIncomplete { .. } => Next::of(
+                S::Doctor { fix: false },
+                " reports every compaction archive that is missing or unreadable",
+            ),
+            Error::Io { .. } | Error::Index { .. } | Error::RunFinished { .. } => {
                 return None;
             }
         };
