@@ -432,6 +432,12 @@ impl From<&str> for Next {
     }
 }
 
+impl From<&String> for Next {
+    fn from(text: &String) -> Next {
+        Next::say(text.clone())
+    }
+}
+
 impl From<String> for Next {
     fn from(text: String) -> Next {
         Next::say(text)
