@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use logbook::ErrorKind;
+use logbook::error::Face;
 
 use crate::printer::{Printer, Style};
 
@@ -99,50 +99,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// The exit code of a failed command, by the kind of its error, as
-/// docs/interface.md lists them for scripts: 3 a conflict (a compare-and-swap
-/// lost, a lock not had in time), 4 not found (an id or a file that does
-/// not exist), 1 anything else. Bad usage (arguments clap refused) exits 2
-/// before we get here.
+/// The exit code of a failed command, by the kind of the library error in
+/// its chain (the rule lives in [`logbook::ErrorKind::exit_code`]). Bad
+/// usage (arguments clap refused) exits 2 before we get here.
 fn exit_code(err: &anyhow::Error) -> u8 {
-    let kind = library_error(err).map(logbook::Error::kind).or_else(|| {
-        // A file the binary itself opened (a hook's input, a config).
-        err.chain()
-            .filter_map(|c| c.downcast_ref::<std::io::Error>())
-            .any(|e| e.kind() == std::io::ErrorKind::NotFound)
-            .then_some(ErrorKind::NotFound)
-    });
-    match kind {
-        Some(ErrorKind::Conflict) => 3,
-        Some(ErrorKind::NotFound) => 4,
-        Some(ErrorKind::Invalid | ErrorKind::State | ErrorKind::Data | ErrorKind::Environment)
-        | None => 1,
-    }
+    logbook::error::exit_code(err.as_ref())
 }
 
-fn library_error(err: &anyhow::Error) -> Option<&logbook::Error> {
-    err.chain().find_map(|c| c.downcast_ref::<logbook::Error>())
-}
-
-/// The error and its causes on one line, like `{:#}`, but without a cause
-/// the message above already quotes (library errors print their source in
-/// their own text, so `{:#}` would repeat "No such file or directory").
+/// The error line after `error: `, worded for the command line by the
+/// library's one [`logbook::error::message`]; the context this binary adds
+/// is part of the chain it reads.
 fn message(err: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    // What to do next, on the same line: scripts read one line per error.
-    if let Some(hint) = library_error(err).and_then(logbook::Error::hint) {
-        out.push_str("; ");
-        out.push_str(&hint);
-    }
-    out
+    logbook::error::message(err.as_ref(), Face::Cli)
 }

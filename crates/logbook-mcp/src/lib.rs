@@ -56,6 +56,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use logbook::Project;
+use logbook::error::{Face, message};
 
 /// What the server tells an agent at `initialize` about when to use it.
 const INSTRUCTIONS: &str = "Logbook keeps the state of your work on disk so nothing is lost when your context is compacted or you restart. \
@@ -176,37 +177,15 @@ impl LogbookServer {
                 }
                 result
             }
-            Ok((Err(e), _)) => {
-                CallToolResult::error(vec![ContentBlock::text(format!("error: {}", message(&e)))])
-            }
+            Ok((Err(e), _)) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "error: {}",
+                message(&e, Face::Mcp)
+            ))]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "error: internal failure in this call ({e}); the server keeps running, please report it"
             ))]),
         }
     }
-}
-
-/// The error as the CLI prints it after `error: `: the message, its causes
-/// not already quoted, and the hint (worded for an agent: tools, not
-/// commands), on one line.
-pub fn message(err: &logbook::Error) -> String {
-    let mut out = String::new();
-    let mut cause: Option<&dyn std::error::Error> = Some(err);
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
-        cause = c.source();
-    }
-    if let Some(hint) = err.hint_for(logbook::error::Face::Mcp) {
-        out.push_str("; ");
-        out.push_str(&hint);
-    }
-    out
 }
 
 /// Logs go to stderr: stdout belongs to the protocol.
@@ -383,7 +362,7 @@ impl ServerHandler for LogbookServer {
                 ),
                 Err(e) => format!(
                     "Logbook has nothing to resume: {}. Start a work session with the session_start tool.",
-                    message(&e)
+                    message(&e, Face::Mcp)
                 ),
             };
             Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
@@ -416,7 +395,7 @@ fn resume_prompt() -> Prompt {
 /// A library error where the protocol wants a protocol error (resources,
 /// prompts): the CLI's message, with the code its kind calls for.
 fn tool_error(e: logbook::Error) -> ErrorData {
-    let text = message(&e);
+    let text = message(&e, Face::Mcp);
     match e.kind() {
         logbook::ErrorKind::NotFound => ErrorData::resource_not_found(text, None),
         logbook::ErrorKind::Invalid => ErrorData::invalid_params(text, None),

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use logbook::Error;
-use logbook::error::Result;
+use logbook::error::{Next, Result, Step};
 use logbook::index::catalog::{
     Catalog, Change, Connector, LiveIds, PushStats, ServerStatus, TeamOutput, TeamRun,
     TeamTranscript,
@@ -80,21 +80,23 @@ fn runtime() -> Result<&'static Runtime> {
 
 pub(crate) fn team_error(server: &str, message: impl Into<String>) -> Error {
     let message = message.into();
-    let hint = if message.contains("password authentication failed")
-        || message.contains("no password")
-    {
-        "check the user and password in team_url / LOGBOOK_TEAM_URL"
-    } else if message.contains("does not exist") && message.contains("database") {
-        "create the database on the server (`createdb logbook`), then run `logbook team init`"
-    } else if message.contains("team init") {
-        ""
-    } else {
-        "is the server up and reachable from this machine? Local work goes on; `logbook team push` sends what waits once it answers"
-    };
+    let hint =
+        if message.contains("password authentication failed") || message.contains("no password") {
+            Next::say("check the user and password in team_url / LOGBOOK_TEAM_URL")
+        } else if message.contains("does not exist") && message.contains("database") {
+            Next::say("create the database on the server (`createdb logbook`), then run ")
+                .step(Step::TeamInit)
+        } else if message.contains("team init") {
+            Next::none()
+        } else {
+            Next::say("is the server up and reachable from this machine? Local work goes on; ")
+                .step(Step::TeamPush)
+                .text(" sends what waits once it answers")
+        };
     Error::Team {
         server: server.to_string(),
         message,
-        hint: hint.to_string(),
+        hint,
     }
 }
 

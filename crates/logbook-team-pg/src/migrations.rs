@@ -12,7 +12,7 @@
 //! record back). Filter indexes list the filter first, then the order the
 //! queries read in (`started_ms DESC`), so a page stops early.
 
-use logbook::error::Result;
+use logbook::error::{Next, Result, Step};
 use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::error::SqlState;
 
@@ -207,18 +207,34 @@ pub(crate) async fn current(c: &deadpool_postgres::Object) -> Result<i64, String
 
 /// Whether this program can work with a catalog at `version`.
 pub(crate) fn check(server: &str, version: i64) -> Result<()> {
-    let message = match version {
-        0 => "the team catalog has not been created on this server; run `logbook team init`"
-            .to_string(),
-        v if v < LATEST => format!(
-            "the team catalog is at schema version {v}, older than this logbook's {LATEST}; run `logbook team init` to migrate it"
+    let (message, hint) = match version {
+        0 => (
+            "the team catalog has not been created on this server".to_string(),
+            Next::say("run ").step(Step::TeamInit),
         ),
-        v if v > LATEST => format!(
-            "the team catalog is at schema version {v}, newer than this logbook's {LATEST}; upgrade logbook on this machine"
+        v if v < LATEST => (
+            format!(
+                "the team catalog is at schema version {v}, older than this logbook's {LATEST}"
+            ),
+            Next::say("run ")
+                .step(Step::TeamInit)
+                .text(" to migrate it"),
         ),
+        v if v > LATEST => {
+            return Err(team_error(
+                server,
+                format!(
+                    "the team catalog is at schema version {v}, newer than this logbook's {LATEST}; upgrade logbook on this machine"
+                ),
+            ));
+        }
         _ => return Ok(()),
     };
-    Err(team_error(server, message))
+    Err(logbook::Error::Team {
+        server: server.to_string(),
+        message,
+        hint,
+    })
 }
 
 /// Applies the migrations the server lacks, each in its own transaction

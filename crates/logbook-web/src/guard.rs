@@ -54,23 +54,25 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// Maps a library error to what the client may see: its kind, never
-    /// its message (which may name files).
+    /// Maps a library error to what the client may see: the status its
+    /// kind calls for ([`logbook::ErrorKind::http_status`]), never its
+    /// message (which may name files).
     pub fn from_error(e: &logbook::Error) -> Refusal {
-        match e.kind() {
-            logbook::ErrorKind::NotFound => Refusal::NotFound,
-            logbook::ErrorKind::Invalid => Refusal::Denied,
+        match e.kind().http_status() {
+            404 => Refusal::NotFound,
+            403 => Refusal::Denied,
             _ => Refusal::Internal,
         }
     }
 
     /// [`Refusal::from_error`] for an error about the request's own query
     /// values (a filter, a paging count): 400 with the library's message,
-    /// the same first line the CLI and MCP print for the same values.
+    /// the line the CLI and MCP print for the same values, its next step
+    /// worded for the viewer.
     pub fn from_query_error(e: &logbook::Error) -> Refusal {
         match e {
             logbook::Error::Invalid { .. } | logbook::Error::TextTooLong { .. } => {
-                Refusal::BadRequest(e.to_string())
+                Refusal::BadRequest(logbook::error::message(e, logbook::error::Face::Web))
             }
             _ => Refusal::from_error(e),
         }

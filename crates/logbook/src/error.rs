@@ -1,9 +1,27 @@
 //! The library's one error type. Every variant names the file, id or field
-//! involved; what to do about it is a separate [`Error::hint`], and
+//! involved; what to do about it is a separate [`Error::next`], structured
+//! data that each face words its own way ([`Next`], [`Step`]), and
 //! [`Error::kind`] tells a face which exit code or status it maps to.
+//!
+//! Every face prints an error through [`message`], so the CLI's stderr line,
+//! an MCP tool error and the web viewer's answer differ only in how the next
+//! step is worded:
+//!
+//! ```
+//! use logbook::error::{Error, Face, Next, Step, message};
+//! let e = Error::not_found("run", "3f2c9d14", Next::of(Step::FindRuns { agent: None, team: false }, " lists the runs there are"));
+//! assert_eq!(message(&e, Face::Cli), "run 3f2c9d14 not found; `logbook find` lists the runs there are");
+//! assert_eq!(message(&e, Face::Mcp), "run 3f2c9d14 not found; find_runs lists the runs there are");
+//! assert_eq!(e.kind().exit_code(), 4);
+//! ```
+
+mod hints;
+mod next;
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+pub use next::{Next, Step};
 
 /// Shorthand used across the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -26,14 +44,93 @@ pub enum ErrorKind {
     Environment,
 }
 
-/// Who a hint is worded for: the same error names a shell command to a
-/// person at the CLI and a tool to an agent over MCP.
+impl ErrorKind {
+    /// The process exit code for this kind, as INTERFACE.md lists them for
+    /// scripts: 3 a conflict (a compare-and-swap lost, a lock or the index
+    /// not had in time), 4 not found, 1 anything else. Bad usage (arguments
+    /// the parser refused) exits 2 before a library error can arise.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::Conflict => 3,
+            ErrorKind::NotFound => 4,
+            ErrorKind::Invalid | ErrorKind::State | ErrorKind::Data | ErrorKind::Environment => 1,
+        }
+    }
+
+    /// The HTTP status the read-only web viewer answers with: 404 for what
+    /// does not exist, 403 for an id or path that reaches outside what is
+    /// served (a bad query value is the viewer's own 400), and 500 for the
+    /// rest, whose details stay on the server.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorKind::NotFound => 404,
+            ErrorKind::Invalid => 403,
+            ErrorKind::State | ErrorKind::Conflict | ErrorKind::Data | ErrorKind::Environment => {
+                500
+            }
+        }
+    }
+
+    /// The kind of the first library [`Error`] in `err`'s chain of causes,
+    /// or, for an I/O error a binary met on its own (a file it opened),
+    /// not found when the file does not exist.
+    pub fn of(err: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+        Error::in_chain(err).map(Error::kind).or_else(|| {
+            causes(err)
+                .filter_map(|c| c.downcast_ref::<std::io::Error>())
+                .any(|e| e.kind() == std::io::ErrorKind::NotFound)
+                .then_some(ErrorKind::NotFound)
+        })
+    }
+}
+
+/// The exit code of a failed command whose error is `err` (with its causes):
+/// by its kind ([`ErrorKind::exit_code`]), 1 when it has none.
+pub fn exit_code(err: &(dyn std::error::Error + 'static)) -> u8 {
+    ErrorKind::of(err).map_or(1, ErrorKind::exit_code)
+}
+
+/// Who an error's next step is worded for: the same error names a shell
+/// command to a person at the CLI and a tool to an agent over MCP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Face {
-    /// The `logbook` command (and the web viewer, whose readers use it).
+    /// The `logbook` command.
     Cli,
     /// An agent calling the MCP server's tools.
     Mcp,
+    /// The web viewer, whose readers act through the CLI.
+    Web,
+}
+
+/// The error as every face prints it (after `error: `): its message, its
+/// causes not already quoted, and what to do next worded for `face`, on one
+/// line, because scripts and agents read one line per error. Library errors
+/// quote their source in their own text, so printing every cause as `{:#}`
+/// does would repeat "No such file or directory".
+pub fn message(err: &(dyn std::error::Error + 'static), face: Face) -> String {
+    let mut out = String::new();
+    for cause in causes(err) {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    if let Some(hint) = Error::in_chain(err).and_then(|e| e.hint_for(face)) {
+        out.push_str("; ");
+        out.push_str(&hint);
+    }
+    out
+}
+
+/// `err` and its causes, outermost first.
+fn causes<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(err), |e| e.source())
 }
 
 /// Everything that can go wrong in Logbook, each variant carrying what a
@@ -68,6 +165,8 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong, naming the line and the key.
         reason: String,
+        /// What to do about it, or nothing.
+        next: Next,
     },
 
     /// A value given by a user or an agent is not acceptable.
@@ -80,6 +179,8 @@ pub enum Error {
         value: String,
         /// What is allowed instead.
         reason: String,
+        /// Where to find an acceptable value, or nothing.
+        next: Next,
     },
 
     /// Free text sent by a caller (a note, a prompt, a summary…) is longer
@@ -101,8 +202,8 @@ pub enum Error {
         kind: &'static str,
         /// The id as given.
         id: String,
-        /// What to do, or empty.
-        hint: String,
+        /// What to do, or nothing.
+        hint: Next,
     },
 
     /// A run folder that holds no `manifest.json`: listed by its UUID with
@@ -312,7 +413,7 @@ pub enum Error {
         /// The file or folder.
         path: PathBuf,
         /// What to do instead.
-        hint: &'static str,
+        hint: Next,
     },
 
     /// A cross-process lock could not be taken in time.
@@ -360,7 +461,17 @@ pub enum Error {
         /// What is wrong with it, with line and column where known.
         reason: String,
         /// What to do about it.
-        hint: String,
+        hint: Next,
+    },
+
+    /// Another process holds the SQLite index's write lock past the wait
+    /// allowed (a writer that is slow or stuck), as a lock timeout is.
+    #[error("index {path}: {message}")]
+    IndexBusy {
+        /// The index database.
+        path: PathBuf,
+        /// What SQLite said.
+        message: String,
     },
 
     /// The SQLite index failed.
@@ -382,7 +493,7 @@ pub enum Error {
         /// What went wrong.
         message: String,
         /// What to do about it.
-        hint: String,
+        hint: Next,
     },
 }
 
@@ -405,16 +516,46 @@ impl Error {
             field,
             value: value.into(),
             reason: reason.into(),
+            next: Next::none(),
         }
     }
 
-    /// Builds an [`Error::NotFound`], with a hint sentence (or none when empty).
-    pub fn not_found(kind: &'static str, id: impl Into<String>, hint: &str) -> Self {
+    /// Builds an [`Error::Config`] about the config file `path`.
+    pub fn config(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Config {
+            path: path.into(),
+            reason: reason.into(),
+            next: Next::none(),
+        }
+    }
+
+    /// Builds an [`Error::NotFound`], with what to do next (prose, a
+    /// [`Step`], or a [`Next`] of both; nothing when empty).
+    pub fn not_found(kind: &'static str, id: impl Into<String>, hint: impl Into<Next>) -> Self {
         Error::NotFound {
             kind,
             id: id.into(),
-            hint: hint.to_string(),
+            hint: hint.into(),
         }
+    }
+
+    /// This error with `next` as what to do next, for the variants that
+    /// carry one from where they arise ([`Error::Invalid`],
+    /// [`Error::Config`], [`Error::NotFound`]); others keep their own.
+    pub fn with_next(mut self, next: impl Into<Next>) -> Self {
+        match &mut self {
+            Error::Invalid { next: n, .. }
+            | Error::Config { next: n, .. }
+            | Error::NotFound { hint: n, .. } => *n = next.into(),
+            _ => {}
+        }
+        self
+    }
+
+    /// The first library error in `err`'s chain of causes: a face holding
+    /// an error of its own (the CLI's, with context) finds the library's.
+    pub fn in_chain<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a Error> {
+        causes(err).find_map(|c| c.downcast_ref::<Error>())
     }
 
     /// What sort of failure this is.
@@ -449,7 +590,9 @@ impl Error {
             | Error::MilestoneExists { .. }
             | Error::MilestoneNotFound { .. } => ErrorKind::State,
             Error::RootMissing { .. } => ErrorKind::NotFound,
-            Error::LockTimeout { .. } | Error::Conflict { .. } => ErrorKind::Conflict,
+            Error::LockTimeout { .. } | Error::Conflict { .. } | Error::IndexBusy { .. } => {
+                ErrorKind::Conflict
+            }
             Error::Corrupt { .. }
             | Error::NotImported { .. }
             | Error::Config { .. }
@@ -461,182 +604,6 @@ impl Error {
                 ErrorKind::Environment
             }
         }
-    }
-
-    /// What the person should do next, when there is something to say,
-    /// worded for the command line.
-    pub fn hint(&self) -> Option<String> {
-        self.hint_for(Face::Cli)
-    }
-
-    /// What to do next, worded for `face`: an agent over MCP is told which
-    /// tool to call where a person at the CLI is told which command to run.
-    pub fn hint_for(&self, face: Face) -> Option<String> {
-        if face == Face::Mcp
-            && let Some(text) = self.mcp_hint()
-        {
-            return Some(text);
-        }
-        self.cli_hint()
-    }
-
-    /// The hints whose CLI wording names a command an agent cannot call.
-    fn mcp_hint(&self) -> Option<String> {
-        let text = match self {
-            Error::TextTooLong { .. } => {
-                "shorten it; a long text belongs in a file in the run's folder, registered with run_register_output".into()
-            }
-            Error::NotFound { kind: "run", .. } => "find_runs lists the runs there are".into(),
-            Error::NotFound {
-                kind: "work session",
-                ..
-            } => "session_list lists the work sessions".into(),
-            Error::NotFound {
-                kind: "transcript", ..
-            } => "transcript_list lists the transcripts".into(),
-            Error::NoActiveSession => {
-                "start one with session_start, or name one by its id (session_id; session_list shows them)".into()
-            }
-            Error::SessionActive { .. } => {
-                "close it first (session_close), or call session_start with yes: true to close it and start the new one".into()
-            }
-            Error::SessionClosed { .. } => "start a new one with session_start".into(),
-            Error::SeveralPaused { ids } => format!(
-                "call session_resume with the id of one: {}",
-                ids.join(", ")
-            ),
-            Error::LockTimeout { .. } => {
-                "another logbook holds the lock; retry the call in a moment".into()
-            }
-            Error::Conflict { .. } => {
-                "read the state again (workflow_state) and retry with its version".into()
-            }
-            Error::RunFinished {
-                registering: true, ..
-            } => "outputs can only be registered while it is running (start a new run with run_start, or link one with run_link)".into(),
-            Error::NoInvocationInProgress { .. } => {
-                "record one first with workflow_invoke".into()
-            }
-            Error::NoAgentSession { .. } => {
-                "its sessions are recorded by Logbook's hooks in that agent, or imported from its logs; transcript_list lists the transcripts there are".into()
-            }
-            Error::NotAnAgentSession { .. } => {
-                "call agent_resume without transcript_id for the latest agent session, or name one imported from an agent log (transcript_list shows them)".into()
-            }
-            _ => return None,
-        };
-        Some(text)
-    }
-
-    fn cli_hint(&self) -> Option<String> {
-        let text = match self {
-            Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
-            Error::Team { hint, .. } if !hint.is_empty() => hint.clone(),
-            Error::AgentSettings { hint, .. } => hint.clone(),
-            Error::RunWithoutManifest { .. } => {
-                "the tool that made the folder writes the manifest when it starts the run; until then listings show it with status unknown".into()
-            }
-            Error::AmbiguousId { .. } => {
-                "give more characters of the id, or the whole UUID".into()
-            }
-            Error::LineageCycle { parent, .. } => format!(
-                "a run can only build on earlier work; `logbook lineage {parent}` shows what {parent} already builds on"
-            ),
-            Error::NotARegularFile { .. } => {
-                "Logbook reads only regular files (not folders, FIFOs or devices): name one, or put one in its place".into()
-            }
-            Error::FileTooLarge { .. } => {
-                "check that this is the file you meant; Logbook reads files of that kind only up to this size".into()
-            }
-            Error::NoAgentSession { agent } => format!(
-                "record its sessions with `logbook hooks install {agent}`, or import them with `logbook transcript import --from-home`; `logbook transcript list --source {agent}` lists those there are"
-            ),
-            Error::NotAnAgentSession { .. } => {
-                "only sessions imported from an agent's log resume in that agent; `logbook transcript list --source claude-code` (or codex) lists them".into()
-            }
-            Error::NoActiveSession => {
-                "start one with `logbook start`, or resume a paused one with `logbook resume ID` (`logbook list` shows them)".into()
-            }
-            Error::SeveralPaused { ids } => format!(
-                "resume one by its id: {}",
-                ids.iter()
-                    .map(|id| format!("`logbook resume {id}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Error::SessionActive { .. } => {
-                "close it first (`logbook close`) or pass --yes to close it and start the new one"
-                    .into()
-            }
-            Error::SessionClosed {
-                id, workflow: true, ..
-            } => format!(
-                "its workflow state is read-only (`logbook workflow show --session {id}`); start a new session with `logbook start`"
-            ),
-            Error::SessionClosed { .. } => "start a new one with `logbook start`".into(),
-            Error::IdTooLong { max, .. } => format!(
-                "shorten --client or --project: the id is {{PREFIX}}{{YYYYMM}}-{{CLIENT}}-{{PROJECT}} and must stay within {max} bytes"
-            ),
-            Error::MilestoneExists { name, done: false, .. } => format!(
-                "mark it done with `logbook milestone done {name:?}`, or give the new one another name"
-            ),
-            Error::MilestoneExists { .. } => {
-                "give the new milestone another name".into()
-            }
-            Error::MilestoneNotFound {
-                near: Some(near), ..
-            } => format!("did you mean {near:?}? (`logbook status` lists the milestones)"),
-            Error::MilestoneNotFound {
-                already_done: true,
-                ..
-            } => "`logbook status` lists the milestones".into(),
-            Error::MilestoneNotFound { name, .. } => format!(
-                "add it first with `logbook milestone add {name:?}` (`logbook status` lists the milestones)"
-            ),
-            Error::SessionInTwoPlaces { .. } => {
-                "compare them by hand and remove the stale one".into()
-            }
-            Error::RunFinished {
-                registering: true, ..
-            } => "outputs can only be registered while it is running (start a new run, or link one with `logbook run link`)".into(),
-            Error::NoInvocationInProgress { agent } => format!(
-                "record one first with `logbook workflow invoke {agent} --prompt …`"
-            ),
-            Error::AlreadyExists { hint, .. } => (*hint).to_string(),
-            Error::IdMismatch { .. } => {
-                "rename the file after the id it holds, or fix the id inside (`logbook doctor` lists every such file)".into()
-            }
-            Error::NoUserHome => {
-                "set LOGBOOK_HOME to the folder where records outside any project should go".into()
-            }
-            Error::RootMissing { .. } => {
-                "check --root / LOGBOOK_ROOT; `logbook init` or `logbook start` creates a project there".into()
-            }
-            Error::LockTimeout { .. } => {
-                "is another logbook still running? Set LOGBOOK_LOCK_TIMEOUT (seconds) to wait longer"
-                    .into()
-            }
-            Error::Conflict { .. } => "reload and retry".into(),
-            Error::TokensOutOfRange { max, .. } => format!(
-                "token counts go from 0 to {max}; give the real count (`logbook usage --current N`), or fix the file by hand"
-            ),
-            Error::NotImported { .. } => {
-                "give a Claude Code or Codex log (`--format claude-code` or `--format codex` when its first lines do not say which agent wrote it), a seed 003 transcript, or a folder of them".into()
-            }
-            Error::Corrupt { .. } => {
-                "fix the file or move it aside (`logbook doctor` lists every problem)".into()
-            }
-            Error::TextTooLong { .. } => {
-                "shorten it; a long text belongs in a file in the run's folder, registered with `logbook run output`".into()
-            }
-            // Only a damaged database is worth rebuilding: a query SQLite
-            // refused says nothing about the index's health.
-            Error::Index { corrupt: true, .. } => {
-                "`logbook index rebuild` recreates it from the files".into()
-            }
-            _ => return None,
-        };
-        Some(text)
     }
 }
 
@@ -695,6 +662,16 @@ pub(crate) fn index_error(path: &std::path::Path, e: &rusqlite::Error) -> Error 
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
     );
+    let busy = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    );
+    if busy {
+        return Error::IndexBusy {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+    }
     Error::Index {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -735,21 +712,435 @@ mod tests {
         assert_eq!(index(false).hint_for(Face::Mcp), None);
     }
 
-    #[test]
-    fn hints_for_an_agent_name_tools_not_commands() {
-        for e in [
-            Error::NoActiveSession,
-            Error::not_found("run", "x", "`logbook find` lists the runs there are"),
+    /// The MCP tools INTERFACE.md lists: a step an agent can take names one.
+    const TOOLS: [&str; 31] = [
+        "session_start",
+        "session_resume",
+        "session_status",
+        "session_close",
+        "session_list",
+        "session_switch",
+        "session_tokens",
+        "session_update",
+        "agent_spawn",
+        "agent_done",
+        "run_start",
+        "run_register_output",
+        "run_finish",
+        "run_show",
+        "run_link",
+        "find_runs",
+        "latest_output",
+        "run_lineage",
+        "workflow_state",
+        "workflow_invoke",
+        "workflow_complete",
+        "workflow_decide",
+        "workflow_verdict",
+        "workflow_handoff",
+        "workflow_phase",
+        "mode_set",
+        "transcript_save",
+        "transcript_load",
+        "transcript_list",
+        "agent_resume",
+        "agent_handoff",
+    ];
+
+    /// One of every step. The match has no catch-all, so a new step does
+    /// not compile until it is listed here and so checked.
+    fn every_step() -> Vec<Step> {
+        let some = || Some("SES202501-ACME-AUDIT".to_string());
+        let all = vec![
+            Step::find_runs(),
+            Step::FindRuns {
+                agent: Some("casey".into()),
+                team: true,
+            },
+            Step::ShowRun { id: None },
+            Step::ShowRun { id: some() },
+            Step::Lineage {
+                id: "3f2c9d14".into(),
+            },
+            Step::RegisterOutput,
+            Step::LinkRun,
+            Step::ListSessions,
+            Step::StartSession { yes: false },
+            Step::StartSession { yes: true },
+            Step::CloseSession,
+            Step::ResumeSession { id: None },
+            Step::ResumeSession { id: some() },
+            Step::SessionStatus { id: None },
+            Step::SessionStatus { id: some() },
+            Step::AddMilestone {
+                name: "Ship it".into(),
+            },
+            Step::FinishMilestone {
+                name: "Ship it".into(),
+            },
+            Step::SetUsage,
+            Step::WorkflowState { session: None },
+            Step::WorkflowState { session: some() },
+            Step::InvokeAgent {
+                agent: "architect".into(),
+            },
+            Step::ListTranscripts {
+                all: true,
+                source: Some("codex".into()),
+            },
+            Step::list_transcripts(false),
+            Step::ImportTranscripts,
+            Step::InstallHooks {
+                agent: "codex".into(),
+            },
+            Step::SyncIndex,
+            Step::RebuildIndex,
+            Step::Doctor { fix: false },
+            Step::Doctor { fix: true },
+            Step::Init,
+            Step::Demo,
+            Step::TeamInit,
+            Step::TeamPush,
+            Step::WaitLonger,
+        ];
+        for step in &all {
+            match step {
+                Step::FindRuns { .. }
+                | Step::ShowRun { .. }
+                | Step::Lineage { .. }
+                | Step::RegisterOutput
+                | Step::LinkRun
+                | Step::ListSessions
+                | Step::StartSession { .. }
+                | Step::CloseSession
+                | Step::ResumeSession { .. }
+                | Step::SessionStatus { .. }
+                | Step::AddMilestone { .. }
+                | Step::FinishMilestone { .. }
+                | Step::SetUsage
+                | Step::WorkflowState { .. }
+                | Step::InvokeAgent { .. }
+                | Step::ListTranscripts { .. }
+                | Step::ImportTranscripts
+                | Step::InstallHooks { .. }
+                | Step::SyncIndex
+                | Step::RebuildIndex
+                | Step::Doctor { .. }
+                | Step::Init
+                | Step::Demo
+                | Step::TeamInit
+                | Step::TeamPush
+                | Step::WaitLonger => {}
+            }
+        }
+        all
+    }
+
+    /// One of every error, each with the richest next step it can carry.
+    /// As in [`every_step`], the match has no catch-all.
+    fn every_error() -> Vec<Error> {
+        let find = || Step::find_runs();
+        let io = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let all = vec![
+            Error::io("/p/x", io()),
+            Error::Corrupt {
+                path: "/p/x".into(),
+                what: "manifest",
+                reason: "bad".into(),
+            },
+            Error::config("/p/logbook.yaml", "bad")
+                .with_next(Next::say("see ").step(Step::Init).text(" for the keys")),
+            Error::invalid("run id", "x", "expected a UUID")
+                .with_next(Next::of(find(), " lists runs")),
             Error::TextTooLong {
                 field: "note",
                 len: 70_000,
                 limit: 65_536,
             },
-        ] {
-            let cli = e.hint().unwrap_or_default();
-            let mcp = e.hint_for(Face::Mcp).unwrap_or_default();
-            assert!(cli.contains("logbook "), "{cli}");
-            assert!(!mcp.contains("logbook ") && mcp.contains('_'), "{mcp}");
+            Error::not_found("run", "x", Next::of(find(), " lists the runs there are")),
+            Error::RunWithoutManifest {
+                id: "x".into(),
+                folder: "/p/x".into(),
+            },
+            Error::AmbiguousId {
+                kind: "run",
+                given: "3f2c9d14".into(),
+                candidates: vec!["a".into(), "b".into()],
+            },
+            Error::LineageCycle {
+                child: "a".into(),
+                parent: "b".into(),
+                cycle: vec!["a".into(), "b".into(), "a".into()],
+            },
+            Error::NotARegularFile {
+                what: "workflow file",
+                path: "/p/x".into(),
+                found: "a folder",
+            },
+            Error::NotImported {
+                path: "/p/x".into(),
+                reason: "empty".into(),
+            },
+            Error::FileTooLarge {
+                what: "workflow file",
+                path: "/p/x".into(),
+                limit: 1024,
+            },
+            Error::NoAgentSession {
+                agent: "claude-code",
+            },
+            Error::NotAnAgentSession { id: "x".into() },
+            Error::NoActiveSession,
+            Error::SeveralPaused {
+                ids: vec!["A".into(), "B".into()],
+            },
+            Error::SessionActive { id: "A".into() },
+            Error::SessionClosed {
+                id: "A".into(),
+                workflow: true,
+            },
+            Error::SessionClosed {
+                id: "A".into(),
+                workflow: false,
+            },
+            Error::IdTooLong {
+                id: "A".repeat(300),
+                max: 200,
+            },
+            Error::MilestoneExists {
+                session: "A".into(),
+                name: "M".into(),
+                done: false,
+            },
+            Error::MilestoneNotFound {
+                session: "A".into(),
+                name: "M".into(),
+                already_done: false,
+                near: Some("N".into()),
+            },
+            Error::MilestoneNotFound {
+                session: "A".into(),
+                name: "M".into(),
+                already_done: false,
+                near: None,
+            },
+            Error::SessionInTwoPlaces {
+                live: "/p/a".into(),
+                archived: "/p/b".into(),
+            },
+            Error::RunFinished {
+                id: "x".into(),
+                status: "completed".into(),
+                finished_at: None,
+                registering: true,
+            },
+            Error::NoInvocationInProgress {
+                agent: "architect".into(),
+            },
+            Error::HistoryIncomplete {
+                problems: vec!["gone".into()],
+            },
+            Error::IdMismatch {
+                path: "/p/x".into(),
+                expected: "a".into(),
+                found: "b".into(),
+            },
+            Error::RootMissing { path: "/p".into() },
+            Error::NoUserHome,
+            Error::AlreadyExists {
+                path: "/p/x".into(),
+                hint: Next::say("give ").step(Step::Demo).text(" a new folder"),
+            },
+            Error::LockTimeout {
+                lock: "/p/l".into(),
+                holder: "1".into(),
+                waited: Duration::from_secs(1),
+            },
+            Error::Conflict {
+                what: "state".into(),
+                expected: 1,
+                actual: 2,
+            },
+            Error::TokensOutOfRange {
+                what: "usage".into(),
+                value: "9".into(),
+                max: 8,
+            },
+            Error::AgentSettings {
+                path: "/p/s.json".into(),
+                reason: "bad".into(),
+                hint: "fix it".into(),
+            },
+            Error::IndexBusy {
+                path: "/p/index.db".into(),
+                message: "database is locked".into(),
+            },
+            Error::Index {
+                path: "/p/index.db".into(),
+                message: "malformed".into(),
+                corrupt: true,
+            },
+            Error::Team {
+                server: "h:5432/db".into(),
+                message: "down".into(),
+                hint: Next::say("then ").step(Step::TeamPush),
+            },
+        ];
+        for e in &all {
+            match e {
+                Error::Io { .. }
+                | Error::Corrupt { .. }
+                | Error::Config { .. }
+                | Error::Invalid { .. }
+                | Error::TextTooLong { .. }
+                | Error::NotFound { .. }
+                | Error::RunWithoutManifest { .. }
+                | Error::AmbiguousId { .. }
+                | Error::LineageCycle { .. }
+                | Error::NotARegularFile { .. }
+                | Error::NotImported { .. }
+                | Error::FileTooLarge { .. }
+                | Error::NoAgentSession { .. }
+                | Error::NotAnAgentSession { .. }
+                | Error::NoActiveSession
+                | Error::SeveralPaused { .. }
+                | Error::SessionActive { .. }
+                | Error::SessionClosed { .. }
+                | Error::IdTooLong { .. }
+                | Error::MilestoneExists { .. }
+                | Error::MilestoneNotFound { .. }
+                | Error::SessionInTwoPlaces { .. }
+                | Error::RunFinished { .. }
+                | Error::NoInvocationInProgress { .. }
+                | Error::HistoryIncomplete { .. }
+                | Error::IdMismatch { .. }
+                | Error::RootMissing { .. }
+                | Error::NoUserHome
+                | Error::AlreadyExists { .. }
+                | Error::LockTimeout { .. }
+                | Error::Conflict { .. }
+                | Error::TokensOutOfRange { .. }
+                | Error::AgentSettings { .. }
+                | Error::IndexBusy { .. }
+                | Error::Index { .. }
+                | Error::Team { .. } => {}
+            }
         }
+        all
+    }
+
+    /// What an agent must never be told: a command line it cannot run.
+    fn names_a_command(text: &str) -> bool {
+        text.contains("`logbook") || text.contains("logbook ") || text.contains(" --")
+    }
+
+    #[test]
+    fn every_step_is_a_command_at_the_cli_and_a_tool_or_words_over_mcp() {
+        for step in every_step() {
+            let cli = step.word(Face::Cli);
+            let mcp = step.word(Face::Mcp);
+            assert!(!names_a_command(&mcp), "{step:?}: {mcp}");
+            assert_eq!(step.word(Face::Web), cli, "{step:?}");
+            if step == Step::WaitLonger {
+                assert!(cli.contains("LOGBOOK_LOCK_TIMEOUT"), "{cli}");
+                continue;
+            }
+            assert!(
+                cli.starts_with("`logbook ") && cli.ends_with('`'),
+                "{step:?}: {cli}"
+            );
+            let tool = mcp.split(' ').next().unwrap_or_default();
+            assert_eq!(TOOLS.contains(&tool), step.has_tool(), "{step:?}: {mcp}");
+            // A tool call's arguments are one JSON object.
+            if let Some(args) = mcp
+                .strip_prefix(tool)
+                .filter(|a| step.has_tool() && !a.is_empty())
+            {
+                let args: serde_json::Value = serde_json::from_str(args.trim()).unwrap();
+                assert!(args.is_object(), "{step:?}: {mcp}");
+            }
+        }
+        let find = Step::FindRuns {
+            agent: Some("casey".into()),
+            team: true,
+        };
+        assert_eq!(find.word(Face::Cli), "`logbook find --team --agent casey`");
+        assert_eq!(
+            find.word(Face::Mcp),
+            r#"find_runs {"agent": "casey", "scope": "team"}"#
+        );
+    }
+
+    #[test]
+    fn no_error_tells_an_agent_to_run_a_command() {
+        let mut with_steps = 0;
+        for e in every_error() {
+            let mcp = e.hint_for(Face::Mcp).unwrap_or_default();
+            assert!(!names_a_command(&mcp), "{e:?}: {mcp}");
+            let line = message(&e, Face::Mcp);
+            assert!(!names_a_command(&line), "{e:?}: {line}");
+            if e.next().is_some_and(|n| n.steps().next().is_some()) {
+                with_steps += 1;
+                assert_ne!(e.hint(), e.hint_for(Face::Mcp), "{e:?}");
+            }
+        }
+        assert!(with_steps > 20, "{with_steps}");
+    }
+
+    #[test]
+    fn exit_codes_and_statuses_follow_the_kind() {
+        let codes: Vec<(Error, u8)> = vec![
+            (Error::NoActiveSession, 4),
+            (
+                Error::Conflict {
+                    what: "s".into(),
+                    expected: 1,
+                    actual: 2,
+                },
+                3,
+            ),
+            (
+                Error::IndexBusy {
+                    path: "i".into(),
+                    message: "database is locked".into(),
+                },
+                3,
+            ),
+            (
+                Error::Index {
+                    path: "i".into(),
+                    message: "no such table".into(),
+                    corrupt: false,
+                },
+                1,
+            ),
+            (Error::invalid("status", "x", "no"), 1),
+        ];
+        for (e, code) in codes {
+            assert_eq!(exit_code(&e), code, "{e}");
+        }
+        assert_eq!(ErrorKind::NotFound.http_status(), 404);
+        assert_eq!(ErrorKind::Conflict.http_status(), 500);
+        // An I/O error a binary met on its own: a missing file is not found.
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(exit_code(&missing), 4);
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(exit_code(&denied), 1);
+    }
+
+    #[test]
+    fn a_message_quotes_each_cause_once_and_words_the_next_step_for_its_face() {
+        let e = Error::io("/p/x", std::io::Error::from(std::io::ErrorKind::NotFound));
+        let line = message(&e, Face::Cli);
+        assert_eq!(line.matches("not found").count(), 1, "{line}");
+        let e = Error::NoActiveSession;
+        assert_eq!(
+            message(&e, Face::Cli),
+            "no active work session; start one with `logbook start`, or resume a paused one with `logbook resume ID` (`logbook list` shows them)"
+        );
+        assert_eq!(
+            message(&e, Face::Mcp),
+            r#"no active work session; start one with session_start, or resume a paused one with session_resume {"id": "ID"} (session_list shows them)"#
+        );
     }
 }

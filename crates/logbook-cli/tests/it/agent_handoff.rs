@@ -234,7 +234,7 @@ fn transcript_resume_names_the_agent_command() {
     let stderr = err.err();
     assert!(
         stderr.contains("was not imported from a Claude Code or Codex log")
-            && stderr.contains("--source"),
+            && stderr.contains("`logbook transcript list`"),
         "{stderr}"
     );
     t.run(&[
@@ -420,7 +420,7 @@ fn mcp_agent_resume_handoff_and_the_resume_prompt() {
         json!({"transcript_id": "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f"}),
     );
     assert!(
-        err.contains("call agent_resume without transcript_id"),
+        err.contains("transcript_list") && !err.contains("logbook "),
         "{err}"
     );
 

@@ -516,6 +516,98 @@ fn session_lifecycle_tools() {
     );
 }
 
+/// `msg` is a tool error whose next step is the call `tool` (with its
+/// arguments as given), and names no command line: an agent cannot run one.
+fn names_the_tool(msg: &str, tool: &str) {
+    assert!(msg.starts_with("error: "), "{msg}");
+    assert!(msg.contains(tool), "expected {tool}: {msg}");
+    assert_names_no_command(msg);
+}
+
+fn assert_names_no_command(msg: &str) {
+    assert!(
+        !msg.contains("`logbook") && !msg.contains("logbook ") && !msg.contains(" --"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn errors_name_the_tool_to_call_next_never_a_command() {
+    let t = project();
+    let mut m = Mcp::start(&t);
+    // No active session: the CLI is told the command, the agent the tool.
+    names_the_tool(&m.err("session_status", json!({})), "session_start");
+    assert!(t.run(&["status"]).not_found().contains("`logbook start`"));
+    names_the_tool(
+        &m.err("workflow_state", json!({})),
+        r#"session_resume {"id": "ID"}"#,
+    );
+    m.ok("session_start", json!({"client": "ACME", "project": "ONE"}));
+    // A second session while one is active.
+    names_the_tool(
+        &m.err("session_start", json!({"client": "ACME", "project": "TWO"})),
+        r#"session_start {"yes": true}"#,
+    );
+    // A run that does not exist, by its whole id, by a prefix, and an id
+    // that is no id at all.
+    let missing = "0b7e4c52-3f1a-4d8e-9c6b-2a5f8e1d7c30";
+    for id in [missing, "0b7e4c52", "not-a-run"] {
+        names_the_tool(&m.err("run_show", json!({"id": id})), "find_runs");
+    }
+    assert!(
+        t.run(&["run", "show", "not-a-run"])
+            .err()
+            .contains("`logbook find` lists runs")
+    );
+    // A lost compare-and-swap on the workflow state: read it again.
+    let version = m.ok("workflow_state", json!({}))["version"]
+        .as_u64()
+        .unwrap();
+    let conflict = m.err(
+        "workflow_phase",
+        json!({"phase": "validation", "expect_version": version + 5}),
+    );
+    names_the_tool(&conflict, "workflow_state");
+    // Completing an agent that was never invoked.
+    names_the_tool(
+        &m.err(
+            "workflow_complete",
+            json!({"agent": "analyst", "summary": "s"}),
+        ),
+        r#"workflow_invoke {"agent": "analyst", "prompt": "…"}"#,
+    );
+    // A milestone never added.
+    names_the_tool(
+        &m.err("session_update", json!({"milestone_done": "Deploy"})),
+        r#"session_update {"milestone_add": "Deploy"}"#,
+    );
+    // A transcript that does not exist.
+    names_the_tool(
+        &m.err("transcript_load", json!({"id": missing})),
+        "transcript_list",
+    );
+    // Outputs of a finished run.
+    let run = m.ok("run_start", json!({"agent": "casey", "workflow": "w"}))["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t.write(&format!("docs/agent-outputs/{run}/notes.md"), "# notes\n");
+    m.ok("run_finish", json!({"id": run}));
+    names_the_tool(
+        &m.err(
+            "run_register_output",
+            json!({"id": run, "file": "notes.md", "type": "document", "description": "d"}),
+        ),
+        "run_link",
+    );
+    // A run linked to itself, and an enum value that is not one: no next
+    // step to name, and still no command.
+    assert_names_no_command(&m.err("run_link", json!({"id": run, "related_id": run})));
+    let bad = m.err("find_runs", json!({"status": "sleeping"}));
+    assert!(bad.contains("sleeping"), "{bad}");
+    assert_names_no_command(&bad);
+}
+
 #[test]
 fn failures_are_tool_errors_with_the_clis_message_and_the_server_keeps_serving() {
     let t = project();

@@ -68,6 +68,27 @@ fn a_lock_not_had_in_time_exits_3() {
 }
 
 #[test]
+fn an_index_held_by_another_writer_is_a_conflict_that_exits_3() {
+    let mut t = project();
+    t.start_run("casey", "deep-dive", &[]);
+    // Another process is in the middle of a write to the index.
+    let held = rusqlite::Connection::open(t.path(".logbook/index.db")).unwrap();
+    held.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    // The index's wait follows the lock timeout, as the hint says.
+    t.envs.push(("LOGBOOK_LOCK_TIMEOUT".into(), "0.2".into()));
+    let busy = t.run(&["index", "sync"]);
+    let err = busy.conflict();
+    assert!(
+        err.starts_with("error: index ") && err.contains("database is locked"),
+        "{err}"
+    );
+    assert!(err.contains("LOGBOOK_LOCK_TIMEOUT"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    held.execute_batch("COMMIT").unwrap();
+    t.run(&["index", "sync"]).ok();
+}
+
+#[test]
 fn bad_query_values_get_the_same_first_line_from_the_cli_and_mcp() {
     let t = project();
     t.start_run("casey", "deep-dive", &[]);

@@ -68,7 +68,7 @@ pub(crate) fn resume_line(p: &logbook::Project) -> String {
         Ok(r) => agent::resume_line(r.as_ref()),
         Err(e) => format!(
             "The agent session to resume could not be looked up: {}",
-            crate::message(&e)
+            logbook::error::message(&e, logbook::error::Face::Mcp)
         ),
     }
 }

@@ -369,7 +369,10 @@ impl Index {
                 | rusqlite::OpenFlags::SQLITE_OPEN_URI,
         )
         .map_err(&e)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(&e)?;
+        // A writer holding the index past this is reported as busy (a
+        // conflict, as a lock timeout is), after the wait the person set.
+        let busy = crate::store::lock::timeout_from_env().unwrap_or(BUSY_TIMEOUT);
+        conn.busy_timeout(busy).map_err(&e)?;
         // Closing the last connection would otherwise checkpoint the WAL and
         // delete it (two fsyncs), and the next write would create it again
         // (a header fsync and a directory fsync): three quarters of a

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 
 /// A run's id: an RFC 4122 UUID in hyphenated form (any version on read;
 /// Logbook creates v4). It names the run folder.
@@ -29,8 +29,9 @@ impl RunId {
             Err(Error::invalid(
                 "run id",
                 id,
-                "expected a UUID such as 3f2c9d14-4b5e-4789-81ab-cdef12345678; `logbook find` lists runs",
-            ))
+                "expected a UUID such as 3f2c9d14-4b5e-4789-81ab-cdef12345678",
+            )
+            .with_next(Next::of(Step::find_runs(), " lists runs")))
         }
     }
 
@@ -220,8 +221,8 @@ pub enum IdArg {
 impl IdArg {
     /// Reads a whole UUID (any case) or a prefix of at least [`MIN_PREFIX`]
     /// hex digits and hyphens; `what` names the id in the error and `lists`
-    /// the command that lists them.
-    pub fn parse(what: &'static str, text: &str, lists: &str) -> Result<IdArg> {
+    /// the step that lists them.
+    pub fn parse(what: &'static str, text: &str, lists: impl Into<Next>) -> Result<IdArg> {
         let t = text.trim();
         if is_hyphenated_uuid(t) {
             return Ok(IdArg::Full(t.to_ascii_lowercase()));
@@ -237,9 +238,10 @@ impl IdArg {
             what,
             text,
             format!(
-                "expected a UUID such as 3f2c9d14-4b5e-4789-81ab-cdef12345678, or its first {MIN_PREFIX} or more characters; {lists}"
+                "expected a UUID such as 3f2c9d14-4b5e-4789-81ab-cdef12345678, or its first {MIN_PREFIX} or more characters"
             ),
-        ))
+        )
+        .with_next(lists))
     }
 }
 
@@ -258,7 +260,7 @@ impl RunRef {
     /// Reads a whole UUID (any case) or a prefix of at least
     /// [`MIN_PREFIX`] hex digits and hyphens.
     pub fn parse(text: &str) -> Result<RunRef> {
-        match IdArg::parse("run id", text, "`logbook find` lists runs")? {
+        match IdArg::parse("run id", text, Next::of(Step::find_runs(), " lists runs"))? {
             IdArg::Full(id) => RunId::parse(&id).map(RunRef::Full),
             IdArg::Prefix(prefix) => Ok(RunRef::Prefix(prefix)),
         }

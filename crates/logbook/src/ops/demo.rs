@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::error::{Error, Result};
+use crate::error::{self, Error, Next, Result};
 use crate::model::run::{OutputType, RunStatus};
 use crate::model::transcript::{Kind, Message, Transcript};
 use crate::model::work_session::{AgentOutcome, Usage};
@@ -99,7 +99,9 @@ pub fn fill(root: &Path) -> Result<Demo> {
         if store::config::marker_exists(&root.join(marker)) {
             return Err(Error::AlreadyExists {
                 path: root.join(marker),
-                hint: "that folder already holds a Logbook project; give `logbook demo` a new folder",
+                hint: Next::say("that folder already holds a Logbook project; give ")
+                    .step(error::Step::Demo)
+                    .text(" a new folder"),
             });
         }
     }

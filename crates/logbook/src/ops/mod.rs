@@ -107,7 +107,7 @@ pub(crate) fn write_through<T>(
 
 fn index_behind(p: &Project, e: &crate::Error) {
     crate::notice::push(format!(
-        "the files were written, but the index {} was not updated ({e}); `logbook index sync` brings it up to date",
+        "the files were written, but the index {} was not updated ({e}); an index sync brings it up to date",
         p.index_path().display()
     ));
 }

@@ -34,7 +34,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::{Index, Kind as IndexKind, MAX_SAID_BYTES, Pending, Record, TranscriptHit};
 use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
@@ -126,13 +126,13 @@ fn save_as(
             let id = run::resolve(p, &given)
                 .and_then(|id| store::run::load(p, &id).map(|_| id))
                 .map_err(|e| match e {
-                    Error::NotFound { .. } | Error::Invalid { .. } => Error::invalid(
-                        "metadata.runId",
-                        given.clone(),
-                        format!(
-                            "{e}; name an existing run (`logbook find` lists them) or remove runId"
-                        ),
-                    ),
+                    Error::NotFound { .. } | Error::Invalid { .. } => {
+                        Error::invalid("metadata.runId", given.clone(), e.to_string()).with_next(
+                            Next::say("name an existing run (")
+                                .step(Step::find_runs())
+                                .text(" lists them) or remove runId"),
+                        )
+                    }
                     e => e,
                 })?;
             transcript
@@ -230,7 +230,7 @@ pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
     let part = match IdArg::parse(
         "transcript id",
         text,
-        "`logbook transcript list --all` lists transcripts",
+        Next::of(Step::list_transcripts(true), " lists transcripts"),
     )? {
         IdArg::Full(id) => return TranscriptId::parse(&id),
         IdArg::Prefix(part) => part,
@@ -263,7 +263,9 @@ pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
         0 => Err(Error::not_found(
             "transcript",
             text.trim(),
-            "no transcript id starts or ends with that; `logbook transcript list --all` shows the transcripts there are",
+            Next::say("no transcript id starts or ends with that; ")
+                .step(Step::list_transcripts(true))
+                .text(" shows the transcripts there are"),
         )),
         _ => Err(Error::AmbiguousId {
             kind: "transcript",
@@ -364,7 +366,9 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
         return Err(Error::not_found(
             "transcript",
             id.as_str(),
-            "only live transcripts are named; `logbook transcript list` shows them",
+            Next::say("only live transcripts are named; ")
+                .step(Step::list_transcripts(false))
+                .text(" shows them"),
         ));
     };
     let (mut transcript, raw) = store::transcript::read_file_raw(&path)?;
@@ -436,7 +440,10 @@ fn locate<T>(
         Error::not_found(
             "transcript",
             id.as_str(),
-            "`logbook transcript list --all` shows the transcripts there are",
+            Next::of(
+                Step::list_transcripts(true),
+                " shows the transcripts there are",
+            ),
         )
     }))
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Map;
 
 use crate::clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::bounded;
@@ -742,7 +742,12 @@ fn finish_agent_with(
                 Error::not_found(
                     "agent",
                     agent_id,
-                    &format!("`logbook status {session_id}` lists the agents spawned"),
+                    Next::of(
+                        Step::SessionStatus {
+                            id: Some(session_id.to_string()),
+                        },
+                        " lists the agents spawned",
+                    ),
                 )
             })?;
         let before = agent.tokens_used;

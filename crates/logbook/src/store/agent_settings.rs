@@ -56,7 +56,7 @@ pub fn settings_path(agent: HookAgent, scope: HookScope, root: &Path) -> Result<
             .ok_or_else(|| Error::AgentSettings {
                 path: PathBuf::from(format!("~/{dot}")),
                 reason: "HOME is not set, so the user's settings cannot be found".into(),
-                hint: format!("set HOME, or {var} to the agent's configuration folder"),
+                hint: format!("set HOME, or {var} to the agent's configuration folder").into(),
             })
     };
     Ok(match (agent, scope) {
@@ -141,7 +141,8 @@ pub fn check_replaceable(path: &Path) -> Result<()> {
             reason: format!("it is a symbolic link to {target}"),
             hint: format!(
                 "Logbook does not replace a link with a file: add the hooks to {target} by hand, or replace the link with a copy of it and run the command again"
-            ),
+            )
+            .into(),
         });
     }
     if meta.permissions().readonly()
@@ -153,7 +154,8 @@ pub fn check_replaceable(path: &Path) -> Result<()> {
             hint: format!(
                 "make it writable (`chmod u+w {}`) and run the command again, or leave it as it is; nothing was changed",
                 path.display()
-            ),
+            )
+            .into(),
         });
     }
     Ok(())

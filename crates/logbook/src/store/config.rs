@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::model::template::{self, Placeholder};
 use crate::store;
 
@@ -156,15 +156,13 @@ impl Config {
         // logbook.yaml must not hang or exhaust every command.
         let text = store::read_regular(&path, "config file", store::variables::MAX_CONFIG_BYTES)?;
         let raw: RawConfig = match &text {
-            Some(t) if !t.trim().is_empty() => {
-                serde_saphyr::from_str(t).map_err(|e| Error::Config {
-                    path: path.clone(),
-                    reason: format!(
-                        "{}; see `logbook init` for the keys and their defaults",
-                        crate::model::text::yaml_error(&e)
-                    ),
-                })?
-            }
+            Some(t) if !t.trim().is_empty() => serde_saphyr::from_str(t).map_err(|e| {
+                Error::config(&path, crate::model::text::yaml_error(&e)).with_next(
+                    Next::say("see ")
+                        .step(Step::Init)
+                        .text(" for the keys and their defaults"),
+                )
+            })?,
             _ => RawConfig::default(),
         };
         let text = text.unwrap_or_default();
@@ -231,13 +229,13 @@ impl Config {
             .default_prefix
             .unwrap_or_else(|| default_of("default_prefix").into());
         crate::model::work_session::validate_prefix(&default_prefix).map_err(|e| {
-            Error::Config {
-                path: path.clone(),
-                reason: format!(
+            Error::config(
+                &path,
+                format!(
                     "line {}: key default_prefix: {e}",
                     resolver.line_of("default_prefix")
                 ),
-            }
+            )
         })?;
         Ok(Config {
             root: root.to_path_buf(),
@@ -279,7 +277,7 @@ impl Config {
         if path.exists() {
             return Err(Error::AlreadyExists {
                 path,
-                hint: "edit it, or remove it to start from the defaults",
+                hint: "edit it, or remove it to start from the defaults".into(),
             });
         }
         store::write_atomic(&path, default_config_text().as_bytes())?;
@@ -361,10 +359,10 @@ impl Resolver<'_> {
     }
 
     fn error(&self, key: &str, reason: String) -> Error {
-        Error::Config {
-            path: self.path.to_path_buf(),
-            reason: format!("line {}: key {key}: {reason}", self.line_of(key)),
-        }
+        Error::config(
+            self.path,
+            format!("line {}: key {key}: {reason}", self.line_of(key)),
+        )
     }
 }
 

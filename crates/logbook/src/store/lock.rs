@@ -15,6 +15,17 @@ use crate::error::{Error, Result};
 pub const LOCK_TIMEOUT_ENV: &str = "LOGBOOK_LOCK_TIMEOUT";
 const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The wait `LOGBOOK_LOCK_TIMEOUT` sets, if it is set to a number of
+/// seconds: the index's SQLite lock follows it too, so the one setting the
+/// lock-timeout hint names governs every lock wait.
+pub fn timeout_from_env() -> Option<Duration> {
+    std::env::var(LOCK_TIMEOUT_ENV)
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
 /// Hands out the project's cross-process locks.
 #[derive(Debug, Clone)]
 pub struct Locks {
@@ -31,12 +42,7 @@ pub struct LockGuard {
 impl Locks {
     /// Locks kept in `dir`, waiting at most `LOGBOOK_LOCK_TIMEOUT` seconds.
     pub fn new(dir: PathBuf) -> Self {
-        let timeout = std::env::var(LOCK_TIMEOUT_ENV)
-            .ok()
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64)
-            .unwrap_or(DEFAULT_LOCK_TIMEOUT);
+        let timeout = timeout_from_env().unwrap_or(DEFAULT_LOCK_TIMEOUT);
         Locks { dir, timeout }
     }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, Manifest, Run, parse_manifest};
@@ -106,7 +106,7 @@ pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
         return Err(Error::not_found(
             "run",
             id.as_str(),
-            "`logbook find` lists the runs there are",
+            Next::of(Step::find_runs(), " lists the runs there are"),
         ));
     };
     let (manifest, raw) = parse_manifest(&path, &text)?;

@@ -65,10 +65,7 @@ pub fn base(id: &RunId, folder: &Path) -> Map<String, Value> {
 }
 
 fn config_error(path: &Path, reason: String) -> Error {
-    Error::Config {
-        path: path.to_path_buf(),
-        reason,
-    }
+    Error::config(path, reason)
 }
 
 /// Reads a workflow.yaml and the bundle config its `config_source` names
@@ -393,7 +390,7 @@ mod tests {
     /// The reason of an [`Error::Config`] about `file`.
     fn config_reason(err: Error, file: &Path) -> String {
         match err {
-            Error::Config { path, reason } => {
+            Error::Config { path, reason, .. } => {
                 assert_eq!(path, file);
                 reason
             }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::model::ids::WorkSessionId;
 use crate::model::text;
 use crate::model::work_session::{
@@ -116,7 +116,7 @@ pub fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
     Err(Error::not_found(
         "work session",
         id.as_str(),
-        "`logbook list` shows the sessions there are",
+        Next::of(Step::ListSessions, " shows the sessions there are"),
     ))
 }
 

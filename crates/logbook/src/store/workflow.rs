@@ -97,7 +97,7 @@ pub fn full_history(
                 }
                 None => {
                     problems.push(format!(
-                        "{}: compaction archive named in compactionHistory[{i}] is missing; its {} invocations are left out of fullHistory (`logbook doctor` reports it)",
+                        "{}: compaction archive named in compactionHistory[{i}] is missing; its {} invocations are left out of fullHistory",
                         path.display(),
                         entry.count
                     ));
@@ -109,7 +109,7 @@ pub fn full_history(
             Ok(Some(archive)) => archives.push(archive),
             Ok(None) => {}
             Err(e) => problems.push(format!(
-                "{e}; its {} invocations are left out of fullHistory (`logbook doctor` reports it)",
+                "{e}; its {} invocations are left out of fullHistory",
                 entry.count
             )),
         }

@@ -71,7 +71,7 @@ pub(crate) fn connector() -> Result<&'static dyn Connector> {
         .ok_or_else(|| Error::Team {
             server: "(none)".into(),
             message: "this program was built without a team catalog driver".into(),
-            hint: "use the `logbook` command line, which includes the PostgreSQL catalog".into(),
+            hint: "use the Logbook command line, which includes the PostgreSQL catalog".into(),
         })
 }
 

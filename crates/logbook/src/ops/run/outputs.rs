@@ -9,7 +9,7 @@ use serde_json::Map;
 use super::resolve;
 use super::write::{finished, required, update};
 use crate::clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, OutputRecord, OutputType, Run, RunStatus};
 use crate::store::run_files::{confine, names_manifest, normalize, read_own};
@@ -95,7 +95,12 @@ pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
         Error::not_found(
             "run file",
             format!("{id}/{rel}"),
-            "`logbook run show ID` lists the run's outputs",
+            Next::of(
+                Step::ShowRun {
+                    id: Some(id.to_string()),
+                },
+                " lists the run's outputs",
+            ),
         )
     };
     // The manifest is the run itself, not one of its files: hidden (not

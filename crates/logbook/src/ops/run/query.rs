@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::{Hit, Index, Kind};
 use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
@@ -179,7 +179,9 @@ pub(crate) fn resolve_ref(p: &Project, run: &RunRef) -> Result<RunId> {
         0 => Err(Error::not_found(
             "run",
             text,
-            "no run id starts with that; `logbook find` lists the runs there are",
+            Next::say("no run id starts with that; ")
+                .step(Step::find_runs())
+                .text(" lists the runs there are"),
         )),
         _ => Err(Error::AmbiguousId {
             kind: "run",
@@ -276,7 +278,13 @@ pub fn latest_output(
     Err(Error::not_found(
         "output of agent",
         what,
-        "`logbook find --agent NAME` shows that agent's runs and their outputs",
+        Next::of(
+            Step::FindRuns {
+                agent: Some("NAME".into()),
+                team: false,
+            },
+            " shows that agent's runs and their outputs",
+        ),
     ))
 }
 

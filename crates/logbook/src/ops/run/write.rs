@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::resolve;
 use crate::clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::RunId;
 use crate::model::limits::{bounded, bounded_each};
@@ -138,7 +138,9 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
             Error::NotFound { .. } => Error::not_found(
                 "related run",
                 given.trim(),
-                "`--related` must name an existing run; `logbook find` lists them",
+                Next::say("a related run must exist; ")
+                    .step(Step::find_runs())
+                    .text(" lists them"),
             ),
             e => e,
         })?;
@@ -440,7 +442,9 @@ pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
         Error::NotFound { .. } => Error::not_found(
             "related run",
             related_given.trim(),
-            "both runs must exist; `logbook find` lists them",
+            Next::say("both runs must exist; ")
+                .step(Step::find_runs())
+                .text(" lists them"),
         ),
         e => e,
     })?;
@@ -455,7 +459,9 @@ pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
         Error::NotFound { .. } => Error::not_found(
             "related run",
             related.as_str(),
-            "both runs must exist; `logbook find` lists them",
+            Next::say("both runs must exist; ")
+                .step(Step::find_runs())
+                .text(" lists them"),
         ),
         e => e,
     })?;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::catalog::{Catalog, TeamRun};
 use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::lineage_of;
@@ -110,7 +110,13 @@ impl Backend for Team<'_> {
             0 => Err(Error::not_found(
                 "run",
                 prefix.as_str(),
-                "`logbook find --team` lists the team's runs",
+                Next::of(
+                    Step::FindRuns {
+                        agent: None,
+                        team: true,
+                    },
+                    " lists the team's runs",
+                ),
             )),
             _ => Err(Error::AmbiguousId {
                 kind: "run",
@@ -142,7 +148,13 @@ impl Backend for Team<'_> {
                 Error::not_found(
                     "run",
                     id.to_string(),
-                    "`logbook find --team` lists the team's runs",
+                    Next::of(
+                        Step::FindRuns {
+                            agent: None,
+                            team: true,
+                        },
+                        " lists the team's runs",
+                    ),
                 )
             })
     }
@@ -178,7 +190,13 @@ impl Backend for Team<'_> {
             Error::not_found(
                 "output of agent",
                 agent,
-                "`logbook find --team --agent NAME` shows that agent's runs on every machine",
+                Next::of(
+                    Step::FindRuns {
+                        agent: Some("NAME".into()),
+                        team: true,
+                    },
+                    " shows that agent's runs on every machine",
+                ),
             )
         })
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::{Index, Kind as IndexKind, MessageHits, Snippets};
 use crate::model::transcript::find::said_by;
 use crate::ops::params::query_text;
@@ -200,7 +200,9 @@ fn not_indexed(id: &str) -> Error {
     Error::not_found(
         "transcript",
         id,
-        "only live transcripts are searched (an archived one is not indexed); `logbook transcript list` shows them",
+        Next::say("only live transcripts are searched (an archived one is not indexed); ")
+            .step(Step::list_transcripts(false))
+            .text(" shows them"),
     )
 }
 

@@ -370,6 +370,9 @@ pub fn measured(p: &Project, text: &str) -> Result<Measured> {
     Err(crate::Error::not_found(
         "transcript",
         id.as_str(),
-        "`logbook transcript list --all` shows the transcripts there are",
+        crate::error::Next::of(
+            crate::error::Step::list_transcripts(true),
+            " shows the transcripts there are",
+        ),
     ))
 }
