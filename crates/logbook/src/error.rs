@@ -384,6 +384,18 @@ pub enum Error {
         /// What to do about it.
         hint: String,
     },
+
+    /// An export's receiver (an OTLP endpoint) could not be reached, or
+    /// refused a batch.
+    #[error("export to {endpoint}: {message}")]
+    Export {
+        /// The endpoint, as resolved (never a header's value).
+        endpoint: String,
+        /// What went wrong.
+        message: String,
+        /// What to do about it.
+        hint: String,
+    },
 }
 
 impl Error {
@@ -457,9 +469,11 @@ impl Error {
             | Error::IdMismatch { .. }
             | Error::AgentSettings { .. }
             | Error::HistoryIncomplete { .. } => ErrorKind::Data,
-            Error::Io { .. } | Error::Index { .. } | Error::Team { .. } | Error::NoUserHome => {
-                ErrorKind::Environment
-            }
+            Error::Io { .. }
+            | Error::Index { .. }
+            | Error::Team { .. }
+            | Error::Export { .. }
+            | Error::NoUserHome => ErrorKind::Environment,
         }
     }
 
@@ -532,6 +546,7 @@ impl Error {
         let text = match self {
             Error::NotFound { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::Team { hint, .. } if !hint.is_empty() => hint.clone(),
+            Error::Export { hint, .. } if !hint.is_empty() => hint.clone(),
             Error::AgentSettings { hint, .. } => hint.clone(),
             Error::RunWithoutManifest { .. } => {
                 "the tool that made the folder writes the manifest when it starts the run; until then listings show it with status unknown".into()

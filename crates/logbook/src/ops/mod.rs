@@ -20,6 +20,8 @@
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
 //!   [`demo`]: an example project.
 //! - [`team`]: the shared PostgreSQL catalog: push, status, team queries
+//! - [`export`]: history as OpenTelemetry GenAI traces, through a
+//!   [`export::Receiver`] (OTLP in the `logbook-otlp` crate)
 //! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
 //!   Code's and Codex's settings
 
@@ -27,6 +29,7 @@ pub mod agent;
 pub mod budget;
 pub mod demo;
 pub mod doctor;
+pub mod export;
 pub mod hook;
 pub mod hooks;
 pub mod index;
