@@ -41,7 +41,7 @@ pub const TRACES_PATH: &str = "/v1/traces";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How many times a batch is sent in all before the export gives up.
-const ATTEMPTS: u32 = 6;
+const ATTEMPTS: u32 = 5;
 
 /// The longest wait between two attempts, whatever `Retry-After` asks.
 const MAX_WAIT: Duration = Duration::from_secs(30);
@@ -197,7 +197,7 @@ impl OtlpConfig {
             protocol,
             headers: unique,
             timeout,
-            backoff: Duration::from_millis(500),
+            backoff: Duration::from_millis(250),
             resource,
         })
     }

@@ -48,6 +48,9 @@ pub(crate) struct OtlpArgs {
     /// Send everything again, with the same ids, whatever was sent before.
     #[arg(long)]
     all: bool,
+    /// Spans per request.
+    #[arg(long, value_name = "N", default_value_t = export::BATCH_SPANS)]
+    batch: usize,
     /// Keep exporting what finishes, until interrupted.
     #[arg(long)]
     watch: bool,
@@ -107,7 +110,7 @@ fn otlp(ctx: &Context, a: &OtlpArgs) -> Result<Output> {
         runs_only,
         content: a.content,
         all: a.all,
-        ..ExportOptions::default()
+        batch_spans: a.batch.max(1),
     };
     let flags = Flags {
         endpoint: a.endpoint.clone(),

@@ -10,6 +10,7 @@ mod contract;
 mod demo;
 mod doctor;
 mod environment;
+mod export;
 mod freshness;
 mod harness;
 mod hooks;

@@ -411,8 +411,13 @@ pub fn transcript(t: &Transcript, kind: Kind, content: bool) -> Vec<Span> {
     spans.push(Span {
         trace_id,
         span_id: root,
-        parent: (kind == Kind::Subagent && md.parent_session_id.is_some())
-            .then(|| subagent_call_span(&t.id)),
+        // A Claude Code subagent runs under the Task call that started it;
+        // one saved in seed 003's format names only its parent session.
+        parent: match (&md.parent_session_id, source.as_str()) {
+            (Some(_), "claude-code") if kind == Kind::Subagent => Some(subagent_call_span(&t.id)),
+            (Some(parent), _) if kind == Kind::Subagent => Some(transcript_span(parent)),
+            _ => None,
+        },
         name: format!("invoke_agent {source}"),
         kind: SpanKind::Internal,
         start_ns: start,
