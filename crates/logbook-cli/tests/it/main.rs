@@ -11,6 +11,7 @@ mod demo;
 mod doctor;
 mod environment;
 mod export;
+mod export_phoenix;
 mod freshness;
 mod harness;
 mod hooks;

@@ -10,6 +10,7 @@ mod fidelity;
 mod layers;
 mod prop_agent_log;
 mod prop_agent_settings;
+mod prop_export;
 mod prop_incremental;
 mod prop_manifest;
 mod prop_session;

@@ -483,6 +483,7 @@ pub fn transcript(t: &Transcript, kind: Kind, content: bool) -> Vec<Span> {
         prev_time = message_time(m, "lastTimestamp").unwrap_or(at).max(at);
     }
 
+    let mut started = std::collections::HashSet::new();
     for call in tools::pair(&t.messages).calls {
         let Some(result) = &call.result else { continue };
         let called = t.messages.get(call.message);
@@ -495,9 +496,12 @@ pub fn transcript(t: &Transcript, kind: Kind, content: bool) -> Vec<Span> {
             .and_then(|m| message_time(m, "timestamp"))
             .unwrap_or(begin)
             .max(begin);
+        // A subagent resumed by a later Task call keeps its agentId: only
+        // the first call that ran it is the one its root runs under.
         let subagent = call
             .subagent_agent_id(&t.messages)
-            .map(|agent| agent_log::subagent_id(&session, &agent));
+            .map(|agent| agent_log::subagent_id(&session, &agent))
+            .filter(|sub| started.insert(sub.clone()));
         let span_id = match &subagent {
             Some(sub) => subagent_call_span(sub),
             None => {
