@@ -455,3 +455,84 @@ fn no_endpoint_is_an_error_naming_the_flag_and_the_variable() {
         "{err}"
     );
 }
+
+#[test]
+fn watch_sends_what_finishes_and_stops_on_sigterm() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let (t, root) = history();
+    let c = Collector::start(vec![]);
+    let r = root.to_str().unwrap();
+    let mut child = t
+        .cmd(&[
+            "--json",
+            "--root",
+            r,
+            "export",
+            "otlp",
+            "--endpoint",
+            &c.base(),
+            "--watch",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let next = || -> Value {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a round's JSON line");
+        serde_json::from_str(&line).unwrap()
+    };
+    // The first round sends the history; its line says the watch is on.
+    let first = next();
+    assert!(first["spans"].as_u64().unwrap() > 0);
+    assert_eq!(first["running"], 1, "the demo's running run waits");
+
+    // A run that finishes goes in a later round, alone.
+    let run = t.json(&[
+        "--root",
+        r,
+        "run",
+        "start",
+        "--agent",
+        "late",
+        "--workflow",
+        "w",
+    ]);
+    let id = run["session_id"].as_str().unwrap();
+    t.json(&["--root", r, "run", "finish", id]);
+    // A round may fall between the start and the finish: it sends the
+    // work session the start changed, and not the run, still running.
+    let round = loop {
+        let round = next();
+        if round["runs"] == 1 {
+            break round;
+        }
+        assert_eq!(round["runs"], 0, "{round}");
+    };
+    assert_eq!(round["transcripts"], 0);
+    let spans = spans_of(&c.received(), false);
+    assert!(spans.iter().any(|s| text(s, "logbook.run.id") == Some(id)));
+
+    let pid = child.id().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "a watch stopped by SIGTERM exits 0: {status}"
+    );
+}
