@@ -536,3 +536,41 @@ fn watch_sends_what_finishes_and_stops_on_sigterm() {
         "a watch stopped by SIGTERM exits 0: {status}"
     );
 }
+
+#[test]
+fn a_call_copied_into_a_resumed_session_counts_once_as_usage_counts_it() {
+    let (t, root) = history();
+    // Claude Code copies a resumed session's earlier calls into the new
+    // session's file: the same message and request ids, another session.
+    let original = "7c0e5a52-3f1b-4d8e-9a61-2b94c1d0e7a3";
+    let copy = "ffffffff-3f1b-4d8e-9a61-2b94c1d0e7a3";
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/examples");
+    let text = std::fs::read_to_string(
+        examples.join(format!("claude/projects/-home-dev-shop/{original}.jsonl")),
+    )
+    .unwrap();
+    let dir = t.path("resumed/-home-dev-shop");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{copy}.jsonl"));
+    std::fs::write(&file, text.replace(original, copy)).unwrap();
+    let r = root.to_str().unwrap();
+    t.json(&["--root", r, "transcript", "import", file.to_str().unwrap()]);
+
+    let usage = usage_of(&t, &root);
+    assert_eq!(
+        usage[copy],
+        (0, 0),
+        "every call of the copy was counted before"
+    );
+    let c = Collector::start(vec![]);
+    export(&t, &root, &["--endpoint", &c.base()]);
+    let spans = spans_of(&c.received(), false);
+    let counted: BTreeMap<String, (i64, i64)> =
+        usage.into_iter().filter(|(_, u)| *u != (0, 0)).collect();
+    assert_eq!(chat_usage(&spans), counted);
+    // The copy's turns are still there, marked.
+    assert!(spans.iter().any(|s| matches!(
+        attr(s, "logbook.usage.counted_in_earlier_session"),
+        Some(any_value::Value::BoolValue(true))
+    )));
+}

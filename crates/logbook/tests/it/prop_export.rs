@@ -137,9 +137,9 @@ proptest! {
     ) {
         let raw = std::fs::read_to_string(fixtures().join(FILES[file].0)).unwrap();
         let (t, kind) = imported(&arb::mutate(&raw, &m), FILES[file].1, subagent);
-        let spans = map::transcript(&t, kind, content);
+        let spans = map::transcript(&t, kind, content, &|_| false);
         check(&t, kind, &spans)?;
-        prop_assert_eq!(spans, map::transcript(&t, kind, content), "the same record, the same spans");
+        prop_assert_eq!(spans, map::transcript(&t, kind, content, &|_| false), "the same record, the same spans");
     }
 
     #[test]
@@ -162,7 +162,7 @@ proptest! {
             t.metadata.extra.insert("usage".into(), u);
         }
         let kind = if subagent { Kind::Subagent } else { Kind::Main };
-        let spans = map::transcript(&t, kind, true);
+        let spans = map::transcript(&t, kind, true, &|k| k.len() % 2 == 0);
         check(&t, kind, &spans)?;
     }
 

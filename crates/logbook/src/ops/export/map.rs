@@ -361,8 +361,17 @@ fn text_of(m: &Message) -> String {
 /// per model turn charged with tokens (every assistant message, in a
 /// transcript that measured none), an `execute_tool` span per tool call
 /// that has its result. Calls still waiting are left for a later export.
-/// Message text goes in only with `content`.
-pub fn transcript(t: &Transcript, kind: Kind, content: bool) -> Vec<Span> {
+/// Message text goes in only with `content`. `counted_elsewhere` says
+/// whether a Claude Code call (`"{messageId}:{requestId}"`) is counted in a
+/// session that began earlier (a resumed session copies calls into its own
+/// file): its turn then carries no usage, as `transcript usage` counts it
+/// once.
+pub fn transcript(
+    t: &Transcript,
+    kind: Kind,
+    content: bool,
+    counted_elsewhere: &dyn Fn(&str) -> bool,
+) -> Vec<Span> {
     let md = &t.metadata;
     let source = transcript::source_name(md).to_string();
     let main = match (kind, &md.parent_session_id) {
@@ -433,8 +442,12 @@ pub fn transcript(t: &Transcript, kind: Kind, content: bool) -> Vec<Span> {
     for (i, m) in t.messages.iter().enumerate() {
         let at = message_time(m, "timestamp").unwrap_or(prev_time);
         if m.role == "assistant" {
-            let usage = charged.get(i).copied().flatten();
-            if usage.is_some() || !measured {
+            let key = message_str(m, "messageId")
+                .zip(message_str(m, "requestId"))
+                .map(|(a, b)| format!("{a}:{b}"));
+            let elsewhere = key.as_deref().is_some_and(counted_elsewhere);
+            let usage = charged.get(i).copied().flatten().filter(|_| !elsewhere);
+            if usage.is_some() || elsewhere || !measured {
                 let end = message_time(m, "lastTimestamp").unwrap_or(at).max(at);
                 let begin = prev_time.min(end);
                 let model = message_str(m, "model");
@@ -455,6 +468,12 @@ pub fn transcript(t: &Transcript, kind: Kind, content: bool) -> Vec<Span> {
                 }
                 if let Some(u) = &usage {
                     attrs.extend(usage_attributes(u));
+                }
+                if elsewhere {
+                    attrs.push((
+                        "logbook.usage.counted_in_earlier_session",
+                        AttrValue::Bool(true),
+                    ));
                 }
                 if content {
                     let text = text_of(m);

@@ -295,6 +295,25 @@ fn export_transcripts(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) 
             ..Default::default()
         },
     )?;
+    // A Claude Code call written into several sessions' files counts in
+    // the session that began first, as `transcript usage` counts it: each
+    // call's first owner, from the transcripts' heads.
+    let mut order: Vec<&crate::model::transcript::Summary> = listing.transcripts.iter().collect();
+    order.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
+    let mut owner: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for s in order {
+        let Some(book) = store::transcript::read_head(&s.file)
+            .ok()
+            .and_then(|h| crate::model::agent_log::usage_of(&h.metadata))
+        else {
+            continue;
+        };
+        for call in book.calls {
+            owner
+                .entry(call.key().to_string())
+                .or_insert_with(|| s.id.clone());
+        }
+    }
     for s in &listing.transcripts {
         let key = format!("transcript:{}", s.id);
         let fp = format!("{}|{}", s.last_active_at, s.messages);
@@ -306,7 +325,8 @@ fn export_transcripts(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) 
         let Ok(t) = store::transcript::read_file(&s.file) else {
             continue;
         };
-        for span in map::transcript(&t, s.kind, opts.content) {
+        let elsewhere = |call: &str| owner.get(call).is_some_and(|o| *o != s.id);
+        for span in map::transcript(&t, s.kind, opts.content, &elsewhere) {
             out.push(span)?;
         }
         out.done(key, fp);
