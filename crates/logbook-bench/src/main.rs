@@ -13,6 +13,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod export;
 mod find;
 mod hook;
 mod index;
@@ -158,6 +159,15 @@ fn main() -> Result<()> {
             Some(bin) => page::rows(&bin, &mut row)?,
             None => eprintln!(
                 "no `logbook` binary beside this one: skipping the transcript page rows (cargo build --release -p logbook-cli)"
+            ),
+        }
+    }
+
+    if args.wants("export") {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => export::rows(&bin, &root, n, &mut row)?,
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the export rows (cargo build --release -p logbook-cli)"
             ),
         }
     }

@@ -495,6 +495,18 @@ pub enum Error {
         /// What to do about it.
         hint: Next,
     },
+
+    /// An export's receiver (an OTLP endpoint) could not be reached, or
+    /// refused a batch.
+    #[error("export to {endpoint}: {message}")]
+    Export {
+        /// The endpoint, as resolved (never a header's value).
+        endpoint: String,
+        /// What went wrong.
+        message: String,
+        /// What to do about it.
+        hint: Next,
+    },
 }
 
 impl Error {
@@ -600,9 +612,11 @@ impl Error {
             | Error::IdMismatch { .. }
             | Error::AgentSettings { .. }
             | Error::HistoryIncomplete { .. } => ErrorKind::Data,
-            Error::Io { .. } | Error::Index { .. } | Error::Team { .. } | Error::NoUserHome => {
-                ErrorKind::Environment
-            }
+            Error::Io { .. }
+            | Error::Index { .. }
+            | Error::Team { .. }
+            | Error::Export { .. }
+            | Error::NoUserHome => ErrorKind::Environment,
         }
     }
 }
@@ -985,6 +999,13 @@ mod tests {
                 message: "down".into(),
                 hint: Next::say("then ").step(Step::TeamPush),
             },
+            Error::Export {
+                endpoint: "http://127.0.0.1:4318/v1/traces".into(),
+                message: "connection refused".into(),
+                hint: Next::say("point ")
+                    .option("endpoint")
+                    .text(" at a running receiver"),
+            },
         ];
         for e in &all {
             match e {
@@ -1023,7 +1044,8 @@ mod tests {
                 | Error::AgentSettings { .. }
                 | Error::IndexBusy { .. }
                 | Error::Index { .. }
-                | Error::Team { .. } => {}
+                | Error::Team { .. }
+                | Error::Export { .. } => {}
             }
         }
         all

@@ -3,6 +3,7 @@
 
 mod agent;
 mod doctor;
+mod export;
 pub(crate) mod hook;
 mod hooks;
 mod index;
@@ -122,6 +123,9 @@ pub(crate) enum Command {
     /// The shared PostgreSQL catalog of a team: init, push, status.
     #[command(subcommand)]
     Team(team::TeamCommand),
+    /// Send history to an observability tool as OpenTelemetry GenAI traces.
+    #[command(subcommand)]
+    Export(export::ExportCommand),
     /// Fill a folder with a realistic example project to explore.
     Demo(infra::DemoArgs),
     /// Print shell completions.
@@ -194,6 +198,7 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Handoff(a) => agent::handoff(&ctx, a),
         Command::Serve(a) => infra::serve(&ctx, a),
         Command::Team(c) => team::run(&ctx, c),
+        Command::Export(c) => export::run(&ctx, c),
         Command::Init
         | Command::Mcp
         | Command::Hook(_)
@@ -216,7 +221,7 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
 fn reads_user_home(command: &Command) -> bool {
     use transcript::TranscriptCommand as T;
     match command {
-        Command::Resume(_) | Command::Handoff(_) => true,
+        Command::Resume(_) | Command::Handoff(_) | Command::Export(_) => true,
         Command::Transcript(t) => {
             matches!(
                 t,

@@ -10,6 +10,8 @@ mod contract;
 mod demo;
 mod doctor;
 mod environment;
+mod export;
+mod export_phoenix;
 mod freshness;
 mod harness;
 mod hooks;

@@ -25,6 +25,7 @@ impl Error {
         let next = match self {
             Error::NotFound { hint, .. }
             | Error::Team { hint, .. }
+            | Error::Export { hint, .. }
             | Error::AgentSettings { hint, .. }
             | Error::AlreadyExists { hint, .. }
             | Error::Invalid { next: hint, .. }

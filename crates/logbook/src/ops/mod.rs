@@ -25,6 +25,8 @@
 //!   lineage, transcripts, usage
 //! - [`catalog`]: the shared PostgreSQL catalog's lifecycle: driver, init,
 //!   push, status
+//! - [`export`]: history as OpenTelemetry GenAI traces, through a
+//!   [`export::Receiver`] (OTLP in the `logbook-otlp` crate)
 //! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
 //!   Code's and Codex's settings
 
@@ -33,6 +35,7 @@ pub mod budget;
 pub mod catalog;
 pub mod demo;
 pub mod doctor;
+pub mod export;
 pub mod hook;
 pub mod hooks;
 pub mod index;

@@ -18,7 +18,8 @@
 //!   index (their text and the stamp that says they changed);
 //!   [`agent_log`] reads Claude Code and Codex logs and streams them into
 //!   transcripts; [`agent_settings`] reads and safely rewrites the agents'
-//!   hook settings files (Claude Code's, Codex's) that `hooks install` edits.
+//!   hook settings files (Claude Code's, Codex's) that `hooks install` edits;
+//!   [`export_cursor`] keeps what `logbook export` sent to each receiver.
 //!
 //! Nothing here knows about the index or decides what a user operation does;
 //! that is [`crate::ops`].
@@ -26,6 +27,7 @@
 pub mod agent_log;
 pub mod agent_settings;
 pub mod config;
+pub mod export_cursor;
 pub mod fs;
 pub mod hook;
 pub mod import_cursor;

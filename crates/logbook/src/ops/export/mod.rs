@@ -1,0 +1,408 @@
+//! `logbook export`: Logbook's history as OpenTelemetry GenAI traces, for
+//! the tools teams already watch (Phoenix, Langfuse, Jaeger, Tempo…).
+//!
+//! The library decides what is sent and under which ids; a [`Receiver`]
+//! (the `logbook-otlp` crate's OTLP/HTTP exporter, a test's collector)
+//! only carries batches, so no face names a backend and the library holds
+//! no HTTP client.
+//!
+//! - [`span`]: backend-free spans, and ids derived from each record's own
+//!   id only;
+//! - [`map`]: records to spans, by the GenAI conventions of
+//!   [`SEMCONV_VERSION`];
+//! - [`export`]: work sessions (with their workflow invocations, decisions,
+//!   verdicts and handoffs), finished runs and transcripts, streamed in
+//!   batches of [`ExportOptions::batch_spans`]; what the receiver took is
+//!   remembered per endpoint in a cursor ([`crate::store::export_cursor`]),
+//!   so a second export sends nothing new and `all` sends everything again
+//!   with the same ids.
+//!
+//! ```no_run
+//! use logbook::ops::export::{self, ExportOptions, Receiver, Sent, span::Span};
+//! struct Count(usize);
+//! impl Receiver for Count {
+//!     fn endpoint(&self) -> &str { "count" }
+//!     fn send(&mut self, spans: &[Span]) -> logbook::error::Result<Sent> {
+//!         self.0 += spans.len();
+//!         Ok(Sent { accepted: spans.len() as u64, ..Sent::default() })
+//!     }
+//! }
+//! let p = logbook::Project::open(std::path::Path::new("."))?;
+//! let summary = export::export(&p, &ExportOptions::default(), &mut Count(0), &mut |_| {})?;
+//! println!("{} spans", summary.spans);
+//! # Ok::<(), logbook::Error>(())
+//! ```
+
+pub mod map;
+pub mod span;
+
+use std::ops::ControlFlow;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::index::Index;
+use crate::model::ids::RunId;
+use crate::model::query::RunQuery;
+use crate::model::run::{Run, RunStatus};
+use crate::store::export_cursor::{self, ExportCursor};
+use crate::store::{self, Project};
+use span::{Span, TraceId};
+
+/// The version of the OpenTelemetry semantic conventions (GenAI spans,
+/// still marked Development) the spans follow.
+pub const SEMCONV_VERSION: &str = "1.40.0";
+
+/// The schema URL of [`SEMCONV_VERSION`], sent with every batch.
+pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.40.0";
+
+/// How many spans a batch holds by default: small enough to stay well under
+/// receivers' request limits with `--content`, large enough that 100k runs
+/// take a few hundred requests.
+pub const BATCH_SPANS: usize = 512;
+
+/// How many batches go between two writes of the cursor: a crash costs
+/// at most those again (same ids), and a large export does not rewrite
+/// the whole cursor after every batch.
+const SAVE_EVERY: u64 = 32;
+
+/// Where spans go: one call per batch. An implementation retries what is
+/// worth retrying itself and returns an error only when the batch could
+/// not be delivered.
+pub trait Receiver {
+    /// The endpoint, as resolved: what the cursor is kept for, and what
+    /// messages name.
+    fn endpoint(&self) -> &str;
+    /// Delivers one batch; what the receiver accepted and rejected.
+    fn send(&mut self, spans: &[Span]) -> Result<Sent>;
+}
+
+/// What a receiver answered for one batch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sent {
+    /// Spans it took.
+    pub accepted: u64,
+    /// Spans it refused (OTLP's `partial_success.rejected_spans`).
+    pub rejected: u64,
+    /// What it said about a partial success, if anything.
+    pub message: Option<String>,
+    /// How many times the batch was sent again before this answer.
+    pub retries: u64,
+}
+
+/// What to export.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// Which runs (`find`'s filters; `since` also bounds sessions and
+    /// transcripts by their last activity).
+    pub query: RunQuery,
+    /// Only runs: set when a filter only runs have (agent, workflow,
+    /// status, user, tag, text) was given.
+    pub runs_only: bool,
+    /// Message text, tool arguments and results: off by default, as
+    /// transcripts hold secrets.
+    pub content: bool,
+    /// Send everything again (same ids), whatever the cursor says.
+    pub all: bool,
+    /// Spans per request.
+    pub batch_spans: usize,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            query: RunQuery::default(),
+            runs_only: false,
+            content: false,
+            all: false,
+            batch_spans: BATCH_SPANS,
+        }
+    }
+}
+
+/// What an export did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportSummary {
+    /// The endpoint.
+    pub endpoint: String,
+    /// Spans sent.
+    pub spans: u64,
+    /// Spans the receiver accepted.
+    pub accepted: u64,
+    /// Spans it rejected.
+    pub rejected: u64,
+    /// What it said about the batches it partly rejected.
+    pub partial: Vec<String>,
+    /// Requests sent.
+    pub batches: u64,
+    /// Requests sent again (the receiver was busy or down for a moment).
+    pub retries: u64,
+    /// Work sessions sent.
+    pub work_sessions: u64,
+    /// Finished runs sent.
+    pub runs: u64,
+    /// Transcripts sent.
+    pub transcripts: u64,
+    /// Records left out because the cursor says the endpoint has them.
+    pub unchanged: u64,
+    /// Runs left out because they are still running (sent once finished).
+    pub running: u64,
+}
+
+/// Exports what `opts` selects to `receiver`, reporting after each batch
+/// through `progress`. The cursor is saved every few batches and at the
+/// end, and also when a batch fails, so what was delivered is not sent
+/// again.
+pub fn export(
+    p: &Project,
+    opts: &ExportOptions,
+    receiver: &mut dyn Receiver,
+    progress: &mut dyn FnMut(&ExportSummary),
+) -> Result<ExportSummary> {
+    let dir = export_cursor::dir(&p.config.state_dir());
+    let endpoint = receiver.endpoint().to_string();
+    let cursor = export_cursor::load(&dir, &endpoint);
+    let mut out = Batcher {
+        receiver,
+        progress,
+        spans: Vec::with_capacity(opts.batch_spans.max(1)),
+        limit: opts.batch_spans.max(1),
+        pending: vec![],
+        cursor,
+        dir,
+        all: opts.all,
+        summary: ExportSummary {
+            endpoint,
+            ..ExportSummary::default()
+        },
+    };
+    let result = run_export(p, opts, &mut out);
+    // Delivered batches are remembered even when a later one failed.
+    let saved = out.save();
+    result?;
+    saved?;
+    Ok(out.summary)
+}
+
+fn run_export(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) -> Result<()> {
+    let since = opts.query.since;
+    if !opts.runs_only {
+        export_sessions(p, since, out)?;
+    }
+    export_runs(p, &opts.query, out)?;
+    if !opts.runs_only {
+        export_transcripts(p, opts, out)?;
+    }
+    out.flush()
+}
+
+fn after(time: &str, since: Option<Timestamp>) -> bool {
+    match since {
+        None => true,
+        Some(since) => map::ns(time).is_none_or(|t| i128::from(t) >= since.as_nanosecond()),
+    }
+}
+
+fn export_sessions(p: &Project, since: Option<Timestamp>, out: &mut Batcher<'_>) -> Result<()> {
+    let listing = crate::ops::work_session::list(p)?;
+    for ws in listing.sessions.iter().chain(&listing.archived) {
+        if !after(&ws.last_updated, since) {
+            continue;
+        }
+        let key = format!("work-session:{}", ws.session_id);
+        if out.unchanged(&key, &ws.last_updated) {
+            continue;
+        }
+        let loaded = crate::ops::workflow::load(p, Some(&ws.session_id)).ok();
+        out.push(map::work_session(ws, loaded.as_ref().map(|l| &l.state)))?;
+        if let Some(loaded) = &loaded {
+            let (history, _) = crate::ops::workflow::full_history_lenient(loaded);
+            for inv in &history {
+                if let Some(span) = map::invocation(&ws.session_id, inv) {
+                    out.push(span)?;
+                }
+            }
+        }
+        out.done(key, ws.last_updated.clone());
+        out.summary.work_sessions += 1;
+    }
+    Ok(())
+}
+
+/// What a run's span depends on: a change to any of it sends it again.
+fn run_fingerprint(run: &Run) -> String {
+    let m = &run.manifest;
+    format!(
+        "{}|{}|{}|{}",
+        m.execution.status.as_str(),
+        m.execution.completed_at.as_deref().unwrap_or(""),
+        m.outputs.len(),
+        m.related_sessions.as_ref().map_or(0, Vec::len),
+    )
+}
+
+fn export_runs(p: &Project, query: &RunQuery, out: &mut Batcher<'_>) -> Result<()> {
+    let query = RunQuery {
+        limit: Some(query.limit.unwrap_or(RunQuery::MAX_PAGING)),
+        ..query.clone()
+    };
+    let index = Index::open_synced(p)?;
+    let mut failed = None;
+    // A related run's trace is its work session's: read from its manifest.
+    let mut trace_of = |rel: &str| {
+        let id = RunId::parse(rel).ok()?;
+        let run = store::run::load(p, &id).ok()?;
+        Some(map::run_trace(rel, run.manifest.work_session()))
+    };
+    index.each_run(&query, &mut |hit| {
+        let run = hit.run;
+        if run.manifest.execution.status == RunStatus::Running {
+            out.summary.running += 1;
+            return ControlFlow::Continue(());
+        }
+        let key = format!("run:{}", run.id.as_str());
+        let fp = run_fingerprint(&run);
+        if out.unchanged(&key, &fp) {
+            return ControlFlow::Continue(());
+        }
+        if let Some(span) = map::run(&run, &mut trace_of)
+            && let Err(e) = out.push(span)
+        {
+            failed = Some(e);
+            return ControlFlow::Break(());
+        }
+        out.done(key, fp);
+        out.summary.runs += 1;
+        ControlFlow::Continue(())
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn export_transcripts(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) -> Result<()> {
+    let listing = crate::ops::transcript::list(
+        p,
+        &crate::ops::transcript::ListOptions {
+            repo: opts.query.repo.clone(),
+            filter: crate::model::transcript::Filter {
+                since: opts.query.since,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )?;
+    // A Claude Code call written into several sessions' files counts in
+    // the session that began first, as `transcript usage` counts it: each
+    // call's first owner, from the transcripts' heads.
+    let mut order: Vec<&crate::model::transcript::Summary> = listing.transcripts.iter().collect();
+    order.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
+    let mut owner: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for s in order {
+        let Some(book) = store::transcript::read_head(&s.file)
+            .ok()
+            .and_then(|h| crate::model::agent_log::usage_of(&h.metadata))
+        else {
+            continue;
+        };
+        for call in book.calls {
+            owner
+                .entry(call.key().to_string())
+                .or_insert_with(|| s.id.clone());
+        }
+    }
+    for s in &listing.transcripts {
+        let key = format!("transcript:{}", s.id);
+        let fp = format!("{}|{}", s.last_active_at, s.messages);
+        if out.unchanged(&key, &fp) {
+            continue;
+        }
+        // A transcript that cannot be read now is left for the next export
+        // (`logbook doctor` names it); the rest still goes.
+        let Ok(t) = store::transcript::read_file(&s.file) else {
+            continue;
+        };
+        let elsewhere = |call: &str| owner.get(call).is_some_and(|o| *o != s.id);
+        for span in map::transcript(&t, s.kind, opts.content, &elsewhere) {
+            out.push(span)?;
+        }
+        out.done(key, fp);
+        out.summary.transcripts += 1;
+    }
+    Ok(())
+}
+
+/// Spans on their way: sent when a batch is full; each record's cursor
+/// entry is committed once every batch holding its spans was delivered.
+struct Batcher<'a> {
+    receiver: &'a mut dyn Receiver,
+    progress: &'a mut dyn FnMut(&ExportSummary),
+    spans: Vec<Span>,
+    limit: usize,
+    /// Records whose spans are all queued, not yet all delivered.
+    pending: Vec<(String, String)>,
+    cursor: ExportCursor,
+    dir: std::path::PathBuf,
+    all: bool,
+    summary: ExportSummary,
+}
+
+impl Batcher<'_> {
+    fn unchanged(&mut self, key: &str, fingerprint: &str) -> bool {
+        let same = !self.all && self.cursor.sent.get(key).is_some_and(|f| f == fingerprint);
+        if same {
+            self.summary.unchanged += 1;
+        }
+        same
+    }
+
+    fn push(&mut self, span: Span) -> Result<()> {
+        self.spans.push(span);
+        if self.spans.len() >= self.limit {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn done(&mut self, key: String, fingerprint: String) {
+        self.pending.push((key, fingerprint));
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if !self.spans.is_empty() {
+            let sent = self.receiver.send(&self.spans)?;
+            let s = &mut self.summary;
+            s.batches += 1;
+            s.spans += self.spans.len() as u64;
+            s.accepted += sent.accepted;
+            s.rejected += sent.rejected;
+            s.retries += sent.retries;
+            if let Some(m) = sent.message.filter(|m| !m.is_empty()) {
+                s.partial.push(m);
+            }
+            self.spans.clear();
+        }
+        // A batch the receiver partly rejected is not sent again: it said
+        // what it will not take, and the same spans would be refused alike.
+        for (k, f) in self.pending.drain(..) {
+            self.cursor.sent.insert(k, f);
+        }
+        (self.progress)(&self.summary);
+        if self.summary.batches.is_multiple_of(SAVE_EVERY) {
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    fn save(&self) -> Result<()> {
+        export_cursor::save(&self.dir, &self.cursor)
+    }
+}
+
+/// The trace id a test or a receiver's query looks a transcript up by.
+pub fn transcript_trace(main_id: &str) -> TraceId {
+    map::transcript_trace(main_id)
+}

@@ -1,0 +1,78 @@
+//! Export cursors: what `logbook export` has already handed to each
+//! receiver, so that a second export sends nothing new.
+//!
+//! A cursor is `{state dir}/export-cursors/<hash of the endpoint>.json`: per
+//! record key (`run:<id>`, `transcript:<id>`, `work-session:<id>`) the
+//! fingerprint of the record as it was sent. A record whose fingerprint is
+//! unchanged is skipped; one that changed (a transcript that grew, a
+//! session updated since) is sent again under the same span ids. Like an
+//! import checkpoint it is a cache, never a record: a missing or unreadable
+//! cursor costs a full export with the same ids, never a wrong one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::agent_log::{FNV_OFFSET, fnv1a64};
+use crate::store;
+
+/// Bumped when the cursor's shape or the fingerprints change meaning: an
+/// older cursor is then ignored (everything is sent again, same ids).
+pub const CURSOR_VERSION: u64 = 1;
+
+/// What one endpoint has been sent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportCursor {
+    /// [`CURSOR_VERSION`].
+    pub version: u64,
+    /// The endpoint the cursor is about, as resolved (for a person reading
+    /// the folder; the file name is its hash).
+    pub endpoint: String,
+    /// Record key to the fingerprint it had when it was sent.
+    pub sent: BTreeMap<String, String>,
+}
+
+/// The folder of a project's export cursors, under its state dir.
+pub fn dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("export-cursors")
+}
+
+/// The cursor file of `endpoint`.
+pub fn path_of(dir: &Path, endpoint: &str) -> PathBuf {
+    let h = fnv1a64(endpoint.as_bytes(), FNV_OFFSET);
+    dir.join(format!("{h:016x}.json"))
+}
+
+/// The cursor of `endpoint`; an empty one when there is none, or it is of
+/// another version or endpoint, or cannot be read (a cache: the cost is
+/// sending again, with the same ids).
+pub fn load(dir: &Path, endpoint: &str) -> ExportCursor {
+    let empty = || ExportCursor {
+        version: CURSOR_VERSION,
+        endpoint: endpoint.to_string(),
+        sent: BTreeMap::new(),
+    };
+    let path = path_of(dir, endpoint);
+    let Ok(Some(text)) = store::read_optional(&path, "export cursor") else {
+        return empty();
+    };
+    match serde_json::from_str::<ExportCursor>(&text) {
+        Ok(c) if c.version == CURSOR_VERSION && c.endpoint == endpoint => c,
+        _ => empty(),
+    }
+}
+
+/// Writes `cursor` atomically (the folder is made when missing).
+pub fn save(dir: &Path, cursor: &ExportCursor) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let path = path_of(dir, &cursor.endpoint);
+    let text = serde_json::to_vec(cursor).map_err(|e| Error::Corrupt {
+        path: path.clone(),
+        what: "export cursor",
+        reason: e.to_string(),
+    })?;
+    store::write_atomic(&path, &text)
+}
