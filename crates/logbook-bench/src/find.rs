@@ -130,7 +130,7 @@ pub(crate) fn running_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
     let keep = usize::try_from(all / 100)?.max(1);
     let mut originals = vec![];
     let every = RunQuery {
-        limit: Some(usize::MAX),
+        limit: Some(RunQuery::MAX_PAGING),
         ..running
     };
     for run in runs_of(project, &every, Scope::Local)? {
@@ -259,7 +259,7 @@ fn latest_output_scan(
         ..RunQuery::default()
     };
     let every = RunQuery {
-        limit: Some(usize::MAX),
+        limit: Some(RunQuery::MAX_PAGING),
         ..query
     };
     for r in runs_of(project, &every, Scope::Files)? {

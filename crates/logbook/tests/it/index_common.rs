@@ -87,7 +87,7 @@ pub(crate) fn set_started(p: &Project, id: &str, at: &str) {
 /// page limit unless the query sets one).
 pub(crate) fn found(p: &Project, scope: Scope, query: &RunQuery) -> Page {
     let query = RunQuery {
-        limit: Some(query.limit.unwrap_or(i64::MAX as usize)),
+        limit: Some(query.limit.unwrap_or(RunQuery::MAX_PAGING)),
         ..query.clone()
     };
     query::find(p, &query, FindOptions::new(scope)).unwrap()
