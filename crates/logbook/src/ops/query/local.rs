@@ -33,8 +33,7 @@ impl Backend for Local<'_> {
     ) -> Result<Page> {
         match (sink, count) {
             (Some(sink), _) => run::find_each(self.p, query, now, sink),
-            (None, Count::Exact) => run::find_page(self.p, query),
-            (None, Count::Bounded) => run::find_page_bounded(self.p, query),
+            (None, count) => run::find_page(self.p, query, count),
         }
     }
 

@@ -25,9 +25,7 @@ pub use crate::ops::query::{DEFAULT_PAGE, RANKED_MATCHES, entry};
 pub use json::{entry_json, latest_output_json, output_json, started_json};
 pub use outputs::{OutputFile, READ_LIMIT, read_output, register_output};
 pub use query::{LatestOutput, agents, latest_output, lineage, resolve, show, show_confined};
-pub(crate) use query::{
-    find_each, find_page, find_page_bounded, find_scan_page, lineage_ref, resolve_ref,
-};
+pub(crate) use query::{find_each, find_page, find_scan_page, lineage_ref, resolve_ref};
 pub use write::{
     StartOptions, Started, conversations, finish, link, mark_abandoned, record_conversation, start,
     variables_of,

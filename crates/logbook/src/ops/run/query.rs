@@ -13,7 +13,7 @@ use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::{RunQuery, filter_sorted};
 use crate::model::run::{OutputRecord, Run};
-use crate::ops::query::{Found, FoundRun, Page, RANKED_MATCHES, entry, paged};
+use crate::ops::query::{Count, Found, FoundRun, Page, RANKED_MATCHES, entry, paged};
 use crate::ops::run_files::Unconfined;
 use crate::store::{self, Project};
 
@@ -35,39 +35,37 @@ fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
     }
 }
 
-/// [`find`] as `logbook find` pages it: [`crate::ops::query::DEFAULT_PAGE`] runs when `query`
-/// sets no limit, and how many match in all, so the caller can say how many
-/// more there are.
-pub(crate) fn find_page(p: &Project, query: &RunQuery) -> Result<Page> {
-    let query = paged(query);
-    let index = Index::open_synced(p)?;
-    let hits = index.find_runs(&query)?;
-    let total = if hits.len() < query.limit.unwrap_or(0) && (query.offset == 0 || !hits.is_empty())
-    {
-        // A short page is the last one: no count query needed.
-        (query.offset + hits.len()) as u64
-    } else {
-        index.count_runs(&query)?
-    };
-    let skipped = index.corrupt_count(Kind::Run)?;
-    Ok(page_of(hits, total, true, skipped))
+/// How many runs match `query` in all when a page of it showed `shown`: a
+/// short page is the last one, so no count query is needed; otherwise the
+/// index counts.
+fn exact_total(index: &Index, query: &RunQuery, shown: usize) -> Result<u64> {
+    if shown < query.limit.unwrap_or(0) && (query.offset == 0 || shown > 0) {
+        return Ok((query.offset + shown) as u64);
+    }
+    index.count_runs(query)
 }
 
-/// [`find_page`] counted as [`Count::Bounded`](crate::ops::query::Count)
-/// says. The page itself is `find`'s, whose ranking of a common word looks
-/// at its most recent matches only.
-pub(crate) fn find_page_bounded(p: &Project, query: &RunQuery) -> Result<Page> {
-    if query.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
-        return find_page(p, query);
-    }
+/// A page of `find`, [`crate::ops::query::DEFAULT_PAGE`] runs when `query`
+/// sets no limit, with how many match in all, counted as `count` says: a
+/// bounded count of a text query stops at [`RANKED_MATCHES`], since
+/// counting reads every match and a common word matches most runs. The
+/// page itself is `find`'s, whose ranking of a common word looks at its
+/// most recent matches only.
+pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<Page> {
     let query = paged(query);
     let index = Index::open_synced(p)?;
     let hits = index.find_runs(&query)?;
-    // Far enough to say whether a page follows this one.
-    let reach = ((query.offset + hits.len()) as u64 + 1).max(RANKED_MATCHES + 1);
-    let counted = index.count_runs_upto(&query, Some(reach))?;
+    let has_text = query.text.as_deref().is_some_and(|t| !t.trim().is_empty());
+    let (total, exact) = if count == Count::Bounded && has_text {
+        // Far enough to say whether a page follows this one.
+        let reach = ((query.offset + hits.len()) as u64 + 1).max(RANKED_MATCHES + 1);
+        let counted = index.count_runs_upto(&query, Some(reach))?;
+        (counted, counted < reach)
+    } else {
+        (exact_total(&index, &query, hits.len())?, true)
+    };
     let skipped = index.corrupt_count(Kind::Run)?;
-    Ok(page_of(hits, counted, counted < reach, skipped))
+    Ok(page_of(hits, total, exact, skipped))
 }
 
 /// [`find_page`] streamed: each run is handed to `each` as it is read from
@@ -94,11 +92,8 @@ pub(crate) fn find_each(
     })?;
     let total = if stopped {
         (query.offset + shown) as u64
-    } else if shown < query.limit.unwrap_or(0) && (query.offset == 0 || shown > 0) {
-        // A short page is the last one: no count query needed.
-        (query.offset + shown) as u64
     } else {
-        index.count_runs(&query)?
+        exact_total(&index, &query, shown)?
     };
     // Counted after the listing, whose verify-on-read may have found a
     // manifest broken since it was indexed.
