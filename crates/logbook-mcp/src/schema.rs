@@ -134,9 +134,11 @@ pub(crate) fn find() -> Arc<JsonObject> {
         json!({
             "runs": {"type": "array", "items": {"type": "object", "properties": run_entry_properties()},
                      "description": "exactly `logbook find --json`: newest first"},
-            "total": {"type": "integer", "description": "how many runs match in all"},
+            "total": {"type": "integer", "description": "how many runs match in all; with totalExact false, at least this many (a text query is counted only so far)"},
+            "totalExact": {"type": "boolean", "description": "whether total is the whole count"},
             "offset": {"type": "integer"},
-            "more": {"type": "integer", "description": "how many more match after this page"}
+            "more": {"type": "integer", "description": "how many more match after this page (at least, with totalExact false)"},
+            "nextOffset": {"type": "integer", "description": "the offset of the next page; absent on the last page"}
         }),
         &["runs", "total", "more"],
     )

@@ -116,14 +116,17 @@ pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal
 }
 
 /// `GET /api/runs`: an array as `find --json`, newest first; the total
-/// number of matches in `X-Total-Count`.
+/// number of matches in `X-Total-Count` (a lower bound when
+/// `X-Logbook-Total-Exact` is `false`: a text query is counted only so far),
+/// and, when the array is cut, where the next page begins in
+/// `X-Logbook-Next-Offset`.
 async fn runs(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let query = run_query(&q)?;
     let scope = state.scope;
-    let (found, total) = blocking(&state, move |p| {
+    let found = blocking(&state, move |p| {
         let now = clock::now();
         let page = query::find(
             p,
@@ -134,12 +137,21 @@ async fn runs(
             },
         )
         .map_err(|e| Refusal::from_query_error(&e))?;
-        Ok((page.json(now)?, page.total))
+        let next = page.next_offset(query.offset);
+        Ok((page.json(now)?, page.total, page.exact, next))
     })
     .await?;
+    let (found, total, exact, next) = found;
     let mut r = Json(found).into_response();
-    r.headers_mut()
-        .insert("x-total-count", HeaderValue::from(total));
+    let headers = r.headers_mut();
+    headers.insert("x-total-count", HeaderValue::from(total));
+    headers.insert(
+        "x-logbook-total-exact",
+        HeaderValue::from_static(if exact { "true" } else { "false" }),
+    );
+    if let Some(next) = next {
+        headers.insert("x-logbook-next-offset", HeaderValue::from(next));
+    }
     Ok(r)
 }
 

@@ -17,7 +17,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use logbook::Project;
-use logbook::ops::query::{self, Count, FindOptions, Scope};
+use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::{run_files, work_session, workflow};
 
 use crate::AppState;
@@ -55,14 +55,7 @@ fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
 fn stamp(p: &Project, w: &Watch) -> String {
     let mut h = DefaultHasher::new();
     match w {
-        Watch::List(query) => match query::find(
-            p,
-            query,
-            FindOptions {
-                count: Count::Bounded,
-                ..FindOptions::new(Scope::Local)
-            },
-        ) {
+        Watch::List(query) => match query::find(p, query, FindOptions::new(Scope::Local)) {
             Ok(page) => {
                 page.total.hash(&mut h);
                 for hit in &page.hits {

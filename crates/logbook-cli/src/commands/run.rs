@@ -136,7 +136,7 @@ pub(crate) struct FindArgs {
     /// Started at or after: RFC 3339, a date, or an age such as 2h, 3d.
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
-    /// Full-text search (all words) over the manifest and small text outputs; ranked.
+    /// Full-text search (all words) over the manifest and small text outputs; newest first.
     #[arg(long, value_name = "QUERY")]
     text: Option<String>,
     /// At most N runs (default 50; a line on stderr says how many more match).
@@ -468,8 +468,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
         ));
     }
-    let more = streamed.more(query.offset);
-    let note = more_note(more, query.offset + streamed.shown);
+    let note = more_note(&streamed, query.offset);
     Ok(Output::printed().with_note(note))
 }
 
@@ -515,12 +514,20 @@ fn transcripts_saying(ctx: &Context, scope: Scope, query: &RunQuery) -> Result<S
     Ok(human)
 }
 
-/// The note after a page of `find` when `more` runs match beyond it, the
-/// next page starting at `next`.
-fn more_note(more: u64, next: usize) -> Option<String> {
-    (more > 0).then(|| {
-        format!("{more} more run(s) match; show them with --offset {next} (or a larger --limit)")
-    })
+/// The note after a page of `find` that began at `offset` when runs match
+/// beyond it: how many (at least, when a text query was counted only so
+/// far), and how to see them.
+fn more_note(page: &query::Page, offset: usize) -> Option<String> {
+    let next = page.next_offset(offset)?;
+    let more = page.more(offset);
+    let more = if page.exact {
+        more.to_string()
+    } else {
+        format!("at least {more}")
+    };
+    Some(format!(
+        "{more} more run(s) match; show them with --offset {next} (or a larger --limit)"
+    ))
 }
 
 pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {

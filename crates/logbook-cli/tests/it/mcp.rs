@@ -373,7 +373,9 @@ fn every_tool_answers_what_the_cli_prints() {
     let found = m.ok("find_runs", json!({}));
     assert_eq!(found["runs"], t.json(&["find"]));
     assert_eq!(found["total"], 2);
+    assert_eq!(found["totalExact"], true);
     assert_eq!(found["more"], 0);
+    assert!(found.get("nextOffset").is_none(), "{found}");
     let by_text = m.ok("find_runs", json!({"text": "laptop budget"}));
     assert_eq!(
         by_text["runs"],
@@ -382,6 +384,7 @@ fn every_tool_answers_what_the_cli_prints() {
     assert_eq!(by_text["runs"].as_array().unwrap().len(), 1);
     let paged = m.ok("find_runs", json!({"limit": 1}));
     assert_eq!(paged["more"], 1);
+    assert_eq!(paged["nextOffset"], 1);
     assert_eq!(
         m.ok("latest_output", json!({"agent": "casey", "type": "report"})),
         t.json(&["latest-output", "--agent", "casey", "--type", "report"])

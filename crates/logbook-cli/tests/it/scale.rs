@@ -312,3 +312,64 @@ fn read_only_commands_leave_the_index_untouched_when_nothing_changed() {
         );
     }
 }
+
+#[test]
+fn a_text_search_matching_more_runs_than_are_counted_says_at_least_and_where_to_go_on() {
+    let t = TestProject::new();
+    // "agent" is in every manifest: more matches than a text query counts.
+    many_runs(&t, 1200);
+    let p = Project::open(t.root()).unwrap();
+    let newest: Vec<String> = crate::harness::found(
+        &p,
+        &RunQuery {
+            limit: Some(1200),
+            ..RunQuery::default()
+        },
+        Scope::Files,
+    )
+    .into_iter()
+    .map(|(id, _)| id.to_string())
+    .collect();
+    let ids = |run: &crate::harness::Run| -> Vec<String> {
+        run.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["session_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The first page: the newest matches, as without text, and a count
+    // that stopped, said as such, with the next page's offset.
+    let first = t.run(&["--json", "find", "--text", "agent"]);
+    assert_eq!(ids(&first), newest[..50]);
+    assert!(
+        first
+            .stderr
+            .contains("at least 951 more run(s) match; show them with --offset 50"),
+        "{}",
+        first.stderr
+    );
+    // A page in the middle, by the same order.
+    let middle = t.run(&["--json", "find", "--text", "agent", "--offset", "600"]);
+    assert_eq!(ids(&middle), newest[600..650]);
+    // The last page: counted to the end, so exact, and nothing more said.
+    let last = t.run(&["--json", "find", "--text", "agent", "--offset", "1150"]);
+    assert_eq!(ids(&last), newest[1150..]);
+    assert!(!last.stderr.contains("more run(s)"), "{}", last.stderr);
+    // Deep pages count one past their end at least.
+    let deep = t.run(&["find", "--text", "agent", "--offset", "1100", "--limit", "20"]);
+    assert!(
+        deep.stderr
+            .contains("at least 1 more run(s) match; show them with --offset 1120"),
+        "{}",
+        deep.stderr
+    );
+    // A word in fewer runs than the bound is counted exactly.
+    let few = t.run(&["find", "--text", "quokka", "--limit", "20"]);
+    assert!(
+        few.stderr.contains("more run(s) match; show them with --offset 20")
+            && !few.stderr.contains("at least"),
+        "{}",
+        few.stderr
+    );
+}

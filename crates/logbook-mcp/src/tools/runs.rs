@@ -102,7 +102,7 @@ pub(crate) struct FindArgs {
     tag: Option<String>,
     /// Started at or after: RFC 3339, a date, or an age such as 2h, 3d.
     since: Option<String>,
-    /// Full-text search (all words) over manifests and small text outputs; ranked.
+    /// Full-text search (all words) over manifests and small text outputs.
     text: Option<String>,
     /// At most N runs (default 50).
     limit: Option<u64>,
@@ -226,7 +226,7 @@ impl LogbookServer {
     }
 
     #[tool(
-        description = "Find runs by agent, workflow (exact or regex), status, user, tag, start time or full text; newest first (ranked for text), paged. `runs` is exactly `logbook find --json`.",
+        description = "Find runs by agent, workflow (exact or regex), status, user, tag, start time or full text; newest first (text queries too), paged: when `more` is not 0, ask again with `offset` = `nextOffset`. `runs` is exactly `logbook find --json`.",
         output_schema = schema::find(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -245,12 +245,17 @@ impl LogbookServer {
                     ..FindOptions::new(scope)
                 },
             )?;
-            Ok(serde_json::json!({
+            let mut found = serde_json::json!({
                 "runs": page.json(now)?,
                 "total": page.total,
+                "totalExact": page.exact,
                 "offset": query.offset,
                 "more": page.more(query.offset),
-            }))
+            });
+            if let Some(next) = page.next_offset(query.offset) {
+                found["nextOffset"] = next.into();
+            }
+            Ok(found)
         };
         // Off the runtime's thread when the answer comes over the network:
         // it may take up to the catalog's timeout, and the catalog's client

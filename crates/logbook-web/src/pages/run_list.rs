@@ -9,7 +9,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use logbook::clock;
 use logbook::model::run::Run;
-use logbook::ops::query::{self, Count, FindOptions};
+use logbook::ops::query::{self, FindOptions};
 use logbook::ops::run;
 
 use super::{Layout, render};
@@ -144,16 +144,8 @@ pub(super) async fn runs(
         .map(|(_, a)| a);
     let scope = state.scope;
     let (page, agents) = blocking(&state, move |p| {
-        // A page a person waits on: a common word is counted only so far.
         let found = |query: &logbook::model::query::RunQuery| {
-            query::find(
-                p,
-                query,
-                FindOptions {
-                    count: Count::Bounded,
-                    ..FindOptions::new(scope)
-                },
-            )
+            query::find(p, query, FindOptions::new(scope))
         };
         let page = match query {
             Some(query) => match found(&query) {

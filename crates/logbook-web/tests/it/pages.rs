@@ -182,7 +182,7 @@ fn the_list_and_a_running_run_update_live() {
 
 #[test]
 fn a_search_matching_more_runs_than_are_counted_says_so_and_pages_on() {
-    let many = run::RANKED_MATCHES as usize + 1;
+    let many = run::COUNTED_MATCHES as usize + 1;
     let s = Served::demo_with(None, |root| {
         let outputs = root.join("docs/agent-outputs");
         for i in 0..many {
@@ -216,9 +216,22 @@ fn a_search_matching_more_runs_than_are_counted_says_so_and_pages_on() {
         few.contains("3 runs match") && !few.contains("+ runs"),
         "{few}"
     );
-    // The JSON API keeps the exact count.
+    // The JSON API counts as far, says the count is a lower bound and
+    // where the next page begins, and lists newest first as without text.
     let api = s.get("/api/runs?q=everywhere&limit=5");
     assert_eq!(api.header("x-total-count").unwrap(), many.to_string());
+    assert_eq!(api.header("x-logbook-total-exact").unwrap(), "false");
+    assert_eq!(api.header("x-logbook-next-offset").unwrap(), "5");
+    let runs: serde_json::Value = serde_json::from_slice(&api.body).unwrap();
+    let newest = many - 1;
+    assert_eq!(
+        runs[0]["session_id"],
+        format!("{newest:08x}-0000-4000-8000-{newest:012x}")
+    );
+    let few = s.get("/api/runs?q=zebrafish");
+    assert_eq!(few.header("x-total-count").unwrap(), "3");
+    assert_eq!(few.header("x-logbook-total-exact").unwrap(), "true");
+    assert_eq!(few.header("x-logbook-next-offset"), None);
 }
 
 #[test]

@@ -40,6 +40,7 @@ mod run_rows;
 mod scan;
 mod schema;
 mod sync;
+mod text_page;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::{OptionalExtension, params};
 
 use super::apply::{Live, Stamp, manifest_stamp};
-use super::filter::RECENT_MATCHES;
 use super::fulltext::{fts_query, snippet_of};
+use super::text_page;
 use super::{Hit, Index, Kind, Pending, control, path_str};
 use crate::error::Result;
 use crate::model::ids::RunId;
@@ -34,8 +34,8 @@ struct HitContext {
 const VERIFY_ROUNDS: usize = 3;
 
 impl Index {
-    /// Runs matching `query`, newest `started_at` first (ties by id), or by
-    /// relevance for a text query, paged by `limit`/`offset`. Never reads
+    /// Runs matching `query`, newest `started_at` first (ties by id), text
+    /// queries too, paged by `limit`/`offset`. Never reads
     /// the run folders. The same filters as the scan (`ops::query::Scope::Files`), except that
     /// `text` is a full-text search (words, output file contents included)
     /// rather than a substring test.
@@ -190,7 +190,7 @@ impl Index {
             offset: 0,
             ..query.clone()
         };
-        let Some(((page, args), _)) = self.page_sql(&candidates, false)? else {
+        let Some(((page, args), _)) = self.page_sql(&candidates)? else {
             return Ok(());
         };
         let sql = format!(
@@ -408,9 +408,7 @@ impl Index {
         if let Some(q) = &ctx.text {
             let still: bool = self
                 .conn
-                .prepare_cached(
-                    "SELECT EXISTS (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 AND rowid = ?2)",
-                )
+                .prepare_cached(text_page::PROBE)
                 .map_err(self.err())?
                 .query_row(params![q, rid], |r| r.get(0))
                 .map_err(self.err())?;
@@ -433,44 +431,32 @@ impl Index {
             ..query.clone()
         }
         .matcher()?;
-        // A word in a large share of the runs: its most recent matches,
-        // newest first (see `narrow_to_recent`), unless that leaves the page
-        // short, when every match is ranked after all.
-        let page = query.limit.map(|l| l.saturating_add(query.offset));
         let fts = query
             .text
             .as_deref()
             .map(fts_query)
             .filter(|q| !q.is_empty());
-        let narrowed = match (&fts, page) {
-            (Some(q), Some(page)) if page <= RECENT_MATCHES => self.narrow_to_recent(q)?,
-            _ => false,
+        let rids = match &fts {
+            Some(fts) => self.text_page(query, fts)?,
+            None => self.page_rids(query)?,
         };
-        let Some((mut rids, text)) = self.page_rids(query, narrowed)? else {
+        let Some(rids) = rids else {
             return Ok(None);
         };
-        if narrowed && rids.len() < query.limit.unwrap_or(0) {
-            rids = self.page_rids(query, false)?.map_or(vec![], |(r, _)| r);
-        }
         Ok(Some((
             rids,
             HitContext {
                 matcher,
                 filters,
-                text,
+                text: fts,
                 words: query.text.clone(),
             },
         )))
     }
 
-    /// The row ids of `query`'s page, and its FTS5 query; with
-    /// `recent_only`, text matches among `temp.recent_matches` only.
-    fn page_rids(
-        &self,
-        query: &RunQuery,
-        recent_only: bool,
-    ) -> Result<Option<(Vec<i64>, Option<String>)>> {
-        let Some(((sql, args), text)) = self.page_sql(query, recent_only)? else {
+    /// The row ids of `query`'s page, by its SQL alone.
+    pub(super) fn page_rids(&self, query: &RunQuery) -> Result<Option<Vec<i64>>> {
+        let Some(((sql, args), _)) = self.page_sql(query)? else {
             return Ok(None);
         };
         let mut stmt = self.conn.prepare_cached(&sql).map_err(self.err())?;
@@ -479,7 +465,7 @@ impl Index {
             .map_err(self.err())?
             .collect::<std::result::Result<_, _>>()
             .map_err(self.err())?;
-        Ok(Some((rids, text)))
+        Ok(Some(rids))
     }
 
     /// The run stored under `rid` as a [`Hit`], if it is there, parses, and

@@ -1,7 +1,7 @@
 //! Unit tests of the index's internals, on real SQLite files in temp
 //! folders: the plans its SQL builders make, the statement cache of its
-//! connections, and the path a common word's page takes (taken by small
-//! projects here: `filter::RECENT_MATCHES` is a few under `cfg(test)`).
+//! connections, and the paths a text query's page takes (taken by small
+//! projects here: `text_page::MIN_PROBES` is a few under `cfg(test)`).
 //! What the index answers through its public calls is tested in
 //! `tests/it/index_*.rs`.
 
@@ -160,7 +160,7 @@ fn counts_take_the_tally_index_and_pages_never_do() {
         for q in &queries {
             let count = plan(&index, &index.count_sql(q, None).unwrap().unwrap());
             assert!(count.contains("runs_tally"), "{stats}: {q:?}: {count}");
-            let (page, _) = index.page_sql(q, false).unwrap().unwrap();
+            let (page, _) = index.page_sql(q).unwrap().unwrap();
             let page = plan(&index, &page);
             assert!(
                 !page.contains("runs_tally") && !page.contains("TEMP B-TREE"),
@@ -228,78 +228,88 @@ fn a_cached_statement_is_not_prepared_again_for_each_new_binding() {
 }
 
 #[test]
-fn a_word_in_most_runs_lists_its_most_recent_matches_newest_first() {
+fn every_text_page_lists_its_matches_newest_first_whichever_path_finds_them() {
     let (_d, p) = project();
     let dir = p.config.agent_outputs_folder.clone();
-    // 200 runs, one a minute; "common" in all but every tenth (three times
-    // over in the older half, which bm25 over all matches would rank
-    // first), "rare" in the oldest few only.
-    let mut ids = vec![];
+    // 200 runs, one a minute, two agents; "common" in all but every tenth
+    // (three times over in the older half, which a ranking by relevance
+    // would put first), "rare" in a few old ones only, "mid" in one of
+    // twelve (found through the doclist, not by probing).
+    let mut runs = vec![];
     for i in 0..200u32 {
         let id = uuid::Uuid::from_u128(0x1000_0000_0000_4000_8000_0000_0000_0000 + u128::from(i))
             .to_string();
-        let words = match i {
-            _ if i % 10 == 0 => "nothing here",
-            1..5 => "common rare",
-            5..100 => "common common common",
-            _ => "common",
+        let mut words = match i {
+            _ if i % 10 == 0 => "nothing here".to_string(),
+            1..5 => "common rare".to_string(),
+            5..100 => "common common common".to_string(),
+            _ => "common".to_string(),
         };
+        if i % 12 == 7 {
+            words.push_str(" mid");
+        }
+        let agent = if i % 3 == 0 { "casey" } else { "alex" };
         let folder = dir.join(&id);
         std::fs::create_dir_all(&folder).unwrap();
         let m = json!({
             "version": "1.0.0", "session_id": id,
-            "agent": {"name": "alex"}, "workflow": {"name": "w", "description": words},
+            "agent": {"name": agent}, "workflow": {"name": "w", "description": words},
             "execution": {"started_at": format!("2025-10-05T{:02}:{:02}:00.000Z", i / 60, i % 60), "status": "completed"},
             "outputs": [],
         });
         std::fs::write(folder.join(MANIFEST_FILE), m.to_string()).unwrap();
-        ids.push(id);
+        runs.push((id, agent, words));
     }
     let index = Index::open(&p).unwrap();
-    let found = |text: &str, limit: usize| -> Vec<String> {
-        index
-            .find_runs(&RunQuery {
-                text: Some(text.into()),
-                limit: Some(limit),
-                ..RunQuery::default()
-            })
-            .unwrap()
-            .into_iter()
-            .map(|h| h.run.id.to_string())
-            .collect()
-    };
-    // Common: a page of 3 is its 3 newest matches, newest first.
-    let page = found("common", 3);
-    let newest: Vec<String> = ids
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(i, _)| i % 10 != 0)
-        .take(3)
-        .map(|(_, id)| id.clone())
-        .collect();
-    assert_eq!(page, newest);
-    assert!(index.conn.is_autocommit());
-    // A page larger than the narrowed set ranks every match after all.
-    assert_eq!(found("common", 50).len(), 50);
-    // Rare words rank every match, and combined with a filter that the
-    // recent matches do not meet, the page is filled from all matches.
-    assert_eq!(found("rare", 10).len(), 4);
-    let none_recent = index
-        .find_runs(&RunQuery {
-            text: Some("common".into()),
-            since: None,
-            user: None,
-            limit: Some(2),
-            offset: 170,
-            ..RunQuery::default()
-        })
-        .unwrap();
-    assert_eq!(none_recent.len(), 2);
+    for (text, agent) in [
+        ("common", None),
+        ("common", Some("casey")),
+        ("rare", None),
+        ("mid", None),
+        ("mid", Some("alex")),
+        ("absent", None),
+    ] {
+        let all: Vec<String> = runs
+            .iter()
+            .rev()
+            .filter(|(_, a, w)| w.contains(text) && agent.is_none_or(|x| x == *a))
+            .map(|(id, _, _)| id.clone())
+            .collect();
+        for (limit, offset) in [
+            (Some(1), 0),
+            (Some(3), 0),
+            (Some(3), 2),
+            (Some(50), 0),
+            (Some(40), 130),
+            (None, 0),
+            (None, 5),
+        ] {
+            let found: Vec<String> = index
+                .find_runs(&RunQuery {
+                    text: Some(text.into()),
+                    agent: agent.map(str::to_string),
+                    limit,
+                    offset,
+                    ..RunQuery::default()
+                })
+                .unwrap()
+                .into_iter()
+                .map(|h| h.run.id.to_string())
+                .collect();
+            let expected: Vec<String> = all
+                .iter()
+                .skip(offset)
+                .take(limit.unwrap_or(usize::MAX))
+                .cloned()
+                .collect();
+            assert_eq!(found, expected, "{text} {agent:?} {limit:?} +{offset}");
+            assert!(index.conn.is_autocommit());
+        }
+    }
 }
 
 #[test]
-fn a_common_words_recent_page_equals_a_full_scan_whatever_the_rowid_order() {
+fn a_common_words_page_equals_a_full_scan_whatever_the_rowid_order() {
     let (_d, p) = project();
     let dir = p.config.agent_outputs_folder.clone();
     // Start times in no relation to the folder names (the rebuild's

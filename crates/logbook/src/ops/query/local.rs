@@ -31,9 +31,9 @@ impl Backend for Local<'_> {
         now: Timestamp,
         sink: Option<Sink<'_>>,
     ) -> Result<Page> {
-        match (sink, count) {
-            (Some(sink), _) => run::find_each(self.p, query, now, sink),
-            (None, count) => run::find_page(self.p, query, count),
+        match sink {
+            Some(sink) => run::find_each(self.p, query, count, now, sink),
+            None => run::find_page(self.p, query, count),
         }
     }
 

@@ -96,18 +96,20 @@ pub const DEFAULT_PAGE: usize = 50;
 
 /// How many matches of a text query a [`Count::Bounded`] find counts at
 /// most.
-pub const RANKED_MATCHES: u64 = 1000;
+pub const COUNTED_MATCHES: u64 = 1000;
 
 /// How a find counts the runs that match beyond its page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Count {
-    /// Every match (`logbook find`, `/api/runs`, MCP).
-    #[default]
+    /// Every match, however many a text query has (for a caller that needs
+    /// the number itself and can wait for it).
     Exact,
-    /// For a page a person waits on (the viewer): a text query matched by
-    /// more than [`RANKED_MATCHES`] runs is counted only that far (the
-    /// page's `exact` is false: "1,000+"), since counting reads every match
-    /// and a common word matches most runs.
+    /// What every face asks: a text query matched by more than
+    /// [`COUNTED_MATCHES`] runs past the page is counted only that far (the
+    /// page's `exact` is false: "1,000+", and the face says how to page
+    /// on), since counting reads every match and a common word matches
+    /// most runs.
+    #[default]
     Bounded,
 }
 
@@ -131,11 +133,11 @@ pub struct FindOptions<'s> {
 }
 
 impl FindOptions<'_> {
-    /// An exact count, for now, nothing streamed.
+    /// A bounded count, for now, nothing streamed.
     pub fn new(scope: Scope) -> FindOptions<'static> {
         FindOptions {
             scope,
-            count: Count::Exact,
+            count: Count::Bounded,
             now: clock::now(),
             sink: None,
         }
@@ -205,6 +207,12 @@ impl Page {
         self.total
             .saturating_sub(offset as u64)
             .saturating_sub(self.shown as u64)
+    }
+
+    /// Where the next page begins when runs match after this one, which
+    /// began at `offset`: what every face tells its caller to ask for.
+    pub fn next_offset(&self, offset: usize) -> Option<usize> {
+        (self.more(offset) > 0).then_some(offset + self.shown)
     }
 
     /// `find --json`: the page's runs, display names for `now`.
@@ -302,8 +310,8 @@ pub struct OutputText {
 /// the local index and the team catalog (and the folder scan, for `find`);
 /// the story suite in the CLI's tests asks both the same questions.
 pub trait Backend {
-    /// Runs matching `query`, newest first (by relevance for a local text
-    /// query), [`DEFAULT_PAGE`] unless the query sets a limit, counted as
+    /// Runs matching `query`, newest first (text queries too),
+    /// [`DEFAULT_PAGE`] unless the query sets a limit, counted as
     /// `count` says; with `sink`, each run goes there instead of the page.
     fn find(
         &self,

@@ -13,7 +13,7 @@ use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::{RunQuery, filter_sorted};
 use crate::model::run::{OutputRecord, Run};
-use crate::ops::query::{Count, Found, FoundRun, Page, RANKED_MATCHES, entry, paged};
+use crate::ops::query::{Count, Found, FoundRun, Page, COUNTED_MATCHES, entry, paged};
 use crate::ops::run_files::Unconfined;
 use crate::store::{self, Project};
 
@@ -35,35 +35,33 @@ fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
     }
 }
 
-/// How many runs match `query` in all when a page of it showed `shown`: a
-/// short page is the last one, so no count query is needed; otherwise the
-/// index counts.
-fn exact_total(index: &Index, query: &RunQuery, shown: usize) -> Result<u64> {
+/// How many runs match `query` in all when a page of it showed `shown`, and
+/// whether that is the whole count: a short page is the last one, so no
+/// count query is needed; otherwise the index counts, a text query only as
+/// far as [`COUNTED_MATCHES`] past the page when `count` is bounded, since
+/// counting reads every match and a common word matches most runs.
+fn total(index: &Index, query: &RunQuery, shown: usize, count: Count) -> Result<(u64, bool)> {
     if shown < query.limit.unwrap_or(0) && (query.offset == 0 || shown > 0) {
-        return Ok((query.offset + shown) as u64);
+        return Ok(((query.offset + shown) as u64, true));
     }
-    index.count_runs(query)
+    let has_text = query.text.as_deref().is_some_and(|t| !t.trim().is_empty());
+    if count == Count::Bounded && has_text {
+        // Far enough to say whether a page follows this one.
+        let reach = ((query.offset + shown) as u64 + 1).max(COUNTED_MATCHES + 1);
+        let counted = index.count_runs_upto(query, Some(reach))?;
+        return Ok((counted, counted < reach));
+    }
+    Ok((index.count_runs(query)?, true))
 }
 
 /// A page of `find`, [`crate::ops::query::DEFAULT_PAGE`] runs when `query`
-/// sets no limit, with how many match in all, counted as `count` says: a
-/// bounded count of a text query stops at [`RANKED_MATCHES`], since
-/// counting reads every match and a common word matches most runs. The
-/// page itself is `find`'s, whose ranking of a common word looks at its
-/// most recent matches only.
+/// sets no limit, with how many match in all, counted as `count` says (see
+/// [`total`]).
 pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<Page> {
     let query = paged(query);
     let index = Index::open_synced(p)?;
     let hits = index.find_runs(&query)?;
-    let has_text = query.text.as_deref().is_some_and(|t| !t.trim().is_empty());
-    let (total, exact) = if count == Count::Bounded && has_text {
-        // Far enough to say whether a page follows this one.
-        let reach = ((query.offset + hits.len()) as u64 + 1).max(RANKED_MATCHES + 1);
-        let counted = index.count_runs_upto(&query, Some(reach))?;
-        (counted, counted < reach)
-    } else {
-        (exact_total(&index, &query, hits.len())?, true)
-    };
+    let (total, exact) = total(&index, &query, hits.len(), count)?;
     let skipped = index.corrupt_count(Kind::Run)?;
     Ok(page_of(hits, total, exact, skipped))
 }
@@ -75,6 +73,7 @@ pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<P
 pub(crate) fn find_each(
     p: &Project,
     query: &RunQuery,
+    count: Count,
     now: Timestamp,
     each: &mut dyn FnMut(FoundRun) -> std::ops::ControlFlow<()>,
 ) -> Result<Page> {
@@ -90,10 +89,10 @@ pub(crate) fn find_each(
         stopped = flow.is_break();
         flow
     })?;
-    let total = if stopped {
-        (query.offset + shown) as u64
+    let (total, exact) = if stopped {
+        ((query.offset + shown) as u64, true)
     } else {
-        exact_total(&index, &query, shown)?
+        total(&index, &query, shown, count)?
     };
     // Counted after the listing, whose verify-on-read may have found a
     // manifest broken since it was indexed.
@@ -102,7 +101,7 @@ pub(crate) fn find_each(
         hits: vec![],
         shown,
         total,
-        exact: true,
+        exact,
         skipped,
     })
 }
