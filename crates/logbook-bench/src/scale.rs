@@ -162,6 +162,18 @@ pub(crate) fn rows(
         row,
     );
 
+    eprintln!("scale: find --text, a word in every run …");
+    // "agent" is in every synthesized run's title: the word whose count
+    // and ranking once read every match.
+    let m = both(&["find", "--text", "agent", "--limit", "20"])?;
+    emit(
+        "`find --text` of a word in every run, `--limit 20`",
+        m,
+        "≤ 0.3 s at 1M, ≤ 128 MiB",
+        m.0.s <= 0.3 && m.0.mib <= cap,
+        row,
+    );
+
     eprintln!("scale: list, status …");
     let m = both(&["list"])?;
     emit(
