@@ -371,6 +371,47 @@ pub enum Error {
         registering: bool,
     },
 
+    /// A write to a run that `logbook archive` moved out of the live set:
+    /// refused whole, so no write lands half in the archive.
+    #[error("run {id} was archived to {}", folder.display())]
+    RunArchived {
+        /// The run.
+        id: String,
+        /// Its folder in `archive_folder`.
+        folder: PathBuf,
+    },
+
+    /// A run `logbook delete` removed; its tombstone says when.
+    #[error("run {id} was deleted at {deleted_at} by {by} (its record: {})", tombstone.display())]
+    RunDeleted {
+        /// The run.
+        id: String,
+        /// When.
+        deleted_at: String,
+        /// Who.
+        by: String,
+        /// Its tombstone file.
+        tombstone: PathBuf,
+    },
+
+    /// `delete` of a run other runs build on, without `--force`.
+    #[error("run {id} is linked from {}: {}", if linking.len() == 1 { "run" } else { "runs" }, linking.join(", "))]
+    RunLinked {
+        /// The run.
+        id: String,
+        /// The runs naming it in `related_sessions`.
+        linking: Vec<String>,
+    },
+
+    /// `delete` without `--yes`: nothing removed, and what would be said.
+    #[error("not deleted: {what}")]
+    NotConfirmed {
+        /// What the command would remove.
+        what: String,
+        /// The command again, confirmed.
+        confirm: String,
+    },
+
     /// `workflow complete` for an agent with nothing in progress.
     #[error("agent {agent} has no invocation in progress")]
     NoInvocationInProgress {
@@ -588,6 +629,7 @@ impl Error {
             | Error::NoAgentSession { .. }
             | Error::RunWithoutManifest { .. }
             | Error::NoActiveSession
+            | Error::RunDeleted { .. }
             | Error::MilestoneNotFound {
                 already_done: false,
                 ..
@@ -597,6 +639,9 @@ impl Error {
             | Error::SeveralPaused { .. }
             | Error::SessionClosed { .. }
             | Error::RunFinished { .. }
+            | Error::RunArchived { .. }
+            | Error::RunLinked { .. }
+            | Error::NotConfirmed { .. }
             | Error::NoInvocationInProgress { .. }
             | Error::AlreadyExists { .. }
             | Error::MilestoneExists { .. }
