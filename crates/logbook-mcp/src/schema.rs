@@ -136,7 +136,8 @@ pub(crate) fn find() -> Arc<JsonObject> {
                      "description": "exactly `logbook find --json`: newest first"},
             "total": {"type": "integer", "description": "how many runs match in all"},
             "offset": {"type": "integer"},
-            "more": {"type": "integer", "description": "how many more match after this page"}
+            "more": {"type": "integer", "description": "how many more match after this page"},
+            "archivedMatches": {"type": "integer", "description": "how many archived runs match too, left out (archived: true lists them)"}
         }),
         &["runs", "total", "more"],
     )

@@ -108,6 +108,7 @@ pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal
         // A page names a remote URL only: it may not probe folders.
         repo: param(q, "repo"),
         repo_base: params::RepoBase::UrlsOnly,
+        archived: param(q, "archived").is_some_and(|v| v != "0" && v != "false"),
     }
     .query(clock::now())
     .map_err(|e| Refusal::from_query_error(&e))?;
@@ -134,12 +135,16 @@ async fn runs(
             },
         )
         .map_err(|e| Refusal::from_query_error(&e))?;
-        Ok((page.json(now)?, page.total))
+        Ok((page.json(now)?, (page.total, page.archived)))
     })
     .await?;
+    let (total, archived) = total;
     let mut r = Json(found).into_response();
     r.headers_mut()
         .insert("x-total-count", HeaderValue::from(total));
+    // How many archived runs match too, left out (`archived=1` lists them).
+    r.headers_mut()
+        .insert("x-logbook-archived", HeaderValue::from(archived));
     Ok(r)
 }
 

@@ -114,3 +114,30 @@ pub fn tombstone_files(p: &Project) -> Result<Vec<PathBuf>> {
         .map(|(_, path)| path)
         .collect())
 }
+
+/// Whether a folder named run `id` (in any case) is in the live set: where
+/// `unarchive` would put it back.
+pub fn live_folder_exists(p: &Project, id: &RunId) -> Result<bool> {
+    if std::fs::symlink_metadata(store::run::folder(p, id)).is_ok() {
+        return Ok(true);
+    }
+    for f in store::runs::walk(&p.config.agent_outputs_folder)? {
+        if f?.name.eq_ignore_ascii_case(id.as_str()) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// How many files a folder holds, all levels (what `delete` would remove).
+pub fn count_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .flatten()
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => count_files(&e.path()),
+                _ => 1,
+            })
+            .sum()
+    })
+}

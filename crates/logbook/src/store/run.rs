@@ -115,6 +115,15 @@ pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
                 folder,
             });
         }
+        // A deleted run is told as such, with when (its tombstone).
+        if let Some((tombstone, t)) = store::archive::read_tombstone(p, id)? {
+            return Err(Error::RunDeleted {
+                id: id.to_string(),
+                deleted_at: t.deleted_at,
+                by: t.by,
+                tombstone,
+            });
+        }
         return Err(Error::not_found(
             "run",
             id.as_str(),
