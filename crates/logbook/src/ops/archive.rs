@@ -249,6 +249,19 @@ fn move_run(p: &Project, run: &Run, to: &Path) -> Result<()> {
 pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
     let id = resolve(p, id)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
+    let live = store::run::folder(p, &id);
+    // Asked first: a live folder of that name is what a load would find.
+    if let Some(folder) = store::archive::locate(p, &id)?
+        && store::archive::live_folder_exists(p, &id)?
+    {
+        return Err(Error::AlreadyExists {
+            path: live,
+            hint: Next::say(format!(
+                "a run folder of that name is in the live set; the archived run stays at {} until that folder is moved away",
+                folder.display()
+            )),
+        });
+    }
     let run = store::run::load(p, &id)?;
     if !store::archive::is_archived(p, &run.folder) {
         return Err(Error::invalid(
@@ -259,17 +272,6 @@ pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
                 run.folder.display()
             ),
         ));
-    }
-    let live = store::run::folder(p, &id);
-    let taken = store::archive::live_folder_exists(p, &id)?;
-    if taken {
-        return Err(Error::AlreadyExists {
-            path: live,
-            hint: Next::say(format!(
-                "a run folder of that name is in the live set; the archived run stays at {} until that folder is moved away",
-                run.folder.display()
-            )),
-        });
     }
     move_run(p, &run, &live)?;
     Ok(Run {
