@@ -408,8 +408,10 @@ pub enum Error {
     NotConfirmed {
         /// What the command would remove.
         what: String,
-        /// The command again, confirmed.
-        confirm: String,
+        /// The run.
+        id: String,
+        /// Whether deleting it needs `--force` too (runs link to it).
+        force: bool,
     },
 
     /// `workflow complete` for an agent with nothing in progress.
@@ -860,6 +862,16 @@ mod tests {
             Step::Demo,
             Step::TeamInit,
             Step::TeamPush,
+            Step::Unarchive { id: "3f2a9c1d".into() },
+            Step::DeleteRun {
+                id: "3f2a9c1d".into(),
+                force: false,
+            },
+            Step::DeleteRun {
+                id: "3f2a9c1d".into(),
+                force: true,
+            },
+            Step::ArchiveOlderThan,
             Step::WaitLonger,
         ];
         for step in &all {
@@ -889,6 +901,9 @@ mod tests {
                 | Step::Demo
                 | Step::TeamInit
                 | Step::TeamPush
+                | Step::Unarchive { .. }
+                | Step::DeleteRun { .. }
+                | Step::ArchiveOlderThan
                 | Step::WaitLonger => {}
             }
         }
@@ -1005,6 +1020,25 @@ mod tests {
                 found: "b".into(),
             },
             Error::RootMissing { path: "/p".into() },
+            Error::RunArchived {
+                id: "3f2a9c1d".into(),
+                folder: "/p/.archive/3f2a9c1d".into(),
+            },
+            Error::RunDeleted {
+                id: "3f2a9c1d".into(),
+                deleted_at: "2026-01-01T00:00:00.000Z".into(),
+                by: "dana".into(),
+                tombstone: "/p/.archive/.tombstones/3f2a9c1d.json".into(),
+            },
+            Error::RunLinked {
+                id: "3f2a9c1d".into(),
+                linking: vec!["77aa0011".into()],
+            },
+            Error::NotConfirmed {
+                what: "run 3f2a9c1d would be removed".into(),
+                id: "3f2a9c1d".into(),
+                force: true,
+            },
             Error::NoUserHome,
             Error::AlreadyExists {
                 path: "/p/x".into(),
@@ -1077,6 +1111,10 @@ mod tests {
                 | Error::MilestoneNotFound { .. }
                 | Error::SessionInTwoPlaces { .. }
                 | Error::RunFinished { .. }
+                | Error::RunArchived { .. }
+                | Error::RunDeleted { .. }
+                | Error::RunLinked { .. }
+                | Error::NotConfirmed { .. }
                 | Error::NoInvocationInProgress { .. }
                 | Error::HistoryIncomplete { .. }
                 | Error::IdMismatch { .. }

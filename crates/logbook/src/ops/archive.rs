@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::clock;
-use crate::error::{Error, Next, Result};
+use crate::clock::{self, Timestamp};
+use crate::error::{Error, Next, Result, Step};
 use crate::index::{Index, Kind, Pending, Record};
 use crate::model::archive::{Age, Selection, Tombstone, archivable, archivable_status};
 use crate::model::ids::RunId;
@@ -90,7 +90,22 @@ pub fn archive(
         .filter(|s| !s.trim().is_empty())
         .map(|s| archivable_status(s).map_err(|reason| Error::invalid("status", s.trim(), reason)))
         .collect::<Result<Vec<_>>>()?;
-    archive_selected(p, age, statuses, dry_run)
+    let sel = Selection {
+        before: age.before(clock::now()),
+        statuses,
+    };
+    archive_selected(p, &sel, dry_run)
+}
+
+/// Archives every run that finished (any finished status) before
+/// `before`: [`archive`] at an instant rather than an age (the benchmark
+/// archives an exact share of its runs so).
+pub fn archive_finished_before(p: &Project, before: Timestamp, dry_run: bool) -> Result<Archived> {
+    let sel = Selection {
+        before,
+        statuses: vec![],
+    };
+    archive_selected(p, &sel, dry_run)
 }
 
 /// Applies `logbook.yaml`'s `retention:` policy: [`archive`] with its
@@ -102,29 +117,29 @@ pub fn apply_policy(p: &Project, dry_run: bool) -> Result<Archived> {
             .source
             .clone()
             .unwrap_or_else(|| p.root().join(store::config::CONFIG_FILE));
-        return Err(Error::config(path, "has no retention policy").with_next(Next::say(
-            "add one, e.g. `retention: {archive_after: 90d, statuses: [completed, failed]}`, or archive by age with `logbook archive --older-than 90d`",
-        )));
+        return Err(
+            Error::config(path, "has no retention policy").with_next(
+                Next::say(
+                    "add one, e.g. `retention: {archive_after: 90d, statuses: [completed, failed]}`, or archive by age: ",
+                )
+                .step(Step::ArchiveOlderThan),
+            ),
+        );
     };
     let statuses = policy
         .statuses
         .iter()
         .map(|s| archivable_status(s).map_err(|reason| Error::invalid("status", s.as_str(), reason)))
         .collect::<Result<Vec<_>>>()?;
-    archive_selected(p, policy.archive_after, statuses, dry_run)
-}
-
-fn archive_selected(
-    p: &Project,
-    age: Age,
-    statuses: Vec<RunStatus>,
-    dry_run: bool,
-) -> Result<Archived> {
     let sel = Selection {
-        before: age.before(clock::now()),
+        before: policy.archive_after.before(clock::now()),
         statuses,
     };
-    let mut candidates = candidates(p, &sel)?;
+    archive_selected(p, &sel, dry_run)
+}
+
+fn archive_selected(p: &Project, sel: &Selection, dry_run: bool) -> Result<Archived> {
+    let mut candidates = candidates(p, sel)?;
     candidates.sort_by(|a, b| ended(a).cmp(&ended(b)).then(a.id.cmp(&b.id)));
     let mut out = Archived {
         dry_run,
@@ -138,7 +153,7 @@ fn archive_selected(
             out.moved.push(moved(&run, run.folder.clone(), to));
             continue;
         }
-        match archive_one(p, &run.id, &sel) {
+        match archive_one(p, &run.id, sel) {
             Ok(Some(m)) => out.moved.push(m),
             Ok(None) => out.left.push(Left {
                 session_id: run.id.to_string(),
@@ -316,16 +331,14 @@ pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> 
         );
         if !linking.is_empty() {
             what.push_str(&format!(
-                "; runs {} link to it (--force needed)",
+                "; runs {} link to it",
                 linking.join(", ")
             ));
         }
         return Err(Error::NotConfirmed {
             what,
-            confirm: format!(
-                "logbook delete {id} --yes{}",
-                if linking.is_empty() { "" } else { " --force" }
-            ),
+            id: id.to_string(),
+            force: !linking.is_empty(),
         });
     }
     if !linking.is_empty() && !force {
