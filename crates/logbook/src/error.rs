@@ -862,7 +862,9 @@ mod tests {
             Step::Demo,
             Step::TeamInit,
             Step::TeamPush,
-            Step::Unarchive { id: "3f2a9c1d".into() },
+            Step::Unarchive {
+                id: "3f2a9c1d".into(),
+            },
             Step::DeleteRun {
                 id: "3f2a9c1d".into(),
                 force: false,

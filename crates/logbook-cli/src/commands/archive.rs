@@ -13,7 +13,12 @@ use crate::printer::Output;
 #[derive(Debug, Args)]
 pub(crate) struct ArchiveArgs {
     /// Archive the runs that finished longer ago than this: 90d, 12h, 2w, 30m.
-    #[arg(long, value_name = "AGE", required_unless_present = "policy", conflicts_with = "policy")]
+    #[arg(
+        long,
+        value_name = "AGE",
+        required_unless_present = "policy",
+        conflicts_with = "policy"
+    )]
     older_than: Option<String>,
     /// Only runs of these finished statuses (completed, failed, cancelled; comma-separated).
     #[arg(long, value_name = "S,…", conflicts_with = "policy")]
@@ -70,9 +75,17 @@ fn human(done: &Archived) -> String {
     }
     out.push_str(&format!(
         "{} {} run(s) to the archive{}\n",
-        if done.dry_run { "Would archive" } else { "Archived" },
+        if done.dry_run {
+            "Would archive"
+        } else {
+            "Archived"
+        },
         done.count,
-        if done.dry_run { " (dry run: nothing moved)" } else { "" }
+        if done.dry_run {
+            " (dry run: nothing moved)"
+        } else {
+            ""
+        }
     ));
     out
 }

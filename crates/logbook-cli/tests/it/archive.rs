@@ -213,13 +213,12 @@ fn a_policy_that_is_not_there_or_is_wrong_is_said() {
     let t = project();
     let err = t.run(&["archive", "--policy"]).err().to_string();
     assert!(err.contains("has no retention policy"), "{err}");
-    std::fs::write(
-        t.path("logbook.yaml"),
-        "retention: {archive_after: soon}\n",
-    )
-    .unwrap();
+    std::fs::write(t.path("logbook.yaml"), "retention: {archive_after: soon}\n").unwrap();
     let err = t.run(&["find"]).err().to_string();
-    assert!(err.contains("line 1: key retention: archive_after"), "{err}");
+    assert!(
+        err.contains("line 1: key retention: archive_after"),
+        "{err}"
+    );
     std::fs::write(
         t.path("logbook.yaml"),
         "retention: {archive_after: 9d, statuses: [running]}\n",
@@ -242,14 +241,19 @@ fn find_leaves_archived_runs_out_says_how_many_and_lists_them_on_request() {
     let found: Value = serde_json::from_str(out.ok()).unwrap();
     assert_eq!(ids(&found), vec![new.clone()]);
     assert!(
-        out.stderr
-            .contains("2 archived run(s) match too, left out; `logbook find --archived` lists them"),
+        out.stderr.contains(
+            "2 archived run(s) match too, left out; `logbook find --archived` lists them"
+        ),
         "{}",
         out.stderr
     );
     let out = t.run(&["find", "--status", "failed"]);
     assert!(out.ok().contains("No runs match"), "{}", out.stdout);
-    assert!(out.stderr.contains("1 archived run(s) match too"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 archived run(s) match too"),
+        "{}",
+        out.stderr
+    );
 
     let found = t.json(&["find", "--archived"]);
     assert_eq!(ids(&found), sorted(vec![old.clone(), old2.clone()]));
@@ -282,7 +286,9 @@ fn find_leaves_archived_runs_out_says_how_many_and_lists_them_on_request() {
     let _ = server.kill();
     let _ = server.wait();
     assert!(
-        answer.to_ascii_lowercase().contains("x-logbook-archived: 2"),
+        answer
+            .to_ascii_lowercase()
+            .contains("x-logbook-archived: 2"),
         "{answer}"
     );
 }
@@ -426,7 +432,10 @@ fn writers_racing_an_archive_land_before_the_move_or_are_refused() {
     for (child, parent, landed, stderr) in &results {
         let (here, there) = (live(t, child), archived(t, child));
         // All in one place: never half moved.
-        assert!(here.is_dir() != there.is_dir(), "{child} in both or neither");
+        assert!(
+            here.is_dir() != there.is_dir(),
+            "{child} in both or neither"
+        );
         let folder = if here.is_dir() { here } else { there };
         for f in ["manifest.json", "out.md", "bin/run.sh"] {
             assert!(folder.join(f).is_file(), "{child}: {f} missing");
@@ -470,14 +479,22 @@ fn delete_asks_for_yes_refuses_a_linked_run_and_leaves_a_tombstone() {
 
     let err = t.run(&["delete", &lone]).err().to_string();
     assert!(err.contains("not deleted"), "{err}");
-    assert!(err.contains(&live(&t, &lone).display().to_string()), "{err}");
-    assert!(err.contains(&format!("logbook delete {lone} --yes")), "{err}");
+    assert!(
+        err.contains(&live(&t, &lone).display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("logbook delete {lone} --yes")),
+        "{err}"
+    );
     assert!(live(&t, &lone).is_dir());
 
     let gone = t.json(&["delete", &lone, "--yes"]);
     assert_eq!(gone["session_id"], lone.as_str());
     assert!(!live(&t, &lone).exists());
-    let tomb = t.path(&format!("docs/agent-outputs/.archive/.tombstones/{lone}.json"));
+    let tomb = t.path(&format!(
+        "docs/agent-outputs/.archive/.tombstones/{lone}.json"
+    ));
     let record: Value = serde_json::from_str(&std::fs::read_to_string(&tomb).unwrap()).unwrap();
     assert_eq!(record["id"], lone.as_str());
     assert_eq!(record["agent"], "casey");

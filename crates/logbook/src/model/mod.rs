@@ -19,9 +19,9 @@
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 
 pub mod agent_handoff;
-pub mod archive;
 pub mod agent_hooks;
 pub mod agent_log;
+pub mod archive;
 pub(crate) mod enums;
 pub mod hook;
 pub mod ids;

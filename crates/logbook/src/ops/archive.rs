@@ -129,7 +129,9 @@ pub fn apply_policy(p: &Project, dry_run: bool) -> Result<Archived> {
     let statuses = policy
         .statuses
         .iter()
-        .map(|s| archivable_status(s).map_err(|reason| Error::invalid("status", s.as_str(), reason)))
+        .map(|s| {
+            archivable_status(s).map_err(|reason| Error::invalid("status", s.as_str(), reason))
+        })
         .collect::<Result<Vec<_>>>()?;
     let sel = Selection {
         before: policy.archive_after.before(clock::now()),
@@ -176,7 +178,11 @@ fn archive_selected(p: &Project, sel: &Selection, dry_run: bool) -> Result<Archi
 fn candidates(p: &Project, sel: &Selection) -> Result<Vec<Run>> {
     let index = Index::open_synced(p)?;
     let statuses: Vec<RunStatus> = if sel.statuses.is_empty() {
-        vec![RunStatus::Completed, RunStatus::Failed, RunStatus::Cancelled]
+        vec![
+            RunStatus::Completed,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+        ]
     } else {
         sel.statuses.clone()
     };
@@ -201,7 +207,9 @@ fn candidates(p: &Project, sel: &Selection) -> Result<Vec<Run>> {
 
 fn ended(run: &Run) -> String {
     let e = &run.manifest.execution;
-    e.completed_at.clone().unwrap_or_else(|| e.started_at.clone())
+    e.completed_at
+        .clone()
+        .unwrap_or_else(|| e.started_at.clone())
 }
 
 fn moved(run: &Run, from: PathBuf, to: PathBuf) -> Moved {
@@ -282,10 +290,7 @@ pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
         return Err(Error::invalid(
             "run",
             id.as_str(),
-            format!(
-                "it is not archived: its folder is {}",
-                run.folder.display()
-            ),
+            format!("it is not archived: its folder is {}", run.folder.display()),
         ));
     }
     move_run(p, &run, &live)?;
@@ -330,10 +335,7 @@ pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> 
             store::archive::tombstone_path(p, &id).display()
         );
         if !linking.is_empty() {
-            what.push_str(&format!(
-                "; runs {} link to it",
-                linking.join(", ")
-            ));
+            what.push_str(&format!("; runs {} link to it", linking.join(", ")));
         }
         return Err(Error::NotConfirmed {
             what,
@@ -377,4 +379,3 @@ fn linking_runs(p: &Project, id: &RunId) -> Result<Vec<String>> {
         .filter(|c| c != id.as_str())
         .collect())
 }
-

@@ -39,7 +39,8 @@ pub fn locate(p: &Project, id: &RunId) -> Result<Option<PathBuf>> {
     let mut found: Option<store::runs::RunFolder> = None;
     for f in store::runs::walk(&p.config.archive_folder)? {
         let f = f?;
-        if f.name.eq_ignore_ascii_case(id.as_str()) && found.as_ref().is_none_or(|x| f.name < x.name)
+        if f.name.eq_ignore_ascii_case(id.as_str())
+            && found.as_ref().is_none_or(|x| f.name < x.name)
         {
             found = Some(f);
         }

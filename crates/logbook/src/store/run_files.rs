@@ -441,7 +441,10 @@ pub fn is_present(path: &Path) -> bool {
 fn run_root(p: &Project, id: &RunId) -> Result<PathBuf> {
     let folder = store::run::locate(p, id)?;
     let (base, what) = if store::archive::is_archived(p, &folder) {
-        (&p.config.archive_folder, "run folder outside archive_folder")
+        (
+            &p.config.archive_folder,
+            "run folder outside archive_folder",
+        )
     } else {
         (
             &p.config.agent_outputs_folder,
