@@ -596,6 +596,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_move_between_file_systems_copies_verifies_then_removes() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("run");
+        fs::create_dir_all(from.join("sub")).unwrap();
+        fs::write(from.join("a.md"), "alpha").unwrap();
+        fs::write(from.join("sub/x.sh"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(from.join("sub/x.sh"), fs::Permissions::from_mode(0o751)).unwrap();
+        std::os::unix::fs::symlink("a.md", from.join("link")).unwrap();
+        let keep = dir.path().join("keep");
+        copy_tree(&from, &keep).unwrap();
+        // The path a failed rename across file systems takes, taken here.
+        let to = dir.path().join("archive/run");
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        move_across(&from, &to).unwrap();
+        assert!(!from.exists());
+        same_tree(&keep, &to).unwrap();
+        assert_eq!(
+            fs::metadata(to.join("sub/x.sh"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o751
+        );
+        // A copy that differs is named, and the original kept.
+        fs::write(keep.join("a.md"), "changed").unwrap();
+        let err = same_tree(&to, &keep).unwrap_err().to_string();
+        assert!(err.contains("differs"), "{err}");
+    }
+
+    #[test]
     fn untrusted_paths_stay_inside_the_root_and_user_paths_go_anywhere() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("project");
