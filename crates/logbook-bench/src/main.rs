@@ -12,6 +12,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod archive;
 mod args;
 mod export;
 mod find;
@@ -194,6 +195,11 @@ fn main() -> Result<()> {
                 bail!("--team needs the `logbook` binary (cargo build --release -p logbook-cli)")
             }
         }
+    }
+
+    // Last: it moves runs (and moves them back after).
+    if args.wants("archive") {
+        archive::rows(&project, n, &mut row)?;
     }
 
     let status = Index::open(&project)?.status()?;

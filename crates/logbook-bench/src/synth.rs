@@ -170,6 +170,10 @@ fn workflows() -> Vec<String> {
 
 /// Writes `n` runs under `dir` from `threads` threads, like another tool
 /// would (plain writes, no locks, no index). Returns the ids in start order.
+/// When the first synthesized run starts (2025-01-01); run `i` starts
+/// `i` minutes later.
+pub(crate) const BASE: i64 = 1_735_689_600;
+
 pub(crate) fn synthesize(dir: &Path, n: usize, seed: u64) -> Result<Vec<String>> {
     std::fs::create_dir_all(dir)?;
     let mut rng = Rng(seed | 1);
@@ -180,7 +184,7 @@ pub(crate) fn synthesize(dir: &Path, n: usize, seed: u64) -> Result<Vec<String>>
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2);
-    let base: i64 = 1_735_689_600; // 2025-01-01
+    let base = BASE;
     std::thread::scope(|s| -> Result<()> {
         let mut handles = vec![];
         for t in 0..threads {

@@ -138,7 +138,8 @@ pub(crate) fn find() -> Arc<JsonObject> {
             "totalExact": {"type": "boolean", "description": "whether total is the whole count"},
             "offset": {"type": "integer"},
             "more": {"type": "integer", "description": "how many more match after this page (at least, with totalExact false)"},
-            "nextOffset": {"type": "integer", "description": "the offset of the next page; absent on the last page"}
+            "nextOffset": {"type": "integer", "description": "the offset of the next page; absent on the last page"},
+            "archivedMatches": {"type": "integer", "description": "how many archived runs match too, left out (archived: true lists them)"}
         }),
         &["runs", "total", "more"],
     )

@@ -108,6 +108,7 @@ pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal
         // A page names a remote URL only: it may not probe folders.
         repo: param(q, "repo"),
         repo_base: params::RepoBase::UrlsOnly,
+        archived: param(q, "archived").is_some_and(|v| v != "0" && v != "false"),
     }
     .query(clock::now())
     .map_err(|e| Refusal::from_query_error(&e))?;
@@ -138,10 +139,10 @@ async fn runs(
         )
         .map_err(|e| Refusal::from_query_error(&e))?;
         let next = page.next_offset(query.offset);
-        Ok((page.json(now)?, page.total, page.exact, next))
+        Ok((page.json(now)?, page.total, page.exact, next, page.archived))
     })
     .await?;
-    let (found, total, exact, next) = found;
+    let (found, total, exact, next, archived) = found;
     let mut r = Json(found).into_response();
     let headers = r.headers_mut();
     headers.insert("x-total-count", HeaderValue::from(total));
@@ -152,6 +153,8 @@ async fn runs(
     if let Some(next) = next {
         headers.insert("x-logbook-next-offset", HeaderValue::from(next));
     }
+    // How many archived runs match too, left out (`archived=1` lists them).
+    headers.insert("x-logbook-archived", HeaderValue::from(archived));
     Ok(r)
 }
 

@@ -371,6 +371,49 @@ pub enum Error {
         registering: bool,
     },
 
+    /// A write to a run that `logbook archive` moved out of the live set:
+    /// refused whole, so no write lands half in the archive.
+    #[error("run {id} was archived to {}", folder.display())]
+    RunArchived {
+        /// The run.
+        id: String,
+        /// Its folder in `archive_folder`.
+        folder: PathBuf,
+    },
+
+    /// A run `logbook delete` removed; its tombstone says when.
+    #[error("run {id} was deleted at {deleted_at} by {by} (its record: {})", tombstone.display())]
+    RunDeleted {
+        /// The run.
+        id: String,
+        /// When.
+        deleted_at: String,
+        /// Who.
+        by: String,
+        /// Its tombstone file.
+        tombstone: PathBuf,
+    },
+
+    /// `delete` of a run other runs build on, without `--force`.
+    #[error("run {id} is linked from {}: {}", if linking.len() == 1 { "run" } else { "runs" }, linking.join(", "))]
+    RunLinked {
+        /// The run.
+        id: String,
+        /// The runs naming it in `related_sessions`.
+        linking: Vec<String>,
+    },
+
+    /// `delete` without `--yes`: nothing removed, and what would be said.
+    #[error("not deleted: {what}")]
+    NotConfirmed {
+        /// What the command would remove.
+        what: String,
+        /// The run.
+        id: String,
+        /// Whether deleting it needs `--force` too (runs link to it).
+        force: bool,
+    },
+
     /// `workflow complete` for an agent with nothing in progress.
     #[error("agent {agent} has no invocation in progress")]
     NoInvocationInProgress {
@@ -588,6 +631,7 @@ impl Error {
             | Error::NoAgentSession { .. }
             | Error::RunWithoutManifest { .. }
             | Error::NoActiveSession
+            | Error::RunDeleted { .. }
             | Error::MilestoneNotFound {
                 already_done: false,
                 ..
@@ -597,6 +641,9 @@ impl Error {
             | Error::SeveralPaused { .. }
             | Error::SessionClosed { .. }
             | Error::RunFinished { .. }
+            | Error::RunArchived { .. }
+            | Error::RunLinked { .. }
+            | Error::NotConfirmed { .. }
             | Error::NoInvocationInProgress { .. }
             | Error::AlreadyExists { .. }
             | Error::MilestoneExists { .. }
@@ -815,6 +862,18 @@ mod tests {
             Step::Demo,
             Step::TeamInit,
             Step::TeamPush,
+            Step::Unarchive {
+                id: "3f2a9c1d".into(),
+            },
+            Step::DeleteRun {
+                id: "3f2a9c1d".into(),
+                force: false,
+            },
+            Step::DeleteRun {
+                id: "3f2a9c1d".into(),
+                force: true,
+            },
+            Step::ArchiveOlderThan,
             Step::WaitLonger,
         ];
         for step in &all {
@@ -844,6 +903,9 @@ mod tests {
                 | Step::Demo
                 | Step::TeamInit
                 | Step::TeamPush
+                | Step::Unarchive { .. }
+                | Step::DeleteRun { .. }
+                | Step::ArchiveOlderThan
                 | Step::WaitLonger => {}
             }
         }
@@ -960,6 +1022,25 @@ mod tests {
                 found: "b".into(),
             },
             Error::RootMissing { path: "/p".into() },
+            Error::RunArchived {
+                id: "3f2a9c1d".into(),
+                folder: "/p/.archive/3f2a9c1d".into(),
+            },
+            Error::RunDeleted {
+                id: "3f2a9c1d".into(),
+                deleted_at: "2026-01-01T00:00:00.000Z".into(),
+                by: "dana".into(),
+                tombstone: "/p/.archive/.tombstones/3f2a9c1d.json".into(),
+            },
+            Error::RunLinked {
+                id: "3f2a9c1d".into(),
+                linking: vec!["77aa0011".into()],
+            },
+            Error::NotConfirmed {
+                what: "run 3f2a9c1d would be removed".into(),
+                id: "3f2a9c1d".into(),
+                force: true,
+            },
             Error::NoUserHome,
             Error::AlreadyExists {
                 path: "/p/x".into(),
@@ -1032,6 +1113,10 @@ mod tests {
                 | Error::MilestoneNotFound { .. }
                 | Error::SessionInTwoPlaces { .. }
                 | Error::RunFinished { .. }
+                | Error::RunArchived { .. }
+                | Error::RunDeleted { .. }
+                | Error::RunLinked { .. }
+                | Error::NotConfirmed { .. }
                 | Error::NoInvocationInProgress { .. }
                 | Error::HistoryIncomplete { .. }
                 | Error::IdMismatch { .. }

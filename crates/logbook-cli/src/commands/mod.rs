@@ -2,6 +2,7 @@
 //! computes an [`Output`]. The printer decides between text and JSON.
 
 mod agent;
+mod archive;
 mod doctor;
 mod export;
 pub(crate) mod hook;
@@ -105,6 +106,12 @@ pub(crate) enum Command {
     LatestOutput(run::LatestOutputArgs),
     /// Show the runs a run builds on and the runs built on it.
     Lineage(run::LineageArgs),
+    /// Move finished runs out of the live set into the archive (never deletes).
+    Archive(archive::ArchiveArgs),
+    /// Move an archived run back into the live set.
+    Unarchive(archive::UnarchiveArgs),
+    /// Delete a run for good (the only way); refuses a linked run without --force.
+    Delete(archive::DeleteArgs),
     /// What an agent needs after a compaction: session, tokens, milestones, outputs, workflow.
     ResumeContext(mcp::ResumeContextArgs),
     /// A handover for one coding agent from the latest session of the other:
@@ -193,6 +200,9 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Find(a) => run::find(&ctx, a),
         Command::LatestOutput(a) => run::latest_output(&ctx, a),
         Command::Lineage(a) => run::lineage(&ctx, a),
+        Command::Archive(a) => archive::archive(&ctx, a),
+        Command::Unarchive(a) => archive::unarchive(&ctx, a),
+        Command::Delete(a) => archive::delete(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
         Command::Handoff(a) => agent::handoff(&ctx, a),

@@ -152,6 +152,9 @@ pub(crate) struct FindArgs {
     /// or `.` (the current folder's); runs recorded without one always match.
     #[arg(long, value_name = "REPO", conflicts_with = "team")]
     repo: Option<String>,
+    /// The archived runs only (`logbook archive` moved them out of the live set).
+    #[arg(long, conflicts_with = "team")]
+    archived: bool,
 }
 
 #[derive(Debug, Args)]
@@ -406,6 +409,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         offset: a.offset.clone(),
         repo: a.repo.clone(),
         repo_base: RepoBase::Folders(ctx.cwd.clone()),
+        archived: a.archived,
     }
     .query(now)?;
     let scope = Scope::of_flag(a.team);
@@ -468,8 +472,14 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
         ));
     }
-    let note = more_note(&streamed, query.offset);
-    Ok(Output::printed().with_note(note))
+    let mut notes: Vec<String> = more_note(&streamed, query.offset).into_iter().collect();
+    if streamed.archived > 0 {
+        notes.push(format!(
+            "{} archived run(s) match too, left out; `logbook find --archived` lists them",
+            streamed.archived
+        ));
+    }
+    Ok(Output::printed().with_note((!notes.is_empty()).then(|| notes.join("\n"))))
 }
 
 /// The section of `find --text`'s human output naming the transcripts that

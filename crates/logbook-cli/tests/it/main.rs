@@ -6,6 +6,7 @@
 
 mod agent_handoff;
 mod agent_import;
+mod archive;
 mod contract;
 mod demo;
 mod doctor;

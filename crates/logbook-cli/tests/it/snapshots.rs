@@ -802,7 +802,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 13)
+    Index: [ROOT]/.logbook/index.db (schema 14)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -823,7 +823,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 13)
+    Index: [ROOT]/.logbook/index.db (schema 14)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1

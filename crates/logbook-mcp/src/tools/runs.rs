@@ -116,6 +116,11 @@ pub(crate) struct FindArgs {
     /// (git@host:org/x.git, https://host/org/x), or "." for this project's.
     /// Runs recorded without a repository always match.
     repo: Option<String>,
+    /// true: the archived runs only (`logbook archive` moved them out of
+    /// the live set); by default they are left out and counted in
+    /// `archivedMatches`.
+    #[serde(default)]
+    archived: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -251,6 +256,7 @@ impl LogbookServer {
                 "totalExact": page.exact,
                 "offset": query.offset,
                 "more": page.more(query.offset),
+                "archivedMatches": page.archived,
             });
             if let Some(next) = page.next_offset(query.offset) {
                 found["nextOffset"] = next.into();
@@ -324,6 +330,7 @@ fn find_query(
         offset: Some(a.offset.to_string()),
         repo: a.repo,
         repo_base: RepoBase::Here(p.root().to_path_buf()),
+        archived: a.archived,
     }
     .query(now)?;
     Ok((query, now))

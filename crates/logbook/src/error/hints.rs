@@ -33,6 +33,28 @@ impl Error {
             Error::RunWithoutManifest { .. } => Next::say(
                 "the tool that made the folder writes the manifest when it starts the run; until then listings show it with status unknown",
             ),
+            Error::RunArchived { id, .. } => Next::say("run ")
+                .step(S::Unarchive { id: id.clone() })
+                .text(" first: archived runs are read-only"),
+            Error::RunDeleted { .. } => Next::say(
+                "a deleted run cannot come back; its tombstone keeps its manifest",
+            ),
+            Error::RunLinked { id, .. } => Next::say(
+                "those runs build on it and would name a run that is gone; archiving keeps it readable instead (",
+            )
+            .step(S::ArchiveOlderThan)
+            .text("), or ")
+            .step(S::DeleteRun {
+                id: id.clone(),
+                force: true,
+            })
+            .text(" deletes it anyway"),
+            Error::NotConfirmed { id, force, .. } => Next::say("nothing was changed; ")
+                .step(S::DeleteRun {
+                    id: id.clone(),
+                    force: *force,
+                })
+                .text(" deletes it"),
             Error::AmbiguousId { .. } => {
                 Next::say("give more characters of the id, or the whole UUID")
             }

@@ -116,6 +116,20 @@ pub enum Step {
     TeamInit,
     /// Send what waits to the team catalog (a person's step).
     TeamPush,
+    /// Move an archived run back into the live set.
+    Unarchive {
+        /// The run.
+        id: String,
+    },
+    /// Delete a run for good; `force` even though runs link to it.
+    DeleteRun {
+        /// The run.
+        id: String,
+        /// Delete a run others link to.
+        force: bool,
+    },
+    /// Archive the runs finished longer ago than an age.
+    ArchiveOlderThan,
     /// Try again, waiting longer for a lock.
     WaitLonger,
 }
@@ -209,6 +223,10 @@ impl Step {
             Step::Demo => "demo DIR".into(),
             Step::TeamInit => "team init".into(),
             Step::TeamPush => "team push".into(),
+            Step::Unarchive { id } => format!("unarchive {id}"),
+            Step::DeleteRun { id, force: false } => format!("delete {id} --yes"),
+            Step::DeleteRun { id, force: true } => format!("delete {id} --yes --force"),
+            Step::ArchiveOlderThan => "archive --older-than 90d".into(),
             Step::WaitLonger => String::new(),
         }
     }
@@ -280,6 +298,12 @@ impl Step {
             Step::Demo => return person("demo"),
             Step::TeamInit => return person("team init"),
             Step::TeamPush => return person("team push"),
+            Step::Unarchive { id } => return person(&format!("unarchive of {id}")),
+            Step::DeleteRun { id, force: false } => return person(&format!("delete of {id}")),
+            Step::DeleteRun { id, force: true } => {
+                return person(&format!("delete of {id}, forced"));
+            }
+            Step::ArchiveOlderThan => return person("archive by age"),
         };
         if args.is_empty() {
             return tool.to_string();
@@ -311,6 +335,9 @@ impl Step {
                 | Step::Demo
                 | Step::TeamInit
                 | Step::TeamPush
+                | Step::Unarchive { .. }
+                | Step::DeleteRun { .. }
+                | Step::ArchiveOlderThan
         )
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::fulltext::fts_query;
 use super::{Index, pool};
 use crate::error::Result;
-use crate::model::query::{RunQuery, workflow_regex};
+use crate::model::query::{ArchiveScope, RunQuery, workflow_regex};
 
 /// A statement's SQL and its arguments.
 pub(super) type Sql = (String, Vec<rusqlite::types::Value>);
@@ -62,6 +62,9 @@ impl Index {
                 Purpose::Count => format!("(r.agent || '') = {n}"),
                 Purpose::Page => format!("r.agent = {n}"),
             });
+        }
+        if let Some(term) = archived_term(query.archive) {
+            where_.push(term.into());
         }
         if let Some(s) = &query.status {
             let n = arg(s.clone().into(), &mut args);
@@ -257,4 +260,16 @@ fn repo_term(
         },
     };
     format!("(r.repo_key IS NULL OR {term})")
+}
+
+/// The WHERE term of an archive scope. Written over rowids: the archived
+/// ones are read once from the partial index `runs_archived`, and each
+/// candidate row of a filter index is tested by its rowid, which every
+/// index holds, so the filter indexes still answer without the table.
+fn archived_term(scope: ArchiveScope) -> Option<&'static str> {
+    match scope {
+        ArchiveScope::Live => Some("r.rid NOT IN (SELECT rid FROM runs WHERE archived = 1)"),
+        ArchiveScope::Archived => Some("r.rid IN (SELECT rid FROM runs WHERE archived = 1)"),
+        ArchiveScope::All => None,
+    }
 }

@@ -8,7 +8,7 @@ use rusqlite::{OptionalExtension, params};
 use super::Index;
 use crate::error::Result;
 use crate::model::ids::RunId;
-use crate::model::query::RunQuery;
+use crate::model::query::{ArchiveScope, RunQuery};
 use crate::model::run::{OutputRecord, Run};
 
 impl Index {
@@ -21,9 +21,11 @@ impl Index {
         workflow: Option<&str>,
         output_type: Option<&str>,
     ) -> Result<Option<(Run, OutputRecord, PathBuf)>> {
+        // An archived run's outputs are still its agent's latest.
         let query = RunQuery {
             agent: Some(agent.to_string()),
             workflow: workflow.map(str::to_string),
+            archive: ArchiveScope::All,
             ..RunQuery::default()
         };
         // Usually the newest run has the output: start with a small page.

@@ -24,6 +24,7 @@
 //! ```
 
 mod apply;
+mod archive;
 pub mod catalog;
 mod filter;
 mod found;

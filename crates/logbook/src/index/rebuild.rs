@@ -209,12 +209,19 @@ pub(super) fn fill(
         &[Kind::WorkSession, Kind::WorkflowState, Kind::Transcript],
     )?;
     let runs_dir = &p.config.agent_outputs_folder;
+    // Archived runs stay rows, marked archived (`record::read_record`).
+    let archive_dir = &p.config.archive_folder;
     let total = match progress {
-        Some(_) => others.len() as u64 + run_folders(runs_dir)?.count() as u64,
+        Some(_) => {
+            others.len() as u64
+                + run_folders(runs_dir)?.count() as u64
+                + run_folders(archive_dir)?.count() as u64
+        }
         None => 0,
     };
     let mut report = SyncReport::default();
     let files = run_folders(runs_dir)?
+        .chain(run_folders(archive_dir)?)
         .map(|folder| Seen::unstamped(Kind::Run, folder.join(MANIFEST_FILE)))
         .chain(others);
     let (scanned, missing) = std::thread::scope(|scope| {

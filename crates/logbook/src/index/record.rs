@@ -82,6 +82,8 @@ pub(super) struct RunRow {
     fts_outputs: Option<String>,
     /// The output files' stamp, taken before their text was read.
     pub(super) out_stamp: i64,
+    /// Whether the folder is in `archive_folder` (`runs.archived`).
+    pub(super) archived: bool,
 }
 
 impl RunRow {
@@ -117,6 +119,21 @@ impl Record {
             Ok(row) => Inner::Run(Box::new(row)),
             Err(reason) => Inner::Corrupt { reason },
         })
+    }
+
+    /// [`Record::run`] of a run that may be archived: marked so when its
+    /// folder is in `archive_folder` (`archive` and `unarchive` write it).
+    pub fn run_in(p: &Project, run: &Run) -> Record {
+        let mut rec = Record::run(run);
+        rec.mark_archived(p, &run.folder);
+        rec
+    }
+
+    /// Marks a run record archived when `folder` is in `archive_folder`.
+    fn mark_archived(&mut self, p: &Project, folder: &Path) {
+        if let Inner::Run(row) = &mut self.0 {
+            row.archived = store::archive::is_archived(p, folder);
+        }
     }
 
     /// The record of a work session file at `path` as its writer holds it.
@@ -214,7 +231,13 @@ pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> (Option<Stamp
     // A run's stamp comes from its open manifest; the few other files are
     // stamped by name first.
     let read: fn(&Project, &Path) -> Option<Record> = match kind {
-        Kind::Run => return read_run(path),
+        Kind::Run => {
+            let (stamp, mut rec) = read_run(path);
+            if let (Some(rec), Some(folder)) = (&mut rec, path.parent()) {
+                rec.mark_archived(p, folder);
+            }
+            return (stamp, rec);
+        }
         Kind::WorkSession => read_work_session,
         Kind::Transcript => |_, path| read_transcript(path),
         Kind::WorkflowState => read_workflow_state,
@@ -372,5 +395,6 @@ fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
         fts_outputs,
         out_stamp,
         folder: run.folder.clone(),
+        archived: false,
     })
 }

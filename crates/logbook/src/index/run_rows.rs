@@ -49,8 +49,8 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         remove_run(tx, &folder)?;
     }
     let mut ins = tx.prepare_cached(
-        "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest, archived) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     ins.execute(params![
         folder,
@@ -63,7 +63,8 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         row.started_ns,
         row.completed_at,
         row.title,
-        row.manifest
+        row.manifest,
+        row.archived
     ])?;
     let rid = tx.last_insert_rowid();
     let mut out = tx.prepare_cached(

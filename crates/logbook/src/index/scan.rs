@@ -397,12 +397,18 @@ impl Index {
             complete: true,
         };
         let mut after = prefix.clone();
+        // Archived runs' rows, when the archive lies in the runs folder:
+        // not run folders of it (the archive's own sync keeps them).
+        let archived = super::archive::archive_rel(&self.project);
         loop {
             let batch = self.run_batch(&after, &end)?;
             let mut changes = vec![];
             let mut present = vec![];
             for (i, e) in batch.entries.iter().enumerate() {
                 let rel = &batch.str(&e.path).as_bytes()[prefix.len()..];
+                if archived.as_ref().is_some_and(|a| rel.starts_with(a)) {
+                    continue;
+                }
                 let on_disk = match disk.as_mut() {
                     None => true,
                     Some(disk) => {

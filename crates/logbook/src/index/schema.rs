@@ -7,7 +7,9 @@
 // 13: `transcripts.models` and `transcripts.usage` (what a listing shows
 // and filters on without reading the file), and per-message full text
 // and error rows (`MESSAGES_SCHEMA`: find in a transcript, its errors).
-pub const SCHEMA_VERSION: i64 = 13;
+// 14: `runs.archived` and its partial index `runs_archived` (the archive:
+// archived runs stay rows, left out of `find` unless asked for).
+pub const SCHEMA_VERSION: i64 = 14;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics
@@ -97,7 +99,9 @@ CREATE TABLE runs(
   completed_at TEXT,
   title TEXT NOT NULL,
   manifest TEXT NOT NULL,
-  {RUNS_REPO}
+  {RUNS_REPO},
+  -- schema 14, the archive: 1 when the folder is in `archive_folder`.
+  archived INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE outputs(
   rid INTEGER NOT NULL,
@@ -286,6 +290,13 @@ pub(super) const INDEXES: &[(&str, &str)] = &[
     ("edges_parent", "CREATE INDEX edges_parent ON edges(parent)"),
     ("edges_child", "CREATE INDEX edges_child ON edges(child)"),
     ("tags_tag", "CREATE INDEX tags_tag ON tags(tag)"),
+    // The archived runs (schema 14): few beside the live set, read from
+    // this partial index alone when `find` leaves them out or lists only
+    // them (see `filter::archived_term`).
+    (
+        "runs_archived",
+        "CREATE INDEX runs_archived ON runs(archived) WHERE archived = 1",
+    ),
     // The run manifests checked before a listing (`apply::Live`): few,
     // read from this partial index alone, in one range.
     (

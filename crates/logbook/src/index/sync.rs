@@ -188,6 +188,7 @@ impl Index {
         if names {
             self.note_runs_dir(&dir_before, summary.complete)?;
         }
+        merge(&mut report, self.sync_archive()?);
         self.set_meta("last_sync", &clock::now_string())?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -336,7 +337,7 @@ impl Index {
         self.set_meta(RUNS_DIR_KEY, before)
     }
 
-    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+    pub(super) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
         self.conn
             .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
             .and_then(|mut st| st.execute([key, value]))
@@ -346,7 +347,7 @@ impl Index {
 
     /// Writes a batch of [`RunChange`]s: gone records removed, the others
     /// read on every core.
-    fn apply_run_changes(&self, changes: Vec<RunChange>) -> Result<SyncReport> {
+    pub(super) fn apply_run_changes(&self, changes: Vec<RunChange>) -> Result<SyncReport> {
         let mut read = vec![];
         let mut gone = vec![];
         for c in changes {

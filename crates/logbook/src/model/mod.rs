@@ -15,11 +15,13 @@
 //! - [`ids`]: the validated ids that become parts of paths; [`limits`] the
 //!   most free text one field takes.
 //! - [`repo`]: which repository a record belongs to, and the rule that matches two.
+//! - [`archive`]: ages, the retention policy, which runs an archive takes, tombstones.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 
 pub mod agent_handoff;
 pub mod agent_hooks;
 pub mod agent_log;
+pub mod archive;
 pub(crate) mod enums;
 pub mod hook;
 pub mod ids;

@@ -57,11 +57,45 @@ pub struct RunQuery {
     /// `metadata.repository`); runs recorded without one always match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<Repository>,
+    /// Which runs it sees of the live set and the archive: the live ones
+    /// unless asked (`find --archived`: the archived ones only).
+    #[serde(default, skip_serializing_if = "ArchiveScope::is_live")]
+    pub archive: ArchiveScope,
     /// At most this many results.
     pub limit: Option<usize>,
     /// Skip this many results first (paging).
     #[serde(default)]
     pub offset: usize,
+}
+
+/// Which runs a [`RunQuery`] sees: archived runs stay indexed and
+/// readable, but a listing leaves them out unless asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArchiveScope {
+    /// The live set only (every listing's default).
+    #[default]
+    Live,
+    /// The archived runs only (`find --archived`).
+    Archived,
+    /// Both: what reaches a run whatever its place (`latest-output`).
+    All,
+}
+
+impl ArchiveScope {
+    /// Whether this is the default, the live set.
+    pub fn is_live(&self) -> bool {
+        *self == ArchiveScope::Live
+    }
+
+    /// The scope of a face's `--archived` flag.
+    pub fn of_flag(archived: bool) -> ArchiveScope {
+        if archived {
+            ArchiveScope::Archived
+        } else {
+            ArchiveScope::Live
+        }
+    }
 }
 
 /// A [`RunQuery`] with its regular expression compiled once.

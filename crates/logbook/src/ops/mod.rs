@@ -16,6 +16,8 @@
 //!   command that resumes a coding agent's session, and a handoff to the other
 //!   agent; [`hook`]: what Claude Code's and Codex's hooks call, queued so an
 //!   agent never waits
+//! - [`archive`]: archive, unarchive, the retention policy, and delete
+//!   (the only way a run is deleted, leaving a tombstone)
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
@@ -31,6 +33,7 @@
 //!   Code's and Codex's settings
 
 pub mod agent;
+pub mod archive;
 pub mod budget;
 pub mod catalog;
 pub mod demo;

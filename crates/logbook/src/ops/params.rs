@@ -7,7 +7,7 @@ use jiff::Timestamp;
 
 use crate::error::{Error, Result};
 use crate::model::limits::bounded;
-use crate::model::query::{RunQuery, parse_since, query_status};
+use crate::model::query::{ArchiveScope, RunQuery, parse_since, query_status};
 use crate::model::repo::{Repository, normalize_origin};
 use crate::store;
 
@@ -39,6 +39,8 @@ pub struct FindParams {
     pub repo: Option<String>,
     /// Where `repo` is resolved ([`RepoBase`]).
     pub repo_base: RepoBase,
+    /// The archived runs only (`find --archived`), not the live ones.
+    pub archived: bool,
 }
 
 /// What a `repo` parameter may name besides a remote URL, by face: the CLI
@@ -139,6 +141,7 @@ impl FindParams {
                 .map(|v| paging("offset", v))
                 .transpose()?
                 .unwrap_or(0),
+            archive: ArchiveScope::of_flag(self.archived),
         };
         query.matcher()?;
         Ok(query)

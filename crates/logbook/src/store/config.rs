@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::{Error, Next, Result, Step};
+use crate::model::archive::{Age, Retention, archivable_status};
 use crate::model::template::{self, Placeholder};
 use crate::store;
 
@@ -28,6 +29,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ("sessions_dir", "'{project-root}/.logbook/sessions'", ""),
     ("session_archive_dir", "'{sessions_dir}/archive'", ""),
     (
+        "archive_folder",
+        "'{agent_outputs_folder}/.archive'",
+        "where `logbook archive` moves finished runs",
+    ),
+    (
         "transcripts_dir",
         "'{project-root}/.logbook/transcripts'",
         "",
@@ -45,6 +51,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "hook_context_bytes",
         "8192",
         "the most an agent's hook adds to its context after a compaction",
+    ),
+    (
+        "retention",
+        "{}",
+        "e.g. {archive_after: 90d, statuses: [completed, failed]}; applied only by `logbook archive --policy`",
     ),
 ];
 
@@ -66,7 +77,7 @@ pub fn marker_exists(path: &Path) -> bool {
 pub fn default_config_text() -> String {
     let mut out = String::from(
         "# Logbook configuration. Every key is optional; these are the defaults.\n\
-         # Placeholders: {project-root}, {output_folder}, {sessions_dir}.\n",
+         # Placeholders: {project-root}, {output_folder}, {agent_outputs_folder}, {sessions_dir}.\n",
     );
     for (key, value, comment) in DEFAULTS {
         let line = format!("{key}: {value}");
@@ -87,6 +98,7 @@ pub fn default_config_text() -> String {
 struct RawConfig {
     output_folder: Option<String>,
     agent_outputs_folder: Option<String>,
+    archive_folder: Option<String>,
     sessions_dir: Option<String>,
     session_archive_dir: Option<String>,
     transcripts_dir: Option<String>,
@@ -96,6 +108,15 @@ struct RawConfig {
     team_url: Option<String>,
     origin: Option<String>,
     hook_context_bytes: Option<u64>,
+    retention: Option<RawRetention>,
+}
+
+/// `retention:` as written: both keys optional, validated on load.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRetention {
+    archive_after: Option<String>,
+    statuses: Option<Vec<String>>,
 }
 
 /// The resolved configuration: absolute paths and settled defaults.
@@ -113,6 +134,12 @@ pub struct Config {
     pub sessions_dir: PathBuf,
     /// Where closed work sessions are moved.
     pub session_archive_dir: PathBuf,
+    /// Where `logbook archive` moves finished run folders, out of the live
+    /// set every listing walks (`{archive_folder}/{uuid}/`).
+    pub archive_folder: PathBuf,
+    /// The retention policy `logbook archive --policy` applies; `None`
+    /// when `logbook.yaml` sets none (nothing is ever archived implicitly).
+    pub retention: Option<Retention>,
     /// Where transcripts live.
     pub transcripts_dir: PathBuf,
     /// The user recorded on runs: config, else `$USER`, else `unknown`.
@@ -185,6 +212,31 @@ impl Config {
                 .unwrap_or(default_of("agent_outputs_folder")),
             &[("output_folder", &output_folder)],
         )?;
+        let archive_folder = resolver.path(
+            "archive_folder",
+            raw.archive_folder
+                .as_deref()
+                .unwrap_or(default_of("archive_folder")),
+            &[
+                ("output_folder", &output_folder),
+                ("agent_outputs_folder", &agent_outputs_folder),
+            ],
+        )?;
+        if archive_folder == agent_outputs_folder {
+            return Err(resolver.error(
+                "archive_folder",
+                "is the agent outputs folder itself; archived runs need a folder of their own (the default is '{agent_outputs_folder}/.archive')".into(),
+            ));
+        }
+        let retention = match raw.retention {
+            None => None,
+            // `retention: {}`, as `logbook init` writes it: no policy.
+            Some(RawRetention {
+                archive_after: None,
+                statuses: None,
+            }) => None,
+            Some(r) => Some(resolver.retention(r)?),
+        };
         let sessions_dir = resolver.path(
             "sessions_dir",
             raw.sessions_dir
@@ -244,6 +296,8 @@ impl Config {
             agent_outputs_folder,
             sessions_dir,
             session_archive_dir,
+            archive_folder,
+            retention,
             transcripts_dir,
             user,
             default_prefix,
@@ -356,6 +410,36 @@ impl Resolver<'_> {
         })
         .map_err(|reason| self.error(key, reason))?;
         Ok(store::absolute(self.root, Path::new(&out)))
+    }
+
+    /// `retention:` checked: an age Logbook reads and statuses a finished
+    /// run can have.
+    fn retention(&self, raw: RawRetention) -> Result<Retention> {
+        let after = raw.archive_after.ok_or_else(|| {
+            self.error(
+                "retention",
+                "has no archive_after; write e.g. `retention: {archive_after: 90d}`".into(),
+            )
+        })?;
+        let archive_after = Age::parse(&after)
+            .map_err(|reason| self.error("retention", format!("archive_after: {reason}")))?;
+        let statuses = match raw.statuses {
+            None => Retention::DEFAULT_STATUSES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            Some(list) => {
+                for s in &list {
+                    archivable_status(s)
+                        .map_err(|reason| self.error("retention", format!("statuses: {reason}")))?;
+                }
+                list
+            }
+        };
+        Ok(Retention {
+            archive_after,
+            statuses,
+        })
     }
 
     fn error(&self, key: &str, reason: String) -> Error {

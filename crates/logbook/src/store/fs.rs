@@ -202,16 +202,152 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 /// Moves `from` to `to` durably (a rename, so atomic on one file system),
-/// creating `to`'s folder. Used when archiving.
+/// creating `to`'s folder. Used when archiving (work sessions, run
+/// folders). Across file systems, where no rename reaches, a folder is
+/// copied (modes and symlinks kept), fsynced, verified byte for byte, and
+/// only then removed: a crash leaves a whole copy or the original, and
+/// the original only goes once the copy is known good.
 pub fn move_durably(from: &Path, to: &Path) -> Result<()> {
     let dir = to.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+    match fs::rename(from, to) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {
+            return move_across(from, to);
+        }
+        Err(e) => return Err(Error::io(from, e)),
+    }
     sync_dir(dir)?;
     if let Some(src_dir) = from.parent() {
         sync_dir(src_dir)?;
     }
     Ok(())
+}
+
+/// [`move_durably`] between file systems: copy to a temp name beside `to`,
+/// verify, rename into place, then remove `from`.
+fn move_across(from: &Path, to: &Path) -> Result<()> {
+    let dir = to.parent().unwrap_or(Path::new("."));
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let copied = copy_tree(from, &temp).and_then(|()| same_tree(from, &temp));
+    if let Err(e) = copied {
+        let _ = fs::remove_dir_all(&temp);
+        return Err(e);
+    }
+    fs::rename(&temp, to).map_err(|e| Error::io(to, e))?;
+    sync_dir(dir)?;
+    fs::remove_dir_all(from).map_err(|e| Error::io(from, e))?;
+    if let Some(src_dir) = from.parent() {
+        sync_dir(src_dir)?;
+    }
+    Ok(())
+}
+
+/// Copies the file, folder or symlink `from` to `to` (which must not
+/// exist), modes kept, every file and folder fsynced.
+pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    let m = fs::symlink_metadata(from).map_err(|e| Error::io(from, e))?;
+    let t = m.file_type();
+    if t.is_symlink() {
+        let target = fs::read_link(from).map_err(|e| Error::io(from, e))?;
+        std::os::unix::fs::symlink(&target, to).map_err(|e| Error::io(to, e))?;
+    } else if t.is_dir() {
+        fs::create_dir(to).map_err(|e| Error::io(to, e))?;
+        for entry in fs::read_dir(from).map_err(|e| Error::io(from, e))? {
+            let entry = entry.map_err(|e| Error::io(from, e))?;
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        fs::set_permissions(to, m.permissions()).map_err(|e| Error::io(to, e))?;
+        sync_dir(to)?;
+    } else if t.is_file() {
+        let mut src = File::open(from).map_err(|e| Error::io(from, e))?;
+        let mut dst = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(to)
+            .map_err(|e| Error::io(to, e))?;
+        std::io::copy(&mut src, &mut dst).map_err(|e| Error::io(to, e))?;
+        dst.set_permissions(m.permissions())
+            .map_err(|e| Error::io(to, e))?;
+        dst.sync_all().map_err(|e| Error::io(to, e))?;
+    }
+    // FIFOs, sockets and devices are not a run's files: left behind, and
+    // `same_tree` then refuses the move.
+    Ok(())
+}
+
+/// Checks that `copy` holds what `original` holds: the same names, kinds,
+/// modes, symlink targets and bytes.
+pub fn same_tree(original: &Path, copy: &Path) -> Result<()> {
+    let differs = |what: &str| {
+        Err(Error::io(
+            copy,
+            std::io::Error::other(format!(
+                "the copy of {} differs from it ({what}); the original was kept",
+                original.display()
+            )),
+        ))
+    };
+    let a = fs::symlink_metadata(original).map_err(|e| Error::io(original, e))?;
+    let Ok(b) = fs::symlink_metadata(copy) else {
+        return differs("missing");
+    };
+    if a.file_type() != b.file_type() || a.permissions() != b.permissions() {
+        return differs("kind or mode");
+    }
+    if a.is_symlink() {
+        if fs::read_link(original).ok() != fs::read_link(copy).ok() {
+            return differs("symlink target");
+        }
+    } else if a.is_dir() {
+        let names = |d: &Path| -> Result<Vec<std::ffi::OsString>> {
+            let mut v = fs::read_dir(d)
+                .map_err(|e| Error::io(d, e))?
+                .map(|e| e.map(|e| e.file_name()).map_err(|e| Error::io(d, e)))
+                .collect::<Result<Vec<_>>>()?;
+            v.sort();
+            Ok(v)
+        };
+        let (na, nb) = (names(original)?, names(copy)?);
+        if na != nb {
+            return differs("entries");
+        }
+        for n in na {
+            same_tree(&original.join(&n), &copy.join(&n))?;
+        }
+    } else if a.is_file() {
+        let (mut fa, mut fb) = (
+            File::open(original).map_err(|e| Error::io(original, e))?,
+            File::open(copy).map_err(|e| Error::io(copy, e))?,
+        );
+        let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+        loop {
+            let n = read_full(&mut fa, &mut ba).map_err(|e| Error::io(original, e))?;
+            let m = read_full(&mut fb, &mut bb).map_err(|e| Error::io(copy, e))?;
+            if n != m || ba[..n] != bb[..m] {
+                return differs("bytes");
+            }
+            if n == 0 {
+                break;
+            }
+        }
+    } else {
+        return differs("not a file, folder or symlink");
+    }
+    Ok(())
+}
+
+/// Reads until `buf` is full or the file ends; how many bytes were read.
+fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
 }
 
 /// True for temp files `write_atomic` leaves behind when killed mid-write;
@@ -458,6 +594,38 @@ pub fn read_regular(path: &Path, what: &'static str, limit: u64) -> Result<Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_move_between_file_systems_copies_verifies_then_removes() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("run");
+        fs::create_dir_all(from.join("sub")).unwrap();
+        fs::write(from.join("a.md"), "alpha").unwrap();
+        fs::write(from.join("sub/x.sh"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(from.join("sub/x.sh"), fs::Permissions::from_mode(0o751)).unwrap();
+        std::os::unix::fs::symlink("a.md", from.join("link")).unwrap();
+        let keep = dir.path().join("keep");
+        copy_tree(&from, &keep).unwrap();
+        // The path a failed rename across file systems takes, taken here.
+        let to = dir.path().join("archive/run");
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        move_across(&from, &to).unwrap();
+        assert!(!from.exists());
+        same_tree(&keep, &to).unwrap();
+        assert_eq!(
+            fs::metadata(to.join("sub/x.sh"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o751
+        );
+        // A copy that differs is named, and the original kept.
+        fs::write(keep.join("a.md"), "changed").unwrap();
+        let err = same_tree(&to, &keep).unwrap_err().to_string();
+        assert!(err.contains("differs"), "{err}");
+    }
 
     #[test]
     fn untrusted_paths_stay_inside_the_root_and_user_paths_go_anywhere() {

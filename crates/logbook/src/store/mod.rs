@@ -19,13 +19,16 @@
 //!   [`agent_log`] reads Claude Code and Codex logs and streams them into
 //!   transcripts; [`agent_settings`] reads and safely rewrites the agents'
 //!   hook settings files (Claude Code's, Codex's) that `hooks install` edits;
-//!   [`export_cursor`] keeps what `logbook export` sent to each receiver.
+//!   [`export_cursor`] keeps what `logbook export` sent to each receiver;
+//!   [`archive`] moves run folders to and from `archive_folder` and keeps
+//!   the tombstones of deleted runs.
 //!
 //! Nothing here knows about the index or decides what a user operation does;
 //! that is [`crate::ops`].
 
 pub mod agent_log;
 pub mod agent_settings;
+pub mod archive;
 pub mod config;
 pub mod export_cursor;
 pub mod fs;

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::CorruptFile;
 use crate::model::ids::RunId;
+use crate::model::query::ArchiveScope;
 use crate::model::run::{MANIFEST_FILE, Manifest, Run, parse_manifest};
 use crate::model::text;
 use crate::store::{self, Project};
@@ -27,9 +28,19 @@ pub fn folder(p: &Project, id: &RunId) -> PathBuf {
 }
 
 /// The folder of existing run `id` whatever the case of its name on disk
-/// (another tool may have made `A3F2C9D1-…`); the lowercase path when there
-/// is none. Only a miss of the lowercase name costs a folder listing.
+/// (another tool may have made `A3F2C9D1-…`), in the live set or else in
+/// the archive; the lowercase live path when there is none. Only a miss
+/// of the lowercase name costs a folder listing.
 pub fn locate(p: &Project, id: &RunId) -> Result<PathBuf> {
+    let live = locate_live(p, id)?;
+    if live.is_dir() {
+        return Ok(live);
+    }
+    Ok(store::archive::locate(p, id)?.unwrap_or(live))
+}
+
+/// [`locate`] in the live set only.
+fn locate_live(p: &Project, id: &RunId) -> Result<PathBuf> {
     let lower = folder(p, id);
     if lower.is_dir() {
         return Ok(lower);
@@ -54,7 +65,8 @@ pub fn locate(p: &Project, id: &RunId) -> Result<PathBuf> {
 /// so the prefix a listing shows names it.
 pub fn ids_with_prefix(p: &Project, prefix: &str) -> Result<Vec<RunId>> {
     let mut ids = vec![];
-    for folder in store::runs::walk(&p.config.agent_outputs_folder)? {
+    let live = store::runs::walk(&p.config.agent_outputs_folder)?;
+    for folder in live.chain(store::runs::walk(&p.config.archive_folder)?) {
         let folder = folder?;
         let starts = folder
             .name_bytes()
@@ -67,8 +79,8 @@ pub fn ids_with_prefix(p: &Project, prefix: &str) -> Result<Vec<RunId>> {
     Ok(ids)
 }
 
-/// Whether run `id` has a folder (with a manifest or not): an index row
-/// whose folder was removed since is no run.
+/// Whether run `id` has a folder (with a manifest or not, live or
+/// archived): an index row whose folder was removed since is no run.
 pub fn exists(p: &Project, id: &RunId) -> bool {
     locate(p, id).is_ok_and(|f| f.is_dir())
 }
@@ -101,6 +113,15 @@ pub fn load_raw(p: &Project, id: &RunId) -> Result<(Run, Value)> {
             return Err(Error::RunWithoutManifest {
                 id: id.to_string(),
                 folder,
+            });
+        }
+        // A deleted run is told as such, with when (its tombstone).
+        if let Some((tombstone, t)) = store::archive::read_tombstone(p, id)? {
+            return Err(Error::RunDeleted {
+                id: id.to_string(),
+                deleted_at: t.deleted_at,
+                by: t.by,
+                tombstone,
             });
         }
         return Err(Error::not_found(
@@ -167,11 +188,24 @@ pub fn without_manifest(folder: &Path) -> Option<Run> {
 /// one are not runs; broken manifests are reported in
 /// [`ScanResult::corrupt`].
 pub fn scan(p: &Project) -> Result<ScanResult> {
-    let dir = &p.config.agent_outputs_folder;
+    scan_in(p, ArchiveScope::Live)
+}
+
+/// [`scan`] of the live set, the archive (`archive_folder`), or both.
+pub fn scan_in(p: &Project, scope: ArchiveScope) -> Result<ScanResult> {
+    let dirs: &[&Path] = match scope {
+        ArchiveScope::Live => &[&p.config.agent_outputs_folder],
+        ArchiveScope::Archived => &[&p.config.archive_folder],
+        ArchiveScope::All => &[&p.config.agent_outputs_folder, &p.config.archive_folder],
+    };
     let mut result = ScanResult::default();
-    let mut folders = store::runs::walk(dir)?
-        .map(|f| f.map(|f| (f.name.to_string_lossy().into_owned(), f.path)))
-        .collect::<Result<Vec<_>>>()?;
+    let mut folders = vec![];
+    for dir in dirs {
+        for f in store::runs::walk(dir)? {
+            let f = f?;
+            folders.push((f.name.to_string_lossy().into_owned(), f.path));
+        }
+    }
     folders.sort();
     for (name, folder) in folders {
         let path = folder.join(MANIFEST_FILE);

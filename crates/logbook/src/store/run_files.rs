@@ -436,18 +436,26 @@ pub fn is_present(path: &Path) -> bool {
 }
 
 /// The run folder resolved, which must be exactly the run's entry in the
-/// resolved `agent_outputs_folder` (not a symlink to elsewhere).
+/// resolved `agent_outputs_folder`, or for an archived run in the resolved
+/// `archive_folder` (not a symlink to elsewhere).
 fn run_root(p: &Project, id: &RunId) -> Result<PathBuf> {
-    let outputs =
-        std::fs::canonicalize(&p.config.agent_outputs_folder).map_err(|_| missing(id.as_str()))?;
     let folder = store::run::locate(p, id)?;
+    let (base, what) = if store::archive::is_archived(p, &folder) {
+        (
+            &p.config.archive_folder,
+            "run folder outside archive_folder",
+        )
+    } else {
+        (
+            &p.config.agent_outputs_folder,
+            "run folder outside agent_outputs_folder",
+        )
+    };
+    let outputs = std::fs::canonicalize(base).map_err(|_| missing(id.as_str()))?;
     let resolved = std::fs::canonicalize(&folder).map_err(|_| missing(id.as_str()))?;
     let name = folder.file_name().ok_or_else(|| missing(id.as_str()))?;
     if resolved != outputs.join(name) || !resolved.is_dir() {
-        return Err(denied(
-            id.as_str(),
-            "run folder outside agent_outputs_folder",
-        ));
+        return Err(denied(id.as_str(), what));
     }
     Ok(resolved)
 }
@@ -485,7 +493,7 @@ pub fn open(p: &Project, id: &RunId, requested: &str) -> Result<RunFile> {
 }
 
 /// Checks that run `id`'s folder is its own entry in `agent_outputs_folder`
-/// (not a symlink to elsewhere): `ops::run::show_confined` asks it, so
+/// or `archive_folder` (not a symlink to elsewhere): `ops::run::show_confined` asks it, so
 /// every untrusted face (the run page, `/api/runs/{id}`, MCP `run_show`)
 /// answers alike.
 pub fn check_root(p: &Project, id: &RunId) -> Result<()> {

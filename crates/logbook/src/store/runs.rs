@@ -62,7 +62,7 @@ pub struct Walk {
 }
 
 /// Walks the runs folder `dir`: each subfolder once, as `readdir` lists
-/// it, nothing held in memory. A missing runs folder has none; one that
+/// it, nothing held in memory; dot folders (the archive) are not runs. A missing runs folder has none; one that
 /// cannot be listed is an error, and so is each entry that cannot be read
 /// (yielded as a value: the caller chooses to stop or pass over it).
 pub fn walk(dir: &Path) -> Result<Walk> {
@@ -86,6 +86,13 @@ impl Iterator for Walk {
                 Ok(entry) => entry,
                 Err(e) => return Some(Err(Error::io(&self.dir, e))),
             };
+            // A dot folder is never a run (a run id is a UUID): it is the
+            // archive (`{agent_outputs_folder}/.archive` by default) or
+            // another tool's own, and walking it as a run would list the
+            // archive's runs as one broken run.
+            if entry.file_name().as_encoded_bytes().first() == Some(&b'.') {
+                continue;
+            }
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 return Some(Ok(RunFolder {
                     name: entry.file_name(),

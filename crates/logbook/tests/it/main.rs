@@ -15,6 +15,7 @@ mod index_sync;
 mod layers;
 mod prop_agent_log;
 mod prop_agent_settings;
+mod prop_archive;
 mod prop_export;
 mod prop_incremental;
 mod prop_manifest;

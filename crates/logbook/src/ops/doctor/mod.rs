@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::index::{Index, WalkedNames};
-use crate::model::ids::WorkSessionId;
+use crate::model::ids::{RunId, WorkSessionId};
 use crate::model::run::MANIFEST_FILE;
 use crate::model::text;
 use crate::model::transcript::Transcript;
@@ -339,6 +339,14 @@ fn check_index_after(p: &Project, report: &mut Report, walked: Option<&WalkedNam
         }
     }
     for (child, parent) in index.dangling_edges()? {
+        // A link to a run deleted on purpose (`delete --force`) is told by
+        // the run's tombstone, not a problem.
+        if RunId::parse(&parent)
+            .ok()
+            .is_some_and(|id| store::fs::is_file(&store::archive::tombstone_path(p, &id)))
+        {
+            continue;
+        }
         let parent_manifest = p
             .config
             .agent_outputs_folder
@@ -351,13 +359,13 @@ fn check_index_after(p: &Project, report: &mut Report, walked: Option<&WalkedNam
             ),
             None => format!("run {child} names related session {parent}, which is not a run here"),
         };
+        let child_folder = RunId::parse(&child)
+            .ok()
+            .and_then(|id| store::run::locate(p, &id).ok())
+            .unwrap_or_else(|| p.config.agent_outputs_folder.join(&child));
         report.findings.push(Finding {
             kind: "dangling-link",
-            path: p
-                .config
-                .agent_outputs_folder
-                .join(&child)
-                .join(MANIFEST_FILE),
+            path: child_folder.join(MANIFEST_FILE),
             message,
             fixed: None,
         });

@@ -198,6 +198,11 @@ pub struct Page {
     /// How many manifests listings skip as unparseable (`doctor` names
     /// them); always 0 in team scope.
     pub skipped: u64,
+    /// How many archived runs match too, left out of a listing of the live
+    /// set (`find --archived` lists them); 0 when the query lists the
+    /// archive or asks for every run, and in team scope. A text query's is
+    /// counted up to [`COUNTED_MATCHES`] at most.
+    pub archived: u64,
 }
 
 impl Page {
@@ -393,7 +398,8 @@ pub(crate) fn drain(hits: &mut Vec<Found>, now: Timestamp, sink: Option<Sink<'_>
 pub fn is_remote(p: &Project, shown: &Shown) -> bool {
     shown.origin.as_ref().is_some_and(|origin| {
         *origin != p.config.origin()
-            || !shown.run.folder.starts_with(&p.config.agent_outputs_folder)
+            || !(shown.run.folder.starts_with(&p.config.agent_outputs_folder)
+                || shown.run.folder.starts_with(&p.config.archive_folder))
     })
 }
 

@@ -109,7 +109,8 @@ pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
         return Err(not_found(MANIFEST_FILE));
     }
     let rel = normalize(file)?;
-    let folder = store::run::folder(p, &id);
+    // Live or archived: an archived run's files stay readable.
+    let folder = store::run::locate(p, &id)?;
     let (rel, path) = confine(&folder, &rel, file)?;
     let bytes = read_own(&path, file, READ_LIMIT)?.ok_or_else(|| not_found(&rel))?;
     Ok(OutputFile {

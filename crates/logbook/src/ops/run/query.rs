@@ -11,7 +11,7 @@ use crate::error::{Error, Next, Result, Step};
 use crate::index::{Hit, Index, Kind};
 use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
-use crate::model::query::{RunQuery, filter_sorted};
+use crate::model::query::{ArchiveScope, RunQuery, filter_sorted};
 use crate::model::run::{OutputRecord, Run};
 use crate::ops::query::{Count, Found, FoundRun, Page, COUNTED_MATCHES, entry, paged};
 use crate::ops::run_files::Unconfined;
@@ -32,6 +32,7 @@ fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
         total,
         exact,
         skipped,
+        archived: 0,
     }
 }
 
@@ -63,7 +64,28 @@ pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<P
     let hits = index.find_runs(&query)?;
     let (total, exact) = total(&index, &query, hits.len(), count)?;
     let skipped = index.corrupt_count(Kind::Run)?;
-    Ok(page_of(hits, total, exact, skipped))
+    let mut page = page_of(hits, total, exact, skipped);
+    page.archived = archived_left_out(&index, &query)?;
+    Ok(page)
+}
+
+/// How many archived runs match `query` too when it lists the live set:
+/// what every face says it left out. Asked only when the archive holds
+/// any run (one look at the partial index `runs_archived`).
+fn archived_left_out(index: &Index, query: &RunQuery) -> Result<u64> {
+    if query.archive != ArchiveScope::Live || !index.has_archived()? {
+        return Ok(0);
+    }
+    let archived = RunQuery {
+        archive: ArchiveScope::Archived,
+        limit: None,
+        offset: 0,
+        ..query.clone()
+    };
+    match archived.text {
+        Some(_) => index.count_runs_upto(&archived, Some(COUNTED_MATCHES)),
+        None => index.count_runs(&archived),
+    }
 }
 
 /// [`find_page`] streamed: each run is handed to `each` as it is read from
@@ -103,6 +125,11 @@ pub(crate) fn find_each(
         total,
         exact,
         skipped,
+        archived: if stopped {
+            0
+        } else {
+            archived_left_out(&index, &query)?
+        },
     })
 }
 
@@ -115,7 +142,7 @@ pub fn agents(p: &Project) -> Result<Vec<(String, u64)>> {
 /// the page cut from them.
 pub(crate) fn find_scan_page(p: &Project, query: &RunQuery) -> Result<Page> {
     let query = paged(query);
-    let scan = store::run::scan(p)?;
+    let scan = store::run::scan_in(p, query.archive)?;
     let skipped = scan.corrupt.len() as u64;
     let all = filter_sorted(
         scan.runs,

@@ -269,6 +269,15 @@ pub(super) fn update<T>(
 ) -> Result<(Run, T)> {
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let (mut run, raw) = store::run::load_raw(p, id)?;
+    // Under the lock `archive` takes to move the run: the move landed
+    // before this write, which must not land in the archive nor make the
+    // run again in the live set.
+    if store::archive::is_archived(p, &run.folder) {
+        return Err(Error::RunArchived {
+            id: id.to_string(),
+            folder: run.folder,
+        });
+    }
     let read = text::to_value(&run.manifest_file(), &run.manifest)?;
     let out = change(&mut run)?;
     refresh_display(&mut run.manifest, clock::now());

@@ -1,0 +1,148 @@
+//! Archived runs in the index (schema 14): rows like any run's, marked
+//! `runs.archived`, found by their folder in `archive_folder`. `archive`,
+//! `unarchive` and `delete` update them as they write
+//! (`ops::write_through`); what another tool moved in or out of the archive
+//! is caught by [`Index::sync_archive`] (a name comparison, only when the
+//! archive folder's mtime moved) and by a rebuild, which walks the archive
+//! too. The live scan never takes the archive's rows for run folders of
+//! the runs folder ([`archive_rel`]).
+
+use std::collections::BTreeSet;
+
+use rusqlite::Connection;
+
+use super::scan::RunChange;
+use super::{Index, SyncReport, path_str};
+use crate::error::Result;
+use crate::model::run::MANIFEST_FILE;
+use crate::store::{self, Project};
+
+/// The `meta` key holding the archive folder's mtime as of the last
+/// comparison of its folder names with the index.
+const ARCHIVE_DIR_KEY: &str = "archive_dir_mtime";
+
+/// The archive folder's path relative to the runs folder, with a trailing
+/// `/`, when it lies inside it (the default `.archive/`): the index rows
+/// under it are archived runs, not run folders of the runs folder.
+pub(super) fn archive_rel(p: &Project) -> Option<Vec<u8>> {
+    let rel = p
+        .config
+        .archive_folder
+        .strip_prefix(&p.config.agent_outputs_folder)
+        .ok()?;
+    let mut rel = path_str(rel).into_bytes();
+    rel.push(b'/');
+    Some(rel)
+}
+
+impl Index {
+    /// Whether any run is archived: one look at the partial index
+    /// `runs_archived`, so a listing of the live set counts what it left
+    /// out only when there is something to count.
+    pub fn has_archived(&self) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT EXISTS(SELECT 1 FROM runs WHERE archived = 1)")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
+            .map_err(self.err())
+    }
+
+    /// Brings the archived rows in step with the archive folder's run
+    /// folders, when its mtime moved since the last comparison: folders new
+    /// to the index are read (and marked archived), rows whose folder left
+    /// are removed. Archived runs are never written by Logbook, so their
+    /// manifests are not stamped here (a rebuild reads them again).
+    pub(super) fn sync_archive(&mut self) -> Result<SyncReport> {
+        let dir = self.project.config.archive_folder.clone();
+        let stamp = store::stamp::mtime_ns(&dir).to_string();
+        if self.meta(ARCHIVE_DIR_KEY)?.as_deref() == Some(stamp.as_str()) {
+            return Ok(SyncReport::default());
+        }
+        let mut on_disk = BTreeSet::new();
+        for folder in store::runs::walk(&dir)? {
+            on_disk.insert(path_str(&folder?.path));
+        }
+        let indexed: BTreeSet<String> = {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT folder FROM runs WHERE archived = 1")
+                .map_err(self.err())?;
+            st.query_map([], |r| r.get(0))
+                .map_err(self.err())?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(self.err())?
+        };
+        let mut changes = vec![];
+        for new in on_disk.difference(&indexed) {
+            changes.push(RunChange::Read {
+                path: std::path::Path::new(new).join(MANIFEST_FILE),
+                new: true,
+            });
+        }
+        for gone in indexed.difference(&on_disk) {
+            changes.push(RunChange::Gone(path_str(
+                &std::path::Path::new(gone).join(MANIFEST_FILE),
+            )));
+        }
+        let report = if changes.is_empty() {
+            SyncReport::default()
+        } else {
+            self.apply_run_changes(changes)?
+        };
+        // Seen only if nothing moved meanwhile and the mtime is old enough
+        // to trust (see `sync::settled`).
+        if store::stamp::mtime_ns(&dir).to_string() == stamp && super::sync::settled(&dir) {
+            self.set_meta(ARCHIVE_DIR_KEY, &stamp)?;
+        }
+        Ok(report)
+    }
+}
+
+/// Brings a schema-13 index to schema 14's archive in place: the
+/// `runs.archived` column (0: no run was archived before schema 14, whose
+/// walk never entered the archive) and its partial index.
+// Called by the migration framework (engineer M's), which the lead wires
+// it into; until then only its test calls it.
+#[allow(dead_code)]
+pub(super) fn migrate_13_to_14_archive(conn: &Connection) -> rusqlite::Result<()> {
+    let has_column: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM pragma_table_info('runs') WHERE name = 'archived')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_column {
+        conn.execute_batch("ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0")?;
+    }
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS runs_archived ON runs(archived) WHERE archived = 1",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_13_runs_table_gains_the_archived_column_and_index() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE runs(rid INTEGER PRIMARY KEY, folder TEXT NOT NULL, id TEXT NOT NULL);
+             INSERT INTO runs(folder, id) VALUES ('/r/a', 'a');",
+        )
+        .unwrap();
+        migrate_13_to_14_archive(&conn).unwrap();
+        // Twice is harmless (a migration interrupted and run again).
+        migrate_13_to_14_archive(&conn).unwrap();
+        let archived: i64 = conn
+            .query_row("SELECT archived FROM runs WHERE id = 'a'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(archived, 0);
+        let indexed: bool = conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE name = 'runs_archived')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(indexed);
+    }
+}

@@ -1,0 +1,381 @@
+//! The archive, which keeps the live set small, and the only way a run is
+//! deleted.
+//!
+//! - [`archive`] moves finished runs older than an age (of some statuses)
+//!   from `agent_outputs_folder` to `archive_folder`, byte for byte;
+//!   [`apply_policy`] does the same by `logbook.yaml`'s `retention:`, and
+//!   only when asked (`logbook archive --policy`): nothing runs it
+//!   implicitly. Nothing here ever deletes while archiving.
+//! - [`unarchive`] moves a run back.
+//! - [`delete`] removes a run (live or archived) after `--yes`, refusing a
+//!   run others link to unless forced, and leaves a tombstone.
+//!
+//! Each move takes the run's own lock, the one every writer of its manifest
+//! takes (`ops::run`): a write lands before the move, or is refused after
+//! it ([`crate::Error::RunArchived`]); never half and half. The index is
+//! kept in step through [`write_through`]: the old manifest's row goes and
+//! the new one comes, marked archived, in one transaction, with both paths
+//! marked pending first so a crash between the move and the index is
+//! repaired on the next open.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::clock::{self, Timestamp};
+use crate::error::{Error, Next, Result, Step};
+use crate::index::{Index, Kind, Pending, Record};
+use crate::model::archive::{Age, Selection, Tombstone, archivable, archivable_status};
+use crate::model::ids::RunId;
+use crate::model::query::{ArchiveScope, RunQuery};
+use crate::model::run::{MANIFEST_FILE, Run, RunStatus};
+use crate::ops::run::resolve;
+use crate::ops::write_through;
+use crate::store::{self, Project};
+
+/// One run an archive moved (or, in a dry run, would move).
+#[derive(Debug, Clone, Serialize)]
+pub struct Moved {
+    /// The run.
+    pub session_id: String,
+    /// Its status.
+    pub status: String,
+    /// When it finished (else started).
+    pub finished_at: String,
+    /// Where it was.
+    pub from: PathBuf,
+    /// Where it is (or would be).
+    pub to: PathBuf,
+}
+
+/// What [`archive`] and [`apply_policy`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Archived {
+    /// Nothing was moved: what would be.
+    pub dry_run: bool,
+    /// The runs moved (or that would be), oldest first.
+    pub moved: Vec<Moved>,
+    /// How many were moved (or would be).
+    pub count: usize,
+    /// The runs found eligible but left where they were, and why (another
+    /// writer changed them, a folder of that name was in the archive).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<Left>,
+}
+
+/// A run an archive did not move, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Left {
+    /// The run.
+    pub session_id: String,
+    /// Why it stayed.
+    pub reason: String,
+}
+
+/// Archives the finished runs that finished more than `older_than` ago
+/// (`90d`, `12h`, `2w`), of `statuses` only when given (every finished
+/// status otherwise); with `dry_run`, says what would move and moves
+/// nothing. A running run is never archived.
+pub fn archive(
+    p: &Project,
+    older_than: &str,
+    statuses: &[String],
+    dry_run: bool,
+) -> Result<Archived> {
+    let age = Age::parse(older_than)
+        .map_err(|reason| Error::invalid("older-than", older_than, reason))?;
+    let statuses = statuses
+        .iter()
+        .flat_map(|s| s.split(','))
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| archivable_status(s).map_err(|reason| Error::invalid("status", s.trim(), reason)))
+        .collect::<Result<Vec<_>>>()?;
+    let sel = Selection {
+        before: age.before(clock::now()),
+        statuses,
+    };
+    archive_selected(p, &sel, dry_run)
+}
+
+/// Archives every run that finished (any finished status) before
+/// `before`: [`archive`] at an instant rather than an age (the benchmark
+/// archives an exact share of its runs so).
+pub fn archive_finished_before(p: &Project, before: Timestamp, dry_run: bool) -> Result<Archived> {
+    let sel = Selection {
+        before,
+        statuses: vec![],
+    };
+    archive_selected(p, &sel, dry_run)
+}
+
+/// Applies `logbook.yaml`'s `retention:` policy: [`archive`] with its
+/// `archive_after` and `statuses`. Only `logbook archive --policy` calls it.
+pub fn apply_policy(p: &Project, dry_run: bool) -> Result<Archived> {
+    let Some(policy) = &p.config.retention else {
+        let path = p
+            .config
+            .source
+            .clone()
+            .unwrap_or_else(|| p.root().join(store::config::CONFIG_FILE));
+        return Err(
+            Error::config(path, "has no retention policy").with_next(
+                Next::say(
+                    "add one, e.g. `retention: {archive_after: 90d, statuses: [completed, failed]}`, or archive by age: ",
+                )
+                .step(Step::ArchiveOlderThan),
+            ),
+        );
+    };
+    let statuses = policy
+        .statuses
+        .iter()
+        .map(|s| {
+            archivable_status(s).map_err(|reason| Error::invalid("status", s.as_str(), reason))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let sel = Selection {
+        before: policy.archive_after.before(clock::now()),
+        statuses,
+    };
+    archive_selected(p, &sel, dry_run)
+}
+
+fn archive_selected(p: &Project, sel: &Selection, dry_run: bool) -> Result<Archived> {
+    let mut candidates = candidates(p, sel)?;
+    candidates.sort_by(|a, b| ended(a).cmp(&ended(b)).then(a.id.cmp(&b.id)));
+    let mut out = Archived {
+        dry_run,
+        moved: vec![],
+        count: 0,
+        left: vec![],
+    };
+    for run in candidates {
+        let to = store::archive::folder(p, &run.id);
+        if dry_run {
+            out.moved.push(moved(&run, run.folder.clone(), to));
+            continue;
+        }
+        match archive_one(p, &run.id, sel) {
+            Ok(Some(m)) => out.moved.push(m),
+            Ok(None) => out.left.push(Left {
+                session_id: run.id.to_string(),
+                reason: "changed since it was listed (no longer finished, old enough or live)"
+                    .into(),
+            }),
+            Err(e @ Error::AlreadyExists { .. }) => out.left.push(Left {
+                session_id: run.id.to_string(),
+                reason: e.to_string(),
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    out.count = out.moved.len();
+    Ok(out)
+}
+
+/// The live runs `sel` takes, from the index (each verified against its
+/// manifest as every listing is).
+fn candidates(p: &Project, sel: &Selection) -> Result<Vec<Run>> {
+    let index = Index::open_synced(p)?;
+    let statuses: Vec<RunStatus> = if sel.statuses.is_empty() {
+        vec![
+            RunStatus::Completed,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+        ]
+    } else {
+        sel.statuses.clone()
+    };
+    let mut out = vec![];
+    for status in statuses {
+        let query = RunQuery {
+            status: Some(status.to_string()),
+            archive: ArchiveScope::Live,
+            limit: Some(RunQuery::MAX_PAGING),
+            ..RunQuery::default()
+        };
+        out.extend(
+            index
+                .find_runs(&query)?
+                .into_iter()
+                .map(|h| h.run)
+                .filter(|r| archivable(r, sel) && !store::archive::is_archived(p, &r.folder)),
+        );
+    }
+    Ok(out)
+}
+
+fn ended(run: &Run) -> String {
+    let e = &run.manifest.execution;
+    e.completed_at
+        .clone()
+        .unwrap_or_else(|| e.started_at.clone())
+}
+
+fn moved(run: &Run, from: PathBuf, to: PathBuf) -> Moved {
+    Moved {
+        session_id: run.id.to_string(),
+        status: run.manifest.execution.status.to_string(),
+        finished_at: ended(run),
+        from,
+        to,
+    }
+}
+
+/// The index's pending mark for a change of the run manifest in `folder`.
+fn pending(folder: &Path, id: &RunId) -> Pending {
+    Pending {
+        kind: Kind::Run,
+        path: folder.join(MANIFEST_FILE),
+        lock: id.lock_name(),
+    }
+}
+
+/// Moves run `id` into the archive under its lock, if it is (still) live
+/// and taken by `sel`; `None` when it no longer is.
+fn archive_one(p: &Project, id: &RunId, sel: &Selection) -> Result<Option<Moved>> {
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let run = match store::run::load(p, id) {
+        Ok(run) => run,
+        Err(Error::NotFound { .. } | Error::RunDeleted { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if store::archive::is_archived(p, &run.folder) || !archivable(&run, sel) {
+        return Ok(None);
+    }
+    let to = store::archive::folder(p, id);
+    move_run(p, &run, &to)?;
+    Ok(Some(moved(&run, run.folder.clone(), to)))
+}
+
+/// Moves `run`'s folder to `to` and the index's row with it (marked
+/// archived or not by where `to` is). The caller holds the run's lock.
+fn move_run(p: &Project, run: &Run, to: &Path) -> Result<()> {
+    let moved = Run {
+        id: run.id.clone(),
+        folder: to.to_path_buf(),
+        manifest: run.manifest.clone(),
+    };
+    write_through(
+        p,
+        vec![pending(&run.folder, &run.id), pending(to, &run.id)],
+        || {
+            store::archive::move_run(&run.folder, to)?;
+            Ok(((), vec![None, Some(Record::run_in(p, &moved))]))
+        },
+    )
+}
+
+/// Moves archived run `id` back into the live set; refuses when a run
+/// folder of that name is there already, and says so when it is not
+/// archived.
+pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
+    let id = resolve(p, id)?;
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let live = store::run::folder(p, &id);
+    // Asked first: a live folder of that name is what a load would find.
+    if let Some(folder) = store::archive::locate(p, &id)?
+        && store::archive::live_folder_exists(p, &id)?
+    {
+        return Err(Error::AlreadyExists {
+            path: live,
+            hint: Next::say(format!(
+                "a run folder of that name is in the live set; the archived run stays at {} until that folder is moved away",
+                folder.display()
+            )),
+        });
+    }
+    let run = store::run::load(p, &id)?;
+    if !store::archive::is_archived(p, &run.folder) {
+        return Err(Error::invalid(
+            "run",
+            id.as_str(),
+            format!("it is not archived: its folder is {}", run.folder.display()),
+        ));
+    }
+    move_run(p, &run, &live)?;
+    Ok(Run {
+        folder: live,
+        ..run
+    })
+}
+
+/// What [`delete`] removed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Deleted {
+    /// The run.
+    pub session_id: String,
+    /// The folder removed.
+    pub folder: PathBuf,
+    /// Its tombstone.
+    pub tombstone: PathBuf,
+    /// The runs that linked to it (deleted anyway: `--force`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_from: Vec<String>,
+}
+
+/// Deletes run `id` (live or archived): without `yes` nothing is removed
+/// and the error says what would be; a run other runs link to
+/// (`related_sessions`) is refused unless `force`, naming them. Its
+/// tombstone is written before the folder goes.
+pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> {
+    let id = resolve(p, id)?;
+    let _lock = p.locks.exclusive(&id.lock_name())?;
+    let (run, raw) = store::run::load_raw(p, &id)?;
+    let linking = linking_runs(p, &id)?;
+    if !yes {
+        let files = store::archive::count_files(&run.folder);
+        let mut what = format!(
+            "run {id} ({} / {}, {}) and its folder {} ({files} file{}) would be removed for good, a tombstone kept at {}",
+            run.manifest.agent.name,
+            run.manifest.workflow.name,
+            run.manifest.execution.status,
+            run.folder.display(),
+            if files == 1 { "" } else { "s" },
+            store::archive::tombstone_path(p, &id).display()
+        );
+        if !linking.is_empty() {
+            what.push_str(&format!("; runs {} link to it", linking.join(", ")));
+        }
+        return Err(Error::NotConfirmed {
+            what,
+            id: id.to_string(),
+            force: !linking.is_empty(),
+        });
+    }
+    if !linking.is_empty() && !force {
+        return Err(Error::RunLinked {
+            id: id.to_string(),
+            linking,
+        });
+    }
+    let tombstone = Tombstone::of(
+        &run,
+        raw,
+        &p.config.user,
+        &clock::now_string(),
+        linking.clone(),
+    );
+    let path = write_through(p, vec![pending(&run.folder, &id)], || {
+        let path = store::archive::write_tombstone(p, &id, &tombstone)?;
+        store::archive::remove_run(&run.folder)?;
+        Ok((path, vec![None]))
+    })?;
+    Ok(Deleted {
+        session_id: id.to_string(),
+        folder: run.folder,
+        tombstone: path,
+        linked_from: linking,
+    })
+}
+
+/// The runs naming `id` in their `related_sessions` (its children in the
+/// lineage), live or archived, from the index.
+fn linking_runs(p: &Project, id: &RunId) -> Result<Vec<String>> {
+    let index = Index::open_synced(p)?;
+    Ok(index
+        .children(id.as_str())?
+        .into_iter()
+        .filter(|c| c != id.as_str())
+        .collect())
+}
