@@ -38,6 +38,7 @@ mod rebuild;
 mod record;
 mod run_rows;
 mod scan;
+mod settled;
 mod schema;
 mod sync;
 
@@ -57,7 +58,8 @@ pub use found::MessageHits;
 pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;
-pub use scan::WalkedNames;
+pub use scan::{Outputs, WalkedNames};
+pub use settled::SettledRun;
 pub use schema::SCHEMA_VERSION;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
