@@ -185,3 +185,29 @@ fn what_only_a_parse_finds_in_an_unchanged_finished_manifest_is_doctor_fulls() {
     assert!(!kinds(&t.doctor(&[])).contains(&"wrong-type-field".to_string()));
     assert!(kinds(&t.doctor(&["--full"])).contains(&"wrong-type-field".to_string()));
 }
+
+#[test]
+fn a_run_shown_over_mcp_or_in_the_viewer_is_rechecked_against_its_outputs() {
+    use crate::serve::{get, serve};
+    let t = crate::mcp::project();
+    let (id, dir) = run_with_output(&t, "plainwords", false);
+
+    // MCP: the run is shown from its files, and the index brought to them.
+    edit_in_place(&dir.join("notes.md"), "capybaracommittee reports\n");
+    assert!(found(&t, "capybaracommittee").is_empty(), "settled until shown");
+    let mut m = crate::mcp::Mcp::start(&t);
+    let shown = m.ok("run_show", serde_json::json!({"id": id}));
+    assert_eq!(shown["session_id"], id.as_str(), "{shown}");
+    drop(m);
+    assert_eq!(found(&t, "capybaracommittee"), [id.clone()]);
+
+    // The viewer: its page of the run does the same.
+    edit_in_place(&dir.join("notes.md"), "okapiassembly adjourned early\n");
+    assert!(found(&t, "okapiassembly").is_empty(), "settled until shown");
+    let (mut child, url) = serve(&t, &["--bind", "127.0.0.1:0"], None);
+    let answer = get(&url, &format!("/api/runs/{id}"), "");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(found(&t, "okapiassembly"), [id]);
+}

@@ -308,8 +308,11 @@ fn check_index_after(
             kind: "index-stale",
             path: index.path().to_path_buf(),
             message: format!(
-                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking (`logbook index sync` does the same)",
-                stale.new, stale.changed, stale.deleted
+                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking (`logbook index sync{}` does the same)",
+                stale.new,
+                stale.changed,
+                stale.deleted,
+                if outputs == Outputs::All { " --full" } else { "" }
             ),
             fixed: Some(fixed),
         });
