@@ -203,7 +203,11 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
     let (doc_full, _) = best(|| Ok(doctor::check(project, &full)?))?;
     row(
         "`doctor --full` (vs a walk that reads and parses every manifest)",
-        format!("{} (≈ {:.1} s at 1M)", secs(doc_full), per_million(doc_full)),
+        format!(
+            "{} (≈ {:.1} s at 1M)",
+            secs(doc_full),
+            per_million(doc_full)
+        ),
         format!("{} ({} manifests)", secs(parse), outputs.len()),
         ratio(doc_full, parse),
         "≤ 1.5×",

@@ -816,7 +816,11 @@ fn output_files_of_a_finished_run_changed_after_registration_are_seen_by_doctor_
         .unwrap();
     // A finished run's outputs are settled: `index status` counts what a
     // normal sync reads, which checks such a run by its manifest alone.
-    assert_eq!(stale(&t), (0, 0, 0), "index status trusts the settled output");
+    assert_eq!(
+        stale(&t),
+        (0, 0, 0),
+        "index status trusts the settled output"
+    );
     assert!(
         !t.doctor(&[])["findings"]
             .as_array()

@@ -106,7 +106,10 @@ fn a_manifest_edited_in_place_has_its_finished_runs_outputs_read_again() {
     let manifest = dir.join("manifest.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
     assert!(text.contains("\"deep-dive\""), "{text}");
-    edit_in_place(&manifest, &text.replacen("\"deep-dive\"", "\"deeper-dive\"", 1));
+    edit_in_place(
+        &manifest,
+        &text.replacen("\"deep-dive\"", "\"deeper-dive\"", 1),
+    );
 
     let sync = t.json(&["index", "sync"]);
     assert_eq!(sync["indexed"], 1, "{sync}");
@@ -121,7 +124,9 @@ fn default_doctor_names_a_finished_runs_output_swapped_for_a_symlink_or_a_hard_l
             (|from: &Path, to: &Path| std::os::unix::fs::symlink(from, to).unwrap())
                 as fn(&Path, &Path),
         ),
-        ("hard-link", |from, to| std::fs::hard_link(from, to).unwrap()),
+        ("hard-link", |from, to| {
+            std::fs::hard_link(from, to).unwrap()
+        }),
     ] {
         let t = TestProject::new();
         let (_, dir) = run_with_output(&t, "plainwords", false);
@@ -194,7 +199,10 @@ fn a_run_shown_over_mcp_or_in_the_viewer_is_rechecked_against_its_outputs() {
 
     // MCP: the run is shown from its files, and the index brought to them.
     edit_in_place(&dir.join("notes.md"), "capybaracommittee reports\n");
-    assert!(found(&t, "capybaracommittee").is_empty(), "settled until shown");
+    assert!(
+        found(&t, "capybaracommittee").is_empty(),
+        "settled until shown"
+    );
     let mut m = crate::mcp::Mcp::start(&t);
     let shown = m.ok("run_show", serde_json::json!({"id": id}));
     assert_eq!(shown["session_id"], id.as_str(), "{shown}");

@@ -38,8 +38,8 @@ mod rebuild;
 mod record;
 mod run_rows;
 mod scan;
-mod settled;
 mod schema;
+mod settled;
 mod sync;
 
 use std::path::{Path, PathBuf};
@@ -59,8 +59,8 @@ pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;
 pub use scan::{Outputs, WalkedNames};
-pub use settled::SettledRun;
 pub use schema::SCHEMA_VERSION;
+pub use settled::SettledRun;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 

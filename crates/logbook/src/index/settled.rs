@@ -51,13 +51,10 @@ impl Index {
             let mut out = Vec::with_capacity(manifests.len());
             for m in manifests {
                 let row = stmt
-                    .query_row(
-                        rusqlite::params![path_str(m), Live::Settled as i64],
-                        |r| {
-                            let outs: Option<Vec<u8>> = r.get(2)?;
-                            Ok(((r.get(0)?, r.get(1)?), outs.unwrap_or_default()))
-                        },
-                    )
+                    .query_row(rusqlite::params![path_str(m), Live::Settled as i64], |r| {
+                        let outs: Option<Vec<u8>> = r.get(2)?;
+                        Ok(((r.get(0)?, r.get(1)?), outs.unwrap_or_default()))
+                    })
                     .optional()
                     .map_err(self.err())?;
                 out.push(row.and_then(|(stamp, outs)| {

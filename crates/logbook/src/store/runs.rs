@@ -172,7 +172,12 @@ pub struct FolderProbe {
 
 /// The stamp of the manifest at `rel` from the open folder `at`.
 fn manifest_stamp_at(at: impl AsFd, rel: &Path) -> ManifestStamp {
-    match rustix::fs::statx(at, rel, AtFlags::empty(), StatxFlags::SIZE | StatxFlags::MTIME) {
+    match rustix::fs::statx(
+        at,
+        rel,
+        AtFlags::empty(),
+        StatxFlags::SIZE | StatxFlags::MTIME,
+    ) {
         Ok(m) => ManifestStamp::Stamp(m.stx_size as i64, stamp_ns(m.stx_mtime)),
         Err(rustix::io::Errno::NOENT) => ManifestStamp::Missing,
         Err(rustix::io::Errno::NOTDIR) => ManifestStamp::NotDir,
