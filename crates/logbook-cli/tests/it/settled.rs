@@ -73,7 +73,7 @@ fn kinds(report: &Value) -> Vec<String> {
 fn a_finished_runs_output_edited_in_place_is_read_by_sync_full_not_by_sync() {
     let t = TestProject::new();
     let (id, dir) = run_with_output(&t, "plainwords", false);
-    assert_eq!(found(&t, "plainwords"), [id.clone()]);
+    assert_eq!(found(&t, "plainwords"), std::slice::from_ref(&id));
     edit_in_place(&dir.join("notes.md"), "quokkaparade arrived late\n");
 
     let sync = t.json(&["index", "sync"]);
@@ -207,7 +207,7 @@ fn a_run_shown_over_mcp_or_in_the_viewer_is_rechecked_against_its_outputs() {
     let shown = m.ok("run_show", serde_json::json!({"id": id}));
     assert_eq!(shown["session_id"], id.as_str(), "{shown}");
     drop(m);
-    assert_eq!(found(&t, "capybaracommittee"), [id.clone()]);
+    assert_eq!(found(&t, "capybaracommittee"), std::slice::from_ref(&id));
 
     // The viewer: its page of the run does the same.
     edit_in_place(&dir.join("notes.md"), "okapiassembly adjourned early\n");
