@@ -195,6 +195,17 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
         "≤ 30 s at 1M",
         Some(per_million(doc) <= 30.0),
     );
+    // Part of every doctor, on a thread of its own beside the run folders:
+    // the index file's pages checked (`PRAGMA quick_check`).
+    let (pages, _) = best(|| Ok(Index::damage(project)?))?;
+    row(
+        "the index's page check alone (part of both `doctor` rows)",
+        secs(pages),
+        String::new(),
+        String::new(),
+        "",
+        None,
+    );
     eprintln!("upkeep: doctor --full …");
     let full = doctor::Options {
         full: true,
