@@ -30,6 +30,7 @@ mod size;
 mod synth;
 mod team;
 mod transcripts;
+mod upkeep;
 mod web;
 
 use std::time::Duration;
@@ -115,6 +116,9 @@ fn main() -> Result<()> {
     }
     if args.wants("sync") {
         index::sync_rows(&project, &outputs_dir, n, &mut row)?;
+    }
+    if args.wants("upkeep") {
+        upkeep::rows(&project, n, &mut row)?;
     }
     if args.wants("register") {
         register::rows(&project, &mut row)?;

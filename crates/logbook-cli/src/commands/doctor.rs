@@ -19,6 +19,11 @@ pub(crate) struct DoctorArgs {
     /// Runs still running after this many hours count as abandoned.
     #[arg(long, value_name = "HOURS", default_value_t = DEFAULT_ABANDONED_AFTER_HOURS)]
     abandoned_after: f64,
+    /// Read and parse every manifest and check every output (by default a
+    /// finished run whose manifest the index parsed unchanged is trusted,
+    /// its outputs only `lstat`ed for symlinks and hard links).
+    #[arg(long)]
+    full: bool,
 }
 
 pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
@@ -47,6 +52,7 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
         &Options {
             fix: a.fix,
             abandoned_after_hours: a.abandoned_after,
+            full: a.full,
         },
         Some(&progress),
     )?;

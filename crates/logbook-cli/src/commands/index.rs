@@ -16,7 +16,12 @@ pub(crate) enum IndexCommand {
     /// Forget the index and re-read every file (parallel, with a progress bar).
     Rebuild,
     /// Read only new, changed or deleted files (by directory listing, size and mtime).
-    Sync,
+    Sync {
+        /// Also check every output of finished runs (a normal sync trusts
+        /// them once the run is finished and its manifest unchanged).
+        #[arg(long)]
+        full: bool,
+    },
     /// Counts, size and staleness of the index.
     Status,
 }
@@ -30,8 +35,8 @@ pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
             )?;
             Ok(report_output(ctx, "Rebuilt", &report))
         }
-        IndexCommand::Sync => {
-            let report = ops::sync(&ctx.project)?;
+        IndexCommand::Sync { full } => {
+            let report = ops::sync(&ctx.project, *full)?;
             Ok(report_output(ctx, "Synced", &report))
         }
         IndexCommand::Status => {

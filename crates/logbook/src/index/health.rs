@@ -123,4 +123,23 @@ impl Index {
         out.sort();
         Ok(out)
     }
+
+    /// The run folders whose full-text row holds `word`, sorted, as the
+    /// index answers without verifying anything against the files: what a
+    /// test compares of two indexes' words (the table is contentless, so
+    /// [`Index::fingerprint`] cannot show them).
+    #[cfg(feature = "testing")]
+    pub fn text_matches(&self, word: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.folder FROM runs_fts f JOIN runs r ON r.rid = f.rowid \
+                 WHERE runs_fts MATCH ?1 ORDER BY r.folder",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([format!("\"{word}\"")], |r| r.get(0))
+            .map_err(self.err())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.err())
+    }
 }

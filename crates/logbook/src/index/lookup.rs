@@ -1,7 +1,7 @@
 //! Single records by id or prefix, the latest output of an agent, and the
 //! lineage edges around a run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
@@ -68,6 +68,17 @@ impl Index {
                 false,
             )?
             .pop())
+    }
+
+    /// Brings the run in `folder` up to date in the index if its manifest
+    /// or any registered output differs from what the index stored: what a
+    /// face calls as it shows a run from its files, so that an output of a
+    /// finished run edited in place (settled, so a normal sync trusts it)
+    /// is searched as it is shown from then on. One `stat` of the manifest
+    /// and one `lstat` per output.
+    pub fn recheck_run(&self, folder: &Path) -> Result<()> {
+        self.verified(|| Ok(vec![folder.to_path_buf()]), |f| f.as_path(), true)
+            .map(|_| ())
     }
 
     fn run_row(&self, id: &str) -> Result<Option<Run>> {

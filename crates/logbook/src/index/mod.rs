@@ -40,6 +40,7 @@ mod record;
 mod run_rows;
 mod scan;
 mod schema;
+mod settled;
 mod sync;
 mod text_page;
 
@@ -59,8 +60,9 @@ pub use found::MessageHits;
 pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;
-pub use scan::WalkedNames;
+pub use scan::{Outputs, WalkedNames};
 pub use schema::SCHEMA_VERSION;
+pub use settled::SettledRun;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 

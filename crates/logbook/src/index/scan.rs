@@ -12,10 +12,13 @@
 //!   or renamed. Otherwise the index's rows stand for the folders.
 //! - with stamps, one `stat` per manifest: an edit of the manifest, in
 //!   place or by rename, moves its size or mtime.
-//! - with stamps, one `lstat` per registered output file: text written into
-//!   an output after it was registered is indexed too, and an edit in
+//! - with stamps, one `lstat` per registered output file of a run not
+//!   indexed as finished (or of every run, [`Outputs::All`]): text written
+//!   into an output after it was registered is indexed too, and an edit in
 //!   place moves no folder's mtime, so nothing cheaper sees it. A file
-//!   replaced by rename shows as a new inode.
+//!   replaced by rename shows as a new inode. A finished run's outputs are
+//!   settled: a normal sync trusts them (at a million runs their `lstat`s
+//!   were most of a sync that found nothing), `index sync --full` does not.
 //!
 //! Each is a `statx` relative to the open runs folder (`{run}/{file}`, not
 //! the whole path: the walk of the path's leading folders was a large share
@@ -32,6 +35,7 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::apply::Live;
 use super::record::ABSENT_STAMP;
 use super::sync::{runs_dir_stamp, settled};
 use super::{Index, path_str};
@@ -224,6 +228,9 @@ struct Entry {
     size: i64,
     mtime_ns: i64,
     out_stamp: i64,
+    /// Indexed as finished (`files.live` is `apply::Live::Settled`): its
+    /// outputs are settled, and a normal sync trusts them.
+    settled: bool,
     /// Its registered output files' names, a range of [`Batch::outs`]
     /// (see `outputs::encode_outs`).
     outs: Range<usize>,
@@ -250,6 +257,19 @@ impl Batch {
     }
 }
 
+/// Whose registered output files a scan `lstat`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outputs {
+    /// Only those of runs not indexed as finished (running, no manifest,
+    /// invalid manifest), and of any run whose manifest changed: a
+    /// finished run's outputs are settled, and a normal sync checks such a
+    /// run by its manifest's stamp alone (`index sync`).
+    Unsettled,
+    /// Every run's (`index sync --full`): an output of a finished run
+    /// edited in place, which moves no manifest, is seen too.
+    All,
+}
+
 /// What a `stat` says of an indexed run.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -261,7 +281,14 @@ enum Verdict {
 /// Compares one entry's stamps with its files, relative to the runs folder
 /// `dir` (the entry's path with `prefix` bytes cut is `{run}/manifest.json`),
 /// `buf` reused for paths.
-fn verdict(batch: &Batch, e: &Entry, dir: &RunsDir, prefix: usize, buf: &mut PathBuf) -> Verdict {
+fn verdict(
+    batch: &Batch,
+    e: &Entry,
+    dir: &RunsDir,
+    prefix: usize,
+    outputs: Outputs,
+    buf: &mut PathBuf,
+) -> Verdict {
     let Some(rel) = batch.str(&e.path).get(prefix..).map(Path::new) else {
         return Verdict::Changed;
     };
@@ -272,6 +299,9 @@ fn verdict(batch: &Batch, e: &Entry, dir: &RunsDir, prefix: usize, buf: &mut Pat
         ManifestStamp::NotDir => return Verdict::Gone,
         // Unreadable now: let the re-read decide (it records the error).
         ManifestStamp::Unreadable => return Verdict::Changed,
+    }
+    if e.settled && outputs == Outputs::Unsettled {
+        return Verdict::Same;
     }
     let Some(folder) = rel.parent() else {
         return Verdict::Same;
@@ -300,7 +330,13 @@ fn without_manifest(e: &Entry, dir: &RunsDir, rel: &Path) -> Verdict {
 }
 
 /// The verdicts of `which` entries of `batch`, on every core.
-fn verdicts(batch: &Batch, which: &[usize], dir: &RunsDir, prefix: usize) -> Vec<Verdict> {
+fn verdicts(
+    batch: &Batch,
+    which: &[usize],
+    dir: &RunsDir,
+    prefix: usize,
+    outputs: Outputs,
+) -> Vec<Verdict> {
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
@@ -308,7 +344,7 @@ fn verdicts(batch: &Batch, which: &[usize], dir: &RunsDir, prefix: usize) -> Vec
     if which.len() < 64 || workers == 1 {
         let mut buf = PathBuf::new();
         for (slot, &i) in out.iter_mut().zip(which) {
-            *slot = verdict(batch, &batch.entries[i], dir, prefix, &mut buf);
+            *slot = verdict(batch, &batch.entries[i], dir, prefix, outputs, &mut buf);
         }
         return out;
     }
@@ -318,7 +354,7 @@ fn verdicts(batch: &Batch, which: &[usize], dir: &RunsDir, prefix: usize) -> Vec
             s.spawn(move || {
                 let mut buf = PathBuf::new();
                 for (slot, &i) in slots.iter_mut().zip(idx) {
-                    *slot = verdict(batch, &batch.entries[i], dir, prefix, &mut buf);
+                    *slot = verdict(batch, &batch.entries[i], dir, prefix, outputs, &mut buf);
                 }
             });
         }
@@ -333,7 +369,7 @@ impl Index {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, size, mtime_ns, out_stamp, outs FROM files \
+                "SELECT path, size, mtime_ns, out_stamp, outs, live FROM files \
                  WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3",
             )
             .map_err(self.err())?;
@@ -359,6 +395,7 @@ impl Index {
                 size: row.get(1).map_err(self.err())?,
                 mtime_ns: row.get(2).map_err(self.err())?,
                 out_stamp: row.get(3).map_err(self.err())?,
+                settled: row.get::<_, i64>(5).map_err(self.err())? == Live::Settled as i64,
                 outs: start..batch.outs.len(),
             });
         }
@@ -373,10 +410,12 @@ impl Index {
     /// `names`: read the folder names (else the indexed rows stand for the
     /// folders: the caller saw the runs folder's mtime unchanged); those a
     /// pass just `walked` stand for them while they are current.
+    /// `outputs`: whose output files are `lstat`ed.
     pub(super) fn scan_runs(
         &self,
         names: bool,
         walked: Option<&WalkedNames>,
+        outputs: Outputs,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
     ) -> Result<ScanSummary> {
         let dir = self.project.config.agent_outputs_folder.clone();
@@ -435,7 +474,7 @@ impl Index {
                 }
             }
             let found = match &fd {
-                Some(fd) => verdicts(&batch, &present, fd, prefix.len()),
+                Some(fd) => verdicts(&batch, &present, fd, prefix.len(), outputs),
                 None => vec![Verdict::Gone; present.len()],
             };
             for (&i, v) in present.iter().zip(found) {

@@ -14,7 +14,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior};
 use super::apply::{self, Stamp};
 use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
-use super::scan::{RunChange, WalkedNames};
+use super::scan::{Outputs, RunChange, WalkedNames};
 use super::{Index, Kind, Staleness, SyncReport, path_str, sql};
 use crate::clock;
 use crate::error::Result;
@@ -147,15 +147,27 @@ impl Index {
     /// changed files and dropping records whose file is gone. Noticing that
     /// nothing changed reads no file: one `stat` per followed file (see
     /// `scan` for the runs), and the runs folder is only listed when its
-    /// mtime moved.
+    /// mtime moved. A finished run is checked by its manifest's stamp
+    /// alone ([`Outputs::Unsettled`]): an output of it edited in place is
+    /// seen by [`Index::sync_full`].
     pub fn sync(&mut self) -> Result<SyncReport> {
-        self.sync_after(None)
+        self.sync_after(None, Outputs::Unsettled)
+    }
+
+    /// [`Index::sync`] that also `lstat`s every registered output of every
+    /// run, finished or not (`index sync --full`).
+    pub fn sync_full(&mut self) -> Result<SyncReport> {
+        self.sync_after(None, Outputs::All)
     }
 
     /// [`Index::sync`] right after a pass over every run folder that kept
     /// the names it `walked`: the runs folder is not listed again while
-    /// they are current.
-    pub fn sync_after(&mut self, walked: Option<&WalkedNames>) -> Result<SyncReport> {
+    /// they are current. `outputs`: whose output files are checked.
+    pub fn sync_after(
+        &mut self,
+        walked: Option<&WalkedNames>,
+        outputs: Outputs,
+    ) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let dir_before = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_before.as_str());
@@ -166,7 +178,7 @@ impl Index {
         // over every batch would make that one per batch, each flush
         // merging FTS segments again).
         let mut todo: Vec<RunChange> = vec![];
-        let summary = self.scan_runs(names, walked, &mut |changes| {
+        let summary = self.scan_runs(names, walked, outputs, &mut |changes| {
             todo.extend(changes);
             if todo.len() >= GROUP {
                 let r = self.apply_run_changes(std::mem::take(&mut todo))?;
@@ -196,16 +208,21 @@ impl Index {
 
     /// What a sync would do, without doing it (and without writing).
     pub fn staleness(&self) -> Result<Staleness> {
-        self.staleness_after(None)
+        self.staleness_after(None, Outputs::Unsettled)
     }
 
     /// [`Index::staleness`] right after a pass that kept the run folder
-    /// names it `walked` (see [`Index::sync_after`]).
-    pub fn staleness_after(&self, walked: Option<&WalkedNames>) -> Result<Staleness> {
+    /// names it `walked` (see [`Index::sync_after`]), `outputs` checked as
+    /// that sync would.
+    pub fn staleness_after(
+        &self,
+        walked: Option<&WalkedNames>,
+        outputs: Outputs,
+    ) -> Result<Staleness> {
         let mut stale = Staleness::default();
         let dir_now = runs_dir_stamp(&self.project);
         let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_now.as_str());
-        self.scan_runs(names, walked, &mut |changes| {
+        self.scan_runs(names, walked, outputs, &mut |changes| {
             for c in changes {
                 match c {
                     RunChange::Read { new: true, .. } => stale.new += 1,

@@ -10,9 +10,16 @@ pub fn status(p: &Project) -> Result<Status> {
     Index::open(p)?.status()
 }
 
-/// Reads only new, changed or deleted files into the index.
-pub fn sync(p: &Project) -> Result<SyncReport> {
-    Index::open(p)?.sync()
+/// Reads only new, changed or deleted files into the index; a finished
+/// run is checked by its manifest alone unless `full` (`index sync
+/// --full`), which checks every run's registered outputs too.
+pub fn sync(p: &Project, full: bool) -> Result<SyncReport> {
+    let mut index = Index::open(p)?;
+    if full {
+        index.sync_full()
+    } else {
+        index.sync()
+    }
 }
 
 /// Forgets the index and re-reads every file in parallel; `progress` is

@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::model::ids::RunId;
 use crate::model::run::MANIFEST_FILE;
 use crate::store;
+use crate::store::run_files::{self, Unconfined};
 
 /// One folder of the runs folder: a run, or a would-be run (a folder not
 /// named by a run id, another tool's run still starting).
@@ -166,6 +167,59 @@ pub struct FolderRead<'s> {
     pub temp: bool,
 }
 
+/// A run folder as [`RunsDir::probe_folder`] saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct FolderProbe {
+    /// Its manifest's stamp.
+    pub manifest: ManifestStamp,
+    /// Whether its listing holds a temp file of an interrupted write whose
+    /// name starts with the prefix asked about.
+    pub temp: bool,
+}
+
+/// The stamp of the manifest at `rel` from the open folder `at`.
+fn manifest_stamp_at(at: impl AsFd, rel: &Path) -> ManifestStamp {
+    match rustix::fs::statx(
+        at,
+        rel,
+        AtFlags::empty(),
+        StatxFlags::SIZE | StatxFlags::MTIME,
+    ) {
+        Ok(m) => ManifestStamp::Stamp(m.stx_size as i64, stamp_ns(m.stx_mtime)),
+        Err(rustix::io::Errno::NOENT) => ManifestStamp::Missing,
+        Err(rustix::io::Errno::NOTDIR) => ManifestStamp::NotDir,
+        Err(_) => ManifestStamp::Unreadable,
+    }
+}
+
+/// Lists the open run folder `fd`: whether it holds a temp file whose name
+/// starts with `temp_prefix`, and the manifest's type as the listing gives
+/// it (`None`: not listed). `None` when it cannot be listed.
+fn list_folder(
+    fd: &OwnedFd,
+    temp_prefix: &str,
+    buffers: &mut ReadBuffers,
+) -> Option<(bool, Option<FileType>)> {
+    let mut temp = false;
+    let mut manifest_type = None;
+    let mut listing = RawDir::new(fd, &mut buffers.dents);
+    while let Some(entry) = listing.next() {
+        let Ok(entry) = entry else {
+            return None;
+        };
+        let name = entry.file_name().to_bytes();
+        if name == MANIFEST_FILE.as_bytes() {
+            manifest_type = Some(entry.file_type());
+        }
+        if name.starts_with(temp_prefix.as_bytes())
+            && store::is_temp_file(&String::from_utf8_lossy(name))
+        {
+            temp = true;
+        }
+    }
+    Some((temp, manifest_type))
+}
+
 fn open_dir(at: impl AsFd, path: impl rustix::path::Arg) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat(
         at,
@@ -192,16 +246,58 @@ impl RunsDir {
     /// The stamp of manifest `rel` (`{run}/manifest.json`, relative to the
     /// runs folder).
     pub fn manifest_stamp(&self, rel: &Path) -> ManifestStamp {
+        manifest_stamp_at(&self.fd, rel)
+    }
+
+    /// A run folder's manifest stamp and whether it holds a temp file
+    /// whose name starts with `temp_prefix`, the manifest left unread: one
+    /// `openat` of the folder, its listing, one `statx`. What a pass that
+    /// trusts the index for unchanged manifests needs (`doctor`); `None`
+    /// when the folder cannot be opened or listed so (the caller then
+    /// reads it as [`RunsDir::read_folder`] does).
+    pub fn probe_folder(
+        &self,
+        folder: &RunFolder,
+        temp_prefix: &str,
+        buffers: &mut ReadBuffers,
+    ) -> Option<FolderProbe> {
+        let fd = open_dir(&self.fd, folder.name.as_os_str()).ok()?;
+        let (temp, _) = list_folder(&fd, temp_prefix, buffers)?;
+        Some(FolderProbe {
+            manifest: manifest_stamp_at(&fd, Path::new(MANIFEST_FILE)),
+            temp,
+        })
+    }
+
+    /// Why output `file` of run `folder` is not the run's own, if it is
+    /// not: the rule of [`run_files::unconfined`], from one `lstat`
+    /// relative to the open runs folder for a plain name that is a regular
+    /// file or absent (nearly every output); anything else (a symlink, a
+    /// name with folders, where a folder on the way may be a symlink) is
+    /// resolved by that rule itself.
+    pub fn output_unconfined(&self, folder: &RunFolder, file: &str) -> Option<Unconfined> {
+        let slow = || run_files::unconfined(&folder.path, file);
+        let Some(rel) = run_files::stored_rel(file) else {
+            return slow();
+        };
+        if file.contains('/') {
+            return slow();
+        }
+        let path = Path::new(&folder.name).join(rel);
         match rustix::fs::statx(
             &self.fd,
-            rel,
-            AtFlags::empty(),
-            StatxFlags::SIZE | StatxFlags::MTIME,
+            &path,
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::TYPE | StatxFlags::NLINK,
         ) {
-            Ok(m) => ManifestStamp::Stamp(m.stx_size as i64, stamp_ns(m.stx_mtime)),
-            Err(rustix::io::Errno::NOENT) => ManifestStamp::Missing,
-            Err(rustix::io::Errno::NOTDIR) => ManifestStamp::NotDir,
-            Err(_) => ManifestStamp::Unreadable,
+            Ok(m) => match FileType::from_raw_mode(m.stx_mode.into()) {
+                FileType::RegularFile => (m.stx_nlink > 1).then_some(Unconfined::HardLink),
+                FileType::Symlink => slow(),
+                // A folder, FIFO or device: not a file, never "unconfined".
+                _ => None,
+            },
+            Err(rustix::io::Errno::NOENT) => None,
+            Err(_) => slow(),
         }
     }
 
@@ -237,24 +333,8 @@ impl RunsDir {
         buffers: &'s mut ReadBuffers,
     ) -> Option<FolderRead<'s>> {
         let fd = open_dir(&self.fd, folder.name.as_os_str()).ok()?;
-        let mut temp = false;
         // What the listing says the manifest is: a regular file needs no `stat`.
-        let mut manifest_type = None;
-        let mut listing = RawDir::new(&fd, &mut buffers.dents);
-        while let Some(entry) = listing.next() {
-            let Ok(entry) = entry else {
-                return None;
-            };
-            let name = entry.file_name().to_bytes();
-            if name == MANIFEST_FILE.as_bytes() {
-                manifest_type = Some(entry.file_type());
-            }
-            if name.starts_with(temp_prefix.as_bytes())
-                && store::is_temp_file(&String::from_utf8_lossy(name))
-            {
-                temp = true;
-            }
-        }
+        let (temp, manifest_type) = list_folder(&fd, temp_prefix, buffers)?;
         let done = |manifest| Some(FolderRead { manifest, temp });
         let path = || folder.manifest();
         // Without blocking: another tool's FIFO in the manifest's place would

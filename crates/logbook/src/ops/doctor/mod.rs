@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::index::{Index, WalkedNames};
+use crate::index::{Index, Outputs, WalkedNames};
 use crate::model::ids::{RunId, WorkSessionId};
 use crate::model::run::MANIFEST_FILE;
 use crate::model::text;
@@ -34,6 +34,10 @@ pub struct Options {
     pub fix: bool,
     /// Runs still `running` after this many hours are abandoned.
     pub abandoned_after_hours: f64,
+    /// Read and parse every manifest and check every run's outputs
+    /// (`doctor --full`); by default a finished run whose manifest is
+    /// unchanged since the index parsed it is trusted (see `runs`).
+    pub full: bool,
 }
 
 impl Default for Options {
@@ -41,6 +45,7 @@ impl Default for Options {
         Options {
             fix: false,
             abandoned_after_hours: DEFAULT_ABANDONED_AFTER_HOURS,
+            full: false,
         }
     }
 }
@@ -110,7 +115,12 @@ pub fn check_with_progress(
     consistency::agents_have_runs(p, opts, &mut report)?;
     consistency::archives_are_named(p, opts, &mut report)?;
     if index_usable {
-        check_index_after(p, &mut report, Some(&walked))?;
+        let outputs = if opts.full {
+            Outputs::All
+        } else {
+            Outputs::Unsettled
+        };
+        check_index_after(p, &mut report, Some(&walked), outputs)?;
     }
     check_field_types(p, &mut report)?;
     check_hooks(p, opts, &mut report)?;
@@ -249,13 +259,19 @@ fn wrong_type_finding(path: &Path, field: &str) -> Finding {
 /// manifest, dangling lineage links and subagent transcripts whose parent
 /// is gone.
 pub fn check_index(p: &Project, report: &mut Report) -> Result<()> {
-    check_index_after(p, report, None)
+    check_index_after(p, report, None, Outputs::Unsettled)
 }
 
 /// [`check_index`] right after the pass over every run folder, whose
 /// `walked` names stand for the runs folder while it has not changed: the
-/// folder is listed once per doctor.
-fn check_index_after(p: &Project, report: &mut Report, walked: Option<&WalkedNames>) -> Result<()> {
+/// folder is listed once per doctor. `outputs`: whose output files the
+/// sync it starts with checks (every run's with `--full`).
+fn check_index_after(
+    p: &Project,
+    report: &mut Report,
+    walked: Option<&WalkedNames>,
+    outputs: Outputs,
+) -> Result<()> {
     let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
     let skipped = [
         ("corrupt-work-session", ws::list(p)?.corrupt),
@@ -279,9 +295,9 @@ fn check_index_after(p: &Project, report: &mut Report, walked: Option<&WalkedNam
     // It is read before anything is judged from the index, in both passes,
     // so `--fix` finds what the first pass found.
     let mut index = Index::open(p)?;
-    let stale = index.staleness_after(walked)?;
+    let stale = index.staleness_after(walked, outputs)?;
     if stale.new + stale.changed + stale.deleted > 0 {
-        let fixed = match index.sync_after(walked) {
+        let fixed = match index.sync_after(walked, outputs) {
             Ok(r) => format!(
                 "synced: {} file(s) read, {} record(s) removed",
                 r.indexed, r.removed
@@ -292,8 +308,11 @@ fn check_index_after(p: &Project, report: &mut Report, walked: Option<&WalkedNam
             kind: "index-stale",
             path: index.path().to_path_buf(),
             message: format!(
-                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking (`logbook index sync` does the same)",
-                stale.new, stale.changed, stale.deleted
+                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking (`logbook index sync{}` does the same)",
+                stale.new,
+                stale.changed,
+                stale.deleted,
+                if outputs == Outputs::All { " --full" } else { "" }
             ),
             fixed: Some(fixed),
         });

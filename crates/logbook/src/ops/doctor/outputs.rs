@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::Finding;
 use crate::model::run::Manifest;
-use crate::store::run_files;
+use crate::store::run_files::{self, Unconfined};
 
 /// One `unsafe-output` finding per registered output of the run in
 /// `folder` that [`run_files::unconfined`] refuses.
@@ -18,20 +18,22 @@ pub(super) fn unconfined_outputs(
 ) {
     for o in &manifest.outputs {
         if let Some(u) = run_files::unconfined(folder, &o.file) {
-            push(Finding {
-                kind: "unsafe-output",
-                path: o
-                    .file
-                    .split('/')
-                    .fold(folder.to_path_buf(), |p, c| p.join(c)),
-                message: format!(
-                    "output {:?} {}; the viewer and MCP do not serve it, and `latest-output` marks it \"unsafe\": {:?}",
-                    o.file,
-                    u.explain(),
-                    u.as_str()
-                ),
-                fixed: None,
-            });
+            push(unconfined_finding(folder, &o.file, u));
         }
+    }
+}
+
+/// The `unsafe-output` finding for output `file` of the run in `folder`.
+pub(super) fn unconfined_finding(folder: &Path, file: &str, u: Unconfined) -> Finding {
+    Finding {
+        kind: "unsafe-output",
+        path: file.split('/').fold(folder.to_path_buf(), |p, c| p.join(c)),
+        message: format!(
+            "output {:?} {}; the viewer and MCP do not serve it, and `latest-output` marks it \"unsafe\": {:?}",
+            file,
+            u.explain(),
+            u.as_str()
+        ),
+        fixed: None,
     }
 }

@@ -4,6 +4,13 @@
 //! and only findings are kept, so doctor's time is linear in the runs and its
 //! memory does not grow with them, rather than reading each manifest once
 //! per check and holding them all at once.
+//!
+//! By default a finished run whose manifest's stamp is the one the index
+//! parsed is not read again ([`Index::settled_runs`]): its folder is
+//! listed (interrupted writes), and each registered output `lstat`ed (a
+//! symlink or hard link swapped in), nothing more. What only a parse
+//! finds in such a manifest (a wrong-typed field, an id that is not its
+//! folder's) is `doctor --full`'s, which reads every manifest.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -14,12 +21,12 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
-use crate::index::WalkedNames;
+use crate::index::{Index, SettledRun, WalkedNames};
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
 use crate::ops::run;
-use crate::store::runs::{ReadBuffers, RunFolder, RunsDir};
+use crate::store::runs::{ManifestStamp, ReadBuffers, RunFolder, RunsDir};
 use crate::store::{self, Project};
 
 /// Run folders handed to a worker at a time: big enough that the channel
@@ -54,7 +61,10 @@ pub(super) fn check(
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RunFolder>>(workers * 2);
+    // The index is trusted for unchanged finished runs unless `--full`;
+    // without a usable one, every manifest is read.
+    let index = (!opts.full).then(|| Index::open_existing(p)).flatten();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(workers * 2);
     let rx = Mutex::new(rx);
     let listed = std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
@@ -69,10 +79,15 @@ pub(super) fn check(
                     let Ok(batch) = batch else { return };
                     let mut mine = vec![];
                     let size = batch.len();
-                    for folder in batch {
+                    for (folder, settled) in batch {
                         let mut push = |f: Finding| mine.push((folder.name.clone(), f));
                         let at = (runs_dir, &folder);
-                        if check_folder(p, opts, cutoff, now, at, &mut buffers, &mut push) {
+                        let trusted = settled.is_some_and(|s| {
+                            check_settled(p, opts, at, &s, &mut buffers, &mut push)
+                        });
+                        if trusted
+                            || check_folder(p, opts, cutoff, now, at, &mut buffers, &mut push)
+                        {
                             checked.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -91,16 +106,15 @@ pub(super) fn check(
             let folder = folder?;
             walked.push(folder.name_bytes());
             batch.push(folder);
-            if batch.len() == BATCH
-                && tx
-                    .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                    .is_err()
-            {
-                break;
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if tx.send(with_settled(index.as_ref(), full)).is_err() {
+                    break;
+                }
             }
         }
         if !batch.is_empty() {
-            let _ = tx.send(batch);
+            let _ = tx.send(with_settled(index.as_ref(), batch));
         }
         drop(tx);
         Ok(())
@@ -115,6 +129,89 @@ pub(super) fn check(
     report.findings.extend(found.into_iter().map(|(_, f)| f));
     walked.finish();
     Ok(walked)
+}
+
+/// Run folders handed to a worker, each with what the index holds of it
+/// if it is a finished run the index may be trusted for.
+type Batch = Vec<(RunFolder, Option<SettledRun>)>;
+
+/// `folders` with what `index` holds of each as a finished run (nothing
+/// without an index, or when it cannot answer: then each is read).
+fn with_settled(index: Option<&Index>, folders: Vec<RunFolder>) -> Batch {
+    let settled = index.and_then(|index| {
+        let manifests: Vec<_> = folders.iter().map(RunFolder::manifest).collect();
+        index.settled_runs(&manifests).ok()
+    });
+    match settled {
+        Some(settled) => folders.into_iter().zip(settled).collect(),
+        None => folders.into_iter().map(|f| (f, None)).collect(),
+    }
+}
+
+/// The checks of a finished run the index parsed, if its manifest's stamp
+/// is still the one parsed: interrupted writes from its folder's listing,
+/// and outputs swapped for a symlink or a hard link from one `lstat` each.
+/// Returns false, having checked nothing, when the folder must be read
+/// ([`check_folder`]): the stamp moved, or the folder could not be listed.
+fn check_settled(
+    p: &Project,
+    opts: &Options,
+    (runs_dir, at): (Option<&RunsDir>, &RunFolder),
+    settled: &SettledRun,
+    buffers: &mut ReadBuffers,
+    push: &mut dyn FnMut(Finding),
+) -> bool {
+    let Some(runs_dir) = runs_dir else {
+        return false;
+    };
+    let manifest_temp = format!(".{MANIFEST_FILE}.");
+    let Some(probe) = runs_dir.probe_folder(at, &manifest_temp, buffers) else {
+        return false;
+    };
+    let (size, mtime) = settled.stamp;
+    if probe.manifest != ManifestStamp::Stamp(size, mtime) {
+        return false;
+    }
+    let Some(id) = at.id() else {
+        return false;
+    };
+    if probe.temp {
+        manifest_temp_findings(p, opts, &at.path, &id, &manifest_temp, push);
+    }
+    for file in &settled.outputs {
+        if let Some(u) = runs_dir.output_unconfined(at, file) {
+            push(super::outputs::unconfined_finding(&at.path, file, u));
+        }
+    }
+    true
+}
+
+/// The temp files an interrupted manifest write left in run `folder`, and
+/// with `--fix` their removal under the run's lock.
+fn manifest_temp_findings(
+    p: &Project,
+    opts: &Options,
+    folder: &Path,
+    id: &RunId,
+    manifest_temp: &str,
+    push: &mut dyn FnMut(Finding),
+) {
+    let mut temps = Report::default();
+    temp_file_findings(
+        folder,
+        |name| name.starts_with(manifest_temp),
+        "a manifest write was interrupted here; the manifest itself is intact",
+        opts,
+        // Under the run's lock no writer is between temp file and rename, so
+        // the file is an orphan.
+        |temp| {
+            let _guard = p.locks.exclusive(&id.lock_name())?;
+            store::fs::remove_temp_file(temp)?;
+            Ok(true)
+        },
+        &mut temps,
+    );
+    temps.findings.into_iter().for_each(push);
 }
 
 /// Why a manifest could not be read, for its finding (which names the
@@ -245,25 +342,10 @@ fn check_folder(
         }
         push(f);
     }
-    let mut temps = Report::default();
     // Listed again by path only when the listing above saw such a file.
     if temp {
-        temp_file_findings(
-            folder,
-            |name| name.starts_with(&manifest_temp),
-            "a manifest write was interrupted here; the manifest itself is intact",
-            opts,
-            // Under the run's lock no writer is between temp file and rename, so
-            // the file is an orphan.
-            |temp| {
-                let _guard = p.locks.exclusive(&id.lock_name())?;
-                store::fs::remove_temp_file(temp)?;
-                Ok(true)
-            },
-            &mut temps,
-        );
+        manifest_temp_findings(p, opts, folder, &id, &manifest_temp, push);
     }
-    temps.findings.into_iter().for_each(&mut *push);
     for field in text::wrong_type_fields_of(&raw, &manifest) {
         push(super::wrong_type_finding(&path, &field));
     }

@@ -230,6 +230,14 @@ pub fn show_confined(p: &Project, run: &RunRef) -> Result<Run> {
     // Loaded first, so a run that is not there is "not found" as in `show`.
     let run = store::run::load(p, &id)?;
     store::run_files::check_root(p, &id)?;
+    // What is shown comes from the files; the index is brought to what they
+    // say too (an output of a finished run edited in place is otherwise
+    // only read by `index sync --full`). The index is derived: one that is
+    // not built yet is not built for this, and a failure to refresh it
+    // never keeps a run from being shown.
+    if let Some(index) = Index::open_existing(p) {
+        let _ = index.recheck_run(&run.folder);
+    }
     Ok(run)
 }
 
