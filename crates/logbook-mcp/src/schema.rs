@@ -136,7 +136,9 @@ pub(crate) fn find() -> Arc<JsonObject> {
                      "description": "exactly `logbook find --json`: newest first"},
             "total": {"type": "integer", "description": "how many runs match in all"},
             "offset": {"type": "integer"},
-            "more": {"type": "integer", "description": "how many more match after this page"}
+            "more": {"type": "integer", "description": "how many more match after this page"},
+            "partial": {"type": "boolean", "description": "only with text: the full-text index is still being built, so matches may be missing (see notice)"},
+            "notice": {"type": "string", "description": "with partial: how far the full-text index is"}
         }),
         &["runs", "total", "more"],
     )
@@ -219,7 +221,9 @@ pub(crate) fn transcript_found() -> Arc<JsonObject> {
             "matches": {"type": "array", "description": "the messages saying the words, ascending: {message, snippet}"},
             "matchCount": {"type": "integer", "description": "how many messages match after `after`, the listed ones included"},
             "errors": {"type": "array", "description": "indexes of the messages holding a failed tool result, ascending"},
-            "errorCount": {"type": "integer"}
+            "errorCount": {"type": "integer"},
+            "partial": {"type": "boolean", "description": "only with text: the full-text index is still being built, so matches may be missing (see notice)"},
+            "notice": {"type": "string", "description": "with partial: how far the full-text index is"}
         }),
         &[],
     )

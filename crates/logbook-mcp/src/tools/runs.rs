@@ -245,12 +245,14 @@ impl LogbookServer {
                     ..FindOptions::new(scope)
                 },
             )?;
-            Ok(serde_json::json!({
+            let mut json = serde_json::json!({
                 "runs": page.json(now)?,
                 "total": page.total,
                 "offset": query.offset,
                 "more": page.more(query.offset),
-            }))
+            });
+            crate::tools::flag_partial(&mut json, page.partial);
+            Ok(json)
         };
         // Off the runtime's thread when the answer comes over the network:
         // it may take up to the catalog's timeout, and the catalog's client

@@ -100,14 +100,17 @@ impl Index {
             });
         }
         let _one = p.locks.exclusive_within(REBUILD_LOCK, REBUILD_WAIT)?;
-        build_and_swap(p, progress)
+        build_and_swap(p, progress, FullText::OwnThread)
     }
 }
 
 /// Builds the new file and swaps it in; the caller holds [`REBUILD_LOCK`].
+/// `text`: [`FullText::OwnThread`] (all of it before the swap) or
+/// [`FullText::Later`] (the catalog only: see `text_build`).
 pub(super) fn build_and_swap(
     p: &Project,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    text: FullText,
 ) -> Result<SyncReport> {
     let started = std::time::Instant::now();
     let live = p.index_path();
@@ -117,11 +120,15 @@ pub(super) fn build_and_swap(
     remove_db_files(&new)?;
     let result = (|| {
         let conn = open_building(&new, BUILD_CACHE_KIB)?;
-        let mut report = fill(&conn, p, &new, progress, FullText::OwnThread)?;
+        let mut report = fill(&conn, p, &new, progress, text)?;
         // FTS5 keeps state of its tables per connection; the one that
         // created `runs_fts` before its rows were copied in underneath it
         // is not trusted with it: the catch-up goes through a new one.
         drop(conn);
+        #[cfg(feature = "testing")]
+        if matches!(text, FullText::Later) {
+            crate::testing::fault("catalog-built");
+        }
         let conn = open_building(&new, BUILD_CACHE_KIB)?;
         let caught_up = swap_into_place(p, conn, &new, &live)?;
         report.indexed += caught_up.indexed;
@@ -173,6 +180,10 @@ pub(super) enum FullText {
     /// this spreads a rebuild over a second core. The connection that
     /// filled must not touch `runs_fts` afterwards (see `build_and_swap`).
     OwnThread,
+    /// Not at all: the catalog alone (no output file is read), with the
+    /// text phase's starting point in `meta` (see `text_build`), so that
+    /// commands answer from it seconds after an index was lost.
+    Later,
 }
 
 /// Fills `conn`, a database with no tables, from every file the index
@@ -188,8 +199,9 @@ pub(super) fn fill(
 ) -> Result<SyncReport> {
     let e = sql(path);
     let dir_before = runs_dir_stamp(p);
+    let later = matches!(text, FullText::Later);
     let aside = match text {
-        FullText::SameThread => None,
+        FullText::SameThread | FullText::Later => None,
         FullText::OwnThread => Some(text_path(path)),
     };
     if let Some(aside) = &aside {
@@ -197,7 +209,7 @@ pub(super) fn fill(
     }
     conn.execute_batch("BEGIN").map_err(&e)?;
     conn.execute_batch(&schema::schema()).map_err(&e)?;
-    if aside.is_none() {
+    if aside.is_none() && !later {
         set_fts_hash(conn, BUILD_FTS_HASH).map_err(&e)?;
     }
     // Run manifests are only named, as the folder is read, never collected
@@ -224,9 +236,10 @@ pub(super) fn fill(
             .map(|aside| scope.spawn(move || fill_text(aside, docs_in)));
         let to_text = text_thread.is_some().then_some(to_text);
         let mut docs = Vec::new();
-        let read = read_parallel(p, files, total, progress, |(kind, file, stamp, rec)| {
+        let read = read_parallel(p, files, total, progress, !later, |(kind, file, stamp, rec)| {
             let fresh = match to_text {
                 Some(_) => Fresh::TextAside(&mut docs),
+                None if later => Fresh::Catalog,
                 None => Fresh::Yes,
             };
             apply::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh).map_err(&e)?;
@@ -280,8 +293,11 @@ pub(super) fn fill(
     }
     sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
     conn.execute_batch(&sql).map_err(&e)?;
-    if aside.is_none() {
+    if aside.is_none() && !later {
         set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
+    }
+    if later {
+        super::text_build::plan(conn).map_err(&e)?;
     }
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
@@ -397,13 +413,15 @@ fn run_folders(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + Send + use<
 /// Reads `files` on every core and hands each record to `write`, on this
 /// thread, in the order they are parsed; `files` is drawn from as the
 /// parsers go, so it may be a walk still under way. `progress` gets (done,
-/// `total`). Returns how many files were drawn, and how many of those
+/// `total`); `outputs_text`: whether runs' output files are read for their
+/// text (else only stamped, see [`FullText::Later`]). Returns how many files were drawn, and how many of those
 /// were unstamped run folders that turned out to hold no manifest.
 pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
     p: &Project,
     files: impl Iterator<Item = S> + Send,
     total: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    outputs_text: bool,
     mut write: impl FnMut(Parsed) -> Result<()>,
 ) -> Result<(u64, u64)> {
     let files = Mutex::new(files);
@@ -432,7 +450,7 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
                         break;
                     };
                     let s: &Seen = s.borrow();
-                    let rec = match record::read_record(p, s.kind, &s.path) {
+                    let rec = match record::read_record_for(p, s.kind, &s.path, outputs_text) {
                         (None, None) => {
                             missing.fetch_add(1, Ordering::Relaxed);
                             None

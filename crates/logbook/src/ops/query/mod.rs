@@ -196,6 +196,9 @@ pub struct Page {
     /// How many manifests listings skip as unparseable (`doctor` names
     /// them); always 0 in team scope.
     pub skipped: u64,
+    /// For a text query answered while the full-text index is still being
+    /// built: how far it is (the page may miss matches). `None` otherwise.
+    pub partial: Option<crate::index::TextProgress>,
 }
 
 impl Page {

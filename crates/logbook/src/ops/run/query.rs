@@ -32,6 +32,7 @@ fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
         total,
         exact,
         skipped,
+        partial: None,
     }
 }
 
@@ -65,7 +66,14 @@ pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<P
         (exact_total(&index, &query, hits.len())?, true)
     };
     let skipped = index.corrupt_count(Kind::Run)?;
-    Ok(page_of(hits, total, exact, skipped))
+    let partial = match has_text {
+        true => index.text_progress()?,
+        false => None,
+    };
+    Ok(Page {
+        partial,
+        ..page_of(hits, total, exact, skipped)
+    })
 }
 
 /// [`find_page`] streamed: each run is handed to `each` as it is read from
@@ -98,12 +106,17 @@ pub(crate) fn find_each(
     // Counted after the listing, whose verify-on-read may have found a
     // manifest broken since it was indexed.
     let skipped = index.corrupt_count(Kind::Run)?;
+    let partial = match query.text.is_some() {
+        true => index.text_progress()?,
+        false => None,
+    };
     Ok(Page {
         hits: vec![],
         shown,
         total,
         exact: true,
         skipped,
+        partial,
     })
 }
 

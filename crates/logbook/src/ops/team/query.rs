@@ -91,6 +91,7 @@ impl Backend for Team<'_> {
             total,
             exact: true,
             skipped: 0,
+            partial: None,
         })
     }
 
