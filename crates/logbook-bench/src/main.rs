@@ -15,6 +15,7 @@
 mod args;
 mod export;
 mod find;
+mod first_answer;
 mod hook;
 mod index;
 mod mcp;
@@ -47,6 +48,9 @@ use crate::synth::synthesize;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
+    if let Some(done) = first_answer::builder_mode() {
+        return done;
+    }
     let args = args::parse_args()?;
     let n = args.runs;
     let tmp;
@@ -194,6 +198,10 @@ fn main() -> Result<()> {
                 bail!("--team needs the `logbook` binary (cargo build --release -p logbook-cli)")
             }
         }
+    }
+
+    if args.wants("first-answer") {
+        first_answer::rows(&project, n, &mut row)?;
     }
 
     let status = Index::open(&project)?.status()?;

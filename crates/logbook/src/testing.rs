@@ -35,6 +35,19 @@ pub(crate) fn text_builder_off() -> bool {
     std::env::var(NO_TEXT_BUILDER_ENV).is_ok_and(|v| v == "1")
 }
 
+/// Runs per batch of the full-text builder (see `index::text_build`), in
+/// place of its production size, so a test can stop it between batches.
+pub const TEXT_BATCH_ENV: &str = "LOGBOOK_TEXT_BATCH";
+
+/// The batch size [`TEXT_BATCH_ENV`] sets, if any.
+pub(crate) fn text_batch() -> Option<i64> {
+    std::env::var(TEXT_BATCH_ENV)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
 /// Names a point where the process stops, so a test acts on it at a known
 /// moment rather than after a guessed sleep: `POINT` or `POINT:N` (stop the
 /// Nth time the process passes it, counting from 1). There it prints
@@ -43,7 +56,7 @@ pub(crate) fn text_builder_off() -> bool {
 /// go on. The points: `push-sent` (a team push's batch is on the server,
 /// and this machine has not yet noted it sent), `catalog-built` (a
 /// two-phase rebuild's catalog is filled, not yet in place), `text-batch`
-/// (the full-text builder committed a batch).
+/// (the full-text builder is about to write its Nth batch).
 pub const FAULT_ENV: &str = "LOGBOOK_FAULT";
 
 /// Passes of the one point [`FAULT_ENV`] names.

@@ -171,6 +171,7 @@ fn open_building(path: &Path, cache_kib: i64) -> Result<Connection> {
 }
 
 /// Where [`fill`] builds the runs' full-text index.
+#[derive(Clone, Copy)]
 pub(super) enum FullText {
     /// In `runs_fts` itself, on the writing thread (an index in memory).
     SameThread,

@@ -48,6 +48,16 @@ pub const TEXT_BUILD_KEY: &str = "text_build";
 /// segments, small enough that a writer waits little for the lock.
 const RUN_BATCH: i64 = 2000;
 
+/// [`RUN_BATCH`], or in tests a few runs, so that a test can stop the
+/// builder between two batches of a small project.
+fn run_batch() -> i64 {
+    #[cfg(feature = "testing")]
+    if let Some(n) = crate::testing::text_batch() {
+        return n;
+    }
+    RUN_BATCH
+}
+
 /// Transcripts one batch reads and writes (each may be large).
 const TRANSCRIPT_BATCH: i64 = 8;
 
@@ -234,6 +244,8 @@ impl Index {
     /// longer the index (a rebuild replaced it, with its own plan).
     fn write_text(&self) -> Result<()> {
         loop {
+            #[cfg(feature = "testing")]
+            crate::testing::fault("text-batch");
             if !self.begin_write()? {
                 return Ok(());
             }
@@ -245,8 +257,6 @@ impl Index {
             if !more {
                 return Ok(());
             }
-            #[cfg(feature = "testing")]
-            crate::testing::fault("text-batch");
         }
     }
 }
@@ -263,7 +273,7 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
                 "SELECT rid, folder, manifest FROM runs WHERE rid > ?1 AND rid <= ?2 \
                  ORDER BY rid LIMIT ?3",
             )?
-            .query_map(params![plan.runs_after, plan.runs_end, RUN_BATCH], |r| {
+            .query_map(params![plan.runs_after, plan.runs_end, run_batch()], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })?
             .collect::<rusqlite::Result<_>>()?;
