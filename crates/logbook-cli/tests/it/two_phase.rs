@@ -308,3 +308,44 @@ fn writes_while_the_text_is_built_leave_no_duplicate_or_missing_text() {
     assert_eq!(two_phase.0, one_phase.0);
     assert_eq!(two_phase.1, one_phase.1);
 }
+
+/// The runs whose `runs_fts` row says `word`, read straight from the index
+/// (no verify-on-read, which would re-read a stale run and hide a stale row).
+fn fts_rows(t: &TestProject, word: &str) -> Vec<i64> {
+    let db = rusqlite::Connection::open(t.path(".logbook/index.db")).unwrap();
+    let mut stmt = db
+        .prepare("SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?1 ORDER BY rowid")
+        .unwrap();
+    stmt.query_map([word], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn a_text_row_a_writer_wrote_first_is_replaced_not_doubled() {
+    let mut t = TestProject::new();
+    let runs = history(&t);
+    no_detached_builder(&mut t);
+    lose_index(&t);
+    t.run(&["find"]).ok();
+    let held = Held::start(&t, &["index", "build-text"], "text-batch", 2, 2);
+    // Every run gets a text row from a writer (before or after the
+    // builder's pass over it), then its new output changes behind
+    // logbook's back: the builder, reading the files now, writes `ferret`
+    // where it had not passed yet.
+    for (i, (id, folder)) in runs.iter().enumerate() {
+        add_output(&t, id, folder, &format!("more{i}.md"), "gecko notes");
+    }
+    for (i, (_, folder)) in runs.iter().enumerate() {
+        std::fs::write(folder.join(format!("more{i}.md")), "ferret notes").unwrap();
+    }
+    held.finish();
+    let (gecko, ferret) = (fts_rows(&t, "gecko"), fts_rows(&t, "ferret"));
+    assert_eq!(gecko.len() + ferret.len(), runs.len(), "{gecko:?} {ferret:?}");
+    assert!(
+        gecko.iter().all(|r| !ferret.contains(r)),
+        "a run holds two text rows: {gecko:?} {ferret:?}"
+    );
+    assert!(!ferret.is_empty(), "the builder wrote no run after the writes");
+}
