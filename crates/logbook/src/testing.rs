@@ -48,6 +48,16 @@ pub(crate) fn text_batch() -> Option<i64> {
         .filter(|n| *n > 0)
 }
 
+/// Sets from how many runs and transcripts a lost index gets its full text
+/// from a detached builder (see `index::text_build`): `0` in the tests of
+/// the two phases, whose projects are small.
+pub const TWO_PHASE_FROM_ENV: &str = "LOGBOOK_TWO_PHASE_FROM";
+
+/// The threshold [`TWO_PHASE_FROM_ENV`] sets, if any.
+pub(crate) fn two_phase_from() -> Option<u64> {
+    std::env::var(TWO_PHASE_FROM_ENV).ok()?.parse().ok()
+}
+
 /// Names a point where the process stops, so a test acts on it at a known
 /// moment rather than after a guessed sleep: `POINT` or `POINT:N` (stop the
 /// Nth time the process passes it, counting from 1). There it prints

@@ -151,6 +151,13 @@ impl Held {
     }
 }
 
+/// A project whose lost index is rebuilt in two phases however small it is.
+fn project() -> TestProject {
+    let mut t = project();
+    t.envs.push(("LOGBOOK_TWO_PHASE_FROM".into(), "0".into()));
+    t
+}
+
 /// No builder starts by itself: the test holds its own.
 fn no_detached_builder(t: &mut TestProject) {
     t.envs
@@ -165,7 +172,7 @@ fn building(t: &TestProject) -> Value {
 
 #[test]
 fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every_face() {
-    let mut t = TestProject::new();
+    let mut t = project();
     let runs = history(&t);
     no_detached_builder(&mut t);
     lose_index(&t);
@@ -234,7 +241,7 @@ fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every
 
 #[test]
 fn a_catalog_build_killed_is_started_again_and_ends_as_a_full_rebuild() {
-    let t = TestProject::new();
+    let t = project();
     history(&t);
     t.run(&["index", "rebuild"]).ok();
     let (want, want_rows) = (answers(&t, &[]), fingerprint(&t));
@@ -252,7 +259,7 @@ fn a_catalog_build_killed_is_started_again_and_ends_as_a_full_rebuild() {
 
 #[test]
 fn a_text_builder_killed_is_resumed_by_the_next_command() {
-    let mut t = TestProject::new();
+    let mut t = project();
     history(&t);
     t.run(&["index", "rebuild"]).ok();
     let (want, want_rows) = (answers(&t, &[]), fingerprint(&t));
@@ -265,7 +272,7 @@ fn a_text_builder_killed_is_resumed_by_the_next_command() {
     assert_eq!(building(&t)["done"], 4);
 
     // The next command (builders allowed again) starts one that resumes.
-    t.envs.clear();
+    t.envs.retain(|(k, _)| k != "LOGBOOK_NO_TEXT_BUILDER");
     let r = t.run(&["find", "--text", "tapir"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     finish_text(&t);
@@ -275,7 +282,7 @@ fn a_text_builder_killed_is_resumed_by_the_next_command() {
 
 #[test]
 fn writes_while_the_text_is_built_leave_no_duplicate_or_missing_text() {
-    let mut t = TestProject::new();
+    let mut t = project();
     let runs = history(&t);
     no_detached_builder(&mut t);
     lose_index(&t);
@@ -324,7 +331,7 @@ fn fts_rows(t: &TestProject, word: &str) -> Vec<i64> {
 
 #[test]
 fn a_text_row_a_writer_wrote_first_is_replaced_not_doubled() {
-    let mut t = TestProject::new();
+    let mut t = project();
     let runs = history(&t);
     no_detached_builder(&mut t);
     lose_index(&t);

@@ -130,6 +130,9 @@ pub(super) fn build_and_swap(
             crate::testing::fault("catalog-built");
         }
         let conn = open_building(&new, BUILD_CACHE_KIB)?;
+        if matches!(text, FullText::Later) {
+            super::text_build::finish_small(&conn, p).map_err(sql(&new))?;
+        }
         let caught_up = swap_into_place(p, conn, &new, &live)?;
         report.indexed += caught_up.indexed;
         report.removed += caught_up.removed;

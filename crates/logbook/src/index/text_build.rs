@@ -136,6 +136,32 @@ pub(super) fn first_build() -> FullText {
     }
 }
 
+/// Plans of fewer runs and transcripts than this are written before the
+/// swap, by the process that built the catalog: their text takes well
+/// under a second, less than starting a builder process would.
+const DETACH_FROM: u64 = 2_000;
+
+fn detach_from() -> u64 {
+    #[cfg(feature = "testing")]
+    if let Some(n) = crate::testing::two_phase_from() {
+        return n;
+    }
+    DETACH_FROM
+}
+
+/// Writes the text of a small plan (see [`DETACH_FROM`]) into the catalog
+/// `conn` is building, before it is swapped into place.
+pub(super) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
+    match read_plan(conn)? {
+        Some(plan) if plan.total < detach_from() => {
+            conn.execute_batch("BEGIN")?;
+            while text_batch(conn, p)? {}
+            conn.execute_batch("COMMIT")
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Writes the plan of the text phase into a catalog just filled (phase 1,
 /// inside its transaction).
 pub(super) fn plan(conn: &Connection) -> rusqlite::Result<()> {
