@@ -153,7 +153,7 @@ impl Held {
 
 /// A project whose lost index is rebuilt in two phases however small it is.
 fn project() -> TestProject {
-    let mut t = project();
+    let mut t = TestProject::new();
     t.envs.push(("LOGBOOK_TWO_PHASE_FROM".into(), "0".into()));
     t
 }
