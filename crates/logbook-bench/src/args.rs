@@ -23,8 +23,20 @@ pub(crate) struct Args {
 
 /// The row groups `--only` can name.
 const GROUPS: &[&str] = &[
-    "rebuild", "find", "fts", "sync", "register", "memory", "mcp", "hook", "web", "page", "scale",
-    "export", "size", "first-answer",
+    "rebuild",
+    "find",
+    "fts",
+    "sync",
+    "register",
+    "memory",
+    "mcp",
+    "hook",
+    "web",
+    "page",
+    "scale",
+    "export",
+    "size",
+    "first-answer",
 ];
 
 impl Args {

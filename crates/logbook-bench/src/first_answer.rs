@@ -109,7 +109,10 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
     let ratio = first.as_secs_f64() / full.as_secs_f64();
     row(
         "first `find` after the index is lost (two-phase: catalog)",
-        format!("{:.1} s at {n} runs, peak {first_mib:.0} MiB", first.as_secs_f64()),
+        format!(
+            "{:.1} s at {n} runs, peak {first_mib:.0} MiB",
+            first.as_secs_f64()
+        ),
         format!("{:.1} s one-phase rebuild", full.as_secs_f64()),
         format!("{ratio:.2}×"),
         "≤ 0.20× the one-phase rebuild, ≤ 256 MiB",

@@ -34,7 +34,13 @@ fn history(t: &TestProject) -> Vec<(String, PathBuf)> {
         let v = t.start_run("alex", "intake", &[]);
         let id = v["session_id"].as_str().unwrap().to_string();
         let folder = PathBuf::from(v["folder"].as_str().unwrap());
-        add_output(t, &id, &folder, &format!("out{i}.md"), &format!("{word} tapir"));
+        add_output(
+            t,
+            &id,
+            &folder,
+            &format!("out{i}.md"),
+            &format!("{word} tapir"),
+        );
         runs.push((id, folder));
     }
     import(t, &messages());
@@ -43,8 +49,17 @@ fn history(t: &TestProject) -> Vec<(String, PathBuf)> {
 
 fn add_output(t: &TestProject, id: &str, folder: &std::path::Path, file: &str, text: &str) {
     std::fs::write(folder.join(file), text).unwrap();
-    t.run(&["run", "output", id, file, "--type", "document", "--description", "notes"])
-        .ok();
+    t.run(&[
+        "run",
+        "output",
+        id,
+        file,
+        "--type",
+        "document",
+        "--description",
+        "notes",
+    ])
+    .ok();
 }
 
 /// The runs `find --text WORDS` answers, sorted.
@@ -67,7 +82,10 @@ fn answers(t: &TestProject, extra: &[&str]) -> Vec<String> {
     for w in WORDS.iter().chain(["tapir"].iter()).chain(extra) {
         out.push(format!("{w}: {:?}", found(t, w)));
         let listed = t.json(&["transcript", "list", "--all", "--text", w]);
-        out.push(format!("transcripts {w}: {}", listed.as_array().unwrap().len()));
+        out.push(format!(
+            "transcripts {w}: {}",
+            listed.as_array().unwrap().len()
+        ));
     }
     for w in ["narwhal", "zebra", "walrus"].iter().chain(extra) {
         let r = t.json(&["transcript", "find", ID, w]);
@@ -160,8 +178,7 @@ fn project() -> TestProject {
 
 /// No builder starts by itself: the test holds its own.
 fn no_detached_builder(t: &mut TestProject) {
-    t.envs
-        .push(("LOGBOOK_NO_TEXT_BUILDER".into(), "1".into()));
+    t.envs.push(("LOGBOOK_NO_TEXT_BUILDER".into(), "1".into()));
 }
 
 fn building(t: &TestProject) -> Value {
@@ -208,7 +225,10 @@ fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every
     let mut mcp = Mcp::start(&t);
     let found = mcp.ok("find_runs", json!({"text": "tapir"}));
     assert_eq!(found["partial"], true, "{found}");
-    assert!(found["notice"].as_str().unwrap().contains(BUILDING), "{found}");
+    assert!(
+        found["notice"].as_str().unwrap().contains(BUILDING),
+        "{found}"
+    );
     assert_eq!(found["runs"].as_array().unwrap().len(), 2, "{found}");
     let found = mcp.ok("transcript_find", json!({"id": ID, "text": "narwhal"}));
     assert_eq!(found["partial"], true, "{found}");
@@ -298,11 +318,19 @@ fn writes_while_the_text_is_built_leave_no_duplicate_or_missing_text() {
     add_output(&t, last, last_folder, "more.md", "gecko notes");
     let v = t.start_run("casey", "deep-dive", &[]);
     let new = v["session_id"].as_str().unwrap().to_string();
-    add_output(&t, &new, &PathBuf::from(v["folder"].as_str().unwrap()), "n.md", "gecko tapir");
+    add_output(
+        &t,
+        &new,
+        &PathBuf::from(v["folder"].as_str().unwrap()),
+        "n.md",
+        "gecko tapir",
+    );
     std::fs::write(runs[3].1.join("out3.md"), "lemur tapir").unwrap();
     t.run(&["index", "sync"]).ok();
     let mut more = messages();
-    more.push(json!({"role": "assistant", "blocks": [{"type": "text", "content": "an iguana too"}]}));
+    more.push(
+        json!({"role": "assistant", "blocks": [{"type": "text", "content": "an iguana too"}]}),
+    );
     import(&t, &more);
 
     held.finish();
@@ -349,10 +377,17 @@ fn a_text_row_a_writer_wrote_first_is_replaced_not_doubled() {
     }
     held.finish();
     let (gecko, ferret) = (fts_rows(&t, "gecko"), fts_rows(&t, "ferret"));
-    assert_eq!(gecko.len() + ferret.len(), runs.len(), "{gecko:?} {ferret:?}");
+    assert_eq!(
+        gecko.len() + ferret.len(),
+        runs.len(),
+        "{gecko:?} {ferret:?}"
+    );
     assert!(
         gecko.iter().all(|r| !ferret.contains(r)),
         "a run holds two text rows: {gecko:?} {ferret:?}"
     );
-    assert!(!ferret.is_empty(), "the builder wrote no run after the writes");
+    assert!(
+        !ferret.is_empty(),
+        "the builder wrote no run after the writes"
+    );
 }

@@ -240,22 +240,30 @@ pub(super) fn fill(
             .map(|aside| scope.spawn(move || fill_text(aside, docs_in)));
         let to_text = text_thread.is_some().then_some(to_text);
         let mut docs = Vec::new();
-        let read = read_parallel(p, files, total, progress, !later, |(kind, file, stamp, rec)| {
-            let fresh = match to_text {
-                Some(_) => Fresh::TextAside(&mut docs),
-                None if later => Fresh::Catalog,
-                None => Fresh::Yes,
-            };
-            apply::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh).map_err(&e)?;
-            report.indexed += 1;
-            if let Some(to_text) = &to_text
-                && docs.len() >= TEXT_CHUNK
-                && to_text.send(std::mem::take(&mut docs)).is_err()
-            {
-                return Err(text_stopped(path));
-            }
-            Ok(())
-        });
+        let read = read_parallel(
+            p,
+            files,
+            total,
+            progress,
+            !later,
+            |(kind, file, stamp, rec)| {
+                let fresh = match to_text {
+                    Some(_) => Fresh::TextAside(&mut docs),
+                    None if later => Fresh::Catalog,
+                    None => Fresh::Yes,
+                };
+                apply::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh)
+                    .map_err(&e)?;
+                report.indexed += 1;
+                if let Some(to_text) = &to_text
+                    && docs.len() >= TEXT_CHUNK
+                    && to_text.send(std::mem::take(&mut docs)).is_err()
+                {
+                    return Err(text_stopped(path));
+                }
+                Ok(())
+            },
+        );
         if let Some(to_text) = to_text
             && !docs.is_empty()
         {

@@ -320,7 +320,11 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
                  ORDER BY rid LIMIT ?3",
             )?
             .query_map(
-                params![plan.transcripts_after, plan.transcripts_end, TRANSCRIPT_BATCH],
+                params![
+                    plan.transcripts_after,
+                    plan.transcripts_end,
+                    TRANSCRIPT_BATCH
+                ],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?
             .collect::<rusqlite::Result<_>>()?;
