@@ -94,12 +94,21 @@ fn answers(t: &TestProject, extra: &[&str]) -> Vec<String> {
     out
 }
 
-/// The index's rows as the library lists them (the text complete).
+/// The index's rows as the library lists them (the text complete), and
+/// the names of its secondary indexes.
 fn fingerprint(t: &TestProject) -> Vec<String> {
     let p = Project::open(t.root()).unwrap();
     let index = Index::open(&p).unwrap();
     assert_eq!(index.text_progress().unwrap(), None, "text not complete");
-    index.fingerprint().unwrap()
+    let mut rows = index.fingerprint().unwrap();
+    let db = rusqlite::Connection::open(t.path(".logbook/index.db")).unwrap();
+    let mut stmt = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL")
+        .unwrap();
+    let names = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+    rows.extend(names.map(|n| format!("index {}", n.unwrap())));
+    rows.sort();
+    rows
 }
 
 fn lose_index(t: &TestProject) {
@@ -203,8 +212,9 @@ fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every
     let human = t.run(&["index", "status"]).ok().to_string();
     assert!(human.contains("Full text:     being built, 0%"), "{human}");
 
-    // The builder held after its first batch of two runs.
-    let held = Held::start(&t, &["index", "build-text"], "text-batch", 2, 2);
+    // The builder held after its first batch (the catalog's secondary
+    // indexes) and its second (two runs' text).
+    let held = Held::start(&t, &["index", "build-text"], "text-batch", 3, 2);
     assert_eq!(building(&t)["done"], 2);
 
     // CLI: the matches so far, a notice on stderr, exit 0.
@@ -287,8 +297,8 @@ fn a_text_builder_killed_is_resumed_by_the_next_command() {
     lose_index(&t);
     t.run(&["find"]).ok();
 
-    // Killed after two batches: four runs' text written.
-    Held::start(&t, &["index", "build-text"], "text-batch", 3, 2).kill();
+    // Killed after the indexes and two batches: four runs' text written.
+    Held::start(&t, &["index", "build-text"], "text-batch", 4, 2).kill();
     assert_eq!(building(&t)["done"], 4);
 
     // The next command (builders allowed again) starts one that resumes.
@@ -307,7 +317,7 @@ fn writes_while_the_text_is_built_leave_no_duplicate_or_missing_text() {
     no_detached_builder(&mut t);
     lose_index(&t);
     t.run(&["find"]).ok();
-    let held = Held::start(&t, &["index", "build-text"], "text-batch", 2, 2);
+    let held = Held::start(&t, &["index", "build-text"], "text-batch", 3, 2);
 
     // A run whose text is written and one whose text is not yet both gain
     // an output; a new run; an output rewritten behind logbook's back and
@@ -364,7 +374,7 @@ fn a_text_row_a_writer_wrote_first_is_replaced_not_doubled() {
     no_detached_builder(&mut t);
     lose_index(&t);
     t.run(&["find"]).ok();
-    let held = Held::start(&t, &["index", "build-text"], "text-batch", 2, 2);
+    let held = Held::start(&t, &["index", "build-text"], "text-batch", 3, 2);
     // Every run gets a text row from a writer (before or after the
     // builder's pass over it), then its new output changes behind
     // logbook's back: the builder, reading the files now, writes `ferret`

@@ -280,30 +280,12 @@ pub(super) fn fill(
         text.and(read)
     })?;
     report.scanned = scanned - missing;
-    let mut sql = String::new();
-    for (_, create) in INDEXES {
-        sql.push_str(create);
-        sql.push(';');
+    // A catalog goes live with the indexes its catch-up sync and lookups
+    // by folder need; the text phase creates the others (see `text_build`).
+    let mut sql = indexes_sql(|name| !later || CATALOG_INDEXES.contains(&name));
+    if !later {
+        sql.push_str(&stats_sql());
     }
-    // Statistics for the tables the planner chooses indexes for, not for
-    // FTS5's shadow tables (read by key with fixed plans; analysing them
-    // reads the index of every word once more). Row counts only: with
-    // STAT4 samples SQLite expires every plan whose choice could depend on
-    // a bound value and prepares it again at each new binding, and the
-    // counts alone already pick the same indexes here.
-    for t in [
-        "runs",
-        "outputs",
-        "edges",
-        "tags",
-        "work_sessions",
-        "transcripts",
-        "workflow_states",
-        "files",
-    ] {
-        sql.push_str(&format!("ANALYZE {t};"));
-    }
-    sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
     conn.execute_batch(&sql).map_err(&e)?;
     if aside.is_none() && !later {
         set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
@@ -339,6 +321,46 @@ pub(super) fn fill(
         copy_text(conn, aside)?;
     }
     Ok(report)
+}
+
+/// The secondary indexes a catalog of [`FullText::Later`] goes live with:
+/// those its catch-up sync and every lookup of a run by folder use.
+const CATALOG_INDEXES: &[&str] = &["runs_folder", "files_live"];
+
+/// The `CREATE INDEX IF NOT EXISTS` of the [`INDEXES`] `which` names.
+pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {
+    let mut sql = String::new();
+    for (name, create) in INDEXES {
+        if which(name) {
+            sql.push_str(&create.replacen("INDEX ", "INDEX IF NOT EXISTS ", 1));
+            sql.push(';');
+        }
+    }
+    sql
+}
+
+/// Statistics for the tables the planner chooses indexes for, not for
+/// FTS5's shadow tables (read by key with fixed plans; analysing them
+/// reads the index of every word once more). Row counts only: with STAT4
+/// samples SQLite expires every plan whose choice could depend on a bound
+/// value and prepares it again at each new binding, and the counts alone
+/// already pick the same indexes here.
+pub(super) fn stats_sql() -> String {
+    let mut sql = String::new();
+    for t in [
+        "runs",
+        "outputs",
+        "edges",
+        "tags",
+        "work_sessions",
+        "transcripts",
+        "workflow_states",
+        "files",
+    ] {
+        sql.push_str(&format!("ANALYZE {t};"));
+    }
+    sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
+    sql
 }
 
 /// Runs' full-text rows handed to the text thread at a time.

@@ -32,7 +32,7 @@ use std::sync::OnceLock;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::rebuild::{FullText, REBUILD_WAIT};
+use super::rebuild::{self, FullText, REBUILD_WAIT};
 use super::{Index, Kind, apply, record, run_rows};
 use crate::error::Result;
 use crate::store::Project;
@@ -76,6 +76,10 @@ struct Plan {
     done: u64,
     /// Rows the plan covers.
     total: u64,
+    /// Whether the secondary indexes and the planner's statistics are
+    /// still to make (a catalog goes live without most of them).
+    #[serde(default)]
+    indexes: bool,
 }
 
 /// How far the full-text index is while it is being built: faces say so
@@ -187,6 +191,7 @@ fn fresh_plan(conn: &Connection) -> rusqlite::Result<Plan> {
         transcripts_end,
         done: 0,
         total: (runs + transcripts).max(0) as u64,
+        indexes: true,
     })
 }
 
@@ -293,7 +298,12 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
     let Some(mut plan) = read_plan(conn)? else {
         return Ok(false);
     };
-    if plan.runs_after < plan.runs_end {
+    if plan.indexes {
+        // First, so that queries are fast again while the text is written.
+        let sql = rebuild::indexes_sql(|_| true) + &rebuild::stats_sql();
+        conn.execute_batch(&sql)?;
+        plan.indexes = false;
+    } else if plan.runs_after < plan.runs_end {
         let rows: Vec<(i64, String, String)> = conn
             .prepare_cached(
                 "SELECT rid, folder, manifest FROM runs WHERE rid > ?1 AND rid <= ?2 \
@@ -337,7 +347,10 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
             }
         }
     }
-    if plan.runs_after >= plan.runs_end && plan.transcripts_after >= plan.transcripts_end {
+    if !plan.indexes
+        && plan.runs_after >= plan.runs_end
+        && plan.transcripts_after >= plan.transcripts_end
+    {
         conn.prepare_cached("DELETE FROM meta WHERE key = ?1")?
             .execute([TEXT_BUILD_KEY])?;
         return Ok(false);
