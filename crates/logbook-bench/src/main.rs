@@ -16,6 +16,7 @@ mod archive;
 mod args;
 mod export;
 mod find;
+mod first_answer;
 mod hook;
 mod index;
 mod mcp;
@@ -49,6 +50,9 @@ use crate::synth::synthesize;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<()> {
+    if let Some(done) = first_answer::builder_mode() {
+        return done;
+    }
     let args = args::parse_args()?;
     let n = args.runs;
     let tmp;
@@ -199,6 +203,10 @@ fn main() -> Result<()> {
                 bail!("--team needs the `logbook` binary (cargo build --release -p logbook-cli)")
             }
         }
+    }
+
+    if args.wants("first-answer") {
+        first_answer::rows(&project, n, &mut row)?;
     }
 
     // Last: it moves runs (and moves them back after).

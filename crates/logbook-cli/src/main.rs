@@ -61,6 +61,11 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    // A lost index answers from its catalog first; this program, started
+    // detached, writes its full text (also for hooks, `logbook mcp` and `serve`).
+    if let Ok(me) = std::env::current_exe() {
+        logbook::index::register_text_builder(me);
+    }
     // A hook answers the agent in its own shape and always exits 0.
     if let commands::Command::Hook(args) = &cli.command {
         return commands::hook::main(cli.root.clone(), args);

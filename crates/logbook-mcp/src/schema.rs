@@ -139,7 +139,9 @@ pub(crate) fn find() -> Arc<JsonObject> {
             "offset": {"type": "integer"},
             "more": {"type": "integer", "description": "how many more match after this page (at least, with totalExact false)"},
             "nextOffset": {"type": "integer", "description": "the offset of the next page; absent on the last page"},
-            "archivedMatches": {"type": "integer", "description": "how many archived runs match too, left out (archived: true lists them)"}
+            "archivedMatches": {"type": "integer", "description": "how many archived runs match too, left out (archived: true lists them)"},
+            "partial": {"type": "boolean", "description": "only with text: the full-text index is still being built, so matches may be missing (see notice)"},
+            "notice": {"type": "string", "description": "with partial: how far the full-text index is"}
         }),
         &["runs", "total", "more"],
     )
@@ -222,7 +224,9 @@ pub(crate) fn transcript_found() -> Arc<JsonObject> {
             "matches": {"type": "array", "description": "the messages saying the words, ascending: {message, snippet}"},
             "matchCount": {"type": "integer", "description": "how many messages match after `after`, the listed ones included"},
             "errors": {"type": "array", "description": "indexes of the messages holding a failed tool result, ascending"},
-            "errorCount": {"type": "integer"}
+            "errorCount": {"type": "integer"},
+            "partial": {"type": "boolean", "description": "only with text: the full-text index is still being built, so matches may be missing (see notice)"},
+            "notice": {"type": "string", "description": "with partial: how far the full-text index is"}
         }),
         &[],
     )

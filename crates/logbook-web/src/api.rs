@@ -139,10 +139,10 @@ async fn runs(
         )
         .map_err(|e| Refusal::from_query_error(&e))?;
         let next = page.next_offset(query.offset);
-        Ok((page.json(now)?, page.total, page.exact, next, page.archived))
+        Ok((page.json(now)?, page.total, page.exact, next, page.archived, page.partial))
     })
     .await?;
-    let (found, total, exact, next, archived) = found;
+    let (found, total, exact, next, archived, partial) = found;
     let mut r = Json(found).into_response();
     let headers = r.headers_mut();
     headers.insert("x-total-count", HeaderValue::from(total));
@@ -155,7 +155,18 @@ async fn runs(
     }
     // How many archived runs match too, left out (`archived=1` lists them).
     headers.insert("x-logbook-archived", HeaderValue::from(archived));
+    flag_partial(&mut r, partial);
     Ok(r)
+}
+
+/// Sets `X-Logbook-Partial` (`text 41%`) on a text answer given while the
+/// full-text index is still being built: the matches may be short.
+pub(crate) fn flag_partial(r: &mut Response, progress: Option<logbook::index::TextProgress>) {
+    if let Some(progress) = progress
+        && let Ok(value) = HeaderValue::from_str(&progress.to_string())
+    {
+        r.headers_mut().insert("x-logbook-partial", value);
+    }
 }
 
 /// `GET /api/runs/{id}`: what `run show --json` prints (plus `"origin"`
@@ -424,14 +435,19 @@ async fn transcript_find(
         limit: number(&q, "limit")?.unwrap_or(50).min(find::MAX_FOUND),
     };
     let text = q.get("q").cloned().unwrap_or_default();
-    let json = blocking(&state, move |p| {
+    let (json, partial) = blocking(&state, move |p| {
         let query = |e: logbook::Error| Refusal::from_query_error(&e);
         let matches = find::find_in(p, &id, &text, page, true).map_err(query)?;
         let errors = find::errors(p, &id, page)?;
-        Ok(find::found_json(Some(&matches), Some(&errors)))
+        let partial = match text.trim().is_empty() {
+            true => None,
+            false => logbook::ops::index::text_progress(p)?,
+        };
+        Ok((find::found_json(Some(&matches), Some(&errors)), partial))
     })
     .await?;
     let mut r = Json(json).into_response();
+    flag_partial(&mut r, partial);
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(r)

@@ -25,13 +25,48 @@ pub(crate) fn write_fault() -> Option<std::io::Error> {
         .then(|| std::io::Error::from_raw_os_error(28))
 }
 
+/// When set to `1`, a command that finds the full-text index unfinished
+/// starts no builder for it (see `index::text_build`): a test runs the
+/// builder itself, held at a [`FAULT_ENV`] point.
+pub const NO_TEXT_BUILDER_ENV: &str = "LOGBOOK_NO_TEXT_BUILDER";
+
+/// Whether [`NO_TEXT_BUILDER_ENV`] is set.
+pub(crate) fn text_builder_off() -> bool {
+    std::env::var(NO_TEXT_BUILDER_ENV).is_ok_and(|v| v == "1")
+}
+
+/// Runs per batch of the full-text builder (see `index::text_build`), in
+/// place of its production size, so a test can stop it between batches.
+pub const TEXT_BATCH_ENV: &str = "LOGBOOK_TEXT_BATCH";
+
+/// The batch size [`TEXT_BATCH_ENV`] sets, if any.
+pub(crate) fn text_batch() -> Option<i64> {
+    std::env::var(TEXT_BATCH_ENV)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
+/// Sets from how many runs and transcripts a lost index gets its full text
+/// from a detached builder (see `index::text_build`): `0` in the tests of
+/// the two phases, whose projects are small.
+pub const TWO_PHASE_FROM_ENV: &str = "LOGBOOK_TWO_PHASE_FROM";
+
+/// The threshold [`TWO_PHASE_FROM_ENV`] sets, if any.
+pub(crate) fn two_phase_from() -> Option<u64> {
+    std::env::var(TWO_PHASE_FROM_ENV).ok()?.parse().ok()
+}
+
 /// Names a point where the process stops, so a test acts on it at a known
 /// moment rather than after a guessed sleep: `POINT` or `POINT:N` (stop the
 /// Nth time the process passes it, counting from 1). There it prints
 /// `logbook: fault POINT N` on stderr and waits for a line (or the end) of
 /// its standard input before going on: a test kills it there, or lets it
 /// go on. The points: `push-sent` (a team push's batch is on the server,
-/// and this machine has not yet noted it sent).
+/// and this machine has not yet noted it sent), `catalog-built` (a
+/// two-phase rebuild's catalog is filled, not yet in place), `text-batch`
+/// (the full-text builder is about to write its Nth batch).
 pub const FAULT_ENV: &str = "LOGBOOK_FAULT";
 
 /// Passes of the one point [`FAULT_ENV`] names.

@@ -24,6 +24,10 @@ pub(crate) enum IndexCommand {
     },
     /// Counts, size and staleness of the index.
     Status,
+    /// Writes the full text of an index rebuilt in two phases (started
+    /// detached by the command that rebuilt it).
+    #[command(hide = true)]
+    BuildText,
 }
 
 pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
@@ -34,6 +38,10 @@ pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
                 |progress| ops::rebuild(&ctx.project, Some(progress)),
             )?;
             Ok(report_output(ctx, "Rebuilt", &report))
+        }
+        IndexCommand::BuildText => {
+            ops::build_text(&ctx.project)?;
+            Ok(Output::new(json!({ "text": "complete" }), ""))
         }
         IndexCommand::Sync { full } => {
             let report = ops::sync(&ctx.project, *full)?;
@@ -66,6 +74,17 @@ pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
                 "  Last sync:     {}",
                 s.last_sync.as_deref().unwrap_or("never")
             );
+            if s.text.phase == "complete" {
+                let _ = writeln!(out, "  Full text:     complete");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "  Full text:     being built, {}% ({} of {} runs and transcripts); text searches may miss matches until then",
+                    s.text.percent,
+                    thousands(s.text.done),
+                    thousands(s.text.total)
+                );
+            }
             let stale = s.stale.new + s.stale.changed + s.stale.deleted;
             if stale == 0 {
                 let _ = writeln!(out, "  Up to date with the files.");

@@ -41,6 +41,7 @@ mod team;
 mod transcript;
 mod transcript_find;
 mod transcript_text;
+mod two_phase;
 mod usage_view;
 mod validation;
 mod workflow;

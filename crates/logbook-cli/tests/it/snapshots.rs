@@ -813,6 +813,7 @@ fn index_and_doctor() {
       Corrupt files: 0
       Pending:       0
       Last sync:     2025-10-06T17:00:00.000Z
+      Full text:     complete
       Up to date with the files.
     ");
 
@@ -834,6 +835,7 @@ fn index_and_doctor() {
       Corrupt files: 0
       Pending:       0
       Last sync:     2025-10-06T17:00:00.000Z
+      Full text:     complete
       Stale: 1 new, 0 changed, 0 deleted file(s); run `logbook index sync`.
     ");
     assert_snapshot!(human(&t, &["index", "sync"]), @"

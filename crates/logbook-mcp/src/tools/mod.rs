@@ -38,6 +38,16 @@ fn invalid(field: &'static str, value: impl Into<String>, reason: &str) -> logbo
     logbook::Error::invalid(field, value.into(), reason.to_string())
 }
 
+/// Adds `"partial": true` and the notice to a text answer given while the
+/// full-text index is still being built (`progress`), so an agent never
+/// takes a short answer for a whole one.
+fn flag_partial(json: &mut serde_json::Value, progress: Option<logbook::index::TextProgress>) {
+    if let (Some(progress), serde_json::Value::Object(m)) = (progress, json) {
+        m.insert("partial".into(), true.into());
+        m.insert("notice".into(), progress.notice().into());
+    }
+}
+
 impl LogbookServer {
     /// Every tool of the server: the routers of all the domains in one.
     pub(crate) fn tools() -> ToolRouter<Self> {

@@ -261,6 +261,7 @@ impl LogbookServer {
             if let Some(next) = page.next_offset(query.offset) {
                 found["nextOffset"] = next.into();
             }
+            crate::tools::flag_partial(&mut found, page.partial);
             Ok(found)
         };
         // Off the runtime's thread when the answer comes over the network:

@@ -144,7 +144,12 @@ impl LogbookServer {
                 .map(|text| find::find_in(p, &a.id, text, page, true))
                 .transpose()?;
             let errors = a.errors.then(|| find::errors(p, &a.id, page)).transpose()?;
-            Ok(find::found_json(matches.as_ref(), errors.as_ref()))
+            let mut json = find::found_json(matches.as_ref(), errors.as_ref());
+            if matches.is_some() {
+                let progress = logbook::ops::index::text_progress(p)?;
+                crate::tools::flag_partial(&mut json, progress);
+            }
+            Ok(json)
         })
         .await
     }

@@ -68,6 +68,8 @@ struct RunsPage {
     groups: Vec<Group>,
     summary: String,
     error: Option<String>,
+    /// While the full-text index is being built, what a text search may miss.
+    partial: Option<String>,
     prev: String,
     next: String,
     range: String,
@@ -174,7 +176,9 @@ pub(super) async fn runs(
     let mut summary = String::new();
     let (mut prev, mut next, mut range) = (String::new(), String::new(), String::new());
     let mut running = false;
+    let mut partial = None;
     if let Some((page, offset, limit)) = &page {
+        partial = page.partial.map(|p| p.notice());
         for hit in &page.hits {
             let m = &hit.run.manifest;
             running |= m.execution.status.as_str() == "running";
@@ -242,7 +246,7 @@ pub(super) async fn runs(
     };
     let mut layout = Layout::new(&state, "Runs", "runs");
     layout.q = text.clone();
-    layout.refresh = running;
+    layout.refresh = running || partial.is_some();
     layout.live = format!(
         "/api/live?view=list&{}",
         with_param(&q, "", "")
@@ -288,6 +292,7 @@ pub(super) async fn runs(
         groups,
         summary,
         error,
+        partial,
         prev,
         next,
         range,

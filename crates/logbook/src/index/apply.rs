@@ -17,6 +17,7 @@ use crate::store;
 use crate::store::run_outputs::encode_outs;
 
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
+    let catalog = matches!(fresh, Fresh::Catalog);
     match r {
         Inner::Run(row) => store_run(tx, row, fresh),
         Inner::WorkSession {
@@ -83,6 +84,11 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
                 Some(rid) => rid,
                 None => tx.last_insert_rowid(),
             };
+            if catalog {
+                // The text phase writes the text rows; the errors are the
+                // catalog's (`transcript errors`).
+                return store_errors(tx, rid, found);
+            }
             tx.prepare_cached("INSERT INTO transcripts_fts(rowid, said) VALUES (?1, ?2)")?
                 .execute(params![rid, said])?;
             if found.from > 0 && !had_row {
@@ -160,12 +166,36 @@ fn store_messages(
             return Err(e);
         }
     }
+    store_errors(tx, rid, found)
+}
+
+/// The rows of `transcript_errors` for `found`'s failed tool results.
+fn store_errors(tx: &Connection, rid: i64, found: &MessageText) -> rusqlite::Result<()> {
     let mut insert =
         tx.prepare_cached("INSERT OR IGNORE INTO transcript_errors(rid, message) VALUES (?1, ?2)")?;
     for at in &found.errors {
         insert.execute(params![rid, *at as i64])?;
     }
     Ok(())
+}
+
+/// Writes the text rows of transcript `rid` from what a whole read of its
+/// file says (the text phase of a two-phase rebuild, see `text_build`):
+/// its `transcripts_fts` row and every message's row, each deleted first,
+/// since a writer may have written some of them meanwhile.
+pub(super) fn replace_transcript_text(
+    tx: &Connection,
+    rid: i64,
+    rec: &Record,
+) -> rusqlite::Result<()> {
+    let Record(Inner::Transcript(t, said, found)) = rec else {
+        return Ok(());
+    };
+    tx.prepare_cached("DELETE FROM transcripts_fts WHERE rowid = ?1")?
+        .execute([rid])?;
+    tx.prepare_cached("INSERT INTO transcripts_fts(rowid, said) VALUES (?1, ?2)")?
+        .execute(params![rid, said])?;
+    store_messages(tx, rid, found, &t.file)
 }
 
 /// Removes the message rows of transcript `rid` from message `from` on.

@@ -51,6 +51,7 @@ impl Index {
         if query.is_empty() {
             return Ok(Some(MessageHits::default()));
         }
+        self.note_partial_text()?;
         let from = message_rowid(rid, after.map_or(0, |a| a + 1));
         let to = message_rowid(rid + 1, 0);
         let mask = (1i64 << MESSAGE_BITS) - 1;

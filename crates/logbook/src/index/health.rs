@@ -72,6 +72,7 @@ impl Index {
             pending: count("pending")?,
             last_sync: self.meta("last_sync")?,
             stale: self.staleness()?,
+            text: super::TextStatus::of(self.text_progress()?),
         })
     }
 

@@ -124,6 +124,9 @@ impl Index {
         if said.as_deref() == Some("") {
             return Ok(vec![]);
         }
+        if said.is_some() {
+            self.note_partial_text()?;
+        }
         let mut stmt = self
             .conn
             .prepare_cached(

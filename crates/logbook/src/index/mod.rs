@@ -42,6 +42,7 @@ mod scan;
 mod schema;
 mod settled;
 mod sync;
+mod text_build;
 mod text_page;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +64,7 @@ pub use record::Record;
 pub use scan::{Outputs, WalkedNames};
 pub use schema::SCHEMA_VERSION;
 pub use settled::SettledRun;
+pub use text_build::{TEXT_BUILD_KEY, TextProgress, register_text_builder};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -180,6 +182,41 @@ pub struct Status {
     pub last_sync: Option<String>,
     /// Files new, changed or deleted since (from a directory walk).
     pub stale: Staleness,
+    /// Whether the full text is complete or still being built, and how far.
+    pub text: TextStatus,
+}
+
+/// The full-text index's phase, for `index status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TextStatus {
+    /// `complete`, or `building` (text queries may miss matches).
+    pub phase: &'static str,
+    /// Runs and transcripts whose text is indexed (while building).
+    pub done: u64,
+    /// Runs and transcripts the build covers (while building).
+    pub total: u64,
+    /// Percent done (100 once complete).
+    pub percent: u64,
+}
+
+impl TextStatus {
+    /// The status of `progress` (`None`: complete).
+    pub fn of(progress: Option<TextProgress>) -> TextStatus {
+        match progress {
+            None => TextStatus {
+                phase: "complete",
+                done: 0,
+                total: 0,
+                percent: 100,
+            },
+            Some(p) => TextStatus {
+                phase: "building",
+                done: p.done,
+                total: p.total,
+                percent: p.percent(),
+            },
+        }
+    }
 }
 
 /// What a sync would do.
@@ -256,6 +293,7 @@ impl Index {
                 Ok(mut index) if index.built_for_here()? => {
                     index.repair_pending()?;
                     index.follow_team(p.config.team_url.as_deref())?;
+                    index.resume_text()?;
                     return Ok(index);
                 }
                 Ok(_) => {}
@@ -270,7 +308,7 @@ impl Index {
                 .and_then(|i| i.built_for_here())
                 .unwrap_or(false);
             if !built {
-                rebuild::build_and_swap(p, None)?;
+                rebuild::build_and_swap(p, None, text_build::first_build())?;
             }
         }
         Err(Error::Index {

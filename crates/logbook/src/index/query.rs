@@ -47,6 +47,9 @@ impl Index {
         // Outside the read transaction `verified` holds: it may write.
         self.refresh_running(query)?;
         let text = query.text.is_some();
+        if text {
+            self.note_partial_text()?;
+        }
         self.verified(|| self.query_runs(query), |h| &h.run.folder, text)
     }
 
@@ -351,6 +354,9 @@ impl Index {
         /// Runs verified together: one round of re-reads per chunk.
         const CHUNK: usize = 256;
         self.refresh_running(query)?;
+        if query.text.is_some() {
+            self.note_partial_text()?;
+        }
         let Some((rids, ctx)) = self.matching_rids(query)? else {
             return Ok(0);
         };

@@ -100,14 +100,17 @@ impl Index {
             });
         }
         let _one = p.locks.exclusive_within(REBUILD_LOCK, REBUILD_WAIT)?;
-        build_and_swap(p, progress)
+        build_and_swap(p, progress, FullText::OwnThread)
     }
 }
 
 /// Builds the new file and swaps it in; the caller holds [`REBUILD_LOCK`].
+/// `text`: [`FullText::OwnThread`] (all of it before the swap) or
+/// [`FullText::Later`] (the catalog only: see `text_build`).
 pub(super) fn build_and_swap(
     p: &Project,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    text: FullText,
 ) -> Result<SyncReport> {
     let started = std::time::Instant::now();
     let live = p.index_path();
@@ -117,12 +120,19 @@ pub(super) fn build_and_swap(
     remove_db_files(&new)?;
     let result = (|| {
         let conn = open_building(&new, BUILD_CACHE_KIB)?;
-        let mut report = fill(&conn, p, &new, progress, FullText::OwnThread)?;
+        let mut report = fill(&conn, p, &new, progress, text)?;
         // FTS5 keeps state of its tables per connection; the one that
         // created `runs_fts` before its rows were copied in underneath it
         // is not trusted with it: the catch-up goes through a new one.
         drop(conn);
+        #[cfg(feature = "testing")]
+        if matches!(text, FullText::Later) {
+            crate::testing::fault("catalog-built");
+        }
         let conn = open_building(&new, BUILD_CACHE_KIB)?;
+        if matches!(text, FullText::Later) {
+            super::text_build::finish_small(&conn, p).map_err(sql(&new))?;
+        }
         let caught_up = swap_into_place(p, conn, &new, &live)?;
         report.indexed += caught_up.indexed;
         report.removed += caught_up.removed;
@@ -164,6 +174,7 @@ fn open_building(path: &Path, cache_kib: i64) -> Result<Connection> {
 }
 
 /// Where [`fill`] builds the runs' full-text index.
+#[derive(Clone, Copy)]
 pub(super) enum FullText {
     /// In `runs_fts` itself, on the writing thread (an index in memory).
     SameThread,
@@ -173,6 +184,10 @@ pub(super) enum FullText {
     /// this spreads a rebuild over a second core. The connection that
     /// filled must not touch `runs_fts` afterwards (see `build_and_swap`).
     OwnThread,
+    /// Not at all: the catalog alone (no output file is read), with the
+    /// text phase's starting point in `meta` (see `text_build`), so that
+    /// commands answer from it seconds after an index was lost.
+    Later,
 }
 
 /// Fills `conn`, a database with no tables, from every file the index
@@ -188,8 +203,9 @@ pub(super) fn fill(
 ) -> Result<SyncReport> {
     let e = sql(path);
     let dir_before = runs_dir_stamp(p);
+    let later = matches!(text, FullText::Later);
     let aside = match text {
-        FullText::SameThread => None,
+        FullText::SameThread | FullText::Later => None,
         FullText::OwnThread => Some(text_path(path)),
     };
     if let Some(aside) = &aside {
@@ -197,7 +213,7 @@ pub(super) fn fill(
     }
     conn.execute_batch("BEGIN").map_err(&e)?;
     conn.execute_batch(&schema::schema()).map_err(&e)?;
-    if aside.is_none() {
+    if aside.is_none() && !later {
         set_fts_hash(conn, BUILD_FTS_HASH).map_err(&e)?;
     }
     // Run manifests are only named, as the folder is read, never collected
@@ -231,21 +247,30 @@ pub(super) fn fill(
             .map(|aside| scope.spawn(move || fill_text(aside, docs_in)));
         let to_text = text_thread.is_some().then_some(to_text);
         let mut docs = Vec::new();
-        let read = read_parallel(p, files, total, progress, |(kind, file, stamp, rec)| {
-            let fresh = match to_text {
-                Some(_) => Fresh::TextAside(&mut docs),
-                None => Fresh::Yes,
-            };
-            apply::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh).map_err(&e)?;
-            report.indexed += 1;
-            if let Some(to_text) = &to_text
-                && docs.len() >= TEXT_CHUNK
-                && to_text.send(std::mem::take(&mut docs)).is_err()
-            {
-                return Err(text_stopped(path));
-            }
-            Ok(())
-        });
+        let read = read_parallel(
+            p,
+            files,
+            total,
+            progress,
+            !later,
+            |(kind, file, stamp, rec)| {
+                let fresh = match to_text {
+                    Some(_) => Fresh::TextAside(&mut docs),
+                    None if later => Fresh::Catalog,
+                    None => Fresh::Yes,
+                };
+                apply::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh)
+                    .map_err(&e)?;
+                report.indexed += 1;
+                if let Some(to_text) = &to_text
+                    && docs.len() >= TEXT_CHUNK
+                    && to_text.send(std::mem::take(&mut docs)).is_err()
+                {
+                    return Err(text_stopped(path));
+                }
+                Ok(())
+            },
+        );
         if let Some(to_text) = to_text
             && !docs.is_empty()
         {
@@ -262,33 +287,18 @@ pub(super) fn fill(
         text.and(read)
     })?;
     report.scanned = scanned - missing;
-    let mut sql = String::new();
-    for (_, create) in INDEXES {
-        sql.push_str(create);
-        sql.push(';');
+    // A catalog goes live with the indexes its catch-up sync and lookups
+    // by folder need; the text phase creates the others (see `text_build`).
+    let mut sql = indexes_sql(|name| !later || CATALOG_INDEXES.contains(&name));
+    if !later {
+        sql.push_str(&stats_sql());
     }
-    // Statistics for the tables the planner chooses indexes for, not for
-    // FTS5's shadow tables (read by key with fixed plans; analysing them
-    // reads the index of every word once more). Row counts only: with
-    // STAT4 samples SQLite expires every plan whose choice could depend on
-    // a bound value and prepares it again at each new binding, and the
-    // counts alone already pick the same indexes here.
-    for t in [
-        "runs",
-        "outputs",
-        "edges",
-        "tags",
-        "work_sessions",
-        "transcripts",
-        "workflow_states",
-        "files",
-    ] {
-        sql.push_str(&format!("ANALYZE {t};"));
-    }
-    sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
     conn.execute_batch(&sql).map_err(&e)?;
-    if aside.is_none() {
+    if aside.is_none() && !later {
         set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
+    }
+    if later {
+        super::text_build::plan(conn).map_err(&e)?;
     }
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
@@ -318,6 +328,46 @@ pub(super) fn fill(
         copy_text(conn, aside)?;
     }
     Ok(report)
+}
+
+/// The secondary indexes a catalog of [`FullText::Later`] goes live with:
+/// those its catch-up sync and every lookup of a run by folder use.
+const CATALOG_INDEXES: &[&str] = &["runs_folder", "files_live"];
+
+/// The `CREATE INDEX IF NOT EXISTS` of the [`INDEXES`] `which` names.
+pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {
+    let mut sql = String::new();
+    for (name, create) in INDEXES {
+        if which(name) {
+            sql.push_str(&create.replacen("INDEX ", "INDEX IF NOT EXISTS ", 1));
+            sql.push(';');
+        }
+    }
+    sql
+}
+
+/// Statistics for the tables the planner chooses indexes for, not for
+/// FTS5's shadow tables (read by key with fixed plans; analysing them
+/// reads the index of every word once more). Row counts only: with STAT4
+/// samples SQLite expires every plan whose choice could depend on a bound
+/// value and prepares it again at each new binding, and the counts alone
+/// already pick the same indexes here.
+pub(super) fn stats_sql() -> String {
+    let mut sql = String::new();
+    for t in [
+        "runs",
+        "outputs",
+        "edges",
+        "tags",
+        "work_sessions",
+        "transcripts",
+        "workflow_states",
+        "files",
+    ] {
+        sql.push_str(&format!("ANALYZE {t};"));
+    }
+    sql.push_str("DELETE FROM sqlite_stat4 WHERE 1; ANALYZE sqlite_schema;");
+    sql
 }
 
 /// Runs' full-text rows handed to the text thread at a time.
@@ -404,13 +454,15 @@ fn run_folders(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + Send + use<
 /// Reads `files` on every core and hands each record to `write`, on this
 /// thread, in the order they are parsed; `files` is drawn from as the
 /// parsers go, so it may be a walk still under way. `progress` gets (done,
-/// `total`). Returns how many files were drawn, and how many of those
+/// `total`); `outputs_text`: whether runs' output files are read for their
+/// text (else only stamped, see [`FullText::Later`]). Returns how many files were drawn, and how many of those
 /// were unstamped run folders that turned out to hold no manifest.
 pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
     p: &Project,
     files: impl Iterator<Item = S> + Send,
     total: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    outputs_text: bool,
     mut write: impl FnMut(Parsed) -> Result<()>,
 ) -> Result<(u64, u64)> {
     let files = Mutex::new(files);
@@ -439,7 +491,7 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
                         break;
                     };
                     let s: &Seen = s.borrow();
-                    let rec = match record::read_record(p, s.kind, &s.path) {
+                    let rec = match record::read_record_for(p, s.kind, &s.path, outputs_text) {
                         (None, None) => {
                             missing.fetch_add(1, Ordering::Relaxed);
                             None

@@ -228,11 +228,23 @@ impl Record {
 /// the file is read, so a change made after it shows as a new stamp at the
 /// next sync.
 pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> (Option<Stamp>, Option<Record>) {
+    read_record_for(p, kind, path, true)
+}
+
+/// [`read_record`], and with `outputs_text` false a run's output files are
+/// only stamped, not read: the catalog phase of a two-phase rebuild, whose
+/// text phase reads them (see `text_build`).
+pub(super) fn read_record_for(
+    p: &Project,
+    kind: Kind,
+    path: &Path,
+    outputs_text: bool,
+) -> (Option<Stamp>, Option<Record>) {
     // A run's stamp comes from its open manifest; the few other files are
     // stamped by name first.
     let read: fn(&Project, &Path) -> Option<Record> = match kind {
         Kind::Run => {
-            let (stamp, mut rec) = read_run(path);
+            let (stamp, mut rec) = read_run(path, outputs_text);
             if let (Some(rec), Some(folder)) = (&mut rec, path.parent()) {
                 rec.mark_archived(p, folder);
             }
@@ -288,11 +300,11 @@ fn read_transcript(path: &Path) -> Option<Record> {
 /// the manifest parses leniently into the run model. Its stamp, and its
 /// output files' ([`outputs_stamp_and_text`]), come from the open files:
 /// no `stat` of either by name.
-fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
+fn read_run(manifest_path: &Path, outputs_text: bool) -> (Option<Stamp>, Option<Record>) {
     match store::read_with_metadata(manifest_path, "manifest") {
         Ok(Some((m, text))) => (
             Some(store::stamp::of(&m)),
-            Some(run_record(manifest_path, &text)),
+            Some(run_record(manifest_path, &text, outputs_text)),
         ),
         Ok(None) => match manifest_path
             .parent()
@@ -316,7 +328,7 @@ fn read_run(manifest_path: &Path) -> (Option<Stamp>, Option<Record>) {
 pub(super) const ABSENT_STAMP: Stamp = (-1, 0);
 
 /// The record of the manifest `text` read from `manifest_path`.
-fn run_record(manifest_path: &Path, text: &str) -> Record {
+fn run_record(manifest_path: &Path, text: &str, outputs_text: bool) -> Record {
     let Some(folder) = manifest_path.parent() else {
         return Record::corrupt("a manifest path with no run folder");
     };
@@ -334,7 +346,7 @@ fn run_record(manifest_path: &Path, text: &str) -> Record {
                     folder: folder.to_path_buf(),
                     manifest,
                 },
-                true,
+                outputs_text,
             ) {
                 Ok(row) => Inner::Run(Box::new(row)),
                 Err(reason) => Inner::Corrupt { reason },
@@ -342,6 +354,24 @@ fn run_record(manifest_path: &Path, text: &str) -> Record {
         ),
         Err(e) => Record::corrupt(e),
     }
+}
+
+/// The row of the run indexed for `folder` with the stored `manifest`
+/// (`runs.manifest`: empty for a folder without one), its output files'
+/// text read now: what the text phase of a two-phase rebuild indexes
+/// (see `text_build`). `None` when the folder is not a run's any more.
+pub(super) fn stored_run_row(folder: &Path, manifest: &str) -> Option<RunRow> {
+    let run = if manifest.is_empty() {
+        store::run::without_manifest(folder)?
+    } else {
+        let name = folder.file_name()?.to_string_lossy();
+        Run {
+            id: RunId::parse(&name).ok()?,
+            folder: folder.to_path_buf(),
+            manifest: serde_json::from_str::<Manifest>(manifest).ok()?,
+        }
+    };
+    run_row(&run, true).ok()
 }
 
 /// The row of `run`; with `read_outputs`, its output files' text read now.

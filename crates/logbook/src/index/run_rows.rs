@@ -18,6 +18,9 @@ pub(super) enum Fresh<'a> {
     /// writes them into another file (a rebuild's new index, see
     /// `rebuild::FullText`): they are handed over here instead.
     TextAside(&'a mut Vec<FtsDoc>),
+    /// Nothing, and no full-text rows at all: the catalog phase of a
+    /// two-phase rebuild, whose text phase writes them (see `text_build`).
+    Catalog,
     /// Anything.
     No,
     /// Anything, but a run's FTS row was already deleted by
@@ -91,15 +94,36 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         });
         return Ok(());
     }
-    let mut fts = tx.prepare_cached(
-        "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    fts.execute(params![
-        rid,
-        row.fts_agent,
-        row.fts_workflow,
-        row.fts_body()
-    ])?;
+    if matches!(fresh, Fresh::Catalog) {
+        return Ok(());
+    }
+    insert_fts(tx, rid, row)
+}
+
+/// The one insert of a run's `runs_fts` row (its rowid free).
+fn insert_fts(tx: &Connection, rid: i64, row: &RunRow) -> rusqlite::Result<()> {
+    tx.prepare_cached("INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![
+            rid,
+            row.fts_agent,
+            row.fts_workflow,
+            row.fts_body()
+        ])
+        .map(|_| ())
+}
+
+/// Writes the `runs_fts` rows of runs already in `runs` (the text phase of
+/// a two-phase rebuild): each row deleted first, since a writer may have
+/// written it meanwhile (a contentless table would otherwise keep both),
+/// and all the deletes before all the inserts (see [`clear_stale_fts`]).
+pub(super) fn replace_fts(tx: &Connection, rows: &[(i64, RunRow)]) -> rusqlite::Result<()> {
+    let mut delete = tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?;
+    for (rid, _) in rows {
+        delete.execute([rid])?;
+    }
+    for (rid, row) in rows {
+        insert_fts(tx, *rid, row)?;
+    }
     Ok(())
 }
 
@@ -254,15 +278,7 @@ fn update_run(
             tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
                 .execute([rid])?;
         }
-        tx.prepare_cached(
-            "INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)",
-        )?
-        .execute(params![
-            rid,
-            row.fts_agent,
-            row.fts_workflow,
-            row.fts_body()
-        ])?;
+        insert_fts(tx, rid, row)?;
     }
     Ok(true)
 }

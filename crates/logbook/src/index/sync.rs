@@ -471,6 +471,7 @@ impl Index {
                 todo.iter(),
                 todo.len() as u64,
                 None,
+                true,
                 |item| {
                     if in_group.contains(&item.1) {
                         flush_group(&mut group, &mut in_group, &mut report)?;

@@ -22,6 +22,19 @@ pub fn sync(p: &Project, full: bool) -> Result<SyncReport> {
     }
 }
 
+/// How far the full-text index is while a two-phase rebuild writes it
+/// (`None`: complete): a face flags its text answers partial meanwhile.
+pub fn text_progress(p: &Project) -> Result<Option<crate::index::TextProgress>> {
+    Index::open(p)?.text_progress()
+}
+
+/// Writes what is left of the full text of an index rebuilt in two phases
+/// (the detached builder a command starts; see `index::text_build`):
+/// waits for a builder already at work first.
+pub fn build_text(p: &Project) -> Result<()> {
+    Index::build_text(p)
+}
+
 /// Forgets the index and re-reads every file in parallel; `progress` is
 /// called with (done, total) as files are parsed.
 pub fn rebuild(p: &Project, progress: Option<&(dyn Fn(u64, u64) + Sync)>) -> Result<SyncReport> {

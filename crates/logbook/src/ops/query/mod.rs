@@ -203,6 +203,9 @@ pub struct Page {
     /// archive or asks for every run, and in team scope. A text query's is
     /// counted up to [`COUNTED_MATCHES`] at most.
     pub archived: u64,
+    /// For a text query answered while the full-text index is still being
+    /// built: how far it is (the page may miss matches). `None` otherwise.
+    pub partial: Option<crate::index::TextProgress>,
 }
 
 impl Page {

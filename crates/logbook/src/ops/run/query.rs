@@ -33,6 +33,7 @@ fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
         exact,
         skipped,
         archived: 0,
+        partial: None,
     }
 }
 
@@ -66,7 +67,17 @@ pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<P
     let skipped = index.corrupt_count(Kind::Run)?;
     let mut page = page_of(hits, total, exact, skipped);
     page.archived = archived_left_out(&index, &query)?;
+    page.partial = text_partial(&index, &query)?;
     Ok(page)
+}
+
+/// How far the full-text index is, for a text query answered while it is
+/// still being built (the page may miss matches): what every face says.
+fn text_partial(index: &Index, query: &RunQuery) -> Result<Option<crate::index::TextProgress>> {
+    match query.text.is_some() {
+        true => index.text_progress(),
+        false => Ok(None),
+    }
 }
 
 /// How many archived runs match `query` too when it lists the live set:
@@ -130,6 +141,7 @@ pub(crate) fn find_each(
         } else {
             archived_left_out(&index, &query)?
         },
+        partial: text_partial(&index, &query)?,
     })
 }
 

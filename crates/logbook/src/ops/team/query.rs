@@ -92,6 +92,7 @@ impl Backend for Team<'_> {
             exact: true,
             skipped: 0,
             archived: 0,
+            partial: None,
         })
     }
 

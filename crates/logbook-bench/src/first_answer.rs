@@ -1,0 +1,133 @@
+//! The first-answer rows: the index lost at N runs and rebuilt in two
+//! phases (see `logbook::index` — the catalog, then the full text by a
+//! detached builder), next to today's one-phase rebuild of the same files
+//! measured in the same run. Both phases run as processes of this very
+//! binary (its builder modes below), so each one's peak memory is its own.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use logbook::Project;
+use logbook::index::Index;
+
+use crate::find::find_query;
+use crate::measure::time;
+use crate::report::RowSink;
+
+/// `logbook-bench --root R first-find`: opens the lost index (phase 1,
+/// which starts this binary detached as the text builder) and answers
+/// `find`; prints its peak memory (MiB) on stdout.
+pub(crate) const FIRST_FIND: &str = "first-find";
+
+/// The file under the project root where the detached builder leaves
+/// its peak memory (MiB) when the text is complete.
+const TEXT_HWM_FILE: &str = "bench-text-peak-mib";
+
+/// Runs this binary's builder modes (`--root R first-find`, `--root R
+/// index build-text`); `None` when the arguments are the bench's own.
+pub(crate) fn builder_mode() -> Option<Result<()>> {
+    let argv: Vec<String> = std::env::args().collect();
+    let (root, mode) = match argv.as_slice() {
+        [_, flag, root, rest @ ..] if flag == "--root" => (Path::new(root), rest),
+        _ => return None,
+    };
+    let run = || -> Result<()> {
+        let project = Project::open(root)?;
+        match mode {
+            [m] if m == FIRST_FIND => {
+                register_self()?;
+                let hits = Index::open_synced(&project)?.find_runs(&find_query())?;
+                if hits.is_empty() {
+                    bail!("the first find answered nothing");
+                }
+                println!("{:.1}", peak_mib()?);
+            }
+            [i, b] if i == "index" && b == "build-text" => {
+                Index::build_text(&project)?;
+                std::fs::write(root.join(TEXT_HWM_FILE), format!("{:.1}", peak_mib()?))?;
+            }
+            _ => bail!("unknown builder mode {mode:?}"),
+        }
+        Ok(())
+    };
+    Some(run())
+}
+
+/// This binary as the program that builds the full text.
+fn register_self() -> Result<()> {
+    logbook::index::register_text_builder(std::env::current_exe()?);
+    Ok(())
+}
+
+/// This process's peak resident memory (VmHWM), MiB.
+fn peak_mib() -> Result<f64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("no VmHWM in /proc/self/status")?;
+    Ok(kib / 1024.0)
+}
+
+/// The rows: the one-phase rebuild (the baseline), then the index lost
+/// again and the two phases timed from the first command's start.
+pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> {
+    eprintln!("first answer: one-phase rebuild …");
+    Index::discard(project)?;
+    let (full, _) = time(|| Ok(Index::rebuild(project, None)?))?;
+    eprintln!("first answer: two phases …");
+    Index::discard(project)?;
+    let marker = project.root().join(TEXT_HWM_FILE);
+    let _ = std::fs::remove_file(&marker);
+    let started = Instant::now();
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .arg("--root")
+        .arg(project.root())
+        .arg(FIRST_FIND)
+        .output()?;
+    let first = started.elapsed();
+    if !out.status.success() {
+        bail!("first find: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let first_mib: f64 = String::from_utf8_lossy(&out.stdout).trim().parse()?;
+    // The detached builder writes its peak when it is done.
+    let text_mib: f64 = loop {
+        if let Ok(text) = std::fs::read_to_string(&marker)
+            && let Ok(mib) = text.trim().parse()
+        {
+            break mib;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text_done = started.elapsed();
+    let _ = std::fs::remove_file(&marker);
+    if Index::open(project)?.text_progress()?.is_some() {
+        bail!("the builder ended with its text unfinished");
+    }
+    let ratio = first.as_secs_f64() / full.as_secs_f64();
+    row(
+        "first `find` after the index is lost (two-phase: catalog)",
+        format!(
+            "{:.1} s at {n} runs, peak {first_mib:.0} MiB",
+            first.as_secs_f64()
+        ),
+        format!("{:.1} s one-phase rebuild", full.as_secs_f64()),
+        format!("{ratio:.2}×"),
+        "≤ 0.20× the one-phase rebuild, ≤ 256 MiB",
+        Some(ratio <= 0.20 && first_mib <= 256.0),
+    );
+    row(
+        "full text complete after the index is lost (two-phase)",
+        format!(
+            "{:.1} s at {n} runs, builder peak {text_mib:.0} MiB",
+            text_done.as_secs_f64()
+        ),
+        format!("{:.1} s one-phase rebuild", full.as_secs_f64()),
+        format!("{:.2}×", text_done.as_secs_f64() / full.as_secs_f64()),
+        "≤ 256 MiB",
+        Some(text_mib <= 256.0),
+    );
+    Ok(())
+}
