@@ -24,7 +24,7 @@ pub(crate) struct Args {
 /// The row groups `--only` can name.
 const GROUPS: &[&str] = &[
     "rebuild", "find", "fts", "sync", "register", "memory", "mcp", "hook", "web", "page", "scale",
-    "export", "size",
+    "export", "size", "upgrade",
 ];
 
 impl Args {

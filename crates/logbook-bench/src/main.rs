@@ -29,6 +29,7 @@ mod size;
 mod synth;
 mod team;
 mod transcripts;
+mod upgrade;
 mod web;
 
 use std::time::Duration;
@@ -185,6 +186,10 @@ fn main() -> Result<()> {
                 "no `logbook` binary beside this one: skipping the scale rows (cargo build --release -p logbook-cli)"
             ),
         }
+    }
+
+    if args.wants("upgrade") {
+        upgrade::rows(&project, n, &mut row)?;
     }
 
     if args.team {

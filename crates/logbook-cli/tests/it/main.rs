@@ -38,6 +38,7 @@ mod team;
 mod transcript;
 mod transcript_find;
 mod transcript_text;
+mod upgrade;
 mod usage_view;
 mod validation;
 mod workflow;

@@ -1,8 +1,9 @@
 //! The SQLite index at `{project-root}/.logbook/index.db`: derived from the
 //! files, never the truth, so it can be deleted at any time and is rebuilt.
 //!
-//! - [`Index::open`] creates it on first use, rebuilds it when its schema
-//!   version (`PRAGMA user_version`) is not [`SCHEMA_VERSION`], and repairs
+//! - [`Index::open`] creates it on first use, upgrades it in place when its
+//!   schema version (`PRAGMA user_version`) is an older one (see `migrate`),
+//!   rebuilds it when that cannot be done (too old, or newer), and repairs
 //!   records a writer left pending when it died between its file write and
 //!   its index update.
 //! - The write path ([`Index::mark_pending`], then [`Index::record_written`]
@@ -31,6 +32,7 @@ mod fulltext;
 mod health;
 mod listing;
 mod lookup;
+mod migrate;
 mod outbox;
 mod pool;
 mod query;
@@ -176,6 +178,23 @@ pub struct Status {
     pub last_sync: Option<String>,
     /// Files new, changed or deleted since (from a directory walk).
     pub stale: Staleness,
+    /// Every schema version the index went through, oldest first: how an
+    /// upgrade was done (in place, step by step, or by a rebuild).
+    pub schema_history: Vec<SchemaStep>,
+}
+
+/// One row of the index's `schema_history`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemaStep {
+    /// The schema version the step is part of.
+    pub version: i64,
+    /// `built` (a rebuild), `found` (the version an upgrade started from)
+    /// or the name of a migration step.
+    pub step: String,
+    /// When (RFC 3339).
+    pub applied_at: String,
+    /// The Logbook version that did it.
+    pub logbook: String,
 }
 
 /// What a sync would do.
@@ -243,9 +262,10 @@ impl Index {
         }
     }
 
-    /// The index file, built first when it is missing, damaged or of
-    /// another schema version (by [`rebuild::build_and_swap`], one process
-    /// at a time; the others wait for it and use what it built).
+    /// The index file, upgraded in place first when it is of an older
+    /// schema, built when it is missing, damaged or cannot be upgraded (by
+    /// [`rebuild::build_and_swap`]); one process at a time, the others wait
+    /// for it and use what it made.
     fn open_file(p: &Project, path: &Path) -> Result<Index> {
         for _ in 0..3 {
             match Index::connect(p, path) {
@@ -262,12 +282,18 @@ impl Index {
             let _one = p
                 .locks
                 .exclusive_within(rebuild::REBUILD_LOCK, rebuild::REBUILD_WAIT)?;
-            let built = Index::connect(p, path)
-                .and_then(|i| i.built_for_here())
-                .unwrap_or(false);
-            if !built {
-                rebuild::build_and_swap(p, None)?;
+            let index = Index::connect(p, path);
+            if let Ok(index) = &index
+                && index.built_for_here().unwrap_or(false)
+            {
+                continue;
             }
+            if let Ok(index) = index
+                && index.upgraded_in_place()?
+            {
+                continue;
+            }
+            rebuild::build_and_swap(p, None)?;
         }
         Err(Error::Index {
             path: path.to_path_buf(),
@@ -284,6 +310,78 @@ impl Index {
     fn built_for_here(&self) -> Result<bool> {
         Ok(self.schema_version()? == SCHEMA_VERSION
             && self.meta(ROOT_KEY)?.as_deref() == Some(root_stamp(&self.project).as_str()))
+    }
+
+    /// Brings an index of an older schema up to [`SCHEMA_VERSION`] in place
+    /// (see [`migrate`]) and says whether it did; `false` when it must be
+    /// rebuilt instead, with a notice saying why where the person would
+    /// wonder (a downgrade, an index too old to upgrade, an upgrade that
+    /// failed). The caller holds the rebuild lock.
+    fn upgraded_in_place(&self) -> Result<bool> {
+        let Ok(version) = self.schema_version() else {
+            return Ok(false);
+        };
+        let path = self.path.display();
+        if version > SCHEMA_VERSION {
+            crate::notice::push(format!(
+                "the index {path} is of schema {version}, written by a newer Logbook than this one (schema {SCHEMA_VERSION}): rebuilding it from the files"
+            ));
+            return Ok(false);
+        }
+        if !migrate::can_migrate(version) {
+            if version > 0 {
+                crate::notice::push(format!(
+                    "the index {path} is of schema {version}, older than {}, the oldest upgraded in place: rebuilding it from the files",
+                    migrate::OLDEST
+                ));
+            }
+            return Ok(false);
+        }
+        let here = root_stamp(&self.project);
+        let for_here = match self.meta(ROOT_KEY) {
+            Ok(Some(root)) => root == here,
+            Ok(None) => self.rows_lie_here().unwrap_or(false),
+            Err(_) => false,
+        };
+        if !for_here {
+            // A project moved elsewhere: see `built_for_here`.
+            return Ok(false);
+        }
+        match migrate::migrate(&self.conn, version, &here) {
+            Ok(()) => Ok(true),
+            Err(e) if unwritable(&index_error(&self.path, &e)) => Err(index_error(&self.path, &e)),
+            Err(e) => {
+                crate::notice::push(format!(
+                    "the index {path} could not be upgraded from schema {version} in place ({e}): rebuilding it from the files"
+                ));
+                Ok(false)
+            }
+        }
+    }
+
+    /// Whether the paths this index holds lie in this project's folders,
+    /// for an index older than the project root stamp (schema 12): the
+    /// first and the last path in order, as a project moved elsewhere moved
+    /// all of them. An index holding no file is anyone's.
+    fn rows_lie_here(&self) -> Result<bool> {
+        let ends: (Option<String>, Option<String>) = self
+            .conn
+            .query_row("SELECT min(path), max(path) FROM files", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(self.err())?;
+        let c = &self.project.config;
+        let folders: Vec<String> = [
+            &c.agent_outputs_folder,
+            &c.sessions_dir,
+            &c.session_archive_dir,
+            &c.transcripts_dir,
+        ]
+        .iter()
+        .map(|f| path_str(&f.join("")))
+        .collect();
+        let here = |p: &str| folders.iter().any(|f| p.starts_with(f.as_str()));
+        Ok([ends.0, ends.1].iter().flatten().all(|p| here(p)))
     }
 
     fn schema_version(&self) -> Result<i64> {

@@ -1,0 +1,370 @@
+//! Index upgrades: an index made by each older Logbook (the fixtures in
+//! crates/logbook/tests/fixtures/upgrade, see make.sh there) is migrated in
+//! place, not rebuilt, and then answers exactly as a fresh rebuild of the
+//! same files does; a migration killed mid-way is taken up again; an index
+//! newer than this binary is rebuilt with a notice.
+//!
+//! The fixture project lives at one fixed path (its index holds absolute
+//! paths, and an index found under another root is rebuilt by design), so
+//! these tests take turns at it: a lock within this process and a lock file
+//! between processes.
+
+use std::fs::File;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use crate::harness::{Run, command_in};
+
+/// Where make.sh built the fixtures' indexes.
+const ROOT: &str = "/tmp/logbook-upgrade-fixture/project";
+
+/// The mtime make.sh gave every file and folder of the project.
+const MTIME: u64 = 1_764_000_000;
+
+/// The fixtures: index-v<N>.db for each old schema (13a: schema 13 before
+/// the transcripts' models and usage columns).
+const VERSIONS: &[(&str, i64)] = &[
+    ("9", 9),
+    ("10", 10),
+    ("11", 11),
+    ("12", 12),
+    ("13a", 13),
+    ("13", 13),
+];
+
+/// The steps of the migration, by the version they bring the index to
+/// (as `index status --json`'s `schema_history` names them).
+const STEPS_TO: &[(i64, &str)] = &[
+    (10, "run-folders-without-manifest"),
+    (11, "repository-columns"),
+    (11, "live-runs"),
+    (12, "transcript-titles"),
+    (13, "transcript-messages"),
+    (13, "transcript-usage"),
+    (14, "schema-history"),
+    (14, "transcript-usage-of-early-13"),
+];
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../logbook/tests/fixtures/upgrade")
+}
+
+static TURN: Mutex<()> = Mutex::new(());
+
+/// The fixture project at [`ROOT`], with the index of one old version,
+/// held by this test until dropped.
+struct Fixture {
+    _turn: MutexGuard<'static, ()>,
+    _lock: File,
+}
+
+impl Fixture {
+    /// Puts the project and `index-v{version}.db` at [`ROOT`].
+    fn place(version: &str) -> Fixture {
+        let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+        let parent = Path::new(ROOT).parent().unwrap();
+        std::fs::create_dir_all(parent).unwrap();
+        let lock = File::create(parent.with_extension("lock")).unwrap();
+        lock.lock().unwrap();
+        let _ = std::fs::remove_dir_all(ROOT);
+        copy_tree(&fixtures().join("project"), Path::new(ROOT));
+        settle(Path::new(ROOT));
+        let index = Path::new(ROOT).join(".logbook");
+        std::fs::create_dir_all(&index).unwrap();
+        std::fs::copy(
+            fixtures().join(format!("index-v{version}.db")),
+            index.join("index.db"),
+        )
+        .unwrap();
+        Fixture {
+            _turn: turn,
+            _lock: lock,
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Gives every file and folder under `dir` (and `dir`) make.sh's mtime,
+/// children first, so the stamps in the fixture's index match.
+fn settle(dir: &Path) {
+    let when = SystemTime::UNIX_EPOCH + Duration::from_secs(MTIME);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            settle(&path);
+        } else {
+            File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+    }
+    File::open(dir).unwrap().set_modified(when).unwrap();
+}
+
+fn lb(args: &[&str]) -> Run {
+    command_in(Path::new(ROOT), args)
+        .output()
+        .expect("run logbook")
+        .into()
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    lb(&all).json()
+}
+
+fn index_db() -> PathBuf {
+    Path::new(ROOT).join(".logbook/index.db")
+}
+
+/// The `(version, step)` rows of the index's schema history.
+fn history() -> Vec<(i64, String)> {
+    json(&["index", "status"])["schema_history"]
+        .as_array()
+        .expect("schema_history")
+        .iter()
+        .map(|h| {
+            (
+                h["version"].as_i64().unwrap(),
+                h["step"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The marker make.sh put into each fixture's index: no rebuild makes it.
+fn marker() -> Option<String> {
+    let conn = rusqlite::Connection::open(index_db()).unwrap();
+    conn.query_row("SELECT value FROM meta WHERE key = 'fixture'", [], |r| {
+        r.get(0)
+    })
+    .ok()
+}
+
+fn user_version() -> i64 {
+    let conn = rusqlite::Connection::open(index_db()).unwrap();
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+/// The ids of the fixture's runs and transcripts, from a listing.
+fn ids(listing: &Value, key: &str) -> Vec<String> {
+    listing
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v[key].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every answer the fixture project gives, each with its command. Reads
+/// only, so asking twice of the same files gives the same answers.
+fn answers() -> Vec<(String, String)> {
+    let mut out = vec![];
+    let mut ask = |args: &[&str]| {
+        let r = lb(args);
+        out.push((
+            args.join(" "),
+            format!("exit {}\n{}\n{}", r.code, r.stdout, r.stderr),
+        ));
+        r
+    };
+    let all = ask(&["--json", "find", "--limit", "100"]).json();
+    ask(&["find", "--limit", "100"]);
+    for filter in [
+        &["--agent", "casey"][..],
+        &["--workflow", "research"],
+        &["--status", "running"],
+        &["--status", "failed"],
+        &["--status", "unknown"],
+        &["--user", "alice"],
+        &["--tag", "alpha"],
+        &["--since", "2020-01-01T00:00:00Z"],
+        &["--text", "laptop"],
+        &["--text", "three changes"],
+        &["--agent", "robin", "--text", "review"],
+    ] {
+        let mut args = vec!["--json", "find"];
+        args.extend_from_slice(filter);
+        ask(&args);
+    }
+    let runs = ids(&all, "session_id");
+    assert!(runs.len() >= 6, "the fixture's runs: {runs:?}");
+    for id in &runs {
+        ask(&["--json", "run", "show", id]);
+        ask(&["--json", "lineage", id, "--format", "json"]);
+    }
+    for agent in ["casey", "robin", "dana"] {
+        ask(&["latest-output", "--agent", agent]);
+    }
+    let transcripts = ask(&["--json", "transcript", "list", "--all"]).json();
+    ask(&["transcript", "list", "--all"]);
+    let tids = ids(&transcripts, "id");
+    assert!(tids.len() >= 3, "the fixture's transcripts: {tids:?}");
+    for id in &tids {
+        ask(&["--json", "transcript", "show", id]);
+        ask(&["--json", "transcript", "find", id, "the"]);
+        ask(&["--json", "transcript", "find", id, "--errors"]);
+    }
+    ask(&["--json", "list"]);
+    ask(&["--json", "workflow", "show", "--full"]);
+    ask(&["--json", "doctor"]);
+    let status = ask(&["--json", "index", "status"]).json();
+    let counts: Vec<String> = [
+        "schema_version",
+        "runs",
+        "outputs",
+        "edges",
+        "work_sessions",
+        "transcripts",
+        "workflow_states",
+        "corrupt",
+        "pending",
+        "stale",
+    ]
+    .iter()
+    .map(|k| format!("{k}: {}", status[k]))
+    .collect();
+    out.retain(|(cmd, _)| cmd != "--json index status");
+    out.push(("index status counts".into(), counts.join("\n")));
+    out
+}
+
+/// The answers of a fresh rebuild of the same files.
+fn rebuilt_answers() -> Vec<(String, String)> {
+    lb(&["index", "rebuild"]).ok();
+    answers()
+}
+
+fn assert_same(migrated: &[(String, String)], rebuilt: &[(String, String)], what: &str) {
+    assert_eq!(migrated.len(), rebuilt.len());
+    for ((cmd, m), (_, r)) in migrated.iter().zip(rebuilt) {
+        assert_eq!(m, r, "{what}: `logbook {cmd}` answers otherwise after the upgrade");
+    }
+}
+
+/// The steps a migration from `from` applies, in order, after `found`.
+fn expected_history(from: i64) -> Vec<(i64, String)> {
+    let mut h = vec![(from, "found".to_string())];
+    h.extend(
+        STEPS_TO
+            .iter()
+            .filter(|(to, _)| *to > from)
+            .map(|(to, s)| (*to, s.to_string())),
+    );
+    h
+}
+
+#[test]
+fn every_old_index_is_migrated_in_place_and_answers_as_a_rebuild() {
+    for (name, version) in VERSIONS {
+        let _f = Fixture::place(name);
+        assert_eq!(user_version(), *version, "fixture index-v{name}.db");
+        // The first answer migrates.
+        let first = lb(&["--json", "find", "--limit", "100"]);
+        first.ok();
+        assert!(
+            !first.stderr.contains("rebuilding"),
+            "v{name}: {}",
+            first.stderr
+        );
+        assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+        assert_eq!(history(), expected_history(*version), "v{name}");
+        assert_eq!(
+            marker().as_deref(),
+            Some(format!("index-v{name}").as_str()),
+            "v{name}: the old index's own row is gone: it was rebuilt"
+        );
+        let migrated = answers();
+        assert_eq!(
+            marker().as_deref(),
+            Some(format!("index-v{name}").as_str()),
+            "v{name}: a later command rebuilt the migrated index"
+        );
+        let rebuilt = rebuilt_answers();
+        assert_eq!(history(), vec![(14, "built".to_string())]);
+        assert_same(&migrated, &rebuilt, &format!("v{name}"));
+    }
+}
+
+#[test]
+fn a_migration_killed_mid_step_is_taken_up_by_the_next_command() {
+    let _f = Fixture::place("9");
+    // Pass 3 is version 11's second step, its first applied: a kill there
+    // must leave version 10, committed, and nothing of 11.
+    let mut child = command_in(Path::new(ROOT), &["--json", "find"])
+        .env("LOGBOOK_FAULT", "migrate-step:3")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let read = lines.read_line(&mut line).unwrap();
+        assert!(read > 0, "the migration ended before its third step: {seen}");
+        seen.push_str(&line);
+        if line.trim_end() == "logbook: fault migrate-step 3" {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(user_version(), 10, "version 10 committed, 11 rolled back");
+    lb(&["--json", "find"]).ok();
+    assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+    assert_eq!(history(), expected_history(9), "each step recorded once");
+    assert_eq!(marker().as_deref(), Some("index-v9"));
+    let migrated = answers();
+    assert_same(&migrated, &rebuilt_answers(), "killed at step 3");
+}
+
+#[test]
+fn an_index_newer_than_this_binary_or_too_old_is_rebuilt_with_a_notice() {
+    for (set, says) in [(99, "newer Logbook"), (8, "older than 9")] {
+        let _f = Fixture::place("13");
+        let conn = rusqlite::Connection::open(index_db()).unwrap();
+        conn.pragma_update(None, "user_version", set).unwrap();
+        drop(conn);
+        let first = lb(&["find"]);
+        first.ok();
+        assert!(first.stderr.contains(says), "{set}: {}", first.stderr);
+        assert!(first.stderr.contains("rebuilding"), "{}", first.stderr);
+        assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+        assert_eq!(history(), vec![(14, "built".to_string())]);
+        assert_eq!(marker(), None, "{set}: the old index was kept");
+    }
+}
+
+#[test]
+fn index_status_shows_the_schema_history() {
+    let _f = Fixture::place("12");
+    let text = lb(&["index", "status"]);
+    let out = text.ok();
+    assert!(out.contains("Schema history:"), "{out}");
+    assert!(out.contains("transcript-messages"), "{out}");
+    assert!(out.contains(" 12  found"), "{out}");
+}
