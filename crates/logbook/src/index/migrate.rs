@@ -22,7 +22,9 @@
 use rusqlite::Connection;
 
 use super::schema::{self, SCHEMA_VERSION};
+use super::{Index, ROOT_KEY, path_str, root_stamp, unwritable};
 use crate::clock;
+use crate::error::{Result, index_error};
 
 /// The oldest schema migrated in place: its steps were written from the
 /// real history of the schema. An older index is rebuilt.
@@ -90,6 +92,77 @@ pub(super) const STEPS: &[Step] = &[
 /// not `record::ABSENT_STAMP`'s either, so every comparison sees a change.
 const STALE_SIZE: i64 = -2;
 
+impl Index {
+    /// Brings an index of an older schema up to [`SCHEMA_VERSION`] in place
+    /// (see [`migrate`]) and says whether it did; `false` when it must be
+    /// rebuilt instead, with a notice saying why where the person would
+    /// wonder (a downgrade, an upgrade that failed). The caller holds the
+    /// rebuild lock.
+    pub(super) fn upgraded_in_place(&self) -> Result<bool> {
+        let Ok(version) = self.schema_version() else {
+            return Ok(false);
+        };
+        let path = self.path.display();
+        if version > SCHEMA_VERSION {
+            crate::notice::push(format!(
+                "the index {path} is of schema {version}, written by a newer Logbook than this one (schema {SCHEMA_VERSION}): rebuilding it from the files"
+            ));
+            return Ok(false);
+        }
+        if !can_migrate(version) {
+            // Older than the steps go back: rebuilt as every upgrade was
+            // before them, silently (see CHANGELOG.md).
+            return Ok(false);
+        }
+        let here = root_stamp(&self.project);
+        let for_here = match self.meta(ROOT_KEY) {
+            Ok(Some(root)) => root == here,
+            Ok(None) => self.rows_lie_here().unwrap_or(false),
+            Err(_) => false,
+        };
+        if !for_here {
+            // A project moved elsewhere: see `built_for_here`.
+            return Ok(false);
+        }
+        match migrate(&self.conn, version, &here) {
+            Ok(()) => Ok(true),
+            Err(e) if unwritable(&index_error(&self.path, &e)) => Err(index_error(&self.path, &e)),
+            Err(e) => {
+                crate::notice::push(format!(
+                    "the index {path} could not be upgraded from schema {version} in place ({e}): rebuilding it from the files"
+                ));
+                Ok(false)
+            }
+        }
+    }
+
+    /// Whether the paths this index holds lie in this project's folders,
+    /// for an index older than the project root stamp (schema 12): the
+    /// first and the last path in order, as a project moved elsewhere moved
+    /// all of them. An index holding no file is anyone's.
+    fn rows_lie_here(&self) -> Result<bool> {
+        let ends: (Option<String>, Option<String>) = self
+            .conn
+            .query_row("SELECT min(path), max(path) FROM files", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(self.err())?;
+        let c = &self.project.config;
+        let folders: Vec<String> = [
+            &c.agent_outputs_folder,
+            &c.sessions_dir,
+            &c.session_archive_dir,
+            &c.transcripts_dir,
+        ]
+        .iter()
+        .map(|f| path_str(&f.join("")))
+        .collect();
+        let here = |p: &str| folders.iter().any(|f| p.starts_with(f.as_str()));
+        Ok([ends.0, ends.1].iter().flatten().all(|p| here(p)))
+    }
+
+}
+
 /// Whether an index of schema `version` is brought up to date in place.
 pub(super) fn can_migrate(version: i64) -> bool {
     (OLDEST..SCHEMA_VERSION).contains(&version)
@@ -124,7 +197,7 @@ pub(super) fn migrate(conn: &Connection, from: i64, root: &str) -> rusqlite::Res
                 mark_stale(conn, "SELECT path FROM corrupt")?;
                 conn.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
-                    [super::ROOT_KEY, root],
+                    [ROOT_KEY, root],
                 )?;
             }
             conn.pragma_update(None, "user_version", version)
