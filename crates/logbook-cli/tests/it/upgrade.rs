@@ -81,10 +81,39 @@ impl Fixture {
             index.join("index.db"),
         )
         .unwrap();
+        restamp_outputs(&index.join("index.db"));
         Fixture {
             _turn: turn,
             _lock: lock,
         }
+    }
+}
+
+/// Gives each run's outputs in the old index the stamp of the copies just
+/// made. An output's stamp takes its inode and ctime, which no copy keeps
+/// (a user's upgrade does not copy the files, so it has no such step);
+/// the stamp function and the `outs` encoding are the same in every
+/// fixture's Logbook as today (checked when the fixtures were made: each
+/// old binary's rebuild stored today's stamps), so this is the index that
+/// old binary would have built over these very files.
+fn restamp_outputs(db: &Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let rows: Vec<(String, Vec<u8>)> = conn
+        .prepare("SELECT path, outs FROM files WHERE out_stamp <> 0 AND outs IS NOT NULL")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    for (path, outs) in rows {
+        let folder = Path::new(&path).parent().unwrap();
+        let names = logbook::store::run_outputs::decode_outs(&outs).expect("outs");
+        let stamp = logbook::store::run_outputs::outputs_stamp(folder, names);
+        conn.execute(
+            "UPDATE files SET out_stamp = ?1 WHERE path = ?2",
+            rusqlite::params![stamp, path],
+        )
+        .unwrap();
     }
 }
 
