@@ -59,9 +59,12 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
             conn.pragma_update(None, "user_version", version)?;
         }
         eprintln!("upgrade: first find from schema {version} …");
-        let (first, hits) = time(|| runs_of(project, &find_query(), logbook::ops::query::Scope::Local))?;
+        let (first, hits) =
+            time(|| runs_of(project, &find_query(), logbook::ops::query::Scope::Local))?;
         let history = Index::open(project)?.schema_history()?;
-        let migrated = history.iter().any(|h| h.step == "found" && h.version == *version);
+        let migrated = history
+            .iter()
+            .any(|h| h.step == "found" && h.version == *version);
         if !migrated || history.iter().any(|h| h.step == "built") {
             bail!("the schema-{version} index was not migrated in place: {history:?}");
         }
@@ -72,7 +75,9 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
         let per_run_us = s / n as f64 * 1e6;
         let at_million = per_run_us; // µs per run = s per million runs
         row(
-            &format!("first `find` after an upgrade from schema {version} (migrates to {SCHEMA_VERSION})"),
+            &format!(
+                "first `find` after an upgrade from schema {version} (migrates to {SCHEMA_VERSION})"
+            ),
             format!("{s:.2} s ({per_run_us:.2} µs/run)"),
             format!("`index rebuild` {rebuild_s:.1} s"),
             format!("{:.3}×", s / rebuild_s),

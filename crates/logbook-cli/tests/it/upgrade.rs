@@ -289,7 +289,10 @@ fn rebuilt_answers() -> Vec<(String, String)> {
 fn assert_same(migrated: &[(String, String)], rebuilt: &[(String, String)], what: &str) {
     assert_eq!(migrated.len(), rebuilt.len());
     for ((cmd, m), (_, r)) in migrated.iter().zip(rebuilt) {
-        assert_eq!(m, r, "{what}: `logbook {cmd}` answers otherwise after the upgrade");
+        assert_eq!(
+            m, r,
+            "{what}: `logbook {cmd}` answers otherwise after the upgrade"
+        );
     }
 }
 
@@ -300,9 +303,17 @@ fn assert_same(migrated: &[(String, String)], rebuilt: &[(String, String)], what
 #[track_caller]
 fn assert_migrated_from(from: i64, what: &str) {
     let h = history();
-    assert_eq!(h.first(), Some(&(from, "found".to_string())), "{what}: {h:?}");
+    assert_eq!(
+        h.first(),
+        Some(&(from, "found".to_string())),
+        "{what}: {h:?}"
+    );
     let rest = &h[1..];
-    assert!(rest.iter().all(|(v, s)| *v > from && s != "built" && s != "found"), "{what}: {h:?}");
+    assert!(
+        rest.iter()
+            .all(|(v, s)| *v > from && s != "built" && s != "found"),
+        "{what}: {h:?}"
+    );
     let mine: Vec<(i64, String)> = rest
         .iter()
         .filter(|(_, s)| STEPS_TO.iter().any(|(_, n)| n == s))
@@ -367,7 +378,10 @@ fn a_migration_killed_mid_step_is_taken_up_by_the_next_command() {
     loop {
         let mut line = String::new();
         let read = lines.read_line(&mut line).unwrap();
-        assert!(read > 0, "the migration ended before its third step: {seen}");
+        assert!(
+            read > 0,
+            "the migration ended before its third step: {seen}"
+        );
         seen.push_str(&line);
         if line.trim_end() == "logbook: fault migrate-step 3" {
             break;

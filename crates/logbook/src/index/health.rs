@@ -80,9 +80,7 @@ impl Index {
     pub fn schema_history(&self) -> Result<Vec<super::SchemaStep>> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT version, step, applied_at, logbook FROM schema_history ORDER BY rowid",
-            )
+            .prepare("SELECT version, step, applied_at, logbook FROM schema_history ORDER BY rowid")
             .map_err(self.err())?;
         let rows = stmt
             .query_map([], |r| {

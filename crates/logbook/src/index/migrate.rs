@@ -160,7 +160,6 @@ impl Index {
         let here = |p: &str| folders.iter().any(|f| p.starts_with(f.as_str()));
         Ok([ends.0, ends.1].iter().flatten().all(|p| here(p)))
     }
-
 }
 
 /// Whether an index of schema `version` is brought up to date in place.
@@ -178,10 +177,11 @@ pub(super) fn migrate(conn: &Connection, from: i64, root: &str) -> rusqlite::Res
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let applied = (|| {
             conn.execute_batch(schema::HISTORY_SCHEMA)?;
-            let empty: bool =
-                conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM schema_history)", [], |r| {
-                    r.get(0)
-                })?;
+            let empty: bool = conn.query_row(
+                "SELECT NOT EXISTS (SELECT 1 FROM schema_history)",
+                [],
+                |r| r.get(0),
+            )?;
             if empty {
                 record(conn, version - 1, "found")?;
             }
@@ -266,7 +266,10 @@ fn to10_run_folders_without_manifest(conn: &Connection) -> rusqlite::Result<()> 
 /// and record), so nothing to fill; a transcript's comes from its file,
 /// which is re-read.
 fn to11_repository_columns(conn: &Connection) -> rusqlite::Result<()> {
-    for (table, at) in [("runs", schema::RUNS_REPO), ("work_sessions", schema::WS_REPO)] {
+    for (table, at) in [
+        ("runs", schema::RUNS_REPO),
+        ("work_sessions", schema::WS_REPO),
+    ] {
         for column in schema::repo_column_defs(at) {
             conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column}"))?;
         }
