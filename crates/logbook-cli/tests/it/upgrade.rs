@@ -258,6 +258,10 @@ fn answers() -> Vec<(String, String)> {
     }
     ask(&["--json", "list"]);
     ask(&["--json", "workflow", "show", "--full"]);
+    // Everything the index holds about the files, and what a sync
+    // compares (the stamps, and which runs a listing checks first), as the
+    // reads above left them: before `doctor`, which syncs.
+    let held = rows_held();
     ask(&["--json", "doctor"]);
     let status = ask(&["--json", "index", "status"]).json();
     let counts: Vec<String> = [
@@ -276,8 +280,41 @@ fn answers() -> Vec<(String, String)> {
     .map(|k| format!("{k}: {}", status[k]))
     .collect();
     out.retain(|(cmd, _)| cmd != "--json index status");
+    out.push(("the index's rows".into(), held));
     out.push(("index status counts".into(), counts.join("\n")));
     out
+}
+
+/// The index's rows (`Index::fingerprint`) and its `files` table, one
+/// line each, sorted.
+fn rows_held() -> String {
+    let p = logbook::Project::discover(Path::new(ROOT), None).unwrap();
+    let mut rows = logbook::index::Index::open(&p)
+        .unwrap()
+        .fingerprint()
+        .unwrap();
+    let conn = rusqlite::Connection::open(index_db()).unwrap();
+    let files: Vec<String> = conn
+        .prepare("SELECT path, kind, size, mtime_ns, out_stamp, hex(outs), live FROM files")
+        .unwrap()
+        .query_map([], |r| {
+            Ok(format!(
+                "file {} {} {} {} {} {} {}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, i64>(6)?
+            ))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    rows.extend(files);
+    rows.sort();
+    rows.join("\n")
 }
 
 /// The answers of a fresh rebuild of the same files.
