@@ -466,3 +466,34 @@ fn index_status_shows_the_schema_history() {
     assert!(out.contains("transcript-messages"), "{out}");
     assert!(out.contains(" 12  found"), "{out}");
 }
+
+#[test]
+fn an_old_index_of_a_project_moved_elsewhere_is_rebuilt_not_migrated() {
+    // 11 kept no project root (its paths are checked), 12 did.
+    for name in ["11", "12"] {
+        let moved = tempfile::Builder::new()
+            .prefix("logbook-it-moved-")
+            .tempdir()
+            .unwrap();
+        {
+            let _f = Fixture::place(name);
+            copy_tree(Path::new(ROOT), moved.path());
+        }
+        let r: Run = command_in(moved.path(), &["--json", "index", "status"])
+            .output()
+            .unwrap()
+            .into();
+        let h = r.json()["schema_history"].clone();
+        assert_eq!(h.as_array().map(Vec::len), Some(1), "v{name}: {h}");
+        assert_eq!(h[0]["step"], "built", "v{name}: {h}");
+        let runs: Run = command_in(moved.path(), &["--json", "find"])
+            .output()
+            .unwrap()
+            .into();
+        let folder = runs.json()[0]["folder"].as_str().unwrap().to_string();
+        assert!(
+            folder.starts_with(&moved.path().to_string_lossy().to_string()),
+            "v{name}: {folder}"
+        );
+    }
+}
