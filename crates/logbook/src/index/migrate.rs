@@ -240,6 +240,12 @@ fn mark_stale(conn: &Connection, paths: &str) -> rusqlite::Result<()> {
     .map(|_| ())
 }
 
+/// The paths of the transcript files the index follows: those it holds
+/// and those it could not read. (Not `files` by kind, which has no index:
+/// at a million runs that was a scan of every run's row.)
+const TRANSCRIPT_FILES: &str =
+    "SELECT path FROM transcripts UNION ALL SELECT path FROM corrupt WHERE kind = 'transcript'";
+
 /// Whether `table` has a column named `column`.
 fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
     conn.query_row(
@@ -278,21 +284,23 @@ fn to11_repository_columns(conn: &Connection) -> rusqlite::Result<()> {
     for column in schema::repo_column_defs(schema::TR_REPO) {
         conn.execute_batch(&format!("ALTER TABLE transcripts ADD COLUMN {column}"))?;
     }
-    mark_stale(conn, "SELECT path FROM files WHERE kind = 'transcript'")
+    mark_stale(conn, TRANSCRIPT_FILES)
 }
 
 /// 11: `files.live`, the run manifests a listing checks first, filled
 /// from the rows (running, a folder without a manifest, a manifest that
 /// did not parse: `apply::Live`) through `runs_status` and `corrupt`, which
-/// hold few such rows, so no batches are needed.
+/// hold few such rows, each updated by its key, so no batches are needed
+/// (one statement per source: an `OR` of two `IN`s read every row).
 fn to11_live_runs(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "ALTER TABLE files ADD COLUMN live INTEGER NOT NULL DEFAULT 0;
          UPDATE files SET live = 1 WHERE path IN
            (SELECT folder || '/manifest.json' FROM runs WHERE status = 'running');
          UPDATE files SET live = 2 WHERE path IN
-           (SELECT folder || '/manifest.json' FROM runs WHERE status = 'unknown')
-           OR path IN (SELECT path FROM corrupt WHERE kind = 'run');",
+           (SELECT folder || '/manifest.json' FROM runs WHERE status = 'unknown');
+         UPDATE files SET live = 2 WHERE path IN
+           (SELECT path FROM corrupt WHERE kind = 'run');",
     )?;
     if let Some((_, create)) = schema::INDEXES.iter().find(|(n, _)| *n == "files_live") {
         conn.execute_batch(create)?;
@@ -309,14 +317,14 @@ fn to12_transcript_titles(conn: &Connection) -> rusqlite::Result<()> {
          ALTER TABLE transcripts ADD COLUMN source TEXT NOT NULL DEFAULT '';
          ALTER TABLE transcripts ADD COLUMN messages INTEGER NOT NULL DEFAULT 0;",
     )?;
-    mark_stale(conn, "SELECT path FROM files WHERE kind = 'transcript'")
+    mark_stale(conn, TRANSCRIPT_FILES)
 }
 
 /// 13: per-message full text and error rows of transcripts, from the
 /// files: re-read.
 fn to13_transcript_messages(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&schema::messages_schema())?;
-    mark_stale(conn, "SELECT path FROM files WHERE kind = 'transcript'")
+    mark_stale(conn, TRANSCRIPT_FILES)
 }
 
 /// 13: a transcript's models and measured usage, from the file: re-read.
@@ -325,7 +333,7 @@ fn to13_transcript_usage(conn: &Connection) -> rusqlite::Result<()> {
         "ALTER TABLE transcripts ADD COLUMN models TEXT NOT NULL DEFAULT '';
          ALTER TABLE transcripts ADD COLUMN usage TEXT;",
     )?;
-    mark_stale(conn, "SELECT path FROM files WHERE kind = 'transcript'")
+    mark_stale(conn, TRANSCRIPT_FILES)
 }
 
 /// 14: `schema_history` (created by [`migrate`] before any step records
