@@ -24,7 +24,7 @@ pub(crate) struct Args {
 /// The row groups `--only` can name.
 const GROUPS: &[&str] = &[
     "rebuild", "find", "fts", "sync", "register", "memory", "mcp", "hook", "web", "page", "scale",
-    "export", "size", "archive", "upkeep", "first-answer",
+    "export", "size", "archive", "upkeep", "first-answer", "upgrade",
 ];
 
 impl Args {

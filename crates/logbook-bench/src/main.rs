@@ -32,6 +32,7 @@ mod synth;
 mod team;
 mod transcripts;
 mod upkeep;
+mod upgrade;
 mod web;
 
 use std::time::Duration;
@@ -194,6 +195,10 @@ fn main() -> Result<()> {
                 "no `logbook` binary beside this one: skipping the scale rows (cargo build --release -p logbook-cli)"
             ),
         }
+    }
+
+    if args.wants("upgrade") {
+        upgrade::rows(&project, n, &mut row)?;
     }
 
     if args.team {

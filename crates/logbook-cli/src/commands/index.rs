@@ -95,6 +95,16 @@ pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
                     s.stale.new, s.stale.changed, s.stale.deleted
                 );
             }
+            if !s.schema_history.is_empty() {
+                let _ = writeln!(out, "  Schema history:");
+                for h in &s.schema_history {
+                    let _ = writeln!(
+                        out,
+                        "    {:>3}  {:<32} {}  (logbook {})",
+                        h.version, h.step, h.applied_at, h.logbook
+                    );
+                }
+            }
             Ok(Output::new(serde_json::to_value(&s)?, out))
         }
     }

@@ -142,19 +142,7 @@ impl TestProject {
     /// A `logbook` command with the project root as working directory and a
     /// clean environment (no colour, UTC, no inherited LOGBOOK_*).
     pub(crate) fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
-        c.args(args)
-            .current_dir(self.root())
-            .env_remove("LOGBOOK_ROOT")
-            .env_remove("LOGBOOK_NOW")
-            .env_remove("LOGBOOK_LOCK_TIMEOUT")
-            .env_remove("LOGBOOK_TEAM_URL")
-            .env_remove("LOGBOOK_ORIGIN")
-            .env_remove("LOGBOOK_FAULT")
-            .env("NO_COLOR", "1")
-            .env("TZ", "UTC")
-            .env("USER", "tester")
-            .stdin(Stdio::null());
+        let mut c = command_in(self.root(), args);
         if let Some(now) = &self.now {
             c.env("LOGBOOK_NOW", now);
         }
@@ -374,4 +362,24 @@ pub(crate) fn found(
         .into_iter()
         .map(|h| (h.run.id, h.run.manifest))
         .collect()
+}
+
+/// A `logbook` command with `root` as working directory and a clean
+/// environment (no colour, UTC, no inherited LOGBOOK_*): what every test
+/// runs, in a [`TestProject`] or in a project at a fixed path.
+pub(crate) fn command_in(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .current_dir(root)
+        .env_remove("LOGBOOK_ROOT")
+        .env_remove("LOGBOOK_NOW")
+        .env_remove("LOGBOOK_LOCK_TIMEOUT")
+        .env_remove("LOGBOOK_TEAM_URL")
+        .env_remove("LOGBOOK_ORIGIN")
+        .env_remove("LOGBOOK_FAULT")
+        .env("NO_COLOR", "1")
+        .env("TZ", "UTC")
+        .env("USER", "tester")
+        .stdin(Stdio::null());
+    c
 }

@@ -42,6 +42,7 @@ mod transcript;
 mod transcript_find;
 mod transcript_text;
 mod two_phase;
+mod upgrade;
 mod usage_view;
 mod validation;
 mod workflow;

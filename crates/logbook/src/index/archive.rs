@@ -100,9 +100,6 @@ impl Index {
 /// Brings a schema-13 index to schema 14's archive in place: the
 /// `runs.archived` column (0: no run was archived before schema 14, whose
 /// walk never entered the archive) and its partial index.
-// Called by the migration framework (engineer M's), which the lead wires
-// it into; until then only its test calls it.
-#[allow(dead_code)]
 pub(super) fn migrate_13_to_14_archive(conn: &Connection) -> rusqlite::Result<()> {
     let has_column: bool = conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info('runs') WHERE name = 'archived')",

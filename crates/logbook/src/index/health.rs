@@ -73,7 +73,27 @@ impl Index {
             last_sync: self.meta("last_sync")?,
             stale: self.staleness()?,
             text: super::TextStatus::of(self.text_progress()?),
+            schema_history: self.schema_history()?,
         })
+    }
+
+    /// The rows of `schema_history`, oldest first.
+    pub fn schema_history(&self) -> Result<Vec<super::SchemaStep>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT version, step, applied_at, logbook FROM schema_history ORDER BY rowid")
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(super::SchemaStep {
+                    version: r.get(0)?,
+                    step: r.get(1)?,
+                    applied_at: r.get(2)?,
+                    logbook: r.get(3)?,
+                })
+            })
+            .map_err(self.err())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.err())
     }
 
     /// A canonical dump of everything the index holds about the files (not

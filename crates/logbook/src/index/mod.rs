@@ -1,8 +1,9 @@
 //! The SQLite index at `{project-root}/.logbook/index.db`: derived from the
 //! files, never the truth, so it can be deleted at any time and is rebuilt.
 //!
-//! - [`Index::open`] creates it on first use, rebuilds it when its schema
-//!   version (`PRAGMA user_version`) is not [`SCHEMA_VERSION`], and repairs
+//! - [`Index::open`] creates it on first use, upgrades it in place when its
+//!   schema version (`PRAGMA user_version`) is an older one (see `migrate`),
+//!   rebuilds it when that cannot be done (too old, or newer), and repairs
 //!   records a writer left pending when it died between its file write and
 //!   its index update.
 //! - The write path ([`Index::mark_pending`], then [`Index::record_written`]
@@ -32,6 +33,7 @@ mod fulltext;
 mod health;
 mod listing;
 mod lookup;
+mod migrate;
 mod outbox;
 mod pool;
 mod query;
@@ -184,6 +186,23 @@ pub struct Status {
     pub stale: Staleness,
     /// Whether the full text is complete or still being built, and how far.
     pub text: TextStatus,
+    /// Every schema version the index went through, oldest first: how an
+    /// upgrade was done (in place, step by step, or by a rebuild).
+    pub schema_history: Vec<SchemaStep>,
+}
+
+/// One row of the index's `schema_history`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchemaStep {
+    /// The schema version the step is part of.
+    pub version: i64,
+    /// `built` (a rebuild), `found` (the version an upgrade started from)
+    /// or the name of a migration step.
+    pub step: String,
+    /// When (RFC 3339).
+    pub applied_at: String,
+    /// The Logbook version that did it.
+    pub logbook: String,
 }
 
 /// The full-text index's phase, for `index status`.
@@ -284,9 +303,10 @@ impl Index {
         }
     }
 
-    /// The index file, built first when it is missing, damaged or of
-    /// another schema version (by [`rebuild::build_and_swap`], one process
-    /// at a time; the others wait for it and use what it built).
+    /// The index file, upgraded in place first when it is of an older
+    /// schema, built when it is missing, damaged or cannot be upgraded (by
+    /// [`rebuild::build_and_swap`]); one process at a time, the others wait
+    /// for it and use what it made.
     fn open_file(p: &Project, path: &Path) -> Result<Index> {
         for _ in 0..3 {
             match Index::connect(p, path) {
@@ -304,12 +324,18 @@ impl Index {
             let _one = p
                 .locks
                 .exclusive_within(rebuild::REBUILD_LOCK, rebuild::REBUILD_WAIT)?;
-            let built = Index::connect(p, path)
-                .and_then(|i| i.built_for_here())
-                .unwrap_or(false);
-            if !built {
-                rebuild::build_and_swap(p, None, text_build::first_build())?;
+            let index = Index::connect(p, path);
+            if let Ok(index) = &index
+                && index.built_for_here().unwrap_or(false)
+            {
+                continue;
             }
+            if let Ok(index) = index
+                && index.upgraded_in_place()?
+            {
+                continue;
+            }
+            rebuild::build_and_swap(p, None, text_build::first_build())?;
         }
         Err(Error::Index {
             path: path.to_path_buf(),
@@ -328,7 +354,7 @@ impl Index {
             && self.meta(ROOT_KEY)?.as_deref() == Some(root_stamp(&self.project).as_str()))
     }
 
-    fn schema_version(&self) -> Result<i64> {
+    pub(super) fn schema_version(&self) -> Result<i64> {
         self.conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(self.err())

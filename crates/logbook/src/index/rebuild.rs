@@ -213,6 +213,7 @@ pub(super) fn fill(
     }
     conn.execute_batch("BEGIN").map_err(&e)?;
     conn.execute_batch(&schema::schema()).map_err(&e)?;
+    super::migrate::record(conn, SCHEMA_VERSION, "built").map_err(&e)?;
     if aside.is_none() && !later {
         set_fts_hash(conn, BUILD_FTS_HASH).map_err(&e)?;
     }

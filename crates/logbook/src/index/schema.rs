@@ -1,14 +1,15 @@
 //! The index's tables. [`SCHEMA_VERSION`] is stored in `PRAGMA
-//! user_version`; an index of any other version is dropped and rebuilt, never
-//! misread.
+//! user_version`; an older index is brought to it in place (see `migrate`),
+//! one of an unknown version is dropped and rebuilt, never misread.
 
-/// Bumped whenever the tables change; an index of another version is
-/// rebuilt rather than misread.
+/// Bumped whenever the tables change, with a step in `migrate::STEPS` that
+/// brings the previous version's index to it in place.
 // 13: `transcripts.models` and `transcripts.usage` (what a listing shows
 // and filters on without reading the file), and per-message full text
 // and error rows (`MESSAGES_SCHEMA`: find in a transcript, its errors).
 // 14: `runs.archived` and its partial index `runs_archived` (the archive:
 // archived runs stay rows, left out of `find` unless asked for).
+// 14: `schema_history` (`HISTORY_SCHEMA`).
 pub const SCHEMA_VERSION: i64 = 14;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
@@ -29,18 +30,34 @@ pub(super) const TOKENIZE: &str = "porter unicode61 remove_diacritics 2";
 /// a rowid table and a join to `runs` and `outputs`, those lookups were
 /// most of a sync that found nothing changed).
 pub(super) fn schema() -> String {
-    format!("{SCHEMA}{MESSAGES_SCHEMA}")
-        .replace(
-            "{RUNS_REPO}",
-            &repo_columns(
-                "CASE WHEN manifest <> '' THEN manifest END",
-                "$.metadata.repository",
-            ),
-        )
-        .replace("{WS_REPO}", &repo_columns("record", "$.repository"))
-        .replace("{TR_REPO}", &repo_columns("repository", "$"))
+    format!("{SCHEMA}{MESSAGES_SCHEMA}{HISTORY_SCHEMA}")
+        .replace("{RUNS_REPO}", &repo_columns(RUNS_REPO))
+        .replace("{WS_REPO}", &repo_columns(WS_REPO))
+        .replace("{TR_REPO}", &repo_columns(TR_REPO))
         .replace("{RUNS_FTS}", RUNS_FTS)
         .replace("{TOKENIZE}", TOKENIZE)
+}
+
+/// Where a table's JSON column holds a record's repository identity: the
+/// column (an SQL expression) and the JSON path in it (see
+/// [`repo_column_defs`]).
+pub(super) type RepoAt = (&'static str, &'static str);
+
+/// A run's repository: in its manifest's metadata (none for a folder
+/// without a manifest, whose manifest text is empty).
+pub(super) const RUNS_REPO: RepoAt = (
+    "CASE WHEN manifest <> '' THEN manifest END",
+    "$.metadata.repository",
+);
+
+/// A work session's repository, in its record.
+pub(super) const WS_REPO: RepoAt = ("record", "$.repository");
+
+/// A transcript's repository: the `repository` column itself.
+pub(super) const TR_REPO: RepoAt = ("repository", "$");
+
+fn repo_columns(at: RepoAt) -> String {
+    repo_column_defs(at).join(",\n  ")
 }
 
 /// The `repo_key` and `repo_root` columns of a table whose JSON column
@@ -49,19 +66,23 @@ pub(super) fn schema() -> String {
 /// stored record, so no writer can forget them, and `NULL` for a record
 /// without an identity. A query matches on them with
 /// [`crate::model::repo::key_matches`]'s rule (see `filter::repo_term`).
-fn repo_columns(json: &str, at: &str) -> String {
+/// Each one a column definition of its own, so a migration adds them one
+/// `ALTER TABLE` at a time.
+pub(super) fn repo_column_defs((json, at): RepoAt) -> [String; 2] {
     let get = |k: &str| {
         format!(
             "nullif(CASE WHEN json_valid({json}) THEN json_extract({json}, '{at}.{k}') END, '')"
         )
     };
     let root = format!("coalesce({}, {})", get("root_commit"), get("rootCommit"));
-    format!(
-        "repo_key TEXT GENERATED ALWAYS AS (coalesce({origin}, 'root:' || {root}, 'dir:' || {folder})) VIRTUAL,\n  \
-         repo_root TEXT GENERATED ALWAYS AS ({root}) VIRTUAL",
-        origin = get("origin"),
-        folder = get("folder"),
-    )
+    [
+        format!(
+            "repo_key TEXT GENERATED ALWAYS AS (coalesce({origin}, 'root:' || {root}, 'dir:' || {folder})) VIRTUAL",
+            origin = get("origin"),
+            folder = get("folder"),
+        ),
+        format!("repo_root TEXT GENERATED ALWAYS AS ({root}) VIRTUAL"),
+    ]
 }
 
 /// The runs' full-text table alone: a rebuild fills it in a file of its
@@ -242,6 +263,25 @@ CREATE TABLE transcript_errors(
   message INTEGER NOT NULL,
   PRIMARY KEY(rid, message)
 ) WITHOUT ROWID;
+";
+
+/// Schema 13's message tables alone, for the migration that adds them.
+pub(super) fn messages_schema() -> String {
+    MESSAGES_SCHEMA.replace("{TOKENIZE}", TOKENIZE)
+}
+
+/// Schema 14: every version the index went through, and how (`built` by a
+/// rebuild, `found` for the version an upgrade started from, else the
+/// name of a migration step; see `migrate`), with the Logbook that did it.
+/// `IF NOT EXISTS`: the migration runner creates it before the first step
+/// it records, whatever version it starts from.
+pub(super) const HISTORY_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS schema_history(
+  version INTEGER NOT NULL,
+  step TEXT NOT NULL,
+  applied_at TEXT NOT NULL,
+  logbook TEXT NOT NULL
+);
 ";
 
 /// The secondary indexes, kept apart from [`SCHEMA`] so a rebuild can drop

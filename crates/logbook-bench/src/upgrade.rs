@@ -1,0 +1,89 @@
+//! The upgrade rows: the first `find` after a Logbook upgrade, which
+//! migrates the index in place, next to the full `index rebuild` that an
+//! upgrade cost before, both of the same runs in the same run.
+//!
+//! The old index is made from the one just built by undoing what the later
+//! schemas added (the tables, columns and index they created, and
+//! `user_version`), not by an old binary: the same rows an old Logbook
+//! would have left, without building one. (The upgrade tests use indexes
+//! the real old binaries made.)
+
+use anyhow::{Result, bail};
+use logbook::Project;
+use logbook::index::{Index, SCHEMA_VERSION};
+
+use crate::find::{find_query, runs_of};
+use crate::measure::time;
+use crate::report::RowSink;
+
+/// What each older schema lacks of the next ones, newest first: undone in
+/// this order, an index of schema 14 becomes one of schema 13, then 10.
+const UNDO: &[(i64, &str)] = &[
+    (13, "DROP TABLE schema_history;"),
+    (
+        10,
+        "DROP TABLE transcript_messages_fts;
+         DROP TABLE transcript_errors;
+         ALTER TABLE transcripts DROP COLUMN usage;
+         ALTER TABLE transcripts DROP COLUMN models;
+         ALTER TABLE transcripts DROP COLUMN messages;
+         ALTER TABLE transcripts DROP COLUMN source;
+         ALTER TABLE transcripts DROP COLUMN title;
+         ALTER TABLE transcripts DROP COLUMN repo_root;
+         ALTER TABLE transcripts DROP COLUMN repo_key;
+         ALTER TABLE transcripts DROP COLUMN repository;
+         ALTER TABLE work_sessions DROP COLUMN repo_root;
+         ALTER TABLE work_sessions DROP COLUMN repo_key;
+         ALTER TABLE runs DROP COLUMN repo_root;
+         ALTER TABLE runs DROP COLUMN repo_key;
+         DROP INDEX files_live;
+         ALTER TABLE files DROP COLUMN live;
+         DELETE FROM meta WHERE key = 'root';",
+    ),
+];
+
+/// The first `find` after an upgrade from schema 13 and from schema 10,
+/// against `index rebuild` of the same `n` runs.
+pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> {
+    eprintln!("upgrade: index rebuild (the baseline) …");
+    let (rebuild, _) = time(|| Ok(Index::rebuild(project, None)?))?;
+    let rebuild_s = rebuild.as_secs_f64();
+    let path = project.index_path();
+    for (version, _) in UNDO {
+        {
+            let conn = rusqlite::Connection::open(&path)?;
+            for (v, undo) in UNDO.iter().filter(|(v, _)| v >= version) {
+                eprintln!("upgrade: back to schema {v} …");
+                conn.execute_batch(undo)?;
+            }
+            conn.pragma_update(None, "user_version", version)?;
+        }
+        eprintln!("upgrade: first find from schema {version} …");
+        let (first, hits) =
+            time(|| runs_of(project, &find_query(), logbook::ops::query::Scope::Local))?;
+        let history = Index::open(project)?.schema_history()?;
+        let migrated = history
+            .iter()
+            .any(|h| h.step == "found" && h.version == *version);
+        if !migrated || history.iter().any(|h| h.step == "built") {
+            bail!("the schema-{version} index was not migrated in place: {history:?}");
+        }
+        if hits.is_empty() {
+            bail!("the first find after the upgrade found nothing");
+        }
+        let s = first.as_secs_f64();
+        let per_run_us = s / n as f64 * 1e6;
+        let at_million = per_run_us; // µs per run = s per million runs
+        row(
+            &format!(
+                "first `find` after an upgrade from schema {version} (migrates to {SCHEMA_VERSION})"
+            ),
+            format!("{s:.2} s ({per_run_us:.2} µs/run)"),
+            format!("`index rebuild` {rebuild_s:.1} s"),
+            format!("1/{:.0} of it", rebuild_s / s),
+            "≤ 2 s at 1M runs",
+            Some(at_million <= 2.0),
+        );
+    }
+    Ok(())
+}
