@@ -23,8 +23,23 @@ pub(crate) struct Args {
 
 /// The row groups `--only` can name.
 const GROUPS: &[&str] = &[
-    "rebuild", "find", "fts", "sync", "register", "memory", "mcp", "hook", "web", "page", "scale",
-    "export", "size", "archive", "upkeep", "first-answer", "upgrade",
+    "rebuild",
+    "find",
+    "fts",
+    "sync",
+    "register",
+    "memory",
+    "mcp",
+    "hook",
+    "web",
+    "page",
+    "scale",
+    "export",
+    "size",
+    "archive",
+    "upkeep",
+    "first-answer",
+    "upgrade",
 ];
 
 impl Args {

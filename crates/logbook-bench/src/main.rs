@@ -31,8 +31,8 @@ mod size;
 mod synth;
 mod team;
 mod transcripts;
-mod upkeep;
 mod upgrade;
+mod upkeep;
 mod web;
 
 use std::time::Duration;

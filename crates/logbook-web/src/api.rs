@@ -139,7 +139,14 @@ async fn runs(
         )
         .map_err(|e| Refusal::from_query_error(&e))?;
         let next = page.next_offset(query.offset);
-        Ok((page.json(now)?, page.total, page.exact, next, page.archived, page.partial))
+        Ok((
+            page.json(now)?,
+            page.total,
+            page.exact,
+            next,
+            page.archived,
+            page.partial,
+        ))
     })
     .await?;
     let (found, total, exact, next, archived, partial) = found;

@@ -359,7 +359,9 @@ fn a_text_search_matching_more_runs_than_are_counted_says_at_least_and_where_to_
     assert_eq!(ids(&last), newest[1150..]);
     assert!(!last.stderr.contains("more run(s)"), "{}", last.stderr);
     // Deep pages count one past their end at least.
-    let deep = t.run(&["find", "--text", "agent", "--offset", "1100", "--limit", "20"]);
+    let deep = t.run(&[
+        "find", "--text", "agent", "--offset", "1100", "--limit", "20",
+    ]);
     assert!(
         deep.stderr
             .contains("at least 1 more run(s) match; show them with --offset 1120"),
@@ -369,7 +371,8 @@ fn a_text_search_matching_more_runs_than_are_counted_says_at_least_and_where_to_
     // A word in fewer runs than the bound is counted exactly.
     let few = t.run(&["find", "--text", "quokka", "--limit", "20"]);
     assert!(
-        few.stderr.contains("more run(s) match; show them with --offset 20")
+        few.stderr
+            .contains("more run(s) match; show them with --offset 20")
             && !few.stderr.contains("at least"),
         "{}",
         few.stderr

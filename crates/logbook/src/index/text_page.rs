@@ -45,7 +45,7 @@ impl Index {
         let Some(((walk, args), _)) = self.page_sql(&others)? else {
             return Ok(None);
         };
-        let matches = self.text_matches(fts)?;
+        let matches = self.text_rowids(fts)?;
         if matches.len().saturating_mul(COMMON_SHARE) < self.run_rows()? {
             return self.page_rids(query);
         }
@@ -91,7 +91,7 @@ impl Index {
 
     /// The rowids of the runs matching `fts`, sorted: one pass over the
     /// words' doclists, without bm25.
-    fn text_matches(&self, fts: &str) -> Result<Vec<i64>> {
+    fn text_rowids(&self, fts: &str) -> Result<Vec<i64>> {
         let mut st = self
             .conn
             .prepare_cached("SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?1")

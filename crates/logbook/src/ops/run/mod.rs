@@ -21,7 +21,7 @@ mod outputs;
 mod query;
 mod write;
 
-pub use crate::ops::query::{DEFAULT_PAGE, COUNTED_MATCHES, entry};
+pub use crate::ops::query::{COUNTED_MATCHES, DEFAULT_PAGE, entry};
 pub use json::{entry_json, latest_output_json, output_json, started_json};
 pub use outputs::{OutputFile, READ_LIMIT, read_output, register_output};
 pub use query::{LatestOutput, agents, latest_output, lineage, resolve, show, show_confined};

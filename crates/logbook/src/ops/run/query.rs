@@ -13,7 +13,7 @@ use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::{ArchiveScope, RunQuery, filter_sorted};
 use crate::model::run::{OutputRecord, Run};
-use crate::ops::query::{Count, Found, FoundRun, Page, COUNTED_MATCHES, entry, paged};
+use crate::ops::query::{COUNTED_MATCHES, Count, Found, FoundRun, Page, entry, paged};
 use crate::ops::run_files::Unconfined;
 use crate::store::{self, Project};
 
