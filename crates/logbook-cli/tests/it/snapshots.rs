@@ -815,6 +815,8 @@ fn index_and_doctor() {
       Last sync:     2025-10-06T17:00:00.000Z
       Full text:     complete
       Up to date with the files.
+      Schema history:
+         14  built                            2025-10-06T17:00:00.000Z  (logbook 0.1.0)
     ");
 
     // A manifest another tool broke, and the run left running for a day.
@@ -837,6 +839,8 @@ fn index_and_doctor() {
       Last sync:     2025-10-06T17:00:00.000Z
       Full text:     complete
       Stale: 1 new, 0 changed, 0 deleted file(s); run `logbook index sync`.
+      Schema history:
+         14  built                            2025-10-06T17:00:00.000Z  (logbook 0.1.0)
     ");
     assert_snapshot!(human(&t, &["index", "sync"]), @"
     Synced the index in [SECONDS]s: 3 file(s) scanned, 1 read, 0 removed, 1 corrupt.

@@ -85,7 +85,7 @@ fn runs_filter_by_agent_status_workflow_and_text_with_snippets() {
             .as_str()
             .unwrap()
             .to_lowercase()
-            .contains("[laptops]"),
+            .contains("[laptop"),
         "{}",
         hits[0]
     );

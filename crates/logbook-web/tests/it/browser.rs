@@ -147,19 +147,24 @@ fn chromium_walks_the_demo_project() {
     let run_href = link(&list, "/runs/", "");
     let run = b.dom(&format!("{base}{run_href}"));
     assert!(run.contains("Files") && run.contains("Lineage graph"));
-    // A Markdown output of a run that has one.
-    let casey = link(&list, "/runs/", "");
-    let casey_page = b.dom(&format!("{base}{}", link(&found, "/runs/", "")));
-    let md = casey_page
-        .split("href=\"")
-        .skip(1)
-        .filter_map(|s| s.split('"').next())
-        .find(|h| h.contains("/files/") && h.ends_with(".md"))
-        .map(str::to_string);
-    let md = md.unwrap_or_else(|| {
-        let page = b.dom(&format!("{base}{casey}"));
-        link(&page, "/runs/", ".md")
-    });
+    // A Markdown output of a run that has one: the first found run with
+    // one, in the search's order (newest first).
+    let hrefs = |html: &str| -> Vec<String> {
+        html.split("href=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .map(|h| h.replace("&amp;", "&"))
+            .collect()
+    };
+    let md = hrefs(&found)
+        .into_iter()
+        .filter(|h| h.starts_with("/runs/") && h.matches('/').count() == 2)
+        .find_map(|run| {
+            hrefs(&b.dom(&format!("{base}{run}")))
+                .into_iter()
+                .find(|h| h.contains("/files/") && h.ends_with(".md"))
+        })
+        .expect("a run found for 'laptops' has a Markdown output");
     let doc = b.dom(&format!("{base}{md}"));
     assert!(
         doc.contains("<article class=\"doc\"><h1"),

@@ -11,35 +11,40 @@ use serde_json::{Map, Value};
 
 use crate::model::run::{Run, RunStatus};
 
-/// An age as a person writes it (`90d`, `12h`, `2w`, `30m`): how long ago
-/// a run must have finished to be archived.
+/// An age as a person writes it (`90d`, `12h`, `2w`, `30m`, `3 days`): how
+/// long ago a run must have finished to be archived, and how far back
+/// `--since` looks. The one reader of ages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Age {
     /// The length of time.
     pub span: Duration,
     /// A count of `unit`s, as given (for messages).
     pub count: u64,
-    /// One of `m`, `h`, `d`, `w`.
+    /// One of `s`, `m`, `h`, `d`, `w`.
     pub unit: char,
 }
 
 impl Age {
-    /// Reads `90d`, `12h`, `2w` or `30m`; the error says what was wrong
-    /// and gives the form.
+    /// Reads a whole number and a unit (`s`, `m`, `h`, `d`, `w`, or the
+    /// words `sec`, `min`, `hour`, `day`, `week` and their plurals); the
+    /// error says what was wrong and gives the form.
     pub fn parse(given: &str) -> Result<Age, String> {
         let t = given.trim();
         let form = "write a whole number and a unit: m (minutes), h (hours), d (days) or w (weeks), e.g. 90d, 12h, 2w";
-        let Some(unit) = t.chars().last() else {
+        if t.is_empty() {
             return Err(format!("an age is needed; {form}"));
+        }
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (digits, word) = t.split_at(split);
+        let (unit, seconds) = match word.trim() {
+            "s" | "sec" | "secs" => ('s', 1),
+            "m" | "min" | "mins" => ('m', 60),
+            "h" | "hour" | "hours" => ('h', 3600),
+            "d" | "day" | "days" => ('d', 86_400),
+            "w" | "week" | "weeks" => ('w', 7 * 86_400),
+            "" => return Err(format!("{given:?} has no unit; {form}")),
+            other => return Err(format!("{given:?}: {other:?} is not a unit; {form}")),
         };
-        let seconds = match unit {
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            'w' => 7 * 86_400,
-            _ => return Err(format!("{given:?} has no unit; {form}")),
-        };
-        let digits = &t[..t.len() - 1];
         let count: u64 = digits
             .parse()
             .map_err(|_| format!("{given:?} is not a whole number of {unit}; {form}"))?;

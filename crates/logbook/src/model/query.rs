@@ -278,29 +278,14 @@ pub fn parse_since(s: &str, now: Timestamp) -> Result<Timestamp> {
     if let Some(ts) = clock::parse(s) {
         return Ok(ts);
     }
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let secs_per = match unit.trim() {
-        "s" | "sec" | "secs" => 1,
-        "m" | "min" | "mins" => 60,
-        "h" | "hour" | "hours" => 3600,
-        "d" | "day" | "days" => 86_400,
-        "w" | "week" | "weeks" => 7 * 86_400,
-        _ => 0,
-    };
-    let n: Option<i64> = num.parse().ok();
-    match n {
-        Some(n) if secs_per > 0 => n
-            .checked_mul(secs_per)
-            .and_then(|secs| now.checked_sub(jiff::SignedDuration::from_secs(secs)).ok())
-            .ok_or_else(|| Error::invalid("since", s, "that age is too large")),
-        _ => Err(Error::invalid(
+    let age = crate::model::archive::Age::parse(s).map_err(|why| {
+        Error::invalid(
             "since",
             s,
-            "expected an RFC 3339 time (2025-10-05T23:01:45Z), a date (2025-10-05) or an age such as 30m, 2h, 3d, 1w",
-        )),
-    }
+            format!("expected an RFC 3339 time (2025-10-05T23:01:45Z), a date (2025-10-05) or an age such as 30m, 2h, 3d, 1w ({why})"),
+        )
+    })?;
+    Ok(age.before(now))
 }
 
 #[cfg(test)]
