@@ -35,15 +35,39 @@ pub(super) fn archive_rel(p: &Project) -> Option<Vec<u8>> {
     Some(rel)
 }
 
+/// The partial index of the archived runs. It exists whenever any run row
+/// is archived: the first archived row's insert makes it
+/// ([`ensure_archived_index`]), so that an upgrade to schema 14 adds the
+/// column alone, without a scan of every run (the runs table holds the
+/// manifests: gigabytes at a million runs), and a project that never
+/// archived pays nothing for the archive.
+pub(super) const ARCHIVED_INDEX: &str =
+    "CREATE INDEX runs_archived ON runs(archived) WHERE archived = 1";
+
+/// Makes [`ARCHIVED_INDEX`], if it is not there, before an archived run row
+/// is written.
+pub(super) fn ensure_archived_index(tx: &Connection) -> rusqlite::Result<()> {
+    tx.execute_batch(&super::rebuild::indexes_sql(|name| name == "runs_archived"))
+}
+
 impl Index {
-    /// Whether any run is archived: one look at the partial index
-    /// `runs_archived`, so a listing of the live set counts what it left
-    /// out only when there is something to count.
+    /// Whether any run is archived: a look at the schema (no archived row
+    /// without its index, see [`ARCHIVED_INDEX`]), then at that partial
+    /// index, so a listing of the live set filters and counts what it left
+    /// out only when there is something to leave out.
     pub fn has_archived(&self) -> Result<bool> {
-        self.conn
-            .prepare_cached("SELECT EXISTS(SELECT 1 FROM runs WHERE archived = 1)")
-            .and_then(|mut st| st.query_row([], |r| r.get(0)))
-            .map_err(self.err())
+        let ask = |sql: &str| -> Result<bool> {
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut st| st.query_row([], |r| r.get(0)))
+                .map_err(self.err())
+        };
+        // Two statements: the second names an index the first checks for.
+        Ok(ask(
+            "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'runs_archived')",
+        )? && ask(
+            "SELECT EXISTS(SELECT 1 FROM runs INDEXED BY runs_archived WHERE archived = 1)",
+        )?)
     }
 
     /// Brings the archived rows in step with the archive folder's run
@@ -61,7 +85,9 @@ impl Index {
         for folder in store::runs::walk(&dir)? {
             on_disk.insert(path_str(&folder?.path));
         }
-        let indexed: BTreeSet<String> = {
+        let indexed: BTreeSet<String> = if !self.has_archived()? {
+            BTreeSet::new()
+        } else {
             let mut st = self
                 .conn
                 .prepare_cached("SELECT folder FROM runs WHERE archived = 1")
@@ -99,7 +125,8 @@ impl Index {
 
 /// Brings a schema-13 index to schema 14's archive in place: the
 /// `runs.archived` column (0: no run was archived before schema 14, whose
-/// walk never entered the archive) and its partial index.
+/// walk never entered the archive); its partial index comes with the first
+/// archived run (see [`ARCHIVED_INDEX`]).
 pub(super) fn migrate_13_to_14_archive(conn: &Connection) -> rusqlite::Result<()> {
     let has_column: bool = conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info('runs') WHERE name = 'archived')",
@@ -109,9 +136,7 @@ pub(super) fn migrate_13_to_14_archive(conn: &Connection) -> rusqlite::Result<()
     if !has_column {
         conn.execute_batch("ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0")?;
     }
-    conn.execute_batch(
-        "CREATE INDEX IF NOT EXISTS runs_archived ON runs(archived) WHERE archived = 1",
-    )
+    Ok(())
 }
 
 #[cfg(test)]
@@ -119,7 +144,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_schema_13_runs_table_gains_the_archived_column_and_index() {
+    fn a_schema_13_runs_table_gains_the_archived_column_and_its_index_waits_for_an_archived_run() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(
             "CREATE TABLE runs(rid INTEGER PRIMARY KEY, folder TEXT NOT NULL, id TEXT NOT NULL);
@@ -133,13 +158,18 @@ mod tests {
             .query_row("SELECT archived FROM runs WHERE id = 'a'", [], |r| r.get(0))
             .unwrap();
         assert_eq!(archived, 0);
-        let indexed: bool = conn
-            .query_row(
+        let indexed = |conn: &Connection| -> bool {
+            conn.query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE name = 'runs_archived')",
                 [],
                 |r| r.get(0),
             )
-            .unwrap();
-        assert!(indexed);
+            .unwrap()
+        };
+        // No scan of every run for an index nothing is in yet.
+        assert!(!indexed(&conn));
+        ensure_archived_index(&conn).unwrap();
+        ensure_archived_index(&conn).unwrap();
+        assert!(indexed(&conn));
     }
 }

@@ -63,8 +63,13 @@ impl Index {
                 Purpose::Page => format!("r.agent = {n}"),
             });
         }
-        if let Some(term) = archived_term(query.archive) {
-            where_.push(term.into());
+        // No archived run (the usual case, and every index upgraded from
+        // schema 13 until its first archive): no term, and no scan of the
+        // runs for the archived ones.
+        match (query.archive, self.has_archived()?) {
+            (ArchiveScope::Archived, false) => return Ok(None),
+            (_, false) => {}
+            (scope, true) => where_.extend(archived_term(scope).map(str::to_string)),
         }
         if let Some(s) = &query.status {
             let n = arg(s.clone().into(), &mut args);

@@ -51,6 +51,9 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         }
         remove_run(tx, &folder)?;
     }
+    if row.archived {
+        super::archive::ensure_archived_index(tx)?;
+    }
     let mut ins = tx.prepare_cached(
         "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest, archived) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",

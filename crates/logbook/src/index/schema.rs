@@ -333,10 +333,7 @@ pub(super) const INDEXES: &[(&str, &str)] = &[
     // The archived runs (schema 14): few beside the live set, read from
     // this partial index alone when `find` leaves them out or lists only
     // them (see `filter::archived_term`).
-    (
-        "runs_archived",
-        "CREATE INDEX runs_archived ON runs(archived) WHERE archived = 1",
-    ),
+    ("runs_archived", super::archive::ARCHIVED_INDEX),
     // The run manifests checked before a listing (`apply::Live`): few,
     // read from this partial index alone, in one range.
     (
