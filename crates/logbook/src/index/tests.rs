@@ -1,7 +1,7 @@
 //! Unit tests of the index's internals, on real SQLite files in temp
 //! folders: the plans its SQL builders make, the statement cache of its
-//! connections, and the paths a text query's page takes (taken by small
-//! projects here: `text_page::MIN_PROBES` is a few under `cfg(test)`).
+//! connections, and the paths a text query's page takes (chosen by the
+//! words' share of the runs, so a small project takes each).
 //! What the index answers through its public calls is tested in
 //! `tests/it/index_*.rs`.
 
