@@ -234,7 +234,7 @@ fn every_text_page_lists_its_matches_newest_first_whichever_path_finds_them() {
     // 200 runs, one a minute, two agents; "common" in all but every tenth
     // (three times over in the older half, which a ranking by relevance
     // would put first), "rare" in a few old ones only, "mid" in one of
-    // twelve (found through the doclist, not by probing).
+    // twelve (joined and sorted, too rare for the ordered walk).
     let mut runs = vec![];
     for i in 0..200u32 {
         let id = uuid::Uuid::from_u128(0x1000_0000_0000_4000_8000_0000_0000_0000 + u128::from(i))
