@@ -315,9 +315,9 @@ pub(crate) fn on_terminal(t: &TestProject, args: &str, input: &str, no_color: bo
         .current_dir(t.root())
         .env_remove("LOGBOOK_ROOT")
         .env_remove("NO_COLOR")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if no_color {
         c.env("NO_COLOR", "1");
     }
@@ -382,4 +382,61 @@ pub(crate) fn command_in(root: &Path, args: &[&str]) -> Command {
         .env("USER", "tester")
         .stdin(Stdio::null());
     c
+}
+
+/// A `logbook` process held at a `LOGBOOK_FAULT` point (see the library's
+/// `testing` module): a known place to kill it at, or to let it go on from.
+pub(crate) struct Held {
+    child: std::process::Child,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Held {
+    /// Starts `cmd` with `LOGBOOK_FAULT=point:n` and returns once it
+    /// stands at the point's `n`th pass; its stderr is drained meanwhile,
+    /// so it never blocks on a full pipe.
+    pub(crate) fn start(mut cmd: Command, point: &str, n: u32) -> Held {
+        use std::io::BufRead as _;
+        let mut child = cmd
+            .env("LOGBOOK_FAULT", format!("{point}:{n}"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap());
+        let ready = format!("logbook: fault {point} {n}");
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            let read = lines.read_line(&mut line).unwrap();
+            assert!(read > 0, "ended before {point} {n}: {seen}");
+            seen.push_str(&line);
+            if line.trim_end() == ready {
+                break;
+            }
+        }
+        let stderr = std::thread::spawn(move || {
+            std::io::Read::read_to_string(&mut lines, &mut seen).unwrap();
+            seen
+        });
+        Held {
+            child,
+            stderr: Some(stderr),
+        }
+    }
+
+    /// SIGKILL where it stands.
+    pub(crate) fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// Lets it go on, and waits for it to end well.
+    pub(crate) fn finish(mut self) {
+        drop(self.child.stdin.take());
+        let status = self.child.wait().unwrap();
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        assert!(status.success(), "{stderr}");
+    }
 }

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
-use crate::harness::TestProject;
+use crate::harness::{Held, TestProject};
 use crate::pg::{Pg, machine};
 
 fn start_run(t: &TestProject, agent: &str, workflow: &str, related: Option<&str>) -> String {
@@ -47,60 +47,9 @@ fn server_runs(pg: &Pg, db: &str, origin: &str) -> (BTreeSet<String>, usize) {
 }
 
 /// A `team push` held at its `n`th batch on the server, before it noted the
-/// batch sent (`LOGBOOK_FAULT`): a known point to kill it at, or to let it
-/// go on from.
-struct StoppedPush {
-    child: std::process::Child,
-    stderr: Option<std::thread::JoinHandle<String>>,
-}
-
-impl StoppedPush {
-    /// Starts the push and returns once it stands at the point.
-    fn start(t: &TestProject, n: u32) -> StoppedPush {
-        let mut child = t
-            .cmd(&["team", "push"])
-            .env("LOGBOOK_FAULT", format!("push-sent:{n}"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap());
-        let ready = format!("logbook: fault push-sent {n}");
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            let read = std::io::BufRead::read_line(&mut lines, &mut line).unwrap();
-            assert!(read > 0, "the push ended before its batch {n}: {seen}");
-            seen.push_str(&line);
-            if line.trim_end() == ready {
-                break;
-            }
-        }
-        // Drained meanwhile, so the push never blocks on a full pipe.
-        let stderr = std::thread::spawn(move || {
-            std::io::Read::read_to_string(&mut lines, &mut seen).unwrap();
-            seen
-        });
-        StoppedPush {
-            child,
-            stderr: Some(stderr),
-        }
-    }
-
-    /// Kills the push where it stands.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-
-    /// Lets the push go on, and waits for it to end well.
-    fn finish(mut self) {
-        drop(self.child.stdin.take());
-        let status = self.child.wait().unwrap();
-        let stderr = self.stderr.take().unwrap().join().unwrap();
-        assert!(status.success(), "{stderr}");
-    }
+/// batch sent: a known point to kill it at, or to let it go on from.
+fn stopped_push(t: &TestProject, n: u32) -> Held {
+    Held::start(t.cmd(&["team", "push"]), "push-sent", n)
 }
 
 /// The same from the local index: what the server must equal.
@@ -307,7 +256,7 @@ fn two_machines_share_runs_and_lineage_and_a_killed_push_is_repeated() {
     assert!(backlog(&a) >= 41);
     // Killed with its batch on the server, before it noted it sent: the
     // next push sends it all again.
-    StoppedPush::start(&a, 1).kill();
+    stopped_push(&a, 1).kill();
     assert!(backlog(&a) >= 41);
     a.run(&["team", "push"]).ok();
     assert_eq!(backlog(&a), 0);
@@ -544,8 +493,8 @@ fn bulk_pushes_racing_and_killed_leave_every_run_once() {
     a.run(&["index", "sync"]).ok();
     // Both have written their first batch (the same runs, over the same
     // lanes); one goes on while the other is killed before noting it sent.
-    let first = StoppedPush::start(&a, 1);
-    let killed = StoppedPush::start(&a, 1);
+    let first = stopped_push(&a, 1);
+    let killed = stopped_push(&a, 1);
     killed.kill();
     first.finish();
     a.run(&["team", "push"]).ok();

@@ -6,15 +6,13 @@
 //! while the text is built leave no duplicate or missing text rows. The
 //! builder is held between its batches with `LOGBOOK_FAULT=text-batch:N`.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
 
 use logbook::Project;
 use logbook::index::Index;
 use serde_json::{Value, json};
 
-use crate::harness::TestProject;
+use crate::harness::{Held, TestProject};
 use crate::mcp::Mcp;
 use crate::serve::{get, serve};
 use crate::transcript_find::{ID, import, messages};
@@ -122,60 +120,12 @@ fn finish_text(t: &TestProject) {
     assert_eq!(t.json(&["index", "status"])["text"]["phase"], "complete");
 }
 
-/// A `logbook` process held at a `LOGBOOK_FAULT` point.
-struct Held {
-    child: Child,
-    stderr: Option<std::thread::JoinHandle<String>>,
-}
-
-impl Held {
-    /// Starts `logbook ARGS` and returns once it stands at `point`'s
-    /// `n`th pass, with the builder's batches `batch` runs long.
-    fn start(t: &TestProject, args: &[&str], point: &str, n: u32, batch: u32) -> Held {
-        let mut child = t
-            .cmd(args)
-            .env("LOGBOOK_FAULT", format!("{point}:{n}"))
-            .env("LOGBOOK_TEXT_BATCH", batch.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap());
-        let ready = format!("logbook: fault {point} {n}");
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            let read = lines.read_line(&mut line).unwrap();
-            assert!(read > 0, "{args:?} ended before {point} {n}: {seen}");
-            seen.push_str(&line);
-            if line.trim_end() == ready {
-                break;
-            }
-        }
-        let stderr = std::thread::spawn(move || {
-            std::io::Read::read_to_string(&mut lines, &mut seen).unwrap();
-            seen
-        });
-        Held {
-            child,
-            stderr: Some(stderr),
-        }
-    }
-
-    /// SIGKILL where it stands.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-
-    /// Lets it go on, and waits for it to end well.
-    fn finish(mut self) {
-        drop(self.child.stdin.take());
-        let status = self.child.wait().unwrap();
-        let stderr = self.stderr.take().unwrap().join().unwrap();
-        assert!(status.success(), "{stderr}");
-    }
+/// `logbook ARGS` held at `point`'s `n`th pass, with the text builder's
+/// batches `batch` runs long.
+fn hold(t: &TestProject, args: &[&str], point: &str, n: u32, batch: u32) -> Held {
+    let mut cmd = t.cmd(args);
+    cmd.env("LOGBOOK_TEXT_BATCH", batch.to_string());
+    Held::start(cmd, point, n)
 }
 
 /// A project whose lost index is rebuilt in two phases however small it is.
@@ -214,7 +164,7 @@ fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every
 
     // The builder held after its first batch (the catalog's secondary
     // indexes) and its second (two runs' text).
-    let held = Held::start(&t, &["index", "build-text"], "text-batch", 3, 2);
+    let held = hold(&t, &["index", "build-text"], "text-batch", 3, 2);
     assert_eq!(building(&t)["done"], 2);
 
     // CLI: the matches so far, a notice on stderr, exit 0.
@@ -277,7 +227,7 @@ fn a_catalog_build_killed_is_started_again_and_ends_as_a_full_rebuild() {
     let (want, want_rows) = (answers(&t, &[]), fingerprint(&t));
     lose_index(&t);
 
-    let held = Held::start(&t, &["find", "--agent", "alex"], "catalog-built", 1, 2);
+    let held = hold(&t, &["find", "--agent", "alex"], "catalog-built", 1, 2);
     held.kill();
     // The next command builds the catalog again and starts the builder.
     let all = t.json(&["find", "--agent", "alex"]);
@@ -298,7 +248,7 @@ fn a_text_builder_killed_is_resumed_by_the_next_command() {
     t.run(&["find"]).ok();
 
     // Killed after the indexes and two batches: four runs' text written.
-    Held::start(&t, &["index", "build-text"], "text-batch", 4, 2).kill();
+    hold(&t, &["index", "build-text"], "text-batch", 4, 2).kill();
     assert_eq!(building(&t)["done"], 4);
 
     // The next command (builders allowed again) starts one that resumes.
@@ -317,7 +267,7 @@ fn writes_while_the_text_is_built_leave_no_duplicate_or_missing_text() {
     no_detached_builder(&mut t);
     lose_index(&t);
     t.run(&["find"]).ok();
-    let held = Held::start(&t, &["index", "build-text"], "text-batch", 3, 2);
+    let held = hold(&t, &["index", "build-text"], "text-batch", 3, 2);
 
     // A run whose text is written and one whose text is not yet both gain
     // an output; a new run; an output rewritten behind logbook's back and
@@ -374,7 +324,7 @@ fn a_text_row_a_writer_wrote_first_is_replaced_not_doubled() {
     no_detached_builder(&mut t);
     lose_index(&t);
     t.run(&["find"]).ok();
-    let held = Held::start(&t, &["index", "build-text"], "text-batch", 3, 2);
+    let held = hold(&t, &["index", "build-text"], "text-batch", 3, 2);
     // Every run gets a text row from a writer (before or after the
     // builder's pass over it), then its new output changes behind
     // logbook's back: the builder, reading the files now, writes `ferret`

@@ -10,15 +10,13 @@
 //! between processes.
 
 use std::fs::File;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::harness::{Run, command_in};
+use crate::harness::{Held, Run, command_in};
 
 /// Where make.sh built the fixtures' indexes.
 const ROOT: &str = "/tmp/logbook-upgrade-fixture/project";
@@ -403,29 +401,12 @@ fn a_migration_killed_mid_step_is_taken_up_by_the_next_command() {
     // Pass 3 is version 11's second step, after its first ran in the same
     // transaction: a kill there must leave version 10, committed, and
     // nothing of 11.
-    let mut child = command_in(Path::new(ROOT), &["--json", "find"])
-        .env("LOGBOOK_FAULT", "migrate-step:3")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        let read = lines.read_line(&mut line).unwrap();
-        assert!(
-            read > 0,
-            "the migration ended before its third step: {seen}"
-        );
-        seen.push_str(&line);
-        if line.trim_end() == "logbook: fault migrate-step 3" {
-            break;
-        }
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    Held::start(
+        command_in(Path::new(ROOT), &["--json", "find"]),
+        "migrate-step",
+        3,
+    )
+    .kill();
     assert_eq!(user_version(), 10, "version 10 committed, 11 rolled back");
     lb(&["--json", "find"]).ok();
     assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
