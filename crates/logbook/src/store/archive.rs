@@ -32,20 +32,7 @@ pub fn is_archived(p: &Project, folder: &Path) -> bool {
 
 /// The archived folder of run `id` whatever its case on disk, if there is one.
 pub fn locate(p: &Project, id: &RunId) -> Result<Option<PathBuf>> {
-    let lower = folder(p, id);
-    if lower.is_dir() {
-        return Ok(Some(lower));
-    }
-    let mut found: Option<store::runs::RunFolder> = None;
-    for f in store::runs::walk(&p.config.archive_folder)? {
-        let f = f?;
-        if f.name.eq_ignore_ascii_case(id.as_str())
-            && found.as_ref().is_none_or(|x| f.name < x.name)
-        {
-            found = Some(f);
-        }
-    }
-    Ok(found.map(|f| f.path))
+    store::run::find_folder(&p.config.archive_folder, id)
 }
 
 /// Moves run folder `from` to `to` (one of them in the archive) with every

@@ -42,13 +42,20 @@ pub fn locate(p: &Project, id: &RunId) -> Result<PathBuf> {
 /// [`locate`] in the live set only.
 fn locate_live(p: &Project, id: &RunId) -> Result<PathBuf> {
     let lower = folder(p, id);
+    Ok(find_folder(&p.config.agent_outputs_folder, id)?.unwrap_or(lower))
+}
+
+/// The folder of run `id` in `dir` (the live set or the archive) whatever
+/// the case of its name: the lowercase one when it is there, else the
+/// first by name, as a sorted listing would find it, when several
+/// spellings are there.
+pub(crate) fn find_folder(dir: &Path, id: &RunId) -> Result<Option<PathBuf>> {
+    let lower = id.folder(dir);
     if lower.is_dir() {
-        return Ok(lower);
+        return Ok(Some(lower));
     }
-    // The first by name, as a sorted listing would find it, when several
-    // spellings are there.
     let mut found: Option<store::runs::RunFolder> = None;
-    for folder in store::runs::walk(&p.config.agent_outputs_folder)? {
+    for folder in store::runs::walk(dir)? {
         let folder = folder?;
         if folder.name.eq_ignore_ascii_case(id.as_str())
             && found.as_ref().is_none_or(|f| folder.name < f.name)
@@ -56,7 +63,7 @@ fn locate_live(p: &Project, id: &RunId) -> Result<PathBuf> {
             found = Some(folder);
         }
     }
-    Ok(found.map_or(lower, |f| f.path))
+    Ok(found.map(|f| f.path))
 }
 
 /// The ids of the run folders whose names start with `prefix` (lowercase),
