@@ -92,10 +92,11 @@ impl Index {
             .optional()
             .map_err(self.err())?;
         Ok(row.and_then(|(id, folder, manifest)| {
+            let folder = PathBuf::from(folder);
             Some(Run {
                 id: RunId::parse(&id).ok()?,
-                folder: PathBuf::from(folder),
-                manifest: serde_json::from_str(&manifest).ok()?,
+                manifest: super::record::stored_manifest(&folder, &manifest)?,
+                folder,
             })
         }))
     }

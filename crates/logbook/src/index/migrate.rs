@@ -88,6 +88,11 @@ pub(super) const STEPS: &[Step] = &[
         name: "archived-runs",
         run: super::archive::migrate_13_to_14_archive,
     },
+    Step {
+        to: 15,
+        name: "catalog-stubs",
+        run: to15_catalog_stubs,
+    },
     // A later version's steps go here, one `Step { to, .. }` each, in the
     // order they must run; each version's are applied in one transaction.
 ];
@@ -344,6 +349,15 @@ fn to13_transcript_usage(conn: &Connection) -> rusqlite::Result<()> {
 /// itself; this step names it in the history).
 fn to14_schema_history(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(schema::HISTORY_SCHEMA)
+}
+
+/// 15: `runs.manifest` may hold a catalog stub while the text phase of a
+/// two-phase rebuild runs (see `RunRow::catalog_manifest`), which a binary
+/// of schema 14 would take for a manifest that does not parse and leave
+/// out of its answers; the bump makes such a binary rebuild instead. An
+/// index of 14 holds no stub, so nothing changes in it.
+fn to15_catalog_stubs(_: &Connection) -> rusqlite::Result<()> {
+    Ok(())
 }
 
 /// 14: schema 13 first shipped without `transcripts.models` and `usage`

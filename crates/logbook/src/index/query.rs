@@ -498,16 +498,16 @@ impl Index {
         let Ok(id) = RunId::parse(&id) else {
             return Ok(None);
         };
+        let folder = PathBuf::from(folder);
         let manifest = if manifest.is_empty() {
             // A run folder without a manifest (`store::run::without_manifest`).
             Manifest::absent(&id, &started_at)
         } else {
-            match serde_json::from_str::<Manifest>(&manifest) {
-                Ok(m) => m,
-                Err(_) => return Ok(None),
+            match super::record::stored_manifest(&folder, &manifest) {
+                Some(m) => m,
+                None => return Ok(None),
             }
         };
-        let folder = PathBuf::from(folder);
         let snippet = match &ctx.words {
             Some(words) if ctx.text.is_some() => {
                 snippet_of(&self.conn, &manifest, &folder, words).map_err(self.err())?

@@ -184,9 +184,10 @@ pub(super) enum FullText {
     /// this spreads a rebuild over a second core. The connection that
     /// filled must not touch `runs_fts` afterwards (see `build_and_swap`).
     OwnThread,
-    /// Not at all: the catalog alone (no output file is read), with the
-    /// text phase's starting point in `meta` (see `text_build`), so that
-    /// commands answer from it seconds after an index was lost.
+    /// Not at all: the catalog alone (no output file is read, and each
+    /// run's manifest is stored as a stub), with the text phase's starting
+    /// point in `meta` (see `text_build`), so that commands answer from it
+    /// seconds after an index was lost.
     Later,
 }
 
@@ -288,13 +289,11 @@ pub(super) fn fill(
         text.and(read)
     })?;
     report.scanned = scanned - missing;
-    // A catalog goes live with the indexes its catch-up sync and lookups
-    // by folder need; the text phase creates the others (see `text_build`).
-    let mut sql = indexes_sql(|name| !later || CATALOG_INDEXES.contains(&name));
-    if !later {
-        sql.push_str(&stats_sql());
-    }
-    conn.execute_batch(&sql).map_err(&e)?;
+    // A catalog too goes live with every index: its runs are narrow (see
+    // `RunRow::catalog_manifest`), so they take little longer to make than
+    // the first query without them.
+    conn.execute_batch(&(indexes_sql(|_| true) + &stats_sql()))
+        .map_err(&e)?;
     if aside.is_none() && !later {
         set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
     }
@@ -330,10 +329,6 @@ pub(super) fn fill(
     }
     Ok(report)
 }
-
-/// The secondary indexes a catalog of [`FullText::Later`] goes live with:
-/// those its catch-up sync and every lookup of a run by folder use.
-const CATALOG_INDEXES: &[&str] = &["runs_folder", "files_live"];
 
 /// The `CREATE INDEX IF NOT EXISTS` of the [`INDEXES`] `which` names.
 pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {

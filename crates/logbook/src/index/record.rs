@@ -84,9 +84,52 @@ pub(super) struct RunRow {
     pub(super) out_stamp: i64,
     /// Whether the folder is in `archive_folder` (`runs.archived`).
     pub(super) archived: bool,
+    /// The manifest's `metadata.repository`, as JSON: all a catalog stub
+    /// keeps of it (see [`RunRow::catalog_manifest`]).
+    repository: Option<String>,
+}
+
+/// How a catalog stub starts: no manifest Logbook stores does (each
+/// starts with `version`).
+const CATALOG_STUB: &str = "{\"logbook:catalog\":true";
+
+/// Whether `runs.manifest` holds a catalog stub: the run's manifest is in
+/// its file, and in the index only once the text phase has been there.
+pub(super) fn is_catalog_stub(stored: &str) -> bool {
+    stored.starts_with(CATALOG_STUB)
+}
+
+/// The manifest of the run in `folder` whose `runs.manifest` is `stored`:
+/// parsed from it, or read from the file when it is a catalog stub. `None`
+/// when neither gives one (a folder without a manifest is `""`, which its
+/// callers make a manifest of themselves).
+pub(super) fn stored_manifest(folder: &Path, stored: &str) -> Option<Manifest> {
+    if !is_catalog_stub(stored) {
+        return serde_json::from_str(stored).ok();
+    }
+    let path = folder.join(crate::model::run::MANIFEST_FILE);
+    let text = store::read_optional(&path, "manifest").ok()??;
+    parse_manifest(&path, &text).ok().map(|(m, _)| m)
 }
 
 impl RunRow {
+    /// What the catalog phase of a two-phase rebuild stores as
+    /// `runs.manifest`: a stub with only the repository (which the
+    /// `repo_key` and `repo_root` columns are computed from), so that
+    /// `runs` stays narrow while its secondary indexes are made and its
+    /// first queries scan it. The text phase stores the whole manifest
+    /// (see `text_build`); until then readers take it from the file
+    /// ([`stored_manifest`]). A folder without a manifest keeps `""`.
+    pub(super) fn catalog_manifest(&self) -> String {
+        if self.manifest.is_empty() {
+            return String::new();
+        }
+        match &self.repository {
+            Some(repo) => format!("{CATALOG_STUB},\"metadata\":{{\"repository\":{repo}}}}}"),
+            None => format!("{CATALOG_STUB}}}"),
+        }
+    }
+
     /// The FTS `body` column: the manifest's text, then the output files'.
     pub(super) fn fts_body(&self) -> String {
         let mut body = self.fts_manifest.clone();
@@ -426,5 +469,10 @@ fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
         out_stamp,
         folder: run.folder.clone(),
         archived: false,
+        repository: m
+            .metadata
+            .as_ref()
+            .and_then(|md| md.get("repository"))
+            .map(|v| v.to_string()),
     })
 }

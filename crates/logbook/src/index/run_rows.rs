@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::fulltext::manifest_text;
 use super::path_str;
-use super::record::{Inner, Record, RunRow, fts_agent};
+use super::record::{Inner, Record, RunRow, fts_agent, is_catalog_stub};
 use crate::model::run::{MANIFEST_FILE, Manifest};
 
 /// What the index may already hold of a record about to be stored.
@@ -54,6 +54,13 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     if row.archived {
         super::archive::ensure_archived_index(tx)?;
     }
+    let catalog;
+    let manifest = if matches!(fresh, Fresh::Catalog) {
+        catalog = row.catalog_manifest();
+        &catalog
+    } else {
+        &row.manifest
+    };
     let mut ins = tx.prepare_cached(
         "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest, archived) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
@@ -69,7 +76,7 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         row.started_ns,
         row.completed_at,
         row.title,
-        row.manifest,
+        manifest,
         row.archived
     ])?;
     let rid = tx.last_insert_rowid();
@@ -307,6 +314,10 @@ fn same_fts_text(
     }
     if old_manifest == row.manifest {
         return Ok(true);
+    }
+    if is_catalog_stub(old_manifest) {
+        // The catalog phase wrote no text row for it.
+        return Ok(false);
     }
     let Ok(old) = serde_json::from_str::<Manifest>(old_manifest) else {
         return Ok(false);

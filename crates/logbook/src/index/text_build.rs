@@ -3,8 +3,9 @@
 //! An index that is missing or damaged is rebuilt in two phases when a
 //! face has registered the program to build the text with
 //! ([`register_text_builder`]). Phase 1 ([`FullText::Later`]) builds the
-//! catalog (every row but the full-text ones, no output file read) and
-//! swaps it into place: commands answer from then on. It leaves a plan in
+//! catalog (every row but the full-text ones, no output file read, each
+//! run's manifest stored as a stub that readers replace with its file)
+//! and swaps it into place: commands answer from then on. It leaves a plan in
 //! `meta` ([`TEXT_BUILD_KEY`]): the runs and transcripts whose text is still
 //! to write, by row id, up to the last row the catalog held.
 //!
@@ -26,7 +27,7 @@
 //! Until the plan is gone, every text query is flagged partial
 //! ([`Index::text_progress`], and a notice for the face).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -35,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use super::rebuild::{self, FullText, REBUILD_WAIT};
 use super::{Index, Kind, apply, record, run_rows};
 use crate::error::Result;
+use crate::model::run::MANIFEST_FILE;
 use crate::store::Project;
 
 /// Held exclusively by the one process writing the text of a plan.
@@ -77,7 +79,7 @@ struct Plan {
     /// Rows the plan covers.
     total: u64,
     /// Whether the secondary indexes and the planner's statistics are
-    /// still to make (a catalog goes live without most of them).
+    /// still to make (an older catalog went live without most of them).
     #[serde(default)]
     indexes: bool,
 }
@@ -166,10 +168,13 @@ pub(super) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<(
     }
 }
 
-/// Writes the plan of the text phase into a catalog just filled (phase 1,
-/// inside its transaction).
+/// Writes the plan of the text phase into a catalog just filled, with its
+/// secondary indexes (phase 1, inside its transaction).
 pub(super) fn plan(conn: &Connection) -> rusqlite::Result<()> {
-    let plan = fresh_plan(conn)?;
+    let plan = Plan {
+        indexes: false,
+        ..fresh_plan(conn)?
+    };
     write_plan(conn, &plan)
 }
 
@@ -315,14 +320,18 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
             .collect::<rusqlite::Result<_>>()?;
         plan.runs_after = rows.last().map_or(plan.runs_end, |r| r.0);
         plan.done += rows.len() as u64;
+        let (stubs, stored): (Vec<_>, Vec<_>) = rows
+            .into_iter()
+            .partition(|(_, _, manifest)| record::is_catalog_stub(manifest));
         // A run whose folder is gone keeps no text: the next sync removes it.
-        let texts: Vec<(i64, record::RunRow)> = rows
+        let texts: Vec<(i64, record::RunRow)> = stored
             .iter()
             .filter_map(|(rid, folder, manifest)| {
-                record::stored_run_row(std::path::Path::new(folder), manifest).map(|r| (*rid, r))
+                record::stored_run_row(Path::new(folder), manifest).map(|r| (*rid, r))
             })
             .collect();
         run_rows::replace_fts(conn, &texts)?;
+        complete_stubs(conn, p, &stubs)?;
     } else if plan.transcripts_after < plan.transcripts_end {
         let rows: Vec<(i64, String)> = conn
             .prepare_cached(
@@ -357,6 +366,30 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
     }
     write_plan(conn, &plan)?;
     Ok(true)
+}
+
+/// Stores whole the runs the catalog stored as stubs (see
+/// `RunRow::catalog_manifest`): each read again from its manifest and
+/// output files, with the stamp taken before, and stored as a sync stores
+/// a changed run. A writer that stored one meanwhile replaced its stub, so
+/// only rows no writer has touched come here. Their text rows are deleted
+/// first, all of them before any insert (see `run_rows::clear_stale_fts`).
+fn complete_stubs(
+    conn: &Connection,
+    p: &Project,
+    rows: &[(i64, String, String)],
+) -> rusqlite::Result<()> {
+    let mut delete = conn.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?;
+    for (rid, _, _) in rows {
+        delete.execute([rid])?;
+    }
+    for (_, folder, _) in rows {
+        let path = Path::new(folder).join(MANIFEST_FILE);
+        let (stamp, rec) = record::read_record_for(p, Kind::Run, &path, true);
+        let fresh = run_rows::Fresh::FtsCleared { same_text: false };
+        apply::apply(conn, Kind::Run, &path, rec, stamp, None, fresh)?;
+    }
+    Ok(())
 }
 
 /// Starts `program --root ROOT index build-text`, detached: in a process
