@@ -351,3 +351,54 @@ fn a_text_row_a_writer_wrote_first_is_replaced_not_doubled() {
         "the builder wrote no run after the writes"
     );
 }
+
+/// How many runs the index stores as catalog stubs (their manifest in the
+/// file only, until the text phase has been there).
+fn stubs(t: &TestProject) -> i64 {
+    let db = rusqlite::Connection::open(t.path(".logbook/index.db")).unwrap();
+    db.query_row(
+        "SELECT count(*) FROM runs WHERE manifest LIKE '{\"logbook:catalog\"%'",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_catalog_shows_every_run_whole_though_it_stores_their_manifests_as_stubs() {
+    let mut t = project();
+    let runs = history(&t);
+    // One run names its repository, which a stub keeps for `--repo`.
+    let manifest = runs[1].1.join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["metadata"] = json!({"repository": {"origin": "example.com/org/proj"}});
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let ask = |t: &TestProject| {
+        let mut out = vec![t.json(&["find", "--limit", "100"])];
+        // Runs of another repository are left out; runs naming none stay.
+        out.push(t.json(&["find", "--repo", "git@other.example:x/y.git"]));
+        out.extend(runs.iter().map(|(id, _)| t.json(&["run", "show", id])));
+        out.push(t.json(&["lineage", &runs[0].0]));
+        out
+    };
+    let want = ask(&t);
+    let others = want[1].as_array().unwrap();
+    assert_eq!(others.len(), runs.len() - 1, "{}", want[1]);
+    assert!(others.iter().all(|r| r["session_id"] != runs[1].0.as_str()));
+    t.run(&["index", "rebuild"]).ok();
+    let want_rows = fingerprint(&t);
+
+    no_detached_builder(&mut t);
+    lose_index(&t);
+    assert_eq!(ask(&t), want, "the catalog answers as the full index");
+    assert_eq!(stubs(&t), runs.len() as i64);
+
+    // Half the text written: the runs done are whole in the index again.
+    hold(&t, &["index", "build-text"], "text-batch", 2, 3).kill();
+    assert_eq!(stubs(&t), 2);
+    assert_eq!(ask(&t), want);
+    finish_text(&t);
+    assert_eq!(stubs(&t), 0);
+    assert_eq!(ask(&t), want);
+    assert_eq!(fingerprint(&t), want_rows);
+}

@@ -352,7 +352,7 @@ fn to14_schema_history(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// 15: `runs.manifest` may hold a catalog stub while the text phase of a
-/// two-phase rebuild runs (see `RunRow::catalog_manifest`), which a binary
+/// two-phase rebuild runs (see `record::Reading::Catalog`), which a binary
 /// of schema 14 would take for a manifest that does not parse and leave
 /// out of its answers; the bump makes such a binary rebuild instead. An
 /// index of 14 holds no stub, so nothing changes in it.

@@ -254,7 +254,11 @@ pub(super) fn fill(
             files,
             total,
             progress,
-            !later,
+            if later {
+                record::Reading::Catalog
+            } else {
+                record::Reading::Text
+            },
             |(kind, file, stamp, rec)| {
                 let fresh = match to_text {
                     Some(_) => Fresh::TextAside(&mut docs),
@@ -289,11 +293,14 @@ pub(super) fn fill(
         text.and(read)
     })?;
     report.scanned = scanned - missing;
-    // A catalog too goes live with every index: its runs are narrow (see
-    // `RunRow::catalog_manifest`), so they take little longer to make than
-    // the first query without them.
-    conn.execute_batch(&(indexes_sql(|_| true) + &stats_sql()))
-        .map_err(&e)?;
+    // A catalog goes live with the indexes of its first answers (see
+    // [`CATALOG_INDEXES`]); the text phase makes the others.
+    let sql = if later {
+        indexes_sql(|name| CATALOG_INDEXES.contains(&name))
+    } else {
+        indexes_sql(|_| true) + &stats_sql()
+    };
+    conn.execute_batch(&sql).map_err(&e)?;
     if aside.is_none() && !later {
         set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
     }
@@ -329,6 +336,22 @@ pub(super) fn fill(
     }
     Ok(report)
 }
+
+/// The secondary indexes a catalog of [`FullText::Later`] goes live with:
+/// those of its catch-up sync and of a run looked up by folder or id;
+/// `runs_started`, which covers every filter of `find` on `runs` (a scan
+/// of it in start order, stopped by the limit); and `runs_workflow`, which
+/// a workflow filter hops through for the names there are (without it,
+/// one scan of `runs` per name). Each index more costs one sort of its
+/// table before the first answer; its runs are narrow (see
+/// `record::Reading::Catalog`), so that sort reads little.
+pub(super) const CATALOG_INDEXES: &[&str] = &[
+    "runs_folder",
+    "files_live",
+    "runs_id",
+    "runs_started",
+    "runs_workflow",
+];
 
 /// The `CREATE INDEX IF NOT EXISTS` of the [`INDEXES`] `which` names.
 pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {
@@ -450,15 +473,16 @@ fn run_folders(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + Send + use<
 /// Reads `files` on every core and hands each record to `write`, on this
 /// thread, in the order they are parsed; `files` is drawn from as the
 /// parsers go, so it may be a walk still under way. `progress` gets (done,
-/// `total`); `outputs_text`: whether runs' output files are read for their
-/// text (else only stamped, see [`FullText::Later`]). Returns how many files were drawn, and how many of those
-/// were unstamped run folders that turned out to hold no manifest.
+/// `total`); `reading`: how much of each run is read (see
+/// [`record::Reading`]). Returns how many files were drawn, and how many
+/// of those were unstamped run folders that turned out to hold no
+/// manifest.
 pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
     p: &Project,
     files: impl Iterator<Item = S> + Send,
     total: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    outputs_text: bool,
+    reading: record::Reading,
     mut write: impl FnMut(Parsed) -> Result<()>,
 ) -> Result<(u64, u64)> {
     let files = Mutex::new(files);
@@ -487,7 +511,7 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
                         break;
                     };
                     let s: &Seen = s.borrow();
-                    let rec = match record::read_record_for(p, s.kind, &s.path, outputs_text) {
+                    let rec = match record::read_record_for(p, s.kind, &s.path, reading) {
                         (None, None) => {
                             missing.fetch_add(1, Ordering::Relaxed);
                             None

@@ -84,9 +84,21 @@ pub(super) struct RunRow {
     pub(super) out_stamp: i64,
     /// Whether the folder is in `archive_folder` (`runs.archived`).
     pub(super) archived: bool,
-    /// The manifest's `metadata.repository`, as JSON: all a catalog stub
-    /// keeps of it (see [`RunRow::catalog_manifest`]).
-    repository: Option<String>,
+}
+
+/// How much of a run a record is made of besides its manifest.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// Its output files' text, their stamp taken first (sync, rebuild, the
+    /// text phase).
+    Text,
+    /// Their stamp alone; the text is read when the row is stored, if at
+    /// all (a writer's record).
+    Stamp,
+    /// Their stamp alone, no full text at all, and the manifest kept as
+    /// its catalog stub (see [`catalog_manifest`]): the catalog
+    /// phase of a two-phase rebuild, which makes nothing it does not store.
+    Catalog,
 }
 
 /// How a catalog stub starts: no manifest Logbook stores does (each
@@ -113,23 +125,6 @@ pub(super) fn stored_manifest(folder: &Path, stored: &str) -> Option<Manifest> {
 }
 
 impl RunRow {
-    /// What the catalog phase of a two-phase rebuild stores as
-    /// `runs.manifest`: a stub with only the repository (which the
-    /// `repo_key` and `repo_root` columns are computed from), so that
-    /// `runs` stays narrow while its secondary indexes are made and its
-    /// first queries scan it. The text phase stores the whole manifest
-    /// (see `text_build`); until then readers take it from the file
-    /// ([`stored_manifest`]). A folder without a manifest keeps `""`.
-    pub(super) fn catalog_manifest(&self) -> String {
-        if self.manifest.is_empty() {
-            return String::new();
-        }
-        match &self.repository {
-            Some(repo) => format!("{CATALOG_STUB},\"metadata\":{{\"repository\":{repo}}}}}"),
-            None => format!("{CATALOG_STUB}}}"),
-        }
-    }
-
     /// The FTS `body` column: the manifest's text, then the output files'.
     pub(super) fn fts_body(&self) -> String {
         let mut body = self.fts_manifest.clone();
@@ -158,7 +153,7 @@ impl Record {
     /// parsed again; the registered output files are read for full text
     /// when it is stored, if the run's text may have changed).
     pub fn run(run: &Run) -> Record {
-        Record(match run_row(run, false) {
+        Record(match run_row(run, Reading::Stamp) {
             Ok(row) => Inner::Run(Box::new(row)),
             Err(reason) => Inner::Corrupt { reason },
         })
@@ -271,23 +266,21 @@ impl Record {
 /// the file is read, so a change made after it shows as a new stamp at the
 /// next sync.
 pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> (Option<Stamp>, Option<Record>) {
-    read_record_for(p, kind, path, true)
+    read_record_for(p, kind, path, Reading::Text)
 }
 
-/// [`read_record`], and with `outputs_text` false a run's output files are
-/// only stamped, not read: the catalog phase of a two-phase rebuild, whose
-/// text phase reads them (see `text_build`).
+/// [`read_record`], with as much of a run as `reading` says.
 pub(super) fn read_record_for(
     p: &Project,
     kind: Kind,
     path: &Path,
-    outputs_text: bool,
+    reading: Reading,
 ) -> (Option<Stamp>, Option<Record>) {
     // A run's stamp comes from its open manifest; the few other files are
     // stamped by name first.
     let read: fn(&Project, &Path) -> Option<Record> = match kind {
         Kind::Run => {
-            let (stamp, mut rec) = read_run(path, outputs_text);
+            let (stamp, mut rec) = read_run(path, reading);
             if let (Some(rec), Some(folder)) = (&mut rec, path.parent()) {
                 rec.mark_archived(p, folder);
             }
@@ -343,11 +336,11 @@ fn read_transcript(path: &Path) -> Option<Record> {
 /// the manifest parses leniently into the run model. Its stamp, and its
 /// output files' ([`outputs_stamp_and_text`]), come from the open files:
 /// no `stat` of either by name.
-fn read_run(manifest_path: &Path, outputs_text: bool) -> (Option<Stamp>, Option<Record>) {
+fn read_run(manifest_path: &Path, reading: Reading) -> (Option<Stamp>, Option<Record>) {
     match store::read_with_metadata(manifest_path, "manifest") {
         Ok(Some((m, text))) => (
             Some(store::stamp::of(&m)),
-            Some(run_record(manifest_path, &text, outputs_text)),
+            Some(run_record(manifest_path, &text, reading)),
         ),
         Ok(None) => match manifest_path
             .parent()
@@ -355,7 +348,7 @@ fn read_run(manifest_path: &Path, outputs_text: bool) -> (Option<Stamp>, Option<
         {
             Some(run) => (
                 Some(ABSENT_STAMP),
-                Some(Record(match run_row(&run, false) {
+                Some(Record(match run_row(&run, Reading::Stamp) {
                     Ok(row) => Inner::Run(Box::new(row)),
                     Err(reason) => Inner::Corrupt { reason },
                 })),
@@ -371,7 +364,7 @@ fn read_run(manifest_path: &Path, outputs_text: bool) -> (Option<Stamp>, Option<
 pub(super) const ABSENT_STAMP: Stamp = (-1, 0);
 
 /// The record of the manifest `text` read from `manifest_path`.
-fn run_record(manifest_path: &Path, text: &str, outputs_text: bool) -> Record {
+fn run_record(manifest_path: &Path, text: &str, reading: Reading) -> Record {
     let Some(folder) = manifest_path.parent() else {
         return Record::corrupt("a manifest path with no run folder");
     };
@@ -389,7 +382,7 @@ fn run_record(manifest_path: &Path, text: &str, outputs_text: bool) -> Record {
                     folder: folder.to_path_buf(),
                     manifest,
                 },
-                outputs_text,
+                reading,
             ) {
                 Ok(row) => Inner::Run(Box::new(row)),
                 Err(reason) => Inner::Corrupt { reason },
@@ -414,27 +407,46 @@ pub(super) fn stored_run_row(folder: &Path, manifest: &str) -> Option<RunRow> {
             manifest: serde_json::from_str::<Manifest>(manifest).ok()?,
         }
     };
-    run_row(&run, true).ok()
+    run_row(&run, Reading::Text).ok()
 }
 
-/// The row of `run`; with `read_outputs`, its output files' text read now.
-fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
+/// What the catalog phase of a two-phase rebuild stores as `runs.manifest`
+/// for manifest `m`: a stub with only its repository (which the `repo_key`
+/// and `repo_root` columns are computed from), so that `runs` stays narrow
+/// while its secondary indexes are made and its first queries scan it. The
+/// text phase stores the whole manifest (see `text_build`); until then
+/// readers take it from the file ([`stored_manifest`]).
+fn catalog_manifest(m: &Manifest) -> String {
+    match m.metadata.as_ref().and_then(|md| md.get("repository")) {
+        Some(repo) => format!("{CATALOG_STUB},\"metadata\":{{\"repository\":{repo}}}}}"),
+        None => format!("{CATALOG_STUB}}}"),
+    }
+}
+
+/// The row of `run`, with as much of its files as `reading` says.
+fn run_row(run: &Run, reading: Reading) -> Result<RunRow, String> {
     let m = &run.manifest;
+    let catalog = reading == Reading::Catalog;
     // An absent manifest is stored as no text: `hit_of` makes it again.
     let manifest = if m.is_absent() {
         String::new()
+    } else if catalog {
+        catalog_manifest(m)
     } else {
         serde_json::to_string(m).map_err(|e| e.to_string())?
     };
     let files = m.outputs.iter().map(|o| o.file.as_str());
     // A reader takes the stamp as it reads the text; a writer's record
     // takes it now, and its text is read later, if at all.
-    let (out_stamp, fts_outputs) = if read_outputs {
-        let (stamp, text) = outputs_stamp_and_text(&run.folder, files);
-        (stamp, Some(text))
-    } else {
-        (outputs_stamp(&run.folder, files), None)
+    let (out_stamp, fts_outputs) = match reading {
+        Reading::Text => {
+            let (stamp, text) = outputs_stamp_and_text(&run.folder, files);
+            (stamp, Some(text))
+        }
+        Reading::Stamp | Reading::Catalog => (outputs_stamp(&run.folder, files), None),
     };
+    // No full text is made for the catalog, which stores none.
+    let text = |make: &dyn Fn() -> String| if catalog { String::new() } else { make() };
     let mut outputs = vec![];
     for o in &m.outputs {
         outputs.push((
@@ -462,17 +474,12 @@ fn run_row(run: &Run, read_outputs: bool) -> Result<RunRow, String> {
         outputs,
         parents: m.related().to_vec(),
         tags,
-        fts_agent: fts_agent(m),
-        fts_workflow: m.workflow.name.clone(),
-        fts_manifest: manifest_text(m),
+        fts_agent: text(&|| fts_agent(m)),
+        fts_workflow: text(&|| m.workflow.name.clone()),
+        fts_manifest: text(&|| manifest_text(m)),
         fts_outputs,
         out_stamp,
         folder: run.folder.clone(),
         archived: false,
-        repository: m
-            .metadata
-            .as_ref()
-            .and_then(|md| md.get("repository"))
-            .map(|v| v.to_string()),
     })
 }

@@ -19,7 +19,8 @@ pub(super) enum Fresh<'a> {
     /// `rebuild::FullText`): they are handed over here instead.
     TextAside(&'a mut Vec<FtsDoc>),
     /// Nothing, and no full-text rows at all: the catalog phase of a
-    /// two-phase rebuild, whose text phase writes them (see `text_build`).
+    /// two-phase rebuild, whose text phase writes them (see `text_build`),
+    /// storing records read with `record::Reading::Catalog`.
     Catalog,
     /// Anything.
     No,
@@ -54,13 +55,6 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     if row.archived {
         super::archive::ensure_archived_index(tx)?;
     }
-    let catalog;
-    let manifest = if matches!(fresh, Fresh::Catalog) {
-        catalog = row.catalog_manifest();
-        &catalog
-    } else {
-        &row.manifest
-    };
     let mut ins = tx.prepare_cached(
         "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest, archived) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
@@ -76,7 +70,7 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         row.started_ns,
         row.completed_at,
         row.title,
-        manifest,
+        row.manifest,
         row.archived
     ])?;
     let rid = tx.last_insert_rowid();

@@ -10,7 +10,7 @@
 // 14: `runs.archived` and its partial index `runs_archived` (the archive:
 // archived runs stay rows, left out of `find` unless asked for).
 // 14: `schema_history` (`HISTORY_SCHEMA`).
-// 15: `runs.manifest` may be a catalog stub (`RunRow::catalog_manifest`).
+// 15: `runs.manifest` may be a catalog stub (`record::Reading::Catalog`).
 pub const SCHEMA_VERSION: i64 = 15;
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"

@@ -15,7 +15,7 @@ use super::apply::{self, Stamp};
 use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
 use super::scan::{Outputs, RunChange, WalkedNames};
-use super::{Index, Kind, Staleness, SyncReport, path_str, sql};
+use super::{Index, Kind, Staleness, SyncReport, path_str, record, sql};
 use crate::clock;
 use crate::error::Result;
 use crate::store::{self, Project};
@@ -471,7 +471,7 @@ impl Index {
                 todo.iter(),
                 todo.len() as u64,
                 None,
-                true,
+                record::Reading::Text,
                 |item| {
                     if in_group.contains(&item.1) {
                         flush_group(&mut group, &mut in_group, &mut report)?;

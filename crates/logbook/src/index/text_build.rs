@@ -4,7 +4,7 @@
 //! face has registered the program to build the text with
 //! ([`register_text_builder`]). Phase 1 ([`FullText::Later`]) builds the
 //! catalog (every row but the full-text ones, no output file read, each
-//! run's manifest stored as a stub that readers replace with its file)
+//! run's manifest stored as a stub, for which readers read its file)
 //! and swaps it into place: commands answer from then on. It leaves a plan in
 //! `meta` ([`TEXT_BUILD_KEY`]): the runs and transcripts whose text is still
 //! to write, by row id, up to the last row the catalog held.
@@ -34,6 +34,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::rebuild::{self, FullText, REBUILD_WAIT};
+use super::schema::INDEXES;
 use super::{Index, Kind, apply, record, run_rows};
 use crate::error::Result;
 use crate::model::run::MANIFEST_FILE;
@@ -78,8 +79,9 @@ struct Plan {
     done: u64,
     /// Rows the plan covers.
     total: u64,
-    /// Whether the secondary indexes and the planner's statistics are
-    /// still to make (an older catalog went live without most of them).
+    /// Whether secondary indexes or the planner's statistics are still to
+    /// make (a catalog goes live with only those its first answers need,
+    /// see `rebuild::CATALOG_INDEXES`).
     #[serde(default)]
     indexes: bool,
 }
@@ -168,14 +170,10 @@ pub(super) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<(
     }
 }
 
-/// Writes the plan of the text phase into a catalog just filled, with its
-/// secondary indexes (phase 1, inside its transaction).
+/// Writes the plan of the text phase into a catalog just filled (phase 1,
+/// inside its transaction).
 pub(super) fn plan(conn: &Connection) -> rusqlite::Result<()> {
-    let plan = Plan {
-        indexes: false,
-        ..fresh_plan(conn)?
-    };
-    write_plan(conn, &plan)
+    write_plan(conn, &fresh_plan(conn)?)
 }
 
 fn fresh_plan(conn: &Connection) -> rusqlite::Result<Plan> {
@@ -280,8 +278,14 @@ impl Index {
     /// longer the index (a rebuild replaced it, with its own plan).
     fn write_text(&self) -> Result<()> {
         loop {
+            // Tests count the batches that write text, not the indexes'.
             #[cfg(feature = "testing")]
-            crate::testing::fault("text-batch");
+            if read_plan(&self.conn)
+                .map_err(self.err())?
+                .is_some_and(|plan| !plan.indexes)
+            {
+                crate::testing::fault("text-batch");
+            }
             if !self.begin_write()? {
                 return Ok(());
             }
@@ -304,10 +308,16 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
         return Ok(false);
     };
     if plan.indexes {
-        // First, so that queries are fast again while the text is written.
-        let sql = rebuild::indexes_sql(|_| true) + &rebuild::stats_sql();
-        conn.execute_batch(&sql)?;
-        plan.indexes = false;
+        // First, so that every query has its index again while the text is
+        // written; one a batch, so that a writer waits for one sort of one
+        // table at most, then the planner's statistics.
+        match missing_index(conn)? {
+            Some(name) => conn.execute_batch(&rebuild::indexes_sql(|n| n == name))?,
+            None => {
+                conn.execute_batch(&rebuild::stats_sql())?;
+                plan.indexes = false;
+            }
+        }
     } else if plan.runs_after < plan.runs_end {
         let rows: Vec<(i64, String, String)> = conn
             .prepare_cached(
@@ -368,8 +378,20 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
     Ok(true)
 }
 
+/// The first of the secondary indexes the index does not have yet.
+fn missing_index(conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
+    let mut has = conn
+        .prepare_cached("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = ?1")?;
+    for (name, _) in INDEXES {
+        if has.query_row([name], |r| r.get::<_, i64>(0))? == 0 {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
 /// Stores whole the runs the catalog stored as stubs (see
-/// `RunRow::catalog_manifest`): each read again from its manifest and
+/// `record::Reading::Catalog`): each read again from its manifest and
 /// output files, with the stamp taken before, and stored as a sync stores
 /// a changed run. A writer that stored one meanwhile replaced its stub, so
 /// only rows no writer has touched come here. Their text rows are deleted
@@ -385,7 +407,7 @@ fn complete_stubs(
     }
     for (_, folder, _) in rows {
         let path = Path::new(folder).join(MANIFEST_FILE);
-        let (stamp, rec) = record::read_record_for(p, Kind::Run, &path, true);
+        let (stamp, rec) = record::read_record_for(p, Kind::Run, &path, record::Reading::Text);
         let fresh = run_rows::Fresh::FtsCleared { same_text: false };
         apply::apply(conn, Kind::Run, &path, rec, stamp, None, fresh)?;
     }
