@@ -381,6 +381,7 @@ fn the_catalog_shows_every_run_whole_though_it_stores_their_manifests_as_stubs()
         out.push(t.json(&["lineage", &runs[0].0]));
         out
     };
+    t.run(&["run", "finish", &runs[2].0]).ok();
     let want = ask(&t);
     let others = want[1].as_array().unwrap();
     assert_eq!(others.len(), runs.len() - 1, "{}", want[1]);
@@ -393,6 +394,13 @@ fn the_catalog_shows_every_run_whole_though_it_stores_their_manifests_as_stubs()
     assert_eq!(ask(&t), want, "the catalog answers as the full index");
     assert_eq!(stubs(&t), runs.len() as i64);
 
+    // The catalog did not stamp the finished run's outputs: `sync --full`
+    // reads the run again, and its text is searchable before the rest.
+    std::fs::write(runs[2].1.join("out2.md"), "marmot tapir quokka").unwrap();
+    t.run(&["index", "sync", "--full"]).ok();
+    assert_eq!(found(&t, "quokka"), vec![runs[2].0.clone()]);
+    assert_eq!(stubs(&t), runs.len() as i64 - 1);
+
     // Half the text written: the runs done are whole in the index again.
     hold(&t, &["index", "build-text"], "text-batch", 2, 3).kill();
     assert_eq!(stubs(&t), 2);
@@ -400,5 +408,6 @@ fn the_catalog_shows_every_run_whole_though_it_stores_their_manifests_as_stubs()
     finish_text(&t);
     assert_eq!(stubs(&t), 0);
     assert_eq!(ask(&t), want);
+    assert_eq!(found(&t, "quokka"), vec![runs[2].0.clone()]);
     assert_eq!(fingerprint(&t), want_rows);
 }

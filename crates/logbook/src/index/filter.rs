@@ -208,19 +208,28 @@ impl Index {
     }
 
     fn read_workflow_names(&self) -> Result<Vec<String>> {
-        // One statement (one read transaction) hopping from each name to
-        // the next through the index, rather than a statement per name.
-        let mut stmt = self
+        let indexed: bool = self
             .conn
             .prepare_cached(
-                "WITH RECURSIVE w(name) AS ( \
-                   SELECT min(workflow) FROM runs \
-                   UNION ALL \
-                   SELECT (SELECT min(workflow) FROM runs WHERE workflow > w.name) FROM w \
-                   WHERE w.name IS NOT NULL) \
-                 SELECT name FROM w WHERE name IS NOT NULL",
+                "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'index' AND name = 'runs_workflow'",
             )
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
             .map_err(self.err())?;
+        // One statement (one read transaction) hopping from each name to
+        // the next through the index, rather than a statement per name.
+        // Without the index (a catalog, until the text phase makes it),
+        // each hop would read every run: one pass over them instead.
+        let sql = if indexed {
+            "WITH RECURSIVE w(name) AS ( \
+               SELECT min(workflow) FROM runs \
+               UNION ALL \
+               SELECT (SELECT min(workflow) FROM runs WHERE workflow > w.name) FROM w \
+               WHERE w.name IS NOT NULL) \
+             SELECT name FROM w WHERE name IS NOT NULL"
+        } else {
+            "SELECT DISTINCT workflow FROM runs ORDER BY workflow"
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
         stmt.query_map([], |r| r.get::<_, String>(0))
             .map_err(self.err())?
             .collect::<rusqlite::Result<Vec<String>>>()

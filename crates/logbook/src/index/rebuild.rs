@@ -338,20 +338,13 @@ pub(super) fn fill(
 }
 
 /// The secondary indexes a catalog of [`FullText::Later`] goes live with:
-/// those of its catch-up sync and of a run looked up by folder or id;
+/// those of its catch-up sync and of a run looked up by folder or id, and
 /// `runs_started`, which covers every filter of `find` on `runs` (a scan
-/// of it in start order, stopped by the limit); and `runs_workflow`, which
-/// a workflow filter hops through for the names there are (without it,
-/// one scan of `runs` per name). Each index more costs one sort of its
-/// table before the first answer; its runs are narrow (see
+/// of it in start order, stopped by the limit). Each index more costs one
+/// sort of its table before the first answer; its runs are narrow (see
 /// `record::Reading::Catalog`), so that sort reads little.
-pub(super) const CATALOG_INDEXES: &[&str] = &[
-    "runs_folder",
-    "files_live",
-    "runs_id",
-    "runs_started",
-    "runs_workflow",
-];
+pub(super) const CATALOG_INDEXES: &[&str] =
+    &["runs_folder", "files_live", "runs_id", "runs_started"];
 
 /// The `CREATE INDEX IF NOT EXISTS` of the [`INDEXES`] `which` names.
 pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {

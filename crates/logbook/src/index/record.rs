@@ -11,7 +11,7 @@ use super::fulltext::manifest_text;
 use crate::clock;
 use crate::error::Error;
 use crate::model::ids::RunId;
-use crate::model::run::{Manifest, Run, parse_manifest};
+use crate::model::run::{Manifest, Run, RunStatus, parse_manifest};
 use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{self, Kind as TranscriptKind, Metadata, Summary, parse_file_name};
 use crate::model::work_session::{SessionStatus, WorkSession};
@@ -95,11 +95,19 @@ pub(super) enum Reading {
     /// Their stamp alone; the text is read when the row is stored, if at
     /// all (a writer's record).
     Stamp,
-    /// Their stamp alone, no full text at all, and the manifest kept as
-    /// its catalog stub (see [`catalog_manifest`]): the catalog
-    /// phase of a two-phase rebuild, which makes nothing it does not store.
+    /// No full text at all, the manifest kept as its catalog stub (see
+    /// [`catalog_manifest`]), and the outputs stamped only for a running
+    /// run: the catalog phase of a two-phase rebuild, which makes nothing
+    /// it does not store.
     Catalog,
 }
+
+/// The outputs stamp of a finished run in a catalog: none was taken (a
+/// `statx` per output was a third of the catalog's reading). Never a real
+/// stamp, so whatever checks a settled run's outputs before the text
+/// phase stamps them (`sync --full`, a face showing the run) reads the
+/// run again.
+const UNSTAMPED_OUTPUTS: i64 = i64::MIN;
 
 /// How a catalog stub starts: no manifest Logbook stores does (each
 /// starts with `version`).
@@ -438,11 +446,15 @@ fn run_row(run: &Run, reading: Reading) -> Result<RunRow, String> {
     let files = m.outputs.iter().map(|o| o.file.as_str());
     // A reader takes the stamp as it reads the text; a writer's record
     // takes it now, and its text is read later, if at all.
+    let running = m.execution.status.as_str() == RunStatus::Running.as_str();
     let (out_stamp, fts_outputs) = match reading {
         Reading::Text => {
             let (stamp, text) = outputs_stamp_and_text(&run.folder, files);
             (stamp, Some(text))
         }
+        // A finished run's outputs are settled: a normal sync does not
+        // look at them, and the text phase stamps them as it reads them.
+        Reading::Catalog if !running => (UNSTAMPED_OUTPUTS, None),
         Reading::Stamp | Reading::Catalog => (outputs_stamp(&run.folder, files), None),
     };
     // No full text is made for the catalog, which stores none.
