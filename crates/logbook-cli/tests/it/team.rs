@@ -581,6 +581,35 @@ fn deletions_made_while_the_index_was_gone_reach_the_catalog() {
 }
 
 #[test]
+fn a_push_from_a_catalog_sends_each_run_its_whole_manifest_not_the_stub() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let mut a = machine(&url, "laptop");
+    a.run(&["team", "init"]).ok();
+    let run = start_run(&a, "casey", "flow", None);
+    // The index is lost before the run was pushed; the next command builds
+    // a catalog (its text left to a builder that never starts), whose
+    // `runs.manifest` is a stub.
+    a.envs.push(("LOGBOOK_TWO_PHASE_FROM".into(), "0".into()));
+    a.envs.push(("LOGBOOK_NO_TEXT_BUILDER".into(), "1".into()));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(a.path(&format!(".logbook/index.db{suffix}")));
+    }
+    a.run(&["find"]).ok();
+    let stub: String = rusqlite::Connection::open(a.path(".logbook/index.db"))
+        .unwrap()
+        .query_row("SELECT manifest FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert!(stub.starts_with("{\"logbook:catalog\""), "{stub}");
+    a.run(&["team", "push"]).ok();
+    let pushed = pg.sql(
+        "team",
+        "SELECT manifest->>'session_id' || ' ' || (manifest->'agent'->>'name') FROM runs",
+    );
+    assert_eq!(pushed, vec![format!("{run} casey")]);
+}
+
+#[test]
 fn without_team_url_nothing_is_queued() {
     let t = TestProject::new();
     t.json(&["run", "start", "--agent", "a", "--workflow", "w"]);

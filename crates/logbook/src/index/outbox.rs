@@ -394,6 +394,18 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, Stri
     else {
         return Ok(None);
     };
+    // A catalog stub is not the manifest: the file is (a run it cannot be
+    // read from any more is gone, as the next sync will find).
+    let manifest = if super::record::is_catalog_stub(&manifest) {
+        let whole = super::record::stored_manifest(Path::new(&folder), &manifest)
+            .and_then(|m| serde_json::to_string(&m).ok());
+        match whole {
+            Some(whole) => whole,
+            None => return Ok(None),
+        }
+    } else {
+        manifest
+    };
     let strings = |sql: &str| -> rusqlite::Result<Vec<String>> {
         tx.prepare_cached(sql)?
             .query_map([rid], |r| r.get(0))?
