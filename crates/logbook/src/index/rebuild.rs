@@ -130,10 +130,17 @@ pub(super) fn build_and_swap(
             crate::testing::fault("catalog-built");
         }
         let conn = open_building(&new, BUILD_CACHE_KIB)?;
-        if matches!(text, FullText::Later) {
-            super::text_build::finish_small(&conn, p).map_err(sql(&new))?;
-        }
-        let caught_up = swap_into_place(p, conn, &new, &live)?;
+        // A catalog whose text is left to a builder goes live without its
+        // catch-up sync (a `statx` of every manifest): the builder runs it
+        // first (see `text_build`).
+        let catch_up = match text {
+            FullText::Later => {
+                super::text_build::finish_small(&conn, p).map_err(sql(&new))?;
+                !super::text_build::catches_up_later(&conn).map_err(sql(&new))?
+            }
+            FullText::SameThread | FullText::OwnThread => true,
+        };
+        let caught_up = swap_into_place(p, conn, &new, &live, catch_up)?;
         report.indexed += caught_up.indexed;
         report.removed += caught_up.removed;
         report.corrupt.extend(caught_up.corrupt);
@@ -548,9 +555,16 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
     Ok((done, missing.into_inner() as u64))
 }
 
-/// Catches the new file up and renames it over the live one (steps 1–3 of
-/// the module documentation). Returns what the catch-up sync did.
-fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Result<SyncReport> {
+/// Catches the new file up (unless `catch_up` is false: a builder will)
+/// and renames it over the live one (steps 1–3 of the module
+/// documentation). Returns what the catch-up sync did.
+fn swap_into_place(
+    p: &Project,
+    conn: Connection,
+    new: &Path,
+    live: &Path,
+    catch_up: bool,
+) -> Result<SyncReport> {
     let e = sql(live);
     // 1. Nothing commits to the old index from here on. (Without one, the
     // caller's rebuild lock keeps openers waiting for this build.)
@@ -576,7 +590,11 @@ fn swap_into_place(p: &Project, conn: Connection, new: &Path, live: &Path) -> Re
         project: p.clone(),
         file_id: None,
     };
-    let caught_up = building.sync()?;
+    let caught_up = if catch_up {
+        building.sync()?
+    } else {
+        SyncReport::default()
+    };
     if let Some(old) = &old {
         carry_over(old, &building.conn).map_err(&sql(new))?;
     }

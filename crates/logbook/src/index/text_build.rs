@@ -84,6 +84,11 @@ struct Plan {
     /// see `rebuild::CATALOG_INDEXES`).
     #[serde(default)]
     indexes: bool,
+    /// Whether the catch-up sync of the swap is still to run: a catalog
+    /// went live without it (see `rebuild::build_and_swap`), and the
+    /// builder runs it before anything else.
+    #[serde(default)]
+    catch_up: bool,
 }
 
 /// How far the full-text index is while it is being built: faces say so
@@ -157,6 +162,12 @@ fn detach_from() -> u64 {
     DETACH_FROM
 }
 
+/// Whether the catalog `conn` is building leaves its catch-up sync to the
+/// text builder (its plan is not written before the swap).
+pub(super) fn catches_up_later(conn: &Connection) -> rusqlite::Result<bool> {
+    Ok(read_plan(conn)?.is_some_and(|plan| plan.catch_up))
+}
+
 /// Writes the text of a small plan (see [`DETACH_FROM`]) into the catalog
 /// `conn` is building, before it is swapped into place.
 pub(super) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
@@ -195,6 +206,7 @@ fn fresh_plan(conn: &Connection) -> rusqlite::Result<Plan> {
         done: 0,
         total: (runs + transcripts).max(0) as u64,
         indexes: true,
+        catch_up: true,
     })
 }
 
@@ -265,18 +277,49 @@ impl Index {
         }
     }
 
+    /// Runs the catch-up sync a catalog went live without, if it is still
+    /// due: what changed on disk while the catalog was walked (each stamp
+    /// was taken before its file was read, so a change shows). Until then
+    /// such a change is as stale as an edit since the last sync, which
+    /// verify-on-read covers for what is shown.
+    fn catch_up(&mut self) -> Result<()> {
+        let due = read_plan(&self.conn)
+            .map_err(self.err())?
+            .is_some_and(|plan| plan.catch_up);
+        if !due {
+            return Ok(());
+        }
+        self.sync()?;
+        if !self.begin_write()? {
+            return Ok(());
+        }
+        self.finish_write(|conn| {
+            if let Some(plan) = read_plan(conn)? {
+                write_plan(
+                    conn,
+                    &Plan {
+                        catch_up: false,
+                        ..plan
+                    },
+                )?;
+            }
+            Ok(())
+        })
+    }
+
     /// Phase 2 in this process (`logbook index build-text`): waits for a
     /// builder at work, then writes whatever text is left.
     pub fn build_text(p: &Project) -> Result<()> {
         let _one = p.locks.exclusive_within(TEXT_LOCK, REBUILD_WAIT)?;
-        let index = Index::open(p)?;
+        let mut index = Index::open(p)?;
         index.write_text()
     }
 
     /// Writes the plan's text batch by batch; the caller holds
     /// [`TEXT_LOCK`]. Stops when the plan is done, or when this file is no
     /// longer the index (a rebuild replaced it, with its own plan).
-    fn write_text(&self) -> Result<()> {
+    fn write_text(&mut self) -> Result<()> {
+        self.catch_up()?;
         loop {
             // Tests count the batches that write text, not the indexes'.
             #[cfg(feature = "testing")]
