@@ -345,13 +345,15 @@ pub(super) fn fill(
 }
 
 /// The secondary indexes a catalog of [`FullText::Later`] goes live with:
-/// those of its catch-up sync and of a run looked up by folder or id, and
 /// `runs_started`, which covers every filter of `find` on `runs` (a scan
-/// of it in start order, stopped by the limit). Each index more costs one
-/// sort of its table before the first answer; its runs are narrow (see
-/// `record::Reading::Catalog`), so that sort reads little.
-pub(super) const CATALOG_INDEXES: &[&str] =
-    &["runs_folder", "files_live", "runs_id", "runs_started"];
+/// of it in start order, stopped by the limit); `files_live`, which every
+/// listing reads first; and `runs_folder`, which keeps a folder to one row
+/// (a writer looks its run up by folder). Each index more costs one sort
+/// of its table before the first answer; its runs are narrow (see
+/// `record::Reading::Catalog`), so that sort reads little. Until the
+/// builder's first batches make the others, a run looked up by id is a
+/// scan of those narrow rows.
+pub(super) const CATALOG_INDEXES: &[&str] = &["runs_folder", "files_live", "runs_started"];
 
 /// The `CREATE INDEX IF NOT EXISTS` of the [`INDEXES`] `which` names.
 pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {

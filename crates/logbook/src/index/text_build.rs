@@ -86,7 +86,7 @@ struct Plan {
     indexes: bool,
     /// Whether the catch-up sync of the swap is still to run: a catalog
     /// went live without it (see `rebuild::build_and_swap`), and the
-    /// builder runs it before anything else.
+    /// builder runs it after the indexes, before any text.
     #[serde(default)]
     catch_up: bool,
 }
@@ -319,8 +319,17 @@ impl Index {
     /// [`TEXT_LOCK`]. Stops when the plan is done, or when this file is no
     /// longer the index (a rebuild replaced it, with its own plan).
     fn write_text(&mut self) -> Result<()> {
-        self.catch_up()?;
+        let mut caught_up = false;
         loop {
+            // The catch-up sync after the indexes, which its lookups use.
+            if !caught_up
+                && read_plan(&self.conn)
+                    .map_err(self.err())?
+                    .is_none_or(|plan| !plan.indexes)
+            {
+                self.catch_up()?;
+                caught_up = true;
+            }
             // Tests count the batches that write text, not the indexes'.
             #[cfg(feature = "testing")]
             if read_plan(&self.conn)
