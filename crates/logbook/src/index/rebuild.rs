@@ -490,9 +490,14 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
     let files = Mutex::new(files);
     let done = AtomicUsize::new(0);
     let missing = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(1, 16);
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // A catalog's parsers do less than its one writer: one core is left to
+    // the writer, which three threads on two cores would starve.
+    let workers = match reading {
+        record::Reading::Catalog => cores.saturating_sub(1),
+        record::Reading::Text | record::Reading::Stamp => cores,
+    }
+    .clamp(1, 16);
     // Records travel in chunks: one channel hand-off (and futex wake) per
     // record was a measurable cost to the writer thread, the bottleneck.
     const CHUNK: usize = 64;
