@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::harness::TestProject;
 
-fn kinds(report: &Value) -> Vec<String> {
+/// The kinds of a doctor report's findings, in order.
+pub(crate) fn kinds(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()
         .unwrap()
@@ -17,7 +18,8 @@ fn kinds(report: &Value) -> Vec<String> {
         .collect()
 }
 
-fn finding<'a>(report: &'a Value, kind: &str) -> &'a Value {
+/// The first finding of `kind` in a doctor report (the test fails without one).
+pub(crate) fn finding<'a>(report: &'a Value, kind: &str) -> &'a Value {
     report["findings"]
         .as_array()
         .unwrap()

@@ -8,8 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
+use crate::doctor::{finding, kinds};
 use crate::harness::TestProject;
 
 /// A run of `casey` whose output `notes.md` says `words`, registered, and
@@ -57,15 +56,6 @@ fn found(t: &TestProject, words: &str) -> Vec<String> {
         .unwrap()
         .iter()
         .map(|h| h["session_id"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn kinds(report: &Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -138,12 +128,7 @@ fn default_doctor_names_a_finished_runs_output_swapped_for_a_symlink_or_a_hard_l
 
         for args in [&[][..], &["--full"][..]] {
             let report = t.doctor(args);
-            let f = report["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["kind"] == "unsafe-output")
-                .unwrap_or_else(|| panic!("{kind} {args:?}: no unsafe-output in {report:#}"));
+            let f = finding(&report, "unsafe-output");
             assert_eq!(f["path"], file.to_str().unwrap());
             assert!(f["message"].as_str().unwrap().contains(kind), "{f}");
         }
@@ -162,12 +147,7 @@ fn doctor_full_finds_a_finished_runs_output_edited_in_place_and_default_doctor_t
         "{report:#}"
     );
     let report = t.doctor(&["--full"]);
-    let stale = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "index-stale")
-        .unwrap_or_else(|| panic!("no index-stale in {report:#}"));
+    let stale = finding(&report, "index-stale");
     assert!(
         stale["message"].as_str().unwrap().contains("1 changed"),
         "{stale}"

@@ -109,6 +109,15 @@ fn fingerprint(t: &TestProject) -> Vec<String> {
     rows
 }
 
+/// Lets the text be completed and asserts that the index then answers,
+/// and holds, what a one-phase rebuild made (`want`, `want_rows`).
+#[track_caller]
+fn assert_ends_as(t: &TestProject, want: &[String], want_rows: &[String]) {
+    finish_text(t);
+    assert_eq!(answers(t, &[]), want);
+    assert_eq!(fingerprint(t), want_rows);
+}
+
 fn lose_index(t: &TestProject) {
     Index::discard(&Project::open(t.root()).unwrap()).unwrap();
 }
@@ -232,9 +241,7 @@ fn a_catalog_build_killed_is_started_again_and_ends_as_a_full_rebuild() {
     // The next command builds the catalog again and starts the builder.
     let all = t.json(&["find", "--agent", "alex"]);
     assert_eq!(all.as_array().unwrap().len(), 5, "{all}");
-    finish_text(&t);
-    assert_eq!(answers(&t, &[]), want);
-    assert_eq!(fingerprint(&t), want_rows);
+    assert_ends_as(&t, &want, &want_rows);
 }
 
 #[test]
@@ -255,9 +262,7 @@ fn a_text_builder_killed_is_resumed_by_the_next_command() {
     t.envs.retain(|(k, _)| k != "LOGBOOK_NO_TEXT_BUILDER");
     let r = t.run(&["find", "--text", "tapir"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    finish_text(&t);
-    assert_eq!(answers(&t, &[]), want);
-    assert_eq!(fingerprint(&t), want_rows);
+    assert_ends_as(&t, &want, &want_rows);
 }
 
 #[test]
