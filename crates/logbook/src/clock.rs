@@ -32,6 +32,14 @@ pub fn format(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
+/// `ts` in nanoseconds since the epoch as the index stores them (an i64:
+/// 1677 to 2262), held at the ends of that range rather than wrapped, so
+/// a start or a `--since` far out of it still orders right.
+pub fn order_ns(ts: Timestamp) -> i64 {
+    let ns = ts.as_nanosecond();
+    i64::try_from(ns).unwrap_or(if ns < 0 { i64::MIN } else { i64::MAX })
+}
+
 /// Parses a timestamp another tool may have written: RFC 3339 with any
 /// offset, or a bare date/datetime taken as UTC. Returns `None` when
 /// unparseable so callers can stay lenient.

@@ -802,7 +802,7 @@ fn index_and_doctor() {
     at(&mut t, "2025-10-06T17:30:00Z");
     assert_snapshot!(human(&t, &["doctor"]), @"No problems found (1 runs checked)");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 15)
+    Index: [ROOT]/.logbook/index.db (schema 16)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -816,7 +816,7 @@ fn index_and_doctor() {
       Full text:     complete
       Up to date with the files.
       Schema history:
-         15  built                            2025-10-06T17:00:00.000Z  (logbook 0.1.0)
+         16  built                            2025-10-06T17:00:00.000Z  (logbook 0.1.0)
     ");
 
     // A manifest another tool broke, and the run left running for a day.
@@ -826,7 +826,7 @@ fn index_and_doctor() {
     );
     at(&mut t, "2025-10-08T09:00:00Z");
     assert_snapshot!(human(&t, &["index", "status"]), @"
-    Index: [ROOT]/.logbook/index.db (schema 15)
+    Index: [ROOT]/.logbook/index.db (schema 16)
       Size:          [SIZE] MiB
       Runs:          1
       Outputs:       1
@@ -840,7 +840,7 @@ fn index_and_doctor() {
       Full text:     complete
       Stale: 1 new, 0 changed, 0 deleted file(s); run `logbook index sync`.
       Schema history:
-         15  built                            2025-10-06T17:00:00.000Z  (logbook 0.1.0)
+         16  built                            2025-10-06T17:00:00.000Z  (logbook 0.1.0)
     ");
     assert_snapshot!(human(&t, &["index", "sync"]), @"
     Synced the index in [SECONDS]s: 3 file(s) scanned, 1 read, 0 removed, 1 corrupt.

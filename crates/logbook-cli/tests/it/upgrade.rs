@@ -34,6 +34,7 @@ const VERSIONS: &[(&str, i64)] = &[
     ("13a", 13),
     ("13", 13),
     ("14", 14),
+    ("15", 15),
 ];
 
 /// The steps of the migration, by the version they bring the index to
@@ -48,6 +49,7 @@ const STEPS_TO: &[(i64, &str)] = &[
     (14, "schema-history"),
     (14, "transcript-usage-of-early-13"),
     (15, "catalog-stubs"),
+    (16, "text-keys"),
 ];
 
 fn fixtures() -> PathBuf {
@@ -483,4 +485,47 @@ fn an_old_index_of_a_project_moved_elsewhere_is_rebuilt_not_migrated() {
             "v{name}: {folder}"
         );
     }
+}
+
+#[test]
+fn an_upgrade_that_keys_the_text_anew_answers_at_once_and_flags_text_partial_until_it_is_written() {
+    let _f = Fixture::place("15");
+    // As in a project too large to write its text before the first
+    // answer, with no builder started by itself: the test runs it.
+    let lb_large = |args: &[&str]| -> Run {
+        command_in(Path::new(ROOT), args)
+            .env("LOGBOOK_TWO_PHASE_FROM", "0")
+            .env("LOGBOOK_NO_TEXT_BUILDER", "1")
+            .output()
+            .expect("run logbook")
+            .into()
+    };
+    let first = lb_large(&["--json", "find", "--text", "laptop"]);
+    assert_eq!(first.json(), serde_json::json!([]), "{}", first.stderr);
+    assert!(
+        first
+            .stderr
+            .contains("full-text index is still being built"),
+        "{}",
+        first.stderr
+    );
+    assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+    assert_migrated_from(15, "v15, its text keyed anew");
+    // Every answer without text is whole meanwhile.
+    let listed = lb_large(&["--json", "find", "--limit", "100"]);
+    lb_large(&["index", "build-text"]).ok();
+    assert_eq!(
+        json(&["index", "status"])["text"]["phase"],
+        "complete",
+        "the builder wrote every run's text"
+    );
+    let migrated = answers();
+    assert_eq!(marker().as_deref(), Some("index-v15"), "it was rebuilt");
+    let rebuilt = rebuilt_answers();
+    assert_same(&migrated, &rebuilt, "v15 keyed anew");
+    let listed = format!("exit {}\n{}\n{}", listed.code, listed.stdout, listed.stderr);
+    assert_eq!(
+        (rebuilt[0].0.as_str(), &listed),
+        ("--json find --limit 100", &rebuilt[0].1)
+    );
 }

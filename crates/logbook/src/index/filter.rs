@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::fulltext::fts_query;
+use super::schema::key_rid_sql;
 use super::{Index, pool};
 use crate::error::Result;
 use crate::model::query::{ArchiveScope, RunQuery, workflow_regex};
@@ -47,8 +48,9 @@ impl Index {
             // The FTS table answers the MATCH alone; only rowids flow into
             // the join and the sort.
             format!(
-                "(SELECT rowid AS frid FROM runs_fts WHERE runs_fts MATCH {n}) f \
-                 JOIN runs r ON r.rid = f.frid"
+                "(SELECT rowid AS fkey FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                 JOIN runs r ON r.rid = {}",
+                key_rid_sql("f.fkey")
             )
         } else {
             "runs r".to_string()
@@ -89,7 +91,7 @@ impl Index {
             where_.push(repo_term(want, &mut args));
         }
         if let Some(since) = query.since {
-            let n = arg((since.as_nanosecond() as i64).into(), &mut args);
+            let n = arg(crate::clock::order_ns(since).into(), &mut args);
             where_.push(format!("r.started_ns >= {n}"));
         }
         if let Some(w) = &query.workflow {
@@ -177,6 +179,29 @@ impl Index {
             "SELECT r.rid FROM {from} WHERE {where_} ORDER BY r.started_ns DESC, r.id LIMIT {l} OFFSET {o}"
         );
         Ok(Some(((sql, args), text)))
+    }
+
+    /// The SQL and arguments that keep, of the runs whose row ids are a JSON
+    /// array bound as the last argument (a placeholder here), those the
+    /// filters of `query` (no text) select, with their start and id: how a
+    /// text page checks the matches it reads in the text index's order (see
+    /// `Index::text_page`); `None` when no run can match.
+    pub(super) fn among_sql(&self, query: &RunQuery) -> Result<Option<Sql>> {
+        let Some(RunFilter {
+            where_, mut args, ..
+        }) = self.run_filter(query, Purpose::Page)?
+        else {
+            return Ok(None);
+        };
+        args.push(rusqlite::types::Value::Null);
+        // CROSS JOIN: SQLite keeps this order, so each row is looked up
+        // by its rowid and no filter's index is walked instead.
+        let sql = format!(
+            "SELECT r.rid, r.started_ns, r.id FROM json_each(?{}) j CROSS JOIN runs r \
+             WHERE r.rid = j.value AND {where_}",
+            args.len()
+        );
+        Ok(Some((sql, args)))
     }
 
     /// The distinct workflow names, by hopping through the workflow index

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+#[cfg(feature = "testing")]
+use super::schema::{key_rid_sql, text_key_sql};
 use super::{CorruptEntry, Index, Kind, Status};
 use crate::error::Result;
 
@@ -100,14 +102,20 @@ impl Index {
     /// its bookkeeping), to compare two indexes built different ways.
     #[cfg(feature = "testing")]
     pub fn fingerprint(&self) -> Result<Vec<String>> {
-        let queries = [
+        let runs_fts = format!(
+            "SELECT 'fts', r.folder, '', '', '', '', '', '', '', '', '' FROM runs_fts f \
+             JOIN runs r ON r.rid = {} AND f.rowid = {}",
+            key_rid_sql("f.rowid"),
+            text_key_sql("r")
+        );
+        let queries: [&str; 12] = [
             "SELECT 'run', folder, id, agent, workflow, status, user, started_at, coalesce(completed_at,''), title, manifest FROM runs",
             "SELECT 'out', r.folder, o.seq, o.file, o.type, o.description, o.created_at, '', '', '', '' FROM outputs o JOIN runs r ON r.rid = o.rid",
             "SELECT 'edge', child, parent, '', '', '', '', '', '', '', '' FROM edges",
             "SELECT 'tag', r.folder, t.tag, '', '', '', '', '', '', '', '' FROM tags t JOIN runs r ON r.rid = t.rid",
             // Contentless: the words cannot be read back, only that the run
-            // has its row.
-            "SELECT 'fts', r.folder, '', '', '', '', '', '', '', '', '' FROM runs_fts f JOIN runs r ON r.rid = f.rowid",
+            // has its row, under its whole key (a stale start shows).
+            &runs_fts,
             "SELECT 'ws', path, id, status, archived, last_updated, record, '', '', '', '' FROM work_sessions",
             "SELECT 'tr', path, id, kind, workdir, started_at, last_active_at, tokens, coalesce(parent,''), coalesce(repository,''), title || char(31) || source || char(31) || messages || char(31) || models || char(31) || coalesce(usage,'') FROM transcripts",
             "SELECT 'trfts', t.path, '', '', '', '', '', '', '', '', '' FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid",
@@ -153,10 +161,11 @@ impl Index {
     pub fn text_matches(&self, word: &str) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT r.folder FROM runs_fts f JOIN runs r ON r.rid = f.rowid \
-                 WHERE runs_fts MATCH ?1 ORDER BY r.folder",
-            )
+            .prepare(&format!(
+                "SELECT r.folder FROM runs_fts f JOIN runs r ON r.rid = {} \
+                     WHERE runs_fts MATCH ?1 ORDER BY r.folder",
+                key_rid_sql("f.rowid")
+            ))
             .map_err(self.err())?;
         let rows = stmt
             .query_map([format!("\"{word}\"")], |r| r.get(0))

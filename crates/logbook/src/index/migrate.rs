@@ -22,7 +22,7 @@
 use rusqlite::Connection;
 
 use super::schema::{self, SCHEMA_VERSION};
-use super::{Index, ROOT_KEY, path_str, root_stamp, unwritable};
+use super::{Index, ROOT_KEY, path_str, root_stamp, text_build, unwritable};
 use crate::clock;
 use crate::error::{Result, index_error};
 
@@ -93,6 +93,11 @@ pub(super) const STEPS: &[Step] = &[
         name: "catalog-stubs",
         run: to15_catalog_stubs,
     },
+    Step {
+        to: 16,
+        name: "text-keys",
+        run: to16_text_keys,
+    },
     // A later version's steps go here, one `Step { to, .. }` each, in the
     // order they must run; each version's are applied in one transaction.
 ];
@@ -134,7 +139,10 @@ impl Index {
             return Ok(false);
         }
         match migrate(&self.conn, version, &here) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                text_build::finish_small_migrated(&self.conn, &self.project).map_err(self.err())?;
+                Ok(true)
+            }
             Err(e) if unwritable(&index_error(&self.path, &e)) => Err(index_error(&self.path, &e)),
             Err(e) => {
                 crate::notice::push(format!(
@@ -358,6 +366,17 @@ fn to14_schema_history(conn: &Connection) -> rusqlite::Result<()> {
 /// index of 14 holds no stub, so nothing changes in it.
 fn to15_catalog_stubs(_: &Connection) -> rusqlite::Result<()> {
     Ok(())
+}
+
+/// 16: each run's text row is keyed in find's order (`schema::text_key`),
+/// which FTS5 cannot change in place: the table is made anew, empty, and
+/// the text builder writes every run's text again while commands answer,
+/// their text answers flagged partial (see `text_build`), as after the
+/// catalog of a lost index. A small index gets its text before the first
+/// answer (see [`Index::upgraded_in_place`]).
+fn to16_text_keys(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!("DROP TABLE runs_fts; {}", schema::runs_fts()))?;
+    text_build::plan_runs_again(conn)
 }
 
 /// 14: schema 13 first shipped without `transcripts.models` and `usage`

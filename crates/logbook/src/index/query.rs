@@ -8,8 +8,8 @@ use rusqlite::{OptionalExtension, params};
 
 use super::apply::{Live, Stamp, manifest_stamp};
 use super::fulltext::{fts_query, snippet_of};
-use super::text_page;
 use super::{Hit, Index, Kind, Pending, control, path_str};
+use super::{run_rows, text_page};
 use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::query::{RunMatcher, RunQuery};
@@ -412,11 +412,12 @@ impl Index {
             return Ok(None);
         };
         if let Some(q) = &ctx.text {
+            let key = run_rows::stored_text_key(&self.conn, rid).map_err(self.err())?;
             let still: bool = self
                 .conn
                 .prepare_cached(text_page::PROBE)
                 .map_err(self.err())?
-                .query_row(params![q, rid], |r| r.get(0))
+                .query_row(params![q, key], |r| r.get(0))
                 .map_err(self.err())?;
             if !still || !ctx.filters.matches(&hit.run.manifest) {
                 return Ok(None);

@@ -430,7 +430,7 @@ fn fill_text(aside: &Path, docs: std::sync::mpsc::Receiver<Vec<FtsDoc>>) -> Resu
         for doc in docs.iter().flatten() {
             insert
                 .execute(rusqlite::params![
-                    doc.rid,
+                    doc.key,
                     doc.agent,
                     doc.workflow,
                     doc.body

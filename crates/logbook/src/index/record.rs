@@ -471,7 +471,7 @@ fn run_row(run: &Run, reading: Reading) -> Result<RunRow, String> {
     let mut tags = m.tags.clone();
     tags.sort();
     tags.dedup();
-    let started_ns = clock::parse(&m.execution.started_at).map(|t| t.as_nanosecond() as i64);
+    let started_ns = m.start_order();
     Ok(RunRow {
         id: run.id.to_string(),
         agent: m.agent.name.clone(),

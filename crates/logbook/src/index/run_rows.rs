@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::fulltext::manifest_text;
 use super::path_str;
 use super::record::{Inner, Record, RunRow, fts_agent, is_catalog_stub};
+use super::schema::{text_key, text_second};
 use crate::model::run::{MANIFEST_FILE, Manifest};
 
 /// What the index may already hold of a record about to be stored.
@@ -32,7 +33,8 @@ pub(super) enum Fresh<'a> {
 
 /// A run's row of `runs_fts`, as [`Fresh::TextAside`] hands it over.
 pub(super) struct FtsDoc {
-    pub(super) rid: i64,
+    /// Its rowid, the run's [`text_key`].
+    pub(super) key: i64,
     pub(super) agent: String,
     pub(super) workflow: String,
     pub(super) body: String,
@@ -91,7 +93,7 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     }
     if let Fresh::TextAside(docs) = fresh {
         docs.push(FtsDoc {
-            rid,
+            key: key_of(rid, row.started_ns)?,
             agent: row.fts_agent.clone(),
             workflow: row.fts_workflow.clone(),
             body: row.fts_body(),
@@ -104,11 +106,43 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
     insert_fts(tx, rid, row)
 }
 
+/// [`text_key`], or an error saying what to do when there is none.
+fn key_of(rid: i64, started_ns: Option<i64>) -> rusqlite::Result<i64> {
+    text_key(rid, started_ns).ok_or_else(|| {
+        rusqlite::Error::ToSqlConversionFailure(
+            format!(
+                "run row id {rid} is past the full-text index's 2^30: `logbook index rebuild` numbers the runs afresh"
+            )
+            .into(),
+        )
+    })
+}
+
+/// The `runs_fts` rowid of the run stored under `rid`, from its row as it
+/// is now (`None` when there is no such run).
+pub(super) fn stored_text_key(tx: &Connection, rid: i64) -> rusqlite::Result<Option<i64>> {
+    let started: Option<Option<i64>> = tx
+        .prepare_cached("SELECT started_ns FROM runs WHERE rid = ?1")?
+        .query_row([rid], |r| r.get(0))
+        .optional()?;
+    started.map(|s| key_of(rid, s)).transpose()
+}
+
+/// Deletes the `runs_fts` row of the run stored under `rid`, keyed by its
+/// row as it is now: before the row's start changes or the row goes.
+pub(super) fn delete_fts(tx: &Connection, rid: i64) -> rusqlite::Result<()> {
+    if let Some(key) = stored_text_key(tx, rid)? {
+        tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
+            .execute([key])?;
+    }
+    Ok(())
+}
+
 /// The one insert of a run's `runs_fts` row (its rowid free).
 fn insert_fts(tx: &Connection, rid: i64, row: &RunRow) -> rusqlite::Result<()> {
     tx.prepare_cached("INSERT INTO runs_fts(rowid, agent, workflow, body) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![
-            rid,
+            key_of(rid, row.started_ns)?,
             row.fts_agent,
             row.fts_workflow,
             row.fts_body()
@@ -121,9 +155,8 @@ fn insert_fts(tx: &Connection, rid: i64, row: &RunRow) -> rusqlite::Result<()> {
 /// written it meanwhile (a contentless table would otherwise keep both),
 /// and all the deletes before all the inserts (see [`clear_stale_fts`]).
 pub(super) fn replace_fts(tx: &Connection, rows: &[(i64, RunRow)]) -> rusqlite::Result<()> {
-    let mut delete = tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?;
     for (rid, _) in rows {
-        delete.execute([rid])?;
+        delete_fts(tx, *rid)?;
     }
     for (rid, row) in rows {
         insert_fts(tx, *rid, row)?;
@@ -173,8 +206,12 @@ fn update_run(
     }
     let same_text = match cleared {
         Some(same) => same,
-        None => same_fts_text(tx, folder, &old_manifest, row)?,
+        None => same_fts_row(tx, folder, (&old_manifest, started_ns), row)?,
     };
+    if !same_text && cleared.is_none() {
+        // Keyed by the start the row still has.
+        delete_fts(tx, rid)?;
+    }
     // Every column, output, edge, tag and FTS row of a run is made from its
     // folder and manifest alone: the same manifest over the same output
     // files (an output registered again, a retried call) leaves all of them
@@ -278,26 +315,27 @@ fn update_run(
     }
 
     if !same_text {
-        if cleared.is_none() {
-            tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
-                .execute([rid])?;
-        }
         insert_fts(tx, rid, row)?;
     }
     Ok(true)
 }
 
-/// Whether `row` would give the run the FTS row it has. The contentless
-/// table keeps no text, but its row was written in the same transaction as
-/// the run's stored manifest and its output files' stamp: the same
-/// manifest text and the same stamp (every output's name, size, times and
-/// inode) make the same text.
-fn same_fts_text(
+/// Whether `row` would give the run the FTS row it has: the same text
+/// under the same key (the same start second, see [`text_key`]). The
+/// contentless table keeps no text, but its row was written in the same
+/// transaction as the run's stored manifest and its output files' stamp:
+/// the same manifest text and the same stamp (every output's name, size,
+/// times and inode) make the same text. `old`: the run's stored manifest
+/// and start.
+fn same_fts_row(
     tx: &Connection,
     folder: &str,
-    old_manifest: &str,
+    (old_manifest, old_started): (&str, Option<i64>),
     row: &RunRow,
 ) -> rusqlite::Result<bool> {
+    if text_second(old_started) != text_second(row.started_ns) {
+        return Ok(false);
+    }
     let manifest_path = path_str(&Path::new(folder).join(MANIFEST_FILE));
     let old_stamp: Option<i64> = tx
         .prepare_cached("SELECT out_stamp FROM files WHERE path = ?1")?
@@ -340,20 +378,21 @@ pub(super) fn clear_stale_fts(
         // Gone or corrupt: removed whole (`apply` then finds nothing).
         return remove_run(tx, folder).map(|()| false);
     };
-    let old: Option<(i64, String, String)> = tx
-        .prepare_cached("SELECT rid, id, manifest FROM runs WHERE folder = ?1")?
-        .query_row([folder], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    let old: Option<(i64, String, String, Option<i64>)> = tx
+        .prepare_cached("SELECT rid, id, manifest, started_ns FROM runs WHERE folder = ?1")?
+        .query_row([folder], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?;
-    let Some((rid, id, old_manifest)) = old else {
+    let Some((rid, id, old_manifest, old_started)) = old else {
         return Ok(false);
     };
     if id != row.id {
         return remove_run(tx, folder).map(|()| false);
     }
-    let same = same_fts_text(tx, folder, &old_manifest, row)?;
+    let same = same_fts_row(tx, folder, (&old_manifest, old_started), row)?;
     if !same {
-        tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
-            .execute([rid])?;
+        delete_fts(tx, rid)?;
     }
     Ok(same)
 }
@@ -364,11 +403,11 @@ pub(super) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> 
         .query_row([folder], |r| r.get(0))
         .optional()?;
     if let Some(rid) = rid {
+        delete_fts(tx, rid)?;
         for q in [
             "DELETE FROM outputs WHERE rid = ?1",
             "DELETE FROM edges WHERE rid = ?1",
             "DELETE FROM tags WHERE rid = ?1",
-            "DELETE FROM runs_fts WHERE rowid = ?1",
             "DELETE FROM runs WHERE rid = ?1",
         ] {
             tx.prepare_cached(q)?.execute([rid])?;

@@ -11,7 +11,64 @@
 // archived runs stay rows, left out of `find` unless asked for).
 // 14: `schema_history` (`HISTORY_SCHEMA`).
 // 15: `runs.manifest` may be a catalog stub (`record::Reading::Catalog`).
-pub const SCHEMA_VERSION: i64 = 15;
+// 16: `runs_fts` rowids are [`text_key`]s, in find's order.
+pub const SCHEMA_VERSION: i64 = 16;
+
+/// Bits of a run's row id in its [`text_key`]; the start second takes the
+/// other 33 (up to the year 2242), so a key is never negative.
+const TEXT_KEY_RID_BITS: u32 = 30;
+
+/// The largest start second a [`text_key`] holds apart; later ones share it.
+const TEXT_KEY_MAX_SECOND: i64 = (1 << (63 - TEXT_KEY_RID_BITS)) - 1;
+
+/// A run's rowid in `runs_fts`: its start second (UTC, 0 for none or
+/// before 1970) above its row id. FTS5 lists a word's matches by rowid,
+/// so in this order a text query reads its matches newest first, as find
+/// lists them, and a page of a word in every run stops after the page
+/// instead of reading every match (see `text_page`). Within one second the
+/// order is by row id, not by find's tie rule: a page reads its last
+/// second whole and sorts it. `None` for a row id past 2^30 (a billion
+/// runs written since the last rebuild, which renumbers them).
+pub(super) fn text_key(rid: i64, started_ns: Option<i64>) -> Option<i64> {
+    if !(0..1 << TEXT_KEY_RID_BITS).contains(&rid) {
+        return None;
+    }
+    Some((text_second(started_ns) << TEXT_KEY_RID_BITS) | rid)
+}
+
+/// The start second a [`text_key`] is ordered by.
+pub(super) fn text_second(started_ns: Option<i64>) -> i64 {
+    started_ns
+        .unwrap_or(0)
+        .div_euclid(1_000_000_000)
+        .clamp(0, TEXT_KEY_MAX_SECOND)
+}
+
+/// The start second of a [`text_key`].
+pub(super) fn key_second(key: i64) -> i64 {
+    key >> TEXT_KEY_RID_BITS
+}
+
+/// The run row id of a [`text_key`].
+pub(super) fn key_rid(key: i64) -> i64 {
+    key & ((1 << TEXT_KEY_RID_BITS) - 1)
+}
+
+/// [`text_key`] in SQL, of the `runs` row aliased `r`.
+#[cfg(feature = "testing")]
+pub(super) fn text_key_sql(r: &str) -> String {
+    // SQLite's division truncates toward zero, `text_second` rounds down:
+    // they differ only below 0, which both clamp to 0.
+    format!(
+        "((max(0, min(coalesce({r}.started_ns, 0) / 1000000000, {TEXT_KEY_MAX_SECOND})) \
+         << {TEXT_KEY_RID_BITS}) | {r}.rid)"
+    )
+}
+
+/// [`key_rid`] in SQL, of the key `key` (an SQL expression).
+pub(super) fn key_rid_sql(key: &str) -> String {
+    format!("({key} & {})", (1i64 << TEXT_KEY_RID_BITS) - 1)
+}
 
 /// The full-text tokenizer: words folded to their Porter stem ("Laptops"
 /// and "laptop", "running" and "runs" are one word), case and diacritics

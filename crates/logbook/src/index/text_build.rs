@@ -173,12 +173,70 @@ pub(super) fn catches_up_later(conn: &Connection) -> rusqlite::Result<bool> {
 pub(super) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
     match read_plan(conn)? {
         Some(plan) if plan.total < detach_from() => {
-            conn.execute_batch("BEGIN")?;
-            while text_batch(conn, p)? {}
-            conn.execute_batch("COMMIT")
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let written = (|| {
+                while text_batch(conn, p)? {}
+                Ok(())
+            })();
+            match written {
+                Ok(()) => conn.execute_batch("COMMIT"),
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    Err(e)
+                }
+            }
         }
         _ => Ok(()),
     }
+}
+
+/// [`finish_small`] for the live index `conn` a migration just gave a plan
+/// (see [`plan_runs_again`]), so a small project answers whole at once. A
+/// plan still to catch up (a catalog's, migrated before its builder ended)
+/// is left to the builder, which syncs before it writes text.
+pub(super) fn finish_small_migrated(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
+    match read_plan(conn)? {
+        Some(plan) if !plan.catch_up => finish_small(conn, p),
+        _ => Ok(()),
+    }
+}
+
+/// Plans the text of every run again, in a migration that made the runs'
+/// text table anew (empty): from the first run, whatever a plan already
+/// there had done, and keeping what else it had left (indexes, catch-up,
+/// transcripts).
+pub(super) fn plan_runs_again(conn: &Connection) -> rusqlite::Result<()> {
+    let (runs_end, runs) = rows_of(conn, "runs")?;
+    let plan = match read_plan(conn)? {
+        Some(left) => {
+            let transcripts: i64 = conn.query_row(
+                "SELECT count(*) FROM transcripts WHERE rid > ?1 AND rid <= ?2",
+                params![left.transcripts_after, left.transcripts_end],
+                |r| r.get(0),
+            )?;
+            Plan {
+                runs_after: 0,
+                runs_end,
+                done: 0,
+                total: runs + transcripts.max(0) as u64,
+                ..left
+            }
+        }
+        None => {
+            let (transcripts_end, _) = rows_of(conn, "transcripts")?;
+            Plan {
+                runs_after: 0,
+                runs_end,
+                transcripts_after: transcripts_end,
+                transcripts_end,
+                done: 0,
+                total: runs,
+                indexes: false,
+                catch_up: false,
+            }
+        }
+    };
+    write_plan(conn, &plan)
 }
 
 /// Writes the plan of the text phase into a catalog just filled (phase 1,
@@ -188,26 +246,27 @@ pub(super) fn plan(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 fn fresh_plan(conn: &Connection) -> rusqlite::Result<Plan> {
-    let (runs_end, runs): (i64, i64) = conn.query_row(
-        "SELECT coalesce(max(rid), 0), count(*) FROM runs",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let (transcripts_end, transcripts): (i64, i64) = conn.query_row(
-        "SELECT coalesce(max(rid), 0), count(*) FROM transcripts",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    let (runs_end, runs) = rows_of(conn, "runs")?;
+    let (transcripts_end, transcripts) = rows_of(conn, "transcripts")?;
     Ok(Plan {
         runs_after: 0,
         runs_end,
         transcripts_after: 0,
         transcripts_end,
         done: 0,
-        total: (runs + transcripts).max(0) as u64,
+        total: runs + transcripts,
         indexes: true,
         catch_up: true,
     })
+}
+
+/// The last row id of `table` (a table of ours) and how many rows it has.
+fn rows_of(conn: &Connection, table: &str) -> rusqlite::Result<(i64, u64)> {
+    conn.query_row(
+        &format!("SELECT coalesce(max(rid), 0), count(*) FROM {table}"),
+        [],
+        |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64)),
+    )
 }
 
 fn write_plan(conn: &Connection, plan: &Plan) -> rusqlite::Result<()> {
@@ -453,9 +512,8 @@ fn complete_stubs(
     p: &Project,
     rows: &[(i64, String, String)],
 ) -> rusqlite::Result<()> {
-    let mut delete = conn.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?;
     for (rid, _, _) in rows {
-        delete.execute([rid])?;
+        run_rows::delete_fts(conn, *rid)?;
     }
     for (_, folder, _) in rows {
         let path = Path::new(folder).join(MANIFEST_FILE);

@@ -181,12 +181,13 @@ pub fn filter_sorted(runs: Vec<Run>, query: &RunQuery) -> Result<Vec<Run>> {
     Ok(query.page(runs))
 }
 
-/// Newest `started_at` first; ties broken by id so the order is stable.
+/// Newest start first (see [`crate::model::run::Manifest::start_order`]),
+/// ties broken by id so the order is stable: the index's order exactly.
 pub fn sort_newest_first(runs: &mut [Run]) {
     runs.sort_by(|a, b| {
         b.manifest
-            .started_at()
-            .cmp(&a.manifest.started_at())
+            .start_order()
+            .cmp(&a.manifest.start_order())
             .then_with(|| a.id.cmp(&b.id))
     });
 }

@@ -273,6 +273,13 @@ impl Manifest {
         Ok(())
     }
 
+    /// What find orders runs by, newest first: `started_at` as
+    /// [`clock::order_ns`], `None` when it does not parse (listed last,
+    /// as the index's NULL is).
+    pub fn start_order(&self) -> Option<i64> {
+        clock::parse(&self.execution.started_at).map(clock::order_ns)
+    }
+
     /// `started_at` as an instant (validated manifests always have one).
     pub fn started_at(&self) -> Timestamp {
         clock::parse(&self.execution.started_at).unwrap_or(Timestamp::UNIX_EPOCH)
