@@ -48,6 +48,16 @@ pub(crate) fn text_batch() -> Option<i64> {
         .filter(|n| *n > 0)
 }
 
+/// How many text matches a page or a count reads in the text index's order
+/// before it turns to the whole set (see `index::text_page`), in place of
+/// its production number, so a small project's test takes both ways.
+pub const IN_ORDER_BUDGET_ENV: &str = "LOGBOOK_IN_ORDER_BUDGET";
+
+/// The budget [`IN_ORDER_BUDGET_ENV`] sets, if any.
+pub(crate) fn in_order_budget() -> Option<usize> {
+    std::env::var(IN_ORDER_BUDGET_ENV).ok()?.parse().ok()
+}
+
 /// Sets from how many runs and transcripts a lost index gets its full text
 /// from a detached builder (see `index::text_build`): `0` in the tests of
 /// the two phases, whose projects are small.

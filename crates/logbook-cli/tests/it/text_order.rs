@@ -2,11 +2,12 @@
 //! another tool whose starts share a second or a nanosecond, or lie before
 //! 1970 or after 2242 (where the text index's keys no longer tell starts
 //! apart), indexed in two waves so that row ids do not follow ids. Paged with
-//! and without another filter, on each way a page is made (matches read
-//! in the text index's order; read whole for a long page, a common word
-//! walked, a rare word joined), a text page always lists exactly what
-//! `find` without text lists of the runs holding the word, as the files
-//! alone order them. A run whose start changes on disk moves in the text
+//! and without another filter, on each way a page and its count are made
+//! (matches read in the text index's order; their whole set for a long
+//! page or past a budget, a common word walked, a rare word joined), a text
+//! page always lists exactly what `find` without text lists of the runs
+//! holding the word, as the files alone order them, and says how many
+//! more match. A run whose start changes on disk moves in the text
 //! order, and keeps one text row.
 
 use std::path::Path;
@@ -117,36 +118,56 @@ fn text_pages_list_matches_in_finds_order_whatever_their_starts() {
         .collect();
     assert_eq!(order.len(), starts.len());
     let index_of = |id: &str| ids.iter().position(|x| x == id).unwrap();
-    for word in ["quokka", "harbor", "ember"] {
-        for agent_filter in [None, Some("alex")] {
-            let expected: Vec<&String> = order
-                .iter()
-                .filter(|id| words(index_of(id)).contains(word))
-                .filter(|id| agent_filter.is_none_or(|a| agent(index_of(id)) == a))
-                .collect();
-            for (limit, offset) in [
-                (1, 0),
-                (7, 0),
-                (30, 0),
-                (31, 29),
-                (40, 55),
-                (100, 150),
-                (7, 240),
-                (6000, 0),
-            ] {
-                let (l, o) = (limit.to_string(), offset.to_string());
-                let mut args = vec!["find", "--text", word, "--limit", &l, "--offset", &o];
-                if let Some(a) = agent_filter {
-                    args.extend(["--agent", a]);
-                }
-                let got = ids_of(&t.json(&args));
-                let want: Vec<String> = expected
+    // With the production budget, and with one so small that most pages
+    // and every count turn to the set of matches.
+    for budget in [None, Some("64")] {
+        for word in ["quokka", "harbor", "ember"] {
+            for agent_filter in [None, Some("alex")] {
+                let expected: Vec<&String> = order
                     .iter()
-                    .skip(offset)
-                    .take(limit)
-                    .map(|s| s.to_string())
+                    .filter(|id| words(index_of(id)).contains(word))
+                    .filter(|id| agent_filter.is_none_or(|a| agent(index_of(id)) == a))
                     .collect();
-                assert_eq!(got, want, "{args:?}");
+                for (limit, offset) in [
+                    (1, 0),
+                    (7, 0),
+                    (30, 0),
+                    (31, 29),
+                    (40, 55),
+                    (100, 150),
+                    (7, 240),
+                    (6000, 0),
+                ] {
+                    let (l, o) = (limit.to_string(), offset.to_string());
+                    let mut args = vec![
+                        "--json", "find", "--text", word, "--limit", &l, "--offset", &o,
+                    ];
+                    if let Some(a) = agent_filter {
+                        args.extend(["--agent", a]);
+                    }
+                    let mut cmd = t.cmd(&args);
+                    if let Some(b) = budget {
+                        cmd.env("LOGBOOK_IN_ORDER_BUDGET", b);
+                    }
+                    let r: crate::harness::Run = cmd.output().unwrap().into();
+                    let got = ids_of(&r.json());
+                    let want: Vec<String> = expected
+                        .iter()
+                        .skip(offset)
+                        .take(limit)
+                        .map(|s| s.to_string())
+                        .collect();
+                    assert_eq!(got, want, "{budget:?} {args:?}");
+                    // Fewer than the 1,000 a text count stops at: exact.
+                    let more = expected.len().saturating_sub(offset + want.len());
+                    let said = format!("\n{more} more run(s) match");
+                    assert_eq!(
+                        ("\n".to_string() + &r.stderr).contains(&said),
+                        more > 0,
+                        "{budget:?} {args:?}: {}",
+                        r.stderr
+                    );
+                }
             }
         }
     }

@@ -313,6 +313,19 @@ impl Index {
     /// second time per page.
     pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         query.matcher()?;
+        let fts = query
+            .text
+            .as_deref()
+            .map(fts_query)
+            .filter(|q| !q.is_empty());
+        if let (Some(cap), Some(fts)) = (cap, &fts) {
+            return self.text_count_upto(query, fts, cap);
+        }
+        self.count_sql_upto(query, cap)
+    }
+
+    /// [`Index::count_runs_upto`] by one SQL statement.
+    pub(super) fn count_sql_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         let Some((sql, args)) = self.count_sql(query, cap)? else {
             return Ok(0);
         };

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use super::Kind;
 use super::apply::{Stamp, stamp_now};
 use super::fulltext::manifest_text;
-use crate::clock;
 use crate::error::Error;
 use crate::model::ids::RunId;
 use crate::model::run::{Manifest, Run, RunStatus, parse_manifest};

@@ -33,6 +33,17 @@ use super::schema::{key_rid, key_second};
 use crate::error::Result;
 use crate::model::query::RunQuery;
 
+/// `query` without its text and paging: the filters a text query's
+/// matches are checked against.
+fn without_text(query: &RunQuery) -> RunQuery {
+    RunQuery {
+        text: None,
+        limit: None,
+        offset: 0,
+        ..query.clone()
+    }
+}
+
 /// Whether run `?2` matches the FTS5 query `?1`, `?2` its text key (for
 /// one run re-read; see the module's documentation for why not for many).
 pub(super) const PROBE: &str =
@@ -42,39 +53,57 @@ pub(super) const PROBE: &str =
 /// in order; rarer ones are joined and sorted.
 const COMMON_SHARE: usize = 8;
 
-/// Matches a page reads in the text index's order before it gives up on
-/// that way: filters that keep few of a common word's matches would
-/// otherwise check nearly all of them, a chunk at a time.
-const IN_ORDER_BUDGET: usize = 20_000;
+/// Matches a page or a count reads in the text index's order before it
+/// turns to the whole set of matches: each costs a lookup of its run, so
+/// filters that keep few of a common word's matches are answered faster
+/// from the set (8 bytes a match) and the filters' own index.
+const IN_ORDER_BUDGET: usize = 4096;
 
-/// The first chunk of matches a page reads in order, and the largest.
+/// [`IN_ORDER_BUDGET`], or in tests what they set.
+fn in_order_budget() -> usize {
+    #[cfg(feature = "testing")]
+    if let Some(n) = crate::testing::in_order_budget() {
+        return n;
+    }
+    IN_ORDER_BUDGET
+}
+
+/// The first chunk of matches read in order, and the largest.
 const FIRST_CHUNK: usize = 64;
-const LARGEST_CHUNK: usize = 4096;
+const LARGEST_CHUNK: usize = 1024;
 
-/// A run a page kept: its start second (its key's), start and id (find's
-/// order), and row id.
+/// A run kept by a read in order: its start second (its key's), start and
+/// id (find's order), and row id.
 type Kept = (i64, Option<i64>, String, i64);
 
 impl Index {
     /// The row ids of the page of `query`, whose text is the FTS5 query
     /// `fts`, newest first; `None` when no run can match.
     pub(super) fn text_page(&self, query: &RunQuery, fts: &str) -> Result<Option<Vec<i64>>> {
-        let others = RunQuery {
-            text: None,
-            limit: None,
-            offset: 0,
-            ..query.clone()
-        };
+        let others = without_text(query);
         if let Some(limit) = query.limit {
             let want = limit.saturating_add(query.offset);
             let Some(among) = self.among_sql(&others)? else {
                 return Ok(None);
             };
-            if want <= IN_ORDER_BUDGET / 4
-                && let Some(page) = self.text_in_order(among, fts, want)?
+            if want == 0 {
+                return Ok(Some(vec![]));
+            }
+            // Done once the page's runs are held and the last one's
+            // second was read whole: every run not read yet is older.
+            let whole =
+                |kept: &[Kept], last_read: i64| kept.get(want - 1).is_some_and(|k| last_read < k.0);
+            if want <= in_order_budget() / 4
+                && let Some(mut kept) = self.read_in_order(among, fts, want * 2, &whole)?
             {
+                // Find's order: start descending (none last), then id.
+                kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.2.cmp(&b.2)));
                 return Ok(Some(
-                    page.into_iter().skip(query.offset).take(limit).collect(),
+                    kept.into_iter()
+                        .skip(query.offset)
+                        .take(limit)
+                        .map(|k| k.3)
+                        .collect(),
                 ));
             }
         }
@@ -82,7 +111,7 @@ impl Index {
             return Ok(None);
         };
         let matches = self.text_rowids(fts)?;
-        if matches.len().saturating_mul(COMMON_SHARE) < self.run_rows()? {
+        if self.is_rare(&matches)? {
             return self.page_rids(query);
         }
         let want = query
@@ -94,18 +123,49 @@ impl Index {
         .map(Some)
     }
 
-    /// The first `want` runs in find's order of those matching `fts` that
-    /// `among` (see `Index::among_sql`) keeps, read from the text index in
-    /// its order; `None` when [`IN_ORDER_BUDGET`] matches were read first.
-    fn text_in_order(
+    /// How many runs match `query`, whose text is the FTS5 query `fts`,
+    /// counted up to `cap`: in the text index's order as far as
+    /// [`IN_ORDER_BUDGET`] matches, or else from the set of matches (see
+    /// [`Index::text_page`]), so a common word's count reads neither every
+    /// match nor every run.
+    pub(super) fn text_count_upto(&self, query: &RunQuery, fts: &str, cap: u64) -> Result<u64> {
+        let others = without_text(query);
+        let Some(among) = self.among_sql(&others)? else {
+            return Ok(0);
+        };
+        let want = usize::try_from(cap).unwrap_or(usize::MAX);
+        if want <= in_order_budget() / 2
+            && let Some(kept) =
+                self.read_in_order(among, fts, want, &|kept: &[Kept], _| kept.len() >= want)?
+        {
+            return Ok(kept.len().min(want) as u64);
+        }
+        let Some(((walk, args), _)) = self.page_sql(&others)? else {
+            return Ok(0);
+        };
+        let matches = self.text_rowids(fts)?;
+        if self.is_rare(&matches)? {
+            return self.count_sql_upto(query, Some(cap));
+        }
+        let kept = self.walk_newest(&walk, &args, 0, want, &mut |rid| {
+            matches.binary_search(&rid).is_ok()
+        })?;
+        Ok(kept.len() as u64)
+    }
+
+    /// The runs matching `fts` that `among` (see `Index::among_sql`) keeps,
+    /// read from the text index in its order (newest first) a chunk at a
+    /// time, the first `first_chunk` long, until `done` says so (given
+    /// what is kept, in that order, and the start second of the last match
+    /// read) or the matches end; `None` when [`IN_ORDER_BUDGET`] matches
+    /// were read first.
+    fn read_in_order(
         &self,
         (among, mut args): super::filter::Sql,
         fts: &str,
-        want: usize,
-    ) -> Result<Option<Vec<i64>>> {
-        if want == 0 {
-            return Ok(Some(vec![]));
-        }
+        first_chunk: usize,
+        done: &dyn Fn(&[Kept], i64) -> bool,
+    ) -> Result<Option<Vec<Kept>>> {
         let mut keys_stmt = self
             .conn
             .prepare_cached(
@@ -116,7 +176,7 @@ impl Index {
         let mut check = self.conn.prepare_cached(&among).map_err(self.err())?;
         let mut kept: Vec<Kept> = vec![];
         let mut read = 0;
-        let mut chunk_len = FIRST_CHUNK.max(want.saturating_mul(2)).min(LARGEST_CHUNK);
+        let mut chunk_len = first_chunk.clamp(FIRST_CHUNK, LARGEST_CHUNK);
         loop {
             let mut chunk: Vec<i64> = Vec::with_capacity(chunk_len);
             while chunk.len() < chunk_len
@@ -125,8 +185,9 @@ impl Index {
                 chunk.push(row.get(0).map_err(self.err())?);
             }
             read += chunk.len();
-            let exhausted = chunk.len() < chunk_len;
-            let rids: Vec<i64> = chunk.iter().map(|k| key_rid(*k)).collect();
+            // Looked up in row-id order, which is the table's.
+            let mut rids: Vec<i64> = chunk.iter().map(|k| key_rid(*k)).collect();
+            rids.sort_unstable();
             if let Some(last) = args.last_mut() {
                 *last = serde_json::to_string(&rids).unwrap_or_default().into();
             }
@@ -142,24 +203,25 @@ impl Index {
                     kept.push((key_second(*key), started, id, key_rid(*key)));
                 }
             }
-            // Done once the page's runs are held and the last one's second
-            // was read whole: every run not read yet is older.
-            let whole = match (kept.get(want - 1), chunk.last()) {
-                (Some(last_kept), Some(last_read)) => key_second(*last_read) < last_kept.0,
-                _ => false,
-            };
-            if exhausted || whole {
-                break;
+            match chunk.last() {
+                Some(last) if chunk.len() == chunk_len => {
+                    if done(&kept, key_second(*last)) {
+                        return Ok(Some(kept));
+                    }
+                }
+                _ => return Ok(Some(kept)),
             }
-            if read >= IN_ORDER_BUDGET {
+            if read >= in_order_budget() {
                 return Ok(None);
             }
             chunk_len = (chunk_len * 2).min(LARGEST_CHUNK);
         }
-        // Find's order: start descending (none last), then id.
-        kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.2.cmp(&b.2)));
-        kept.truncate(want);
-        Ok(Some(kept.into_iter().map(|k| k.3).collect()))
+    }
+
+    /// Whether `matches` are few enough among the runs that SQLite joins
+    /// them to their runs and sorts or counts those alone.
+    fn is_rare(&self, matches: &[i64]) -> Result<bool> {
+        Ok(matches.len().saturating_mul(COMMON_SHARE) < self.run_rows()?)
     }
 
     /// Walks the rows of `walk` (run rowids, newest first) and keeps those
