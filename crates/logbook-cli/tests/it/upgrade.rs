@@ -193,6 +193,18 @@ fn marker() -> Option<String> {
     .ok()
 }
 
+/// The tables of the index named like `pattern` (SQL LIKE).
+fn tables_like(pattern: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(index_db()).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE ?1")
+        .unwrap();
+    stmt.query_map([pattern], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 fn user_version() -> i64 {
     let conn = rusqlite::Connection::open(index_db()).unwrap();
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
@@ -380,6 +392,9 @@ fn every_old_index_is_migrated_in_place_and_answers_as_a_rebuild() {
         );
         assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
         assert_migrated_from(*version, &format!("v{name}"));
+        // A small project's text is keyed anew before the first answer,
+        // the old text table gone with it.
+        assert_eq!(tables_like("runs_fts_retired%"), Vec::<String>::new());
         assert_eq!(
             marker().as_deref(),
             Some(format!("index-v{name}").as_str()),
@@ -511,6 +526,13 @@ fn an_upgrade_that_keys_the_text_anew_answers_at_once_and_flags_text_partial_unt
     );
     assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
     assert_migrated_from(15, "v15, its text keyed anew");
+    // The old text is set aside for the builder to free, not dropped by
+    // the first command (a drop reads every page of it).
+    assert!(
+        tables_like("runs_fts_retired%").contains(&"runs_fts_retired".to_string()),
+        "{:?}",
+        tables_like("runs_fts%")
+    );
     // Every answer without text is whole meanwhile.
     let listed = lb_large(&["--json", "find", "--limit", "100"]);
     lb_large(&["index", "build-text"]).ok();
@@ -519,6 +541,7 @@ fn an_upgrade_that_keys_the_text_anew_answers_at_once_and_flags_text_partial_unt
         "complete",
         "the builder wrote every run's text"
     );
+    assert_eq!(tables_like("runs_fts_retired%"), Vec::<String>::new());
     let migrated = answers();
     assert_eq!(marker().as_deref(), Some("index-v15"), "it was rebuilt");
     let rebuilt = rebuilt_answers();

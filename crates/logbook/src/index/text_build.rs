@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rebuild::{self, FullText, REBUILD_WAIT};
 use super::schema::INDEXES;
-use super::{Index, Kind, apply, record, run_rows};
+use super::{Index, Kind, apply, migrate, record, run_rows};
 use crate::error::Result;
 use crate::model::run::MANIFEST_FILE;
 use crate::store::Project;
@@ -418,6 +418,10 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
     let Some(mut plan) = read_plan(conn)? else {
         return Ok(false);
     };
+    // Before the text, so the new text reuses the pages it frees.
+    if migrate::retire_text_batch(conn)? {
+        return Ok(true);
+    }
     if plan.indexes {
         // First, so that every query has its index again while the text is
         // written; one a batch, so that a writer waits for one sort of one
