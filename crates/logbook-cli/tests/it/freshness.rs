@@ -332,3 +332,78 @@ fn unknown_is_a_status_to_ask_for_never_one_to_write() {
     let typo = t.run(&["find", "--status", "unkown"]);
     assert!(typo.err().contains("unknown"), "{typo:?}");
 }
+
+/// Writes a run as another program would, started `minute` minutes into
+/// a day, with `status` and `title`.
+fn write_run(t: &TestProject, id: &str, minute: u32, status: &str, title: &str) -> PathBuf {
+    let folder = t.path("docs/agent-outputs").join(id);
+    std::fs::create_dir_all(&folder).unwrap();
+    let m = json!({
+        "version": "1.0.0",
+        "session_id": id,
+        "agent": {"name": "engine", "title": title},
+        "workflow": {"name": "nightly-review", "description": "a review"},
+        "execution": {"started_at": format!("2025-10-05T10:{minute:02}:00.000Z"), "status": status},
+        "outputs": [],
+    });
+    std::fs::write(
+        folder.join("manifest.json"),
+        serde_json::to_string_pretty(&m).unwrap(),
+    )
+    .unwrap();
+    folder
+}
+
+#[test]
+fn a_full_page_checks_the_running_runs_that_could_enter_it_and_those_enter_it() {
+    let t = TestProject::new();
+    let id = |n: u32| format!("5d1c0f3e-8a2b-4c7d-9e6f-0a1b2c3d4e{n:02}");
+    // Newest first: a running run, four finished ones saying "zebra", and
+    // an old running run.
+    let newest = write_run(&t, &id(1), 50, "running", "An engine at work");
+    for n in 2..6 {
+        write_run(&t, &id(n), 50 - n, "completed", "A zebra count");
+    }
+    let oldest = write_run(&t, &id(9), 1, "running", "An engine at work");
+    assert_eq!(find(&t, &["--status", "running"]).0, vec![id(1), id(9)]);
+    let page = |args: &[&str]| find(&t, args).0;
+    assert_eq!(
+        page(&["--status", "completed", "--limit", "2"]),
+        [id(2), id(3)]
+    );
+
+    // The old running run finishes in place: not on the first page, but on
+    // the page that reaches it.
+    edit_in_place(
+        &oldest,
+        "\"status\": \"running\"",
+        "\"status\": \"completed\"",
+    );
+    assert_eq!(
+        page(&["--status", "completed", "--limit", "2"]),
+        [id(2), id(3)]
+    );
+    assert_eq!(
+        page(&["--status", "completed", "--limit", "2", "--offset", "4"]),
+        [id(9)]
+    );
+    // The newest finishes in place, and comes first on a full page; its
+    // new title is found by a full page of text matches too.
+    edit_in_place(
+        &newest,
+        "\"status\": \"running\"",
+        "\"status\": \"completed\"",
+    );
+    assert_eq!(
+        page(&["--status", "completed", "--limit", "2"]),
+        [id(1), id(2)]
+    );
+    let newest_running = write_run(&t, &id(10), 55, "running", "An engine at work");
+    assert_eq!(page(&["--text", "zebra", "--limit", "2"]), [id(2), id(3)]);
+    edit_in_place(
+        &newest_running,
+        "An engine at work",
+        "A zebra engine at work",
+    );
+    assert_eq!(page(&["--text", "zebra", "--limit", "2"]), [id(10), id(2)]);
+}

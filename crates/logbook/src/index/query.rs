@@ -44,13 +44,34 @@ impl Index {
     /// `Index::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
-        // Outside the read transaction `verified` holds: it may write.
-        self.refresh_running(query)?;
         let text = query.text.is_some();
         if text {
             self.note_partial_text()?;
         }
-        self.verified(|| self.query_runs(query), |h| &h.run.folder, text)
+        let answer = || self.verified(|| self.query_runs(query), |h| &h.run.folder, text);
+        let Some(limit) = query.limit else {
+            // Outside the read transaction `verified` holds: it may write.
+            self.refresh_running(query, None)?;
+            return answer();
+        };
+        // A page: only a running run that starts no earlier than the
+        // page's oldest run can enter it (or push a run off it), so those
+        // are the ones checked, and the page made again if one changed.
+        // At a million runs with a tenth running, checking every one was
+        // most of a text query's time.
+        let mut hits = answer()?;
+        for _ in 0..VERIFY_ROUNDS {
+            let from = match hits.last() {
+                Some(oldest) if hits.len() >= limit => oldest.run.manifest.start_order(),
+                _ => None,
+            };
+            let from = from.and_then(|ns| jiff::Timestamp::from_nanosecond(ns.into()).ok());
+            if !self.refresh_running(query, from)? {
+                return Ok(hits);
+            }
+            hits = answer()?;
+        }
+        Ok(hits)
     }
 
     /// Verify-on-read: runs `query`, stats the manifest of every run it
@@ -157,7 +178,7 @@ impl Index {
     /// manifests every listing reports is true). One `stat` each; only
     /// those whose stamp moved are re-read.
     pub(super) fn refresh_unsettled(&self) -> Result<()> {
-        self.refresh_live(Live::Unsettled)
+        self.refresh_live(Live::Unsettled).map(|_| ())
     }
 
     /// Before a status, time or text filter of `query` decides, brings up
@@ -168,33 +189,36 @@ impl Index {
     /// cost the index exists to avoid. (A query for running runs needs no
     /// check: what it returns is verified, and a run that stopped running
     /// drops out then.)
-    fn refresh_running(&self, query: &RunQuery) -> Result<()> {
+    ///
+    /// `from`: only the running runs that start at or after it (a page's
+    /// oldest run). Returns whether any run was re-read.
+    fn refresh_running(&self, query: &RunQuery, from: Option<jiff::Timestamp>) -> Result<bool> {
         let decides = query.since.is_some()
             || query.text.is_some()
             || query.status.as_deref().is_some_and(|s| s != "running");
         if !decides {
-            return Ok(());
+            return Ok(false);
         }
         let narrowed = query.agent.is_some()
             || query.workflow.is_some()
             || query.user.is_some()
             || query.tag.is_some();
-        if !narrowed {
+        if !narrowed && from.is_none() {
             return self.refresh_live(Live::Running);
         }
-        // Only the running runs the query's other filters select: fewer
-        // rows, each found through `runs` (a lookup more per run than the
-        // partial index of every live run needs).
+        // Only the running runs the query's other filters select, from
+        // `from` on: fewer rows, each found through `runs` (a lookup more
+        // per run than the partial index of every live run needs).
         let candidates = RunQuery {
             status: Some("running".into()),
-            since: None,
+            since: from,
             text: None,
             limit: None,
             offset: 0,
             ..query.clone()
         };
         let Some(((page, args), _)) = self.page_sql(&candidates)? else {
-            return Ok(());
+            return Ok(false);
         };
         let sql = format!(
             "SELECT f.path, f.size, f.mtime_ns FROM runs r \
@@ -209,7 +233,7 @@ impl Index {
     /// Re-reads the run manifests marked `from` or more live (see
     /// [`Live`]) whose stamp moved: one range of a small partial index,
     /// then one `stat` each.
-    fn refresh_live(&self, from: Live) -> Result<()> {
+    fn refresh_live(&self, from: Live) -> Result<bool> {
         let rows = self.stamped(
             "SELECT path, size, mtime_ns FROM files WHERE live > 0 AND live >= ?1",
             &[&(from as i64)],
@@ -239,7 +263,7 @@ impl Index {
 
     /// Re-reads the runs whose manifest's stamp is no longer the one
     /// stored.
-    fn reread_moved(&self, rows: Vec<(String, Option<Stamp>)>) -> Result<()> {
+    fn reread_moved(&self, rows: Vec<(String, Option<Stamp>)>) -> Result<bool> {
         let moved_of = |rows: &[(String, Option<Stamp>)]| -> Vec<PathBuf> {
             rows.iter()
                 .filter(|(path, stored)| manifest_stamp(Path::new(path)) != *stored)
@@ -265,9 +289,9 @@ impl Index {
             })
         };
         if moved.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
-        self.reindex_runs(&moved)
+        self.reindex_runs(&moved).map(|()| true)
     }
 
     /// Re-reads run manifests into the index under each run's lock (the
@@ -366,7 +390,7 @@ impl Index {
     ) -> Result<usize> {
         /// Runs verified together: one round of re-reads per chunk.
         const CHUNK: usize = 256;
-        self.refresh_running(query)?;
+        self.refresh_running(query, None)?;
         if query.text.is_some() {
             self.note_partial_text()?;
         }
