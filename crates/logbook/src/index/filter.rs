@@ -222,7 +222,7 @@ impl Index {
 
     /// The database's version as this connection sees it now (what a
     /// [`pool::Memo`] entry is kept with).
-    fn version(&self) -> Result<pool::Version> {
+    pub(super) fn version(&self) -> Result<pool::Version> {
         let data_version: i64 = self
             .conn
             .prepare_cached("PRAGMA data_version")

@@ -48,6 +48,9 @@ pub(super) fn file_id(path: &Path) -> Option<FileId> {
 pub(super) struct Memo {
     /// Every distinct workflow name (see `Index::workflow_names`).
     pub(super) workflow_names: Option<(Version, Arc<[String]>)>,
+    /// The runs an FTS5 query matches (see `Index::matches_of`): a
+    /// page and its count both ask.
+    pub(super) text_matches: Option<(Version, String, Arc<super::text_page::Matches>)>,
 }
 
 /// A database's version as one connection sees it: SQLite's `data_version`

@@ -44,34 +44,13 @@ impl Index {
     /// `Index::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
+        // Outside the read transaction `verified` holds: it may write.
+        self.refresh_running_for_page(query)?;
         let text = query.text.is_some();
         if text {
             self.note_partial_text()?;
         }
-        let answer = || self.verified(|| self.query_runs(query), |h| &h.run.folder, text);
-        let Some(limit) = query.limit else {
-            // Outside the read transaction `verified` holds: it may write.
-            self.refresh_running(query, None)?;
-            return answer();
-        };
-        // A page: only a running run that starts no earlier than the
-        // page's oldest run can enter it (or push a run off it), so those
-        // are the ones checked, and the page made again if one changed.
-        // At a million runs with a tenth running, checking every one was
-        // most of a text query's time.
-        let mut hits = answer()?;
-        for _ in 0..VERIFY_ROUNDS {
-            let from = match hits.last() {
-                Some(oldest) if hits.len() >= limit => oldest.run.manifest.start_order(),
-                _ => None,
-            };
-            let from = from.and_then(|ns| jiff::Timestamp::from_nanosecond(ns.into()).ok());
-            if !self.refresh_running(query, from)? {
-                return Ok(hits);
-            }
-            hits = answer()?;
-        }
-        Ok(hits)
+        self.verified(|| self.query_runs(query), |h| &h.run.folder, text)
     }
 
     /// Verify-on-read: runs `query`, stats the manifest of every run it
@@ -193,10 +172,7 @@ impl Index {
     /// `from`: only the running runs that start at or after it (a page's
     /// oldest run). Returns whether any run was re-read.
     fn refresh_running(&self, query: &RunQuery, from: Option<jiff::Timestamp>) -> Result<bool> {
-        let decides = query.since.is_some()
-            || query.text.is_some()
-            || query.status.as_deref().is_some_and(|s| s != "running");
-        if !decides {
+        if !running_decides(query) {
             return Ok(false);
         }
         let narrowed = query.agent.is_some()
@@ -228,6 +204,50 @@ impl Index {
             args.iter().map(|a| a as &dyn rusqlite::ToSql).collect();
         let rows = self.stamped(&sql, &args)?;
         self.reread_moved(rows)
+    }
+
+    /// [`Index::refresh_running`] for a page of `query`: only a running run
+    /// that starts no earlier than the page's oldest run can enter it (or
+    /// push a run off it), so those are the ones checked, and again from
+    /// the new page's oldest if one changed. At a million runs with a
+    /// tenth running, checking every one was most of a text query's time.
+    /// A running run whose start is rewritten in place to a later one is
+    /// seen by the page that holds its old start, or by `index sync`.
+    fn refresh_running_for_page(&self, query: &RunQuery) -> Result<()> {
+        let Some(limit) = query.limit.filter(|_| running_decides(query)) else {
+            return self.refresh_running(query, None).map(|_| ());
+        };
+        for _ in 0..VERIFY_ROUNDS {
+            let oldest = match self.matching_rids(query)? {
+                Some((rids, _)) if rids.len() >= limit => rids.last().copied(),
+                _ => None,
+            };
+            let from = match oldest {
+                Some(rid) => self.start_of(rid)?,
+                None => None,
+            };
+            let Some(from) = from else {
+                break;
+            };
+            if !self.refresh_running(query, Some(from))? {
+                return Ok(());
+            }
+        }
+        self.refresh_running(query, None).map(|_| ())
+    }
+
+    /// The start of the run stored under `rid`, if it has one.
+    fn start_of(&self, rid: i64) -> Result<Option<jiff::Timestamp>> {
+        let ns: Option<Option<i64>> = self
+            .conn
+            .prepare_cached("SELECT started_ns FROM runs WHERE rid = ?1")
+            .map_err(self.err())?
+            .query_row([rid], |r| r.get(0))
+            .optional()
+            .map_err(self.err())?;
+        Ok(ns
+            .flatten()
+            .and_then(|ns| jiff::Timestamp::from_nanosecond(ns.into()).ok()))
     }
 
     /// Re-reads the run manifests marked `from` or more live (see
@@ -390,7 +410,7 @@ impl Index {
     ) -> Result<usize> {
         /// Runs verified together: one round of re-reads per chunk.
         const CHUNK: usize = 256;
-        self.refresh_running(query, None)?;
+        self.refresh_running_for_page(query)?;
         if query.text.is_some() {
             self.note_partial_text()?;
         }
@@ -566,4 +586,13 @@ impl Index {
             snippet,
         }))
     }
+}
+
+/// Whether a status, time or text filter of `query` decides which runs it
+/// answers, so that the runs indexed as running must be up to date first
+/// (see `Index::refresh_running`).
+fn running_decides(query: &RunQuery) -> bool {
+    query.since.is_some()
+        || query.text.is_some()
+        || query.status.as_deref().is_some_and(|s| s != "running")
 }

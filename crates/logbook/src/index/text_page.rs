@@ -27,6 +27,7 @@
 //! each at 200,000 runs, measured.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::Index;
 use super::schema::{key_rid, key_second};
@@ -94,7 +95,8 @@ impl Index {
             let whole =
                 |kept: &[Kept], last_read: i64| kept.get(want - 1).is_some_and(|k| last_read < k.0);
             if want <= in_order_budget() / 4
-                && let Some(mut kept) = self.read_in_order(among, fts, want * 2, &whole)?
+                && let Some(mut kept) =
+                    self.read_in_order(among, fts, want * 2, in_order_budget(), &whole)?
             {
                 // Find's order: start descending (none last), then id.
                 kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.2.cmp(&b.2)));
@@ -110,7 +112,7 @@ impl Index {
         let Some(((walk, args), _)) = self.page_sql(&others)? else {
             return Ok(None);
         };
-        let matches = self.text_rowids(fts)?;
+        let matches = self.matches_of(fts)?;
         if self.is_rare(&matches)? {
             return self.page_rids(query);
         }
@@ -118,7 +120,7 @@ impl Index {
             .limit
             .map_or(usize::MAX, |l| l.saturating_add(query.offset));
         self.walk_newest(&walk, &args, query.offset, want, &mut |rid| {
-            matches.binary_search(&rid).is_ok()
+            matches.holds(rid)
         })
         .map(Some)
     }
@@ -134,22 +136,27 @@ impl Index {
             return Ok(0);
         };
         let want = usize::try_from(cap).unwrap_or(usize::MAX);
+        // Read in order only while the filters keep at least half the
+        // matches: else the set is cheaper than the lookups.
         if want <= in_order_budget() / 2
-            && let Some(kept) =
-                self.read_in_order(among, fts, want, &|kept: &[Kept], _| kept.len() >= want)?
+            && let Some(kept) = self.read_in_order(
+                among,
+                fts,
+                want,
+                want.saturating_mul(2),
+                &|kept: &[Kept], _| kept.len() >= want,
+            )?
         {
             return Ok(kept.len().min(want) as u64);
         }
         let Some(((walk, args), _)) = self.page_sql(&others)? else {
             return Ok(0);
         };
-        let matches = self.text_rowids(fts)?;
+        let matches = self.matches_of(fts)?;
         if self.is_rare(&matches)? {
             return self.count_sql_upto(query, Some(cap));
         }
-        let kept = self.walk_newest(&walk, &args, 0, want, &mut |rid| {
-            matches.binary_search(&rid).is_ok()
-        })?;
+        let kept = self.walk_newest(&walk, &args, 0, want, &mut |rid| matches.holds(rid))?;
         Ok(kept.len() as u64)
     }
 
@@ -157,13 +164,14 @@ impl Index {
     /// read from the text index in its order (newest first) a chunk at a
     /// time, the first `first_chunk` long, until `done` says so (given
     /// what is kept, in that order, and the start second of the last match
-    /// read) or the matches end; `None` when [`IN_ORDER_BUDGET`] matches
-    /// were read first.
+    /// read) or the matches end; `None` when `budget` matches were read
+    /// first.
     fn read_in_order(
         &self,
         (among, mut args): super::filter::Sql,
         fts: &str,
         first_chunk: usize,
+        budget: usize,
         done: &dyn Fn(&[Kept], i64) -> bool,
     ) -> Result<Option<Vec<Kept>>> {
         let mut keys_stmt = self
@@ -211,7 +219,7 @@ impl Index {
                 }
                 _ => return Ok(Some(kept)),
             }
-            if read >= in_order_budget() {
+            if read >= budget {
                 return Ok(None);
             }
             chunk_len = (chunk_len * 2).min(LARGEST_CHUNK);
@@ -220,8 +228,8 @@ impl Index {
 
     /// Whether `matches` are few enough among the runs that SQLite joins
     /// them to their runs and sorts or counts those alone.
-    fn is_rare(&self, matches: &[i64]) -> Result<bool> {
-        Ok(matches.len().saturating_mul(COMMON_SHARE) < self.run_rows()?)
+    fn is_rare(&self, matches: &Matches) -> Result<bool> {
+        Ok(matches.count.saturating_mul(COMMON_SHARE) < self.run_rows()?)
     }
 
     /// Walks the rows of `walk` (run rowids, newest first) and keeps those
@@ -255,19 +263,29 @@ impl Index {
         Ok(kept)
     }
 
-    /// The row ids of the runs matching `fts`, sorted: one pass over the
-    /// words' doclists, without bm25.
-    fn text_rowids(&self, fts: &str) -> Result<Vec<i64>> {
+    /// The runs matching `fts`: one pass over the words' doclists, without
+    /// bm25, kept for the connection until the database changes (a page
+    /// and its count both ask).
+    fn matches_of(&self, fts: &str) -> Result<Arc<Matches>> {
+        let version = self.version()?;
+        if let Some((seen, query, matches)) = &self.conn.memo.borrow().text_matches
+            && *seen == version
+            && query == fts
+        {
+            return Ok(matches.clone());
+        }
         let mut st = self
             .conn
             .prepare_cached("SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?1")
             .map_err(self.err())?;
-        let mut matches: Vec<i64> = st
-            .query_map([fts], |r| r.get(0).map(key_rid))
-            .map_err(self.err())?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(self.err())?;
-        matches.sort_unstable();
+        let mut rows = st.query([fts]).map_err(self.err())?;
+        let mut matches = Matches::default();
+        while let Some(row) = rows.next().map_err(self.err())? {
+            matches.add(key_rid(row.get(0).map_err(self.err())?));
+        }
+        let matches = Arc::new(matches);
+        self.conn.memo.borrow_mut().text_matches =
+            Some((version, fts.to_string(), matches.clone()));
         Ok(matches)
     }
 
@@ -280,5 +298,40 @@ impl Index {
             .and_then(|mut st| st.query_row([], |r| r.get(0)))
             .map_err(self.err())?;
         Ok(usize::try_from(max).unwrap_or(0))
+    }
+}
+
+/// The runs an FTS5 query matches, by row id: one bit a run up to the
+/// largest (125 KB at a million), so a test is one load, and no sort of
+/// the matches is needed (the text index lists them by start).
+#[derive(Default)]
+pub(super) struct Matches {
+    bits: Vec<u64>,
+    /// How many runs match.
+    count: usize,
+}
+
+impl Matches {
+    fn add(&mut self, rid: i64) {
+        let Ok(rid) = usize::try_from(rid) else {
+            return;
+        };
+        let (word, bit) = (rid / 64, rid % 64);
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        if self.bits[word] & (1 << bit) == 0 {
+            self.bits[word] |= 1 << bit;
+            self.count += 1;
+        }
+    }
+
+    /// Whether run `rid` matches.
+    fn holds(&self, rid: i64) -> bool {
+        usize::try_from(rid).is_ok_and(|rid| {
+            self.bits
+                .get(rid / 64)
+                .is_some_and(|w| w & (1 << (rid % 64)) != 0)
+        })
     }
 }
