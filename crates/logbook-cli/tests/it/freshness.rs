@@ -31,7 +31,8 @@ fn find(t: &TestProject, args: &[&str]) -> (Vec<String>, String) {
     (ids, r.stderr)
 }
 
-fn ids_of(v: &Value) -> Vec<String> {
+/// The `session_id`s of a JSON array of runs (a `find --json` answer).
+pub(crate) fn ids_of(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
         .iter()

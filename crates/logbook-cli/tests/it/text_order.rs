@@ -17,6 +17,7 @@ use logbook::model::query::RunQuery;
 use logbook::ops::query::Scope;
 use serde_json::json;
 
+use crate::freshness::ids_of;
 use crate::harness::TestProject;
 
 /// The runs: 160 in the newest second of 2025 (more than a page's first
@@ -78,14 +79,6 @@ fn write_run(runs: &Path, i: usize, id: &str, started: &str) {
         serde_json::to_string_pretty(&m).unwrap(),
     )
     .unwrap();
-}
-
-fn ids_of(v: &serde_json::Value) -> Vec<String> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["session_id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

@@ -19,8 +19,9 @@
 //! for that to end soon, or the page is a long one, the matches' row ids
 //! are read once instead (8 bytes a match, no bm25): when they are a large
 //! share of the runs, the runs the other filters select are walked newest
-//! first (their covering index) and kept when among them (a binary search
-//! each); when few, SQLite joins them to their runs and sorts those alone.
+//! first (their covering index) and kept when among them (one bit of a
+//! set each); when few, SQLite joins them to their runs and sorts those
+//! alone.
 //!
 //! Asking FTS5 about each run instead (`MATCH … AND rowid = ?`) costs a
 //! cursor over every segment of the index per run: about a millisecond
@@ -126,8 +127,8 @@ impl Index {
     }
 
     /// How many runs match `query`, whose text is the FTS5 query `fts`,
-    /// counted up to `cap`: in the text index's order as far as
-    /// [`IN_ORDER_BUDGET`] matches, or else from the set of matches (see
+    /// counted up to `cap`: in the text index's order as far as twice
+    /// `cap` matches, or else from the set of matches (see
     /// [`Index::text_page`]), so a common word's count reads neither every
     /// match nor every run.
     pub(super) fn text_count_upto(&self, query: &RunQuery, fts: &str, cap: u64) -> Result<u64> {
