@@ -238,13 +238,7 @@ impl Index {
 
     /// The start of the run stored under `rid`, if it has one.
     fn start_of(&self, rid: i64) -> Result<Option<jiff::Timestamp>> {
-        let ns: Option<Option<i64>> = self
-            .conn
-            .prepare_cached("SELECT started_ns FROM runs WHERE rid = ?1")
-            .map_err(self.err())?
-            .query_row([rid], |r| r.get(0))
-            .optional()
-            .map_err(self.err())?;
+        let ns = run_rows::stored_start(&self.conn, rid).map_err(self.err())?;
         Ok(ns
             .flatten()
             .and_then(|ns| jiff::Timestamp::from_nanosecond(ns.into()).ok()))

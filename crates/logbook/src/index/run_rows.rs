@@ -118,14 +118,18 @@ fn key_of(rid: i64, started_ns: Option<i64>) -> rusqlite::Result<i64> {
     })
 }
 
+/// The stored `started_ns` of the run under `rid` (`None` when there is no
+/// such run).
+pub(super) fn stored_start(tx: &Connection, rid: i64) -> rusqlite::Result<Option<Option<i64>>> {
+    tx.prepare_cached("SELECT started_ns FROM runs WHERE rid = ?1")?
+        .query_row([rid], |r| r.get(0))
+        .optional()
+}
+
 /// The `runs_fts` rowid of the run stored under `rid`, from its row as it
 /// is now (`None` when there is no such run).
 pub(super) fn stored_text_key(tx: &Connection, rid: i64) -> rusqlite::Result<Option<i64>> {
-    let started: Option<Option<i64>> = tx
-        .prepare_cached("SELECT started_ns FROM runs WHERE rid = ?1")?
-        .query_row([rid], |r| r.get(0))
-        .optional()?;
-    started.map(|s| key_of(rid, s)).transpose()
+    stored_start(tx, rid)?.map(|s| key_of(rid, s)).transpose()
 }
 
 /// Deletes the `runs_fts` row of the run stored under `rid`, keyed by its
