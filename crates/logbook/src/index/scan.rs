@@ -362,6 +362,49 @@ fn verdicts(
     out
 }
 
+/// A batch of index rows with the verdicts of its `present` entries, and
+/// the changes its merge with the folder names found before the stats.
+struct Stated {
+    batch: Batch,
+    present: Vec<usize>,
+    found: Vec<Verdict>,
+    changes: Vec<RunChange>,
+}
+
+/// A stat thread's result; its panic goes on in this thread.
+fn joined(h: std::thread::ScopedJoinHandle<'_, Stated>) -> Stated {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+impl Stated {
+    /// Adds the verdicts to the changes, counts what was scanned, and hands
+    /// the changes to `each`.
+    fn report(
+        mut self,
+        summary: &mut ScanSummary,
+        each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
+    ) -> Result<()> {
+        for (&i, v) in self.present.iter().zip(self.found) {
+            let path = self.batch.str(&self.batch.entries[i].path);
+            match v {
+                Verdict::Same => summary.scanned += 1,
+                Verdict::Changed => {
+                    summary.scanned += 1;
+                    self.changes.push(RunChange::Read {
+                        path: PathBuf::from(path),
+                        new: false,
+                    });
+                }
+                Verdict::Gone => self.changes.push(RunChange::Gone(path.to_string())),
+            }
+        }
+        if self.changes.is_empty() {
+            return Ok(());
+        }
+        each(self.changes)
+    }
+}
+
 impl Index {
     /// Reads the indexed run manifests after `after` (exclusive) and below
     /// `end`, in path order, with their stamps and registered output files.
@@ -439,75 +482,84 @@ impl Index {
         // Archived runs' rows, when the archive lies in the runs folder:
         // not run folders of it (the archive's own sync keeps them).
         let archived = super::archive::archive_rel(&self.project);
-        loop {
-            let batch = self.run_batch(&after, &end)?;
-            let mut changes = vec![];
-            let mut present = vec![];
-            for (i, e) in batch.entries.iter().enumerate() {
-                let rel = &batch.str(&e.path).as_bytes()[prefix.len()..];
-                if archived.as_ref().is_some_and(|a| rel.starts_with(a)) {
-                    continue;
-                }
-                let on_disk = match disk.as_mut() {
-                    None => true,
-                    Some(disk) => {
-                        // Folders before this row are new to the index.
-                        while let Some(name) = disk.peek()
-                            && cmp_name_rel(name, rel) == Ordering::Less
-                        {
-                            new_folder(&dir, name, &mut changes, &mut summary);
-                            disk.advance();
-                        }
-                        let here = disk
-                            .peek()
-                            .is_some_and(|name| cmp_name_rel(name, rel) == Ordering::Equal);
-                        if here {
-                            disk.advance();
-                        }
-                        here
+        // Two stages: while one batch's files are stat'ed on other threads,
+        // this one reads the next batch from the index (at a million runs
+        // the index read is a sixth of a sync, and it left a core idle).
+        std::thread::scope(|s| {
+            let mut stating: Option<std::thread::ScopedJoinHandle<'_, Stated>> = None;
+            loop {
+                let batch = self.run_batch(&after, &end)?;
+                let mut changes = vec![];
+                let mut present = vec![];
+                for (i, e) in batch.entries.iter().enumerate() {
+                    let rel = &batch.str(&e.path).as_bytes()[prefix.len()..];
+                    if archived.as_ref().is_some_and(|a| rel.starts_with(a)) {
+                        continue;
                     }
-                };
-                if on_disk {
-                    present.push(i);
-                } else {
-                    changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
-                }
-            }
-            let found = match &fd {
-                Some(fd) => verdicts(&batch, &present, fd, prefix.len(), outputs),
-                None => vec![Verdict::Gone; present.len()],
-            };
-            for (&i, v) in present.iter().zip(found) {
-                let path = batch.str(&batch.entries[i].path);
-                match v {
-                    Verdict::Same => summary.scanned += 1,
-                    Verdict::Changed => {
-                        summary.scanned += 1;
-                        changes.push(RunChange::Read {
-                            path: PathBuf::from(path),
-                            new: false,
-                        });
+                    let on_disk = match disk.as_mut() {
+                        None => true,
+                        Some(disk) => {
+                            // Folders before this row are new to the index.
+                            while let Some(name) = disk.peek()
+                                && cmp_name_rel(name, rel) == Ordering::Less
+                            {
+                                new_folder(&dir, name, &mut changes, &mut summary);
+                                disk.advance();
+                            }
+                            let here = disk
+                                .peek()
+                                .is_some_and(|name| cmp_name_rel(name, rel) == Ordering::Equal);
+                            if here {
+                                disk.advance();
+                            }
+                            here
+                        }
+                    };
+                    if on_disk {
+                        present.push(i);
+                    } else {
+                        changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
                     }
-                    Verdict::Gone => changes.push(RunChange::Gone(path.to_string())),
+                }
+                let last = batch.entries.last().map(|e| batch.str(&e.path).to_string());
+                if last.is_none()
+                    && let Some(disk) = disk.as_mut()
+                {
+                    while let Some(name) = disk.peek() {
+                        new_folder(&dir, name, &mut changes, &mut summary);
+                        disk.advance();
+                    }
+                }
+                let fd = fd.as_ref();
+                let prefix = prefix.len();
+                let next = s.spawn(move || {
+                    let found = match fd {
+                        Some(fd) => verdicts(&batch, &present, fd, prefix, outputs),
+                        None => vec![Verdict::Gone; present.len()],
+                    };
+                    Stated {
+                        batch,
+                        present,
+                        found,
+                        changes,
+                    }
+                });
+                // The batch before this one, in path order: its changes
+                // are written while this one's stats run.
+                if let Some(before) = stating.replace(next) {
+                    joined(before).report(&mut summary, each)?;
+                }
+                match last {
+                    Some(last) => after = last,
+                    None => {
+                        if let Some(final_batch) = stating.take() {
+                            joined(final_batch).report(&mut summary, each)?;
+                        }
+                        return Ok(summary);
+                    }
                 }
             }
-            let last = batch.entries.last().map(|e| batch.str(&e.path).to_string());
-            if last.is_none()
-                && let Some(disk) = disk.as_mut()
-            {
-                while let Some(name) = disk.peek() {
-                    new_folder(&dir, name, &mut changes, &mut summary);
-                    disk.advance();
-                }
-            }
-            if !changes.is_empty() {
-                each(changes)?;
-            }
-            match last {
-                Some(last) => after = last,
-                None => return Ok(summary),
-            }
-        }
+        })
     }
 
     /// Compares the run folder *names* on disk with the index's, no stamps

@@ -357,3 +357,70 @@ proptest::proptest! {
         }
     }
 }
+
+/// More runs than one batch of the scan (4,096 index rows): each batch's
+/// files are stat'ed while the next is read from the index, and its
+/// changes are written before the next batch's. Edits, deletions and new
+/// folders in the first, a middle and the last batch are each seen once,
+/// and the index then answers what a rebuild answers.
+#[test]
+fn a_sync_over_many_batches_sees_every_change_once() {
+    let (_dir, p) = project();
+    let template = start(&p, "template", "intake");
+    let mut m: Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest_path(&p, &template)).unwrap())
+            .unwrap();
+    std::fs::remove_dir_all(folder(&p, &template)).unwrap();
+    // Written by another tool, as a copy of one manifest under new ids.
+    let mut write = |id: &str, i: usize| {
+        m["session_id"] = json!(id);
+        m["agent"]["name"] = json!(format!("agent{}", i % 7));
+        m["execution"]["status"] = json!(if i % 3 == 0 { "running" } else { "completed" });
+        std::fs::create_dir_all(folder(&p, id)).unwrap();
+        std::fs::write(manifest_path(&p, id), m.to_string()).unwrap();
+    };
+    let mut runs: Vec<String> = (0..10_000)
+        .map(|_| uuid::Uuid::new_v4().to_string())
+        .collect();
+    for (i, id) in runs.iter().enumerate() {
+        write(id, i);
+    }
+    let mut index = Index::open(&p).unwrap();
+    index.sync().unwrap();
+    assert_eq!(index.status().unwrap().runs, 10_000);
+
+    // In path order, the index's order: rows 0..4096 are the first batch.
+    runs.sort();
+    let edited = [&runs[5], &runs[4_100], &runs[9_990]];
+    for id in edited {
+        edit_manifest(&p, id, |m| m["agent"]["name"] = json!("edited"));
+    }
+    for id in [&runs[6], &runs[6_000], &runs[9_999]] {
+        std::fs::remove_dir_all(folder(&p, id)).unwrap();
+    }
+    // New folders that sort before the first, between batches and after
+    // the last row.
+    let new = [
+        "00000000-0000-4000-8000-000000000001",
+        "7fffffff-0000-4000-8000-000000000001",
+        "ffffffff-ffff-4fff-bfff-ffffffffffff",
+    ];
+    for (i, id) in new.iter().enumerate() {
+        write(id, i);
+    }
+
+    let report = index.sync().unwrap();
+    assert_eq!((report.indexed, report.removed), (6, 3));
+    assert_eq!(stale(&index), [0, 0, 0]);
+    assert_eq!(index.status().unwrap().runs, 10_000);
+    let mut got = ids(&find(&index, by_agent("edited")));
+    got.sort();
+    assert_eq!(got, edited.map(|id| id.clone()));
+    // A second sync finds nothing left to do.
+    let again = index.sync().unwrap();
+    assert_eq!((again.indexed, again.removed), (0, 0));
+    let synced = answers(&index);
+    drop(index);
+    Index::rebuild(&p, None).unwrap();
+    assert_eq!(answers(&Index::open(&p).unwrap()), synced);
+}
