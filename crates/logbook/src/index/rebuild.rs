@@ -41,6 +41,7 @@ use rusqlite::config::DbConfig;
 use super::apply::{self, Stamp};
 use super::record::{self, Record};
 use super::run_rows::{Fresh, FtsDoc};
+use super::scan::folders_in_path_order;
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
 use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
 use super::{Index, Kind, SyncReport, pool, remove_db_files, sql};
@@ -225,8 +226,9 @@ pub(super) fn fill(
     if aside.is_none() && !later {
         set_fts_hash(conn, BUILD_FTS_HASH).map_err(&e)?;
     }
-    // Run manifests are only named, as the folder is read, never collected
-    // (a million paths would be a quarter of a gigabyte): the parser
+    // Run manifests are only named, never collected as paths (a million
+    // would be a quarter of a gigabyte): their folder names are sorted in
+    // 16 bytes each (see `scan::folders_in_path_order`), and the parser
     // threads take each stamp just before reading the file, in parallel.
     // Sessions, workflow states and transcripts are few, and stamped here.
     let others = walk(
@@ -245,8 +247,8 @@ pub(super) fn fill(
         None => 0,
     };
     let mut report = SyncReport::default();
-    let files = run_folders(runs_dir)?
-        .chain(run_folders(archive_dir)?)
+    let files = folders_in_path_order(runs_dir)?
+        .chain(folders_in_path_order(archive_dir)?)
         .map(|folder| Seen::unstamped(Kind::Run, folder.join(MANIFEST_FILE)))
         .chain(others);
     let (scanned, missing) = std::thread::scope(|scope| {

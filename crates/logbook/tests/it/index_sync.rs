@@ -375,7 +375,11 @@ fn a_sync_over_many_batches_sees_every_change_once() {
     let mut write = |id: &str, i: usize| {
         m["session_id"] = json!(id);
         m["agent"]["name"] = json!(format!("agent{}", i % 7));
-        m["execution"]["status"] = json!(if i.is_multiple_of(3) { "running" } else { "completed" });
+        m["execution"]["status"] = json!(if i.is_multiple_of(3) {
+            "running"
+        } else {
+            "completed"
+        });
         std::fs::create_dir_all(folder(&p, id)).unwrap();
         std::fs::write(manifest_path(&p, id), m.to_string()).unwrap();
     };

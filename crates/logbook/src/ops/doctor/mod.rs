@@ -107,7 +107,10 @@ pub fn check_with_progress(
         let usable = consistency::index_pages(p, opts, &mut report, Some(damage?))?;
         let walked = walked?;
         report.runs_checked = runs_report.runs_checked;
-        report.findings.extend(runs_report.findings);
+        // The few findings of the page check go first, without a second
+        // copy of the many of the run folders.
+        let pages = std::mem::replace(&mut report.findings, runs_report.findings);
+        report.findings.splice(0..0, pages);
         (usable, walked)
     };
     check_work_sessions(p, opts, &mut report)?;

@@ -12,7 +12,7 @@
 //! finds in such a manifest (a wrong-typed field, an id that is not its
 //! folder's) is `doctor --full`'s, which reads every manifest.
 
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,7 +55,7 @@ pub(super) fn check(
     let now = crate::clock::now();
     let limit = SignedDuration::from_secs_f64(opts.abandoned_after_hours.max(0.0) * 3600.0);
     let cutoff = now.checked_sub(limit).unwrap_or(Timestamp::MIN);
-    let found: Mutex<Vec<(OsString, Finding)>> = Mutex::new(vec![]);
+    let found: Mutex<Vec<Finding>> = Mutex::new(vec![]);
     let checked = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
@@ -80,7 +80,12 @@ pub(super) fn check(
                     let mut mine = vec![];
                     let size = batch.len();
                     for (folder, settled) in batch {
-                        let mut push = |f: Finding| mine.push((folder.name.clone(), f));
+                        // Held until all are sorted: no spare capacity.
+                        let mut push = |mut f: Finding| {
+                            f.message.shrink_to_fit();
+                            f.path.shrink_to_fit();
+                            mine.push(f);
+                        };
                         let at = (runs_dir, &folder);
                         let trusted = settled.is_some_and(|s| {
                             check_settled(p, opts, at, &s, &mut buffers, &mut push)
@@ -123,12 +128,29 @@ pub(super) fn check(
     let mut found = found
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    // Stable: one folder's findings keep the order its checks made them in.
-    found.sort_by(|a, b| a.0.cmp(&b.0));
+    // By folder name, read from each finding's path rather than kept beside
+    // it: at a million runs a tenth may be abandoned, and each byte kept
+    // per finding counts. Stable: one folder's findings keep the order its
+    // checks made them in.
+    found.sort_by(|a, b| folder_name(dir, a).cmp(folder_name(dir, b)));
     report.runs_checked = checked.into_inner();
-    report.findings.extend(found.into_iter().map(|(_, f)| f));
+    if report.findings.is_empty() {
+        report.findings = found;
+    } else {
+        report.findings.append(&mut found);
+    }
     walked.finish();
     Ok(walked)
+}
+
+/// The run folder a finding of [`check`] is about: the first component of
+/// its path below the runs folder `dir` (every such finding is in one).
+fn folder_name<'a>(dir: &Path, f: &'a Finding) -> &'a OsStr {
+    f.path
+        .strip_prefix(dir)
+        .ok()
+        .and_then(|rel| rel.iter().next())
+        .unwrap_or(f.path.as_os_str())
 }
 
 /// Run folders handed to a worker, each with what the index holds of it
