@@ -42,6 +42,14 @@ pub(crate) fn ids_of(v: &Value) -> Vec<String> {
 
 /// Rewrites a manifest in place as another program would: the same file
 /// opened and overwritten (no rename, so no folder's mtime moves).
+/// A manifest's status as a running run's.
+const RUNNING: &str = "\"status\": \"running\"";
+
+/// Finishes run `folder` by rewriting its manifest in place.
+fn finish_in_place(folder: &std::path::Path) {
+    edit_in_place(folder, RUNNING, "\"status\": \"completed\"");
+}
+
 fn edit_in_place(folder: &std::path::Path, from: &str, to: &str) {
     use std::io::Write;
     let path = folder.join("manifest.json");
@@ -101,14 +109,13 @@ fn a_run_finished_in_place_by_another_program_moves_to_its_new_status_in_every_f
     let url = server.1.clone();
 
     // Seed 000's engine finalizes a run by rewriting its manifest.
-    let running = "\"status\": \"running\"";
-    edit_in_place(&cli_folder, running, "\"status\": \"completed\"");
+    finish_in_place(&cli_folder);
     // Narrowed by another filter (only that agent's running runs are
     // checked) here; the faces below ask by status alone.
     let cli_completed = find(&t, &["--agent", "engine", "--status", "completed"]).0;
-    edit_in_place(&mcp_folder, running, "\"status\": \"failed\"");
+    edit_in_place(&mcp_folder, RUNNING, "\"status\": \"failed\"");
     let mcp_failed = ids_of(&mcp.ok("find_runs", json!({"status": "failed"}))["runs"]);
-    edit_in_place(&http_folder, running, "\"status\": \"cancelled\"");
+    edit_in_place(&http_folder, RUNNING, "\"status\": \"cancelled\"");
     let http_cancelled = ids_of(&api(&url, "/api/runs?status=cancelled"));
     let http_running = ids_of(&api(&url, "/api/runs?status=running"));
     drop(server);
@@ -375,11 +382,7 @@ fn a_full_page_checks_the_running_runs_that_could_enter_it_and_those_enter_it() 
 
     // The old running run finishes in place: not on the first page, but on
     // the page that reaches it.
-    edit_in_place(
-        &oldest,
-        "\"status\": \"running\"",
-        "\"status\": \"completed\"",
-    );
+    finish_in_place(&oldest);
     assert_eq!(
         page(&["--status", "completed", "--limit", "2"]),
         [id(2), id(3)]
@@ -390,11 +393,7 @@ fn a_full_page_checks_the_running_runs_that_could_enter_it_and_those_enter_it() 
     );
     // The newest finishes in place, and comes first on a full page; its
     // new title is found by a full page of text matches too.
-    edit_in_place(
-        &newest,
-        "\"status\": \"running\"",
-        "\"status\": \"completed\"",
-    );
+    finish_in_place(&newest);
     assert_eq!(
         page(&["--status", "completed", "--limit", "2"]),
         [id(1), id(2)]

@@ -51,6 +51,8 @@ pub(super) struct Memo {
     /// The runs an FTS5 query matches (see `Index::matches_of`): a
     /// page and its count both ask.
     pub(super) text_matches: Option<(Version, String, Arc<super::text_page::Matches>)>,
+    /// The row ids of the last short page asked for (see `Index::page_of`).
+    pub(super) page: Option<(Version, crate::model::query::RunQuery, Vec<i64>)>,
 }
 
 /// A database's version as one connection sees it: SQLite's `data_version`

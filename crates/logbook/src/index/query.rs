@@ -494,11 +494,7 @@ impl Index {
             .as_deref()
             .map(fts_query)
             .filter(|q| !q.is_empty());
-        let rids = match &fts {
-            Some(fts) => self.text_page(query, fts)?,
-            None => self.page_rids(query)?,
-        };
-        let Some(rids) = rids else {
+        let Some(rids) = self.page_of(query, fts.as_deref())? else {
             return Ok(None);
         };
         Ok(Some((
@@ -510,6 +506,32 @@ impl Index {
                 words: query.text.clone(),
             },
         )))
+    }
+
+    /// The row ids of `query`'s page (`fts`: its text as an FTS5 query). A
+    /// short page is kept for the connection until the database changes:
+    /// the check of the running runs before a page makes the page first
+    /// (see [`Index::refresh_running_for_page`]), and the page is asked
+    /// again once they are found unchanged.
+    fn page_of(&self, query: &RunQuery, fts: Option<&str>) -> Result<Option<Vec<i64>>> {
+        /// The longest page kept: a page of `find --json` over every run
+        /// is not held twice.
+        const KEPT: usize = 4096;
+        let version = self.version()?;
+        if let Some((seen, asked, rids)) = &self.conn.memo.borrow().page
+            && *seen == version
+            && asked == query
+        {
+            return Ok(Some(rids.clone()));
+        }
+        let rids = match fts {
+            Some(fts) => self.text_page(query, fts)?,
+            None => self.page_rids(query)?,
+        };
+        if let Some(rids) = rids.as_ref().filter(|r| r.len() <= KEPT) {
+            self.conn.memo.borrow_mut().page = Some((version, query.clone(), rids.clone()));
+        }
+        Ok(rids)
     }
 
     /// The row ids of `query`'s page, by its SQL alone.

@@ -379,6 +379,63 @@ fn verdicts(
     out
 }
 
+/// Merges `batch`, index rows in path order, with the folder names of the
+/// runs folder `dir` still ahead in `disk` (`None`: the rows stand for the
+/// folders). Returns the entries whose folder is there, to be stat'ed, and
+/// what is known without a stat: folders new to the index (before a row,
+/// or all that are left when `batch` is empty, the end) and rows whose
+/// folder is gone. Rows below `archived` (the archive's own, when it lies
+/// in the runs folder) are left out: the archive's sync keeps them.
+fn merge(
+    batch: &Batch,
+    mut disk: Option<&mut DiskCursor>,
+    dir: &Path,
+    prefix: usize,
+    archived: Option<&[u8]>,
+    summary: &mut ScanSummary,
+) -> (Vec<usize>, Vec<RunChange>) {
+    let mut changes = vec![];
+    let mut present = vec![];
+    for (i, e) in batch.entries.iter().enumerate() {
+        let rel = &batch.str(&e.path).as_bytes()[prefix..];
+        if archived.is_some_and(|a| rel.starts_with(a)) {
+            continue;
+        }
+        let on_disk = match disk.as_deref_mut() {
+            None => true,
+            Some(disk) => {
+                while let Some(name) = disk.peek()
+                    && cmp_name_rel(name, rel) == Ordering::Less
+                {
+                    new_folder(dir, name, &mut changes, summary);
+                    disk.advance();
+                }
+                let here = disk
+                    .peek()
+                    .is_some_and(|name| cmp_name_rel(name, rel) == Ordering::Equal);
+                if here {
+                    disk.advance();
+                }
+                here
+            }
+        };
+        if on_disk {
+            present.push(i);
+        } else {
+            changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
+        }
+    }
+    if batch.entries.is_empty()
+        && let Some(disk) = disk
+    {
+        while let Some(name) = disk.peek() {
+            new_folder(dir, name, &mut changes, summary);
+            disk.advance();
+        }
+    }
+    (present, changes)
+}
+
 /// A batch of index rows with the verdicts of its `present` entries, and
 /// the changes its merge with the folder names found before the stats.
 struct Stated {
@@ -496,8 +553,6 @@ impl Index {
             complete: true,
         };
         let mut after = prefix.clone();
-        // Archived runs' rows, when the archive lies in the runs folder:
-        // not run folders of it (the archive's own sync keeps them).
         let archived = super::archive::archive_rel(&self.project);
         // Two stages: while one batch's files are stat'ed on other threads,
         // this one reads the next batch from the index (at a million runs
@@ -506,47 +561,15 @@ impl Index {
             let mut stating: Option<std::thread::ScopedJoinHandle<'_, Stated>> = None;
             loop {
                 let batch = self.run_batch(&after, &end)?;
-                let mut changes = vec![];
-                let mut present = vec![];
-                for (i, e) in batch.entries.iter().enumerate() {
-                    let rel = &batch.str(&e.path).as_bytes()[prefix.len()..];
-                    if archived.as_ref().is_some_and(|a| rel.starts_with(a)) {
-                        continue;
-                    }
-                    let on_disk = match disk.as_mut() {
-                        None => true,
-                        Some(disk) => {
-                            // Folders before this row are new to the index.
-                            while let Some(name) = disk.peek()
-                                && cmp_name_rel(name, rel) == Ordering::Less
-                            {
-                                new_folder(&dir, name, &mut changes, &mut summary);
-                                disk.advance();
-                            }
-                            let here = disk
-                                .peek()
-                                .is_some_and(|name| cmp_name_rel(name, rel) == Ordering::Equal);
-                            if here {
-                                disk.advance();
-                            }
-                            here
-                        }
-                    };
-                    if on_disk {
-                        present.push(i);
-                    } else {
-                        changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
-                    }
-                }
+                let (present, changes) = merge(
+                    &batch,
+                    disk.as_mut(),
+                    &dir,
+                    prefix.len(),
+                    archived.as_deref(),
+                    &mut summary,
+                );
                 let last = batch.entries.last().map(|e| batch.str(&e.path).to_string());
-                if last.is_none()
-                    && let Some(disk) = disk.as_mut()
-                {
-                    while let Some(name) = disk.peek() {
-                        new_folder(&dir, name, &mut changes, &mut summary);
-                        disk.advance();
-                    }
-                }
                 let fd = fd.as_ref();
                 let prefix = prefix.len();
                 let next = s.spawn(move || {
