@@ -63,7 +63,7 @@ pub use found::MessageHits;
 pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
 pub use outbox::Pushed;
 pub use record::Record;
-pub use scan::{Outputs, WalkedNames};
+pub use scan::{FolderStamps, Outputs, WalkedNames};
 pub use schema::SCHEMA_VERSION;
 pub use settled::SettledRun;
 pub use text_build::{TEXT_BUILD_KEY, TextProgress, register_text_builder};

@@ -90,15 +90,60 @@ struct Names {
 }
 
 /// The run folder names a pass over every run folder (`doctor`'s) read,
-/// kept so that the index's comparison after it need not list the runs
-/// folder again. They stand for the folder only while its mtime has not
-/// moved since the pass began (no run folder created, removed or renamed),
-/// and only when that mtime was old enough then to be trusted (see
+/// and the stamps it read of each, kept so that the index's comparison
+/// after it need not list the runs folder again, nor `stat` again what the
+/// pass read. They stand for the folder only while its mtime has not moved
+/// since the pass began (no run folder created, removed or renamed), and
+/// only when that mtime was old enough then to be trusted (see
 /// `sync::settled`).
 pub struct WalkedNames {
     stamp: String,
     trusted: bool,
-    names: Names,
+    /// The names that are run ids (nearly all), each with the digest of
+    /// its stamps ([`NO_DIGEST`] when the pass took none): 24 bytes a run.
+    keyed: Vec<Keyed>,
+    /// Any other names.
+    others: Vec<Box<[u8]>>,
+}
+
+/// A run-id folder name as a number (its halves: 8-byte aligned, so 24
+/// bytes with its digest), and the [`digest`] of the stamps a pass read.
+#[derive(Clone, Copy)]
+struct Keyed {
+    hi: u64,
+    lo: u64,
+    digest: u64,
+}
+
+impl Keyed {
+    fn uuid(&self) -> u128 {
+        (u128::from(self.hi) << 64) | u128::from(self.lo)
+    }
+}
+
+/// What a pass read of one run folder, every file a sync with
+/// [`Outputs::All`] would `stat`: the comparison after the pass trusts
+/// these instead of asking again.
+#[derive(Debug, Clone, Copy)]
+pub struct FolderStamps {
+    /// The manifest's size and mtime (ns), as the index stamps it.
+    pub manifest: (i64, i64),
+    /// The outputs stamp of the outputs the manifest registers
+    /// (`store::run_outputs::outputs_stamp`).
+    pub outputs: i64,
+}
+
+/// No stamps were read: the comparison `stat`s the files itself.
+const NO_DIGEST: u64 = 0;
+
+/// One number for a run's three stamps, so a pass keeps 8 bytes a run
+/// (never [`NO_DIGEST`]). Two different stamps share a digest with odds of
+/// one in 2^64; the run would then be read at the next sync instead.
+fn digest((size, mtime_ns): (i64, i64), outputs: i64) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (size, mtime_ns, outputs).hash(&mut h);
+    h.finish().max(1)
 }
 
 impl WalkedNames {
@@ -107,23 +152,34 @@ impl WalkedNames {
         WalkedNames {
             stamp: runs_dir_stamp(p),
             trusted: settled(&p.config.agent_outputs_folder),
-            names: Names::default(),
+            keyed: vec![],
+            others: vec![],
         }
     }
 
-    /// Notes one run folder the pass found (its name as listed).
-    pub fn push(&mut self, name: &[u8]) {
-        self.names.push(name);
+    /// Notes one run folder the pass found (its name as listed), with the
+    /// stamps it read of it, if it read them all.
+    pub fn push(&mut self, name: &[u8], stamps: Option<FolderStamps>) {
+        match uuid_of(name) {
+            Some(u) => self.keyed.push(Keyed {
+                hi: (u >> 64) as u64,
+                lo: u as u64,
+                digest: stamps.map_or(NO_DIGEST, |s| digest(s.manifest, s.outputs)),
+            }),
+            None => self.others.push(name.into()),
+        }
     }
 
     /// Ends the pass: the names sorted as the comparison reads them.
     pub fn finish(&mut self) {
-        self.names.sort();
+        self.keyed.sort_unstable_by_key(Keyed::uuid);
+        self.keyed.shrink_to_fit();
+        self.others.sort_by(|a, b| cmp_names(a, b));
     }
 
-    /// The names, if they still stand for the runs folder of `p`.
-    fn current(&self, p: &Project) -> Option<&Names> {
-        (self.trusted && runs_dir_stamp(p) == self.stamp).then_some(&self.names)
+    /// Whether the names still stand for the runs folder of `p`.
+    fn current(&self, p: &Project) -> bool {
+        self.trusted && runs_dir_stamp(p) == self.stamp
     }
 }
 
@@ -143,6 +199,13 @@ fn uuid_text(u: u128) -> [u8; 36] {
     buf
 }
 
+/// The number a folder name stands for, if it is a run id written as a
+/// lowercase hyphenated UUID: numeric order is then its text order.
+fn uuid_of(name: &[u8]) -> Option<u128> {
+    let u = uuid::Uuid::try_parse_ascii(name).ok()?.as_u128();
+    (uuid_text(u) == name).then_some(u)
+}
+
 impl Names {
     /// The run folders of `dir`, by the store's one walk.
     fn read(dir: &Path) -> Result<Names> {
@@ -155,9 +218,9 @@ impl Names {
     }
 
     fn push(&mut self, name: &[u8]) {
-        match uuid::Uuid::try_parse_ascii(name) {
-            Ok(u) if uuid_text(u.as_u128()) == name => self.uuids.push(u.as_u128()),
-            _ => self.others.push(name.into()),
+        match uuid_of(name) {
+            Some(u) => self.uuids.push(u),
+            None => self.others.push(name.into()),
         }
     }
 
@@ -167,16 +230,50 @@ impl Names {
     }
 }
 
-/// The names of a [`Names`] in order, both lists merged.
-struct DiskCursor {
-    names: Names,
+/// Where a [`DiskCursor`]'s names come from.
+enum Source<'a> {
+    /// The runs folder, listed now.
+    Listed(Names),
+    /// A pass's, with the stamps it read.
+    Walked(&'a WalkedNames),
+}
+
+impl Source<'_> {
+    fn uuid(&self, i: usize) -> Option<u128> {
+        match self {
+            Source::Listed(n) => n.uuids.get(i).copied(),
+            Source::Walked(w) => w.keyed.get(i).map(Keyed::uuid),
+        }
+    }
+
+    fn other(&self, i: usize) -> Option<&[u8]> {
+        let others = match self {
+            Source::Listed(n) => &n.others,
+            Source::Walked(w) => &w.others,
+        };
+        others.get(i).map(|b| &b[..])
+    }
+
+    /// The digest of the stamps a pass read of the `i`th run-id folder.
+    fn digest(&self, i: usize) -> Option<u64> {
+        match self {
+            Source::Listed(_) => None,
+            Source::Walked(w) => w.keyed.get(i).map(|k| k.digest),
+        }
+        .filter(|&d| d != NO_DIGEST)
+    }
+}
+
+/// The names of a [`Source`] in order, both lists merged.
+struct DiskCursor<'a> {
+    names: Source<'a>,
     u: usize,
     o: usize,
     text: [u8; 36],
 }
 
-impl DiskCursor {
-    fn new(names: Names) -> DiskCursor {
+impl<'a> DiskCursor<'a> {
+    fn new(names: Source<'a>) -> DiskCursor<'a> {
         let mut c = DiskCursor {
             names,
             u: 0,
@@ -188,14 +285,14 @@ impl DiskCursor {
     }
 
     fn load(&mut self) {
-        if let Some(&u) = self.names.uuids.get(self.u) {
+        if let Some(u) = self.names.uuid(self.u) {
             self.text = uuid_text(u);
         }
     }
 
     /// Which list the next name comes from: `Some(true)` the UUIDs.
     fn next_from_uuids(&self) -> Option<bool> {
-        match (self.names.uuids.get(self.u), self.names.others.get(self.o)) {
+        match (self.names.uuid(self.u), self.names.other(self.o)) {
             (None, None) => None,
             (Some(_), None) => Some(true),
             (None, Some(_)) => Some(false),
@@ -206,7 +303,15 @@ impl DiskCursor {
     fn peek(&self) -> Option<&[u8]> {
         match self.next_from_uuids()? {
             true => Some(&self.text),
-            false => self.names.others.get(self.o).map(|b| &b[..]),
+            false => self.names.other(self.o),
+        }
+    }
+
+    /// The digest of the stamps a pass read of the next name's folder.
+    fn digest(&self) -> Option<u64> {
+        match self.next_from_uuids()? {
+            true => self.names.digest(self.u),
+            false => None,
         }
     }
 
@@ -230,7 +335,7 @@ impl DiskCursor {
 pub(super) fn folders_in_path_order(
     dir: &Path,
 ) -> Result<impl Iterator<Item = PathBuf> + Send + use<>> {
-    let mut cursor = DiskCursor::new(Names::read(dir)?);
+    let mut cursor = DiskCursor::new(Source::Listed(Names::read(dir)?));
     let dir = dir.to_path_buf();
     Ok(std::iter::from_fn(move || {
         let path = dir.join(OsStr::from_bytes(cursor.peek()?));
@@ -295,17 +400,36 @@ enum Verdict {
     Gone,
 }
 
+/// An entry of a batch whose folder is there, and the digest of the
+/// stamps a pass just read of it, if one did.
+#[derive(Clone, Copy)]
+struct Present {
+    entry: usize,
+    read: Option<u64>,
+}
+
 /// Compares one entry's stamps with its files, relative to the runs folder
 /// `dir` (the entry's path with `prefix` bytes cut is `{run}/manifest.json`),
-/// `buf` reused for paths.
+/// `buf` reused for paths; or with the digest of what a pass just `read`
+/// of them, which needs no `stat`.
 fn verdict(
     batch: &Batch,
-    e: &Entry,
+    (e, read): (&Entry, Option<u64>),
     dir: &RunsDir,
     prefix: usize,
     outputs: Outputs,
     buf: &mut PathBuf,
 ) -> Verdict {
+    // The pass stamped the outputs too; a finished run's are compared only
+    // when a sync of `outputs` would compare them.
+    if let Some(read) = read
+        && !(e.settled && outputs == Outputs::Unsettled)
+    {
+        return match read == digest((e.size, e.mtime_ns), e.out_stamp) {
+            true => Verdict::Same,
+            false => Verdict::Changed,
+        };
+    }
     let Some(rel) = batch.str(&e.path).get(prefix..).map(Path::new) else {
         return Verdict::Changed;
     };
@@ -349,7 +473,7 @@ fn without_manifest(e: &Entry, dir: &RunsDir, rel: &Path) -> Verdict {
 /// The verdicts of `which` entries of `batch`, on every core.
 fn verdicts(
     batch: &Batch,
-    which: &[usize],
+    which: &[Present],
     dir: &RunsDir,
     prefix: usize,
     outputs: Outputs,
@@ -358,22 +482,21 @@ fn verdicts(
         .map_or(2, |n| n.get())
         .clamp(1, 8);
     let mut out = vec![Verdict::Same; which.len()];
-    if which.len() < 64 || workers == 1 {
+    let run = |slots: &mut [Verdict], which: &[Present]| {
         let mut buf = PathBuf::new();
-        for (slot, &i) in out.iter_mut().zip(which) {
-            *slot = verdict(batch, &batch.entries[i], dir, prefix, outputs, &mut buf);
+        for (slot, p) in slots.iter_mut().zip(which) {
+            let at = (&batch.entries[p.entry], p.read);
+            *slot = verdict(batch, at, dir, prefix, outputs, &mut buf);
         }
+    };
+    if which.len() < 64 || workers == 1 {
+        run(&mut out, which);
         return out;
     }
     let per = which.len().div_ceil(workers);
     std::thread::scope(|s| {
-        for (slots, idx) in out.chunks_mut(per).zip(which.chunks(per)) {
-            s.spawn(move || {
-                let mut buf = PathBuf::new();
-                for (slot, &i) in slots.iter_mut().zip(idx) {
-                    *slot = verdict(batch, &batch.entries[i], dir, prefix, outputs, &mut buf);
-                }
-            });
+        for (slots, part) in out.chunks_mut(per).zip(which.chunks(per)) {
+            s.spawn(move || run(slots, part));
         }
     });
     out
@@ -393,7 +516,7 @@ fn merge(
     prefix: usize,
     archived: Option<&[u8]>,
     summary: &mut ScanSummary,
-) -> (Vec<usize>, Vec<RunChange>) {
+) -> (Vec<Present>, Vec<RunChange>) {
     let mut changes = vec![];
     let mut present = vec![];
     for (i, e) in batch.entries.iter().enumerate() {
@@ -402,7 +525,7 @@ fn merge(
             continue;
         }
         let on_disk = match disk.as_deref_mut() {
-            None => true,
+            None => Some(None),
             Some(disk) => {
                 while let Some(name) = disk.peek()
                     && cmp_name_rel(name, rel) == Ordering::Less
@@ -413,14 +536,15 @@ fn merge(
                 let here = disk
                     .peek()
                     .is_some_and(|name| cmp_name_rel(name, rel) == Ordering::Equal);
+                let read = here.then(|| disk.digest());
                 if here {
                     disk.advance();
                 }
-                here
+                read
             }
         };
-        if on_disk {
-            present.push(i);
+        if let Some(read) = on_disk {
+            present.push(Present { entry: i, read });
         } else {
             changes.push(RunChange::Gone(batch.str(&e.path).to_string()));
         }
@@ -440,7 +564,7 @@ fn merge(
 /// the changes its merge with the folder names found before the stats.
 struct Stated {
     batch: Batch,
-    present: Vec<usize>,
+    present: Vec<Present>,
     found: Vec<Verdict>,
     changes: Vec<RunChange>,
 }
@@ -458,8 +582,8 @@ impl Stated {
         summary: &mut ScanSummary,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
     ) -> Result<()> {
-        for (&i, v) in self.present.iter().zip(self.found) {
-            let path = self.batch.str(&self.batch.entries[i].path);
+        for (p, v) in self.present.iter().zip(self.found) {
+            let path = self.batch.str(&self.batch.entries[p.entry].path);
             match v {
                 Verdict::Same => summary.scanned += 1,
                 Verdict::Changed => {
@@ -525,8 +649,9 @@ impl Index {
     /// statement is open then).
     ///
     /// `names`: read the folder names (else the indexed rows stand for the
-    /// folders: the caller saw the runs folder's mtime unchanged); those a
-    /// pass just `walked` stand for them while they are current.
+    /// folders: the caller saw the runs folder's mtime unchanged). While
+    /// the names a pass just `walked` are current, they stand for the
+    /// folders either way, and the stamps it read for the files.
     /// `outputs`: whose output files are `lstat`ed.
     pub(super) fn scan_runs(
         &self,
@@ -537,15 +662,13 @@ impl Index {
     ) -> Result<ScanSummary> {
         let dir = self.project.config.agent_outputs_folder.clone();
         let (prefix, end) = runs_range(&dir);
-        let mut disk = if names {
-            let walked = walked.and_then(|w| w.current(&self.project)).cloned();
-            let names = match walked {
-                Some(names) => names,
-                None => Names::read(&dir)?,
-            };
-            Some(DiskCursor::new(names))
-        } else {
-            None
+        // A pass's names stand for the folder while it is unchanged; its
+        // stamps are then read in step with them.
+        let walked = walked.filter(|w| w.current(&self.project));
+        let mut disk = match (names, walked) {
+            (_, Some(w)) => Some(DiskCursor::new(Source::Walked(w))),
+            (true, None) => Some(DiskCursor::new(Source::Listed(Names::read(&dir)?))),
+            (false, None) => None,
         };
         let fd = RunsDir::open(&dir)?;
         let mut summary = ScanSummary {
@@ -788,7 +911,7 @@ mod tests {
             fs::create_dir(dir.path().join(OsStr::from_bytes(n))).unwrap();
         }
         fs::write(dir.path().join("file"), "").unwrap();
-        let mut cursor = DiskCursor::new(Names::read(dir.path()).unwrap());
+        let mut cursor = DiskCursor::new(Source::Listed(Names::read(dir.path()).unwrap()));
         let mut got = vec![];
         while let Some(n) = cursor.peek() {
             got.push(n.to_vec());

@@ -366,3 +366,65 @@ fn a_common_words_page_equals_a_full_scan_whatever_the_rowid_order() {
     }
     assert_eq!(expected(1), [old_id]);
 }
+
+/// What a pass over the run folders read of each (as `doctor` reads it),
+/// handed to the comparison after it: `wrong` gets stamps that disagree
+/// with its files.
+fn walked(p: &Project, wrong: Option<&str>) -> WalkedNames {
+    let mut w = WalkedNames::begin(p);
+    for folder in crate::store::runs::walk(&p.config.agent_outputs_folder).unwrap() {
+        let folder = folder.unwrap();
+        let stamp = crate::store::stamp::of_path(&folder.manifest()).unwrap();
+        let text = std::fs::read_to_string(folder.manifest()).unwrap();
+        let (m, _) = crate::model::run::parse_manifest(&folder.manifest(), &text).unwrap();
+        let files = m.outputs.iter().map(|o| o.file.as_str());
+        let mut stamps = FolderStamps {
+            manifest: stamp,
+            outputs: crate::store::run_outputs::outputs_stamp(&folder.path, files),
+        };
+        if wrong == folder.name.to_str() {
+            stamps.outputs ^= 1;
+        }
+        w.push(folder.name_bytes(), Some(stamps));
+    }
+    w.finish();
+    w
+}
+
+#[test]
+fn the_comparison_after_a_pass_trusts_the_stamps_the_pass_read() {
+    let (_dir, p) = populated();
+    // The runs folder's listing is trusted once its mtime is not racy.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let index = Index::open(&p).unwrap();
+    let changed = |w: &WalkedNames, outputs| {
+        let s = index.staleness_after(Some(w), outputs).unwrap();
+        assert_eq!((s.new, s.deleted), (0, 0));
+        s.changed
+    };
+    // The stamps the index took, as the pass read them: nothing to do.
+    assert_eq!(changed(&walked(&p, None), Outputs::All), 0);
+    // Stamps that disagree, though no file changed: the pass's word is
+    // taken, no `stat` asked again.
+    let (finished, running) = (
+        "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+        "1b2c3d4e-5f6a-4b7c-9d8e-9f0a1b2c3d4e",
+    );
+    assert_eq!(changed(&walked(&p, Some(finished)), Outputs::All), 1);
+    assert_eq!(changed(&walked(&p, Some(running)), Outputs::All), 1);
+    // A finished run's outputs are compared only when the sync would
+    // compare them; a running run's always are.
+    assert_eq!(changed(&walked(&p, Some(finished)), Outputs::Unsettled), 0);
+    assert_eq!(changed(&walked(&p, Some(running)), Outputs::Unsettled), 1);
+    // Names the runs folder no longer stands for are not trusted, nor
+    // their stamps: a run folder made since is found.
+    let w = walked(&p, Some(running));
+    std::fs::create_dir(
+        p.config
+            .agent_outputs_folder
+            .join("4e5f6a7b-8c9d-4eaf-8a1b-2c3d4e5f6a7b"),
+    )
+    .unwrap();
+    let s = index.staleness_after(Some(&w), Outputs::All).unwrap();
+    assert_eq!((s.new, s.changed), (1, 0));
+}

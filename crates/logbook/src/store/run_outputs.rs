@@ -130,13 +130,15 @@ pub fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>
     }
 }
 
-/// What a stamp takes from an output file's `statx`: asking for no more
-/// lets a file system skip the rest.
+/// What a stamp takes from an output file's `statx`, and its type for a
+/// pass that also checks what the file is: asking for no more lets a file
+/// system skip the rest.
 const OUTPUT_MASK: StatxFlags = StatxFlags::SIZE
     .union(StatxFlags::MTIME)
     .union(StatxFlags::CTIME)
     .union(StatxFlags::INO)
-    .union(StatxFlags::NLINK);
+    .union(StatxFlags::NLINK)
+    .union(StatxFlags::TYPE);
 
 /// [`outputs_stamp`] with `folder` relative to the open directory `dir`
 /// (the scan of every run resolves only `{run}/{file}` per file, not the
@@ -149,15 +151,33 @@ pub fn outputs_stamp_at<'a>(
     files: impl IntoIterator<Item = &'a str>,
     buf: &mut PathBuf,
 ) -> i64 {
+    outputs_stamp_seeing(dir, folder, files, buf, |_, _| {})
+}
+
+/// [`outputs_stamp_at`] that also hands each file's `lstat` (its type and
+/// link count included) to `each`, `Err(INVAL)` for a name that is not a
+/// plain path inside the run folder: one `statx` a file for a pass that
+/// checks the files as well as stamping them (`doctor --full`).
+pub fn outputs_stamp_seeing<'a>(
+    dir: BorrowedFd<'_>,
+    folder: &Path,
+    files: impl IntoIterator<Item = &'a str>,
+    buf: &mut PathBuf,
+    mut each: impl FnMut(&'a str, rustix::io::Result<&Statx>),
+) -> i64 {
     let mut stamp = StampHash::default();
     for file in files {
-        let found = run_files::stored_rel(file).and_then(|rel| {
-            buf.clear();
-            buf.push(folder);
-            buf.push(rel);
-            rustix::fs::statx(dir, &*buf, AtFlags::SYMLINK_NOFOLLOW, OUTPUT_MASK).ok()
-        });
-        stamp.file(file, found.as_ref());
+        let found = match run_files::stored_rel(file) {
+            Some(rel) => {
+                buf.clear();
+                buf.push(folder);
+                buf.push(rel);
+                rustix::fs::statx(dir, &*buf, AtFlags::SYMLINK_NOFOLLOW, OUTPUT_MASK)
+            }
+            None => Err(rustix::io::Errno::INVAL),
+        };
+        each(file, found.as_ref().map_err(|e| *e));
+        stamp.file(file, found.as_ref().ok());
     }
     stamp.finish()
 }

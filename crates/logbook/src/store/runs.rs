@@ -158,13 +158,73 @@ impl Default for ReadBuffers {
     }
 }
 
-/// A run folder as [`RunsDir::read_folder`] read it.
+/// A run folder as [`RunsDir::read_folder`] read it, still open for its
+/// outputs ([`FolderRead::outputs`]).
 pub struct FolderRead<'s> {
     /// Its manifest's text; `Ok(None)` when there is none.
     pub manifest: Result<Option<&'s str>>,
+    /// The manifest's stamp (size, mtime in ns), taken from the open file
+    /// before it was read, as the index stamps it; `None` when it was not
+    /// read.
+    pub stamp: Option<(i64, i64)>,
     /// Whether its listing holds a temp file of an interrupted write whose
     /// name starts with the prefix asked about.
     pub temp: bool,
+    /// The run folder, open.
+    fd: OwnedFd,
+}
+
+impl FolderRead<'_> {
+    /// The outputs stamp of the run in `folder` with registered `files`
+    /// (the one the index takes), each file that is not the run's own
+    /// handed to `unconfined` (the rule of [`RunsDir::output_unconfined`]):
+    /// one `statx` a file through the open folder for both.
+    pub fn outputs<'a>(
+        &self,
+        folder: &Path,
+        files: impl IntoIterator<Item = &'a str>,
+        mut unconfined: impl FnMut(&'a str, Unconfined),
+    ) -> i64 {
+        let mut buf = PathBuf::new();
+        store::run_outputs::outputs_stamp_seeing(
+            self.fd.as_fd(),
+            Path::new(""),
+            files,
+            &mut buf,
+            |file, m| {
+                if let Some(u) = unconfined_from(folder, file, m) {
+                    unconfined(file, u);
+                }
+            },
+        )
+    }
+}
+
+/// Why output `file` of the run in `folder` is not the run's own, if it is
+/// not, from its `lstat` `m` through the open folder: the rule of
+/// [`run_files::unconfined`] for a plain name that is a regular file or
+/// absent (nearly every output); anything else (a symlink, a name with
+/// folders, where a folder on the way may be a symlink, a `stat` that
+/// failed) is resolved by that rule itself.
+fn unconfined_from(
+    folder: &Path,
+    file: &str,
+    m: rustix::io::Result<&rustix::fs::Statx>,
+) -> Option<Unconfined> {
+    let slow = || run_files::unconfined(folder, file);
+    if file.contains('/') {
+        return slow();
+    }
+    match m {
+        Ok(m) => match FileType::from_raw_mode(m.stx_mode.into()) {
+            FileType::RegularFile => (m.stx_nlink > 1).then_some(Unconfined::HardLink),
+            FileType::Symlink => slow(),
+            // A folder, FIFO or device: not a file, never "unconfined".
+            _ => None,
+        },
+        Err(rustix::io::Errno::NOENT) => None,
+        Err(_) => slow(),
+    }
 }
 
 /// A run folder as [`RunsDir::probe_folder`] saw it.
@@ -193,31 +253,20 @@ fn manifest_stamp_at(at: impl AsFd, rel: &Path) -> ManifestStamp {
 }
 
 /// Lists the open run folder `fd`: whether it holds a temp file whose name
-/// starts with `temp_prefix`, and the manifest's type as the listing gives
-/// it (`None`: not listed). `None` when it cannot be listed.
-fn list_folder(
-    fd: &OwnedFd,
-    temp_prefix: &str,
-    buffers: &mut ReadBuffers,
-) -> Option<(bool, Option<FileType>)> {
-    let mut temp = false;
-    let mut manifest_type = None;
+/// starts with `temp_prefix`. `None` when it cannot be listed.
+fn list_folder(fd: &OwnedFd, temp_prefix: &str, buffers: &mut ReadBuffers) -> Option<bool> {
     let mut listing = RawDir::new(fd, &mut buffers.dents);
+    let mut temp = false;
     while let Some(entry) = listing.next() {
-        let Ok(entry) = entry else {
-            return None;
-        };
+        let entry = entry.ok()?;
         let name = entry.file_name().to_bytes();
-        if name == MANIFEST_FILE.as_bytes() {
-            manifest_type = Some(entry.file_type());
-        }
         if name.starts_with(temp_prefix.as_bytes())
             && store::is_temp_file(&String::from_utf8_lossy(name))
         {
             temp = true;
         }
     }
-    Some((temp, manifest_type))
+    Some(temp)
 }
 
 fn open_dir(at: impl AsFd, path: impl rustix::path::Arg) -> rustix::io::Result<OwnedFd> {
@@ -227,6 +276,63 @@ fn open_dir(at: impl AsFd, path: impl rustix::path::Arg) -> rustix::io::Result<O
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
+}
+
+/// The manifest of the open run folder `fd`, if it is a regular file, and
+/// its stamp taken from the open file before it is read: one `openat`
+/// (without blocking: another tool's FIFO in the manifest's place would
+/// hold the open until a writer came), one `statx` of the open file (its
+/// type too: a device would be read without end), the read. `path` names
+/// it in errors.
+fn read_manifest<'s>(
+    fd: &OwnedFd,
+    path: impl Fn() -> PathBuf,
+    buffers: &'s mut ReadBuffers,
+) -> (Result<Option<&'s str>>, Option<(i64, i64)>) {
+    let file = match rustix::fs::openat(
+        fd,
+        MANIFEST_FILE,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(f) => fs::File::from(f),
+        Err(rustix::io::Errno::NOENT) => return (Ok(None), None),
+        Err(e) => return (Err(Error::io(path(), e.into())), None),
+    };
+    let flags = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME;
+    let m = match rustix::fs::statx(&file, "", AtFlags::EMPTY_PATH, flags) {
+        Ok(m) => m,
+        Err(e) => return (Err(Error::io(path(), e.into())), None),
+    };
+    if FileType::from_raw_mode(m.stx_mode.into()) != FileType::RegularFile {
+        let e = match file.metadata() {
+            Ok(m) => Error::NotARegularFile {
+                what: "manifest",
+                path: path(),
+                found: store::fs::describe_file_type(m.file_type()),
+            },
+            Err(e) => Error::io(path(), e),
+        };
+        return (Err(e), None);
+    }
+    let stamp = Some((m.stx_size as i64, stamp_ns(m.stx_mtime)));
+    buffers.text.clear();
+    // Through `Take`: `File`'s own `read_to_end` first asks for the size
+    // and position to size a buffer this one already has.
+    if let Err(e) = file.take(u64::MAX).read_to_end(&mut buffers.text) {
+        return (Err(Error::io(path(), e)), stamp);
+    }
+    let text = std::str::from_utf8(&buffers.text).map_err(|_| {
+        // What `read_to_string` says of such a file.
+        Error::io(
+            path(),
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ),
+        )
+    });
+    (text.map(Some), stamp)
 }
 
 impl RunsDir {
@@ -262,7 +368,7 @@ impl RunsDir {
         buffers: &mut ReadBuffers,
     ) -> Option<FolderProbe> {
         let fd = open_dir(&self.fd, folder.name.as_os_str()).ok()?;
-        let (temp, _) = list_folder(&fd, temp_prefix, buffers)?;
+        let temp = list_folder(&fd, temp_prefix, buffers)?;
         Some(FolderProbe {
             manifest: manifest_stamp_at(&fd, Path::new(MANIFEST_FILE)),
             temp,
@@ -270,35 +376,19 @@ impl RunsDir {
     }
 
     /// Why output `file` of run `folder` is not the run's own, if it is
-    /// not: the rule of [`run_files::unconfined`], from one `lstat`
-    /// relative to the open runs folder for a plain name that is a regular
-    /// file or absent (nearly every output); anything else (a symlink, a
-    /// name with folders, where a folder on the way may be a symlink) is
-    /// resolved by that rule itself.
+    /// not (see [`unconfined_from`]), from one `lstat` relative to the open
+    /// runs folder.
     pub fn output_unconfined(&self, folder: &RunFolder, file: &str) -> Option<Unconfined> {
-        let slow = || run_files::unconfined(&folder.path, file);
-        let Some(rel) = run_files::stored_rel(file) else {
-            return slow();
+        let m = match run_files::stored_rel(file) {
+            Some(rel) => rustix::fs::statx(
+                &self.fd,
+                Path::new(&folder.name).join(rel),
+                AtFlags::SYMLINK_NOFOLLOW,
+                StatxFlags::TYPE | StatxFlags::NLINK,
+            ),
+            None => Err(rustix::io::Errno::INVAL),
         };
-        if file.contains('/') {
-            return slow();
-        }
-        let path = Path::new(&folder.name).join(rel);
-        match rustix::fs::statx(
-            &self.fd,
-            &path,
-            AtFlags::SYMLINK_NOFOLLOW,
-            StatxFlags::TYPE | StatxFlags::NLINK,
-        ) {
-            Ok(m) => match FileType::from_raw_mode(m.stx_mode.into()) {
-                FileType::RegularFile => (m.stx_nlink > 1).then_some(Unconfined::HardLink),
-                FileType::Symlink => slow(),
-                // A folder, FIFO or device: not a file, never "unconfined".
-                _ => None,
-            },
-            Err(rustix::io::Errno::NOENT) => None,
-            Err(_) => slow(),
-        }
+        unconfined_from(&folder.path, file, m.as_ref().map_err(|e| *e))
     }
 
     /// Whether `rel` (relative to the runs folder) is a folder.
@@ -321,11 +411,12 @@ impl RunsDir {
         store::run_outputs::outputs_stamp_at(self.fd.as_fd(), folder, files, buf)
     }
 
-    /// The manifest's text and whether the folder holds a temp file whose
-    /// name starts with `temp_prefix`, read through the open folder: one
-    /// `openat` of the folder, its listing, one `openat` of the manifest
-    /// (no `stat`, no path walked again). `None` when the folder cannot be
-    /// opened or listed so: the caller then reads by path.
+    /// The manifest's text and stamp, and whether the folder holds a temp
+    /// file whose name starts with `temp_prefix`, read through the open
+    /// folder: one `openat` of the folder, its listing, then
+    /// [`read_manifest`] (no path walked again). The folder stays open for
+    /// its outputs. `None` when the folder cannot be opened or listed so:
+    /// the caller then reads by path.
     pub fn read_folder<'s>(
         &self,
         folder: &RunFolder,
@@ -333,55 +424,14 @@ impl RunsDir {
         buffers: &'s mut ReadBuffers,
     ) -> Option<FolderRead<'s>> {
         let fd = open_dir(&self.fd, folder.name.as_os_str()).ok()?;
-        // What the listing says the manifest is: a regular file needs no `stat`.
-        let (temp, manifest_type) = list_folder(&fd, temp_prefix, buffers)?;
-        let done = |manifest| Some(FolderRead { manifest, temp });
-        let path = || folder.manifest();
-        // Without blocking: another tool's FIFO in the manifest's place would
-        // hold the open until a writer came.
-        let file = match rustix::fs::openat(
-            &fd,
-            MANIFEST_FILE,
-            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(f) => fs::File::from(f),
-            Err(rustix::io::Errno::NOENT) => return done(Ok(None)),
-            Err(e) => return done(Err(Error::io(path(), e.into()))),
-        };
-        // Only a regular file is read: a device would be read without end.
-        // The listing's type answers for nearly every folder; a symlink, or
-        // a file system that does not say, is asked of the open file.
-        if manifest_type != Some(FileType::RegularFile) {
-            match file.metadata() {
-                Ok(m) if m.is_file() => {}
-                Ok(m) => {
-                    return done(Err(Error::NotARegularFile {
-                        what: "manifest",
-                        path: path(),
-                        found: store::fs::describe_file_type(m.file_type()),
-                    }));
-                }
-                Err(e) => return done(Err(Error::io(path(), e))),
-            }
-        }
-        buffers.text.clear();
-        // Through `Take`: `File`'s own `read_to_end` first asks for the size
-        // and position to size a buffer this one already has.
-        if let Err(e) = file.take(u64::MAX).read_to_end(&mut buffers.text) {
-            return done(Err(Error::io(path(), e)));
-        }
-        let text = std::str::from_utf8(&buffers.text).map_err(|_| {
-            // What `read_to_string` says of such a file.
-            Error::io(
-                path(),
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "stream did not contain valid UTF-8",
-                ),
-            )
-        });
-        done(text.map(Some))
+        let temp = list_folder(&fd, temp_prefix, buffers)?;
+        let (manifest, stamp) = read_manifest(&fd, || folder.manifest(), buffers);
+        Some(FolderRead {
+            manifest,
+            stamp,
+            temp,
+            fd,
+        })
     }
 
     /// The runs folder's path.

@@ -21,7 +21,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
-use crate::index::{Index, SettledRun, WalkedNames};
+use crate::index::{FolderStamps, Index, SettledRun, WalkedNames};
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
@@ -46,7 +46,7 @@ pub(super) fn check(
     progress: Option<Progress<'_>>,
 ) -> Result<WalkedNames> {
     let dir = &p.config.agent_outputs_folder;
-    let mut walked = WalkedNames::begin(p);
+    let walked = Mutex::new(WalkedNames::begin(p));
     let listing = store::runs::walk(dir)?;
     // Each run folder is opened relative to this one (`{run}`, not the
     // whole path, resolved per run); without it, by path.
@@ -68,9 +68,10 @@ pub(super) fn check(
     let rx = Mutex::new(rx);
     let listed = std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
-            let (rx, found, checked, done) = (&rx, &found, &checked, &done);
+            let (rx, found, checked, done, walked) = (&rx, &found, &checked, &done, &walked);
             scope.spawn(move || {
                 let mut buffers = ReadBuffers::default();
+                let mut stamps = Vec::with_capacity(BATCH);
                 loop {
                     let batch = match rx.lock() {
                         Ok(rx) => rx.recv(),
@@ -79,25 +80,40 @@ pub(super) fn check(
                     let Ok(batch) = batch else { return };
                     let mut mine = vec![];
                     let size = batch.len();
-                    for (folder, settled) in batch {
+                    stamps.clear();
+                    for (folder, settled) in &batch {
                         // Held until all are sorted: no spare capacity.
                         let mut push = |mut f: Finding| {
                             f.message.shrink_to_fit();
                             f.path.shrink_to_fit();
                             mine.push(f);
                         };
-                        let at = (runs_dir, &folder);
-                        let trusted = settled.is_some_and(|s| {
-                            check_settled(p, opts, at, &s, &mut buffers, &mut push)
+                        let at = (runs_dir, folder);
+                        let trusted = settled.as_ref().is_some_and(|s| {
+                            check_settled(p, opts, at, s, &mut buffers, &mut push)
                         });
-                        if trusted
-                            || check_folder(p, opts, cutoff, now, at, &mut buffers, &mut push)
-                        {
-                            checked.fetch_add(1, Ordering::Relaxed);
-                        }
+                        let checked_now = match trusted {
+                            true => Checked::Run(None),
+                            false => {
+                                check_folder(p, opts, (cutoff, now), at, &mut buffers, &mut push)
+                            }
+                        };
+                        let read = match checked_now {
+                            Checked::Run(read) => {
+                                checked.fetch_add(1, Ordering::Relaxed);
+                                read
+                            }
+                            Checked::NoManifest => None,
+                        };
+                        stamps.push(read);
                     }
                     if let Ok(mut all) = found.lock() {
                         all.append(&mut mine);
+                    }
+                    if let Ok(mut walked) = walked.lock() {
+                        for ((folder, _), read) in batch.iter().zip(&stamps) {
+                            walked.push(folder.name_bytes(), *read);
+                        }
                     }
                     let n = done.fetch_add(size, Ordering::Relaxed) + size;
                     if let Some(cb) = progress {
@@ -108,9 +124,7 @@ pub(super) fn check(
         }
         let mut batch = Vec::with_capacity(BATCH);
         for folder in listing {
-            let folder = folder?;
-            walked.push(folder.name_bytes());
-            batch.push(folder);
+            batch.push(folder?);
             if batch.len() == BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                 if tx.send(with_settled(index.as_ref(), full)).is_err() {
@@ -125,6 +139,9 @@ pub(super) fn check(
         Ok(())
     });
     listed?;
+    let mut walked = walked
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut found = found
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -269,24 +286,35 @@ pub(super) fn unreadable_reason<'a>(reason: &'a str, path: &Path) -> &'a str {
         .unwrap_or(reason)
 }
 
-/// Every check of one run folder. Returns whether it held a manifest (a
-/// run checked, readable or not).
+/// What [`check_folder`] found a folder to be.
+enum Checked {
+    /// A folder without a manifest: no run.
+    NoManifest,
+    /// A run, readable or not, with the stamps the check read of its files
+    /// when it read them all (for the index's comparison after the pass).
+    Run(Option<FolderStamps>),
+}
+
+/// Every check of one run folder. `(cutoff, now)`: a run still running
+/// that started before `cutoff` is abandoned.
 fn check_folder(
     p: &Project,
     opts: &Options,
-    cutoff: Timestamp,
-    now: Timestamp,
+    (cutoff, now): (Timestamp, Timestamp),
     (runs_dir, at): (Option<&RunsDir>, &RunFolder),
     buffers: &mut ReadBuffers,
     push: &mut dyn FnMut(Finding),
-) -> bool {
+) -> Checked {
     let (name, folder) = (&at.name, at.path.as_path());
     let path = at.manifest();
     let manifest_temp = format!(".{MANIFEST_FILE}.");
     let owned;
-    let read = runs_dir.and_then(|runs| runs.read_folder(at, &manifest_temp, buffers));
-    let (read, temp) = match read {
-        Some(read) => (read.manifest.map_err(|e| unreadable(&e)), read.temp),
+    let opened = runs_dir.and_then(|runs| runs.read_folder(at, &manifest_temp, buffers));
+    let (read, temp) = match &opened {
+        Some(opened) => (
+            opened.manifest.as_ref().map(|t| *t).map_err(unreadable),
+            opened.temp,
+        ),
         None => {
             owned = store::read_optional(&path, "manifest");
             let read = owned.as_ref().map(|t| t.as_deref());
@@ -307,11 +335,11 @@ fn check_folder(
                 },
                 fixed: None,
             });
-            return false;
+            return Checked::NoManifest;
         }
         Err(e) => {
             push(corrupt(e));
-            return true;
+            return Checked::Run(None);
         }
     };
     let name = name.to_string_lossy();
@@ -321,14 +349,14 @@ fn check_folder(
             push(corrupt(format!(
                 "folder name {name:?} is not a run id (a UUID)"
             )));
-            return true;
+            return Checked::Run(None);
         }
     };
     let (manifest, raw) = match parse_manifest(&path, text) {
         Ok(x) => x,
         Err(e) => {
             push(corrupt(e.to_string()));
-            return true;
+            return Checked::Run(None);
         }
     };
     if !manifest.session_id.eq_ignore_ascii_case(id.as_str()) {
@@ -342,6 +370,7 @@ fn check_folder(
             fixed: None,
         });
     }
+    let mut rewritten = false;
     if manifest.execution.status == RunStatus::Running && manifest.started_at() < cutoff {
         let mut f = Finding {
             kind: "abandoned-run",
@@ -356,6 +385,8 @@ fn check_folder(
             fixed: None,
         };
         if opts.fix {
+            // Its stamps are the old manifest's now.
+            rewritten = true;
             f.fixed = Some(match run::mark_abandoned(p, &id) {
                 Ok(true) => "marked failed with metadata.abandoned = true".into(),
                 Ok(false) => "finished meanwhile; left as it is".into(),
@@ -371,6 +402,17 @@ fn check_folder(
     for field in text::wrong_type_fields_of(&raw, &manifest) {
         push(super::wrong_type_finding(&path, &field));
     }
-    super::outputs::unconfined_outputs(folder, &manifest, push);
-    true
+    let files = manifest.outputs.iter().map(|o| o.file.as_str());
+    let Some(opened) = opened.filter(|_| !rewritten) else {
+        super::outputs::unconfined_outputs(folder, &manifest, push);
+        return Checked::Run(None);
+    };
+    let outputs = opened.outputs(folder, files, |file, u| {
+        push(super::outputs::unconfined_finding(folder, file, u));
+    });
+    Checked::Run(
+        opened
+            .stamp
+            .map(|manifest| FolderStamps { manifest, outputs }),
+    )
 }
