@@ -295,8 +295,37 @@ fn answers() -> Vec<(String, String)> {
     .collect();
     out.retain(|(cmd, _)| cmd != "--json index status");
     out.push(("the index's rows".into(), held));
+    out.push(("query plans".into(), plans()));
     out.push(("index status counts".into(), counts.join("\n")));
     out
+}
+
+/// How SQLite plans the statements of a listing's hot path: a migration
+/// that left the planner without what a rebuild gives it (an index, its
+/// statistics) would answer the same, only slower, which the answers
+/// alone do not show.
+fn plans() -> String {
+    let conn = rusqlite::Connection::open(index_db()).unwrap();
+    let statements = [
+        "SELECT path, size, mtime_ns FROM files WHERE live > 0 AND live >= 1",
+        "SELECT path, size, mtime_ns, out_stamp, outs, live FROM files \
+         WHERE path > '/' AND path < '0' AND kind = 'run' ORDER BY path LIMIT 10",
+        "SELECT id FROM runs ORDER BY started_ns DESC, id LIMIT 20",
+        "SELECT id FROM runs WHERE agent = 'x' ORDER BY started_ns DESC, id LIMIT 20",
+        "SELECT id FROM runs WHERE status = 'running' ORDER BY started_ns DESC, id LIMIT 20",
+        "SELECT id FROM runs WHERE folder = '/x'",
+    ];
+    let mut out = vec![];
+    for sql in statements {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let steps: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        out.push(format!("{sql}: {}", steps.join("; ")));
+    }
+    out.join("\n")
 }
 
 /// The index's rows (`Index::fingerprint`) and its `files` table, one
