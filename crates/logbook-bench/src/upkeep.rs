@@ -90,6 +90,22 @@ fn walk_stat(dir: &Path) -> Result<usize> {
     ))
 }
 
+/// An `lstat` of each of `files` in run folder `n` of the open runs folder
+/// `fd`; how many were there.
+fn lstat_outputs<'a>(
+    fd: &std::os::fd::OwnedFd,
+    n: &OsString,
+    files: impl Iterator<Item = &'a str>,
+) -> usize {
+    let flags = StatxFlags::TYPE | StatxFlags::NLINK;
+    files
+        .filter(|f| {
+            let rel = Path::new(n).join(f);
+            rustix::fs::statx(fd, &rel, AtFlags::SYMLINK_NOFOLLOW, flags).is_ok()
+        })
+        .count()
+}
+
 /// Bare: the walk, and an `lstat` of every registered output (`outputs`,
 /// by run folder name, gathered beforehand). Returns how many were there.
 fn walk_lstat(dir: &Path, outputs: &[(OsString, Vec<String>)]) -> Result<usize> {
@@ -97,17 +113,7 @@ fn walk_lstat(dir: &Path, outputs: &[(OsString, Vec<String>)]) -> Result<usize> 
     let _ = names(dir)?;
     Ok(on_threads(
         outputs,
-        |(n, files)| {
-            let mut found = 0;
-            for f in files {
-                let rel = Path::new(n).join(f);
-                let flags = StatxFlags::TYPE | StatxFlags::NLINK;
-                found += usize::from(
-                    rustix::fs::statx(&fd, &rel, AtFlags::SYMLINK_NOFOLLOW, flags).is_ok(),
-                );
-            }
-            found
-        },
+        |(n, files)| lstat_outputs(&fd, n, files.iter().map(String::as_str)),
         |a, b| a + b,
     ))
 }
@@ -150,15 +156,7 @@ fn walk_parse_lstat(dir: &Path) -> Result<usize> {
             else {
                 return 0;
             };
-            let mut found = 0;
-            for o in &m.outputs {
-                let rel = Path::new(n).join(&o.file);
-                let flags = StatxFlags::TYPE | StatxFlags::NLINK;
-                found += usize::from(
-                    rustix::fs::statx(&fd, &rel, AtFlags::SYMLINK_NOFOLLOW, flags).is_ok(),
-                );
-            }
-            found
+            lstat_outputs(&fd, n, m.outputs.iter().map(|o| o.file.as_str()))
         },
         |a, b| a + b,
     ))

@@ -39,9 +39,9 @@ use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
 use super::apply::{self, Stamp};
+use super::folder_names::folders_in_path_order;
 use super::record::{self, Record};
 use super::run_rows::{Fresh, FtsDoc};
-use super::scan::folders_in_path_order;
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
 use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
 use super::{Index, Kind, SyncReport, pool, remove_db_files, sql};

@@ -12,9 +12,10 @@ use std::time::{Duration, UNIX_EPOCH};
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
 use super::apply::{self, Stamp};
+use super::folder_names::WalkedNames;
 use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
-use super::scan::{Outputs, RunChange, WalkedNames};
+use super::scan::{Outputs, RunChange};
 use super::{Index, Kind, Staleness, SyncReport, path_str, record, sql};
 use crate::clock;
 use crate::error::Result;

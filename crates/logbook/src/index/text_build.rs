@@ -511,6 +511,11 @@ fn missing_index(conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
 /// a changed run. A writer that stored one meanwhile replaced its stub, so
 /// only rows no writer has touched come here. Their text rows are deleted
 /// first, all of them before any insert (see `run_rows::clear_stale_fts`).
+///
+/// The runs are read on a thread of their own, ahead of the writes: a
+/// read (the manifest parsed, the outputs' text) and a write (FTS5's
+/// tokenizer) take comparable time, and one thread doing both left a core
+/// idle for the whole of phase 2.
 fn complete_stubs(
     conn: &Connection,
     p: &Project,
@@ -519,13 +524,24 @@ fn complete_stubs(
     for (rid, _, _) in rows {
         run_rows::delete_fts(conn, *rid)?;
     }
-    for (_, folder, _) in rows {
-        let path = Path::new(folder).join(MANIFEST_FILE);
-        let (stamp, rec) = record::read_record_for(p, Kind::Run, &path, record::Reading::Text);
-        let fresh = run_rows::Fresh::FtsCleared { same_text: false };
-        apply::apply(conn, Kind::Run, &path, rec, stamp, None, fresh)?;
-    }
-    Ok(())
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(64);
+        s.spawn(move || {
+            for (_, folder, _) in rows {
+                let path = Path::new(folder).join(MANIFEST_FILE);
+                let read = record::read_record_for(p, Kind::Run, &path, record::Reading::Text);
+                // The writer stopped (an error): nothing more is wanted.
+                if tx.send((path, read)).is_err() {
+                    return;
+                }
+            }
+        });
+        for (path, (stamp, rec)) in rx {
+            let fresh = run_rows::Fresh::FtsCleared { same_text: false };
+            apply::apply(conn, Kind::Run, &path, rec, stamp, None, fresh)?;
+        }
+        Ok(())
+    })
 }
 
 /// Starts `program --root ROOT index build-text`, detached: in a process
