@@ -199,3 +199,59 @@ fn a_run_shown_over_mcp_or_in_the_viewer_is_rechecked_against_its_outputs() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert_eq!(found(&t, "okapiassembly"), [id]);
 }
+
+#[test]
+fn doctor_full_reads_each_file_once_and_counts_what_sync_full_would_whatever_the_names() {
+    let t = TestProject::new();
+    let (_, finished) = run_with_output(&t, "plainwords", false);
+    let (_, running) = run_with_output(&t, "plainwords", true);
+    // Names another tool may register: in a folder of the run's, missing,
+    // and leading out of the run folder.
+    std::fs::create_dir(finished.join("sub")).unwrap();
+    std::fs::write(finished.join("sub/deep.md"), "deepwords\n").unwrap();
+    let manifest = finished.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    for file in ["sub/deep.md", "missing.md", "../escape.md"] {
+        m["outputs"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({
+                "file": file, "type": "document", "description": file,
+                "created_at": "2025-10-05T11:00:00.000Z"
+            }));
+    }
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    t.json(&["index", "sync"]);
+    // The runs folder's listing is trusted once its mtime is not racy: the
+    // comparison after the pass then takes the pass's stamps.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+
+    // Nothing changed since the sync: the stamps the pass read agree with
+    // the index's for every kind of name, again and again.
+    for _ in 0..2 {
+        let report = t.doctor(&["--full"]);
+        assert!(
+            !kinds(&report).contains(&"index-stale".to_string()),
+            "{report:#}"
+        );
+    }
+    // One output edited in place in each run: both seen, nothing more.
+    edit_in_place(&finished.join("sub/deep.md"), "deeperwords\n");
+    edit_in_place(&running.join("notes.md"), "otherwords\n");
+    let report = t.doctor(&["--full"]);
+    let stale = finding(&report, "index-stale");
+    assert!(
+        stale["message"]
+            .as_str()
+            .unwrap()
+            .contains("0 new, 2 changed, 0 deleted"),
+        "{stale}"
+    );
+    assert!(found(&t, "deeperwords").len() == 1 && found(&t, "otherwords").len() == 1);
+    let report = t.doctor(&["--full"]);
+    assert!(
+        !kinds(&report).contains(&"index-stale".to_string()),
+        "{report:#}"
+    );
+}
