@@ -1,5 +1,6 @@
 //! The run folder names as the index sorts them (by their manifest paths,
-//! `{name}/manifest.json`, bytewise), held in 16 bytes a run: read from
+//! `{name}/manifest.json`, bytewise), held in 16 bytes a run (24 with a
+//! pass's stamps): read from
 //! the runs folder ([`Names`]), or kept by a pass over every folder with
 //! the stamps it read ([`WalkedNames`]), and walked in order beside the
 //! index's rows ([`DiskCursor`]) by the scan (`scan`) and by rebuilds
@@ -62,7 +63,7 @@ impl Keyed {
 }
 
 /// What a pass read of one run folder, every file a sync with
-/// [`Outputs::All`] would `stat`: the comparison after the pass trusts
+/// `Outputs::All` would `stat`: the comparison after the pass trusts
 /// these instead of asking again.
 #[derive(Debug, Clone, Copy)]
 pub struct FolderStamps {

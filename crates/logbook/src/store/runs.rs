@@ -376,7 +376,7 @@ impl RunsDir {
     }
 
     /// Why output `file` of run `folder` is not the run's own, if it is
-    /// not (see [`unconfined_from`]), from one `lstat` relative to the open
+    /// not (see `unconfined_from`), from one `lstat` relative to the open
     /// runs folder.
     pub fn output_unconfined(&self, folder: &RunFolder, file: &str) -> Option<Unconfined> {
         let m = match run_files::stored_rel(file) {
@@ -414,7 +414,7 @@ impl RunsDir {
     /// The manifest's text and stamp, and whether the folder holds a temp
     /// file whose name starts with `temp_prefix`, read through the open
     /// folder: one `openat` of the folder, its listing, then
-    /// [`read_manifest`] (no path walked again). The folder stays open for
+    /// `read_manifest` (no path walked again). The folder stays open for
     /// its outputs. `None` when the folder cannot be opened or listed so:
     /// the caller then reads by path.
     pub fn read_folder<'s>(
