@@ -40,8 +40,6 @@ pub(crate) fn ids_of(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Rewrites a manifest in place as another program would: the same file
-/// opened and overwritten (no rename, so no folder's mtime moves).
 /// A manifest's status as a running run's.
 const RUNNING: &str = "\"status\": \"running\"";
 
@@ -50,6 +48,8 @@ fn finish_in_place(folder: &std::path::Path) {
     edit_in_place(folder, RUNNING, "\"status\": \"completed\"");
 }
 
+/// Rewrites a manifest in place as another program would: the same file
+/// opened and overwritten (no rename, so no folder's mtime moves).
 fn edit_in_place(folder: &std::path::Path, from: &str, to: &str) {
     use std::io::Write;
     let path = folder.join("manifest.json");

@@ -480,15 +480,15 @@ fn run_folders(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + Send + use<
 /// `total`); `reading`: how much of each run is read (see
 /// [`record::Reading`]). Returns how many files were drawn, and how many
 /// of those were unstamped run folders that turned out to hold no
-/// manifest.
-pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
+/// manifest (not handed to `write`); the only error is `write`'s.
+pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send, E: Send>(
     p: &Project,
     files: impl Iterator<Item = S> + Send,
     total: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     reading: record::Reading,
-    mut write: impl FnMut(Parsed) -> Result<()>,
-) -> Result<(u64, u64)> {
+    mut write: impl FnMut(Parsed) -> std::result::Result<(), E>,
+) -> std::result::Result<(u64, u64), E> {
     let files = Mutex::new(files);
     let done = AtomicUsize::new(0);
     let missing = AtomicUsize::new(0);
@@ -504,7 +504,7 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send>(
     // record was a measurable cost to the writer thread, the bottleneck.
     const CHUNK: usize = 64;
     let (tx_rec, rx_rec) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(64);
-    let write_result: Mutex<Result<()>> = Mutex::new(Ok(()));
+    let write_result: Mutex<std::result::Result<(), E>> = Mutex::new(Ok(()));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx_rec = tx_rec.clone();

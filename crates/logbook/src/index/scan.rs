@@ -41,9 +41,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::apply::Live;
-use super::folder_names::WalkedNames;
 use super::folder_names::{
-    DiskCursor, Names, SUFFIX, Source, cmp_name_rel, cmp_names, digest, uuid_text,
+    DiskCursor, Names, SUFFIX, Source, WalkedNames, cmp_name_rel, cmp_names, digest, uuid_text,
 };
 use super::record::ABSENT_STAMP;
 use super::{Index, path_str};
@@ -163,9 +162,10 @@ fn verdict(
     if let Some(read) = read
         && !(e.settled && outputs == Outputs::Unsettled)
     {
-        return match read == digest((e.size, e.mtime_ns), e.out_stamp) {
-            true => Verdict::Same,
-            false => Verdict::Changed,
+        return if read == digest((e.size, e.mtime_ns), e.out_stamp) {
+            Verdict::Same
+        } else {
+            Verdict::Changed
         };
     }
     let Some(rel) = batch.str(&e.path).get(prefix..).map(Path::new) else {

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rebuild::{self, FullText, REBUILD_WAIT};
 use super::schema::INDEXES;
+use super::sync::Seen;
 use super::{Index, Kind, apply, migrate, record, run_rows};
 use crate::error::Result;
 use crate::model::run::MANIFEST_FILE;
@@ -512,10 +513,10 @@ fn missing_index(conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
 /// only rows no writer has touched come here. Their text rows are deleted
 /// first, all of them before any insert (see `run_rows::clear_stale_fts`).
 ///
-/// The runs are read on a thread of their own, ahead of the writes: a
-/// read (the manifest parsed, the outputs' text) and a write (FTS5's
-/// tokenizer) take comparable time, and one thread doing both left a core
-/// idle for the whole of phase 2.
+/// Read on every core while this thread writes, as a sync reads
+/// (`rebuild::read_parallel`): one thread reading and writing in turn
+/// left a core idle for the whole of phase 2. A run whose folder is gone
+/// is not read, and keeps its stub until the next sync removes it.
 fn complete_stubs(
     conn: &Connection,
     p: &Project,
@@ -524,24 +525,15 @@ fn complete_stubs(
     for (rid, _, _) in rows {
         run_rows::delete_fts(conn, *rid)?;
     }
-    std::thread::scope(|s| {
-        let (tx, rx) = std::sync::mpsc::sync_channel(64);
-        s.spawn(move || {
-            for (_, folder, _) in rows {
-                let path = Path::new(folder).join(MANIFEST_FILE);
-                let read = record::read_record_for(p, Kind::Run, &path, record::Reading::Text);
-                // The writer stopped (an error): nothing more is wanted.
-                if tx.send((path, read)).is_err() {
-                    return;
-                }
-            }
-        });
-        for (path, (stamp, rec)) in rx {
-            let fresh = run_rows::Fresh::FtsCleared { same_text: false };
-            apply::apply(conn, Kind::Run, &path, rec, stamp, None, fresh)?;
-        }
-        Ok(())
+    let stubs = rows
+        .iter()
+        .map(|(_, folder, _)| Seen::unstamped(Kind::Run, Path::new(folder).join(MANIFEST_FILE)));
+    rebuild::read_parallel(p, stubs, 0, None, record::Reading::Text, |read| {
+        let (kind, path, stamp, rec) = read;
+        let fresh = run_rows::Fresh::FtsCleared { same_text: false };
+        apply::apply(conn, kind, &path, rec, stamp, None, fresh)
     })
+    .map(|_| ())
 }
 
 /// Starts `program --root ROOT index build-text`, detached: in a process
