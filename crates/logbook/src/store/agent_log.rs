@@ -530,7 +530,7 @@ pub fn find_logs(root: &Path) -> Result<Found> {
                 "give a Claude Code or Codex log, a folder of them (~/.claude/projects, ~/.codex/sessions) or a seed 003 transcript",
             ));
         }
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+        Err(e) if e.raw_os_error() == Some(crate::store::sys::Errno::LOOP.raw_os_error()) => {
             return Err(Error::io(
                 root,
                 std::io::Error::other(

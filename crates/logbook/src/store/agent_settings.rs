@@ -145,9 +145,7 @@ pub fn check_replaceable(path: &Path) -> Result<()> {
             .into(),
         });
     }
-    if meta.permissions().readonly()
-        || rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_err()
-    {
+    if meta.permissions().readonly() || !crate::store::sys::can_write(path) {
         return Err(Error::AgentSettings {
             path: path.to_path_buf(),
             reason: "the file is read-only".into(),

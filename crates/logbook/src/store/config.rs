@@ -346,27 +346,10 @@ fn env_value(name: &str) -> Option<String> {
 }
 
 /// The machine's host name: the default origin of its records in a team.
-/// Read once per process: a long-lived server asks for it on every team
-/// call, and where there is no `/proc` it would run `hostname` each time.
 fn host_name() -> String {
-    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    NAME.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .map(|h| h.trim().to_string())
-            .filter(|h| !h.is_empty())
-            .or_else(|| env_value("HOSTNAME"))
-            .or_else(|| {
-                std::process::Command::new("hostname")
-                    .output()
-                    .ok()
-                    .and_then(|o| String::from_utf8(o.stdout).ok())
-                    .map(|h| h.trim().to_string())
-                    .filter(|h| !h.is_empty())
-            })
-            .unwrap_or_else(|| "unknown".into())
-    })
-    .clone()
+    crate::store::sys::host_name()
+        .or_else(|| env_value("HOSTNAME"))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 struct Resolver<'a> {

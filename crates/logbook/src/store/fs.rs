@@ -163,11 +163,12 @@ pub fn resolve_named(
             other => lexical.push(other),
         }
     }
-    if !lexical.starts_with(&root) {
-        return Err(outside());
-    }
     // The longest part that exists, resolved; what is missing below it is
-    // named as given, for the read to say "not found".
+    // named as given, for the read to say "not found". Only the resolved
+    // path is compared with the root, never the spelling: on a
+    // case-insensitive file system (macOS's by default) `/Users/me/Proj`
+    // and `/users/me/proj` are one folder, as a symlink's two names are
+    // everywhere, and `realpath` gives both one spelling.
     for base in lexical.ancestors() {
         if let Ok(resolved) = base.canonicalize() {
             // Path::starts_with compares whole components.
@@ -212,7 +213,7 @@ pub fn move_durably(from: &Path, to: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     match fs::rename(from, to) {
         Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => {
+        Err(e) if e.raw_os_error() == Some(crate::store::sys::Errno::XDEV.raw_os_error()) => {
             return move_across(from, to);
         }
         Err(e) => return Err(Error::io(from, e)),
@@ -503,11 +504,10 @@ pub fn open_record_file(path: &Path, what: &'static str) -> Result<File> {
 /// `Ok(None)` when it does not exist. The caller asks the open file what
 /// it is: no other tool can swap something else in between.
 fn open_nonblocking(path: &Path) -> Result<Option<File>> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    match rustix::fs::open(path, flags, Mode::empty()) {
+    use crate::store::sys;
+    match sys::open_read_at(sys::CWD, path, sys::Follow::Yes) {
         Ok(fd) => Ok(Some(File::from(fd))),
-        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(sys::Errno::NOENT) => Ok(None),
         Err(e) => Err(Error::io(path, e.into())),
     }
 }
@@ -668,6 +668,47 @@ mod tests {
         );
         let user = resolve_named(&root, &secret, PathTrust::User, "f").unwrap();
         assert_eq!(user, secret);
+    }
+
+    /// What Linux can show of a case-insensitive file system's rule: a
+    /// second spelling of the root (here a symlink to it; on macOS also
+    /// `/users/me/proj` for `/Users/me/Proj`) is judged by where it
+    /// resolves, never by its letters: inside stays inside, and `..`
+    /// through it still cannot leave.
+    #[test]
+    fn a_second_spelling_of_the_root_is_judged_by_where_it_resolves() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        fs::create_dir_all(root.join("wf")).unwrap();
+        fs::write(root.join("wf/in.yaml"), "a: 1").unwrap();
+        fs::write(dir.path().join("secret.yaml"), "k: v").unwrap();
+        let alias = dir.path().join("Project-alias");
+        std::os::unix::fs::symlink(&root, &alias).unwrap();
+        let root_c = root.canonicalize().unwrap();
+        let confined = |p: &Path| resolve_named(&root, p, PathTrust::ProjectOnly, "f");
+        assert_eq!(
+            confined(&alias.join("wf/in.yaml")).unwrap(),
+            root_c.join("wf/in.yaml")
+        );
+        assert_eq!(
+            confined(&alias.join("wf/new.yaml")).unwrap(),
+            root_c.join("wf/new.yaml")
+        );
+        // The root named through its other spelling is the same root.
+        let through_alias =
+            resolve_named(&alias, Path::new("wf/in.yaml"), PathTrust::ProjectOnly, "f");
+        assert_eq!(through_alias.unwrap(), root_c.join("wf/in.yaml"));
+        for escape in [
+            alias.join("../secret.yaml"),
+            alias.join("wf/../../secret.yaml"),
+            dir.path().join("secret.yaml"),
+        ] {
+            let err = confined(&escape).unwrap_err();
+            assert!(
+                err.to_string().contains("inside the project root"),
+                "{escape:?}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //!   changed; [`index_file`]: the index's SQLite file (its folder, size,
 //!   identity, removal and replacement by a rebuild).
 //! - [`repo`]: which repository a folder belongs to, read from its git files.
+//! - [`sys`]: what differs between Unix systems (a file's metadata through
+//!   an open folder, a folder's listing, the host name), Linux's fast path
+//!   and the portable one every other Unix takes; nothing else in Logbook
+//!   names a call or flag some Unix lacks.
 //! - One module per record kind reads and writes its files: [`run`],
 //!   [`work_session`], [`transcript`], [`workflow`], and [`variables`] for
 //!   the workflow.yaml files runs are started from; [`run_files`] checks every
@@ -43,6 +47,7 @@ pub mod run_files;
 pub mod run_outputs;
 pub mod runs;
 pub mod stamp;
+pub mod sys;
 pub mod transcript;
 pub mod variables;
 pub mod work_session;

@@ -42,7 +42,11 @@ impl Project {
     /// `.logbook/`), else the per-user home ([`Project::user_home`]). A
     /// repository that never asked for Logbook gets no files of ours.
     pub fn for_agent(cwd: &Path) -> Result<Project> {
-        match Config::marked_root(cwd) {
+        // The physical path, as a root found from the working directory or
+        // named by `--root` is: two spellings of one folder (a symlink, or
+        // another case on a case-insensitive file system) are one project.
+        let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        match Config::marked_root(&cwd) {
             Some(root) => Project::open(root),
             None => Project::user_home(),
         }
@@ -114,4 +118,27 @@ pub(crate) fn user_home_dir() -> Result<PathBuf> {
             .or_else(|| set("HOME").map(|h| h.join(".local/share")))
     };
     data.map(|d| d.join("logbook")).ok_or(Error::NoUserHome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent's hook sends the `cwd` it was started in, spelled as the
+    /// agent saw it: through a symlink here, or in another case on macOS.
+    /// Both spellings are one project, with one index and one set of locks.
+    #[test]
+    fn an_agents_cwd_spelled_two_ways_is_one_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        std::fs::create_dir_all(root.join(".logbook")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        let alias = dir.path().join("PROJ");
+        std::os::unix::fs::symlink(&root, &alias).unwrap();
+        let physical = Project::for_agent(&root.join("src/deep")).unwrap();
+        let spelled = Project::for_agent(&alias.join("src/deep")).unwrap();
+        assert_eq!(physical.root(), root.canonicalize().unwrap());
+        assert_eq!(spelled.root(), physical.root());
+        assert_eq!(spelled.index_path(), physical.index_path());
+    }
 }

@@ -8,9 +8,8 @@ use std::io::Read as _;
 use std::os::fd::{AsFd as _, BorrowedFd};
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, Statx, StatxFlags};
-
 use crate::store::run_files;
+use crate::store::sys::{self, Errno, Follow, Kind, Meta, Want};
 
 /// The largest output file whose text the full-text index reads.
 pub const MAX_TEXT_BYTES: u64 = 1024 * 1024;
@@ -55,24 +54,20 @@ pub fn output_text_upto(
 /// its type. Its type is asked of the open file, not of the path before
 /// opening it: no other tool can swap a FIFO or a symlink in between.
 /// Neither flag changes the reading of a regular file.
-fn open_output(path: &Path) -> rustix::io::Result<(fs::File, Statx)> {
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let m = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, OUTPUT_MASK | StatxFlags::TYPE)?;
+fn open_output(path: &Path) -> sys::Result<(fs::File, Meta)> {
+    let fd = sys::open_read_at(sys::CWD, path, Follow::No)?;
+    let m = sys::stat_open(&fd, Want::OUTPUT)?;
     Ok((fs::File::from(fd), m))
 }
 
 /// The text of an opened output file `m` describes (see [`output_text_upto`]).
-fn text_of(file: fs::File, m: &Statx, max: usize, longer: Longer) -> Option<(String, bool)> {
-    let regular = FileType::from_raw_mode(m.stx_mode.into()) == FileType::RegularFile;
+fn text_of(file: fs::File, m: &Meta, max: usize, longer: Longer) -> Option<(String, bool)> {
+    let regular = m.kind == Kind::File;
     // A file with another name may be anyone's (a hard link to a secret
     // outside the run): its words must not reach snippets, MCP answers or
     // the team catalog, as its bytes do not reach the viewer.
-    let own = m.stx_nlink <= 1;
-    if !regular || !own || matches!(longer, Longer::Skip) && m.stx_size > max as u64 {
+    let own = m.nlink <= 1;
+    if !regular || !own || matches!(longer, Longer::Skip) && m.size > max as u64 {
         return None;
     }
     // As many bytes as its stamp says it has (and one more than `max`, to
@@ -80,7 +75,7 @@ fn text_of(file: fs::File, m: &Statx, max: usize, longer: Longer) -> Option<(Str
     // taken moved its mtime, so the next sync reads it again. (From an
     // empty buffer, `read_to_end` probes with 32, 32, 64, 128… bytes: seven
     // reads for a 1 KB output.)
-    let want = m.stx_size.min(max as u64 + 1);
+    let want = m.size.min(max as u64 + 1);
     let mut bytes = Vec::with_capacity(usize::try_from(want).unwrap_or(max));
     file.take(want).read_to_end(&mut bytes).ok()?;
     let cut = bytes.len() > max;
@@ -116,29 +111,18 @@ fn text_of(file: fs::File, m: &Statx, max: usize, longer: Longer) -> Option<(Str
 pub fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>) -> i64 {
     let mut files = files.into_iter().peekable();
     if files.peek().is_none() {
-        return outputs_stamp_at(rustix::fs::CWD, folder, files, &mut PathBuf::new());
+        return outputs_stamp_at(sys::CWD, folder, files, &mut PathBuf::new());
     }
     // Each file is looked up from the open run folder: from the root, a
     // run's twenty outputs walked the folder's whole path twenty times
     // (on every registration, and for every hit a page verifies).
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    match rustix::fs::open(folder, flags, Mode::empty()) {
+    match sys::open_dir_for_lookups(folder) {
         Ok(dir) => outputs_stamp_at(dir.as_fd(), Path::new(""), files, &mut PathBuf::new()),
         // Missing (its files are then missing too) or unreadable: the same
         // stamp from the whole paths.
-        Err(_) => outputs_stamp_at(rustix::fs::CWD, folder, files, &mut PathBuf::new()),
+        Err(_) => outputs_stamp_at(sys::CWD, folder, files, &mut PathBuf::new()),
     }
 }
-
-/// What a stamp takes from an output file's `statx`, and its type for a
-/// pass that also checks what the file is: asking for no more lets a file
-/// system skip the rest.
-const OUTPUT_MASK: StatxFlags = StatxFlags::SIZE
-    .union(StatxFlags::MTIME)
-    .union(StatxFlags::CTIME)
-    .union(StatxFlags::INO)
-    .union(StatxFlags::NLINK)
-    .union(StatxFlags::TYPE);
 
 /// [`outputs_stamp`] with `folder` relative to the open directory `dir`
 /// (the scan of every run resolves only `{run}/{file}` per file, not the
@@ -156,14 +140,14 @@ pub fn outputs_stamp_at<'a>(
 
 /// [`outputs_stamp_at`] that also hands each file's `lstat` (its type and
 /// link count included) to `each`, `Err(INVAL)` for a name that is not a
-/// plain path inside the run folder: one `statx` a file for a pass that
+/// plain path inside the run folder: one `lstat` a file for a pass that
 /// checks the files as well as stamping them (`doctor --full`).
 pub fn outputs_stamp_seeing<'a>(
     dir: BorrowedFd<'_>,
     folder: &Path,
     files: impl IntoIterator<Item = &'a str>,
     buf: &mut PathBuf,
-    mut each: impl FnMut(&'a str, rustix::io::Result<&Statx>),
+    mut each: impl FnMut(&'a str, sys::Result<&Meta>),
 ) -> i64 {
     let mut stamp = StampHash::default();
     for file in files {
@@ -172,9 +156,9 @@ pub fn outputs_stamp_seeing<'a>(
                 buf.clear();
                 buf.push(folder);
                 buf.push(rel);
-                rustix::fs::statx(dir, &*buf, AtFlags::SYMLINK_NOFOLLOW, OUTPUT_MASK)
+                sys::stat_at(dir, buf, Follow::No, Want::OUTPUT)
             }
-            None => Err(rustix::io::Errno::INVAL),
+            None => Err(Errno::INVAL),
         };
         each(file, found.as_ref().map_err(|e| *e));
         stamp.file(file, found.as_ref().ok());
@@ -185,7 +169,7 @@ pub fn outputs_stamp_seeing<'a>(
 /// A run's [`outputs_stamp`] and its output files' text (each small UTF-8
 /// file's, followed by a newline), each file opened once: its part of the
 /// stamp comes from the open file, before it is read. What a sync or a
-/// rebuild that reads a run needs; a `statx` of each file by name and then
+/// rebuild that reads a run needs; a `stat` of each file by name and then
 /// its `open` walked to it twice.
 ///
 /// The stamp is the one [`outputs_stamp`] takes from the paths: the same
@@ -216,12 +200,7 @@ pub fn outputs_stamp_and_text<'a>(
                 }
             }
             Err(_) => {
-                let m = rustix::fs::statx(
-                    rustix::fs::CWD,
-                    &path,
-                    AtFlags::SYMLINK_NOFOLLOW,
-                    OUTPUT_MASK,
-                );
+                let m = sys::stat_at(sys::CWD, &path, Follow::No, Want::OUTPUT);
                 stamp.file(file, m.ok().as_ref());
             }
         }
@@ -254,23 +233,25 @@ impl StampHash {
         }
     }
 
-    /// One output file: its name, then its `statx` (`None`: absent, or a
-    /// name that leads out of its folder).
-    fn file(&mut self, name: &str, m: Option<&Statx>) {
+    /// One output file: its name, then its `lstat` (`None`: absent, or a
+    /// name that leads out of its folder). The bytes are the ones the
+    /// `statx` fields gave before `store::sys` existed, so an index
+    /// written then does not see every run as changed.
+    fn file(&mut self, name: &str, m: Option<&Meta>) {
         self.any = true;
         self.eat(name.as_bytes());
         self.eat(&[0]);
         match m {
             Some(m) => {
                 self.eat(&[1]);
-                self.eat(&m.stx_size.to_le_bytes());
-                self.eat(&m.stx_mtime.tv_sec.to_le_bytes());
-                self.eat(&i64::from(m.stx_mtime.tv_nsec).to_le_bytes());
-                self.eat(&m.stx_ctime.tv_sec.to_le_bytes());
-                self.eat(&i64::from(m.stx_ctime.tv_nsec).to_le_bytes());
-                self.eat(&m.stx_ino.to_le_bytes());
-                self.eat(&m.stx_dev_major.to_le_bytes());
-                self.eat(&m.stx_dev_minor.to_le_bytes());
+                self.eat(&m.size.to_le_bytes());
+                self.eat(&m.mtime.sec.to_le_bytes());
+                self.eat(&i64::from(m.mtime.nsec).to_le_bytes());
+                self.eat(&m.ctime.sec.to_le_bytes());
+                self.eat(&i64::from(m.ctime.nsec).to_le_bytes());
+                self.eat(&m.ino.to_le_bytes());
+                self.eat(&m.dev_major.to_le_bytes());
+                self.eat(&m.dev_minor.to_le_bytes());
             }
             None => self.eat(&[2]),
         }

@@ -14,17 +14,15 @@
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::Read as _;
-use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
-
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, StatxTimestamp};
 
 use crate::error::{Error, Result};
 use crate::model::ids::RunId;
 use crate::model::run::MANIFEST_FILE;
 use crate::store;
 use crate::store::run_files::{self, Unconfined};
+use crate::store::sys::{self, Errno, Follow, Kind, Meta, Want};
 
 /// One folder of the runs folder: a run, or a would-be run (a folder not
 /// named by a run id, another tool's run still starting).
@@ -132,27 +130,18 @@ pub enum ManifestStamp {
     Unreadable,
 }
 
-/// A `statx` time as ns since the epoch (0 before it), so stamps taken
-/// through [`RunsDir`] and from a path's metadata compare equal.
-fn stamp_ns(t: StatxTimestamp) -> i64 {
-    if t.tv_sec < 0 {
-        return 0;
-    }
-    (i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)) as i64
-}
-
 /// What a worker reuses from one run folder to the next in
 /// [`RunsDir::read_folder`], so a folder costs no allocation for its
 /// listing or its manifest's bytes.
 pub struct ReadBuffers {
-    dents: Vec<MaybeUninit<u8>>,
+    list: sys::ListBuffer,
     text: Vec<u8>,
 }
 
 impl Default for ReadBuffers {
     fn default() -> Self {
         ReadBuffers {
-            dents: vec![MaybeUninit::uninit(); 16 * 1024],
+            list: sys::ListBuffer::default(),
             text: Vec::with_capacity(64 * 1024),
         }
     }
@@ -178,7 +167,7 @@ impl FolderRead<'_> {
     /// The outputs stamp of the run in `folder` with registered `files`
     /// (the one the index takes), each file that is not the run's own
     /// handed to `unconfined` (the rule of [`RunsDir::output_unconfined`]):
-    /// one `statx` a file through the open folder for both.
+    /// one `lstat` a file through the open folder for both.
     pub fn outputs<'a>(
         &self,
         folder: &Path,
@@ -206,23 +195,19 @@ impl FolderRead<'_> {
 /// absent (nearly every output); anything else (a symlink, a name with
 /// folders, where a folder on the way may be a symlink, a `stat` that
 /// failed) is resolved by that rule itself.
-fn unconfined_from(
-    folder: &Path,
-    file: &str,
-    m: rustix::io::Result<&rustix::fs::Statx>,
-) -> Option<Unconfined> {
+fn unconfined_from(folder: &Path, file: &str, m: sys::Result<&Meta>) -> Option<Unconfined> {
     let slow = || run_files::unconfined(folder, file);
     if file.contains('/') {
         return slow();
     }
     match m {
-        Ok(m) => match FileType::from_raw_mode(m.stx_mode.into()) {
-            FileType::RegularFile => (m.stx_nlink > 1).then_some(Unconfined::HardLink),
-            FileType::Symlink => slow(),
+        Ok(m) => match m.kind {
+            Kind::File => (m.nlink > 1).then_some(Unconfined::HardLink),
+            Kind::Symlink => slow(),
             // A folder, FIFO or device: not a file, never "unconfined".
-            _ => None,
+            Kind::Dir | Kind::Other => None,
         },
-        Err(rustix::io::Errno::NOENT) => None,
+        Err(Errno::NOENT) => None,
         Err(_) => slow(),
     }
 }
@@ -239,15 +224,10 @@ pub struct FolderProbe {
 
 /// The stamp of the manifest at `rel` from the open folder `at`.
 fn manifest_stamp_at(at: impl AsFd, rel: &Path) -> ManifestStamp {
-    match rustix::fs::statx(
-        at,
-        rel,
-        AtFlags::empty(),
-        StatxFlags::SIZE | StatxFlags::MTIME,
-    ) {
-        Ok(m) => ManifestStamp::Stamp(m.stx_size as i64, stamp_ns(m.stx_mtime)),
-        Err(rustix::io::Errno::NOENT) => ManifestStamp::Missing,
-        Err(rustix::io::Errno::NOTDIR) => ManifestStamp::NotDir,
+    match sys::stat_at(at, rel, Follow::Yes, Want::STAMP) {
+        Ok(m) => ManifestStamp::Stamp(m.size as i64, m.mtime.ns()),
+        Err(Errno::NOENT) => ManifestStamp::Missing,
+        Err(Errno::NOTDIR) => ManifestStamp::NotDir,
         Err(_) => ManifestStamp::Unreadable,
     }
 }
@@ -255,33 +235,23 @@ fn manifest_stamp_at(at: impl AsFd, rel: &Path) -> ManifestStamp {
 /// Lists the open run folder `fd`: whether it holds a temp file whose name
 /// starts with `temp_prefix`. `None` when it cannot be listed.
 fn list_folder(fd: &OwnedFd, temp_prefix: &str, buffers: &mut ReadBuffers) -> Option<bool> {
-    let mut listing = RawDir::new(fd, &mut buffers.dents);
     let mut temp = false;
-    while let Some(entry) = listing.next() {
-        let entry = entry.ok()?;
-        let name = entry.file_name().to_bytes();
+    sys::list(fd, &mut buffers.list, |name| {
+        let name = name.to_bytes();
         if name.starts_with(temp_prefix.as_bytes())
             && store::is_temp_file(&String::from_utf8_lossy(name))
         {
             temp = true;
         }
-    }
+    })
+    .ok()?;
     Some(temp)
-}
-
-fn open_dir(at: impl AsFd, path: impl rustix::path::Arg) -> rustix::io::Result<OwnedFd> {
-    rustix::fs::openat(
-        at,
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
 }
 
 /// The manifest of the open run folder `fd`, if it is a regular file, and
 /// its stamp taken from the open file before it is read: one `openat`
 /// (without blocking: another tool's FIFO in the manifest's place would
-/// hold the open until a writer came), one `statx` of the open file (its
+/// hold the open until a writer came), one `stat` of the open file (its
 /// type too: a device would be read without end), the read. `path` names
 /// it in errors.
 fn read_manifest<'s>(
@@ -289,22 +259,16 @@ fn read_manifest<'s>(
     path: impl Fn() -> PathBuf,
     buffers: &'s mut ReadBuffers,
 ) -> (Result<Option<&'s str>>, Option<(i64, i64)>) {
-    let file = match rustix::fs::openat(
-        fd,
-        MANIFEST_FILE,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
+    let file = match sys::open_read_at(fd, Path::new(MANIFEST_FILE), Follow::Yes) {
         Ok(f) => fs::File::from(f),
-        Err(rustix::io::Errno::NOENT) => return (Ok(None), None),
+        Err(Errno::NOENT) => return (Ok(None), None),
         Err(e) => return (Err(Error::io(path(), e.into())), None),
     };
-    let flags = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME;
-    let m = match rustix::fs::statx(&file, "", AtFlags::EMPTY_PATH, flags) {
+    let m = match sys::stat_open(&file, Want::KIND.and(Want::STAMP)) {
         Ok(m) => m,
         Err(e) => return (Err(Error::io(path(), e.into())), None),
     };
-    if FileType::from_raw_mode(m.stx_mode.into()) != FileType::RegularFile {
+    if m.kind != Kind::File {
         let e = match file.metadata() {
             Ok(m) => Error::NotARegularFile {
                 what: "manifest",
@@ -315,7 +279,7 @@ fn read_manifest<'s>(
         };
         return (Err(e), None);
     }
-    let stamp = Some((m.stx_size as i64, stamp_ns(m.stx_mtime)));
+    let stamp = Some((m.size as i64, m.mtime.ns()));
     buffers.text.clear();
     // Through `Take`: `File`'s own `read_to_end` first asks for the size
     // and position to size a buffer this one already has.
@@ -339,12 +303,12 @@ impl RunsDir {
     /// Opens the runs folder `dir`; `None` when it is missing or not a
     /// folder (then no run is there).
     pub fn open(dir: &Path) -> Result<Option<RunsDir>> {
-        match open_dir(rustix::fs::CWD, dir) {
+        match sys::open_dir_at(sys::CWD, dir) {
             Ok(fd) => Ok(Some(RunsDir {
                 fd,
                 path: dir.to_path_buf(),
             })),
-            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(None),
+            Err(Errno::NOENT | Errno::NOTDIR) => Ok(None),
             Err(e) => Err(Error::io(dir, e.into())),
         }
     }
@@ -357,7 +321,7 @@ impl RunsDir {
 
     /// A run folder's manifest stamp and whether it holds a temp file
     /// whose name starts with `temp_prefix`, the manifest left unread: one
-    /// `openat` of the folder, its listing, one `statx`. What a pass that
+    /// `openat` of the folder, its listing, one `stat`. What a pass that
     /// trusts the index for unchanged manifests needs (`doctor`); `None`
     /// when the folder cannot be opened or listed so (the caller then
     /// reads it as [`RunsDir::read_folder`] does).
@@ -367,7 +331,7 @@ impl RunsDir {
         temp_prefix: &str,
         buffers: &mut ReadBuffers,
     ) -> Option<FolderProbe> {
-        let fd = open_dir(&self.fd, folder.name.as_os_str()).ok()?;
+        let fd = sys::open_dir_at(&self.fd, Path::new(&folder.name)).ok()?;
         let temp = list_folder(&fd, temp_prefix, buffers)?;
         Some(FolderProbe {
             manifest: manifest_stamp_at(&fd, Path::new(MANIFEST_FILE)),
@@ -380,13 +344,13 @@ impl RunsDir {
     /// runs folder.
     pub fn output_unconfined(&self, folder: &RunFolder, file: &str) -> Option<Unconfined> {
         let m = match run_files::stored_rel(file) {
-            Some(rel) => rustix::fs::statx(
+            Some(rel) => sys::stat_at(
                 &self.fd,
-                Path::new(&folder.name).join(rel),
-                AtFlags::SYMLINK_NOFOLLOW,
-                StatxFlags::TYPE | StatxFlags::NLINK,
+                &Path::new(&folder.name).join(rel),
+                Follow::No,
+                Want::KIND.and(Want::NLINK),
             ),
-            None => Err(rustix::io::Errno::INVAL),
+            None => Err(Errno::INVAL),
         };
         unconfined_from(&folder.path, file, m.as_ref().map_err(|e| *e))
     }
@@ -394,8 +358,8 @@ impl RunsDir {
     /// Whether `rel` (relative to the runs folder) is a folder.
     pub fn is_folder(&self, rel: &Path) -> bool {
         matches!(
-            rustix::fs::statx(&self.fd, rel, AtFlags::empty(), StatxFlags::TYPE),
-            Ok(m) if FileType::from_raw_mode(m.stx_mode.into()) == FileType::Directory
+            sys::stat_at(&self.fd, rel, Follow::Yes, Want::KIND),
+            Ok(m) if m.kind == Kind::Dir
         )
     }
 
@@ -423,7 +387,7 @@ impl RunsDir {
         temp_prefix: &str,
         buffers: &'s mut ReadBuffers,
     ) -> Option<FolderRead<'s>> {
-        let fd = open_dir(&self.fd, folder.name.as_os_str()).ok()?;
+        let fd = sys::open_dir_at(&self.fd, Path::new(&folder.name)).ok()?;
         let temp = list_folder(&fd, temp_prefix, buffers)?;
         let (manifest, stamp) = read_manifest(&fd, || folder.manifest(), buffers);
         Some(FolderRead {

@@ -414,3 +414,85 @@ fn the_face_checker_sees_every_spelling() {
         assert!(named(fine).is_empty(), "{fine:?}: {:?}", named(fine));
     }
 }
+
+/// What only some Unix systems have: `statx`, `getdents64` through
+/// `RawDir`, `O_PATH` and `AT_EMPTY_PATH`. Only `store::sys`'s Linux half
+/// names them, so macOS compiles everything else unchanged.
+const LINUX_ONLY: [&str; 5] = ["statx", "Statx", "RawDir", "OFlags::PATH", "EMPTY_PATH"];
+
+/// rustix's file-system module, whose Linux-only items these are: named
+/// only in `store::sys`, so what differs between systems stays there.
+const SYS_ONLY: &str = "rustix::fs";
+
+/// The names of `names` in `text`'s code (comments left out), as (line
+/// number, name).
+fn names_in(text: &str, names: &[&'static str]) -> Vec<(usize, &'static str)> {
+    let mut found = vec![];
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        for name in names {
+            if code.contains(name) {
+                found.push((n + 1, *name));
+            }
+        }
+    }
+    found
+}
+
+/// [`LINUX_ONLY`] and [`SYS_ONLY`] in `text`'s code.
+fn linux_only_names(text: &str) -> Vec<(usize, &'static str)> {
+    let mut all = vec![SYS_ONLY];
+    all.extend(LINUX_ONLY);
+    names_in(text, &all)
+}
+
+#[test]
+fn only_store_sys_names_what_some_unix_lacks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sys = root.join("crates/logbook/src/store/sys");
+    let mut files = vec![];
+    for krate in std::fs::read_dir(root.join("crates")).unwrap() {
+        let krate = krate.unwrap().path();
+        for part in ["src", "tests", "benches"] {
+            if krate.join(part).is_dir() {
+                rust_files(&krate.join(part), &mut files);
+            }
+        }
+    }
+    let mut found = vec![];
+    // This file names them as data.
+    let this = root.join("crates/logbook/tests/it/layers.rs");
+    for file in files.iter().filter(|f| !f.starts_with(&sys) && **f != this) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, name) in linux_only_names(&text) {
+            let shown = file.strip_prefix(&root).unwrap_or(file);
+            found.push(format!("{}:{line}: {name}", shown.display()));
+        }
+    }
+    assert!(files.len() > 100, "only {} files found", files.len());
+    assert!(
+        found.is_empty(),
+        "names some Unix lacks, outside store::sys (add what you need to store::sys, with a portable half):\n{}",
+        found.join("\n")
+    );
+    // The Linux half is compiled for Linux only, and is the only one that
+    // may name them.
+    let module = std::fs::read_to_string(sys.join("mod.rs")).unwrap();
+    assert!(
+        module.contains("#[cfg(target_os = \"linux\")]\npub mod linux;"),
+        "store::sys's Linux half must be #[cfg(target_os = \"linux\")]"
+    );
+    let portable = std::fs::read_to_string(sys.join("portable.rs")).unwrap();
+    assert_eq!(names_in(&portable, &LINUX_ONLY), [], "the portable half");
+    let linux = std::fs::read_to_string(sys.join("linux.rs")).unwrap();
+    assert!(!names_in(&linux, &LINUX_ONLY).is_empty(), "the Linux half");
+}
+
+#[test]
+fn the_linux_only_checker_sees_code_not_comments() {
+    let text = "use rustix::fs::statx;\n// a `statx` in a comment\nlet m = sys::stat_at(fd, p);\nlet f = OFlags::PATH | x;\n";
+    assert_eq!(
+        linux_only_names(text),
+        [(1, "rustix::fs"), (1, "statx"), (4, "OFlags::PATH")]
+    );
+}
