@@ -62,15 +62,27 @@ fn register_self() -> Result<()> {
     Ok(())
 }
 
-/// This process's peak resident memory (VmHWM), MiB.
+/// This process's peak resident memory, MiB: VmHWM from /proc on Linux,
+/// `getrusage` elsewhere (macOS). Not `getrusage` on Linux: its figure
+/// also holds the high-water mark of the address space this process's
+/// exec replaced, which for a process spawned with `vfork` is its parent's.
 fn peak_mib() -> Result<f64> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("no VmHWM in /proc/self/status")?;
-    Ok(kib / 1024.0)
+    if cfg!(target_os = "linux") {
+        let bytes =
+            crate::measure::vm_hwm(std::process::id()).context("no VmHWM in /proc/self/status")?;
+        return Ok(bytes as f64 / 1_048_576.0);
+    }
+    use nix::sys::resource::{UsageWho, getrusage};
+    let max_rss = getrusage(UsageWho::RUSAGE_SELF)
+        .context("getrusage of this process")?
+        .max_rss() as f64;
+    // KiB on the BSDs, bytes on Apple's systems.
+    let bytes = if cfg!(target_vendor = "apple") {
+        max_rss
+    } else {
+        max_rss * 1024.0
+    };
+    Ok(bytes / 1_048_576.0)
 }
 
 /// What the first command after an index loss or an upgrade measured,

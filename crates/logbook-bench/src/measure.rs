@@ -3,7 +3,7 @@
 //! memory.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -31,14 +31,14 @@ pub(crate) fn time<T>(f: impl FnOnce() -> Result<T>) -> Result<(Duration, T)> {
 }
 
 /// Runs the real `logbook` binary and returns its peak resident memory in
-/// MiB (VmHWM, polled from /proc while it runs; the high-water mark only
-/// grows, so the last reading before exit is the peak up to a few ms).
+/// MiB (see [`peak_rss_and_time`]).
 pub(crate) fn peak_rss_mib(bin: &Path, root: &Path, args: &[&str]) -> Result<f64> {
     Ok(peak_rss_and_time(bin, root, args, false)?.0)
 }
 
-/// Peak memory (MiB) and wall time (s) of one run of the real binary;
-/// `findings_ok` accepts exit status 1 (`doctor` with problems found).
+/// Peak memory (MiB, see [`wait_peak`]) and wall time (s) of one run of
+/// the real binary; `findings_ok` accepts exit status 1 (`doctor` with
+/// problems found).
 pub(crate) fn peak_rss_and_time(
     bin: &Path,
     root: &Path,
@@ -46,7 +46,7 @@ pub(crate) fn peak_rss_and_time(
     findings_ok: bool,
 ) -> Result<(f64, f64)> {
     let started = Instant::now();
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .args(args)
         .arg("--root")
         .arg(root)
@@ -54,27 +54,55 @@ pub(crate) fn peak_rss_and_time(
         .stderr(Stdio::null())
         .spawn()
         .with_context(|| format!("running {}", bin.display()))?;
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut peak_kb = 0u64;
+    let (status, peak) = wait_peak(child)?;
+    let took = started.elapsed();
+    if !(status.success() || findings_ok && status.code() == Some(1)) {
+        bail!("{} {:?} failed: {status}", bin.display(), args);
+    }
+    Ok((peak as f64 / 1_048_576.0, took.as_secs_f64()))
+}
+
+/// Waits for `child` and returns its exit status with its peak resident
+/// memory in bytes.
+///
+/// On Linux, VmHWM polled from /proc while it runs (the high-water mark
+/// only grows, so the last reading before exit is the peak up to a poll's
+/// time). Not `wait4` there: its figure also holds the high-water mark of
+/// the address space the child's exec replaced, which for a child spawned
+/// with `vfork` (as `Command` does) is this whole benchmark's.
+///
+/// Elsewhere (macOS, no /proc), `wait4`'s figure for this one child, whose
+/// spawn starts a task of its own; it also covers any process the command
+/// waited for (`git`; the full-text builder only when the command outlives
+/// it).
+pub(crate) fn wait_peak(mut child: Child) -> Result<(ExitStatus, u64)> {
+    if !cfg!(target_os = "linux") {
+        use wait4::Wait4 as _;
+        let used = child.wait4().context("waiting for logbook")?;
+        return Ok((used.status, used.rusage.maxrss));
+    }
+    let mut peak = 0u64;
     loop {
-        if let Ok(text) = std::fs::read_to_string(&status_path)
-            && let Some(line) = text.lines().find(|l| l.starts_with("VmHWM:"))
-            && let Some(kb) = line
-                .split_whitespace()
-                .nth(1)
-                .and_then(|v| v.parse::<u64>().ok())
-        {
-            peak_kb = peak_kb.max(kb);
-        }
+        peak = peak.max(vm_hwm(child.id()).unwrap_or(0));
         if let Some(status) = child.try_wait()? {
-            if !(status.success() || findings_ok && status.code() == Some(1)) {
-                bail!("{} {:?} failed: {status}", bin.display(), args);
-            }
-            break;
+            return Ok((status, peak));
         }
         std::thread::sleep(Duration::from_micros(500));
     }
-    Ok((peak_kb as f64 / 1024.0, started.elapsed().as_secs_f64()))
+}
+
+/// A running process's VmHWM in bytes, from /proc; `None` where there is
+/// no /proc (macOS) or the process is gone.
+pub(crate) fn vm_hwm(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 /// Runs of the comparison project for the rows that must not grow with

@@ -14,7 +14,7 @@ use logbook::Project;
 use logbook::model::transcript::{Kind, file_name};
 use serde_json::json;
 
-use crate::measure::{PROCESS_REPS, ms, peak_rss_and_time, percentile};
+use crate::measure::{PROCESS_REPS, ms, peak_rss_and_time, percentile, vm_hwm, wait_peak};
 use crate::report::RowSink;
 
 /// The big session, about this many MB.
@@ -88,7 +88,7 @@ pub(crate) fn rows(bin: &Path, row: RowSink<'_>) -> Result<()> {
         ),
     };
 
-    let mut server = Served::start(bin, dir.path())?;
+    let server = Served::start(bin, dir.path())?;
     let first = |id: &str| format!("/transcripts/{id}");
     let last =
         |id: &str, messages: usize| format!("/transcripts/{id}?at={}", messages.saturating_sub(1));
@@ -147,8 +147,7 @@ pub(crate) fn rows(bin: &Path, row: RowSink<'_>) -> Result<()> {
             None,
         );
     }
-    let peak_mib = server.peak_mib();
-    drop(server);
+    let peak_mib = server.stop()?;
     let file_mib = big_bytes as f64 / 1_048_576.0;
     row(
         "peak memory of `logbook serve` over these pages",
@@ -220,11 +219,10 @@ fn synthesize(path: &Path, id: &str, mb: u64, head_first: bool) -> Result<(u64, 
     Ok((std::fs::metadata(path)?.len(), messages))
 }
 
-/// `logbook serve` on a loopback port, and its peak memory as read so far.
+/// `logbook serve` on a loopback port; stopped on drop if not before.
 struct Served {
-    child: Child,
+    child: Option<Child>,
     addr: SocketAddr,
-    peak_kb: u64,
 }
 
 impl Served {
@@ -263,16 +261,14 @@ impl Served {
         // full pipe never blocks the server.
         std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
         Ok(Served {
-            child,
+            child: Some(child),
             addr,
-            peak_kb: 0,
         })
     }
 
     /// One `GET target` over a fresh connection: milliseconds until the
     /// first byte of the answer; the rest is read (and must be a 200).
-    /// The server's peak memory is read after each answer.
-    fn ttfb_ms(&mut self, target: &str) -> Result<f64> {
+    fn ttfb_ms(&self, target: &str) -> Result<f64> {
         let start = Instant::now();
         let mut c = std::net::TcpStream::connect(self.addr)?;
         write!(
@@ -291,34 +287,29 @@ impl Served {
                 String::from_utf8_lossy(&buf[..buf.len().min(200)])
             );
         }
-        self.peak_kb = self.peak_kb.max(vm_hwm_kb(self.child.id()).unwrap_or(0));
         Ok(took)
     }
 
-    /// The server's peak resident memory so far, in MiB (VmHWM: the
-    /// high-water mark only grows, so reading it after each answer misses
-    /// nothing).
-    fn peak_mib(&mut self) -> f64 {
-        self.peak_kb = self.peak_kb.max(vm_hwm_kb(self.child.id()).unwrap_or(0));
-        self.peak_kb as f64 / 1024.0
+    /// Stops the server and returns its peak resident memory over its
+    /// whole life, in MiB: the high-water mark the pages left.
+    fn stop(mut self) -> Result<f64> {
+        let mut child = self.child.take().context("the server is stopped")?;
+        // On Linux, read before the kill: a dead process's /proc has no
+        // VmHWM. Elsewhere `wait_peak` has the figure from `wait4`.
+        let before = vm_hwm(child.id()).unwrap_or(0);
+        // Killed outright, so that no shutdown work of its own counts.
+        child.kill()?;
+        let (_, peak) = wait_peak(child)?;
+        Ok(before.max(peak) as f64 / 1_048_576.0)
     }
 }
 
 impl Drop for Served {
     /// The server lives as long as its rows, whatever ends them.
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
-}
-
-/// A process's VmHWM in kB, from /proc.
-fn vm_hwm_kb(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    text.lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }

@@ -19,12 +19,22 @@ pub(crate) fn baseline_runs(n: usize) -> usize {
     if n > 100_000 { 100_000 } else { 10_000.min(n) }
 }
 
-/// The one-minute load average, as `/proc/loadavg` gives it.
+/// The one-minute load average, as `/proc/loadavg` gives it on Linux and
+/// `sysctl -n vm.loadavg` (`{ 1.92 2.05 2.11 }`) on macOS; `?` when
+/// neither answers.
 pub(crate) fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".into())
+    let text = std::fs::read_to_string("/proc/loadavg").ok().or_else(|| {
+        let out = std::process::Command::new("sysctl")
+            .args(["-n", "vm.loadavg"])
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    });
+    text.as_deref()
+        .and_then(|s| s.split_whitespace().find(|w| *w != "{"))
+        .map_or_else(|| "?".into(), str::to_string)
 }
 
 /// One measured process: seconds and peak MiB.

@@ -1,6 +1,7 @@
-//! The contract of `../shared/INTERFACE.md`, checked through the real binary:
-//! names, flags, exit codes and JSON shapes; files other tools wrote (the
-//! seeds' examples and the fixtures, dropped in by hand); hostile input.
+//! The contract of INTERFACE.md (its copy in `testdata/shared`), checked
+//! through the real binary: names, flags, exit codes and JSON shapes; files
+//! other tools wrote (the seeds' examples and the fixtures, dropped in by
+//! hand); hostile input.
 
 use std::collections::BTreeMap;
 use std::io::Read;

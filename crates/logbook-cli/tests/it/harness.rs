@@ -1,7 +1,7 @@
 //! `TestProject`: a temp project root and a way to run the real binary in it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -153,56 +153,12 @@ impl TestProject {
     }
 
     /// Runs `logbook ARGS` to completion and returns it with its peak
-    /// resident memory in bytes (VmHWM, polled from /proc while it runs:
-    /// the high-water mark only grows, so the last reading is the peak up
-    /// to a poll's time). Fails the test past `deadline`.
+    /// resident memory in bytes (see [`run_peak_memory`]). Fails the test
+    /// past `deadline`.
     pub(crate) fn run_peak_memory(&self, args: &[&str], deadline: Duration) -> (Run, u64) {
-        let mut child = self
-            .cmd(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run logbook");
-        // Read meanwhile, so a full pipe cannot stall the child.
-        let mut out = child.stdout.take().unwrap();
-        let mut err = child.stderr.take().unwrap();
-        let out = std::thread::spawn(move || {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut out, &mut s).map(|_| s)
-        });
-        let err = std::thread::spawn(move || {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut err, &mut s).map(|_| s)
-        });
-        let status_path = format!("/proc/{}/status", child.id());
-        let started = std::time::Instant::now();
-        let mut peak_kib = 0u64;
-        let status = loop {
-            if let Ok(text) = std::fs::read_to_string(&status_path)
-                && let Some(kib) = text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("VmHWM:"))
-                    .and_then(|v| v.split_whitespace().next())
-                    .and_then(|v| v.parse::<u64>().ok())
-            {
-                peak_kib = peak_kib.max(kib);
-            }
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("logbook {args:?} did not finish within {deadline:?}");
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        };
-        let run = Run {
-            code: status.code().unwrap_or(-1),
-            stdout: out.join().unwrap().unwrap(),
-            stderr: err.join().unwrap().unwrap(),
-        };
-        (run, peak_kib * 1024)
+        let mut c = self.cmd(args);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        run_peak_memory(c, deadline)
     }
 
     /// Runs `logbook ARGS` to completion.
@@ -307,12 +263,113 @@ impl TestProject {
     }
 }
 
-/// Runs `logbook ARGS` on a pseudo-terminal (util-linux `script`), feeding `input`.
+/// Runs `c` to completion and returns it with its peak resident memory in
+/// bytes, reading whichever of its stdout and stderr are piped meanwhile
+/// (so a full pipe cannot stall it). Fails the test past `deadline`.
+pub(crate) fn run_peak_memory(mut c: Command, deadline: Duration) -> (Run, u64) {
+    let mut child = c.spawn().expect("run logbook");
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let measured = if cfg!(target_os = "linux") {
+        polled_peak(child, deadline)
+    } else {
+        waited_peak(child, deadline)
+    };
+    let Some((status, peak)) = measured else {
+        panic!("{c:?} did not finish within {deadline:?}");
+    };
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    (run, peak)
+}
+
+/// Linux: the child's VmHWM, polled from /proc while it runs (the
+/// high-water mark only grows, so the last reading is the peak up to a
+/// poll's time). Not `wait4`: there its figure also holds the high-water
+/// mark of the address space the child's exec replaced, which for a child
+/// spawned with `vfork` (as `Command` does) is this whole test process's.
+/// `None` past `deadline`, the child killed.
+fn polled_peak(mut child: Child, deadline: Duration) -> Option<(ExitStatus, u64)> {
+    let status_path = format!("/proc/{}/status", child.id());
+    let started = std::time::Instant::now();
+    let mut peak_kib = 0u64;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status_path)
+            && let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok())
+        {
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some((status, peak_kib * 1024));
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Elsewhere (macOS, no /proc): `wait4`'s peak for this one child, whose
+/// spawn starts a task of its own, converted to bytes by the crate. It
+/// also covers any process the command waited for, such as `git`. `None`
+/// past `deadline`, the child killed.
+fn waited_peak(mut child: Child, deadline: Duration) -> Option<(ExitStatus, u64)> {
+    use wait4::Wait4 as _;
+    // Waited for on a thread of its own, so that the wait has a deadline.
+    let pid = child.id().to_string();
+    let (sender, exited) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(child.wait4());
+    });
+    match exited.recv_timeout(deadline) {
+        Ok(used) => {
+            let used = used.expect("wait for logbook");
+            Some((used.status, used.rusage.maxrss))
+        }
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            None
+        }
+    }
+}
+
+/// Reads `pipe` to its end on a thread of its own; empty when there is no
+/// pipe.
+fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut pipe) = pipe {
+            pipe.read_to_string(&mut s)
+                .expect("read the child's output");
+        }
+        s
+    })
+}
+
+/// Runs `logbook ARGS` on a pseudo-terminal (`script`), feeding `input`.
 pub(crate) fn on_terminal(t: &TestProject, args: &str, input: &str, no_color: bool) -> Run {
     use std::io::Write;
+    let line = format!("{} {args}", bin());
     let mut c = Command::new("script");
-    c.args(["-qec", &format!("{} {args}", bin()), "/dev/null"])
-        .current_dir(t.root())
+    // util-linux's `script` takes the command as one string after `-c`
+    // and passes its exit status on only with `-e`; the BSD one (macOS)
+    // takes the typescript file first, then the command's own words, and
+    // always passes the status on.
+    if cfg!(target_os = "linux") {
+        c.args(["-qec", &line, "/dev/null"]);
+    } else {
+        c.args(["-q", "/dev/null", "sh", "-c", &line]);
+    }
+    c.current_dir(t.root())
         .env_remove("LOGBOOK_ROOT")
         .env_remove("NO_COLOR")
         .stdin(Stdio::piped())
@@ -321,7 +378,7 @@ pub(crate) fn on_terminal(t: &TestProject, args: &str, input: &str, no_color: bo
     if no_color {
         c.env("NO_COLOR", "1");
     }
-    let mut child = c.spawn().expect("util-linux script");
+    let mut child = c.spawn().expect("script (util-linux or BSD)");
     child
         .stdin
         .take()
@@ -331,14 +388,15 @@ pub(crate) fn on_terminal(t: &TestProject, args: &str, input: &str, no_color: bo
     child.wait_with_output().unwrap().into()
 }
 
-/// `../shared` beside the checkout: the seeds and fixtures.
+/// A file of `testdata/shared`: the repository's copies of the seeds,
+/// fixtures and INTERFACE.md.
 pub(crate) fn shared(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
+        .join("../../testdata/shared")
         .join(rel)
 }
 
-/// The text of a file in `../shared`.
+/// The text of a file in `testdata/shared`.
 pub(crate) fn shared_text(rel: &str) -> String {
     let p = shared(rel);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))

@@ -1,9 +1,10 @@
-//! End to end in a real browser: Debian's headless `chromium` opens the demo
-//! project's pages, following the links each page shows, and the test
-//! asserts on the DOM after the page's script ran; it also checks that the
-//! browser refused nothing under the viewer's Content-Security-Policy, and
-//! takes a screenshot. `.ci/run` installs chromium; on CI a missing
-//! browser fails the test instead of skipping it.
+//! End to end in a real browser: headless Chromium (Debian's `chromium`,
+//! or Chromium or Chrome on macOS) opens the demo project's pages,
+//! following the links each page shows, and the test asserts on the DOM
+//! after the page's script ran; it also checks that the browser refused
+//! nothing under the viewer's Content-Security-Policy, and takes a
+//! screenshot. `.ci/run` installs chromium; on CI a missing browser fails
+//! the test instead of skipping it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -12,8 +13,10 @@ use std::time::Duration;
 
 use crate::harness::{CLAUDE_ID, CODEX_ID, Served};
 
+/// Chromium or Chrome: on `PATH` (Debian's `chromium`), else where macOS
+/// installs the apps, whose binaries are never on `PATH`.
 fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
+    let on_path = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .find_map(|name| {
             std::env::var_os("PATH").and_then(|paths| {
@@ -21,7 +24,16 @@ fn chromium() -> Option<PathBuf> {
                     .map(|d| d.join(name))
                     .find(|p| p.is_file())
             })
-        })
+        });
+    on_path.or_else(|| {
+        [
+            "/Applications/Chromium.app/Contents/MacOS/Chromium",
+            "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+        ]
+        .map(PathBuf::from)
+        .into_iter()
+        .find(|p| p.is_file())
+    })
 }
 
 pub(crate) struct Browser {
@@ -112,7 +124,9 @@ pub(crate) fn browser() -> Option<Browser> {
             std::env::var_os("CI").is_none(),
             "chromium is missing on CI; .ci/run installs it (apt-get install chromium)"
         );
-        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        eprintln!(
+            "skipped: chromium is not installed (apt-get install chromium; on macOS, Chromium or Google Chrome in /Applications)"
+        );
         return None;
     };
     Some(Browser {

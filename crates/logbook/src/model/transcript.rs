@@ -741,8 +741,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const MAIN: &str = include_str!("../../../../../shared/fixtures/transcript-main.json");
-    const SUB: &str = include_str!("../../../../../shared/fixtures/transcript-subagent.json");
+    const MAIN: &str = include_str!("../../../../testdata/shared/fixtures/transcript-main.json");
+    const SUB: &str = include_str!("../../../../testdata/shared/fixtures/transcript-subagent.json");
 
     #[test]
     fn fixtures_round_trip_exactly() {

@@ -660,7 +660,7 @@ pub fn merge_history(
 mod tests {
     use super::*;
 
-    const FIXTURE: &str = include_str!("../../../../../shared/fixtures/session-state.json");
+    const FIXTURE: &str = include_str!("../../../../testdata/shared/fixtures/session-state.json");
 
     fn inv(agent: AgentType, status: InvocationStatus, n: usize) -> AgentInvocation {
         AgentInvocation {

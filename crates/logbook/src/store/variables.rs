@@ -338,7 +338,7 @@ mod tests {
     fn fixture(name: &str) -> String {
         let path = Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures"
+            "/../../testdata/shared/fixtures"
         ))
         .join(name);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

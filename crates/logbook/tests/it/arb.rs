@@ -192,10 +192,10 @@ pub(crate) fn mutate(text: &str, mutations: &[Mutation]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Reads a file of `/work/shared` (fixtures and seeds).
+/// Reads a file of `testdata/shared` (the copies of the fixtures and seeds).
 pub(crate) fn shared(rel: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
+        .join("../../testdata/shared")
         .join(rel);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

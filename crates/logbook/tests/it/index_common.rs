@@ -43,7 +43,7 @@ pub(crate) fn start(p: &Project, agent: &str, workflow: &str) -> String {
 pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures"
+        "/../../testdata/shared/fixtures"
     ))
     .join(name)
 }
