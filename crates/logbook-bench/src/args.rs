@@ -17,6 +17,9 @@ pub(crate) struct Args {
     pub(crate) dir: Option<PathBuf>,
     /// The `logbook` binary to run (default: the one beside this one).
     pub(crate) logbook: Option<PathBuf>,
+    /// A `logbook` binary built with the `portable-fs` feature, for the
+    /// `portable` row (macOS's file-system path against Linux's).
+    pub(crate) portable_logbook: Option<PathBuf>,
     /// Row groups to measure; all when empty.
     pub(crate) only: Vec<String>,
 }
@@ -40,6 +43,7 @@ const GROUPS: &[&str] = &[
     "upkeep",
     "first-answer",
     "upgrade",
+    "portable",
 ];
 
 impl Args {
@@ -69,6 +73,7 @@ pub(crate) fn parse_args() -> Result<Args> {
         log_mib: 200,
         dir: None,
         logbook: None,
+        portable_logbook: None,
         only: vec![],
     };
     let mut it = std::env::args().skip(1);
@@ -85,6 +90,9 @@ pub(crate) fn parse_args() -> Result<Args> {
                     .context("--log-mib N")?
             }
             "--logbook" => args.logbook = Some(it.next().context("--logbook PATH")?.into()),
+            "--portable-logbook" => {
+                args.portable_logbook = Some(it.next().context("--portable-logbook PATH")?.into())
+            }
             "--only" => {
                 for g in it.next().context("--only GROUP,…")?.split(',') {
                     if !GROUPS.contains(&g) {
@@ -95,12 +103,12 @@ pub(crate) fn parse_args() -> Result<Args> {
             }
             "-h" | "--help" => {
                 println!(
-                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--log-mib N] [--only GROUP,…] [--team]\n\
+                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--portable-logbook PATH] [--log-mib N] [--only GROUP,…] [--team]\n\
                      Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir;\n\
                      a DIR that already holds N runs is reused, with its baseline project in DIR-baseline;\n\
                      its index is rebuilt, and timed, only when --only names rebuild)\n\
                      and prints one markdown table. --only measures some row groups: rebuild, find, fts,\n\
-                     sync, register, memory, mcp, hook, web, page (a 100 MB transcript's page served), archive (10 % of the runs archived, find before and after), size (the `logbook` binary's, ≤ 30 MB for --profile dist), upkeep (sync and doctor against the bare walks they do), scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
+                     sync, register, memory, mcp, hook, web, page (a 100 MB transcript's page served), archive (10 % of the runs archived, find before and after), size (the `logbook` binary's, ≤ 30 MB for --profile dist), upkeep (sync and doctor against the bare walks they do), portable (index sync by a binary built with --features portable-fs, given as --portable-logbook PATH, against the one under test), scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
                      the transcript import rows import a generated Claude Code log of N MiB (default 200).\n\
                      --team adds the team catalog rows (push, find --team) on a PostgreSQL it starts."

@@ -24,6 +24,7 @@ mod measure;
 mod memory;
 mod page;
 mod pg;
+mod portable;
 mod register;
 mod report;
 mod scale;
@@ -124,6 +125,14 @@ fn main() -> Result<()> {
     }
     if args.wants("upkeep") {
         upkeep::rows(&project, n, &mut row)?;
+    }
+    if args.wants("portable") {
+        match (find_bin(args.logbook.clone()), &args.portable_logbook) {
+            (Some(bin), Some(portable)) => portable::rows(&bin, portable, &root, n, &mut row)?,
+            _ => eprintln!(
+                "skipping the portable row: it compares a `logbook` beside this one (or --logbook) with --portable-logbook PATH, built by cargo build --release -p logbook-cli --features portable-fs --target-dir target/portable"
+            ),
+        }
     }
     if args.wants("register") {
         register::rows(&project, &mut row)?;

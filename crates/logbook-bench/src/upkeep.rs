@@ -1,10 +1,11 @@
 //! The upkeep rows: `index sync` with nothing changed, default `doctor`
 //! and `doctor --full`, each as a ratio to the bare file-system work of
 //! the same kind measured in the same run on the same files, on as many
-//! threads as the library uses: a walk that `statx`es every manifest; a
-//! walk that `lstat`s every registered output; a walk that reads and
-//! parses every manifest, and one that also `lstat`s every output (what
-//! `doctor --full` reads). Each figure is the better of two warm runs.
+//! threads as the library uses, through the same `store::sys` calls: a
+//! walk that `stat`s every manifest; a walk that `lstat`s every registered
+//! output; a walk that reads and parses every manifest, and one that also
+//! `lstat`s every output (what `doctor --full` reads). Each figure is the
+//! better of two warm runs.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use logbook::Project;
 use logbook::index::Index;
 use logbook::model::run::{MANIFEST_FILE, parse_manifest};
 use logbook::ops::doctor;
-use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags};
+use logbook::store::sys::{self, Follow, Want};
 
 use crate::measure::time;
 use crate::report::RowSink;
@@ -67,11 +68,7 @@ fn on_threads<T: Sync, R: Send + Default>(
 }
 
 fn open_dir(dir: &Path) -> Result<std::os::fd::OwnedFd> {
-    Ok(rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
+    Ok(sys::open_dir_at(sys::CWD, dir)?)
 }
 
 /// Bare: the walk, and a `statx` of every manifest relative to the open
@@ -83,8 +80,7 @@ fn walk_stat(dir: &Path) -> Result<usize> {
         &names,
         |n| {
             let rel = Path::new(n).join(MANIFEST_FILE);
-            let flags = StatxFlags::SIZE | StatxFlags::MTIME;
-            usize::from(rustix::fs::statx(&fd, &rel, AtFlags::empty(), flags).is_ok())
+            usize::from(sys::stat_at(&fd, &rel, Follow::Yes, Want::STAMP).is_ok())
         },
         |a, b| a + b,
     ))
@@ -97,11 +93,11 @@ fn lstat_outputs<'a>(
     n: &OsString,
     files: impl Iterator<Item = &'a str>,
 ) -> usize {
-    let flags = StatxFlags::TYPE | StatxFlags::NLINK;
+    let want = Want::KIND.and(Want::NLINK);
     files
         .filter(|f| {
             let rel = Path::new(n).join(f);
-            rustix::fs::statx(fd, &rel, AtFlags::SYMLINK_NOFOLLOW, flags).is_ok()
+            sys::stat_at(fd, &rel, Follow::No, want).is_ok()
         })
         .count()
 }
@@ -175,14 +171,14 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
     let dir = project.config.agent_outputs_folder.clone();
     Index::open(project)?.sync_full()?;
 
-    eprintln!("upkeep: walk + statx of every manifest …");
+    eprintln!("upkeep: walk + stat of every manifest …");
     let (stat, manifests) = best(|| walk_stat(&dir))?;
     eprintln!("upkeep: index sync …");
     let (sync, r) = best(|| Ok(Index::open(project)?.sync()?))?;
     let (sync_full, rf) = best(|| Ok(Index::open(project)?.sync_full()?))?;
     let per_million = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
     row(
-        "`index sync`, nothing changed (vs a walk that `statx`es every manifest)",
+        "`index sync`, nothing changed (vs a walk that `stat`s every manifest)",
         format!(
             "{} ({} read; ≈ {:.1} s at 1M)",
             secs(sync),
