@@ -84,7 +84,8 @@ fn main() -> ExitCode {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(failure)) => {
             let style = Style::for_stderr();
-            let _ = writeln!(std::io::stderr(), "{} {failure}", style.red("error:"));
+            let line = format!("{} {failure}", style.red("error:"));
+            let _ = writeln!(std::io::stderr(), "{}", crate::printer::render(&line));
             ExitCode::from(1)
         }
         Err(err) => {
@@ -98,7 +99,8 @@ fn main() -> ExitCode {
             }
             let style = Style::for_stderr();
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "{} {}", style.red("error:"), message(&err));
+            let line = format!("{} {}", style.red("error:"), message(&err));
+            let _ = writeln!(stderr, "{}", crate::printer::render(&line));
             ExitCode::from(exit_code(&err))
         }
     }

@@ -1,6 +1,15 @@
 //! The one place output is written: human text or exactly one JSON value.
+//!
+//! Human text holds what other programs wrote (a log's prompt and `cwd`)
+//! and what callers chose (a name): everything written for a person goes
+//! through [`render`], which shows what a terminal would act on as
+//! `\u{…}` escapes. Logbook's own colours are escape sequences too, so
+//! [`Style`] writes them as marks only this process can spell, and
+//! `render` turns those into colour after escaping everything else.
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
 
 use anyhow::Result;
 use serde_json::Value;
@@ -101,7 +110,7 @@ impl Printer {
     pub(crate) fn print(&self, out: &Output) -> Result<()> {
         if out.printed {
             if let Some(note) = &out.note {
-                let _ = writeln!(std::io::stderr(), "{note}");
+                let _ = writeln!(std::io::stderr(), "{}", render(note));
             }
             return Ok(());
         }
@@ -109,14 +118,14 @@ impl Printer {
             self.write_json(&out.json)?;
         } else if !out.human.is_empty() {
             let mut stdout = std::io::stdout().lock();
-            write!(stdout, "{}", out.human)?;
+            write!(stdout, "{}", render(&out.human))?;
             if !out.human.ends_with('\n') {
                 writeln!(stdout)?;
             }
             stdout.flush()?;
         }
         if let Some(note) = &out.note {
-            let _ = writeln!(std::io::stderr(), "{note}");
+            let _ = writeln!(std::io::stderr(), "{}", render(note));
         }
         Ok(())
     }
@@ -146,7 +155,8 @@ impl Printer {
     /// A warning on stderr (never on stdout, which `--json` keeps clean).
     pub(crate) fn warn(&self, msg: &str) {
         let style = Style::for_stderr();
-        let _ = writeln!(std::io::stderr(), "{} {msg}", style.yellow("warning:"));
+        let line = format!("{} {msg}", style.yellow("warning:"));
+        let _ = writeln!(std::io::stderr(), "{}", render(&line));
     }
 }
 
@@ -177,7 +187,7 @@ impl Stream {
         let written = if self.json {
             self.json_item(json)
         } else {
-            self.out.write_all(human.as_bytes())
+            self.out.write_all(render(human).as_bytes())
         };
         self.items += 1;
         match written {
@@ -207,15 +217,15 @@ impl Stream {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        let end: &[u8] = match (self.json, self.items) {
-            (true, 0) => b"[]\n",
-            (true, _) => b"\n]\n",
-            (false, 0) => empty.as_bytes(),
-            (false, _) => b"",
+        let end: Vec<u8> = match (self.json, self.items) {
+            (true, 0) => b"[]\n".to_vec(),
+            (true, _) => b"\n]\n".to_vec(),
+            (false, 0) => render(empty).into_owned().into_bytes(),
+            (false, _) => vec![],
         };
-        self.out.write_all(end)?;
+        self.out.write_all(&end)?;
         if !self.json {
-            self.out.write_all(trailer.as_bytes())?;
+            self.out.write_all(render(trailer).as_bytes())?;
         }
         self.out.flush()
     }
@@ -243,7 +253,8 @@ impl Style {
     }
     fn paint(&self, code: &str, s: &str) -> String {
         if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            let mark = mark();
+            format!("{mark}{code}{MARK_END}{s}{mark}0{MARK_END}")
         } else {
             s.to_string()
         }
@@ -265,6 +276,40 @@ impl Style {
     }
 }
 
+/// Ends a colour mark; a lone one (in text from outside) is left as it is.
+const MARK_END: char = '\u{fdd1}';
+
+/// The start of a colour mark: a Unicode noncharacter, then a number
+/// drawn at random when the process starts, so no file written before it
+/// (nor a caller who cannot see it) can spell a mark and get its colour.
+fn mark() -> &'static str {
+    static MARK: OnceLock<String> = OnceLock::new();
+    MARK.get_or_init(|| {
+        use std::hash::BuildHasher;
+        let nonce = std::collections::hash_map::RandomState::new().hash_one(std::process::id());
+        format!("\u{fdd0}{nonce:016x}")
+    })
+}
+
+/// `text` made safe for a terminal: what it could act on shown as escapes
+/// ([`logbook::model::terminal::shown`]), then this process's colour marks
+/// turned into the colours they stand for.
+pub(crate) fn render(text: &str) -> Cow<'_, str> {
+    let shown = logbook::model::terminal::shown(text);
+    let mark = mark();
+    if !shown.contains(mark) {
+        return shown;
+    }
+    let mut parts = shown.split(mark);
+    let mut out = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        // A mark is always `code MARK_END`, as `Style::paint` writes it.
+        let (code, rest) = part.split_once(MARK_END).unwrap_or(("0", part));
+        out.push_str(&format!("\x1b[{code}m{rest}"));
+    }
+    Cow::Owned(out)
+}
+
 /// `text` followed by spaces up to `width` characters. Columns are padded
 /// with this before they are painted: `format!("{:<9}")` counts the colour
 /// codes of a painted string as characters and pads it too little.
@@ -277,16 +322,32 @@ pub(crate) use logbook::model::naming::thousands;
 
 #[cfg(test)]
 mod tests {
-    use super::{Style, pad};
+    use super::{MARK_END, Style, mark, pad, render};
 
     #[test]
     fn columns_are_padded_before_they_are_painted() {
         let colour = Style { color: true };
         let painted = colour.green(&pad("completed", 11));
-        assert_eq!(painted, "\x1b[32mcompleted  \x1b[0m");
+        assert_eq!(render(&painted), "\x1b[32mcompleted  \x1b[0m");
         assert_eq!(pad("running", 9), "running  ");
         assert_eq!(pad("…", 3), "…  ");
         assert_eq!(pad("cancelled-long", 9), "cancelled-long");
+    }
+
+    #[test]
+    fn only_our_own_colours_reach_the_terminal() {
+        let colour = Style { color: true };
+        let foreign =
+            format!("\x1b]52;c;QUJD\x07 \u{fdd0}31{MARK_END}x \u{fdd0}0000000000000000{MARK_END}");
+        let line = format!("{} {foreign}\n", colour.red("error:"));
+        assert_eq!(
+            render(&line),
+            format!(
+                "\x1b[31merror:\x1b[0m \\u{{1b}}]52;c;QUJD\\u{{7}} \u{fdd0}31{MARK_END}x \u{fdd0}0000000000000000{MARK_END}\n"
+            )
+        );
+        assert!(mark().starts_with('\u{fdd0}'));
+        assert_eq!(render("plain\ttext\n"), "plain\ttext\n");
     }
 
     #[test]

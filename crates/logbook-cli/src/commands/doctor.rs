@@ -68,24 +68,27 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
         let style = ctx.style();
         let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         if report.findings.is_empty() {
-            writeln!(
-                out,
-                "{} ({} runs checked)",
+            let line = format!(
+                "{} ({} runs checked)\n",
                 style.green("No problems found"),
                 report.runs_checked
-            )?;
+            );
+            out.write_all(crate::printer::render(&line).as_bytes())?;
         }
         for f in &report.findings {
-            writeln!(
-                out,
-                "{} {}: {}",
+            // A finding quotes the file it is about: rendered like all
+            // human output, line by line so the report is never held whole.
+            let mut line = format!(
+                "{} {}: {}\n",
                 style.yellow(f.kind),
-                f.path.display(),
+                // One finding a line: a file's name cannot add another.
+                logbook::model::terminal::cell(&f.path.to_string_lossy()),
                 f.message
-            )?;
+            );
             if let Some(fixed) = &f.fixed {
-                writeln!(out, "  fixed: {fixed}")?;
+                line.push_str(&format!("  fixed: {fixed}\n"));
             }
+            out.write_all(crate::printer::render(&line).as_bytes())?;
         }
         out.flush()?;
     }

@@ -204,7 +204,7 @@ fn print_round(ctx: &Context, s: &ExportSummary) {
     let _ = if ctx.printer.json {
         writeln!(stdout, "{}", summary_json(s))
     } else {
-        write!(stdout, "{}", human(s))
+        write!(stdout, "{}", crate::printer::render(&human(s)))
     };
     let _ = stdout.flush();
 }

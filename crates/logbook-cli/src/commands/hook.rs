@@ -145,7 +145,8 @@ fn fail(
     };
     let logged = p.map(|p| hook::log_failure(p, event, session, e));
     if !matches!(logged, Some(Ok(()))) {
-        let _ = writeln!(std::io::stderr(), "logbook hook: {e}");
+        let line = format!("logbook hook: {e}");
+        let _ = writeln!(std::io::stderr(), "{}", crate::printer::render(&line));
     }
 }
 

@@ -10,6 +10,7 @@ use logbook::clock;
 use logbook::model::ids::RunRef;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, Run, RunStatus};
+use logbook::model::terminal::cell;
 use logbook::ops::params::{FindParams, RepoBase};
 use logbook::ops::query::{self, FindOptions, FoundRun, Scope};
 use logbook::ops::{run, transcript};
@@ -364,9 +365,15 @@ fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
     Ok(Output::new(json, h))
 }
 
-/// Single-quotes `s` for POSIX shells.
+/// `s` as the library's one shell word, always quoted (a value that
+/// looks plain still reads as a value).
 fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    let word = logbook::model::terminal::shell_word(s);
+    if word.starts_with(['\'', '$']) {
+        word
+    } else {
+        format!("'{word}'")
+    }
 }
 
 fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
@@ -431,19 +438,19 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         let origin = f
             .origin
             .as_ref()
-            .map(|o| format!("  {}", style.dim(&format!("@{o}"))))
+            .map(|o| format!("  {}", style.dim(&format!("@{}", cell(o)))))
             .unwrap_or_default();
         let _ = writeln!(
             human,
             "{}  {}  {}{origin}\n    {} · {} output(s)",
             e.session_id,
             status,
-            style.bold(&e.label),
-            style.dim(&e.display_name),
+            style.bold(&cell(&e.label)),
+            style.dim(&cell(&e.display_name)),
             e.manifest.outputs.len()
         );
         if let Some(snippet) = &f.snippet {
-            let _ = writeln!(human, "    {snippet}");
+            let _ = writeln!(human, "    {}", cell(snippet));
         }
         stream.item(&f, &human)
     };
@@ -504,13 +511,13 @@ fn transcripts_saying(ctx: &Context, scope: Scope, query: &RunQuery) -> Result<S
         let _ = writeln!(
             human,
             "{}  {:<8}  {}  {}",
-            t.id,
+            cell(&t.id),
             t.kind.as_str(),
-            t.workdir,
+            cell(&t.workdir),
             style.dim(&clock::display(&t.last_active_at))
         );
         if let Some(snippet) = &h.snippet {
-            let _ = writeln!(human, "    {snippet}");
+            let _ = writeln!(human, "    {}", cell(snippet));
         }
     }
     if said.more() > 0 {

@@ -196,7 +196,7 @@ fn ask(question: &str) -> Result<Option<bool>> {
         return Ok(None);
     }
     let mut err = std::io::stderr().lock();
-    write!(err, "{question} [y/n] ")?;
+    write!(err, "{} [y/n] ", crate::printer::render(question))?;
     err.flush()?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;

@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::ids::short_id;
+use logbook::model::terminal::cell;
 use logbook::model::transcript::{Filter, Kind};
 use logbook::ops::params::{self, RepoBase, paging_count};
 use logbook::ops::query::{self, Scope};
@@ -266,7 +267,7 @@ fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
                 human,
                 "  #{:<6} {}",
                 f.message,
-                f.snippet.as_deref().unwrap_or_default().replace('\n', " ")
+                cell(&f.snippet.as_deref().unwrap_or_default().replace('\n', " "))
             );
         }
     }
@@ -338,34 +339,38 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         let origin = row
             .origin
             .as_ref()
-            .map(|o| format!("  @{o}"))
+            .map(|o| format!("  @{}", cell(o)))
             .unwrap_or_default();
         let parent = t
             .parent_session_id
             .as_deref()
-            .map(|p| format!(" ← {}", short_id(p)))
+            .map(|p| format!(" ← {}", cell(short_id(p))))
             .unwrap_or_default();
         // The first model and how many more; the measured total (input,
         // output and cache) where the log measured it, else the context
         // size the transcript recorded.
         let model = match t.models.as_slice() {
             [] => "-".to_string(),
-            [one] => one.clone(),
-            [first, rest @ ..] => format!("{first} +{}", rest.len()),
+            [one] => cell(one).into_owned(),
+            [first, rest @ ..] => format!("{} +{}", cell(first), rest.len()),
         };
         let tokens = t.usage.map_or(t.latest_total_tokens, |u| u.total_tokens);
         let _ = writeln!(
             out,
             "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {:<18}  {}{}",
-            st.bold(&t.id),
+            st.bold(&cell(&t.id)),
             t.kind.as_str(),
-            t.source,
+            cell(&t.source),
             clock::display(&t.last_active_at),
             t.duration().unwrap_or_else(|| "-".into()),
             thousands(t.messages),
             thousands(tokens),
             model,
-            if t.title.is_empty() { "-" } else { &t.title },
+            if t.title.is_empty() {
+                "-".into()
+            } else {
+                cell(&t.title)
+            },
             st.dim(&format!("{parent}{origin}"))
         );
     }
@@ -378,13 +383,17 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
     let t = &stored.transcript;
     let mut out = String::new();
     if !ctx.printer.json {
-        let _ = writeln!(out, "{} ({})", st.bold(&t.id), stored.kind.as_str());
+        let _ = writeln!(out, "{} ({})", st.bold(&cell(&t.id)), stored.kind.as_str());
         let title = logbook::model::transcript::title(&t.metadata, t.first_prompt().as_deref());
         if !title.is_empty() {
-            let _ = writeln!(out, "Title:     {title}");
+            let _ = writeln!(out, "Title:     {}", cell(&title));
         }
-        let _ = writeln!(out, "File:      {}", stored.path.display());
-        let _ = writeln!(out, "Workdir:   {}", t.metadata.workdir);
+        let _ = writeln!(
+            out,
+            "File:      {}",
+            cell(&stored.path.display().to_string())
+        );
+        let _ = writeln!(out, "Workdir:   {}", cell(&t.metadata.workdir));
         let _ = writeln!(out, "Started:   {}", clock::display(&t.metadata.started_at));
         let _ = writeln!(
             out,
@@ -397,7 +406,7 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
             thousands(t.metadata.latest_total_tokens)
         );
         if let Some(p) = &t.metadata.parent_session_id {
-            let _ = writeln!(out, "Parent:    {p}");
+            let _ = writeln!(out, "Parent:    {}", cell(p));
         }
         let _ = writeln!(out, "Messages:  {}", t.messages.len());
         for m in t.messages.iter().rev().take(5).rev() {
@@ -407,7 +416,7 @@ fn show(ctx: &Context, id: &str) -> Result<Output> {
                 .find_map(|b| b.get("content").and_then(Value::as_str))
                 .unwrap_or("");
             let line = logbook::model::naming::shorten(text, 70);
-            let _ = writeln!(out, "  {:<9} {line}", m.role);
+            let _ = writeln!(out, "  {:<9} {}", cell(&m.role), cell(&line));
         }
     }
     // Moved, not copied, into the JSON so a large transcript is held once.
@@ -588,7 +597,7 @@ pub(crate) fn print_report(ctx: &Context, report: &ImportReport) -> Result<()> {
     let _ = if ctx.printer.json {
         writeln!(stdout, "{}", o.json)
     } else {
-        write!(stdout, "{}", o.human)
+        write!(stdout, "{}", crate::printer::render(&o.human))
     };
     let _ = stdout.flush();
     Ok(())
@@ -659,12 +668,12 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
             );
         };
         for r in &report.rows {
-            row(&mut out, &r.key, &r.usage);
+            row(&mut out, &cell(&r.key), &r.usage);
             // Per day and per repository, each model's part (the usage
             // page's table), when there is more than one.
             if r.by_model.len() > 1 {
                 for (m, u) in &r.by_model {
-                    row(&mut out, &format!("  {m}"), u);
+                    row(&mut out, &format!("  {}", cell(m)), u);
                 }
             }
         }

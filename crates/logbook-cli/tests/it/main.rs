@@ -38,6 +38,7 @@ mod settled;
 mod snapshots;
 mod stories;
 mod team;
+mod terminal_safety;
 mod text_order;
 mod transcript;
 mod transcript_find;

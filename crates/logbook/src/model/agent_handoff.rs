@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::model::agent_log::{Format, Source};
 use crate::model::limits::cut_at;
+use crate::model::terminal::{cd_line, cell, shell_word};
 use crate::model::transcript::card;
 use crate::model::transcript::tools::{self, ToolCall};
 use crate::model::transcript::{Message, Transcript};
@@ -78,34 +79,21 @@ impl AgentResume {
         }
     }
 
-    /// One shell line that resumes it: `cd <cwd> && <command>`.
+    /// One shell line that resumes it, safe to paste: `cd <cwd> && <command>`.
     pub fn shell_line(&self) -> String {
         if self.cwd.is_empty() {
             return self.command.clone();
         }
-        format!("cd {} && {}", shell_quote(&self.cwd), self.command)
+        cd_line(&self.cwd, &self.command)
     }
 }
 
 /// The command that resumes `session_id` in `agent`.
 pub fn resume_command(agent: Format, session_id: &str) -> String {
-    let id = shell_quote(session_id);
+    let id = shell_word(session_id);
     match agent {
         Format::ClaudeCode => format!("claude --resume {id}"),
         Format::Codex => format!("codex resume {id}"),
-    }
-}
-
-/// `s` as one shell word: as it is when it holds only safe characters,
-/// else in single quotes.
-fn shell_quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
 
@@ -211,11 +199,11 @@ impl Handoff {
             self.from.as_str(),
             self.to.as_str(),
             self.from.as_str(),
-            self.resume.session_id,
+            cell(&self.resume.session_id),
             if self.resume.cwd.is_empty() {
-                "?"
+                "?".into()
             } else {
-                &self.resume.cwd
+                cell(&self.resume.cwd)
             },
             if self.last_active_at.is_empty() {
                 "?"
@@ -316,7 +304,12 @@ impl<'a> Section<'a> {
         (!items.is_empty()).then(|| Section {
             title,
             body: Body::List(
-                items.iter().map(|i| cut(i.trim(), ITEM_MAX)).collect(),
+                // One line each, so no item (a path, a reason) can
+                // add an item or a heading of its own.
+                items
+                    .iter()
+                    .map(|i| cut(&cell(i.trim()), ITEM_MAX))
+                    .collect(),
                 omitted,
                 latest_first,
             ),

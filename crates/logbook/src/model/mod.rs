@@ -17,6 +17,8 @@
 //! - [`repo`]: which repository a record belongs to, and the rule that matches two.
 //! - [`archive`]: ages, the retention policy, which runs an archive takes, tombstones.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
+//! - [`url`]: URLs without their credentials, as Logbook may keep or show them.
+//! - [`terminal`]: text from outside made safe to show at a terminal, and commands safe to paste.
 
 pub mod agent_handoff;
 pub mod agent_hooks;
@@ -32,8 +34,10 @@ pub mod query;
 pub mod repo;
 pub mod run;
 pub mod template;
+pub mod terminal;
 pub mod text;
 pub mod transcript;
+pub mod url;
 pub mod work_session;
 pub mod workflow;
 
