@@ -310,3 +310,74 @@ fn mcp_narrows_by_a_remote_url_or_this_project_and_refuses_folders() {
     let listed = mcp.ok("transcript_list", serde_json::json!({ "repo": SSH }));
     assert_eq!(ids(&listed), Vec::<String>::new(), "{listed}");
 }
+
+/// Every file under `dir`, read as bytes, that holds `secret`.
+fn files_holding(dir: &Path, secret: &str) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                // git's own config holds the remote as it was given.
+                if p.file_name().is_some_and(|n| n != ".git") {
+                    todo.push(p);
+                }
+            } else if std::fs::read(&p)
+                .unwrap_or_default()
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes())
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_remotes_token_in_its_query_or_fragment_is_never_stored_or_printed() {
+    let t = sandbox();
+    let dir = t.path("tok/proj");
+    repo(
+        &t,
+        &dir,
+        "https://builder:PW-77@git.example.net/team/x.git?access_token=TOK-91#frag-TOK-92",
+        "README",
+    );
+    let run = json_in(
+        &t,
+        &dir,
+        &["run", "start", "--agent", "casey", "--workflow", "w"],
+    );
+    let folder = Path::new(run["folder"].as_str().unwrap());
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        manifest["metadata"]["repository"]["origin"],
+        "git.example.net/team/x"
+    );
+    let found = run_in(&t, &dir, &["find", "--json", "--repo", "."]);
+    let listing = found.ok();
+    for secret in ["TOK-91", "TOK-92", "PW-77", "builder"] {
+        assert!(!listing.contains(secret), "{secret} printed: {listing}");
+        let holding: Vec<PathBuf> = [dir.clone(), t.path("xdg"), t.path("home")]
+            .iter()
+            .filter(|d| d.exists())
+            .flat_map(|d| files_holding(d, secret))
+            .collect();
+        assert!(holding.is_empty(), "{secret} stored in {holding:?}");
+    }
+    // The same remote spelled with its token narrows to the run.
+    let narrowed = json_in(
+        &t,
+        &dir,
+        &[
+            "find",
+            "--repo",
+            "https://git.example.net/team/x?access_token=OTHER",
+        ],
+    );
+    assert_eq!(ids(&narrowed), [run["session_id"].as_str().unwrap()]);
+}

@@ -61,11 +61,14 @@ impl Index {
         if !following && !on {
             return Ok(());
         }
-        let noted = self.team_note(TARGET)?;
+        let raw = self.team_note(TARGET)?;
+        // A target noted with its user name (before credentials were left
+        // out) names the same catalog: noted again without it, not queued.
+        let noted = raw.as_deref().map(catalog_target);
         // An index that followed before targets were noted followed this
         // same catalog, as far as anyone can tell: noted, not queued again.
         let moved = following && on && noted.is_some() && noted != target;
-        if following == on && !moved && noted == target {
+        if following == on && !moved && raw == target {
             return Ok(());
         }
         let e = self.err();
@@ -258,20 +261,12 @@ fn note(conn: &Connection, key: &str, value: Option<&str>) -> rusqlite::Result<(
     .map(|_| ())
 }
 
-/// The catalog a `team_url` names: its host, port and database, without
-/// the password (the index is no place for it) or the connection options
-/// (`sslmode` changes how, not where).
+/// The catalog a `team_url` names: its scheme, host, port and database,
+/// without user info (the password is no business of the index) or the
+/// connection options (`sslmode` changes how, not where; `password=` may
+/// sit there too).
 fn catalog_target(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let rest = rest.split(['?', '#']).next().unwrap_or_default();
-    let rest = match rest.rsplit_once('@') {
-        Some((user, place)) => {
-            let user = user.split(':').next().unwrap_or_default();
-            format!("{user}@{place}")
-        }
-        None => rest.to_string(),
-    };
-    format!("{scheme}://{rest}")
+    crate::model::url::public(url)
 }
 
 fn trigger_present(conn: &Connection) -> rusqlite::Result<bool> {
@@ -562,10 +557,14 @@ mod tests {
         for (url, target) in [
             (
                 "postgres://agent:s3cr@t@db.example:5433/team?sslmode=require",
-                "postgres://agent@db.example:5433/team",
+                "postgres://db.example:5433/team",
             ),
             ("postgres://db/team", "postgres://db/team"),
-            ("postgresql://u@h/t#x", "postgresql://u@h/t"),
+            ("postgresql://u@h/t#x", "postgresql://h/t"),
+            (
+                "postgres://agent@db.example:5433/team",
+                "postgres://db.example:5433/team",
+            ),
         ] {
             assert_eq!(catalog_target(url), target, "{url}");
         }

@@ -16,6 +16,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::model::url::Parts;
+
 /// The key under which records hold their identity: `repository` in a
 /// transcript's `metadata`, a manifest's `metadata` and a work session.
 pub const REPOSITORY_KEY: &str = "repository";
@@ -155,7 +157,8 @@ pub fn key_matches(a_key: &str, a_root: Option<&str>, b_key: &str, b_root: Optio
 /// One spelling of an origin URL for every way git accepts it:
 /// `git@host:org/x.git`, `ssh://git@host:22/org/x.git`,
 /// `https://user:token@Host/org/x/`, `http://`, `git://` all become
-/// `host/org/x`. Credentials, ports, the scheme, a trailing `.git` or `/`
+/// `host/org/x`. Credentials (user info, query, fragment: see
+/// [`crate::model::url`]), ports, the scheme, a trailing `.git` or `/`
 /// are dropped and the host lowercased; the path keeps its case. A local
 /// path stays a path (`/srv/git/x`). `None` for an empty URL.
 pub fn normalize_origin(url: &str) -> Option<String> {
@@ -163,11 +166,13 @@ pub fn normalize_origin(url: &str) -> Option<String> {
     if url.is_empty() {
         return None;
     }
-    let (host, path) = if let Some((scheme, rest)) = url.split_once("://") {
-        if scheme.eq_ignore_ascii_case("file") {
-            ("", rest)
+    let (host, path) = if let Some(parts) = Parts::parse(url) {
+        // Credentials (user info, a query such as `?access_token=…`, a
+        // fragment) are left behind here, with the port.
+        if parts.scheme.eq_ignore_ascii_case("file") {
+            ("", parts.path)
         } else {
-            rest.split_once('/').unwrap_or((rest, ""))
+            (parts.host, parts.path)
         }
     } else if let Some((before, after)) = url.split_once(':')
         && !before.contains('/')
@@ -178,7 +183,7 @@ pub fn normalize_origin(url: &str) -> Option<String> {
     } else {
         ("", url)
     };
-    // Credentials end at the last `@` of the authority; a port after the last `:`.
+    // scp-like: credentials end at the last `@`; a URL's port after the last `:`.
     let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
     let host = match host.rsplit_once(':') {
         Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
@@ -231,6 +236,21 @@ mod tests {
     fn credentials_never_survive() {
         let n = normalize_origin("https://bob:s3cr3t@example.com/a/b.git").unwrap();
         assert!(!n.contains("s3cr3t") && !n.contains("bob"), "{n}");
+    }
+
+    #[test]
+    fn a_query_or_fragment_is_never_kept() {
+        for url in [
+            "https://host.example/x.git?access_token=TOK",
+            "https://host.example/x.git#TOK",
+            "https://me:TOK@host.example/x.git/?a=TOK#TOK",
+        ] {
+            assert_eq!(
+                normalize_origin(url).as_deref(),
+                Some("host.example/x"),
+                "{url}"
+            );
+        }
     }
 
     #[test]

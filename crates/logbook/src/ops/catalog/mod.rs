@@ -127,7 +127,7 @@ pub fn status(p: &Project) -> Result<TeamStatus> {
     };
     let index = Index::open(p)?;
     let mut status = TeamStatus {
-        server: Some(redact(url)),
+        server: Some(crate::model::url::public(url)),
         origin: p.config.origin(),
         backlog: index.outbox_len()?,
         last_push: index.team_note("last_push")?,
@@ -150,18 +150,4 @@ pub fn status(p: &Project) -> Result<TeamStatus> {
         Err(e) => status.error = Some(e.to_string()),
     }
     Ok(status)
-}
-
-/// A URL without its password, for people to read.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let creds = &url[scheme + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
 }
