@@ -108,7 +108,7 @@ pub(crate) fn parse_args() -> Result<Args> {
                      a DIR that already holds N runs is reused, with its baseline project in DIR-baseline;\n\
                      its index is rebuilt, and timed, only when --only names rebuild)\n\
                      and prints one markdown table. --only measures some row groups: rebuild, find, fts,\n\
-                     sync, register, memory, mcp, hook, web, page (a 100 MB transcript's page served), archive (10 % of the runs archived, find before and after), size (the `logbook` binary's, ≤ 30 MB for --profile dist), upkeep (sync and doctor against the bare walks they do), portable (index sync by a binary built with --features portable-fs, given as --portable-logbook PATH, against the one under test), scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
+                     sync, register, memory, mcp, hook, web, page (a 100 MB transcript's page served), archive (10 % of the runs archived, find before and after), size (the release and dist builds of `logbook` in its target folder, ≤ 35 MB and ≤ 30 MB), upkeep (sync and doctor against the bare walks they do), portable (index sync by a binary built with --features portable-fs, given as --portable-logbook PATH, against the one under test), scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
                      the transcript import rows import a generated Claude Code log of N MiB (default 200).\n\
                      --team adds the team catalog rows (push, find --team) on a PostgreSQL it starts."

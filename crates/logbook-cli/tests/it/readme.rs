@@ -1,8 +1,11 @@
 //! README.md's `sh` blocks, run top to bottom in an empty folder with the
 //! real binary as `logbook` on PATH: every example a reader copies works as
-//! written. `cargo` is the only stand-in: `cargo run … -p logbook-cli --`
-//! runs the binary under test, and building, installing and testing (which
-//! this very test is part of) do nothing.
+//! written. Two commands get stand-ins. `cargo run … -p logbook-cli --`
+//! runs the binary under test, and installing does nothing. The test
+//! command, `scripts/test`, runs the suite this very test is part of, so
+//! the empty folder gets a `scripts/test` that only notes it ran; instead
+//! the real one is checked where it stands: in the repository, executable,
+//! running `cargo test --workspace --locked`, and called by `.ci/run`.
 
 use std::path::Path;
 use std::process::Command;
@@ -34,16 +37,51 @@ const PREAMBLE: &str = "set -euo pipefail\n";
 
 /// `cargo` as the README uses it: `cargo run … -p logbook-cli --` execs the
 /// binary under test (so `cargo run … serve &` leaves `$!` naming the
-/// server, as real cargo does on Unix); building, installing and testing
-/// (which this very test is part of) do nothing.
+/// server, as real cargo does on Unix); installing does nothing.
 const CARGO: &str = r#"#!/usr/bin/env bash
 case "$*" in
     "run --release -p logbook-cli -- "*) shift 5; exec logbook "$@" ;;
     "install --path crates/logbook-cli --locked") ;;
-    "test --workspace --locked") ;;
     *) echo "README test: unexpected cargo $*" >&2; exit 1 ;;
 esac
 "#;
+
+/// The test command's stand-in: it leaves a mark, so the test knows the
+/// README really ran it.
+const TEST_COMMAND: &str = "#!/usr/bin/env bash\ntouch scripts/test-ran\n";
+
+/// The real `scripts/test` is what README's test command runs, so it must
+/// be there, be executable, run the whole suite, and be what CI runs.
+#[test]
+fn the_readme_test_command_is_the_one_ci_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = repo.join("scripts/test");
+    let mode = std::fs::metadata(&script).unwrap().permissions().mode();
+    assert!(
+        mode & 0o111 != 0,
+        "scripts/test is not executable ({mode:o})"
+    );
+    let lines = |path: &Path| -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    assert!(
+        lines(&script)
+            .iter()
+            .any(|l| l == "cargo test --workspace --locked"),
+        "scripts/test does not run `cargo test --workspace --locked`"
+    );
+    assert!(
+        lines(&repo.join(".ci/run"))
+            .iter()
+            .any(|l| l == "scripts/test"),
+        ".ci/run does not call scripts/test"
+    );
+}
 
 #[test]
 fn every_shell_block_of_the_readme_runs_top_to_bottom() {
@@ -59,7 +97,7 @@ fn every_shell_block_of_the_readme_runs_top_to_bottom() {
         first.starts_with("cargo run --release -p logbook-cli -- demo")
             && blocks[0].contains("serve")
             && blocks[0].contains("cargo run --release -p logbook-cli -- start")
-            && blocks[0].contains("cargo test --workspace --locked"),
+            && blocks[0].lines().any(|l| l.trim() == "scripts/test"),
         "the quickstart must start with the demo and the viewer, and give the main job and the test command:\n{}",
         blocks[0]
     );
@@ -73,6 +111,14 @@ fn every_shell_block_of_the_readme_runs_top_to_bottom() {
     let cargo = bin_dir.join("cargo");
     std::fs::write(&cargo, CARGO).unwrap();
     std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let test_command = work.join("scripts/test");
+    std::fs::create_dir_all(work.join("scripts")).unwrap();
+    std::fs::write(&test_command, TEST_COMMAND).unwrap();
+    std::fs::set_permissions(
+        &test_command,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let mut script = String::from(PREAMBLE);
     for (i, block) in blocks.iter().enumerate() {
         script.push_str(&format!("echo '--- README block {}' >&2\n", i + 1));
@@ -106,6 +152,10 @@ fn every_shell_block_of_the_readme_runs_top_to_bottom() {
         out.status
     );
     // The examples really did their work.
+    assert!(
+        work.join("scripts/test-ran").exists(),
+        "README's test command never ran"
+    );
     assert!(work.join(".logbook/sessions/archive").is_dir());
     assert!(
         stdout.contains("graph"),
