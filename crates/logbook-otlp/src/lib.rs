@@ -25,10 +25,12 @@
 
 pub mod wire;
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use logbook::Error;
 use logbook::error::{Next, Result};
+use logbook::model::url::Parts;
 use logbook::ops::export::span::Span;
 use logbook::ops::export::{Receiver, Sent};
 
@@ -43,8 +45,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many times a batch is sent in all before the export gives up.
 const ATTEMPTS: u32 = 5;
 
-/// The longest wait between two attempts, whatever `Retry-After` asks.
-const MAX_WAIT: Duration = Duration::from_secs(30);
+/// The longest wait between two attempts, whatever `Retry-After` asks: a
+/// receiver asking for a day must not hold the export silently.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
 
 /// What the command line gave; every field falls back to the variables.
 #[derive(Debug, Clone, Default)]
@@ -55,13 +58,20 @@ pub struct Flags {
     pub protocol: Option<String>,
     /// `--header K=V`, in order; a later one wins over the variables'.
     pub headers: Vec<String>,
+    /// `--allow-link-local`: send to a link-local address (169.254.0.0/16,
+    /// fe80::/10), where cloud metadata services answer.
+    pub allow_link_local: bool,
 }
 
 /// Where and how batches go.
 #[derive(Debug, Clone)]
 pub struct OtlpConfig {
-    /// The full URL requests are posted to.
+    /// The full URL requests are posted to, query and user info included:
+    /// never stored or printed.
     pub url: String,
+    /// [`OtlpConfig::url`] as it may be stored and shown:
+    /// `scheme://host[:port]/path`, what the cursor is kept for.
+    pub shown: String,
     /// The encoding.
     pub protocol: Protocol,
     /// Headers sent with each request (API keys: never printed).
@@ -70,6 +80,8 @@ pub struct OtlpConfig {
     pub timeout: Duration,
     /// The wait before the first retry; each further one doubles it.
     pub backoff: Duration,
+    /// The longest wait between two attempts, whatever `Retry-After` asks.
+    pub max_wait: Duration,
     /// The resource's attributes (`service.name` first).
     pub resource: Vec<(String, String)>,
 }
@@ -86,7 +98,7 @@ fn pairs(field: &'static str, text: &str) -> Result<Vec<(String, String)>> {
         let Some((k, v)) = part.split_once('=') else {
             return Err(config_error(
                 field,
-                part,
+                &name_only(part),
                 "expected key=value pairs separated by commas",
             ));
         };
@@ -96,6 +108,117 @@ fn pairs(field: &'static str, text: &str) -> Result<Vec<(String, String)>> {
         out.push((k.trim().to_string(), v));
     }
     Ok(out)
+}
+
+/// The URL to post to and the one to show, from an endpoint as given:
+/// `whole` (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is used as it is, a base
+/// gets [`TRACES_PATH`] unless it already ends with it. The query is kept
+/// for sending (some receivers take a key there) but never shown; a
+/// fragment is refused, as it is never sent and an endpoint that seems to
+/// hold one is mistyped; a link-local host is refused unless allowed.
+fn endpoint(given: &str, whole: bool, allow_link_local: bool) -> Result<(String, String)> {
+    let given = given.trim();
+    let shown = logbook::model::url::public(given);
+    let Some(parts) = Parts::parse(given).filter(|p| {
+        p.scheme.eq_ignore_ascii_case("http") || p.scheme.eq_ignore_ascii_case("https")
+    }) else {
+        return Err(config_error(
+            "endpoint",
+            &shown,
+            "expected an http:// or https:// URL such as http://localhost:4318",
+        ));
+    };
+    if parts.host.is_empty() {
+        return Err(config_error(
+            "endpoint",
+            &shown,
+            "the URL names no host: expected one such as http://localhost:4318",
+        ));
+    }
+    if parts.fragment.is_some() {
+        return Err(config_error(
+            "endpoint",
+            &shown,
+            "a URL fragment (#…) is never sent to a receiver: leave it out",
+        ));
+    }
+    if !allow_link_local && is_link_local(parts.host) {
+        return Err(config_error(
+            "endpoint",
+            &shown,
+            "this is a link-local address (169.254.0.0/16, fe80::/10), where cloud metadata services answer, and every header (an Authorization key too) would go there: pass --allow-link-local if the receiver really is there",
+        ));
+    }
+    let path = if whole || parts.path.trim_end_matches('/').ends_with(TRACES_PATH) {
+        parts.path.to_string()
+    } else {
+        format!("{}{TRACES_PATH}", parts.path.trim_end_matches('/'))
+    };
+    let with = Parts {
+        path: &path,
+        ..parts
+    };
+    let mut url = format!("{}://", with.scheme);
+    if let Some(user) = with.user_info {
+        url.push_str(user);
+        url.push('@');
+    }
+    url.push_str(&with.public()[with.scheme.len() + 3..]);
+    if let Some(q) = with.query {
+        url.push('?');
+        url.push_str(q);
+    }
+    Ok((url, with.public()))
+}
+
+/// Whether `host` is a link-local IP address (`169.254.0.0/16`,
+/// `fe80::/10`, or either mapped into IPv6). Names are not resolved: a
+/// name is the receiver's as its DNS says.
+fn is_link_local(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    // An IPv6 zone (`fe80::1%25eth0`) is no part of the address.
+    let bare = bare.split('%').next().unwrap_or_default();
+    match bare.parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.is_link_local(),
+        Ok(IpAddr::V6(v6)) => {
+            (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_link_local())
+        }
+        Err(_) => false,
+    }
+}
+
+/// What an error may quote of a header written without `=`: its name,
+/// up to the first `:` or space, as `Authorization: Bearer <key>` is
+/// often written; never what follows, which may be the key.
+fn name_only(header: &str) -> String {
+    let name = header.split([':', ' ']).next().unwrap_or_default();
+    if name.len() < header.len() {
+        format!("{name}…")
+    } else {
+        name.to_string()
+    }
+}
+
+/// Refuses a header HTTP cannot carry, naming it (never its value, which
+/// may be a key): a name must be a token, a value one line.
+fn check_header(name: &str, value: &str) -> Result<()> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        return Err(config_error(
+            "header",
+            name,
+            "a header name is letters, digits and -, with no spaces or colons: pass --header 'Name=value'",
+        ));
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(config_error(
+            "header",
+            &format!("{name}=…"),
+            "the value holds a line break or another control character: pass it on one line (a key copied from a file often ends with a newline)",
+        ));
+    }
+    Ok(())
 }
 
 impl OtlpConfig {
@@ -109,12 +232,11 @@ impl OtlpConfig {
     /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
     pub fn resolve(flags: &Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<OtlpConfig> {
         let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-        let base = |b: &str| format!("{}{TRACES_PATH}", b.trim().trim_end_matches('/'));
-        let url = match (&flags.endpoint, var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
-            (Some(e), _) => base(e),
-            (None, Some(e)) => e.trim().to_string(),
+        let (given, whole) = match (&flags.endpoint, var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
+            (Some(e), _) => (e.clone(), false),
+            (None, Some(e)) => (e, true),
             (None, None) => match var("OTEL_EXPORTER_OTLP_ENDPOINT") {
-                Some(e) => base(&e),
+                Some(e) => (e, false),
                 None => {
                     return Err(config_error(
                         "endpoint",
@@ -124,13 +246,7 @@ impl OtlpConfig {
                 }
             },
         };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(config_error(
-                "endpoint",
-                &url,
-                "expected an http:// or https:// URL such as http://localhost:4318",
-            ));
-        }
+        let (url, shown) = endpoint(&given, whole, flags.allow_link_local)?;
         let protocol_text = flags
             .protocol
             .clone()
@@ -159,11 +275,14 @@ impl OtlpConfig {
             let Some((k, v)) = h.split_once('=') else {
                 return Err(config_error(
                     "header",
-                    h,
+                    &name_only(h),
                     "expected K=V, such as --header 'Authorization=Bearer <key>'",
                 ));
             };
             headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        for (k, v) in &headers {
+            check_header(k, v)?;
         }
         // A later header of the same name replaces an earlier one.
         let mut unique: Vec<(String, String)> = vec![];
@@ -194,10 +313,12 @@ impl OtlpConfig {
         }
         Ok(OtlpConfig {
             url,
+            shown,
             protocol,
             headers: unique,
             timeout,
             backoff: Duration::from_millis(250),
+            max_wait: MAX_WAIT,
             resource,
         })
     }
@@ -207,6 +328,8 @@ impl OtlpConfig {
 pub struct OtlpReceiver {
     config: OtlpConfig,
     agent: ureq::Agent,
+    /// Told, in words, of each wait of a second or more a receiver asked for.
+    on_wait: Box<dyn FnMut(&str)>,
 }
 
 /// One attempt's outcome.
@@ -225,7 +348,19 @@ impl OtlpReceiver {
             .user_agent(concat!("logbook/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        OtlpReceiver { config, agent }
+        OtlpReceiver {
+            config,
+            agent,
+            on_wait: Box::new(|_| {}),
+        }
+    }
+
+    /// Tells `f`, in words, of each wait of a second or more that the
+    /// receiver asked for (`Retry-After`), so a person knows why the
+    /// export pauses.
+    pub fn on_wait(mut self, f: impl FnMut(&str) + 'static) -> OtlpReceiver {
+        self.on_wait = Box::new(f);
+        self
     }
 
     /// The configuration it sends with.
@@ -235,10 +370,19 @@ impl OtlpReceiver {
 
     fn error(&self, message: impl Into<String>, hint: impl Into<Next>) -> Error {
         Error::Export {
-            endpoint: self.config.url.clone(),
-            message: message.into(),
+            endpoint: self.config.shown.clone(),
+            message: self.scrub(message.into()),
             hint: hint.into(),
         }
+    }
+
+    /// `text` (an HTTP client's message may quote the URL) without the
+    /// URL as posted, which may hold a password or a key.
+    fn scrub(&self, text: String) -> String {
+        if self.config.url == self.config.shown {
+            return text;
+        }
+        text.replace(&self.config.url, &self.config.shown)
     }
 
     fn attempt(&self, body: &[u8], spans: u64) -> Result<Attempt> {
@@ -257,6 +401,22 @@ impl OtlpReceiver {
                     | ureq::Error::ConnectionFailed
                     | ureq::Error::Timeout(_)
                     | ureq::Error::Protocol(_) => Ok(Attempt::Retry(e.to_string(), None)),
+                    ureq::Error::HostNotFound => Err(self.error(
+                        "its host name does not resolve",
+                        Next::say("check the host in ")
+                            .option("endpoint")
+                            .text(" or OTEL_EXPORTER_OTLP_ENDPOINT"),
+                    )),
+                    ureq::Error::Http(e) => Err(self.error(
+                        format!("the request could not be made: {e}"),
+                        Next::say("check the headers given with ")
+                            .option("header")
+                            .text(" and OTEL_EXPORTER_OTLP_HEADERS, and the URL"),
+                    )),
+                    ureq::Error::Tls(e) => Err(self.error(
+                        format!("the TLS handshake failed: {e}"),
+                        Next::say("does the receiver take https on that port? Local receivers usually take http://"),
+                    )),
                     other => Err(self.error(
                         other.to_string(),
                         Next::say("check the URL given with ")
@@ -267,6 +427,12 @@ impl OtlpReceiver {
             }
         };
         let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         let retry_after = resp
             .headers()
             .get("retry-after")
@@ -282,10 +448,25 @@ impl OtlpReceiver {
             .unwrap_or_default();
         match status {
             200..=299 => {
-                let answer = wire::decode_response(&body, self.config.protocol).map_err(|e| {
+                // The answer's encoding is what its Content-Type says, which
+                // may differ from the request's.
+                let answered = if content_type.contains("json") {
+                    Protocol::HttpJson
+                } else if content_type.contains("protobuf") {
+                    Protocol::HttpProtobuf
+                } else {
+                    self.config.protocol
+                };
+                let answer = wire::decode_response(&body, answered).map_err(|e| {
+                    let said: String = String::from_utf8_lossy(&body).chars().take(120).collect();
                     self.error(
-                        format!("answered {status} with a body that is not an OTLP response: {e}"),
-                        "is this an OTLP/HTTP traces endpoint? It usually ends in /v1/traces on port 4318",
+                        format!(
+                            "answered {status} (Content-Type {}), but the body is not an OTLP {} response ({e}); it begins: {}",
+                            if content_type.is_empty() { "none" } else { &content_type },
+                            answered.as_str(),
+                            said.trim()
+                        ),
+                        "is this an OTLP/HTTP traces endpoint? It usually ends in /v1/traces on port 4318; a proxy or a web page answering instead says so in the body above",
                     )
                 })?;
                 let (rejected, message) = match answer.partial_success {
@@ -307,9 +488,18 @@ impl OtlpReceiver {
                 let said = String::from_utf8_lossy(&body);
                 let said: String = said.chars().take(300).collect();
                 let hint = match status {
-                    401 | 403 => Next::say("the receiver wants credentials: pass them with ")
+                    401 => Next::say("the receiver wants credentials: pass them with ")
                         .option("header")
                         .text(" (Authorization=Bearer <key>) or OTEL_EXPORTER_OTLP_HEADERS"),
+                    403 => Next::say("the receiver, or a proxy on the way, refused the request: check the key given with ")
+                        .option("header")
+                        .text(" or OTEL_EXPORTER_OTLP_HEADERS, and whether HTTPS_PROXY or HTTP_PROXY sends it through a proxy that blocks this host"),
+                    407 => Next::say("a proxy (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY) wants credentials: put them in the proxy's URL, or list this host in NO_PROXY"),
+                    413 => Next::say(format!("the batch of {spans} spans is larger than the receiver takes: pass "))
+                        .option("batch")
+                        .text(format!(" {} or less (or leave out ", (spans / 2).max(1)))
+                        .option("content")
+                        .text(")"),
                     404 | 405 => Next::say("check the path: ")
                         .option("endpoint")
                         .text(" and OTEL_EXPORTER_OTLP_ENDPOINT take a base URL (/v1/traces is appended); OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given"),
@@ -326,7 +516,7 @@ impl OtlpReceiver {
 
 impl Receiver for OtlpReceiver {
     fn endpoint(&self) -> &str {
-        &self.config.url
+        &self.config.shown
     }
 
     fn send(&mut self, spans: &[Span]) -> Result<Sent> {
@@ -335,9 +525,30 @@ impl Receiver for OtlpReceiver {
             .map_err(|e| self.error(format!("cannot encode a batch: {e}"), Next::none()))?;
         let mut wait = self.config.backoff;
         let mut last = String::new();
+        let mut receiver_asked = false;
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
-                std::thread::sleep(wait.min(MAX_WAIT));
+                let capped = wait.min(self.config.max_wait);
+                // A wait the receiver asked for is said; the short backoff
+                // after a refused connection ends in the error that follows.
+                if receiver_asked && capped >= Duration::from_secs(1) {
+                    let asked = if wait > capped {
+                        format!(
+                            " (it asked for {} s; {} s is the longest Logbook waits)",
+                            wait.as_secs(),
+                            capped.as_secs()
+                        )
+                    } else {
+                        String::new()
+                    };
+                    (self.on_wait)(&format!(
+                        "{} {last}: waiting {} s before attempt {} of {ATTEMPTS}{asked}",
+                        self.config.shown,
+                        capped.as_secs(),
+                        attempt + 1
+                    ));
+                }
+                std::thread::sleep(capped);
             }
             match self.attempt(&body, spans.len() as u64)? {
                 Attempt::Done(mut sent) => {
@@ -346,6 +557,7 @@ impl Receiver for OtlpReceiver {
                 }
                 Attempt::Retry(why, asked) => {
                     last = why;
+                    receiver_asked = asked.is_some();
                     wait = match asked {
                         Some(asked) => asked,
                         None if attempt == 0 => self.config.backoff,
@@ -360,5 +572,221 @@ impl Receiver for OtlpReceiver {
                 .option("endpoint")
                 .text(" or OTEL_EXPORTER_OTLP_ENDPOINT at one; what was delivered is remembered, so the next export sends only the rest"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::{Arc, Mutex};
+
+    fn resolve(endpoint: &str, allow_link_local: bool) -> Result<OtlpConfig> {
+        let flags = Flags {
+            endpoint: Some(endpoint.into()),
+            allow_link_local,
+            ..Flags::default()
+        };
+        OtlpConfig::resolve(&flags, &|_| None)
+    }
+
+    #[test]
+    fn the_url_posted_to_and_the_url_shown() {
+        for (given, url, shown) in [
+            (
+                "http://h:4318",
+                "http://h:4318/v1/traces",
+                "http://h:4318/v1/traces",
+            ),
+            (
+                "http://h:4318/v1/traces",
+                "http://h:4318/v1/traces",
+                "http://h:4318/v1/traces",
+            ),
+            (
+                "http://h:4318/v1/traces/",
+                "http://h:4318/v1/traces/",
+                "http://h:4318/v1/traces/",
+            ),
+            (
+                "https://user:PASSWORD@h.example/api/otel/?key=K1",
+                "https://user:PASSWORD@h.example/api/otel/v1/traces?key=K1",
+                "https://h.example/api/otel/v1/traces",
+            ),
+        ] {
+            let c = resolve(given, false).unwrap();
+            assert_eq!((c.url.as_str(), c.shown.as_str()), (url, shown), "{given}");
+        }
+        // The traces variable is used as given, query and all.
+        let c = OtlpConfig::resolve(&Flags::default(), &|k| {
+            (k == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").then(|| "http://h/t?k=SECRET".into())
+        })
+        .unwrap();
+        assert_eq!(
+            (c.url.as_str(), c.shown.as_str()),
+            ("http://h/t?k=SECRET", "http://h/t")
+        );
+    }
+
+    #[test]
+    fn a_fragment_is_refused_without_quoting_credentials() {
+        let e = resolve("http://u:PASSWORD@h:4318/?q=TOKEN#frag", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fragment"), "{e}");
+        assert!(!e.contains("PASSWORD") && !e.contains("TOKEN"), "{e}");
+    }
+
+    #[test]
+    fn link_local_addresses_need_consent() {
+        for host in [
+            "http://169.254.169.254",
+            "http://169.254.1.2:4318",
+            "http://[fe80::1]:4318",
+            "http://[FEBF::1]",
+            "http://[fe80::1%25eth0]:4318",
+            "http://[::ffff:169.254.169.254]",
+        ] {
+            let e = resolve(host, false).unwrap_err().to_string();
+            assert!(e.contains("--allow-link-local"), "{host}: {e}");
+            assert!(resolve(host, true).is_ok(), "{host}");
+        }
+        for host in [
+            "http://169.255.0.1",
+            "http://[fec0::1]",
+            "http://localhost:4318",
+            "http://10.0.0.1",
+        ] {
+            assert!(resolve(host, false).is_ok(), "{host}");
+        }
+    }
+
+    #[test]
+    fn a_header_http_cannot_carry_is_named_not_quoted() {
+        for (h, named) in [
+            ("Authorization=Bearer SECRET\nX-Other: 1", "Authorization=…"),
+            ("Bad Name=SECRET", "Bad Name"),
+            ("x:y=SECRET", "x:y"),
+            ("Authorization: Bearer SECRET", "Authorization…"),
+        ] {
+            let flags = Flags {
+                endpoint: Some("http://h".into()),
+                headers: vec![h.into()],
+                ..Flags::default()
+            };
+            let e = OtlpConfig::resolve(&flags, &|_| None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("header") && e.contains(named), "{h}: {e}");
+            assert!(!e.contains("SECRET") && !e.contains("URL"), "{h}: {e}");
+        }
+    }
+
+    /// A receiver answering each request with the next of `answers`.
+    fn receiver(answers: Vec<&'static str>) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let mut answers = answers.into_iter();
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let mut out = stream.try_clone().unwrap();
+                let mut r = BufReader::new(stream);
+                loop {
+                    let mut len = 0;
+                    loop {
+                        let mut line = String::new();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let line = line.trim_end().to_ascii_lowercase();
+                        if line.is_empty() {
+                            break;
+                        }
+                        if let Some(v) = line.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; len];
+                    r.read_exact(&mut body).unwrap();
+                    let Some(a) = answers.next() else { return };
+                    out.write_all(a.as_bytes()).unwrap();
+                }
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    fn span() -> Span {
+        Span {
+            trace_id: logbook::ops::export::span::TraceId::of("t", &["1"]),
+            span_id: logbook::ops::export::span::SpanId::of("s", &["1"]),
+            parent: None,
+            name: "x".into(),
+            kind: logbook::ops::export::span::SpanKind::Internal,
+            start_ns: 1,
+            end_ns: 2,
+            attributes: vec![],
+            events: vec![],
+            links: vec![],
+            status: logbook::ops::export::span::SpanStatus::Unset,
+        }
+    }
+
+    #[test]
+    fn a_long_retry_after_is_capped_and_said() {
+        let base = receiver(vec![
+            "HTTP/1.1 503 Busy\r\nRetry-After: 100000\r\nContent-Length: 0\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        ]);
+        let mut config = resolve(&base, false).unwrap();
+        config.max_wait = Duration::from_secs(1);
+        let said = Arc::new(Mutex::new(vec![]));
+        let log = said.clone();
+        let mut r =
+            OtlpReceiver::new(config).on_wait(move |m| log.lock().unwrap().push(m.to_string()));
+        let start = std::time::Instant::now();
+        let sent = r.send(&[span()]).unwrap();
+        assert_eq!(sent.retries, 1);
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let said = said.lock().unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].contains("100000 s")
+                && said[0].contains("waiting 1 s")
+                && said[0].contains("attempt 2 of 5"),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn each_refusal_says_what_to_do() {
+        for (answer, want) in [
+            (
+                "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n",
+                "proxy",
+            ),
+            (
+                "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n",
+                "NO_PROXY",
+            ),
+            (
+                "HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n",
+                "--batch",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{garbage!",
+                "not an OTLP http/json response",
+            ),
+        ] {
+            let base = receiver(vec![answer]);
+            let mut r = OtlpReceiver::new(resolve(&base, false).unwrap());
+            let e = r.send(&[span()]).unwrap_err();
+            let text = logbook::error::message(&e, logbook::error::Face::Cli);
+            assert!(text.contains(want), "{answer}: {text}");
+            if answer.contains(" 403 ") {
+                assert!(!text.contains("wants credentials"), "{text}");
+            }
+        }
     }
 }

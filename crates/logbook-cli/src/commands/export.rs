@@ -14,7 +14,7 @@ use logbook_otlp::{Flags, OtlpConfig, OtlpReceiver};
 use serde_json::json;
 
 use super::Context;
-use crate::printer::Output;
+use crate::printer::{Output, Printer};
 
 /// How long `--watch` waits between two rounds.
 const WATCH_EVERY: Duration = Duration::from_secs(2);
@@ -28,11 +28,17 @@ pub(crate) enum ExportCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct OtlpArgs {
-    /// The receiver's base URL (/v1/traces is appended), e.g.
-    /// http://localhost:4318. Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
-    /// (used as given), else OTEL_EXPORTER_OTLP_ENDPOINT.
+    /// The receiver's base URL (/v1/traces is appended unless it ends so),
+    /// e.g. http://localhost:4318. Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+    /// (used as given), else OTEL_EXPORTER_OTLP_ENDPOINT. Its query is sent
+    /// but never stored or printed; a #fragment is refused.
     #[arg(long, value_name = "URL")]
     endpoint: Option<String>,
+    /// Send to a link-local address (169.254.0.0/16, fe80::/10), which is
+    /// refused otherwise: cloud metadata services answer there, and the
+    /// headers (an API key) would go to them.
+    #[arg(long)]
+    allow_link_local: bool,
     /// http/protobuf (the default) or http/json; default from
     /// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL.
     #[arg(long, value_name = "PROTOCOL")]
@@ -116,9 +122,15 @@ fn otlp(ctx: &Context, a: &OtlpArgs) -> Result<Output> {
         endpoint: a.endpoint.clone(),
         protocol: a.protocol.clone(),
         headers: a.headers.clone(),
+        allow_link_local: a.allow_link_local,
     };
     let config = OtlpConfig::resolve(&flags, &|k| std::env::var(k).ok())?;
-    let mut receiver = OtlpReceiver::new(config);
+    // A long wait for a busy receiver is said, not sat through in silence.
+    let printer = Printer {
+        json: ctx.printer.json,
+        style: ctx.printer.style,
+    };
+    let mut receiver = OtlpReceiver::new(config).on_wait(move |m| printer.warn(m));
     if a.watch {
         return watch(ctx, opts, &mut receiver);
     }
@@ -147,7 +159,7 @@ fn watch(ctx: &Context, opts: ExportOptions, receiver: &mut OtlpReceiver) -> Res
     if !ctx.printer.json {
         ctx.printer.warn(&format!(
             "exporting to {} as runs finish (Ctrl-C stops)",
-            receiver.config().url
+            receiver.config().shown
         ));
     }
     loop {

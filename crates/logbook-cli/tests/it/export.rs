@@ -32,6 +32,8 @@ pub(crate) struct Reply {
     status: u16,
     headers: Vec<(&'static str, String)>,
     body: Vec<u8>,
+    /// How long the receiver takes before it answers.
+    delay: std::time::Duration,
 }
 
 impl Reply {
@@ -40,6 +42,15 @@ impl Reply {
             status: 200,
             headers: vec![],
             body: vec![],
+            delay: std::time::Duration::ZERO,
+        }
+    }
+
+    /// A success that takes `delay` to come.
+    fn slow(delay: std::time::Duration) -> Reply {
+        Reply {
+            delay,
+            ..Reply::ok()
         }
     }
 
@@ -49,6 +60,7 @@ impl Reply {
             // Asked to come back at once, so the test waits on no backoff.
             headers: vec![("Retry-After", "0".into())],
             body: b"busy".to_vec(),
+            delay: std::time::Duration::ZERO,
         }
     }
 
@@ -64,6 +76,7 @@ impl Reply {
             status: 200,
             headers: vec![("Content-Type", "application/x-protobuf".into())],
             body,
+            delay: std::time::Duration::ZERO,
         }
     }
 }
@@ -139,6 +152,7 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Received>>, script: &Mutex<VecDeque<
             body,
         });
         let reply = script.lock().unwrap().pop_front().unwrap_or_else(Reply::ok);
+        std::thread::sleep(reply.delay);
         let mut head = format!(
             "HTTP/1.1 {} X\r\nContent-Length: {}\r\n",
             reply.status,
@@ -573,4 +587,259 @@ fn a_call_copied_into_a_resumed_session_counts_once_as_usage_counts_it() {
         attr(s, "logbook.usage.counted_in_earlier_session"),
         Some(any_value::Value::BoolValue(true))
     )));
+}
+
+/// The export cursors' folder of the project at `root`, wherever its
+/// state folder is.
+fn cursor_dir(root: &Path) -> Option<PathBuf> {
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "export-cursors") {
+                    return Some(p);
+                }
+                todo.push(p);
+            }
+        }
+    }
+    None
+}
+
+/// The cursor files at `root`.
+fn cursors(root: &Path) -> Vec<PathBuf> {
+    cursor_dir(root)
+        .map(|d| {
+            std::fs::read_dir(d)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Asserts the command failed and returns what it said.
+#[track_caller]
+fn failed(r: &crate::harness::Run) -> &str {
+    assert_ne!(r.code, 0, "expected a failure: {}", r.stdout);
+    &r.stderr
+}
+
+#[test]
+fn an_endpoints_password_and_query_are_sent_but_never_stored_or_printed() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (t, root) = history();
+    let r = root.to_str().unwrap();
+
+    // A failed export says nothing secret and leaves no cursor.
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let down = format!("http://ops:PW-5150@127.0.0.1:{port}/?key=KEY-8812");
+    let err = t.run(&["--root", r, "export", "otlp", "--endpoint", &down]);
+    let err = failed(&err);
+    assert!(
+        err.contains(&format!("http://127.0.0.1:{port}/v1/traces")),
+        "{err}"
+    );
+    assert!(
+        !err.contains("PW-5150") && !err.contains("KEY-8812"),
+        "{err}"
+    );
+    assert!(cursors(&root).is_empty(), "{:?}", cursors(&root));
+
+    let c = Collector::start(vec![]);
+    let up = format!("http://ops:PW-5150@{}/?key=KEY-8812", c.addr);
+    let summary = export(&t, &root, &["--endpoint", &up]);
+    let shown = format!("http://{}/v1/traces", c.addr);
+    assert_eq!(summary["endpoint"], shown.as_str());
+    let got = c.received();
+    assert!(!got.is_empty());
+    // The query goes to the receiver, where it belongs.
+    assert!(
+        got.iter().all(|r| r.path == "/v1/traces?key=KEY-8812"),
+        "{:?}",
+        got[0].path
+    );
+    let human = t.run(&["--root", r, "export", "otlp", "--endpoint", &up, "--all"]);
+    let human = human.ok();
+    assert!(human.contains(&shown), "{human}");
+    for text in [summary.to_string(), human.to_string()] {
+        assert!(
+            !text.contains("PW-5150") && !text.contains("KEY-8812"),
+            "{text}"
+        );
+    }
+    let files = cursors(&root);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let cursor = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(cursor.contains(&shown), "{cursor}");
+    assert!(!cursor.contains("PW-5150") && !cursor.contains("KEY-8812") && !cursor.contains("ops"));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600);
+    assert_eq!(mode(&cursor_dir(&root).unwrap()), 0o700);
+
+    // Another password or key for the same receiver is the same cursor.
+    let again = export(
+        &t,
+        &root,
+        &[
+            "--endpoint",
+            &format!("http://other:PW-2@{}/?key=K2", c.addr),
+        ],
+    );
+    assert_eq!(again["spans"], 0, "{again}");
+}
+
+#[test]
+fn a_traces_url_is_used_as_it_is_and_a_fragment_or_link_local_address_is_refused() {
+    let (t, root) = history();
+    let r = root.to_str().unwrap();
+    let c = Collector::start(vec![]);
+    let summary = export(
+        &t,
+        &root,
+        &["--endpoint", &format!("{}/v1/traces", c.base())],
+    );
+    assert!(summary["spans"].as_u64().unwrap() > 0);
+    assert!(c.received().iter().all(|r| r.path == "/v1/traces"));
+
+    let frag = format!("{}/?q=SECRET-Q#frag", c.base());
+    let refused = t.run(&["--root", r, "export", "otlp", "--endpoint", &frag]);
+    let refused = failed(&refused);
+    assert!(
+        refused.contains("fragment") && !refused.contains("SECRET-Q"),
+        "{refused}"
+    );
+
+    for meta in ["http://169.254.169.254", "http://[fe80::1]:4318"] {
+        let refused = t.run(&["--root", r, "export", "otlp", "--endpoint", meta]);
+        let refused = failed(&refused);
+        assert!(
+            refused.contains("link-local") && refused.contains("--allow-link-local"),
+            "{refused}"
+        );
+    }
+    let sent = c.received().len();
+    assert_eq!(
+        sent,
+        c.received().len(),
+        "nothing sent for a refused endpoint"
+    );
+}
+
+#[test]
+fn two_exports_to_one_receiver_at_once_send_everything_once() {
+    let (t, root) = history();
+    let r = root.to_str().unwrap();
+    // The receiver is slow, so the first export is still at work when the
+    // second starts.
+    let c = Collector::start(vec![Reply::slow(std::time::Duration::from_millis(1500))]);
+    let base = c.base();
+    let args = ["--json", "--root", r, "export", "otlp", "--endpoint", &base];
+    let first = t
+        .cmd(&args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let second = t
+        .cmd(&args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let outs: Vec<Value> = [first, second]
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice(&out.stdout).unwrap()
+        })
+        .collect();
+    let sent: u64 = outs.iter().map(|o| o["spans"].as_u64().unwrap()).sum();
+    let spans = spans_of(&c.received(), false);
+    assert_eq!(sent, spans.len() as u64);
+    let ids: BTreeSet<&[u8]> = spans.iter().map(|s| s.span_id.as_slice()).collect();
+    assert_eq!(ids.len(), spans.len(), "a span was sent twice: {outs:?}");
+}
+
+#[test]
+fn a_compaction_agent_runs_under_its_session_root() {
+    let t = TestProject::new();
+    t.json(&["demo", "example"]);
+    let root = t.path("example");
+    let r = root.to_str().unwrap();
+    let session = "7c0e5a52-3f1b-4d8e-9a61-2b94c1d0e7a3";
+    let logs = t.path("claude/projects/-home-dev-shop");
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/examples/claude/projects/-home-dev-shop");
+    std::fs::create_dir_all(logs.join(session).join("subagents")).unwrap();
+    std::fs::copy(
+        from.join(format!("{session}.jsonl")),
+        logs.join(format!("{session}.jsonl")),
+    )
+    .unwrap();
+    let line = |kind: &str, n: u32, message: &str| {
+        format!(
+            r#"{{"parentUuid":null,"isSidechain":true,"cwd":"/home/dev/shop","sessionId":"{session}","agentId":"acompact-3c9e11","type":"{kind}","message":{message},"uuid":"9d0c0000-0000-4000-8000-00000000000{n}","timestamp":"2026-11-24T16:5{n}:00.000Z","requestId":"req_c{n}"}}"#
+        )
+    };
+    let compaction = [
+        line("user", 1, r#"{"role":"user","content":"Summarize the conversation so far."}"#),
+        line(
+            "assistant",
+            2,
+            r#"{"id":"msg_c2","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Summary."}],"usage":{"input_tokens":40,"output_tokens":8}}"#,
+        ),
+    ]
+    .join("\n");
+    std::fs::write(
+        logs.join(session)
+            .join("subagents/agent-acompact-3c9e11.jsonl"),
+        compaction + "\n",
+    )
+    .unwrap();
+    t.json(&[
+        "--root",
+        r,
+        "transcript",
+        "import",
+        t.path("claude").to_str().unwrap(),
+    ]);
+
+    let c = Collector::start(vec![]);
+    export(
+        &t,
+        &root,
+        &["--endpoint", &c.base(), "--protocol", "http/json"],
+    );
+    let spans = spans_of(&c.received(), true);
+    let ids: BTreeSet<&[u8]> = spans.iter().map(|s| s.span_id.as_slice()).collect();
+    for s in &spans {
+        assert!(
+            s.parent_span_id.is_empty() || ids.contains(s.parent_span_id.as_slice()),
+            "{} has a parent that was not sent",
+            s.name
+        );
+    }
+    let compactor = spans
+        .iter()
+        .find(|s| {
+            text(s, "logbook.transcript.kind") == Some("subagent")
+                && text(s, "gen_ai.agent.name") == Some("claude-code")
+        })
+        .expect("the compaction agent's root span");
+    let parent = spans
+        .iter()
+        .find(|p| p.span_id == compactor.parent_span_id)
+        .unwrap();
+    assert_eq!(text(parent, "logbook.transcript.kind"), Some("main"));
+    assert_eq!(parent.trace_id, compactor.trace_id);
 }

@@ -28,8 +28,8 @@ pub const CURSOR_VERSION: u64 = 1;
 pub struct ExportCursor {
     /// [`CURSOR_VERSION`].
     pub version: u64,
-    /// The endpoint the cursor is about, as resolved (for a person reading
-    /// the folder; the file name is its hash).
+    /// The endpoint the cursor is about, as shown: without user info or
+    /// query (for a person reading the folder; the file name is its hash).
     pub endpoint: String,
     /// Record key to the fingerprint it had when it was sent.
     pub sent: BTreeMap<String, String>,
@@ -40,10 +40,19 @@ pub fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("export-cursors")
 }
 
-/// The cursor file of `endpoint`.
+/// The cursor file of `endpoint` (as shown: never with credentials).
 pub fn path_of(dir: &Path, endpoint: &str) -> PathBuf {
-    let h = fnv1a64(endpoint.as_bytes(), FNV_OFFSET);
-    dir.join(format!("{h:016x}.json"))
+    dir.join(format!("{}.json", hash(endpoint)))
+}
+
+/// The name of the lock an export to `endpoint` holds while it runs, so
+/// two exports to one receiver do not both send everything.
+pub fn lock_name(endpoint: &str) -> String {
+    format!("export-{}", hash(endpoint))
+}
+
+fn hash(endpoint: &str) -> String {
+    format!("{:016x}", fnv1a64(endpoint.as_bytes(), FNV_OFFSET))
 }
 
 /// The cursor of `endpoint`; an empty one when there is none, or it is of
@@ -65,14 +74,24 @@ pub fn load(dir: &Path, endpoint: &str) -> ExportCursor {
     }
 }
 
-/// Writes `cursor` atomically (the folder is made when missing).
+/// Writes `cursor` atomically, readable by its owner only, in a folder
+/// only its owner enters (made when missing): what was sent where is
+/// nobody else's business.
 pub fn save(dir: &Path, cursor: &ExportCursor) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    // A folder an older version made with the default mode is closed too.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::io(dir, e))?;
     let path = path_of(dir, &cursor.endpoint);
     let text = serde_json::to_vec(cursor).map_err(|e| Error::Corrupt {
         path: path.clone(),
         what: "export cursor",
         reason: e.to_string(),
     })?;
-    store::write_atomic(&path, &text)
+    store::write_atomic_with_permissions(&path, std::fs::Permissions::from_mode(0o600), &text)
 }

@@ -481,6 +481,21 @@ pub fn subagent_id(session: &str, agent_id: &str) -> String {
     name_uuid(&format!("claude-code:{session}:{agent_id}"))
 }
 
+/// How Claude Code's `agentId` begins for the subagent that compacts a
+/// session's context (`subagents/agent-acompact-*.jsonl`).
+pub const COMPACTION_AGENT_PREFIX: &str = "acompact";
+
+/// Whether a Claude Code subagent was started by a Task call of its
+/// session, whose span it then runs under: all but the compaction agent,
+/// which Claude Code starts itself, with no call naming it.
+pub fn started_by_task(source: &Source) -> bool {
+    let from_name = std::path::Path::new(&source.path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().trim_start_matches("agent-").to_string());
+    let agent = source.agent_id.clone().or(from_name).unwrap_or_default();
+    !agent.starts_with(COMPACTION_AGENT_PREFIX)
+}
+
 /// The key a Claude Code Task call's `tool_result` block holds the
 /// subagent's `agentId` under (from the line's `toolUseResult`).
 pub const AGENT_ID_KEY: &str = "agentId";

@@ -421,9 +421,16 @@ pub fn transcript(
         trace_id,
         span_id: root,
         // A Claude Code subagent runs under the Task call that started it;
-        // one saved in seed 003's format names only its parent session.
+        // the compaction agent, which no call starts, and one saved in seed
+        // 003's format (naming only its parent session) run under the
+        // session's root: a parent that is never sent leaves an orphan.
         parent: match (&md.parent_session_id, source.as_str()) {
-            (Some(_), "claude-code") if kind == Kind::Subagent => Some(subagent_call_span(&t.id)),
+            (Some(_), "claude-code")
+                if kind == Kind::Subagent
+                    && agent_log::source_of(md).is_some_and(|s| agent_log::started_by_task(&s)) =>
+            {
+                Some(subagent_call_span(&t.id))
+            }
             (Some(parent), _) if kind == Kind::Subagent => Some(transcript_span(parent)),
             _ => None,
         },

@@ -71,8 +71,9 @@ const SAVE_EVERY: u64 = 32;
 /// worth retrying itself and returns an error only when the batch could
 /// not be delivered.
 pub trait Receiver {
-    /// The endpoint, as resolved: what the cursor is kept for, and what
-    /// messages name.
+    /// The endpoint as it may be stored and shown (no user info, query or
+    /// fragment: [`crate::model::url::public`]): what the cursor is kept
+    /// for, and what messages name.
     fn endpoint(&self) -> &str;
     /// Delivers one batch; what the receiver accepted and rejected.
     fn send(&mut self, spans: &[Span]) -> Result<Sent>;
@@ -163,6 +164,9 @@ pub fn export(
 ) -> Result<ExportSummary> {
     let dir = export_cursor::dir(&p.config.state_dir());
     let endpoint = receiver.endpoint().to_string();
+    // Two exports to one receiver at once would both send what neither
+    // cursor holds yet: the second waits for the first, or says who holds it.
+    let _running = p.locks.exclusive(&export_cursor::lock_name(&endpoint))?;
     let cursor = export_cursor::load(&dir, &endpoint);
     let mut out = Batcher {
         receiver,
@@ -171,6 +175,7 @@ pub fn export(
         limit: opts.batch_spans.max(1),
         pending: vec![],
         cursor,
+        delivered: false,
         dir,
         all: opts.all,
         summary: ExportSummary {
@@ -179,8 +184,9 @@ pub fn export(
         },
     };
     let result = run_export(p, opts, &mut out);
-    // Delivered batches are remembered even when a later one failed.
-    let saved = out.save();
+    // Delivered batches are remembered even when a later one failed; an
+    // export that delivered nothing leaves no cursor behind.
+    let saved = if out.delivered { out.save() } else { Ok(()) };
     result?;
     saved?;
     Ok(out.summary)
@@ -345,6 +351,8 @@ struct Batcher<'a> {
     /// Records whose spans are all queued, not yet all delivered.
     pending: Vec<(String, String)>,
     cursor: ExportCursor,
+    /// Whether the cursor holds anything this export delivered.
+    delivered: bool,
     dir: std::path::PathBuf,
     all: bool,
     summary: ExportSummary,
@@ -389,9 +397,10 @@ impl Batcher<'_> {
         // what it will not take, and the same spans would be refused alike.
         for (k, f) in self.pending.drain(..) {
             self.cursor.sent.insert(k, f);
+            self.delivered = true;
         }
         (self.progress)(&self.summary);
-        if self.summary.batches.is_multiple_of(SAVE_EVERY) {
+        if self.delivered && self.summary.batches.is_multiple_of(SAVE_EVERY) {
             self.save()?;
         }
         Ok(())
