@@ -353,9 +353,9 @@ fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
         let _ = writeln!(
             h,
             "  {} [{}] {}",
-            o.file,
+            cell(&o.file),
             o.output_type,
-            style.dim(&o.description)
+            style.dim(&cell(&o.description))
         );
     }
     let mut json = entry_json(&run)?;

@@ -6,6 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use logbook::clock;
+use logbook::model::terminal::cell;
 use logbook::model::work_session::{AgentOutcome, Indicator, SessionStatus, Usage, WorkSession};
 use logbook::ops::work_session::{self as ws, StartOptions};
 
@@ -326,7 +327,7 @@ fn render_status(st: Style, s: &WorkSession) -> String {
         let _ = writeln!(out, "\nMilestones:");
         for m in &s.milestones {
             let mark = if m.completed.is_some() { "x" } else { " " };
-            let _ = writeln!(out, "- [{mark}] {}", m.name);
+            let _ = writeln!(out, "- [{mark}] {}", cell(&m.name));
         }
     }
     if !s.artifacts.is_empty() {
@@ -343,10 +344,15 @@ fn render_status(st: Style, s: &WorkSession) -> String {
         for (when, verb, a) in recent.into_iter().take(5) {
             match clock::parse(when) {
                 Some(t) => {
-                    let _ = writeln!(out, "- {} ({verb} {} ago)", a.path, clock::age(t, now));
+                    let _ = writeln!(
+                        out,
+                        "- {} ({verb} {} ago)",
+                        cell(&a.path),
+                        clock::age(t, now)
+                    );
                 }
                 None => {
-                    let _ = writeln!(out, "- {}", a.path);
+                    let _ = writeln!(out, "- {}", cell(&a.path));
                 }
             }
         }
@@ -606,11 +612,11 @@ pub(crate) fn milestone(ctx: &Context, c: &MilestoneCommand) -> Result<Output> {
     let (s, human) = match c {
         MilestoneCommand::Add { name, session } => (
             ws::add_milestone(&ctx.project, session.session.as_deref(), name)?,
-            format!("- [ ] {name}\n"),
+            format!("- [ ] {}\n", cell(name)),
         ),
         MilestoneCommand::Done { name, session } => (
             ws::complete_milestone(&ctx.project, session.session.as_deref(), name)?,
-            format!("- [x] {name}\n"),
+            format!("- [x] {}\n", cell(name)),
         ),
     };
     session_output(&s, human)

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
 use logbook::clock;
+use logbook::model::terminal::cell;
 use logbook::model::workflow::{
     AgentInvocation, AgentType, DecisionType, InvocationStatus, Mode, Phase, SessionState,
     VerdictDecision, check_confidence,
@@ -446,9 +447,9 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             let _ = writeln!(
                 out,
                 "  [{}] {} — {} {}",
-                d.kind,
-                d.description,
-                d.decided_by,
+                cell(&d.kind.to_string()),
+                cell(&d.description),
+                cell(&d.decided_by.to_string()),
                 st.dim(&d.id)
             );
         }
@@ -459,17 +460,26 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             let _ = writeln!(
                 out,
                 "  {} {} ({:.2}): {}",
-                v.agent, v.decision, v.confidence, v.reasoning
+                cell(&v.agent.to_string()),
+                cell(&v.decision.to_string()),
+                v.confidence,
+                cell(&v.reasoning)
             );
             for (label, items) in v.terms() {
-                let _ = writeln!(out, "      {label}: {}", items.join("; "));
+                let _ = writeln!(out, "      {label}: {}", cell(&items.join("; ")));
             }
         }
     }
     if !w.pending_handoffs.is_empty() {
         let _ = writeln!(out, "Pending handoffs:");
         for h in &w.pending_handoffs {
-            let _ = writeln!(out, "  {} → {}: {}", h.from_agent, h.to_agent, h.reason);
+            let _ = writeln!(
+                out,
+                "  {} → {}: {}",
+                cell(&h.from_agent.to_string()),
+                cell(&h.to_agent.to_string()),
+                cell(&h.reason)
+            );
         }
     }
     out

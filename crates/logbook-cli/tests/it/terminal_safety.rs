@@ -325,3 +325,29 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_milestone_cannot_add_a_milestone() {
+    let t = TestProject::new();
+    t.run(&["start", "--client", "ACME", "--project", "PARSER"])
+        .ok();
+    let name = "real\n- [x] fake done\x1b[2J";
+    let added = t.run(&["milestone", "add", name]);
+    shown_safely("milestone add", &added);
+    assert_eq!(added.ok(), "- [ ] real\\u{a}- [x] fake done\\u{1b}[2J\n");
+    shown_safely("resume", &t.run(&["resume"]));
+    let status = t.run(&["status"]);
+    shown_safely("status", &status);
+    let items: Vec<&str> = status
+        .ok()
+        .lines()
+        .filter(|l| l.starts_with("- ["))
+        .collect();
+    assert_eq!(items, ["- [ ] real\\u{a}- [x] fake done\\u{1b}[2J"]);
+    let json = t.json(&["status"]);
+    assert!(
+        json.to_string()
+            .contains(r#""real\n- [x] fake done\u001b[2J""#),
+        "{json}"
+    );
+}

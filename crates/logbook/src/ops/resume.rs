@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::model::ids::RunId;
 use crate::model::limits::cut_at;
 use crate::model::naming::thousands;
+use crate::model::terminal::cell;
 use crate::model::work_session::WorkSession;
 use crate::ops::{work_session, workflow};
 use crate::store::{self, Project};
@@ -154,7 +155,7 @@ fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
         let skip = ws.milestones.len().saturating_sub(detail.take(10));
         for m in ws.milestones.iter().skip(skip) {
             let mark = if m.completed.is_some() { "x" } else { " " };
-            let _ = writeln!(out, "- [{mark}] {}", detail.item(&m.name));
+            let _ = writeln!(out, "- [{mark}] {}", detail.item(&cell(&m.name)));
         }
     }
     if !ws.artifacts.is_empty() {
@@ -167,7 +168,7 @@ fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
             when(b).cmp(&when(a))
         });
         for a in recent.into_iter().take(detail.take(5)) {
-            let _ = writeln!(out, "- {}", detail.item(&a.path));
+            let _ = writeln!(out, "- {}", detail.item(&cell(&a.path)));
         }
     }
     if !ws.notes.is_empty() {
@@ -213,7 +214,7 @@ fn runs_part(out: &mut String, p: &Project, ws: &WorkSession, detail: Detail) {
                         "  - {} [{}] {}",
                         run.output_path(&o.file).display(),
                         o.output_type,
-                        detail.item(&o.description)
+                        detail.item(&cell(&o.description))
                     );
                 }
             }
