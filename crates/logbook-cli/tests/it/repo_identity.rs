@@ -381,3 +381,68 @@ fn a_remotes_token_in_its_query_or_fragment_is_never_stored_or_printed() {
     );
     assert_eq!(ids(&narrowed), [run["session_id"].as_str().unwrap()]);
 }
+
+#[test]
+fn one_path_on_two_hosts_is_two_repositories_and_github_paths_ignore_case() {
+    let t = sandbox();
+    let hub = t.path("hub/widget");
+    let lab = t.path("lab/widget");
+    repo(&t, &hub, "https://github.com/Acme/Widget.git", "A");
+    repo(&t, &lab, "git@gitlab.com:Acme/Widget.git", "B");
+    let run = json_in(
+        &t,
+        &hub,
+        &["run", "start", "--agent", "casey", "--workflow", "w"],
+    );
+    let run_id = run["session_id"].as_str().unwrap().to_string();
+    let hub_log = claude_log(&t, MAIN_ID, &hub, "tune the widget");
+    let lab_log = claude_log(&t, OTHER_ID, &lab, "port the widget");
+    for log in [&hub_log, &lab_log] {
+        json_in(&t, &hub, &["transcript", "import", log.to_str().unwrap()]);
+    }
+    let usage = json_in(&t, &hub, &["transcript", "usage", "--all", "--by", "repo"]);
+    let mut keys: Vec<&str> = usage["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["github.com/Acme/Widget", "gitlab.com/Acme/Widget"],
+        "{usage}"
+    );
+
+    // The remote re-spelled in lower case is still the same repository on
+    // GitHub: its transcript and its `--repo` stay.
+    git(
+        &t,
+        &hub,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            "https://github.com/acme/widget.git",
+        ],
+    );
+    let listed = json_in(&t, &hub, &["transcript", "list"]);
+    assert_eq!(ids(&listed), [MAIN_ID], "{listed}");
+    let by_url = json_in(
+        &t,
+        &hub,
+        &[
+            "transcript",
+            "list",
+            "--repo",
+            "https://github.com/ACME/widget",
+        ],
+    );
+    assert_eq!(ids(&by_url), [MAIN_ID], "{by_url}");
+    let runs = ids(&json_in(
+        &t,
+        &hub,
+        &["find", "--repo", "git@github.com:ACME/Widget"],
+    ));
+    assert_eq!(runs, [run_id]);
+}

@@ -287,11 +287,14 @@ fn repo_term(
     };
     let term = match &want.origin {
         Some(origin) => {
-            let n = arg(origin.clone());
-            format!(
-                "r.repo_key = {n}{}",
-                by_root(&mut arg, true).unwrap_or_default()
-            )
+            // `same_origin` in SQL: ASCII folding on both sides, like
+            // `to_ascii_lowercase` (SQLite's `lower` folds ASCII only).
+            let key = if crate::model::repo::case_insensitive_origin(origin) {
+                format!("lower(r.repo_key) = {}", arg(origin.to_ascii_lowercase()))
+            } else {
+                format!("r.repo_key = {}", arg(origin.clone()))
+            };
+            format!("{key}{}", by_root(&mut arg, true).unwrap_or_default())
         }
         None => match by_root(&mut arg, false) {
             Some(root) => format!("0{root}"),

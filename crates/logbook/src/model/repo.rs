@@ -145,13 +145,46 @@ impl Repository {
 pub fn key_matches(a_key: &str, a_root: Option<&str>, b_key: &str, b_root: Option<&str>) -> bool {
     let has_origin = |k: &str| !k.starts_with(ROOT_KEY_PREFIX) && !k.starts_with(DIR_KEY_PREFIX);
     if has_origin(a_key) && has_origin(b_key) {
-        return a_key == b_key;
+        return same_origin(a_key, b_key);
     }
     match (a_root, b_root) {
         (Some(a), Some(b)) => a == b,
         (None, None) => a_key.starts_with(DIR_KEY_PREFIX) && a_key == b_key,
         _ => false,
     }
+}
+
+/// Hosts whose repository paths are case-insensitive: `Org/P4` and
+/// `org/p4` are one repository there, so a remote re-spelled in another
+/// case keeps its history. Elsewhere a path's case may matter.
+pub const CASE_INSENSITIVE_HOSTS: &[&str] = &["github.com", "gitlab.com"];
+
+/// Whether a normalized origin's path compares case-insensitively (its
+/// host is one of [`CASE_INSENSITIVE_HOSTS`]).
+pub fn case_insensitive_origin(origin: &str) -> bool {
+    let host = origin.split_once('/').map_or(origin, |(h, _)| h);
+    CASE_INSENSITIVE_HOSTS
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(host))
+}
+
+/// A normalized origin as it is compared and grouped: lowercased where
+/// [`case_insensitive_origin`], as written elsewhere. Records keep the
+/// origin as they were given it; only comparisons fold it, so no record
+/// is rewritten.
+pub fn origin_identity(origin: &str) -> String {
+    if case_insensitive_origin(origin) {
+        origin.to_ascii_lowercase()
+    } else {
+        origin.to_string()
+    }
+}
+
+/// Whether two normalized origins name one repository: equal, ignoring
+/// the path's case on [`CASE_INSENSITIVE_HOSTS`]. The host is always
+/// part of the identity: `github.com/o/x` and `gitlab.com/o/x` differ.
+pub fn same_origin(a: &str, b: &str) -> bool {
+    a == b || (case_insensitive_origin(a) && a.eq_ignore_ascii_case(b))
 }
 
 /// One spelling of an origin URL for every way git accepts it:
@@ -289,6 +322,26 @@ mod tests {
         assert!(repo(None, None, "/d").matches(&repo(None, None, "/d")));
         assert!(!repo(None, None, "/d").matches(&repo(None, None, "/e")));
         assert!(!repo(None, None, "/a").matches(&a));
+    }
+
+    #[test]
+    fn path_case_matters_only_where_the_host_ignores_it() {
+        let gh = repo(Some("r1"), Some("https://github.com/Acme/Widget.git"), "/a");
+        assert!(gh.matches(&repo(Some("r1"), Some("git@github.com:acme/widget"), "/b")));
+        let own = repo(Some("r1"), Some("https://git.example/Acme/Widget"), "/a");
+        assert!(!own.matches(&repo(
+            Some("r1"),
+            Some("https://git.example/acme/widget"),
+            "/a"
+        )));
+        // The host is part of the identity.
+        assert!(!gh.matches(&repo(
+            Some("r1"),
+            Some("https://gitlab.com/Acme/Widget"),
+            "/a"
+        )));
+        assert_eq!(origin_identity("gitlab.com/Acme/W"), "gitlab.com/acme/w");
+        assert_eq!(origin_identity("git.example/Acme/W"), "git.example/Acme/W");
     }
 
     #[test]

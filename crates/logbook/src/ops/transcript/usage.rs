@@ -43,7 +43,8 @@ pub enum UsageBy {
     Day,
     /// Per main session, its subagents rolled up.
     Session,
-    /// Per repository ([`Summary::repo_label`]).
+    /// Per repository ([`Summary::repo_label`]; the whole origin when two
+    /// hosts hold one path).
     Repo,
 }
 
@@ -198,8 +199,18 @@ pub(crate) fn report(
     let mut books: Vec<(TranscriptUsage, UsageBook)> = vec![];
     let mut repos: BTreeMap<String, String> = BTreeMap::new();
     let mut unmeasured = vec![];
+    // Each repository's identity (its origin with its host, folded as
+    // `same_origin` folds it) and the short label it is shown by.
+    let mut labels: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
     for (origin, s, metadata) in entries {
-        repos.insert(s.id.clone(), s.repo_label());
+        let origin_of = s.repository.as_ref().and_then(|r| r.origin.clone());
+        let identity = origin_of
+            .as_deref()
+            .map_or_else(|| s.repo_label(), crate::model::repo::origin_identity);
+        labels
+            .entry(identity.clone())
+            .or_insert_with(|| (s.repo_label(), origin_of));
+        repos.insert(s.id.clone(), identity);
         let Some(book) = metadata.as_ref().and_then(agent_log::usage_of) else {
             unmeasured.push(s.id);
             continue;
@@ -249,6 +260,27 @@ pub(crate) fn report(
     for (t, _) in &books {
         if let Some(parent) = &t.parent_session_id {
             *rolled.entry(parent.clone()).or_default() += t.usage;
+        }
+    }
+    // Two repositories with one short label (`org/x` on two hosts) are
+    // shown by their whole origins, so neither row passes for the other.
+    let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+    for (label, _) in labels.values() {
+        *uses.entry(label.as_str()).or_default() += 1;
+    }
+    let shown: BTreeMap<String, String> = labels
+        .iter()
+        .map(|(identity, (label, origin))| {
+            let label = match origin {
+                Some(o) if uses.get(label.as_str()).copied().unwrap_or(0) > 1 => o.clone(),
+                _ => label.clone(),
+            };
+            (identity.clone(), label)
+        })
+        .collect();
+    for identity in repos.values_mut() {
+        if let Some(label) = shown.get(identity.as_str()) {
+            *identity = label.clone();
         }
     }
     let ids: Vec<String> = books.iter().map(|(t, _)| t.id.clone()).collect();
