@@ -201,6 +201,26 @@ fn messages(t: &TestProject, id: &str) -> usize {
     transcript(t, id)["messages"].as_array().unwrap().len()
 }
 
+/// The mode bits of the file or folder at `path`.
+fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Every file below `dir`, at any depth.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// Waits (bounded) for `check` to hold: what a detached worker does
 /// happens after the hook returned.
 #[track_caller]
@@ -342,6 +362,13 @@ fn each_stop_imports_what_the_log_gained_and_precompact_records_the_compaction()
     let ws = &t.json(&["status"])["agent_sessions"][0];
     assert_eq!(ws["compactions"].as_array().unwrap().len(), 1, "{ws}");
     assert_eq!(ws["compactions"][0]["trigger"], "auto");
+    // A transcript holds whatever the agent read: its owner's only.
+    let stored = files_under(&t.path(".logbook/transcripts"));
+    assert!(!stored.is_empty());
+    for f in stored {
+        assert_eq!(mode_of(&f), 0o600, "{}", f.display());
+        assert_eq!(mode_of(f.parent().unwrap()), 0o700, "{}", f.display());
+    }
     // The stored copy equals an import of the same bytes made at once.
     let fresh = TestProject::new();
     fresh.run(&["init"]).ok();
@@ -580,6 +607,9 @@ fn work_a_dead_worker_left_is_reported_and_done_by_a_later_hook_or_doctor() {
         .unwrap_or_else(|| panic!("{report}"));
     // Some time later, the next hook finds the job no one is doing.
     let path = PathBuf::from(job["path"].as_str().unwrap());
+    // The queued event is the agent's: its owner's only.
+    assert_eq!(mode_of(&path), 0o600);
+    assert_eq!(mode_of(path.parent().unwrap()), 0o700);
     std::fs::File::options()
         .write(true)
         .open(&path)

@@ -44,6 +44,14 @@ impl HooksProject {
         c
     }
 
+    /// A backup kept in the per-user home's state folder (the test project
+    /// has no `.logbook/` of its own).
+    fn user_backup(&self, name: &str) -> PathBuf {
+        self.home()
+            .join(".local/share/logbook/.logbook/backups")
+            .join(name)
+    }
+
     fn run(&self, args: &[&str]) -> Run {
         self.run_with(Path::new(bin()), args)
     }
@@ -127,7 +135,7 @@ fn install_merges_among_other_hooks_and_uninstall_removes_only_logbook() {
     assert_eq!(out["action"], "installed");
     assert_eq!(out["scope"], "local");
     assert_eq!(out["command"], own_command());
-    let backup = p.t.path(".claude/settings.local.json.logbook-backup");
+    let backup = p.user_backup("claude-settings.local.json.1");
     assert_eq!(out["backup"], backup.display().to_string());
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), text);
 
@@ -195,7 +203,7 @@ fn a_second_install_changes_nothing_and_keeps_no_second_backup() {
     assert_eq!(out["action"], "installed");
     assert_eq!(out["backup"], Value::Null);
     let file = p.t.path(".claude/settings.local.json");
-    let backup = p.t.path(".claude/settings.local.json.logbook-backup");
+    let backup = p.user_backup("claude-settings.local.json.1");
     assert!(!backup.exists());
     let first = std::fs::read(&file).unwrap();
     let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
@@ -361,10 +369,7 @@ fn a_read_only_file_is_refused_and_left_as_it_was() {
         "{err}"
     );
     assert_eq!(p.t.read(".claude/settings.local.json"), "{\"x\": 1}\n");
-    assert!(
-        !p.t.path(".claude/settings.local.json.logbook-backup")
-            .exists()
-    );
+    assert!(!p.user_backup("claude-settings.local.json.1").exists());
 }
 
 #[test]
@@ -437,7 +442,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     );
     assert!(out.contains("dry run: nothing written"), "{out}");
     assert_eq!(p.t.read(".codex/hooks.json"), "{\"x-keep\": true}\n");
-    assert!(!p.t.path(".codex/hooks.json.logbook-backup").exists());
+    assert!(!p.user_backup("codex-hooks.json.1").exists());
     // No file and no folder: none made.
     let out = p.json(&["hooks", "install", "claude-code", "--dry-run"]);
     assert_eq!(out["dry_run"], true);
@@ -596,7 +601,11 @@ fn a_private_file_stays_private_and_so_does_its_backup() {
             & 0o777
     };
     assert_eq!(mode(".claude/settings.json"), 0o600);
-    assert_eq!(mode(".claude/settings.json.logbook-backup"), 0o600);
+    let backup = p.user_backup("claude-settings.json.1");
+    assert_eq!(
+        std::fs::metadata(backup).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     // A file without a final newline is written without one.
     assert!(!p.t.read(".claude/settings.json").ends_with('\n'));
     assert_eq!(
@@ -620,4 +629,44 @@ fn an_install_names_the_other_files_that_already_run_the_hook() {
     // Another agent's files are not counted.
     let out = p.json(&["hooks", "install", "codex"]);
     assert_eq!(out["also_in"], json!([]));
+}
+
+/// The mode bits of the file or folder at `path`.
+fn mode_of(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn backups_go_to_the_project_state_folder_private_and_never_overwritten() {
+    let p = HooksProject::new();
+    p.run(&["init"]).ok();
+    let original = "{\"env\": {\"ANTHROPIC_API_KEY\": \"sk-ant-test-0042\"}}\n";
+    p.t.write(".claude/settings.local.json", original);
+    let out = p.json(&["hooks", "install", "claude-code"]);
+    let backups = p.t.path(".logbook/backups");
+    let first = backups.join("claude-settings.local.json.1");
+    assert_eq!(out["backup"], first.display().to_string());
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), original);
+    assert_eq!(mode_of(&first), 0o600);
+    assert_eq!(mode_of(&backups), 0o700);
+    let installed = p.t.read(".claude/settings.local.json");
+
+    // Uninstall keeps a copy of its own and leaves the first as it was.
+    let out = p.json(&["hooks", "uninstall", "claude-code"]);
+    let second = backups.join("claude-settings.local.json.2");
+    assert_eq!(out["backup"], second.display().to_string());
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), original);
+    assert_eq!(std::fs::read_to_string(&second).unwrap(), installed);
+
+    // The committed file's backup stays out of the committed folder too.
+    p.t.write(".claude/settings.json", "{\"model\": \"opus\"}\n");
+    let out = p.json(&["hooks", "install", "claude-code", "--shared"]);
+    let shared = backups.join("claude-settings.json.1");
+    assert_eq!(out["backup"], shared.display().to_string());
+    let mut names: Vec<_> = std::fs::read_dir(p.t.path(".claude"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["settings.json", "settings.local.json"]);
 }

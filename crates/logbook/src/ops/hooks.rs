@@ -184,11 +184,15 @@ fn edit(
     dry_run: bool,
     change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> Result<HookAction>,
 ) -> Result<(HookChange, Option<crate::store::LockGuard>)> {
-    let lock = if dry_run {
+    // The project whose lock serialises the edit also keeps the backup.
+    let project = if dry_run {
         None
     } else {
-        let dir = path.parent().unwrap_or(path);
-        Some(Project::for_agent(dir)?.locks.exclusive("agent-settings")?)
+        Some(Project::for_agent(path.parent().unwrap_or(path))?)
+    };
+    let lock = match &project {
+        Some(p) => Some(p.locks.exclusive("agent-settings")?),
+        None => None,
     };
     let (previous, mut value) = match agent_settings::read(path, agent)? {
         Some(SettingsFile { text, value }) => (Some(text), value),
@@ -215,7 +219,11 @@ fn edit(
         Some(unified_diff(path, previous.unwrap_or_default(), &text))
     } else {
         if changed {
-            backup = agent_settings::replace(path, previous, &text)?;
+            let backups = project
+                .as_ref()
+                .map(|p| agent_settings::backup_dir(&p.config.state_dir()))
+                .unwrap_or_default();
+            backup = agent_settings::replace(path, previous, &text, &backups)?;
         }
         None
     };

@@ -1,6 +1,6 @@
 //! The agents' hook settings files: where each lives, reading one without
 //! ever overwriting what cannot be read, and replacing one with a backup of
-//! what it held.
+//! what it held, kept where no commit can pick it up.
 //!
 //! Trap: these files belong to other tools and to people. A file that does
 //! not parse is never rewritten (that would lose what its author meant); a
@@ -16,14 +16,11 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::model::agent_hooks::{HookAgent, HookScope, json_type};
 use crate::store::config::Config;
-use crate::store::fs::{read_regular, write_atomic_with_permissions};
+use crate::store::fs::{read_regular, write_atomic_private, write_atomic_with_permissions};
 
 /// The largest settings file Logbook reads: far above any real one, and a
 /// bound on what a file in a cloned repository can make it hold in memory.
 const MAX_SETTINGS_BYTES: u64 = 16 << 20;
-
-/// What `hooks install` saves the previous file as, beside it.
-pub const BACKUP_SUFFIX: &str = ".logbook-backup";
 
 /// The project folder whose agent settings `hooks` edits, from `cwd`: the
 /// nearest Logbook project (`logbook.yaml` or `.logbook/`), else the git
@@ -172,19 +169,52 @@ pub fn render(value: &Map<String, Value>, previous: Option<&str>) -> Result<Stri
     Ok(text)
 }
 
-/// Where the copy of the file before Logbook's latest change is kept.
-pub fn backup_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(BACKUP_SUFFIX);
-    path.with_file_name(name)
+/// The folder under a project's (or the per-user home's) state folder
+/// where copies of settings files are kept: never beside the file, where
+/// a `.claude/` that is committed, or a `git add -A`, would carry the
+/// secrets a personal settings file holds into the repository.
+pub fn backup_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("backups")
+}
+
+/// Where the next copy of the settings file at `path` goes in `dir`: named
+/// for its folder and file (`claude-settings.local.json.1`), and numbered
+/// past every copy already there, so no copy is ever overwritten and the
+/// first one is the file as it was before Logbook first changed it.
+pub fn backup_path(dir: &Path, path: &Path) -> PathBuf {
+    let folder = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().trim_start_matches('.').to_string())
+        .unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = if folder.is_empty() {
+        file
+    } else {
+        format!("{folder}-{file}")
+    };
+    (1u64..)
+        .map(|n| dir.join(format!("{stem}.{n}")))
+        // Anything at the name (even a dangling link) keeps it taken.
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .unwrap_or_else(|| dir.join(stem))
 }
 
 /// Replaces the settings file at `path` with `text`, atomically, keeping
 /// its permissions; what it held before (`previous`, when there was a
-/// file) is first saved to [`backup_path`], with the same permissions.
-/// The caller holds the settings lock and has called
+/// file) is first saved to a new [`backup_path`] in `backups` (see
+/// [`backup_dir`]), of mode 0600 in a folder of 0700 whatever the file's
+/// mode. The caller holds the settings lock and has called
 /// [`check_replaceable`]. Returns the backup's path, if one was written.
-pub fn replace(path: &Path, previous: Option<&str>, text: &str) -> Result<Option<PathBuf>> {
+pub fn replace(
+    path: &Path,
+    previous: Option<&str>,
+    text: &str,
+    backups: &Path,
+) -> Result<Option<PathBuf>> {
     use std::os::unix::fs::PermissionsExt;
     let permissions = match std::fs::metadata(path) {
         Ok(m) => m.permissions(),
@@ -195,8 +225,8 @@ pub fn replace(path: &Path, previous: Option<&str>, text: &str) -> Result<Option
     };
     let backup = match previous {
         Some(previous) => {
-            let backup = backup_path(path);
-            write_atomic_with_permissions(&backup, permissions.clone(), previous.as_bytes())?;
+            let backup = backup_path(backups, path);
+            write_atomic_private(&backup, previous.as_bytes())?;
             Some(backup)
         }
         None => None,

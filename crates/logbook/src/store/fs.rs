@@ -37,10 +37,43 @@ pub fn write_atomic_file(
     write_atomic_as(path, None, write)
 }
 
+/// The mode of a file that may hold secrets (a transcript, a settings
+/// backup, an export cursor, a queued hook event): its owner's only.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// The mode of a folder made to hold such a file, so that even its names
+/// are not listed to others.
+pub const PRIVATE_FOLDER_MODE: u32 = 0o700;
+
+/// [`write_atomic`] of a file that may hold secrets: mode
+/// [`PRIVATE_FILE_MODE`] from creation, and a missing folder made with
+/// [`PRIVATE_FOLDER_MODE`].
+pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    write_atomic_with_permissions(path, fs::Permissions::from_mode(PRIVATE_FILE_MODE), bytes)
+}
+
+/// [`write_atomic_file`] of a file that may hold secrets (see
+/// [`write_atomic_private`]).
+pub fn write_atomic_file_private(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> Result<()>,
+) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    write_atomic_as(
+        path,
+        Some(fs::Permissions::from_mode(PRIVATE_FILE_MODE)),
+        write,
+    )
+}
+
 /// [`write_atomic`] of a file whose permissions are `permissions` from the
 /// moment it appears: another tool's file keeps its mode (a settings file
 /// of mode 0600 that holds tokens must not become readable by all, even
-/// for the moment between the rename and a `chmod`).
+/// for the moment between the rename and a `chmod`). The temp file is
+/// created 0600 and given `permissions` only once written, so what it
+/// holds is never readable by others while it is being written; a missing
+/// folder is made 0700 when `permissions` give others nothing.
 pub fn write_atomic_with_permissions(
     path: &Path,
     permissions: fs::Permissions,
@@ -69,13 +102,29 @@ fn write_atomic_as(
         std::process::id(),
         uuid::Uuid::new_v4().simple()
     ));
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+    let private = permissions.as_ref().is_some_and(|p| p.mode() & 0o077 == 0);
     let result = (|| {
-        let create = || OpenOptions::new().write(true).create_new(true).open(&tmp);
+        let create = || {
+            let mut o = OpenOptions::new();
+            o.write(true).create_new(true);
+            if permissions.is_some() {
+                // Restricted from creation: a `chmod` after the write would
+                // leave a moment in which others can open it.
+                o.mode(PRIVATE_FILE_MODE);
+            }
+            o.open(&tmp)
+        };
         // The folder is made only when missing: most writes replace a file
         // in a folder that exists, and asking first costs two system calls.
         let f = match create() {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                let mut b = fs::DirBuilder::new();
+                b.recursive(true);
+                if private {
+                    b.mode(PRIVATE_FOLDER_MODE);
+                }
+                b.create(dir).map_err(|e| Error::io(dir, e))?;
                 create()
             }
             other => other,
@@ -719,6 +768,40 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn private_files_are_owner_only_from_creation_in_owner_only_folders() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |m: fs::Metadata| m.permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new/deeper/t.json");
+        let mut while_written = None;
+        write_atomic_file_private(&p, |w| {
+            while_written = Some(mode(w.get_ref().metadata().map_err(|e| Error::io(&p, e))?));
+            w.write_all(b"secret").map_err(|e| Error::io(&p, e))
+        })
+        .unwrap();
+        assert_eq!(while_written, Some(0o600));
+        assert_eq!(mode(fs::metadata(&p).unwrap()), 0o600);
+        assert_eq!(mode(fs::metadata(p.parent().unwrap()).unwrap()), 0o700);
+        // A file given a wider mode gets it only once written.
+        let shared = dir.path().join("shared/s.json");
+        write_atomic_with_permissions(&shared, fs::Permissions::from_mode(0o644), b"x").unwrap();
+        assert_eq!(mode(fs::metadata(&shared).unwrap()), 0o644);
+        assert_eq!(
+            mode(fs::metadata(shared.parent().unwrap()).unwrap()),
+            0o755 & !umask()
+        );
+    }
+
+    /// The process's file-creation mask, read back from a folder made with 0777.
+    fn umask() -> u32 {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let probe = dir.path().join("probe");
+        fs::create_dir(&probe).unwrap();
+        0o777 & !(fs::metadata(&probe).unwrap().permissions().mode() & 0o777)
     }
 
     #[test]

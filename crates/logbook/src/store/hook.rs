@@ -96,7 +96,8 @@ pub fn rewrite_job(path: &Path, job: &Job) -> Result<()> {
         what: "hook job",
         reason: e.to_string(),
     })?;
-    store::write_atomic(path, &bytes)
+    // A queued event holds the agent's prompt and paths: its owner's only.
+    store::write_atomic_private(path, &bytes)
 }
 
 /// The lock that keeps two processes from doing one job at once.

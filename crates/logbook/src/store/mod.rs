@@ -57,8 +57,8 @@ pub use config::Config;
 pub use fs::{
     EntryKind, PathTrust, absolute, entries, is_temp_file, move_durably, open_record,
     open_record_file, open_regular, read_optional, read_regular, read_with_metadata, resolve_named,
-    root_path, sync_dir, write_atomic, write_atomic_file, write_atomic_with,
-    write_atomic_with_permissions,
+    root_path, sync_dir, write_atomic, write_atomic_file, write_atomic_file_private,
+    write_atomic_private, write_atomic_with, write_atomic_with_permissions,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

@@ -546,7 +546,8 @@ pub fn write(
         }
     }
     bytes.push(b'\n');
-    store::write_atomic(target, &bytes)?;
+    // A transcript holds whatever the agent read, secrets included.
+    store::write_atomic_private(target, &bytes)?;
     if let Some(old) = previous
         && old != target
     {

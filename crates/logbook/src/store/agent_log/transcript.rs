@@ -98,7 +98,8 @@ pub fn write_transcript_from(
         None => (Mark::default(), LogParser::new(format), vec![], 0),
     };
     let mut written = None;
-    store::write_atomic_file(target, |file| {
+    // A transcript holds whatever the agent read, secrets included.
+    store::write_atomic_file_private(target, |file| {
         let mut w = Out { w: file, at: 0 };
         // The metadata comes before the messages, so that a listing reads
         // it without reading the rest (`store::transcript::read_head`).
