@@ -82,6 +82,28 @@ fn usage_by_day_counts_each_call_on_its_own_day_split_by_model() {
 }
 
 #[test]
+fn usage_of_a_whole_id_that_names_no_transcript_is_not_found() {
+    let t = imported();
+    let absent = "3c5e7a90-1b2d-4f6e-8a0c-2e4f6a8b0c1d";
+    let shown = t
+        .run(&["transcript", "show", absent])
+        .not_found()
+        .to_string();
+    let usage = t
+        .run(&["transcript", "usage", absent])
+        .not_found()
+        .to_string();
+    assert!(
+        usage.contains(absent) && !usage.contains("No measured usage"),
+        "{usage}"
+    );
+    assert_eq!(usage, shown);
+    // A transcript that is there still answers.
+    let r = t.json(&["transcript", "usage", CLAUDE, "--json"]);
+    assert_eq!(r["total"]["total_tokens"], 9180);
+}
+
+#[test]
 fn usage_by_repo_and_by_source() {
     let t = imported();
     let r = t.json(&["transcript", "usage", "--all", "--by", "repo", "--json"]);

@@ -169,7 +169,9 @@ pub fn usage_grouped(
         },
     )?;
     let wanted = match scope {
-        UsageScope::One(text) => Some(resolve(p, text)?.to_string()),
+        // A whole id resolves without a look: one that names no transcript
+        // is not found (as `show` says), not a report of no usage.
+        UsageScope::One(text) => Some(measured(p, text)?.id),
         _ => None,
     };
     let entries = listing
