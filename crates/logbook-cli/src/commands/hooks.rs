@@ -82,9 +82,16 @@ pub(crate) struct StatusArgs {
 pub(crate) fn run(root: &Path, cmd: &HooksCommand) -> Result<Output> {
     match cmd {
         HooksCommand::Install(a) => {
-            let exe = std::env::current_exe()
-                .and_then(|p| logbook::store::fs::resolved(&p))
-                .context("cannot tell where the running logbook is")?;
+            let invoked = std::env::args_os()
+                .next()
+                .zip(std::env::current_dir().ok())
+                .and_then(|(argv0, cwd)| ops::invoked_program(&argv0, &cwd));
+            let exe = match invoked {
+                Some(exe) => exe,
+                None => {
+                    std::env::current_exe().context("cannot tell where the running logbook is")?
+                }
+            };
             let change = ops::install(root, a.agent.into(), a.scope(), &exe, a.dry_run)?;
             change_output(&change)
         }

@@ -73,8 +73,8 @@ impl HooksProject {
 
 /// The command Logbook installs for the binary under test.
 fn own_command() -> String {
-    let exe = std::fs::canonicalize(bin()).unwrap();
-    format!("{} hook", exe.display())
+    // The path as invoked, never resolved through links.
+    format!("{} hook", bin())
 }
 
 /// Every (event, command) of Logbook's handlers in a settings value.
@@ -240,10 +240,7 @@ fn an_install_from_another_logbook_updates_the_entries_in_place() {
     let other = copied_logbook(&p.t.path("other bin"));
     let run = p.run_with(&other, &["--json", "hooks", "install", "codex"]);
     let out = run.json();
-    let quoted = format!(
-        "'{}' hook",
-        std::fs::canonicalize(&other).unwrap().display()
-    );
+    let quoted = format!("'{}' hook", other.display());
     assert_eq!(out["command"], quoted);
     let v = p.read_json(".codex/hooks.json");
     assert!(logbook_entries(&v).iter().all(|(_, c)| *c == quoted));
@@ -302,7 +299,7 @@ fn status_says_what_is_installed_where_and_whether_logbook_is_still_there() {
         p.home().join(".claude/settings.json").display().to_string()
     );
     assert_eq!(user["events"].as_array().unwrap().len(), 5);
-    let program = std::fs::canonicalize(&copy).unwrap().display().to_string();
+    let program = copy.display().to_string();
     assert_eq!(user["program"], program);
     assert_eq!(user["program_exists"], true);
 
@@ -669,4 +666,66 @@ fn backups_go_to_the_project_state_folder_private_and_never_overwritten() {
         .collect();
     names.sort();
     assert_eq!(names, ["settings.json", "settings.local.json"]);
+}
+
+#[test]
+fn the_command_names_logbook_as_invoked_not_the_version_a_link_points_to() {
+    let p = HooksProject::new();
+    // A Homebrew-style layout: bin/logbook -> ../Cellar/logbook/1.2/bin/logbook.
+    copied_logbook(&p.t.path("brew/Cellar/logbook/1.2/bin"));
+    std::fs::create_dir_all(p.t.path("brew/bin")).unwrap();
+    let link = p.t.path("brew/bin/logbook");
+    std::os::unix::fs::symlink("../Cellar/logbook/1.2/bin/logbook", &link).unwrap();
+    let out = p
+        .run_with(&link, &["--json", "hooks", "install", "codex"])
+        .json();
+    assert_eq!(out["command"], format!("{} hook", link.display()));
+    // Found on PATH by its bare name: the PATH entry, not the Cellar.
+    let run: Run = p
+        .cmd_with(
+            Path::new("logbook"),
+            &["--json", "hooks", "install", "claude-code"],
+        )
+        .env("PATH", p.t.path("brew/bin"))
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(run.json()["command"], format!("{} hook", link.display()));
+    let v = p.read_json(".claude/settings.local.json");
+    assert!(
+        logbook_entries(&v)
+            .iter()
+            .all(|(_, c)| *c == format!("{} hook", link.display()))
+    );
+}
+
+#[test]
+fn a_settings_folder_that_is_a_symlink_is_not_written_through() {
+    let p = HooksProject::new();
+    let elsewhere = p.t.path("shared-config/claude");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    p.t.write("shared-config/claude/settings.json", "{\"model\": \"x\"}\n");
+    std::os::unix::fs::symlink(&elsewhere, p.t.path(".claude")).unwrap();
+    for args in [
+        &["hooks", "install", "claude-code"][..],
+        &["hooks", "install", "claude-code", "--shared"],
+        &["hooks", "install", "claude-code", "--dry-run"],
+    ] {
+        let err = p.run(args).err().to_string();
+        assert!(
+            err.contains("symbolic link")
+                && err.contains("shared-config/claude")
+                && err.contains("replace the link with a real folder"),
+            "{err}"
+        );
+    }
+    let names: Vec<_> = std::fs::read_dir(&elsewhere)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["settings.json"]);
+    assert_eq!(
+        p.t.read("shared-config/claude/settings.json"),
+        "{\"model\": \"x\"}\n"
+    );
 }

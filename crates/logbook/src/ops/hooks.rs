@@ -103,7 +103,8 @@ fn scope_label(agent: HookAgent, scope: HookScope) -> &'static str {
 
 /// Adds (or brings up to date) Logbook's hook for `agent` in its settings
 /// file at `scope`, for the project at `root`. The command runs `exe`, the
-/// absolute path of the running `logbook`, except at
+/// absolute path of the running `logbook` as invoked (see
+/// [`invoked_program`]), except at
 /// [`HookScope::Shared`], whose [`SHARED_COMMAND`] finds `logbook` on
 /// `PATH` and is silent without it.
 pub fn install(
@@ -332,6 +333,31 @@ fn status_of(root: &Path, agent: HookAgent, scope: HookScope) -> HookStatus {
     s.program = s.command.as_deref().and_then(agent_hooks::logbook_program);
     s.program_exists = s.program.as_deref().map(program_exists);
     s
+}
+
+/// The path of the running `logbook` as it was invoked (`argv0`, the first
+/// word of its command line, in `cwd`): the path itself when it names a
+/// folder, else the first runnable file of that name on `PATH`. It is not
+/// resolved through symbolic links: a package manager's link
+/// (`/opt/homebrew/bin/logbook` → `../Cellar/logbook/1.2/bin/logbook`)
+/// stays valid across upgrades, the version folder it points to does not.
+/// `None` when it cannot be told (the caller falls back to the running
+/// executable's own path).
+pub fn invoked_program(argv0: &std::ffi::OsStr, cwd: &Path) -> Option<PathBuf> {
+    let runnable = crate::store::hook::is_runnable;
+    let named = Path::new(argv0);
+    if named.as_os_str().is_empty() {
+        return None;
+    }
+    if named.components().count() > 1 {
+        let path = crate::store::absolute(cwd, named);
+        return runnable(&path).then_some(path);
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(named))
+        .find(|p| runnable(p))
 }
 
 /// Whether the `logbook` a hook runs is there: the file at an absolute

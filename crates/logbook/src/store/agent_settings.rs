@@ -121,9 +121,28 @@ pub fn shape_error(path: &Path, reason: String) -> Error {
     }
 }
 
-/// Refuses to replace a settings file that is a symbolic link or read-only
-/// (see the module's trap); a missing file (and folder) is fine.
+/// Refuses to replace a settings file that is a symbolic link or read-only,
+/// or that sits in a folder (`.claude/`, `.codex/`) that is a symbolic
+/// link (see the module's trap); a missing file (and folder) is fine.
 pub fn check_replaceable(path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent()
+        && std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        // A link committed to a repository could point anywhere (another
+        // checkout, a shared folder): writing through it would change
+        // files the project does not own.
+        let target = std::fs::read_link(dir)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "another folder".into());
+        return Err(Error::AgentSettings {
+            path: path.to_path_buf(),
+            reason: format!("its folder {} is a symbolic link to {target}", dir.display()),
+            hint: format!(
+                "Logbook does not write through a linked folder: add the hooks to the file in {target} by hand, or replace the link with a real folder and run the command again; nothing was changed"
+            )
+            .into(),
+        });
+    }
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
