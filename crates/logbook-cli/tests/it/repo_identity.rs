@@ -446,3 +446,39 @@ fn one_path_on_two_hosts_is_two_repositories_and_github_paths_ignore_case() {
     ));
     assert_eq!(runs, [run_id]);
 }
+
+#[test]
+fn handoff_outside_any_repository_takes_only_a_session_run_in_that_folder() {
+    let t = sandbox();
+    let home = t.path("home");
+    let checkout = home.join("code/ledger");
+    repo(&t, &checkout, "https://example.com/acct/ledger", "L");
+    let log = claude_log(&t, MAIN_ID, &checkout, "reconcile the ledger");
+    run_in(
+        &t,
+        &checkout,
+        &["transcript", "import", log.to_str().unwrap()],
+    )
+    .ok();
+    // From the home folder (which contains the checkout) nothing is
+    // handed over: that session is the checkout's.
+    let from_home = run_in(&t, &home, &["handoff", "--to", "codex"]);
+    let said = format!("{}{}", from_home.stdout, from_home.stderr);
+    assert!(!said.contains("reconcile the ledger"), "{said}");
+    assert!(from_home.not_found().contains("claude-code"), "{said}");
+    // A session run in the home folder itself is this folder's.
+    let own = claude_log(&t, OTHER_ID, &home, "sort the inbox");
+    run_in(&t, &home, &["transcript", "import", own.to_str().unwrap()]).ok();
+    let here = run_in(&t, &home, &["handoff", "--to", "codex"])
+        .ok()
+        .to_string();
+    assert!(
+        here.contains("sort the inbox") && !here.contains("ledger"),
+        "{here}"
+    );
+    // In the checkout its own session is still found.
+    let there = run_in(&t, &checkout, &["handoff", "--to", "codex"])
+        .ok()
+        .to_string();
+    assert!(there.contains("reconcile the ledger"), "{there}");
+}

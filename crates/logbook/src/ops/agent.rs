@@ -80,10 +80,23 @@ pub fn latest_agent_session(
 ) -> Result<Option<AgentSession>> {
     let mut opts = scope(p, cwd);
     opts.filter.source = agent.map(|a| a.as_str().to_string());
+    // Outside a repository the listing's scope is folder containment, and
+    // a folder such as `$HOME` or `/` contains every checkout: a session
+    // of another repository would be handed over as this one's. Here only
+    // a session without a repository counts, and in the per-user home only
+    // one run in this very folder.
+    let outside_git = !opts.repo.as_ref().is_some_and(|r| r.in_git());
+    let exact = outside_git && p.is_user_home();
     // With an agent named, the listing keeps only its transcripts (reading
     // each one's head); either agent's means reading heads newest first
     // until one came from a log.
     for summary in transcript::list(p, &opts)?.transcripts {
+        if outside_git && summary.repository.as_ref().is_some_and(|r| r.in_git()) {
+            continue;
+        }
+        if exact && !same_folder(&summary.workdir, cwd) {
+            continue;
+        }
         let Ok(head) = store::transcript::read_head(&summary.file) else {
             continue;
         };
@@ -94,6 +107,17 @@ pub fn latest_agent_session(
         }
     }
     Ok(None)
+}
+
+/// Whether `workdir` (as a transcript records it) is the folder `cwd`,
+/// spelled either way (a symlink, a trailing `/`).
+fn same_folder(workdir: &str, cwd: &Path) -> bool {
+    let w = Path::new(workdir);
+    w == cwd
+        || matches!(
+            (w.canonicalize(), cwd.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
 /// How to resume the latest agent session in scope, in its agent; `None`
