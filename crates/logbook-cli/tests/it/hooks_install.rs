@@ -729,3 +729,49 @@ fn a_settings_folder_that_is_a_symlink_is_not_written_through() {
         "{\"model\": \"x\"}\n"
     );
 }
+
+#[test]
+fn an_entry_behind_a_compact_matcher_is_not_installed_until_it_fires_on_every_start() {
+    let p = HooksProject::new();
+    let filtered = json!({"hooks": {"SessionStart": [{"matcher": "compact", "hooks": [
+        {"type": "command", "command": "banner.sh"},
+        {"type": "command", "command": own_command(), "timeout": 10}
+    ]}]}});
+    p.t.write(
+        ".claude/settings.local.json",
+        &serde_json::to_string_pretty(&filtered).unwrap(),
+    );
+    p.json(&["hooks", "install", "claude-code"]);
+    let v = p.read_json(".claude/settings.local.json");
+    let groups = v["hooks"]["SessionStart"].as_array().unwrap();
+    // The other tool's group keeps its matcher and its own handler only.
+    assert_eq!(
+        groups[0],
+        json!({"matcher": "compact", "hooks": [{"type": "command", "command": "banner.sh"}]})
+    );
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    assert!(groups[1].get("matcher").is_none(), "{groups:?}");
+    assert_eq!(groups[1]["hooks"][0]["command"], own_command());
+    let local = |rows: &Value| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["agent"] == "claude-code" && r["scope"] == "local")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(local(&p.json(&["hooks", "status"]))["installed"], true);
+
+    // Put back behind the matcher by hand: status no longer says installed.
+    let mut all = filtered.clone();
+    for e in CLAUDE_EVENTS.iter().filter(|e| **e != "SessionStart") {
+        all["hooks"][e] = json!([{"hooks": [{"type": "command", "command": own_command()}]}]);
+    }
+    p.t.write(
+        ".claude/settings.local.json",
+        &serde_json::to_string_pretty(&all).unwrap(),
+    );
+    let row = local(&p.json(&["hooks", "status"]));
+    assert_eq!(row["installed"], false, "{row}");
+    assert_eq!(row["missing_events"], json!(["SessionStart"]), "{row}");
+}

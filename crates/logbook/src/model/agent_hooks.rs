@@ -222,6 +222,20 @@ pub struct FoundHook {
     pub event: String,
     /// Its command, as written.
     pub command: String,
+    /// Whether its group fires for every source of the event (see
+    /// [`matches_every_source`]); one behind `"matcher": "compact"` never
+    /// runs on startup or resume.
+    pub every_source: bool,
+}
+
+/// Whether a group of handlers runs for every source or trigger of its
+/// event: it has no `matcher`, or one that matches everything (`""`, `"*"`).
+pub fn matches_every_source(group: &Value) -> bool {
+    match group.get("matcher") {
+        None | Some(Value::Null) => true,
+        Some(Value::String(m)) => m.is_empty() || m == "*",
+        Some(_) => false,
+    }
 }
 
 /// Why a settings file cannot be edited safely: its top level or its
@@ -260,13 +274,14 @@ pub fn find(settings: &Map<String, Value>) -> Result<Vec<FoundHook>, ShapeError>
     };
     let mut found = vec![];
     for (event, groups) in hooks {
-        for handler in handlers(groups) {
+        for (every_source, handler) in handlers(groups) {
             if let Some(command) = handler.get("command").and_then(Value::as_str)
                 && logbook_program(command).is_some()
             {
                 found.push(FoundHook {
                     event: event.clone(),
                     command: command.to_string(),
+                    every_source,
                 });
             }
         }
@@ -274,14 +289,19 @@ pub fn find(settings: &Map<String, Value>) -> Result<Vec<FoundHook>, ShapeError>
     Ok(found)
 }
 
-/// The handler objects of an event's list of groups, skipping whatever is
-/// not in the shape both agents read (it is not ours to judge).
-fn handlers(groups: &Value) -> impl Iterator<Item = &Value> {
+/// The handler objects of an event's list of groups, each with whether its
+/// group fires for every source, skipping whatever is not in the shape
+/// both agents read (it is not ours to judge).
+fn handlers(groups: &Value) -> impl Iterator<Item = (bool, &Value)> {
     groups
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+        .filter_map(|g| {
+            let list = g.get("hooks").and_then(Value::as_array)?;
+            let every = matches_every_source(g);
+            Some(list.iter().map(move |h| (every, h)))
+        })
         .flatten()
 }
 
@@ -325,11 +345,18 @@ pub fn install(
     Ok(changed)
 }
 
-/// [`install`] for one event's list of groups.
+/// [`install`] for one event's list of groups. Logbook's handler is kept
+/// only in a group that fires for every source (see
+/// [`matches_every_source`]): one in a group behind a matcher (another
+/// tool's `"matcher": "compact"`) would miss the startups and resumes it is
+/// there for, so it is moved to a group of Logbook's own, and a group only
+/// it emptied goes.
 fn install_in(groups: &mut Vec<Value>, wanted: &Value) -> bool {
     let mut changed = false;
     let mut seen = false;
-    for group in groups.iter_mut() {
+    let mut emptied = vec![];
+    for (i, group) in groups.iter_mut().enumerate() {
+        let every_source = matches_every_source(group);
         let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
             continue;
         };
@@ -338,16 +365,22 @@ fn install_in(groups: &mut Vec<Value>, wanted: &Value) -> bool {
         for mut h in std::mem::take(list) {
             if !is_logbook_handler(&h) {
                 keep.push(h);
-            } else if !seen {
+            } else if every_source && !seen {
                 seen = true;
                 changed |= update_handler(&mut h, wanted);
                 keep.push(h);
             }
             // A second Logbook handler for the same event would run the
-            // hook twice: dropped.
+            // hook twice, and one behind a matcher misses sources: dropped.
         }
         changed |= keep.len() != before;
+        if keep.is_empty() && before > 0 {
+            emptied.push(i);
+        }
         *list = keep;
+    }
+    for i in emptied.into_iter().rev() {
+        groups.remove(i);
     }
     if !seen {
         groups.push(serde_json::json!({ "hooks": [wanted.clone()] }));
@@ -495,6 +528,28 @@ mod tests {
             Ok(false)
         );
         assert_eq!(s, before);
+    }
+
+    #[test]
+    fn a_handler_behind_a_matcher_moves_to_a_group_that_fires_for_every_source() {
+        let mut s = obj(json!({"hooks": {"SessionStart": [
+            {"matcher": "compact", "hooks": [{"type": "command", "command": "/a/logbook hook"}]},
+            {"matcher": "resume", "hooks": [
+                {"type": "command", "command": "notify"},
+                {"type": "command", "command": "/a/logbook hook"}
+            ]}
+        ]}}));
+        assert_eq!(
+            install(&mut s, HookAgent::ClaudeCode, "/a/logbook hook"),
+            Ok(true)
+        );
+        let groups = s["hooks"]["SessionStart"].as_array().unwrap();
+        assert_eq!(groups.len(), 2, "{groups:?}");
+        assert_eq!(groups[0]["matcher"], "resume");
+        assert_eq!(groups[0]["hooks"].as_array().map(Vec::len), Some(1));
+        assert!(matches_every_source(&groups[1]));
+        let found = find(&s).unwrap();
+        assert!(found.iter().all(|f| f.every_source), "{found:?}");
     }
 
     #[test]

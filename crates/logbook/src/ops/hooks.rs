@@ -79,8 +79,9 @@ pub struct HookStatus {
     pub installed: bool,
     /// The events that have Logbook's entry, in file order.
     pub events: Vec<String>,
-    /// The events Logbook installs for that lack its entry (empty when
-    /// nothing is installed in this file).
+    /// The events Logbook installs for that lack its entry, or have it only
+    /// in a group whose `matcher` leaves out some of the event's sources
+    /// (empty when nothing is installed in this file).
     pub missing_events: Vec<String>,
     /// The command of Logbook's entry (the first, if they differ).
     pub command: Option<String>,
@@ -322,10 +323,12 @@ fn status_of(root: &Path, agent: HookAgent, scope: HookScope) -> HookStatus {
             s.events.push(f.event.clone());
         }
     }
+    // An entry behind a matcher (`"compact"`) does not fire for every
+    // source, so its event still counts as missing.
     s.missing_events = agent
         .events()
         .iter()
-        .filter(|e| !s.events.iter().any(|have| have == *e))
+        .filter(|e| !found.iter().any(|f| f.every_source && f.event == **e))
         .map(|e| e.to_string())
         .collect();
     s.installed = s.missing_events.is_empty();
