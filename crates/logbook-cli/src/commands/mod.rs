@@ -167,8 +167,12 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     let project = if matches!(cli.command, Command::Start(_)) {
         Project::discover_or_new(&cwd, cli.root.as_deref())?
     } else if cli.root.is_none() && reads_user_home(&cli.command) {
-        // No per-user home (no HOME): the cwd, as before.
-        Project::for_agent(&cwd).or_else(|_| Project::discover(&cwd, None))?
+        // No per-user home (no HOME): the cwd, as before. A LOGBOOK_HOME
+        // set wrong is said, not read past.
+        match Project::for_agent(&cwd) {
+            Err(logbook::Error::NoUserHome) => Project::discover(&cwd, None)?,
+            found => found?,
+        }
     } else {
         Project::discover(&cwd, cli.root.as_deref())?
     };

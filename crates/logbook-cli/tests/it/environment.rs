@@ -62,6 +62,27 @@ fn reads_where_no_project_is_create_nothing() {
 }
 
 #[test]
+fn a_relative_or_file_logbook_home_is_an_error_naming_it_and_creates_nothing() {
+    let mut t = TestProject::new();
+    t.envs.push(("LOGBOOK_HOME".into(), "records/mine".into()));
+    let said = t.run(&["transcript", "list"]).err().to_string();
+    assert!(
+        said.contains("LOGBOOK_HOME") && said.contains("absolute"),
+        "{said}"
+    );
+    assert!(tree(t.root()).is_empty(), "{:?}", tree(t.root()));
+
+    let file = t.write("notes.txt", "not a folder\n");
+    t.envs = vec![("LOGBOOK_HOME".into(), file.to_str().unwrap().into())];
+    let said = t.run(&["transcript", "list"]).err().to_string();
+    assert!(
+        said.contains("LOGBOOK_HOME") && said.contains("not a folder"),
+        "{said}"
+    );
+    assert!(!said.contains("No transcripts"), "{said}");
+}
+
+#[test]
 fn a_later_start_in_a_subfolder_makes_its_own_project() {
     let t = TestProject::new();
     assert_eq!(t.run(&["list"]).code, 0);

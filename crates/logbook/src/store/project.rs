@@ -67,7 +67,7 @@ impl Project {
 
     /// Wraps an already resolved config.
     pub fn from_config(config: Config) -> Project {
-        let locks = Locks::new(config.state_dir().join("locks"));
+        let locks = Locks::in_state_dir(config.state_dir());
         Project { config, locks }
     }
 
@@ -108,7 +108,26 @@ pub(crate) fn user_home_dir() -> Result<PathBuf> {
             .map(PathBuf::from)
     };
     if let Some(home) = set("LOGBOOK_HOME") {
-        return Ok(home);
+        // A relative home would be a different folder from each cwd (and a
+        // read would make one there); a file there holds no records, and
+        // "no transcripts" would hide the mistake.
+        let reason = if !home.is_absolute() {
+            Some("it must be an absolute path, not one relative to wherever Logbook runs")
+        } else if home.exists() && !home.is_dir() {
+            Some("it is not a folder")
+        } else {
+            None
+        };
+        return match reason {
+            Some(reason) => Err(
+                Error::invalid("LOGBOOK_HOME", home.to_string_lossy(), reason).with_next(
+                    crate::error::Next::say(
+                        "set LOGBOOK_HOME to an absolute folder, or unset it to use the platform's data folder",
+                    ),
+                ),
+            ),
+            None => Ok(home),
+        };
     }
     let data = if cfg!(target_os = "macos") {
         set("HOME").map(|h| h.join("Library/Application Support"))
