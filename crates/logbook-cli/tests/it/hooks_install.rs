@@ -775,3 +775,62 @@ fn an_entry_behind_a_compact_matcher_is_not_installed_until_it_fires_on_every_st
     assert_eq!(row["installed"], false, "{row}");
     assert_eq!(row["missing_events"], json!(["SessionStart"]), "{row}");
 }
+
+/// `git ARGS` in the test project, its output if it succeeded.
+fn git(p: &HooksProject, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(p.t.root())
+        .env("HOME", p.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn git_add_all_commits_work_sessions_and_nothing_machine_local() {
+    let p = HooksProject::new();
+    git(&p, &["init", "-q"]);
+    p.t.run(&["init"]).ok();
+    p.t.run(&["start", "--client", "ACME", "--project", "LEAK", "--yes"])
+        .ok();
+    p.t.write(
+        ".claude/settings.local.json",
+        "{\"env\": {\"ANTHROPIC_API_KEY\": \"sk-ant-test-4444\"}}\n",
+    );
+    p.run(&["hooks", "install", "claude-code"]).ok();
+    let fixture = crate::harness::shared("fixtures/transcript-main.json");
+    p.t.run(&["transcript", "import", fixture.to_str().unwrap()])
+        .ok();
+    // What would leak, there to be left out.
+    for machine_local in ["index.db", "locks", "backups", "transcripts"] {
+        assert!(
+            p.t.path(".logbook").join(machine_local).exists(),
+            "{machine_local}"
+        );
+    }
+    git(&p, &["add", "-A"]);
+    let files = git(&p, &["ls-files"]);
+    let state: Vec<_> = files
+        .lines()
+        .filter(|f| f.starts_with(".logbook/"))
+        .collect();
+    assert!(
+        state
+            .iter()
+            .all(|f| *f == ".logbook/.gitignore" || f.starts_with(".logbook/sessions/")),
+        "{files}"
+    );
+    assert!(
+        state.iter().any(|f| f.starts_with(".logbook/sessions/")),
+        "{files}"
+    );
+    assert!(
+        !files.contains("sk-ant") && !files.contains("backup"),
+        "{files}"
+    );
+    let staged = git(&p, &["status", "--porcelain"]);
+    assert!(staged.contains("A  .logbook/.gitignore"), "{staged}");
+}

@@ -337,6 +337,7 @@ impl Config {
         store::write_atomic(&path, default_config_text().as_bytes())?;
         std::fs::create_dir_all(root.join(STATE_DIR))
             .map_err(|e| Error::io(root.join(STATE_DIR), e))?;
+        crate::store::state_ignore::ensure(&root.join(STATE_DIR))?;
         Ok(path)
     }
 }

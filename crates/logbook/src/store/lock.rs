@@ -31,6 +31,10 @@ pub fn timeout_from_env() -> Option<Duration> {
 pub struct Locks {
     dir: PathBuf,
     timeout: Duration,
+    /// The project's state folder (`.logbook/`), which making `dir` may
+    /// create: it gets its `.gitignore` then (see
+    /// [`crate::store::state_ignore`]).
+    state_dir: Option<PathBuf>,
 }
 
 /// An exclusive (or shared) lock, released when dropped.
@@ -43,7 +47,21 @@ impl Locks {
     /// Locks kept in `dir`, waiting at most `LOGBOOK_LOCK_TIMEOUT` seconds.
     pub fn new(dir: PathBuf) -> Self {
         let timeout = timeout_from_env().unwrap_or(DEFAULT_LOCK_TIMEOUT);
-        Locks { dir, timeout }
+        Locks {
+            dir,
+            timeout,
+            state_dir: None,
+        }
+    }
+
+    /// The locks of the project whose state folder is `state_dir`, kept in
+    /// its `locks/`. Taking a lock is the first thing any write does, so
+    /// the `.gitignore` is written when the state folder is first made.
+    pub fn in_state_dir(state_dir: PathBuf) -> Self {
+        Locks {
+            state_dir: Some(state_dir.clone()),
+            ..Locks::new(state_dir.join("locks"))
+        }
     }
 
     /// Takes the exclusive lock called `name` (a validated id with a kind
@@ -93,7 +111,11 @@ impl Locks {
         // The folder is made only when missing: this runs on every write.
         let file = match open() {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let new_state_dir = self.state_dir.as_ref().filter(|d| !d.exists());
                 fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+                if let Some(state_dir) = new_state_dir {
+                    crate::store::state_ignore::ensure(state_dir)?;
+                }
                 open()
             }
             other => other,

@@ -24,6 +24,8 @@
 //!   transcripts; [`agent_settings`] reads and safely rewrites the agents'
 //!   hook settings files (Claude Code's, Codex's) that `hooks install` edits;
 //!   [`export_cursor`] keeps what `logbook export` sent to each receiver;
+//!   [`state_ignore`] writes the `.gitignore` that keeps `.logbook/`'s
+//!   machine-local files out of commits;
 //!   [`archive`] moves run folders to and from `archive_folder` and keeps
 //!   the tombstones of deleted runs.
 //!
@@ -47,6 +49,7 @@ pub mod run_files;
 pub mod run_outputs;
 pub mod runs;
 pub mod stamp;
+pub mod state_ignore;
 pub mod sys;
 pub mod transcript;
 pub mod variables;
