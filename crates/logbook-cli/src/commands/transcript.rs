@@ -252,11 +252,18 @@ fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             "{} message{} say {text:?}{}",
             m.total,
             if m.total == 1 { "" } else { "s" },
-            if (m.items.len() as u64) < m.total {
+            // With none shown there is no last message to page on from:
+            // `--after 0` would skip message 0.
+            if let Some(last) = m.items.last().filter(|_| (m.items.len() as u64) < m.total) {
                 format!(
                     " ({} shown; --after {} for more)",
                     m.items.len(),
-                    m.items.last().map_or(0, |f| f.message)
+                    last.message
+                )
+            } else if m.items.is_empty() && m.total > 0 {
+                format!(
+                    " (none shown with --limit {}; raise --limit to see them)",
+                    a.limit
                 )
             } else {
                 String::new()

@@ -129,6 +129,27 @@ fn matches_point_at_the_messages_that_say_the_words() {
 }
 
 #[test]
+fn a_limit_of_zero_says_to_raise_the_limit_not_to_page_after_message_zero() {
+    let t = TestProject::new();
+    import(&t, &messages());
+    let human = t
+        .run(&["transcript", "find", ID, "zebra", "--limit", "0"])
+        .ok()
+        .to_string();
+    assert!(
+        human.contains("2 messages say") && human.contains("raise --limit"),
+        "{human}"
+    );
+    assert!(!human.contains("--after"), "{human}");
+    // One shown of two still pages on from the one shown.
+    let one = t
+        .run(&["transcript", "find", ID, "zebra", "--limit", "1"])
+        .ok()
+        .to_string();
+    assert!(one.contains("(1 shown; --after 0 for more)"), "{one}");
+}
+
+#[test]
 fn fts_syntax_is_searched_as_typed() {
     let t = TestProject::new();
     import(&t, &messages());

@@ -261,6 +261,13 @@ pub(super) fn plain_words(message: &str) -> String {
                 r"\b(?:internally tagged |adjacently tagged |untagged )?enum [\w:]+",
                 "one of the allowed values",
             ),
+            // serde-saphyr's "invalid u64": the type named without an
+            // article, which the rule below would make "invalid a whole number".
+            (
+                r"\binvalid [ui](?:8|16|32|64|128|size)\b",
+                "not a valid whole number",
+            ),
+            (r"\binvalid f(?:32|64)\b", "not a valid number"),
             (r"\b[ui](?:8|16|32|64|128|size)\b", "a whole number"),
             (r"\bf(?:32|64)\b", "a number"),
             (r"\ba borrowed string\b", "a string"),

@@ -95,6 +95,11 @@ fn yaml_errors_never_name_rust_types() {
             "duplicate mapping key: status",
         ),
         (
+            "invalid u64 at line 4 column 9",
+            "not a valid whole number at line 4 column 9",
+        ),
+        ("invalid f64", "not a valid number"),
+        (
             "invalid type: string \"x\", expected a sequence",
             "invalid type: string \"x\", expected a list",
         ),

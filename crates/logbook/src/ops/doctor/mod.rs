@@ -155,8 +155,11 @@ fn check_hooks(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
         report.findings.push(Finding {
             kind: "hook-queued",
             path,
+            // "the X hook", never "a X hook": event names start with any
+            // letter ("an event hook", "a Stop hook"), and one may be unknown.
             message: format!(
-                "a {event} hook's work is not done ({why}); `logbook doctor --fix` does it"
+                "{}'s work is not done ({why}); `logbook doctor --fix` does it",
+                hook_named(&event)
             ),
             fixed: fixed.clone(),
         });
@@ -171,10 +174,10 @@ fn check_hooks(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
             kind: "hook-failed",
             path: store::hook::failure_log(p),
             message: format!(
-                "{} hook failure(s) logged; the last, at {}, a {} hook{session}: {}; fix the cause, then `logbook doctor --fix` retries queued work and clears the log",
+                "{} hook failure(s) logged; the last, at {}, in {}{session}: {}; fix the cause, then `logbook doctor --fix` retries queued work and clears the log",
                 left.failures.len(),
                 last.at,
-                last.event,
+                hook_named(&last.event),
                 last.error
             ),
             fixed,
@@ -573,5 +576,27 @@ fn temp_file_findings(
             message: message.to_string(),
             fixed,
         });
+    }
+}
+
+/// A hook as a finding names it: `the Stop hook`, or `a hook` when the
+/// event is not known.
+fn hook_named(event: &str) -> String {
+    if event.trim().is_empty() {
+        "a hook".into()
+    } else {
+        format!("the {event} hook")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hook_named;
+
+    #[test]
+    fn a_hook_is_named_without_a_wrong_article() {
+        assert_eq!(hook_named("event"), "the event hook");
+        assert_eq!(hook_named("Stop"), "the Stop hook");
+        assert_eq!(hook_named(" "), "a hook");
     }
 }
