@@ -551,3 +551,26 @@ fn doctor_and_sync_take_the_archive_for_no_run_folder() {
         sorted(vec![id, moved])
     );
 }
+
+#[test]
+fn lineage_says_a_deleted_run_was_deleted_not_missing() {
+    let mut t = project();
+    t.now = None;
+    let draft = t.start_run("robin", "draft", &[]);
+    let draft = draft["session_id"].as_str().unwrap().to_string();
+    let review = t.start_run("robin", "review", &["--related", &draft]);
+    let review = review["session_id"].as_str().unwrap().to_string();
+    t.json(&["delete", &draft, "--yes", "--force"]);
+
+    let tree = t.run(&["lineage", &review]).ok().to_string();
+    assert!(tree.contains(&format!("{draft} (deleted ")), "{tree}");
+    assert!(!tree.contains("missing"), "{tree}");
+    let json = t.json(&["lineage", &review, "--format", "json"]);
+    let node = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["session_id"] == draft.as_str())
+        .unwrap_or_else(|| panic!("{json}"));
+    assert!(node["deleted_at"].is_string(), "{node}");
+}

@@ -41,6 +41,10 @@ pub struct LineageNode {
     pub status: String,
     /// True for an id with no (readable) run.
     pub missing: bool,
+    /// When a missing run was deleted (`logbook delete` left a tombstone
+    /// in the archive); `None` for a run there is, or one never recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
 }
 
 /// A `related_sessions` link, earlier run → later run.
@@ -99,12 +103,14 @@ pub fn lineage_of(id: &str, runs: HashMap<String, Run>, tz: &TimeZone) -> Lineag
                 label: naming::folder_label(&r.manifest, tz),
                 status: r.manifest.execution.status.to_string(),
                 missing: false,
+                deleted_at: None,
             },
             None => LineageNode {
                 session_id: n.clone(),
                 label: n.clone(),
                 status: String::new(),
                 missing: true,
+                deleted_at: None,
             },
         })
         .collect();
@@ -201,6 +207,11 @@ impl Lineage {
 
     fn describe(&self, id: &str) -> String {
         match self.node(id) {
+            Some(LineageNode {
+                missing: true,
+                deleted_at: Some(at),
+                ..
+            }) => format!("{id} (deleted {at}; its tombstone is in the archive)"),
             Some(n) if n.missing => format!("{id} (missing: no run with this id)"),
             Some(n) => format!("{} [{}] {}", n.label, n.status, n.session_id),
             None => id.to_string(),

@@ -368,5 +368,15 @@ pub(crate) fn lineage_ref(p: &Project, run: &RunRef, tz: &TimeZone) -> Result<Li
             stack.extend(next);
         }
     }
-    Ok(lineage_of(root.as_str(), runs, tz))
+    let mut lineage = lineage_of(root.as_str(), runs, tz);
+    // A run deleted on purpose is not "missing": say when it went. A
+    // tombstone that cannot be read leaves the node as it was.
+    for n in lineage.nodes.iter_mut().filter(|n| n.missing) {
+        if let Ok(id) = RunId::parse(&n.session_id)
+            && let Ok(Some((_, t))) = store::archive::read_tombstone(p, &id)
+        {
+            n.deleted_at = Some(t.deleted_at);
+        }
+    }
+    Ok(lineage)
 }
