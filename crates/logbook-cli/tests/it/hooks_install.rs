@@ -834,3 +834,24 @@ fn git_add_all_commits_work_sessions_and_nothing_machine_local() {
     let staged = git(&p, &["status", "--porcelain"]);
     assert!(staged.contains("A  .logbook/.gitignore"), "{staged}");
 }
+
+#[test]
+fn install_and_uninstall_keep_every_byte_they_do_not_own() {
+    let p = HooksProject::new();
+    let original = "{\n    \"cleanupPeriodDays\": 1e3,\n    \"env\": {\"GREETING\": \"caf\\u00e9\"},\n    \"x-list\": [1.50,   2]\n}\n";
+    p.t.write(".claude/settings.local.json", original);
+    p.json(&["hooks", "install", "claude-code"]);
+    let installed = p.t.read(".claude/settings.local.json");
+    assert!(
+        installed.starts_with(
+            "{\n    \"cleanupPeriodDays\": 1e3,\n    \"env\": {\"GREETING\": \"caf\\u00e9\"},\n    \"x-list\": [1.50,   2],\n    \"hooks\": {\n"
+        ),
+        "{installed}"
+    );
+    assert_eq!(
+        logbook_entries(&p.read_json(".claude/settings.local.json")).len(),
+        5
+    );
+    p.json(&["hooks", "uninstall", "claude-code"]);
+    assert_eq!(p.t.read(".claude/settings.local.json"), original);
+}

@@ -201,13 +201,14 @@ fn edit(
         None => (None, serde_json::Map::new()),
     };
     let previous = previous.as_deref();
+    let original = previous.map(|_| value.clone());
     let action = change(&mut value)?;
     let changed = !matches!(
         action,
         HookAction::AlreadyInstalled | HookAction::NotInstalled
     );
     let text = if changed {
-        agent_settings::render(&value, previous)?
+        agent_settings::render(&value, previous.zip(original.as_ref()))?
     } else {
         previous.unwrap_or_default().to_string()
     };

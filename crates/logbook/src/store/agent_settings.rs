@@ -175,13 +175,30 @@ pub fn check_replaceable(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `value` as the agents' files are written: 2-space indentation, keys in
-/// the order they were read, and a final newline unless the file had text
-/// without one.
-pub fn render(value: &Map<String, Value>, previous: Option<&str>) -> Result<String> {
+/// `value` as the agents' files are written. Over a file that was there
+/// (`previous`: its text and the object read from it), only what changed
+/// is written anew and every other byte is kept (another tool's `1e3`, its
+/// `\u00e9`, its layout; see [`crate::model::text::json_over`]). Anew, or
+/// when the change cannot be placed in the text: 2-space indentation, keys
+/// in the order they were read, and a final newline unless the file had
+/// text without one.
+pub fn render(
+    value: &Map<String, Value>,
+    previous: Option<(&str, &Map<String, Value>)>,
+) -> Result<String> {
+    if let Some((text, old)) = previous
+        && !text.trim().is_empty()
+        && let Some(spliced) = crate::model::text::json_over(
+            text,
+            &Value::Object(old.clone()),
+            &Value::Object(value.clone()),
+        )
+    {
+        return Ok(spliced);
+    }
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::invalid("settings", "", e.to_string()))?;
-    let bare = previous.is_some_and(|p| !p.trim().is_empty() && !p.ends_with('\n'));
+    let bare = previous.is_some_and(|(p, _)| !p.trim().is_empty() && !p.ends_with('\n'));
     if !bare {
         text.push('\n');
     }

@@ -10,6 +10,8 @@
 //! - `errors`: a parser's error in the file's words, with its field and line.
 //! - `exact` and `yaml_node`: the raw value's integers of any size.
 //! - `nested`: pretty JSON written one level deeper, as it is made.
+//! - `splice`: a changed JSON value written into the text it came from,
+//!   every byte it did not change kept (another tool's file).
 
 mod errors;
 mod exact;
@@ -17,6 +19,7 @@ mod lenient;
 mod nested;
 mod read;
 mod rewrite;
+mod splice;
 mod yaml_node;
 
 use serde_json::Value;
@@ -30,6 +33,7 @@ pub use read::{
     yaml_options, yaml_record,
 };
 pub use rewrite::{merge_write, order_like, to_json, to_json_over, to_value, to_yaml};
+pub use splice::json_over;
 
 /// Drops a UTF-8 byte order mark: editors on Windows write one, and JSON
 /// and YAML parsers refuse it, which would hide the whole file.
