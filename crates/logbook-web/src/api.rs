@@ -72,17 +72,35 @@ pub(crate) fn resolve(p: &logbook::Project, scope: Scope, run: &RunRef) -> Resul
     Ok(query::backend(p, scope)?.resolve(run)?)
 }
 
-/// A paging number from a query string, checked as every face checks it.
 /// A paging number of a query string (`limit`, `offset`, a page), checked
-/// as the CLI's; absent or empty is `None`.
+/// as the CLI's: digits only, not trimmed (`at=%205`, `at=+5` are
+/// refused); absent or empty is `None`.
 pub(crate) fn number(
     q: &HashMap<String, String>,
     key: &'static str,
 ) -> Result<Option<usize>, Refusal> {
-    param(q, key)
-        .map(|s| params::paging(key, &s))
+    q.get(key)
+        .filter(|s| !s.is_empty())
+        .map(|s| params::paging(key, s))
         .transpose()
         .map_err(|e| Refusal::from_query_error(&e))
+}
+
+/// A query string's pairs as a map, refusing any of `once` given twice:
+/// which of two `at`s is meant cannot be told, and taking either shows a
+/// page nobody asked for.
+pub(crate) fn once(
+    pairs: Vec<(String, String)>,
+    once: &[&str],
+) -> Result<HashMap<String, String>, Refusal> {
+    let mut q = HashMap::new();
+    for (k, v) in pairs {
+        if once.contains(&k.as_str()) && q.contains_key(&k) {
+            return Err(Refusal::BadRequest(format!("give {k} once")));
+        }
+        q.insert(k, v);
+    }
+    Ok(q)
 }
 
 fn param(q: &HashMap<String, String>, key: &str) -> Option<String> {

@@ -148,11 +148,17 @@ fn sanitized_markdown(text: &str, within: Option<(&str, &str)>) -> String {
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_FOOTNOTES;
     let mut raw = String::new();
-    html::push_html(&mut raw, Parser::new_ext(text, opts));
+    // A task list's box is drawn as a character, so no `<input>` need pass
+    // the sanitizer: one an agent wrote could be any kind of form field.
+    let events = Parser::new_ext(text, opts).map(|e| match e {
+        pulldown_cmark::Event::TaskListMarker(done) => {
+            pulldown_cmark::Event::Text(if done { "☑ " } else { "☐ " }.into())
+        }
+        e => e,
+    });
+    html::push_html(&mut raw, events);
     let within = within.map(|(run, dir)| (run.to_string(), dir.to_string()));
     ammonia::Builder::default()
-        .add_tag_attributes("input", ["type", "checked", "disabled"])
-        .add_tags(["input"])
         .attribute_filter(move |element, attribute, value| {
             if !matches!((element, attribute), ("img", "src") | ("a", "href")) {
                 return Some(value.into());
@@ -404,6 +410,26 @@ mod tests {
             assert!(!html.contains(bad), "{bad} in {html}");
         }
         assert!(html.contains("href=\"https://example.com/\""), "{html}");
+    }
+
+    #[test]
+    fn no_form_field_passes_and_a_task_list_keeps_its_boxes() {
+        for html in [
+            markdown_loose(
+                "<input type=\"text\" name=\"password\">\n\n- [x] shipped\n- [ ] tested",
+            ),
+            markdown(
+                "<input type=checkbox checked>\n\n- [x] shipped\n- [ ] tested",
+                "r",
+                "docs",
+            ),
+        ] {
+            assert!(!html.contains("<input"), "{html}");
+            assert!(
+                html.contains("☑ shipped") && html.contains("☐ tested"),
+                "{html}"
+            );
+        }
     }
 
     #[test]

@@ -73,9 +73,22 @@ const KEPT: &[&str] = &[
 /// narrowed by `transcript list`'s filters (a plain GET form).
 pub(super) async fn transcripts(
     State(state): State<Arc<AppState>>,
-    Query(q): Query<HashMap<String, String>>,
+    Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let opts = api::transcript_options(&q)?;
+    let q = api::once(pairs, &["page", "offset", "limit"])?;
+    let mut opts = api::transcript_options(&q)?;
+    // `page` as a transcript's page reads it (1-based), so a link written
+    // for one is not silently the first page of the other.
+    match (api::number(&q, "page")?, q.contains_key("offset")) {
+        (Some(_), true) => {
+            return Err(Refusal::BadRequest("give offset or page, not both".into()));
+        }
+        (Some(0), false) => return Err(Refusal::BadRequest("page counts from 1".into())),
+        (Some(k), false) => {
+            opts.offset = (k - 1).saturating_mul(opts.limit.unwrap_or(50));
+        }
+        (None, _) => {}
+    }
     let (offset, limit) = (opts.offset, opts.limit.unwrap_or(50));
     let listing = blocking(&state, move |p| {
         let mut opts = api::scoped(p, opts);
@@ -249,8 +262,9 @@ fn page_start(q: &HashMap<String, String>) -> Result<(usize, Option<usize>), Ref
 pub(super) async fn transcript_page(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
+    let q = api::once(pairs, &["at", "page"])?;
     let id = transcript_id(&id)?;
     let (start, at) = page_start(&q)?;
     let words = super::transcript_find::words(&q)?;

@@ -424,6 +424,12 @@ fn hostile_paging_of_a_transcript_is_a_plain_text_400() {
         "at=%3Cscript%3Ealert(1)%3C/script%3E",
         "page=%22%3E%3Cimg%20src=x%20onerror=alert(2)%3E",
         "at=1e9999",
+        "at=+5",
+        "at=%205",
+        "at=5%20",
+        "at=1&at=2",
+        "page=1&page=2",
+        "page=0",
     ] {
         let r = s.get(&format!("/transcripts/{id}?{q}"));
         assert_eq!(r.status, 400, "{q}");
@@ -431,6 +437,16 @@ fn hostile_paging_of_a_transcript_is_a_plain_text_400() {
         assert!(r.header("content-type").unwrap().starts_with("text/plain"));
         assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
     }
+}
+
+#[test]
+fn the_transcript_list_refuses_page_zero_as_a_transcript_page_does() {
+    let s = Served::demo();
+    for q in ["page=0", "page=+1", "page=1&offset=0", "offset=1&offset=2"] {
+        let r = s.get(&format!("/transcripts?{q}"));
+        assert_eq!(r.status, 400, "{q}: {}", String::from_utf8_lossy(&r.body));
+    }
+    assert_eq!(s.get("/transcripts?page=1").status, 200);
 }
 
 #[test]

@@ -189,14 +189,15 @@ impl TranscriptParams {
     }
 }
 
-/// A paging count as typed: a whole number from 0 to
+/// A paging count as typed: a whole number in digits from 0 to
 /// [`RunQuery::MAX_PAGING`] (SQLite's integers are i64, and a larger value
 /// must not wrap around to "no limit").
 pub fn paging(field: &'static str, given: &str) -> Result<usize> {
-    given
-        .trim()
-        .parse::<u64>()
-        .ok()
+    // Digits only: Rust's parse takes a leading `+`, and a value with
+    // spaces around it is not the number a link or a script meant.
+    Some(given)
+        .filter(|g| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|g| g.parse::<u64>().ok())
         .and_then(|n| usize::try_from(n).ok())
         .filter(|n| *n <= RunQuery::MAX_PAGING)
         .ok_or_else(|| {
