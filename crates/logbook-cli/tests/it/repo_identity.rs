@@ -482,3 +482,50 @@ fn handoff_outside_any_repository_takes_only_a_session_run_in_that_folder() {
         .to_string();
     assert!(there.contains("reconcile the ledger"), "{there}");
 }
+
+#[test]
+fn a_hooks_log_with_another_cwd_is_recorded_as_the_projects_repository() {
+    use std::io::Write as _;
+    let t = sandbox();
+    let proj = t.path("work/billing");
+    repo(&t, &proj, "git@example.com:acct/billing.git", "B");
+    run_in(&t, &proj, &["init"]).ok();
+    // The log says the agent ran in a folder that is gone now.
+    let log = claude_log(&t, MAIN_ID, &t.path("tmp/gone"), "split the invoices");
+    let payload = serde_json::json!({
+        "hook_event_name": "Stop",
+        "session_id": MAIN_ID,
+        "transcript_path": log,
+        "cwd": proj,
+    })
+    .to_string();
+    let mut hook = t
+        .cmd(&["hook"])
+        .current_dir(&proj)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    hook.wait().unwrap();
+    // The hook may leave the import to its worker.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let listed = loop {
+        let listed = ids(&json_in(&t, &proj, &["transcript", "list"]));
+        if !listed.is_empty() || std::time::Instant::now() > deadline {
+            break listed;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(listed, [MAIN_ID]);
+    let shown = json_in(&t, &proj, &["transcript", "show", MAIN_ID]);
+    assert_eq!(
+        shown["metadata"]["repository"]["origin"], "example.com/acct/billing",
+        "{shown}"
+    );
+}

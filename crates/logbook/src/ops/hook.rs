@@ -190,6 +190,9 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
         Some(Format::Codex) => ImportFormat::Codex,
         None => ImportFormat::Auto,
     };
+    // The log's own `cwd` may name no repository (a folder since removed);
+    // the event's says where the agent runs.
+    let ran_in = store::repo::identify(&job.cwd).filter(Repository::in_git);
     let mut failed = None;
     for log in logs_to_import(job) {
         // A subagent folder may hold the other agent's files: decided per file.
@@ -198,7 +201,7 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
         } else {
             format
         };
-        match import::import_path(p, &log, format, None) {
+        match import::import_path_in(p, &log, format, None, ran_in.as_ref()) {
             Ok(report) => {
                 let written = report.imported.iter().chain(&report.updated);
                 done.imported.extend(written.map(|i| i.id.clone()));

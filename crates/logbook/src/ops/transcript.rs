@@ -21,7 +21,7 @@ pub(crate) mod usage;
 
 pub use import::{
     ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources,
-    import_named, import_path, pending_bytes,
+    import_named, import_path, import_path_in, pending_bytes,
 };
 pub use usage::{
     Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,

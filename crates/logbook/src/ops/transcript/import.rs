@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
 use crate::model::agent_log::{self, BadLine, Format, PARSER_VERSION, Source};
 use crate::model::ids::TranscriptId;
-use crate::model::repo::Casing;
+use crate::model::repo::{Casing, Repository};
 use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{Kind, SaidText, file_name};
 use crate::ops::write_through;
@@ -112,6 +112,20 @@ pub fn import_path(
     format: ImportFormat,
     progress: Option<Progress<'_>>,
 ) -> Result<ImportReport> {
+    import_path_in(p, path, format, progress, None)
+}
+
+/// [`import_path`] for logs of a session an agent ran in repository
+/// `ran_in` (a hook's `cwd`): a log whose own `cwd` names no repository
+/// (a folder since removed, one outside git) is recorded as `ran_in`'s,
+/// so the project's listings and `resume` find it.
+pub fn import_path_in(
+    p: &Project,
+    path: &Path,
+    format: ImportFormat,
+    progress: Option<Progress<'_>>,
+    ran_in: Option<&Repository>,
+) -> Result<ImportReport> {
     let found = store::agent_log::find_logs(path)?;
     let files = found.files;
     let sizes: Vec<u64> = files.iter().map(|f| store::fs::size(f)).collect();
@@ -142,7 +156,7 @@ pub fn import_path(
                     progress(done + b.min(size * 3), total);
                 }
             };
-            import_file(p, file, format, &within)
+            import_file(p, file, format, &within, ran_in)
         };
         match outcome {
             Ok(Outcome::Imported(i)) => report.imported.push(i),
@@ -195,6 +209,7 @@ fn import_file(
     file: &Path,
     format: ImportFormat,
     on_bytes: &dyn Fn(u64),
+    ran_in: Option<&Repository>,
 ) -> Result<Outcome> {
     if store::agent_log::log_len(file)? == 0 {
         return Ok(Outcome::Skipped(EMPTY.into()));
@@ -217,7 +232,7 @@ fn import_file(
         }
     };
     match log_format {
-        Some(f) => import_log(p, file, f, on_bytes),
+        Some(f) => import_log(p, file, f, on_bytes, ran_in),
         None => import_seed_file(p, file),
     }
 }
@@ -259,7 +274,13 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
     })
 }
 
-fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) -> Result<Outcome> {
+fn import_log(
+    p: &Project,
+    file: &Path,
+    format: Format,
+    on_bytes: &dyn Fn(u64),
+    ran_in: Option<&Repository>,
+) -> Result<Outcome> {
     let source = store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
     let len = store::agent_log::log_len(&source)?;
     let cursors = store::import_cursor::dir(&p.config.state_dir());
@@ -320,7 +341,9 @@ fn import_log(p: &Project, file: &Path, format: Format, on_bytes: &dyn Fn(u64)) 
         unknown_types: summary.unknown_types.clone(),
     };
     let mut metadata = agent_log::metadata(&summary, &who, &src);
-    if let Some(repo) = store::repo::identify_recorded(Path::new(&metadata.workdir)) {
+    if let Some(repo) = store::repo::identify_recorded(Path::new(&metadata.workdir))
+        .or_else(|| ran_in.filter(|r| r.in_git()).cloned())
+    {
         repo.record_in(&mut metadata.extra, Casing::Camel);
     }
     let timestamp = summary.last_timestamp.clone().unwrap_or_default();
