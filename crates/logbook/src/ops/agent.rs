@@ -94,7 +94,7 @@ pub fn latest_agent_session(
         if outside_git && summary.repository.as_ref().is_some_and(|r| r.in_git()) {
             continue;
         }
-        if exact && !same_folder(&summary.workdir, cwd) {
+        if exact && !store::transcript::is_workdir(&summary.workdir, cwd) {
             continue;
         }
         let Ok(head) = store::transcript::read_head(&summary.file) else {
@@ -107,17 +107,6 @@ pub fn latest_agent_session(
         }
     }
     Ok(None)
-}
-
-/// Whether `workdir` (as a transcript records it) is the folder `cwd`,
-/// spelled either way (a symlink, a trailing `/`).
-fn same_folder(workdir: &str, cwd: &Path) -> bool {
-    let w = Path::new(workdir);
-    w == cwd
-        || matches!(
-            (w.canonicalize(), cwd.canonicalize()),
-            (Ok(a), Ok(b)) if a == b
-        )
 }
 
 /// How to resume the latest agent session in scope, in its agent; `None`

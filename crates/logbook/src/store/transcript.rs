@@ -596,6 +596,17 @@ pub fn is_within(workdir: &str, root: &Path) -> bool {
     }
 }
 
+/// Whether `workdir` (as a transcript records it) is the folder `folder`
+/// itself, spelled either way (a symlink, a trailing `/`).
+pub fn is_workdir(workdir: &str, folder: &Path) -> bool {
+    let w = Path::new(workdir);
+    w == folder
+        || matches!(
+            (w.canonicalize(), folder.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
