@@ -130,7 +130,7 @@ fn main() -> Result<()> {
         match (find_bin(args.logbook.clone()), &args.portable_logbook) {
             (Some(bin), Some(portable)) => portable::rows(&bin, portable, &root, n, &mut row)?,
             _ => eprintln!(
-                "skipping the portable row: it compares a `logbook` beside this one (or --logbook) with --portable-logbook PATH, built by cargo build --release -p logbook-cli --features portable-fs --target-dir target/portable"
+                "skipping the portable row: it compares a `logbook` beside this one (or --logbook) with --portable-logbook PATH, built by cargo build --release -p logbook-cli --features portable-fs (see docs/performance.md)"
             ),
         }
     }
