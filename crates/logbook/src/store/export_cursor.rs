@@ -78,20 +78,19 @@ pub fn load(dir: &Path, endpoint: &str) -> ExportCursor {
 /// only its owner enters (made when missing): what was sent where is
 /// nobody else's business.
 pub fn save(dir: &Path, cursor: &ExportCursor) -> Result<()> {
-    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    // A folder an older version made with the default mode is closed too.
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| Error::io(dir, e))?;
+    use std::os::unix::fs::PermissionsExt as _;
     let path = path_of(dir, &cursor.endpoint);
     let text = serde_json::to_vec(cursor).map_err(|e| Error::Corrupt {
         path: path.clone(),
         what: "export cursor",
         reason: e.to_string(),
     })?;
-    store::write_atomic_with_permissions(&path, std::fs::Permissions::from_mode(0o600), &text)
+    store::write_atomic_private(&path, &text)?;
+    // A folder an older version made with the default mode is closed too
+    // (the private write makes only a missing one owner-only).
+    std::fs::set_permissions(
+        dir,
+        std::fs::Permissions::from_mode(store::fs::PRIVATE_FOLDER_MODE),
+    )
+    .map_err(|e| Error::io(dir, e))
 }
