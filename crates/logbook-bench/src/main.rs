@@ -24,6 +24,7 @@ mod measure;
 mod memory;
 mod page;
 mod pg;
+mod pg_bin;
 mod portable;
 mod register;
 mod report;

@@ -25,6 +25,9 @@ mod mcp_props;
 mod outputs;
 mod parse_errors;
 mod pg;
+// The benchmark's PostgreSQL finder, one file for both.
+#[path = "../../../logbook-bench/src/pg_bin.rs"]
+mod pg_bin;
 mod prop_settled;
 mod readme;
 mod repo_identity;
