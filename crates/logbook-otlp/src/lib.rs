@@ -25,7 +25,8 @@
 
 pub mod wire;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use logbook::Error;
@@ -35,6 +36,9 @@ use logbook::ops::export::span::Span;
 use logbook::ops::export::{Receiver, Sent};
 
 pub use wire::Protocol;
+
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 /// The path OTLP/HTTP receivers take traces on, appended to a base URL.
 pub const TRACES_PATH: &str = "/v1/traces";
@@ -84,6 +88,9 @@ pub struct OtlpConfig {
     pub max_wait: Duration,
     /// The resource's attributes (`service.name` first).
     pub resource: Vec<(String, String)>,
+    /// `--allow-link-local`: whether a host name may resolve to a
+    /// link-local address (a literal one was checked by [`OtlpConfig::resolve`]).
+    pub allow_link_local: bool,
 }
 
 fn config_error(field: &'static str, value: &str, reason: &str) -> Error {
@@ -143,11 +150,7 @@ fn endpoint(given: &str, whole: bool, allow_link_local: bool) -> Result<(String,
         ));
     }
     if !allow_link_local && is_link_local(parts.host) {
-        return Err(config_error(
-            "endpoint",
-            &shown,
-            "this is a link-local address (169.254.0.0/16, fe80::/10), where cloud metadata services answer, and every header (an Authorization key too) would go there: pass --allow-link-local if the receiver really is there",
-        ));
+        return Err(config_error("endpoint", &shown, LINK_LOCAL));
     }
     let path = if whole || parts.path.trim_end_matches('/').ends_with(TRACES_PATH) {
         parts.path.to_string()
@@ -171,20 +174,76 @@ fn endpoint(given: &str, whole: bool, allow_link_local: bool) -> Result<(String,
     Ok((url, with.public()))
 }
 
-/// Whether `host` is a link-local IP address (`169.254.0.0/16`,
-/// `fe80::/10`, or either mapped into IPv6). Names are not resolved: a
-/// name is the receiver's as its DNS says.
+/// Why a link-local endpoint is refused, for a literal address and for a
+/// name that resolves to one alike.
+const LINK_LOCAL: &str = "this is a link-local address (169.254.0.0/16, fe80::/10), where cloud metadata services answer, and every header (an Authorization key too) would go there: pass --allow-link-local if the receiver really is there";
+
+/// Whether `host` is a link-local IP address literal (`169.254.0.0/16`,
+/// `fe80::/10`, or either mapped into IPv6). A name is checked when it is
+/// resolved, by [`LinkLocalGuard`], on every connection.
 fn is_link_local(host: &str) -> bool {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     // An IPv6 zone (`fe80::1%25eth0`) is no part of the address.
     let bare = bare.split('%').next().unwrap_or_default();
-    match bare.parse::<IpAddr>() {
-        Ok(IpAddr::V4(v4)) => v4.is_link_local(),
-        Ok(IpAddr::V6(v6)) => {
+    bare.parse::<IpAddr>().is_ok_and(is_link_local_ip)
+}
+
+/// Whether `ip` is link-local (`169.254.0.0/16`, `fe80::/10`, or either
+/// mapped into IPv6).
+fn is_link_local_ip(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => {
             (v6.segments()[0] & 0xffc0) == 0xfe80
                 || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_link_local())
         }
-        Err(_) => false,
+    }
+}
+
+/// The first link-local address among those a host name resolved to: if
+/// there is one, none of them is used (a name that answers with a metadata
+/// address among others is not trusted with the headers either).
+fn first_link_local(addrs: &[SocketAddr]) -> Option<SocketAddr> {
+    addrs.iter().copied().find(|a| is_link_local_ip(a.ip()))
+}
+
+/// The resolver every request goes through: the system's (or, in tests,
+/// another), refusing a host whose addresses include a link-local one
+/// unless `--allow-link-local` was given. The addresses it checks are the
+/// ones ureq connects to, so a name that resolves differently on a second
+/// lookup (DNS rebinding) or a redirect to such a host is caught too.
+#[derive(Debug)]
+struct LinkLocalGuard<R> {
+    inner: R,
+    allow: bool,
+    /// The address refused last, for the error the attempt reports.
+    refused: Arc<Mutex<Option<SocketAddr>>>,
+}
+
+impl<R: Resolver> Resolver for LinkLocalGuard<R> {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        if !self.allow
+            && let Some(bad) = first_link_local(&addrs)
+        {
+            if let Ok(mut slot) = self.refused.lock() {
+                *slot = Some(bad);
+            }
+            return Err(ureq::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} resolves to the link-local address {}",
+                    uri.host().unwrap_or_default(),
+                    bad.ip()
+                ),
+            )));
+        }
+        Ok(addrs)
     }
 }
 
@@ -320,6 +379,7 @@ impl OtlpConfig {
             backoff: Duration::from_millis(250),
             max_wait: MAX_WAIT,
             resource,
+            allow_link_local: flags.allow_link_local,
         })
     }
 }
@@ -328,6 +388,8 @@ impl OtlpConfig {
 pub struct OtlpReceiver {
     config: OtlpConfig,
     agent: ureq::Agent,
+    /// Set by [`LinkLocalGuard`] when it refuses a resolved address.
+    refused: Arc<Mutex<Option<SocketAddr>>>,
     /// Told, in words, of each wait of a second or more a receiver asked for.
     on_wait: Box<dyn FnMut(&str)>,
 }
@@ -342,15 +404,29 @@ enum Attempt {
 impl OtlpReceiver {
     /// A receiver for `config`.
     pub fn new(config: OtlpConfig) -> OtlpReceiver {
-        let agent = ureq::Agent::config_builder()
+        OtlpReceiver::with_resolver(config, DefaultResolver::default())
+    }
+
+    /// A receiver for `config` whose host names `resolver` resolves (the
+    /// system's in [`OtlpReceiver::new`]); what it answers is checked for
+    /// link-local addresses before any connection is made.
+    fn with_resolver(config: OtlpConfig, resolver: impl Resolver) -> OtlpReceiver {
+        let refused = Arc::new(Mutex::new(None));
+        let guard = LinkLocalGuard {
+            inner: resolver,
+            allow: config.allow_link_local,
+            refused: refused.clone(),
+        };
+        let agent_config = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
             .http_status_as_error(false)
             .user_agent(concat!("logbook/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+            .build();
+        let agent = ureq::Agent::with_parts(agent_config, DefaultConnector::default(), guard);
         OtlpReceiver {
             config,
             agent,
+            refused,
             on_wait: Box::new(|_| {}),
         }
     }
@@ -396,6 +472,17 @@ impl OtlpReceiver {
         let mut resp = match req.send(body) {
             Ok(r) => r,
             Err(e) => {
+                let refused = self.refused.lock().ok().and_then(|mut r| r.take());
+                if let Some(addr) = refused {
+                    return Err(self.error(
+                        format!("its host name resolves to {}: {LINK_LOCAL}", addr.ip()),
+                        Next::say("pass ")
+                            .option("allow-link-local")
+                            .text(" if the receiver really is there, or point ")
+                            .option("endpoint")
+                            .text(" at another host"),
+                    ));
+                }
                 return match e {
                     ureq::Error::Io(_)
                     | ureq::Error::ConnectionFailed
@@ -659,6 +746,79 @@ mod tests {
         ] {
             assert!(resolve(host, false).is_ok(), "{host}");
         }
+    }
+
+    /// A resolver answering every name with `addrs`: a name that resolves
+    /// to a link-local address without editing /etc/hosts.
+    #[derive(Debug)]
+    struct Fixed(Vec<SocketAddr>);
+
+    impl Resolver for Fixed {
+        fn resolve(
+            &self,
+            _: &ureq::http::Uri,
+            _: &ureq::config::Config,
+            _: NextTimeout,
+        ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
+            let mut out = self.empty();
+            for a in &self.0 {
+                out.push(*a);
+            }
+            Ok(out)
+        }
+    }
+
+    #[test]
+    fn resolved_addresses_are_checked_for_link_local_ones() {
+        let addr = |s: &str| s.parse::<SocketAddr>().unwrap();
+        for bad in [
+            vec![addr("169.254.169.254:80")],
+            vec![addr("127.0.0.1:4318"), addr("169.254.1.2:4318")],
+            vec![addr("[fe80::1]:4318")],
+            vec![addr("[::ffff:169.254.169.254]:80")],
+        ] {
+            assert!(first_link_local(&bad).is_some(), "{bad:?}");
+        }
+        for good in [
+            vec![addr("127.0.0.1:4318")],
+            vec![addr("169.255.0.1:80"), addr("[fec0::1]:80")],
+            vec![],
+        ] {
+            assert_eq!(first_link_local(&good), None, "{good:?}");
+        }
+    }
+
+    #[test]
+    fn a_name_that_resolves_to_a_link_local_address_is_refused_before_connecting() {
+        // A receiver that would accept: nothing may reach it.
+        let base = receiver(vec!["HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"]);
+        let local: SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+        let port = local.port();
+        let config = resolve(&format!("http://metadata.test:{port}"), false).unwrap();
+        // One of its addresses is the receiver's: still refused.
+        let metadata: SocketAddr = format!("169.254.169.254:{port}").parse().unwrap();
+        let mut r = OtlpReceiver::with_resolver(config.clone(), Fixed(vec![local, metadata]));
+        let start = std::time::Instant::now();
+        let e = r.send(&[span()]).unwrap_err().to_string();
+        assert!(
+            e.contains("169.254.169.254")
+                && e.contains("link-local")
+                && e.contains("--allow-link-local"),
+            "{e}"
+        );
+        // Refused at once, not retried as a broken connection.
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        // A name that resolves only to the receiver is sent to.
+        let mut r = OtlpReceiver::with_resolver(config.clone(), Fixed(vec![local]));
+        assert_eq!(r.send(&[span()]).unwrap().accepted, 1);
+        // With --allow-link-local the check stands aside (the link-local
+        // address is left out here, so the test connects only locally).
+        let allowed = resolve(&format!("http://metadata.test:{port}"), true).unwrap();
+        assert!(allowed.allow_link_local);
     }
 
     #[test]
