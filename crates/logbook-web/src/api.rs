@@ -334,6 +334,29 @@ pub(crate) fn transcript_options(
     })
 }
 
+/// The transcript listing options of a list's query string, paged as the
+/// list page and `/api/transcripts` both page it: `page` (1-based, as a
+/// transcript's page reads it, so a link written for one is not silently
+/// the first page of the other) or `offset`, not both; each paging key once.
+pub(crate) fn transcript_list_options(
+    pairs: Vec<(String, String)>,
+) -> Result<(HashMap<String, String>, transcript::ListOptions), Refusal> {
+    let q = once(pairs, &["page", "offset", "limit"])?;
+    let mut opts = transcript_options(&q)?;
+    match (number(&q, "page")?, q.contains_key("offset")) {
+        (Some(_), true) => {
+            return Err(Refusal::BadRequest("give offset or page, not both".into()));
+        }
+        (Some(0), false) => return Err(Refusal::BadRequest("page counts from 1".into())),
+        (Some(k), false) => {
+            let size = opts.limit.unwrap_or(query::DEFAULT_PAGE);
+            opts.offset = (k - 1).saturating_mul(size);
+        }
+        (None, _) => {}
+    }
+    Ok((q, opts))
+}
+
 /// `opts` as the project `p` scopes a `repo`: the CLI's `--repo` rule
 /// (that repository's transcripts, and those without one made in the
 /// project).
@@ -385,12 +408,13 @@ async fn usage(
     Ok(Json(report).into_response())
 }
 
-/// `GET /api/transcripts`: what `transcript list --all --json` prints.
+/// `GET /api/transcripts`: what `transcript list --all --json` prints,
+/// paged by `limit` and `offset` or `page` (see [`transcript_list_options`]).
 async fn transcripts(
     State(state): State<Arc<AppState>>,
-    Query(q): Query<HashMap<String, String>>,
+    Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let opts = transcript_options(&q)?;
+    let (_, opts) = transcript_list_options(pairs)?;
     let listing = blocking(&state, move |p| Ok(transcript::list(p, &scoped(p, opts))?)).await?;
     Ok(Json(listing.transcripts).into_response())
 }

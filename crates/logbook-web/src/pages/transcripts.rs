@@ -75,20 +75,7 @@ pub(super) async fn transcripts(
     State(state): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let q = api::once(pairs, &["page", "offset", "limit"])?;
-    let mut opts = api::transcript_options(&q)?;
-    // `page` as a transcript's page reads it (1-based), so a link written
-    // for one is not silently the first page of the other.
-    match (api::number(&q, "page")?, q.contains_key("offset")) {
-        (Some(_), true) => {
-            return Err(Refusal::BadRequest("give offset or page, not both".into()));
-        }
-        (Some(0), false) => return Err(Refusal::BadRequest("page counts from 1".into())),
-        (Some(k), false) => {
-            opts.offset = (k - 1).saturating_mul(opts.limit.unwrap_or(50));
-        }
-        (None, _) => {}
-    }
+    let (q, opts) = api::transcript_list_options(pairs)?;
     let (offset, limit) = (opts.offset, opts.limit.unwrap_or(50));
     let listing = blocking(&state, move |p| {
         let mut opts = api::scoped(p, opts);

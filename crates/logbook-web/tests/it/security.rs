@@ -450,6 +450,49 @@ fn the_transcript_list_refuses_page_zero_as_a_transcript_page_does() {
 }
 
 #[test]
+fn the_transcript_list_api_validates_and_honours_page_as_the_list_page_does() {
+    let s = Served::demo();
+    for q in [
+        "page=0",
+        "page=+1",
+        "page=%201",
+        "page=1&page=2",
+        "page=1&offset=0",
+        "offset=1&offset=2",
+    ] {
+        let r = s.get(&format!("/api/transcripts?{q}"));
+        assert_eq!(r.status, 400, "{q}: {}", r.text());
+    }
+    let all = s.get_json("/api/transcripts");
+    let all = all.as_array().unwrap();
+    assert!(all.len() >= 2, "the demo has transcripts: {all:?}");
+    let ids = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Page 2 of pages of 1 is the second transcript, as offset=1 is.
+    let second = s.get_json("/api/transcripts?limit=1&page=2");
+    assert_eq!(
+        ids(&second),
+        ids(&serde_json::Value::Array(all[1..2].to_vec()))
+    );
+    assert_eq!(
+        ids(&second),
+        ids(&s.get_json("/api/transcripts?limit=1&offset=1"))
+    );
+    assert_eq!(
+        ids(&s.get_json("/api/transcripts?page=1")),
+        ids(&serde_json::Value::Array(all.clone()))
+    );
+    // Past the end: an empty page, not the first one.
+    let past = s.get_json(&format!("/api/transcripts?limit=1&page={}", all.len() + 1));
+    assert_eq!(past, serde_json::json!([]));
+}
+
+#[test]
 fn hostile_find_words_and_snippets_are_escaped() {
     use crate::harness::{CLAUDE_ID, HOSTILE};
     let s = Served::with_agent_logs();
