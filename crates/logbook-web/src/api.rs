@@ -435,7 +435,10 @@ pub(crate) fn transcript_id(text: &str) -> Result<String, Refusal> {
 /// `GET /api/transcripts/{id}`: what `transcript show --json` prints. With
 /// `?offset=N` and/or `?limit=L`, only those messages (read from the file
 /// without the others), in the same shape, plus `window`: `{offset, count,
-/// total}`, so a client pages a large session as the viewer does.
+/// total}`, so a client pages a large session as the viewer does. An
+/// imported log's `rawLines` then holds only the window's lines, and
+/// `window.rawLines` says which: `{first, count, total}` (`first` a line
+/// number of the log, from 1).
 async fn transcript_show(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -448,15 +451,22 @@ async fn transcript_show(
             return Ok(transcript::load(p, &id)?.transcript.into_value()?);
         }
         let (offset, limit) = (offset.unwrap_or(0), limit.unwrap_or(usize::MAX));
+        // Only the window's raw lines are read into memory and sent.
         let w =
-            transcript::load_window(p, &id, offset, limit, transcript::WindowStop::AtEnd)?.window;
+            transcript::load_window(p, &id, offset, limit, transcript::WindowStop::WindowLines)?
+                .window;
         let (from, total, count) = (w.from, w.total, w.transcript.messages.len());
+        let raw = w.raw_lines;
         let mut json = w.transcript.into_value()?;
         if let Value::Object(m) = &mut json {
-            m.insert(
-                "window".into(),
-                serde_json::json!({"offset": from, "count": count, "total": total}),
-            );
+            let mut window = serde_json::json!({"offset": from, "count": count, "total": total});
+            if let (Some(r), Value::Object(w)) = (raw, &mut window) {
+                w.insert(
+                    "rawLines".into(),
+                    serde_json::json!({"first": r.first, "count": r.count, "total": r.total}),
+                );
+            }
+            m.insert("window".into(), window);
         }
         Ok(json)
     })

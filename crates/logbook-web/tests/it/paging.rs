@@ -185,3 +185,78 @@ fn the_api_gives_the_whole_transcript_or_a_window_of_it() {
     );
     assert_eq!(s.get(&format!("/api/transcripts/{ID}?limit=x")).status, 400);
 }
+
+/// A Claude Code session of `n` prompts of `pad` bytes each, imported.
+fn served_big_log(n: usize, pad: usize) -> (Served, String) {
+    let id = "b1a90000-0000-4000-8000-00000000b1a9".to_string();
+    let log_id = id.clone();
+    let s = Served::demo_with(None, move |root| {
+        use std::io::Write as _;
+        let dir = root.join("agent-logs");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{log_id}.jsonl"));
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let text = "x".repeat(pad);
+        for i in 0..n {
+            let line = json!({
+                "type": "user", "sessionId": log_id, "cwd": "/w/big",
+                "uuid": format!("00000000-0000-4000-8000-{i:012}"),
+                "timestamp": "2026-01-18T10:00:00.000Z",
+                "message": {"role": "user", "content": format!("prompt-{i} {text}")},
+            });
+            writeln!(f, "{line}").unwrap();
+        }
+        f.flush().unwrap();
+        drop(f);
+        let p = Project::open(root).unwrap();
+        let r = logbook::ops::transcript::import_path(
+            &p,
+            &path,
+            logbook::ops::transcript::ImportFormat::Auto,
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.imported.len(), 1, "{r:?}");
+    });
+    (s, id)
+}
+
+#[test]
+fn a_window_of_the_api_carries_only_its_own_raw_lines() {
+    let (n, pad) = (4000, 1000);
+    let (s, id) = served_big_log(n, pad);
+    let whole = s.get(&format!("/api/transcripts/{id}"));
+    assert_eq!(whole.status, 200);
+    // The whole answer holds every message and every line: two copies of
+    // the log, at least.
+    assert!(whole.body.len() > 2 * n * pad, "{}", whole.body.len());
+    let r = s.get(&format!("/api/transcripts/{id}?offset=1990&limit=5"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Five messages and their five lines, plus the head: a few KiB, not MiB.
+    assert!(r.body.len() < 40 * pad, "{} bytes", r.body.len());
+    let w: Value = serde_json::from_slice(&r.body).unwrap();
+    let messages = w["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 5);
+    let raw = w["rawLines"].as_array().unwrap();
+    assert_eq!(raw.len(), 5, "{:?}", w["window"]);
+    assert_eq!(
+        w["window"]["rawLines"],
+        json!({"first": 1991, "count": 5, "total": n})
+    );
+    for (m, line) in messages.iter().zip(raw) {
+        let no = m["metadata"]["line"].as_u64().unwrap();
+        assert!(
+            line.as_str()
+                .unwrap()
+                .contains(&format!("\"prompt-{} ", no - 1)),
+            "message of line {no}"
+        );
+    }
+    // The first window has the lines before its first message too; a
+    // window past the end has none.
+    let first = s.get_json(&format!("/api/transcripts/{id}?limit=2"));
+    assert_eq!(first["rawLines"].as_array().unwrap().len(), 2);
+    let past = s.get_json(&format!("/api/transcripts/{id}?offset={}", n + 5));
+    assert_eq!(past["rawLines"], json!([]));
+    assert_eq!(past["window"]["rawLines"]["total"], n);
+}

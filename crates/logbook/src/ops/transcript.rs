@@ -47,7 +47,7 @@ use crate::model::transcript::{
     file_name, parse_file_name,
 };
 use crate::ops::{run, write_through};
-pub use crate::store::transcript::{Window, WindowStop};
+pub use crate::store::transcript::{RawLinesKept, Window, WindowStop};
 use crate::store::{self, Project};
 
 /// Which transcripts [`list`] returns.

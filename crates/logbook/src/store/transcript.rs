@@ -21,7 +21,7 @@ mod messages;
 mod window;
 
 pub use messages::{each_message_from, read_messages_at};
-pub use window::{Window, WindowStop, read_window};
+pub use window::{RawLinesKept, Window, WindowStop, read_window};
 
 /// Reads a whole transcript with a streaming parser (memory stays close to
 /// the parsed size, whatever the file size).

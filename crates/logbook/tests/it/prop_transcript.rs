@@ -165,7 +165,7 @@ proptest! {
         let whole = store::read_file(&path).unwrap();
         let len = whole.messages.len();
         let slice = &whole.messages[from.min(len)..from.saturating_add(count).min(len)];
-        for stop in [WindowStop::AtEnd, WindowStop::Early] {
+        for stop in [WindowStop::AtEnd, WindowStop::Early, WindowStop::WindowLines] {
             let w = store::read_window(&path, from, count, stop).unwrap();
             prop_assert_eq!(&w.transcript.messages[..], slice);
             prop_assert_eq!(w.total, len);

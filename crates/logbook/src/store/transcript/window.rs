@@ -25,6 +25,21 @@ pub struct Window {
     /// keys after the point it stopped at (an imported log's `rawLines`)
     /// are not in `transcript.extra`.
     pub whole: bool,
+    /// With [`WindowStop::WindowLines`], what was kept of an imported log's
+    /// `rawLines` (only the window's lines are in `transcript.extra`).
+    pub raw_lines: Option<RawLinesKept>,
+}
+
+/// Which of an imported log's `rawLines` a window kept: those of the log's
+/// lines `first..first + count`, of `total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawLinesKept {
+    /// The log's line number (from 1) of the first line kept.
+    pub first: u64,
+    /// How many were kept.
+    pub count: u64,
+    /// How many the file holds.
+    pub total: u64,
 }
 
 /// How [`read_window`] may stop short of the end of the file.
@@ -37,6 +52,12 @@ pub enum WindowStop {
     /// log's, whose metadata comes first), so the first page of a session
     /// of hundreds of MiB reads only its start.
     Early,
+    /// Read every key as [`WindowStop::AtEnd`] does, but of an imported
+    /// log's `rawLines` keep only the window's lines: those from its first
+    /// message's log line (line 1 for the first window) up to the line
+    /// before the next message's, so an answer for a few messages of a
+    /// large session never holds the whole log's lines.
+    WindowLines,
 }
 
 /// Reads messages `[from, from + count)` of the transcript at `path` and
@@ -56,6 +77,9 @@ pub fn read_window(path: &Path, from: usize, count: usize, stop: WindowStop) -> 
         counted: 0,
         messages_done: false,
         stopped: false,
+        first_line: None,
+        next_line: None,
+        raw: None,
     };
     let corrupt = |reason: String| Error::Corrupt {
         path: path.to_path_buf(),
@@ -91,6 +115,7 @@ pub fn read_window(path: &Path, from: usize, count: usize, stop: WindowStop) -> 
         from: from.min(total),
         total,
         whole: !slot.stopped,
+        raw_lines: slot.raw,
     })
 }
 
@@ -108,9 +133,29 @@ struct WindowSlot {
     messages_done: bool,
     /// Reading ended early on purpose (the error that ended it is ours).
     stopped: bool,
+    /// With [`WindowStop::WindowLines`]: the log line of the window's
+    /// first message, and of the first message after it.
+    first_line: Option<u64>,
+    /// See `first_line`.
+    next_line: Option<u64>,
+    /// What was kept of `rawLines`.
+    raw: Option<RawLinesKept>,
 }
 
 impl WindowSlot {
+    /// The log lines (from 1, end excluded) of the window's raw lines; none
+    /// when the window is empty or its first message names no line.
+    fn raw_range(&self) -> (u64, u64) {
+        let end = self.next_line.unwrap_or(u64::MAX);
+        if self.from == 0 {
+            return (1, end);
+        }
+        match (self.kept.is_empty(), self.first_line) {
+            (false, Some(first)) => (first, end),
+            _ => (0, 0),
+        }
+    }
+
     fn head_read(&self) -> bool {
         self.head.contains_key("id") && self.head.contains_key("metadata")
     }
@@ -151,6 +196,28 @@ impl<'de> serde::de::Visitor<'de> for WindowSeed<'_> {
                 }
                 a.next_value_seed(WindowMessages(&mut *slot))?;
                 slot.messages_done = true;
+            } else if key == "rawLines" && slot.stop == WindowStop::WindowLines {
+                if slot.raw.is_some() {
+                    return Err(A::Error::duplicate_field("rawLines"));
+                }
+                // Before the messages (not as Logbook writes it), which
+                // lines are the window's is not known yet: none are kept.
+                let range = if slot.messages_done {
+                    slot.raw_range()
+                } else {
+                    (0, 0)
+                };
+                let mut kept = vec![];
+                let total = a.next_value_seed(WindowRawLines {
+                    range,
+                    kept: &mut kept,
+                })?;
+                slot.raw = Some(RawLinesKept {
+                    first: range.0.max(1),
+                    count: kept.len() as u64,
+                    total,
+                });
+                slot.head.insert(key, Value::Array(kept));
             } else {
                 let known = matches!(key.as_str(), "id" | "timestamp" | "version" | "metadata");
                 if known && slot.head.contains_key(&key) {
@@ -206,8 +273,18 @@ impl<'de> serde::de::Visitor<'de> for WindowMessages<'_> {
                 return Err(A::Error::custom(WINDOW_READ));
             }
             let inside = (slot.from..slot.end).contains(&slot.counted);
+            let lines = slot.stop == WindowStop::WindowLines;
             let more = if inside {
-                a.next_element::<Message>()?.map(|m| slot.kept.push(m))
+                a.next_element::<Message>()?.map(|m| {
+                    if lines && slot.kept.is_empty() {
+                        slot.first_line = line_of(m.metadata.as_ref());
+                    }
+                    slot.kept.push(m);
+                })
+            } else if lines && slot.counted == slot.end {
+                // Only its line is read: the rest is skipped unheld.
+                a.next_element::<LineOnly>()?
+                    .map(|m| slot.next_line = m.metadata.and_then(|m| m.line))
             } else {
                 a.next_element::<serde::de::IgnoredAny>()?.map(|_| ())
             };
@@ -215,6 +292,64 @@ impl<'de> serde::de::Visitor<'de> for WindowMessages<'_> {
                 return Ok(());
             }
             slot.counted += 1;
+        }
+    }
+}
+
+/// The log line a message came from (`metadata.line`, an imported log's).
+fn line_of(metadata: Option<&Value>) -> Option<u64> {
+    metadata?.get("line")?.as_u64()
+}
+
+/// A message read only for its log line, the rest skipped.
+#[derive(serde::Deserialize)]
+struct LineOnly {
+    #[serde(default)]
+    metadata: Option<LineMeta>,
+}
+
+/// See [`LineOnly`].
+#[derive(serde::Deserialize)]
+struct LineMeta {
+    #[serde(default)]
+    line: Option<u64>,
+}
+
+/// An imported log's `rawLines` (item `i` is the log's line `i + 1`): those
+/// of the lines in `range` kept, the others skipped unheld, all counted.
+struct WindowRawLines<'a> {
+    range: (u64, u64),
+    kept: &'a mut Vec<Value>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for WindowRawLines<'_> {
+    type Value = u64;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<u64, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for WindowRawLines<'_> {
+    type Value = u64;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of raw lines")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut a: A,
+    ) -> std::result::Result<u64, A::Error> {
+        let mut line = 0u64;
+        loop {
+            let next = line + 1;
+            let more = if (self.range.0..self.range.1).contains(&next) {
+                a.next_element::<Value>()?.map(|v| self.kept.push(v))
+            } else {
+                a.next_element::<serde::de::IgnoredAny>()?.map(|_| ())
+            };
+            if more.is_none() {
+                return Ok(line);
+            }
+            line = next;
         }
     }
 }
