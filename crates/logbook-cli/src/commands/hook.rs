@@ -4,7 +4,7 @@
 //! What does not fit in that time is left queued and a detached
 //! `logbook hook --drain` finishes it.
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc;
@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use logbook::Project;
-use logbook::model::hook::MAX_EVENT_BYTES;
 use logbook::ops::hook::{self, Next};
 use serde_json::Value;
 
@@ -47,27 +46,10 @@ pub(crate) fn main(root: Option<PathBuf>, args: &HookArgs) -> ExitCode {
     let failure_cwd = cwd.clone();
     std::thread::spawn(move || {
         // Read here, inside the budget: an agent that never closed stdin
-        // must not hold the hook past its time.
-        let mut text = String::new();
-        let read = std::io::stdin()
-            .take(MAX_EVENT_BYTES as u64 + 1)
-            .read_to_string(&mut text);
-        let received = match read {
-            Err(e) => Err(logbook::Error::invalid(
-                "hook event",
-                "stdin",
-                format!("unreadable: {e}"),
-            )),
-            Ok(n) if n > MAX_EVENT_BYTES => Err(logbook::Error::invalid(
-                "hook event",
-                "stdin",
-                format!(
-                    "larger than {} KiB: not an agent's event",
-                    MAX_EVENT_BYTES / 1024
-                ),
-            )),
-            Ok(_) => hook::receive(&text, &cwd, root.as_deref()),
-        };
+        // must not hold the hook past its time, and one that wrote its
+        // event is answered without waiting for the end of input.
+        let received = logbook::model::hook::read_event(std::io::stdin().lock())
+            .and_then(|text| hook::receive(&text, &cwd, root.as_deref()));
         let r = match received {
             Ok(r) => r,
             Err(e) => {

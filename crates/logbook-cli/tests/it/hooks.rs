@@ -770,3 +770,136 @@ fn an_agent_that_never_closes_stdin_does_not_hold_the_hook() {
     assert!(out.stdout.is_empty());
     assert!(start.elapsed() < HOOK_DEADLINE, "{:?}", start.elapsed());
 }
+
+#[test]
+fn a_complete_event_on_an_open_stdin_is_answered_from_that_event() {
+    let t = TestProject::new();
+    started(&t);
+    let claude = Agent::claude(&t, SESSION);
+    let mut child = t
+        .cmd(&["hook"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // A byte-order mark, the whole event, then more the agent never ends.
+    stdin.write_all(b"\xef\xbb\xbf").unwrap();
+    stdin
+        .write_all(claude.payload("session-start-compact").as_bytes())
+        .unwrap();
+    stdin.write_all(b"\n{\"hook_event_name\":").unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!(context.contains("ship the hooks"), "{context}");
+}
+
+#[test]
+fn an_import_that_fails_reaches_the_failure_log_and_doctor_fix_does_it_again() {
+    let t = TestProject::new();
+    started(&t);
+    let mut claude = Agent::claude(&t, SESSION);
+    claude.turn("kept despite the failure");
+    // A regular file where the transcripts folder goes: every write fails.
+    let transcripts = t.path(".logbook/transcripts");
+    let _ = std::fs::remove_dir_all(&transcripts);
+    std::fs::write(&transcripts, "not a folder").unwrap();
+    assert_eq!(hook(&t, &claude.payload("session-end")).answer(), None);
+    let log = t.path(".logbook/hooks/failures.log");
+    eventually("the failure logged", || {
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("Not a directory"))
+    });
+    // It names the agent's files: its owner's only.
+    assert_eq!(mode_of(&log), 0o600);
+    // Doctor names the file in the folder's place first, since every other
+    // check would stop at it.
+    let report = t.doctor(&[]);
+    assert_eq!(report["findings"][0]["kind"], "not-a-folder", "{report}");
+    assert_eq!(report["findings"][0]["path"], transcripts.to_str().unwrap());
+    std::fs::rename(&transcripts, t.path("transcripts.aside")).unwrap();
+    // The worker the hook started has given up by now, or does so soon.
+    let root = t.root().to_string_lossy().into_owned();
+    eventually("the worker ended", || {
+        !Command::new("pgrep")
+            .args(["-f", &format!("hook --drain --root {root}")])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    let report = t.doctor(&[]);
+    let kinds: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"hook-failed"), "{report}");
+    t.run(&["doctor", "--fix"]).ok();
+    assert_eq!(messages(&t, SESSION), 2);
+    assert_eq!(t.doctor(&[])["findings"], serde_json::json!([]));
+}
+
+/// The hook-job lock files in the project's locks folder.
+fn job_locks(t: &TestProject) -> Vec<String> {
+    std::fs::read_dir(t.path(".logbook/locks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hook-job-"))
+        .collect()
+}
+
+#[test]
+fn finished_jobs_leave_no_lock_files_and_doctor_fix_clears_what_killed_ones_left() {
+    let t = TestProject::new();
+    started(&t);
+    let mut claude = Agent::claude(&t, SESSION);
+    for i in 0..20 {
+        claude.turn(&format!("turn {i}"));
+        hook(&t, &claude.payload("stop")).answer();
+    }
+    eventually("the queue drained", || {
+        t.path(".logbook/hooks/queue")
+            .read_dir()
+            .unwrap()
+            .next()
+            .is_none()
+    });
+    assert_eq!(job_locks(&t), Vec::<String>::new());
+    assert_eq!(messages(&t, SESSION), 40);
+    // What a hook killed while holding its job leaves: its lock file, and
+    // the checkpoint of a log since deleted.
+    let stale = t.path(".logbook/locks/hook-job-000001790000000000000000-4242-deadbeef.lock");
+    std::fs::write(&stale, "4242      ").unwrap();
+    let gone = t.path("home/gone.jsonl");
+    std::fs::copy(&claude.log, &gone).unwrap();
+    t.run(&["transcript", "import", gone.to_str().unwrap()])
+        .ok();
+    let checkpoints = t.path(".logbook/import-cursors");
+    let before = checkpoints.read_dir().unwrap().count();
+    for f in checkpoints.read_dir().unwrap() {
+        assert_eq!(mode_of(&f.unwrap().path()), 0o600);
+    }
+    std::fs::remove_file(&gone).unwrap();
+    let report = t.doctor(&[]);
+    let kinds: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["stale-lock", "stale-import-checkpoint"], "{report}");
+    t.run(&["doctor", "--fix"]).ok();
+    assert!(!stale.exists());
+    assert_eq!(checkpoints.read_dir().unwrap().count(), before - 1);
+    assert_eq!(t.doctor(&[])["findings"], serde_json::json!([]));
+    // The live log's checkpoint is still used: the next Stop reads only
+    // what was appended.
+    claude.turn("after the fix");
+    hook(&t, &claude.payload("stop")).answer();
+    eventually("the import", || messages(&t, SESSION) == 42);
+}

@@ -26,6 +26,68 @@ use crate::model::agent_log::Format;
 /// near this is not an event.
 pub const MAX_EVENT_BYTES: usize = 1 << 20;
 
+/// Reads one event from `r` (a hook's stdin): up to the end of its first
+/// complete JSON value, so an agent that writes its event and leaves
+/// stdin open is answered at once, and never more than
+/// [`MAX_EVENT_BYTES`]. What follows the value is not read. Text that is
+/// not JSON is returned as far as it was read, for [`HookEvent::parse`]
+/// to say what is wrong with it.
+pub fn read_event(r: impl std::io::Read) -> Result<String> {
+    use std::io::Read as _;
+    /// Keeps what the JSON parser read, which is the event's text.
+    struct Tee<R> {
+        inner: R,
+        seen: Vec<u8>,
+    }
+    impl<R: std::io::Read> std::io::Read for Tee<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.seen.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+    }
+    let unreadable =
+        |e: std::io::Error| Error::invalid("hook event", "stdin", format!("unreadable: {e}"));
+    let mut limited = r.take(MAX_EVENT_BYTES as u64 + 1);
+    // A byte-order mark, which serde_json refuses, is dropped; the bytes
+    // read to look for one are the event's first.
+    let mut head = Vec::with_capacity(3);
+    while head.len() < 3 {
+        let mut byte = [0u8];
+        match limited.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) => head.push(byte[0]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(unreadable(e)),
+        }
+    }
+    if head == [0xef, 0xbb, 0xbf] {
+        head.clear();
+    }
+    let mut tee = Tee {
+        inner: std::io::Cursor::new(head).chain(limited),
+        seen: vec![],
+    };
+    let parsed =
+        serde::de::IgnoredAny::deserialize(&mut serde_json::Deserializer::from_reader(&mut tee));
+    if let Err(e) = parsed
+        && e.is_io()
+    {
+        return Err(unreadable(std::io::Error::other(e.to_string())));
+    }
+    if tee.seen.len() > MAX_EVENT_BYTES {
+        return Err(Error::invalid(
+            "hook event",
+            "stdin",
+            format!(
+                "larger than {} KiB: not an agent's event",
+                MAX_EVENT_BYTES / 1024
+            ),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&tee.seen).into_owned())
+}
+
 /// What happened, as `hook_event_name` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventName {
@@ -189,6 +251,22 @@ pub fn session_start_answer(context: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_is_read_to_the_end_of_its_first_value_and_no_further() {
+        let read = |bytes: &[u8]| read_event(bytes);
+        let one = r#"{"hook_event_name":"Stop","x":"}"}"#;
+        assert_eq!(read(format!("{one} {{\"more").as_bytes()).unwrap(), one);
+        let bom = [b"\xef\xbb\xbf".as_slice(), one.as_bytes()].concat();
+        assert_eq!(read(&bom).unwrap(), one);
+        // Not JSON: what was read, for the parser to name.
+        let bad = read(b"not json").unwrap();
+        assert!(HookEvent::parse(&bad).is_err());
+        assert_eq!(read(b"").unwrap(), "");
+        let big = format!(r#"{{"x":"{}"}}"#, "a".repeat(MAX_EVENT_BYTES));
+        let err = read(big.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
+    }
 
     #[test]
     fn nulls_are_absent_and_unknown_fields_are_kept() {

@@ -211,6 +211,15 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
                         .iter()
                         .map(|s| format!("{}: {}", s.source.display(), s.reason)),
                 );
+                // A log that could not be read, or whose transcript could
+                // not be written, is this event's failure: no one reads a
+                // hook's report, so it goes to the failure log and `doctor`.
+                if let Some(s) = report.skipped.iter().find(|s| s.failed) {
+                    failed = Some(Error::NotImported {
+                        path: s.source.clone(),
+                        reason: s.reason.clone(),
+                    });
+                }
             }
             Err(e) => failed = Some(e),
         }
@@ -294,7 +303,7 @@ pub fn handle(r: &Received, answered: &mut dyn FnMut(Option<Value>)) -> Result<N
         return Ok(Next::Worker);
     }
     // A worker that found the job first does it; this hook need not wait.
-    if let Some(_job) = p.locks.try_exclusive(&queue::job_lock_name(&path))? {
+    if let Some(_job) = p.locks.try_exclusive_once(&queue::job_lock_name(&path))? {
         perform(p, job)?;
         queue::remove_job(&path)?;
     }
@@ -379,7 +388,7 @@ fn attempts(q: &Queued) -> u64 {
 fn run_queued(p: &Project, q: &Queued) -> Result<bool> {
     let _job = p
         .locks
-        .exclusive_within(&queue::job_lock_name(&q.path), Duration::from_secs(30))?;
+        .exclusive_once_within(&queue::job_lock_name(&q.path), Duration::from_secs(30))?;
     if !queue::job_exists(&q.path) {
         return Ok(false);
     }
@@ -420,7 +429,7 @@ fn run_queued(p: &Project, q: &Queued) -> Result<bool> {
 /// are gone (its lock is free). A hook holds it from just after queueing.
 fn abandoned(p: &Project, q: &Queued) -> Result<bool> {
     Ok(p.locks
-        .try_exclusive(&queue::job_lock_name(&q.path))?
+        .try_exclusive_once(&queue::job_lock_name(&q.path))?
         .is_some())
 }
 

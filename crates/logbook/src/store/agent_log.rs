@@ -509,9 +509,12 @@ pub fn fingerprint_from(path: &Path, from: Mark, len: u64) -> Result<Fingerprint
 pub struct Found {
     /// The files an import reads, sorted by path.
     pub files: Vec<PathBuf>,
-    /// Files with a log's or a transcript's name that are not read, and
-    /// folders that could not be listed, each with its reason.
+    /// Files with a log's or a transcript's name that are not read, each
+    /// with its reason.
     pub skipped: Vec<(PathBuf, String)>,
+    /// Folders that could not be listed, each with its reason: a failure,
+    /// since the logs in them are not imported.
+    pub unlisted: Vec<(PathBuf, String)>,
 }
 
 /// The files under `root` (a folder, searched recursively, symlinks not
@@ -545,7 +548,7 @@ pub fn find_logs(root: &Path) -> Result<Found> {
         log_len(root)?;
         return Ok(Found {
             files: vec![root.to_path_buf()],
-            skipped: vec![],
+            ..Found::default()
         });
     }
     let mut out = Found::default();
@@ -555,7 +558,7 @@ pub fn find_logs(root: &Path) -> Result<Found> {
             Ok(e) => e,
             Err(e) if dir != root => {
                 // An unreadable subfolder does not stop the others.
-                out.skipped
+                out.unlisted
                     .push((dir, format!("the folder could not be listed ({e})")));
                 continue;
             }

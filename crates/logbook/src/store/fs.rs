@@ -561,6 +561,19 @@ fn open_nonblocking(path: &Path) -> Result<Option<File>> {
     }
 }
 
+/// What stands where a folder should be, in words, when something other
+/// than a folder does (symlinks followed); `None` for a folder or nothing.
+/// For `doctor`: a file in place of the transcripts folder makes every
+/// write there fail, and must be named rather than fail the check itself.
+pub fn in_place_of_folder(path: &Path) -> Option<&'static str> {
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => None,
+        Ok(m) if m.is_file() => Some("a regular file"),
+        Ok(m) => Some(describe_file_type(m.file_type())),
+        Err(_) => None,
+    }
+}
+
 /// What a path that is not a regular file is, in words for an error.
 pub fn describe_file_type(t: fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;

@@ -11,6 +11,7 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -100,13 +101,41 @@ pub fn rewrite_job(path: &Path, job: &Job) -> Result<()> {
     store::write_atomic_private(path, &bytes)
 }
 
-/// The lock that keeps two processes from doing one job at once.
+/// What every job's lock name starts with.
+const JOB_LOCK_PREFIX: &str = "hook-job-";
+
+/// The lock that keeps two processes from doing one job at once: taken
+/// with [`store::Locks::try_exclusive_once`], so its file goes with it.
 pub fn job_lock_name(path: &Path) -> String {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    format!("hook-job-{stem}")
+    format!("{JOB_LOCK_PREFIX}{stem}")
+}
+
+/// Removes the lock files of jobs that are no longer queued (their holder
+/// was killed before it let go); returns how many (`doctor --fix`).
+pub fn remove_stale_job_locks(p: &Project) -> Result<usize> {
+    let queue = queue_dir(p);
+    p.locks.remove_stale(JOB_LOCK_PREFIX, &|name| {
+        let stem = &name[JOB_LOCK_PREFIX.len()..];
+        !queue.join(format!("{stem}.json")).exists()
+    })
+}
+
+/// The lock files of jobs that are no longer queued, for `doctor`.
+pub fn stale_job_locks(p: &Project) -> Result<Vec<PathBuf>> {
+    let queue = queue_dir(p);
+    Ok(store::entries(p.locks.dir(), EntryKind::File)?
+        .into_iter()
+        .filter(|(name, _)| {
+            name.strip_prefix(JOB_LOCK_PREFIX)
+                .and_then(|n| n.strip_suffix(".lock"))
+                .is_some_and(|stem| !queue.join(format!("{stem}.json")).exists())
+        })
+        .map(|(_, path)| path)
+        .collect())
 }
 
 /// Every queued job, oldest first.
@@ -185,11 +214,23 @@ pub fn log_failure(p: &Project, failure: &Failure) -> Result<()> {
     if fs::metadata(&path).is_ok_and(|m| m.len() > MAX_FAILURE_LOG) {
         let _ = fs::rename(&path, path.with_extension("log.1"));
     }
-    let open = || OpenOptions::new().create(true).append(true).open(&path);
+    // A failure names the agent's files and what went wrong with them:
+    // its owner's only, like the queue beside it.
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(store::fs::PRIVATE_FILE_MODE)
+            .open(&path)
+    };
     let mut f = match open() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let dir = hooks_dir(p);
-            fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(store::fs::PRIVATE_FOLDER_MODE)
+                .create(&dir)
+                .map_err(|e| Error::io(&dir, e))?;
             open()
         }
         other => other,

@@ -107,6 +107,46 @@ pub fn path_of(dir: &Path, source: &Path) -> PathBuf {
     dir.join(format!("{h:016x}.json"))
 }
 
+/// The checkpoints in `dir` that can never be used again: their log is
+/// gone (deleted, or moved away), or the file is not a checkpoint at all.
+/// A checkpoint whose log is still there is kept even when it no longer
+/// fits (the next import replaces it).
+pub fn stale(dir: &Path) -> Result<Vec<PathBuf>> {
+    /// Only the field that says which log: the parser state is skipped.
+    #[derive(Deserialize)]
+    struct Source {
+        source: PathBuf,
+    }
+    let mut out = vec![];
+    for (name, path) in store::entries(dir, store::EntryKind::File)? {
+        if !name.ends_with(".json") {
+            continue;
+        }
+        let gone = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice::<Source>(&bytes).map_or(true, |c| {
+                path_of(dir, &c.source) != path || !c.source.exists()
+            }),
+            // Removed meanwhile by another doctor.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        if gone {
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+/// Removes a checkpoint (a cache: the next import of its log reads the
+/// whole log).
+pub fn remove(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
 /// The checkpoint of the log at `source` (canonical, `len` bytes long now,
 /// in `format`) when one is there and still describes the start of that
 /// log, with how many bytes of the log checking it read. `None` for any
@@ -172,7 +212,8 @@ pub fn save(dir: &Path, source: &Path, format: Format, target: &Path, w: Written
         what: "import checkpoint",
         reason: e.to_string(),
     })?;
-    store::write_atomic(&path_of(dir, source), &text)
+    // The parser state holds what the messages say: the owner's only.
+    store::write_atomic_private(&path_of(dir, source), &text)
 }
 
 /// Hashes of the first [`WINDOW`] bytes before `at` and of the

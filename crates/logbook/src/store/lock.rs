@@ -6,7 +6,7 @@
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Read;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -40,7 +40,32 @@ pub struct Locks {
 /// An exclusive (or shared) lock, released when dropped.
 #[derive(Debug)]
 pub struct LockGuard {
-    _file: File,
+    file: File,
+    /// For a lock of one job ([`Locks::try_exclusive_once`]): its file,
+    /// removed on release so that finished jobs leave no lock files.
+    remove: Option<PathBuf>,
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        // Removed while still held: whoever opened the file meanwhile
+        // finds, once it has the lock, that the name no longer leads to
+        // it, and opens the name again (see `Locks::try_exclusive_once`).
+        if let Some(path) = self.remove.take()
+            && same_file(&self.file, &path)
+        {
+            let _ = fs::remove_file(&path);
+        }
+    }
+}
+
+/// Whether `path` still names the file `file` has open.
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 impl Locks {
@@ -62,6 +87,11 @@ impl Locks {
             state_dir: Some(state_dir.clone()),
             ..Locks::new(state_dir.join("locks"))
         }
+    }
+
+    /// The folder the lock files are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Takes the exclusive lock called `name` (a validated id with a kind
@@ -89,10 +119,76 @@ impl Locks {
     pub fn try_exclusive(&self, name: &str) -> Result<Option<LockGuard>> {
         let (path, file) = self.lock_file(name)?;
         match file.try_lock() {
-            Ok(()) => Ok(Some(LockGuard { _file: file })),
+            Ok(()) => Ok(Some(LockGuard { file, remove: None })),
             Err(TryLockError::WouldBlock) => Ok(None),
             Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
         }
+    }
+
+    /// [`Locks::try_exclusive`] for a lock that guards one short-lived
+    /// thing (a queued hook job): its file is removed when the lock is
+    /// released, so a thousand jobs do not leave a thousand files. A lock
+    /// taken on a file its last holder removed meanwhile is let go and
+    /// taken again on the name's new file; any file left by a killed
+    /// holder is removed by [`Locks::remove_stale`].
+    pub fn try_exclusive_once(&self, name: &str) -> Result<Option<LockGuard>> {
+        loop {
+            let (path, file) = self.lock_file(name)?;
+            match file.try_lock() {
+                Ok(()) if same_file(&file, &path) => {
+                    return Ok(Some(LockGuard {
+                        file,
+                        remove: Some(path),
+                    }));
+                }
+                Ok(()) => continue,
+                Err(TryLockError::WouldBlock) => return Ok(None),
+                Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            }
+        }
+    }
+
+    /// [`Locks::try_exclusive_once`], waiting up to `wait` (or the
+    /// configured timeout, if longer) for a holder to let go.
+    pub fn exclusive_once_within(&self, name: &str, wait: Duration) -> Result<LockGuard> {
+        let start = Instant::now();
+        let timeout = wait.max(self.timeout);
+        let mut pause = Duration::from_micros(200);
+        loop {
+            if let Some(held) = self.try_exclusive_once(name)? {
+                return Ok(held);
+            }
+            if start.elapsed() >= timeout {
+                return Err(Error::LockTimeout {
+                    lock: self.dir.join(format!("{name}.lock")),
+                    holder: "unknown".into(),
+                    waited: start.elapsed(),
+                });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    /// Removes the lock files whose name starts with `prefix` that no live
+    /// process holds and that `stale` says guard nothing any more (their
+    /// job is gone): what a holder killed before its release left. Returns
+    /// how many were removed.
+    pub fn remove_stale(&self, prefix: &str, stale: &dyn Fn(&str) -> bool) -> Result<usize> {
+        let mut removed = 0;
+        for (file_name, _) in crate::store::entries(&self.dir, crate::store::EntryKind::File)? {
+            let Some(name) = file_name
+                .strip_suffix(".lock")
+                .filter(|n| n.starts_with(prefix))
+            else {
+                continue;
+            };
+            if stale(name) && self.try_exclusive_once(name)?.is_some() {
+                // Dropping the guard removed the file.
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 
     /// The lock file called `name`, created if missing; never truncated,
@@ -169,7 +265,7 @@ impl Locks {
                 let _ = file.write_all_at(pid.as_bytes(), 0);
             }
         }
-        Ok(LockGuard { _file: file })
+        Ok(LockGuard { file, remove: None })
     }
 }
 
@@ -191,6 +287,37 @@ mod tests {
             err.hint().unwrap().contains("LOGBOOK_LOCK_TIMEOUT"),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn a_lock_taken_once_goes_with_its_release_and_is_never_held_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = Locks::new(dir.path().to_path_buf());
+        let file = dir.path().join("job-1.lock");
+        let held = locks.try_exclusive_once("job-1").unwrap().unwrap();
+        assert!(locks.try_exclusive_once("job-1").unwrap().is_none());
+        // Someone opened the file before the holder let go.
+        let waiter = File::open(&file).unwrap();
+        drop(held);
+        assert!(!file.exists());
+        // The waiter gets the lock on the removed file: it guards nothing,
+        // and whoever takes the name now is not stopped by it.
+        waiter.try_lock().unwrap();
+        let again = locks.try_exclusive_once("job-1").unwrap().unwrap();
+        assert!(file.exists());
+        assert!(locks.try_exclusive_once("job-1").unwrap().is_none());
+        drop(again);
+        assert!(!file.exists());
+        // What a killed holder left is removed only when asked for and free.
+        std::fs::write(dir.path().join("job-2.lock"), "").unwrap();
+        std::fs::write(dir.path().join("job-3.lock"), "").unwrap();
+        let busy = File::open(dir.path().join("job-3.lock")).unwrap();
+        busy.try_lock().unwrap();
+        assert_eq!(locks.remove_stale("job-", &|_| true).unwrap(), 1);
+        assert!(!dir.path().join("job-2.lock").exists());
+        assert!(dir.path().join("job-3.lock").exists());
+        drop(busy);
+        assert_eq!(locks.remove_stale("job-", &|n| n != "job-3").unwrap(), 0);
     }
 
     #[test]

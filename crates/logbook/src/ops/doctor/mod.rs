@@ -86,6 +86,11 @@ pub fn check_with_progress(
     progress: Option<Progress<'_>>,
 ) -> Result<Report> {
     let mut report = Report::default();
+    if folders_in_place(p, &mut report) {
+        // Every other check reads these folders: it would stop at the
+        // first instead of naming what to move.
+        return Ok(report);
+    }
     let (index_usable, walked) = if opts.fix {
         // A repair may rebuild the index, which the run checks' own
         // repairs write to: one after the other.
@@ -127,7 +132,93 @@ pub fn check_with_progress(
     }
     check_field_types(p, &mut report)?;
     check_hooks(p, opts, &mut report)?;
+    check_leftover_state(p, opts, &mut report)?;
     Ok(report)
+}
+
+/// What killed processes leave in the state folder that guards nothing
+/// any more: lock files of hook jobs no longer queued, and import
+/// checkpoints of logs that are gone. One finding each, however many
+/// files: a hundred lock files are one problem.
+fn check_leftover_state(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+    let locks = store::hook::stale_job_locks(p)?;
+    if !locks.is_empty() {
+        let fixed = opts
+            .fix
+            .then(|| match store::hook::remove_stale_job_locks(p) {
+                Ok(n) => format!("removed {n} lock file(s)"),
+                Err(e) => format!("could not remove them: {e}"),
+            });
+        report.findings.push(Finding {
+            kind: "stale-lock",
+            path: p.locks.dir().to_path_buf(),
+            message: format!(
+                "{} lock file(s) of hook jobs that are done (their holder was killed before it let go); harmless, and `logbook doctor --fix` removes them",
+                locks.len()
+            ),
+            fixed,
+        });
+    }
+    let dir = store::import_cursor::dir(&p.config.state_dir());
+    let cursors = store::import_cursor::stale(&dir)?;
+    if !cursors.is_empty() {
+        let fixed = opts.fix.then(|| {
+            let failed: Vec<String> = cursors
+                .iter()
+                .filter_map(|c| store::import_cursor::remove(c).err())
+                .map(|e| e.to_string())
+                .collect();
+            match failed.first() {
+                None => format!("removed {} checkpoint(s)", cursors.len()),
+                Some(e) => format!("could not remove {} checkpoint(s): {e}", failed.len()),
+            }
+        });
+        report.findings.push(Finding {
+            kind: "stale-import-checkpoint",
+            path: dir,
+            message: format!(
+                "{} import checkpoint(s) of agent logs that are gone (deleted or moved); they are never used again, and `logbook doctor --fix` removes them",
+                cursors.len()
+            ),
+            fixed,
+        });
+    }
+    Ok(())
+}
+
+/// Whether something other than a folder stands where Logbook keeps its
+/// records (a file named `transcripts`, say), each named in `report`.
+/// Nothing is moved: the file may be someone's.
+fn folders_in_place(p: &Project, report: &mut Report) -> bool {
+    let c = &p.config;
+    let folders = [
+        (c.state_dir(), "its index, hooks and locks"),
+        (c.transcripts_dir.clone(), "transcripts"),
+        (c.sessions_dir.clone(), "work sessions"),
+        (c.session_archive_dir.clone(), "closed work sessions"),
+        (c.agent_outputs_folder.clone(), "run folders"),
+        (c.archive_folder.clone(), "archived runs"),
+        (
+            c.state_dir().join("hooks"),
+            "the hook queue and failure log",
+        ),
+        (c.state_dir().join("locks"), "its locks"),
+    ];
+    let before = report.findings.len();
+    for (path, holds) in folders {
+        if let Some(what) = store::fs::in_place_of_folder(&path) {
+            report.findings.push(Finding {
+                kind: "not-a-folder",
+                message: format!(
+                    "Logbook keeps {holds} in this folder, but {what} is there, so every write to it fails; move it aside (`mv {0} {0}.aside`), then run `logbook doctor --fix`",
+                    crate::model::terminal::shell_word(&path.to_string_lossy())
+                ),
+                path,
+                fixed: None,
+            });
+        }
+    }
+    report.findings.len() > before
 }
 
 /// What the agents' hooks left: jobs no hook or worker finished, and

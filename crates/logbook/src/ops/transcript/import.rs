@@ -77,6 +77,11 @@ pub struct SkippedSource {
     pub source: PathBuf,
     /// Why it was skipped.
     pub reason: String,
+    /// Whether it was skipped because something failed (the file could not
+    /// be read, the transcript not written), not because it holds nothing
+    /// to import: what a hook must report, since no one sees its output.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
 }
 
 /// What [`import_path`] did, file by file.
@@ -132,12 +137,19 @@ pub fn import_path_in(
     let total: u64 = sizes.iter().sum::<u64>() * 3;
     let own = store::fs::resolved(&p.config.transcripts_dir).ok();
     let mut report = ImportReport::default();
-    report.skipped.extend(
-        found
-            .skipped
-            .into_iter()
-            .map(|(source, reason)| SkippedSource { source, reason }),
-    );
+    let skipped = found.skipped.into_iter().map(|s| (s, false));
+    let unlisted = found.unlisted.into_iter().map(|s| (s, true));
+    report
+        .skipped
+        .extend(
+            skipped
+                .chain(unlisted)
+                .map(|((source, reason), failed)| SkippedSource {
+                    source,
+                    reason,
+                    failed,
+                }),
+        );
     let mut done = 0;
     for (file, size) in files.iter().zip(sizes) {
         if let Some(progress) = progress {
@@ -165,10 +177,12 @@ pub fn import_path_in(
             Ok(Outcome::Skipped(reason)) => report.skipped.push(SkippedSource {
                 source: file.clone(),
                 reason,
+                failed: false,
             }),
             Err(e) => report.skipped.push(SkippedSource {
                 source: file.clone(),
                 reason: e.to_string(),
+                failed: true,
             }),
         }
         done += size * 3;
