@@ -68,6 +68,16 @@ pub(crate) fn two_phase_from() -> Option<u64> {
     std::env::var(TWO_PHASE_FROM_ENV).ok()?.parse().ok()
 }
 
+/// When set to `1`, every move `store::move_durably` makes takes the way
+/// it takes between file systems (copy, verify, rename, remove), as if the
+/// destination were on another mount: what a test cannot mount.
+pub const MOVE_BY_COPY_ENV: &str = "LOGBOOK_MOVE_BY_COPY";
+
+/// Whether [`MOVE_BY_COPY_ENV`] is set.
+pub(crate) fn move_by_copy() -> bool {
+    std::env::var(MOVE_BY_COPY_ENV).is_ok_and(|v| v == "1")
+}
+
 /// Names a point where the process stops, so a test acts on it at a known
 /// moment rather than after a guessed sleep: `POINT` or `POINT:N` (stop the
 /// Nth time the process passes it, counting from 1). There it prints
@@ -76,7 +86,13 @@ pub(crate) fn two_phase_from() -> Option<u64> {
 /// go on. The points: `push-sent` (a team push's batch is on the server,
 /// and this machine has not yet noted it sent), `catalog-built` (a
 /// two-phase rebuild's catalog is filled, not yet in place), `text-batch`
-/// (the full-text builder is about to write its Nth batch).
+/// (the full-text builder is about to write its Nth batch), and those of a
+/// move between file systems (`store::move_durably`): `move-copying` (the
+/// Nth file of the temp copy is written), `move-copied` (the temp copy is
+/// whole and verified, not yet renamed into place), `move-renamed` (the
+/// copy is in place, the source whole), `move-unkeyed` (the source's
+/// manifest is removed, the rest not yet), `move-emptied` (the source
+/// folder is empty, not yet removed).
 pub const FAULT_ENV: &str = "LOGBOOK_FAULT";
 
 /// Passes of the one point [`FAULT_ENV`] names.

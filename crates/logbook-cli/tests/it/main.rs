@@ -7,6 +7,7 @@
 mod agent_handoff;
 mod agent_import;
 mod archive;
+mod archive_interrupted;
 mod contract;
 mod demo;
 mod doctor;
@@ -34,7 +35,9 @@ mod repo_identity;
 mod runs;
 mod runs_hardening;
 mod scale;
+mod secrets;
 mod seed_fidelity;
+mod seed_runs;
 mod serve;
 mod session;
 mod settled;

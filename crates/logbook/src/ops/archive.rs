@@ -277,13 +277,23 @@ pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
     if let Some(folder) = store::archive::locate(p, &id)?
         && store::archive::live_folder_exists(p, &id)?
     {
-        return Err(Error::AlreadyExists {
-            path: live,
-            hint: Next::say(format!(
+        // A live folder without a manifest is most likely what an archive
+        // between file systems left when killed: doctor can tell, and
+        // remove it once it is shown to be a duplicate.
+        let hint = if store::runs::has_manifest(&live) {
+            Next::say(format!(
                 "a run folder of that name is in the live set; the archived run stays at {} until that folder is moved away",
                 folder.display()
-            )),
-        });
+            ))
+        } else {
+            Next::say(format!(
+                "a folder of that name without a manifest is in the live set (an interrupted archive leaves one); the archived run stays at {} until it goes: ",
+                folder.display()
+            ))
+            .step(Step::Doctor { fix: true })
+            .text(" removes it once every file in it is shown to be in the archived copy")
+        };
+        return Err(Error::AlreadyExists { path: live, hint });
     }
     let run = store::run::load(p, &id)?;
     if !store::archive::is_archived(p, &run.folder) {

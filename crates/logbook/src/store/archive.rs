@@ -37,7 +37,8 @@ pub fn locate(p: &Project, id: &RunId) -> Result<Option<PathBuf>> {
 
 /// Moves run folder `from` to `to` (one of them in the archive) with every
 /// file byte for byte: a rename on one file system, else a verified copy
-/// (see [`store::move_durably`]). Refuses when `to` exists.
+/// (see [`store::move_durably`]), whose source loses its manifest first
+/// ([`store::fs::move_durably_keyed`]). Refuses when `to` exists.
 pub fn move_run(from: &Path, to: &Path) -> Result<()> {
     if std::fs::symlink_metadata(to).is_ok() {
         return Err(Error::AlreadyExists {
@@ -47,7 +48,7 @@ pub fn move_run(from: &Path, to: &Path) -> Result<()> {
             ),
         });
     }
-    store::move_durably(from, to)
+    store::fs::move_durably_keyed(from, to, Some(crate::model::run::MANIFEST_FILE))
 }
 
 /// Removes run folder `folder` and everything in it, durably.
@@ -117,6 +118,153 @@ pub fn live_folder_exists(p: &Project, id: &RunId) -> Result<bool> {
     Ok(false)
 }
 
+/// A temp copy a move between file systems left (killed before the copy
+/// was renamed into place): `.{uuid}.{pid}.tmp` in the runs folder or the
+/// archive.
+#[derive(Debug, Clone)]
+pub struct TempCopy {
+    /// The run it is a copy of.
+    pub id: RunId,
+    /// The copy.
+    pub path: PathBuf,
+}
+
+/// The temp copies of runs in the runs folder and the archive (see
+/// [`TempCopy`]), by path.
+pub fn temp_copies(p: &Project) -> Vec<TempCopy> {
+    let mut out = vec![];
+    for dir in [&p.config.agent_outputs_folder, &p.config.archive_folder] {
+        for (name, path) in store::fs::temp_files(dir) {
+            let id = store::fs::moved_name(&name).and_then(|n| RunId::parse(n).ok());
+            if let Some(id) = id {
+                out.push(TempCopy { id, path });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// A run with a folder both in the live set and in the archive: what a
+/// move between file systems killed after its copy was in place leaves.
+#[derive(Debug, Clone)]
+pub struct InBoth {
+    /// The run.
+    pub id: RunId,
+    /// Its live folder.
+    pub live: PathBuf,
+    /// Its archived folder.
+    pub archived: PathBuf,
+}
+
+/// The runs whose folder (by the name on disk) is both in the archive and
+/// in the live set: one `stat` per archived run.
+pub fn in_both(p: &Project) -> Result<Vec<InBoth>> {
+    let mut out = vec![];
+    for f in store::runs::walk(&p.config.archive_folder)? {
+        let f = f?;
+        let Ok(id) = RunId::parse(&f.name.to_string_lossy()) else {
+            continue;
+        };
+        let live = p.config.agent_outputs_folder.join(&f.name);
+        if store::fs::is_folder(&live) && live != f.path {
+            out.push(InBoth {
+                id,
+                live,
+                archived: f.path,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// How [`not_within`] compares a folder with the whole one it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Within {
+    /// Every file byte for byte, mode and all: the remainder of a source
+    /// a move was removing.
+    Duplicate,
+    /// Every file's bytes a beginning of the original's (the last file a
+    /// killed copy wrote may be cut short; modes are set last): a temp
+    /// copy.
+    PartialCopy,
+}
+
+/// `None` when everything in `part` is also in `whole` at the same path,
+/// the same kind, and as `how` asks of its bytes, so removing `part` loses
+/// nothing; otherwise what is not, naming the first such path.
+pub fn not_within(part: &Path, whole: &Path, how: Within) -> Result<Option<String>> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let a = std::fs::symlink_metadata(part).map_err(|e| Error::io(part, e))?;
+    let Ok(b) = std::fs::symlink_metadata(whole) else {
+        return Ok(Some(format!(
+            "{} is not in {}",
+            part.display(),
+            whole.display()
+        )));
+    };
+    let differs = |what: &str| Ok(Some(format!("{} {what}", part.display())));
+    if a.file_type() != b.file_type() {
+        return differs("is of another kind than the copy beside it");
+    }
+    if a.is_symlink() {
+        if std::fs::read_link(part).ok() != std::fs::read_link(whole).ok() {
+            return differs("points elsewhere than the copy beside it");
+        }
+    } else if a.is_dir() {
+        for entry in std::fs::read_dir(part).map_err(|e| Error::io(part, e))? {
+            let entry = entry.map_err(|e| Error::io(part, e))?;
+            let found = not_within(&entry.path(), &whole.join(entry.file_name()), how)?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+    } else if a.is_file() {
+        if how == Within::Duplicate
+            && (a.permissions().mode() != b.permissions().mode() || a.len() != b.len())
+        {
+            return differs("differs in size or mode from the copy beside it");
+        }
+        if a.len() > b.len() || !same_start(part, whole)? {
+            return differs("holds bytes the copy beside it does not");
+        }
+    } else {
+        return differs("is not a file, folder or symlink");
+    }
+    Ok(None)
+}
+
+/// Whether file `part`'s bytes are the first bytes of file `whole`.
+fn same_start(part: &Path, whole: &Path) -> Result<bool> {
+    use std::io::Read as _;
+    let mut fa = std::fs::File::open(part).map_err(|e| Error::io(part, e))?;
+    let mut fb = std::fs::File::open(whole).map_err(|e| Error::io(whole, e))?;
+    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = fa.read(&mut ba).map_err(|e| Error::io(part, e))?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n])
+            .map_err(|e| Error::io(whole, e))?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
+    }
+}
+
+/// Removes what a move left at `path` (a temp copy or a source's
+/// remainder, file or folder) durably; the caller has shown with
+/// [`not_within`] that it holds nothing the run does not, under the run's
+/// lock.
+pub fn remove_leftover(path: &Path) -> Result<()> {
+    store::fs::remove_tree(path)?;
+    if let Some(parent) = path.parent() {
+        store::sync_dir(parent)?;
+    }
+    Ok(())
+}
+
 /// How many files a folder holds, all levels (what `delete` would remove).
 pub fn count_files(dir: &Path) -> usize {
     std::fs::read_dir(dir).map_or(0, |entries| {
@@ -128,4 +276,52 @@ pub fn count_files(dir: &Path) -> usize {
             })
             .sum()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leftover_is_within_the_whole_copy_only_when_nothing_would_be_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let (whole, part) = (dir.path().join("whole"), dir.path().join("part"));
+        for d in [&whole, &part] {
+            std::fs::create_dir_all(d.join("sub")).unwrap();
+        }
+        std::fs::write(whole.join("manifest.json"), "{}").unwrap();
+        std::fs::write(whole.join("sub/a.md"), "alpha beta").unwrap();
+        // Empty, then a subset: within.
+        assert_eq!(not_within(&part, &whole, Within::Duplicate).unwrap(), None);
+        std::fs::write(part.join("sub/a.md"), "alpha beta").unwrap();
+        assert_eq!(not_within(&part, &whole, Within::Duplicate).unwrap(), None);
+        // Cut short: only a temp copy may be.
+        std::fs::write(part.join("sub/a.md"), "alpha").unwrap();
+        assert_eq!(
+            not_within(&part, &whole, Within::PartialCopy).unwrap(),
+            None
+        );
+        let why = not_within(&part, &whole, Within::Duplicate)
+            .unwrap()
+            .unwrap();
+        assert!(why.contains("sub/a.md"), "{why}");
+        // Other bytes, or a file the whole copy lacks: never within.
+        std::fs::write(part.join("sub/a.md"), "gamma").unwrap();
+        assert!(
+            not_within(&part, &whole, Within::PartialCopy)
+                .unwrap()
+                .is_some()
+        );
+        std::fs::write(part.join("sub/a.md"), "alpha beta").unwrap();
+        std::fs::write(part.join("new.md"), "x").unwrap();
+        let why = not_within(&part, &whole, Within::PartialCopy)
+            .unwrap()
+            .unwrap();
+        assert!(why.contains("new.md") && why.contains("is not in"), "{why}");
+        assert_eq!(
+            store::fs::moved_name(&store::fs::move_temp_name("abc")),
+            Some("abc")
+        );
+        assert_eq!(store::fs::moved_name(".manifest.json.12.x9.tmp"), None);
+    }
 }

@@ -258,12 +258,26 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 /// only then removed: a crash leaves a whole copy or the original, and
 /// the original only goes once the copy is known good.
 pub fn move_durably(from: &Path, to: &Path) -> Result<()> {
+    move_durably_keyed(from, to, None)
+}
+
+/// [`move_durably`] of a folder whose `key` file (a run's manifest) says
+/// it is whole: across file systems the source's `key` is removed first,
+/// before the rest of it, so that a move killed while removing the source
+/// leaves a remainder without `key` beside a whole copy with it, which
+/// `doctor` can tell from a run (see [`move_temp_name`] for the copy a
+/// move killed earlier leaves).
+pub fn move_durably_keyed(from: &Path, to: &Path, key: Option<&str>) -> Result<()> {
     let dir = to.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    #[cfg(feature = "testing")]
+    if crate::testing::move_by_copy() {
+        return move_across(from, to, key);
+    }
     match fs::rename(from, to) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(crate::store::sys::Errno::XDEV.raw_os_error()) => {
-            return move_across(from, to);
+            return move_across(from, to, key);
         }
         Err(e) => return Err(Error::io(from, e)),
     }
@@ -274,24 +288,82 @@ pub fn move_durably(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The name of the temp copy a move between file systems makes of `name`
+/// beside its destination: `.{name}.{pid}.tmp`. A kill before the copy is
+/// renamed into place leaves it, the original whole; [`moved_name`] reads
+/// the name back.
+pub fn move_temp_name(name: &str) -> String {
+    format!(".{name}.{}.tmp", std::process::id())
+}
+
+/// The name a [`move_temp_name`] was made from, if `temp` is one.
+pub fn moved_name(temp: &str) -> Option<&str> {
+    let inner = temp.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (name, pid) = inner.rsplit_once('.')?;
+    (!name.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(name)
+}
+
 /// [`move_durably`] between file systems: copy to a temp name beside `to`,
-/// verify, rename into place, then remove `from`.
-fn move_across(from: &Path, to: &Path) -> Result<()> {
+/// verify, rename into place, then remove `from` (its `key` file first).
+fn move_across(from: &Path, to: &Path, key: Option<&str>) -> Result<()> {
     let dir = to.parent().unwrap_or(Path::new("."));
     let name = to.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let temp = dir.join(move_temp_name(&name));
     let copied = copy_tree(from, &temp).and_then(|()| same_tree(from, &temp));
     if let Err(e) = copied {
-        let _ = fs::remove_dir_all(&temp);
+        let _ = remove_tree(&temp);
         return Err(e);
     }
+    #[cfg(feature = "testing")]
+    crate::testing::fault("move-copied");
     fs::rename(&temp, to).map_err(|e| Error::io(to, e))?;
     sync_dir(dir)?;
-    fs::remove_dir_all(from).map_err(|e| Error::io(from, e))?;
+    #[cfg(feature = "testing")]
+    crate::testing::fault("move-renamed");
+    remove_moved(from, key)?;
     if let Some(src_dir) = from.parent() {
         sync_dir(src_dir)?;
     }
     Ok(())
+}
+
+/// Removes the source of a move whose copy is in place: a file at once; a
+/// folder's `key` file first (made durable), then the rest.
+fn remove_moved(from: &Path, key: Option<&str>) -> Result<()> {
+    let is_dir = fs::symlink_metadata(from)
+        .map_err(|e| Error::io(from, e))?
+        .is_dir();
+    if !is_dir {
+        return fs::remove_file(from).map_err(|e| Error::io(from, e));
+    }
+    if let Some(key) = key {
+        let first = from.join(key);
+        match fs::remove_file(&first) {
+            Ok(()) => sync_dir(from)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&first, e)),
+        }
+        #[cfg(feature = "testing")]
+        crate::testing::fault("move-unkeyed");
+    }
+    for entry in fs::read_dir(from).map_err(|e| Error::io(from, e))? {
+        let entry = entry.map_err(|e| Error::io(from, e))?;
+        remove_tree(&entry.path())?;
+    }
+    #[cfg(feature = "testing")]
+    crate::testing::fault("move-emptied");
+    fs::remove_dir(from).map_err(|e| Error::io(from, e))
+}
+
+/// Removes the file, symlink or folder (and all in it) at `path`.
+pub fn remove_tree(path: &Path) -> Result<()> {
+    let m = fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
+    if m.is_dir() {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    }
+    .map_err(|e| Error::io(path, e))
 }
 
 /// Copies the file, folder or symlink `from` to `to` (which must not
@@ -321,6 +393,8 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
         dst.set_permissions(m.permissions())
             .map_err(|e| Error::io(to, e))?;
         dst.sync_all().map_err(|e| Error::io(to, e))?;
+        #[cfg(feature = "testing")]
+        crate::testing::fault("move-copying");
     }
     // FIFOs, sockets and devices are not a run's files: left behind, and
     // `same_tree` then refuses the move.
@@ -672,7 +746,7 @@ mod tests {
         // The path a failed rename across file systems takes, taken here.
         let to = dir.path().join("archive/run");
         fs::create_dir_all(to.parent().unwrap()).unwrap();
-        move_across(&from, &to).unwrap();
+        move_across(&from, &to, Some("a.md")).unwrap();
         assert!(!from.exists());
         same_tree(&keep, &to).unwrap();
         assert_eq!(

@@ -386,3 +386,89 @@ fn a_task_result_keeps_the_subagent_it_ran() {
         logbook::model::agent_log::name_uuid("claude-code:s:abc123")
     );
 }
+
+#[test]
+fn a_sparse_log_of_nul_bytes_is_stored_cut_not_six_times_its_size() {
+    use std::io::Write as _;
+    // Two valid lines, then a hole of NUL bytes up to 10 MB: one bad line
+    // of about 10 MB that JSON would write as 60 MB.
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join(format!("{MAIN_ID}.jsonl"));
+    let good: Vec<String> = std::fs::read_to_string(
+        fixtures().join("claude/-work-demo/11111111-2222-4333-8444-555566667777.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .take(2)
+    .map(str::to_string)
+    .collect();
+    let mut f = std::fs::File::create(&log).unwrap();
+    writeln!(f, "{}\n{}", good[0], good[1]).unwrap();
+    let head = f.metadata().unwrap().len();
+    let size: u64 = 10_000_000;
+    f.set_len(size).unwrap();
+    drop(f);
+    let project = tempfile::tempdir().unwrap();
+    let p = logbook::store::Project::open(project.path()).unwrap();
+    let r = logbook::ops::transcript::import_path(
+        &p,
+        &log,
+        logbook::ops::transcript::ImportFormat::ClaudeCode,
+        None,
+    )
+    .unwrap();
+    let stored = &r.imported[0];
+    assert_eq!(stored.bad_lines.len(), 1, "{:?}", stored.bad_lines);
+    assert_eq!(stored.bad_lines[0].line, 3);
+    let text = std::fs::read_to_string(&stored.file).unwrap();
+    // The bound: the two valid lines (their messages and raw lines, a few
+    // times their size), the head (metadata, usage), and the bad line's 4
+    // KiB of JSON with its number and length.
+    let kept = logbook::model::agent_log::BAD_LINE_KEPT as u64;
+    let bound = 8 * head + 16 * 1024 + kept + 128;
+    assert!(
+        (text.len() as u64) < bound,
+        "{} bytes stored from a log of {size}, bound {bound}",
+        text.len()
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let raw = v["rawLines"].as_array().unwrap();
+    assert_eq!(raw.len(), 3);
+    assert_eq!(raw[0], good[0].as_str());
+    let cut = &raw[2];
+    assert_eq!(cut["line"], 3);
+    assert_eq!(cut["bytes"], size - head);
+    assert_eq!(cut["truncated"], true);
+    let start = cut["text"].as_str().unwrap();
+    assert_eq!(start.len() as u64, kept / 6);
+    assert!(start.bytes().all(|b| b == 0));
+    // Stored once: the bad line is named in the source's bad lines with
+    // its reason, never its text.
+    let bad = &v["metadata"]["source"]["badLines"];
+    assert_eq!(bad[0]["line"], 3, "{bad}");
+    assert!(!bad.to_string().contains("\\u0000"), "{bad}");
+    // Imported again (the log grew by one valid line), the cut line is
+    // stored once more at its place, not twice.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    writeln!(f, "\n{}", good[1]).unwrap();
+    drop(f);
+    let again = logbook::ops::transcript::import_path(
+        &p,
+        &log,
+        logbook::ops::transcript::ImportFormat::ClaudeCode,
+        None,
+    )
+    .unwrap();
+    assert_eq!(again.updated.len(), 1, "{again:?}");
+    let text = std::fs::read_to_string(&again.updated[0].file).unwrap();
+    assert!((text.len() as u64) < bound + 8 * head, "{}", text.len());
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let raw = v["rawLines"].as_array().unwrap();
+    assert_eq!(raw.len(), 4);
+    assert_eq!(raw[2]["bytes"], size - head);
+    assert_eq!(text.matches("\"truncated\": true").count(), 1);
+    eprintln!(
+        "a {size}-byte sparse log stored as {} bytes (bound {bound})",
+        text.len()
+    );
+}

@@ -180,6 +180,79 @@ proptest! {
         prop_assert!(Path::new(&target).exists());
     }
 
+    /// A bad line is stored once, at its place in `rawLines`: whole when
+    /// its JSON is at most 4 KiB, else cut to that with its length; the
+    /// stored file is bounded by the log's valid lines and 4 KiB and a
+    /// little per bad line, however long the bad lines are.
+    #[test]
+    fn bad_lines_are_stored_once_and_bounded(
+        picks in proptest::collection::vec((0usize..100, 0usize..4, 0usize..40_000), 1..12),
+    ) {
+        let good = lines(0);
+        let mut log: Vec<Vec<u8>> = vec![];
+        for (at, kind, n) in picks {
+            log.push(match kind {
+                0 => good[at % good.len()].clone().into_bytes(),
+                1 => vec![0u8; n],
+                2 => vec![0xffu8; n / 3],
+                _ => format!("{{oops \"{}", "é".repeat(n / 4)).into_bytes(),
+            });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join(format!("{MAIN_ID}.jsonl"));
+        std::fs::write(&source, log.join(&b"\n"[..])).unwrap();
+        let len = std::fs::metadata(&source).unwrap().len();
+        let (summary, fp) = logbook::store::agent_log::scan(&source, len, Format::ClaudeCode, &|_| {}).unwrap();
+        let metadata = logbook::model::transcript::Metadata::default();
+        let target = dir.path().join("session_66667777.json");
+        let head = logbook::store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
+        let mut said = logbook::model::transcript::SaidText::new(logbook::index::MAX_SAID_BYTES);
+        let mut found = logbook::model::transcript::find::MessageText::new(0);
+        logbook::store::agent_log::write_transcript_from(
+            &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &mut said, &mut found, None, &|_| {},
+        ).unwrap();
+        let text = std::fs::read_to_string(&target).unwrap();
+        let stored: Value = serde_json::from_str(&text).unwrap();
+        let raw = stored["rawLines"].as_array().unwrap();
+        prop_assert_eq!(raw.len(), log.len());
+        let bad: Vec<u64> = summary.bad_lines.iter().map(|b| b.line).collect();
+        let kept = logbook::model::agent_log::BAD_LINE_KEPT;
+        let mut bound = 8 << 10;
+        for (i, (line, item)) in log.iter().zip(raw).enumerate() {
+            let no = i as u64 + 1;
+            let lossy = String::from_utf8_lossy(line);
+            let is_bad = bad.contains(&no) && !line.is_empty();
+            if is_bad {
+                bound += kept + 128;
+            } else {
+                // Its raw line (at most twice itself in JSON) and its message.
+                bound += 8 * line.len() + 1024;
+            }
+            match item {
+                Value::String(s) => {
+                    prop_assert_eq!(s.as_str(), &*lossy);
+                    if is_bad {
+                        prop_assert!(serde_json::to_string(s).unwrap().len() <= kept + 2);
+                    }
+                }
+                Value::Object(o) => {
+                    prop_assert!(is_bad, "line {} is cut but parsed", no);
+                    prop_assert_eq!(&o["line"], &Value::from(no));
+                    prop_assert_eq!(&o["bytes"], &Value::from(line.len()));
+                    prop_assert_eq!(&o["truncated"], &Value::Bool(true));
+                    let start = o["text"].as_str().unwrap();
+                    prop_assert!(lossy.starts_with(start) && start.len() < lossy.len());
+                    prop_assert!(serde_json::to_string(start).unwrap().len() <= kept + 2);
+                    prop_assert!(serde_json::to_string(item).unwrap().len() <= kept + 128);
+                }
+                other => prop_assert!(false, "rawLines holds {}", other),
+            }
+        }
+        // Stored once: no bad line's start is anywhere else in the file.
+        prop_assert!(text.len() <= bound, "{} bytes stored, bound {}", text.len(), bound);
+        prop_assert!(!text.contains(&"\\u0000".repeat(kept / 6 + 1)));
+    }
+
     /// The start of a line never names the wrong agent: cut anywhere, it
     /// names none or the one the whole line names, and whole it names what
     /// the whole line names.

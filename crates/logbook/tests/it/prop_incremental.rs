@@ -47,6 +47,10 @@ fn arb_line(own: Vec<String>, other: Vec<String>) -> impl Strategy<Value = Vec<u
         1 => Just(b"{not json".to_vec()),
         1 => Just(Vec::new()),
         1 => Just(b"{\"type\":\"user\",\"message\":{\"content\":\"caf\xe9\"}}".to_vec()),
+        // Bad lines stored cut: a run of NULs (6 bytes each in JSON) and
+        // one of bytes that are not UTF-8 (3 bytes each as U+FFFD).
+        1 => (700usize..3000).prop_map(|n| vec![0u8; n]),
+        1 => (1400usize..2000).prop_map(|n| vec![0xffu8; n]),
         1 => prop::sample::select(other).prop_map(String::into_bytes),
     ]
 }

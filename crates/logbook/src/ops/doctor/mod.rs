@@ -4,6 +4,7 @@
 //! repairs what can be repaired without losing anything and says what it did.
 
 mod consistency;
+mod moves;
 mod outputs;
 mod runs;
 
@@ -118,6 +119,7 @@ pub fn check_with_progress(
         report.findings.splice(0..0, pages);
         (usable, walked)
     };
+    moves::check(p, opts, &mut report)?;
     check_work_sessions(p, opts, &mut report)?;
     consistency::ids_match_names(p, &mut report)?;
     consistency::agents_have_runs(p, opts, &mut report)?;

@@ -325,6 +325,10 @@ fn check_folder(
     let text = match read {
         Ok(Some(t)) => t,
         Ok(None) => {
+            // A live remainder of an interrupted archive: `moves` names it.
+            if super::moves::is_move_remainder(p, &name.to_string_lossy()) {
+                return Checked::NoManifest;
+            }
             push(Finding {
                 kind: "orphan-folder",
                 path: folder.to_path_buf(),

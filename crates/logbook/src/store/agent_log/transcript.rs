@@ -2,14 +2,24 @@
 //! the seed's transcript (`id`, `timestamp`, `version`, `metadata`,
 //! `messages`) plus `rawLines`, whole or going on from a checkpoint whose
 //! part of the old file is copied by the kernel.
+//!
+//! A line that does not parse (a bad line) is kept in `rawLines` as a string
+//! when its JSON is at most [`BAD_LINE_KEPT`] bytes; a longer one (a run of
+//! NUL bytes in a sparse file, 6 bytes each once escaped) is kept as
+//! [`CutLine`]: its start, cut so its JSON is at most [`BAD_LINE_KEPT`]
+//! bytes, and its length. So each bad line adds at most that much, plus its
+//! length and line number, to the stored file.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek as _, SeekFrom, Write};
 use std::path::Path;
 
-use super::{Mark, changed, not_utf8, walk};
+use super::{Mark, changed, line_rest, not_utf8, walk};
 use crate::error::{Error, Result};
-use crate::model::agent_log::{BadLine, Format, Line, LogParser};
+use crate::model::agent_log::{
+    BAD_LINE_KEPT, BadLine, CutLine, Format, Line, LogParser, json_prefix,
+};
 use crate::model::text::Nested;
 use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{FORMAT_VERSION, Metadata, SaidText};
@@ -160,13 +170,22 @@ pub fn write_transcript_from(
                 w.at,
             )
         });
-        if let (Some(m), _) = parser.finish() {
+        let (last, summary) = parser.finish();
+        if let Some(m) = last {
             if !said.is_full() {
                 said.push(&m);
             }
             found.push(&m);
             item(&mut w, &m, &mut first, target)?;
         }
+        // The lines after the checkpoint that did not parse: kept cut.
+        let bad: HashSet<u64> = summary
+            .bad_lines
+            .iter()
+            .map(|b| b.line)
+            .filter(|&no| no > mark.lines)
+            .collect();
+        drop(summary);
         if fp.as_string() != fingerprint {
             return Err(changed(source));
         }
@@ -179,21 +198,45 @@ pub fn write_transcript_from(
         let mut first = mark.lines == 0;
         let mut raw_cut = None;
         let second = |b: u64| on_bytes(len + b);
+        // Where the line being read begins in the log: a cut line records
+        // its length as it is in the log, before any U+FFFD stood in.
+        let mut line_at = mark.offset();
+        let log = File::open(source).map_err(|e| Error::io(source, e))?;
         let (fp, _) = walk(
             source,
             mark,
             len,
             &second,
             false,
-            &mut |_, line, _, whole| {
+            &mut |no, line, is_lossy, whole| {
                 if !whole {
                     raw_cut = Some(w.at);
                 }
-                match line {
-                    Line::Text(text) => item(&mut w, &text, &mut first, target),
+                let Line::Text(text) = line else {
                     // Not given when `parse_long` is false.
-                    Line::Parsed(_) => Ok(()),
+                    return Ok(());
+                };
+                let newline = u64::from(whole);
+                let bytes = if is_lossy {
+                    let rest = line_rest(&log, line_at, len).map_err(|e| Error::io(source, e))?;
+                    (rest as u64).saturating_sub(newline)
+                } else {
+                    text.len() as u64
+                };
+                line_at += bytes + newline;
+                if bad.contains(&no) {
+                    let kept = json_prefix(text, BAD_LINE_KEPT);
+                    if kept.len() < text.len() {
+                        let cut = CutLine {
+                            line: no,
+                            bytes,
+                            text: kept,
+                            truncated: true,
+                        };
+                        return item(&mut w, &cut, &mut first, target);
+                    }
                 }
+                item(&mut w, &text, &mut first, target)
             },
         )?;
         if fp.as_string() != fingerprint {
