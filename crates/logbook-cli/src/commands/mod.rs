@@ -11,6 +11,7 @@ mod index;
 mod infra;
 mod mcp;
 mod run;
+mod secrets;
 mod session;
 mod team;
 mod transcript;
@@ -133,6 +134,9 @@ pub(crate) enum Command {
     /// Send history to an observability tool as OpenTelemetry GenAI traces.
     #[command(subcommand)]
     Export(export::ExportCommand),
+    /// Secrets in stored transcripts, run outputs and work sessions.
+    #[command(subcommand)]
+    Secrets(secrets::SecretsCommand),
     /// Fill a folder with a realistic example project to explore.
     Demo(infra::DemoArgs),
     /// Print shell completions.
@@ -213,6 +217,7 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         Command::Serve(a) => infra::serve(&ctx, a),
         Command::Team(c) => team::run(&ctx, c),
         Command::Export(c) => export::run(&ctx, c),
+        Command::Secrets(c) => secrets::run(&ctx, c),
         Command::Init
         | Command::Mcp
         | Command::Hook(_)

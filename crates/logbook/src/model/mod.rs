@@ -18,6 +18,7 @@
 //! - [`archive`]: ages, the retention policy, which runs an archive takes, tombstones.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
 //! - [`url`]: URLs without their credentials, as Logbook may keep or show them.
+//! - [`secrets`]: API keys, private keys, tokens and passwords in text, masked and redacted.
 //! - [`terminal`]: text from outside made safe to show at a terminal, and commands safe to paste.
 
 pub mod agent_handoff;
@@ -33,6 +34,7 @@ pub mod naming;
 pub mod query;
 pub mod repo;
 pub mod run;
+pub mod secrets;
 pub mod template;
 pub mod terminal;
 pub mod text;

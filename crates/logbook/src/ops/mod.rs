@@ -29,6 +29,7 @@
 //!   push, status
 //! - [`export`]: history as OpenTelemetry GenAI traces, through a
 //!   [`export::Receiver`] (OTLP in the `logbook-otlp` crate)
+//! - [`secrets`]: the secrets in stored files (`logbook secrets scan`)
 //! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
 //!   Code's and Codex's settings
 
@@ -46,6 +47,7 @@ pub mod params;
 pub mod query;
 pub mod resume;
 pub mod run;
+pub mod secrets;
 pub use crate::store::run_files;
 pub(crate) mod team;
 pub mod transcript;

@@ -27,7 +27,8 @@
 //!   [`state_ignore`] writes the `.gitignore` that keeps `.logbook/`'s
 //!   machine-local files out of commits;
 //!   [`archive`] moves run folders to and from `archive_folder` and keeps
-//!   the tombstones of deleted runs.
+//!   the tombstones of deleted runs; [`scan_files`] reads files for a
+//!   secrets scan, whole or in chunks.
 //!
 //! Nothing here knows about the index or decides what a user operation does;
 //! that is [`crate::ops`].
@@ -48,6 +49,7 @@ pub mod run;
 pub mod run_files;
 pub mod run_outputs;
 pub mod runs;
+pub mod scan_files;
 pub mod stamp;
 pub mod state_ignore;
 pub mod sys;

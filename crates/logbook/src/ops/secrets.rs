@@ -1,0 +1,197 @@
+//! `logbook secrets scan`: the secrets ([`crate::model::secrets`]) in what
+//! Logbook stores: transcripts (live and archived), every file of every run
+//! folder (live and archived), work sessions and their workflow states.
+//! Each finding names the file, where in it (a JSON path such as
+//! `messages[3].content[0].text`, a line, or for a file too large to parse
+//! a byte offset) and the secret masked; nothing is rewritten.
+//!
+//! A JSON file is scanned in its decoded strings (and, through the
+//! scanner's own decoding, in strings that hold JSON again), so a key split
+//! by escapes is found. A file larger than [`WHOLE_LIMIT`] is read in
+//! overlapping chunks: memory holds a chunk, not the file.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::model::secrets::{self, Found, Kind};
+use crate::store::scan_files::{self, Scanned};
+use crate::store::{self, Project};
+
+/// The largest file parsed whole (as JSON, or as text with line numbers);
+/// a larger one is scanned in chunks.
+pub const WHOLE_LIMIT: u64 = 32 * 1024 * 1024;
+
+const CHUNK: usize = 4 * 1024 * 1024;
+const OVERLAP: usize = 64 * 1024;
+
+/// One secret found in a stored file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The file, relative to the project root when it is inside it.
+    pub file: String,
+    /// Where in it: a JSON path, `line N`, or `byte N`.
+    pub location: String,
+    /// What it is (`anthropic-key`, `private-key`…).
+    pub kind: String,
+    /// The secret masked: its first 4 and last 2 characters at most.
+    pub masked: String,
+}
+
+/// What a scan found, and how much it read.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// The findings, file by file in the order scanned.
+    pub findings: Vec<Finding>,
+    /// Files read.
+    pub files: u64,
+    /// Files passed over as binary.
+    pub binary: u64,
+    /// Files that could not be read, with why.
+    pub unreadable: Vec<(String, String)>,
+}
+
+/// Scans every stored transcript, run folder and work session.
+pub fn scan(p: &Project) -> Result<Report> {
+    let mut report = Report::default();
+    for file in stored_files(p)? {
+        scan_file(p, &file, &mut report);
+    }
+    Ok(report)
+}
+
+/// The files a scan reads, in a stable order: transcripts, run folders,
+/// work sessions.
+fn stored_files(p: &Project) -> Result<Vec<PathBuf>> {
+    let mut files = vec![];
+    let transcripts = &p.config.transcripts_dir;
+    for dir in [transcripts.clone(), store::transcript::archive_dir(p)] {
+        if dir.is_dir() {
+            let mut here: Vec<PathBuf> = store::transcript::transcript_files(&dir)?
+                .into_iter()
+                .map(|(_, path)| path)
+                .collect();
+            here.sort();
+            files.extend(here);
+        }
+    }
+    for dir in [&p.config.agent_outputs_folder, &p.config.archive_folder] {
+        let mut folders = vec![];
+        for f in store::runs::walk(dir)? {
+            folders.push(f?.path);
+        }
+        folders.sort();
+        for folder in folders {
+            files.extend(scan_files::files_under(&folder));
+        }
+    }
+    for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
+        if dir.is_dir() {
+            let mut here = store::work_session::session_files(dir)?;
+            here.extend(store::workflow::state_files(dir)?);
+            here.sort();
+            files.extend(here);
+        }
+    }
+    files.dedup();
+    Ok(files)
+}
+
+fn shown(p: &Project, file: &Path) -> String {
+    file.strip_prefix(&p.config.root)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn scan_file(p: &Project, file: &Path, report: &mut Report) {
+    let name = shown(p, file);
+    let mut add = |location: String, found: Vec<Found>| {
+        for f in found {
+            report.findings.push(Finding {
+                file: name.clone(),
+                location: location.clone(),
+                kind: f.kind.as_str().to_string(),
+                masked: secrets::mask(&f.secret),
+            });
+        }
+    };
+    match scan_files::read(file, WHOLE_LIMIT) {
+        Err(e) => {
+            report.unreadable.push((shown(p, file), e.to_string()));
+            return;
+        }
+        Ok(Scanned::Binary) => {
+            report.binary += 1;
+            return;
+        }
+        Ok(Scanned::Whole(text)) => {
+            let json =
+                file.extension().is_some_and(|e| e == "json") || text.trim_start().starts_with('{');
+            match json
+                .then(|| serde_json::from_str::<serde_json::Value>(&text).ok())
+                .flatten()
+            {
+                Some(v) => secrets::each_string(&v, "", &mut |path, found| {
+                    add(
+                        if path.is_empty() {
+                            "(value)".into()
+                        } else {
+                            path.to_string()
+                        },
+                        found,
+                    );
+                }),
+                None => {
+                    let mut line = 1;
+                    let mut at = 0;
+                    for f in secrets::find(&text) {
+                        line += text[at..f.range.start].matches('\n').count();
+                        at = f.range.start;
+                        add(format!("line {line}"), vec![f]);
+                    }
+                }
+            }
+        }
+        Ok(Scanned::Large) => {
+            // Findings in the overlap are seen twice: the second is dropped.
+            let mut seen_to = 0u64;
+            let chunked = scan_files::each_chunk(file, CHUNK, OVERLAP, &mut |offset, text| {
+                for f in secrets::find(text) {
+                    let at = offset + f.range.start as u64;
+                    if at < seen_to {
+                        continue;
+                    }
+                    seen_to = at + (f.range.len() as u64);
+                    add(format!("byte {at}"), vec![f]);
+                }
+            });
+            if let Err(e) = chunked {
+                report.unreadable.push((shown(p, file), e.to_string()));
+                return;
+            }
+        }
+    }
+    report.files += 1;
+}
+
+/// Scans and tells the face how many secrets the stored files hold, as a
+/// notice (`logbook doctor`): never a failure, a scan that cannot run says
+/// nothing.
+pub fn notice_count(p: &Project) {
+    if let Ok(report) = scan(p)
+        && !report.findings.is_empty()
+    {
+        let n = report.findings.len();
+        crate::notice::push(format!(
+            "{n} secret{} found in stored transcripts, run outputs or work sessions; `logbook secrets scan` lists them (exports and team pushes redact them)",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+}
+
+/// The kinds a scan looks for, by name.
+pub fn kinds() -> Vec<&'static str> {
+    Kind::ALL.iter().map(|k| k.as_str()).collect()
+}
