@@ -35,6 +35,7 @@ mod repo_identity;
 mod runs;
 mod runs_hardening;
 mod scale;
+mod secrets;
 mod seed_fidelity;
 mod serve;
 mod session;
