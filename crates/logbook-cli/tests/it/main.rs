@@ -37,6 +37,7 @@ mod runs_hardening;
 mod scale;
 mod secrets;
 mod seed_fidelity;
+mod seed_runs;
 mod serve;
 mod session;
 mod settled;

@@ -350,7 +350,7 @@ fn path_attacks_are_refused_and_change_nothing() {
         (&id, "a/../../x", "contains `..`"),
         (&id, "link.md", "leads outside the run folder"),
         (&id, "rootlink/secret.txt", "leads outside the run folder"),
-        (&id, "missing.md", "does not exist"),
+        (&id, "missing.md", "missing.md not found"),
         (&id, "manifest.json", "the manifest itself"),
         (&id, ".", "names the run folder itself"),
         ("not-a-uuid", "ok.md", "invalid run id \"not-a-uuid\""),

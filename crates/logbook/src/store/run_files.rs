@@ -358,14 +358,13 @@ pub fn confine(folder: &Path, rel: &str, given: &str) -> Result<(String, PathBuf
     let target = || rel.split('/').fold(folder.to_path_buf(), |p, c| p.join(c));
     let (real, path) = match lead(folder, rel).map_err(|e| Error::io(target(), e))? {
         Lead::File { rel, path } => (rel, path),
+        // Not found (exit 4), as a missing run is: the caller names a file
+        // that is not there yet.
         Lead::Missing => {
-            return Err(Error::invalid(
+            return Err(Error::not_found(
                 "output file",
-                given,
-                format!(
-                    "{} does not exist; write the file into the run folder first, then register it",
-                    target().display()
-                ),
+                target().display().to_string(),
+                "write the file into the run folder first, then register it",
             ));
         }
         Lead::Unconfined(u) => return Err(Error::invalid("output file", given, u.explain())),
