@@ -78,19 +78,12 @@ pub(crate) fn find_rows(project: &Project, row: RowSink<'_>) -> Result<f64> {
     // the row asks for agent07's, else the next agent's that has one.
     let agent = (7..27)
         .map(|i| format!("agent{:02}", i % 20))
-        .find(|a| run::latest_output(project, a, Some("^review-"), Some("report")).is_ok())
+        .find(|a| run::latest_output(project, &review_report(a)).is_ok())
         .context("no agent has a report of a '^review-' workflow; use a larger --runs")?;
     let mut idx_ms = vec![];
     let mut expected = None;
     for _ in 0..50 {
-        let (d, found) = time(|| {
-            Ok(run::latest_output(
-                project,
-                &agent,
-                Some("^review-"),
-                Some("report"),
-            )?)
-        })?;
+        let (d, found) = time(|| Ok(run::latest_output(project, &review_report(&agent))?))?;
         idx_ms.push(ms(d));
         expected = Some(found.path);
     }
@@ -245,8 +238,20 @@ pub(crate) fn fts_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The seed's "find latest output" by reading every manifest: the baseline
-/// `latest-output` through the index is measured against.
+/// `latest-output --agent AGENT --workflow '^review-' --type report`: the
+/// question the row times.
+fn review_report(agent: &str) -> run::LatestQuery<'_> {
+    run::LatestQuery {
+        agent,
+        workflow: Some("^review-"),
+        output_type: Some("report"),
+        status: None,
+    }
+}
+
+/// The seed's "find latest output" by reading every manifest (its
+/// discovery pattern: completed runs only): the baseline `latest-output`
+/// through the index is measured against.
 fn latest_output_scan(
     project: &Project,
     agent: &str,
@@ -256,6 +261,7 @@ fn latest_output_scan(
     let query = RunQuery {
         agent: Some(agent.to_string()),
         workflow: Some(workflow.to_string()),
+        status: Some(run::LATEST_STATUS.to_string()),
         ..RunQuery::default()
     };
     let every = RunQuery {

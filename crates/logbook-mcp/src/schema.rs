@@ -153,6 +153,7 @@ pub(crate) fn latest_output() -> Arc<JsonObject> {
         json!({
             "path": {"type": "string"},
             "session_id": {"type": "string"},
+            "status": {"type": "string", "description": "the run's execution.status: completed unless the call asked another status"},
             "output": {"type": "object"},
             "missing": {"type": "boolean", "description": "the file was registered but is gone"},
             "unsafe": {"type": ["string", "null"], "enum": ["symlink-outside-run", "hard-link", null], "description": "the file is there but not the run's own (a symlink leading outside the run folder, a hard link); do not use it"}

@@ -280,8 +280,9 @@ impl Catalog for PgCatalog {
         agent: &str,
         workflow: Option<&str>,
         output_type: Option<&str>,
+        status: Option<&str>,
     ) -> Result<Option<TeamOutput>> {
-        self.read(async |c| query::latest_output(c, agent, workflow, output_type).await)
+        self.read(async |c| query::latest_output(c, agent, workflow, output_type, status).await)
     }
 
     fn runs(&self, ids: &[String]) -> Result<Vec<TeamRun>> {

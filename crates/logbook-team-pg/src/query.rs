@@ -201,6 +201,7 @@ pub(crate) async fn latest_output(
     agent: &str,
     workflow: Option<&str>,
     output_type: Option<&str>,
+    status: Option<&str>,
 ) -> Res<Option<TeamOutput>> {
     let row = c
         .query_opt(
@@ -210,9 +211,10 @@ pub(crate) async fn latest_output(
                  WHERE NOT r.deleted AND r.agent = $1 \
                    AND ($2::text IS NULL OR r.workflow = $2 OR r.workflow ~ $2) \
                    AND ($3::text IS NULL OR o.type = $3) \
+                   AND ($4::text IS NULL OR r.status = $4) \
                  ORDER BY r.started_ms DESC NULLS LAST, r.id DESC, o.seq DESC LIMIT 1"
             ),
-            &[&agent, &workflow, &output_type],
+            &[&agent, &workflow, &output_type, &status],
         )
         .await
         .map_err(err)?;

@@ -169,6 +169,10 @@ pub(crate) struct LatestOutputArgs {
     /// Output type (document, data, report, artifact).
     #[arg(long = "type", value_name = "T")]
     output_type: Option<OutputType>,
+    /// The run's status: completed by default; running, failed, cancelled,
+    /// or `any` for the newest run whatever its status (then said on stderr).
+    #[arg(long, value_name = "S")]
+    status: Option<String>,
     /// Look in every machine's runs in the team catalog (team_url).
     #[arg(long)]
     team: bool,
@@ -548,17 +552,29 @@ fn more_note(page: &query::Page, offset: usize) -> Option<String> {
 }
 
 pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Output> {
-    let found = query::backend(&ctx.project, Scope::of_flag(a.team))?.latest_output(
-        &a.agent,
-        a.workflow.as_deref(),
-        a.output_type.as_ref().map(OutputType::as_str),
-    )?;
+    let ask = run::LatestQuery {
+        agent: &a.agent,
+        workflow: a.workflow.as_deref(),
+        output_type: a.output_type.as_ref().map(OutputType::as_str),
+        status: a.status.as_deref(),
+    };
+    let found = query::backend(&ctx.project, Scope::of_flag(a.team))?.latest_output(&ask)?;
+    // stdout stays the path alone (scripts take it); when the status was
+    // not fixed by the question, the answer says it, after the path.
+    let status_note = ask.status_filter()?.is_none().then(|| {
+        format!(
+            "run {} is {}",
+            found.run.id,
+            found.run.manifest.execution.status.as_str()
+        )
+    });
     if let Some(origin) = &found.origin {
         // Another machine's path: named with its machine, never checked here.
         return Ok(Output::new(
             run::latest_output_json(&found)?,
             format!("{origin}:{}\n", found.path.display()),
-        ));
+        )
+        .with_note(status_note));
     }
     if found.missing {
         ctx.printer.warn(&format!(
@@ -579,7 +595,8 @@ pub(crate) fn latest_output(ctx: &Context, a: &LatestOutputArgs) -> Result<Outpu
     Ok(Output::new(
         run::latest_output_json(&found)?,
         format!("{}\n", found.path.display()),
-    ))
+    )
+    .with_note(status_note))
 }
 
 pub(crate) fn lineage(ctx: &Context, a: &LineageArgs) -> Result<Output> {

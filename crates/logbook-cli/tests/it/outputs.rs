@@ -50,17 +50,17 @@ fn an_output_replaced_later_by_a_symlink_or_a_hard_link_is_named_by_latest_outpu
     ] {
         let t = TestProject::new();
         let (id, dir) = registered(&t);
-        let found = t.json(&["latest-output", "--agent", "casey"]);
+        let found = t.json(&["latest-output", "--agent", "casey", "--status", "running"]);
         assert_eq!(found["unsafe"], json!(null), "{found}");
 
         let file = dir.join("req.md");
         std::fs::remove_file(&file).unwrap();
         replace(&t.path("secret.txt"), &file);
 
-        let found = t.json(&["latest-output", "--agent", "casey"]);
+        let found = t.json(&["latest-output", "--agent", "casey", "--status", "running"]);
         assert_eq!(found["missing"], false, "{found}");
         assert_eq!(found["unsafe"], unsafe_kind, "{found}");
-        let r = t.run(&["latest-output", "--agent", "casey"]);
+        let r = t.run(&["latest-output", "--agent", "casey", "--status", "running"]);
         assert_eq!(r.ok().trim_end(), file.to_str().unwrap());
         assert!(
             r.stderr.starts_with("warning:")

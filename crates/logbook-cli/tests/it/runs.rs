@@ -649,8 +649,9 @@ fn latest_output_follows_the_seed_pattern() {
             "x",
         ]);
     }
+    // These runs are still running: asked for by that status.
     let path = |args: &[&str]| {
-        let mut all = vec!["latest-output"];
+        let mut all = vec!["latest-output", "--status", "running"];
         all.extend_from_slice(args);
         p.run(&all).ok().trim_end().to_string()
     };
@@ -680,7 +681,15 @@ fn latest_output_follows_the_seed_pattern() {
         ]),
         run_dir(&p, &old).join("data.json").to_str().unwrap()
     );
-    let j = p.json(&["latest-output", "--agent", "casey", "--type", "data"]);
+    let j = p.json(&[
+        "latest-output",
+        "--agent",
+        "casey",
+        "--type",
+        "data",
+        "--status",
+        "running",
+    ]);
     assert_eq!(j["session_id"], old.as_str());
     assert!(
         p.run(&["latest-output", "--agent", "pixel"])

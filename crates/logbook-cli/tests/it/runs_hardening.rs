@@ -354,14 +354,14 @@ fn latest_output_marks_a_deleted_file_missing() {
         "--description",
         "R",
     ]);
-    let found = p.json(&["latest-output", "--agent", "casey"]);
+    let found = p.json(&["latest-output", "--agent", "casey", "--status", "running"]);
     assert_eq!(found["missing"], false);
     std::fs::remove_file(&file).unwrap();
-    let found = p.json(&["latest-output", "--agent", "casey"]);
+    let found = p.json(&["latest-output", "--agent", "casey", "--status", "running"]);
     assert_eq!(found["missing"], true);
     assert_eq!(found["path"], file.to_str().unwrap());
     assert_eq!(found["output"]["file"], "req.md");
-    let r = p.run(&["latest-output", "--agent", "casey"]);
+    let r = p.run(&["latest-output", "--agent", "casey", "--status", "running"]);
     assert_eq!(r.ok().trim_end(), file.to_str().unwrap());
     assert!(
         r.stderr.starts_with("warning:") && r.stderr.contains("no longer there"),

@@ -4,9 +4,130 @@
 //! keys come in the seed's order, a missing output file is "not found", and
 //! `doctor` names what the seed's schema would reject.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::TestProject;
+use crate::mcp::Mcp;
+
+/// Starts a run at `when` (the fixed clock) and returns its id and folder.
+fn run_at(p: &mut TestProject, when: &str, agent: &str, workflow: &str) -> (String, String) {
+    p.now = Some(when.into());
+    let started = p.start_run(agent, workflow, &[]);
+    (
+        started["session_id"].as_str().unwrap().to_string(),
+        started["folder"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Writes `rel` into the run folder and registers it as a document.
+fn register(p: &TestProject, id: &str, folder: &str, rel: &str, text: &str) -> String {
+    let path = std::path::Path::new(folder).join(rel);
+    std::fs::write(&path, text).unwrap();
+    p.json(&[
+        "run",
+        "output",
+        id,
+        rel,
+        "--type",
+        "document",
+        "--description",
+        "the requirements",
+    ]);
+    path.to_string_lossy().into_owned()
+}
+
+/// The audit's evidence: a completed run, then a failed one and a running
+/// one (that registered a half-written file) newer than it.
+fn three_runs(p: &mut TestProject) -> [String; 3] {
+    let (done, done_dir) = run_at(p, "2026-02-01T09:00:00.000Z", "quill", "gather-needs");
+    let done_file = register(p, &done, &done_dir, "needs.md", "# Needs\nall of them\n");
+    p.run(&["run", "finish", &done, "--status", "completed"])
+        .ok();
+    let (failed, failed_dir) = run_at(p, "2026-02-02T09:00:00.000Z", "quill", "gather-needs");
+    let failed_file = register(p, &failed, &failed_dir, "needs.md", "# Needs\nbroken\n");
+    p.run(&["run", "finish", &failed, "--status", "failed"])
+        .ok();
+    let (running, running_dir) = run_at(p, "2026-02-03T09:00:00.000Z", "quill", "gather-needs");
+    let half = register(p, &running, &running_dir, "needs.md", "# Needs\nhal");
+    [done_file, failed_file, half]
+}
+
+#[test]
+fn latest_output_answers_from_the_newest_completed_run_unless_a_status_is_asked() {
+    let mut p = TestProject::new();
+    let [done, failed, half] = three_runs(&mut p);
+
+    // The default: the completed run's file, never the newer failed one's
+    // or the running one's half-written file.
+    let human = p.run(&["latest-output", "--agent", "quill"]);
+    assert_eq!(human.ok(), format!("{done}\n"));
+    assert!(human.stderr.is_empty(), "{}", human.stderr);
+    let j = p.json(&["latest-output", "--agent", "quill", "--type", "document"]);
+    assert_eq!(j["path"], done.as_str());
+    assert_eq!(j["status"], "completed");
+
+    // Another status, asked for.
+    let j = p.json(&["latest-output", "--agent", "quill", "--status", "failed"]);
+    assert_eq!(
+        (j["path"].as_str(), j["status"].as_str()),
+        (Some(failed.as_str()), Some("failed"))
+    );
+    let j = p.json(&["latest-output", "--agent", "quill", "--status", "running"]);
+    assert_eq!(j["path"], half.as_str());
+
+    // `any`: the newest run whatever its status, and the answer says which.
+    let any = p.run(&["latest-output", "--agent", "quill", "--status", "any"]);
+    assert_eq!(any.ok(), format!("{half}\n"), "stdout stays the path alone");
+    assert!(any.stderr.contains("is running"), "{}", any.stderr);
+    let j = p.json(&["latest-output", "--agent", "quill", "--status", "any"]);
+    assert_eq!(
+        (j["path"].as_str(), j["status"].as_str()),
+        (Some(half.as_str()), Some("running"))
+    );
+
+    // No completed run of a workflow: not found, saying how to widen it.
+    p.now = Some("2026-02-04T09:00:00.000Z".into());
+    let lone = p.start_run("quill", "draft-plan", &[]);
+    let lone_id = lone["session_id"].as_str().unwrap();
+    register(
+        &p,
+        lone_id,
+        lone["folder"].as_str().unwrap(),
+        "plan.md",
+        "wip",
+    );
+    let err = p.run(&["latest-output", "--agent", "quill", "--workflow", "^draft-"]);
+    let err = err.not_found();
+    assert!(err.contains("status completed"), "{err}");
+    assert!(err.contains("any"), "{err}");
+    let err = p.run(&["latest-output", "--agent", "quill", "--status", ""]);
+    assert!(err.err().contains("status"), "{}", err.stderr);
+}
+
+#[test]
+fn mcp_latest_output_takes_a_status_and_defaults_to_completed() {
+    let mut p = TestProject::new();
+    let [done, failed, half] = three_runs(&mut p);
+    let mut m = Mcp::start(&p);
+    let out = m.ok("latest_output", json!({"agent": "quill"}));
+    assert_eq!(
+        (out["path"].as_str(), out["status"].as_str()),
+        (Some(done.as_str()), Some("completed"))
+    );
+    let out = m.ok(
+        "latest_output",
+        json!({"agent": "quill", "status": "failed"}),
+    );
+    assert_eq!(out["path"], failed.as_str());
+    let out = m.ok("latest_output", json!({"agent": "quill", "status": "any"}));
+    assert_eq!(
+        (out["path"].as_str(), out["status"].as_str()),
+        (Some(half.as_str()), Some("running"))
+    );
+    // The CLI answers the same.
+    let cli: Value = p.json(&["latest-output", "--agent", "quill", "--status", "any"]);
+    assert_eq!(cli, out);
+}
 
 #[test]
 fn registering_an_output_file_that_does_not_exist_is_not_found() {

@@ -308,6 +308,10 @@ fn latest_output_story(t: &TestProject, scope: Scope) -> Vec<(i32, Value)> {
         &["--agent", "pixel", "--type", "report"],
         &["--agent", "quinn", "--workflow", "^deep-"],
         &["--agent", "casey", "--type", "data"],
+        // Completed runs answer unless a status is asked (issue 45).
+        &["--agent", "casey", "--status", "any"],
+        &["--agent", "casey", "--status", "failed"],
+        &["--agent", "casey", "--status", "running"],
     ]
     .iter()
     .map(|args| {
@@ -430,6 +434,14 @@ fn every_story_reads_the_same_from_sqlite_and_from_postgresql() {
     assert_eq!(latest_output_story(&t, Scope::Team), local);
     assert_eq!(local[3].0, 4, "no data output: not found");
     assert!(local[0].1["path"].as_str().unwrap().ends_with("notes.md"));
+    assert_eq!(local[0].1["status"], "completed", "completed by default");
+    for (i, status) in [(4, None), (5, Some("failed")), (6, Some("running"))] {
+        let (code, json) = &local[i];
+        assert_eq!(*code, 0, "latest-output story {i}: {json}");
+        if let Some(status) = status {
+            assert_eq!(json["status"], status, "latest-output story {i}");
+        }
+    }
 
     let local = lineage_story(&t, Scope::Local, &ids);
     assert_eq!(lineage_story(&t, Scope::Team, &ids), local);

@@ -133,6 +133,10 @@ pub(crate) struct LatestOutputArgs {
     /// Output type: document, data, report or artifact.
     #[serde(rename = "type")]
     output_type: Option<String>,
+    /// The run's status: completed when absent (never a failed run or a
+    /// running one's half-written file); running, failed, cancelled, or
+    /// "any" for the newest run whatever its status (the answer's status says which).
+    status: Option<String>,
 }
 
 #[tool_router(router = run_tools, vis = "pub(super)")]
@@ -276,7 +280,7 @@ impl LogbookServer {
     }
 
     #[tool(
-        description = "The latest output of an agent (optionally of a workflow and a type): its absolute path, run and record. Use to pick up what an earlier run produced.",
+        description = "The latest output of an agent (optionally of a workflow and a type) from its newest completed run, or of the status asked (\"any\": every status): its absolute path, run, status and record. Use to pick up what an earlier run produced.",
         output_schema = schema::latest_output(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -287,11 +291,12 @@ impl LogbookServer {
                 .as_deref()
                 .map(parse::<OutputType>)
                 .transpose()?;
-            let found = query::backend(p, Scope::Local)?.latest_output(
-                &a.agent,
-                a.workflow.as_deref(),
-                t.as_ref().map(OutputType::as_str),
-            )?;
+            let found = query::backend(p, Scope::Local)?.latest_output(&run::LatestQuery {
+                agent: &a.agent,
+                workflow: a.workflow.as_deref(),
+                output_type: t.as_ref().map(OutputType::as_str),
+                status: a.status.as_deref(),
+            })?;
             run::latest_output_json(&found)
         })
         .await

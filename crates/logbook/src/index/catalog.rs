@@ -297,13 +297,15 @@ pub trait Catalog: Send + Sync {
     /// Runs matching `query` across every origin, newest first, paged, with
     /// how many match in all.
     fn find_runs(&self, query: &RunQuery) -> Result<(Vec<TeamRun>, u64)>;
-    /// The newest run of `agent` whose workflow matches, and in it the last
-    /// output of `output_type`.
+    /// The newest run of `agent` whose workflow matches and whose status
+    /// is `status` (any when `None`), and in it the last output of
+    /// `output_type`.
     fn latest_output(
         &self,
         agent: &str,
         workflow: Option<&str>,
         output_type: Option<&str>,
+        status: Option<&str>,
     ) -> Result<Option<TeamOutput>>;
     /// The runs with these ids, from any origin.
     fn runs(&self, ids: &[String]) -> Result<Vec<TeamRun>>;

@@ -13,18 +13,20 @@ use crate::model::run::{OutputRecord, Run};
 
 impl Index {
     /// the scan's latest output from the index: the newest run of `agent`
-    /// (workflow matching) having an output of `output_type`, and its last
-    /// such output.
+    /// (workflow matching, of `status` unless `None`) having an output of
+    /// `output_type`, and its last such output.
     pub fn latest_output(
         &self,
         agent: &str,
         workflow: Option<&str>,
         output_type: Option<&str>,
+        status: Option<&str>,
     ) -> Result<Option<(Run, OutputRecord, PathBuf)>> {
         // An archived run's outputs are still its agent's latest.
         let query = RunQuery {
             agent: Some(agent.to_string()),
             workflow: workflow.map(str::to_string),
+            status: status.map(str::to_string),
             archive: ArchiveScope::All,
             ..RunQuery::default()
         };

@@ -184,8 +184,17 @@ fn latest_output_is_the_newest_runs_last_output_of_the_type() {
     assert_eq!(Index::open(&p).unwrap().sync().unwrap().indexed, 5);
 
     let latest = |workflow: Option<&str>, ty: Option<&str>| {
-        run::latest_output(&p, "alex", workflow, ty)
-            .map(|l| (l.run.id.to_string(), l.output.file, l.path))
+        // These runs are still running: asked for whatever their status.
+        run::latest_output(
+            &p,
+            &run::LatestQuery {
+                agent: "alex",
+                workflow,
+                output_type: ty,
+                status: Some(run::ANY_STATUS),
+            },
+        )
+        .map(|l| (l.run.id.to_string(), l.output.file, l.path))
     };
     let (id, file, path) = latest(Some("^intake$"), Some("report")).unwrap();
     assert_eq!((id.as_str(), file.as_str()), (new.as_str(), "final.md"));
@@ -199,13 +208,13 @@ fn latest_output_is_the_newest_runs_last_output_of_the_type() {
 
     let err = latest(Some("intake"), Some("artifact")).unwrap_err();
     assert!(
-        matches!(&err, logbook::Error::NotFound { id, .. } if id == "alex (workflow intake, type artifact)"),
+        matches!(&err, logbook::Error::NotFound { id, .. } if id == "alex (workflow intake, type artifact, status any)"),
         "{err:?}"
     );
     // The index answers the same without the ops layer.
     let (run, out, _) = Index::open(&p)
         .unwrap()
-        .latest_output("blake", None, Some("report"))
+        .latest_output("blake", None, Some("report"), None)
         .unwrap()
         .unwrap();
     assert_eq!(

@@ -6,8 +6,8 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use super::{
-    Backend, Count, LatestOutput, OutputText, Page, RunLineage, Shown, Sink, TranscriptRow,
-    Transcripts, drain,
+    Backend, Count, LatestOutput, LatestQuery, OutputText, Page, RunLineage, Shown, Sink,
+    TranscriptRow, Transcripts, drain,
 };
 use crate::error::Result;
 use crate::model::ids::{RunId, RunRef};
@@ -48,13 +48,8 @@ impl Backend for Local<'_> {
         })
     }
 
-    fn latest_output(
-        &self,
-        agent: &str,
-        workflow: Option<&str>,
-        output_type: Option<&str>,
-    ) -> Result<LatestOutput> {
-        run::latest_output(self.p, agent, workflow, output_type)
+    fn latest_output(&self, ask: &LatestQuery<'_>) -> Result<LatestOutput> {
+        run::latest_output(self.p, ask)
     }
 
     fn lineage(&self, r: &RunRef, tz: &TimeZone) -> Result<RunLineage> {
@@ -127,13 +122,8 @@ impl Backend for Files<'_> {
         self.local().show(r)
     }
 
-    fn latest_output(
-        &self,
-        agent: &str,
-        workflow: Option<&str>,
-        output_type: Option<&str>,
-    ) -> Result<LatestOutput> {
-        self.local().latest_output(agent, workflow, output_type)
+    fn latest_output(&self, ask: &LatestQuery<'_>) -> Result<LatestOutput> {
+        self.local().latest_output(ask)
     }
 
     fn lineage(&self, r: &RunRef, tz: &TimeZone) -> Result<RunLineage> {

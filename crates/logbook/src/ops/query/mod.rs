@@ -46,7 +46,7 @@ use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope};
 use crate::store::Project;
 use crate::store::run_files::{Tree, TreeEntry};
 
-pub use crate::ops::run::LatestOutput;
+pub use crate::ops::run::{LatestOutput, LatestQuery};
 
 /// Where a read answers from: what the user chose, passed through by
 /// every face unchanged.
@@ -335,14 +335,10 @@ pub trait Backend {
     /// browser): a local run folder that is a symlink out of the runs
     /// folder is refused.
     fn show(&self, run: &RunRef) -> Result<Shown>;
-    /// The newest run of `agent` whose workflow matches, and in it the
-    /// last output of `output_type` (any type when `None`).
-    fn latest_output(
-        &self,
-        agent: &str,
-        workflow: Option<&str>,
-        output_type: Option<&str>,
-    ) -> Result<LatestOutput>;
+    /// The newest run that `ask` names (completed unless it asks another
+    /// status, see [`LatestQuery::status_filter`]), and in it the last
+    /// output of its type (any type when none).
+    fn latest_output(&self, ask: &LatestQuery<'_>) -> Result<LatestOutput>;
     /// The runs on the ancestor and descendant chains of `run`.
     fn lineage(&self, run: &RunRef, tz: &TimeZone) -> Result<RunLineage>;
     /// Transcripts, newest first, as `opts` selects them (in team scope,

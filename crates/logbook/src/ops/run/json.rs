@@ -29,7 +29,8 @@ pub fn output_json(run: &Run, record: &OutputRecord) -> Value {
     })
 }
 
-/// `latest-output --json`: the path, its run, its record, whether the
+/// `latest-output --json`: the path, its run and that run's status (which
+/// `--status any` may make other than completed), its record, whether the
 /// file is still there and, if it is not the run's own, why (`unsafe`).
 /// In team scope, plus the machine it came from and its stored text;
 /// `unsafe` is then always null, since the catalog answers with the text
@@ -38,6 +39,7 @@ pub fn latest_output_json(found: &LatestOutput) -> Result<Value> {
     let mut json = serde_json::json!({
         "path": found.path,
         "session_id": found.run.manifest.session_id,
+        "status": found.run.manifest.execution.status.as_str(),
         "output": found.output,
         "missing": found.missing,
         "unsafe": found.unconfined.map(|u| u.as_str()),

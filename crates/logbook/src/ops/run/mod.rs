@@ -24,7 +24,10 @@ mod write;
 pub use crate::ops::query::{COUNTED_MATCHES, DEFAULT_PAGE, entry};
 pub use json::{entry_json, latest_output_json, output_json, started_json};
 pub use outputs::{OutputFile, READ_LIMIT, read_output, register_output};
-pub use query::{LatestOutput, agents, latest_output, lineage, resolve, show, show_confined};
+pub use query::{
+    ANY_STATUS, LATEST_STATUS, LatestOutput, LatestQuery, agents, latest_output, lineage, resolve,
+    show, show_confined,
+};
 pub(crate) use query::{find_each, find_page, find_scan_page, lineage_ref, resolve_ref};
 pub use write::{
     StartOptions, Started, conversations, finish, link, mark_abandoned, record_conversation, start,

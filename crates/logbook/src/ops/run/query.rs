@@ -11,7 +11,7 @@ use crate::error::{Error, Next, Result, Step};
 use crate::index::{Hit, Index, Kind};
 use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
-use crate::model::query::{ArchiveScope, RunQuery, filter_sorted};
+use crate::model::query::{ArchiveScope, RunQuery, filter_sorted, query_status};
 use crate::model::run::{OutputRecord, Run};
 use crate::ops::query::{COUNTED_MATCHES, Count, Found, FoundRun, Page, entry, paged};
 use crate::ops::run_files::Unconfined;
@@ -279,18 +279,104 @@ pub struct LatestOutput {
     pub truncated: bool,
 }
 
+/// What `latest-output` asks, as a face was given it: one value every
+/// backend answers, so the status rule ([`LatestQuery::status_filter`]) is
+/// applied in one place.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LatestQuery<'a> {
+    /// `agent.name`, exactly.
+    pub agent: &'a str,
+    /// `workflow.name`, exactly or as a regular expression.
+    pub workflow: Option<&'a str>,
+    /// The output type; any when `None`.
+    pub output_type: Option<&'a str>,
+    /// The run status as given (`--status`, MCP `status`): `None` is
+    /// [`LATEST_STATUS`], [`ANY_STATUS`] takes every status.
+    pub status: Option<&'a str>,
+}
+
+/// The status `latest-output` answers from unless asked: seed 000's
+/// discovery pattern filters `status: "completed"`, so a downstream agent
+/// never builds on a failed run or a half-written file of a running one.
+pub const LATEST_STATUS: &str = "completed";
+/// The `--status` value that takes the newest run whatever its status.
+pub const ANY_STATUS: &str = "any";
+
+impl<'a> LatestQuery<'a> {
+    /// The status a run must have to answer: [`LATEST_STATUS`] when none
+    /// was given, `None` (every status) for [`ANY_STATUS`], else the one
+    /// given, checked as `find --status` checks it (a typo is an error,
+    /// never "not found").
+    pub fn status_filter(&self) -> Result<Option<String>> {
+        match self.status.map(str::trim) {
+            None => Ok(Some(LATEST_STATUS.to_string())),
+            Some(ANY_STATUS) => Ok(None),
+            Some(s) => query_status(s).map(Some).map_err(|e| match e {
+                Error::Invalid { value, reason, .. } => Error::invalid(
+                    "status",
+                    value,
+                    format!("{reason}, or {ANY_STATUS} for every status"),
+                ),
+                e => e,
+            }),
+        }
+    }
+
+    /// How a "none found" error names what was asked.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![];
+        if let Some(w) = self.workflow {
+            parts.push(format!("workflow {w}"));
+        }
+        if let Some(t) = self.output_type {
+            parts.push(format!("type {t}"));
+        }
+        match self.status_filter() {
+            Ok(Some(s)) => parts.push(format!("status {s}")),
+            Ok(None) | Err(_) => parts.push(format!("status {ANY_STATUS}")),
+        }
+        format!("{} ({})", self.agent, parts.join(", "))
+    }
+
+    /// The "none found" error for this question: names what was asked
+    /// and, when only completed runs were looked at, that a status widens it.
+    pub(crate) fn none_found(&self, team: bool) -> Error {
+        let widen = if self.status.is_none() {
+            format!(
+                "only {LATEST_STATUS} runs answer unless a status is given ({ANY_STATUS} takes every run); "
+            )
+        } else {
+            String::new()
+        };
+        let step = Step::FindRuns {
+            agent: Some("NAME".into()),
+            team,
+        };
+        let after = if team {
+            " shows that agent's runs on every machine"
+        } else {
+            " shows that agent's runs and their outputs"
+        };
+        Error::not_found(
+            "output of agent",
+            self.describe(),
+            Next::say(widen).step(step).text(after),
+        )
+    }
+}
+
 /// The seed's "find latest output" pattern: the newest run of `agent` whose
-/// workflow matches, and in it the last output of `output_type` (any type
-/// when `None`), with whether its file is still there.
-pub fn latest_output(
-    p: &Project,
-    agent: &str,
-    workflow: Option<&str>,
-    output_type: Option<&str>,
-) -> Result<LatestOutput> {
-    if let Some((run, output, path)) =
-        Index::open_synced(p)?.latest_output(agent, workflow, output_type)?
-    {
+/// workflow matches and whose status is the one asked (completed unless
+/// asked), and in it the last output of `output_type` (any type when
+/// `None`), with whether its file is still there.
+pub fn latest_output(p: &Project, ask: &LatestQuery<'_>) -> Result<LatestOutput> {
+    let status = ask.status_filter()?;
+    if let Some((run, output, path)) = Index::open_synced(p)?.latest_output(
+        ask.agent,
+        ask.workflow,
+        ask.output_type,
+        status.as_deref(),
+    )? {
         let missing = !store::run_files::is_present(&path);
         let unconfined = store::run_files::unconfined(&run.folder, &output.file);
         return Ok(LatestOutput {
@@ -304,29 +390,13 @@ pub fn latest_output(
             truncated: false,
         });
     }
-    let what = match (workflow, output_type) {
-        (Some(w), Some(t)) => format!("{agent} (workflow {w}, type {t})"),
-        (Some(w), None) => format!("{agent} (workflow {w})"),
-        (None, Some(t)) => format!("{agent} (type {t})"),
-        (None, None) => agent.to_string(),
-    };
     // The pattern must be valid for the answer "none" to mean anything.
     RunQuery {
-        workflow: workflow.map(str::to_string),
+        workflow: ask.workflow.map(str::to_string),
         ..RunQuery::default()
     }
     .matcher()?;
-    Err(Error::not_found(
-        "output of agent",
-        what,
-        Next::of(
-            Step::FindRuns {
-                agent: Some("NAME".into()),
-                team: false,
-            },
-            " shows that agent's runs and their outputs",
-        ),
-    ))
+    Err(ask.none_found(false))
 }
 
 /// The lineage around run `id`: only the runs on its ancestor and descendant

@@ -18,8 +18,8 @@ use crate::model::run::{Run, parse_manifest};
 use crate::model::transcript::{Filter, Kind as TranscriptKind, Metadata, Summary};
 use crate::ops::catalog::{COMMAND_TIMEOUT, connect};
 use crate::ops::query::{
-    Backend, Count, Found, LatestOutput, OutputText, Page, RunLineage, Shown, Sink, TranscriptRow,
-    Transcripts, drain, paged,
+    Backend, Count, Found, LatestOutput, LatestQuery, OutputText, Page, RunLineage, Shown, Sink,
+    TranscriptRow, Transcripts, drain, paged,
 };
 use crate::ops::transcript::ListOptions;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope, report};
@@ -161,18 +161,19 @@ impl Backend for Team<'_> {
             })
     }
 
-    fn latest_output(
-        &self,
-        agent: &str,
-        workflow: Option<&str>,
-        output_type: Option<&str>,
-    ) -> Result<LatestOutput> {
+    fn latest_output(&self, ask: &LatestQuery<'_>) -> Result<LatestOutput> {
+        let status = ask.status_filter()?;
         RunQuery {
-            workflow: workflow.map(str::to_string),
+            workflow: ask.workflow.map(str::to_string),
             ..RunQuery::default()
         }
         .matcher()?;
-        let found = self.catalog.latest_output(agent, workflow, output_type)?;
+        let found = self.catalog.latest_output(
+            ask.agent,
+            ask.workflow,
+            ask.output_type,
+            status.as_deref(),
+        )?;
         let found = found.and_then(|o| {
             let seq = usize::try_from(o.seq).ok()?;
             let (origin, run) = run_of(o.run)?;
@@ -188,19 +189,7 @@ impl Backend for Team<'_> {
                 truncated: o.truncated,
             })
         });
-        found.ok_or_else(|| {
-            Error::not_found(
-                "output of agent",
-                agent,
-                Next::of(
-                    Step::FindRuns {
-                        agent: Some("NAME".into()),
-                        team: true,
-                    },
-                    " shows that agent's runs on every machine",
-                ),
-            )
-        })
+        found.ok_or_else(|| ask.none_found(true))
     }
 
     /// Up and down the chains across machines, one level per round trip.
