@@ -153,3 +153,49 @@ fn registering_an_output_file_that_does_not_exist_is_not_found() {
     let manifest = p.json(&["run", "show", id]);
     assert_eq!(manifest["manifest"]["outputs"], json!([]));
 }
+
+/// The keys of `execution` in the manifest file, in file order.
+fn execution_keys(path: &std::path::Path) -> Vec<String> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["execution"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn execution_keys_come_in_the_seeds_order_and_another_tools_order_is_kept() {
+    let p = TestProject::new();
+    // A run Logbook starts and finishes: the seed's example order.
+    let started = p.start_run("quill", "gather-needs", &["--user", "Robin"]);
+    let id = started["session_id"].as_str().unwrap();
+    let file = std::path::Path::new(started["folder"].as_str().unwrap()).join("manifest.json");
+    p.run(&["run", "finish", id, "--status", "failed"]).ok();
+    assert_eq!(
+        execution_keys(&file),
+        ["started_at", "completed_at", "status", "user"]
+    );
+
+    // A manifest another tool wrote in its own order: a lossless rewrite
+    // keeps that order and adds `completed_at` last, as before.
+    let other = "5e1f0c2a-7b3d-4c8e-9f10-2a3b4c5d6e7f";
+    let path = p.write(
+        &format!("docs/agent-outputs/{other}/manifest.json"),
+        &json!({
+            "version": "1.0.0",
+            "session_id": other,
+            "agent": {"name": "quill", "title": "Quill", "bundle": "bmad/bmm"},
+            "workflow": {"name": "gather-needs", "description": "Needs"},
+            "execution": {"user": "Robin", "status": "running", "started_at": "2026-01-05T10:00:00.000Z"},
+            "outputs": []
+        })
+        .to_string(),
+    );
+    p.run(&["run", "finish", other]).ok();
+    assert_eq!(
+        execution_keys(&path),
+        ["user", "status", "started_at", "completed_at"]
+    );
+}

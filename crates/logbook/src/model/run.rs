@@ -328,6 +328,41 @@ pub fn parse_manifest(path: &Path, text: &str) -> Result<(Manifest, Value)> {
     Ok((manifest, raw))
 }
 
+/// Seed 000's order of the `execution` keys (its example manifest).
+pub const EXECUTION_ORDER: [&str; 4] = ["started_at", "completed_at", "status", "user"];
+
+/// The raw manifest a rewrite of `manifest` should merge over so that a
+/// `completed_at` it adds lands in the seed's place (after `started_at`)
+/// rather than last: `Some` only when the file's `execution` lacks one,
+/// `manifest` sets it, and the keys the file has already follow the seed's
+/// order (as every manifest Logbook writes does). A file another tool wrote
+/// in its own order keeps it, the new key last, as any lossless rewrite.
+pub fn raw_in_seed_order(raw: &Value, manifest: &Manifest) -> Option<Value> {
+    manifest.execution.completed_at.as_ref()?;
+    let exec = raw.get("execution")?.as_object()?;
+    if exec.contains_key("completed_at") || !exec.contains_key("started_at") {
+        return None;
+    }
+    let rank = |k: &str| EXECUTION_ORDER.iter().position(|o| *o == k);
+    let ranks: Vec<usize> = exec.keys().filter_map(|k| rank(k)).collect();
+    if !ranks.windows(2).all(|w| w[0] < w[1]) {
+        return None;
+    }
+    let mut placed = Map::with_capacity(exec.len() + 1);
+    for (k, v) in exec {
+        placed.insert(k.clone(), v.clone());
+        if k == "started_at" {
+            // A slot the merge fills with the new value (the record as read
+            // has no `completed_at`, so the slot is never kept as null).
+            placed.insert("completed_at".into(), Value::Null);
+        }
+    }
+    let mut out = raw.clone();
+    out.as_object_mut()?
+        .insert("execution".into(), Value::Object(placed));
+    Some(out)
+}
+
 /// The status a run folder without `manifest.json` is listed with (seed
 /// 000 shows such a folder by its UUID). A query may ask for it; it is never
 /// written into a manifest, since [`RunStatus`] does not parse it.

@@ -164,6 +164,8 @@ pub fn create(p: &Project, id: &RunId, manifest: &Manifest) -> Result<PathBuf> {
 /// before the change): key order, unknown keys and spellings stay.
 pub fn save(run: &Run, original: &Value, read: &Value) -> Result<()> {
     let path = run.manifest_file();
+    let placed = crate::model::run::raw_in_seed_order(original, &run.manifest);
+    let original = placed.as_ref().unwrap_or(original);
     store::write_atomic(
         &path,
         text::to_json_over(&path, &run.manifest, original, read)?.as_bytes(),
