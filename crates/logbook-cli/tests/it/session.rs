@@ -26,6 +26,14 @@ fn yaml(text: &str) -> Value {
     serde_saphyr::from_str(text).expect("valid YAML")
 }
 
+/// Seed 002's reader of the pointer: the file is there, it loads, and its
+/// `session_id` names no session ("clear active-session.yaml").
+#[track_caller]
+fn assert_pointer_cleared(t: &TestProject) {
+    let pointer = yaml(&t.read(".logbook/sessions/active-session.yaml"));
+    assert_eq!(pointer["session_id"], Value::Null, "{pointer}");
+}
+
 fn session_yaml(t: &TestProject, id: &str) -> Value {
     yaml(&t.read(&format!(".logbook/sessions/{id}.yaml")))
 }
@@ -387,7 +395,7 @@ fn switch_pause_resume_close_and_list() {
     );
     let closed = t.json(&["close", "--summary", "Done; next: phase 2"]);
     assert_eq!(closed["context_summary"], "Done; next: phase 2");
-    assert!(!t.path(".logbook/sessions/active-session.yaml").exists());
+    assert_pointer_cleared(&t);
     assert_eq!(
         t.json(&["list", "--archived"])["archived"]
             .as_array()
@@ -654,7 +662,7 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
         t.path(&format!(".logbook/sessions/archive/{id}.state.json"))
             .is_file()
     );
-    assert!(!t.path(".logbook/sessions/active-session.yaml").exists());
+    assert_pointer_cleared(&t);
     assert!(!old_tmp.exists());
     assert!(young_tmp.exists(), "a young temp file may be a live write");
     let again = finding_kinds(&t.doctor(&[]));
@@ -1026,4 +1034,68 @@ fn hints_name_the_flags_and_yaml_errors_name_no_rust_types() {
             assert!(!err.contains(rust), "{rust:?} in {err}");
         }
     }
+}
+
+/// Issue 45: `close` and `pause` clear `active-session.yaml` as seed 002
+/// says, keeping the file with no session in it, and every reader of the
+/// pointer takes that as "no active session".
+#[test]
+fn close_and_pause_clear_the_pointer_and_keep_the_file() {
+    let t = TestProject::new();
+    let a = t.json(&[
+        "start",
+        "--client",
+        "NORTHWIND",
+        "--project",
+        "LEDGER",
+        "--yes",
+    ])["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t.json(&["pause"]);
+    assert_pointer_cleared(&t);
+    let no_active = |args: &[&str]| {
+        let r = t.run(args);
+        r.not_found().contains("no active work session")
+    };
+    assert!(no_active(&["status"]));
+    assert_eq!(t.json(&["list"])["active"], Value::Null);
+    // A session-bound write finds no session, as without a pointer.
+    assert!(no_active(&["note", "nowhere"]));
+    // `doctor` has nothing to say of a cleared pointer.
+    let kinds = t.doctor(&[]).to_string();
+    assert!(!kinds.contains("stale-active-pointer"), "{kinds}");
+
+    // Resumed, it is named again; closed, cleared again.
+    t.json(&["resume", &a]);
+    assert_eq!(t.json(&["status"])["session_id"], a.as_str());
+    t.json(&["close", "--summary", "Ledger reconciled"]);
+    assert_pointer_cleared(&t);
+    assert!(no_active(&["status"]));
+    // A new start names its session over the cleared pointer.
+    let b = t.json(&[
+        "start",
+        "--client",
+        "NORTHWIND",
+        "--project",
+        "PAYROLL",
+        "--yes",
+    ]);
+    let pointer = yaml(&t.read(".logbook/sessions/active-session.yaml"));
+    assert_eq!(pointer["session_id"], b["session_id"]);
+
+    // A key another tool kept in the pointer survives the clear; one naming
+    // the session is cleared with it.
+    let id = b["session_id"].as_str().unwrap();
+    t.write(
+        ".logbook/sessions/active-session.yaml",
+        &format!("active_session: {id}\nowner: ops-bot\n"),
+    );
+    assert_eq!(t.json(&["status"])["session_id"], id);
+    t.json(&["pause"]);
+    let pointer = yaml(&t.read(".logbook/sessions/active-session.yaml"));
+    assert_eq!(pointer["owner"], "ops-bot", "{pointer}");
+    assert_eq!(pointer["active_session"], Value::Null, "{pointer}");
+    assert!(no_active(&["status"]));
 }

@@ -135,16 +135,23 @@ fn pointer_path(p: &Project) -> PathBuf {
 }
 
 /// The active session's id (no lock: a reader). It is the one
-/// `active-session.yaml` names; without that file, the one live session whose
-/// own status is `active`, so a session file written by hand or by a start
-/// killed before it wrote the pointer is still found.
+/// `active-session.yaml` names; without that file, or with a cleared one
+/// (`session_id: null`, as `close` and `pause` leave it), the one live
+/// session whose own status is `active`, so a session file written by hand
+/// or by a start killed before it wrote the pointer is still found.
 pub fn active_id(p: &Project) -> Result<Option<String>> {
     let path = pointer_path(p);
     match store::read_optional(&path, "active-session pointer")? {
-        Some(text) if !text.trim().is_empty() => pointer_id(&path, &text),
+        Some(text) if !text.trim().is_empty() => match pointer_id(&path, &text)? {
+            Some(id) => Ok(Some(id)),
+            None => sole_active_session(p),
+        },
         _ => sole_active_session(p),
     }
 }
+
+/// The keys a pointer may name its session by, Logbook's first.
+const POINTER_KEYS: [&str; 4] = ["session_id", "active_session", "active_session_id", "id"];
 
 /// Reads the pointer leniently: Logbook writes `session_id: ID`; other tools
 /// may write the bare id or another obvious key.
@@ -152,7 +159,7 @@ fn pointer_id(path: &Path, text: &str) -> Result<Option<String>> {
     let value: Value = text::parse_yaml(path, "active-session pointer", text)?;
     let id = match &value {
         Value::String(s) => Some(s.clone()),
-        Value::Object(m) => ["session_id", "active_session", "active_session_id", "id"]
+        Value::Object(m) => POINTER_KEYS
             .iter()
             .find_map(|k| m.get(*k))
             .and_then(|v| v.as_str().map(str::to_string)),
@@ -173,25 +180,46 @@ fn sole_active_session(p: &Project) -> Result<Option<String>> {
     }
 }
 
-/// Names `id` as the active session, or removes the pointer (the caller
-/// holds [`POINTER_LOCK`] exclusively).
+/// Names `id` as the active session, or clears the pointer (the caller
+/// holds [`POINTER_LOCK`] exclusively). Clearing keeps the file with
+/// `session_id: null`, as seed 002's "clear active-session.yaml" reads: a
+/// seed reader that loads it finds no active session, where a deleted file
+/// would be an error to it. Keys another tool wrote are kept, those naming a
+/// session set to null too.
 pub fn set_pointer(p: &Project, id: Option<&WorkSessionId>) -> Result<()> {
     let path = pointer_path(p);
-    match id {
-        Some(id) => {
-            let ptr = Pointer {
-                session_id: Some(id.as_str().to_string()),
-                activated: Some(clock::now_string()),
-                extra: Map::new(),
-            };
-            store::write_atomic(&path, text::to_yaml(&path, &ptr, None)?.as_bytes())
-        }
-        None => match std::fs::remove_file(&path) {
-            Ok(()) => store::sync_dir(&p.config.sessions_dir),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::io(&path, e)),
+    let ptr = match id {
+        Some(id) => Pointer {
+            session_id: Some(id.as_str().to_string()),
+            activated: Some(clock::now_string()),
+            extra: Map::new(),
         },
-    }
+        None => {
+            // What another tool kept beside the id survives; an unreadable
+            // pointer (the reason it is being cleared, maybe) does not.
+            let old = store::read_optional(&path, "active-session pointer")
+                .ok()
+                .flatten()
+                .and_then(|t| text::parse_yaml::<Value>(&path, "active-session pointer", &t).ok());
+            let mut extra = match old {
+                Some(Value::Object(m)) => m,
+                _ => Map::new(),
+            };
+            extra.remove("session_id");
+            extra.remove("activated");
+            for key in &POINTER_KEYS[1..] {
+                if let Some(v) = extra.get_mut(*key) {
+                    *v = Value::Null;
+                }
+            }
+            Pointer {
+                session_id: None,
+                activated: None,
+                extra,
+            }
+        }
+    };
+    store::write_atomic(&path, text::to_yaml(&path, &ptr, None)?.as_bytes())
 }
 
 /// Moves a session's file, workflow state and history to the archive (the
