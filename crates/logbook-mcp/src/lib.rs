@@ -96,6 +96,19 @@ impl LogbookServer {
         }
     }
 
+    /// The tools whose annotations say they only read: the stdio transport
+    /// lets later requests wait for every other tool call's answer.
+    fn read_only_tools(&self) -> stdio::ReadOnlyTools {
+        Arc::new(
+            self.tool_router
+                .list_all()
+                .into_iter()
+                .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true))
+                .map(|t| t.name.to_string())
+                .collect(),
+        )
+    }
+
     /// The project as it is now: discovered on every call, so a
     /// `logbook.yaml` written after the server started counts.
     fn project(root: Option<&Path>, create: bool) -> logbook::Result<Project> {
@@ -423,12 +436,14 @@ pub async fn serve_stdio(
     // Pipes (as clients start a server) are read and written on the
     // runtime's reactor, not handed to the blocking pool message by message.
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let service = LogbookServer {
+    let server = LogbookServer {
         inline_queries: true,
         ..LogbookServer::new(root)
-    }
-    .serve(stdio::LineTransport::new(stdin, stdout))
-    .await?;
+    };
+    let read_only = server.read_only_tools();
+    let service = server
+        .serve(stdio::LineTransport::new(stdin, stdout, read_only))
+        .await?;
     service.waiting().await?;
     Ok(())
 }

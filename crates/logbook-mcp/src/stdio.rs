@@ -6,16 +6,28 @@
 //! request -32600, both with `"id": null`; a request whose parameters do not
 //! fit gets -32602 with its id. A client waiting on an id never waits
 //! forever, and the server goes on reading.
+//!
+//! Requests on one connection are answered in an order a client can build
+//! on: a tool call that may write is a barrier ([`Barrier`]). The SDK runs
+//! requests concurrently, so a `find_runs` sent right after a `run_start`,
+//! before its answer, could otherwise run first and miss the new run. Until
+//! the write's answer is written, later requests that read or write are
+//! held back (in order) and handed on after it; reads with no write before
+//! them still run at once, side by side, and so do pings and listings of
+//! tools and prompts, which read nothing a write changes.
 
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, JsonRpcMessage, RequestId,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 use tokio::task::JoinHandle;
 
 /// The longest message read, a line on stdio or a request body over HTTP:
@@ -36,6 +48,78 @@ pub(crate) struct LineTransport<R, W> {
     /// Error answers being written; waited for at the end of input, so the
     /// answer to a last garbage line is not lost when the server exits.
     pending: Vec<JoinHandle<()>>,
+    /// The write whose answer later requests wait for.
+    barrier: Barrier,
+    /// Requests read while a write was unanswered, in the order they came.
+    held: VecDeque<ClientJsonRpcMessage>,
+}
+
+/// The tool calls that only read: every other tool call is a write, which
+/// later requests on the connection wait for (see the module's overview).
+pub(crate) type ReadOnlyTools = Arc<HashSet<String>>;
+
+/// The unanswered write a connection's later requests wait for: set when
+/// the write is handed to the SDK, cleared (and `done` notified) once its
+/// answer is written to the client.
+#[derive(Clone, Default)]
+struct Barrier {
+    write: Arc<std::sync::Mutex<Option<RequestId>>>,
+    done: Arc<Notify>,
+    read_only: ReadOnlyTools,
+}
+
+impl Barrier {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<RequestId>> {
+        // A poisoned lock only means a panic elsewhere; the id is still good.
+        self.write.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_up(&self) -> bool {
+        self.lock().is_some()
+    }
+
+    /// Lifts the barrier if `id` is the write it waits for.
+    fn answered(&self, id: &RequestId) {
+        let mut write = self.lock();
+        if write.as_ref() == Some(id) {
+            *write = None;
+            self.done.notify_one();
+        }
+    }
+
+    /// Whether `m` is a tool call that may write.
+    fn is_write(&self, m: &ClientJsonRpcMessage) -> Option<RequestId> {
+        match m {
+            JsonRpcMessage::Request(r) => match &r.request {
+                ClientRequest::CallToolRequest(call)
+                    if !self.read_only.contains(call.params.name.as_ref()) =>
+                {
+                    Some(r.id.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Whether `m` may pass requests held behind a write: it reads nothing a
+/// write changes (a ping, the lists of tools and prompts, a notification
+/// other than a cancellation).
+fn passes_held(m: &ClientJsonRpcMessage) -> bool {
+    match m {
+        JsonRpcMessage::Request(r) => matches!(
+            r.request,
+            ClientRequest::PingRequest(_)
+                | ClientRequest::ListToolsRequest(_)
+                | ClientRequest::ListPromptsRequest(_)
+                | ClientRequest::ListResourceTemplatesRequest(_)
+        ),
+        JsonRpcMessage::Notification(n) => {
+            !matches!(n.notification, ClientNotification::CancelledNotification(_))
+        }
+        _ => true,
+    }
 }
 
 impl<R, W> LineTransport<R, W>
@@ -43,15 +127,29 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    /// A transport reading `reader` and writing `writer`.
-    pub(crate) fn new(reader: R, writer: W) -> Self {
+    /// A transport reading `reader` and writing `writer`; calls of the
+    /// tools in `read_only` are reads, every other tool call a write.
+    pub(crate) fn new(reader: R, writer: W, read_only: ReadOnlyTools) -> Self {
         LineTransport {
             reader: BufReader::new(reader),
             writer: Arc::new(Mutex::new(writer)),
             line: Vec::new(),
             overlong: false,
             pending: Vec::new(),
+            barrier: Barrier {
+                read_only,
+                ..Barrier::default()
+            },
+            held: VecDeque::new(),
         }
+    }
+
+    /// Hands `m` to the SDK, raising the barrier if it is a write.
+    fn pass(&mut self, m: ClientJsonRpcMessage) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if let Some(id) = self.barrier.is_write(&m) {
+            *self.barrier.lock() = Some(id);
+        }
+        Some(m)
     }
 
     /// Writes one answer of ours without holding up `receive` (which the
@@ -207,19 +305,58 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = self.writer.clone();
+        let barrier = self.barrier.clone();
         async move {
+            let answers = match &item {
+                JsonRpcMessage::Response(r) => Some(r.id.clone()),
+                JsonRpcMessage::Error(e) => e.id.clone(),
+                _ => None,
+            };
             let mut line = serde_json::to_vec(&item)?;
             line.push(b'\n');
-            let mut w = writer.lock().await;
-            w.write_all(&line).await?;
-            w.flush().await
+            let written = {
+                let mut w = writer.lock().await;
+                match w.write_all(&line).await {
+                    Ok(()) => w.flush().await,
+                    Err(e) => Err(e),
+                }
+            };
+            // Written (or never to be): what waited for it may go on.
+            if let Some(id) = answers {
+                barrier.answered(&id);
+            }
+            written
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let Some(line) = self.next_line().await else {
-                // The answers already owed go out before the server ends.
+            if !self.barrier.is_up()
+                && let Some(m) = self.held.pop_front()
+            {
+                return self.pass(m);
+            }
+            let line = if self.barrier.is_up() {
+                // Lines are still read meanwhile (a ping passes), and the
+                // write's answer lifts the barrier. Both are cancel-safe.
+                let done = self.barrier.done.clone();
+                tokio::select! {
+                    line = self.next_line() => line,
+                    () = done.notified() => continue,
+                }
+            } else {
+                self.next_line().await
+            };
+            let Some(line) = line else {
+                // The requests held, then the answers already owed, go
+                // out before the server ends.
+                if !self.held.is_empty() {
+                    let done = self.barrier.done.clone();
+                    while self.barrier.is_up() {
+                        done.notified().await;
+                    }
+                    continue;
+                }
                 while let Some(first) = self.pending.first_mut() {
                     let _ = first.await;
                     self.pending.remove(0);
@@ -227,7 +364,14 @@ where
                 return None;
             };
             match classify(&line) {
-                Line::Message(m) => return Some(*m),
+                Line::Message(m) => {
+                    let waits = self.barrier.is_up() || !self.held.is_empty();
+                    if waits && !passes_held(&m) {
+                        self.held.push_back(*m);
+                    } else {
+                        return self.pass(*m);
+                    }
+                }
                 Line::Answer(a) => self.answer(a),
                 Line::Ignore => {}
             }

@@ -1095,7 +1095,7 @@ fn four_servers_and_the_cli_writing_at_once_lose_nothing_and_duplicate_nothing()
 }
 
 #[test]
-fn queries_are_answered_while_a_write_waits_for_a_lock() {
+fn queries_on_other_connections_are_answered_while_a_write_waits_for_a_lock() {
     let mut t = project();
     t.envs.push(("LOGBOOK_LOCK_TIMEOUT".into(), "60".into()));
     let run = t.start_run("casey", "deep-dive", &[]);
@@ -1105,33 +1105,99 @@ fn queries_are_answered_while_a_write_waits_for_a_lock() {
     // Another process is in the middle of writing this run.
     let held = t.hold_run_lock(&id);
     let mut m = Mcp::start(&t);
+    let mut other = Mcp::start(&t);
     let write = m.send(
         "tools/call",
         json!({"name": "run_register_output",
                "arguments": {"id": id, "file": "report.md", "type": "report",
                              "description": "the report"}}),
     );
-    // Queries (on the server's runtime) and pings go on meanwhile: only the
-    // write waits.
+    // A query sent after the write on the same connection waits for it
+    // (issue 45); pings pass it, and another connection's queries go on.
+    let later = m.send(
+        "tools/call",
+        json!({"name": "find_runs", "arguments": {"agent": "casey"}}),
+    );
     for _ in 0..3 {
-        let found = m.ok("find_runs", json!({"agent": "casey"}));
+        assert!(m.request("ping", json!({})).get("result").is_some());
+        let found = other.ok("find_runs", json!({"agent": "casey"}));
         assert_eq!(found["runs"][0]["session_id"], id.as_str());
         assert_eq!(found["runs"][0]["manifest"]["outputs"], json!([]));
-        assert!(m.request("ping", json!({})).get("result").is_some());
-        assert!(m.ok("run_show", json!({"id": id}))["manifest"].is_object());
+        assert!(other.ok("run_show", json!({"id": id}))["manifest"].is_object());
     }
-    assert!(
-        !m.early.contains_key(&write),
-        "the write finished while another process held the run's lock: {:?}",
-        m.early.get(&write)
-    );
+    for early in [write, later] {
+        assert!(
+            !m.early.contains_key(&early),
+            "answered while another process held the run's lock: {:?}",
+            m.early.get(&early)
+        );
+    }
     held.unlock().unwrap();
     let written = m.wait(write);
     assert_eq!(written["result"]["isError"], false, "{written}");
-    let found = m.ok("find_runs", json!({"agent": "casey"}));
+    let found = m.wait(later);
     assert_eq!(
-        found["runs"][0]["manifest"]["outputs"][0]["file"],
-        "report.md"
+        found["result"]["structuredContent"]["runs"][0]["manifest"]["outputs"][0]["file"],
+        "report.md",
+        "{found}"
+    );
+}
+
+/// Issue 45: requests pipelined on one connection (all sent before the
+/// first answer is read) see the writes sent before them, while reads with
+/// no write between them still run side by side.
+#[test]
+fn a_pipelined_read_sees_the_write_sent_before_it() {
+    let t = project();
+    let mut m = Mcp::start(&t);
+    for round in 0..5 {
+        let agent = format!("pipelined-{round}");
+        let ids: Vec<u64> = [
+            json!({"name": "run_start",
+                   "arguments": {"agent": agent, "workflow": "nightly-audit", "title": "Audit"}}),
+            json!({"name": "find_runs", "arguments": {"agent": agent}}),
+            json!({"name": "latest_output", "arguments": {"agent": agent}}),
+            json!({"name": "find_runs", "arguments": {"agent": agent, "status": "running"}}),
+        ]
+        .into_iter()
+        .map(|call| m.send("tools/call", call))
+        .collect();
+        let started = m.wait(ids[0]);
+        let run = started["result"]["structuredContent"]["session_id"].clone();
+        assert!(run.is_string(), "{started}");
+        for read in [ids[1], ids[3]] {
+            let found = m.wait(read);
+            let runs = &found["result"]["structuredContent"]["runs"];
+            assert_eq!(runs.as_array().map(Vec::len), Some(1), "{found}");
+            assert_eq!(runs[0]["session_id"], run, "{found}");
+        }
+        // No output registered yet: a not-found answer, not a protocol error.
+        let latest = m.wait(ids[2]);
+        assert_eq!(latest["result"]["isError"], true, "{latest}");
+    }
+    // A write, then a write that needs it: the run is finished, not missing.
+    let start = m.send(
+        "tools/call",
+        json!({"name": "run_start", "arguments": {"agent": "chained", "workflow": "w"}}),
+    );
+    let started = m.wait(start);
+    let run = started["result"]["structuredContent"]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let finish = m.send(
+        "tools/call",
+        json!({"name": "run_finish", "arguments": {"id": run, "status": "completed"}}),
+    );
+    let show = m.send(
+        "tools/call",
+        json!({"name": "run_show", "arguments": {"id": run}}),
+    );
+    assert_eq!(m.wait(finish)["result"]["isError"], false);
+    let shown = m.wait(show);
+    assert_eq!(
+        shown["result"]["structuredContent"]["manifest"]["execution"]["status"], "completed",
+        "{shown}"
     );
 }
 
