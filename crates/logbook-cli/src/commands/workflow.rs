@@ -8,8 +8,8 @@ use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::terminal::cell;
 use logbook::model::workflow::{
-    AgentInvocation, AgentType, DecisionType, InvocationStatus, Mode, Phase, SessionState,
-    VerdictDecision, check_confidence,
+    AgentInvocation, AgentType, DecisionType, Focus, InvocationStatus, Mode, Phase, Protocol,
+    SessionState, VerdictDecision, check_confidence, evidence_from,
 };
 use logbook::ops::workflow::{
     self as wf, Complete, Invoke, Loaded, NewDecision, NewHandoff, NewVerdict, Target,
@@ -171,6 +171,27 @@ pub(crate) enum WorkflowCommand {
         /// The phase.
         phase: Phase,
     },
+    /// Record that the session's start or end protocol ran, with its evidence.
+    Protocol {
+        /// start or end.
+        protocol: Protocol,
+        /// Evidence (repeatable): KEY=VALUE, a JSON object, or a note.
+        #[arg(long = "evidence", value_name = "TEXT")]
+        evidence: Vec<String>,
+        /// Mark the protocol not complete (its evidence replaced by what is given).
+        #[arg(long)]
+        undo: bool,
+    },
+    /// Set the feature being worked on (an empty NAME clears it).
+    Feature {
+        /// The feature's name; "" clears it.
+        name: String,
+    },
+    /// Set the task being worked on (an empty NAME clears it).
+    Task {
+        /// The task's name; "" clears it.
+        name: String,
+    },
 }
 
 /// `--confidence`: a number from 0 to 1, checked by the library's rule.
@@ -190,6 +211,11 @@ fn object(option: &str, text: &str) -> Result<Map<String, Value>> {
             format!("{option} is not valid JSON; give an object, e.g. '{{\"run_id\": \"…\"}}'")
         }),
     }
+}
+
+/// "Feature: NAME", or "Feature: none" once cleared.
+fn focus_line(what: &str, name: Option<&str>) -> String {
+    format!("{what}: {}", name.map(cell).unwrap_or("none".into()))
 }
 
 fn state_json(state: &SessionState) -> Result<Value> {
@@ -342,6 +368,32 @@ pub(crate) fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             let state = wf::set_phase(p, &target, phase.clone())?;
             changed(&state, format!("Phase: {phase}"))
         }
+        WorkflowCommand::Protocol {
+            protocol,
+            evidence,
+            undo,
+        } => {
+            let state = wf::set_protocol(
+                p,
+                &target,
+                protocol.clone(),
+                !*undo,
+                evidence_from(evidence),
+            )?;
+            let done = if *undo { "not complete" } else { "complete" };
+            changed(&state, format!("Protocol {protocol}: {done}"))
+        }
+        WorkflowCommand::Feature { name } => {
+            let state = wf::set_focus(p, &target, Focus::Feature, name)?;
+            changed(
+                &state,
+                focus_line("Feature", state.active_feature.as_deref()),
+            )
+        }
+        WorkflowCommand::Task { name } => {
+            let state = wf::set_focus(p, &target, Focus::Task, name)?;
+            changed(&state, focus_line("Task", state.active_task.as_deref()))
+        }
     }
 }
 
@@ -462,7 +514,7 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
                 "  {} {} ({:.2}): {}",
                 cell(&v.agent.to_string()),
                 cell(&v.decision.to_string()),
-                v.confidence,
+                v.confidence.fraction(),
                 cell(&v.reasoning)
             );
             for (label, items) in v.terms() {

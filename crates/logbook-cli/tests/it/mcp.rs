@@ -1304,3 +1304,53 @@ fn tools_that_may_replace_or_close_what_was_recorded_say_they_are_destructive() 
         }
     }
 }
+
+/// Issue 45: the protocols, the feature and the task are writable over MCP
+/// too, each against an expected version like every workflow write.
+#[test]
+fn protocol_feature_and_task_tools_write_with_compare_and_swap() {
+    let t = project();
+    t.run(&[
+        "start",
+        "--client",
+        "GLOBEX",
+        "--project",
+        "PORTAL",
+        "--yes",
+    ])
+    .ok();
+    let mut m = Mcp::start(&t);
+    let s = m.ok(
+        "workflow_protocol",
+        json!({"protocol": "start", "evidence": ["branchVerified=main"],
+               "evidence_object": {"contextLoaded": true}}),
+    );
+    assert_eq!(s["protocolStartComplete"], true);
+    assert_eq!(
+        s["protocolStartEvidence"],
+        json!({"branchVerified": "main", "contextLoaded": true})
+    );
+    let v = s["version"].as_u64().unwrap();
+    let lost = m.err(
+        "workflow_feature",
+        json!({"name": "sso-login", "expect_version": v + 5}),
+    );
+    assert!(lost.contains(&format!("but it is at {v}")), "{lost}");
+    let s = m.ok(
+        "workflow_feature",
+        json!({"name": "sso-login", "expect_version": v}),
+    );
+    assert_eq!(s["activeFeature"], "sso-login");
+    let s = m.ok("workflow_task", json!({"name": "qa:4"}));
+    assert_eq!(s["activeTask"], "qa:4");
+    let s = m.ok("workflow_task", json!({"name": ""}));
+    assert!(s.get("activeTask").is_none(), "{s}");
+    let s = m.ok("workflow_protocol", json!({"protocol": "end"}));
+    assert_eq!(s["protocolEndComplete"], true);
+    let bad = m.err("workflow_protocol", json!({"protocol": "halfway"}));
+    assert!(bad.contains("halfway"), "{bad}");
+    // What the server wrote, the CLI reads.
+    let cli = t.json(&["workflow", "show"]);
+    assert_eq!(cli["activeFeature"], "sso-login");
+    assert_eq!(cli["protocolEndComplete"], true);
+}

@@ -896,3 +896,169 @@ fn long_prompts_are_shown_cut_between_words() {
         assert!(words.contains(&w), "cut word {w:?} in {line:?}");
     }
 }
+
+/// Issue 45: every SessionState field seed 004 names can be set: the two
+/// protocols with their evidence, the feature and the task (empty clears),
+/// each with the compare-and-swap every state write has.
+#[test]
+fn protocols_feature_and_task_are_writable() {
+    let t = project();
+    let s = t.json(&[
+        "workflow",
+        "protocol",
+        "start",
+        "--evidence",
+        "branchVerified=release/2.4",
+        "--evidence",
+        r#"{"contextLoaded": "2026-02-03T08:15:00.000Z"}"#,
+        "--evidence",
+        "Read the handover notes",
+    ]);
+    assert_eq!(s["protocolStartComplete"], true);
+    assert_eq!(s["protocolEndComplete"], false);
+    assert_eq!(
+        s["protocolStartEvidence"],
+        serde_json::json!({
+            "branchVerified": "release/2.4",
+            "contextLoaded": "2026-02-03T08:15:00.000Z",
+            "note": "Read the handover notes"
+        })
+    );
+    let v = s["version"].as_u64().unwrap();
+    // More evidence joins what is there; a stale version is refused.
+    let stale = t.run(&[
+        "workflow",
+        "protocol",
+        "start",
+        "--evidence",
+        "x=y",
+        "--expect-version",
+        &(v - 1).to_string(),
+    ]);
+    assert!(stale.conflict().contains(&format!("but it is at {v}")));
+    let s = t.json(&[
+        "workflow",
+        "--expect-version",
+        &v.to_string(),
+        "protocol",
+        "start",
+        "--evidence",
+        "testsRun=412",
+    ]);
+    assert_eq!(s["protocolStartEvidence"]["testsRun"], "412");
+    assert_eq!(s["protocolStartEvidence"]["branchVerified"], "release/2.4");
+    let s = t.json(&["workflow", "protocol", "end", "--evidence", "pushed=yes"]);
+    assert_eq!(s["protocolEndComplete"], true);
+    assert_eq!(
+        s["protocolEndEvidence"],
+        serde_json::json!({"pushed": "yes"})
+    );
+    let s = t.json(&["workflow", "protocol", "end", "--undo"]);
+    assert_eq!(s["protocolEndComplete"], false);
+    assert_eq!(s["protocolEndEvidence"], serde_json::json!({}));
+    let bad = t.run(&["workflow", "protocol", "middle"]);
+    assert!(bad.usage().contains("middle"), "{}", bad.stderr);
+
+    let s = t.json(&["workflow", "feature", "invoice-export"]);
+    assert_eq!(s["activeFeature"], "invoice-export");
+    let s = t.json(&["workflow", "task", "implementer:7"]);
+    assert_eq!(s["activeTask"], "implementer:7");
+    let human = t.run(&["workflow", "task", "qa:2"]);
+    assert!(human.ok().contains("Task: qa:2"), "{}", human.stdout);
+    let s = t.json(&["workflow", "feature", ""]);
+    assert!(s.get("activeFeature").is_none(), "{s}");
+    assert_eq!(s["activeTask"], "qa:2");
+    // The file holds the seed's keys, as a seed-004 reader loads them.
+    let file: Value = serde_json::from_str(&t.read(&state_path())).unwrap();
+    assert_eq!(file["protocolStartComplete"], true);
+    assert_eq!(file["protocolStartEvidence"]["testsRun"], "412");
+    assert_eq!(file["activeTask"], "qa:2");
+    assert!(file.get("activeFeature").is_none());
+    // Setting what is already set changes nothing, not even the version.
+    let before = t.json(&["workflow", "show"])["version"].clone();
+    let s = t.json(&["workflow", "task", "qa:2"]);
+    assert_eq!(s["version"], before);
+}
+
+/// Issue 45: a confidence another tool wrote as a percentage (85) is read
+/// as its fraction with a warning, `doctor` names it, and every workflow
+/// command goes on working; a value that is no percentage is kept as
+/// written.
+#[test]
+fn a_confidence_out_of_range_is_read_leniently_and_named() {
+    let t = project();
+    t.json(&[
+        "workflow",
+        "invoke",
+        "critic",
+        "--prompt",
+        "Review the schema",
+    ]);
+    t.json(&[
+        "workflow",
+        "verdict",
+        "critic",
+        "--decision",
+        "approve",
+        "--confidence",
+        "0.7",
+        "--reasoning",
+        "fine",
+    ]);
+    let text = t
+        .read(&state_path())
+        .replace("\"confidence\": 0.7", "\"confidence\": 85");
+    assert!(text.contains("\"confidence\": 85"), "{text}");
+    t.write(&state_path(), &text);
+
+    let shown = t.run(&["--json", "workflow", "show"]);
+    let state: Value = serde_json::from_str(shown.ok()).unwrap();
+    let verdict = &state["orchestratorWorkflow"]["verdicts"][0];
+    assert_eq!(verdict["confidence"], 0.85, "{state}");
+    assert!(
+        shown
+            .stderr
+            .contains("confidence 85 is read as a percentage, the fraction 0.85"),
+        "{}",
+        shown.stderr
+    );
+    let human = t.run(&["workflow", "show"]);
+    assert!(
+        human.ok().contains("critic approve (0.85)"),
+        "{}",
+        human.stdout
+    );
+    let report = t.doctor(&[]);
+    let found = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "workflow-value-out-of-range")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        found["message"]
+            .as_str()
+            .unwrap()
+            .contains("verdict 1 (critic)"),
+        "{found}"
+    );
+    // Writes go on; the file keeps the value as the other tool wrote it
+    // (a write owns only what it changed), the answer says the fraction.
+    let s = t.json(&["workflow", "phase", "validation"]);
+    assert_eq!(s["orchestratorWorkflow"]["verdicts"][0]["confidence"], 0.85);
+    assert_eq!(s["orchestratorWorkflow"]["workflowPhase"], "validation");
+    assert!(t.read(&state_path()).contains("\"confidence\": 85"));
+
+    // A value that is no percentage: every command still works, and the
+    // value is kept exactly as the other tool wrote it.
+    let text = t
+        .read(&state_path())
+        .replace("\"confidence\": 85", "\"confidence\": -40");
+    t.write(&state_path(), &text);
+    let s = t.json(&["workflow", "phase", "complete"]);
+    assert_eq!(s["orchestratorWorkflow"]["verdicts"][0]["confidence"], -40);
+    assert!(t.read(&state_path()).contains("\"confidence\": -40"));
+    assert!(t.run(&["status"]).ok().contains("SES202601-ACME-FLOW"));
+    let report = t.doctor(&[]).to_string();
+    assert!(report.contains("kept as written"), "{report}");
+}

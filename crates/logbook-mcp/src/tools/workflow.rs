@@ -1,13 +1,14 @@
 //! The orchestrator's workflow tools: read the state, and record
-//! invocations, completions, decisions, verdicts, handoffs, the phase and
-//! the mode, each optionally against an expected state version.
+//! invocations, completions, decisions, verdicts, handoffs, the phase, the
+//! mode, the protocols and the feature and task in hand, each optionally
+//! against an expected state version.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use logbook::model::workflow::check_confidence;
+use logbook::model::workflow::{Focus, check_confidence, evidence_from};
 use logbook::ops::workflow as wf;
 
 use super::{ToolResult, invalid, parse, parse_all};
@@ -167,6 +168,36 @@ pub(crate) struct ModeArgs {
     expect_version: Option<u64>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProtocolArgs {
+    /// start or end: seed 004's protocolStartComplete / protocolEndComplete.
+    protocol: String,
+    /// Evidence: each a KEY=VALUE, a JSON object's text, or a note.
+    #[serde(default)]
+    evidence: Vec<String>,
+    /// Evidence as an object, added after the texts.
+    evidence_object: Option<Map<String, Value>>,
+    /// Mark the protocol not complete (its evidence replaced by what is given).
+    #[serde(default)]
+    undo: bool,
+    /// Work session (default: the active one).
+    session: Option<String>,
+    /// Fail unless the state is at this version (compare-and-swap).
+    expect_version: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FocusArgs {
+    /// The name; an empty one clears it.
+    name: String,
+    /// Work session (default: the active one).
+    session: Option<String>,
+    /// Fail unless the state is at this version (compare-and-swap).
+    expect_version: Option<u64>,
+}
+
 fn target(session: Option<String>, expect_version: Option<u64>) -> wf::Target {
     wf::Target {
         session,
@@ -315,6 +346,53 @@ impl LogbookServer {
         self.call(false, move |p| {
             let state = wf::set_phase(p, &target(a.session, a.expect_version), parse(&a.phase)?)?;
             wf::state_json(&state)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Record that the session's start or end protocol ran (protocolStartComplete / protocolEndComplete) and its evidence (protocolStartEvidence / protocolEndEvidence); undo marks it not complete.",
+        output_schema = schema::workflow_state(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn workflow_protocol(&self, Parameters(a): Parameters<ProtocolArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let mut evidence = evidence_from(&a.evidence);
+            evidence.extend(a.evidence_object.unwrap_or_default());
+            let state = wf::set_protocol(
+                p,
+                &target(a.session, a.expect_version),
+                parse(&a.protocol)?,
+                !a.undo,
+                evidence,
+            )?;
+            wf::state_json(&state)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Set the feature being worked on (activeFeature); an empty name clears it.",
+        output_schema = schema::workflow_state(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn workflow_feature(&self, Parameters(a): Parameters<FocusArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let t = target(a.session, a.expect_version);
+            wf::state_json(&wf::set_focus(p, &t, Focus::Feature, &a.name)?)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Set the task being worked on (activeTask); an empty name clears it.",
+        output_schema = schema::workflow_state(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn workflow_task(&self, Parameters(a): Parameters<FocusArgs>) -> ToolResult {
+        self.call(false, move |p| {
+            let t = target(a.session, a.expect_version);
+            wf::state_json(&wf::set_focus(p, &t, Focus::Task, &a.name)?)
         })
         .await
     }

@@ -192,7 +192,7 @@ pub(super) async fn workflow_page(
                                 "s-running"
                             },
                             decision,
-                            confidence: format!("{:.0} %", v.confidence * 100.0),
+                            confidence: format!("{:.0} %", v.confidence.fraction() * 100.0),
                             reasoning: v.reasoning.clone(),
                             extra: extra.join(" · "),
                         }

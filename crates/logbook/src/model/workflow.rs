@@ -92,6 +92,63 @@ string_enum! {
 }
 
 string_enum! {
+    /// Seed 004's two session protocols, each with its `…Complete` flag and
+    /// `…Evidence` object: an orchestrator records that one ran.
+    pub enum Protocol("protocol") {
+        /// `protocolStartComplete`, `protocolStartEvidence`.
+        Start = "start",
+        /// `protocolEndComplete`, `protocolEndEvidence`.
+        End = "end",
+    }
+}
+
+string_enum! {
+    /// What a session is focused on: seed 004's `activeFeature` or
+    /// `activeTask`.
+    pub enum Focus("focus") {
+        /// `activeFeature`.
+        Feature = "feature",
+        /// `activeTask`.
+        Task = "task",
+    }
+}
+
+/// The key a free-text piece of protocol evidence is kept under.
+pub const EVIDENCE_NOTE: &str = "note";
+
+/// Protocol evidence from the texts an agent gives, so that each face reads
+/// them alike: a JSON object adds its keys, `KEY=VALUE` (a key of letters,
+/// digits, `_`, `-` or `.`) adds that key with the value as text, and any
+/// other text is kept under [`EVIDENCE_NOTE`] (several, one per line).
+/// Later texts win over earlier ones for the same key.
+pub fn evidence_from<S: AsRef<str>>(texts: &[S]) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut notes: Vec<&str> = vec![];
+    for text in texts {
+        let text = text.as_ref();
+        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(text) {
+            out.extend(m);
+            continue;
+        }
+        let pair = text.split_once('=').filter(|(k, _)| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        });
+        match pair {
+            Some((k, v)) => {
+                out.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            None => notes.push(text),
+        }
+    }
+    if !notes.is_empty() {
+        out.insert(EVIDENCE_NOTE.into(), Value::String(notes.join("\n")));
+    }
+    out
+}
+
+string_enum! {
     /// The state of one agent invocation.
     pub enum InvocationStatus("invocation status") {
         /// Started, not yet reported back.
@@ -340,9 +397,8 @@ pub struct Verdict {
     pub agent: AgentType,
     /// approve, reject, conditional or needs_revision.
     pub decision: VerdictDecision,
-    /// From 0 to 1.
-    #[serde(deserialize_with = "unit_interval")]
-    pub confidence: f64,
+    /// From 0 to 1 (read leniently: see [`Confidence`]).
+    pub confidence: Confidence,
     /// Why.
     #[serde(default)]
     pub reasoning: String,
@@ -449,15 +505,129 @@ fn first_version() -> u64 {
     1
 }
 
-fn unit_interval<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
-    // Through a JSON value: with exact numbers, `0.80` reaches a flattened
-    // struct as serde_json's private number map, which `f64` refuses.
-    let v = Value::deserialize(d)?;
-    let x = v
-        .as_f64()
-        .ok_or_else(|| serde::de::Error::custom(format!("confidence {v} is not a number")))?;
-    check_confidence(x).map_err(serde::de::Error::custom)?;
-    Ok(x)
+/// A verdict's confidence, a fraction from 0 to 1. Read leniently, so that
+/// one value another tool wrote out of range never makes the whole state
+/// unreadable (seed 004 gives no range; Logbook's is 0 to 1):
+/// - a number above 1 and at most 100 is a percentage, read as its
+///   fraction (85 is 0.85), which is what Logbook prints of it;
+/// - anything else (negative, above 100, not a number) counts as the
+///   nearest fraction (0 or 1; 0 for what is not a number) and is printed
+///   exactly as read, since Logbook cannot tell what was meant.
+///
+/// A rewrite of the file keeps either as the other tool wrote it (a write
+/// owns only what it changed).
+///
+/// [`Confidence::read_leniently`] says which, for the read's notice and
+/// `doctor`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confidence {
+    fraction: f64,
+    /// The value as read, when it was not a fraction from 0 to 1.
+    read: Option<Value>,
+}
+
+impl Confidence {
+    /// A confidence Logbook writes: a finite fraction from 0 to 1, else why not.
+    pub fn new(x: f64) -> std::result::Result<Confidence, String> {
+        check_confidence(x)?;
+        Ok(Confidence {
+            fraction: x,
+            read: None,
+        })
+    }
+
+    /// The fraction from 0 to 1 everything reads.
+    pub fn fraction(&self) -> f64 {
+        self.fraction
+    }
+
+    /// What the file held, when it was not a fraction: a sentence naming
+    /// the value and what it was read as.
+    pub fn read_leniently(&self) -> Option<String> {
+        let read = self.read.as_ref()?;
+        Some(if self.was_percentage() {
+            format!(
+                "confidence {read} is read as a percentage, the fraction {}",
+                self.fraction
+            )
+        } else {
+            format!(
+                "confidence {read} is outside 0 to 1 and not a percentage; it counts as {} and is kept as written",
+                self.fraction
+            )
+        })
+    }
+
+    fn was_percentage(&self) -> bool {
+        self.read
+            .as_ref()
+            .and_then(Value::as_f64)
+            .is_some_and(|x| x > 1.0 && x <= 100.0)
+    }
+
+    /// Reads a value as the file holds it (see the type's rules).
+    pub fn from_value(v: Value) -> Confidence {
+        match v.as_f64() {
+            Some(x) if check_confidence(x).is_ok() => Confidence {
+                fraction: x,
+                read: None,
+            },
+            Some(x) if x > 1.0 && x <= 100.0 => Confidence {
+                fraction: x / 100.0,
+                read: Some(v),
+            },
+            Some(x) if x > 100.0 => Confidence {
+                fraction: 1.0,
+                read: Some(v),
+            },
+            _ => Confidence {
+                fraction: 0.0,
+                read: Some(v),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Confidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.fraction.fmt(f)
+    }
+}
+
+impl Serialize for Confidence {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match &self.read {
+            Some(raw) if !self.was_percentage() => raw.serialize(s),
+            _ => self.fraction.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Confidence {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Confidence, D::Error> {
+        // Through a JSON value: with exact numbers, `0.80` reaches a flattened
+        // struct as serde_json's private number map, which `f64` refuses.
+        Ok(Confidence::from_value(Value::deserialize(d)?))
+    }
+}
+
+impl SessionState {
+    /// Each value of this state read leniently (a verdict's confidence out
+    /// of range), as "verdict N (AGENT): what": for the read's notice and
+    /// `doctor`.
+    pub fn lenient_values(&self) -> Vec<String> {
+        let Some(w) = &self.orchestrator_workflow else {
+            return vec![];
+        };
+        w.verdicts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let what = v.confidence.read_leniently()?;
+                Some(format!("verdict {} ({}): {what}", i + 1, v.agent))
+            })
+            .collect()
+    }
 }
 
 /// Checks a verdict's confidence is a finite number from 0 to 1.
@@ -781,12 +951,26 @@ mod tests {
         );
         let back = serde_json::to_value(&s).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(&odd).unwrap());
-        // What is not a word but a broken value is still refused.
-        let bad_conf = FIXTURE.replace("\"confidence\": 0.8", "\"confidence\": 1.5");
-        let err = serde_json::from_str::<SessionState>(&bad_conf)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("confidence 1.5 is outside 0 to 1"), "{err}");
+        // A confidence out of range is read leniently, never refused: a
+        // percentage as its fraction, anything else kept as written.
+        let pct = FIXTURE.replace("\"confidence\": 0.8", "\"confidence\": 85");
+        let s: SessionState = serde_json::from_str(&pct).unwrap();
+        let v = &s.orchestrator_workflow.as_ref().unwrap().verdicts[0];
+        assert_eq!(v.confidence.fraction(), 0.85);
+        assert_eq!(
+            serde_json::to_value(&v.confidence).unwrap(),
+            serde_json::json!(0.85)
+        );
+        assert_eq!(s.lenient_values().len(), 1, "{:?}", s.lenient_values());
+        for (raw, counts) in [("-2", 0.0), ("250", 1.0), ("\"high\"", 0.0)] {
+            let odd = FIXTURE.replace("\"confidence\": 0.8", &format!("\"confidence\": {raw}"));
+            let s: SessionState = serde_json::from_str(&odd).unwrap();
+            let v = &s.orchestrator_workflow.as_ref().unwrap().verdicts[0];
+            assert_eq!(v.confidence.fraction(), counts, "{raw}");
+            let back = serde_json::to_value(&v.confidence).unwrap();
+            assert_eq!(back, serde_json::from_str::<Value>(raw).unwrap());
+            assert!(s.lenient_values()[0].contains("kept as written"), "{raw}");
+        }
         let bad_id = FIXTURE.replace("5c0e8a1d-2f3b-4c6d-8e9f-0a1b2c3d4e5f", "decision-1");
         let err = serde_json::from_str::<SessionState>(&bad_id)
             .unwrap_err()

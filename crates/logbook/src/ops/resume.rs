@@ -302,7 +302,7 @@ fn workflow_part(out: &mut String, s: &crate::model::workflow::SessionState, det
                 "- {} {} ({:.2}): {}",
                 v.agent,
                 v.decision,
-                v.confidence,
+                v.confidence.fraction(),
                 one_line(&v.reasoning)
             );
             for (label, items) in v.terms() {

@@ -29,9 +29,9 @@ use crate::index::{Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::{bounded, bounded_each, bounded_json};
 use crate::model::workflow::{
-    AgentInvocation, AgentType, Decision, DecisionType, Handoff, InvocationInput, InvocationOutput,
-    InvocationStatus, Mode, ModeChange, Phase, SessionState, Verdict, VerdictDecision,
-    check_confidence, compact,
+    AgentInvocation, AgentType, Confidence, Decision, DecisionType, Focus, Handoff,
+    InvocationInput, InvocationOutput, InvocationStatus, Mode, ModeChange, Phase, Protocol,
+    SessionState, Verdict, VerdictDecision, compact,
 };
 use crate::ops::{work_session, write_through};
 use crate::store::work_session::POINTER_LOCK;
@@ -70,6 +70,7 @@ pub fn load(p: &Project, session: Option<&str>) -> Result<Loaded> {
     let archived = id.state_file(&p.config.session_archive_dir);
     for path in [&live, &archived] {
         if let Some((state, original)) = store::workflow::read_state(path)? {
+            say_lenient(path, &state);
             return Ok(Loaded {
                 session_id: id,
                 state,
@@ -88,6 +89,14 @@ pub fn load(p: &Project, session: Option<&str>) -> Result<Loaded> {
         exists: false,
         original: None,
     })
+}
+
+/// Tells the face (a notice) of each value of the state at `path` read
+/// leniently, so a value out of range is never silently reinterpreted.
+fn say_lenient(path: &std::path::Path, state: &SessionState) {
+    for what in state.lenient_values() {
+        crate::notice::push(format!("{}: {what}", path.display()));
+    }
 }
 
 /// Every invocation, archived and current, in the order they began; fails
@@ -139,6 +148,7 @@ pub fn update<T>(
         Some((s, o)) => (s, Some(o)),
         None => (SessionState::new(&now), None),
     };
+    say_lenient(&path, &state);
     if let Some(expected) = target.expect_version
         && expected != state.version
     {
@@ -387,13 +397,13 @@ pub fn verdict(p: &Project, target: &Target, v: NewVerdict) -> Result<SessionSta
     bounded("reasoning", &v.reasoning)?;
     bounded_each("condition", &v.conditions)?;
     bounded_each("blocker", &v.blockers)?;
-    check_confidence(v.confidence)
+    let confidence = Confidence::new(v.confidence)
         .map_err(|reason| Error::invalid("confidence", v.confidence.to_string(), reason))?;
     let (state, ()) = update(p, target, |s, now| {
         s.workflow_mut(now).verdicts.push(Verdict {
             agent: v.agent,
             decision: v.decision,
-            confidence: v.confidence,
+            confidence,
             reasoning: v.reasoning,
             conditions: Some(v.conditions),
             blockers: Some(v.blockers),
@@ -466,6 +476,64 @@ pub fn set_mode(p: &Project, target: &Target, mode: Mode) -> Result<SessionState
                 timestamp: now.to_string(),
                 extra: Map::new(),
             });
+        }
+        Ok(())
+    })?;
+    Ok(state)
+}
+
+/// Records whether a session protocol ran (seed 004's
+/// `protocolStartComplete` / `protocolEndComplete`) and its evidence: a
+/// completed protocol's evidence gains the keys given (see
+/// [`evidence_from`](crate::model::workflow::evidence_from)), keeping the
+/// others; marking it not complete replaces the evidence with what is given.
+pub fn set_protocol(
+    p: &Project,
+    target: &Target,
+    protocol: Protocol,
+    complete: bool,
+    evidence: Map<String, Value>,
+) -> Result<SessionState> {
+    bounded_json("evidence", &evidence)?;
+    if let Protocol::Other(word) = &protocol {
+        return Err(Error::invalid("protocol", word, "expected start or end"));
+    }
+    let (state, ()) = update(p, target, |s, _| {
+        let (flag, kept) = match protocol {
+            Protocol::Start | Protocol::Other(_) => (
+                &mut s.protocol_start_complete,
+                &mut s.protocol_start_evidence,
+            ),
+            Protocol::End => (&mut s.protocol_end_complete, &mut s.protocol_end_evidence),
+        };
+        *flag = complete;
+        if !complete {
+            kept.clear();
+        }
+        kept.extend(evidence);
+        Ok(())
+    })?;
+    Ok(state)
+}
+
+/// Sets the session's `activeFeature` or `activeTask` (seed 004); an empty
+/// (or blank) name clears it, and the key leaves the file.
+pub fn set_focus(p: &Project, target: &Target, focus: Focus, name: &str) -> Result<SessionState> {
+    let name = name.trim();
+    let field = match &focus {
+        Focus::Feature => "feature",
+        Focus::Task => "task",
+        Focus::Other(word) => {
+            return Err(Error::invalid("focus", word, "expected feature or task"));
+        }
+    };
+    bounded(field, name)?;
+    let value = (!name.is_empty()).then(|| name.to_string());
+    let (state, ()) = update(p, target, |s, _| {
+        if focus == Focus::Feature {
+            s.active_feature = value;
+        } else {
+            s.active_task = value;
         }
         Ok(())
     })?;

@@ -94,7 +94,12 @@ pub fn compose_summary(ws: &WorkSession, state: Option<&SessionState>) -> String
             .verdicts
             .iter()
             .map(|v| {
-                let mut line = format!("{} {} ({:.2})", v.agent, v.decision, v.confidence);
+                let mut line = format!(
+                    "{} {} ({:.2})",
+                    v.agent,
+                    v.decision,
+                    v.confidence.fraction()
+                );
                 if !v.reasoning.trim().is_empty() {
                     line.push_str(&format!(": {}", first_line(&v.reasoning)));
                 }

@@ -610,8 +610,26 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             let Some(id) = name.strip_suffix(".state.json") else {
                 continue;
             };
-            let problem = workflow::load(p, Some(id))
-                .and_then(|loaded| workflow::full_history(&loaded).map(|_| ()));
+            // The load's notice of a value read leniently becomes a
+            // finding here, not a warning besides it.
+            let others = crate::notice::take();
+            let loaded = workflow::load(p, Some(id));
+            crate::notice::take();
+            others.into_iter().for_each(crate::notice::push);
+            let problem = loaded.and_then(|loaded| {
+                // Values read leniently are named, never fatal (issue 45).
+                for what in loaded.state.lenient_values() {
+                    report.findings.push(Finding {
+                        kind: "workflow-value-out-of-range",
+                        message: format!(
+                            "{what}; set it to a fraction from 0 to 1 (e.g. 0.85) in this file"
+                        ),
+                        path: path.clone(),
+                        fixed: None,
+                    });
+                }
+                workflow::full_history(&loaded).map(|_| ())
+            });
             if let Err(e) = problem {
                 report.findings.push(Finding {
                     kind: "corrupt-workflow-state",

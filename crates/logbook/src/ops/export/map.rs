@@ -114,7 +114,7 @@ pub fn work_session(ws: &WorkSession, state: Option<&SessionState>) -> Span {
                     str_attr("logbook.verdict.decision", v.decision.as_str()),
                     (
                         "logbook.verdict.confidence",
-                        AttrValue::Str(v.confidence.to_string()),
+                        AttrValue::Str(v.confidence.fraction().to_string()),
                     ),
                 ],
             });
