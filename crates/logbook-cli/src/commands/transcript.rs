@@ -442,7 +442,7 @@ fn import(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<Output> {
-    let stored = transcript::import(&ctx.project, file, subagent, parent, run)?;
+    let (report, stored) = transcript::import_seed(&ctx.project, file, subagent, parent, run)?;
     let mut human = format!(
         "Saved {} transcript {} to {}",
         stored.kind.as_str(),
@@ -457,7 +457,10 @@ fn import(
             stored.transcript.messages.len()
         );
     }
-    Ok(Output::new(transcript::imported_json(&stored), human))
+    Ok(Output::new(
+        transcript::seed_import_json(&report, &stored)?,
+        human,
+    ))
 }
 
 fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
@@ -481,8 +484,9 @@ fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
     Ok(Output::new(transcript::pruned_json(&report, dry_run), out))
 }
 
-/// A single seed 003 file keeps the answer `transcript import FILE` always
-/// gave (and its flags); logs and folders get the import summary.
+/// A single seed 003 file keeps the human answer `transcript import FILE`
+/// always gave (and its flags); its JSON is the import report every input
+/// kind prints. Logs and folders get the import summary.
 fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
     let format = ImportFormat::from(a.format);
     let seed_flags = a.subagent || a.parent.is_some() || a.run.is_some();

@@ -783,3 +783,98 @@ fn a_title_from_the_first_prompt_skips_what_the_agent_wrote_and_is_cut_at_a_word
         "Please look at the importer and make the transcript list show a title for each"
     );
 }
+
+/// Issue 45: `transcript import --json` prints the documented import report
+/// for every input kind: a seed 003 file as for a Claude Code log, a Codex
+/// log and a folder, each entry with the documented keys.
+#[test]
+fn every_input_kind_prints_the_import_report() {
+    let t = TestProject::new();
+    let h = history(&t);
+    let seed = t.write(
+        "exports/session_9d8e7f6a.json",
+        r#"{"id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a", "timestamp": "2026-03-02T14:05:00.000Z",
+ "version": "1.0.0",
+ "messages": [{"role": "user", "blocks": [{"type": "text", "content": "Order 12 monitors"}]},
+              {"role": "assistant", "blocks": [{"type": "text", "content": "Quotes requested"}],
+               "usage": {"prompt_tokens": 640, "completion_tokens": 96, "total_tokens": 736}}],
+ "metadata": {"workdir": "/srv/procurement", "startedAt": "2026-03-02T14:00:00.000Z",
+              "lastActiveAt": "2026-03-02T14:05:00.000Z", "latestTotalTokens": 736}}"#,
+    );
+    let entry_keys = [
+        "source",
+        "format",
+        "id",
+        "kind",
+        "file",
+        "messages",
+        "parentSessionId",
+        "totalTokens",
+        "badLines",
+        "bytesRead",
+    ];
+    let check = |report: &Value, list: &str, format: &str| {
+        for key in ["imported", "updated", "unchanged", "skipped"] {
+            assert!(report[key].is_array(), "{key} in {report}");
+        }
+        let entry = &report[list][0];
+        for key in entry_keys {
+            assert!(
+                entry.get(key).is_some(),
+                "{key} missing in {list} of {report}"
+            );
+        }
+        assert_eq!(entry["format"], format, "{entry}");
+    };
+    let first = t.json(&["transcript", "import", seed.to_str().unwrap()]);
+    check(&first, "imported", "logbook");
+    let entry = &first["imported"][0];
+    assert_eq!(entry["id"], "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a");
+    assert_eq!(entry["kind"], "main");
+    assert_eq!(entry["messages"], 2);
+    assert_eq!(entry["totalTokens"], 736);
+    // What the answer was before, still there for earlier scripts.
+    assert_eq!(first["id"], entry["id"]);
+    assert_eq!(first["file"], entry["file"]);
+    // Again: unchanged, in the same report.
+    let again = t.json(&["transcript", "import", seed.to_str().unwrap()]);
+    check(&again, "unchanged", "logbook");
+    assert_eq!(again["imported"], serde_json::json!([]));
+    // --format logbook and --subagent take the same path.
+    let sub = t.write(
+        "exports/subagent_session_49382716.json",
+        r#"{"id": "5e4d3c2b-1a09-4f8e-9d7c-6b5a49382716", "timestamp": "2026-03-02T14:03:00.000Z",
+ "messages": [], "metadata": {"workdir": "/srv/procurement",
+ "startedAt": "2026-03-02T14:01:00.000Z", "lastActiveAt": "2026-03-02T14:03:00.000Z"}}"#,
+    );
+    let r = t.json(&[
+        "transcript",
+        "import",
+        sub.to_str().unwrap(),
+        "--subagent",
+        "--parent",
+        "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+    ]);
+    check(&r, "imported", "logbook");
+    assert_eq!(r["imported"][0]["kind"], "subagent");
+    assert_eq!(
+        r["imported"][0]["parentSessionId"],
+        "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a"
+    );
+    // A Claude Code log, a Codex log and a folder: the same shape.
+    let log = h.join("claude/-work-demo").join(format!("{MAIN_ID}.jsonl"));
+    check(
+        &t.json(&["transcript", "import", log.to_str().unwrap()]),
+        "imported",
+        "claude-code",
+    );
+    check(
+        &t.json(&["transcript", "import", h.join(CODEX).to_str().unwrap()]),
+        "imported",
+        "codex",
+    );
+    let folder = t.json(&["transcript", "import", t.path("exports").to_str().unwrap()]);
+    assert_eq!(folder["imported"], serde_json::json!([]), "{folder}");
+    check(&folder, "unchanged", "logbook");
+    assert!(folder.get("id").is_none(), "{folder}");
+}

@@ -21,7 +21,7 @@ pub(crate) mod usage;
 
 pub use import::{
     ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources,
-    import_named, import_path, import_path_in, pending_bytes,
+    import_named, import_path, import_path_in, import_seed, pending_bytes,
 };
 pub use usage::{
     Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
@@ -780,6 +780,21 @@ pub fn imported_json(stored: &Stored) -> Value {
         }
     }
     json
+}
+
+/// `transcript import FILE --json` of one seed 003 file: the import report
+/// every input kind prints (`{"imported", "updated", "unchanged",
+/// "skipped"}`), plus, for scripts written before it, the transcript's
+/// own answer ([`imported_json`]: `id`, `kind`, `file`, `messages`, `run`,
+/// `name`) at the top.
+pub fn seed_import_json(report: &ImportReport, stored: &Stored) -> Result<Value> {
+    let mut json = crate::model::to_json("import report", report)?;
+    if let (Value::Object(out), Value::Object(own)) = (&mut json, imported_json(stored)) {
+        for (k, v) in own {
+            out.entry(k).or_insert(v);
+        }
+    }
+    Ok(json)
 }
 
 /// `transcript prune --json`.

@@ -254,6 +254,48 @@ fn import_file(
 /// A seed 003 file, as `transcript import FILE` always read it; `unchanged`
 /// when the stored file is the same bytes afterwards.
 fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
+    Ok(seed_outcome(p, file, false, None, None)?.0)
+}
+
+/// `transcript import FILE` of one seed 003 file, with its flags (see
+/// [`super::import`]): the import report every input kind answers with
+/// (one entry, in `imported`, `updated` or `unchanged`), and the stored
+/// transcript.
+pub fn import_seed(
+    p: &Project,
+    file: &Path,
+    subagent: bool,
+    parent: Option<&str>,
+    run: Option<&str>,
+) -> Result<(ImportReport, super::Stored)> {
+    if store::agent_log::log_len(file).is_ok_and(|n| n == 0) {
+        return Err(Error::NotImported {
+            path: file.to_path_buf(),
+            reason: EMPTY.into(),
+        });
+    }
+    let (outcome, stored) = seed_outcome(p, file, subagent, parent, run)?;
+    let mut report = ImportReport::default();
+    match outcome {
+        Outcome::Imported(i) => report.imported.push(i),
+        Outcome::Updated(i) => report.updated.push(i),
+        Outcome::Unchanged(i) => report.unchanged.push(i),
+        Outcome::Skipped(reason) => report.skipped.push(SkippedSource {
+            source: file.to_path_buf(),
+            reason,
+            failed: false,
+        }),
+    }
+    Ok((report, stored))
+}
+
+fn seed_outcome(
+    p: &Project,
+    file: &Path,
+    subagent: bool,
+    parent: Option<&str>,
+    run: Option<&str>,
+) -> Result<(Outcome, super::Stored)> {
     let (_, raw) = store::transcript::read_import(file)?;
     let before = raw
         .get("id")
@@ -261,7 +303,7 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
         .and_then(|id| TranscriptId::parse(id).ok())
         .and_then(|id| store::transcript::find_live(&p.config.transcripts_dir, id.as_str()))
         .and_then(|(_, path)| store::transcript::read_bytes(&path).map(|b| (path, b)));
-    let stored = super::import(p, file, false, None, None)?;
+    let stored = super::import(p, file, subagent, parent, run)?;
     let item = ImportedSource {
         source: store::fs::resolved(file).unwrap_or_else(|_| file.to_path_buf()),
         format: "logbook",
@@ -274,7 +316,7 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
         bad_lines: vec![],
         bytes_read: store::agent_log::log_len(file).unwrap_or(0),
     };
-    Ok(match before {
+    let outcome = match before {
         None => Outcome::Imported(item),
         Some((path, bytes)) => {
             if path == stored.path
@@ -285,7 +327,8 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
                 Outcome::Updated(item)
             }
         }
-    })
+    };
+    Ok((outcome, stored))
 }
 
 fn import_log(
