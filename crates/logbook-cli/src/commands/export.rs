@@ -51,6 +51,11 @@ pub(crate) struct OtlpArgs {
     /// transcripts hold secrets).
     #[arg(long)]
     content: bool,
+    /// Send secrets as they are: by default every API key, private key,
+    /// token or password found in what is sent is replaced by
+    /// `[REDACTED:kind]` (`logbook secrets scan` lists them).
+    #[arg(long)]
+    no_redact: bool,
     /// Send everything again, with the same ids, whatever was sent before.
     #[arg(long)]
     all: bool,
@@ -115,6 +120,7 @@ fn otlp(ctx: &Context, a: &OtlpArgs) -> Result<Output> {
         query,
         runs_only,
         content: a.content,
+        redact: !a.no_redact,
         all: a.all,
         batch_spans: a.batch.max(1),
     };
@@ -125,6 +131,11 @@ fn otlp(ctx: &Context, a: &OtlpArgs) -> Result<Output> {
         allow_link_local: a.allow_link_local,
     };
     let config = OtlpConfig::resolve(&flags, &|k| std::env::var(k).ok())?;
+    if a.no_redact {
+        ctx.printer.warn(
+            "--no-redact: secrets in what is sent (API keys, private keys, tokens, passwords) go as they are",
+        );
+    }
     // A long wait for a busy receiver is said, not sat through in silence.
     let printer = Printer {
         json: ctx.printer.json,

@@ -15,7 +15,13 @@ pub(crate) enum TeamCommand {
     /// Create or migrate the catalog's tables on the server (team_url).
     Init,
     /// Send every waiting change to the catalog now, with a progress bar.
-    Push,
+    Push {
+        /// Send secrets as they are: by default every API key, private
+        /// key, token or password in titles, records and output text is
+        /// replaced by `[REDACTED:kind]` (`logbook secrets scan` lists them).
+        #[arg(long)]
+        no_redact: bool,
+    },
     /// The server, this machine's origin, the backlog and the last error.
     Status,
 }
@@ -29,10 +35,15 @@ pub(crate) fn run(ctx: &Context, cmd: &TeamCommand) -> Result<Output> {
                 format!("Team catalog on {server} is at schema version {version}.\n"),
             ))
         }
-        TeamCommand::Push => {
+        TeamCommand::Push { no_redact } => {
+            if *no_redact {
+                ctx.printer.warn(
+                    "--no-redact: secrets in what is pushed (API keys, private keys, tokens, passwords) go to the team catalog as they are",
+                );
+            }
             let report = ctx.printer.with_progress(
                 "pushing [{bar:30}] {pos}/{len} records ({per_sec}, {eta})",
-                |progress| catalog::push(&ctx.project, Some(progress)),
+                |progress| catalog::push_with(&ctx.project, Some(progress), !*no_redact),
             )?;
             let human = format!(
                 "Pushed {} record(s) to {} as {}: {} written, {} unchanged, {} deleted; {} waiting.\n",

@@ -35,6 +35,7 @@ pub(crate) fn transcript_with(seed: u64) -> Value {
         messages.push(json!({
             "role": "assistant",
             "blocks": [
+                {"type": "text", "content": format!("I will keep {text} out of the logs")},
                 {"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": format!("echo '{text}'")}},
             ],
         }));
@@ -63,12 +64,59 @@ pub(crate) fn import_planted(t: &TestProject, seed: u64) {
     t.json(&["transcript", "import", "in/planted.json"]);
 }
 
-/// Whether any planted secret of `seed` shows in `text`.
+/// A piece of `secret` that shows wherever it went, however the carrier
+/// escapes it (JSON turns a private key's newlines into `\\n`): its
+/// longest line, cut to 24 characters from the middle.
+pub(crate) fn needle(secret: &str) -> &str {
+    let line = secret.lines().max_by_key(|l| l.len()).unwrap_or(secret);
+    let start = line.len().saturating_sub(24) / 2;
+    &line[start..(start + 24).min(line.len())]
+}
+
+/// That no planted secret of `seed` shows in `text`.
 #[track_caller]
 pub(crate) fn assert_none_of(seed: u64, text: &str, what: &str) {
     for (kind, secret, _) in planted(seed) {
-        assert!(!text.contains(&secret), "{what} holds the {kind}: {secret}");
+        assert!(
+            !text.contains(needle(&secret)),
+            "{what} holds the {kind}: {secret}"
+        );
     }
+}
+
+/// That every planted secret of `seed` shows in `text`.
+#[track_caller]
+pub(crate) fn assert_all_of(seed: u64, text: &str, what: &str) {
+    for (kind, secret, _) in planted(seed) {
+        assert!(text.contains(needle(&secret)), "{what} lacks the {kind}");
+    }
+}
+
+/// Plants every kind in `t`: a transcript ([`import_planted`]), a finished
+/// run's registered output, and a work session's note.
+pub(crate) fn plant_everywhere(t: &TestProject, seed: u64) {
+    import_planted(t, seed);
+    let all: String = planted(seed)
+        .iter()
+        .map(|(_, _, text)| format!("{text}\n"))
+        .collect();
+    let run = t.start_run("casey", "deep-dive", &[]);
+    let id = run["session_id"].as_str().unwrap().to_string();
+    let folder = run["folder"].as_str().unwrap().to_string();
+    std::fs::write(std::path::Path::new(&folder).join("notes.md"), &all).unwrap();
+    t.json(&[
+        "run",
+        "output",
+        &id,
+        "notes.md",
+        "--type",
+        "document",
+        "--description",
+        "notes",
+    ]);
+    t.json(&["run", "finish", &id, "--status", "completed"]);
+    t.json(&["start", "--client", "ACME", "--project", "P", "--yes"]);
+    t.json(&["note", &format!("pasted:\n{all}")]);
 }
 
 fn scan(t: &TestProject) -> (Run, Vec<Value>) {
@@ -157,13 +205,13 @@ fn the_scan_finds_every_kind_in_transcripts_outputs_and_sessions_masked() {
             .map(|f| f["kind"].as_str().unwrap())
             .collect()
     };
-    // The planted transcript: each kind in its prompt, its tool input and
-    // its result.
+    // The planted transcript: each kind in its prompt, the answer, its
+    // tool input and its result.
     let transcript = in_file("session_3d4c5b6a.json");
     for k in Kind::ALL {
         assert_eq!(
             transcript.iter().filter(|f| **f == k.as_str()).count(),
-            3,
+            4,
             "{k}: {transcript:?}"
         );
     }
@@ -195,18 +243,112 @@ fn the_scan_finds_every_kind_in_transcripts_outputs_and_sessions_masked() {
     assert_eq!(human.stdout.lines().count(), found.len());
     assert_none_of(seed, &human.stdout, "the scan's text");
 
-    // Doctor says how many, and its exit code is its own.
-    let d = t.run(&["doctor"]);
-    assert_eq!(d.code, 0, "{d:?}");
+    // Doctor says how many as a warning; its findings and exit code are
+    // its own (secrets are not a problem it counts).
+    let d = t.run(&["doctor", "--json"]);
     assert!(
         d.stderr
-            .contains(&format!("{} secrets found in stored", found.len())),
+            .contains(&format!("warning: {} secrets found in stored", found.len())),
         "{}",
         d.stderr
     );
+    let report: Value = serde_json::from_str(&d.stdout).unwrap();
+    let problems = report["findings"].as_array().unwrap().len();
+    assert_eq!(d.code, i32::from(problems > 0), "{d:?}");
+    assert!(!d.stdout.contains("secret"), "{}", d.stdout);
     // Nothing was rewritten.
     assert_eq!(
         std::fs::read_to_string(std::path::Path::new(&folder).join("notes.env")).unwrap(),
         env
     );
+}
+
+#[test]
+fn export_otlp_content_redacts_every_kind_unless_no_redact_which_says_so() {
+    let mut t = TestProject::new();
+    let seed = 31;
+    plant_everywhere(&t, seed);
+    let c = crate::export::Collector::start(vec![]);
+    t.envs
+        .push(("OTEL_EXPORTER_OTLP_ENDPOINT".into(), c.base()));
+    let r = t.run(&["export", "otlp", "--protocol", "http/json", "--content"]);
+    r.ok();
+    assert!(!r.stderr.contains("no-redact"), "{}", r.stderr);
+    let sent = |from: usize| -> String {
+        c.received()[from..]
+            .iter()
+            .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+            .collect()
+    };
+    let redacted = sent(0);
+    assert!(!redacted.is_empty());
+    assert_none_of(seed, &redacted, "the export");
+    for k in Kind::ALL {
+        assert!(redacted.contains(&format!("[REDACTED:{k}]")), "{k}");
+    }
+    // The stored files keep them.
+    assert!(scan(&t).1.len() > Kind::ALL.len());
+
+    let before = c.received().len();
+    let r = t.run(&["export", "otlp", "--content", "--all", "--no-redact"]);
+    r.ok();
+    assert!(
+        r.stderr
+            .contains("warning: --no-redact: secrets in what is sent"),
+        "{}",
+        r.stderr
+    );
+    assert_all_of(seed, &sent(before), "the export with --no-redact");
+}
+
+#[test]
+fn team_push_redacts_titles_records_and_output_text_unless_no_redact() {
+    let pg = crate::pg::Pg::start();
+    let url = pg.database("team");
+    let seed = 41;
+    // Everything the catalog holds of a machine, as text.
+    let dump = |origin: &str| -> String {
+        [
+            "runs",
+            "outputs",
+            "work_sessions",
+            "transcripts",
+            "workflow_states",
+        ]
+        .iter()
+        .flat_map(|table| {
+            pg.sql(
+                "team",
+                &format!("SELECT t::text FROM {table} t WHERE t.origin = '{origin}'"),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+    };
+    let a = crate::pg::machine(&url, "laptop");
+    a.run(&["team", "init"]).ok();
+    plant_everywhere(&a, seed);
+    let r = a.run(&["team", "push"]);
+    r.ok();
+    let held = dump("laptop");
+    assert!(held.contains("casey"), "{held}");
+    assert_none_of(seed, &held, "the catalog");
+    assert!(held.contains("[REDACTED:anthropic-key]"), "{held}");
+    // Another machine that asks for them sends them, and is told.
+    let mut b = crate::pg::machine(&url, "desktop");
+    // No background push (which redacts) before the one asked for.
+    b.envs.push(("LOGBOOK_TEAM_DEADLINE".into(), "0".into()));
+    plant_everywhere(&b, seed);
+    let r = b.run(&["team", "push", "--no-redact"]);
+    r.ok();
+    assert!(
+        r.stderr
+            .contains("warning: --no-redact: secrets in what is pushed"),
+        "{}",
+        r.stderr
+    );
+    let held = dump("desktop");
+    assert!(held.contains(needle(&planted(seed)[1].1)), "{held}");
+    // The output text and the note carry every kind.
+    assert_all_of(seed, &held, "the catalog after --no-redact");
 }

@@ -30,6 +30,7 @@ use super::fulltext::manifest_text;
 use super::{Index, Kind};
 use crate::error::Result;
 use crate::model::limits::cut_at;
+use crate::model::secrets;
 use crate::store;
 use crate::store::run_outputs::{Longer, output_text_upto};
 
@@ -112,17 +113,25 @@ impl Index {
     }
 
     /// The oldest `limit` waiting changes with their current content, read
-    /// in one transaction so each content matches its sequence number.
+    /// in one transaction so each content matches its sequence number, and
+    /// redacted ([`redact_body`]).
     pub fn outbox_batch(&self, limit: usize) -> Result<Vec<Change>> {
-        self.outbox_batch_after(i64::MIN, limit)
+        self.outbox_batch_after(i64::MIN, limit, true)
             .map(|(changes, _)| changes)
     }
 
     /// [`Index::outbox_batch`] of the changes noted after sequence number
     /// `after`, and the last sequence number read (`after` when none was):
     /// a push reads its next batch while the server takes the previous
-    /// one, before that one's notes are forgotten.
-    pub fn outbox_batch_after(&self, after: i64, limit: usize) -> Result<(Vec<Change>, i64)> {
+    /// one, before that one's notes are forgotten. With `redact` every text
+    /// that leaves has its secrets replaced ([`redact_body`]), the words a
+    /// team search finds included.
+    pub fn outbox_batch_after(
+        &self,
+        after: i64,
+        limit: usize,
+        redact: bool,
+    ) -> Result<(Vec<Change>, i64)> {
         let e = self.err();
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
             .map_err(&e)?;
@@ -167,6 +176,16 @@ impl Index {
             });
         }
         tx.commit().map_err(&e)?;
+        if redact {
+            for c in &mut changes {
+                if let Some(body) = &mut c.body {
+                    redact_body(body);
+                }
+            }
+            for (_, text) in &mut texts {
+                secrets::redact_string(text);
+            }
+        }
         let words = search_words_of(&texts.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>())?;
         for ((i, _), words) in texts.iter().zip(words) {
             if let Some(Change {
@@ -326,6 +345,66 @@ fn queue_every_record(tx: &Connection) -> rusqlite::Result<()> {
         )?;
     }
     note(tx, RECONCILE, Some(&wall_clock_us().to_string()))
+}
+
+/// Replaces the secrets in every text of `body` by `[REDACTED:kind]`
+/// ([`crate::model::secrets`]): what the catalog shows people on other
+/// machines (titles, output text, whole records as JSON) must not carry a
+/// key pasted into a prompt. The local files and index keep them.
+fn redact_body(body: &mut Body) {
+    use secrets::redact_string as text;
+    let json = |s: &mut String| {
+        if let std::borrow::Cow::Owned(r) = secrets::redact_json_text(s) {
+            *s = r;
+        }
+    };
+    match body {
+        Body::Run(r) => {
+            for s in [
+                &mut r.folder,
+                &mut r.agent,
+                &mut r.workflow,
+                &mut r.started_at,
+                &mut r.title,
+            ] {
+                text(s);
+            }
+            if let Some(u) = &mut r.user {
+                text(u);
+            }
+            json(&mut r.manifest);
+            r.tags.iter_mut().for_each(|t| {
+                text(t);
+            });
+            for o in &mut r.outputs {
+                text(&mut o.file);
+                text(&mut o.output_type);
+                text(&mut o.description);
+                if let Some(t) = &mut o.text {
+                    if o.file.ends_with(".json") {
+                        json(t);
+                    } else {
+                        text(t);
+                    }
+                }
+            }
+        }
+        Body::WorkSession(w) => json(&mut w.record),
+        Body::Transcript(t) => {
+            for s in [&mut t.file, &mut t.workdir, &mut t.title] {
+                text(s);
+            }
+            json(&mut t.metadata);
+        }
+        Body::WorkflowState(w) => {
+            for s in [&mut w.phase, &mut w.active_agent].into_iter().flatten() {
+                text(s);
+            }
+            if let Some(state) = &mut w.state {
+                json(state);
+            }
+        }
+    }
 }
 
 /// A hex SHA-256 of the record's content as it crosses the wire.

@@ -200,3 +200,15 @@ fn several_secrets_in_one_text_are_all_redacted_in_order() {
         assert!(!redacted.contains(&sample(k, 11).0), "{k}: {redacted}");
     }
 }
+
+#[test]
+fn a_private_key_inside_json_text_is_found_whole() {
+    let (pem, _) = sample(Kind::PrivateKey, 31);
+    let inner = serde_json::to_string(&format!("my private-key is {pem} ok")).unwrap();
+    let attr = serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": format!("my private-key is {pem} ok")}]}]).to_string();
+    for text in [inner, attr] {
+        assert_eq!(kinds(&text), [Kind::PrivateKey], "{text}");
+        let r = redact(&text);
+        assert!(r.contains("[REDACTED:private-key] ok"), "{r}");
+    }
+}

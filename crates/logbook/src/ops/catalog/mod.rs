@@ -32,7 +32,7 @@ use crate::index::catalog::{Catalog, Connector, ServerStatus};
 use crate::store::Project;
 
 pub(crate) use push::after_write;
-pub use push::{BATCH, PushReport, SETTLE_AFTER, push, settle};
+pub use push::{BATCH, PushReport, SETTLE_AFTER, push, push_with, settle};
 
 /// How long explicit team commands (`team push`, `find --team`…) wait for
 /// the server before they give up.

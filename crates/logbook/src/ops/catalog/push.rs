@@ -46,7 +46,18 @@ pub struct PushReport {
 /// processes write or push: a change is forgotten only once the server has
 /// it and its record was not written again meanwhile.
 pub fn push(p: &Project, progress: Option<&dyn Fn(u64, u64)>) -> Result<PushReport> {
-    push_within(p, COMMAND_TIMEOUT, None, progress)
+    push_with(p, progress, true)
+}
+
+/// [`push`], choosing whether the secrets in what is sent are replaced by
+/// `[REDACTED:kind]` (on everywhere else: the background push always
+/// redacts; `team push --no-redact` sends them as they are).
+pub fn push_with(
+    p: &Project,
+    progress: Option<&dyn Fn(u64, u64)>,
+    redact: bool,
+) -> Result<PushReport> {
+    push_within(p, COMMAND_TIMEOUT, None, progress, redact)
 }
 
 fn push_within(
@@ -54,6 +65,7 @@ fn push_within(
     timeout: Duration,
     stop_at: Option<Instant>,
     progress: Option<&dyn Fn(u64, u64)>,
+    redact: bool,
 ) -> Result<PushReport> {
     let url = url(p)?;
     let index = Index::open(p)?;
@@ -80,7 +92,7 @@ fn push_within(
         // thread while the server writes this one.
         let (sender, batches) = std::sync::mpsc::sync_channel::<Result<Vec<Change>>>(1);
         std::thread::scope(|s| -> Result<()> {
-            s.spawn(move || read_batches(p, &sender));
+            s.spawn(move || read_batches(p, &sender, redact));
             while report.pushed < budget {
                 if stop_at.is_some_and(|t| Instant::now() >= t) {
                     break;
@@ -183,7 +195,11 @@ fn push_lanes(catalog: &dyn Catalog, origin: &str, batch: Vec<Change>) -> Result
 
 /// Reads the outbox batch after batch for [`push_within`], until it is
 /// empty, an error, or the pusher stops listening.
-fn read_batches(p: &Project, sender: &std::sync::mpsc::SyncSender<Result<Vec<Change>>>) {
+fn read_batches(
+    p: &Project,
+    sender: &std::sync::mpsc::SyncSender<Result<Vec<Change>>>,
+    redact: bool,
+) {
     let index = match Index::open(p) {
         Ok(index) => index,
         Err(e) => {
@@ -193,7 +209,7 @@ fn read_batches(p: &Project, sender: &std::sync::mpsc::SyncSender<Result<Vec<Cha
     };
     let mut after = i64::MIN;
     loop {
-        let (batch, last) = match index.outbox_batch_after(after, BATCH) {
+        let (batch, last) = match index.outbox_batch_after(after, BATCH, redact) {
             Ok(read) => read,
             Err(e) => {
                 let _ = sender.send(Err(e));
@@ -242,7 +258,7 @@ pub(crate) fn after_write(p: &Project) {
         .spawn(move || {
             loop {
                 let limit = deadline();
-                let _ = push_within(&p, limit, Some(Instant::now() + limit), None);
+                let _ = push_within(&p, limit, Some(Instant::now() + limit), None, true);
                 let Ok(mut state) = BACKGROUND.lock() else {
                     return;
                 };

@@ -104,6 +104,10 @@ pub struct ExportOptions {
     /// Message text, tool arguments and results: off by default, as
     /// transcripts hold secrets.
     pub content: bool,
+    /// Replace every secret in what is sent (names, attributes, events,
+    /// message text) by `[REDACTED:kind]` ([`crate::model::secrets`]): on
+    /// by default, off only when asked for (`--no-redact`).
+    pub redact: bool,
     /// Send everything again (same ids), whatever the cursor says.
     pub all: bool,
     /// Spans per request.
@@ -116,6 +120,7 @@ impl Default for ExportOptions {
             query: RunQuery::default(),
             runs_only: false,
             content: false,
+            redact: true,
             all: false,
             batch_spans: BATCH_SPANS,
         }
@@ -178,6 +183,7 @@ pub fn export(
         delivered: false,
         dir,
         all: opts.all,
+        redact: opts.redact,
         summary: ExportSummary {
             endpoint,
             ..ExportSummary::default()
@@ -355,6 +361,7 @@ struct Batcher<'a> {
     delivered: bool,
     dir: std::path::PathBuf,
     all: bool,
+    redact: bool,
     summary: ExportSummary,
 }
 
@@ -367,7 +374,10 @@ impl Batcher<'_> {
         same
     }
 
-    fn push(&mut self, span: Span) -> Result<()> {
+    fn push(&mut self, mut span: Span) -> Result<()> {
+        if self.redact {
+            redact_span(&mut span);
+        }
         self.spans.push(span);
         if self.spans.len() >= self.limit {
             self.flush()?;
@@ -408,6 +418,40 @@ impl Batcher<'_> {
 
     fn save(&self) -> Result<()> {
         export_cursor::save(&self.dir, &self.cursor)
+    }
+}
+
+/// Redacts every text of `span`: whatever a record holds (a title, a
+/// note, a prompt, a tool's output) may hold a secret, and the receiver is
+/// another machine. Ids are not texts: they derive from record ids.
+fn redact_span(span: &mut Span) {
+    use crate::model::secrets::redact_string;
+    let attributes = |attrs: &mut Vec<span::Attribute>| {
+        for (_, v) in attrs.iter_mut() {
+            match v {
+                span::AttrValue::Str(s) => {
+                    redact_string(s);
+                }
+                span::AttrValue::StrList(list) => {
+                    for s in list {
+                        redact_string(s);
+                    }
+                }
+                span::AttrValue::Int(_) | span::AttrValue::Bool(_) => {}
+            }
+        }
+    };
+    redact_string(&mut span.name);
+    attributes(&mut span.attributes);
+    for e in &mut span.events {
+        redact_string(&mut e.name);
+        attributes(&mut e.attributes);
+    }
+    for l in &mut span.links {
+        attributes(&mut l.attributes);
+    }
+    if let span::SpanStatus::Error(m) = &mut span.status {
+        redact_string(m);
     }
 }
 
