@@ -67,7 +67,7 @@ fn stored_files(p: &Project) -> Result<Vec<PathBuf>> {
     let mut files = vec![];
     let transcripts = &p.config.transcripts_dir;
     for dir in [transcripts.clone(), store::transcript::archive_dir(p)] {
-        if dir.is_dir() {
+        if store::fs::is_folder(&dir) {
             let mut here: Vec<PathBuf> = store::transcript::transcript_files(&dir)?
                 .into_iter()
                 .map(|(_, path)| path)
@@ -87,7 +87,7 @@ fn stored_files(p: &Project) -> Result<Vec<PathBuf>> {
         }
     }
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
-        if dir.is_dir() {
+        if store::fs::is_folder(dir) {
             let mut here = store::work_session::session_files(dir)?;
             here.extend(store::workflow::state_files(dir)?);
             here.sort();
