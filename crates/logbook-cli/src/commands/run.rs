@@ -67,6 +67,9 @@ pub(crate) struct StartArgs {
     /// A workflow.yaml: name, description, inputs and path variables.
     #[arg(long, value_name = "PATH")]
     workflow_file: Option<PathBuf>,
+    /// Custom workflow-specific metadata (the manifest's `metadata`), repeatable.
+    #[arg(long = "metadata", value_name = "KEY=VALUE")]
+    metadata: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +224,13 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
         };
         inputs.push((k.to_string(), v.to_string()));
     }
+    let mut metadata = serde_json::Map::new();
+    for kv in &a.metadata {
+        let Some((k, v)) = kv.split_once('=') else {
+            bail!("--metadata {kv:?} is not KEY=VALUE; write e.g. --metadata ticket=OPS-42");
+        };
+        metadata.insert(k.to_string(), Value::String(v.to_string()));
+    }
     let workflow_file = match &a.workflow_file {
         Some(p) if p.is_relative() => Some(std::env::current_dir()?.join(p)),
         other => other.clone(),
@@ -239,6 +249,7 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
             user: a.user.clone(),
             workflow_file,
             path_trust: logbook::store::PathTrust::User,
+            metadata,
         },
     )?;
     for w in &started.warnings {

@@ -441,34 +441,46 @@ fn workflow_file_variables_resolve_with_the_fixture() {
         "user_name from the bundle config"
     );
 
-    // The bundle config decides where {config_source}:agent_outputs_folder is;
-    // a disagreement with logbook.yaml is an error, not a run in the wrong place.
+    // The bundle config decides where runs go unless logbook.yaml sets a
+    // folder (issue 45): the run follows it, never refused.
     p.write(
         "bmad/bmm/config.yaml",
         "output_folder: '{project-root}/elsewhere'\nagent_outputs_folder: '{output_folder}/runs'\n",
     );
-    let r = p.run(&[
-        "run",
-        "start",
-        "--agent",
-        "alex",
-        "--workflow-file",
-        wf.to_str().unwrap(),
-    ]);
-    assert!(r.err().contains("session_folder"), "{}", r.stderr);
+    let run = |p: &TestProject| {
+        p.run(&[
+            "--json",
+            "run",
+            "start",
+            "--agent",
+            "alex",
+            "--workflow-file",
+            wf.to_str().unwrap(),
+        ])
+    };
+    let r = run(&p);
+    let out = r.json();
+    assert!(out["folder"].as_str().unwrap().contains("/elsewhere/runs/"));
+    assert_eq!(out["variables"]["session_folder"], out["folder"]);
+    // A disagreement with logbook.yaml: logbook.yaml's folder, and a warning,
+    // never a silent run in either place.
     p.write(
         "logbook.yaml",
-        "output_folder: '{project-root}/elsewhere'\nagent_outputs_folder: '{output_folder}/runs'\n",
+        "agent_outputs_folder: '{project-root}/docs/agent-outputs'\n",
     );
-    let out = p.json(&[
-        "run",
-        "start",
-        "--agent",
-        "alex",
-        "--workflow-file",
-        wf.to_str().unwrap(),
-    ]);
-    assert!(out["folder"].as_str().unwrap().contains("/elsewhere/runs/"));
+    let r = run(&p);
+    let out = r.json();
+    assert!(
+        out["folder"]
+            .as_str()
+            .unwrap()
+            .contains("/docs/agent-outputs/")
+    );
+    assert!(
+        r.stderr.contains("warning:") && r.stderr.contains("/elsewhere/runs"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -199,3 +199,298 @@ fn execution_keys_come_in_the_seeds_order_and_another_tools_order_is_kept() {
         ["user", "status", "started_at", "completed_at"]
     );
 }
+
+/// The `warning:` lines of `stderr`.
+fn warnings(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect()
+}
+
+/// A BMAD bundle `bmad/{bundle}/` with a config moving runs to
+/// `{project-root}/{folder}` and a workflow file under it.
+fn bundle(p: &TestProject, bundle: &str, folder: &str) -> String {
+    p.write(
+        &format!("bmad/{bundle}/config.yaml"),
+        &format!(
+            "user_name: Robin\noutput_folder: '{{project-root}}/out'\nagent_outputs_folder: '{folder}'\n"
+        ),
+    );
+    let wf = format!("bmad/{bundle}/workflows/gather/workflow.yaml");
+    p.write(
+        &wf,
+        &format!(
+            "name: gather-needs\ndescription: Gather the team's needs\n\
+             config_source: '{{project-root}}/bmad/{bundle}/config.yaml'\n\
+             session_folder: '{{config_source}}:agent_outputs_folder/{{{{session_id}}}}'\n"
+        ),
+    );
+    wf
+}
+
+#[test]
+fn required_fields_are_filled_from_the_bundle_the_config_or_the_options() {
+    let p = TestProject::new();
+    // The workflow file names the bundle by its path and the description.
+    let wf = bundle(&p, "cis", "{output_folder}/runs");
+    let r = p.run(&[
+        "--json",
+        "run",
+        "start",
+        "--agent",
+        "quill",
+        "--workflow-file",
+        &wf,
+    ]);
+    let m = &r.json()["manifest"];
+    assert_eq!(m["agent"]["bundle"], "bmad/cis");
+    assert_eq!(m["workflow"]["description"], "Gather the team's needs");
+    assert!(warnings(&r.stderr).is_empty(), "{}", r.stderr);
+
+    // Nothing names them: written empty, and one line says seed readers
+    // will show a blank.
+    let r = p.run(&[
+        "--json",
+        "run",
+        "start",
+        "--agent",
+        "quill",
+        "--workflow",
+        "triage",
+    ]);
+    let m = &r.json()["manifest"];
+    assert_eq!(
+        (
+            m["agent"]["bundle"].as_str(),
+            m["workflow"]["description"].as_str()
+        ),
+        (Some(""), Some(""))
+    );
+    let lines = warnings(&r.stderr);
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    for word in [
+        "agent.bundle",
+        "workflow.description",
+        "default_bundle",
+        "blank",
+    ] {
+        assert!(lines[0].contains(word), "{word}: {}", lines[0]);
+    }
+
+    // default_bundle in logbook.yaml, then the options, which win.
+    p.write("logbook.yaml", "default_bundle: bmad/bmm\n");
+    let m =
+        p.start_run("quill", "triage", &["--description", "Sort the inbox"])["manifest"].clone();
+    assert_eq!(m["agent"]["bundle"], "bmad/bmm");
+    assert_eq!(m["workflow"]["description"], "Sort the inbox");
+    let m = p.start_run(
+        "quill",
+        "triage",
+        &["--bundle", "bmad/core", "--description", "x"],
+    )["manifest"]
+        .clone();
+    assert_eq!(m["agent"]["bundle"], "bmad/core");
+}
+
+#[test]
+fn metadata_is_set_by_the_cli_and_by_mcp_run_start() {
+    let p = TestProject::new();
+    let started = p.start_run(
+        "quill",
+        "triage",
+        &[
+            "--metadata",
+            "ticket=OPS-42",
+            "--metadata",
+            "priority=high=urgent",
+        ],
+    );
+    assert_eq!(
+        started["manifest"]["metadata"],
+        json!({"ticket": "OPS-42", "priority": "high=urgent"})
+    );
+    let r = p.run(&[
+        "run",
+        "start",
+        "--agent",
+        "quill",
+        "--workflow",
+        "triage",
+        "--metadata",
+        "nokey",
+    ]);
+    assert!(r.err().contains("KEY=VALUE"), "{}", r.stderr);
+
+    let mut m = Mcp::start(&p);
+    let out = m.ok(
+        "run_start",
+        json!({"agent": "quill", "workflow": "triage", "metadata": {"ticket": "OPS-43", "reviewers": ["ana", "bo"]}}),
+    );
+    assert_eq!(
+        out["manifest"]["metadata"]["reviewers"],
+        json!(["ana", "bo"])
+    );
+    let file = std::path::Path::new(out["folder"].as_str().unwrap()).join("manifest.json");
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(stored["metadata"]["ticket"], "OPS-43");
+}
+
+#[test]
+fn the_bundles_agent_outputs_folder_is_the_default() {
+    let p = TestProject::new();
+    let wf = bundle(&p, "bmm", "{output_folder}/bmm-runs");
+    // A plain run start and one from the workflow file both go to the
+    // bundle's folder, without a word, and are found there.
+    let plain = p.start_run(
+        "quill",
+        "triage",
+        &["--bundle", "bmad/bmm", "--description", "d"],
+    );
+    let folder = p.path("out/bmm-runs");
+    assert!(
+        plain["folder"]
+            .as_str()
+            .unwrap()
+            .starts_with(folder.to_str().unwrap()),
+        "{plain}"
+    );
+    let r = p.run(&[
+        "--json",
+        "run",
+        "start",
+        "--agent",
+        "quill",
+        "--workflow-file",
+        &wf,
+    ]);
+    let from_file = r.json();
+    assert!(warnings(&r.stderr).is_empty(), "{}", r.stderr);
+    assert_eq!(
+        from_file["variables"]["session_folder"],
+        from_file["folder"]
+    );
+    assert!(
+        from_file["folder"]
+            .as_str()
+            .unwrap()
+            .starts_with(folder.to_str().unwrap())
+    );
+    assert_eq!(p.json(&["find"]).as_array().unwrap().len(), 2);
+    let report = p.doctor(&[]);
+    assert!(
+        !report.to_string().contains("bundle-folder-disagrees"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_folder_logbook_yaml_sets_against_the_bundle_is_warned_and_named_by_doctor() {
+    let p = TestProject::new();
+    let wf = bundle(&p, "bmm", "{output_folder}/bmm-runs");
+    p.write(
+        "logbook.yaml",
+        "agent_outputs_folder: '{project-root}/docs/runs'\n",
+    );
+    // Not refused, not written elsewhere silently: logbook.yaml's folder,
+    // and one line saying where the bundle keeps runs.
+    let r = p.run(&[
+        "--json",
+        "run",
+        "start",
+        "--agent",
+        "quill",
+        "--workflow-file",
+        &wf,
+    ]);
+    let started = r.json();
+    assert!(
+        started["folder"]
+            .as_str()
+            .unwrap()
+            .starts_with(p.path("docs/runs").to_str().unwrap())
+    );
+    let lines = warnings(&r.stderr);
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(
+        lines[0].contains("bmad/bmm/config.yaml") && lines[0].contains("bmm-runs"),
+        "{}",
+        lines[0]
+    );
+    let r = p.run(&[
+        "run",
+        "start",
+        "--agent",
+        "quill",
+        "--workflow",
+        "triage",
+        "--bundle",
+        "b",
+        "--description",
+        "d",
+    ]);
+    r.ok();
+    assert_eq!(warnings(&r.stderr).len(), 1, "{}", r.stderr);
+
+    let report = p.doctor(&[]);
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "bundle-folder-disagrees")
+        .unwrap_or_else(|| panic!("{report}"));
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.contains(p.path("out/bmm-runs").to_str().unwrap()),
+        "{message}"
+    );
+    assert!(
+        message.contains(p.path("docs/runs").to_str().unwrap()),
+        "{message}"
+    );
+    assert!(message.contains("logbook index rebuild"), "{message}");
+}
+
+#[test]
+fn runs_left_in_the_old_folder_are_named_by_doctor_with_the_move_that_keeps_them() {
+    let p = TestProject::new();
+    let old = p.start_run(
+        "quill",
+        "triage",
+        &["--bundle", "bmad/bmm", "--description", "d"],
+    );
+    let id = old["session_id"].as_str().unwrap().to_string();
+    assert!(
+        old["folder"]
+            .as_str()
+            .unwrap()
+            .contains("docs/agent-outputs")
+    );
+    // The project gains a bundle config that keeps runs elsewhere.
+    bundle(&p, "bmm", "{output_folder}/bmm-runs");
+    let report = p.doctor(&[]);
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "runs-in-old-folder")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(
+        finding["path"],
+        p.path("docs/agent-outputs").to_str().unwrap()
+    );
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.starts_with("1 run folder(s) in"), "{message}");
+    // Doing what it says finds the run again.
+    let new = p.path("out/bmm-runs");
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::rename(p.path(&format!("docs/agent-outputs/{id}")), new.join(&id)).unwrap();
+    p.run(&["index", "rebuild"]).ok();
+    let found = p.json(&["find"]);
+    assert_eq!(found[0]["session_id"], id.as_str());
+    let report = p.doctor(&[]);
+    assert!(
+        !report.to_string().contains("runs-in-old-folder"),
+        "{report}"
+    );
+}

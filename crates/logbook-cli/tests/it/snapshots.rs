@@ -319,6 +319,8 @@ fn run_commands() {
             "deep-dive-app",
             "--description",
             "Deep dive into the request",
+            "--bundle",
+            "bmad/bmm",
             "--input",
             "project_name=Laptops",
             "--tag",
@@ -390,6 +392,10 @@ fn run_commands() {
             &casey_id,
             "--user",
             "bryan",
+            "--bundle",
+            "bmad/bmm",
+            "--description",
+            "Stories from the requirements",
         ],
     );
     let pixel_id = started_id(&pixel);
@@ -777,6 +783,10 @@ fn index_and_doctor() {
             "casey",
             "--workflow",
             "deep-dive-app",
+            "--bundle",
+            "bmad/bmm",
+            "--description",
+            "Deep dive into the request",
         ],
     );
     let id = started_id(&started);

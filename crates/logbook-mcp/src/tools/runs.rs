@@ -45,6 +45,9 @@ pub(crate) struct RunStartArgs {
     user: Option<String>,
     /// A workflow.yaml (relative to the project root): name, description, inputs, path variables.
     workflow_file: Option<String>,
+    /// Custom workflow-specific metadata, the manifest's `metadata` (an object), e.g. {"ticket": "OPS-42"}.
+    #[serde(default)]
+    metadata: Map<String, Value>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -170,6 +173,7 @@ impl LogbookServer {
                     user: a.user,
                     workflow_file: a.workflow_file.map(PathBuf::from),
                     path_trust: logbook::store::PathTrust::ProjectOnly,
+                    metadata: a.metadata,
                 },
             )?;
             for w in &started.warnings {

@@ -143,6 +143,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
                 user: Some("demo".into()),
                 workflow_file: None,
                 path_trust: crate::store::PathTrust::User,
+                metadata: serde_json::Map::new(),
             },
         )?;
         let path = started.folder.join(step.file);

@@ -24,7 +24,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "agent_outputs_folder",
         "'{output_folder}/agent-outputs'",
-        "",
+        "unset: a BMAD bundle config's (bmad/*/config.yaml), else this",
     ),
     ("sessions_dir", "'{project-root}/.logbook/sessions'", ""),
     ("session_archive_dir", "'{sessions_dir}/archive'", ""),
@@ -39,6 +39,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "",
     ),
     ("user", "''", "empty: $USER, else 'unknown'"),
+    (
+        "default_bundle",
+        "''",
+        "agent.bundle of a run nothing else names one for, e.g. bmad/bmm",
+    ),
     ("default_prefix", "SES", ""),
     ("token_budget", "150000", ""),
     (
@@ -80,7 +85,13 @@ pub fn default_config_text() -> String {
          # Placeholders: {project-root}, {output_folder}, {agent_outputs_folder}, {sessions_dir}.\n",
     );
     for (key, value, comment) in DEFAULTS {
-        let line = format!("{key}: {value}");
+        // Written commented out: set, it would overrule the bundle's folder.
+        let unset = if *key == "agent_outputs_folder" {
+            "# "
+        } else {
+            ""
+        };
+        let line = format!("{unset}{key}: {value}");
         if comment.is_empty() {
             out.push_str(&line);
         } else {
@@ -103,6 +114,7 @@ struct RawConfig {
     session_archive_dir: Option<String>,
     transcripts_dir: Option<String>,
     user: Option<String>,
+    default_bundle: Option<String>,
     default_prefix: Option<String>,
     token_budget: Option<u64>,
     team_url: Option<String>,
@@ -128,8 +140,17 @@ pub struct Config {
     pub source: Option<PathBuf>,
     /// Seed 000's `{output_folder}`.
     pub output_folder: PathBuf,
-    /// Where run folders live (`{agent_outputs_folder}/{uuid}/`).
+    /// Where run folders live (`{agent_outputs_folder}/{uuid}/`): what
+    /// `logbook.yaml` sets, else the BMAD bundle config's (seed 000 says the
+    /// folder is "configured in bundle config.yaml"), else the default.
     pub agent_outputs_folder: PathBuf,
+    /// Who decided [`Config::agent_outputs_folder`].
+    pub agent_outputs_source: FolderSource,
+    /// The project's BMAD bundle config (`bmad/*/config.yaml`, the first by
+    /// name that reads), if there is one.
+    pub bundle: Option<BundleConfig>,
+    /// `agent.bundle` of runs that name none another way (`default_bundle`).
+    pub default_bundle: Option<String>,
     /// Where work session YAML and workflow state files live.
     pub sessions_dir: PathBuf,
     /// Where closed work sessions are moved.
@@ -158,7 +179,126 @@ pub struct Config {
     pub hook_context_bytes: usize,
 }
 
+/// Where [`Config::agent_outputs_folder`] came from: what `doctor` and
+/// `run start` compare when the bundle and `logbook.yaml` disagree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FolderSource {
+    /// `logbook.yaml` sets `agent_outputs_folder`.
+    LogbookYaml,
+    /// The bundle config at this path sets it (and `logbook.yaml` does not).
+    Bundle(PathBuf),
+    /// Nobody sets it: Logbook's default, `{output_folder}/agent-outputs`.
+    Default,
+}
+
+/// A BMAD bundle's `config.yaml`, as far as Logbook follows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleConfig {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The bundle as a manifest names it (`agent.bundle`): its folder
+    /// relative to the project root, e.g. `bmad/bmm`.
+    pub bundle: String,
+    /// Its `agent_outputs_folder`, resolved (its `{output_folder}` is its
+    /// own `output_folder`, else Logbook's); `None` when it sets none.
+    pub agent_outputs_folder: Option<PathBuf>,
+}
+
+/// Where the bundle configs of a BMAD project live: `bmad/{bundle}/config.yaml`.
+pub const BUNDLE_DIR: &str = "bmad";
+
+/// The bundle a path inside `root` belongs to (`bmad/{bundle}/…`), as
+/// `agent.bundle` names it: `bmad/bmm` for `bmad/bmm/workflows/x/workflow.yaml`.
+pub fn bundle_of(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut parts = rel.components();
+    let first = parts.next()?.as_os_str().to_str()?;
+    let second = parts.next()?.as_os_str().to_str()?;
+    // A file directly in `bmad/` names no bundle.
+    parts.next()?;
+    (first == BUNDLE_DIR).then(|| format!("{first}/{second}"))
+}
+
+/// Reads the project's bundle config: `bmad/*/config.yaml`, the first by
+/// name that is a readable YAML mapping. One that is unreadable is passed
+/// over here (listing must not fail on it) and read again, with its error,
+/// by whatever uses it explicitly.
+fn discover_bundle(root: &Path, output_folder: &Path) -> Option<BundleConfig> {
+    let dir = root.join(BUNDLE_DIR);
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("config.yaml"))
+        .collect();
+    candidates.sort();
+    candidates
+        .into_iter()
+        .find_map(|path| read_bundle(root, &path, output_folder).ok().flatten())
+}
+
+/// Reads the bundle config at `path` (`Ok(None)` when there is none): its
+/// bundle name and resolved `agent_outputs_folder`.
+pub fn read_bundle(root: &Path, path: &Path, output_folder: &Path) -> Result<Option<BundleConfig>> {
+    let Some(text) =
+        store::read_regular(path, "bundle config", store::variables::MAX_CONFIG_BYTES)?
+    else {
+        return Ok(None);
+    };
+    let doc: serde_json::Value = crate::model::text::parse_yaml(path, "bundle config.yaml", &text)?;
+    let get = |k: &str| {
+        doc.get(k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+    };
+    let resolver = Resolver {
+        path,
+        text: &text,
+        root,
+    };
+    let own_output = match get("output_folder") {
+        Some(o) => resolver.path("output_folder", o, &[])?,
+        None => output_folder.to_path_buf(),
+    };
+    let agent_outputs_folder = match get("agent_outputs_folder") {
+        Some(a) => {
+            Some(resolver.path("agent_outputs_folder", a, &[("output_folder", &own_output)])?)
+        }
+        None => None,
+    };
+    let folder = path.parent().unwrap_or(root);
+    let bundle = bundle_of(root, &folder.join("config.yaml")).unwrap_or_else(|| {
+        folder
+            .strip_prefix(root)
+            .unwrap_or(folder)
+            .to_string_lossy()
+            .into_owned()
+    });
+    Ok(Some(BundleConfig {
+        path: path.to_path_buf(),
+        bundle,
+        agent_outputs_folder,
+    }))
+}
+
 impl Config {
+    /// When `logbook.yaml` sets `agent_outputs_folder` and the project's
+    /// bundle config sets another: the bundle config and its folder. Runs
+    /// go to `logbook.yaml`'s, which the bundle's own tools never read, so
+    /// `doctor` and `run start` say so.
+    pub fn bundle_disagreement(&self) -> Option<(&Path, &Path)> {
+        let bundle = self.bundle.as_ref()?;
+        let theirs = bundle.agent_outputs_folder.as_deref()?;
+        (self.agent_outputs_source == FolderSource::LogbookYaml
+            && theirs != self.agent_outputs_folder)
+            .then_some((bundle.path.as_path(), theirs))
+    }
+
+    /// Logbook's own default runs folder, `{output_folder}/agent-outputs`:
+    /// where runs went before the bundle's folder was followed.
+    pub fn default_agent_outputs_folder(&self) -> PathBuf {
+        self.output_folder.join("agent-outputs")
+    }
+
     /// Finds the project root for `cwd`: `explicit` if given, else the
     /// nearest ancestor holding `logbook.yaml` or `.logbook/`, else `cwd`.
     pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config> {
@@ -205,13 +345,32 @@ impl Config {
                 .unwrap_or(default_of("output_folder")),
             &[],
         )?;
-        let agent_outputs_folder = resolver.path(
-            "agent_outputs_folder",
-            raw.agent_outputs_folder
-                .as_deref()
-                .unwrap_or(default_of("agent_outputs_folder")),
-            &[("output_folder", &output_folder)],
-        )?;
+        let bundle = discover_bundle(root, &output_folder);
+        let bundle_folder = bundle.as_ref().and_then(|b| {
+            b.agent_outputs_folder
+                .clone()
+                .map(|f| (f, FolderSource::Bundle(b.path.clone())))
+        });
+        let (agent_outputs_folder, agent_outputs_source) =
+            match (raw.agent_outputs_folder.as_deref(), bundle_folder) {
+                (Some(set), _) => (
+                    resolver.path(
+                        "agent_outputs_folder",
+                        set,
+                        &[("output_folder", &output_folder)],
+                    )?,
+                    FolderSource::LogbookYaml,
+                ),
+                (None, Some(theirs)) => theirs,
+                (None, None) => (
+                    resolver.path(
+                        "agent_outputs_folder",
+                        default_of("agent_outputs_folder"),
+                        &[("output_folder", &output_folder)],
+                    )?,
+                    FolderSource::Default,
+                ),
+            };
         let archive_folder = resolver.path(
             "archive_folder",
             raw.archive_folder
@@ -294,6 +453,9 @@ impl Config {
             source: (!text.is_empty() || path.is_file()).then_some(path),
             output_folder,
             agent_outputs_folder,
+            agent_outputs_source,
+            bundle,
+            default_bundle: raw.default_bundle.filter(|b| !b.trim().is_empty()),
             sessions_dir,
             session_archive_dir,
             archive_folder,

@@ -36,6 +36,11 @@ pub struct WorkflowFile {
     pub name: Option<String>,
     /// `description:`, the manifest's `workflow.description`.
     pub description: Option<String>,
+    /// The bundle it belongs to, the manifest's `agent.bundle`: from its
+    /// path (`bmad/{bundle}/workflows/…`), else its bundle config's folder.
+    pub bundle: Option<String>,
+    /// The bundle config its `config_source` names, when it was read.
+    pub bundle_config: Option<PathBuf>,
     /// `inputs:`, copied into the manifest's `inputs`.
     pub inputs: Map<String, Value>,
     /// Every other top-level string value, in file order, unresolved.
@@ -100,7 +105,9 @@ pub fn read_workflow_file(p: &Project, path: &Path, trust: PathTrust) -> Result<
         .collect();
     let mut wf = WorkflowFile {
         name: text_of("name").filter(|s| !s.trim().is_empty()),
-        description: text_of("description"),
+        description: text_of("description").filter(|s| !s.trim().is_empty()),
+        bundle: store::config::bundle_of(p.root(), &path),
+        bundle_config: None,
         inputs,
         values,
         output_folder: p.config.output_folder.clone(),
@@ -169,6 +176,10 @@ fn read_bundle_config(
         wf.agent_outputs_folder = store::absolute(p.root(), Path::new(&resolved));
     }
     wf.user = get("user_name").or_else(|| get("user")).map(str::to_string);
+    if wf.bundle.is_none() {
+        wf.bundle = store::config::bundle_of(p.root(), &source_path);
+    }
+    wf.bundle_config = Some(source_path);
     wf.config_values = doc;
     Ok(())
 }
@@ -210,7 +221,11 @@ pub fn resolve_into(
         match key.as_str() {
             "session_folder" | "manifest_file" => {
                 let ours = vars.get(key).and_then(Value::as_str).unwrap_or_default();
-                if Path::new(&value) != Path::new(ours) {
+                // A bundle whose folder differs from Logbook's is said once
+                // by `run start` (the run stays in Logbook's folder, which
+                // the variables name); only another layout is refused.
+                let bundle_elsewhere = folder.parent() != Some(wf.agent_outputs_folder.as_path());
+                if Path::new(&value) != Path::new(ours) && !bundle_elsewhere {
                     return Err(config_error(
                         &wf.path,
                         format!(
@@ -640,29 +655,23 @@ mod tests {
     }
 
     #[test]
-    fn session_folder_disagreeing_with_logbook_is_an_error() {
+    fn a_bundle_folder_elsewhere_keeps_logbooks_session_folder_and_another_layout_is_an_error() {
         let (_dir, p) = project();
         write(
             &p,
             "bmad/config.yaml",
             "agent_outputs_folder: '{project-root}/elsewhere'\n",
         );
-        let err = resolve(
+        // The bundle's folder is not Logbook's: the run stays where Logbook
+        // keeps it (`run start` warns), never refused, never written elsewhere.
+        let vars = resolve(
             &p,
             "name: w\nconfig_source: '{project-root}/bmad/config.yaml'\n\
              session_folder: '{config_source}:agent_outputs_folder/{{session_id}}'\n",
         )
-        .unwrap_err();
+        .unwrap();
         let (_, folder) = run_folder(&p);
-        let theirs = p.root().join("elsewhere").join(ID);
-        assert_eq!(
-            config_reason(err, &p.root().join("workflow.yaml")),
-            format!(
-                "key session_folder resolves to {}, but Logbook keeps this run at {}; make agent_outputs_folder in the bundle config and in logbook.yaml agree",
-                theirs.display(),
-                folder.display()
-            )
-        );
+        assert_eq!(get(&vars, "session_folder"), path_of(&folder));
 
         let err = resolve(&p, "name: w\nmanifest_file: '{project-root}/m.json'\n").unwrap_err();
         let reason = config_reason(err, &p.root().join("workflow.yaml"));

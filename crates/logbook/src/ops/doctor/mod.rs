@@ -3,6 +3,7 @@
 //! transcripts) add their own checks beside the run checks here; `--fix`
 //! repairs what can be repaired without losing anything and says what it did.
 
+mod bundle;
 mod consistency;
 mod moves;
 mod outputs;
@@ -120,6 +121,7 @@ pub fn check_with_progress(
         (usable, walked)
     };
     moves::check(p, opts, &mut report)?;
+    bundle::check(p, &mut report)?;
     check_work_sessions(p, opts, &mut report)?;
     consistency::ids_match_names(p, &mut report)?;
     consistency::agents_have_runs(p, opts, &mut report)?;

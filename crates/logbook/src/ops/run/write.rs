@@ -31,11 +31,13 @@ pub struct StartOptions {
     pub agent: String,
     /// Agent title; the agent name when `None`.
     pub title: Option<String>,
-    /// Bundle path; empty when `None`.
+    /// Bundle path (`bmad/bmm`); else the workflow file's bundle, else
+    /// `default_bundle` in logbook.yaml, else empty (and a warning).
     pub bundle: Option<String>,
     /// Workflow name (required unless `workflow_file` gives one).
     pub workflow: Option<String>,
-    /// Workflow description; from the workflow file, else empty.
+    /// Workflow description; from the workflow file, else empty (and a
+    /// warning).
     pub description: Option<String>,
     /// `--input KEY=VALUE` pairs, after the workflow file's inputs.
     pub inputs: Vec<(String, String)>,
@@ -43,6 +45,10 @@ pub struct StartOptions {
     pub related: Vec<String>,
     /// Tags for `find --tag`.
     pub tags: Vec<String>,
+    /// The manifest's `metadata` (seed 000: "custom workflow-specific
+    /// metadata"); Logbook's own keys (`work_session`, the repository) are
+    /// added after and win.
+    pub metadata: Map<String, Value>,
     /// The user; else the bundle config's `user_name`, else Logbook's config.
     pub user: Option<String>,
     /// A workflow.yaml to take name, description, inputs and variables from.
@@ -85,6 +91,10 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         &opts.inputs.iter().map(|(_, v)| v).collect::<Vec<_>>(),
     )?;
     bounded_each("tag", &opts.tags)?;
+    for (k, v) in &opts.metadata {
+        required("metadata key", k)?;
+        bounded("metadata", &v.to_string())?;
+    }
     let id = RunId::new_v4();
     let folder = store::run::folder(p, &id);
     let mut warnings = vec![];
@@ -116,11 +126,15 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
             ));
         }
     };
-    let description = opts
-        .description
-        .clone()
+    let description = nonblank(&opts.description)
         .or_else(|| workflow_file.as_ref().and_then(|w| w.description.clone()))
         .unwrap_or_default();
+    let bundle = nonblank(&opts.bundle)
+        .or_else(|| workflow_file.as_ref().and_then(|w| w.bundle.clone()))
+        .or_else(|| p.config.default_bundle.clone())
+        .unwrap_or_default();
+    warnings.extend(blank_fields_warning(&bundle, &description));
+    warnings.extend(folder_warning(p, workflow_file.as_ref()));
 
     let mut inputs = workflow_file
         .as_ref()
@@ -164,7 +178,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
 
     // The work-session link is made first, under the session's own locks and
     // before the run lock exists (lock order pointer → session → run).
-    let mut metadata = Map::new();
+    let mut metadata = opts.metadata.clone();
     match work_session::spawn_agent(
         p,
         None,
@@ -194,7 +208,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
                     .filter(|t| !t.trim().is_empty())
                     .unwrap_or(agent),
             ),
-            bundle: Some(opts.bundle.clone().unwrap_or_default()),
+            bundle: Some(bundle),
             extra: Map::new(),
         },
         workflow: WorkflowInfo {
@@ -240,6 +254,62 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         variables,
         warnings,
     })
+}
+
+/// `value` trimmed, when there is something in it.
+fn nonblank(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+/// The one line `run start` says when seed 000's required `agent.bundle`
+/// or `workflow.description` is written empty: seed readers show a blank.
+fn blank_fields_warning(bundle: &str, description: &str) -> Option<String> {
+    let mut blank = vec![];
+    if bundle.is_empty() {
+        blank.push("agent.bundle (give --bundle, a workflow file under bmad/BUNDLE/, or default_bundle in logbook.yaml)");
+    }
+    if description.is_empty() {
+        blank.push(
+            "workflow.description (give --description or a workflow file with a description)",
+        );
+    }
+    (!blank.is_empty()).then(|| {
+        format!(
+            "{} empty; seed 000 requires {}, so its readers will show a blank",
+            blank.join(" and "),
+            if blank.len() == 1 { "it" } else { "them" }
+        )
+    })
+}
+
+/// The one line `run start` says when the bundle config keeps runs in
+/// another folder than the one this run goes to: the project's bundle
+/// against `logbook.yaml`, or the bundle a workflow file names.
+fn folder_warning(p: &Project, wf: Option<&variables::WorkflowFile>) -> Option<String> {
+    let ours = &p.config.agent_outputs_folder;
+    let named = wf
+        .and_then(|wf| Some((wf.bundle_config.clone()?, wf.agent_outputs_folder.clone())))
+        .filter(|(_, theirs)| theirs != ours);
+    let (config, theirs) = named.or_else(|| {
+        p.config
+            .bundle_disagreement()
+            .map(|(c, t)| (c.to_path_buf(), t.to_path_buf()))
+    })?;
+    Some(format!(
+        "bundle config {} keeps runs in {}, but this run goes to {} ({}); `logbook doctor` says how to make them agree",
+        config.display(),
+        theirs.display(),
+        ours.display(),
+        match &p.config.agent_outputs_source {
+            store::config::FolderSource::LogbookYaml => "agent_outputs_folder in logbook.yaml",
+            store::config::FolderSource::Bundle(_) => "the project's bundle config",
+            store::config::FolderSource::Default => "Logbook's default",
+        }
+    ))
 }
 
 pub(super) fn required(field: &'static str, value: &str) -> Result<String> {
