@@ -878,3 +878,103 @@ fn every_input_kind_prints_the_import_report() {
     check(&folder, "unchanged", "logbook");
     assert!(folder.get("id").is_none(), "{folder}");
 }
+
+/// Seed 003's reader, written from the seed: `listSessions` keeps the files
+/// that start with `session_` or `subagent_session_`, and
+/// `getSessionFilePath` names one `{prefix}_{shortId}.json` with `shortId`
+/// the id's last 8 characters (an id without `_`).
+fn seed_003_load_all(dir: &Path) -> Vec<Value> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("session_") || name.starts_with("subagent_session_")) {
+            continue;
+        }
+        let file: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(&name)).unwrap()).unwrap();
+        let id = file["id"].as_str().unwrap();
+        let short = id.split('_').nth(2).unwrap_or(&id[id.len() - 8..]);
+        let prefix = if name.starts_with("sub") {
+            "subagent_session"
+        } else {
+            "session"
+        };
+        assert_eq!(name, format!("{prefix}_{short}.json"));
+        out.push(file);
+    }
+    out
+}
+
+/// Issue 45: an imported Claude Code or Codex session is in seed 003's shape
+/// as well: a tool's result is in its `tool` block, and a message's usage
+/// carries `prompt_tokens`, `completion_tokens` and `total_tokens` (prompt
+/// and completion adding up to the total, by the rule OTLP export uses),
+/// while the `tool_result` blocks and the agents' own counts stay.
+#[test]
+fn imported_sessions_read_in_seed_003s_shape() {
+    let t = TestProject::new();
+    let h = history(&t);
+    let log = h.join("claude/-work-demo").join(format!("{MAIN_ID}.jsonl"));
+    t.json(&["transcript", "import", log.to_str().unwrap()]);
+    t.json(&["transcript", "import", h.join(CODEX).to_str().unwrap()]);
+    let all = seed_003_load_all(&t.path(".logbook/transcripts"));
+    assert!(all.len() >= 2, "{}", all.len());
+    let mut with_result = 0;
+    let mut with_tokens = 0;
+    for file in &all {
+        let source = file["metadata"]["source"]["format"].clone();
+        for m in file["messages"].as_array().unwrap() {
+            for b in m["blocks"].as_array().unwrap() {
+                if b["type"] == "tool" {
+                    assert!(
+                        b["result"].is_string(),
+                        "{source}: a tool without result: {b}"
+                    );
+                    with_result += 1;
+                }
+            }
+            if m["usage"].is_object() {
+                let u = &m["usage"];
+                let (p, c, total) = (
+                    u["prompt_tokens"].as_u64().unwrap(),
+                    u["completion_tokens"].as_u64().unwrap(),
+                    u["total_tokens"].as_u64().unwrap(),
+                );
+                assert_eq!(p + c, total, "{u}");
+                assert_eq!(
+                    p,
+                    u["input_tokens"].as_u64().unwrap()
+                        + u["cache_creation_input_tokens"].as_u64().unwrap()
+                        + u["cache_read_input_tokens"].as_u64().unwrap(),
+                    "{u}"
+                );
+                assert_eq!(c, u["output_tokens"].as_u64().unwrap());
+                with_tokens += 1;
+            }
+        }
+        // Nothing read before is lost: the tool_result blocks stay.
+        let text = file.to_string();
+        if text.contains("\"type\":\"tool\"") {
+            assert!(text.contains("\"type\":\"tool_result\""), "{source}");
+        }
+    }
+    assert!(
+        with_result >= 2,
+        "tool blocks with their result: {with_result}"
+    );
+    assert!(
+        with_tokens >= 1,
+        "messages with seed 003 token counts: {with_tokens}"
+    );
+    // The same results and counts through `transcript show`.
+    let shown = t.json(&["transcript", "show", MAIN_ID]);
+    let tool = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["blocks"].as_array().unwrap())
+        .find(|b| b["type"] == "tool")
+        .cloned()
+        .unwrap();
+    assert!(tool["result"].is_string(), "{tool}");
+}

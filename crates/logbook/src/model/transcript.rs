@@ -314,6 +314,15 @@ impl SaidText {
                             .unwrap_or_default(),
                         usize::MAX,
                     ),
+                    // A `tool` block's copy of its `tool_result` block's
+                    // result is said once, by that block.
+                    Some("tool")
+                        if o.get(crate::model::agent_log::RESULT_COPIED_KEY)
+                            .and_then(Value::as_bool)
+                            == Some(true) =>
+                    {
+                        continue;
+                    }
                     Some("tool_result" | "tool") => (
                         o.get("result").and_then(Value::as_str).unwrap_or_default(),
                         TOOL_RESULT_BYTES,

@@ -34,6 +34,9 @@ pub struct Parser {
     streams: HashMap<(String, String), Counted>,
     message_lines: u64,
     sidechain_lines: u64,
+    /// Messages waiting for a tool's result (see [`super::pairing`]).
+    #[serde(default)]
+    pub(super) pairing: super::pairing::Pairing,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -271,12 +274,16 @@ impl Parser {
             meta.insert(super::COUNTED_KEY.into(), super::usage_value(&c));
         }
         if let Some(u) = p.usage {
+            // Claude's own counts, and seed 003's (`prompt_tokens`,
+            // `completion_tokens`), by [`Usage::prompt_tokens`]'s rule.
             m.usage = Some(serde_json::json!({
                 "input_tokens": u.input_tokens,
                 "output_tokens": u.output_tokens,
                 "cache_creation_input_tokens": u.cache_creation_input_tokens,
                 "cache_read_input_tokens": u.cache_read_input_tokens,
                 "total_tokens": u.total_tokens,
+                "prompt_tokens": u.prompt_tokens(),
+                "completion_tokens": u.completion_tokens(),
             }));
         }
         Some(m)

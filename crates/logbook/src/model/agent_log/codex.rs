@@ -23,6 +23,9 @@ pub struct Parser {
     pub(super) summary: LogSummary,
     model: Option<String>,
     total: Usage,
+    /// Messages waiting for a tool's result (see [`super::pairing`]).
+    #[serde(default)]
+    pub(super) pairing: super::pairing::Pairing,
 }
 
 impl Parser {

@@ -36,10 +36,12 @@
 
 pub mod claude_code;
 pub mod codex;
+mod pairing;
 mod usage;
 
 mod charge;
 pub use charge::{COUNTED_BEFORE_KEY, COUNTED_KEY, charged, charged_within, usage_value};
+pub use pairing::RESULT_COPIED_KEY;
 pub use usage::{Call, Usage, UsageBook, day_of};
 
 use std::collections::BTreeMap;
@@ -52,8 +54,10 @@ use crate::model::transcript::{Message, Metadata, PROMPT_WITHIN};
 /// Bumped when the parsers derive something different from the same lines,
 /// so that a re-import rewrites transcripts made by an older version (and
 /// ignores their import checkpoints). 4: a bad line longer than 4 KiB of
-/// JSON is stored cut, with its length ([`CutLine`]).
-pub const PARSER_VERSION: u64 = 4;
+/// JSON is stored cut, with its length ([`CutLine`]). 5: seed 003's shape
+/// as well: a tool's result also in its `tool` block (`pairing`), and
+/// per-message usage with `prompt_tokens`, `completion_tokens`.
+pub const PARSER_VERSION: u64 = 5;
 
 /// The agent that wrote a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -619,10 +623,11 @@ impl LogParser {
 
     /// [`LogParser::line`] for a line given as text or already parsed.
     pub fn read(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
-        let out = match self {
-            LogParser::ClaudeCode(p) => p.line(no, line),
-            LogParser::Codex(p) => p.line(no, line),
+        let (made, pairing) = match self {
+            LogParser::ClaudeCode(p) => (p.line(no, line), &mut p.pairing),
+            LogParser::Codex(p) => (p.line(no, line), &mut p.pairing),
         };
+        let out = pairing.pass(made);
         let summary = self.summary_mut();
         summary.lines = summary.lines.max(no);
         summary.see_prompts(&out);
@@ -638,16 +643,27 @@ impl LogParser {
         }
     }
 
-    /// Ends the log: the message still being assembled, if any, and the
-    /// summary with the usage counted.
-    pub fn finish(self) -> (Option<Message>, LogSummary) {
-        let (last, mut summary) = match self {
-            LogParser::ClaudeCode(p) => (*p).finish(),
-            LogParser::Codex(p) => (*p).finish(),
+    /// Ends the log: the messages still being assembled or waiting for a
+    /// tool's result, and the summary with the usage counted.
+    pub fn finish(self) -> (Vec<Message>, LogSummary) {
+        let (last, pairing, mut summary) = match self {
+            LogParser::ClaudeCode(mut p) => {
+                let pairing = std::mem::take(&mut p.pairing);
+                let (last, summary) = (*p).finish();
+                (last, pairing, summary)
+            }
+            LogParser::Codex(mut p) => {
+                let pairing = std::mem::take(&mut p.pairing);
+                let (last, summary) = (*p).finish();
+                (last, pairing, summary)
+            }
         };
-        summary.see_prompts(last.as_slice());
-        summary.messages += u64::from(last.is_some());
-        (last, summary)
+        let mut pairing = pairing;
+        let mut out = pairing.pass(last.into_iter().collect());
+        out.extend(pairing.finish());
+        summary.see_prompts(&out);
+        summary.messages += out.len() as u64;
+        (out, summary)
     }
 
     fn summary_mut(&mut self) -> &mut LogSummary {

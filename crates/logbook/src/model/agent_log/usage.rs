@@ -144,6 +144,22 @@ impl Usage {
         }
     }
 
+    /// The prompt tokens as seed 003's `prompt_tokens` and OpenTelemetry's
+    /// `gen_ai.usage.input_tokens` count them: everything the model read,
+    /// cache reads and writes included. Claude Code's `input_tokens` leaves
+    /// those out, so they are added back; Codex's `input_tokens` already
+    /// holds its cached part. With [`Usage::completion_tokens`] it adds up
+    /// to `total_tokens`.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
+    /// The completion tokens (seed 003's `completion_tokens`): what the
+    /// model wrote, reasoning included.
+    pub fn completion_tokens(&self) -> u64 {
+        self.output_tokens
+    }
+
     /// True when nothing was counted.
     pub fn is_zero(&self) -> bool {
         *self == Usage::default()

@@ -274,9 +274,15 @@ fn call_of(o: &Map<String, Value>, at: usize, block: usize) -> ToolCall {
         Some(v) => v.clone(),
         None => Value::Null,
     };
+    // A result copied from its `tool_result` block (for seed 003's
+    // readers) is read from that block, as before.
+    let copied = o
+        .get(crate::model::agent_log::RESULT_COPIED_KEY)
+        .and_then(Value::as_bool)
+        == Some(true);
     let result = o
         .get("result")
-        .filter(|r| !r.is_null())
+        .filter(|r| !r.is_null() && !copied)
         .map(|r| ToolResult {
             tool_use_id: text_of(o.get("id")),
             text: match r {

@@ -319,11 +319,10 @@ fn message_str<'a>(m: &'a Message, key: &str) -> Option<&'a str> {
 /// holds its cached part. `logbook.usage.total_tokens` is the total
 /// `transcript usage` reports.
 pub fn usage_attributes(u: &Usage) -> Vec<Attribute> {
-    let input = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
     let cache_read = u.cache_read_input_tokens + u.cached_input_tokens;
     let mut out = vec![
-        int_attr("gen_ai.usage.input_tokens", input),
-        int_attr("gen_ai.usage.output_tokens", u.output_tokens),
+        int_attr("gen_ai.usage.input_tokens", u.prompt_tokens()),
+        int_attr("gen_ai.usage.output_tokens", u.completion_tokens()),
         int_attr("logbook.usage.total_tokens", u.total_tokens),
     ];
     if cache_read > 0 {

@@ -171,7 +171,7 @@ pub fn write_transcript_from(
             )
         });
         let (last, summary) = parser.finish();
-        if let Some(m) = last {
+        for m in last {
             if !said.is_full() {
                 said.push(&m);
             }
