@@ -36,7 +36,19 @@ fn session(t: &TestProject, client: &str) -> String {
 }
 
 fn run(t: &TestProject, agent: &str) -> String {
-    t.json(&["run", "start", "--agent", agent, "--workflow", "w"])["session_id"]
+    // Seed-complete (bundle and description), so a clean project is clean.
+    t.json(&[
+        "run",
+        "start",
+        "--agent",
+        agent,
+        "--workflow",
+        "w",
+        "--bundle",
+        "bmad/bmm",
+        "--description",
+        "d",
+    ])["session_id"]
         .as_str()
         .unwrap()
         .to_string()

@@ -15,7 +15,11 @@ use crate::serve::{get, serve};
 const BARE: &str = "5d1c0f3e-8a2b-4c7d-9e6f-0a1b2c3d4e5f";
 
 fn start(t: &TestProject, agent: &str) -> (String, PathBuf) {
-    let v = t.start_run(agent, "nightly-review", &[]);
+    let v = t.start_run(
+        agent,
+        "nightly-review",
+        &["--bundle", "bmad/bmm", "--description", "Review"],
+    );
     (
         v["session_id"].as_str().unwrap().to_string(),
         PathBuf::from(v["folder"].as_str().unwrap()),

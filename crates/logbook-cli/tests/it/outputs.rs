@@ -16,7 +16,8 @@ const SECRET: &str = "aws_secret_access_key: NOT-FOR-AGENTS-4411\n";
 /// `req.md` is registered; returns the run id and its folder.
 fn registered(t: &TestProject) -> (String, PathBuf) {
     t.write("secret.txt", SECRET);
-    let id = t.start_run("casey", "deep-dive", &[])["session_id"]
+    let seed_complete = ["--bundle", "bmad/bmm", "--description", "Deep dive"];
+    let id = t.start_run("casey", "deep-dive", &seed_complete)["session_id"]
         .as_str()
         .unwrap()
         .to_string();

@@ -855,17 +855,44 @@ fn doctor_reports_and_marks_abandoned_runs() {
     let old = started_at(
         &mut p,
         "2025-10-01T10:00:00Z",
-        &["--agent", "alex", "--workflow", "intake-app"],
+        &[
+            "--agent",
+            "alex",
+            "--workflow",
+            "intake-app",
+            "--bundle",
+            "bmad/bmm",
+            "--description",
+            "Intake",
+        ],
     );
     let fresh = started_at(
         &mut p,
         "2025-10-02T09:00:00Z",
-        &["--agent", "alex", "--workflow", "intake-app"],
+        &[
+            "--agent",
+            "alex",
+            "--workflow",
+            "intake-app",
+            "--bundle",
+            "bmad/bmm",
+            "--description",
+            "Intake",
+        ],
     );
     let done = started_at(
         &mut p,
         "2025-10-01T09:00:00Z",
-        &["--agent", "alex", "--workflow", "intake-app"],
+        &[
+            "--agent",
+            "alex",
+            "--workflow",
+            "intake-app",
+            "--bundle",
+            "bmad/bmm",
+            "--description",
+            "Intake",
+        ],
     );
     p.json(&["run", "finish", &done]);
     p.write(

@@ -494,3 +494,69 @@ fn runs_left_in_the_old_folder_are_named_by_doctor_with_the_move_that_keeps_them
         "{report}"
     );
 }
+
+#[test]
+fn doctor_names_each_manifest_the_seeds_schema_would_reject_and_the_run_is_still_listed() {
+    let p = TestProject::new();
+    let bad = "7c0e9a41-2d3b-4e5f-8a6b-9c0d1e2f3a4b";
+    p.write(
+        &format!("docs/agent-outputs/{bad}/manifest.json"),
+        &json!({
+            "version": "1.0.0",
+            "session_id": bad,
+            "agent": {"name": "quill"},
+            "workflow": {"name": "gather-needs"},
+            "execution": {"started_at": "2026-01-05", "status": "done", "user": "Robin"},
+            "outputs": [{"file": "n.md", "type": "document", "description": "Needs", "created_at": "yesterday"}]
+        })
+        .to_string(),
+    );
+    let good = p.start_run(
+        "quill",
+        "gather-needs",
+        &["--bundle", "bmad/bmm", "--description", "Gather the needs"],
+    );
+    let good = good["session_id"].as_str().unwrap().to_string();
+    p.run(&["run", "finish", &good]).ok();
+
+    // Listed as today (the index has it now, as a finished run), status as written.
+    let found = p.json(&["find", "--agent", "quill"]);
+    assert_eq!(found.as_array().unwrap().len(), 2);
+    let listed = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["session_id"] == bad)
+        .unwrap();
+    assert_eq!(listed["manifest"]["execution"]["status"], "done");
+
+    let report = p.doctor(&[]);
+    let seed: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "seed-schema")
+        .collect();
+    assert_eq!(seed.len(), 1, "one finding per manifest: {report}");
+    assert!(seed[0]["path"].as_str().unwrap().contains(bad));
+    let message = seed[0]["message"].as_str().unwrap();
+    for field in [
+        "execution.status \"done\"",
+        "execution.started_at \"2026-01-05\"",
+        "agent.title",
+        "agent.bundle",
+        "workflow.description",
+        "outputs[0].created_at \"yesterday\"",
+    ] {
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    assert!(!message.contains("execution.user"), "{message}");
+    // Still listed after doctor, which changed nothing.
+    assert_eq!(
+        p.json(&["find", "--agent", "quill"])
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

@@ -14,7 +14,11 @@ use crate::harness::TestProject;
 /// A run of `casey` whose output `notes.md` says `words`, registered, and
 /// finished unless `running`; returns its id and folder.
 fn run_with_output(t: &TestProject, words: &str, running: bool) -> (String, PathBuf) {
-    let id = t.start_run("casey", "deep-dive", &[])["session_id"]
+    let id = t.start_run(
+        "casey",
+        "deep-dive",
+        &["--bundle", "bmad/bmm", "--description", "Deep dive"],
+    )["session_id"]
         .as_str()
         .unwrap()
         .to_string();

@@ -262,6 +262,7 @@ pub(super) fn apply(
     let live = match &rec {
         Some(Record(Inner::Run(row))) if row.status == RunStatus::Running.as_str() => Live::Running,
         Some(Record(Inner::Run(row))) if row.status == UNKNOWN_STATUS => Live::Unsettled,
+        Some(Record(Inner::Run(row))) if row.seed_invalid => Live::Unsettled,
         Some(Record(Inner::Corrupt { .. })) if kind == Kind::Run => Live::Unsettled,
         _ => Live::Settled,
     };

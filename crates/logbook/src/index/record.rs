@@ -83,6 +83,10 @@ pub(super) struct RunRow {
     pub(super) out_stamp: i64,
     /// Whether the folder is in `archive_folder` (`runs.archived`).
     pub(super) archived: bool,
+    /// Whether seed 000's schema would reject the manifest's shape
+    /// ([`crate::model::run::Manifest::seed_schema_rejects_shape`]): such a
+    /// run is never settled, so `doctor` reads it every time and names it.
+    pub(super) seed_invalid: bool,
 }
 
 /// How much of a run a record is made of besides its manifest.
@@ -492,5 +496,6 @@ fn run_row(run: &Run, reading: Reading) -> Result<RunRow, String> {
         out_stamp,
         folder: run.folder.clone(),
         archived: false,
+        seed_invalid: m.seed_schema_rejects_shape(),
     })
 }

@@ -273,6 +273,85 @@ impl Manifest {
         Ok(())
     }
 
+    /// What seed 000's schema would reject in this manifest (its
+    /// `parseManifest` validates), one entry per field: a status outside
+    /// its enum, a timestamp that is not an ISO 8601 date-time with its
+    /// offset, a required field missing or empty. Reading stays lenient
+    /// (such a run is still listed); `doctor` names these.
+    pub fn seed_schema_problems(&self) -> Vec<String> {
+        let mut out = vec![];
+        let mut required = |field: String, value: Option<&str>| {
+            if value.is_none_or(|v| v.trim().is_empty()) {
+                out.push(format!("{field} is missing or empty"));
+            }
+        };
+        required("version".into(), Some(&self.version));
+        required("session_id".into(), Some(&self.session_id));
+        required("agent.name".into(), Some(&self.agent.name));
+        required("agent.title".into(), self.agent.title.as_deref());
+        required("agent.bundle".into(), self.agent.bundle.as_deref());
+        required("workflow.name".into(), Some(&self.workflow.name));
+        required(
+            "workflow.description".into(),
+            self.workflow.description.as_deref(),
+        );
+        required("execution.user".into(), self.execution.user.as_deref());
+        for (i, o) in self.outputs.iter().enumerate() {
+            required(format!("outputs[{i}].file"), Some(&o.file));
+            required(format!("outputs[{i}].type"), Some(o.output_type.as_str()));
+            required(format!("outputs[{i}].description"), Some(&o.description));
+        }
+        if let RunStatus::Other(s) = &self.execution.status {
+            out.push(format!(
+                "execution.status {s:?} is not one of {}",
+                RunStatus::KNOWN.join(", ")
+            ));
+        }
+        let mut date_time = |field: String, value: Option<&str>| match value {
+            Some(v) if v.trim().parse::<Timestamp>().is_err() => out.push(format!(
+                "{field} {v:?} is not an ISO 8601 date-time (e.g. 2025-10-05T23:01:45.123Z)"
+            )),
+            None if field.starts_with("outputs") => {
+                out.push(format!("{field} is missing or empty"))
+            }
+            _ => {}
+        };
+        date_time(
+            "execution.started_at".into(),
+            Some(&self.execution.started_at),
+        );
+        date_time(
+            "execution.completed_at".into(),
+            self.execution.completed_at.as_deref(),
+        );
+        for (i, o) in self.outputs.iter().enumerate() {
+            date_time(
+                format!("outputs[{i}].created_at"),
+                Some(&o.created_at)
+                    .filter(|c| !c.is_empty())
+                    .map(String::as_str),
+            );
+        }
+        out
+    }
+
+    /// Whether seed 000's schema would reject this manifest for more than
+    /// an empty string Logbook itself may write (having warned at `run
+    /// start`): a status outside the enum, a timestamp that is not a
+    /// date-time, a required field absent. The index never trusts such a
+    /// run as settled, so the default `doctor` reads and names it.
+    pub fn seed_schema_rejects_shape(&self) -> bool {
+        let bad = |v: &str| v.trim().parse::<Timestamp>().is_err();
+        matches!(self.execution.status, RunStatus::Other(_))
+            || bad(&self.execution.started_at)
+            || self.execution.completed_at.as_deref().is_some_and(bad)
+            || self.agent.title.is_none()
+            || self.agent.bundle.is_none()
+            || self.workflow.description.is_none()
+            || self.execution.user.is_none()
+            || self.outputs.iter().any(|o| bad(&o.created_at))
+    }
+
     /// What find orders runs by, newest first: `started_at` as
     /// [`clock::order_ns`], `None` when it does not parse (listed last,
     /// as the index's NULL is).

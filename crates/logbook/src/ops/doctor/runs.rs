@@ -406,6 +406,18 @@ fn check_folder(
     for field in text::wrong_type_fields_of(&raw, &manifest) {
         push(super::wrong_type_finding(&path, &field));
     }
+    let problems = manifest.seed_schema_problems();
+    if !problems.is_empty() {
+        push(Finding {
+            kind: "seed-schema",
+            path: path.clone(),
+            message: format!(
+                "seed 000's schema would reject this manifest: {}; Logbook still lists the run, but the seed's own readers refuse it; fix these fields in the file",
+                problems.join("; ")
+            ),
+            fixed: None,
+        });
+    }
     let files = manifest.outputs.iter().map(|o| o.file.as_str());
     let Some(opened) = opened.filter(|_| !rewritten) else {
         super::outputs::unconfined_outputs(folder, &manifest, push);
