@@ -294,7 +294,7 @@ async fn session_workflow(
 /// The transcript listing options of a query string (`kind=main|subagent`,
 /// `limit`, `offset`, and `transcript list`'s filters `source`, `model`,
 /// `since`, `until`, `text`, `repo`, checked by the library as the CLI's
-/// are); every workdir, as `--all`, unless `repo` scopes it (then, as the
+/// are, and `live=1` for the live ones only); every workdir, as `--all`, unless `repo` scopes it (then, as the
 /// CLI, those recorded without a repository count when their workdir is in
 /// the project: see [`scoped`]).
 pub(crate) fn transcript_options(
@@ -331,6 +331,15 @@ pub(crate) fn transcript_options(
         ),
         offset: number(q, "offset")?.unwrap_or(0),
         filter,
+        live: match param(q, "live").as_deref() {
+            None => false,
+            Some("1") => true,
+            Some(_) => {
+                return Err(Refusal::BadRequest(
+                    "live is 1 (only the sessions an agent is writing now) or left out".into(),
+                ));
+            }
+        },
     })
 }
 
@@ -341,7 +350,7 @@ pub(crate) fn transcript_options(
 pub(crate) fn transcript_list_options(
     pairs: Vec<(String, String)>,
 ) -> Result<(HashMap<String, String>, transcript::ListOptions), Refusal> {
-    let q = once(pairs, &["page", "offset", "limit"])?;
+    let q = once(pairs, &["page", "offset", "limit", "live"])?;
     let mut opts = transcript_options(&q)?;
     match (number(&q, "page")?, q.contains_key("offset")) {
         (Some(_), true) => {

@@ -52,6 +52,9 @@ pub(crate) enum TranscriptCommand {
     Import(ImportArgs),
     /// Tokens measured in imported sessions, per model, day or session.
     Usage(UsageArgs),
+    /// Write a session as one file to share: a self-contained HTML page
+    /// (--html) or Markdown (--markdown), secrets redacted.
+    Export(super::transcript_export::ExportArgs),
     /// Move transcripts inactive for more than DAYS days to the archive folder.
     Prune {
         /// Age in days of the last activity.
@@ -191,8 +194,13 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "WORDS")]
     text: Option<String>,
     /// Every machine's transcripts in the team catalog (team_url).
-    #[arg(long, conflicts_with_all = ["workdir", "source", "model", "since", "until", "text", "repo"])]
+    #[arg(long, conflicts_with_all = ["workdir", "source", "model", "since", "until", "text", "repo", "live"])]
     team: bool,
+    /// Only the live sessions: an agent is writing them now (from its
+    /// SessionStart or `import --watch` until its SessionEnd, or 10 idle
+    /// minutes).
+    #[arg(long)]
+    live: bool,
     /// Only this repository's transcripts (default: the current folder's):
     /// a remote URL in any spelling, a folder, or `.`; those recorded
     /// without one are listed when their workdir is in this project.
@@ -223,6 +231,7 @@ pub(crate) fn run(ctx: &Context, cmd: &TranscriptCommand) -> Result<Output> {
         TranscriptCommand::Find(a) => find(ctx, a),
         TranscriptCommand::Import(a) => import_cmd(ctx, a),
         TranscriptCommand::Usage(a) => usage(ctx, a),
+        TranscriptCommand::Export(a) => super::transcript_export::export(ctx, a),
         TranscriptCommand::Prune {
             older_than,
             dry_run,
@@ -325,6 +334,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         kind: Kind::only(a.main, a.subagents),
         limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
         offset: paging_count("offset", a.offset)?,
+        live: a.live,
     };
     let listing = query::backend(&ctx.project, Scope::of_flag(a.team))?.transcripts(&opts)?;
     ctx.warn_skipped(&listing.corrupt);
@@ -378,7 +388,10 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             } else {
                 cell(&t.title)
             },
-            st.dim(&format!("{parent}{origin}"))
+            st.dim(&format!(
+                "{parent}{origin}{}",
+                if row.live { "  (live)" } else { "" }
+            ))
         );
     }
     Ok(Output::new(listing.json()?, out))

@@ -5,7 +5,8 @@
 //! have been quiet for [`SETTLE`] (an agent writes a streamed reply as a
 //! burst of lines), then only those files are imported. A live session is
 //! thus updated in place a moment after each burst, and an unchanged file
-//! is never rewritten. Each round that imported or updated something prints
+//! is never rewritten. A session imported here is live (the viewer follows
+//! it) until it goes 10 minutes without a change. Each round that imported or updated something prints
 //! its summary (a JSON line with `--json`).
 
 use std::collections::BTreeSet;
@@ -85,7 +86,7 @@ pub(crate) fn watch(
             if !wanted {
                 continue;
             }
-            let r = transcript::import_path(&ctx.project, &file, format, None)?;
+            let r = transcript::live::import_watched(&ctx.project, &file, format)?;
             report.imported.extend(r.imported);
             report.updated.extend(r.updated);
             report.unchanged.extend(r.unchanged);

@@ -337,7 +337,8 @@ fn transcript_and_workflow_commands_print_the_documented_json() {
                 "source",
                 "messages",
                 "models",
-                "usage"
+                "usage",
+                "live"
             ]
         );
         assert_eq!(row["source"], "logbook", "{row:#}");

@@ -903,3 +903,61 @@ fn finished_jobs_leave_no_lock_files_and_doctor_fix_clears_what_killed_ones_left
     hook(&t, &claude.payload("stop")).answer();
     eventually("the import", || messages(&t, SESSION) == 42);
 }
+
+/// Whether `transcript list --all --json` says session `id` is live, and
+/// whether `--live` lists it, at the fixed "now" of `envs`.
+fn listed_live(t: &TestProject, id: &str, envs: &[(&str, &str)]) -> (bool, bool) {
+    let list = |extra: &[&str]| -> Value {
+        let mut args = vec!["--json", "transcript", "list", "--all"];
+        args.extend(extra);
+        let mut c = t.cmd(&args);
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let all = list(&[]);
+    let row = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not listed: {all}"));
+    let live = row["live"].as_bool().expect("every row says live");
+    let only = list(&["--live"]);
+    let in_only = only.as_array().unwrap().iter().any(|r| r["id"] == id);
+    (live, in_only)
+}
+
+#[test]
+fn a_session_is_live_from_its_start_until_its_end_or_ten_idle_minutes() {
+    let t = TestProject::new();
+    started(&t);
+    let mut claude = Agent::claude(&t, SESSION);
+    hook(&t, &claude.payload("session-start-startup")).answer();
+    claude.turn("step 1");
+    hook(&t, &claude.payload("stop")).answer();
+    assert_eq!(listed_live(&t, SESSION, &[]), (true, true));
+    // Ten minutes without a change: over, though no SessionEnd came.
+    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_mins(11);
+    let later = later.to_string();
+    assert_eq!(
+        listed_live(&t, SESSION, &[("LOGBOOK_NOW", &later)]),
+        (false, false)
+    );
+    // SessionEnd: over at once.
+    claude.turn("step 2");
+    hook(&t, &claude.payload("session-end")).answer();
+    assert_eq!(listed_live(&t, SESSION, &[]), (false, false));
+    // A resume starts it again.
+    hook(&t, &claude.payload("session-start-resume")).answer();
+    assert_eq!(listed_live(&t, SESSION, &[]), (true, true));
+    // A log imported by hand is a past session: never live.
+    let mut old = Agent::claude(&t, "bbbbbbbb-1111-4222-8333-444455556666");
+    old.turn("long ago");
+    t.run(&["transcript", "import", &old.log.to_string_lossy()])
+        .ok();
+    assert_eq!(listed_live(&t, &old.session, &[]), (false, false));
+}

@@ -193,6 +193,7 @@ impl LogbookServer {
                 limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
                 offset: paging_count("offset", a.offset)?,
                 filter: Default::default(),
+                live: false,
             };
             let listing = transcript::list(p, &opts)?;
             Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing)? }))

@@ -7,6 +7,8 @@
 //!   it, and records the compaction on the work session.
 //! - Stop, SubagentStop, SessionEnd and PostCompact import what the log
 //!   gained since the last import (a subagent's log too), incrementally.
+//! - SessionStart and SessionEnd mark the session live and over
+//!   ([`crate::ops::transcript::live`]).
 //!
 //! A hook must never be in the agent's way: [`receive`] settles the event
 //! and the project, the job is queued durably ([`crate::store::hook`]) before
@@ -25,9 +27,10 @@ use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::agent_log::Format;
 use crate::model::hook::{EventName, HookEvent, session_start_answer};
+use crate::model::ids::TranscriptId;
 use crate::model::repo::Repository;
 use crate::model::work_session::{AgentEvent, WorkSession};
-use crate::ops::transcript::{self as import, ImportFormat};
+use crate::ops::transcript::{self as import, ImportFormat, live};
 use crate::ops::{resume, work_session};
 use crate::store::hook::{self as queue, Failure, Job, Queued};
 use crate::store::{self, Project};
@@ -183,6 +186,16 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
             };
             done.work_session =
                 record_agent_event(p, &event, repo.as_ref())?.map(|ws| ws.session_id);
+        }
+        // What makes the session live in the viewer; a session id that is
+        // no UUID names no transcript, so there is nothing to mark.
+        if TranscriptId::parse(session_id).is_ok() {
+            let at = &job.received_at;
+            match &name {
+                EventName::SessionStart => live::began(p, session_id, at)?,
+                EventName::SessionEnd => live::ended(p, session_id, at)?,
+                _ => live::seen(p, session_id, at)?,
+            }
         }
     }
     let format = match job.agent {

@@ -17,6 +17,7 @@
 pub mod find;
 mod import;
 pub mod links;
+pub mod live;
 pub(crate) mod usage;
 
 pub use import::{
@@ -68,6 +69,8 @@ pub struct ListOptions {
     pub offset: usize,
     /// Workdir, source, model and time ([`Filter`]).
     pub filter: Filter,
+    /// Only the live ones ([`live`]: an agent is writing them now).
+    pub live: bool,
 }
 
 /// The result of [`list`]: readable transcripts newest first, and the files
@@ -81,6 +84,8 @@ pub struct Listing {
     /// How many transcripts of the asked kind were left out because their
     /// workdir is elsewhere (`--all` lists them).
     pub elsewhere: usize,
+    /// The ids of the listed transcripts that are live ([`live`]).
+    pub live: std::collections::BTreeSet<String>,
 }
 
 /// Saves a transcript: `timestamp` becomes now, missing metadata is filled
@@ -509,12 +514,15 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
         .into_iter()
         .filter(|t| filtered(&opts.filter, t))
         .partition(|t| in_scope(t, opts.within.as_deref(), opts.repo.as_ref()));
-    let transcripts = here
+    let liveness = live::Liveness::read(p);
+    let transcripts: Vec<Summary> = here
         .into_iter()
+        .filter(|t| !opts.live || liveness.of(&t.id, &t.file, t.parent_session_id.as_deref()))
         .skip(opts.offset)
         .take(opts.limit.unwrap_or(usize::MAX))
         .collect();
     Ok(Listing {
+        live: liveness.of_rows(&transcripts),
         transcripts,
         corrupt,
         elsewhere: elsewhere.len(),
@@ -806,7 +814,18 @@ pub fn pruned_json(report: &PruneReport, dry_run: bool) -> Value {
     })
 }
 
-/// `transcript list --json`: the summaries, newest `lastActiveAt` first.
+/// `transcript list --json`: the summaries, newest `lastActiveAt` first,
+/// each with `live`.
 pub fn listing_json(listing: &Listing) -> Result<Value> {
-    crate::model::to_json("transcripts", &listing.transcripts)
+    let mut json = crate::model::to_json("transcripts", &listing.transcripts)?;
+    if let Value::Array(rows) = &mut json {
+        for row in rows {
+            if let Value::Object(o) = row {
+                let id = o.get("id").and_then(Value::as_str).unwrap_or_default();
+                let live = listing.live.contains(id);
+                o.insert("live".into(), Value::Bool(live));
+            }
+        }
+    }
+    Ok(json)
 }

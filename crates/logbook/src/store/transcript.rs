@@ -17,6 +17,7 @@ use crate::model::transcript::{
 };
 use crate::store::{self, Project};
 
+pub mod live;
 mod messages;
 mod window;
 

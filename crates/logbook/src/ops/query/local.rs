@@ -67,6 +67,7 @@ impl Backend for Local<'_> {
                 .into_iter()
                 .map(|summary| TranscriptRow {
                     origin: None,
+                    live: listing.live.contains(&summary.id),
                     summary,
                 })
                 .collect(),

@@ -284,6 +284,9 @@ pub struct TranscriptRow {
     /// What the listing shows.
     #[serde(flatten)]
     pub summary: Summary,
+    /// An agent is writing it now ([`crate::ops::transcript::live`]);
+    /// always false from the team catalog, which cannot tell.
+    pub live: bool,
 }
 
 /// What [`Backend::transcripts`] returns.

@@ -324,6 +324,7 @@ impl Team<'_> {
                 (
                     TranscriptRow {
                         origin: Some(t.origin),
+                        live: false,
                         summary,
                     },
                     metadata,
