@@ -15,6 +15,7 @@ mod secrets;
 mod session;
 mod team;
 mod transcript;
+mod transcript_export;
 mod transcript_watch;
 mod workflow;
 
@@ -244,7 +245,7 @@ fn reads_user_home(command: &Command) -> bool {
         Command::Transcript(t) => {
             matches!(
                 t,
-                T::List(_) | T::Show { .. } | T::Usage(_) | T::Resume { .. }
+                T::List(_) | T::Show { .. } | T::Usage(_) | T::Resume { .. } | T::Export(_)
             )
         }
         _ => false,

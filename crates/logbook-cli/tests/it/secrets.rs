@@ -352,3 +352,46 @@ fn team_push_redacts_titles_records_and_output_text_unless_no_redact() {
     // The output text and the note carry every kind.
     assert_all_of(seed, &held, "the catalog after --no-redact");
 }
+
+#[test]
+fn transcript_export_writes_a_redacted_page_or_markdown_and_no_redact_says_so() {
+    let t = TestProject::new();
+    let seed = 51;
+    import_planted(&t, seed);
+    let r = t.run(&["transcript", "export", &TRANSCRIPT_ID[..8], "--html"]);
+    let page = r.ok();
+    assert!(page.starts_with("<!doctype html>"), "{page}");
+    assert!(page.contains("[REDACTED:private-key]"));
+    assert_none_of(seed, page, "the page");
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let md = t.run(&["transcript", "export", TRANSCRIPT_ID, "--markdown"]);
+    assert_none_of(seed, md.ok(), "the Markdown");
+    // To a file, written whole.
+    let r = t.run(&[
+        "--json",
+        "transcript",
+        "export",
+        TRANSCRIPT_ID,
+        "--html",
+        "-o",
+        "s.html",
+    ]);
+    assert_eq!(r.json()["redacted"], true);
+    assert_none_of(seed, &t.read("s.html"), "the file");
+    // Asked for, the secrets are kept, and stderr says so.
+    let r = t.run(&[
+        "transcript",
+        "export",
+        TRANSCRIPT_ID,
+        "--markdown",
+        "--no-redact",
+    ]);
+    assert_all_of(seed, r.ok(), "the Markdown with --no-redact");
+    assert!(r.stderr.starts_with("warning: --no-redact"), "{}", r.stderr);
+    // A format is required; a missing session is not found.
+    t.run(&["transcript", "export", TRANSCRIPT_ID]).usage();
+    t.run(&["transcript", "export", "ffffffff", "--html"])
+        .not_found();
+    // The stored file still holds them.
+    assert!(scan(&t).0.code == 1);
+}

@@ -209,6 +209,8 @@ struct TranscriptPage {
     page_size: usize,
     pager: Pager,
     find: Option<super::transcript_find::FindBar>,
+    /// Links kept as text (the shared page's turns; never here).
+    inert: bool,
 }
 
 /// The links between a transcript's pages; empty where there is none.
@@ -344,5 +346,6 @@ pub(super) async fn transcript_page(
         pager,
         total,
         find,
+        inert: false,
     })
 }

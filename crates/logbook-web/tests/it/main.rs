@@ -11,4 +11,5 @@ mod harness;
 mod pages;
 mod paging;
 mod security;
+mod share;
 mod usage;

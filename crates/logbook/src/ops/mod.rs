@@ -29,7 +29,8 @@
 //!   push, status
 //! - [`export`]: history as OpenTelemetry GenAI traces, through a
 //!   [`export::Receiver`] (OTLP in the `logbook-otlp` crate)
-//! - [`secrets`]: the secrets in stored files (`logbook secrets scan`)
+//! - [`secrets`]: the secrets in stored files (`logbook secrets scan`);
+//!   [`share`]: a transcript read page by page, redacted, for a shared page
 //! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
 //!   Code's and Codex's settings
 
@@ -48,6 +49,7 @@ pub mod query;
 pub mod resume;
 pub mod run;
 pub mod secrets;
+pub mod share;
 pub use crate::store::run_files;
 pub(crate) mod team;
 pub mod transcript;

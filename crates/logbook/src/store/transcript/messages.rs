@@ -122,7 +122,11 @@ impl<'de> serde::de::Visitor<'de> for &mut Walk<'_> {
     ) -> std::result::Result<(), A::Error> {
         while let Some(key) = a.next_key::<String>()? {
             if key == "messages" {
-                return a.next_value_seed(WalkSeq(self));
+                a.next_value_seed(WalkSeq(&mut *self))?;
+                // The keys after the messages (metadata, in the files
+                // Logbook writes) must still be read past: returning here
+                // left the map open, which the deserializer calls corrupt.
+                continue;
             }
             a.next_value::<serde::de::IgnoredAny>()?;
         }
