@@ -85,7 +85,7 @@ fn live(t: &TestProject, id: &str) -> PathBuf {
 }
 
 fn archived(t: &TestProject, id: &str) -> PathBuf {
-    t.path(&format!("docs/agent-outputs/.archive/{id}"))
+    t.path(&format!("docs/agent-outputs-archive/{id}"))
 }
 
 fn ids(found: &Value) -> Vec<String> {
@@ -319,7 +319,7 @@ fn an_archived_run_is_still_shown_linked_and_its_latest_output_found() {
     let shown = m.ok("run_show", json!({"id": parent}));
     assert_eq!(shown["session_id"], parent.as_str());
     let out = m.ok("latest_output", json!({"agent": "casey"}));
-    assert!(out.to_string().contains(".archive"), "{out}");
+    assert!(out.to_string().contains("agent-outputs-archive"), "{out}");
     let lineage = m.ok("run_lineage", json!({"id": child}));
     assert!(lineage.to_string().contains(&parent), "{lineage}");
 }
@@ -454,7 +454,7 @@ fn writers_racing_an_archive_land_before_the_move_or_are_refused() {
                 "{child}: refused for another reason: {stderr}"
             );
             assert!(!linked, "{child}: a refused write landed");
-            assert!(folder.starts_with(t.path("docs/agent-outputs/.archive")));
+            assert!(folder.starts_with(t.path("docs/agent-outputs-archive")));
         }
     }
     // The archive took every finished run, in the end.
@@ -493,7 +493,7 @@ fn delete_asks_for_yes_refuses_a_linked_run_and_leaves_a_tombstone() {
     assert_eq!(gone["session_id"], lone.as_str());
     assert!(!live(&t, &lone).exists());
     let tomb = t.path(&format!(
-        "docs/agent-outputs/.archive/.tombstones/{lone}.json"
+        "docs/agent-outputs-archive/.tombstones/{lone}.json"
     ));
     let record: Value = serde_json::from_str(&std::fs::read_to_string(&tomb).unwrap()).unwrap();
     assert_eq!(record["id"], lone.as_str());
@@ -573,4 +573,95 @@ fn lineage_says_a_deleted_run_was_deleted_not_missing() {
         .find(|n| n["session_id"] == draft.as_str())
         .unwrap_or_else(|| panic!("{json}"));
     assert!(node["deleted_at"].is_string(), "{node}");
+}
+
+/// An archive where Logbook kept it before, inside the runs folder (with
+/// `logbook.yaml` as `init` wrote it then): it keeps working, `doctor`
+/// names it, and `doctor --fix` or the next `archive` moves it beside the
+/// runs folder with every run and tombstone; a namesake with other bytes
+/// stays and is named.
+#[test]
+fn an_archive_inside_the_runs_folder_is_moved_beside_it_with_every_tombstone() {
+    for by in ["doctor", "archive"] {
+        let mut t = project();
+        std::fs::write(
+            t.path("logbook.yaml"),
+            "archive_folder: '{agent_outputs_folder}/.archive'\n",
+        )
+        .unwrap();
+        let kept = run_with_files(&t, "casey", "kept", Some("completed"));
+        let gone = run_with_files(&t, "casey", "gone", Some("completed"));
+        t.now = None;
+        t.json(&["archive", "--older-than", "90d"]);
+        t.run(&["delete", &gone, "--yes"]).ok();
+        run_with_files(&t, "casey", "fresh", Some("completed"));
+        // Where the older layout had them: inside the runs folder.
+        let (new, old) = (
+            t.path("docs/agent-outputs-archive"),
+            t.path("docs/agent-outputs/.archive"),
+        );
+        std::fs::rename(&new, &old).unwrap();
+        t.run(&["index", "sync"]).ok();
+        assert_eq!(ids(&t.json(&["find", "--archived"])), vec![kept.clone()]);
+        let report = t.doctor(&[]);
+        assert_eq!(
+            report["findings"][0]["kind"], "archive-in-runs-folder",
+            "{report}"
+        );
+        if by == "doctor" {
+            let fixed = t.doctor(&["--fix"]);
+            let said = fixed["findings"][0]["fixed"].as_str().unwrap();
+            assert!(
+                said.starts_with("moved 1 run(s) and 1 tombstone(s)"),
+                "{said}"
+            );
+        } else {
+            t.json(&["archive", "--older-than", "90d"]);
+        }
+        assert!(!old.exists(), "{by}");
+        assert!(new.join(&kept).join("manifest.json").is_file());
+        assert!(new.join(format!(".tombstones/{gone}.json")).is_file());
+        // Found where it now is, without a sync: the move told the index.
+        assert_eq!(ids(&t.json(&["find", "--archived"])), vec![kept.clone()]);
+        let err = t.run(&["run", "show", &gone]).not_found().to_string();
+        assert!(err.contains(&format!("run {gone} was deleted at")), "{err}");
+        assert_eq!(t.doctor(&[])["findings"], json!([]));
+        t.run(&["unarchive", &kept]).ok();
+    }
+}
+
+#[test]
+fn a_namesake_in_the_new_archive_is_never_overwritten_by_the_move() {
+    let mut t = project();
+    let id = run_with_files(&t, "casey", "twice", Some("completed"));
+    t.now = None;
+    t.json(&["archive", "--older-than", "90d"]);
+    let new = t.path("docs/agent-outputs-archive");
+    let old = t.path("docs/agent-outputs/.archive");
+    // The same run in both places, the older copy edited since.
+    copy_dir(&new, &old);
+    std::fs::write(old.join(&id).join("notes.md"), "other bytes").unwrap();
+    let fixed = t.doctor(&["--fix"]);
+    let finding = &fixed["findings"][0];
+    assert_eq!(finding["kind"], "archive-in-runs-folder", "{fixed}");
+    let said = finding["fixed"].as_str().unwrap();
+    assert!(said.starts_with("could not move everything"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(old.join(&id).join("notes.md")).unwrap(),
+        "other bytes"
+    );
+    assert!(new.join(&id).join("manifest.json").is_file());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
 }

@@ -72,7 +72,7 @@ fn live(t: &TestProject, id: &str) -> PathBuf {
 }
 
 fn archived(t: &TestProject, id: &str) -> PathBuf {
-    t.path(&format!("docs/agent-outputs/.archive/{id}"))
+    t.path(&format!("docs/agent-outputs-archive/{id}"))
 }
 
 /// `archive --older-than 90d` killed at the `n`th pass of `point`.
@@ -115,7 +115,7 @@ fn listed(t: &TestProject, archived: bool) -> Vec<(String, String)> {
 
 /// The temp copies (`.{id}.{pid}.tmp`) in the archive folder.
 fn temp_copies(t: &TestProject) -> Vec<PathBuf> {
-    std::fs::read_dir(t.path("docs/agent-outputs/.archive"))
+    std::fs::read_dir(t.path("docs/agent-outputs-archive"))
         .map(|d| {
             d.map(|e| e.unwrap().path())
                 .filter(|p| {

@@ -70,6 +70,13 @@ impl Index {
         )?)
     }
 
+    /// Brings the archived rows in step with the archive folder after the
+    /// folder itself moved (an older archive taken out of the runs
+    /// folder): a listing's quick check looks at the runs folder only.
+    pub fn sync_archived(&mut self) -> Result<SyncReport> {
+        self.sync_archive()
+    }
+
     /// Brings the archived rows in step with the archive folder's run
     /// folders, when its mtime moved since the last comparison: folders new
     /// to the index are read (and marked archived), rows whose folder left
@@ -77,7 +84,11 @@ impl Index {
     /// manifests are not stamped here (a rebuild reads them again).
     pub(super) fn sync_archive(&mut self) -> Result<SyncReport> {
         let dir = self.project.config.archive_folder.clone();
-        let stamp = store::stamp::mtime_ns(&dir).to_string();
+        // The folder's path is part of the stamp: an archive moved whole
+        // (out of the runs folder, or back by hand) keeps its mtime.
+        let stamp_of =
+            |dir: &std::path::Path| format!("{} {}", store::stamp::mtime_ns(dir), path_str(dir));
+        let stamp = stamp_of(&dir);
         if self.meta(ARCHIVE_DIR_KEY)?.as_deref() == Some(stamp.as_str()) {
             return Ok(SyncReport::default());
         }
@@ -116,7 +127,7 @@ impl Index {
         };
         // Seen only if nothing moved meanwhile and the mtime is old enough
         // to trust (see `sync::settled`).
-        if store::stamp::mtime_ns(&dir).to_string() == stamp && super::sync::settled(&dir) {
+        if stamp_of(&dir) == stamp && super::sync::settled(&dir) {
             self.set_meta(ARCHIVE_DIR_KEY, &stamp)?;
         }
         Ok(report)

@@ -140,7 +140,38 @@ pub fn apply_policy(p: &Project, dry_run: bool) -> Result<Archived> {
     archive_selected(p, &sel, dry_run)
 }
 
+/// The lock every move of the archive folder as a whole takes.
+const ARCHIVE_FOLDER_LOCK: &str = "archive-folder";
+
+/// Moves an archive still in the older default place, inside the runs
+/// folder where a seed 000 reader lists it as a session, to the default
+/// beside it (see [`store::config::LegacyArchive`]); `None` when there is
+/// none. Returns the project as it is after the move, whose
+/// `archive_folder` is the new one. Every run and tombstone is kept: one
+/// that meets a namesake with other bytes stays, and is named.
+pub fn adopt_legacy_archive(p: &Project) -> Result<Option<(Project, store::archive::Adopted)>> {
+    let Some(legacy) = &p.config.legacy_archive else {
+        return Ok(None);
+    };
+    let _lock = p.locks.exclusive(ARCHIVE_FOLDER_LOCK)?;
+    let adopted = store::archive::adopt(&legacy.from, &legacy.to)?;
+    let mut config = p.config.clone();
+    config.archive_folder = legacy.to.clone();
+    if !store::fs::is_folder(&legacy.from) {
+        config.legacy_archive = None;
+    }
+    let project = Project::from_config(config);
+    Index::open(&project)?.sync_archived()?;
+    Ok(Some((project, adopted)))
+}
+
 fn archive_selected(p: &Project, sel: &Selection, dry_run: bool) -> Result<Archived> {
+    // The next archive moves an older archive out of the runs folder first.
+    let adopted = match dry_run {
+        false => adopt_legacy_archive(p)?,
+        true => None,
+    };
+    let p = adopted.as_ref().map_or(p, |(p, _)| p);
     let mut candidates = candidates(p, sel)?;
     candidates.sort_by(|a, b| ended(a).cmp(&ended(b)).then(a.id.cmp(&b.id)));
     let mut out = Archived {

@@ -325,3 +325,91 @@ mod tests {
         assert_eq!(store::fs::moved_name(".manifest.json.12.x9.tmp"), None);
     }
 }
+
+/// What moving an archive out of the runs folder did (see
+/// [`crate::store::config::LegacyArchive`]).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Adopted {
+    /// Run folders now in the new archive.
+    pub runs: usize,
+    /// Tombstones now in the new archive.
+    pub tombstones: usize,
+    /// What stayed behind, each with why: a run or tombstone of the same
+    /// name already in the new archive, with other bytes.
+    pub left: Vec<(PathBuf, String)>,
+}
+
+/// Moves the archive at `from` (inside the runs folder) to `to`: whole, by
+/// one rename, when `to` is not there yet; else run by run and tombstone
+/// by tombstone, never over something of the same name. `from` is removed
+/// once empty. The new folder's mtime is set to now, so the index compares
+/// its folder names again (a rename keeps the folder's own mtime). The
+/// caller holds the archive-wide lock.
+pub fn adopt(from: &Path, to: &Path) -> Result<Adopted> {
+    let mut out = Adopted::default();
+    if std::fs::symlink_metadata(to).is_err() {
+        out.runs = store::runs::walk(from)?.count();
+        out.tombstones = tombstones_in(from)?.len();
+        store::move_durably(from, to)?;
+    } else {
+        for f in store::runs::walk(from)? {
+            let f = f?;
+            let target = to.join(&f.name);
+            if std::fs::symlink_metadata(&target).is_ok() {
+                out.left.push((
+                    f.path,
+                    format!("{} is there too; compare the two by hand", target.display()),
+                ));
+                continue;
+            }
+            store::fs::move_durably_keyed(
+                &f.path,
+                &target,
+                Some(crate::model::run::MANIFEST_FILE),
+            )?;
+            out.runs += 1;
+        }
+        let (old, new) = (from.join(TOMBSTONES), to.join(TOMBSTONES));
+        for path in tombstones_in(from)? {
+            let Some(name) = path.file_name() else {
+                continue;
+            };
+            let target = new.join(name);
+            match std::fs::read(&target) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    store::fs::create_folder(&new)?;
+                    store::move_durably(&path, &target)?;
+                    out.tombstones += 1;
+                }
+                Ok(there) if std::fs::read(&path).is_ok_and(|b| b == there) => {
+                    std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                }
+                Ok(_) => out.left.push((
+                    path.clone(),
+                    format!(
+                        "{} is there too, with other bytes; compare the two by hand",
+                        target.display()
+                    ),
+                )),
+                Err(e) => return Err(Error::io(&target, e)),
+            }
+        }
+        // Only empty folders go; what was left keeps its folder.
+        let _ = std::fs::remove_dir(&old);
+        let _ = std::fs::remove_dir(from);
+    }
+    let now = std::time::SystemTime::from(crate::clock::now());
+    let touched = std::fs::File::open(to).and_then(|f| f.set_modified(now));
+    touched.map_err(|e| Error::io(to, e))?;
+    Ok(out)
+}
+
+fn tombstones_in(archive: &Path) -> Result<Vec<PathBuf>> {
+    Ok(
+        store::entries(&archive.join(TOMBSTONES), store::EntryKind::File)?
+            .into_iter()
+            .filter(|(name, _)| name.ends_with(".json"))
+            .map(|(_, path)| path)
+            .collect(),
+    )
+}

@@ -30,8 +30,8 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     ("session_archive_dir", "'{sessions_dir}/archive'", ""),
     (
         "archive_folder",
-        "'{agent_outputs_folder}/.archive'",
-        "where `logbook archive` moves finished runs",
+        "'{agent_outputs_folder}-archive'",
+        "where `logbook archive` moves finished runs: beside the runs folder, not in it",
     ),
     (
         "transcripts_dir",
@@ -131,6 +131,20 @@ struct RawRetention {
     statuses: Option<Vec<String>>,
 }
 
+/// What `archive_folder` defaulted to before the archive moved out of the
+/// seed's folder (and what `logbook init` wrote into `logbook.yaml`): a
+/// `logbook.yaml` naming exactly this means the default, not a choice.
+pub const OLD_ARCHIVE_DEFAULT: &str = "{agent_outputs_folder}/.archive";
+
+/// An archive in the older default place and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacyArchive {
+    /// `{agent_outputs_folder}/.archive`.
+    pub from: PathBuf,
+    /// The default `archive_folder`.
+    pub to: PathBuf,
+}
+
 /// The resolved configuration: absolute paths and settled defaults.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -158,6 +172,12 @@ pub struct Config {
     /// Where `logbook archive` moves finished run folders, out of the live
     /// set every listing walks (`{archive_folder}/{uuid}/`).
     pub archive_folder: PathBuf,
+    /// An archive in the older default place, inside the runs folder
+    /// (where a seed 000 reader lists it as a session), still to be moved
+    /// to the default: `doctor --fix` and the next `logbook archive` move
+    /// it. Until then [`Config::archive_folder`] is that folder, unless the
+    /// default exists already (a move cut short), so nothing is hidden.
+    pub legacy_archive: Option<LegacyArchive>,
     /// The retention policy `logbook archive --policy` applies; `None`
     /// when `logbook.yaml` sets none (nothing is ever archived implicitly).
     pub retention: Option<Retention>,
@@ -371,20 +391,41 @@ impl Config {
                     FolderSource::Default,
                 ),
             };
-        let archive_folder = resolver.path(
-            "archive_folder",
-            raw.archive_folder
-                .as_deref()
-                .unwrap_or(default_of("archive_folder")),
-            &[
-                ("output_folder", &output_folder),
-                ("agent_outputs_folder", &agent_outputs_folder),
-            ],
-        )?;
+        let archive_vars = [
+            ("output_folder", &output_folder),
+            ("agent_outputs_folder", &agent_outputs_folder),
+        ];
+        let set = raw
+            .archive_folder
+            .as_deref()
+            // The defaults as `init` wrote them are the default, not a
+            // choice: an older archive is then still looked for.
+            .filter(|a| ![OLD_ARCHIVE_DEFAULT, default_of("archive_folder")].contains(&a.trim()));
+        let (archive_folder, legacy_archive) = match set {
+            Some(set) => (resolver.path("archive_folder", set, &archive_vars)?, None),
+            None => {
+                let to = resolver.path(
+                    "archive_folder",
+                    default_of("archive_folder"),
+                    &archive_vars,
+                )?;
+                let from = resolver.path("archive_folder", OLD_ARCHIVE_DEFAULT, &archive_vars)?;
+                if store::fs::is_folder(&from) {
+                    let in_use = if store::fs::is_folder(&to) {
+                        to.clone()
+                    } else {
+                        from.clone()
+                    };
+                    (in_use, Some(LegacyArchive { from, to }))
+                } else {
+                    (to, None)
+                }
+            }
+        };
         if archive_folder == agent_outputs_folder {
             return Err(resolver.error(
                 "archive_folder",
-                "is the agent outputs folder itself; archived runs need a folder of their own (the default is '{agent_outputs_folder}/.archive')".into(),
+                "is the agent outputs folder itself; archived runs need a folder of their own (the default is '{agent_outputs_folder}-archive')".into(),
             ));
         }
         let retention = match raw.retention {
@@ -459,6 +500,7 @@ impl Config {
             sessions_dir,
             session_archive_dir,
             archive_folder,
+            legacy_archive,
             retention,
             transcripts_dir,
             user,

@@ -93,6 +93,14 @@ pub fn check_with_progress(
         // first instead of naming what to move.
         return Ok(report);
     }
+    let adopted;
+    let p = match legacy_archive(p, opts, &mut report)? {
+        Some(moved) => {
+            adopted = moved;
+            &adopted
+        }
+        None => p,
+    };
     let (index_usable, walked) = if opts.fix {
         // A repair may rebuild the index, which the run checks' own
         // repairs write to: one after the other.
@@ -190,6 +198,52 @@ fn check_leftover_state(p: &Project, opts: &Options, report: &mut Report) -> Res
         });
     }
     Ok(())
+}
+
+/// An archive in the older default place, inside the runs folder where a
+/// seed 000 reader lists it as a session: named, and with `--fix` moved
+/// beside it; the rest of doctor then checks the project as it is after
+/// the move.
+fn legacy_archive(p: &Project, opts: &Options, report: &mut Report) -> Result<Option<Project>> {
+    let Some(legacy) = &p.config.legacy_archive else {
+        return Ok(None);
+    };
+    let mut finding = Finding {
+        kind: "archive-in-runs-folder",
+        path: legacy.from.clone(),
+        message: format!(
+            "archived runs are kept inside the runs folder, where a seed 000 reader lists the archive as a session without a manifest; `logbook doctor --fix` (or the next `logbook archive`) moves them to {}",
+            legacy.to.display()
+        ),
+        fixed: None,
+    };
+    if !opts.fix {
+        report.findings.push(finding);
+        return Ok(None);
+    }
+    let (moved, project) = match crate::ops::archive::adopt_legacy_archive(p) {
+        Ok(Some((project, a))) => {
+            let mut said = format!(
+                "moved {} run(s) and {} tombstone(s) to {}",
+                a.runs,
+                a.tombstones,
+                legacy.to.display()
+            );
+            if let Some((path, why)) = a.left.first() {
+                said = format!(
+                    "could not move everything: {said}; left {} thing(s), the first {}: {why}",
+                    a.left.len(),
+                    path.display()
+                );
+            }
+            (said, Some(project))
+        }
+        Ok(None) => return Ok(None),
+        Err(e) => (format!("could not move it: {e}"), None),
+    };
+    finding.fixed = Some(moved);
+    report.findings.push(finding);
+    Ok(project)
 }
 
 /// Whether something other than a folder stands where Logbook keeps its
