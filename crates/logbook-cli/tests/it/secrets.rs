@@ -245,13 +245,36 @@ fn the_scan_finds_every_kind_in_transcripts_outputs_and_sessions_masked() {
 
     // Doctor says how many as a warning; its findings and exit code are
     // its own (secrets are not a problem it counts).
-    let d = t.run(&["doctor", "--json"]);
+    let d = t.run(&["doctor", "--json", "--full"]);
     assert!(
         d.stderr
             .contains(&format!("warning: {} secrets found in stored", found.len())),
         "{}",
         d.stderr
     );
+    // A default doctor counts what it is quick to: transcripts and work
+    // sessions, each file read once until it changes.
+    let in_outputs = found
+        .iter()
+        .filter(|f| {
+            f["file"]
+                .as_str()
+                .unwrap()
+                .starts_with("docs/agent-outputs/")
+        })
+        .count();
+    assert!(in_outputs > 0 && in_outputs < found.len(), "{found:#?}");
+    for _ in 0..2 {
+        let quick = t.run(&["doctor", "--json"]);
+        let said = format!(
+            "warning: {} secrets found in stored",
+            found.len() - in_outputs
+        );
+        assert!(quick.stderr.contains(&said), "{}", quick.stderr);
+        assert!(quick.stderr.contains("doctor --full"), "{}", quick.stderr);
+    }
+    let counts = std::fs::read_to_string(t.path(".logbook/secrets-counts.json")).unwrap();
+    assert_none_of(seed, &counts, "the counts doctor keeps");
     let report: Value = serde_json::from_str(&d.stdout).unwrap();
     let problems = report["findings"].as_array().unwrap().len();
     assert_eq!(d.code, i32::from(problems > 0), "{d:?}");

@@ -55,15 +55,15 @@ pub struct Report {
 /// Scans every stored transcript, run folder and work session.
 pub fn scan(p: &Project) -> Result<Report> {
     let mut report = Report::default();
-    for file in stored_files(p)? {
+    for file in stored_files(p, true)? {
         scan_file(p, &file, &mut report);
     }
     Ok(report)
 }
 
-/// The files a scan reads, in a stable order: transcripts, run folders,
-/// work sessions.
-fn stored_files(p: &Project) -> Result<Vec<PathBuf>> {
+/// The files a scan reads, in a stable order: transcripts, run folders
+/// (with `outputs`), work sessions.
+fn stored_files(p: &Project, outputs: bool) -> Result<Vec<PathBuf>> {
     let mut files = vec![];
     let transcripts = &p.config.transcripts_dir;
     for dir in [transcripts.clone(), store::transcript::archive_dir(p)] {
@@ -76,7 +76,8 @@ fn stored_files(p: &Project) -> Result<Vec<PathBuf>> {
             files.extend(here);
         }
     }
-    for dir in [&p.config.agent_outputs_folder, &p.config.archive_folder] {
+    let run_dirs = [&p.config.agent_outputs_folder, &p.config.archive_folder];
+    for dir in run_dirs.into_iter().filter(|_| outputs) {
         let mut folders = vec![];
         for f in store::runs::walk(dir)? {
             folders.push(f?.path);
@@ -176,16 +177,47 @@ fn scan_file(p: &Project, file: &Path, report: &mut Report) {
     report.files += 1;
 }
 
-/// Scans and tells the face how many secrets the stored files hold, as a
-/// notice (`logbook doctor`): never a failure, a scan that cannot run says
-/// nothing.
-pub fn notice_count(p: &Project) {
-    if let Ok(report) = scan(p)
-        && !report.findings.is_empty()
-    {
-        let n = report.findings.len();
+/// Tells the face how many secrets the stored files hold, as a notice
+/// (`logbook doctor`): never a failure, and a scan that cannot run says
+/// nothing. Each file's count is kept with its size and mtime
+/// ([`store::secrets_counts`]), so a doctor reads only what changed since
+/// the last; run outputs (every file of every run folder, millions at
+/// scale) are counted only with `full` (`doctor --full`).
+pub fn notice_count(p: &Project, full: bool) {
+    let Ok(files) = stored_files(p, full) else {
+        return;
+    };
+    let mut counts = store::secrets_counts::load(p);
+    let mut n = 0;
+    for file in &files {
+        let Some(stamp) = store::secrets_counts::stamp(file) else {
+            continue;
+        };
+        n += match counts.get(file, stamp) {
+            Some(known) => known,
+            None => {
+                let mut report = Report::default();
+                scan_file(p, file, &mut report);
+                let found = report.findings.len() as u64;
+                if report.unreadable.is_empty() {
+                    counts.set(file, stamp, found);
+                }
+                found
+            }
+        };
+    }
+    // Files gone since are forgotten; what `--full` counted of run
+    // outputs is kept for the next `--full`.
+    counts.retain_existing();
+    let _ = counts.save(p);
+    if n > 0 {
+        let read = if full {
+            "stored transcripts, run outputs or work sessions"
+        } else {
+            "stored transcripts or work sessions (`doctor --full` also counts run outputs)"
+        };
         crate::notice::push(format!(
-            "{n} secret{} found in stored transcripts, run outputs or work sessions; `logbook secrets scan` lists them (exports and team pushes redact them)",
+            "{n} secret{} found in {read}; `logbook secrets scan` lists them (exports and team pushes redact them)",
             if n == 1 { "" } else { "s" }
         ));
     }
