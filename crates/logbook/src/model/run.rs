@@ -335,20 +335,19 @@ impl Manifest {
         out
     }
 
-    /// Whether seed 000's schema would reject this manifest for more than
-    /// an empty string Logbook itself may write (having warned at `run
-    /// start`): a status outside the enum, a timestamp that is not a
-    /// date-time, a required field absent. The index never trusts such a
-    /// run as settled, so the default `doctor` reads and names it.
+    /// Whether seed 000's schema would reject this manifest's values: a
+    /// status outside the enum, a timestamp that is not a date-time. The
+    /// index never trusts such a run as settled, so the default `doctor`
+    /// reads and names it. A required field that is absent is named when
+    /// doctor reads the manifest (`--full`, or a run not settled): other
+    /// tools' manifests often leave out `title` or `user`, and a run never
+    /// settled is looked at again by every listing, which at a million
+    /// such runs would cost every listing a `stat` each.
     pub fn seed_schema_rejects_shape(&self) -> bool {
         let bad = |v: &str| v.trim().parse::<Timestamp>().is_err();
         matches!(self.execution.status, RunStatus::Other(_))
             || bad(&self.execution.started_at)
             || self.execution.completed_at.as_deref().is_some_and(bad)
-            || self.agent.title.is_none()
-            || self.agent.bundle.is_none()
-            || self.workflow.description.is_none()
-            || self.execution.user.is_none()
             || self.outputs.iter().any(|o| bad(&o.created_at))
     }
 
