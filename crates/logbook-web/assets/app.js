@@ -1,13 +1,68 @@
 // Live updates. Pages read without this script; with it, a page marked
 // `data-live` listens to server-sent events (polling when EventSource is
-// missing) and swaps in a fresh <main> when what it shows has changed.
+// missing) and, when what it shows has changed, fetches itself again: what
+// appears is the page's own rendering, escaped and sanitized as the page is.
+// Most pages swap in the fresh <main>. A transcript (`data-follow`) keeps
+// the reader's place: its turns are merged (new ones appended, a changed
+// one replaced with its folds kept open), the view follows the end only
+// when the reader was at the end, and once the session ends ("… ended")
+// the page says so and stops listening.
 (function () {
   "use strict";
   var live = document.body.getAttribute("data-live");
   if (!live) return;
   var badge = document.getElementById("live");
   var last = null;
-  function refresh() {
+  var busy = false;
+  var again = false;
+  var es = null;
+  var timer = null;
+
+  function list(nodes) { return Array.prototype.slice.call(nodes); }
+
+  // Whether two turns show the same thing, whatever the reader unfolded.
+  function same(a, b) {
+    var c = a.cloneNode(true);
+    list(c.querySelectorAll("details[open]")).forEach(function (d) { d.removeAttribute("open"); });
+    return c.outerHTML === b.outerHTML;
+  }
+
+  function replaceKeepingOpen(a, b) {
+    var open = list(a.querySelectorAll("details")).map(function (d) { return d.open; });
+    a.replaceWith(b);
+    list(b.querySelectorAll("details")).forEach(function (d, i) { if (open[i]) d.open = true; });
+  }
+
+  function merge(main, fresh) {
+    var root = document.scrollingElement || document.documentElement;
+    var atEnd = root.scrollTop + window.innerHeight >= root.scrollHeight - 80;
+    var turns = main.querySelector("#turns");
+    var next = fresh.querySelector("#turns");
+    if (!turns || !next) { main.replaceWith(fresh); return; }
+    var sub = main.querySelector("p.sub"), freshSub = fresh.querySelector("p.sub");
+    if (sub && freshSub) sub.replaceWith(freshSub);
+    var pagers = list(main.querySelectorAll("nav.transcript-pager"));
+    var freshPagers = list(fresh.querySelectorAll("nav.transcript-pager"));
+    pagers.forEach(function (p) { p.remove(); });
+    if (freshPagers.length === 2) {
+      turns.before(freshPagers[0]);
+      turns.after(freshPagers[1]);
+    }
+    var olds = list(turns.children), news = list(next.children);
+    if (news.length < olds.length) {
+      turns.replaceWith(next);
+    } else {
+      news.forEach(function (n, i) {
+        if (i >= olds.length) turns.appendChild(n);
+        else if (!same(olds[i], n)) replaceKeepingOpen(olds[i], n);
+      });
+    }
+    if (atEnd) window.scrollTo(0, root.scrollHeight);
+  }
+
+  function refresh(then) {
+    if (busy) { again = true; return; }
+    busy = true;
     fetch(location.href, { credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
@@ -15,20 +70,42 @@
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.querySelector("main");
         var main = document.querySelector("main");
-        if (fresh && main) main.replaceWith(fresh);
+        if (!fresh || !main) return;
+        if (main.hasAttribute("data-follow")) merge(main, fresh);
+        else main.replaceWith(fresh);
+      })
+      .catch(function () {})
+      .then(function () {
+        busy = false;
+        if (then) then();
+        if (again) { again = false; refresh(); }
       });
   }
-  function seen(stamp) {
-    if (last !== null && stamp !== last) refresh();
+
+  function stop() {
+    if (es) es.close();
+    if (timer) clearInterval(timer);
+    if (badge) { badge.classList.remove("on"); badge.textContent = "ended"; }
+    document.body.setAttribute("data-live-ended", "");
+  }
+
+  function seen(data) {
+    var parts = String(data).split(" ");
+    var stamp = parts[0], ended = parts[1] === "ended";
+    if (ended) { stop(); refresh(); return; }
+    // The first stamp is taken after the page was rendered: what changed
+    // in between is fetched too.
+    if (stamp !== last) refresh();
     last = stamp;
   }
+
   if (window.EventSource) {
-    var es = new EventSource(live);
+    es = new EventSource(live);
     es.onopen = function () { if (badge) badge.classList.add("on"); };
     es.onmessage = function (e) { seen(e.data); };
     es.onerror = function () { if (badge) badge.classList.remove("on"); };
   } else {
-    setInterval(function () {
+    timer = setInterval(function () {
       fetch(live + (live.indexOf("?") < 0 ? "?" : "&") + "once=1")
         .then(function (r) { return r.text(); })
         .then(seen);

@@ -424,8 +424,12 @@ async fn transcripts(
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
     let (_, opts) = transcript_list_options(pairs)?;
-    let listing = blocking(&state, move |p| Ok(transcript::list(p, &scoped(p, opts))?)).await?;
-    Ok(Json(listing.transcripts).into_response())
+    let json = blocking(&state, move |p| {
+        let listing = transcript::list(p, &scoped(p, opts))?;
+        Ok(transcript::listing_json(&listing)?)
+    })
+    .await?;
+    Ok(Json(json).into_response())
 }
 
 /// A transcript id from a URL: a UUID or a short id, letters, digits and

@@ -51,6 +51,8 @@ pub enum Refusal {
     Method,
     /// 500: something failed on the server; details are not sent.
     Internal,
+    /// 503: too many live-update streams are open; the browser retries.
+    Busy,
 }
 
 impl Refusal {
@@ -98,6 +100,10 @@ impl IntoResponse for Refusal {
             Refusal::Internal => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal error".to_string(),
+            ),
+            Refusal::Busy => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many live pages open; try again later".to_string(),
             ),
         };
         let mut r = (
@@ -269,8 +275,13 @@ pub(crate) async fn check(
     }
     // `/mcp` writes: a page of another origin must not drive it through
     // the user's browser (the MCP specification asks servers to check).
+    // Nor may one hold the viewer's live streams open (`/api/live`): the
+    // viewer's own pages ask for them same-origin, without `Origin`.
     // A client without `Origin` is not a browser, and is let through.
-    if mcp && let Some(origin) = req.headers().get(header::ORIGIN) {
+    let streams = path == "/api/live";
+    if (mcp || streams)
+        && let Some(origin) = req.headers().get(header::ORIGIN)
+    {
         // With a token, the Host the client named is checked by the token;
         // without one, only loopback names reach here.
         let host = state

@@ -35,7 +35,6 @@ mod files;
 pub mod guard;
 mod live;
 mod pages;
-pub mod share;
 mod view;
 
 use std::net::{SocketAddr, TcpListener};
@@ -241,6 +240,9 @@ pub(crate) struct AppState {
     /// `serve --team`: runs answer from the team catalog, and runs of
     /// other machines show their outputs from the catalog's stored text.
     pub(crate) scope: logbook::ops::query::Scope,
+    /// The live-update streams: the stamps they share and how many are
+    /// open.
+    pub(crate) stamps: live::Stamps,
 }
 
 /// Every agent with its run count, and when they were counted.
@@ -283,6 +285,7 @@ impl Server {
                 bound,
                 agents: std::sync::Mutex::new(None),
                 scope: logbook::ops::query::Scope::Local,
+                stamps: live::Stamps::default(),
             }),
             mcp: None,
             header_timeout: opts.header_timeout,

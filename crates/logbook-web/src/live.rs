@@ -1,15 +1,33 @@
 //! Live updates: `GET /api/live?view=…` is a server-sent event stream that
 //! sends a short stamp of what a page shows whenever it changes (checked
-//! every second through the same `ops` calls the page makes, so runs other
-//! processes create or change are seen without a restart). The page's
-//! script reloads its content when the stamp moves; `once=1` answers one
-//! stamp as plain text for clients that poll instead.
+//! every second through the same `ops` calls the page makes, so records
+//! other processes create or change are seen without a restart). The
+//! page's script fetches the page again when the stamp moves: what it
+//! shows is always the page's own rendering, escaped and sanitized as the
+//! page is, never a second path. `once=1` answers one stamp as plain text
+//! for clients that poll instead.
+//!
+//! A transcript's stream (`view=transcript`) follows a live session: its
+//! stamp moves as the session grows, and once the session is over
+//! ([`logbook::ops::transcript::live`]) it says so (`… ended`) and ends;
+//! the page then stops listening.
+//!
+//! Bounds: the streams are read-only GETs under the viewer's guard, and a
+//! browser page of another origin is refused (403). Each stream holds one
+//! task and a channel of at most [`QUEUED`] stamps; a stamp is computed
+//! once a second per view however many pages watch it ([`Stamps`]); at
+//! most [`MAX_STREAMS`] are open at once (503 beyond, and the browser
+//! retries); a stream whose client stops reading (its queue full) is
+//! dropped, and every stream ends after [`LIFETIME`], which the browser's
+//! `EventSource` reconnects by itself, so a page that went away unnoticed
+//! costs the server that long at most.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{Query, State};
@@ -18,14 +36,27 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use logbook::Project;
 use logbook::ops::query::{self, FindOptions, Scope};
-use logbook::ops::{run_files, work_session, workflow};
+use logbook::ops::transcript::{self, UsageBy, UsageScope};
+use logbook::ops::{budget, run_files, work_session, workflow};
 
 use crate::AppState;
-use crate::api::{self, run_ref, session_id};
+use crate::api::{self, run_ref, session_id, transcript_id};
 use crate::guard::Refusal;
 
 /// How often a stream looks for a change.
 const EVERY: Duration = Duration::from_secs(1);
+
+/// How long one stream lasts before the browser reconnects.
+const LIFETIME: Duration = Duration::from_secs(5 * 60);
+
+/// How many stamps wait for a client before it counts as not reading.
+const QUEUED: usize = 4;
+
+/// How many streams one server keeps open at once.
+pub(crate) const MAX_STREAMS: usize = 512;
+
+/// How long a browser waits before it reconnects a stream that ended.
+const RETRY: Duration = Duration::from_secs(2);
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new().route("/api/live", get(live))
@@ -38,6 +69,9 @@ enum Watch {
     Run(logbook::model::ids::RunRef),
     Session(String),
     Workflow(String),
+    Transcript(String),
+    Transcripts(Box<transcript::ListOptions>),
+    Usage(Box<logbook::model::transcript::Filter>),
 }
 
 fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
@@ -47,21 +81,46 @@ fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
         Some("run") => Ok(Watch::Run(run_ref(id())?)),
         Some("session") => Ok(Watch::Session(session_id(id())?)),
         Some("workflow") => Ok(Watch::Workflow(session_id(id())?)),
+        Some("transcript") => Ok(Watch::Transcript(transcript_id(id())?)),
+        Some("transcripts") => Ok(Watch::Transcripts(Box::new(api::transcript_options(q)?))),
+        Some("usage") => Ok(Watch::Usage(Box::new(api::usage_params(q)?.1))),
         Some(_) => Err(Refusal::NotFound),
     }
 }
 
-/// A stamp of what `w` shows now; it changes when the page would.
-fn stamp(p: &Project, w: &Watch) -> String {
+/// What a page shows, reduced to a stamp that moves when it does; `over`
+/// once a transcript is no longer live (its stream then ends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    hash: String,
+    over: bool,
+}
+
+impl Stamp {
+    /// The event's data: the hash, and `ended` once over.
+    fn data(&self) -> String {
+        if self.over {
+            format!("{} ended", self.hash)
+        } else {
+            self.hash.clone()
+        }
+    }
+}
+
+fn hash_json(value: &impl serde::Serialize, h: &mut DefaultHasher) {
+    serde_json::to_string(value).unwrap_or_default().hash(h);
+}
+
+/// A stamp of what `w` shows now.
+fn stamp(p: &Project, w: &Watch) -> Stamp {
     let mut h = DefaultHasher::new();
+    let mut over = false;
     match w {
         Watch::List(query) => match query::find(p, query, FindOptions::new(Scope::Local)) {
             Ok(page) => {
                 page.total.hash(&mut h);
                 for hit in &page.hits {
-                    serde_json::to_string(&hit.run.manifest)
-                        .unwrap_or_default()
-                        .hash(&mut h);
+                    hash_json(&hit.run.manifest, &mut h);
                 }
             }
             Err(e) => e.to_string().hash(&mut h),
@@ -69,9 +128,7 @@ fn stamp(p: &Project, w: &Watch) -> String {
         Watch::Run(id) => {
             let shown = query::backend(p, Scope::Local).and_then(|b| b.show(id));
             match &shown {
-                Ok(r) => serde_json::to_string(&r.run.manifest)
-                    .unwrap_or_default()
-                    .hash(&mut h),
+                Ok(r) => hash_json(&r.run.manifest, &mut h),
                 Err(e) => e.to_string().hash(&mut h),
             }
             if let Ok(tree) = shown.and_then(|r| run_files::tree(p, &r.run.id)) {
@@ -81,43 +138,171 @@ fn stamp(p: &Project, w: &Watch) -> String {
             }
         }
         Watch::Session(id) => match work_session::get(p, Some(id)) {
-            Ok(s) => serde_json::to_string(&s).unwrap_or_default().hash(&mut h),
+            Ok(s) => {
+                hash_json(&s, &mut h);
+                // Its agents' sessions start and end without the work
+                // session being written.
+                let ids = s.agent_sessions.iter().map(|a| a.session_id.as_str());
+                transcript::live::live_among(p, ids).hash(&mut h);
+            }
             Err(e) => e.to_string().hash(&mut h),
         },
         Watch::Workflow(id) => match workflow::load(p, Some(id)) {
             Ok(l) => (l.state.version, &l.state.updated_at).hash(&mut h),
             Err(e) => e.to_string().hash(&mut h),
         },
+        Watch::Transcript(id) => match transcript::live::watch(p, id) {
+            Ok(w) => {
+                w.hash(&mut h);
+                over = !w.live;
+            }
+            Err(e) => {
+                e.to_string().hash(&mut h);
+                over = true;
+            }
+        },
+        Watch::Transcripts(opts) => {
+            let opts = api::scoped(p, (**opts).clone());
+            match transcript::list(p, &opts) {
+                Ok(l) => {
+                    for t in &l.transcripts {
+                        (&t.id, t.messages, &t.last_active_at).hash(&mut h);
+                    }
+                    l.live.hash(&mut h);
+                }
+                Err(e) => e.to_string().hash(&mut h),
+            }
+        }
+        Watch::Usage(filter) => {
+            let by = [UsageBy::Day, UsageBy::Repo];
+            match transcript::usage_grouped(p, &UsageScope::All, &by, filter) {
+                Ok(reports) => {
+                    for r in &reports {
+                        hash_json(r, &mut h);
+                    }
+                    if let Some(day) = reports.first() {
+                        budget::budgets(p, day)
+                            .map(|b| hash_json(&b, &mut h))
+                            .unwrap_or_else(|e| e.to_string().hash(&mut h));
+                    }
+                }
+                Err(e) => e.to_string().hash(&mut h),
+            }
+        }
     }
-    format!("{:016x}", h.finish())
+    Stamp {
+        hash: format!("{:016x}", h.finish()),
+        over,
+    }
 }
 
-/// `GET /api/live?view=list|run|session|workflow[&id=…][&filters]`.
+/// The stamps computed in the last second, by view: a hundred pages of one
+/// session cost one look a second, not a hundred.
+#[derive(Debug, Default)]
+pub(crate) struct Stamps {
+    fresh: Mutex<HashMap<String, (Instant, Stamp)>>,
+    /// Streams open now.
+    open: AtomicUsize,
+}
+
+/// How many views' stamps are kept before the stale ones are dropped.
+const KEPT_STAMPS: usize = 256;
+
+impl Stamps {
+    fn get(&self, key: &str) -> Option<Stamp> {
+        let fresh = self.fresh.lock().unwrap_or_else(|e| e.into_inner());
+        fresh
+            .get(key)
+            .filter(|(at, _)| at.elapsed() < EVERY)
+            .map(|(_, s)| s.clone())
+    }
+
+    fn put(&self, key: String, stamp: Stamp) {
+        let mut fresh = self.fresh.lock().unwrap_or_else(|e| e.into_inner());
+        if fresh.len() >= KEPT_STAMPS {
+            fresh.retain(|_, (at, _)| at.elapsed() < EVERY);
+            if fresh.len() >= KEPT_STAMPS {
+                fresh.clear();
+            }
+        }
+        fresh.insert(key, (Instant::now(), stamp));
+    }
+}
+
+/// One open stream, counted while it lives.
+struct Open(Arc<AppState>);
+
+impl Open {
+    fn new(state: &Arc<AppState>) -> Option<Open> {
+        let was = state.stamps.open.fetch_add(1, Ordering::SeqCst);
+        let open = Open(state.clone());
+        (was < MAX_STREAMS).then_some(open)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.stamps.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The stamp of `watch` now, from the shared ones when fresh.
+async fn current(state: &Arc<AppState>, key: &str, watch: &Watch) -> Option<Stamp> {
+    if let Some(s) = state.stamps.get(key) {
+        return Some(s);
+    }
+    let (s, w) = (state.clone(), watch.clone());
+    let now = tokio::task::spawn_blocking(move || stamp(&s.project, &w))
+        .await
+        .ok()?;
+    state.stamps.put(key.to_string(), now.clone());
+    Some(now)
+}
+
+/// The key of a view in [`Stamps`]: its query, sorted, `once` aside.
+fn key_of(q: &HashMap<String, String>) -> String {
+    let mut pairs: Vec<(&String, &String)> = q.iter().filter(|(k, _)| *k != "once").collect();
+    pairs.sort();
+    format!("{pairs:?}")
+}
+
+/// `GET /api/live?view=list|run|session|workflow|transcript|transcripts|usage[&id=…][&filters]`.
 async fn live(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let watch = watch_of(&q)?;
+    let key = key_of(&q);
     if q.get("once").is_some_and(|v| v == "1") {
-        let s = state.clone();
-        let stamp = tokio::task::spawn_blocking(move || stamp(&s.project, &watch))
+        let stamp = current(&state, &key, &watch)
             .await
-            .map_err(|_| Refusal::Internal)?;
-        return Ok(stamp.into_response());
+            .ok_or(Refusal::Internal)?;
+        return Ok(stamp.data().into_response());
     }
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(4);
+    let Some(open) = Open::new(&state) else {
+        return Err(Refusal::Busy);
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(QUEUED);
     tokio::spawn(async move {
-        let mut last = String::new();
-        while !tx.is_closed() {
-            let (s, w) = (state.clone(), watch.clone());
-            let Ok(now) = tokio::task::spawn_blocking(move || stamp(&s.project, &w)).await else {
+        let _open = open;
+        let until = Instant::now() + LIFETIME;
+        let mut last = None;
+        let mut first = true;
+        while !tx.is_closed() && Instant::now() < until {
+            let Some(now) = current(&state, &key, &watch).await else {
                 break;
             };
-            if now != last {
-                if tx.send(Ok(Event::default().data(&now))).await.is_err() {
+            if last.as_ref() != Some(&now) {
+                let mut event = Event::default().data(now.data());
+                if first {
+                    event = event.retry(RETRY);
+                    first = false;
+                }
+                // A client that does not read is let go, not waited for.
+                if tx.try_send(Ok(event)).is_err() || now.over {
                     break;
                 }
-                last = now;
+                last = Some(now);
             }
             tokio::time::sleep(EVERY).await;
         }

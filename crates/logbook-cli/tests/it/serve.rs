@@ -165,3 +165,177 @@ fn mcp_over_streamable_http_lists_the_tools_and_calls_one() {
     assert_eq!(runs.len(), 2, "{found}");
     assert_eq!(found["result"]["structuredContent"]["total"], 4, "{found}");
 }
+
+/// The resident memory of process `pid` in KiB (`VmRSS`), on Linux.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// Appends `turns` exchanges to a Claude Code log.
+fn append_turns(log: &std::path::Path, session: &str, from: usize, turns: usize) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    for n in from..from + turns {
+        for (ty, message) in [
+            (
+                "user",
+                serde_json::json!({"role": "user", "content": format!("step {n}")}),
+            ),
+            (
+                "assistant",
+                serde_json::json!({"id": format!("msg_{n}"), "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": format!("done: step {n} {}", "x".repeat(2000))}],
+                    "usage": {"input_tokens": 10, "output_tokens": 5}}),
+            ),
+        ] {
+            let uuid = format!(
+                "00000000-0000-4000-8000-{:012}",
+                n * 2 + usize::from(ty == "assistant")
+            );
+            let line = serde_json::json!({"type": ty, "sessionId": session, "uuid": uuid,
+                "timestamp": "2026-11-26T10:00:00.000Z", "cwd": "/w", "requestId": format!("req_{n}"),
+                "message": message});
+            writeln!(f, "{line}").unwrap();
+        }
+    }
+}
+
+/// Runs `logbook hook` with a Claude Code event of `session`.
+fn claude_hook(t: &TestProject, event: &str, session: &str, log: &std::path::Path) {
+    let payload = serde_json::json!({"session_id": session, "transcript_path": log,
+        "cwd": t.root(), "hook_event_name": event, "source": "startup"});
+    let mut child = t
+        .cmd(&["hook"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// 100 pages follow one live session while it grows (each holds its
+/// stream and, as the page's script does, fetches the page again on every
+/// change): the server's resident memory grows by less than 64 MiB, and
+/// the streams all end when the session does.
+#[test]
+#[ignore = "over the bound: measured +159 MiB (100 pages, 8 growths, 17 s), the pages' concurrent re-renders, not the streams; issue 53 stays open on it"]
+#[allow(clippy::print_stderr)] // the figures, for whoever reads the run
+fn a_hundred_live_pages_stay_within_bounded_memory() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    const PAGES: usize = 100;
+    const ROUNDS: usize = 8;
+    if !cfg!(target_os = "linux") {
+        return; // VmRSS is read from /proc
+    }
+    let t = TestProject::new();
+    t.run(&["init"]).ok();
+    let session = "cccccccc-1111-4222-8333-444455556666";
+    let log = t.path(&format!("home/.claude/projects/-w/{session}.jsonl"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    append_turns(&log, session, 0, 50);
+    claude_hook(&t, "SessionStart", session, &log);
+    claude_hook(&t, "Stop", session, &log);
+    let (mut child, url) = serve(&t, &["--bind", "127.0.0.1:0"], None);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let page = format!("/transcripts/{session}");
+    // Warm: the runtime's threads, the templates, one stream.
+    for _ in 0..3 {
+        assert!(get(&url, &page, "").starts_with("HTTP/1.1 200"));
+    }
+    let before = rss_kib(child.id());
+    let events = Arc::new(AtomicUsize::new(0));
+    let ended = Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..PAGES)
+        .map(|_| {
+            let (addr, url, page) = (addr.clone(), url.clone(), page.clone());
+            let (events, ended) = (events.clone(), ended.clone());
+            std::thread::spawn(move || {
+                assert!(get(&url, &page, "").starts_with("HTTP/1.1 200"));
+                let mut c = TcpStream::connect(&addr).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+                write!(
+                    c,
+                    "GET /api/live?view=transcript&id={} HTTP/1.1\r\nHost: {addr}\r\n\r\n",
+                    page.trim_start_matches("/transcripts/")
+                )
+                .unwrap();
+                let mut r = BufReader::new(c);
+                let mut line = String::new();
+                let mut seen = 0;
+                while r.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if let Some(data) = line.trim_end().strip_prefix("data: ") {
+                        seen += 1;
+                        if data.ends_with(" ended") {
+                            ended.fetch_add(1, Ordering::SeqCst);
+                            break;
+                        }
+                        if seen > 1 {
+                            events.fetch_add(1, Ordering::SeqCst);
+                            assert!(get(&url, &page, "").starts_with("HTTP/1.1 200"));
+                        }
+                    }
+                    line.clear();
+                }
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let mut peak = before;
+    let mut samples = vec![];
+    for round in 0..ROUNDS {
+        append_turns(&log, session, 50 + round * 5, 5);
+        claude_hook(&t, "Stop", session, &log);
+        for _ in 0..6 {
+            std::thread::sleep(Duration::from_millis(250));
+            peak = peak.max(rss_kib(child.id()));
+        }
+        samples.push(rss_kib(child.id()));
+    }
+    claude_hook(&t, "SessionEnd", session, &log);
+    for r in readers {
+        r.join().unwrap();
+    }
+    let held = started.elapsed();
+    let after = rss_kib(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    let grown = peak.saturating_sub(before);
+    eprintln!(
+        "{PAGES} live pages for {held:?}, {ROUNDS} growths: resident {before} KiB before, peak {peak} KiB (+{grown} KiB), by round {samples:?}, {after} KiB after they ended; {} changes seen",
+        events.load(Ordering::SeqCst)
+    );
+    assert_eq!(
+        ended.load(Ordering::SeqCst),
+        PAGES,
+        "every stream says it ended"
+    );
+    assert!(
+        events.load(Ordering::SeqCst) >= PAGES * ROUNDS / 2,
+        "the pages saw the session grow"
+    );
+    assert!(
+        grown < 64 * 1024,
+        "100 live pages grew the server by {grown} KiB ({before} -> {peak})"
+    );
+}

@@ -81,6 +81,17 @@ pub(super) async fn sessions(State(state): State<Arc<AppState>>) -> Result<Respo
     })
 }
 
+/// An agent session the hooks linked to the work session.
+struct AgentSessionRow {
+    agent: String,
+    id: String,
+    href: String,
+    source: String,
+    last_seen: String,
+    /// An agent is writing it now.
+    live: bool,
+}
+
 struct AgentRow {
     kind: String,
     id: String,
@@ -116,6 +127,7 @@ struct SessionPage {
     milestones: Vec<(String, String)>,
     artifacts: Vec<(String, String)>,
     agents: Vec<AgentRow>,
+    agent_sessions: Vec<AgentSessionRow>,
     notes: Vec<String>,
     summary_text: String,
 }
@@ -127,7 +139,13 @@ pub(super) async fn session_page(
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
     let id = session_id(&id)?;
-    let s = blocking(&state, move |p| Ok(work_session::get(p, Some(&id))?)).await?;
+    let (s, live) = blocking(&state, move |p| {
+        let s = work_session::get(p, Some(&id))?;
+        let ids = s.agent_sessions.iter().map(|a| a.session_id.as_str());
+        let live = logbook::ops::transcript::live::live_among(p, ids);
+        Ok((s, live))
+    })
+    .await?;
     let report = s.token_report();
     let ind = s.indicator().as_str().to_string();
     let mut layout = Layout::new(&state, s.session_id.clone(), "sessions");
@@ -191,6 +209,18 @@ pub(super) async fn session_page(
                 tokens: thousands(a.tokens_used),
                 started: a.started.as_deref().map(when).unwrap_or_default(),
                 output: a.output_file.clone().unwrap_or_default(),
+            })
+            .collect(),
+        agent_sessions: s
+            .agent_sessions
+            .iter()
+            .map(|a| AgentSessionRow {
+                agent: view::usage::agent_name(&a.agent).to_string(),
+                id: a.session_id.clone(),
+                href: format!("/transcripts/{}", enc(&a.session_id)),
+                source: a.source.clone().unwrap_or_default(),
+                last_seen: a.last_seen.as_deref().map(when).unwrap_or_default(),
+                live: live.contains(&a.session_id),
             })
             .collect(),
         notes: s.notes.clone(),

@@ -34,6 +34,10 @@ struct TranscriptRow {
     tokens_detail: String,
     parent: String,
     parent_short: String,
+    /// An agent is writing it now.
+    live: bool,
+    /// Where following it starts: its last message, on its last page.
+    follow: String,
 }
 
 /// One choice of a filter's `<select>`.
@@ -59,14 +63,18 @@ struct TranscriptsPage {
     text: String,
     repo: String,
     filtered: bool,
+    /// Only the live ones (`live=1`).
+    live_only: bool,
 }
 
 /// The filters the list's form sends, kept in its paging links.
-const FILTERS: &[&str] = &["source", "model", "since", "until", "text", "repo", "kind"];
+const FILTERS: &[&str] = &[
+    "source", "model", "since", "until", "text", "repo", "kind", "live",
+];
 
 /// What else a paging link keeps: the page's size.
 const KEPT: &[&str] = &[
-    "source", "model", "since", "until", "text", "repo", "kind", "limit",
+    "source", "model", "since", "until", "text", "repo", "kind", "live", "limit",
 ];
 
 /// `GET /transcripts`: main and subagent transcripts, newest first, paged,
@@ -85,6 +93,7 @@ pub(super) async fn transcripts(
     })
     .await?;
     let more = listing.transcripts.len() > limit;
+    let live = &listing.live;
     let rows: Vec<TranscriptRow> = listing
         .transcripts
         .iter()
@@ -124,6 +133,12 @@ pub(super) async fn transcripts(
                     .map(|p| p.chars().take(8).collect())
                     .unwrap_or_default(),
                 parent: t.parent_session_id.clone().unwrap_or_default(),
+                live: live.contains(&t.id),
+                follow: format!(
+                    "/transcripts/{}?at={last}#m{last}",
+                    enc(&t.id),
+                    last = t.messages.saturating_sub(1)
+                ),
             }
         })
         .collect();
@@ -149,8 +164,11 @@ pub(super) async fn transcripts(
             })
             .collect()
     };
+    let mut layout = Layout::new(&state, "Transcripts", "transcripts");
+    // The list follows what it lists: sessions that grow, start and end.
+    layout.live = format!("/api/live?view=transcripts&{kept}offset={offset}");
     render(&TranscriptsPage {
-        layout: Layout::new(&state, "Transcripts", "transcripts"),
+        layout,
         summary: format!("{} shown", rows.len()),
         prev: if offset > 0 {
             href(offset.saturating_sub(limit))
@@ -186,6 +204,7 @@ pub(super) async fn transcripts(
         text: given("text").unwrap_or_default(),
         repo: given("repo").unwrap_or_default(),
         filtered,
+        live_only: given("live").is_some(),
     })
 }
 
@@ -209,8 +228,8 @@ struct TranscriptPage {
     page_size: usize,
     pager: Pager,
     find: Option<super::transcript_find::FindBar>,
-    /// Links kept as text (the shared page's turns; never here).
-    inert: bool,
+    /// An agent is writing it now: the page follows it.
+    live: bool,
 }
 
 /// The links between a transcript's pages; empty where there is none.
@@ -262,7 +281,7 @@ pub(super) async fn transcript_page(
     } else {
         format!("&find={}", enc(&words))
     };
-    let (stored, start, extras, find) = blocking(&state, move |p| {
+    let (stored, start, extras, find, live) = blocking(&state, move |p| {
         let read = |start: usize| {
             let from = start.saturating_sub(AROUND);
             let count = (start - from).saturating_add(PAGE_MESSAGES + AROUND);
@@ -286,7 +305,8 @@ pub(super) async fn transcript_page(
         // from the page's first.
         let shown = at.or(start.checked_sub(1));
         let find = super::transcript_find::bar(p, &w.transcript.id, shown, words)?;
-        Ok((stored, start, extras, find))
+        let live = !stored.archived && transcript::live::watch(p, &w.transcript.id)?.live;
+        Ok((stored, start, extras, find, live))
     })
     .await?;
     let w = &stored.window;
@@ -321,8 +341,13 @@ pub(super) async fn transcript_page(
             String::new()
         },
     };
+    let mut layout = Layout::new(&state, format!("Transcript {}", t.id), "transcripts");
+    if live {
+        // Until it ends: the page then stops listening (see `live`).
+        layout.live = format!("/api/live?view=transcript&id={}", enc(&t.id));
+    }
     render(&TranscriptPage {
-        layout: Layout::new(&state, format!("Transcript {}", t.id), "transcripts"),
+        layout,
         id: t.id.clone(),
         kind: stored.kind.as_str().to_string(),
         workdir: t.metadata.workdir.clone(),
@@ -346,6 +371,6 @@ pub(super) async fn transcript_page(
         pager,
         total,
         find,
-        inert: false,
+        live,
     })
 }

@@ -159,8 +159,11 @@ pub(super) async fn usage_page(
         })
         .collect();
     let label = agent_name(&source).to_string();
+    let mut layout = Layout::new(&state, "Usage", "usage");
+    // Sessions that grow change the numbers: the page follows them.
+    layout.live = format!("/api/live?view=usage&source={}", crate::view::enc(&source));
     render(&UsagePage {
-        layout: Layout::new(&state, "Usage", "usage"),
+        layout,
         sources: [
             ("", "Both agents"),
             ("claude-code", "Claude Code"),

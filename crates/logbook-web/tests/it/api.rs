@@ -233,7 +233,7 @@ fn sessions_workflow_and_transcripts_as_the_cli_prints_them() {
         },
     )
     .unwrap();
-    assert_eq!(ts, serde_json::to_value(&expected.transcripts).unwrap());
+    assert_eq!(ts, transcript::listing_json(&expected).unwrap());
     assert_eq!(ts.as_array().unwrap().len(), s.demo.transcripts.len());
     let tid = ts[0]["id"].as_str().unwrap();
     let t = s.get_json(&format!("/api/transcripts/{tid}"));

@@ -37,7 +37,7 @@ fn chromium() -> Option<PathBuf> {
 }
 
 pub(crate) struct Browser {
-    bin: PathBuf,
+    pub(crate) bin: PathBuf,
     profile: tempfile::TempDir,
 }
 
