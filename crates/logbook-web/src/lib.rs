@@ -35,6 +35,7 @@ mod files;
 pub mod guard;
 mod live;
 mod pages;
+pub mod share;
 mod view;
 
 use std::net::{SocketAddr, TcpListener};

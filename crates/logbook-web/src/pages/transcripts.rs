@@ -230,6 +230,8 @@ struct TranscriptPage {
     find: Option<super::transcript_find::FindBar>,
     /// An agent is writing it now: the page follows it.
     live: bool,
+    /// Links kept as text (the shared page's turns; never here).
+    inert: bool,
 }
 
 /// The links between a transcript's pages; empty where there is none.
@@ -372,5 +374,6 @@ pub(super) async fn transcript_page(
         total,
         find,
         live,
+        inert: false,
     })
 }

@@ -12,4 +12,5 @@ mod live;
 mod pages;
 mod paging;
 mod security;
+mod share;
 mod usage;
