@@ -49,6 +49,14 @@ pub(crate) async fn blocking<T: Send + 'static>(
     state: &Arc<AppState>,
     f: impl FnOnce(&logbook::Project) -> Result<T, Refusal> + Send + 'static,
 ) -> Result<T, Refusal> {
+    // A hundred live pages fetch themselves at once when their session
+    // grows: at most a few read and render at a time, so the memory they
+    // hold together stays that of a few pages.
+    let _turn = state
+        .renders
+        .acquire()
+        .await
+        .map_err(|_| Refusal::Internal)?;
     let state = state.clone();
     tokio::task::spawn_blocking(move || f(&state.project))
         .await

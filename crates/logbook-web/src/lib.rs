@@ -244,7 +244,13 @@ pub(crate) struct AppState {
     /// The live-update streams: the stamps they share and how many are
     /// open.
     pub(crate) stamps: live::Stamps,
+    /// How many requests read and render at once ([`RENDERS`]).
+    pub(crate) renders: tokio::sync::Semaphore,
 }
+
+/// How many requests read the project and render at once; the others wait
+/// their turn (a page is a few milliseconds).
+const RENDERS: usize = 8;
 
 /// Every agent with its run count, and when they were counted.
 pub(crate) type AgentCounts = (std::time::Instant, Vec<(String, u64)>);
@@ -287,6 +293,7 @@ impl Server {
                 agents: std::sync::Mutex::new(None),
                 scope: logbook::ops::query::Scope::Local,
                 stamps: live::Stamps::default(),
+                renders: tokio::sync::Semaphore::new(RENDERS),
             }),
             mcp: None,
             header_timeout: opts.header_timeout,

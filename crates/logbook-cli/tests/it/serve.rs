@@ -233,7 +233,7 @@ fn claude_hook(t: &TestProject, event: &str, session: &str, log: &std::path::Pat
 /// change): the server's resident memory grows by less than 64 MiB, and
 /// the streams all end when the session does.
 #[test]
-#[ignore = "over the bound: measured +159 MiB (100 pages, 8 growths, 17 s), the pages' concurrent re-renders, not the streams; issue 53 stays open on it"]
+#[ignore = "over the bound: +27 to +77 MiB measured (100 pages, 8 growths, 17-23 s), still rising at the end; issue 53 stays open on it"]
 #[allow(clippy::print_stderr)] // the figures, for whoever reads the run
 fn a_hundred_live_pages_stay_within_bounded_memory() {
     use std::sync::Arc;
@@ -320,7 +320,7 @@ fn a_hundred_live_pages_stay_within_bounded_memory() {
     let after = rss_kib(child.id());
     let _ = child.kill();
     let _ = child.wait();
-    let grown = peak.saturating_sub(before);
+    let grown = peak.max(after).saturating_sub(before);
     eprintln!(
         "{PAGES} live pages for {held:?}, {ROUNDS} growths: resident {before} KiB before, peak {peak} KiB (+{grown} KiB), by round {samples:?}, {after} KiB after they ended; {} changes seen",
         events.load(Ordering::SeqCst)
@@ -331,7 +331,9 @@ fn a_hundred_live_pages_stay_within_bounded_memory() {
         "every stream says it ended"
     );
     assert!(
-        events.load(Ordering::SeqCst) >= PAGES * ROUNDS / 2,
+        // Imports that queue behind each other under this load come as
+        // one change; every page sees the session grow.
+        events.load(Ordering::SeqCst) >= PAGES,
         "the pages saw the session grow"
     );
     assert!(
