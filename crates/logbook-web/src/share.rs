@@ -74,6 +74,22 @@ fn io(e: std::io::Error) -> logbook::Error {
     logbook::Error::io(std::path::Path::new("(output)"), e)
 }
 
+/// [`write`] to the file at `path`, replaced only once the page is whole.
+pub fn write_to(
+    p: &logbook::Project,
+    id: &str,
+    format: Format,
+    redact: bool,
+    path: &std::path::Path,
+) -> Result<(), ShareError> {
+    share::write_file(path, |out| match write(p, id, format, redact, out) {
+        Ok(()) => Ok(()),
+        Err(ShareError::Logbook(e)) => Err(e),
+        Err(ShareError::Write(e)) => Err(logbook::Error::io(path, e)),
+    })?;
+    Ok(())
+}
+
 /// Writes transcript `id` to `out` as `format`, redacted when `redact`.
 pub fn write(
     p: &logbook::Project,

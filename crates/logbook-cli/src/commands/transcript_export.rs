@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use logbook_web::share::{self, Format};
 
@@ -45,20 +45,7 @@ pub(crate) fn export(ctx: &Context, a: &ExportArgs) -> Result<Output> {
     }
     match &a.output {
         Some(path) => {
-            // Written beside and renamed over, so a failed export leaves no
-            // half page under the name asked for.
-            let tmp = path.with_extension("logbook-tmp");
-            let mut file = std::fs::File::create(&tmp)
-                .with_context(|| format!("cannot create {}", tmp.display()))?;
-            let written = share::write(&ctx.project, &a.id, format, !a.no_redact, &mut file)
-                .map_err(error)
-                .and_then(|()| file.sync_all().map_err(Into::into));
-            if let Err(e) = written {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
-            std::fs::rename(&tmp, path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            share::write_to(&ctx.project, &a.id, format, !a.no_redact, path).map_err(error)?;
             let path = path.display().to_string();
             Ok(Output::new(
                 serde_json::json!({ "file": path, "redacted": !a.no_redact }),

@@ -125,3 +125,13 @@ pub fn each_page(
     })?;
     emit(&mut buf, &mut buf_first, &mut next, true)
 }
+
+/// Writes a shared file to `path` the one safe way: written beside it and
+/// renamed over once whole, so a failed export leaves nothing half
+/// written under the name asked for.
+pub fn write_file(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    store::write_atomic_file(path, |w| write(w))
+}
