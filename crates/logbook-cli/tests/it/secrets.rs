@@ -273,8 +273,6 @@ fn the_scan_finds_every_kind_in_transcripts_outputs_and_sessions_masked() {
         assert!(quick.stderr.contains(&said), "{}", quick.stderr);
         assert!(quick.stderr.contains("doctor --full"), "{}", quick.stderr);
     }
-    let counts = std::fs::read_to_string(t.path(".logbook/secrets-counts.json")).unwrap();
-    assert_none_of(seed, &counts, "the counts doctor keeps");
     let report: Value = serde_json::from_str(&d.stdout).unwrap();
     let problems = report["findings"].as_array().unwrap().len();
     assert_eq!(d.code, i32::from(problems > 0), "{d:?}");

@@ -129,6 +129,9 @@ pub struct Pending {
     pub lock: String,
 }
 
+/// The `meta` key of [`Index::secrets_counts`].
+const SECRETS_COUNTS_KEY: &str = "secrets_counts";
+
 /// An open index.
 pub struct Index {
     conn: pool::Pooled,
@@ -557,6 +560,18 @@ impl Index {
 
     pub(super) fn err(&self) -> impl Fn(rusqlite::Error) -> Error + use<> {
         sql(&self.path)
+    }
+
+    /// What `doctor` last counted of secrets, file by file (JSON; see
+    /// `ops::secrets`): derived from the files like everything here, so
+    /// a rebuild that loses it costs one scan, never a wrong count.
+    pub fn secrets_counts(&self) -> Result<Option<String>> {
+        self.meta(SECRETS_COUNTS_KEY)
+    }
+
+    /// Keeps what [`Index::secrets_counts`] gives back.
+    pub fn set_secrets_counts(&self, json: &str) -> Result<()> {
+        self.set_meta(SECRETS_COUNTS_KEY, json)
     }
 
     pub(super) fn meta(&self, key: &str) -> Result<Option<String>> {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::index::Index;
 use crate::model::secrets::{self, Found, Kind};
 use crate::store::scan_files::{self, Scanned};
 use crate::store::{self, Project};
@@ -177,30 +178,56 @@ fn scan_file(p: &Project, file: &Path, report: &mut Report) {
     report.files += 1;
 }
 
+/// What a doctor counted, file by file: (size, mtime ns, secrets) by path.
+#[derive(Default, Serialize, serde::Deserialize)]
+struct Counts {
+    /// [`COUNTS_VERSION`]: counts made by other rules are dropped.
+    version: u64,
+    files: std::collections::BTreeMap<PathBuf, (u64, i128, u64)>,
+}
+
+/// Bumped when the scanner's rules change.
+const COUNTS_VERSION: u64 = 1;
+
+/// The largest file a default `doctor` scans for its count: a larger one
+/// (a long session) is counted by `doctor --full`, so a doctor after a
+/// large import stays quick.
+const QUICK_LIMIT: u64 = 8 * 1024 * 1024;
+
 /// Tells the face how many secrets the stored files hold, as a notice
 /// (`logbook doctor`): never a failure, and a scan that cannot run says
-/// nothing. Each file's count is kept with its size and mtime
-/// ([`store::secrets_counts`]), so a doctor reads only what changed since
-/// the last; run outputs (every file of every run folder, millions at
-/// scale) are counted only with `full` (`doctor --full`).
+/// nothing. Each file's count is kept in the index with its size and
+/// mtime (paths and counts, never a secret), so a doctor reads only what
+/// changed since the last; run outputs (every file of every run folder,
+/// millions at scale) are counted only with `full` (`doctor --full`).
 pub fn notice_count(p: &Project, full: bool) {
     let Ok(files) = stored_files(p, full) else {
         return;
     };
-    let mut counts = store::secrets_counts::load(p);
-    let mut n = 0;
+    let index = Index::open(p).ok();
+    let mut counts = index
+        .as_ref()
+        .and_then(|i| i.secrets_counts().ok().flatten())
+        .and_then(|json| serde_json::from_str::<Counts>(&json).ok())
+        .filter(|c| c.version == COUNTS_VERSION)
+        .unwrap_or_default();
+    let (mut n, mut skipped) = (0, 0);
     for file in &files {
-        let Some(stamp) = store::secrets_counts::stamp(file) else {
+        let Some((len, mtime)) = scan_files::stamp(file) else {
             continue;
         };
-        n += match counts.get(file, stamp) {
-            Some(known) => known,
-            None => {
+        if !full && len > QUICK_LIMIT {
+            skipped += 1;
+            continue;
+        }
+        n += match counts.files.get(file) {
+            Some(&(l, m, known)) if (l, m) == (len, mtime) => known,
+            _ => {
                 let mut report = Report::default();
                 scan_file(p, file, &mut report);
                 let found = report.findings.len() as u64;
                 if report.unreadable.is_empty() {
-                    counts.set(file, stamp, found);
+                    counts.files.insert(file.clone(), (len, mtime, found));
                 }
                 found
             }
@@ -208,13 +235,21 @@ pub fn notice_count(p: &Project, full: bool) {
     }
     // Files gone since are forgotten; what `--full` counted of run
     // outputs is kept for the next `--full`.
-    counts.retain_existing();
-    let _ = counts.save(p);
+    counts.files.retain(|f, _| f.exists());
+    counts.version = COUNTS_VERSION;
+    if let (Some(index), Ok(json)) = (&index, serde_json::to_string(&counts)) {
+        let _ = index.set_secrets_counts(&json);
+    }
+    if !full && skipped > 0 && n == 0 {
+        crate::notice::push(format!(
+            "{skipped} stored file(s) over 8 MiB not scanned for secrets; `logbook doctor --full` or `logbook secrets scan` reads them"
+        ));
+    }
     if n > 0 {
         let read = if full {
             "stored transcripts, run outputs or work sessions"
         } else {
-            "stored transcripts or work sessions (`doctor --full` also counts run outputs)"
+            "stored transcripts or work sessions (`doctor --full` also counts run outputs and files over 8 MiB)"
         };
         crate::notice::push(format!(
             "{n} secret{} found in {read}; `logbook secrets scan` lists them (exports and team pushes redact them)",

@@ -50,7 +50,6 @@ pub mod run_files;
 pub mod run_outputs;
 pub mod runs;
 pub mod scan_files;
-pub mod secrets_counts;
 pub mod stamp;
 pub mod state_ignore;
 pub mod sys;

@@ -117,3 +117,14 @@ pub fn each_chunk(
         buf.drain(..keep_from);
     }
 }
+
+/// A file's size and mtime in nanoseconds, if it can be read: what says a
+/// file counted before is unchanged.
+pub fn stamp(path: &Path) -> Option<(u64, i128)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = fs::metadata(path).ok()?;
+    Some((
+        m.len(),
+        i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+    ))
+}
