@@ -235,7 +235,7 @@ pub fn notice_count(p: &Project, full: bool) {
     }
     // Files gone since are forgotten; what `--full` counted of run
     // outputs is kept for the next `--full`.
-    counts.files.retain(|f, _| f.exists());
+    counts.files.retain(|f, _| scan_files::stamp(f).is_some());
     counts.version = COUNTS_VERSION;
     if let (Some(index), Ok(json)) = (&index, serde_json::to_string(&counts)) {
         let _ = index.set_secrets_counts(&json);
