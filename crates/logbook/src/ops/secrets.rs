@@ -200,15 +200,20 @@ const QUICK_LIMIT: u64 = 8 * 1024 * 1024;
 /// mtime (paths and counts, never a secret), so a doctor reads only what
 /// changed since the last; run outputs (every file of every run folder,
 /// millions at scale) are counted only with `full` (`doctor --full`).
-pub fn notice_count(p: &Project, full: bool) {
+/// Without `index_usable` the counts are neither read nor kept.
+pub fn notice_count(p: &Project, full: bool, index_usable: bool) {
     let Ok(files) = stored_files(p, full) else {
         return;
     };
-    let index = Index::open(p).ok();
-    let mut counts = index
+    // A damaged index is left alone: doctor names it, and a rebuild comes
+    // first.
+    let index = index_usable.then(|| Index::open(p).ok()).flatten();
+    let kept = index
         .as_ref()
-        .and_then(|i| i.secrets_counts().ok().flatten())
-        .and_then(|json| serde_json::from_str::<Counts>(&json).ok())
+        .and_then(|i| i.secrets_counts().ok().flatten());
+    let mut counts = kept
+        .as_deref()
+        .and_then(|json| serde_json::from_str::<Counts>(json).ok())
         .filter(|c| c.version == COUNTS_VERSION)
         .unwrap_or_default();
     let (mut n, mut skipped) = (0, 0);
@@ -237,7 +242,11 @@ pub fn notice_count(p: &Project, full: bool) {
     // outputs is kept for the next `--full`.
     counts.files.retain(|f, _| scan_files::stamp(f).is_some());
     counts.version = COUNTS_VERSION;
-    if let (Some(index), Ok(json)) = (&index, serde_json::to_string(&counts)) {
+    // Written only when it changed: a doctor of a project where nothing
+    // changed leaves the index as it was, as every read does.
+    if let (Some(index), Ok(json)) = (&index, serde_json::to_string(&counts))
+        && kept.as_deref() != Some(json.as_str())
+    {
         let _ = index.set_secrets_counts(&json);
     }
     if !full && skipped > 0 && n == 0 {

@@ -146,7 +146,7 @@ pub fn check_with_progress(
     check_hooks(p, opts, &mut report)?;
     check_leftover_state(p, opts, &mut report)?;
     // Secrets are not a problem doctor can fix or fail on: a notice.
-    crate::ops::secrets::notice_count(p, opts.full);
+    crate::ops::secrets::notice_count(p, opts.full, index_usable);
     Ok(report)
 }
 
