@@ -119,9 +119,14 @@ pub fn job_lock_name(path: &Path) -> String {
 pub fn remove_stale_job_locks(p: &Project) -> Result<usize> {
     let queue = queue_dir(p);
     p.locks.remove_stale(JOB_LOCK_PREFIX, &|name| {
-        let stem = &name[JOB_LOCK_PREFIX.len()..];
-        !queue.join(format!("{stem}.json")).exists()
+        name.strip_prefix(JOB_LOCK_PREFIX)
+            .is_some_and(|stem| job_gone(&queue, stem))
     })
+}
+
+/// Whether the job whose lock is `hook-job-{stem}` is no longer queued.
+fn job_gone(queue: &Path, stem: &str) -> bool {
+    !queue.join(format!("{stem}.json")).exists()
 }
 
 /// The lock files of jobs that are no longer queued, for `doctor`.
@@ -132,7 +137,7 @@ pub fn stale_job_locks(p: &Project) -> Result<Vec<PathBuf>> {
         .filter(|(name, _)| {
             name.strip_prefix(JOB_LOCK_PREFIX)
                 .and_then(|n| n.strip_suffix(".lock"))
-                .is_some_and(|stem| !queue.join(format!("{stem}.json")).exists())
+                .is_some_and(|stem| job_gone(&queue, stem))
         })
         .map(|(_, path)| path)
         .collect())
