@@ -10,7 +10,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use logbook::Project;
-use logbook::index::Index;
+use logbook_index::Index;
 
 use crate::measure::{SMALL_RUNS, peak_rss_and_time};
 use crate::report::RowSink;

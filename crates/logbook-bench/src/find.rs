@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context as _, Result, bail};
 use logbook::Project;
-use logbook::index::Index;
 use logbook::model::query::RunQuery;
 use logbook::model::run::Run;
 use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::run;
+use logbook_index::Index;
 
 use crate::measure::{ms, percentile, time};
 use crate::report::RowSink;

@@ -1,5 +1,5 @@
 //! The first-answer rows: the index lost at N runs and rebuilt in two
-//! phases (see `logbook::index` — the catalog, then the full text by a
+//! phases (see `logbook_index` — the catalog, then the full text by a
 //! detached builder), next to today's one-phase rebuild of the same files
 //! measured in the same run. Both phases run as processes of this very
 //! binary (its builder modes below), so each one's peak memory is its own.
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use logbook::Project;
-use logbook::index::Index;
+use logbook_index::Index;
 
 use crate::find::find_query;
 use crate::measure::time;
@@ -58,7 +58,7 @@ pub(crate) fn builder_mode() -> Option<Result<()>> {
 
 /// This binary as the program that builds the full text.
 fn register_self() -> Result<()> {
-    logbook::index::register_text_builder(std::env::current_exe()?);
+    logbook_index::register_text_builder(std::env::current_exe()?);
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use logbook::Project;
-use logbook::index::Index;
+use logbook_index::Index;
 
 use crate::measure::time;
 use crate::report::RowSink;

@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use logbook::Project;
-use logbook::index::Index;
+use logbook_index::Index;
 
 use crate::measure::{find_bin, time};
 use crate::report::Row;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use logbook::Project;
-use logbook::index::Index;
+use logbook_index::Index;
 
 use crate::find::FIND_ARGS;
 use crate::measure::{

@@ -47,7 +47,7 @@ pub(crate) fn rows(project: &Project, row: RowSink<'_>) -> Result<()> {
         })?;
         let bytes = std::fs::read(folder.join("manifest.json"))?;
         let floor_path = folder.join("floor.json");
-        let (f, _) = time(|| Ok(logbook::store::write_atomic(&floor_path, &bytes)?))?;
+        let (f, _) = time(|| Ok(logbook_store::write_atomic(&floor_path, &bytes)?))?;
         Ok((ms(d), ms(f)))
     };
     for i in 0..reps {

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use anyhow::Result;
-use logbook::index::Status;
+use logbook_index::Status;
 
 /// Where a row goes: measure, result, baseline, ratio, target, met.
 pub(crate) type RowSink<'a> = &'a mut dyn FnMut(&str, String, String, String, &str, Option<bool>);

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use logbook::Project;
-use logbook::index::Index;
+use logbook_index::Index;
 
 use crate::measure::peak_rss_and_time;
 use crate::report::RowSink;

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 use logbook::Project;
-use logbook::index::Index;
 use logbook::model::query::RunQuery;
+use logbook_index::Index;
 
 use crate::find::{FIND_ARGS, find_query};
 use crate::measure::{ms, percentile, process_ms, time};

@@ -15,7 +15,7 @@
 
 use anyhow::{Result, bail};
 use logbook::Project;
-use logbook::index::{Index, SCHEMA_VERSION};
+use logbook_index::{Index, SCHEMA_VERSION};
 
 use crate::first_answer::{Phases, builder_peak, first_find_and_text};
 use crate::measure::time;

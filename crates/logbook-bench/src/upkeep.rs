@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use logbook::Project;
-use logbook::index::Index;
 use logbook::model::run::{MANIFEST_FILE, parse_manifest};
 use logbook::ops::doctor;
-use logbook::store::sys::{self, Follow, Want};
+use logbook_index::Index;
+use logbook_store::sys::{self, Follow, Want};
 
 use crate::measure::time;
 use crate::report::RowSink;

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 use logbook::Project;
-use logbook::index::Index;
+use logbook_index::Index;
 use serde_json::json;
 
 use crate::measure::{PROCESS_REPS, SMALL_RUNS, ms, percentile};

@@ -64,7 +64,7 @@ fn main() -> ExitCode {
     // A lost index answers from its catalog first; this program, started
     // detached, writes its full text (also for hooks, `logbook mcp` and `serve`).
     if let Ok(me) = std::env::current_exe() {
-        logbook::index::register_text_builder(me);
+        logbook::ops::index::register_text_builder(me);
     }
     // A hook answers the agent in its own shape and always exits 0.
     if let commands::Command::Hook(args) = &cli.command {

@@ -1,5 +1,5 @@
 //! The PostgreSQL team catalog of Logbook: the records of many machines in
-//! one database, behind the library's [`logbook::index::catalog::Catalog`]
+//! one database, behind the library's [`logbook::catalog::Catalog`]
 //! trait (as atuin keeps each database backend in its own crate).
 //!
 //! - [`PgConnector`] is what a face installs
@@ -18,7 +18,7 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use logbook::index::catalog::Connector;
+//! use logbook::catalog::Connector;
 //! let catalog = logbook_team_pg::PgConnector
 //!     .connect("postgres://logbook@db.internal/logbook?sslmode=require", Duration::from_secs(5))?;
 //! println!("{:?}", catalog.status()?);
@@ -37,11 +37,11 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use logbook::Error;
-use logbook::error::{Next, Result, Step};
-use logbook::index::catalog::{
+use logbook::catalog::{
     Catalog, Change, Connector, LiveIds, PushStats, ServerStatus, TeamOutput, TeamRun,
     TeamTranscript,
 };
+use logbook::error::{Next, Result, Step};
 use logbook::model::query::RunQuery;
 use tokio::runtime::Runtime;
 

@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 
 use deadpool_postgres::Object;
-use logbook::index::Kind;
-use logbook::index::catalog::{Body, Change, LiveIds, PushStats, lane_of};
+use logbook::catalog::Kind;
+use logbook::catalog::{Body, Change, LiveIds, PushStats, lane_of};
 use tokio_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
@@ -261,7 +261,7 @@ async fn push_kind(
     }
 }
 
-/// [`Catalog::reconcile`](logbook::index::catalog::Catalog::reconcile):
+/// [`Catalog::reconcile`](logbook::catalog::Catalog::reconcile):
 /// under the origin's push lock, marks deleted what `live` does not list.
 pub(crate) async fn reconcile(
     c: &mut Object,

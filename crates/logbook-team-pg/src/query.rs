@@ -1,7 +1,7 @@
 //! The team queries, each one statement over the catalog's indexes.
 
 use deadpool_postgres::Object;
-use logbook::index::catalog::{
+use logbook::catalog::{
     OriginStatus, ServerStatus, TeamOutput, TeamRun, TeamTranscript, TranscriptBody,
 };
 use logbook::model::query::RunQuery;
@@ -122,7 +122,7 @@ pub(crate) async fn find_runs(c: &Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u6
         );
     }
     if let Some(text) = &q.text {
-        let words = logbook::index::catalog::search_words(text).map_err(|e| e.to_string())?;
+        let words = logbook::catalog::search_words(text).map_err(|e| e.to_string())?;
         if words.is_empty() {
             // Punctuation only: a local search matches nothing either.
             filters.push("false".into());
@@ -298,7 +298,7 @@ pub(crate) async fn output(c: &Object, run_id: &str, file: &str) -> Res<Option<T
     }))
 }
 
-/// [`Catalog::output_texts`](logbook::index::catalog::Catalog::output_texts).
+/// [`Catalog::output_texts`](logbook::catalog::Catalog::output_texts).
 /// A cut text is left out: the local index skips files over the limit too.
 pub(crate) async fn output_texts(
     c: &Object,

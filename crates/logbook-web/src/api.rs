@@ -194,7 +194,7 @@ async fn runs(
 
 /// Sets `X-Logbook-Partial` (`text 41%`) on a text answer given while the
 /// full-text index is still being built: the matches may be short.
-pub(crate) fn flag_partial(r: &mut Response, progress: Option<logbook::index::TextProgress>) {
+pub(crate) fn flag_partial(r: &mut Response, progress: Option<logbook::ops::index::TextProgress>) {
     if let Some(progress) = progress
         && let Ok(value) = HeaderValue::from_str(&progress.to_string())
     {

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use clap::Subcommand;
-use logbook::index::SyncReport;
 use logbook::ops::index as ops;
+use logbook::ops::index::SyncReport;
 use serde_json::json;
 
 use super::Context;

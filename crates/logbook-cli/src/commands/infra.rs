@@ -25,7 +25,7 @@ pub(crate) fn completions(args: &CompletionsArgs) -> Result<Output> {
 }
 
 pub(crate) fn init(root: &Path) -> Result<Output> {
-    let path = logbook::store::Config::init(root)?;
+    let path = logbook::ops::project::init(root)?;
     Ok(Output::new(
         json!({ "config": path }),
         format!("Wrote {} with the defaults.\n", path.display()),

@@ -159,10 +159,7 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         return mcp::serve(cli.root.clone());
     }
     if let Command::Hooks(c) = &cli.command {
-        let root = match &cli.root {
-            Some(root) => logbook::store::root_path(&cwd, root),
-            None => logbook::store::agent_settings::project_root(&cwd),
-        };
+        let root = logbook::ops::project::hooks_root(&cwd, cli.root.as_deref());
         return hooks::run(&root, c);
     }
     if let Command::Init = &cli.command {

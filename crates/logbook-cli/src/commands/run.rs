@@ -248,7 +248,7 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
             tags: a.tags.clone(),
             user: a.user.clone(),
             workflow_file,
-            path_trust: logbook::store::PathTrust::User,
+            path_trust: logbook::PathTrust::User,
             metadata,
         },
     )?;

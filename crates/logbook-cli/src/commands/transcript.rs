@@ -306,10 +306,9 @@ fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
 
 fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     let filter = Filter {
-        workdir: a
-            .workdir
-            .as_ref()
-            .map(|w| logbook::store::absolute(&std::env::current_dir().unwrap_or_default(), w)),
+        workdir: a.workdir.as_ref().map(|w| {
+            logbook::ops::project::absolute(&std::env::current_dir().unwrap_or_default(), w)
+        }),
         ..params::TranscriptParams {
             source: a.source.clone(),
             model: a.model.clone(),
@@ -504,14 +503,14 @@ fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
     let format = ImportFormat::from(a.format);
     let seed_flags = a.subagent || a.parent.is_some() || a.run.is_some();
     if let Some(file) = &a.file {
-        let single_seed = logbook::store::fs::is_file(file)
+        let single_seed = logbook::ops::project::is_file(file)
             && !a.watch
             && match format {
                 ImportFormat::Logbook => true,
                 ImportFormat::Auto => {
                     seed_flags
                         || file.extension().is_none_or(|e| e != "jsonl")
-                            && logbook::store::agent_log::detect(file)
+                            && logbook::ops::transcript::detect_log(file)
                                 .ok()
                                 .flatten()
                                 .is_none()

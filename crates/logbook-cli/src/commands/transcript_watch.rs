@@ -62,7 +62,7 @@ pub(crate) fn watch(
                             event
                                 .paths
                                 .into_iter()
-                                .filter(|p| logbook::store::fs::is_file(p)),
+                                .filter(|p| logbook::ops::project::is_file(p)),
                         );
                     }
                 }

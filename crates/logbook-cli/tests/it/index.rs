@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use logbook::Project;
-use logbook::index::{self, Index};
 use logbook::model::query::RunQuery;
 use logbook::ops::query::Scope;
 use logbook::testing::FAIL_AFTER_FILE_WRITE_ENV;
+use logbook::testing::index::{self, Index};
 use serde_json::{Value, json};
 
 use crate::harness::TestProject;
@@ -949,6 +949,6 @@ fn an_index_of_the_previous_schema_is_rebuilt_silently_with_stemming() {
     assert!(r.stderr.lines().count() <= 1, "{}", r.stderr);
     assert_eq!(
         t.json(&["index", "status"])["schema_version"],
-        logbook::index::SCHEMA_VERSION
+        logbook::testing::index::SCHEMA_VERSION
     );
 }

@@ -12,9 +12,9 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use logbook::Project;
-use logbook::index::Index;
 use logbook::model::run::{MANIFEST_FILE, OutputType, RunStatus};
 use logbook::ops::run::{self, StartOptions};
+use logbook::testing::index::Index;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tempfile::TempDir;

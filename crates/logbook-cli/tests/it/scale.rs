@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use logbook::Project;
-use logbook::index::Index;
 use logbook::model::query::RunQuery;
 use logbook::ops::query::Scope;
+use logbook::testing::index::Index;
 use serde_json::{Value, json};
 
 use crate::harness::TestProject;

@@ -3,8 +3,8 @@
 //! searched as typed, where the failed tool results are, and the index's
 //! per-message rows through rebuild, prune and rename.
 
-use logbook::index::Index;
-use logbook::store::Project;
+use logbook::testing::index::Index;
+use logbook::testing::store::Project;
 use serde_json::{Value, json};
 
 use crate::harness::TestProject;

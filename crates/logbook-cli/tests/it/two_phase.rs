@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use logbook::Project;
-use logbook::index::Index;
+use logbook::testing::index::Index;
 use serde_json::{Value, json};
 
 use crate::harness::{Held, TestProject};

@@ -109,8 +109,8 @@ fn restamp_outputs(db: &Path) {
         .unwrap();
     for (path, outs) in rows {
         let folder = Path::new(&path).parent().unwrap();
-        let names = logbook::store::run_outputs::decode_outs(&outs).expect("outs");
-        let stamp = logbook::store::run_outputs::outputs_stamp(folder, names);
+        let names = logbook::testing::store::run_outputs::decode_outs(&outs).expect("outs");
+        let stamp = logbook::testing::store::run_outputs::outputs_stamp(folder, names);
         conn.execute(
             "UPDATE files SET out_stamp = ?1 WHERE path = ?2",
             rusqlite::params![stamp, path],
@@ -332,7 +332,7 @@ fn plans() -> String {
 /// line each, sorted.
 fn rows_held() -> String {
     let p = logbook::Project::discover(Path::new(ROOT), None).unwrap();
-    let mut rows = logbook::index::Index::open(&p)
+    let mut rows = logbook::testing::index::Index::open(&p)
         .unwrap()
         .fingerprint()
         .unwrap();
@@ -419,7 +419,7 @@ fn every_old_index_is_migrated_in_place_and_answers_as_a_rebuild() {
             "v{name}: {}",
             first.stderr
         );
-        assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+        assert_eq!(user_version(), logbook::testing::index::SCHEMA_VERSION);
         assert_migrated_from(*version, &format!("v{name}"));
         // A small project's text is keyed anew before the first answer,
         // the old text table gone with it.
@@ -438,7 +438,7 @@ fn every_old_index_is_migrated_in_place_and_answers_as_a_rebuild() {
         let rebuilt = rebuilt_answers();
         assert_eq!(
             history(),
-            vec![(logbook::index::SCHEMA_VERSION, "built".to_string())]
+            vec![(logbook::testing::index::SCHEMA_VERSION, "built".to_string())]
         );
         assert_same(&migrated, &rebuilt, &format!("v{name}"));
     }
@@ -458,7 +458,7 @@ fn a_migration_killed_mid_step_is_taken_up_by_the_next_command() {
     .kill();
     assert_eq!(user_version(), 10, "version 10 committed, 11 rolled back");
     lb(&["--json", "find"]).ok();
-    assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+    assert_eq!(user_version(), logbook::testing::index::SCHEMA_VERSION);
     assert_migrated_from(9, "killed at step 3: each step recorded once");
     assert_eq!(marker().as_deref(), Some("index-v9"));
     let migrated = answers();
@@ -481,10 +481,10 @@ fn an_index_newer_than_this_binary_is_rebuilt_with_a_notice_and_one_too_old_sile
             }
             None => assert!(!first.stderr.contains("rebuilding"), "{}", first.stderr),
         }
-        assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+        assert_eq!(user_version(), logbook::testing::index::SCHEMA_VERSION);
         assert_eq!(
             history(),
-            vec![(logbook::index::SCHEMA_VERSION, "built".to_string())]
+            vec![(logbook::testing::index::SCHEMA_VERSION, "built".to_string())]
         );
         assert_eq!(marker(), None, "{set}: the old index was kept");
     }
@@ -553,7 +553,7 @@ fn an_upgrade_that_keys_the_text_anew_answers_at_once_and_flags_text_partial_unt
         "{}",
         first.stderr
     );
-    assert_eq!(user_version(), logbook::index::SCHEMA_VERSION);
+    assert_eq!(user_version(), logbook::testing::index::SCHEMA_VERSION);
     assert_migrated_from(15, "v15, its text keyed anew");
     // The old text is set aside for the builder to free, not dropped by
     // the first command (a drop reads every page of it).

@@ -41,7 +41,7 @@ fn invalid(field: &'static str, value: impl Into<String>, reason: &str) -> logbo
 /// Adds `"partial": true` and the notice to a text answer given while the
 /// full-text index is still being built (`progress`), so an agent never
 /// takes a short answer for a whole one.
-fn flag_partial(json: &mut serde_json::Value, progress: Option<logbook::index::TextProgress>) {
+fn flag_partial(json: &mut serde_json::Value, progress: Option<logbook::ops::index::TextProgress>) {
     if let (Some(progress), serde_json::Value::Object(m)) = (progress, json) {
         m.insert("partial".into(), true.into());
         m.insert("notice".into(), progress.notice().into());

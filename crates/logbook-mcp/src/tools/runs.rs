@@ -172,7 +172,7 @@ impl LogbookServer {
                     tags: a.tag,
                     user: a.user,
                     workflow_file: a.workflow_file.map(PathBuf::from),
-                    path_trust: logbook::store::PathTrust::ProjectOnly,
+                    path_trust: logbook::PathTrust::ProjectOnly,
                     metadata: a.metadata,
                 },
             )?;

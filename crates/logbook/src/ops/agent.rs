@@ -31,7 +31,7 @@ use crate::model::hook::session_start_answer;
 use crate::model::transcript::{Kind, Summary};
 use crate::ops::transcript::{self, ListOptions};
 use crate::ops::{work_session, workflow};
-use crate::store::{self, Project};
+use logbook_store::Project;
 
 /// The handoff text's size unless asked otherwise: what fits in an agent's
 /// fresh context beside its own instructions.
@@ -94,10 +94,10 @@ pub fn latest_agent_session(
         if outside_git && summary.repository.as_ref().is_some_and(|r| r.in_git()) {
             continue;
         }
-        if exact && !store::transcript::is_workdir(&summary.workdir, cwd) {
+        if exact && !logbook_store::transcript::is_workdir(&summary.workdir, cwd) {
             continue;
         }
-        let Ok(head) = store::transcript::read_head(&summary.file) else {
+        let Ok(head) = logbook_store::transcript::read_head(&summary.file) else {
             continue;
         };
         if let Some(source) = source_of(&head.metadata)
@@ -122,10 +122,10 @@ pub fn transcript_resume(p: &Project, id: &str) -> Result<AgentResume> {
     let id = transcript::resolve(p, id)?;
     // Only the head is read of a live transcript: an imported log's
     // messages can be hundreds of MiB.
-    let live = store::transcript::find_live(&p.config.transcripts_dir, id.as_str());
+    let live = logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str());
     let (tid, metadata) = match live {
         Some((_, path)) => {
-            let head = store::transcript::read_head(&path)?;
+            let head = logbook_store::transcript::read_head(&path)?;
             (head.id, head.metadata)
         }
         None => {

@@ -24,14 +24,14 @@ use serde::Serialize;
 
 use crate::clock::{self, Timestamp};
 use crate::error::{Error, Next, Result, Step};
-use crate::index::{Index, Kind, Pending, Record};
 use crate::model::archive::{Age, Selection, Tombstone, archivable, archivable_status};
 use crate::model::ids::RunId;
 use crate::model::query::{ArchiveScope, RunQuery};
 use crate::model::run::{MANIFEST_FILE, Run, RunStatus};
 use crate::ops::run::resolve;
 use crate::ops::write_through;
-use crate::store::{self, Project};
+use logbook_index::{Index, Kind, Pending, Record};
+use logbook_store::Project;
 
 /// One run an archive moved (or, in a dry run, would move).
 #[derive(Debug, Clone, Serialize)]
@@ -116,7 +116,7 @@ pub fn apply_policy(p: &Project, dry_run: bool) -> Result<Archived> {
             .config
             .source
             .clone()
-            .unwrap_or_else(|| p.root().join(store::config::CONFIG_FILE));
+            .unwrap_or_else(|| p.root().join(logbook_store::config::CONFIG_FILE));
         return Err(
             Error::config(path, "has no retention policy").with_next(
                 Next::say(
@@ -145,19 +145,21 @@ const ARCHIVE_FOLDER_LOCK: &str = "archive-folder";
 
 /// Moves an archive still in the older default place, inside the runs
 /// folder where a seed 000 reader lists it as a session, to the default
-/// beside it (see [`store::config::LegacyArchive`]); `None` when there is
+/// beside it (see [`logbook_store::config::LegacyArchive`]); `None` when there is
 /// none. Returns the project as it is after the move, whose
 /// `archive_folder` is the new one. Every run and tombstone is kept: one
 /// that meets a namesake with other bytes stays, and is named.
-pub fn adopt_legacy_archive(p: &Project) -> Result<Option<(Project, store::archive::Adopted)>> {
+pub fn adopt_legacy_archive(
+    p: &Project,
+) -> Result<Option<(Project, logbook_store::archive::Adopted)>> {
     let Some(legacy) = &p.config.legacy_archive else {
         return Ok(None);
     };
     let _lock = p.locks.exclusive(ARCHIVE_FOLDER_LOCK)?;
-    let adopted = store::archive::adopt(&legacy.from, &legacy.to)?;
+    let adopted = logbook_store::archive::adopt(&legacy.from, &legacy.to)?;
     let mut config = p.config.clone();
     config.archive_folder = legacy.to.clone();
-    if !store::fs::is_folder(&legacy.from) {
+    if !logbook_store::fs::is_folder(&legacy.from) {
         config.legacy_archive = None;
     }
     let project = Project::from_config(config);
@@ -181,7 +183,7 @@ fn archive_selected(p: &Project, sel: &Selection, dry_run: bool) -> Result<Archi
         left: vec![],
     };
     for run in candidates {
-        let to = store::archive::folder(p, &run.id);
+        let to = logbook_store::archive::folder(p, &run.id);
         if dry_run {
             out.moved.push(moved(&run, run.folder.clone(), to));
             continue;
@@ -230,7 +232,9 @@ fn candidates(p: &Project, sel: &Selection) -> Result<Vec<Run>> {
                 .find_runs(&query)?
                 .into_iter()
                 .map(|h| h.run)
-                .filter(|r| archivable(r, sel) && !store::archive::is_archived(p, &r.folder)),
+                .filter(|r| {
+                    archivable(r, sel) && !logbook_store::archive::is_archived(p, &r.folder)
+                }),
         );
     }
     Ok(out)
@@ -266,15 +270,15 @@ fn pending(folder: &Path, id: &RunId) -> Pending {
 /// and taken by `sel`; `None` when it no longer is.
 fn archive_one(p: &Project, id: &RunId, sel: &Selection) -> Result<Option<Moved>> {
     let _lock = p.locks.exclusive(&id.lock_name())?;
-    let run = match store::run::load(p, id) {
+    let run = match logbook_store::run::load(p, id) {
         Ok(run) => run,
         Err(Error::NotFound { .. } | Error::RunDeleted { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    if store::archive::is_archived(p, &run.folder) || !archivable(&run, sel) {
+    if logbook_store::archive::is_archived(p, &run.folder) || !archivable(&run, sel) {
         return Ok(None);
     }
-    let to = store::archive::folder(p, id);
+    let to = logbook_store::archive::folder(p, id);
     move_run(p, &run, &to)?;
     Ok(Some(moved(&run, run.folder.clone(), to)))
 }
@@ -291,7 +295,7 @@ fn move_run(p: &Project, run: &Run, to: &Path) -> Result<()> {
         p,
         vec![pending(&run.folder, &run.id), pending(to, &run.id)],
         || {
-            store::archive::move_run(&run.folder, to)?;
+            logbook_store::archive::move_run(&run.folder, to)?;
             Ok(((), vec![None, Some(Record::run_in(p, &moved))]))
         },
     )
@@ -303,15 +307,15 @@ fn move_run(p: &Project, run: &Run, to: &Path) -> Result<()> {
 pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
     let id = resolve(p, id)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
-    let live = store::run::folder(p, &id);
+    let live = logbook_store::run::folder(p, &id);
     // Asked first: a live folder of that name is what a load would find.
-    if let Some(folder) = store::archive::locate(p, &id)?
-        && store::archive::live_folder_exists(p, &id)?
+    if let Some(folder) = logbook_store::archive::locate(p, &id)?
+        && logbook_store::archive::live_folder_exists(p, &id)?
     {
         // A live folder without a manifest is most likely what an archive
         // between file systems left when killed: doctor can tell, and
         // remove it once it is shown to be a duplicate.
-        let hint = if store::runs::has_manifest(&live) {
+        let hint = if logbook_store::runs::has_manifest(&live) {
             Next::say(format!(
                 "a run folder of that name is in the live set; the archived run stays at {} until that folder is moved away",
                 folder.display()
@@ -326,8 +330,8 @@ pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
         };
         return Err(Error::AlreadyExists { path: live, hint });
     }
-    let run = store::run::load(p, &id)?;
-    if !store::archive::is_archived(p, &run.folder) {
+    let run = logbook_store::run::load(p, &id)?;
+    if !logbook_store::archive::is_archived(p, &run.folder) {
         return Err(Error::invalid(
             "run",
             id.as_str(),
@@ -362,10 +366,10 @@ pub struct Deleted {
 pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> {
     let id = resolve(p, id)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
-    let (run, raw) = store::run::load_raw(p, &id)?;
+    let (run, raw) = logbook_store::run::load_raw(p, &id)?;
     let linking = linking_runs(p, &id)?;
     if !yes {
-        let files = store::archive::count_files(&run.folder);
+        let files = logbook_store::archive::count_files(&run.folder);
         let mut what = format!(
             "run {id} ({} / {}, {}) and its folder {} ({files} file{}) would be removed for good, a tombstone kept at {}",
             run.manifest.agent.name,
@@ -373,7 +377,7 @@ pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> 
             run.manifest.execution.status,
             run.folder.display(),
             if files == 1 { "" } else { "s" },
-            store::archive::tombstone_path(p, &id).display()
+            logbook_store::archive::tombstone_path(p, &id).display()
         );
         if !linking.is_empty() {
             what.push_str(&format!("; runs {} link to it", linking.join(", ")));
@@ -398,8 +402,8 @@ pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> 
         linking.clone(),
     );
     let path = write_through(p, vec![pending(&run.folder, &id)], || {
-        let path = store::archive::write_tombstone(p, &id, &tombstone)?;
-        store::archive::remove_run(&run.folder)?;
+        let path = logbook_store::archive::write_tombstone(p, &id, &tombstone)?;
+        logbook_store::archive::remove_run(&run.folder)?;
         Ok((path, vec![None]))
     })?;
     Ok(Deleted {

@@ -6,7 +6,7 @@
 use crate::error::Result;
 use crate::ops::transcript::UsageReport;
 use crate::ops::work_session;
-use crate::store::Project;
+use logbook_store::Project;
 
 /// One work session's tokens against its budget: a bar of the usage page,
 /// with the numbers `list --json` gives for it.

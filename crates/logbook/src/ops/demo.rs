@@ -16,8 +16,8 @@ use crate::model::workflow::{AgentType, DecisionType, VerdictDecision};
 use crate::ops::work_session::{self as ws, StartOptions};
 use crate::ops::workflow::{self, Complete, Invoke, NewDecision, NewVerdict, Target};
 use crate::ops::{run, transcript};
-use crate::store::config::{CONFIG_FILE, Config, STATE_DIR};
-use crate::store::{self, Project};
+use logbook_store::Project;
+use logbook_store::config::{CONFIG_FILE, Config, STATE_DIR};
 
 /// What the demo created, for the CLI to print.
 #[derive(Debug, Serialize)]
@@ -96,7 +96,7 @@ const STEPS: [Step; 4] = [
 /// Fills `root` (which must not hold a Logbook project yet) with the example.
 pub fn fill(root: &Path) -> Result<Demo> {
     for marker in [STATE_DIR, CONFIG_FILE] {
-        if store::config::marker_exists(&root.join(marker)) {
+        if logbook_store::config::marker_exists(&root.join(marker)) {
             return Err(Error::AlreadyExists {
                 path: root.join(marker),
                 hint: Next::say("that folder already holds a Logbook project; give ")
@@ -105,7 +105,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
             });
         }
     }
-    store::fs::create_folder(root)?;
+    logbook_store::fs::create_folder(root)?;
     Config::init(root)?;
     let p = Project::open(root)?;
 
@@ -142,12 +142,12 @@ pub fn fill(root: &Path) -> Result<Demo> {
                 tags: vec!["demo".into()],
                 user: Some("demo".into()),
                 workflow_file: None,
-                path_trust: crate::store::PathTrust::User,
+                path_trust: logbook_store::PathTrust::User,
                 metadata: serde_json::Map::new(),
             },
         )?;
         let path = started.folder.join(step.file);
-        store::run_files::write_as_agent(&path, step.body.as_bytes())?;
+        logbook_store::run_files::write_as_agent(&path, step.body.as_bytes())?;
         run::register_output(
             &p,
             started.session_id.as_str(),

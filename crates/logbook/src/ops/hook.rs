@@ -11,7 +11,7 @@
 //!   ([`crate::ops::transcript::live`]).
 //!
 //! A hook must never be in the agent's way: [`receive`] settles the event
-//! and the project, the job is queued durably ([`crate::store::hook`]) before
+//! and the project, the job is queued durably ([`logbook_store::hook`]) before
 //! anything else is written, [`perform`] does it (every step can be done
 //! twice without harm), and whatever does not finish in the hook's time is
 //! done by a detached worker ([`drain`]) or the next hook. Failures go to a
@@ -32,8 +32,8 @@ use crate::model::repo::Repository;
 use crate::model::work_session::{AgentEvent, WorkSession};
 use crate::ops::transcript::{self as import, ImportFormat, live};
 use crate::ops::{resume, work_session};
-use crate::store::hook::{self as queue, Failure, Job, Queued};
-use crate::store::{self, Project};
+use logbook_store::Project;
+use logbook_store::hook::{self as queue, Failure, Job, Queued};
 
 /// How many bytes of logs a hook imports itself before it leaves the rest
 /// to a worker: what a 2-second answer affords with room to spare.
@@ -69,7 +69,7 @@ pub fn receive(text: &str, process_cwd: &Path, root: Option<&Path>) -> Result<Re
         event
             .logs()
             .first()
-            .and_then(|log| store::agent_log::detect(log).ok().flatten())
+            .and_then(|log| logbook_store::agent_log::detect(log).ok().flatten())
     });
     Ok(Received {
         project,
@@ -120,7 +120,7 @@ fn logs_to_import(job: &Job) -> Vec<PathBuf> {
     if matches!(e.name(), EventName::SessionEnd | EventName::SubagentStop)
         && e.agent_transcript_path.is_none()
         && let Some(main) = e.transcript_path.as_deref()
-        && let Some(dir) = store::agent_log::subagents_of(Path::new(main))
+        && let Some(dir) = logbook_store::agent_log::subagents_of(Path::new(main))
     {
         logs.push(dir);
     }
@@ -130,9 +130,9 @@ fn logs_to_import(job: &Job) -> Vec<PathBuf> {
 /// The bytes an import of `log` reads now: what it gained since the last
 /// import, or all of it for a log not imported yet (or a folder's logs).
 fn log_pending(p: &Project, log: &Path, agent: Option<Format>) -> u64 {
-    let whole = || store::agent_log::log_len(log).unwrap_or(0);
+    let whole = || logbook_store::agent_log::log_len(log).unwrap_or(0);
     match agent {
-        Some(f) if store::fs::is_file(log) => {
+        Some(f) if logbook_store::fs::is_file(log) => {
             import::pending_bytes(p, log, f).unwrap_or_else(|_| whole())
         }
         _ => whole(),
@@ -140,7 +140,7 @@ fn log_pending(p: &Project, log: &Path, agent: Option<Format>) -> u64 {
 }
 
 fn is_log(path: &Path) -> bool {
-    store::agent_log::log_len(path).is_ok_and(|n| n > 0)
+    logbook_store::agent_log::log_len(path).is_ok_and(|n| n > 0)
 }
 
 /// What [`perform`] did.
@@ -180,7 +180,7 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
         if !every_turn || !linked(p, session_id, event.agent)? {
             // The per-user home holds many repositories' sessions.
             let repo = if p.is_user_home() {
-                Some(store::repo::identify(&job.cwd).unwrap_or_default())
+                Some(logbook_store::repo::identify(&job.cwd).unwrap_or_default())
             } else {
                 None
             };
@@ -205,11 +205,11 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
     };
     // The log's own `cwd` may name no repository (a folder since removed);
     // the event's says where the agent runs.
-    let ran_in = store::repo::identify(&job.cwd).filter(Repository::in_git);
+    let ran_in = logbook_store::repo::identify(&job.cwd).filter(Repository::in_git);
     let mut failed = None;
     for log in logs_to_import(job) {
         // A subagent folder may hold the other agent's files: decided per file.
-        let format = if store::fs::is_folder(&log) {
+        let format = if logbook_store::fs::is_folder(&log) {
             ImportFormat::Auto
         } else {
             format

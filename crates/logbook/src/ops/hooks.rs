@@ -3,7 +3,7 @@
 //! `logbook hook` without anyone remembering to.
 //!
 //! The rules of the entries are [`crate::model::agent_hooks`]; the files
-//! are read and replaced only through [`crate::store::agent_settings`]. A
+//! are read and replaced only through [`logbook_store::agent_settings`]. A
 //! change takes the `agent-settings` lock of the project the file sits in
 //! (else of the per-user home), so two installs at once cannot lose each
 //! other's edit. Nothing here touches the index: these files are not
@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::model::agent_hooks::{self, HookAgent, HookScope, SHARED_COMMAND};
-use crate::store::Project;
-use crate::store::agent_settings::{self, SettingsFile};
+use logbook_store::Project;
+use logbook_store::agent_settings::{self, SettingsFile};
 
 /// What an install or uninstall did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -185,7 +185,7 @@ fn edit(
     agent: HookAgent,
     dry_run: bool,
     change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> Result<HookAction>,
-) -> Result<(HookChange, Option<crate::store::LockGuard>)> {
+) -> Result<(HookChange, Option<logbook_store::LockGuard>)> {
     // The project whose lock serialises the edit also keeps the backup.
     let project = if dry_run {
         None
@@ -348,13 +348,13 @@ fn status_of(root: &Path, agent: HookAgent, scope: HookScope) -> HookStatus {
 /// `None` when it cannot be told (the caller falls back to the running
 /// executable's own path).
 pub fn invoked_program(argv0: &std::ffi::OsStr, cwd: &Path) -> Option<PathBuf> {
-    let runnable = crate::store::hook::is_runnable;
+    let runnable = logbook_store::hook::is_runnable;
     let named = Path::new(argv0);
     if named.as_os_str().is_empty() {
         return None;
     }
     if named.components().count() > 1 {
-        let path = crate::store::absolute(cwd, named);
+        let path = logbook_store::absolute(cwd, named);
         return runnable(&path).then_some(path);
     }
     let paths = std::env::var_os("PATH")?;
@@ -367,7 +367,7 @@ pub fn invoked_program(argv0: &std::ffi::OsStr, cwd: &Path) -> Option<PathBuf> {
 /// Whether the `logbook` a hook runs is there: the file at an absolute
 /// path, or an executable `logbook` in one of `PATH`'s folders.
 fn program_exists(program: &str) -> bool {
-    let runnable = crate::store::hook::is_runnable;
+    let runnable = logbook_store::hook::is_runnable;
     if program.contains('/') {
         return runnable(Path::new(program));
     }

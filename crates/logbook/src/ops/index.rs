@@ -2,8 +2,12 @@
 //! rebuild from the files.
 
 use crate::error::Result;
-use crate::index::{Index, Status, SyncReport};
-use crate::store::Project;
+use logbook_index::Index;
+/// Names the program that builds the full-text index in the background.
+pub use logbook_index::register_text_builder;
+/// What the index answers with, as the faces show it.
+pub use logbook_index::{Status, SyncReport, TextProgress};
+use logbook_store::Project;
 
 /// Counts, size and staleness of the index.
 pub fn status(p: &Project) -> Result<Status> {
@@ -24,12 +28,12 @@ pub fn sync(p: &Project, full: bool) -> Result<SyncReport> {
 
 /// How far the full-text index is while a two-phase rebuild writes it
 /// (`None`: complete): a face flags its text answers partial meanwhile.
-pub fn text_progress(p: &Project) -> Result<Option<crate::index::TextProgress>> {
+pub fn text_progress(p: &Project) -> Result<Option<logbook_index::TextProgress>> {
     Index::open(p)?.text_progress()
 }
 
 /// Writes what is left of the full text of an index rebuilt in two phases
-/// (the detached builder a command starts; see `index::text_build`):
+/// (the detached builder a command starts; see `logbook_index::text_build`):
 /// waits for a builder already at work first.
 pub fn build_text(p: &Project) -> Result<()> {
     Index::build_text(p)

@@ -1,7 +1,7 @@
 //! Operations: one function per thing a user or an agent does, the only API
 //! the faces (CLI, MCP server, web viewer) call. Each takes its locks in the
-//! order DESIGN §8 fixes, changes the files through [`crate::store`] and
-//! keeps [`crate::index`] in step through [`write_through`]; each read
+//! order DESIGN §8 fixes, changes the files through [`logbook_store`] and
+//! keeps [`logbook_index`] in step through [`write_through`]; each read
 //! decides here, once, whether it answers from the index or the files and
 //! how it pages.
 //!
@@ -45,12 +45,13 @@ pub mod hook;
 pub mod hooks;
 pub mod index;
 pub mod params;
+pub mod project;
 pub mod query;
 pub mod resume;
 pub mod run;
 pub mod secrets;
 pub mod share;
-pub use crate::store::run_files;
+pub use logbook_store::run_files;
 pub(crate) mod team;
 pub mod transcript;
 pub mod work_session;
@@ -59,8 +60,8 @@ pub mod workflow;
 use std::cell::RefCell;
 
 use crate::error::Result;
-use crate::index::{Index, Pending, Record};
-use crate::store::Project;
+use logbook_index::{Index, Pending, Record};
+use logbook_store::Project;
 
 thread_local! {
     /// A process that writes many times (the MCP server, the web server, a
@@ -100,7 +101,7 @@ pub(crate) fn write_through<T>(
     };
     let (out, records) = write()?;
     #[cfg(feature = "testing")]
-    crate::testing::crash_point();
+    logbook_store::testing::crash_point();
     if let Some(mut index) = index {
         let written = pending.into_iter().zip(records).collect();
         match index.record_written(written) {

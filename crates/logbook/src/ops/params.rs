@@ -9,7 +9,6 @@ use crate::error::{Error, Result};
 use crate::model::limits::bounded;
 use crate::model::query::{ArchiveScope, RunQuery, parse_since, query_status};
 use crate::model::repo::{Repository, normalize_origin};
-use crate::store;
 
 /// `find`'s filters as a face received them, not yet checked. Every value
 /// is optional; blank values are the face's to drop (a web form sends
@@ -68,12 +67,12 @@ pub fn repository(given: &str, base: &RepoBase) -> Result<Repository> {
         RepoBase::UrlsOnly => None,
         RepoBase::Here(here) => (given == ".").then(|| here.clone()),
         RepoBase::Folders(cwd) => {
-            let path = store::absolute(cwd, std::path::Path::new(given));
-            (given == "." || store::fs::is_folder(&path)).then_some(path)
+            let path = logbook_store::absolute(cwd, std::path::Path::new(given));
+            (given == "." || logbook_store::fs::is_folder(&path)).then_some(path)
         }
     };
     if let Some(folder) = folder {
-        return store::repo::identify(&folder).ok_or_else(|| {
+        return logbook_store::repo::identify(&folder).ok_or_else(|| {
             Error::invalid(
                 "repo",
                 given,

@@ -14,7 +14,7 @@ use crate::model::naming::thousands;
 use crate::model::terminal::cell;
 use crate::model::work_session::WorkSession;
 use crate::ops::{work_session, workflow};
-use crate::store::{self, Project};
+use logbook_store::Project;
 
 /// How much [`context`] includes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -200,7 +200,7 @@ fn runs_part(out: &mut String, p: &Project, ws: &WorkSession, detail: Detail) {
     let _ = writeln!(out, "\n## Recent runs and outputs");
     let skip = runs.len().saturating_sub(detail.take(5));
     for id in runs.iter().skip(skip) {
-        match store::run::load(p, id) {
+        match logbook_store::run::load(p, id) {
             Ok(run) => {
                 let m = &run.manifest;
                 let _ = writeln!(

@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::index::Index;
 use crate::model::secrets::{self, Found, Kind};
-use crate::store::scan_files::{self, Scanned};
-use crate::store::{self, Project};
+use logbook_index::Index;
+use logbook_store::Project;
+use logbook_store::scan_files::{self, Scanned};
 
 /// The largest file parsed whole (as JSON, or as text with line numbers);
 /// a larger one is scanned in chunks.
@@ -67,9 +67,12 @@ pub fn scan(p: &Project) -> Result<Report> {
 fn stored_files(p: &Project, outputs: bool) -> Result<Vec<PathBuf>> {
     let mut files = vec![];
     let transcripts = &p.config.transcripts_dir;
-    for dir in [transcripts.clone(), store::transcript::archive_dir(p)] {
-        if store::fs::is_folder(&dir) {
-            let mut here: Vec<PathBuf> = store::transcript::transcript_files(&dir)?
+    for dir in [
+        transcripts.clone(),
+        logbook_store::transcript::archive_dir(p),
+    ] {
+        if logbook_store::fs::is_folder(&dir) {
+            let mut here: Vec<PathBuf> = logbook_store::transcript::transcript_files(&dir)?
                 .into_iter()
                 .map(|(_, path)| path)
                 .collect();
@@ -80,7 +83,7 @@ fn stored_files(p: &Project, outputs: bool) -> Result<Vec<PathBuf>> {
     let run_dirs = [&p.config.agent_outputs_folder, &p.config.archive_folder];
     for dir in run_dirs.into_iter().filter(|_| outputs) {
         let mut folders = vec![];
-        for f in store::runs::walk(dir)? {
+        for f in logbook_store::runs::walk(dir)? {
             folders.push(f?.path);
         }
         folders.sort();
@@ -89,9 +92,9 @@ fn stored_files(p: &Project, outputs: bool) -> Result<Vec<PathBuf>> {
         }
     }
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
-        if store::fs::is_folder(dir) {
-            let mut here = store::work_session::session_files(dir)?;
-            here.extend(store::workflow::state_files(dir)?);
+        if logbook_store::fs::is_folder(dir) {
+            let mut here = logbook_store::work_session::session_files(dir)?;
+            here.extend(logbook_store::workflow::state_files(dir)?);
             here.sort();
             files.extend(here);
         }

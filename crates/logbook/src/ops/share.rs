@@ -10,7 +10,7 @@ use crate::model::agent_log::Usage;
 use crate::model::secrets;
 use crate::model::transcript::{Kind, Message, Transcript};
 use crate::ops::transcript::{self, WindowStop};
-use crate::store::{self, Project};
+use logbook_store::Project;
 
 /// Messages on one page.
 pub const PAGE: usize = 200;
@@ -115,7 +115,7 @@ pub fn each_page(
         Ok(())
     };
     let path = found.path;
-    store::transcript::each_message_from(&path, 0, &mut |_, m| {
+    logbook_store::transcript::each_message_from(&path, 0, &mut |_, m| {
         let mut m = m.clone();
         if redact {
             redact_message(&mut m);
@@ -133,5 +133,5 @@ pub fn write_file(
     path: &std::path::Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
 ) -> Result<()> {
-    store::write_atomic_file(path, |w| write(w))
+    logbook_store::write_atomic_file(path, |w| write(w))
 }

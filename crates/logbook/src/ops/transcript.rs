@@ -22,7 +22,7 @@ mod prune;
 pub(crate) mod usage;
 
 pub use import::{
-    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, home_sources,
+    ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, detect_log, home_sources,
     import_named, import_path, import_path_in, import_seed, pending_bytes,
 };
 pub use prune::{PruneReport, Pruned, prune, pruned_json};
@@ -37,7 +37,6 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::error::{Error, Next, Result, Step};
-use crate::index::{Index, Kind as IndexKind, MAX_SAID_BYTES, Pending, Record, TranscriptHit};
 use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
 use crate::model::limits::bounded;
@@ -49,8 +48,9 @@ use crate::model::transcript::{
     file_name, parse_file_name,
 };
 use crate::ops::{run, write_through};
-pub use crate::store::transcript::{RawLinesKept, Window, WindowStop};
-use crate::store::{self, Project};
+use logbook_index::{Index, Kind as IndexKind, MAX_SAID_BYTES, Pending, Record, TranscriptHit};
+use logbook_store::Project;
+pub use logbook_store::transcript::{RawLinesKept, Window, WindowStop};
 
 /// Which transcripts [`list`] returns.
 #[derive(Debug, Clone, Default)]
@@ -130,7 +130,7 @@ fn save_as(
         Some(given) => {
             let given = given.to_string();
             let id = run::resolve(p, &given)
-                .and_then(|id| store::run::load(p, &id).map(|_| id))
+                .and_then(|id| logbook_store::run::load(p, &id).map(|_| id))
                 .map_err(|e| match e {
                     Error::NotFound { .. } | Error::Invalid { .. } => {
                         Error::invalid("metadata.runId", given.clone(), e.to_string()).with_next(
@@ -161,7 +161,7 @@ fn save_as(
         md.workdir = p.root().to_string_lossy().into_owned();
     }
     if Repository::in_map(&md.extra).is_none()
-        && let Some(repo) = store::repo::identify_recorded(Path::new(&md.workdir))
+        && let Some(repo) = logbook_store::repo::identify_recorded(Path::new(&md.workdir))
     {
         repo.record_in(&mut md.extra, Casing::Camel);
     }
@@ -182,9 +182,9 @@ fn save_as(
 
     let dir = &p.config.transcripts_dir;
     let lock = p.locks.exclusive(&id.lock_name())?;
-    let existing = store::transcript::find_live(dir, id.as_str());
+    let existing = logbook_store::transcript::find_live(dir, id.as_str());
     if let Some((_, path)) = &existing
-        && let Ok(head) = store::transcript::read_head(path)
+        && let Ok(head) = logbook_store::transcript::read_head(path)
     {
         keep_name(&mut transcript.metadata, &head.metadata);
     }
@@ -194,7 +194,7 @@ fn save_as(
             let short = dir.join(file_name(kind, id.as_str(), false));
             // A short name that is taken (by another id, or by a file we
             // cannot read) is never overwritten.
-            if store::transcript::name_taken(&short) {
+            if logbook_store::transcript::name_taken(&short) {
                 dir.join(file_name(kind, id.as_str(), true))
             } else {
                 short
@@ -254,14 +254,14 @@ pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
             .collect(),
         Err(_) => ids_in(&p.config.transcripts_dir, &matches),
     };
-    ids.extend(ids_in(&store::transcript::archive_dir(p), &matches));
+    ids.extend(ids_in(&logbook_store::transcript::archive_dir(p), &matches));
     ids.sort();
     ids.dedup();
     if ids.is_empty() {
         // A file named by that short id that cannot be read: say why,
         // rather than "not found".
-        for (_, path) in store::transcript::candidates(&p.config.transcripts_dir, &part) {
-            store::transcript::read_head(&path)?;
+        for (_, path) in logbook_store::transcript::candidates(&p.config.transcripts_dir, &part) {
+            logbook_store::transcript::read_head(&path)?;
         }
     }
     match ids.len() {
@@ -286,14 +286,18 @@ pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
 /// read (its head only) for the id inside.
 fn ids_in(dir: &Path, matches: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut out = vec![];
-    for (name, path) in store::entries(dir, store::EntryKind::File).unwrap_or_default() {
+    for (name, path) in
+        logbook_store::entries(dir, logbook_store::EntryKind::File).unwrap_or_default()
+    {
         let Some((_, name_id)) = parse_file_name(&name) else {
             continue;
         };
         let id = if TranscriptId::parse(name_id).is_ok() {
             Some(name_id.to_string())
         } else {
-            store::transcript::read_head(&path).ok().map(|h| h.id)
+            logbook_store::transcript::read_head(&path)
+                .ok()
+                .map(|h| h.id)
         };
         out.extend(id.as_deref().and_then(matches));
     }
@@ -321,7 +325,7 @@ fn write_locked(
     let mut touched = vec![pending(target)];
     touched.extend(previous.map(pending));
     write_through(p, touched, || {
-        store::transcript::write(target, transcript, previous, imported)?;
+        logbook_store::transcript::write(target, transcript, previous, imported)?;
         let said = SaidText::of(&transcript.messages, MAX_SAID_BYTES).into_string();
         let mut records = vec![Some(Record::transcript(
             target,
@@ -368,7 +372,7 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
     let id = resolve(p, id)?;
     let dir = &p.config.transcripts_dir;
     let lock = p.locks.exclusive(&id.lock_name())?;
-    let Some((kind, path)) = store::transcript::find_live(dir, id.as_str()) else {
+    let Some((kind, path)) = logbook_store::transcript::find_live(dir, id.as_str()) else {
         return Err(Error::not_found(
             "transcript",
             id.as_str(),
@@ -377,7 +381,7 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
                 .text(" shows them"),
         ));
     };
-    let (mut transcript, raw) = store::transcript::read_file_raw(&path)?;
+    let (mut transcript, raw) = logbook_store::transcript::read_file_raw(&path)?;
     let extra = &mut transcript.metadata.extra;
     match name.trim() {
         "" => extra.remove(NAME_KEY),
@@ -404,7 +408,7 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
 /// The id inside the file must match (case aside).
 pub fn load(p: &Project, id: &str) -> Result<Stored> {
     let (transcript, kind, path, archived) =
-        locate(p, id, store::transcript::read_file, |t| &t.id)?;
+        locate(p, id, logbook_store::transcript::read_file, |t| &t.id)?;
     Ok(Stored {
         transcript,
         kind,
@@ -428,9 +432,9 @@ fn locate<T>(
     let mut unreadable: Option<Error> = None;
     for (dir, archived) in [
         (p.config.transcripts_dir.clone(), false),
-        (store::transcript::archive_dir(p), true),
+        (logbook_store::transcript::archive_dir(p), true),
     ] {
-        for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
+        for (kind, path) in logbook_store::transcript::candidates(&dir, id.as_str()) {
             match read(&path) {
                 Ok(t) if id_of(&t).eq_ignore_ascii_case(id.as_str()) => {
                     return Ok((t, kind, path, archived));
@@ -473,7 +477,7 @@ pub struct StoredWindow {
 /// bounded by the window, so a page of a session of hundreds of MiB costs
 /// what a small one does. With [`WindowStop::Early`] reading stops once the
 /// head and the window are had and the total is known (see
-/// [`store::transcript::read_window`]).
+/// [`logbook_store::transcript::read_window`]).
 pub fn load_window(
     p: &Project,
     id: &str,
@@ -484,7 +488,7 @@ pub fn load_window(
     let (window, kind, path, archived) = locate(
         p,
         id,
-        |path| store::transcript::read_window(path, from, count, stop),
+        |path| logbook_store::transcript::read_window(path, from, count, stop),
         |w| &w.transcript.id,
     )?;
     Ok(StoredWindow {
@@ -536,7 +540,7 @@ pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
 fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bool {
     match (t.repository.as_ref().filter(|r| r.in_git()), repo) {
         (Some(have), Some(want)) if want.in_git() => have.matches(want),
-        _ => within.is_none_or(|root| store::transcript::is_within(&t.workdir, root)),
+        _ => within.is_none_or(|root| logbook_store::transcript::is_within(&t.workdir, root)),
     }
 }
 
@@ -545,7 +549,7 @@ fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bo
 /// in the per-user home, inside the cwd's checkout. Returns
 /// [`ListOptions::within`] and [`ListOptions::repo`].
 pub fn default_scope(p: &Project, cwd: &Path) -> (Option<PathBuf>, Option<Repository>) {
-    let repo = store::repo::identify(cwd);
+    let repo = logbook_store::repo::identify(cwd);
     let within = match &repo {
         Some(r) if p.is_user_home() && !r.folder.is_empty() => PathBuf::from(&r.folder),
         _ => p.root().to_path_buf(),
@@ -557,7 +561,7 @@ pub fn default_scope(p: &Project, cwd: &Path) -> (Option<PathBuf>, Option<Reposi
 /// index's full text already): from the row alone, source and model
 /// included (the index keeps them), so no transcript file is opened.
 fn filtered(filter: &Filter, row: &Summary) -> bool {
-    filter.matches_row(row, store::transcript::is_within)
+    filter.matches_row(row, logbook_store::transcript::is_within)
 }
 
 /// How many transcripts `find --text` shows under its runs.
@@ -611,7 +615,7 @@ pub fn said_for_find(p: &Project, query: &RunQuery) -> Result<Option<Said>> {
 }
 
 /// Reads a transcript given as a JSON file (seed 003's format; a regular
-/// file of at most [`store::transcript::MAX_IMPORT_BYTES`]) and saves it.
+/// file of at most [`logbook_store::transcript::MAX_IMPORT_BYTES`]) and saves it.
 /// It is a subagent transcript when `subagent` is set, a `parent` is given or
 /// the file names one in `metadata.parentSessionId`. `run` links it to a run
 /// (`metadata.runId`, see [`save`]).
@@ -622,13 +626,13 @@ pub fn import(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<Stored> {
-    if store::agent_log::log_len(file).is_ok_and(|n| n == 0) {
+    if logbook_store::agent_log::log_len(file).is_ok_and(|n| n == 0) {
         return Err(Error::NotImported {
             path: file.to_path_buf(),
             reason: import::EMPTY.into(),
         });
     }
-    let parsed = store::transcript::read_import(file)?;
+    let parsed = logbook_store::transcript::read_import(file)?;
     import_parsed(p, parsed, subagent, parent, run)
 }
 
@@ -641,7 +645,7 @@ pub fn import_text(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<Stored> {
-    let parsed = store::transcript::parse_text(Path::new("transcript argument"), text)?;
+    let parsed = logbook_store::transcript::parse_text(Path::new("transcript argument"), text)?;
     import_parsed(p, parsed, subagent, parent, run)
 }
 
@@ -657,7 +661,7 @@ fn import_parsed(
     }
     if let Some(run) = run {
         let id: RunId = run::resolve(p, run)?;
-        store::run::load(p, &id)?;
+        logbook_store::run::load(p, &id)?;
         t.metadata
             .extra
             .insert(RUN_ID_KEY.into(), serde_json::Value::String(id.to_string()));

@@ -25,7 +25,6 @@ use serde_json::{Map, Value};
 
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::index::{Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::{bounded, bounded_each, bounded_json};
 use crate::model::workflow::{
@@ -34,8 +33,9 @@ use crate::model::workflow::{
     SessionState, Verdict, VerdictDecision, compact,
 };
 use crate::ops::{work_session, write_through};
-use crate::store::work_session::POINTER_LOCK;
-use crate::store::{self, Project};
+use logbook_index::{Kind, Pending, Record};
+use logbook_store::Project;
+use logbook_store::work_session::POINTER_LOCK;
 
 /// Which state an operation changes, and the version the caller expects.
 #[derive(Debug, Clone, Default)]
@@ -69,7 +69,7 @@ pub fn load(p: &Project, session: Option<&str>) -> Result<Loaded> {
     let live = id.state_file(&p.config.sessions_dir);
     let archived = id.state_file(&p.config.session_archive_dir);
     for path in [&live, &archived] {
-        if let Some((state, original)) = store::workflow::read_state(path)? {
+        if let Some((state, original)) = logbook_store::workflow::read_state(path)? {
             say_lenient(path, &state);
             return Ok(Loaded {
                 session_id: id,
@@ -81,7 +81,7 @@ pub fn load(p: &Project, session: Option<&str>) -> Result<Loaded> {
         }
     }
     // Only a session that exists has a state, even an empty one.
-    store::work_session::load(p, &id)?;
+    logbook_store::work_session::load(p, &id)?;
     Ok(Loaded {
         session_id: id,
         state: SessionState::new(&clock::now_string()),
@@ -113,7 +113,7 @@ pub fn full_history(loaded: &Loaded) -> Result<Vec<AgentInvocation>> {
 /// [`full_history`] for display: archives that cannot be read are left out
 /// and described in the returned problems, so the rest still shows.
 pub fn full_history_lenient(loaded: &Loaded) -> (Vec<AgentInvocation>, Vec<String>) {
-    store::workflow::full_history(&loaded.path, &loaded.state)
+    logbook_store::workflow::full_history(&loaded.path, &loaded.state)
 }
 
 /// Applies `change` to a live session's state under its lock: checks the
@@ -131,7 +131,7 @@ pub fn update<T>(
     // state file: no write can land after the move.
     let _pointer = p.locks.shared(POINTER_LOCK)?;
     let id = work_session::resolve(p, target.session.as_deref())?;
-    let (ws, ws_path) = store::work_session::load(p, &id)?;
+    let (ws, ws_path) = logbook_store::work_session::load(p, &id)?;
     if ws.status == crate::model::work_session::SessionStatus::Closed
         || ws_path.parent() != Some(p.config.sessions_dir.as_path())
     {
@@ -144,7 +144,7 @@ pub fn update<T>(
     let dir = &p.config.sessions_dir;
     let path = id.state_file(dir);
     let now = clock::now_string();
-    let (mut state, original) = match store::workflow::read_state(&path)? {
+    let (mut state, original) = match logbook_store::workflow::read_state(&path)? {
         Some((s, o)) => (s, Some(o)),
         None => (SessionState::new(&now), None),
     };
@@ -164,7 +164,7 @@ pub fn update<T>(
         return Ok((state, out));
     }
     let archive = compact(&mut state, id.as_str(), &now, |note_path| {
-        store::workflow::archive_exists(&dir.join(note_path))
+        logbook_store::workflow::archive_exists(&dir.join(note_path))
     });
     state.version = before.version + 1;
     state.updated_at = now;
@@ -177,7 +177,7 @@ pub fn update<T>(
         let archive = archive
             .as_ref()
             .map(|(note_path, a)| (dir.join(note_path), a));
-        store::workflow::write_state(
+        logbook_store::workflow::write_state(
             &path,
             &state,
             original.as_ref(),

@@ -409,7 +409,7 @@ fn a_sparse_log_of_nul_bytes_is_stored_cut_not_six_times_its_size() {
     f.set_len(size).unwrap();
     drop(f);
     let project = tempfile::tempdir().unwrap();
-    let p = logbook::store::Project::open(project.path()).unwrap();
+    let p = logbook_store::Project::open(project.path()).unwrap();
     let r = logbook::ops::transcript::import_path(
         &p,
         &log,

@@ -8,7 +8,7 @@ use logbook::Project;
 use logbook::model::text;
 use logbook::model::work_session::{MAX_TOKENS, Usage};
 use logbook::ops::{doctor, transcript, work_session as ws};
-use logbook::store;
+use logbook_store as store;
 use serde_json::Value;
 use tempfile::TempDir;
 

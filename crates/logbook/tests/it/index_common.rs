@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use logbook::Project;
-use logbook::index::{Hit, Index, Status};
 use logbook::model::query::RunQuery;
 use logbook::model::run::{MANIFEST_FILE, OutputType, Run, RunStatus};
 use logbook::model::workflow::AgentType;
 use logbook::ops::query::{self, FindOptions, Page, Scope};
 use logbook::ops::run::{self, StartOptions};
 use logbook::ops::{transcript, work_session, workflow};
+use logbook_index::{Hit, Index, Status};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 

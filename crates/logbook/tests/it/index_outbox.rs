@@ -3,9 +3,9 @@
 //! surviving one.
 
 use logbook::Project;
-use logbook::index::Index;
 use logbook::model::run::RunStatus;
 use logbook::ops::run::{self};
+use logbook_index::Index;
 use tempfile::TempDir;
 
 use crate::index_common::*;

@@ -4,13 +4,13 @@
 
 use jiff::tz::TimeZone;
 use logbook::Project;
-use logbook::index::Index;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, RunStatus};
 use logbook::model::workflow::AgentType;
 use logbook::ops::query::Scope;
 use logbook::ops::run::{self};
 use logbook::ops::{transcript, work_session, workflow};
+use logbook_index::Index;
 
 use crate::index_common::*;
 

@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use logbook::Project;
-use logbook::index::{Index, Kind, Pending, Record, SCHEMA_VERSION};
 use logbook::model::ids::RunId;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{MANIFEST_FILE, OutputType, RunStatus};
+use logbook_index::{Index, Kind, Pending, Record, SCHEMA_VERSION};
 use serde_json::json;
 
 use crate::index_common::*;
@@ -311,7 +311,7 @@ fn a_writer_whose_index_a_rebuild_replaced_writes_into_the_new_one() {
     assert_eq!(pending_marks(&p), 1);
     // The writer writes its file and records it on its old connection.
     edit_manifest(&p, &a, |m| m["tags"] = json!(["after-swap"]));
-    let run = logbook::store::run::load(&p, &RunId::parse(&a).unwrap()).unwrap();
+    let run = logbook_store::run::load(&p, &RunId::parse(&a).unwrap()).unwrap();
     writer
         .record_written(vec![(pending, Some(Record::run(&run)))])
         .unwrap();

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use logbook::index::{Index, Kind};
 use logbook::model::query::RunQuery;
 use logbook::model::run::RunStatus;
 use logbook::ops::query::{self, FindOptions, Scope};
+use logbook_index::{Index, Kind};
 use serde_json::{Value, json};
 
 use crate::index_common::*;
@@ -349,7 +349,7 @@ proptest::proptest! {
             // before its filter decides: each status takes that turn.
             for q in queries[first..].iter().chain(&queries[..first]) {
                 let page = found(&p, Scope::Local, q);
-                let scanned = logbook::store::run::scan(&p).unwrap();
+                let scanned = logbook_store::run::scan(&p).unwrap();
                 let want = found_ids(&found(&p, Scope::Files, q));
                 proptest::prop_assert_eq!(found_ids(&page), want, "{:?} after {:?}", q.status, left);
                 proptest::prop_assert_eq!(page.skipped, scanned.corrupt.len() as u64);

@@ -1,23 +1,20 @@
-//! The one-way rule of DESIGN §7: model ← store ← index ← ops. A module may
-//! name its own layer and the layers below it, never one above; `error`,
-//! `clock` and `notice` are leaves every layer may use and that use none. Test code (after
-//! `#[cfg(test)]`) is not part of the library and is not checked.
-//!
-//! And a size rule over every crate of the workspace: no source file's code
-//! grows past [`MAX_LINES`], so a file holds one role and reads in a sitting.
+//! What Cargo cannot check about the layers. The one-way rule of DESIGN §7
+//! (model ← store ← index ← ops) is the crate graph's now: each layer is a
+//! crate that depends only on those below it. What stays here: no
+//! file-system call outside `logbook-store`, no face naming the team
+//! backend, Linux-only calls only in `store::sys`, and a size rule over
+//! every crate of the workspace: no source file's code grows past
+//! [`MAX_LINES`], so a file holds one role and reads in a sitting.
 
 use std::path::{Path, PathBuf};
-
-/// The layers, lowest first, and the leaves below them all.
-const LAYERS: [&str; 4] = ["model", "store", "index", "ops"];
-const LEAVES: [&str; 3] = ["error", "clock", "notice"];
 
 /// The most lines of code (unit tests aside) a source file may hold; past
 /// it, a file is split by role.
 const MAX_LINES: usize = 800;
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The workspace's `crates` folder.
+fn crates() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -31,107 +28,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level modules `text` names through `crate::…`, including in
-/// grouped imports such as `use crate::{model, store}`.
-fn named_modules(text: &str) -> Vec<String> {
-    let mut out = vec![];
-    for line in text.lines() {
-        let code = line.split("//").next().unwrap_or_default();
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            rest = &rest[i + "crate::".len()..];
-            if let Some(group) = rest.strip_prefix('{') {
-                let inner = group.split('}').next().unwrap_or_default();
-                for part in inner.split(',') {
-                    let name: String = part
-                        .trim()
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    out.push(name);
-                }
-            } else {
-                out.push(
-                    rest.chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect(),
-                );
-            }
-        }
-    }
-    out
-}
-
-/// The layer (or leaf) a source file belongs to, from its path.
-fn layer_of(path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(src()).ok()?;
-    let first = rel.components().next()?.as_os_str().to_string_lossy();
-    Some(first.trim_end_matches(".rs").to_string())
-}
-
-fn rank(name: &str) -> Option<usize> {
-    if LEAVES.contains(&name) {
-        return Some(0);
-    }
-    LAYERS.iter().position(|l| *l == name).map(|i| i + 1)
-}
-
-#[test]
-fn no_module_imports_a_layer_above_its_own() {
-    let mut files = vec![];
-    rust_files(&src(), &mut files);
-    let mut violations = vec![];
-    let mut checked = 0;
-    for file in &files {
-        if file.file_name().is_some_and(|n| n == "tests.rs") {
-            continue; // a unit test module of its own
-        }
-        let Some(own) = layer_of(file) else { continue };
-        let Some(own_rank) = rank(&own) else { continue };
-        checked += 1;
-        let text = std::fs::read_to_string(file).unwrap();
-        // Unit tests may set up their data through any layer: they are not
-        // part of what the library depends on.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for named in named_modules(code) {
-            if let Some(r) = rank(&named)
-                && r > own_rank
-            {
-                violations.push(format!("{} names crate::{named}", file.display()));
-            }
-            // Leaves use nothing of the crate but each other's types.
-            if own_rank == 0 && rank(&named).is_some_and(|r| r > 0) {
-                violations.push(format!("leaf {} names crate::{named}", file.display()));
-            }
-        }
-    }
-    assert!(
-        checked > 20,
-        "only {checked} files found under {}",
-        src().display()
-    );
-    assert!(
-        violations.is_empty(),
-        "upward imports:\n{}",
-        violations.join("\n")
-    );
-}
-
-#[test]
-fn the_checker_sees_grouped_and_inline_paths() {
-    let text = "use crate::{model, ops::run};\nlet x = crate::index::Index::open(p);\n// crate::ops in a comment\n";
-    assert_eq!(named_modules(text), ["model", "ops", "index"]);
-    assert_eq!(rank("ops"), Some(4));
-    assert_eq!(rank("model"), Some(1));
-    assert_eq!(rank("error"), Some(0));
-}
-
 /// What touches the file system, as it reads in source: the modules
 /// (`std::fs` and the like), a bare `fs::` (after `use std::fs`), and the
 /// `Path` methods that ask the disk. `store::fs::…` is the store's own
 /// module, named from outside it: allowed. A store method that shares a
 /// name with one of these (`Project::exists`) is called by its path
-/// (`Project::exists(p)`), so the check needs no types.
+/// (`Project::exists(p)`): a text check has no types.
 const FILE_SYSTEM_CALLS: [&str; 16] = [
     "std::fs",
     "rustix::fs",
@@ -201,30 +103,28 @@ fn the_file_system_checker_sees_calls_and_stops_at_the_unit_tests() {
 /// `store` (DESIGN §7): a file-system call anywhere else fails this test.
 #[test]
 fn only_the_store_touches_files() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = crates().join("..");
     let mut files = vec![];
-    for layer in ["model", "index", "ops"] {
-        rust_files(&src().join(layer), &mut files);
-    }
-    // `clock` reads the machine's time zone link (`/etc/localtime`), no
-    // file of a project, and as a leaf below `store` it cannot ask it.
-    for leaf in LEAVES.iter().filter(|l| **l != "clock") {
-        files.push(src().join(format!("{leaf}.rs")));
-    }
-    files.push(src().join("lib.rs"));
-    for face in [
+    for krate in [
+        "logbook-model",
+        "logbook-index",
+        "logbook",
         "logbook-cli",
         "logbook-mcp",
         "logbook-web",
         "logbook-team-pg",
     ] {
-        rust_files(&root.join("crates").join(face).join("src"), &mut files);
+        rust_files(&crates().join(krate).join("src"), &mut files);
     }
+    // `clock` reads the machine's time zone link (`/etc/localtime`), no
+    // file of a project, and as part of the model it cannot ask the store.
+    let clock = crates().join("logbook-model/src/clock.rs");
+    files.retain(|f| *f != clock);
     let mut found = vec![];
     let mut checked = 0;
     for file in &files {
         // A unit test module of its own (being moved out to tests/it).
-        if file.ends_with("index/tests.rs") {
+        if file.ends_with("logbook-index/src/tests.rs") {
             continue;
         }
         checked += 1;
@@ -252,7 +152,7 @@ fn code_lines(text: &str) -> usize {
 
 #[test]
 fn no_source_file_is_over_800_lines() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = crates().join("..");
     let mut files = vec![];
     for krate in std::fs::read_dir(root.join("crates")).unwrap() {
         let src = krate.unwrap().path().join("src");
@@ -295,10 +195,10 @@ fn the_line_count_stops_at_the_unit_tests() {
 }
 
 /// The library modules a face may not name: the team backend is chosen by
-/// passing `ops::query::Scope::Team`, and the catalog's driver interface is
-/// the PostgreSQL crate's business, so a face that names either has picked
-/// a backend itself.
-const FACE_FORBIDDEN: [[&str; 2]; 2] = [["ops", "team"], ["index", "catalog"]];
+/// passing `ops::query::Scope::Team`, and the catalog's driver interface
+/// (`logbook::catalog`) is the PostgreSQL crate's business, so a face that
+/// names either has picked a backend itself.
+const FACE_FORBIDDEN: [[&str; 2]; 2] = [["ops", "team"], ["logbook", "catalog"]];
 
 /// Every path `text` names, comments aside: each `use` tree flattened
 /// (`use a::{b, c::d}` gives `a::b` and `a::c::d`), and every inline path.
@@ -353,7 +253,7 @@ fn face_paths(text: &str) -> Vec<String> {
     paths
 }
 
-/// The forbidden modules (`ops::team`, `index::catalog`) that `text` names.
+/// The forbidden modules (`ops::team`, `logbook::catalog`) that `text` names.
 fn forbidden_in_face(text: &str) -> Vec<String> {
     let mut found = vec![];
     for path in face_paths(text) {
@@ -371,7 +271,7 @@ fn forbidden_in_face(text: &str) -> Vec<String> {
 
 #[test]
 fn no_face_names_the_team_backend_or_the_catalog_driver() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crates = crates();
     let mut offenders = vec![];
     for face in ["logbook-cli", "logbook-mcp", "logbook-web"] {
         let mut files = vec![];
@@ -402,8 +302,8 @@ fn the_face_checker_sees_every_spelling() {
     );
     assert_eq!(named("logbook::ops::team::install(x);"), ["ops::team"]);
     assert_eq!(
-        named("use logbook::{index::catalog::Catalog, ops::run};"),
-        ["index::catalog"]
+        named("use logbook::{catalog::Catalog, ops::run};"),
+        ["logbook::catalog"]
     );
     for fine in [
         "// logbook::ops::team in a comment\n",
@@ -448,8 +348,8 @@ fn linux_only_names(text: &str) -> Vec<(usize, &'static str)> {
 
 #[test]
 fn only_store_sys_names_what_some_unix_lacks() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let sys = root.join("crates/logbook/src/store/sys");
+    let root = crates().join("..");
+    let sys = root.join("crates/logbook-store/src/sys");
     let mut files = vec![];
     for krate in std::fs::read_dir(root.join("crates")).unwrap() {
         let krate = krate.unwrap().path();

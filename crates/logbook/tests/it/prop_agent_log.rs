@@ -154,21 +154,21 @@ proptest! {
         let source = dir.path().join(format!("{MAIN_ID}.jsonl"));
         std::fs::write(&source, lines.join("\n") + "\n").unwrap();
         let len = std::fs::metadata(&source).unwrap().len();
-        let (summary, fp) = logbook::store::agent_log::scan(&source, len, Format::ClaudeCode, &|_| {}).unwrap();
+        let (summary, fp) = logbook_store::agent_log::scan(&source, len, Format::ClaudeCode, &|_| {}).unwrap();
         prop_assert!(summary.bad_lines.is_empty());
         let metadata = logbook::model::transcript::Metadata::default();
         let target = dir.path().join("session_66667777.json");
-        let head = logbook::store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
-        let mut said = logbook::model::transcript::SaidText::new(logbook::index::MAX_SAID_BYTES);
+        let head = logbook_store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
+        let mut said = logbook::model::transcript::SaidText::new(logbook_index::MAX_SAID_BYTES);
         let mut found = logbook::model::transcript::find::MessageText::new(0);
-        logbook::store::agent_log::write_transcript_from(
+        logbook_store::agent_log::write_transcript_from(
             &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &mut said, &mut found, None, &|_| {},
         ).unwrap();
         // What the writer gathered for the index is what a re-read (sync,
         // rebuild) of the stored file gathers.
-        let (_, reread) = logbook::store::transcript::read_said(&target, logbook::index::MAX_SAID_BYTES).unwrap();
+        let (_, reread) = logbook_store::transcript::read_said(&target, logbook_index::MAX_SAID_BYTES).unwrap();
         prop_assert_eq!(said.into_string(), reread);
-        let indexed = logbook::store::transcript::read_for_index(&target, logbook::index::MAX_SAID_BYTES).unwrap();
+        let indexed = logbook_store::transcript::read_for_index(&target, logbook_index::MAX_SAID_BYTES).unwrap();
         prop_assert_eq!(Some(found), indexed.found);
         let stored: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
         let raw: Vec<&str> = stored["rawLines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
@@ -202,13 +202,13 @@ proptest! {
         let source = dir.path().join(format!("{MAIN_ID}.jsonl"));
         std::fs::write(&source, log.join(&b"\n"[..])).unwrap();
         let len = std::fs::metadata(&source).unwrap().len();
-        let (summary, fp) = logbook::store::agent_log::scan(&source, len, Format::ClaudeCode, &|_| {}).unwrap();
+        let (summary, fp) = logbook_store::agent_log::scan(&source, len, Format::ClaudeCode, &|_| {}).unwrap();
         let metadata = logbook::model::transcript::Metadata::default();
         let target = dir.path().join("session_66667777.json");
-        let head = logbook::store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
-        let mut said = logbook::model::transcript::SaidText::new(logbook::index::MAX_SAID_BYTES);
+        let head = logbook_store::agent_log::Head { id: MAIN_ID, timestamp: "t", metadata: &metadata };
+        let mut said = logbook::model::transcript::SaidText::new(logbook_index::MAX_SAID_BYTES);
         let mut found = logbook::model::transcript::find::MessageText::new(0);
-        logbook::store::agent_log::write_transcript_from(
+        logbook_store::agent_log::write_transcript_from(
             &target, &source, len, Format::ClaudeCode, &head, &fp.as_string(), None, &mut said, &mut found, None, &|_| {},
         ).unwrap();
         let text = std::fs::read_to_string(&target).unwrap();
@@ -318,7 +318,7 @@ proptest! {
         std::fs::write(&source, lines.join("\n") + "\n").unwrap();
         let len = std::fs::metadata(&source).unwrap().len();
         let format = FILES[file].1;
-        let (summary, _) = logbook::store::agent_log::scan(&source, len, format, &|_| {}).unwrap();
+        let (summary, _) = logbook_store::agent_log::scan(&source, len, format, &|_| {}).unwrap();
         prop_assert_eq!(summary, run(format, &lines));
     }
 }

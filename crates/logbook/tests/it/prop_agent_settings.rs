@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use logbook::model::agent_hooks::{self, HookAgent, logbook_program};
-use logbook::store::agent_settings::{parse, render};
+use logbook_store::agent_settings::{parse, render};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use logbook::model::agent_log::Format;
 use logbook::ops::transcript::{ImportFormat, ImportReport, import_path, pending_bytes};
-use logbook::store::Project;
-use logbook::store::import_cursor::WINDOW;
+use logbook_store::Project;
+use logbook_store::import_cursor::WINDOW;
 use proptest::prelude::*;
 
 use crate::agent_log::fixtures;

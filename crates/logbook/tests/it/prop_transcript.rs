@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::arb;
-use logbook::store::transcript::{self as store, WindowStop};
+use logbook_store::transcript::{self as store, WindowStop};
 
 const PATH: &str = "session_3c4d5e6f.json";
 

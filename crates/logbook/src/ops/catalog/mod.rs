@@ -10,7 +10,7 @@
 //! [`Connector`] once ([`install`]).
 //!
 //! Local work never waits on the team: every write notes its record in the
-//! index's outbox in its own transaction (see [`crate::index::catalog`]),
+//! index's outbox in its own transaction (see [`logbook_index::catalog`]),
 //! and [`after_write`] starts a push in the background, bounded by
 //! [`deadline`]. A push that fails or is cut off leaves the notes where
 //! they are; the next push (or `logbook team push`) sends them again, and
@@ -27,9 +27,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::index::Index;
-use crate::index::catalog::{Catalog, Connector, ServerStatus};
-use crate::store::Project;
+use logbook_index::Index;
+use logbook_index::catalog::{Catalog, Connector, ServerStatus};
+use logbook_store::Project;
 
 pub(crate) use push::after_write;
 pub use push::{BATCH, PushReport, SETTLE_AFTER, push, push_with, settle};

@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::{COMMAND_TIMEOUT, CONNECTOR, connector, deadline, url};
 use crate::clock;
 use crate::error::Result;
-use crate::index::Index;
-use crate::index::catalog::{Catalog, Change, PUSH_LANES, PushStats, lane_of};
-use crate::store::Project;
+use logbook_index::Index;
+use logbook_index::catalog::{Catalog, Change, PUSH_LANES, PushStats, lane_of};
+use logbook_store::Project;
 
 /// Changes sent to the catalog in one transaction.
 pub const BATCH: usize = 500;
@@ -118,7 +118,7 @@ fn push_within(
                     catalog.push(&origin, &batch, false)?
                 };
                 #[cfg(feature = "testing")]
-                crate::testing::fault("push-sent");
+                logbook_store::testing::fault("push-sent");
                 index.outbox_done(&done)?;
                 report.pushed += done.len() as u64;
                 report.written += written;

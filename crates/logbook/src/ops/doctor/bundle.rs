@@ -8,8 +8,8 @@ use std::path::Path;
 use super::{Finding, Report};
 use crate::error::Result;
 use crate::model::ids::RunId;
-use crate::store::config::FolderSource;
-use crate::store::{self, Project};
+use logbook_store::Project;
+use logbook_store::config::FolderSource;
 
 /// Adds a finding when the bundle config and `logbook.yaml` disagree on
 /// `agent_outputs_folder`, and one when runs are still in Logbook's old
@@ -55,7 +55,7 @@ pub(super) fn check(p: &Project, report: &mut Report) -> Result<()> {
 /// How many folders named by a run id `dir` holds.
 fn run_folders(dir: &Path) -> Result<usize> {
     let mut n = 0;
-    for folder in store::runs::walk(dir)? {
+    for folder in logbook_store::runs::walk(dir)? {
         let Ok(folder) = folder else { continue };
         if folder
             .name

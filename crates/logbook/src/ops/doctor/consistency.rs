@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use super::{Finding, Options, Report};
 use crate::error::Result;
-use crate::index::Index;
 use crate::model::ids::WorkSessionId;
 use crate::model::transcript::parse_file_name;
 use crate::ops::{work_session as ws, workflow};
-use crate::store::{self, Project};
+use logbook_index::Index;
+use logbook_store::Project;
 
 /// A finding without a fix yet.
 fn finding(kind: &'static str, path: PathBuf, message: String) -> Finding {
@@ -67,11 +67,11 @@ pub(super) fn index_pages(
 /// naming one id would change another.
 pub(super) fn ids_match_names(p: &Project, report: &mut Report) -> Result<()> {
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
-        for path in store::work_session::session_files(dir)? {
+        for path in logbook_store::work_session::session_files(dir)? {
             let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
                 continue;
             };
-            let Ok(session) = store::work_session::read_file(p, &path) else {
+            let Ok(session) = logbook_store::work_session::read_file(p, &path) else {
                 continue; // named by the corrupt-work-session check
             };
             if session.session_id != stem {
@@ -86,14 +86,14 @@ pub(super) fn ids_match_names(p: &Project, report: &mut Report) -> Result<()> {
             }
         }
     }
-    for (kind, path) in store::transcript::transcript_files(&p.config.transcripts_dir)? {
+    for (kind, path) in logbook_store::transcript::transcript_files(&p.config.transcripts_dir)? {
         let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
         };
         let Some((_, part)) = parse_file_name(&name) else {
             continue;
         };
-        let Ok(head) = store::transcript::read_head(&path) else {
+        let Ok(head) = logbook_store::transcript::read_head(&path) else {
             continue; // named by the corrupt-transcript check
         };
         let id = head.id.to_ascii_lowercase();
@@ -118,8 +118,8 @@ pub(super) fn ids_match_names(p: &Project, report: &mut Report) -> Result<()> {
 /// writing the run. `--fix` marks them failed (never deletes the entry).
 pub(super) fn agents_have_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
     let outputs = &p.config.agent_outputs_folder;
-    for path in store::work_session::session_files(&p.config.sessions_dir)? {
-        let Ok(session) = store::work_session::read_file(p, &path) else {
+    for path in logbook_store::work_session::session_files(&p.config.sessions_dir)? {
+        let Ok(session) = logbook_store::work_session::read_file(p, &path) else {
             continue;
         };
         let Ok(id) = WorkSessionId::parse(&session.session_id) else {
@@ -176,7 +176,7 @@ pub(super) fn agents_have_runs(p: &Project, opts: &Options, report: &mut Report)
 fn run_folder_without_manifest(outputs: &Path, output_file: Option<&str>) -> bool {
     output_file
         .map(Path::new)
-        .is_some_and(|f| f.starts_with(outputs) && !store::runs::has_manifest(f))
+        .is_some_and(|f| f.starts_with(outputs) && !logbook_store::runs::has_manifest(f))
 }
 
 /// A start still under way must not be called interrupted.
@@ -192,7 +192,7 @@ fn older_than_a_minute(started: Option<&str>) -> bool {
 /// `--fix` removes such a file only when that is verifiably so.
 pub(super) fn archives_are_named(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
-        for state_path in store::workflow::state_files(dir)? {
+        for state_path in logbook_store::workflow::state_files(dir)? {
             let Some(id) = state_path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -202,16 +202,16 @@ pub(super) fn archives_are_named(p: &Project, opts: &Options, report: &mut Repor
                 continue;
             };
             let history = dir.join(format!("{id}.history"));
-            let Ok(Some((state, _))) = store::workflow::read_state(&state_path) else {
+            let Ok(Some((state, _))) = logbook_store::workflow::read_state(&state_path) else {
                 continue; // named by the corrupt-workflow-state check
             };
             let named: HashSet<PathBuf> = state
                 .orchestrator_workflow
                 .iter()
                 .flat_map(|w| &w.compaction_history)
-                .filter_map(|c| store::workflow::archive_path(dir, &c.note_path).ok())
+                .filter_map(|c| logbook_store::workflow::archive_path(dir, &c.note_path).ok())
                 .collect();
-            for (_, path) in store::entries(&history, store::EntryKind::File)? {
+            for (_, path) in logbook_store::entries(&history, logbook_store::EntryKind::File)? {
                 if named.contains(&path) {
                     continue;
                 }
@@ -234,7 +234,7 @@ pub(super) fn archives_are_named(p: &Project, opts: &Options, report: &mut Repor
 
 fn remove_if_duplicate(p: &Project, id: &str, path: &Path) -> String {
     let duplicate = (|| -> Result<bool> {
-        let text = store::read_optional(path, "compaction archive")?.unwrap_or_default();
+        let text = logbook_store::read_optional(path, "compaction archive")?.unwrap_or_default();
         let archive: crate::model::workflow::CompactionArchive =
             crate::model::text::parse_json(path, "compaction archive", &text)?;
         let loaded = workflow::load(p, Some(id))?;
@@ -242,7 +242,7 @@ fn remove_if_duplicate(p: &Project, id: &str, path: &Path) -> String {
         Ok(archive.invocations.iter().all(|i| history.contains(i)))
     })();
     match duplicate {
-        Ok(true) => match store::workflow::remove_archive(path) {
+        Ok(true) => match logbook_store::workflow::remove_archive(path) {
             Ok(()) => "removed: every invocation in it is still in the workflow state".into(),
             Err(e) => format!("could not remove it: {e}"),
         },

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::index::{Index, Outputs, WalkedNames};
 use crate::model::ids::{RunId, WorkSessionId};
 use crate::model::run::MANIFEST_FILE;
 use crate::model::text;
@@ -24,7 +23,8 @@ use crate::model::transcript::Transcript;
 use crate::model::work_session::{SessionStatus, WorkSession, forget_migrated_keys};
 use crate::model::workflow::SessionState;
 use crate::ops::{transcript, work_session as ws, workflow};
-use crate::store::{self, Project};
+use logbook_index::{Index, Outputs, WalkedNames};
+use logbook_store::Project;
 
 /// How long a run may stay `running` before doctor calls it abandoned.
 pub const DEFAULT_ABANDONED_AFTER_HOURS: f64 = 24.0;
@@ -155,11 +155,11 @@ pub fn check_with_progress(
 /// checkpoints of logs that are gone. One finding each, however many
 /// files: a hundred lock files are one problem.
 fn check_leftover_state(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    let locks = store::hook::stale_job_locks(p)?;
+    let locks = logbook_store::hook::stale_job_locks(p)?;
     if !locks.is_empty() {
         let fixed = opts
             .fix
-            .then(|| match store::hook::remove_stale_job_locks(p) {
+            .then(|| match logbook_store::hook::remove_stale_job_locks(p) {
                 Ok(n) => format!("removed {n} lock file(s)"),
                 Err(e) => format!("could not remove them: {e}"),
             });
@@ -173,13 +173,13 @@ fn check_leftover_state(p: &Project, opts: &Options, report: &mut Report) -> Res
             fixed,
         });
     }
-    let dir = store::import_cursor::dir(&p.config.state_dir());
-    let cursors = store::import_cursor::stale(&dir)?;
+    let dir = logbook_store::import_cursor::dir(&p.config.state_dir());
+    let cursors = logbook_store::import_cursor::stale(&dir)?;
     if !cursors.is_empty() {
         let fixed = opts.fix.then(|| {
             let failed: Vec<String> = cursors
                 .iter()
-                .filter_map(|c| store::import_cursor::remove(c).err())
+                .filter_map(|c| logbook_store::import_cursor::remove(c).err())
                 .map(|e| e.to_string())
                 .collect();
             match failed.first() {
@@ -266,7 +266,7 @@ fn folders_in_place(p: &Project, report: &mut Report) -> bool {
     ];
     let before = report.findings.len();
     for (path, holds) in folders {
-        if let Some(what) = store::fs::in_place_of_folder(&path) {
+        if let Some(what) = logbook_store::fs::in_place_of_folder(&path) {
             report.findings.push(Finding {
                 kind: "not-a-folder",
                 message: format!(
@@ -295,7 +295,7 @@ fn check_hooks(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
             Ok(d) => format!(
                 "could not finish {} hook job(s) (see {})",
                 d.failed,
-                store::hook::failure_log(p).display()
+                logbook_store::hook::failure_log(p).display()
             ),
             Err(e) => format!("could not drain the hook queue: {e}"),
         })
@@ -323,7 +323,7 @@ fn check_hooks(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
             .unwrap_or_default();
         report.findings.push(Finding {
             kind: "hook-failed",
-            path: store::hook::failure_log(p),
+            path: logbook_store::hook::failure_log(p),
             message: format!(
                 "{} hook failure(s) logged; the last, at {}, in {}{session}: {}; fix the cause, then `logbook doctor --fix` retries queued work and clears the log",
                 left.failures.len(),
@@ -369,24 +369,24 @@ fn reason_without_path<'a>(reason: &'a str, path: &Path) -> &'a str {
 pub fn check_field_types(p: &Project, report: &mut Report) -> Result<()> {
     let mut files: Vec<(PathBuf, Vec<String>)> = vec![];
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
-        for path in store::work_session::session_files(dir)? {
-            if let Ok((_, mut raw)) = store::work_session::read_raw(&path) {
+        for path in logbook_store::work_session::session_files(dir)? {
+            if let Ok((_, mut raw)) = logbook_store::work_session::read_raw(&path) {
                 forget_migrated_keys(&mut raw);
                 files.push((path, text::wrong_type_fields::<WorkSession>(&raw)));
             }
         }
-        for path in store::workflow::state_files(dir)? {
-            if let Ok(Some((_, raw))) = store::workflow::read_state(&path) {
+        for path in logbook_store::workflow::state_files(dir)? {
+            if let Ok(Some((_, raw))) = logbook_store::workflow::read_state(&path) {
                 files.push((path, text::wrong_type_fields::<SessionState>(&raw)));
             }
         }
     }
     for dir in [
         p.config.transcripts_dir.clone(),
-        store::transcript::archive_dir(p),
+        logbook_store::transcript::archive_dir(p),
     ] {
-        for (_, path) in store::transcript::transcript_files(&dir)? {
-            if let Ok((_, raw)) = store::transcript::read_file_raw(&path) {
+        for (_, path) in logbook_store::transcript::transcript_files(&dir)? {
+            if let Ok((_, raw)) = logbook_store::transcript::read_file_raw(&path) {
                 files.push((path, text::wrong_type_fields::<Transcript>(&raw)));
             }
         }
@@ -479,7 +479,7 @@ fn check_index_after(
     let broken: std::collections::HashMap<PathBuf, String> = index
         .corrupt_files()?
         .into_iter()
-        .filter(|c| c.kind == crate::index::Kind::Run)
+        .filter(|c| c.kind == logbook_index::Kind::Run)
         .map(|c| (c.path, c.reason))
         .collect();
     let named: std::collections::HashSet<PathBuf> = report
@@ -517,10 +517,9 @@ fn check_index_after(
     for (child, parent) in index.dangling_edges()? {
         // A link to a run deleted on purpose (`delete --force`) is told by
         // the run's tombstone, not a problem.
-        if RunId::parse(&parent)
-            .ok()
-            .is_some_and(|id| store::fs::is_file(&store::archive::tombstone_path(p, &id)))
-        {
+        if RunId::parse(&parent).ok().is_some_and(|id| {
+            logbook_store::fs::is_file(&logbook_store::archive::tombstone_path(p, &id))
+        }) {
             continue;
         }
         let parent_manifest = p
@@ -537,7 +536,7 @@ fn check_index_after(
         };
         let child_folder = RunId::parse(&child)
             .ok()
-            .and_then(|id| store::run::locate(p, &id).ok())
+            .and_then(|id| logbook_store::run::locate(p, &id).ok())
             .unwrap_or_else(|| p.config.agent_outputs_folder.join(&child));
         report.findings.push(Finding {
             kind: "dangling-link",
@@ -557,7 +556,7 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
     let pointer = p
         .config
         .sessions_dir
-        .join(store::work_session::POINTER_FILE);
+        .join(logbook_store::work_session::POINTER_FILE);
     let stale = match ws::active(p) {
         Err(e) => Some(format!("{e}")),
         Ok(Some(id)) => match ws::get(p, Some(&id)) {
@@ -590,10 +589,10 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
     // marked active; the pointer says which one is (without a pointer, the
     // one updated last), and `--fix` pauses the others.
     let live: Vec<(PathBuf, WorkSession)> =
-        store::work_session::session_files(&p.config.sessions_dir)?
+        logbook_store::work_session::session_files(&p.config.sessions_dir)?
             .into_iter()
             .filter_map(|path| {
-                let session = store::work_session::read_file(p, &path).ok()?;
+                let session = logbook_store::work_session::read_file(p, &path).ok()?;
                 Some((path, session))
             })
             .collect();
@@ -662,7 +661,7 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
     }
 
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
-        for (name, path) in store::entries(dir, store::EntryKind::File)? {
+        for (name, path) in logbook_store::entries(dir, logbook_store::EntryKind::File)? {
             let Some(id) = name.strip_suffix(".state.json") else {
                 continue;
             };
@@ -706,11 +705,11 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             // Several locks guard this folder, so age stands in for them: no
             // write takes a minute between temp file and rename.
             |path| {
-                let young = store::fs::age(path).is_none_or(|age| age.as_secs() < 60);
+                let young = logbook_store::fs::age(path).is_none_or(|age| age.as_secs() < 60);
                 if young {
                     return Ok(false);
                 }
-                store::fs::remove_temp_file(path)?;
+                logbook_store::fs::remove_temp_file(path)?;
                 Ok(true)
             },
             report,
@@ -730,7 +729,7 @@ fn temp_file_findings(
     remove: impl Fn(&std::path::Path) -> Result<bool>,
     report: &mut Report,
 ) {
-    for (name, path) in store::fs::temp_files(dir) {
+    for (name, path) in logbook_store::fs::temp_files(dir) {
         if !wanted(&name) {
             continue;
         }

@@ -1,6 +1,6 @@
 //! What a move of a run between file systems (`archive`, `unarchive`
 //! with the archive on another mount) leaves when it is killed, and how
-//! `--fix` finishes or rolls it back (see `store::fs::move_durably_keyed`):
+//! `--fix` finishes or rolls it back (see `logbook_store::fs::move_durably_keyed`):
 //!
 //! - killed while copying, or with the copy whole but not yet renamed into
 //!   place: a `.{uuid}.{pid}.tmp` copy beside the destination, the run
@@ -21,17 +21,17 @@ use std::path::Path;
 use super::{Finding, Options, Report};
 use crate::error::Result;
 use crate::model::ids::RunId;
-use crate::store::archive::{InBoth, TempCopy, Within};
-use crate::store::{self, Project};
+use logbook_store::Project;
+use logbook_store::archive::{InBoth, TempCopy, Within};
 
 /// Reports (and with `--fix` repairs) every temp copy and every run whose
 /// folder is both in the live set and in the archive. Runs before the
 /// index check, so that what `--fix` removes leaves the index with it.
 pub(super) fn check(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
-    for copy in store::archive::temp_copies(p) {
+    for copy in logbook_store::archive::temp_copies(p) {
         report.findings.push(temp_copy(p, opts, &copy));
     }
-    for both in store::archive::in_both(p)? {
+    for both in logbook_store::archive::in_both(p)? {
         report.findings.push(in_both(p, opts, &both));
     }
     Ok(())
@@ -42,16 +42,19 @@ pub(super) fn check(p: &Project, opts: &Options, report: &mut Report) -> Result<
 /// the pass over run folders leaves it to [`check`] rather than calling it
 /// an orphan.
 pub(super) fn is_move_remainder(p: &Project, name: &str) -> bool {
-    RunId::parse(name).is_ok() && store::fs::is_folder(&p.config.archive_folder.join(name))
+    RunId::parse(name).is_ok() && logbook_store::fs::is_folder(&p.config.archive_folder.join(name))
 }
 
 /// The finding for a temp copy, and its removal with `--fix` once the run
 /// is shown whole elsewhere with all that the copy holds.
 fn temp_copy(p: &Project, opts: &Options, copy: &TempCopy) -> Finding {
     let id = &copy.id;
-    let whole = [store::run::folder(p, id), store::archive::folder(p, id)]
-        .into_iter()
-        .find(|f| store::runs::has_manifest(f));
+    let whole = [
+        logbook_store::run::folder(p, id),
+        logbook_store::archive::folder(p, id),
+    ]
+    .into_iter()
+    .find(|f| logbook_store::runs::has_manifest(f));
     let message = match &whole {
         Some(whole) => format!(
             "a copy of run {id} that a move between file systems left when it was killed before the copy was in place; the run is whole at {}; `logbook doctor --fix` removes the copy once every file in it is shown to be in the run",
@@ -59,7 +62,7 @@ fn temp_copy(p: &Project, opts: &Options, copy: &TempCopy) -> Finding {
         ),
         None => format!(
             "a copy of run {id} that a move between file systems left, and the run has no folder with a manifest in the live set or the archive; it may be the only copy: check it, then rename it to {} by hand",
-            store::archive::folder(p, id).display()
+            logbook_store::archive::folder(p, id).display()
         ),
     };
     let fixed = opts.fix.then(|| match &whole {
@@ -80,8 +83,8 @@ fn temp_copy(p: &Project, opts: &Options, copy: &TempCopy) -> Finding {
 fn in_both(p: &Project, opts: &Options, both: &InBoth) -> Finding {
     let InBoth { id, live, archived } = both;
     let (in_live, in_archive) = (
-        store::runs::has_manifest(live),
-        store::runs::has_manifest(archived),
+        logbook_store::runs::has_manifest(live),
+        logbook_store::runs::has_manifest(archived),
     );
     // Which copy is whole, which the leftover: the one without a manifest
     // is a source being removed; of two whole copies, the archived one is
@@ -154,19 +157,19 @@ fn remove_if_within(
             "left alone: run {id}'s lock is held, so a move or a write may be under way; run `logbook doctor --fix` again once it ends"
         ));
     };
-    if !store::runs::has_manifest(whole) {
+    if !logbook_store::runs::has_manifest(whole) {
         return Ok(format!(
             "left alone: {} has no manifest any more",
             whole.display()
         ));
     }
-    if let Some(why) = store::archive::not_within(leftover, whole, how)? {
+    if let Some(why) = logbook_store::archive::not_within(leftover, whole, how)? {
         return Ok(format!(
             "left alone: {why}; compare it with {} by hand and remove what you do not need",
             whole.display()
         ));
     }
-    store::archive::remove_leftover(leftover)?;
+    logbook_store::archive::remove_leftover(leftover)?;
     Ok(format!(
         "removed: every file in it is in {}, where the run is whole",
         whole.display()

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::Finding;
 use crate::model::run::Manifest;
-use crate::store::run_files::{self, Unconfined};
+use logbook_store::run_files::{self, Unconfined};
 
 /// One `unsafe-output` finding per registered output of the run in
 /// `folder` that [`run_files::unconfined`] refuses.

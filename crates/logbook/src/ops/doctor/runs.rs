@@ -21,13 +21,13 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
-use crate::index::{FolderStamps, Index, SettledRun, WalkedNames};
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
 use crate::ops::run;
-use crate::store::runs::{ManifestStamp, ReadBuffers, RunFolder, RunsDir};
-use crate::store::{self, Project};
+use logbook_index::{FolderStamps, Index, SettledRun, WalkedNames};
+use logbook_store::Project;
+use logbook_store::runs::{ManifestStamp, ReadBuffers, RunFolder, RunsDir};
 
 /// Run folders handed to a worker at a time: big enough that the channel
 /// costs nothing, small enough that the folder names in flight stay few.
@@ -47,7 +47,7 @@ pub(super) fn check(
 ) -> Result<WalkedNames> {
     let dir = &p.config.agent_outputs_folder;
     let walked = Mutex::new(WalkedNames::begin(p));
-    let listing = store::runs::walk(dir)?;
+    let listing = logbook_store::runs::walk(dir)?;
     // Each run folder is opened relative to this one (`{run}`, not the
     // whole path, resolved per run); without it, by path.
     let runs_dir = RunsDir::open(dir).ok().flatten();
@@ -245,7 +245,7 @@ fn manifest_temp_findings(
         // the file is an orphan.
         |temp| {
             let _guard = p.locks.exclusive(&id.lock_name())?;
-            store::fs::remove_temp_file(temp)?;
+            logbook_store::fs::remove_temp_file(temp)?;
             Ok(true)
         },
         &mut temps,
@@ -316,7 +316,7 @@ fn check_folder(
             opened.temp,
         ),
         None => {
-            owned = store::read_optional(&path, "manifest");
+            owned = logbook_store::read_optional(&path, "manifest");
             let read = owned.as_ref().map(|t| t.as_deref());
             (read.map_err(unreadable), true)
         }

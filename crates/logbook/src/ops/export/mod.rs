@@ -13,7 +13,7 @@
 //! - [`export`]: work sessions (with their workflow invocations, decisions,
 //!   verdicts and handoffs), finished runs and transcripts, streamed in
 //!   batches of [`ExportOptions::batch_spans`]; what the receiver took is
-//!   remembered per endpoint in a cursor ([`crate::store::export_cursor`]),
+//!   remembered per endpoint in a cursor ([`logbook_store::export_cursor`]),
 //!   so a second export sends nothing new and `all` sends everything again
 //!   with the same ids.
 //!
@@ -42,12 +42,12 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::index::Index;
 use crate::model::ids::RunId;
 use crate::model::query::RunQuery;
 use crate::model::run::{Run, RunStatus};
-use crate::store::export_cursor::{self, ExportCursor};
-use crate::store::{self, Project};
+use logbook_index::Index;
+use logbook_store::Project;
+use logbook_store::export_cursor::{self, ExportCursor};
 use span::{Span, TraceId};
 
 /// The version of the OpenTelemetry semantic conventions (GenAI spans,
@@ -265,7 +265,7 @@ fn export_runs(p: &Project, query: &RunQuery, out: &mut Batcher<'_>) -> Result<(
     // A related run's trace is its work session's: read from its manifest.
     let mut trace_of = |rel: &str| {
         let id = RunId::parse(rel).ok()?;
-        let run = store::run::load(p, &id).ok()?;
+        let run = logbook_store::run::load(p, &id).ok()?;
         Some(map::run_trace(rel, run.manifest.work_session()))
     };
     index.each_run(&query, &mut |hit| {
@@ -314,7 +314,7 @@ fn export_transcripts(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) 
     order.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
     let mut owner: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for s in order {
-        let Some(book) = store::transcript::read_head(&s.file)
+        let Some(book) = logbook_store::transcript::read_head(&s.file)
             .ok()
             .and_then(|h| crate::model::agent_log::usage_of(&h.metadata))
         else {
@@ -334,7 +334,7 @@ fn export_transcripts(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) 
         }
         // A transcript that cannot be read now is left for the next export
         // (`logbook doctor` names it); the rest still goes.
-        let Ok(t) = store::transcript::read_file(&s.file) else {
+        let Ok(t) = logbook_store::transcript::read_file(&s.file) else {
             continue;
         };
         let elsewhere = |call: &str| owner.get(call).is_some_and(|o| *o != s.id);

@@ -1,5 +1,5 @@
 //! The local backend: this project's SQLite index, every answer checked
-//! against the files (see `crate::index`); and the folder scan, which
+//! against the files (see `logbook_index`); and the folder scan, which
 //! answers `find` by reading every manifest and the rest as the index does.
 
 use jiff::Timestamp;
@@ -16,7 +16,7 @@ use crate::model::transcript::Filter;
 use crate::ops::run;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope, usage_filtered};
 use crate::ops::transcript::{self, ListOptions};
-use crate::store::Project;
+use logbook_store::Project;
 
 /// [`super::Scope::Local`].
 pub(super) struct Local<'p> {

@@ -43,8 +43,8 @@ use crate::model::to_json;
 use crate::model::transcript::{Filter, Summary};
 use crate::ops::transcript::ListOptions;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope};
-use crate::store::Project;
-use crate::store::run_files::{Tree, TreeEntry};
+use logbook_store::Project;
+use logbook_store::run_files::{Tree, TreeEntry};
 
 pub use crate::ops::run::{LatestOutput, LatestQuery};
 
@@ -205,7 +205,7 @@ pub struct Page {
     pub archived: u64,
     /// For a text query answered while the full-text index is still being
     /// built: how far it is (the page may miss matches). `None` otherwise.
-    pub partial: Option<crate::index::TextProgress>,
+    pub partial: Option<logbook_index::TextProgress>,
 }
 
 impl Page {

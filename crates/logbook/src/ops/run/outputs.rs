@@ -1,5 +1,5 @@
 //! A run's output files: registering one, and reading one for the faces,
-//! both through the path rules of [`crate::store::run_files`] (inside the
+//! both through the path rules of [`logbook_store::run_files`] (inside the
 //! run folder, symlinks resolved, a regular file).
 
 use std::path::PathBuf;
@@ -12,8 +12,8 @@ use crate::clock;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, OutputRecord, OutputType, Run, RunStatus};
-use crate::store::run_files::{confine, names_manifest, normalize, read_own};
-use crate::store::{self, Project};
+use logbook_store::Project;
+use logbook_store::run_files::{confine, names_manifest, normalize, read_own};
 
 /// Registers (or re-registers) output `file` of run `id`. The file must be a
 /// regular file inside the run folder; it is recorded under its real path
@@ -110,7 +110,7 @@ pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
     }
     let rel = normalize(file)?;
     // Live or archived: an archived run's files stay readable.
-    let folder = store::run::locate(p, &id)?;
+    let folder = logbook_store::run::locate(p, &id)?;
     let (rel, path) = confine(&folder, &rel, file)?;
     let bytes = read_own(&path, file, READ_LIMIT)?.ok_or_else(|| not_found(&rel))?;
     Ok(OutputFile {

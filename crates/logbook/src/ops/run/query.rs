@@ -8,14 +8,14 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use crate::error::{Error, Next, Result, Step};
-use crate::index::{Hit, Index, Kind};
 use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::{ArchiveScope, RunQuery, filter_sorted, query_status};
 use crate::model::run::{OutputRecord, Run};
 use crate::ops::query::{COUNTED_MATCHES, Count, Found, FoundRun, Page, entry, paged};
 use crate::ops::run_files::Unconfined;
-use crate::store::{self, Project};
+use logbook_index::{Hit, Index, Kind};
+use logbook_store::Project;
 
 /// A page of the index's hits, as every backend's page.
 fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
@@ -73,7 +73,7 @@ pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<P
 
 /// How far the full-text index is, for a text query answered while it is
 /// still being built (the page may miss matches): what every face says.
-fn text_partial(index: &Index, query: &RunQuery) -> Result<Option<crate::index::TextProgress>> {
+fn text_partial(index: &Index, query: &RunQuery) -> Result<Option<logbook_index::TextProgress>> {
     match query.text.is_some() {
         true => index.text_progress(),
         false => Ok(None),
@@ -154,7 +154,7 @@ pub fn agents(p: &Project) -> Result<Vec<(String, u64)>> {
 /// the page cut from them.
 pub(crate) fn find_scan_page(p: &Project, query: &RunQuery) -> Result<Page> {
     let query = paged(query);
-    let scan = store::run::scan_in(p, query.archive)?;
+    let scan = logbook_store::run::scan_in(p, query.archive)?;
     let skipped = scan.corrupt.len() as u64;
     let all = filter_sorted(
         scan.runs,
@@ -196,7 +196,7 @@ pub(crate) fn resolve_ref(p: &Project, run: &RunRef) -> Result<RunId> {
     let text = prefix.as_str();
     // An index row whose folder was removed since is no run; a folder
     // without a manifest is one (listed as unknown), so its prefix resolves.
-    let exists = |id: &RunId| store::run::exists(p, id);
+    let exists = |id: &RunId| logbook_store::run::exists(p, id);
     let mut ids: Vec<RunId> = Index::open_synced(p)
         .and_then(|index| index.run_ids_with_prefix(&prefix, AMBIGUOUS_SHOWN))
         .unwrap_or_default()
@@ -205,7 +205,7 @@ pub(crate) fn resolve_ref(p: &Project, run: &RunRef) -> Result<RunId> {
         .filter(|id| exists(id))
         .collect();
     if ids.is_empty() {
-        ids = store::run::ids_with_prefix(p, &prefix)?;
+        ids = logbook_store::run::ids_with_prefix(p, &prefix)?;
     }
     match ids.len() {
         1 => Ok(ids.remove(0)),
@@ -231,7 +231,7 @@ pub(crate) fn resolve_ref(p: &Project, run: &RunRef) -> Result<RunId> {
 /// Reads run `id` (a UUID or a unique prefix, see [`resolve`]) from its
 /// folder.
 pub fn show(p: &Project, id: &str) -> Result<Run> {
-    store::run::load(p, &resolve(p, id)?)
+    logbook_store::run::load(p, &resolve(p, id)?)
 }
 
 /// [`show`] for a caller that is not the project's user (an agent over
@@ -240,8 +240,8 @@ pub fn show(p: &Project, id: &str) -> Result<Run> {
 pub fn show_confined(p: &Project, run: &RunRef) -> Result<Run> {
     let id = resolve_ref(p, run)?;
     // Loaded first, so a run that is not there is "not found" as in `show`.
-    let run = store::run::load(p, &id)?;
-    store::run_files::check_root(p, &id)?;
+    let run = logbook_store::run::load(p, &id)?;
+    logbook_store::run_files::check_root(p, &id)?;
     // What is shown comes from the files; the index is brought to what they
     // say too (an output of a finished run edited in place is otherwise
     // only read by `index sync --full`). The index is derived: one that is
@@ -377,8 +377,8 @@ pub fn latest_output(p: &Project, ask: &LatestQuery<'_>) -> Result<LatestOutput>
         ask.output_type,
         status.as_deref(),
     )? {
-        let missing = !store::run_files::is_present(&path);
-        let unconfined = store::run_files::unconfined(&run.folder, &output.file);
+        let missing = !logbook_store::run_files::is_present(&path);
+        let unconfined = logbook_store::run_files::unconfined(&run.folder, &output.file);
         return Ok(LatestOutput {
             run,
             output,
@@ -408,7 +408,7 @@ pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
 /// [`lineage`] of an id already parsed.
 pub(crate) fn lineage_ref(p: &Project, run: &RunRef, tz: &TimeZone) -> Result<Lineage> {
     let root = resolve_ref(p, run)?;
-    store::run::load(p, &root)?;
+    logbook_store::run::load(p, &root)?;
     let index = Index::open_synced(p)?;
     let mut runs: HashMap<String, Run> = HashMap::new();
     for up in [true, false] {
@@ -443,7 +443,7 @@ pub(crate) fn lineage_ref(p: &Project, run: &RunRef, tz: &TimeZone) -> Result<Li
     // tombstone that cannot be read leaves the node as it was.
     for n in lineage.nodes.iter_mut().filter(|n| n.missing) {
         if let Ok(id) = RunId::parse(&n.session_id)
-            && let Ok(Some((_, t))) = store::archive::read_tombstone(p, &id)
+            && let Ok(Some((_, t))) = logbook_store::archive::read_tombstone(p, &id)
         {
             n.deleted_at = Some(t.deleted_at);
         }

@@ -12,7 +12,6 @@ use serde_json::{Map, Value};
 use super::resolve;
 use crate::clock;
 use crate::error::{Error, Next, Result, Step};
-use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::RunId;
 use crate::model::limits::{bounded, bounded_each};
 use crate::model::repo::Casing;
@@ -22,7 +21,8 @@ use crate::model::run::{
 use crate::model::work_session::AgentOutcome;
 use crate::model::{naming, text};
 use crate::ops::{work_session, write_through};
-use crate::store::{self, Project, variables};
+use logbook_index::{Index, Kind, Pending, Record};
+use logbook_store::{Project, variables};
 
 /// Options of [`start`].
 #[derive(Debug, Clone, Default)]
@@ -55,7 +55,7 @@ pub struct StartOptions {
     pub workflow_file: Option<PathBuf>,
     /// Who named `workflow_file`: an MCP or HTTP caller may name only files
     /// inside the project root (and so may its `config_source`).
-    pub path_trust: store::PathTrust,
+    pub path_trust: logbook_store::PathTrust,
 }
 
 /// What [`start`] created.
@@ -96,7 +96,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         bounded("metadata", &v.to_string())?;
     }
     let id = RunId::new_v4();
-    let folder = store::run::folder(p, &id);
+    let folder = logbook_store::run::folder(p, &id);
     let mut warnings = vec![];
 
     let workflow_file = match &opts.workflow_file {
@@ -147,7 +147,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
 
     let mut related: Vec<String> = vec![];
     for given in &opts.related {
-        let r = resolve(p, given).and_then(|r| store::run::load(p, &r).map(|_| r));
+        let r = resolve(p, given).and_then(|r| logbook_store::run::load(p, &r).map(|_| r));
         let r = r.map_err(|e| match e {
             Error::NotFound { .. } => Error::not_found(
                 "related run",
@@ -243,7 +243,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         manifest,
     };
     write_through(p, vec![pending(&run)], || {
-        store::run::create(p, &run.id, &run.manifest)?;
+        logbook_store::run::create(p, &run.id, &run.manifest)?;
         Ok(((), vec![Some(Record::run(&run))]))
     })?;
     let manifest = run.manifest;
@@ -305,9 +305,10 @@ fn folder_warning(p: &Project, wf: Option<&variables::WorkflowFile>) -> Option<S
         theirs.display(),
         ours.display(),
         match &p.config.agent_outputs_source {
-            store::config::FolderSource::LogbookYaml => "agent_outputs_folder in logbook.yaml",
-            store::config::FolderSource::Bundle(_) => "the project's bundle config",
-            store::config::FolderSource::Default => "Logbook's default",
+            logbook_store::config::FolderSource::LogbookYaml =>
+                "agent_outputs_folder in logbook.yaml",
+            logbook_store::config::FolderSource::Bundle(_) => "the project's bundle config",
+            logbook_store::config::FolderSource::Default => "Logbook's default",
         }
     ))
 }
@@ -338,11 +339,11 @@ pub(super) fn update<T>(
     change: impl FnOnce(&mut Run) -> Result<T>,
 ) -> Result<(Run, T)> {
     let _lock = p.locks.exclusive(&id.lock_name())?;
-    let (mut run, raw) = store::run::load_raw(p, id)?;
+    let (mut run, raw) = logbook_store::run::load_raw(p, id)?;
     // Under the lock `archive` takes to move the run: the move landed
     // before this write, which must not land in the archive nor make the
     // run again in the live set.
-    if store::archive::is_archived(p, &run.folder) {
+    if logbook_store::archive::is_archived(p, &run.folder) {
         return Err(Error::RunArchived {
             id: id.to_string(),
             folder: run.folder,
@@ -352,7 +353,7 @@ pub(super) fn update<T>(
     let out = change(&mut run)?;
     refresh_display(&mut run.manifest, clock::now());
     write_through(p, vec![pending(&run)], || {
-        store::run::save(&run, &raw, &read)?;
+        logbook_store::run::save(&run, &raw, &read)?;
         Ok(((), vec![Some(Record::run(&run))]))
     })?;
     Ok((run, out))
@@ -534,7 +535,7 @@ pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
             "a run cannot be related to itself",
         ));
     }
-    store::run::load(p, &related).map_err(|e| match e {
+    logbook_store::run::load(p, &related).map_err(|e| match e {
         Error::NotFound { .. } => Error::not_found(
             "related run",
             related.as_str(),
@@ -576,7 +577,7 @@ fn ancestor_path(p: &Project, from: &RunId, target: &RunId) -> Result<Option<Vec
     let parents_of = |id: &str| -> Result<Vec<String>> {
         let run = match &index {
             Some(index) => index.run(id)?,
-            None => match RunId::parse(id).and_then(|id| store::run::load(p, &id)) {
+            None => match RunId::parse(id).and_then(|id| logbook_store::run::load(p, &id)) {
                 Ok(run) => Some(run),
                 Err(Error::NotFound { .. } | Error::Invalid { .. }) => None,
                 Err(e) => return Err(e),

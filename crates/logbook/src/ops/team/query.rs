@@ -9,7 +9,6 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use crate::error::{Error, Next, Result, Step};
-use crate::index::catalog::{Catalog, TeamRun};
 use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::lineage_of;
 use crate::model::query::RunQuery;
@@ -23,7 +22,8 @@ use crate::ops::query::{
 };
 use crate::ops::transcript::ListOptions;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope, report};
-use crate::store::Project;
+use logbook_index::catalog::{Catalog, TeamRun};
+use logbook_store::Project;
 
 /// How many candidates an ambiguous prefix error lists.
 const AMBIGUOUS_SHOWN: usize = 10;
@@ -338,7 +338,7 @@ impl Team<'_> {
 /// when the words are there, else from the outputs' stored text, read in
 /// one round trip for the runs that need it.
 fn snippets(catalog: &dyn Catalog, hits: &mut [Found], words: &str) -> Result<()> {
-    let cut = crate::index::Snippets::new(words)?;
+    let cut = logbook_index::Snippets::new(words)?;
     let mut rest = vec![];
     for (i, hit) in hits.iter_mut().enumerate() {
         hit.snippet = cut.of_manifest(&hit.run.manifest)?;

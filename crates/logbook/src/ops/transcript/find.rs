@@ -9,10 +9,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::{Error, Next, Result, Step};
-use crate::index::{Index, Kind as IndexKind, MessageHits, Snippets};
 use crate::model::transcript::find::said_by;
 use crate::ops::params::query_text;
-use crate::store::{self, Project};
+use logbook_index::{Index, Kind as IndexKind, MessageHits, Snippets};
+use logbook_store::Project;
 
 /// The most message indexes one call returns (matches, or errors).
 pub const MAX_FOUND: usize = 500;
@@ -97,7 +97,8 @@ fn matches(
     if snippets && !hits.messages.is_empty() {
         let s = Snippets::new(text)?;
         // Gone or unreadable since it was indexed: listed without snippets.
-        for (at, m) in store::transcript::read_messages_at(path, &hits.messages).unwrap_or_default()
+        for (at, m) in
+            logbook_store::transcript::read_messages_at(path, &hits.messages).unwrap_or_default()
         {
             if let Some(snippet) = s.of_text(&said_by(&m))? {
                 cut.insert(at, snippet);
@@ -191,7 +192,7 @@ pub fn navigate(
 fn indexed(p: &Project, id: &str) -> Result<(Index, std::path::PathBuf)> {
     let id = super::resolve(p, id)?;
     let index = Index::open_synced_kind(p, IndexKind::Transcript)?;
-    let (_, path) = store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
+    let (_, path) = logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
         .ok_or_else(|| not_indexed(id.as_str()))?;
     Ok((index, path))
 }

@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
 use crate::model::agent_log::{self, BadLine, Format, PARSER_VERSION, Source};
 use crate::model::ids::TranscriptId;
 use crate::model::repo::{Casing, Repository};
 use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{Kind, SaidText, file_name};
 use crate::ops::write_through;
-use crate::store::{self, Project};
+use logbook_index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
+use logbook_store::Project;
 
 /// What `--format` names: which reader an import uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,11 +131,11 @@ pub fn import_path_in(
     progress: Option<Progress<'_>>,
     ran_in: Option<&Repository>,
 ) -> Result<ImportReport> {
-    let found = store::agent_log::find_logs(path)?;
+    let found = logbook_store::agent_log::find_logs(path)?;
     let files = found.files;
-    let sizes: Vec<u64> = files.iter().map(|f| store::fs::size(f)).collect();
+    let sizes: Vec<u64> = files.iter().map(|f| logbook_store::fs::size(f)).collect();
     let total: u64 = sizes.iter().sum::<u64>() * 3;
-    let own = store::fs::resolved(&p.config.transcripts_dir).ok();
+    let own = logbook_store::fs::resolved(&p.config.transcripts_dir).ok();
     let mut report = ImportReport::default();
     let skipped = found.skipped.into_iter().map(|s| (s, false));
     let unlisted = found.unlisted.into_iter().map(|s| (s, true));
@@ -157,7 +157,7 @@ pub fn import_path_in(
         }
         let outcome = if own
             .as_ref()
-            .is_some_and(|own| store::fs::resolved(file).is_ok_and(|f| f.starts_with(own)))
+            .is_some_and(|own| logbook_store::fs::resolved(file).is_ok_and(|f| f.starts_with(own)))
         {
             Ok(Outcome::Skipped(
                 "it is in this project's transcripts folder already".into(),
@@ -207,7 +207,7 @@ pub fn import_named(
     let nothing =
         report.imported.is_empty() && report.updated.is_empty() && report.unchanged.is_empty();
     if nothing
-        && !store::fs::is_folder(path)
+        && !logbook_store::fs::is_folder(path)
         && let Some(s) = report.skipped.first()
     {
         return Err(Error::NotImported {
@@ -225,7 +225,7 @@ fn import_file(
     on_bytes: &dyn Fn(u64),
     ran_in: Option<&Repository>,
 ) -> Result<Outcome> {
-    if store::agent_log::log_len(file)? == 0 {
+    if logbook_store::agent_log::log_len(file)? == 0 {
         return Ok(Outcome::Skipped(EMPTY.into()));
     }
     let log_format = match format {
@@ -234,7 +234,7 @@ fn import_file(
         ImportFormat::Logbook => None,
         ImportFormat::Auto => {
             let json = file.extension().is_some_and(|e| e == "json");
-            match store::agent_log::detect(file)? {
+            match logbook_store::agent_log::detect(file)? {
                 Some(f) => Some(f),
                 None if json => None,
                 None => {
@@ -268,7 +268,7 @@ pub fn import_seed(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<(ImportReport, super::Stored)> {
-    if store::agent_log::log_len(file).is_ok_and(|n| n == 0) {
+    if logbook_store::agent_log::log_len(file).is_ok_and(|n| n == 0) {
         return Err(Error::NotImported {
             path: file.to_path_buf(),
             reason: EMPTY.into(),
@@ -296,16 +296,16 @@ fn seed_outcome(
     parent: Option<&str>,
     run: Option<&str>,
 ) -> Result<(Outcome, super::Stored)> {
-    let (_, raw) = store::transcript::read_import(file)?;
+    let (_, raw) = logbook_store::transcript::read_import(file)?;
     let before = raw
         .get("id")
         .and_then(|v| v.as_str())
         .and_then(|id| TranscriptId::parse(id).ok())
-        .and_then(|id| store::transcript::find_live(&p.config.transcripts_dir, id.as_str()))
-        .and_then(|(_, path)| store::transcript::read_bytes(&path).map(|b| (path, b)));
+        .and_then(|id| logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str()))
+        .and_then(|(_, path)| logbook_store::transcript::read_bytes(&path).map(|b| (path, b)));
     let stored = super::import(p, file, subagent, parent, run)?;
     let item = ImportedSource {
-        source: store::fs::resolved(file).unwrap_or_else(|_| file.to_path_buf()),
+        source: logbook_store::fs::resolved(file).unwrap_or_else(|_| file.to_path_buf()),
         format: "logbook",
         id: stored.transcript.id.clone(),
         kind: stored.kind,
@@ -314,13 +314,14 @@ fn seed_outcome(
         parent_session_id: stored.transcript.metadata.parent_session_id.clone(),
         total_tokens: stored.transcript.metadata.latest_total_tokens,
         bad_lines: vec![],
-        bytes_read: store::agent_log::log_len(file).unwrap_or(0),
+        bytes_read: logbook_store::agent_log::log_len(file).unwrap_or(0),
     };
     let outcome = match before {
         None => Outcome::Imported(item),
         Some((path, bytes)) => {
             if path == stored.path
-                && store::transcript::read_bytes(&stored.path).is_some_and(|now| now == bytes)
+                && logbook_store::transcript::read_bytes(&stored.path)
+                    .is_some_and(|now| now == bytes)
             {
                 Outcome::Unchanged(item)
             } else {
@@ -338,13 +339,13 @@ fn import_log(
     on_bytes: &dyn Fn(u64),
     ran_in: Option<&Repository>,
 ) -> Result<Outcome> {
-    let source = store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
-    let len = store::agent_log::log_len(&source)?;
-    let cursors = store::import_cursor::dir(&p.config.state_dir());
+    let source = logbook_store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
+    let len = logbook_store::agent_log::log_len(&source)?;
+    let cursors = logbook_store::import_cursor::dir(&p.config.state_dir());
     // Where the last import stopped, when the log is still the one it read:
     // only the bytes after it are read (appended since, or a last line that
     // had no newline yet).
-    let cursor = store::import_cursor::load(&cursors, &source, len, format);
+    let cursor = logbook_store::import_cursor::load(&cursors, &source, len, format);
     let from = cursor.as_ref().map(|(c, _)| c);
     let mut bytes_read = match &cursor {
         Some((c, checked)) => checked + (len - c.at.offset()),
@@ -354,7 +355,7 @@ fn import_log(
         same.bytes_read = bytes_read;
         return Ok(Outcome::Unchanged(same));
     }
-    let (summary, fp) = store::agent_log::scan_from(&source, len, format, from, on_bytes)?;
+    let (summary, fp) = logbook_store::agent_log::scan_from(&source, len, format, from, on_bytes)?;
     if summary.messages == 0 && summary.usage.by_model.is_empty() {
         let unreadable = match summary.bad_lines.first() {
             Some(b) => format!(
@@ -398,7 +399,7 @@ fn import_log(
         unknown_types: summary.unknown_types.clone(),
     };
     let mut metadata = agent_log::metadata(&summary, &who, &src);
-    if let Some(repo) = store::repo::identify_recorded(Path::new(&metadata.workdir))
+    if let Some(repo) = logbook_store::repo::identify_recorded(Path::new(&metadata.workdir))
         .or_else(|| ran_in.filter(|r| r.in_git()).cloned())
     {
         repo.record_in(&mut metadata.extra, Casing::Camel);
@@ -407,7 +408,7 @@ fn import_log(
 
     let dir = &p.config.transcripts_dir;
     let _lock = p.locks.exclusive(&id.lock_name())?;
-    let existing = store::transcript::find_live(dir, id.as_str());
+    let existing = logbook_store::transcript::find_live(dir, id.as_str());
     let mut item = ImportedSource {
         source: source.clone(),
         format: format.as_str(),
@@ -421,7 +422,7 @@ fn import_log(
         bytes_read,
     };
     if let Some((old_kind, path)) = &existing {
-        let head = store::transcript::read_head(path)?;
+        let head = logbook_store::transcript::read_head(path)?;
         super::keep_name(&mut metadata, &head.metadata);
         match agent_log::source_of(&head.metadata) {
             Some(old) if old.same_as(&src) && *old_kind == kind => {
@@ -447,7 +448,7 @@ fn import_log(
         Some((k, path)) if *k == kind => path.clone(),
         _ => {
             let short = dir.join(file_name(kind, id.as_str(), false));
-            if store::transcript::name_taken(&short) {
+            if logbook_store::transcript::name_taken(&short) {
                 dir.join(file_name(kind, id.as_str(), true))
             } else {
                 short
@@ -465,7 +466,7 @@ fn import_log(
     };
     let mut touched = vec![pending(&target)];
     touched.extend(previous.as_deref().map(pending));
-    let head = store::agent_log::Head {
+    let head = logbook_store::agent_log::Head {
         id: id.as_str(),
         timestamp: &timestamp,
         metadata: &metadata,
@@ -493,7 +494,7 @@ fn import_log(
         // The rows of the messages before the checkpoint are in the index
         // already: only the ones appended are handed to it.
         let mut found = MessageText::new(resume.map_or(0, |c| c.messages as usize));
-        let written = store::agent_log::write_transcript_from(
+        let written = logbook_store::agent_log::write_transcript_from(
             &target,
             &source,
             len,
@@ -523,7 +524,7 @@ fn import_log(
     })?;
     // A cache: when it cannot be written, the next import reads the whole
     // log (the old checkpoint no longer matches the stored file).
-    let _ = store::import_cursor::save(&cursors, &source, format, &target, written);
+    let _ = logbook_store::import_cursor::save(&cursors, &source, format, &target, written);
     item.file = target;
     Ok(if existing.is_some() {
         Outcome::Updated(item)
@@ -541,7 +542,7 @@ fn unchanged_by_name(
     source: &Path,
     len: u64,
     format: Format,
-    from: Option<&store::import_cursor::Cursor>,
+    from: Option<&logbook_store::import_cursor::Cursor>,
 ) -> Result<Option<ImportedSource>> {
     let Some(who) = agent_log::identity(format, source, &agent_log::LogSummary::default()) else {
         return Ok(None);
@@ -549,11 +550,12 @@ fn unchanged_by_name(
     let Ok(id) = TranscriptId::parse(&who.id) else {
         return Ok(None);
     };
-    let Some((kind, path)) = store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
+    let Some((kind, path)) =
+        logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
     else {
         return Ok(None);
     };
-    let Ok(head) = store::transcript::read_head(&path) else {
+    let Ok(head) = logbook_store::transcript::read_head(&path) else {
         return Ok(None);
     };
     let Some(old) = agent_log::source_of(&head.metadata) else {
@@ -565,7 +567,8 @@ fn unchanged_by_name(
         && old.parser == PARSER_VERSION;
     let mark = from.map(|c| c.at).unwrap_or_default();
     if !same_file
-        || store::agent_log::fingerprint_from(source, mark, len)?.as_string() != old.fingerprint
+        || logbook_store::agent_log::fingerprint_from(source, mark, len)?.as_string()
+            != old.fingerprint
     {
         return Ok(None);
     }
@@ -585,16 +588,22 @@ fn unchanged_by_name(
     }))
 }
 
+/// Which agent wrote the log at `file`, from its first lines; `None` when
+/// none of them says (a seed 003 transcript, or text no agent wrote).
+pub fn detect_log(file: &Path) -> Result<Option<Format>> {
+    logbook_store::agent_log::detect(file)
+}
+
 /// How many bytes of the log at `file` an import in `format` would read
 /// now: what was appended since the last import when its checkpoint still
 /// holds, else the whole log. A hook decides from it whether the import
 /// fits its time budget or goes to a background worker.
 pub fn pending_bytes(p: &Project, file: &Path, format: Format) -> Result<u64> {
-    let source = store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
-    let len = store::agent_log::log_len(&source)?;
-    let cursors = store::import_cursor::dir(&p.config.state_dir());
+    let source = logbook_store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
+    let len = logbook_store::agent_log::log_len(&source)?;
+    let cursors = logbook_store::import_cursor::dir(&p.config.state_dir());
     Ok(
-        match store::import_cursor::load(&cursors, &source, len, format) {
+        match logbook_store::import_cursor::load(&cursors, &source, len, format) {
             Some((c, _)) if c.fits_stored(&c.stored.path) => len - c.at.offset(),
             _ => len,
         },
@@ -618,7 +627,7 @@ pub fn home_sources() -> Vec<PathBuf> {
     out.extend(codex.map(|d| d.join("sessions")));
     let mut seen = vec![];
     out.retain(|d| {
-        let keep = store::fs::is_folder(d) && !seen.contains(d);
+        let keep = logbook_store::fs::is_folder(d) && !seen.contains(d);
         seen.push(d.clone());
         keep
     });

@@ -10,7 +10,7 @@ use crate::model::agent_log::{self, Usage};
 use crate::model::ids::RunId;
 use crate::model::run::Run;
 use crate::model::transcript::{RUN_ID_KEY, Transcript, tools};
-use crate::store::{self, Project};
+use logbook_store::Project;
 
 /// The tokens each message of `t` is charged with, by the rules of
 /// `transcript usage` ([`agent_log::charged_within`]): summed over a whole
@@ -51,14 +51,14 @@ pub fn subagents(p: &Project, t: &Transcript) -> BTreeMap<String, Option<String>
 
 /// The head of transcript `id` (live or archived), when the store has it:
 /// read from its file's start only.
-fn head_of(p: &Project, id: &str) -> Option<store::transcript::Head> {
+fn head_of(p: &Project, id: &str) -> Option<logbook_store::transcript::Head> {
     [
         p.config.transcripts_dir.clone(),
-        store::transcript::archive_dir(p),
+        logbook_store::transcript::archive_dir(p),
     ]
     .iter()
-    .flat_map(|dir| store::transcript::candidates(dir, id))
-    .filter_map(|(_, path)| store::transcript::read_head(&path).ok())
+    .flat_map(|dir| logbook_store::transcript::candidates(dir, id))
+    .filter_map(|(_, path)| logbook_store::transcript::read_head(&path).ok())
     .find(|h| h.id.eq_ignore_ascii_case(id))
 }
 

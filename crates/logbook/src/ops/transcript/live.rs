@@ -6,7 +6,7 @@
 //! ([`import_watched`]), until its SessionEnd ([`ended`]), or until
 //! [`IDLE`] passes without a change. The signals are what the store
 //! already keeps plus one small mark per session
-//! (`store::transcript::live`): the mark says when the session began and
+//! (`logbook_store::transcript::live`): the mark says when the session began and
 //! whether it ended; the transcript file's modification time says when
 //! it last changed, so a growing session costs no extra write. A plain
 //! `transcript import` of old logs marks nothing: those sessions are
@@ -23,8 +23,8 @@ use crate::error::Result;
 use crate::model::ids::TranscriptId;
 use crate::model::transcript::Summary;
 use crate::ops::transcript::{ImportFormat, ImportReport, import_path};
-use crate::store::transcript::live::{self as mark, LiveMark};
-use crate::store::{self, Project};
+use logbook_store::Project;
+use logbook_store::transcript::live::{self as mark, LiveMark};
 
 /// How long a session stays live without a change: an agent thinking or
 /// waiting on a long command writes nothing for minutes, but one whose
@@ -156,7 +156,8 @@ pub struct Watched {
 /// over.
 pub fn watch(p: &Project, id: &str) -> Result<Watched> {
     let id = super::resolve(p, id)?;
-    let Some((_, path)) = store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
+    let Some((_, path)) =
+        logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
     else {
         return Ok(Watched {
             len: 0,
@@ -164,10 +165,10 @@ pub fn watch(p: &Project, id: &str) -> Result<Watched> {
             live: false,
         });
     };
-    let head = store::transcript::read_head(&path)?;
+    let head = logbook_store::transcript::read_head(&path)?;
     let parent = head.metadata.parent_session_id.as_deref();
     Ok(Watched {
-        len: store::fs::size(&path),
+        len: logbook_store::fs::size(&path),
         changed: mark::modified(&path),
         live: Liveness::read_for(p, parent.unwrap_or(id.as_str())).of(id.as_str(), &path, parent),
     })
@@ -180,7 +181,7 @@ pub fn live_among<'a>(p: &Project, ids: impl IntoIterator<Item = &'a str>) -> BT
     ids.into_iter()
         .filter(|id| {
             TranscriptId::parse(id).is_ok_and(|id| {
-                store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
+                logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
                     .is_some_and(|(_, path)| liveness.of(id.as_str(), &path, None))
             })
         })

@@ -9,12 +9,12 @@ use serde_json::Value;
 use super::{ListOptions, list};
 use crate::clock;
 use crate::error::Result;
-use crate::index::{Kind as IndexKind, Pending};
 use crate::model::CorruptFile;
 use crate::model::ids::TranscriptId;
 use crate::model::transcript::{Kind, file_name};
 use crate::ops::write_through;
-use crate::store::{self, Project};
+use logbook_index::{Kind as IndexKind, Pending};
+use logbook_store::Project;
 
 /// One transcript `prune` moved (or would move).
 #[derive(Debug, Clone, Serialize)]
@@ -54,7 +54,7 @@ pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
         corrupt: listing.corrupt,
         ..PruneReport::default()
     };
-    let archive = store::transcript::archive_dir(p);
+    let archive = logbook_store::transcript::archive_dir(p);
     for s in listing.transcripts {
         let Some(ts) = clock::parse(&s.last_active_at) else {
             continue;
@@ -67,7 +67,7 @@ pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
         };
         let _lock = p.locks.exclusive(&id.lock_name())?;
         // Re-check under the lock: a save may have touched it since listing.
-        match store::transcript::read_head(&s.file) {
+        match logbook_store::transcript::read_head(&s.file) {
             Ok(h) if h.id == s.id && h.metadata.last_active_at == s.last_active_at => {}
             _ => continue,
         }
@@ -78,7 +78,7 @@ pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
             .unwrap_or_default();
         let mut to = archive.join(&name);
         let mut n = 1;
-        while store::transcript::name_taken(&to) {
+        while logbook_store::transcript::name_taken(&to) {
             n += 1;
             to = if n == 2 {
                 archive.join(file_name(s.kind, &s.id, true))
@@ -93,7 +93,7 @@ pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
                 lock: id.lock_name(),
             };
             write_through(p, vec![gone], || {
-                store::move_durably(&s.file, &to)?;
+                logbook_store::move_durably(&s.file, &to)?;
                 Ok(((), vec![None]))
             })?;
         }

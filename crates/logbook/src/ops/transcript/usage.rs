@@ -16,7 +16,7 @@ use super::{ListOptions, list, resolve};
 use crate::error::Result;
 use crate::model::agent_log::{self, Usage, UsageBook};
 use crate::model::transcript::{Filter, Kind, Metadata, Summary};
-use crate::store::{self, Project};
+use logbook_store::Project;
 
 /// Which transcripts a usage report covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +182,7 @@ pub fn usage_grouped(
             None => true,
         })
         .map(|s| {
-            let metadata = store::transcript::read_head(&s.file)
+            let metadata = logbook_store::transcript::read_head(&s.file)
                 .ok()
                 .map(|h| h.metadata);
             (None, s, metadata)
@@ -376,10 +376,10 @@ pub fn measured(p: &Project, text: &str) -> Result<Measured> {
     let id = resolve(p, text)?;
     for dir in [
         p.config.transcripts_dir.clone(),
-        store::transcript::archive_dir(p),
+        logbook_store::transcript::archive_dir(p),
     ] {
-        for (kind, path) in store::transcript::candidates(&dir, id.as_str()) {
-            let Ok(head) = store::transcript::read_head(&path) else {
+        for (kind, path) in logbook_store::transcript::candidates(&dir, id.as_str()) {
+            let Ok(head) = logbook_store::transcript::read_head(&path) else {
                 continue;
             };
             if !head.id.eq_ignore_ascii_case(id.as_str()) {

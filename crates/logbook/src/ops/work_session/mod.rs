@@ -11,7 +11,6 @@ use serde_json::Map;
 
 use crate::clock;
 use crate::error::{Error, Next, Result, Step};
-use crate::index::{Index, Kind, Pending, Record};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::bounded;
 use crate::model::repo::{Casing, Repository};
@@ -22,10 +21,11 @@ use crate::model::work_session::{
 };
 use crate::model::workflow::SessionState;
 use crate::ops::write_through;
-use crate::store::work_session::{
+use logbook_index::{Index, Kind, Pending, Record};
+use logbook_store::Project;
+use logbook_store::work_session::{
     POINTER_LOCK, active_id, archived_path, live_path, move_to_archive, read_file, set_pointer,
 };
-use crate::store::{self, Project};
 
 mod json;
 pub use json::{listing_json, spawned_json, switched_json};
@@ -53,7 +53,7 @@ pub struct StartOptions {
 /// sessions it starts; none for the per-user home.
 pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
     (!p.is_user_home())
-        .then(|| store::repo::identify_recorded(p.root()))
+        .then(|| logbook_store::repo::identify_recorded(p.root()))
         .flatten()
 }
 
@@ -63,7 +63,7 @@ pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
 /// folder's.
 pub fn repository_from(p: &Project, cwd: &Path) -> Option<Repository> {
     p.is_user_home()
-        .then(|| store::repo::identify_recorded(cwd))
+        .then(|| logbook_store::repo::identify_recorded(cwd))
         .flatten()
 }
 
@@ -116,7 +116,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
     let base = format!("{prefix}{month}-{client}-{project}");
     let mut id = WorkSessionId::parse(&base)?;
     let mut n = 1;
-    while store::work_session::is_taken(p, &id) {
+    while logbook_store::work_session::is_taken(p, &id) {
         n += 1;
         id = WorkSessionId::parse(&format!("{base}-{n}"))?;
     }
@@ -172,7 +172,7 @@ fn discard_new(p: &Project, id: &WorkSessionId) -> Result<()> {
     let _session = p.locks.exclusive(&id.lock_name())?;
     let path = live_path(p, id);
     write_through(p, vec![pending(id, &path)], || {
-        store::work_session::remove_file(p, &path)?;
+        logbook_store::work_session::remove_file(p, &path)?;
         Ok(((), vec![None]))
     })
 }
@@ -180,7 +180,7 @@ fn discard_new(p: &Project, id: &WorkSessionId) -> Result<()> {
 /// Reads a session, live or archived, with what its workflow state says
 /// about it (its indicator turns red on a blocked or failed invocation).
 fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
-    let (mut ws, path) = store::work_session::load(p, id)?;
+    let (mut ws, path) = logbook_store::work_session::load(p, id)?;
     ws.workflow_blocked = workflow_state(p, id).is_some_and(|s| workflow_blocked(&s));
     Ok((ws, path))
 }
@@ -192,7 +192,7 @@ fn workflow_state(p: &Project, id: &WorkSessionId) -> Option<SessionState> {
     [&p.config.sessions_dir, &p.config.session_archive_dir]
         .into_iter()
         .find_map(|dir| {
-            store::workflow::read_state(&id.state_file(dir))
+            logbook_store::workflow::read_state(&id.state_file(dir))
                 .ok()
                 .flatten()
         })
@@ -284,7 +284,7 @@ fn update_locked<T>(
 /// Writes a session file through the index (the caller holds its lock).
 fn write(p: &Project, id: &WorkSessionId, path: &Path, ws: &WorkSession) -> Result<()> {
     write_through(p, vec![pending(id, path)], || {
-        store::work_session::write_file(path, ws)?;
+        logbook_store::work_session::write_file(path, ws)?;
         Ok(((), vec![Some(Record::work_session(p, path, ws))]))
     })
 }
@@ -305,7 +305,7 @@ fn archive(p: &Project, id: &WorkSessionId, ws: &WorkSession) -> Result<()> {
     let archived = archived_path(p, id);
     let state_live = id.state_file(&p.config.sessions_dir);
     let state_archived = id.state_file(&p.config.session_archive_dir);
-    let state = store::workflow::read_state(&state_live)?;
+    let state = logbook_store::workflow::read_state(&state_live)?;
     let mut touched = vec![pending(id, &live), pending(id, &archived)];
     if state.is_some() {
         for path in [&state_live, &state_archived] {
@@ -375,7 +375,7 @@ pub fn switch(p: &Project, id: &str) -> Result<WorkSession> {
     if let Some(current) = active_id(p)?
         && current != id.as_str()
         && let Ok(current) = WorkSessionId::parse(&current)
-        && store::work_session::is_live(p, &current)
+        && logbook_store::work_session::is_live(p, &current)
     {
         let _lock = p.locks.exclusive(&current.lock_name())?;
         update_locked(p, &current, |ws| {
@@ -431,7 +431,7 @@ fn close_locked(p: &Project, id: &WorkSessionId, summary: Option<String>) -> Res
     let _lock = p.locks.exclusive(&id.lock_name())?;
     // The state's writers hold the pointer lock shared and the caller holds
     // it exclusively, so the state read here is the one that gets archived.
-    let state = store::workflow::read_state(&id.state_file(&p.config.sessions_dir))?;
+    let state = logbook_store::workflow::read_state(&id.state_file(&p.config.sessions_dir))?;
     let (before, _) = load(p, id)?;
     let (ws, ()) = update_locked(p, id, |ws| {
         ws.context_summary = match summary {
@@ -447,7 +447,9 @@ fn close_locked(p: &Project, id: &WorkSessionId, summary: Option<String>) -> Res
     // archive folder unwritable) is undone while nothing has moved yet, so
     // the session stays active rather than closed in the wrong place.
     if let Err(e) = archive(p, id, &ws) {
-        if store::work_session::is_live(p, id) && !store::work_session::is_archived(p, id) {
+        if logbook_store::work_session::is_live(p, id)
+            && !logbook_store::work_session::is_archived(p, id)
+        {
             // Reporting the move's failure matters more than the undo's.
             let _ = write(p, id, &live_path(p, id), &before);
         }
@@ -463,14 +465,14 @@ pub fn finish_archiving(p: &Project, id: &WorkSessionId) -> Result<bool> {
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let live = live_path(p, id);
-    if !store::work_session::is_live(p, id) {
+    if !logbook_store::work_session::is_live(p, id) {
         return Ok(false);
     }
     let ws = read_file(p, &live)?;
     if ws.status != SessionStatus::Closed {
         return Ok(false);
     }
-    if store::work_session::is_archived(p, id) {
+    if logbook_store::work_session::is_archived(p, id) {
         return Err(Error::SessionInTwoPlaces {
             live,
             archived: archived_path(p, id),

@@ -1,0 +1,237 @@
+//! OpenAI Codex CLI's rollout logs: one `{timestamp, type, payload}` object
+//! per line, `type` one of `session_meta` (id, cwd, cli_version, git),
+//! `turn_context` (the `model` of the turns that follow), `response_item`
+//! (messages, function calls and their output, reasoning), `compacted`
+//! and `event_msg`.
+//!
+//! Usage comes only from `event_msg` lines with `payload.type =
+//! token_count`, whose `info` (possibly null) holds the cumulative
+//! `total_token_usage`. Codex repeats an event unchanged, so an event counts
+//! only for what it adds to the previous total: the session's usage is its
+//! last cumulative total, attributed to the model in effect when it grew.
+//! `input_tokens` already includes `cached_input_tokens`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{Line, LogSummary, Usage, message, object, str_of, take_str, text_block};
+use crate::transcript::Message;
+
+/// The state of one Codex log being read.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Parser {
+    pub(super) summary: LogSummary,
+    model: Option<String>,
+    total: Usage,
+    /// Messages waiting for a tool's result (see [`super::pairing`]).
+    #[serde(default)]
+    pub(super) pairing: super::pairing::Pairing,
+}
+
+impl Parser {
+    pub(super) fn line(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
+        let mut o = match object(line) {
+            Ok(Some(o)) => o,
+            Ok(None) => return vec![],
+            Err(reason) => {
+                self.summary.bad(no, reason);
+                return vec![];
+            }
+        };
+        let ts = str_of(&o, "timestamp");
+        self.summary.saw_timestamp(ts);
+        let empty = Map::new();
+        let payload = o
+            .get("payload")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let ty = str_of(&o, "type").unwrap_or("");
+        let mut meta = Map::new();
+        meta.insert("line".into(), no.into());
+        if let Some(ts) = ts {
+            meta.insert("timestamp".into(), ts.into());
+        }
+        let s = &mut self.summary;
+        match ty {
+            "session_meta" => {
+                let set = |slot: &mut Option<String>, v: Option<&str>| {
+                    if let Some(v) = v.filter(|v| !v.is_empty()) {
+                        *slot = Some(v.to_string());
+                    }
+                };
+                if s.session_id.is_none() {
+                    set(&mut s.session_id, str_of(payload, "id"));
+                }
+                if s.cwd.is_none() {
+                    set(&mut s.cwd, str_of(payload, "cwd"));
+                }
+                set(&mut s.agent_version, str_of(payload, "cli_version"));
+                let branch = payload
+                    .get("git")
+                    .and_then(|g| g.get("branch"))
+                    .and_then(Value::as_str);
+                set(&mut s.git_branch, branch);
+                vec![]
+            }
+            "turn_context" => {
+                if let Some(m) = str_of(payload, "model").filter(|m| !m.is_empty()) {
+                    self.model = Some(m.to_string());
+                }
+                if s.cwd.is_none() {
+                    s.cwd = str_of(payload, "cwd").map(str::to_string);
+                }
+                vec![]
+            }
+            "response_item" => {
+                // Moved out, not copied: one item may be a line's worth.
+                let payload = match o.remove("payload") {
+                    Some(Value::Object(p)) => p,
+                    _ => Map::new(),
+                };
+                self.response_item(payload, meta).into_iter().collect()
+            }
+            "compacted" => {
+                let text = str_of(payload, "message").unwrap_or_default();
+                vec![message("system", vec![text_block("compress", text)], meta)]
+            }
+            "event_msg" => {
+                if str_of(payload, "type") == Some("token_count") {
+                    self.token_count(payload, ts);
+                }
+                vec![]
+            }
+            other => {
+                *s.unknown_types.entry(other.to_string()).or_default() += 1;
+                vec![]
+            }
+        }
+    }
+
+    fn token_count(&mut self, payload: &Map<String, Value>, ts: Option<&str>) {
+        let Some(info) = payload.get("info").and_then(Value::as_object) else {
+            return; // `info: null`: nothing measured yet
+        };
+        let Some(total) = info.get("total_token_usage").and_then(Usage::from_codex) else {
+            return;
+        };
+        if let Some(grew) = total.growth_over(&self.total) {
+            self.summary.usage.add(self.model.as_deref(), ts, grew);
+            self.total = total;
+            // The context of this call: `last_token_usage`, or what the
+            // total grew by when an older Codex did not write it.
+            let last = info
+                .get("last_token_usage")
+                .and_then(Usage::from_codex)
+                .unwrap_or(grew);
+            self.summary.latest_total_tokens = last.total_tokens;
+            self.summary.peak_total_tokens = self.summary.peak_total_tokens.max(last.total_tokens);
+        }
+    }
+
+    fn response_item(
+        &mut self,
+        mut p: Map<String, Value>,
+        mut meta: Map<String, Value>,
+    ) -> Option<Message> {
+        let ty = str_of(&p, "type").unwrap_or("").to_string();
+        // What was counted before this item: a turn's tokens are what the
+        // count grew by until the next assistant item (the `token_count`
+        // events that follow it), see [`super::charged`].
+        let before = super::usage_value(&self.summary.usage.total());
+        let assistant = |mut meta: Map<String, Value>, model: &Option<String>, blocks| {
+            if let Some(m) = model {
+                meta.insert("model".into(), m.clone().into());
+            }
+            meta.insert(super::COUNTED_BEFORE_KEY.into(), before.clone());
+            message("assistant", blocks, meta)
+        };
+        match ty.as_str() {
+            "message" => {
+                let role = str_of(&p, "role").unwrap_or("assistant").to_string();
+                let blocks = match p.remove("content") {
+                    Some(Value::Array(items)) => items.into_iter().map(content_block).collect(),
+                    Some(Value::String(s)) => vec![text_block("text", s)],
+                    _ => vec![],
+                };
+                if role == "assistant" {
+                    Some(assistant(meta, &self.model, blocks))
+                } else {
+                    Some(message(&role, blocks, meta))
+                }
+            }
+            "function_call" | "custom_tool_call" => {
+                let mut b = Map::new();
+                b.insert("type".into(), "tool".into());
+                if let Some(id) = p.get("call_id") {
+                    b.insert("id".into(), id.clone());
+                }
+                b.insert("name".into(), p.get("name").cloned().unwrap_or(Value::Null));
+                let given = match p.remove("arguments") {
+                    Some(v) => Some(v),
+                    None => p.remove("input"),
+                };
+                let params = match given {
+                    Some(Value::String(s)) => s,
+                    Some(v) => v.to_string(),
+                    None => String::new(),
+                };
+                b.insert("parameters".into(), params.into());
+                Some(assistant(meta, &self.model, vec![Value::Object(b)]))
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let mut b = Map::new();
+                b.insert("type".into(), "tool_result".into());
+                if let Some(id) = p.get("call_id") {
+                    b.insert("toolUseId".into(), id.clone());
+                }
+                let result = match p.remove("output") {
+                    Some(Value::String(s)) => s,
+                    Some(Value::Object(mut o)) => match o.get("content") {
+                        Some(Value::String(_)) => take_str(&mut o, "content"),
+                        _ => Value::Object(o).to_string(),
+                    },
+                    Some(v) => v.to_string(),
+                    None => String::new(),
+                };
+                b.insert("result".into(), result.into());
+                Some(message("tool", vec![Value::Object(b)], meta))
+            }
+            "reasoning" => {
+                let texts: Vec<Value> = p
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.get("text").and_then(Value::as_str))
+                    .map(|t| text_block("thinking", t))
+                    .collect();
+                (!texts.is_empty()).then(|| assistant(meta, &self.model, texts))
+            }
+            "" => None,
+            other => {
+                meta.insert("itemType".into(), other.into());
+                Some(assistant(meta, &self.model, vec![Value::Object(p)]))
+            }
+        }
+    }
+
+    pub(super) fn finish(self) -> (Option<Message>, LogSummary) {
+        (None, self.summary)
+    }
+}
+
+/// `input_text` / `output_text` / `text` items as seed 003 text blocks,
+/// other items as given.
+fn content_block(item: Value) -> Value {
+    match item {
+        Value::Object(mut o)
+            if matches!(
+                str_of(&o, "type"),
+                Some("input_text" | "output_text" | "text")
+            ) =>
+        {
+            text_block("text", take_str(&mut o, "text"))
+        }
+        other => other,
+    }
+}
