@@ -13,12 +13,58 @@ use jiff::tz::TimeZone;
 /// system clock. Display names depend on "now", so tests need to pin it.
 pub const NOW_ENV: &str = "LOGBOOK_NOW";
 
-/// The current instant: `LOGBOOK_NOW` if set and valid, else the system clock.
+/// Where "now" comes from: the system clock, or an instant fixed by a test
+/// or by `LOGBOOK_NOW`. It is the only reader of the system's time in
+/// Logbook (wall-clock time; `Instant` measures how long a call took), so a
+/// test that needs a file to age moves the clock instead of sleeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Clock {
+    fixed: Option<Timestamp>,
+}
+
+impl Clock {
+    /// The system clock.
+    pub const SYSTEM: Clock = Clock { fixed: None };
+
+    /// A clock that always answers `at`.
+    pub fn fixed(at: Timestamp) -> Clock {
+        Clock { fixed: Some(at) }
+    }
+
+    /// `LOGBOOK_NOW` when it is set to a valid timestamp, else the system
+    /// clock: what every process starts with.
+    pub fn from_env() -> Clock {
+        Clock {
+            fixed: std::env::var(NOW_ENV).ok().and_then(|s| parse(&s)),
+        }
+    }
+
+    /// The current instant.
+    pub fn now(&self) -> Timestamp {
+        self.fixed.unwrap_or_else(Timestamp::now)
+    }
+
+    /// The current instant in the wire format every file uses.
+    pub fn now_string(&self) -> String {
+        format(self.now())
+    }
+
+    /// The current instant as the OS's time, for comparing with a file's
+    /// modification time.
+    pub fn system_time(&self) -> std::time::SystemTime {
+        let now = self.now();
+        let since = Duration::new(
+            u64::try_from(now.as_second()).unwrap_or(0),
+            u32::try_from(now.subsec_nanosecond()).unwrap_or(0),
+        );
+        std::time::UNIX_EPOCH + since
+    }
+}
+
+/// The current instant: `LOGBOOK_NOW` if set and valid, else the system
+/// clock ([`Clock::from_env`]), for code that has no [`Clock`] handed to it.
 pub fn now() -> Timestamp {
-    std::env::var(NOW_ENV)
-        .ok()
-        .and_then(|s| parse(&s))
-        .unwrap_or_else(Timestamp::now)
+    Clock::from_env().now()
 }
 
 /// The current instant in the wire format every file uses.
