@@ -19,9 +19,9 @@
 //! connection keeps only what it checks against the database's version
 //! first), and every write takes
 //! the store's locks, so many servers, the CLI and other tools can share one
-//! project. A tool that writes runs on the blocking pool, since it may wait
-//! for those locks; over stdio a read-only tool runs on the runtime's own
-//! thread, which spares a `find_runs` two thread wake-ups.
+//! project. Every library call runs on the server's own few call threads
+//! (`pool::Pool`), never on the async runtime's: a call that waits for a
+//! lock or a long query holds up neither `ping` nor the other calls.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -31,6 +31,7 @@
 //! ```
 
 mod http;
+mod pool;
 mod resources;
 mod schema;
 mod stdio;
@@ -53,7 +54,6 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tokio::sync::Semaphore;
 
 use logbook::Project;
 use logbook::error::{Face, message};
@@ -72,17 +72,10 @@ After a compaction or a restart, get the `resume` prompt (or the resume_context 
 pub struct LogbookServer {
     root: Option<PathBuf>,
     tool_router: ToolRouter<Self>,
-    /// Calls running at once: a client that sends a hundred calls at once
-    /// gets them answered in turn, rather than a hundred threads polling
-    /// the same file lock until some time out.
-    slots: Arc<Semaphore>,
-    /// Whether read-only tools run on the runtime's thread (see
-    /// [`Self::query`]): set for stdio only.
-    inline_queries: bool,
+    /// The threads every library call of this server runs on: shared by
+    /// its clones, one pool per MCP session over HTTP.
+    calls: Arc<pool::Pool>,
 }
-
-/// How many tool calls one server runs at once.
-const CONCURRENT_CALLS: usize = 4;
 
 impl LogbookServer {
     /// A server for the project at `root` (or the one the current directory
@@ -91,8 +84,7 @@ impl LogbookServer {
         LogbookServer {
             root,
             tool_router: Self::tools(),
-            slots: Arc::new(Semaphore::new(CONCURRENT_CALLS)),
-            inline_queries: false,
+            calls: Arc::new(pool::Pool::new()),
         }
     }
 
@@ -120,51 +112,40 @@ impl LogbookServer {
         }
     }
 
-    /// Runs one library call that may write, off the async runtime (it
-    /// takes the store's locks and may wait for them, which must not hold
-    /// up the server's other requests), and answers with [`Self::answer`].
+    /// Runs one library call on the server's call threads (it may wait for
+    /// the store's locks or the index, which must not hold up the server's
+    /// other requests), and answers with [`Self::answer`].
     async fn call<F>(&self, create: bool, op: F) -> Result<CallToolResult, ErrorData>
     where
         F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
     {
         let root = self.root.clone();
-        // The semaphore is never closed, so this cannot fail; if it ever
-        // did, running unthrottled is still correct.
-        let _slot = self.slots.acquire().await.ok();
-        let answer =
-            tokio::task::spawn_blocking(move || Self::run(root.as_deref(), create, op)).await;
-        Ok(Self::answer(answer.map_err(|e| e.to_string())))
+        let answer = self
+            .calls
+            .run(move || Self::run(root.as_deref(), create, op))
+            .await;
+        Ok(Self::answer(answer))
     }
 
-    /// Runs one read-only library call (a query: short, and it waits for a
-    /// lock only while another process syncs or rebuilds the index) on the
-    /// runtime's own thread, where the stdio server has two: handing it to
-    /// the blocking pool and back costs two thread wake-ups, a large share
-    /// of a `find_runs` round trip. The HTTP
-    /// server, whose runtime serves the viewer too, keeps every call off
-    /// its threads.
+    /// A library call that only reads: run as [`Self::call`] is (a read may
+    /// wait for the index too); the name tells the reader of a tool that it
+    /// changes nothing.
     async fn query<F>(&self, op: F) -> Result<CallToolResult, ErrorData>
     where
         F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
     {
-        if !self.inline_queries {
-            return self.call(false, op).await;
-        }
-        let _slot = self.slots.acquire().await.ok();
-        let root = self.root.as_deref();
-        let answer =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::run(root, false, op)));
-        Ok(Self::answer(answer.map_err(|panic| {
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned());
-            format!("panicked: {}", text.unwrap_or_default())
-        })))
+        self.call(false, op).await
+    }
+
+    /// A tool's answer to arguments found wrong before any library call:
+    /// given at once, queued behind no call.
+    fn refuse(e: logbook::Error) -> Result<CallToolResult, ErrorData> {
+        Ok(Self::answer(Ok((Err(e), Vec::new()))))
     }
 
     /// One library call on the project as it is now, with the notices it
-    /// gave (the thread may have run another call before: nothing of that
+    /// gave: drained on the thread that ran it, since notices are kept per
+    /// thread (the thread may have run another call before: nothing of that
     /// one's is kept).
     fn run<F>(root: Option<&Path>, create: bool, op: F) -> (logbook::Result<Value>, Vec<String>)
     where
@@ -292,7 +273,7 @@ impl ServerHandler for LogbookServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
         let root = self.root.clone();
-        blocking(move || {
+        self.blocking(move || {
             let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
             resources::list(&p, cursor.as_deref())
         })
@@ -315,7 +296,7 @@ impl ServerHandler for LogbookServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let root = self.root.clone();
-        blocking(move || {
+        self.blocking(move || {
             let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
             resources::read(&p, &request.uri).map(Into::into)
         })
@@ -359,7 +340,7 @@ impl ServerHandler for LogbookServer {
         let session = arg("session")?;
         let detail = arg("detail")?;
         let root = self.root.clone();
-        blocking(move || {
+        self.blocking(move || {
             let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
             let detail = detail
                 .as_deref()
@@ -416,16 +397,20 @@ fn tool_error(e: logbook::Error) -> ErrorData {
     }
 }
 
-/// Runs `f` off the async runtime; a panic is an internal error answer.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
-) -> Result<T, ErrorData> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
-        Err(ErrorData::internal_error(
-            format!("internal failure: {e}"),
-            None,
-        ))
-    })
+impl LogbookServer {
+    /// Runs `f` (a resource or prompt read) on the server's call threads,
+    /// as a tool call is; a panic is an internal error answer.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        self.calls.run(f).await.unwrap_or_else(|e| {
+            Err(ErrorData::internal_error(
+                format!("internal failure: {e}"),
+                None,
+            ))
+        })
+    }
 }
 
 /// Serves [`LogbookServer`] on stdin/stdout until the client closes it:
@@ -436,10 +421,7 @@ pub async fn serve_stdio(
     // Pipes (as clients start a server) are read and written on the
     // runtime's reactor, not handed to the blocking pool message by message.
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let server = LogbookServer {
-        inline_queries: true,
-        ..LogbookServer::new(root)
-    };
+    let server = LogbookServer::new(root);
     let read_only = server.read_only_tools();
     let service = server
         .serve(stdio::LineTransport::new(stdin, stdout, read_only))
@@ -460,12 +442,13 @@ pub fn http_router(root: Option<PathBuf>, limits: SessionLimits) -> axum::Router
         StreamableHttpServerConfig, StreamableHttpService,
     };
     // One tool router for every session, built once: each session clones
-    // it, with call slots of its own.
+    // it, with call threads of its own (started only as its calls need
+    // them), so one session's slow calls never wait on another's.
     let proto = LogbookServer::new(root);
     let service = StreamableHttpService::new(
         move || {
             Ok(LogbookServer {
-                slots: Arc::new(Semaphore::new(CONCURRENT_CALLS)),
+                calls: Arc::new(pool::Pool::new()),
                 ..proto.clone()
             })
         },

@@ -21,6 +21,7 @@ mod hooks_install;
 mod incremental;
 mod index;
 mod mcp;
+mod mcp_busy;
 mod mcp_http;
 mod mcp_props;
 mod outputs;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -85,12 +85,31 @@ impl Mcp {
     }
 
     /// Sends a request and returns its id without waiting.
-    fn send(&mut self, method: &str, params: Value) -> u64 {
+    pub(crate) fn send(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_raw(&msg.to_string());
         id
+    }
+
+    /// The next answer (or error) from the server, skipping notifications,
+    /// or `None` once `deadline` passes without one: for a test that
+    /// asserts an answer comes soon, and fails instead of waiting longer.
+    pub(crate) fn answer_by(&mut self, deadline: Instant) -> Option<Value> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+            };
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if v.get("id").is_some() || v.get("error").is_some() {
+                return Some(v);
+            }
+        }
     }
 
     /// The next message from the server (skipping notifications).
@@ -111,7 +130,8 @@ impl Mcp {
         }
     }
 
-    fn wait(&mut self, id: u64) -> Value {
+    /// The answer to request `id`, read past (and kept) answers to others.
+    pub(crate) fn wait(&mut self, id: u64) -> Value {
         if let Some(v) = self.early.remove(&id) {
             return v;
         }

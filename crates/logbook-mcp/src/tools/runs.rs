@@ -246,7 +246,7 @@ impl LogbookServer {
     async fn find_runs(&self, Parameters(a): Parameters<FindArgs>) -> ToolResult {
         let scope = match Scope::parse(a.scope.as_deref()) {
             Ok(scope) => scope,
-            Err(e) => return self.query(move |_| Err(e)).await,
+            Err(e) => return Self::refuse(e),
         };
         let op = move |p: &logbook::Project| {
             let (query, now) = find_query(a, p)?;
@@ -272,15 +272,10 @@ impl LogbookServer {
             crate::tools::flag_partial(&mut found, page.partial);
             Ok(found)
         };
-        // Off the runtime's thread when the answer comes over the network:
-        // it may take up to the catalog's timeout, and the catalog's client
-        // blocks on a runtime of its own, which tokio forbids on a thread
-        // driving another.
-        if scope.is_remote() {
-            self.call(false, op).await
-        } else {
-            self.query(op).await
-        }
+        // A remote scope's answer comes over the network, from a client
+        // that blocks on a runtime of its own: fine on a call thread, which
+        // drives no runtime.
+        self.query(op).await
     }
 
     #[tool(
