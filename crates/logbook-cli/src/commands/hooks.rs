@@ -120,8 +120,12 @@ fn agent_title(agent: &str) -> &str {
 fn change_output(c: &HookChange) -> Result<Output> {
     let file = c.file.display();
     let agent = agent_title(c.agent);
+    let diff = c
+        .preview
+        .as_ref()
+        .map(|p| unified_diff(&c.file, &p.before, &p.after));
     let mut out = String::new();
-    if let Some(diff) = &c.diff {
+    if let Some(diff) = &diff {
         out.push_str(diff);
     }
     let events = c.events.join(", ");
@@ -166,7 +170,45 @@ fn change_output(c: &HookChange) -> Result<Output> {
     if c.dry_run {
         let _ = writeln!(out, "(dry run: nothing written)");
     }
-    Ok(Output::new(serde_json::to_value(c)?, out))
+    Ok(Output::new(change_json(c, diff)?, out))
+}
+
+/// The report as JSON with the diff rendered here (null unless a dry run)
+/// under `diff`, just before `also_in`, where the report has always had
+/// it: scripts reading `--json` see the same output since the library left
+/// the diff to its faces.
+fn change_json(c: &HookChange, diff: Option<String>) -> Result<serde_json::Value> {
+    let serde_json::Value::Object(fields) = serde_json::to_value(c)? else {
+        anyhow::bail!("a hook change did not serialise as an object");
+    };
+    let mut diff = Some(diff.map_or(serde_json::Value::Null, serde_json::Value::String));
+    let mut out = serde_json::Map::new();
+    for (key, value) in fields {
+        if key == "also_in"
+            && let Some(d) = diff.take()
+        {
+            out.insert("diff".to_string(), d);
+        }
+        out.insert(key, value);
+    }
+    if let Some(d) = diff {
+        out.insert("diff".to_string(), d);
+    }
+    Ok(serde_json::Value::Object(out))
+}
+
+/// `old` → `new` as a unified diff whose headers name `path`; empty when
+/// they are equal.
+fn unified_diff(path: &Path, old: &str, new: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("{name} (before)"), &format!("{name} (after)"))
+        .to_string()
 }
 
 fn status_text(rows: &[HookStatus]) -> String {

@@ -56,12 +56,26 @@ pub struct HookChange {
     pub command: Option<String>,
     /// Where the file as it was before is saved, when it was written.
     pub backup: Option<PathBuf>,
-    /// The unified diff of the change, on a dry run (empty if none).
-    pub diff: Option<String>,
+    /// On a dry run, the file's text before and after the change, which
+    /// the faces show as they like (the CLI as a unified diff); not in the
+    /// serialised report, whose `diff` the face that renders it adds.
+    #[serde(skip)]
+    pub preview: Option<Preview>,
     /// On install: the agent's other settings files that hold Logbook's
     /// hook too. The agent runs the hooks of every file it reads, so each
     /// event would be recorded by two commands.
     pub also_in: Vec<PathBuf>,
+}
+
+/// A settings file's text before and after a change that a dry run did
+/// not write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// The file as it is (empty when there is none).
+    pub before: String,
+    /// The file as the change would write it (equal to `before` when the
+    /// change would write nothing).
+    pub after: String,
 }
 
 /// What `hooks status` reports for one settings file.
@@ -179,7 +193,7 @@ pub fn uninstall(
 
 /// Reads the file at `path`, lets `change` edit its object, and writes it
 /// back (with a backup) if that changed it; on a dry run, writes nothing
-/// and returns the diff. The lock is held until the caller drops it.
+/// and returns the text before and after. The lock is held until the caller drops it.
 fn edit(
     path: &Path,
     agent: HookAgent,
@@ -218,8 +232,11 @@ fn edit(
         agent_settings::check_replaceable(path)?;
     }
     let mut backup = None;
-    let diff = if dry_run {
-        Some(unified_diff(path, previous.unwrap_or_default(), &text))
+    let preview = if dry_run {
+        Some(Preview {
+            before: previous.unwrap_or_default().to_string(),
+            after: text,
+        })
     } else {
         if changed {
             let backups = project
@@ -240,24 +257,10 @@ fn edit(
         events: vec![],
         command: None,
         backup,
-        diff,
+        preview,
         also_in: vec![],
     };
     Ok((report, lock))
-}
-
-/// `old` → `new` as a unified diff whose headers name `path`; empty when
-/// they are equal.
-fn unified_diff(path: &Path, old: &str, new: &str) -> String {
-    if old == new {
-        return String::new();
-    }
-    let name = path.display().to_string();
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("{name} (before)"), &format!("{name} (after)"))
-        .to_string()
 }
 
 /// What is installed where: every settings file of `agent` (of both
