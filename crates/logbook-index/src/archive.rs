@@ -128,7 +128,9 @@ impl Index {
         };
         // Seen only if nothing moved meanwhile and the mtime is old enough
         // to trust (see `sync::settled`).
-        if stamp_of(&dir) == stamp && super::sync::settled(&dir) {
+        if stamp_of(&dir) == stamp
+            && super::sync::settled(&dir, logbook_model::clock::Clock::from_env())
+        {
             self.set_meta(ARCHIVE_DIR_KEY, &stamp)?;
         }
         Ok(report)

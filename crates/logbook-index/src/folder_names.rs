@@ -12,6 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::sync::{runs_dir_stamp, settled};
+use logbook_model::clock::Clock;
 use logbook_model::error::Result;
 use logbook_store::Project;
 use logbook_store::runs;
@@ -90,9 +91,16 @@ pub(super) fn digest((size, mtime_ns): (i64, i64), outputs: i64) -> u64 {
 impl WalkedNames {
     /// Starts a pass over the runs folder of `p`, before its listing.
     pub fn begin(p: &Project) -> WalkedNames {
+        WalkedNames::begin_at(p, Clock::from_env())
+    }
+
+    /// [`WalkedNames::begin`] by `clock`: the names stand for the folder
+    /// only if its mtime is old enough by it (see `sync::settled`), so a
+    /// test moves the clock instead of waiting for the mtime to age.
+    pub fn begin_at(p: &Project, clock: Clock) -> WalkedNames {
         WalkedNames {
             stamp: runs_dir_stamp(p),
-            trusted: settled(&p.config.agent_outputs_folder),
+            trusted: settled(&p.config.agent_outputs_folder, clock),
             keyed: vec![],
             others: vec![],
         }

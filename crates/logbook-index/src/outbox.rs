@@ -17,7 +17,6 @@
 //! unchanged; a record written again meanwhile keeps its (new) note.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
@@ -28,6 +27,7 @@ use super::catalog::{
 };
 use super::fulltext::manifest_text;
 use super::{Index, Kind};
+use logbook_model::clock::Clock;
 use logbook_model::error::Result;
 use logbook_model::limits::cut_at;
 use logbook_model::secrets;
@@ -293,12 +293,11 @@ fn trigger_present(conn: &Connection) -> rusqlite::Result<bool> {
         .map(|n| n > 0)
 }
 
-/// The wall clock in microseconds. Not the library clock: tests pin that
-/// one, and this is a counter, not a timestamp.
+/// The system clock in microseconds, never a pinned one: this is a counter
+/// that must keep growing across rebuilds, not a time anyone reads, and a
+/// clock fixed by `LOGBOOK_NOW` would start every rebuild at one number.
 fn wall_clock_us() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64)
+    Clock::SYSTEM.now().as_microsecond()
 }
 
 fn start_following(tx: &Connection) -> rusqlite::Result<()> {

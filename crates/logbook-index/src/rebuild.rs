@@ -328,7 +328,9 @@ pub(super) fn fill(
     .map_err(&e)?;
     // The runs folder's mtime counts as seen only if nothing moved during
     // the walk; otherwise the next listing compares names again.
-    if dir_before == runs_dir_stamp(p) && settled(&p.config.agent_outputs_folder) {
+    if dir_before == runs_dir_stamp(p)
+        && settled(&p.config.agent_outputs_folder, clock::Clock::from_env())
+    {
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
             [RUNS_DIR_KEY, &dir_before],

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::{OptionalExtension, TransactionBehavior};
 
@@ -17,7 +17,7 @@ use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
 use super::scan::{Outputs, RunChange};
 use super::{Index, Kind, Staleness, SyncReport, path_str, record, sql};
-use logbook_model::clock;
+use logbook_model::clock::{self, Clock};
 use logbook_model::error::Result;
 use logbook_store::Project;
 
@@ -43,11 +43,14 @@ pub(super) const RUNS_DIR_KEY: &str = "runs_dir_mtime";
 /// The kinds of file other than runs: few, each `stat`ed at every sync.
 const SMALL_KINDS: &[Kind] = &[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState];
 
-pub(super) fn settled(dir: &Path) -> bool {
-    let Ok(now) = std::time::SystemTime::now().duration_since(UNIX_EPOCH) else {
+/// Whether `dir`'s mtime is old enough by `clock` to stand for its listing
+/// (see [`RACY_MTIME`]). The clock is handed in so a test moves it past
+/// the racy window instead of sleeping through it.
+pub(super) fn settled(dir: &Path, clock: Clock) -> bool {
+    let Ok(now) = clock.system_time().duration_since(std::time::UNIX_EPOCH) else {
         return false;
     };
-    let limit = now.saturating_sub(RACY_MTIME).as_nanos() as i64;
+    let limit = i64::try_from(now.saturating_sub(RACY_MTIME).as_nanos()).unwrap_or(i64::MAX);
     logbook_store::stamp::mtime_ns(dir) < limit
 }
 
@@ -346,7 +349,8 @@ impl Index {
     /// nothing to change writes nothing).
     fn note_runs_dir(&self, before: &str, complete: bool) -> Result<()> {
         let dir = &self.project.config.agent_outputs_folder;
-        if !complete || runs_dir_stamp(&self.project) != before || !settled(dir) {
+        if !complete || runs_dir_stamp(&self.project) != before || !settled(dir, Clock::from_env())
+        {
             return Ok(());
         }
         if self.meta(RUNS_DIR_KEY)?.as_deref() == Some(before) {

@@ -11,6 +11,7 @@ use serde_json::json;
 use tempfile::TempDir;
 
 use super::*;
+use logbook_model::clock::Clock;
 use logbook_model::query::RunQuery;
 use logbook_model::run::MANIFEST_FILE;
 
@@ -369,9 +370,10 @@ fn a_common_words_page_equals_a_full_scan_whatever_the_rowid_order() {
 
 /// What a pass over the run folders read of each (as `doctor` reads it),
 /// handed to the comparison after it: `wrong` gets stamps that disagree
-/// with its files.
+/// with its files. The pass runs a second after the runs folder last
+/// changed, by a clock set there rather than slept towards.
 fn walked(p: &Project, wrong: Option<&str>) -> WalkedNames {
-    let mut w = WalkedNames::begin(p);
+    let mut w = WalkedNames::begin_at(p, a_second_after_runs_folder_changed(p));
     for folder in logbook_store::runs::walk(&p.config.agent_outputs_folder).unwrap() {
         let folder = folder.unwrap();
         let stamp = logbook_store::stamp::of_path(&folder.manifest()).unwrap();
@@ -394,8 +396,6 @@ fn walked(p: &Project, wrong: Option<&str>) -> WalkedNames {
 #[test]
 fn the_comparison_after_a_pass_trusts_the_stamps_the_pass_read() {
     let (_dir, p) = populated();
-    // The runs folder's listing is trusted once its mtime is not racy.
-    std::thread::sleep(std::time::Duration::from_millis(100));
     let index = Index::open(&p).unwrap();
     let changed = |w: &WalkedNames, outputs| {
         let s = index.staleness_after(Some(w), outputs).unwrap();
@@ -427,4 +427,28 @@ fn the_comparison_after_a_pass_trusts_the_stamps_the_pass_read() {
     .unwrap();
     let s = index.staleness_after(Some(&w), Outputs::All).unwrap();
     assert_eq!((s.new, s.changed), (1, 0));
+}
+
+/// A clock one second past the runs folder's mtime: past the window in
+/// which a listing of it is not trusted yet.
+fn a_second_after_runs_folder_changed(p: &Project) -> Clock {
+    let mtime = logbook_store::stamp::mtime_ns(&p.config.agent_outputs_folder);
+    let changed = jiff::Timestamp::from_nanosecond(i128::from(mtime)).unwrap();
+    Clock::fixed(changed + jiff::SignedDuration::from_secs(1))
+}
+
+#[test]
+fn a_folder_listing_is_trusted_once_the_clock_is_past_its_racy_window() {
+    let (_dir, p) = populated();
+    let runs = &p.config.agent_outputs_folder;
+    let mtime = logbook_store::stamp::mtime_ns(runs);
+    let at = |ns: i64| Clock::fixed(jiff::Timestamp::from_nanosecond(i128::from(ns)).unwrap());
+    // The same tick as the last change: an entry made in it could hide
+    // behind an unchanged mtime.
+    assert!(!sync::settled(runs, at(mtime)));
+    assert!(!WalkedNames::begin_at(&p, at(mtime)).current(&p));
+    // The clock moved on, not the test's time: trusted at once.
+    let later = a_second_after_runs_folder_changed(&p);
+    assert!(sync::settled(runs, later));
+    assert!(WalkedNames::begin_at(&p, later).current(&p));
 }

@@ -13,12 +13,12 @@ use std::fs::{self, OpenOptions};
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use crate::{EntryKind, Project};
 use logbook_model::agent_log::Format;
+use logbook_model::clock::Clock;
 use logbook_model::error::{Error, Result};
 use logbook_model::hook::HookEvent;
 
@@ -76,9 +76,10 @@ pub fn failure_log(p: &Project) -> PathBuf {
 
 /// Writes `job` to the queue, durably, and returns its file.
 pub fn enqueue(p: &Project, job: &Job) -> Result<PathBuf> {
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    // The name orders the queue, oldest first: the system clock even when
+    // `LOGBOOK_NOW` pins "now", or every job of a pinned test would share
+    // one number and be done in no particular order.
+    let nanos = Clock::SYSTEM.now().as_nanosecond().max(0);
     let name = format!(
         "{nanos:024}-{}-{}.json",
         std::process::id(),
@@ -143,9 +144,10 @@ pub fn stale_job_locks(p: &Project) -> Result<Vec<PathBuf>> {
         .collect())
 }
 
-/// Every queued job, oldest first.
+/// Every queued job, oldest first, each with its age by the clock
+/// (`LOGBOOK_NOW`), so a test can age a job without waiting.
 pub fn queued(p: &Project) -> Result<Vec<Queued>> {
-    let now = SystemTime::now();
+    let now = Clock::from_env().system_time();
     let mut out = vec![];
     for (name, path) in crate::fs::entries(&queue_dir(p), EntryKind::File)? {
         if !name.ends_with(".json") {

@@ -745,7 +745,16 @@ fn two_exports_to_one_receiver_at_once_send_everything_once() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The first export is at work once the receiver holds its first batch
+    // (and sits on the slow answer to it): waited for, not guessed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while c.received().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first export sent nothing within 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let second = t
         .cmd(&args)
         .stdout(std::process::Stdio::piped())

@@ -304,11 +304,19 @@ fn a_hundred_live_pages_stay_within_bounded_memory() {
     let mut peak = before;
     let mut samples = vec![];
     for round in 0..ROUNDS {
+        let seen = events.load(Ordering::SeqCst);
         append_turns(&log, session, 50 + round * 5, 5);
         claude_hook(&t, "Stop", session, &log);
-        for _ in 0..6 {
-            std::thread::sleep(Duration::from_millis(250));
+        // The round lasts until the pages have taken the growth in (each
+        // fetched the page again), its memory sampled meanwhile.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while events.load(Ordering::SeqCst) < seen + PAGES {
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: the pages did not all see the session grow within 60 s"
+            );
             peak = peak.max(rss_kib(child.id()));
+            std::thread::sleep(Duration::from_millis(50));
         }
         samples.push(rss_kib(child.id()));
     }

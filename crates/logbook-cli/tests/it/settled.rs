@@ -206,7 +206,7 @@ fn a_run_shown_over_mcp_or_in_the_viewer_is_rechecked_against_its_outputs() {
 
 #[test]
 fn doctor_full_reads_each_file_once_and_counts_what_sync_full_would_whatever_the_names() {
-    let t = TestProject::new();
+    let mut t = TestProject::new();
     let (_, finished) = run_with_output(&t, "plainwords", false);
     let (_, running) = run_with_output(&t, "plainwords", true);
     // Names another tool may register: in a folder of the run's, missing,
@@ -228,8 +228,11 @@ fn doctor_full_reads_each_file_once_and_counts_what_sync_full_would_whatever_the
     std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
     t.json(&["index", "sync"]);
     // The runs folder's listing is trusted once its mtime is not racy: the
-    // comparison after the pass then takes the pass's stamps.
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    // comparison after the pass then takes the pass's stamps. The clock is
+    // set a second on, past that window, instead of waiting it out; no run
+    // folder is made from here on, so the listing stays trusted.
+    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1);
+    t.now = Some(later.to_string());
 
     // Nothing changed since the sync: the stamps the pass read agree with
     // the index's for every kind of name, again and again.

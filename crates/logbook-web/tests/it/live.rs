@@ -347,8 +347,14 @@ fn a_growing_session_shows_its_new_messages_and_keeps_the_readers_place() {
     );
     let ended = page.eval(MAIN_TEXT);
     grow(&s, 25, 1, "after the end");
-    std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(page.eval(MAIN_TEXT), ended, "an ended page still listens");
+    // An absence has no moment to wait for: the page is watched, and must
+    // stay as it was, for as long as a listening page takes to change (the
+    // server looks once a second, a polling page every 3 s).
+    let watched = Instant::now();
+    while watched.elapsed() < Duration::from_secs(3) {
+        assert_eq!(page.eval(MAIN_TEXT), ended, "an ended page still listens");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]
