@@ -5,7 +5,7 @@
 //! reused project stays as it was.
 
 use anyhow::{Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::{ArchiveScope, RunQuery};
 use logbook::ops::archive;
 use logbook::ops::query::{self, FindOptions, Scope};
@@ -17,7 +17,7 @@ use crate::synth::BASE;
 
 /// Median `find` of `q` over `rounds` runs, in ms, and its page's count
 /// of archived matches left out.
-fn median_find(project: &Project, q: &RunQuery, rounds: usize) -> Result<(f64, u64)> {
+fn median_find(project: &Logbook, q: &RunQuery, rounds: usize) -> Result<(f64, u64)> {
     let mut times = vec![];
     let mut archived = 0;
     for _ in 0..rounds {
@@ -28,7 +28,7 @@ fn median_find(project: &Project, q: &RunQuery, rounds: usize) -> Result<(f64, u
     Ok((percentile(&mut times, 0.5), archived))
 }
 
-pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> {
     eprintln!("archive …");
     let filtered = find_query();
     let page = RunQuery {

@@ -9,7 +9,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use logbook::Project;
+use logbook::Logbook;
 use logbook_index::Index;
 
 use crate::measure::{SMALL_RUNS, peak_rss_and_time};
@@ -106,7 +106,7 @@ pub(crate) fn rows(bin: &Path, root: &Path, n: usize, row: RowSink<'_>) -> Resul
     let small_dir = tempfile::Builder::new()
         .prefix("logbook-bench-export-")
         .tempdir()?;
-    let small_project = Project::open(small_dir.path())?;
+    let small_project = Logbook::open(small_dir.path())?;
     let small_runs = SMALL_RUNS.min(n);
     synthesize(&small_project.config.agent_outputs_folder, small_runs, 44)?;
     Index::open(&small_project)?;

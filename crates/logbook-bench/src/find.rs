@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook::model::run::Run;
 use logbook::ops::query::{self, FindOptions, Scope};
@@ -43,7 +43,7 @@ pub(crate) fn find_query() -> RunQuery {
 /// `find` and `latest-output`, each through the index and by the scan;
 /// returns the median `find` through the index, which the team rows
 /// compare with.
-pub(crate) fn find_rows(project: &Project, row: RowSink<'_>) -> Result<f64> {
+pub(crate) fn find_rows(project: &Logbook, row: RowSink<'_>) -> Result<f64> {
     // find through the index vs the seed's scan.
     eprintln!("find …");
     let query = find_query();
@@ -113,7 +113,7 @@ pub(crate) fn find_rows(project: &Project, row: RowSink<'_>) -> Result<f64> {
 /// (a `stat` each; no other filter narrows them here), so this ratio is
 /// that check's cost at its largest. The running runs are finished in place behind Logbook's
 /// back for the measures (synced, untimed) and restored after.
-pub(crate) fn running_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn running_rows(project: &Logbook, row: RowSink<'_>) -> Result<()> {
     eprintln!("find with 1 % running …");
     let running = RunQuery {
         status: Some("running".into()),
@@ -187,7 +187,7 @@ pub(crate) fn running_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
 }
 
 /// Full-text search of one common word and of two rarer words.
-pub(crate) fn fts_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn fts_rows(project: &Logbook, row: RowSink<'_>) -> Result<()> {
     eprintln!("full-text …");
     // Two kinds of search, as people type them: one common word (among the
     // ten most frequent, so it is in most runs and bm25 must rank nearly
@@ -253,7 +253,7 @@ fn review_report(agent: &str) -> run::LatestQuery<'_> {
 /// discovery pattern: completed runs only): the baseline `latest-output`
 /// through the index is measured against.
 fn latest_output_scan(
-    project: &Project,
+    project: &Logbook,
     agent: &str,
     workflow: &str,
     output_type: &str,
@@ -284,7 +284,7 @@ fn latest_output_scan(
 
 /// The runs `query` finds in `scope` (the index, or the seed's scan of
 /// every manifest), in `find`'s order: what both are measured answering.
-pub(crate) fn runs_of(project: &Project, query: &RunQuery, scope: Scope) -> Result<Vec<Run>> {
+pub(crate) fn runs_of(project: &Logbook, query: &RunQuery, scope: Scope) -> Result<Vec<Run>> {
     let page = query::find(project, query, FindOptions::new(scope))?;
     Ok(page.hits.into_iter().map(|h| h.run).collect())
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook_index::Index;
 
 use crate::find::find_query;
@@ -34,10 +34,10 @@ pub(crate) fn builder_mode() -> Option<Result<()>> {
         _ => return None,
     };
     let run = || -> Result<()> {
-        let project = Project::open(root)?;
+        let project = Logbook::open(root)?;
         match mode {
             [m] if m == FIRST_FIND => {
-                register_self()?;
+                let project = project.with_text_builder(std::env::current_exe()?);
                 let index = Index::open_synced(&project)?;
                 let building = index.text_progress()?.is_some();
                 if index.find_runs(&find_query())?.is_empty() {
@@ -54,12 +54,6 @@ pub(crate) fn builder_mode() -> Option<Result<()>> {
         Ok(())
     };
     Some(run())
-}
-
-/// This binary as the program that builds the full text.
-fn register_self() -> Result<()> {
-    logbook_index::register_text_builder(std::env::current_exe()?);
-    Ok(())
 }
 
 /// This process's peak resident memory, MiB: VmHWM from /proc on Linux,
@@ -98,7 +92,7 @@ pub(crate) struct Phases {
 
 /// Runs `first-find` as a process of this binary and waits for the text
 /// builder it started to finish.
-pub(crate) fn first_find_and_text(project: &Project) -> Result<Phases> {
+pub(crate) fn first_find_and_text(project: &Logbook) -> Result<Phases> {
     let marker = project.root().join(TEXT_HWM_FILE);
     let _ = std::fs::remove_file(&marker);
     let started = Instant::now();
@@ -155,7 +149,7 @@ pub(crate) fn builder_peak(text_mib: Option<f64>) -> String {
 
 /// The rows: the one-phase rebuild (the baseline), then the index lost
 /// again and the two phases timed from the first command's start.
-pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> {
     eprintln!("first answer: one-phase rebuild …");
     Index::discard(project)?;
     let (full, _) = time(|| Ok(Index::rebuild(project, None)?))?;

@@ -4,14 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook_index::Index;
 
 use crate::measure::time;
 use crate::report::RowSink;
 
 /// `index rebuild` twice: a new project, then replacing the index just built.
-pub(crate) fn rebuild_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn rebuild_rows(project: &Logbook, row: RowSink<'_>) -> Result<()> {
     // Rebuild: everything read and parsed, in parallel.
     eprintln!("index rebuild …");
     let (rebuild_time, report) = time(|| Ok(Index::rebuild(project, None)?))?;
@@ -51,7 +51,7 @@ pub(crate) fn rebuild_rows(project: &Project, row: RowSink<'_>) -> Result<()> {
 /// `index sync` with nothing changed, then after 1 % of the `n` manifests
 /// under `outputs_dir` changed behind logbook's back.
 pub(crate) fn sync_rows(
-    project: &Project,
+    project: &Logbook,
     outputs_dir: &Path,
     n: usize,
     row: RowSink<'_>,

@@ -40,7 +40,7 @@ mod web;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook_index::Index;
 
 use crate::measure::{find_bin, time};
@@ -69,7 +69,7 @@ fn main() -> Result<()> {
         }
     };
     std::fs::create_dir_all(&root)?;
-    let project = Project::open(&root)?;
+    let project = Logbook::open(&root)?;
     let outputs_dir = project.config.agent_outputs_folder.clone();
     let mut rows: Vec<Row> = vec![];
     let mut row = |measure: &str,

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use logbook::Project;
+use logbook::Logbook;
 use logbook_index::Index;
 
 use crate::find::FIND_ARGS;
@@ -39,7 +39,7 @@ pub(crate) fn rows(
     let small_dir = tempfile::Builder::new()
         .prefix("logbook-bench-small-")
         .tempdir()?;
-    let small_project = Project::open(small_dir.path())?;
+    let small_project = Logbook::open(small_dir.path())?;
     let small_runs = SMALL_RUNS.min(n);
     synthesize(&small_project.config.agent_outputs_folder, small_runs, 43)?;
     Index::open(&small_project)?;

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::transcript::{Kind, file_name};
 use serde_json::json;
 
@@ -41,7 +41,7 @@ pub(crate) fn rows(bin: &Path, row: RowSink<'_>) -> Result<()> {
     let dir = tempfile::Builder::new()
         .prefix("logbook-bench-page-")
         .tempdir()?;
-    let project = Project::open(dir.path())?;
+    let project = Logbook::open(dir.path())?;
     let transcripts = &project.config.transcripts_dir;
     std::fs::create_dir_all(transcripts)?;
     let (big_bytes, big_messages) = synthesize(

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::run::{OutputType, RunStatus};
 use logbook::ops::run;
 
@@ -13,7 +13,7 @@ use crate::report::RowSink;
 
 /// Registering an output again and a new output, each against write+fsync+rename
 /// of the same bytes, then 8 writers registering on different runs at once.
-pub(crate) fn rows(project: &Project, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn rows(project: &Logbook, row: RowSink<'_>) -> Result<()> {
     // Durable registration vs the physical floor.
     eprintln!("registration …");
     let started = run::start(

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook_index::Index;
 
@@ -33,8 +33,8 @@ pub(crate) fn rows(
     process_ms(bin, root, &["team", "init", "--json"])?;
     eprintln!("team push of {n} runs …");
     let push_ms = process_ms(bin, root, &["team", "push", "--json"])?;
-    logbook::ops::catalog::install(Box::new(logbook_team_pg::PgConnector));
-    let project = Project::open(root)?;
+    let project =
+        Logbook::open(root)?.with_catalog(std::sync::Arc::new(logbook_team_pg::PgConnector));
     let status = logbook::ops::catalog::status(&project)?;
     let pushed = status
         .catalog

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use serde_json::json;
 
 use crate::measure::{peak_rss_mib, time};
@@ -94,7 +94,7 @@ pub(crate) fn import_rows(bin: &Path, mib: u64, row: RowSink<'_>) -> Result<()> 
     let t = Instant::now();
     let peak = peak_rss_mib(bin, &project, &args)?;
     let import = t.elapsed();
-    let p = Project::open(&project)?;
+    let p = Logbook::open(&project)?;
     let report = logbook::ops::transcript::usage(
         &p,
         &logbook::ops::transcript::UsageScope::All,

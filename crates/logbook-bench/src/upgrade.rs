@@ -14,7 +14,7 @@
 //! drops them whatever their keys, costs the same.
 
 use anyhow::{Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook_index::{Index, SCHEMA_VERSION};
 
 use crate::first_answer::{Phases, builder_peak, first_find_and_text};
@@ -55,7 +55,7 @@ const UNDO: &[(i64, &str)] = &[
 /// The first `find` after an upgrade from schema 15 (the last before the
 /// text keys), 13 and 10, and the full text complete, against `index
 /// rebuild` of the same `n` runs.
-pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> {
     eprintln!("upgrade: index rebuild (the baseline) …");
     let (rebuild, _) = time(|| Ok(Index::rebuild(project, None)?))?;
     let rebuild_s = rebuild.as_secs_f64();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::run::{MANIFEST_FILE, parse_manifest};
 use logbook::ops::doctor;
 use logbook_index::Index;
@@ -167,7 +167,7 @@ fn secs(d: Duration) -> String {
 }
 
 /// The upkeep rows on the project's `n` runs.
-pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> {
     let dir = project.config.agent_outputs_folder.clone();
     Index::open(project)?.sync_full()?;
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
-use logbook::Project;
+use logbook::Logbook;
 use logbook_index::Index;
 use serde_json::json;
 
@@ -16,7 +16,7 @@ use crate::report::RowSink;
 use crate::synth::{Rng, Vocab, synthesize, ts};
 
 /// Each page on the project of `n` runs against the same page on a smaller one.
-pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> {
+pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> {
     // The web viewer: a page of the run list and of `/api/runs`, served by
     // `logbook serve`'s server on a loopback port, against a small project
     // served the same way (the first request of each warms the index).
@@ -24,7 +24,7 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
     let small_web = tempfile::Builder::new()
         .prefix("logbook-bench-web-")
         .tempdir()?;
-    let small_web_project = Project::open(small_web.path())?;
+    let small_web_project = Logbook::open(small_web.path())?;
     let small_web_runs = SMALL_RUNS.min(n);
     synthesize(
         &small_web_project.config.agent_outputs_folder,
@@ -83,7 +83,7 @@ pub(crate) fn rows(project: &Project, n: usize, row: RowSink<'_>) -> Result<()> 
 
 /// Starts the web viewer's server for `project` on an ephemeral loopback
 /// port, in a thread that lives as long as the benchmark.
-fn serve(project: Project) -> Result<std::net::SocketAddr> {
+fn serve(project: Logbook) -> Result<std::net::SocketAddr> {
     let server = logbook_web::Server::bind(
         project,
         logbook_web::Options {
@@ -138,7 +138,7 @@ struct WebFixtures {
 /// keeps them), and the demo's work session, workflow history and
 /// transcripts (made in a project of their own, copied in once). Then syncs
 /// the index.
-fn web_fixtures(project: &Project) -> Result<WebFixtures> {
+fn web_fixtures(project: &Logbook) -> Result<WebFixtures> {
     let outputs = &project.config.agent_outputs_folder;
     let mut rng = Rng(0xC4A1_0001);
     let ids: Vec<String> = (0..CHAIN).map(|_| rng.uuid()).collect();
@@ -172,7 +172,7 @@ fn web_fixtures(project: &Project) -> Result<WebFixtures> {
         .prefix("logbook-bench-demo-")
         .tempdir()?;
     let demo = logbook::ops::demo::fill(&demo_dir.path().join("demo"))?;
-    let demo_project = Project::open(&demo.root)?;
+    let demo_project = Logbook::open(&demo.root)?;
     let (from, to) = (&demo_project.config, &project.config);
     for (a, b) in [
         (&from.sessions_dir, &to.sessions_dir),

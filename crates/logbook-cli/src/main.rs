@@ -61,25 +61,12 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    // A lost index answers from its catalog first; this program, started
-    // detached, writes its full text (also for hooks, `logbook mcp` and `serve`).
-    if let Ok(me) = std::env::current_exe() {
-        logbook::ops::index::register_text_builder(me);
-    }
     // A hook answers the agent in its own shape and always exits 0.
     if let commands::Command::Hook(args) = &cli.command {
         return commands::hook::main(cli.root.clone(), args);
     }
     let printer = Printer::new(cli.json);
-    logbook::ops::catalog::install(Box::new(logbook_team_pg::PgConnector));
     let result = commands::run(&cli, &printer);
-    // A write's background push to the team catalog gets its short deadline.
-    logbook::ops::catalog::settle();
-    // What the library noticed on the way (the index left behind, a read
-    // answered from the files) goes to stderr whether the command failed or not.
-    for notice in logbook::notice::take() {
-        printer.warn(&notice);
-    }
     match result.and_then(|out| printer.print(&out).map(|()| out.failure)) {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(failure)) => {

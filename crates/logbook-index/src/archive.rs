@@ -128,9 +128,7 @@ impl Index {
         };
         // Seen only if nothing moved meanwhile and the mtime is old enough
         // to trust (see `sync::settled`).
-        if stamp_of(&dir) == stamp
-            && super::sync::settled(&dir, logbook_model::clock::Clock::from_env())
-        {
+        if stamp_of(&dir) == stamp && super::sync::settled(&dir, self.project.clock) {
             self.set_meta(ARCHIVE_DIR_KEY, &stamp)?;
         }
         Ok(report)

@@ -91,7 +91,7 @@ pub(super) fn digest((size, mtime_ns): (i64, i64), outputs: i64) -> u64 {
 impl WalkedNames {
     /// Starts a pass over the runs folder of `p`, before its listing.
     pub fn begin(p: &Project) -> WalkedNames {
-        WalkedNames::begin_at(p, Clock::from_env())
+        WalkedNames::begin_at(p, p.clock)
     }
 
     /// [`WalkedNames::begin`] by `clock`: the names stand for the folder

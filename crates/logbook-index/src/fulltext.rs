@@ -323,7 +323,10 @@ const MAX_WORD_BYTES: usize = 200;
 
 thread_local! {
     /// An in-memory SQLite with a scratch FTS5 table using the index's own
-    /// [`TOKENIZE`]: what folds text into words for the team catalog.
+    /// [`TOKENIZE`]: what folds text into words for the team catalog. Per
+    /// thread because a SQLite connection may not be shared between threads
+    /// and opening one per call would cost more than the words it folds; it
+    /// holds no project's data, only the tokenizer.
     static WORDS: std::cell::RefCell<Option<Connection>> = const { std::cell::RefCell::new(None) };
 }
 

@@ -57,7 +57,6 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use logbook_model::clock;
 use logbook_model::error::{Error, Result};
 use logbook_model::run::Run;
 use logbook_store::Project;
@@ -70,7 +69,7 @@ pub use record::Record;
 pub use scan::Outputs;
 pub use schema::SCHEMA_VERSION;
 pub use settled::SettledRun;
-pub use text_build::{TEXT_BUILD_KEY, TextProgress, register_text_builder};
+pub use text_build::{TEXT_BUILD_KEY, TextProgress};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -300,7 +299,7 @@ impl Index {
         match Index::open_file(p, &path) {
             Ok(index) => Ok(index),
             Err(e) if unwritable(&e) => {
-                logbook_model::notice::push(format!(
+                p.notices.push(format!(
                     "the index {} cannot be opened for writing ({e}); answering from the files (a read-only or full disk?)",
                     path.display()
                 ));
@@ -342,7 +341,7 @@ impl Index {
             {
                 continue;
             }
-            rebuild::build_and_swap(p, None, text_build::first_build())?;
+            rebuild::build_and_swap(p, None, text_build::first_build(p))?;
         }
         Err(Error::Index {
             path: path.to_path_buf(),
@@ -587,7 +586,7 @@ impl Index {
     /// it dies before [`Index::record_written`], the next opener re-reads
     /// them.
     pub fn mark_pending(&mut self, pending: &[Pending]) -> Result<()> {
-        let now = clock::now_string();
+        let now = self.project.clock.now_string();
         self.begin_on_live()?;
         self.finish_write(|conn| {
             for t in pending {

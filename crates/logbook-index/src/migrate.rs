@@ -119,7 +119,7 @@ impl Index {
         };
         let path = self.path.display();
         if version > SCHEMA_VERSION {
-            logbook_model::notice::push(format!(
+            self.project.notices.push(format!(
                 "the index {path} is of schema {version}, written by a newer Logbook than this one (schema {SCHEMA_VERSION}): rebuilding it from the files"
             ));
             return Ok(false);
@@ -146,7 +146,7 @@ impl Index {
             }
             Err(e) if unwritable(&index_error(&self.path, &e)) => Err(index_error(&self.path, &e)),
             Err(e) => {
-                logbook_model::notice::push(format!(
+                self.project.notices.push(format!(
                     "the index {path} could not be upgraded from schema {version} in place ({e}): rebuilding it from the files"
                 ));
                 Ok(false)

@@ -29,6 +29,10 @@ const IDLE_MAX: usize = 4;
 /// SQLite's name for a database held in memory: never pooled.
 pub(super) const IN_MEMORY: &str = ":memory:";
 
+/// Process-wide on purpose, unlike the rest of the state a context
+/// carries: a connection is a resource of the process (its file handles,
+/// its page cache), and a context opened per request (a server's) would
+/// otherwise open the database and read its schema on every call.
 static IDLE: Mutex<Idle> = Mutex::new(Vec::new());
 
 /// What makes a database file the same file: device, inode and birth time

@@ -45,7 +45,6 @@ use super::run_rows::{Fresh, FtsDoc};
 use super::schema::{self, INDEXES, SCHEMA_VERSION};
 use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
 use super::{Index, Kind, SyncReport, pool, remove_db_files, sql};
-use logbook_model::clock;
 use logbook_model::error::{Error, Result};
 use logbook_model::run::MANIFEST_FILE;
 use logbook_store::Project;
@@ -318,7 +317,7 @@ pub(super) fn fill(
     }
     conn.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
-        [clock::now_string()],
+        [p.clock.now_string()],
     )
     .map_err(&e)?;
     conn.execute(
@@ -328,9 +327,7 @@ pub(super) fn fill(
     .map_err(&e)?;
     // The runs folder's mtime counts as seen only if nothing moved during
     // the walk; otherwise the next listing compares names again.
-    if dir_before == runs_dir_stamp(p)
-        && settled(&p.config.agent_outputs_folder, clock::Clock::from_env())
-    {
+    if dir_before == runs_dir_stamp(p) && settled(&p.config.agent_outputs_folder, p.clock) {
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
             [RUNS_DIR_KEY, &dir_before],

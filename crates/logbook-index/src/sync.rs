@@ -17,7 +17,7 @@ use super::rebuild::{Parsed, read_parallel};
 use super::run_rows::{self, Fresh};
 use super::scan::{Outputs, RunChange};
 use super::{Index, Kind, Staleness, SyncReport, path_str, record, sql};
-use logbook_model::clock::{self, Clock};
+use logbook_model::clock::Clock;
 use logbook_model::error::Result;
 use logbook_store::Project;
 
@@ -205,7 +205,7 @@ impl Index {
             self.note_runs_dir(&dir_before, summary.complete)?;
         }
         merge(&mut report, self.sync_archive()?);
-        self.set_meta("last_sync", &clock::now_string())?;
+        self.set_meta("last_sync", &self.project.clock.now_string())?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
@@ -349,7 +349,7 @@ impl Index {
     /// nothing to change writes nothing).
     fn note_runs_dir(&self, before: &str, complete: bool) -> Result<()> {
         let dir = &self.project.config.agent_outputs_folder;
-        if !complete || runs_dir_stamp(&self.project) != before || !settled(dir, Clock::from_env())
+        if !complete || runs_dir_stamp(&self.project) != before || !settled(dir, self.project.clock)
         {
             return Ok(());
         }

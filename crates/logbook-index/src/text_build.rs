@@ -27,8 +27,7 @@
 //! Until the plan is gone, every text query is flagged partial
 //! ([`Index::text_progress`], and a notice for the face).
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -130,21 +129,10 @@ impl std::fmt::Display for TextProgress {
     }
 }
 
-/// The program a face runs as `PROGRAM --root ROOT index build-text`.
-static BUILDER: OnceLock<PathBuf> = OnceLock::new();
-
-/// Lets the library start the text phase of a rebuild in a process of its
-/// own (the CLI registers itself, `std::env::current_exe()`): the library
-/// cannot know the binary. Without one, an index is rebuilt in one phase,
-/// and a plan left by another process is finished inline.
-pub fn register_text_builder(program: PathBuf) {
-    let _ = BUILDER.set(program);
-}
-
-/// How a lost index is rebuilt here: in two phases where a builder program
-/// is registered, else in one.
-pub(super) fn first_build() -> FullText {
-    match BUILDER.get() {
+/// How a lost index is rebuilt here: in two phases where the project names
+/// a builder program ([`Project::text_builder`]), else in one.
+pub(super) fn first_build(p: &Project) -> FullText {
+    match &p.text_builder {
         Some(_) => FullText::Later,
         None => FullText::OwnThread,
     }
@@ -311,7 +299,7 @@ impl Index {
     pub(super) fn note_partial_text(&self) -> Result<Option<TextProgress>> {
         let progress = self.text_progress()?;
         if let Some(progress) = &progress {
-            logbook_model::notice::push(progress.notice());
+            self.project.notices.push(progress.notice());
         }
         Ok(progress)
     }
@@ -330,7 +318,7 @@ impl Index {
         let Some(_free) = self.project.locks.try_exclusive(TEXT_LOCK)? else {
             return Ok(());
         };
-        match BUILDER.get() {
+        match &self.project.text_builder {
             // The builder waits for this lock, released on return.
             Some(program) => spawn_builder(program, &self.project),
             None => self.write_text(),
@@ -559,7 +547,7 @@ fn spawn_builder(program: &std::path::Path, p: &Project) -> Result<()> {
             Ok(())
         }
         Err(e) => {
-            logbook_model::notice::push(format!(
+            p.notices.push(format!(
                 "could not start {} to build the full-text index ({e}); the next command tries again",
                 program.display()
             ));

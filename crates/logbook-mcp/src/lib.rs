@@ -25,8 +25,9 @@
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! // What `logbook mcp --root /my/project` does:
-//! logbook_mcp::serve_stdio(Some("/my/project".into())).await?;
+//! // What `logbook mcp --root /my/project` does (the CLI's own context
+//! // adds the team catalog's driver; `identity` adds nothing):
+//! logbook_mcp::serve_stdio(Some("/my/project".into()), std::convert::identity).await?;
 //! # Ok(()) }
 //! ```
 
@@ -55,8 +56,14 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::error::{Face, message};
+
+/// Completes the context a call opens: the face that starts the server
+/// passes what the library cannot know (the team catalog's driver, the
+/// program that builds the full-text index); `std::convert::identity` adds
+/// nothing.
+pub type Open = fn(Logbook) -> Logbook;
 
 /// What the server tells an agent at `initialize` about when to use it.
 const INSTRUCTIONS: &str = "Logbook keeps the state of your work on disk so nothing is lost when your context is compacted or you restart. \
@@ -71,6 +78,9 @@ After a compaction or a restart, get the `resume` prompt (or the resume_context 
 #[derive(Debug, Clone)]
 pub struct LogbookServer {
     root: Option<PathBuf>,
+    /// Completes the context of every call's project (the CLI adds the team
+    /// catalog's driver and itself as the full-text builder).
+    open: Open,
     tool_router: ToolRouter<Self>,
     /// The threads every library call of this server runs on: shared by
     /// its clones, one pool per MCP session over HTTP.
@@ -80,9 +90,10 @@ pub struct LogbookServer {
 impl LogbookServer {
     /// A server for the project at `root` (or the one the current directory
     /// is in), for stdio here and for the web crate's streamable HTTP `/mcp`.
-    pub fn new(root: Option<PathBuf>) -> Self {
+    pub fn new(root: Option<PathBuf>, open: Open) -> Self {
         LogbookServer {
             root,
+            open,
             tool_router: Self::tools(),
             calls: Arc::new(pool::Pool::new()),
         }
@@ -103,12 +114,12 @@ impl LogbookServer {
 
     /// The project as it is now: discovered on every call, so a
     /// `logbook.yaml` written after the server started counts.
-    fn project(root: Option<&Path>, create: bool) -> logbook::Result<Project> {
+    fn project(root: Option<&Path>, create: bool, open: Open) -> logbook::Result<Logbook> {
         let cwd = std::env::current_dir().map_err(|e| logbook::Error::io(Path::new("."), e))?;
         if create {
-            Project::discover_or_new(&cwd, root)
+            Logbook::discover_or_new(&cwd, root).map(open)
         } else {
-            Project::discover(&cwd, root)
+            Logbook::discover(&cwd, root).map(open)
         }
     }
 
@@ -117,12 +128,12 @@ impl LogbookServer {
     /// other requests), and answers with [`Self::answer`].
     async fn call<F>(&self, create: bool, op: F) -> Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
+        F: FnOnce(&Logbook) -> logbook::Result<Value> + Send + 'static,
     {
-        let root = self.root.clone();
+        let (root, open) = (self.root.clone(), self.open);
         let answer = self
             .calls
-            .run(move || Self::run(root.as_deref(), create, op))
+            .run(move || Self::run(root.as_deref(), create, open, op))
             .await;
         Ok(Self::answer(answer))
     }
@@ -132,7 +143,7 @@ impl LogbookServer {
     /// changes nothing.
     async fn query<F>(&self, op: F) -> Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&Project) -> logbook::Result<Value> + Send + 'static,
+        F: FnOnce(&Logbook) -> logbook::Result<Value> + Send + 'static,
     {
         self.call(false, op).await
     }
@@ -147,13 +158,23 @@ impl LogbookServer {
     /// gave: drained on the thread that ran it, since notices are kept per
     /// thread (the thread may have run another call before: nothing of that
     /// one's is kept).
-    fn run<F>(root: Option<&Path>, create: bool, op: F) -> (logbook::Result<Value>, Vec<String>)
+    fn run<F>(
+        root: Option<&Path>,
+        create: bool,
+        open: Open,
+        op: F,
+    ) -> (logbook::Result<Value>, Vec<String>)
     where
-        F: FnOnce(&Project) -> logbook::Result<Value>,
+        F: FnOnce(&Logbook) -> logbook::Result<Value>,
     {
-        logbook::notice::take();
-        let result = Self::project(root, create).and_then(|p| op(&p));
-        (result, logbook::notice::take())
+        match Self::project(root, create, open) {
+            Ok(p) => {
+                let result = op(&p);
+                let notices = p.notices.take().iter().map(|n| n.word(Face::Mcp)).collect();
+                (result, notices)
+            }
+            Err(e) => (Err(e), Vec::new()),
+        }
     }
 
     /// A call's answer as a tool result: the JSON as structured content,
@@ -272,9 +293,9 @@ impl ServerHandler for LogbookServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
-        let root = self.root.clone();
+        let (root, open) = (self.root.clone(), self.open);
         self.blocking(move || {
-            let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
+            let p = Self::project(root.as_deref(), false, open).map_err(tool_error)?;
             resources::list(&p, cursor.as_deref())
         })
         .await
@@ -295,9 +316,9 @@ impl ServerHandler for LogbookServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let root = self.root.clone();
+        let (root, open) = (self.root.clone(), self.open);
         self.blocking(move || {
-            let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
+            let p = Self::project(root.as_deref(), false, open).map_err(tool_error)?;
             resources::read(&p, &request.uri).map(Into::into)
         })
         .await
@@ -339,9 +360,9 @@ impl ServerHandler for LogbookServer {
         };
         let session = arg("session")?;
         let detail = arg("detail")?;
-        let root = self.root.clone();
+        let (root, open) = (self.root.clone(), self.open);
         self.blocking(move || {
-            let p = Self::project(root.as_deref(), false).map_err(tool_error)?;
+            let p = Self::project(root.as_deref(), false, open).map_err(tool_error)?;
             let detail = detail
                 .as_deref()
                 .unwrap_or("")
@@ -417,11 +438,12 @@ impl LogbookServer {
 /// what `logbook mcp` runs.
 pub async fn serve_stdio(
     root: Option<PathBuf>,
+    open: Open,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Pipes (as clients start a server) are read and written on the
     // runtime's reactor, not handed to the blocking pool message by message.
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let server = LogbookServer::new(root);
+    let server = LogbookServer::new(root, open);
     let read_only = server.read_only_tools();
     let service = server
         .serve(stdio::LineTransport::new(stdin, stdout, read_only))
@@ -437,14 +459,14 @@ pub async fn serve_stdio(
 /// loopback-only host check is left to that guard: with a token, the
 /// viewer may be reached under any host name. Sessions are bounded by
 /// `limits`, bodies by `stdio::MAX_MESSAGE_BYTES`.
-pub fn http_router(root: Option<PathBuf>, limits: SessionLimits) -> axum::Router {
+pub fn http_router(root: Option<PathBuf>, limits: SessionLimits, open: Open) -> axum::Router {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
     // One tool router for every session, built once: each session clones
     // it, with call threads of its own (started only as its calls need
     // them), so one session's slow calls never wait on another's.
-    let proto = LogbookServer::new(root);
+    let proto = LogbookServer::new(root, open);
     let service = StreamableHttpService::new(
         move || {
             Ok(LogbookServer {
@@ -464,10 +486,13 @@ pub fn http_router(root: Option<PathBuf>, limits: SessionLimits) -> axum::Router
 
 /// [`serve_stdio`] on a runtime of its own, for callers that have none
 /// (the CLI's `main`).
-pub fn run_stdio(root: Option<PathBuf>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+pub fn run_stdio(
+    root: Option<PathBuf>,
+    open: Open,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?
-        .block_on(serve_stdio(root))
+        .block_on(serve_stdio(root, open))
 }

@@ -8,8 +8,7 @@ use rmcp::model::{
     ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 
-use logbook::Project;
-use logbook::clock;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::{resume, run, run_files};
@@ -36,7 +35,7 @@ pub(crate) fn templates() -> Vec<ResourceTemplate> {
 /// One page of resources: the resume summary first, then the registered
 /// outputs of [`RUNS_PER_PAGE`] runs, newest first; the cursor is the
 /// offset of the next page of runs.
-pub(crate) fn list(p: &Project, cursor: Option<&str>) -> Result<ListResourcesResult, ErrorData> {
+pub(crate) fn list(p: &Logbook, cursor: Option<&str>) -> Result<ListResourcesResult, ErrorData> {
     let offset = match cursor {
         None => 0,
         Some(c) => c.parse::<usize>().map_err(|_| {
@@ -60,7 +59,7 @@ pub(crate) fn list(p: &Project, cursor: Option<&str>) -> Result<ListResourcesRes
         ..RunQuery::default()
     };
     let page = query::find(p, &query, FindOptions::new(Scope::Local)).map_err(tool_error)?;
-    let now = clock::now();
+    let now = p.clock.now();
     for hit in &page.hits {
         let entry = query::entry(&hit.run, now);
         // An output that is no longer the run's own is not offered: reading
@@ -91,7 +90,7 @@ pub(crate) fn list(p: &Project, cursor: Option<&str>) -> Result<ListResourcesRes
 }
 
 /// Reads the resource `uri` names, as the files are now.
-pub(crate) fn read(p: &Project, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+pub(crate) fn read(p: &Logbook, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     if uri == RESUME_URI {
         let text = resume::context(p, None, resume::Detail::Brief).map_err(tool_error)?;
         return Ok(ReadResourceResult::new(vec![

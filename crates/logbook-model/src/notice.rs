@@ -1,34 +1,96 @@
 //! Notices: what a face should tell the person about an operation that
 //! succeeded anyway — the index could not be updated after the files were,
 //! or a read answered from the files because the index could not be opened.
-//! The library never prints; each face drains these after a call
-//! ([`take`]) and shows them its own way (the CLI on stderr).
+//! The library never prints; each call records its notices in the
+//! [`Notices`] of the project it was given, and the face drains them after
+//! the call ([`Notices::take`]) and words them its own way, as it words an
+//! error's next step.
 //!
-//! They are kept per thread, so a server that runs each request on its own
-//! thread (or drains right after each call) never mixes two requests' notices.
+//! ```
+//! use logbook_model::error::{Face, Next, Step};
+//! use logbook_model::notice::{Notice, Notices};
+//! let notices = Notices::default();
+//! notices.push(Notice::new("the index was not updated").next(Next::of(Step::SyncIndex, " brings it up to date")));
+//! let [n] = notices.take().try_into().unwrap();
+//! assert_eq!(n.word(Face::Cli), "the index was not updated; `logbook index sync` brings it up to date");
+//! ```
 
-use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
 
-thread_local! {
-    static NOTICES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+use crate::error::{Face, Next};
+
+/// One thing a face should tell the person: what happened, and what they
+/// can do about it (a [`Next`] each face words its own way).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    what: String,
+    next: Option<Next>,
 }
 
-/// Records a notice for the face to show after the current call (faces
-/// push their own too, e.g. the MCP server's warnings of a full history).
-pub fn push(message: impl Into<String>) {
-    let message = message.into();
-    NOTICES.with(|n| {
-        let mut n = n.borrow_mut();
-        // One line per distinct thing, however often the call hit it.
-        if !n.contains(&message) {
-            n.push(message);
+impl Notice {
+    /// A notice saying `what`.
+    pub fn new(what: impl Into<String>) -> Notice {
+        Notice {
+            what: what.into(),
+            next: None,
         }
-    });
+    }
+
+    /// This notice, with what to do about it.
+    pub fn next(mut self, next: Next) -> Notice {
+        self.next = Some(next);
+        self
+    }
+
+    /// What happened, without the next step.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// The notice as `face` shows it: what happened, then the next step in
+    /// the face's words.
+    pub fn word(&self, face: Face) -> String {
+        match &self.next {
+            Some(next) => format!("{}; {}", self.what, next.word(face)),
+            None => self.what.clone(),
+        }
+    }
 }
 
-/// The notices recorded on this thread since the last call, oldest first.
-pub fn take() -> Vec<String> {
-    NOTICES.with(|n| std::mem::take(&mut *n.borrow_mut()))
+impl From<String> for Notice {
+    fn from(what: String) -> Notice {
+        Notice::new(what)
+    }
+}
+
+impl From<&str> for Notice {
+    fn from(what: &str) -> Notice {
+        Notice::new(what)
+    }
+}
+
+/// Where the calls given one project record their notices. Clones share
+/// one list, so the store and the index, which hold clones of the project,
+/// record into the caller's; a server gives each request a list of its own
+/// so two requests' notices never mix.
+#[derive(Debug, Clone, Default)]
+pub struct Notices(Arc<Mutex<Vec<Notice>>>);
+
+impl Notices {
+    /// Records a notice for the face to show after the current call; one
+    /// line per distinct thing, however often the call hit it.
+    pub fn push(&self, notice: impl Into<Notice>) {
+        let notice = notice.into();
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !list.contains(&notice) {
+            list.push(notice);
+        }
+    }
+
+    /// The notices recorded since the last call, oldest first.
+    pub fn take(&self) -> Vec<Notice> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 #[cfg(test)]
@@ -37,10 +99,12 @@ mod tests {
 
     #[test]
     fn notices_are_taken_once_and_not_repeated() {
-        push("a");
-        push("b");
-        push("a");
-        assert_eq!(take(), ["a", "b"]);
-        assert!(take().is_empty());
+        let n = Notices::default();
+        n.push("a");
+        n.push("b");
+        n.clone().push("a");
+        let taken: Vec<String> = n.take().iter().map(|n| n.word(Face::Cli)).collect();
+        assert_eq!(taken, ["a", "b"]);
+        assert!(n.take().is_empty());
     }
 }

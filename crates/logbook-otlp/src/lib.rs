@@ -17,7 +17,7 @@
 //! use logbook_otlp::{OtlpConfig, OtlpReceiver, Flags};
 //! let config = OtlpConfig::resolve(&Flags::default(), &|k| std::env::var(k).ok())?;
 //! let mut receiver = OtlpReceiver::new(config);
-//! let p = logbook::Project::open(std::path::Path::new("."))?;
+//! let p = logbook::Logbook::open(std::path::Path::new("."))?;
 //! let summary = export::export(&p, &ExportOptions::default(), &mut receiver, &mut |_| {})?;
 //! println!("{} spans accepted", summary.accepted);
 //! # Ok::<(), logbook::Error>(())

@@ -59,65 +59,8 @@ pub fn subagents_of(main: &Path) -> Option<PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
-/// Calls `f` with each line (number from 1, text without its newline, and
-/// whether it had to be decoded lossily because it is not UTF-8) of the
-/// first `len` bytes of `path`, and returns their fingerprint. A last line
-/// without a newline is a line. Memory holds one line at a time.
-pub fn for_each_line(
-    path: &Path,
-    len: u64,
-    f: impl FnMut(u64, &str, bool) -> Result<()>,
-) -> Result<Fingerprint> {
-    for_each_line_progress(path, len, &|_| {}, f)
-}
-
 /// How often (in bytes read) a pass reports its progress.
 const PROGRESS_EVERY: u64 = 4 << 20;
-
-/// [`for_each_line`], calling `on_bytes` with the bytes read so far every
-/// few MiB (a progress bar over one large log).
-pub fn for_each_line_progress(
-    path: &Path,
-    len: u64,
-    on_bytes: &dyn Fn(u64),
-    mut f: impl FnMut(u64, &str, bool) -> Result<()>,
-) -> Result<Fingerprint> {
-    walk(
-        path,
-        Mark::default(),
-        len,
-        on_bytes,
-        false,
-        &mut |no, line, lossy, _| match line {
-            Line::Text(text) => f(no, text, lossy),
-            // Not given when `parse_long` is false.
-            Line::Parsed(_) => Ok(()),
-        },
-    )
-    .map(|(fp, _)| fp)
-}
-
-/// [`for_each_line_progress`] for the passes that parse each line: a line
-/// longer than [`LONG_LINE`] is parsed straight from the file and given as
-/// [`Line::Parsed`], so its text and its values are never in memory at
-/// once. One that does not parse that way is read again and given as text,
-/// so it is judged exactly as a short line would be.
-pub fn for_each_parsed_line(
-    path: &Path,
-    len: u64,
-    on_bytes: &dyn Fn(u64),
-    mut f: impl FnMut(u64, Line<'_>, bool) -> Result<()>,
-) -> Result<Fingerprint> {
-    walk(
-        path,
-        Mark::default(),
-        len,
-        on_bytes,
-        true,
-        &mut |no, line, lossy, _| f(no, line, lossy),
-    )
-    .map(|(fp, _)| fp)
-}
 
 /// A place in a log between two lines: the bytes before it (their count
 /// and fingerprint) and how many lines they hold. A pass that starts there

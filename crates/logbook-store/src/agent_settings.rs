@@ -217,7 +217,7 @@ pub fn backup_dir(state_dir: &Path) -> PathBuf {
 /// for its folder and file (`claude-settings.local.json.1`), and numbered
 /// past every copy already there, so no copy is ever overwritten and the
 /// first one is the file as it was before Logbook first changed it.
-pub fn backup_path(dir: &Path, path: &Path) -> PathBuf {
+pub(crate) fn backup_path(dir: &Path, path: &Path) -> PathBuf {
     let folder = path
         .parent()
         .and_then(Path::file_name)

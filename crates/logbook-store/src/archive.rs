@@ -93,17 +93,6 @@ pub fn read_tombstone(p: &Project, id: &RunId) -> Result<Option<(PathBuf, Tombst
     Ok(Some((path, t)))
 }
 
-/// The tombstone files there are (for `doctor`): every `*.json` of the
-/// tombstones' folder.
-pub fn tombstone_files(p: &Project) -> Result<Vec<PathBuf>> {
-    let dir = p.config.archive_folder.join(TOMBSTONES);
-    Ok(crate::entries(&dir, crate::EntryKind::File)?
-        .into_iter()
-        .filter(|(name, _)| name.ends_with(".json"))
-        .map(|(_, path)| path)
-        .collect())
-}
-
 /// Whether a folder named run `id` (in any case) is in the live set: where
 /// `unarchive` would put it back.
 pub fn live_folder_exists(p: &Project, id: &RunId) -> Result<bool> {

@@ -78,7 +78,7 @@ pub fn marker_exists(path: &Path) -> bool {
 }
 
 /// The text `logbook init` writes: every key at its default, commented.
-pub fn default_config_text() -> String {
+pub(crate) fn default_config_text() -> String {
     let mut out = String::from(
         "# Logbook configuration. Every key is optional; these are the defaults.\n\
          # Placeholders: {project-root}, {output_folder}, {agent_outputs_folder}, {sessions_dir}.\n",
@@ -228,7 +228,7 @@ pub const BUNDLE_DIR: &str = "bmad";
 
 /// The bundle a path inside `root` belongs to (`bmad/{bundle}/…`), as
 /// `agent.bundle` names it: `bmad/bmm` for `bmad/bmm/workflows/x/workflow.yaml`.
-pub fn bundle_of(root: &Path, path: &Path) -> Option<String> {
+pub(crate) fn bundle_of(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
     let mut parts = rel.components();
     let first = parts.next()?.as_os_str().to_str()?;
@@ -257,7 +257,11 @@ fn discover_bundle(root: &Path, output_folder: &Path) -> Option<BundleConfig> {
 
 /// Reads the bundle config at `path` (`Ok(None)` when there is none): its
 /// bundle name and resolved `agent_outputs_folder`.
-pub fn read_bundle(root: &Path, path: &Path, output_folder: &Path) -> Result<Option<BundleConfig>> {
+pub(crate) fn read_bundle(
+    root: &Path,
+    path: &Path,
+    output_folder: &Path,
+) -> Result<Option<BundleConfig>> {
     let Some(text) =
         crate::read_regular(path, "bundle config", crate::variables::MAX_CONFIG_BYTES)?
     else {
@@ -331,7 +335,7 @@ impl Config {
 
     /// The nearest folder at or above `cwd` that holds a `logbook.yaml` or a
     /// `.logbook/` folder: the project a command run there belongs to.
-    pub fn marked_root(cwd: &Path) -> Option<&Path> {
+    pub(crate) fn marked_root(cwd: &Path) -> Option<&Path> {
         cwd.ancestors()
             .find(|d| d.join(CONFIG_FILE).is_file() || d.join(STATE_DIR).is_dir())
     }

@@ -40,7 +40,7 @@ pub fn dir(state_dir: &Path) -> PathBuf {
 }
 
 /// The cursor file of `endpoint` (as shown: never with credentials).
-pub fn path_of(dir: &Path, endpoint: &str) -> PathBuf {
+pub(crate) fn path_of(dir: &Path, endpoint: &str) -> PathBuf {
     dir.join(format!("{}.json", hash(endpoint)))
 }
 

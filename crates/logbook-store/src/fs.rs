@@ -19,7 +19,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// [`write_atomic`] for content too large to hold in memory: `write` streams
 /// it into the (buffered) temp file, and the rename happens only if it
 /// succeeds. An imported agent log of hundreds of MiB goes through here.
-pub fn write_atomic_with(
+pub(crate) fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
@@ -48,14 +48,14 @@ pub const PRIVATE_FOLDER_MODE: u32 = 0o700;
 /// [`write_atomic`] of a file that may hold secrets: mode
 /// [`PRIVATE_FILE_MODE`] from creation, and a missing folder made with
 /// [`PRIVATE_FOLDER_MODE`].
-pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     write_atomic_with_permissions(path, fs::Permissions::from_mode(PRIVATE_FILE_MODE), bytes)
 }
 
 /// [`write_atomic_file`] of a file that may hold secrets (see
 /// [`write_atomic_private`]).
-pub fn write_atomic_file_private(
+pub(crate) fn write_atomic_file_private(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> Result<()>,
 ) -> Result<()> {
@@ -74,7 +74,7 @@ pub fn write_atomic_file_private(
 /// created 0600 and given `permissions` only once written, so what it
 /// holds is never readable by others while it is being written; a missing
 /// folder is made 0700 when `permissions` give others nothing.
-pub fn write_atomic_with_permissions(
+pub(crate) fn write_atomic_with_permissions(
     path: &Path,
     permissions: fs::Permissions,
     bytes: &[u8],
@@ -186,7 +186,7 @@ pub enum PathTrust {
 /// A confined path that does not exist is returned with its existing part
 /// resolved, so reading it says "not found" without telling what exists
 /// outside.
-pub fn resolve_named(
+pub(crate) fn resolve_named(
     root: &Path,
     path: &Path,
     trust: PathTrust,
@@ -292,12 +292,12 @@ pub fn move_durably_keyed(from: &Path, to: &Path, key: Option<&str>) -> Result<(
 /// beside its destination: `.{name}.{pid}.tmp`. A kill before the copy is
 /// renamed into place leaves it, the original whole; [`moved_name`] reads
 /// the name back.
-pub fn move_temp_name(name: &str) -> String {
+pub(crate) fn move_temp_name(name: &str) -> String {
     format!(".{name}.{}.tmp", std::process::id())
 }
 
 /// The name a [`move_temp_name`] was made from, if `temp` is one.
-pub fn moved_name(temp: &str) -> Option<&str> {
+pub(crate) fn moved_name(temp: &str) -> Option<&str> {
     let inner = temp.strip_prefix('.')?.strip_suffix(".tmp")?;
     let (name, pid) = inner.rsplit_once('.')?;
     (!name.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(name)
@@ -356,7 +356,7 @@ fn remove_moved(from: &Path, key: Option<&str>) -> Result<()> {
 }
 
 /// Removes the file, symlink or folder (and all in it) at `path`.
-pub fn remove_tree(path: &Path) -> Result<()> {
+pub(crate) fn remove_tree(path: &Path) -> Result<()> {
     let m = fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
     if m.is_dir() {
         fs::remove_dir_all(path)
@@ -403,7 +403,7 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 
 /// Checks that `copy` holds what `original` holds: the same names, kinds,
 /// modes, symlink targets and bytes.
-pub fn same_tree(original: &Path, copy: &Path) -> Result<()> {
+pub(crate) fn same_tree(original: &Path, copy: &Path) -> Result<()> {
     let differs = |what: &str| {
         Err(Error::io(
             copy,
@@ -476,7 +476,7 @@ fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// True for temp files `write_atomic` leaves behind when killed mid-write;
 /// listings skip them and `doctor --fix` removes them.
-pub fn is_temp_file(name: &str) -> bool {
+pub(crate) fn is_temp_file(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
@@ -599,7 +599,7 @@ pub fn read_with_metadata(
 /// Opens a record's file for reading, with its metadata: without blocking,
 /// and refused unless it is a regular file (see [`read_with_metadata`]);
 /// `Ok(None)` when it does not exist.
-pub fn open_record(path: &Path, what: &'static str) -> Result<Option<(File, fs::Metadata)>> {
+pub(crate) fn open_record(path: &Path, what: &'static str) -> Result<Option<(File, fs::Metadata)>> {
     let Some(file) = open_nonblocking(path)? else {
         return Ok(None);
     };
@@ -616,7 +616,7 @@ pub fn open_record(path: &Path, what: &'static str) -> Result<Option<(File, fs::
 
 /// [`open_record`] of a file that must be there: a missing one is the
 /// `NotFound` error `File::open` gives.
-pub fn open_record_file(path: &Path, what: &'static str) -> Result<File> {
+pub(crate) fn open_record_file(path: &Path, what: &'static str) -> Result<File> {
     match open_record(path, what)? {
         Some((file, _)) => Ok(file),
         None => Err(Error::io(path, std::io::ErrorKind::NotFound.into())),
@@ -649,7 +649,7 @@ pub fn in_place_of_folder(path: &Path) -> Option<&'static str> {
 }
 
 /// What a path that is not a regular file is, in words for an error.
-pub fn describe_file_type(t: fs::FileType) -> &'static str {
+pub(crate) fn describe_file_type(t: fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {
         "a folder"
@@ -671,7 +671,7 @@ pub fn describe_file_type(t: fs::FileType) -> &'static str {
 /// comes. The file is opened without blocking and its type asked of the
 /// open handle; the returned reader stops after `limit` bytes even if the
 /// file grows.
-pub fn open_regular(
+pub(crate) fn open_regular(
     path: &Path,
     what: &'static str,
     limit: u64,

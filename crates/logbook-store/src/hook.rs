@@ -145,9 +145,10 @@ pub fn stale_job_locks(p: &Project) -> Result<Vec<PathBuf>> {
 }
 
 /// Every queued job, oldest first, each with its age by the clock
-/// (`LOGBOOK_NOW`), so a test can age a job without waiting.
+/// (the project's, which `LOGBOOK_NOW` sets), so a test can age a job
+/// without waiting.
 pub fn queued(p: &Project) -> Result<Vec<Queued>> {
-    let now = Clock::from_env().system_time();
+    let now = p.clock.system_time();
     let mut out = vec![];
     for (name, path) in crate::fs::entries(&queue_dir(p), EntryKind::File)? {
         if !name.ends_with(".json") {

@@ -101,7 +101,7 @@ pub fn dir(state_dir: &Path) -> PathBuf {
 }
 
 /// The checkpoint file of the log at `source` (canonical).
-pub fn path_of(dir: &Path, source: &Path) -> PathBuf {
+pub(crate) fn path_of(dir: &Path, source: &Path) -> PathBuf {
     let h = fnv1a64(source.as_os_str().as_encoded_bytes(), FNV_OFFSET);
     dir.join(format!("{h:016x}.json"))
 }

@@ -62,10 +62,12 @@ pub mod workflow;
 
 pub use config::Config;
 pub use fs::{
-    EntryKind, PathTrust, absolute, entries, is_temp_file, move_durably, open_record,
-    open_record_file, open_regular, read_optional, read_regular, read_with_metadata, resolve_named,
-    root_path, sync_dir, write_atomic, write_atomic_file, write_atomic_file_private,
-    write_atomic_private, write_atomic_with, write_atomic_with_permissions,
+    EntryKind, PathTrust, absolute, entries, move_durably, read_optional, read_regular,
+    read_with_metadata, root_path, sync_dir, write_atomic, write_atomic_file,
+};
+pub(crate) use fs::{
+    is_temp_file, open_record_file, open_regular, resolve_named, write_atomic_file_private,
+    write_atomic_private,
 };
 pub use lock::{LOCK_TIMEOUT_ENV, LockGuard, Locks};
 pub use project::Project;

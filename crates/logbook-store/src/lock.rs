@@ -82,7 +82,7 @@ impl Locks {
     /// The locks of the project whose state folder is `state_dir`, kept in
     /// its `locks/`. Taking a lock is the first thing any write does, so
     /// the `.gitignore` is written when the state folder is first made.
-    pub fn in_state_dir(state_dir: PathBuf) -> Self {
+    pub(crate) fn in_state_dir(state_dir: PathBuf) -> Self {
         Locks {
             state_dir: Some(state_dir.clone()),
             ..Locks::new(state_dir.join("locks"))
@@ -174,7 +174,7 @@ impl Locks {
     /// process holds and that `stale` says guard nothing any more (their
     /// job is gone): what a holder killed before its release left. Returns
     /// how many were removed.
-    pub fn remove_stale(&self, prefix: &str, stale: &dyn Fn(&str) -> bool) -> Result<usize> {
+    pub(crate) fn remove_stale(&self, prefix: &str, stale: &dyn Fn(&str) -> bool) -> Result<usize> {
         let mut removed = 0;
         for (file_name, _) in crate::entries(&self.dir, crate::EntryKind::File)? {
             let Some(name) = file_name

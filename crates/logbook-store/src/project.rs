@@ -1,11 +1,16 @@
-//! A [`Project`] is the opened root: its resolved config and its locks. Every
-//! operation in the library starts from one.
+//! A [`Project`] is the opened root: its resolved config, its locks, the
+//! clock its records are stamped from and the notices its calls leave for
+//! the face. Every operation in the library starts from one, so the store
+//! and the index, which hold a clone, read the same "now" and record into
+//! the same notices as the call that gave it.
 
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::lock::Locks;
+use logbook_model::clock::Clock;
 use logbook_model::error::{Error, Result};
+use logbook_model::notice::Notices;
 
 /// An opened Logbook project.
 #[derive(Debug, Clone)]
@@ -14,6 +19,16 @@ pub struct Project {
     pub config: Config,
     /// The project's cross-process locks.
     pub locks: Locks,
+    /// Where "now" comes from ([`Clock::from_env`] unless a test fixes it).
+    pub clock: Clock,
+    /// What the calls given this project leave for the face to show.
+    pub notices: Notices,
+    /// The program the index runs as `PROGRAM --root ROOT index build-text`
+    /// to build its full text in a process of its own (the CLI names
+    /// itself): the library cannot know the binary. Without one, an index
+    /// is rebuilt in one phase, and a plan another process left is
+    /// finished inline.
+    pub text_builder: Option<PathBuf>,
 }
 
 impl Project {
@@ -68,7 +83,13 @@ impl Project {
     /// Wraps an already resolved config.
     pub fn from_config(config: Config) -> Project {
         let locks = Locks::in_state_dir(config.state_dir());
-        Project { config, locks }
+        Project {
+            config,
+            locks,
+            clock: Clock::from_env(),
+            notices: Notices::default(),
+            text_builder: None,
+        }
     }
 
     /// The project root.

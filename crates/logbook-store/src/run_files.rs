@@ -118,7 +118,7 @@ impl Unconfined {
     /// The rule for a regular file already resolved inside the run folder,
     /// asked of its metadata (of the open file, where it is opened, so a
     /// link made after the check is seen too).
-    pub fn of_file(meta: &Metadata) -> Option<Unconfined> {
+    pub(crate) fn of_file(meta: &Metadata) -> Option<Unconfined> {
         (meta.is_file() && meta.nlink() > 1).then_some(Unconfined::HardLink)
     }
 }
@@ -327,7 +327,7 @@ pub fn names_manifest(file: &str) -> bool {
 /// A registered output's name, as a manifest holds it, as a path relative
 /// to its run folder, if it is a plain one (no root, no `..`, no NUL):
 /// names another tool wrote are not trusted.
-pub fn stored_rel(file: &str) -> Option<&Path> {
+pub(crate) fn stored_rel(file: &str) -> Option<&Path> {
     let rel = Path::new(file);
     if file.is_empty()
         || file.contains('\0')

@@ -129,7 +129,7 @@ pub fn outputs_stamp<'a>(folder: &Path, files: impl IntoIterator<Item = &'a str>
 /// whole path), each file's path built in `buf` (no allocation per file).
 /// The writer and the scan share this one function, so their stamps agree
 /// by construction.
-pub fn outputs_stamp_at<'a>(
+pub(crate) fn outputs_stamp_at<'a>(
     dir: BorrowedFd<'_>,
     folder: &Path,
     files: impl IntoIterator<Item = &'a str>,
@@ -142,7 +142,7 @@ pub fn outputs_stamp_at<'a>(
 /// link count included) to `each`, `Err(INVAL)` for a name that is not a
 /// plain path inside the run folder: one `lstat` a file for a pass that
 /// checks the files as well as stamping them (`doctor --full`).
-pub fn outputs_stamp_seeing<'a>(
+pub(crate) fn outputs_stamp_seeing<'a>(
     dir: BorrowedFd<'_>,
     folder: &Path,
     files: impl IntoIterator<Item = &'a str>,

@@ -37,7 +37,7 @@ pub fn mtime_ns(path: &Path) -> i64 {
 }
 
 /// The mtime in `m`, as [`mtime_ns`] gives it.
-pub fn mtime_ns_of(m: &Metadata) -> i64 {
+pub(crate) fn mtime_ns_of(m: &Metadata) -> i64 {
     m.modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())

@@ -30,7 +30,7 @@ pub const TEXT: &str = "\
 /// Writes [`TEXT`] to `state_dir`'s `.gitignore` unless one is there (a
 /// user's edit is kept). The caller has just made `state_dir`, or is
 /// `init`.
-pub fn ensure(state_dir: &Path) -> Result<()> {
+pub(crate) fn ensure(state_dir: &Path) -> Result<()> {
     let path = state_dir.join(FILE_NAME);
     match std::fs::symlink_metadata(&path) {
         Ok(_) => Ok(()),

@@ -19,7 +19,7 @@ pub fn crash_point() {
 pub const FAIL_WRITES_ENV: &str = "LOGBOOK_FAIL_WRITES";
 
 /// The error a write fails with under [`FAIL_WRITES_ENV`].
-pub fn write_fault() -> Option<std::io::Error> {
+pub(crate) fn write_fault() -> Option<std::io::Error> {
     std::env::var(FAIL_WRITES_ENV)
         .is_ok_and(|v| v == "enospc")
         .then(|| std::io::Error::from_raw_os_error(28))
@@ -74,7 +74,7 @@ pub fn two_phase_from() -> Option<u64> {
 pub const MOVE_BY_COPY_ENV: &str = "LOGBOOK_MOVE_BY_COPY";
 
 /// Whether [`MOVE_BY_COPY_ENV`] is set.
-pub fn move_by_copy() -> bool {
+pub(crate) fn move_by_copy() -> bool {
     std::env::var(MOVE_BY_COPY_ENV).is_ok_and(|v| v == "1")
 }
 

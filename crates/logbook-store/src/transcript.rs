@@ -129,7 +129,7 @@ pub struct Indexed {
 /// imported log's transcript is still read no further than its text and
 /// first prompt: its metadata, written first, records its message count
 /// (see [`logbook_model::transcript::recorded_messages`]).
-pub fn read_indexed(path: &Path, cap: usize) -> Result<Indexed> {
+pub(crate) fn read_indexed(path: &Path, cap: usize) -> Result<Indexed> {
     read_indexed_as(path, cap, false)
 }
 

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::Project;
-use logbook_model::clock;
 use logbook_model::error::{Error, Next, Result, Step};
 use logbook_model::ids::WorkSessionId;
 use logbook_model::text;
@@ -191,7 +190,7 @@ pub fn set_pointer(p: &Project, id: Option<&WorkSessionId>) -> Result<()> {
     let ptr = match id {
         Some(id) => Pointer {
             session_id: Some(id.as_str().to_string()),
-            activated: Some(clock::now_string()),
+            activated: Some(p.clock.now_string()),
             extra: Map::new(),
         },
         None => {

@@ -11,7 +11,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use logbook::clock;
+use logbook::clock::{self, Timestamp};
 use logbook::model::ids::{RunId, RunRef};
 use logbook::model::query::RunQuery;
 use logbook::model::transcript::Kind as TranscriptKind;
@@ -47,7 +47,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 /// Runs `f` on the blocking pool with the project.
 pub(crate) async fn blocking<T: Send + 'static>(
     state: &Arc<AppState>,
-    f: impl FnOnce(&logbook::Project) -> Result<T, Refusal> + Send + 'static,
+    f: impl FnOnce(&logbook::Logbook) -> Result<T, Refusal> + Send + 'static,
 ) -> Result<T, Refusal> {
     // A hundred live pages fetch themselves at once when their session
     // grows: at most a few read and render at a time, so the memory they
@@ -76,7 +76,7 @@ pub(crate) fn run_ref(text: &str) -> Result<RunRef, Refusal> {
 
 /// The run a URL names, resolved in `scope` (a prefix to its whole id):
 /// what handlers that open the run's folder or files start from.
-pub(crate) fn resolve(p: &logbook::Project, scope: Scope, run: &RunRef) -> Result<RunId, Refusal> {
+pub(crate) fn resolve(p: &logbook::Logbook, scope: Scope, run: &RunRef) -> Result<RunId, Refusal> {
     Ok(query::backend(p, scope)?.resolve(run)?)
 }
 
@@ -120,7 +120,7 @@ fn param(q: &HashMap<String, String>, key: &str) -> Option<String> {
 /// The [`RunQuery`] of the run list's and `/api/runs`' query string,
 /// checked by the library as the CLI's and MCP's are; a page is at most
 /// [`MAX_PAGE`] runs.
-pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal> {
+pub(crate) fn run_query(q: &HashMap<String, String>, now: Timestamp) -> Result<RunQuery, Refusal> {
     let mut query = FindParams {
         agent: param(q, "agent"),
         workflow: param(q, "workflow"),
@@ -136,7 +136,7 @@ pub(crate) fn run_query(q: &HashMap<String, String>) -> Result<RunQuery, Refusal
         repo_base: params::RepoBase::UrlsOnly,
         archived: param(q, "archived").is_some_and(|v| v != "0" && v != "false"),
     }
-    .query(clock::now())
+    .query(now)
     .map_err(|e| Refusal::from_query_error(&e))?;
     query.limit = Some(query.limit.unwrap_or(query::DEFAULT_PAGE).min(MAX_PAGE));
     Ok(query)
@@ -151,15 +151,15 @@ async fn runs(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
-    let query = run_query(&q)?;
+    let query = run_query(&q, state.project.clock.now())?;
     let scope = state.scope;
     let found = blocking(&state, move |p| {
-        let now = clock::now();
+        let now = p.clock.now();
         let page = query::find(
             p,
             &query,
             FindOptions {
-                now,
+                now: Some(now),
                 ..FindOptions::new(scope)
             },
         )
@@ -211,7 +211,7 @@ async fn run_show(
     let id = run_ref(&id)?;
     let scope = state.scope;
     let entry = blocking(&state, move |p| {
-        Ok(query::backend(p, scope)?.show(&id)?.json(clock::now())?)
+        Ok(query::backend(p, scope)?.show(&id)?.json(p.clock.now())?)
     })
     .await?;
     Ok(Json(entry).into_response())
@@ -307,6 +307,7 @@ async fn session_workflow(
 /// the project: see [`scoped`]).
 pub(crate) fn transcript_options(
     q: &HashMap<String, String>,
+    now: Timestamp,
 ) -> Result<transcript::ListOptions, Refusal> {
     let filter = params::TranscriptParams {
         source: param(q, "source"),
@@ -315,7 +316,7 @@ pub(crate) fn transcript_options(
         until: param(q, "until"),
         text: param(q, "text"),
     }
-    .filter(clock::now())
+    .filter(now)
     .map_err(|e| Refusal::from_query_error(&e))?;
     // A page names a remote URL only: it may not probe folders.
     let repo = param(q, "repo")
@@ -357,9 +358,10 @@ pub(crate) fn transcript_options(
 /// the first page of the other) or `offset`, not both; each paging key once.
 pub(crate) fn transcript_list_options(
     pairs: Vec<(String, String)>,
+    now: Timestamp,
 ) -> Result<(HashMap<String, String>, transcript::ListOptions), Refusal> {
     let q = once(pairs, &["page", "offset", "limit", "live"])?;
-    let mut opts = transcript_options(&q)?;
+    let mut opts = transcript_options(&q, now)?;
     match (number(&q, "page")?, q.contains_key("offset")) {
         (Some(_), true) => {
             return Err(Refusal::BadRequest("give offset or page, not both".into()));
@@ -378,7 +380,7 @@ pub(crate) fn transcript_list_options(
 /// (that repository's transcripts, and those without one made in the
 /// project).
 pub(crate) fn scoped(
-    p: &logbook::Project,
+    p: &logbook::Logbook,
     mut opts: transcript::ListOptions,
 ) -> transcript::ListOptions {
     if opts.repo.is_some() {
@@ -391,6 +393,7 @@ pub(crate) fn scoped(
 /// `session`, `repo`) and `source`; every transcript, as `--all`.
 pub(crate) fn usage_params(
     q: &HashMap<String, String>,
+    now: Timestamp,
 ) -> Result<(transcript::UsageBy, logbook::model::transcript::Filter), Refusal> {
     let by = param(q, "by")
         .map(|b| transcript::UsageBy::parse(&b))
@@ -401,7 +404,7 @@ pub(crate) fn usage_params(
         source: param(q, "source"),
         ..Default::default()
     }
-    .filter(clock::now())
+    .filter(now)
     .map_err(|e| Refusal::from_query_error(&e))?;
     Ok((by, filter))
 }
@@ -412,7 +415,7 @@ async fn usage(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
-    let (by, filter) = usage_params(&q)?;
+    let (by, filter) = usage_params(&q, state.project.clock.now())?;
     let report = blocking(&state, move |p| {
         Ok(transcript::usage_filtered(
             p,
@@ -431,7 +434,7 @@ async fn transcripts(
     State(state): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let (_, opts) = transcript_list_options(pairs)?;
+    let (_, opts) = transcript_list_options(pairs, state.project.clock.now())?;
     let json = blocking(&state, move |p| {
         let listing = transcript::list(p, &scoped(p, opts))?;
         Ok(transcript::listing_json(&listing)?)

@@ -23,7 +23,7 @@
 //! served sandboxed; a strict Content-Security-Policy on the viewer's pages.
 //!
 //! ```no_run
-//! let project = logbook::Project::open(std::path::Path::new("."))?;
+//! let project = logbook::Logbook::open(std::path::Path::new("."))?;
 //! let server = logbook_web::Server::bind(project, logbook_web::Options::default())?;
 //! eprintln!("open {}", server.url());
 //! server.run()?;
@@ -43,7 +43,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use logbook::Project;
+use logbook::Logbook;
 
 /// The port `logbook serve` listens on when neither `--bind` nor `--port`
 /// names one.
@@ -230,7 +230,7 @@ pub enum ServeError {
 /// What every handler shares.
 #[derive(Debug)]
 pub(crate) struct AppState {
-    pub(crate) project: Project,
+    pub(crate) project: Logbook,
     pub(crate) token: Option<String>,
     /// The address listened on (the port the OS chose for port 0): the
     /// origin a browser page of the viewer itself sends.
@@ -265,7 +265,7 @@ pub struct Server {
 
 impl Server {
     /// Checks the options (a token beyond loopback) and binds the address.
-    pub fn bind(project: Project, opts: Options) -> Result<Server, ServeError> {
+    pub fn bind(project: Logbook, opts: Options) -> Result<Server, ServeError> {
         let token = opts.token;
         if let Some(t) = &token
             && t.chars().count() < MIN_TOKEN_CHARS

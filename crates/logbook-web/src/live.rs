@@ -34,7 +34,8 @@ use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use logbook::Project;
+use logbook::Logbook;
+use logbook::clock::Timestamp;
 use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::transcript::{self, UsageBy, UsageScope};
 use logbook::ops::{budget, run_files, work_session, workflow};
@@ -74,16 +75,18 @@ enum Watch {
     Usage(Box<logbook::model::transcript::Filter>),
 }
 
-fn watch_of(q: &HashMap<String, String>) -> Result<Watch, Refusal> {
+fn watch_of(q: &HashMap<String, String>, now: Timestamp) -> Result<Watch, Refusal> {
     let id = || q.get("id").map(String::as_str).unwrap_or_default();
     match q.get("view").map(String::as_str) {
-        Some("list") | None => Ok(Watch::List(Box::new(api::run_query(q)?))),
+        Some("list") | None => Ok(Watch::List(Box::new(api::run_query(q, now)?))),
         Some("run") => Ok(Watch::Run(run_ref(id())?)),
         Some("session") => Ok(Watch::Session(session_id(id())?)),
         Some("workflow") => Ok(Watch::Workflow(session_id(id())?)),
         Some("transcript") => Ok(Watch::Transcript(transcript_id(id())?)),
-        Some("transcripts") => Ok(Watch::Transcripts(Box::new(api::transcript_options(q)?))),
-        Some("usage") => Ok(Watch::Usage(Box::new(api::usage_params(q)?.1))),
+        Some("transcripts") => Ok(Watch::Transcripts(Box::new(api::transcript_options(
+            q, now,
+        )?))),
+        Some("usage") => Ok(Watch::Usage(Box::new(api::usage_params(q, now)?.1))),
         Some(_) => Err(Refusal::NotFound),
     }
 }
@@ -112,7 +115,7 @@ fn hash_json(value: &impl serde::Serialize, h: &mut DefaultHasher) {
 }
 
 /// A stamp of what `w` shows now.
-fn stamp(p: &Project, w: &Watch) -> Stamp {
+fn stamp(p: &Logbook, w: &Watch) -> Stamp {
     let mut h = DefaultHasher::new();
     let mut over = false;
     match w {
@@ -271,7 +274,7 @@ async fn live(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
-    let watch = watch_of(&q)?;
+    let watch = watch_of(&q, state.project.clock.now())?;
     let key = key_of(&q);
     if q.get("once").is_some_and(|v| v == "1") {
         let stamp = current(&state, &key, &watch)

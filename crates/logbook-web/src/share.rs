@@ -6,7 +6,7 @@
 //! ([`logbook::ops::share`]), and streamed page by page.
 //!
 //! ```no_run
-//! let p = logbook::Project::open(std::path::Path::new("."))?;
+//! let p = logbook::Logbook::open(std::path::Path::new("."))?;
 //! let mut out = std::io::stdout().lock();
 //! logbook_web::share::write(&p, "5e0c7a1b", logbook_web::share::Format::Html, true, &mut out)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -76,7 +76,7 @@ fn io(e: std::io::Error) -> logbook::Error {
 
 /// [`write`] to the file at `path`, replaced only once the page is whole.
 pub fn write_to(
-    p: &logbook::Project,
+    p: &logbook::Logbook,
     id: &str,
     format: Format,
     redact: bool,
@@ -92,7 +92,7 @@ pub fn write_to(
 
 /// Writes transcript `id` to `out` as `format`, redacted when `redact`.
 pub fn write(
-    p: &logbook::Project,
+    p: &logbook::Logbook,
     id: &str,
     format: Format,
     redact: bool,

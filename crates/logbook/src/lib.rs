@@ -21,8 +21,8 @@
 //!   these, and the few store and index types re-exported here.
 //!
 //! ```no_run
-//! use logbook::{Project, ops::work_session::{self, StartOptions}};
-//! let project = Project::discover(&std::env::current_dir()?, None)?;
+//! use logbook::{Logbook, ops::work_session::{self, StartOptions}};
+//! let project = Logbook::discover(&std::env::current_dir()?, None)?;
 //! let session = work_session::start(&project, StartOptions {
 //!     client: Some("ACME".into()),
 //!     project: Some("AUDIT".into()),
@@ -32,8 +32,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod context;
 pub mod ops;
 
+pub use context::Logbook;
 pub use logbook_model as model;
 pub use logbook_model::{Error, ErrorKind, Result, clock, error, notice};
 pub use logbook_store::{PathTrust, Project};

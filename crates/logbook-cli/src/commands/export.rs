@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
-use logbook::clock;
 use logbook::ops::export::{self, ExportOptions, ExportSummary};
 use logbook::ops::params::{FindParams, RepoBase};
 use logbook_otlp::{Flags, OtlpConfig, OtlpReceiver};
@@ -112,7 +111,7 @@ fn otlp(ctx: &Context, a: &OtlpArgs) -> Result<Output> {
         repo_base: RepoBase::Folders(ctx.cwd.clone()),
         ..FindParams::default()
     }
-    .query(clock::now())?;
+    .query(ctx.project.clock.now())?;
     let runs_only = [&a.agent, &a.workflow, &a.status, &a.user, &a.tag, &a.text]
         .iter()
         .any(|f| f.is_some());

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use logbook::Project;
+use logbook::Logbook;
 use logbook::ops::hook::{self, Next};
 use serde_json::Value;
 
@@ -51,7 +51,10 @@ pub(crate) fn main(root: Option<PathBuf>, args: &HookArgs) -> ExitCode {
         let received = logbook::model::hook::read_event(std::io::stdin().lock())
             .and_then(|text| hook::receive(&text, &cwd, root.as_deref()));
         let r = match received {
-            Ok(r) => r,
+            Ok(mut r) => {
+                r.project = super::context(r.project);
+                r
+            }
             Err(e) => {
                 fail(None, &failure_cwd, "event", None, &e);
                 return;
@@ -111,7 +114,7 @@ pub(crate) fn main(root: Option<PathBuf>, args: &HookArgs) -> ExitCode {
 /// else the one the hook ran in; stderr when even that cannot be written
 /// (the agents show a hook's stderr only in their debug output).
 fn fail(
-    project: Option<&Project>,
+    project: Option<&Logbook>,
     cwd: &Path,
     event: &str,
     session: Option<&str>,
@@ -121,7 +124,7 @@ fn fail(
     let p = match project {
         Some(p) => Some(p),
         None => {
-            fallback = Project::for_agent(cwd).ok();
+            fallback = Logbook::for_agent(cwd).ok().map(super::context);
             fallback.as_ref()
         }
     };
@@ -152,9 +155,10 @@ fn spawn_worker(root: &Path) {
 
 fn drain(cwd: &Path, root: Option<&Path>) {
     let project = match root {
-        Some(root) => Project::discover(cwd, Some(root)),
-        None => Project::for_agent(cwd),
-    };
+        Some(root) => Logbook::discover(cwd, Some(root)),
+        None => Logbook::for_agent(cwd),
+    }
+    .map(super::context);
     match project {
         Ok(p) => {
             if let Err(e) = hook::drain(&p, false) {

@@ -110,6 +110,7 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
                 .map_or(logbook_mcp::SessionLimits::DEFAULT.idle, ms),
             ..logbook_mcp::SessionLimits::DEFAULT
         },
+        super::context,
     ));
     let url = server.url();
     let human = format!(

@@ -30,6 +30,7 @@ pub(crate) fn resume_context(ctx: &Context, a: &ResumeContextArgs) -> Result<Out
 /// Serves until the client closes stdin; stdout is the protocol's, so the
 /// command prints nothing itself.
 pub(crate) fn serve(root: Option<PathBuf>) -> Result<Output> {
-    logbook_mcp::run_stdio(root).map_err(|e| anyhow!("the MCP server stopped: {e}"))?;
+    logbook_mcp::run_stdio(root, super::context)
+        .map_err(|e| anyhow!("the MCP server stopped: {e}"))?;
     Ok(Output::printed())
 }

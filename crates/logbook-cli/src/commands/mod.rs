@@ -21,14 +21,26 @@ mod workflow;
 
 use anyhow::{Context as _, Result};
 use clap::Subcommand;
-use logbook::Project;
+use logbook::Logbook;
 
 use crate::Cli;
 use crate::printer::{Output, Printer, Style};
 
+/// Completes every context this program opens, whatever the entry point
+/// (a command, a hook, the MCP server, the viewer): the team catalog's
+/// driver, and this program as the full-text index's builder, which a lost
+/// index starts detached to write its text.
+pub(crate) fn context(project: Logbook) -> Logbook {
+    let project = project.with_catalog(std::sync::Arc::new(logbook_team_pg::PgConnector));
+    match std::env::current_exe() {
+        Ok(me) => project.with_text_builder(me),
+        Err(_) => project,
+    }
+}
+
 /// What every command gets: the opened project and how to print.
 pub(crate) struct Context<'a> {
-    pub(crate) project: Project,
+    pub(crate) project: Logbook,
     pub(crate) printer: &'a Printer,
     /// Where the command was run: its repository scopes `transcript list`
     /// and names `--repo .`.
@@ -167,55 +179,67 @@ pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
         return infra::init(&root);
     }
     let project = if matches!(cli.command, Command::Start(_)) {
-        Project::discover_or_new(&cwd, cli.root.as_deref())?
+        Logbook::discover_or_new(&cwd, cli.root.as_deref())?
     } else if cli.root.is_none() && reads_user_home(&cli.command) {
         // No per-user home (no HOME): the cwd, as before. A LOGBOOK_HOME
         // set wrong is said, not read past.
-        match Project::for_agent(&cwd) {
-            Err(logbook::Error::NoUserHome) => Project::discover(&cwd, None)?,
+        match Logbook::for_agent(&cwd) {
+            Err(logbook::Error::NoUserHome) => Logbook::discover(&cwd, None)?,
             found => found?,
         }
     } else {
-        Project::discover(&cwd, cli.root.as_deref())?
+        Logbook::discover(&cwd, cli.root.as_deref())?
     };
     let ctx = Context {
-        project,
+        project: context(project),
         printer,
         cwd,
     };
+    let result = command(&ctx, cli);
+    // A write's background push to the team catalog gets its short deadline.
+    logbook::ops::catalog::settle(&ctx.project);
+    // What the library noticed on the way (the index left behind, a read
+    // answered from the files) goes to stderr whether the command failed or not.
+    for notice in ctx.project.notices.take() {
+        printer.warn(&notice.word(logbook::error::Face::Cli));
+    }
+    result
+}
+
+fn command(ctx: &Context, cli: &Cli) -> Result<Output> {
     match &cli.command {
-        Command::Start(a) => session::start(&ctx, a),
-        Command::Resume(a) => session::resume(&ctx, a),
-        Command::Status(a) => session::status(&ctx, a),
-        Command::Close(a) => session::close(&ctx, a),
-        Command::List(a) => session::list(&ctx, a),
-        Command::Tokens(a) => session::tokens(&ctx, a),
-        Command::Savings(a) => session::savings(&ctx, a),
-        Command::Switch(a) => session::switch(&ctx, a),
-        Command::Pause(a) => session::pause(&ctx, a),
-        Command::Usage(a) => session::usage(&ctx, a),
-        Command::Milestone(c) => session::milestone(&ctx, c),
-        Command::Artifact(c) => session::artifact(&ctx, c),
-        Command::Note(a) => session::note(&ctx, a),
-        Command::Agent(c) => session::agent(&ctx, c),
-        Command::Index(c) => index::run(&ctx, c),
-        Command::Transcript(c) => transcript::run(&ctx, c),
-        Command::Workflow(a) => workflow::run(&ctx, a),
-        Command::Mode(a) => workflow::mode(&ctx, a),
-        Command::Run(c) => run::command(&ctx, c),
-        Command::Find(a) => run::find(&ctx, a),
-        Command::LatestOutput(a) => run::latest_output(&ctx, a),
-        Command::Lineage(a) => run::lineage(&ctx, a),
-        Command::Archive(a) => archive::archive(&ctx, a),
-        Command::Unarchive(a) => archive::unarchive(&ctx, a),
-        Command::Delete(a) => archive::delete(&ctx, a),
-        Command::Doctor(a) => doctor::run(&ctx, a),
-        Command::ResumeContext(a) => mcp::resume_context(&ctx, a),
-        Command::Handoff(a) => agent::handoff(&ctx, a),
-        Command::Serve(a) => infra::serve(&ctx, a),
-        Command::Team(c) => team::run(&ctx, c),
-        Command::Export(c) => export::run(&ctx, c),
-        Command::Secrets(c) => secrets::run(&ctx, c),
+        Command::Start(a) => session::start(ctx, a),
+        Command::Resume(a) => session::resume(ctx, a),
+        Command::Status(a) => session::status(ctx, a),
+        Command::Close(a) => session::close(ctx, a),
+        Command::List(a) => session::list(ctx, a),
+        Command::Tokens(a) => session::tokens(ctx, a),
+        Command::Savings(a) => session::savings(ctx, a),
+        Command::Switch(a) => session::switch(ctx, a),
+        Command::Pause(a) => session::pause(ctx, a),
+        Command::Usage(a) => session::usage(ctx, a),
+        Command::Milestone(c) => session::milestone(ctx, c),
+        Command::Artifact(c) => session::artifact(ctx, c),
+        Command::Note(a) => session::note(ctx, a),
+        Command::Agent(c) => session::agent(ctx, c),
+        Command::Index(c) => index::run(ctx, c),
+        Command::Transcript(c) => transcript::run(ctx, c),
+        Command::Workflow(a) => workflow::run(ctx, a),
+        Command::Mode(a) => workflow::mode(ctx, a),
+        Command::Run(c) => run::command(ctx, c),
+        Command::Find(a) => run::find(ctx, a),
+        Command::LatestOutput(a) => run::latest_output(ctx, a),
+        Command::Lineage(a) => run::lineage(ctx, a),
+        Command::Archive(a) => archive::archive(ctx, a),
+        Command::Unarchive(a) => archive::unarchive(ctx, a),
+        Command::Delete(a) => archive::delete(ctx, a),
+        Command::Doctor(a) => doctor::run(ctx, a),
+        Command::ResumeContext(a) => mcp::resume_context(ctx, a),
+        Command::Handoff(a) => agent::handoff(ctx, a),
+        Command::Serve(a) => infra::serve(ctx, a),
+        Command::Team(c) => team::run(ctx, c),
+        Command::Export(c) => export::run(ctx, c),
+        Command::Secrets(c) => secrets::run(ctx, c),
         Command::Init
         | Command::Mcp
         | Command::Hook(_)

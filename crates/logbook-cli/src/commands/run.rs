@@ -212,8 +212,8 @@ pub(crate) fn command(ctx: &Context, cmd: &RunCommand) -> Result<Output> {
     }
 }
 
-fn entry_json(run: &Run) -> Result<Value> {
-    Ok(run::entry_json(run, clock::now())?)
+fn entry_json(ctx: &Context, run: &Run) -> Result<Value> {
+    Ok(run::entry_json(run, ctx.project.clock.now())?)
 }
 
 fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
@@ -299,7 +299,7 @@ fn finish(ctx: &Context, a: &FinishArgs) -> Result<Output> {
         run.manifest.execution.status,
         run.manifest.outputs.len()
     );
-    Ok(Output::new(entry_json(&run)?, human))
+    Ok(Output::new(entry_json(ctx, &run)?, human))
 }
 
 fn link(ctx: &Context, a: &LinkArgs) -> Result<Output> {
@@ -317,7 +317,7 @@ fn link(ctx: &Context, a: &LinkArgs) -> Result<Output> {
             related_of(&run, &a.related_id)
         )
     };
-    Ok(Output::new(entry_json(&run)?, human))
+    Ok(Output::new(entry_json(ctx, &run)?, human))
 }
 
 /// The full id of the parent `given` (maybe a prefix) named.
@@ -334,7 +334,7 @@ fn related_of(run: &Run, given: &str) -> String {
 fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let run = run::show(&ctx.project, &a.id)?;
     let style = ctx.style();
-    let entry = run::entry(&run, clock::now());
+    let entry = run::entry(&run, ctx.project.clock.now());
     let m = &run.manifest;
     let mut h = String::new();
     let _ = writeln!(h, "{}", style.bold(&entry.label));
@@ -373,7 +373,7 @@ fn show(ctx: &Context, a: &IdArgs) -> Result<Output> {
             style.dim(&cell(&o.description))
         );
     }
-    let mut json = entry_json(&run)?;
+    let mut json = entry_json(ctx, &run)?;
     if let (Value::Object(o), false) = (&mut json, transcripts.is_empty()) {
         o.insert("transcripts".into(), transcripts.into());
     }
@@ -418,7 +418,7 @@ fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
 }
 
 pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
-    let now = clock::now();
+    let now = ctx.project.clock.now();
     let query = FindParams {
         agent: a.agent.clone(),
         workflow: a.workflow.clone(),
@@ -473,7 +473,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
         &ctx.project,
         &query,
         FindOptions {
-            now,
+            now: Some(now),
             sink: Some(&mut print),
             ..FindOptions::new(scope)
         },

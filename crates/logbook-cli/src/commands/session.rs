@@ -298,11 +298,10 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
 
 pub(crate) fn status(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::get(&ctx.project, a.id.as_deref())?;
-    session_output(&s, render_status(ctx.style(), &s))
+    session_output(&s, render_status(ctx.style(), &s, ctx.project.clock.now()))
 }
 
-fn render_status(st: Style, s: &WorkSession) -> String {
-    let now = clock::now();
+fn render_status(st: Style, s: &WorkSession, now: logbook::clock::Timestamp) -> String {
     let mut out = String::new();
     let pct = s.percentage();
     let _ = writeln!(
@@ -378,7 +377,7 @@ pub(crate) fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
         .iter()
         .filter(|m| m.completed.is_some())
         .count();
-    let duration = s.duration(clock::now()).unwrap_or_default();
+    let duration = s.duration(ctx.project.clock.now()).unwrap_or_default();
     let human = format!(
         "Closed session {} {}\nDuration: {duration}\nMilestones: {done}/{} done\nArtifacts: {}\nAgents spawned: {}\nTokens: {}/{} main, {} saved by isolation\nArchived to: {}\n\nContext Summary:\n{}\n",
         st.bold(&s.session_id),
@@ -399,7 +398,7 @@ pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     let listing = ws::list(&ctx.project)?;
     ctx.warn_skipped(&listing.corrupt);
     let st = ctx.style();
-    let now = clock::now();
+    let now = ctx.project.clock.now();
     let mut out = String::new();
     let show_live = !a.archived;
     let show_archived = !a.active;

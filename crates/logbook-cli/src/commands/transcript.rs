@@ -316,7 +316,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             until: a.until.clone(),
             text: a.text.clone(),
         }
-        .filter(clock::now())?
+        .filter(ctx.project.clock.now())?
     };
     // This repository's by default; an explicit --workdir, like --all,
     // looks beyond this project.
@@ -644,7 +644,7 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
         source: a.source.clone(),
         ..Default::default()
     }
-    .filter(clock::now())?;
+    .filter(ctx.project.clock.now())?;
     let report =
         query::backend(&ctx.project, Scope::of_flag(a.team))?.usage(&scope, by, &filter)?;
     let st = ctx.style();

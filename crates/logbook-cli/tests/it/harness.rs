@@ -405,7 +405,7 @@ pub(crate) fn shared_text(rel: &str) -> String {
 /// The runs `q` finds in `scope`, every match when `q` sets no limit (the
 /// library's `find` pages by default), as (id, manifest) in its order.
 pub(crate) fn found(
-    p: &logbook::Project,
+    p: &logbook::Logbook,
     q: &logbook::model::query::RunQuery,
     scope: logbook::ops::query::Scope,
 ) -> Vec<(logbook::model::ids::RunId, logbook::model::run::Manifest)> {

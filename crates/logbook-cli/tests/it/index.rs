@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook::ops::query::Scope;
 use logbook::testing::FAIL_AFTER_FILE_WRITE_ENV;
@@ -49,7 +49,7 @@ fn find_ids(t: &TestProject, args: &[&str]) -> Vec<String> {
 }
 
 fn fingerprint(t: &TestProject) -> Vec<String> {
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     Index::open(&p).unwrap().fingerprint().unwrap()
 }
 
@@ -337,7 +337,7 @@ fn writer_killed_between_file_and_index_is_repaired_on_next_open() {
         serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(manifest["outputs"][0]["file"], "notes.md");
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     {
         let conn = rusqlite::Connection::open(p.index_path()).unwrap();
         let pending: i64 = conn
@@ -421,7 +421,7 @@ fn writes_during_rebuilds_all_land_in_the_rebuilt_index() {
             rebuilds += 1;
         }
     });
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     let status = Index::open(&p).unwrap().status().unwrap();
     assert_eq!(status.pending, 0, "{status:?}");
     assert_eq!(
@@ -600,7 +600,7 @@ fn random_query(rng: &mut Rng) -> RunQuery {
     q
 }
 
-fn assert_same(p: &Project, q: &RunQuery, ctx: &str) {
+fn assert_same(p: &Logbook, q: &RunQuery, ctx: &str) {
     let scanned = crate::harness::found(p, q, Scope::Files);
     let indexed = crate::harness::found(p, q, Scope::Local);
     assert_eq!(indexed, scanned, "{ctx}: {q:?}");
@@ -610,7 +610,7 @@ fn assert_same(p: &Project, q: &RunQuery, ctx: &str) {
 fn find_through_the_index_equals_the_scan_on_random_histories() {
     for seed in 1..=12u64 {
         let t = TestProject::new();
-        let p = Project::open(t.root()).unwrap();
+        let p = Logbook::open(t.root()).unwrap();
         let dir = p.config.agent_outputs_folder.clone();
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut ids: Vec<String> = vec![];

@@ -11,7 +11,7 @@ use std::io::Write as _;
 
 use std::path::PathBuf;
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::run::{MANIFEST_FILE, OutputType, RunStatus};
 use logbook::ops::run::{self, StartOptions};
 use logbook::testing::index::Index;
@@ -20,20 +20,20 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 /// A temp folder that is a project already, so the index lives in a file.
-fn project() -> (TempDir, Project) {
+fn project() -> (TempDir, Logbook) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".logbook")).unwrap();
-    let p = Project::open(dir.path()).unwrap();
+    let p = Logbook::open(dir.path()).unwrap();
     (dir, p)
 }
 
-fn folder(p: &Project, id: &str) -> PathBuf {
+fn folder(p: &Logbook, id: &str) -> PathBuf {
     p.config.agent_outputs_folder.join(id)
 }
 
 /// Changes a manifest the way another tool would: in place, no lock, no
 /// index.
-fn edit_manifest(p: &Project, id: &str, change: impl FnOnce(&mut Value)) {
+fn edit_manifest(p: &Logbook, id: &str, change: impl FnOnce(&mut Value)) {
     let path = folder(p, id).join(MANIFEST_FILE);
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     change(&mut m);
@@ -71,7 +71,7 @@ fn arb_edit() -> impl Strategy<Value = Edit> {
 /// A run with one output `out.md` saying `word` (written `n` times more,
 /// so every rewrite has a size of its own and is seen whatever the clock's
 /// granularity), finished unless not `finished`.
-fn new_run(p: &Project, word: &str, finished: bool, n: usize) -> String {
+fn new_run(p: &Logbook, word: &str, finished: bool, n: usize) -> String {
     let id = run::start(
         p,
         StartOptions {
@@ -97,7 +97,7 @@ fn text(word: &str, n: usize) -> String {
 
 /// What the index answers: its records, and for each word the runs whose
 /// text holds it, but only among `compared` runs (all when `None`).
-fn answers(p: &Project, compared: Option<&BTreeSet<String>>) -> (Vec<String>, Vec<Vec<String>>) {
+fn answers(p: &Logbook, compared: Option<&BTreeSet<String>>) -> (Vec<String>, Vec<Vec<String>>) {
     let index = Index::open(p).unwrap();
     let words = WORDS
         .iter()

@@ -8,7 +8,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook::ops::query::Scope;
 use logbook::testing::index::Index;
@@ -69,7 +69,7 @@ fn write_run(dir: &Path, name: &str, rng: &mut Rng, minute: usize) {
     .unwrap();
 }
 
-fn all_runs(p: &Project) -> Vec<(String, Value)> {
+fn all_runs(p: &Logbook) -> Vec<(String, Value)> {
     let q = RunQuery {
         limit: Some(1_000_000),
         ..RunQuery::default()
@@ -84,7 +84,7 @@ fn all_runs(p: &Project) -> Vec<(String, Value)> {
 fn sync_after_edits_adds_and_removes_answers_what_a_rebuild_answers() {
     for seed in 1..=6u64 {
         let t = TestProject::new();
-        let p = Project::open(t.root()).unwrap();
+        let p = Logbook::open(t.root()).unwrap();
         let dir = p.config.agent_outputs_folder.clone();
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut names: Vec<String> = (0..30).map(|_| rng.uuid()).collect();
@@ -190,7 +190,7 @@ fn find_json_streams_one_array_even_when_its_reader_goes_away() {
     let runs = runs.as_array().unwrap();
     assert_eq!(runs.len(), 300);
     // The same array, formatted the same, as the page the library builds.
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     let scanned: Vec<String> = crate::harness::found(&p, &RunQuery::default(), Scope::Files)
         .into_iter()
         .map(|(id, _)| id.to_string())
@@ -320,7 +320,7 @@ fn a_text_search_matching_more_runs_than_are_counted_says_at_least_and_where_to_
     let t = TestProject::new();
     // "agent" is in every manifest: more matches than a text query counts.
     many_runs(&t, 1200);
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     let newest: Vec<String> = crate::harness::found(
         &p,
         &RunQuery {

@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook::ops::query::Scope;
 use serde_json::json;
@@ -104,7 +104,7 @@ fn text_pages_list_matches_in_finds_order_whatever_their_starts() {
         t.run(&["find"]).ok();
     }
     // The order without text, from the files alone (no index).
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     let order: Vec<String> = crate::harness::found(&p, &RunQuery::default(), Scope::Files)
         .into_iter()
         .map(|(id, _)| id.to_string())

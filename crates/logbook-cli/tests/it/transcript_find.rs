@@ -3,8 +3,8 @@
 //! searched as typed, where the failed tool results are, and the index's
 //! per-message rows through rebuild, prune and rename.
 
+use logbook::Logbook;
 use logbook::testing::index::Index;
-use logbook::testing::store::Project;
 use serde_json::{Value, json};
 
 use crate::harness::TestProject;
@@ -83,7 +83,7 @@ fn errors(t: &TestProject) -> Vec<u64> {
 }
 
 fn fingerprint(t: &TestProject) -> Vec<String> {
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     Index::open(&p).unwrap().fingerprint().unwrap()
 }
 

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::testing::index::Index;
 use serde_json::{Value, json};
 
@@ -95,7 +95,7 @@ fn answers(t: &TestProject, extra: &[&str]) -> Vec<String> {
 /// The index's rows as the library lists them (the text complete), and
 /// the names of its secondary indexes.
 fn fingerprint(t: &TestProject) -> Vec<String> {
-    let p = Project::open(t.root()).unwrap();
+    let p = Logbook::open(t.root()).unwrap();
     let index = Index::open(&p).unwrap();
     assert_eq!(index.text_progress().unwrap(), None, "text not complete");
     let mut rows = index.fingerprint().unwrap();
@@ -119,7 +119,7 @@ fn assert_ends_as(t: &TestProject, want: &[String], want_rows: &[String]) {
 }
 
 fn lose_index(t: &TestProject) {
-    Index::discard(&Project::open(t.root()).unwrap()).unwrap();
+    Index::discard(&Logbook::open(t.root()).unwrap()).unwrap();
 }
 
 /// Waits for the full text: a builder at work holds its lock until it is

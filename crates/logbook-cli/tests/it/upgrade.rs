@@ -331,7 +331,7 @@ fn plans() -> String {
 /// The index's rows (`Index::fingerprint`) and its `files` table, one
 /// line each, sorted.
 fn rows_held() -> String {
-    let p = logbook::Project::discover(Path::new(ROOT), None).unwrap();
+    let p = logbook::Logbook::discover(Path::new(ROOT), None).unwrap();
     let mut rows = logbook::testing::index::Index::open(&p)
         .unwrap()
         .fingerprint()

@@ -63,7 +63,7 @@ impl LogbookServer {
 }
 
 /// The agent-resume line the `resume` prompt ends with.
-pub(crate) fn resume_line(p: &logbook::Project) -> String {
+pub(crate) fn resume_line(p: &logbook::Logbook) -> String {
     match agent::agent_resume(p, p.root()) {
         Ok(r) => agent::resume_line(r.as_ref()),
         Err(e) => format!(

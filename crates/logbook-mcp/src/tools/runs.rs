@@ -177,7 +177,7 @@ impl LogbookServer {
                 },
             )?;
             for w in &started.warnings {
-                logbook::notice::push(w.clone());
+                p.notices.push(w.clone());
             }
             run::started_json(&started)
         })
@@ -207,7 +207,7 @@ impl LogbookServer {
         self.call(false, move |p| {
             let status: RunStatus = parse(a.status.as_deref().unwrap_or("completed"))?;
             let r = run::finish(p, &a.id, status)?;
-            run::entry_json(&r, clock::now())
+            run::entry_json(&r, p.clock.now())
         })
         .await
     }
@@ -220,7 +220,7 @@ impl LogbookServer {
     async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
         self.query(move |p| {
             let shown = query::backend(p, Scope::Local)?.show(&RunRef::parse(&a.id)?)?;
-            shown.json(clock::now())
+            shown.json(p.clock.now())
         })
         .await
     }
@@ -233,7 +233,7 @@ impl LogbookServer {
     async fn run_link(&self, Parameters(a): Parameters<RunLinkArgs>) -> ToolResult {
         self.call(false, move |p| {
             let (r, _) = run::link(p, &a.id, &a.related_id)?;
-            run::entry_json(&r, clock::now())
+            run::entry_json(&r, p.clock.now())
         })
         .await
     }
@@ -248,13 +248,13 @@ impl LogbookServer {
             Ok(scope) => scope,
             Err(e) => return Self::refuse(e),
         };
-        let op = move |p: &logbook::Project| {
+        let op = move |p: &logbook::Logbook| {
             let (query, now) = find_query(a, p)?;
             let page = query::find(
                 p,
                 &query,
                 FindOptions {
-                    now,
+                    now: Some(now),
                     ..FindOptions::new(scope)
                 },
             )?;
@@ -320,9 +320,9 @@ impl LogbookServer {
 /// its `since` was read at.
 fn find_query(
     a: FindArgs,
-    p: &logbook::Project,
+    p: &logbook::Logbook,
 ) -> logbook::Result<(RunQuery, logbook::clock::Timestamp)> {
-    let now = clock::now();
+    let now = p.clock.now();
     let query = FindParams {
         agent: a.agent,
         workflow: a.workflow,

@@ -218,7 +218,7 @@ impl LogbookServer {
             let history = if a.full {
                 let (history, problems) = wf::full_history_lenient(&loaded);
                 for problem in problems {
-                    logbook::notice::push(problem);
+                    p.notices.push(problem);
                 }
                 Some(history)
             } else {

@@ -136,7 +136,7 @@ pub fn stat_at(at: impl AsFd, rel: &Path, follow: Follow, want: Want) -> Result<
 
 /// The metadata of the open file `fd`: what was opened, not what the path
 /// names now.
-pub fn stat_open(fd: impl AsFd, want: Want) -> Result<Meta> {
+pub(crate) fn stat_open(fd: impl AsFd, want: Want) -> Result<Meta> {
     native::stat_open(fd.as_fd(), want)
 }
 
@@ -160,7 +160,7 @@ pub fn open_dir_at(at: impl AsFd, path: &Path) -> Result<OwnedFd> {
 /// Opens the folder `path` only to look up names below it: on Linux
 /// without read permission on it (`O_PATH`), elsewhere as
 /// [`open_dir_at`].
-pub fn open_dir_for_lookups(path: &Path) -> Result<OwnedFd> {
+pub(crate) fn open_dir_for_lookups(path: &Path) -> Result<OwnedFd> {
     rustix::fs::open(
         path,
         native::LOOKUP_ONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -172,7 +172,7 @@ pub fn open_dir_for_lookups(path: &Path) -> Result<OwnedFd> {
 /// blocking, so another tool's FIFO in a record's place opens at once and
 /// the caller asks the open file what it is ([`stat_open`]). With
 /// [`Follow::No`], a symbolic link at the end is refused (`ELOOP`).
-pub fn open_read_at(at: impl AsFd, rel: &Path, follow: Follow) -> Result<OwnedFd> {
+pub(crate) fn open_read_at(at: impl AsFd, rel: &Path, follow: Follow) -> Result<OwnedFd> {
     let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
     if follow == Follow::No {
         flags |= OFlags::NOFOLLOW;
@@ -182,13 +182,13 @@ pub fn open_read_at(at: impl AsFd, rel: &Path, follow: Follow) -> Result<OwnedFd
 
 /// Whether this process may write `path` (permissions, ACLs and a
 /// read-only mount included, which a mode bit alone does not show).
-pub fn can_write(path: &Path) -> bool {
+pub(crate) fn can_write(path: &Path) -> bool {
     rustix::fs::access(path, Access::WRITE_OK).is_ok()
 }
 
 /// The machine's host name, as `uname` gives it (on Linux the same name
 /// `/proc/sys/kernel/hostname` holds); `None` when it is empty.
-pub fn host_name() -> Option<String> {
+pub(crate) fn host_name() -> Option<String> {
     let uname = rustix::system::uname();
     let name = uname.nodename().to_string_lossy().trim().to_string();
     (!name.is_empty()).then_some(name)

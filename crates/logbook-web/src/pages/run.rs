@@ -87,7 +87,8 @@ pub(super) async fn run_page(
         Ok((shown.run, tree, lineage, transcripts))
     })
     .await?;
-    let e = query::entry(&r, clock::now());
+    let now = state.project.clock.now();
+    let e = query::entry(&r, now);
     let m = &e.manifest;
     let mut fields: Vec<(String, String, String)> = vec![
         ("Id".into(), e.session_id.clone(), String::new()),
@@ -121,7 +122,7 @@ pub(super) async fn run_page(
             .completed_at
             .as_deref()
             .and_then(clock::parse)
-            .or_else(|| (m.execution.status.as_str() == "running").then(clock::now)),
+            .or_else(|| (m.execution.status.as_str() == "running").then_some(now)),
     ) {
         add("Duration", Some(clock::duration(a, b)), String::new());
     }
@@ -318,7 +319,7 @@ pub(super) async fn file_page(
     };
     let r = r.run;
     let id = r.manifest.session_id.clone();
-    let label = query::entry(&r, clock::now()).label;
+    let label = query::entry(&r, state.project.clock.now()).label;
     let path = opened.path.clone();
     let name = file_name(&path);
     let truncated = opened.size > SHOWN_BYTES;
@@ -360,7 +361,7 @@ fn remote_file_page(
     let id = r.run.manifest.session_id.clone();
     let label = format!(
         "{} @{}",
-        query::entry(&r.run, clock::now()).label,
+        query::entry(&r.run, state.project.clock.now()).label,
         r.origin.as_deref().unwrap_or_default()
     );
     let name = file_name(path);

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Response;
-use logbook::clock;
 use logbook::model::run::Run;
 use logbook::ops::query::{self, FindOptions};
 use logbook::ops::run;
@@ -129,7 +128,7 @@ pub(super) async fn runs(
         get("q"),
     );
     let mut error = None;
-    let query = match api::run_query(&q) {
+    let query = match api::run_query(&q, state.project.clock.now()) {
         Ok(query) => Some(query),
         Err(Refusal::BadRequest(m)) => {
             error = Some(m);
@@ -171,7 +170,7 @@ pub(super) async fn runs(
     if page.is_none() && error.is_none() {
         error = Some("the filters are not valid; check the workflow pattern".into());
     }
-    let now = clock::now();
+    let now = state.project.clock.now();
     let mut groups: Vec<Group> = vec![];
     let mut summary = String::new();
     let (mut prev, mut next, mut range) = (String::new(), String::new(), String::new());

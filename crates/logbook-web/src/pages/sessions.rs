@@ -6,7 +6,6 @@ use std::sync::Arc;
 use askama::Template;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use logbook::clock;
 use logbook::ops::work_session;
 
 use super::{Layout, render};
@@ -160,7 +159,7 @@ pub(super) async fn session_page(
         project: s.project.clone(),
         status: s.status.as_str().to_string(),
         created: when(&s.created),
-        duration: s.duration(clock::now()).unwrap_or_default(),
+        duration: s.duration(state.project.clock.now()).unwrap_or_default(),
         current: thousands(report.current),
         max: thousands(report.max),
         peak: thousands(report.peak),

@@ -54,7 +54,7 @@ pub(crate) fn words(q: &HashMap<String, String>) -> Result<String, Refusal> {
 /// past it; `None` before the first), for `words`; `None`
 /// for a transcript the index does not hold (an archived one).
 pub(crate) fn bar(
-    p: &logbook::Project,
+    p: &logbook::Logbook,
     id: &str,
     at: Option<usize>,
     words: String,
@@ -67,7 +67,7 @@ pub(crate) fn bar(
 }
 
 fn bar_of(
-    p: &logbook::Project,
+    p: &logbook::Logbook,
     id: &str,
     at: Option<usize>,
     words: String,

@@ -83,7 +83,7 @@ pub(super) async fn transcripts(
     State(state): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let (q, opts) = api::transcript_list_options(pairs)?;
+    let (q, opts) = api::transcript_list_options(pairs, state.project.clock.now())?;
     let (offset, limit) = (opts.offset, opts.limit.unwrap_or(50));
     let listing = blocking(&state, move |p| {
         let mut opts = api::scoped(p, opts);

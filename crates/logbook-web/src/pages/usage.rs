@@ -97,7 +97,7 @@ pub(super) async fn usage_page(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
-    let (_, filter) = api::usage_params(&q)?;
+    let (_, filter) = api::usage_params(&q, state.project.clock.now())?;
     let source = filter.source.clone().unwrap_or_default();
     let (by_day, by_repo, budgets) = blocking(&state, move |p| {
         let mut reports = transcript::usage_grouped(

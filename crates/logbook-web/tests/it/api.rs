@@ -378,7 +378,7 @@ fn a_token_is_needed_on_every_request_and_a_link_sets_a_cookie() {
 
 #[test]
 fn beyond_loopback_a_token_is_required() {
-    let project = logbook::Project::open(tempfile::tempdir().unwrap().path()).unwrap();
+    let project = logbook::Logbook::open(tempfile::tempdir().unwrap().path()).unwrap();
     let err = logbook_web::Server::bind(
         project.clone(),
         logbook_web::Options {

@@ -47,7 +47,7 @@ pub(crate) fn served() -> Served {
                          "lastActiveAt": "2026-01-18T10:42:07.512Z", "latestTotalTokens": 10}
         });
         std::fs::write(&file, t.to_string()).unwrap();
-        let p = logbook::Project::open(root).unwrap();
+        let p = logbook::Logbook::open(root).unwrap();
         logbook::ops::transcript::import(&p, &file, false, None, None).unwrap();
     })
 }

@@ -6,7 +6,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use logbook::Project;
+use logbook::Logbook;
 
 /// A temp project filled by `logbook demo`, served on an ephemeral port.
 pub(crate) struct Served {
@@ -29,7 +29,7 @@ impl Served {
         let root = dir.path().join("project");
         let demo = logbook::ops::demo::fill(&root).unwrap();
         prepare(&root);
-        let project = Project::open(&root).unwrap();
+        let project = Logbook::open(&root).unwrap();
         let server = logbook_web::Server::bind(
             project,
             logbook_web::Options {
@@ -60,7 +60,7 @@ impl Served {
         Served::demo_with(None, |root| {
             let logs = root.join("agent-logs");
             write_agent_logs(&logs);
-            let p = Project::open(root).unwrap();
+            let p = Logbook::open(root).unwrap();
             let r = logbook::ops::transcript::import_path(
                 &p,
                 &logs,
@@ -72,8 +72,8 @@ impl Served {
         })
     }
 
-    pub(crate) fn project(&self) -> Project {
-        Project::open(&self.root).unwrap()
+    pub(crate) fn project(&self) -> Logbook {
+        Logbook::open(&self.root).unwrap()
     }
 
     pub(crate) fn outputs(&self) -> PathBuf {

@@ -2,7 +2,7 @@
 //! message N, calls and results paired across the pages' edges, bad paging
 //! refused, and the API paging the same messages.
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::transcript::{Kind, Message, Transcript};
 use serde_json::{Value, json};
 
@@ -23,7 +23,7 @@ fn message(v: Value) -> Message {
 /// call at 600 answered at 601, within one page.
 pub(crate) fn served() -> Served {
     Served::demo_with(None, |root| {
-        let p = Project::open(root).unwrap();
+        let p = Logbook::open(root).unwrap();
         let mut t = Transcript::new(ID, root.to_string_lossy());
         for i in 0..TOTAL {
             let call = |id: &str, cmd: &str| {
@@ -208,7 +208,7 @@ fn served_big_log(n: usize, pad: usize) -> (Served, String) {
         }
         f.flush().unwrap();
         drop(f);
-        let p = Project::open(root).unwrap();
+        let p = Logbook::open(root).unwrap();
         let r = logbook::ops::transcript::import_path(
             &p,
             &path,

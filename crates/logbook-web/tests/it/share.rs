@@ -15,7 +15,7 @@ const ID: &str = "5e0c7a1b-9d2f-4b6e-8a3c-1f2e3d4c5b6a";
 
 /// A session of 450 messages (three pages) saying every kind of secret,
 /// hostile HTML and Markdown with links and an image.
-fn planted(p: &logbook::Project) {
+fn planted(p: &logbook::Logbook) {
     let mut messages = vec![];
     for i in 0..150 {
         let (_, text) = sample(Kind::ALL[i % Kind::ALL.len()], 50);
@@ -36,7 +36,7 @@ fn planted(p: &logbook::Project) {
     logbook::ops::transcript::save(p, &mut t, logbook::model::transcript::Kind::Main).unwrap();
 }
 
-fn export(p: &logbook::Project, id: &str, format: Format, redact: bool) -> String {
+fn export(p: &logbook::Logbook, id: &str, format: Format, redact: bool) -> String {
     let mut out = vec![];
     share::write(p, id, format, redact, &mut out).unwrap();
     String::from_utf8(out).unwrap()

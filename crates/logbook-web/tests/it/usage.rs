@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::ops::transcript::{self, ImportFormat, UsageBy, UsageScope};
 use serde_json::Value;
 
@@ -22,7 +22,7 @@ fn fixture() -> PathBuf {
 }
 
 fn import(root: &Path, logs: &Path) {
-    let p = Project::open(root).unwrap();
+    let p = Logbook::open(root).unwrap();
     let r = transcript::import_path(&p, logs, ImportFormat::Auto, None).unwrap();
     assert!(!r.imported.is_empty(), "{r:?}");
 }
@@ -44,7 +44,7 @@ fn served() -> Served {
 
 /// The demo's work session file.
 fn demo_session_file(root: &Path) -> PathBuf {
-    let p = Project::open(root).unwrap();
+    let p = Logbook::open(root).unwrap();
     std::fs::read_dir(&p.config.sessions_dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -321,7 +321,7 @@ fn hostile() -> Served {
         )
         .unwrap();
         import(root, &root.join("hostile-logs"));
-        let p = Project::open(root).unwrap();
+        let p = Logbook::open(root).unwrap();
         let seed = serde_json::json!({
             "id": "5eed0003-0000-4000-8000-00000000bad2",
             "messages": [{"role": "user", "blocks": ["hello"]}],

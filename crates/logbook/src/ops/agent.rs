@@ -9,9 +9,9 @@
 //! was when they were recorded), and those without one inside the project.
 //!
 //! ```no_run
-//! use logbook::{Project, model::agent_log::Format, ops::agent};
+//! use logbook::{Logbook, model::agent_log::Format, ops::agent};
 //! let cwd = std::env::current_dir()?;
-//! let project = Project::discover(&cwd, None)?;
+//! let project = Logbook::discover(&cwd, None)?;
 //! if let Some(r) = agent::agent_resume(&project, &cwd)? {
 //!     println!("{}", r.shell_line());
 //! }
@@ -20,6 +20,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use crate::Logbook;
 use std::path::Path;
 
 use serde_json::Value;
@@ -31,7 +32,6 @@ use crate::model::hook::session_start_answer;
 use crate::model::transcript::{Kind, Summary};
 use crate::ops::transcript::{self, ListOptions};
 use crate::ops::{work_session, workflow};
-use logbook_store::Project;
 
 /// The handoff text's size unless asked otherwise: what fits in an agent's
 /// fresh context beside its own instructions.
@@ -61,7 +61,7 @@ impl AgentSession {
 /// of the repository `cwd` is in (wherever its checkout was when they were
 /// recorded), and those without a repository inside the project, as
 /// `transcript list` scopes them.
-fn scope(p: &Project, cwd: &Path) -> ListOptions {
+fn scope(p: &Logbook, cwd: &Path) -> ListOptions {
     let (within, repo) = transcript::default_scope(p, cwd);
     ListOptions {
         within,
@@ -74,7 +74,7 @@ fn scope(p: &Project, cwd: &Path) -> ListOptions {
 /// The latest (`lastActiveAt`) main session in scope imported from an
 /// agent's log (`agent`'s, or either's), or `None` when there is none.
 pub fn latest_agent_session(
-    p: &Project,
+    p: &Logbook,
     cwd: &Path,
     agent: Option<Format>,
 ) -> Result<Option<AgentSession>> {
@@ -111,14 +111,14 @@ pub fn latest_agent_session(
 
 /// How to resume the latest agent session in scope, in its agent; `None`
 /// when no transcript in scope was imported from an agent's log.
-pub fn agent_resume(p: &Project, cwd: &Path) -> Result<Option<AgentResume>> {
+pub fn agent_resume(p: &Logbook, cwd: &Path) -> Result<Option<AgentResume>> {
     Ok(latest_agent_session(p, cwd, None)?.map(|s| s.resume()))
 }
 
 /// How to resume transcript `id` (a UUID or a unique part) in the agent
 /// whose log it was imported from; a subagent's command resumes its main
 /// session. [`Error::NotAnAgentSession`] when it was not imported from one.
-pub fn transcript_resume(p: &Project, id: &str) -> Result<AgentResume> {
+pub fn transcript_resume(p: &Logbook, id: &str) -> Result<AgentResume> {
     let id = transcript::resolve(p, id)?;
     // Only the head is read of a live transcript: an imported log's
     // messages can be hundreds of MiB.
@@ -142,7 +142,7 @@ pub fn transcript_resume(p: &Project, id: &str) -> Result<AgentResume> {
 /// agent, with the active work session's open milestones and its
 /// workflow's pending handoffs. [`Error::NoAgentSession`] when the other
 /// agent has no session in scope.
-pub fn handoff(p: &Project, cwd: &Path, to: Format) -> Result<Handoff> {
+pub fn handoff(p: &Logbook, cwd: &Path, to: Format) -> Result<Handoff> {
     let from = to.other();
     let session = latest_agent_session(p, cwd, Some(from))?.ok_or(Error::NoAgentSession {
         agent: from.as_str(),
@@ -152,7 +152,7 @@ pub fn handoff(p: &Project, cwd: &Path, to: Format) -> Result<Handoff> {
     // The agent's session is the handoff; a work session that cannot be
     // read only leaves its part out, and says so.
     if let Err(e) = add_work_session(p, &mut h) {
-        crate::notice::push(format!(
+        p.notices.push(format!(
             "the handoff leaves out the work session's milestones and handoffs: {e}"
         ));
     }
@@ -161,7 +161,7 @@ pub fn handoff(p: &Project, cwd: &Path, to: Format) -> Result<Handoff> {
 
 /// Adds the active work session's open milestones and its workflow's
 /// pending handoffs to `h`; nothing when no session is active.
-fn add_work_session(p: &Project, h: &mut Handoff) -> Result<()> {
+fn add_work_session(p: &Logbook, h: &mut Handoff) -> Result<()> {
     let Some(active) = work_session::active(p)? else {
         return Ok(());
     };

@@ -18,11 +18,12 @@
 //! marked pending first so a crash between the move and the index is
 //! repaired on the next open.
 
+use crate::Logbook;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::clock::{self, Timestamp};
+use crate::clock::Timestamp;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::archive::{Age, Selection, Tombstone, archivable, archivable_status};
 use crate::model::ids::RunId;
@@ -77,7 +78,7 @@ pub struct Left {
 /// status otherwise); with `dry_run`, says what would move and moves
 /// nothing. A running run is never archived.
 pub fn archive(
-    p: &Project,
+    p: &Logbook,
     older_than: &str,
     statuses: &[String],
     dry_run: bool,
@@ -91,7 +92,7 @@ pub fn archive(
         .map(|s| archivable_status(s).map_err(|reason| Error::invalid("status", s.trim(), reason)))
         .collect::<Result<Vec<_>>>()?;
     let sel = Selection {
-        before: age.before(clock::now()),
+        before: age.before(p.clock.now()),
         statuses,
     };
     archive_selected(p, &sel, dry_run)
@@ -100,7 +101,7 @@ pub fn archive(
 /// Archives every run that finished (any finished status) before
 /// `before`: [`archive`] at an instant rather than an age (the benchmark
 /// archives an exact share of its runs so).
-pub fn archive_finished_before(p: &Project, before: Timestamp, dry_run: bool) -> Result<Archived> {
+pub fn archive_finished_before(p: &Logbook, before: Timestamp, dry_run: bool) -> Result<Archived> {
     let sel = Selection {
         before,
         statuses: vec![],
@@ -110,7 +111,7 @@ pub fn archive_finished_before(p: &Project, before: Timestamp, dry_run: bool) ->
 
 /// Applies `logbook.yaml`'s `retention:` policy: [`archive`] with its
 /// `archive_after` and `statuses`. Only `logbook archive --policy` calls it.
-pub fn apply_policy(p: &Project, dry_run: bool) -> Result<Archived> {
+pub fn apply_policy(p: &Logbook, dry_run: bool) -> Result<Archived> {
     let Some(policy) = &p.config.retention else {
         let path = p
             .config
@@ -134,7 +135,7 @@ pub fn apply_policy(p: &Project, dry_run: bool) -> Result<Archived> {
         })
         .collect::<Result<Vec<_>>>()?;
     let sel = Selection {
-        before: policy.archive_after.before(clock::now()),
+        before: policy.archive_after.before(p.clock.now()),
         statuses,
     };
     archive_selected(p, &sel, dry_run)
@@ -150,8 +151,8 @@ const ARCHIVE_FOLDER_LOCK: &str = "archive-folder";
 /// `archive_folder` is the new one. Every run and tombstone is kept: one
 /// that meets a namesake with other bytes stays, and is named.
 pub fn adopt_legacy_archive(
-    p: &Project,
-) -> Result<Option<(Project, logbook_store::archive::Adopted)>> {
+    p: &Logbook,
+) -> Result<Option<(Logbook, logbook_store::archive::Adopted)>> {
     let Some(legacy) = &p.config.legacy_archive else {
         return Ok(None);
     };
@@ -162,12 +163,12 @@ pub fn adopt_legacy_archive(
     if !logbook_store::fs::is_folder(&legacy.from) {
         config.legacy_archive = None;
     }
-    let project = Project::from_config(config);
+    let project = p.with_project(Project::from_config(config));
     Index::open(&project)?.sync_archived()?;
     Ok(Some((project, adopted)))
 }
 
-fn archive_selected(p: &Project, sel: &Selection, dry_run: bool) -> Result<Archived> {
+fn archive_selected(p: &Logbook, sel: &Selection, dry_run: bool) -> Result<Archived> {
     // The next archive moves an older archive out of the runs folder first.
     let adopted = match dry_run {
         false => adopt_legacy_archive(p)?,
@@ -208,7 +209,7 @@ fn archive_selected(p: &Project, sel: &Selection, dry_run: bool) -> Result<Archi
 
 /// The live runs `sel` takes, from the index (each verified against its
 /// manifest as every listing is).
-fn candidates(p: &Project, sel: &Selection) -> Result<Vec<Run>> {
+fn candidates(p: &Logbook, sel: &Selection) -> Result<Vec<Run>> {
     let index = Index::open_synced(p)?;
     let statuses: Vec<RunStatus> = if sel.statuses.is_empty() {
         vec![
@@ -268,7 +269,7 @@ fn pending(folder: &Path, id: &RunId) -> Pending {
 
 /// Moves run `id` into the archive under its lock, if it is (still) live
 /// and taken by `sel`; `None` when it no longer is.
-fn archive_one(p: &Project, id: &RunId, sel: &Selection) -> Result<Option<Moved>> {
+fn archive_one(p: &Logbook, id: &RunId, sel: &Selection) -> Result<Option<Moved>> {
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let run = match logbook_store::run::load(p, id) {
         Ok(run) => run,
@@ -285,7 +286,7 @@ fn archive_one(p: &Project, id: &RunId, sel: &Selection) -> Result<Option<Moved>
 
 /// Moves `run`'s folder to `to` and the index's row with it (marked
 /// archived or not by where `to` is). The caller holds the run's lock.
-fn move_run(p: &Project, run: &Run, to: &Path) -> Result<()> {
+fn move_run(p: &Logbook, run: &Run, to: &Path) -> Result<()> {
     let moved = Run {
         id: run.id.clone(),
         folder: to.to_path_buf(),
@@ -304,7 +305,7 @@ fn move_run(p: &Project, run: &Run, to: &Path) -> Result<()> {
 /// Moves archived run `id` back into the live set; refuses when a run
 /// folder of that name is there already, and says so when it is not
 /// archived.
-pub fn unarchive(p: &Project, id: &str) -> Result<Run> {
+pub fn unarchive(p: &Logbook, id: &str) -> Result<Run> {
     let id = resolve(p, id)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let live = logbook_store::run::folder(p, &id);
@@ -363,7 +364,7 @@ pub struct Deleted {
 /// and the error says what would be; a run other runs link to
 /// (`related_sessions`) is refused unless `force`, naming them. Its
 /// tombstone is written before the folder goes.
-pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> {
+pub fn delete(p: &Logbook, id: &str, yes: bool, force: bool) -> Result<Deleted> {
     let id = resolve(p, id)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let (run, raw) = logbook_store::run::load_raw(p, &id)?;
@@ -398,7 +399,7 @@ pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> 
         &run,
         raw,
         &p.config.user,
-        &clock::now_string(),
+        &p.clock.now_string(),
         linking.clone(),
     );
     let path = write_through(p, vec![pending(&run.folder, &id)], || {
@@ -416,7 +417,7 @@ pub fn delete(p: &Project, id: &str, yes: bool, force: bool) -> Result<Deleted> 
 
 /// The runs naming `id` in their `related_sessions` (its children in the
 /// lineage), live or archived, from the index.
-fn linking_runs(p: &Project, id: &RunId) -> Result<Vec<String>> {
+fn linking_runs(p: &Logbook, id: &RunId) -> Result<Vec<String>> {
     let index = Index::open_synced(p)?;
     Ok(index
         .children(id.as_str())?

@@ -3,10 +3,10 @@
 //! as it reads both work sessions and transcripts' usage (neither of which
 //! imports the other for it).
 
+use crate::Logbook;
 use crate::error::Result;
 use crate::ops::transcript::UsageReport;
 use crate::ops::work_session;
-use logbook_store::Project;
 
 /// One work session's tokens against its budget: a bar of the usage page,
 /// with the numbers `list --json` gives for it.
@@ -34,7 +34,7 @@ pub struct Budget {
 /// Every work session (live, then archived) against its budget, with what
 /// its agent sessions measured in `report` (a [`crate::ops::transcript::usage`]
 /// report): the usage page's per-session chart.
-pub fn budgets(p: &Project, report: &UsageReport) -> Result<Vec<Budget>> {
+pub fn budgets(p: &Logbook, report: &UsageReport) -> Result<Vec<Budget>> {
     let listing = work_session::list(p)?;
     let measured: std::collections::HashMap<String, u64> = report
         .transcripts

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::Logbook;
 use crate::error::{self, Error, Next, Result};
 use crate::model::run::{OutputType, RunStatus};
 use crate::model::transcript::{Kind, Message, Transcript};
@@ -16,7 +17,6 @@ use crate::model::workflow::{AgentType, DecisionType, VerdictDecision};
 use crate::ops::work_session::{self as ws, StartOptions};
 use crate::ops::workflow::{self, Complete, Invoke, NewDecision, NewVerdict, Target};
 use crate::ops::{run, transcript};
-use logbook_store::Project;
 use logbook_store::config::{CONFIG_FILE, Config, STATE_DIR};
 
 /// What the demo created, for the CLI to print.
@@ -107,7 +107,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
     }
     logbook_store::fs::create_folder(root)?;
     Config::init(root)?;
-    let p = Project::open(root)?;
+    let p = Logbook::open(root)?;
 
     let session = ws::start(
         &p,

@@ -17,13 +17,13 @@
 //! done by a detached worker ([`drain`]) or the next hook. Failures go to a
 //! log that `doctor` reports; the agent sees nothing or one valid answer.
 
+use crate::Logbook;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::agent_log::Format;
 use crate::model::hook::{EventName, HookEvent, session_start_answer};
@@ -32,7 +32,6 @@ use crate::model::repo::Repository;
 use crate::model::work_session::{AgentEvent, WorkSession};
 use crate::ops::transcript::{self as import, ImportFormat, live};
 use crate::ops::{resume, work_session};
-use logbook_store::Project;
 use logbook_store::hook::{self as queue, Failure, Job, Queued};
 
 /// How many bytes of logs a hook imports itself before it leaves the rest
@@ -49,8 +48,9 @@ pub const MAX_ATTEMPTS: u64 = 3;
 /// An event received and the project it belongs to.
 #[derive(Debug)]
 pub struct Received {
-    /// Where its records go.
-    pub project: Project,
+    /// Where its records go (the face adds its catalog driver, as to every
+    /// context it opens).
+    pub project: Logbook,
     /// The event and what was settled about it.
     pub job: Job,
 }
@@ -62,8 +62,8 @@ pub fn receive(text: &str, process_cwd: &Path, root: Option<&Path>) -> Result<Re
     let event = HookEvent::parse(text)?;
     let cwd = event.folder(process_cwd);
     let project = match root {
-        Some(root) => Project::discover(process_cwd, Some(root))?,
-        None => Project::for_agent(&cwd)?,
+        Some(root) => Logbook::discover(process_cwd, Some(root))?,
+        None => Logbook::for_agent(&cwd)?,
     };
     let agent = event.agent_hint().or_else(|| {
         event
@@ -71,10 +71,11 @@ pub fn receive(text: &str, process_cwd: &Path, root: Option<&Path>) -> Result<Re
             .first()
             .and_then(|log| logbook_store::agent_log::detect(log).ok().flatten())
     });
+    let received_at = project.clock.now_string();
     Ok(Received {
         project,
         job: Job {
-            received_at: clock::now_string(),
+            received_at,
             agent,
             cwd,
             event,
@@ -86,7 +87,7 @@ pub fn receive(text: &str, process_cwd: &Path, root: Option<&Path>) -> Result<Re
 /// What the agent reads back: after a compaction or on a resume, the
 /// active work session's resume context (at most `hook_context_bytes`);
 /// otherwise nothing.
-pub fn answer(p: &Project, job: &Job) -> Result<Option<Value>> {
+pub fn answer(p: &Logbook, job: &Job) -> Result<Option<Value>> {
     let e = &job.event;
     let resuming = matches!(e.source.as_deref(), Some("compact" | "resume"));
     if e.name() != EventName::SessionStart || !resuming {
@@ -101,7 +102,7 @@ pub fn answer(p: &Project, job: &Job) -> Result<Option<Value>> {
 
 /// How many bytes of logs [`perform`] would read now: what decides whether
 /// a hook does the job itself or leaves it to a worker.
-fn pending(job: &Job, p: &Project) -> u64 {
+fn pending(job: &Job, p: &Logbook) -> u64 {
     logs_to_import(job)
         .iter()
         .map(|log| log_pending(p, log, job.agent))
@@ -129,7 +130,7 @@ fn logs_to_import(job: &Job) -> Vec<PathBuf> {
 
 /// The bytes an import of `log` reads now: what it gained since the last
 /// import, or all of it for a log not imported yet (or a folder's logs).
-fn log_pending(p: &Project, log: &Path, agent: Option<Format>) -> u64 {
+fn log_pending(p: &Logbook, log: &Path, agent: Option<Format>) -> u64 {
     let whole = || logbook_store::agent_log::log_len(log).unwrap_or(0);
     match agent {
         Some(f) if logbook_store::fs::is_file(log) => {
@@ -157,7 +158,7 @@ pub struct Performed {
 /// Does an event's work: links the agent session to the active work
 /// session (recording a compaction), then imports what its logs gained.
 /// Doing it again does nothing more.
-pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
+pub fn perform(p: &Logbook, job: &Job) -> Result<Performed> {
     let e = &job.event;
     let name = e.name();
     let mut done = Performed::default();
@@ -249,7 +250,7 @@ pub fn perform(p: &Project, job: &Job) -> Result<Performed> {
 /// repository: the per-user home holds the sessions of many, and an agent
 /// is linked only to its own repository's.
 fn record_agent_event(
-    p: &Project,
+    p: &Logbook,
     e: &AgentEvent<'_>,
     of: Option<&Repository>,
 ) -> Result<Option<WorkSession>> {
@@ -276,7 +277,7 @@ fn record_agent_event(
 /// Whether the active work session already has this agent session (and
 /// knows which agent it is: a Codex SessionStart without a log does not
 /// say), so a Stop, which fires every turn, need not write it again.
-fn linked(p: &Project, session_id: &str, agent: Option<&str>) -> Result<bool> {
+fn linked(p: &Logbook, session_id: &str, agent: Option<&str>) -> Result<bool> {
     if work_session::active(p)?.is_none() {
         return Ok(true);
     }
@@ -329,7 +330,7 @@ pub fn handle(r: &Received, answered: &mut dyn FnMut(Option<Value>)) -> Result<N
 
 /// Records a failure in the hook failure log, for `doctor`.
 pub fn log_failure(
-    p: &Project,
+    p: &Logbook,
     event: &str,
     session_id: Option<&str>,
     error: &Error,
@@ -337,7 +338,7 @@ pub fn log_failure(
     queue::log_failure(
         p,
         &Failure {
-            at: clock::now_string(),
+            at: p.clock.now_string(),
             event: event.to_string(),
             session_id: session_id.map(str::to_string),
             error: error.to_string(),
@@ -360,7 +361,7 @@ pub struct Drained {
 /// detached worker runs, and `doctor --fix` with `retry_all` (jobs that
 /// failed [`MAX_ATTEMPTS`] times are tried again only then). A job a hook
 /// is doing right now is waited for, then found done.
-pub fn drain(p: &Project, retry_all: bool) -> Result<Drained> {
+pub fn drain(p: &Logbook, retry_all: bool) -> Result<Drained> {
     let mut out = Drained::default();
     loop {
         let Some(_worker) = p.locks.try_exclusive(queue::WORKER_LOCK)? else {
@@ -398,7 +399,7 @@ fn attempts(q: &Queued) -> u64 {
 
 /// Does one queued job under its lock; `Ok(false)` when someone else did
 /// it meanwhile.
-fn run_queued(p: &Project, q: &Queued) -> Result<bool> {
+fn run_queued(p: &Logbook, q: &Queued) -> Result<bool> {
     let _job = p
         .locks
         .exclusive_once_within(&queue::job_lock_name(&q.path), Duration::from_secs(30))?;
@@ -440,7 +441,7 @@ fn run_queued(p: &Project, q: &Queued) -> Result<bool> {
 
 /// Whether a queued job is no one's: its hook and any worker that took it
 /// are gone (its lock is free). A hook holds it from just after queueing.
-fn abandoned(p: &Project, q: &Queued) -> Result<bool> {
+fn abandoned(p: &Logbook, q: &Queued) -> Result<bool> {
     Ok(p.locks
         .try_exclusive_once(&queue::job_lock_name(&q.path))?
         .is_some())
@@ -448,7 +449,7 @@ fn abandoned(p: &Project, q: &Queued) -> Result<bool> {
 
 /// Whether a worker should be started: a job no one is doing has waited
 /// longer than [`STALE_JOB`], and no worker is draining.
-pub fn needs_worker(p: &Project) -> Result<bool> {
+pub fn needs_worker(p: &Logbook) -> Result<bool> {
     let mut stale = false;
     for q in queue::queued(p)? {
         if q.age >= STALE_JOB && attempts(&q) < MAX_ATTEMPTS && abandoned(p, &q)? {
@@ -470,7 +471,7 @@ pub struct Leftovers {
 }
 
 /// The leftovers `doctor` reports.
-pub fn leftovers(p: &Project) -> Result<Leftovers> {
+pub fn leftovers(p: &Logbook) -> Result<Leftovers> {
     let mut out = Leftovers {
         failures: queue::failures(p)?,
         ..Leftovers::default()
@@ -500,7 +501,7 @@ pub fn leftovers(p: &Project) -> Result<Leftovers> {
 
 /// `doctor --fix`: does every queued job again, and clears the failure log
 /// once what it reported is dealt with.
-pub fn repair(p: &Project) -> Result<Drained> {
+pub fn repair(p: &Logbook) -> Result<Drained> {
     let drained = drain(p, true)?;
     if drained.failed == 0 {
         queue::clear_failures(p)?;

@@ -57,17 +57,10 @@ pub mod transcript;
 pub mod work_session;
 pub mod workflow;
 
-use std::cell::RefCell;
-
-use crate::error::Result;
+use crate::Logbook;
+use crate::error::{Next, Result, Step};
+use crate::notice::Notice;
 use logbook_index::{Index, Pending, Record};
-use logbook_store::Project;
-
-thread_local! {
-    /// A process that writes many times (the MCP server, the web server, a
-    /// benchmark) keeps one index connection per thread instead of reopening.
-    static WRITER: RefCell<Option<Index>> = const { RefCell::new(None) };
-}
 
 /// The one write protocol (DESIGN §2): the files a write will touch are
 /// marked pending in the index, `write` changes them (under the caller's
@@ -78,15 +71,13 @@ thread_local! {
 /// fails, the marks stay and the next [`Index::open`] repairs them. Only a
 /// failure of the file write itself fails the operation.
 pub(crate) fn write_through<T>(
-    p: &Project,
+    p: &Logbook,
     pending: Vec<Pending>,
     write: impl FnOnce() -> Result<(T, Vec<Option<Record>>)>,
 ) -> Result<T> {
     // A cached connection to an index a rebuild has since replaced is
     // reopened by the write itself, which checks under the write lock.
-    let cached = WRITER
-        .with(|c| c.borrow_mut().take())
-        .filter(|i| i.path() == p.index_path());
+    let cached = p.writer().take().filter(|i| i.path() == p.index_path());
     let index = match cached {
         Some(i) => Ok(i),
         None => Index::open(p),
@@ -106,7 +97,7 @@ pub(crate) fn write_through<T>(
         let written = pending.into_iter().zip(records).collect();
         match index.record_written(written) {
             Ok(()) => {
-                WRITER.with(|c| *c.borrow_mut() = Some(index));
+                *p.writer() = Some(index);
                 catalog::after_write(p);
             }
             // The pending marks stay for the next open to repair.
@@ -116,9 +107,12 @@ pub(crate) fn write_through<T>(
     Ok(out)
 }
 
-fn index_behind(p: &Project, e: &crate::Error) {
-    crate::notice::push(format!(
-        "the files were written, but the index {} was not updated ({e}); an index sync brings it up to date",
-        p.index_path().display()
-    ));
+fn index_behind(p: &Logbook, e: &crate::Error) {
+    p.notices.push(
+        Notice::new(format!(
+            "the files were written, but the index {} was not updated ({e})",
+            p.index_path().display()
+        ))
+        .next(Next::of(Step::SyncIndex, " brings it up to date")),
+    );
 }

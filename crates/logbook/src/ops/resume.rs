@@ -5,6 +5,7 @@
 //! it (`logbook resume-context`), the MCP server returns it as the `resume`
 //! prompt and a resource; it is built here so the two say the same.
 
+use crate::Logbook;
 use std::fmt::Write as _;
 
 use crate::error::Result;
@@ -14,7 +15,6 @@ use crate::model::naming::thousands;
 use crate::model::terminal::cell;
 use crate::model::work_session::WorkSession;
 use crate::ops::{work_session, workflow};
-use logbook_store::Project;
 
 /// How much [`context`] includes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,7 +79,7 @@ pub struct Summary {
 }
 
 /// [`context`] and the session it describes (the active one by default).
-pub fn summary(p: &Project, session: Option<&str>, detail: Detail) -> Result<Summary> {
+pub fn summary(p: &Logbook, session: Option<&str>, detail: Detail) -> Result<Summary> {
     let id = work_session::resolve(p, session)?;
     Ok(Summary {
         text: context(p, Some(id.as_str()), detail)?,
@@ -89,7 +89,7 @@ pub fn summary(p: &Project, session: Option<&str>, detail: Detail) -> Result<Sum
 
 /// The resume text of work session `session` (the active one by default),
 /// read from the files as they are now.
-pub fn context(p: &Project, session: Option<&str>, detail: Detail) -> Result<String> {
+pub fn context(p: &Logbook, session: Option<&str>, detail: Detail) -> Result<String> {
     let ws = work_session::get(p, session)?;
     let mut out = String::new();
     session_part(&mut out, &ws, detail);
@@ -105,7 +105,7 @@ pub fn context(p: &Project, session: Option<&str>, detail: Detail) -> Result<Str
 /// The brief context cut to at most `max` bytes (at least 1 KiB): what an
 /// agent's hook adds to its context after a compaction, whose size the
 /// project chooses (`hook_context_bytes`).
-pub fn context_within(p: &Project, session: Option<&str>, max: usize) -> Result<String> {
+pub fn context_within(p: &Logbook, session: Option<&str>, max: usize) -> Result<String> {
     let mut out = context(p, session, Detail::Brief)?;
     cut_brief(&mut out, max.max(1024));
     Ok(out)
@@ -188,7 +188,7 @@ fn session_part(out: &mut String, ws: &WorkSession, detail: Detail) {
 }
 
 /// The runs the session spawned (newest last) and their registered outputs.
-fn runs_part(out: &mut String, p: &Project, ws: &WorkSession, detail: Detail) {
+fn runs_part(out: &mut String, p: &Logbook, ws: &WorkSession, detail: Detail) {
     let runs: Vec<_> = ws
         .agents_spawned
         .iter()

@@ -10,6 +10,7 @@
 //! by escapes is found. A file larger than [`WHOLE_LIMIT`] is read in
 //! overlapping chunks: memory holds a chunk, not the file.
 
+use crate::Logbook;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -17,7 +18,6 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::model::secrets::{self, Found, Kind};
 use logbook_index::Index;
-use logbook_store::Project;
 use logbook_store::scan_files::{self, Scanned};
 
 /// The largest file parsed whole (as JSON, or as text with line numbers);
@@ -54,7 +54,7 @@ pub struct Report {
 }
 
 /// Scans every stored transcript, run folder and work session.
-pub fn scan(p: &Project) -> Result<Report> {
+pub fn scan(p: &Logbook) -> Result<Report> {
     let mut report = Report::default();
     for file in stored_files(p, true)? {
         scan_file(p, &file, &mut report);
@@ -64,7 +64,7 @@ pub fn scan(p: &Project) -> Result<Report> {
 
 /// The files a scan reads, in a stable order: transcripts, run folders
 /// (with `outputs`), work sessions.
-fn stored_files(p: &Project, outputs: bool) -> Result<Vec<PathBuf>> {
+fn stored_files(p: &Logbook, outputs: bool) -> Result<Vec<PathBuf>> {
     let mut files = vec![];
     let transcripts = &p.config.transcripts_dir;
     for dir in [
@@ -103,14 +103,14 @@ fn stored_files(p: &Project, outputs: bool) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn shown(p: &Project, file: &Path) -> String {
+fn shown(p: &Logbook, file: &Path) -> String {
     file.strip_prefix(&p.config.root)
         .unwrap_or(file)
         .to_string_lossy()
         .into_owned()
 }
 
-fn scan_file(p: &Project, file: &Path, report: &mut Report) {
+fn scan_file(p: &Logbook, file: &Path, report: &mut Report) {
     let name = shown(p, file);
     let mut add = |location: String, found: Vec<Found>| {
         for f in found {
@@ -204,7 +204,7 @@ const QUICK_LIMIT: u64 = 8 * 1024 * 1024;
 /// changed since the last; run outputs (every file of every run folder,
 /// millions at scale) are counted only with `full` (`doctor --full`).
 /// Without `index_usable` the counts are neither read nor kept.
-pub fn notice_count(p: &Project, full: bool, index_usable: bool) {
+pub fn notice_count(p: &Logbook, full: bool, index_usable: bool) {
     let Ok(files) = stored_files(p, full) else {
         return;
     };
@@ -253,7 +253,7 @@ pub fn notice_count(p: &Project, full: bool, index_usable: bool) {
         let _ = index.set_secrets_counts(&json);
     }
     if !full && skipped > 0 && n == 0 {
-        crate::notice::push(format!(
+        p.notices.push(format!(
             "{skipped} stored file(s) over 8 MiB not scanned for secrets; `logbook doctor --full` or `logbook secrets scan` reads them"
         ));
     }
@@ -263,7 +263,7 @@ pub fn notice_count(p: &Project, full: bool, index_usable: bool) {
         } else {
             "stored transcripts or work sessions (`doctor --full` also counts run outputs and files over 8 MiB)"
         };
-        crate::notice::push(format!(
+        p.notices.push(format!(
             "{n} secret{} found in {read}; `logbook secrets scan` lists them (exports and team pushes redact them)",
             if n == 1 { "" } else { "s" }
         ));

@@ -5,12 +5,12 @@
 //! messages around it, so a session of hundreds of MiB exports in the
 //! memory of a small one.
 
+use crate::Logbook;
 use crate::error::Result;
 use crate::model::agent_log::Usage;
 use crate::model::secrets;
 use crate::model::transcript::{Kind, Message, Transcript};
 use crate::ops::transcript::{self, WindowStop};
-use logbook_store::Project;
 
 /// Messages on one page.
 pub const PAGE: usize = 200;
@@ -60,7 +60,7 @@ pub fn redact_message(m: &mut Message) {
 /// Reads transcript `id` (as [`transcript::load`] finds it), calls `head`
 /// once, then `each` with every page in order.
 pub fn each_page(
-    p: &Project,
+    p: &Logbook,
     id: &str,
     redact: bool,
     head: &mut dyn FnMut(&Head) -> Result<()>,

@@ -6,8 +6,8 @@
 //! [`usage`] (measured tokens) and [`prune`] for the CLI.
 //!
 //! ```no_run
-//! use logbook::{Project, ops::transcript::{self, ListOptions}};
-//! let project = Project::discover(&std::env::current_dir()?, None)?;
+//! use logbook::{Logbook, ops::transcript::{self, ListOptions}};
+//! let project = Logbook::discover(&std::env::current_dir()?, None)?;
 //! for t in transcript::list(&project, &ListOptions::default())?.transcripts {
 //!     println!("{} {:?} {}", t.id, t.kind, t.last_active_at);
 //! }
@@ -31,11 +31,11 @@ pub use usage::{
     usage_filtered, usage_grouped,
 };
 
+use crate::Logbook;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::clock;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::CorruptFile;
 use crate::model::ids::{IdArg, RunId, TranscriptId};
@@ -49,7 +49,6 @@ use crate::model::transcript::{
 };
 use crate::ops::{run, write_through};
 use logbook_index::{Index, Kind as IndexKind, MAX_SAID_BYTES, Pending, Record, TranscriptHit};
-use logbook_store::Project;
 pub use logbook_store::transcript::{RawLinesKept, Window, WindowStop};
 
 /// Which transcripts [`list`] returns.
@@ -101,7 +100,7 @@ pub struct Listing {
 /// (a UUID or a unique prefix, stored as the full id) fills that run's
 /// `userSummary` and `messageCount` (seed 000 Story 6.3); a `runId` naming
 /// no run is refused before anything is written.
-pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<PathBuf> {
+pub fn save(p: &Logbook, transcript: &mut Transcript, kind: Kind) -> Result<PathBuf> {
     save_as(p, transcript, kind, None)
 }
 
@@ -109,7 +108,7 @@ pub fn save(p: &Project, transcript: &mut Transcript, kind: Kind) -> Result<Path
 /// tool wrote) an import: the file's own `timestamp` is kept when it has
 /// one, and every value the save does not fill in is written as it was.
 fn save_as(
-    p: &Project,
+    p: &Logbook,
     transcript: &mut Transcript,
     kind: Kind,
     imported: Option<&Value>,
@@ -149,7 +148,7 @@ fn save_as(
         }
         None => None,
     };
-    let now = clock::now_string();
+    let now = p.clock.now_string();
     if imported.is_none() || transcript.timestamp.trim().is_empty() {
         transcript.timestamp = now.clone();
     }
@@ -232,7 +231,7 @@ fn save_as(
 /// in the index (files are read when it cannot be opened), the archived
 /// ones in the archive folder. Several matches are an
 /// [`Error::AmbiguousId`] listing them, never a guess.
-pub fn resolve(p: &Project, text: &str) -> Result<TranscriptId> {
+pub fn resolve(p: &Logbook, text: &str) -> Result<TranscriptId> {
     let part = match IdArg::parse(
         "transcript id",
         text,
@@ -309,7 +308,7 @@ fn ids_in(dir: &Path, matches: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
 /// name (its index row goes), `imported` the raw value whose other keys are
 /// kept.
 fn write_locked(
-    p: &Project,
+    p: &Logbook,
     id: &TranscriptId,
     kind: Kind,
     target: &Path,
@@ -367,7 +366,7 @@ fn keep_name(new: &mut Metadata, stored: &Metadata) {
 /// Gives live transcript `id` a title that sticks (`metadata.name`), or
 /// removes it when `name` is blank. Only the name changes: every other value
 /// of the file is written back as it was read.
-pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
+pub fn name(p: &Logbook, id: &str, name: &str) -> Result<Stored> {
     bounded("name", name)?;
     let id = resolve(p, id)?;
     let dir = &p.config.transcripts_dir;
@@ -406,7 +405,7 @@ pub fn name(p: &Project, id: &str, name: &str) -> Result<Stored> {
 /// Loads a transcript by its UUID, or by a unique part of it (see
 /// [`resolve`]), looking at both prefixes, live first, then the archive.
 /// The id inside the file must match (case aside).
-pub fn load(p: &Project, id: &str) -> Result<Stored> {
+pub fn load(p: &Logbook, id: &str) -> Result<Stored> {
     let (transcript, kind, path, archived) =
         locate(p, id, logbook_store::transcript::read_file, |t| &t.id)?;
     Ok(Stored {
@@ -423,7 +422,7 @@ pub fn load(p: &Project, id: &str) -> Result<Stored> {
 /// file and whether it is archived. A candidate that cannot be read is
 /// reported when no other holds the id.
 fn locate<T>(
-    p: &Project,
+    p: &Logbook,
     id: &str,
     read: impl Fn(&Path) -> Result<T>,
     id_of: impl Fn(&T) -> &str,
@@ -479,7 +478,7 @@ pub struct StoredWindow {
 /// head and the window are had and the total is known (see
 /// [`logbook_store::transcript::read_window`]).
 pub fn load_window(
-    p: &Project,
+    p: &Logbook,
     id: &str,
     from: usize,
     count: usize,
@@ -502,7 +501,7 @@ pub fn load_window(
 /// Lists live transcripts of both prefixes from the index (synced first by a
 /// stat of each transcript file), newest `lastActiveAt` first, filtered and
 /// paged; files that cannot be read are returned in [`Listing::corrupt`].
-pub fn list(p: &Project, opts: &ListOptions) -> Result<Listing> {
+pub fn list(p: &Logbook, opts: &ListOptions) -> Result<Listing> {
     let index = Index::open_synced_kind(p, IndexKind::Transcript)?;
     let corrupt = index
         .corrupt_files()?
@@ -548,7 +547,7 @@ fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bo
 /// the transcripts without one whose workdir is inside the project, or,
 /// in the per-user home, inside the cwd's checkout. Returns
 /// [`ListOptions::within`] and [`ListOptions::repo`].
-pub fn default_scope(p: &Project, cwd: &Path) -> (Option<PathBuf>, Option<Repository>) {
+pub fn default_scope(p: &Logbook, cwd: &Path) -> (Option<PathBuf>, Option<Repository>) {
     let repo = logbook_store::repo::identify(cwd);
     let within = match &repo {
         Some(r) if p.is_user_home() && !r.folder.is_empty() => PathBuf::from(&r.folder),
@@ -593,7 +592,7 @@ impl Said {
 /// only runs have (agent, workflow, status, user, tag) keep transcripts
 /// out. Every transcript stored in the project is searched, whatever its
 /// workdir (as `transcript list --all`).
-pub fn said_for_find(p: &Project, query: &RunQuery) -> Result<Option<Said>> {
+pub fn said_for_find(p: &Logbook, query: &RunQuery) -> Result<Option<Said>> {
     let Some(words) = query.text.as_deref().filter(|t| !t.trim().is_empty()) else {
         return Ok(None);
     };
@@ -620,7 +619,7 @@ pub fn said_for_find(p: &Project, query: &RunQuery) -> Result<Option<Said>> {
 /// the file names one in `metadata.parentSessionId`. `run` links it to a run
 /// (`metadata.runId`, see [`save`]).
 pub fn import(
-    p: &Project,
+    p: &Logbook,
     file: &Path,
     subagent: bool,
     parent: Option<&str>,
@@ -639,7 +638,7 @@ pub fn import(
 /// [`import`] of a transcript given as JSON text (seed 003's format) rather
 /// than a file: what an agent hands the MCP server's `transcript_save`.
 pub fn import_text(
-    p: &Project,
+    p: &Logbook,
     text: &str,
     subagent: bool,
     parent: Option<&str>,
@@ -650,7 +649,7 @@ pub fn import_text(
 }
 
 fn import_parsed(
-    p: &Project,
+    p: &Logbook,
     (mut t, raw): (Transcript, Value),
     subagent: bool,
     parent: Option<&str>,

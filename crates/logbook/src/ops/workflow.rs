@@ -8,8 +8,8 @@
 //! gets [`Error::Conflict`] if another writer got there first.
 //!
 //! ```no_run
-//! use logbook::{Project, ops::workflow::{self, Invoke, Target}, model::workflow::AgentType};
-//! let project = Project::discover(&std::env::current_dir()?, None)?;
+//! use logbook::{Logbook, ops::workflow::{self, Invoke, Target}, model::workflow::AgentType};
+//! let project = Logbook::discover(&std::env::current_dir()?, None)?;
 //! let state = workflow::invoke(&project, &Target::default(), Invoke {
 //!     agent: AgentType::Analyst,
 //!     prompt: "Research the options".into(),
@@ -19,11 +19,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use crate::Logbook;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use crate::clock;
 use crate::error::{Error, Result};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::{bounded, bounded_each, bounded_json};
@@ -34,7 +34,6 @@ use crate::model::workflow::{
 };
 use crate::ops::{work_session, write_through};
 use logbook_index::{Kind, Pending, Record};
-use logbook_store::Project;
 use logbook_store::work_session::POINTER_LOCK;
 
 /// Which state an operation changes, and the version the caller expects.
@@ -64,13 +63,13 @@ pub struct Loaded {
 /// Reads the workflow state of a work session (the active one by default),
 /// live or archived. A session without a state file gets a fresh state
 /// (version 1), which is not written until something changes.
-pub fn load(p: &Project, session: Option<&str>) -> Result<Loaded> {
+pub fn load(p: &Logbook, session: Option<&str>) -> Result<Loaded> {
     let id = work_session::resolve(p, session)?;
     let live = id.state_file(&p.config.sessions_dir);
     let archived = id.state_file(&p.config.session_archive_dir);
     for path in [&live, &archived] {
         if let Some((state, original)) = logbook_store::workflow::read_state(path)? {
-            say_lenient(path, &state);
+            say_lenient(p, path, &state);
             return Ok(Loaded {
                 session_id: id,
                 state,
@@ -84,7 +83,7 @@ pub fn load(p: &Project, session: Option<&str>) -> Result<Loaded> {
     logbook_store::work_session::load(p, &id)?;
     Ok(Loaded {
         session_id: id,
-        state: SessionState::new(&clock::now_string()),
+        state: SessionState::new(&p.clock.now_string()),
         path: live,
         exists: false,
         original: None,
@@ -93,9 +92,9 @@ pub fn load(p: &Project, session: Option<&str>) -> Result<Loaded> {
 
 /// Tells the face (a notice) of each value of the state at `path` read
 /// leniently, so a value out of range is never silently reinterpreted.
-fn say_lenient(path: &std::path::Path, state: &SessionState) {
+fn say_lenient(p: &Logbook, path: &std::path::Path, state: &SessionState) {
     for what in state.lenient_values() {
-        crate::notice::push(format!("{}: {what}", path.display()));
+        p.notices.push(format!("{}: {what}", path.display()));
     }
 }
 
@@ -123,7 +122,7 @@ pub fn full_history_lenient(loaded: &Loaded) -> (Vec<AgentInvocation>, Vec<Strin
 /// entries) and writes (archive first, then state) through the index.
 /// Returns the state as written and what `change` returned.
 pub fn update<T>(
-    p: &Project,
+    p: &Logbook,
     target: &Target,
     change: impl FnOnce(&mut SessionState, &str) -> Result<T>,
 ) -> Result<(SessionState, T)> {
@@ -143,12 +142,12 @@ pub fn update<T>(
     let _lock = p.locks.exclusive(&id.state_lock_name())?;
     let dir = &p.config.sessions_dir;
     let path = id.state_file(dir);
-    let now = clock::now_string();
+    let now = p.clock.now_string();
     let (mut state, original) = match logbook_store::workflow::read_state(&path)? {
         Some((s, o)) => (s, Some(o)),
         None => (SessionState::new(&now), None),
     };
-    say_lenient(&path, &state);
+    say_lenient(p, &path, &state);
     if let Some(expected) = target.expect_version
         && expected != state.version
     {
@@ -221,7 +220,7 @@ impl Default for Invoke {
 /// Records that an agent was invoked: creates the workflow if absent, appends
 /// an `in_progress` invocation, makes it the active agent and clears pending
 /// handoffs addressed to it.
-pub fn invoke(p: &Project, target: &Target, inv: Invoke) -> Result<SessionState> {
+pub fn invoke(p: &Logbook, target: &Target, inv: Invoke) -> Result<SessionState> {
     bounded("prompt", &inv.prompt)?;
     bounded_json("context", &inv.context)?;
     bounded_each("artifact", &inv.artifacts)?;
@@ -283,7 +282,7 @@ pub struct Complete {
 /// `in_progress` invocation, sets `completed` (`blocked` with blockers,
 /// `failed` when asked), hands off (to the orchestrator when no target) and
 /// compacts the history when it grew too long.
-pub fn complete(p: &Project, target: &Target, c: Complete) -> Result<SessionState> {
+pub fn complete(p: &Logbook, target: &Target, c: Complete) -> Result<SessionState> {
     bounded("summary", &c.summary)?;
     bounded("reason", &c.reason)?;
     bounded_each("artifact", &c.artifacts)?;
@@ -355,7 +354,7 @@ pub struct NewDecision {
 }
 
 /// Appends a decision with a new UUID; returns the state and the decision.
-pub fn decide(p: &Project, target: &Target, d: NewDecision) -> Result<(SessionState, Decision)> {
+pub fn decide(p: &Logbook, target: &Target, d: NewDecision) -> Result<(SessionState, Decision)> {
     bounded("description", &d.description)?;
     bounded("rationale", &d.rationale)?;
     update(p, target, |s, now| {
@@ -393,7 +392,7 @@ pub struct NewVerdict {
 }
 
 /// Appends a verdict; the confidence must lie in 0..=1.
-pub fn verdict(p: &Project, target: &Target, v: NewVerdict) -> Result<SessionState> {
+pub fn verdict(p: &Logbook, target: &Target, v: NewVerdict) -> Result<SessionState> {
     bounded("reasoning", &v.reasoning)?;
     bounded_each("condition", &v.conditions)?;
     bounded_each("blocker", &v.blockers)?;
@@ -433,7 +432,7 @@ pub struct NewHandoff {
 }
 
 /// Appends a pending handoff; it is cleared when its target is invoked.
-pub fn handoff(p: &Project, target: &Target, h: NewHandoff) -> Result<SessionState> {
+pub fn handoff(p: &Logbook, target: &Target, h: NewHandoff) -> Result<SessionState> {
     bounded("reason", &h.reason)?;
     bounded("context", &h.context)?;
     bounded_each("artifact", &h.artifacts)?;
@@ -457,7 +456,7 @@ pub fn handoff(p: &Project, target: &Target, h: NewHandoff) -> Result<SessionSta
 }
 
 /// Moves the workflow to `phase` (creating the workflow if absent).
-pub fn set_phase(p: &Project, target: &Target, phase: Phase) -> Result<SessionState> {
+pub fn set_phase(p: &Logbook, target: &Target, phase: Phase) -> Result<SessionState> {
     let (state, ()) = update(p, target, |s, now| {
         s.workflow_mut(now).workflow_phase = phase;
         Ok(())
@@ -467,7 +466,7 @@ pub fn set_phase(p: &Project, target: &Target, phase: Phase) -> Result<SessionSt
 
 /// Switches the session's mode and records it in `modeHistory`; setting the
 /// mode it is already in changes nothing.
-pub fn set_mode(p: &Project, target: &Target, mode: Mode) -> Result<SessionState> {
+pub fn set_mode(p: &Logbook, target: &Target, mode: Mode) -> Result<SessionState> {
     let (state, ()) = update(p, target, |s, now| {
         if s.current_mode != mode {
             s.current_mode = mode.clone();
@@ -488,7 +487,7 @@ pub fn set_mode(p: &Project, target: &Target, mode: Mode) -> Result<SessionState
 /// [`evidence_from`](crate::model::workflow::evidence_from)), keeping the
 /// others; marking it not complete replaces the evidence with what is given.
 pub fn set_protocol(
-    p: &Project,
+    p: &Logbook,
     target: &Target,
     protocol: Protocol,
     complete: bool,
@@ -518,7 +517,7 @@ pub fn set_protocol(
 
 /// Sets the session's `activeFeature` or `activeTask` (seed 004); an empty
 /// (or blank) name clears it, and the key leaves the file.
-pub fn set_focus(p: &Project, target: &Target, focus: Focus, name: &str) -> Result<SessionState> {
+pub fn set_focus(p: &Logbook, target: &Target, focus: Focus, name: &str) -> Result<SessionState> {
     let name = name.trim();
     let field = match &focus {
         Focus::Feature => "feature",

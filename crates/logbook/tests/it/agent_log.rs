@@ -3,6 +3,7 @@
 //! `tests/fixtures/agent_log/`). Each test states its expected totals and
 //! how they were worked out.
 
+use logbook::Logbook;
 use std::path::{Path, PathBuf};
 
 use logbook::model::agent_log::{Format, LogParser, LogSummary, Usage};
@@ -409,7 +410,7 @@ fn a_sparse_log_of_nul_bytes_is_stored_cut_not_six_times_its_size() {
     f.set_len(size).unwrap();
     drop(f);
     let project = tempfile::tempdir().unwrap();
-    let p = logbook_store::Project::open(project.path()).unwrap();
+    let p = Logbook::open(project.path()).unwrap();
     let r = logbook::ops::transcript::import_path(
         &p,
         &log,

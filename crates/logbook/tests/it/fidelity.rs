@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::text;
 use logbook::model::work_session::{MAX_TOKENS, Usage};
 use logbook::ops::{doctor, transcript, work_session as ws};
@@ -14,9 +14,9 @@ use tempfile::TempDir;
 
 const RUN_ID: &str = "a3f2c9d1-4b5e-4789-81ab-cdef12345678";
 
-fn project() -> (TempDir, Project) {
+fn project() -> (TempDir, Logbook) {
     let dir = tempfile::tempdir().unwrap();
-    let p = Project::open(dir.path()).unwrap();
+    let p = Logbook::open(dir.path()).unwrap();
     (dir, p)
 }
 
@@ -36,7 +36,7 @@ fn manifest_text(extra: &str) -> String {
     )
 }
 
-fn write_manifest(p: &Project, id: &str, text: &str) {
+fn write_manifest(p: &Logbook, id: &str, text: &str) {
     let folder = p.config.agent_outputs_folder.join(id);
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("manifest.json"), text).unwrap();

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{MANIFEST_FILE, OutputType, Run, RunStatus};
 use logbook::model::workflow::AgentType;
@@ -17,19 +17,19 @@ use tempfile::TempDir;
 
 /// A temp folder that is a project already (its `.logbook/` exists), so the
 /// index lives in a file: where no project is, reads use a throwaway index.
-pub(crate) fn project() -> (TempDir, Project) {
+pub(crate) fn project() -> (TempDir, Logbook) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".logbook")).unwrap();
-    let p = Project::open(dir.path()).unwrap();
+    let p = Logbook::open(dir.path()).unwrap();
     (dir, p)
 }
 
-pub(crate) fn start_with(p: &Project, opts: StartOptions) -> String {
+pub(crate) fn start_with(p: &Logbook, opts: StartOptions) -> String {
     run::start(p, opts).unwrap().session_id.to_string()
 }
 
 /// Starts a run of `agent` running `workflow`; returns its id.
-pub(crate) fn start(p: &Project, agent: &str, workflow: &str) -> String {
+pub(crate) fn start(p: &Logbook, agent: &str, workflow: &str) -> String {
     start_with(
         p,
         StartOptions {
@@ -48,17 +48,17 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
     .join(name)
 }
 
-pub(crate) fn folder(p: &Project, id: &str) -> PathBuf {
+pub(crate) fn folder(p: &Logbook, id: &str) -> PathBuf {
     p.config.agent_outputs_folder.join(id)
 }
 
-pub(crate) fn manifest_path(p: &Project, id: &str) -> PathBuf {
+pub(crate) fn manifest_path(p: &Logbook, id: &str) -> PathBuf {
     folder(p, id).join(MANIFEST_FILE)
 }
 
 /// Writes `file` into run `id`'s folder and registers it.
 pub(crate) fn output(
-    p: &Project,
+    p: &Logbook,
     id: &str,
     file: &str,
     text: &str,
@@ -71,7 +71,7 @@ pub(crate) fn output(
 
 /// Changes a manifest the way another tool would: in place, no lock, no
 /// index.
-pub(crate) fn edit_manifest(p: &Project, id: &str, change: impl FnOnce(&mut Value)) {
+pub(crate) fn edit_manifest(p: &Logbook, id: &str, change: impl FnOnce(&mut Value)) {
     let path = manifest_path(p, id);
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     change(&mut m);
@@ -79,13 +79,13 @@ pub(crate) fn edit_manifest(p: &Project, id: &str, change: impl FnOnce(&mut Valu
 }
 
 /// Pins `started_at` so the order of runs does not depend on the clock.
-pub(crate) fn set_started(p: &Project, id: &str, at: &str) {
+pub(crate) fn set_started(p: &Logbook, id: &str, at: &str) {
     edit_manifest(p, id, |m| m["execution"]["started_at"] = json!(at));
 }
 
 /// Every run `query` selects in `scope`, as every face finds them (no
 /// page limit unless the query sets one).
-pub(crate) fn found(p: &Project, scope: Scope, query: &RunQuery) -> Page {
+pub(crate) fn found(p: &Logbook, scope: Scope, query: &RunQuery) -> Page {
     let query = RunQuery {
         limit: Some(query.limit.unwrap_or(RunQuery::MAX_PAGING)),
         ..query.clone()
@@ -148,7 +148,7 @@ pub(crate) fn counts(s: &Status) -> [u64; 8] {
     ]
 }
 
-pub(crate) fn remove_index(p: &Project) {
+pub(crate) fn remove_index(p: &Logbook) {
     let db = p.index_path();
     assert!(db.is_file(), "{} should exist", db.display());
     for suffix in ["", "-wal", "-shm"] {
@@ -167,7 +167,7 @@ pub(crate) fn stale(index: &Index) -> [u64; 3] {
 /// A project with a bit of everything: a work session with a workflow
 /// state, four runs (outputs, lineage, tags, statuses) and a transcript.
 /// Returns the run ids in start order.
-pub(crate) fn populated() -> (TempDir, Project, Vec<String>) {
+pub(crate) fn populated() -> (TempDir, Logbook, Vec<String>) {
     let (dir, p) = project();
     work_session::start(
         &p,
@@ -270,6 +270,6 @@ pub(crate) fn answers(index: &Index) -> Vec<Vec<(Run, Option<String>)>> {
 
 /// A connection of its own to the index file: reads and checks what no
 /// public call exposes, without the sync or repair an open does.
-pub(crate) fn raw(p: &Project) -> rusqlite::Connection {
+pub(crate) fn raw(p: &Logbook) -> rusqlite::Connection {
     rusqlite::Connection::open(p.index_path()).unwrap()
 }

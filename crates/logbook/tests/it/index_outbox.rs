@@ -2,7 +2,7 @@
 //! record, kept when written again, queued anew by a rebuild, deletions
 //! surviving one.
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::run::RunStatus;
 use logbook::ops::run::{self};
 use logbook_index::Index;
@@ -12,7 +12,7 @@ use crate::index_common::*;
 
 /// A project whose logbook.yaml names a team catalog (never contacted here:
 /// no driver is installed in these tests).
-fn team_project() -> (TempDir, Project) {
+fn team_project() -> (TempDir, Logbook) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".logbook")).unwrap();
     std::fs::write(
@@ -20,7 +20,7 @@ fn team_project() -> (TempDir, Project) {
         "team_url: 'postgres://nobody@127.0.0.1:1/none'\norigin: unit\n",
     )
     .unwrap();
-    let p = Project::open(dir.path()).unwrap();
+    let p = Logbook::open(dir.path()).unwrap();
     (dir, p)
 }
 
@@ -62,7 +62,7 @@ fn without_a_team_the_outbox_stays_empty_and_its_triggers_go() {
     start(&p, "casey", "deep-dive");
     assert_eq!(Index::open(&p).unwrap().outbox_len().unwrap(), 1);
     std::fs::remove_file(d.path().join("logbook.yaml")).unwrap();
-    let p = Project::open(d.path()).unwrap();
+    let p = Logbook::open(d.path()).unwrap();
     start(&p, "casey", "deep-dive");
     assert_eq!(Index::open(&p).unwrap().outbox_len().unwrap(), 0);
 }

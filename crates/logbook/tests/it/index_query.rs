@@ -3,7 +3,7 @@
 //! kept up to date by the writes of the public operations.
 
 use jiff::tz::TimeZone;
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, RunStatus};
 use logbook::model::workflow::AgentType;
@@ -85,7 +85,7 @@ fn a_runs_full_text_follows_every_change_and_is_kept_when_nothing_changed() {
         OutputType::Document,
         "first notes",
     );
-    let segments = |p: &Project| -> i64 {
+    let segments = |p: &Logbook| -> i64 {
         raw(p)
             .query_row("SELECT count(*) FROM runs_fts_data", [], |r| r.get(0))
             .unwrap()

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use logbook::Project;
+use logbook::Logbook;
 use logbook::model::ids::RunId;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{MANIFEST_FILE, OutputType, RunStatus};
@@ -284,7 +284,7 @@ fn writes_after_the_index_is_deleted_reach_the_new_index() {
 
 /// The marks a live index holds for the pending table, read without the
 /// repair an open does.
-fn pending_marks(p: &Project) -> i64 {
+fn pending_marks(p: &Logbook) -> i64 {
     raw(p)
         .query_row("SELECT count(*) FROM pending", [], |r| r.get(0))
         .unwrap()

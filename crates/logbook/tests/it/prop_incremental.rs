@@ -5,13 +5,13 @@
 //! after the first reads only the bytes after the last whole line, as
 //! `pending_bytes` said before it.
 
+use logbook::Logbook;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 
 use logbook::model::agent_log::Format;
 use logbook::ops::transcript::{ImportFormat, ImportReport, import_path, pending_bytes};
-use logbook_store::Project;
 use logbook_store::import_cursor::WINDOW;
 use proptest::prelude::*;
 
@@ -135,7 +135,7 @@ proptest! {
         std::fs::write(&log, b"").unwrap();
         let format = FILES[file].1;
         let incremental = tempfile::tempdir().unwrap();
-        let p = Project::open(incremental.path()).unwrap();
+        let p = Logbook::open(incremental.path()).unwrap();
 
         let mut ends: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
         ends.push(bytes.len());
@@ -169,7 +169,7 @@ proptest! {
             }
 
             let fresh = tempfile::tempdir().unwrap();
-            let q = Project::open(fresh.path()).unwrap();
+            let q = Logbook::open(fresh.path()).unwrap();
             let again = import_path(&q, &log, format_of(format), None).unwrap();
             prop_assert_eq!(read.is_some(), read_of(&again).is_some());
             let (a, b) = (stored(incremental.path()), stored(fresh.path()));

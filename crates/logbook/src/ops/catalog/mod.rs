@@ -6,8 +6,8 @@
 //! [`Scope::Team`](crate::ops::query::Scope::Team), like the local ones.
 //!
 //! Nothing here runs unless `team_url` (or `LOGBOOK_TEAM_URL`) is set. The
-//! database driver is not the library's: a face installs a
-//! [`Connector`] once ([`install`]).
+//! database driver is not the library's: a face passes a [`Connector`] in
+//! the context it opens ([`Logbook::with_catalog`]).
 //!
 //! Local work never waits on the team: every write notes its record in the
 //! index's outbox in its own transaction (see [`logbook_index::catalog`]),
@@ -21,7 +21,7 @@
 
 mod push;
 
-use std::sync::OnceLock;
+use crate::Logbook;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -29,21 +29,13 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use logbook_index::Index;
 use logbook_index::catalog::{Catalog, Connector, ServerStatus};
-use logbook_store::Project;
 
-pub(crate) use push::after_write;
 pub use push::{BATCH, PushReport, SETTLE_AFTER, push, push_with, settle};
+pub(crate) use push::{Background, after_write};
 
 /// How long explicit team commands (`team push`, `find --team`…) wait for
 /// the server before they give up.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
-
-static CONNECTOR: OnceLock<Box<dyn Connector>> = OnceLock::new();
-
-/// Installs the team catalog's driver; the first one installed stays.
-pub fn install(connector: Box<dyn Connector>) {
-    let _ = CONNECTOR.set(connector);
-}
 
 /// The longest a write's background push may add to it: the
 /// `LOGBOOK_TEAM_DEADLINE` environment variable in seconds, else 2 s.
@@ -55,7 +47,7 @@ pub fn deadline() -> Duration {
         .map_or(Duration::from_secs(2), Duration::from_secs_f64)
 }
 
-pub(crate) fn url(p: &Project) -> Result<&str> {
+pub(crate) fn url(p: &Logbook) -> Result<&str> {
     p.config.team_url.as_deref().ok_or_else(|| Error::Team {
         server: "(none)".into(),
         message: "no team catalog is configured".into(),
@@ -64,28 +56,25 @@ pub(crate) fn url(p: &Project) -> Result<&str> {
     })
 }
 
-pub(crate) fn connector() -> Result<&'static dyn Connector> {
-    CONNECTOR
-        .get()
-        .map(|c| c.as_ref())
-        .ok_or_else(|| Error::Team {
-            server: "(none)".into(),
-            message: "this program was built without a team catalog driver".into(),
-            hint: "use the Logbook command line, which includes the PostgreSQL catalog".into(),
-        })
+pub(crate) fn connector(p: &Logbook) -> Result<&dyn Connector> {
+    p.catalog().ok_or_else(|| Error::Team {
+        server: "(none)".into(),
+        message: "this program was built without a team catalog driver".into(),
+        hint: "use the Logbook command line, which includes the PostgreSQL catalog".into(),
+    })
 }
 
 /// Opens the project's team catalog, waiting at most `timeout`.
-pub fn connect(p: &Project, timeout: Duration) -> Result<Box<dyn Catalog>> {
-    connector()?.connect(url(p)?, timeout)
+pub fn connect(p: &Logbook, timeout: Duration) -> Result<Box<dyn Catalog>> {
+    connector(p)?.connect(url(p)?, timeout)
 }
 
 /// Creates or migrates the catalog's tables (`logbook team init`); returns
 /// the server and the schema version.
-pub fn init(p: &Project) -> Result<(String, i64)> {
+pub fn init(p: &Logbook) -> Result<(String, i64)> {
     let url = url(p)?;
-    let version = connector()?.init(url, COMMAND_TIMEOUT)?;
-    let catalog = connector()?.connect(url, COMMAND_TIMEOUT)?;
+    let version = connector(p)?.init(url, COMMAND_TIMEOUT)?;
+    let catalog = connector(p)?.connect(url, COMMAND_TIMEOUT)?;
     Ok((catalog.server(), version))
 }
 
@@ -112,7 +101,7 @@ pub struct TeamStatus {
 
 /// The team catalog's state as this machine sees it: never fails because
 /// the server is down (that is what it reports).
-pub fn status(p: &Project) -> Result<TeamStatus> {
+pub fn status(p: &Logbook) -> Result<TeamStatus> {
     let Some(url) = p.config.team_url.as_deref() else {
         return Ok(TeamStatus {
             server: None,
@@ -136,7 +125,7 @@ pub fn status(p: &Project) -> Result<TeamStatus> {
         error: None,
         catalog: None,
     };
-    match connector().and_then(|c| c.connect(url, deadline().max(Duration::from_secs(5)))) {
+    match connector(p).and_then(|c| c.connect(url, deadline().max(Duration::from_secs(5)))) {
         Ok(catalog) => {
             status.server = Some(catalog.server());
             match catalog.status() {

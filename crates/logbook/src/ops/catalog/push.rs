@@ -1,17 +1,16 @@
 //! Pushing this machine's waiting changes to the catalog: `team push` in
 //! batches, and the bounded background push after every write.
 
-use std::sync::{Condvar, Mutex};
+use crate::Logbook;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{COMMAND_TIMEOUT, CONNECTOR, connector, deadline, url};
-use crate::clock;
+use super::{COMMAND_TIMEOUT, connector, deadline, url};
 use crate::error::Result;
 use logbook_index::Index;
 use logbook_index::catalog::{Catalog, Change, PUSH_LANES, PushStats, lane_of};
-use logbook_store::Project;
 
 /// Changes sent to the catalog in one transaction.
 pub const BATCH: usize = 500;
@@ -45,7 +44,7 @@ pub struct PushReport {
 /// batches, reporting `(sent, total)` after each. Safe to run while other
 /// processes write or push: a change is forgotten only once the server has
 /// it and its record was not written again meanwhile.
-pub fn push(p: &Project, progress: Option<&dyn Fn(u64, u64)>) -> Result<PushReport> {
+pub fn push(p: &Logbook, progress: Option<&dyn Fn(u64, u64)>) -> Result<PushReport> {
     push_with(p, progress, true)
 }
 
@@ -53,7 +52,7 @@ pub fn push(p: &Project, progress: Option<&dyn Fn(u64, u64)>) -> Result<PushRepo
 /// `[REDACTED:kind]` (on everywhere else: the background push always
 /// redacts; `team push --no-redact` sends them as they are).
 pub fn push_with(
-    p: &Project,
+    p: &Logbook,
     progress: Option<&dyn Fn(u64, u64)>,
     redact: bool,
 ) -> Result<PushReport> {
@@ -61,7 +60,7 @@ pub fn push_with(
 }
 
 fn push_within(
-    p: &Project,
+    p: &Logbook,
     timeout: Duration,
     stop_at: Option<Instant>,
     progress: Option<&dyn Fn(u64, u64)>,
@@ -71,7 +70,7 @@ fn push_within(
     let index = Index::open(p)?;
     let total = index.outbox_len()?;
     let result = (|| {
-        let catalog = connector()?.connect(url, timeout)?;
+        let catalog = connector(p)?.connect(url, timeout)?;
         let origin = p.config.origin();
         let mut report = PushReport {
             server: catalog.server(),
@@ -149,7 +148,7 @@ fn push_within(
             && report.written >= SETTLE_AFTER
             && let Err(e) = catalog.settle()
         {
-            crate::notice::push(format!(
+            p.notices.push(format!(
                 "the push is complete, but the server's statistics were not updated ({e}); its autovacuum will"
             ));
         }
@@ -159,9 +158,9 @@ fn push_within(
     // Notes for `team status`; a failure to note is not the push's failure.
     let _ = match &result {
         Ok(_) => index
-            .set_team_note("last_push", Some(&clock::now_string()))
+            .set_team_note("last_push", Some(&p.clock.now_string()))
             .and_then(|()| index.set_team_note("last_error", None)),
-        Err(e) => index.set_team_note("last_error", Some(&format!("{} {e}", clock::now_string()))),
+        Err(e) => index.set_team_note("last_error", Some(&format!("{} {e}", p.clock.now_string()))),
     };
     result
 }
@@ -196,7 +195,7 @@ fn push_lanes(catalog: &dyn Catalog, origin: &str, batch: Vec<Change>) -> Result
 /// Reads the outbox batch after batch for [`push_within`], until it is
 /// empty, an error, or the pusher stops listening.
 fn read_batches(
-    p: &Project,
+    p: &Logbook,
     sender: &std::sync::mpsc::SyncSender<Result<Vec<Change>>>,
     redact: bool,
 ) {
@@ -224,25 +223,29 @@ fn read_batches(
     }
 }
 
-struct Background {
+/// The background push of one context: at most one runs at a time, and a
+/// write while it runs asks it to go again rather than start another.
+#[derive(Default)]
+pub(crate) struct Background {
+    state: Mutex<Running>,
+    settled: Condvar,
+}
+
+#[derive(Default)]
+struct Running {
     running: bool,
     again: bool,
 }
 
-static BACKGROUND: Mutex<Background> = Mutex::new(Background {
-    running: false,
-    again: false,
-});
-static SETTLED: Condvar = Condvar::new();
-
 /// Called after every write through the index: when the project has a team
 /// catalog, pushes the waiting changes on a background thread, bounded by
 /// [`deadline`]. A down or slow server only leaves them waiting.
-pub(crate) fn after_write(p: &Project) {
-    if p.config.team_url.is_none() || CONNECTOR.get().is_none() {
+pub(crate) fn after_write(p: &Logbook) {
+    if p.config.team_url.is_none() || p.catalog().is_none() {
         return;
     }
-    let Ok(mut state) = BACKGROUND.lock() else {
+    let background = p.background();
+    let Ok(mut state) = background.state.lock() else {
         return;
     };
     if state.running {
@@ -252,26 +255,26 @@ pub(crate) fn after_write(p: &Project) {
     state.running = true;
     state.again = false;
     drop(state);
-    let p = p.clone();
+    let (p, pushing) = (p.clone(), Arc::clone(&background));
     let spawned = std::thread::Builder::new()
         .name("logbook-team-push".into())
         .spawn(move || {
             loop {
                 let limit = deadline();
                 let _ = push_within(&p, limit, Some(Instant::now() + limit), None, true);
-                let Ok(mut state) = BACKGROUND.lock() else {
+                let Ok(mut state) = pushing.state.lock() else {
                     return;
                 };
                 if !state.again {
                     state.running = false;
-                    SETTLED.notify_all();
+                    pushing.settled.notify_all();
                     return;
                 }
                 state.again = false;
             }
         });
     if spawned.is_err()
-        && let Ok(mut state) = BACKGROUND.lock()
+        && let Ok(mut state) = background.state.lock()
     {
         state.running = false;
     }
@@ -280,9 +283,12 @@ pub(crate) fn after_write(p: &Project) {
 /// Waits for a background push to finish, at most [`deadline`] (a process
 /// about to exit calls this, so its last write reaches the team when the
 /// server answers, and never waits long when it does not).
-pub fn settle() {
-    let Ok(state) = BACKGROUND.lock() else {
+pub fn settle(p: &Logbook) {
+    let background = p.background();
+    let Ok(state) = background.state.lock() else {
         return;
     };
-    let _ = SETTLED.wait_timeout_while(state, deadline(), |s| s.running);
+    let _ = background
+        .settled
+        .wait_timeout_while(state, deadline(), |s| s.running);
 }

@@ -3,18 +3,18 @@
 //! the folder Logbook used before it followed the bundle's. Both are named
 //! with the move that makes them agree; nothing is moved for the user.
 
+use crate::Logbook;
 use std::path::Path;
 
 use super::{Finding, Report};
 use crate::error::Result;
 use crate::model::ids::RunId;
-use logbook_store::Project;
 use logbook_store::config::FolderSource;
 
 /// Adds a finding when the bundle config and `logbook.yaml` disagree on
 /// `agent_outputs_folder`, and one when runs are still in Logbook's old
 /// default folder after the bundle's folder became the default.
-pub(super) fn check(p: &Project, report: &mut Report) -> Result<()> {
+pub(super) fn check(p: &Logbook, report: &mut Report) -> Result<()> {
     let ours = &p.config.agent_outputs_folder;
     if let Some((config, theirs)) = p.config.bundle_disagreement() {
         let here = run_folders(ours)?;

@@ -3,6 +3,7 @@
 //! the runs they started, compaction archives against the history that names
 //! them, and the index's own pages.
 
+use crate::Logbook;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,6 @@ use crate::model::ids::WorkSessionId;
 use crate::model::transcript::parse_file_name;
 use crate::ops::{work_session as ws, workflow};
 use logbook_index::Index;
-use logbook_store::Project;
 
 /// A finding without a fix yet.
 fn finding(kind: &'static str, path: PathBuf, message: String) -> Finding {
@@ -29,7 +29,7 @@ fn finding(kind: &'static str, path: PathBuf, message: String) -> Finding {
 /// whether the index can be used by the checks that follow. `damage`: what
 /// [`Index::damage`] found already, if it was called.
 pub(super) fn index_pages(
-    p: &Project,
+    p: &Logbook,
     opts: &Options,
     report: &mut Report,
     damage: Option<Option<String>>,
@@ -65,7 +65,7 @@ pub(super) fn index_pages(
 /// in the pass over them): a session file renamed by hand, a transcript saved under
 /// another id's name. Listings would show one record twice, or a command
 /// naming one id would change another.
-pub(super) fn ids_match_names(p: &Project, report: &mut Report) -> Result<()> {
+pub(super) fn ids_match_names(p: &Logbook, report: &mut Report) -> Result<()> {
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
         for path in logbook_store::work_session::session_files(dir)? {
             let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
@@ -116,7 +116,7 @@ pub(super) fn ids_match_names(p: &Project, report: &mut Report) -> Result<()> {
 /// Agents a live session lists as spawned runs whose run folder has no
 /// manifest: a `run start` killed after linking the session and before
 /// writing the run. `--fix` marks them failed (never deletes the entry).
-pub(super) fn agents_have_runs(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+pub(super) fn agents_have_runs(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
     let outputs = &p.config.agent_outputs_folder;
     for path in logbook_store::work_session::session_files(&p.config.sessions_dir)? {
         let Ok(session) = logbook_store::work_session::read_file(p, &path) else {
@@ -131,7 +131,7 @@ pub(super) fn agents_have_runs(p: &Project, opts: &Options, report: &mut Report)
             .filter(|a| {
                 a.status.is_none() && run_folder_without_manifest(outputs, a.output_file.as_deref())
             })
-            .filter(|a| older_than_a_minute(a.started.as_deref()))
+            .filter(|a| older_than_a_minute(a.started.as_deref(), p.clock.now()))
             .map(|a| a.id.clone())
             .collect();
         if missing.is_empty() {
@@ -180,17 +180,17 @@ fn run_folder_without_manifest(outputs: &Path, output_file: Option<&str>) -> boo
 }
 
 /// A start still under way must not be called interrupted.
-fn older_than_a_minute(started: Option<&str>) -> bool {
+fn older_than_a_minute(started: Option<&str>, now: crate::clock::Timestamp) -> bool {
     started
         .and_then(crate::clock::parse)
-        .is_none_or(|t| crate::clock::now().as_second() - t.as_second() > 60)
+        .is_none_or(|t| now.as_second() - t.as_second() > 60)
 }
 
 /// Compaction archives in `{id}.history/` that `compactionHistory` does not
 /// name: left by a compaction killed between its archive write and its
 /// state write, so every invocation in them is still in the state.
 /// `--fix` removes such a file only when that is verifiably so.
-pub(super) fn archives_are_named(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+pub(super) fn archives_are_named(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
         for state_path in logbook_store::workflow::state_files(dir)? {
             let Some(id) = state_path
@@ -232,7 +232,7 @@ pub(super) fn archives_are_named(p: &Project, opts: &Options, report: &mut Repor
     Ok(())
 }
 
-fn remove_if_duplicate(p: &Project, id: &str, path: &Path) -> String {
+fn remove_if_duplicate(p: &Logbook, id: &str, path: &Path) -> String {
     let duplicate = (|| -> Result<bool> {
         let text = logbook_store::read_optional(path, "compaction archive")?.unwrap_or_default();
         let archive: crate::model::workflow::CompactionArchive =

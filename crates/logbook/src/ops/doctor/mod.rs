@@ -11,6 +11,7 @@ mod runs;
 
 pub use runs::Progress;
 
+use crate::Logbook;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -24,7 +25,6 @@ use crate::model::work_session::{SessionStatus, WorkSession, forget_migrated_key
 use crate::model::workflow::SessionState;
 use crate::ops::{transcript, work_session as ws, workflow};
 use logbook_index::{Index, Outputs, WalkedNames};
-use logbook_store::Project;
 
 /// How long a run may stay `running` before doctor calls it abandoned.
 pub const DEFAULT_ABANDONED_AFTER_HOURS: f64 = 24.0;
@@ -76,14 +76,14 @@ pub struct Report {
 }
 
 /// Runs every check.
-pub fn check(p: &Project, opts: &Options) -> Result<Report> {
+pub fn check(p: &Logbook, opts: &Options) -> Result<Report> {
     check_with_progress(p, opts, None)
 }
 
 /// Runs every check, calling `progress` with the run folders done so far
 /// (the long part at scale), for a progress bar.
 pub fn check_with_progress(
-    p: &Project,
+    p: &Logbook,
     opts: &Options,
     progress: Option<Progress<'_>>,
 ) -> Result<Report> {
@@ -154,7 +154,7 @@ pub fn check_with_progress(
 /// any more: lock files of hook jobs no longer queued, and import
 /// checkpoints of logs that are gone. One finding each, however many
 /// files: a hundred lock files are one problem.
-fn check_leftover_state(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+fn check_leftover_state(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
     let locks = logbook_store::hook::stale_job_locks(p)?;
     if !locks.is_empty() {
         let fixed = opts
@@ -204,7 +204,7 @@ fn check_leftover_state(p: &Project, opts: &Options, report: &mut Report) -> Res
 /// seed 000 reader lists it as a session: named, and with `--fix` moved
 /// beside it; the rest of doctor then checks the project as it is after
 /// the move.
-fn legacy_archive(p: &Project, opts: &Options, report: &mut Report) -> Result<Option<Project>> {
+fn legacy_archive(p: &Logbook, opts: &Options, report: &mut Report) -> Result<Option<Logbook>> {
     let Some(legacy) = &p.config.legacy_archive else {
         return Ok(None);
     };
@@ -249,7 +249,7 @@ fn legacy_archive(p: &Project, opts: &Options, report: &mut Report) -> Result<Op
 /// Whether something other than a folder stands where Logbook keeps its
 /// records (a file named `transcripts`, say), each named in `report`.
 /// Nothing is moved: the file may be someone's.
-fn folders_in_place(p: &Project, report: &mut Report) -> bool {
+fn folders_in_place(p: &Logbook, report: &mut Report) -> bool {
     let c = &p.config;
     let folders = [
         (c.state_dir(), "its index, hooks and locks"),
@@ -284,7 +284,7 @@ fn folders_in_place(p: &Project, report: &mut Report) -> bool {
 /// What the agents' hooks left: jobs no hook or worker finished, and
 /// failures the agents never saw. `--fix` does the jobs again and, when
 /// they all succeed, clears the failure log (kept as `failures.log.1`).
-fn check_hooks(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+fn check_hooks(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
     let left = crate::ops::hook::leftovers(p)?;
     if left.jobs.is_empty() && left.failures.is_empty() {
         return Ok(());
@@ -366,7 +366,7 @@ fn reason_without_path<'a>(reason: &'a str, path: &Path) -> &'a str {
 /// absent) and the value is kept on rewrite, but what it meant is lost to
 /// Logbook until someone fixes it. (Run manifests are checked in the pass
 /// over run folders.)
-pub fn check_field_types(p: &Project, report: &mut Report) -> Result<()> {
+pub fn check_field_types(p: &Logbook, report: &mut Report) -> Result<()> {
     let mut files: Vec<(PathBuf, Vec<String>)> = vec![];
     for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
         for path in logbook_store::work_session::session_files(dir)? {
@@ -415,7 +415,7 @@ fn wrong_type_finding(path: &Path, field: &str) -> Finding {
 /// corrupt files (work sessions, transcripts), run folders without a
 /// manifest, dangling lineage links and subagent transcripts whose parent
 /// is gone.
-pub fn check_index(p: &Project, report: &mut Report) -> Result<()> {
+pub fn check_index(p: &Logbook, report: &mut Report) -> Result<()> {
     check_index_after(p, report, None, Outputs::Unsettled)
 }
 
@@ -424,7 +424,7 @@ pub fn check_index(p: &Project, report: &mut Report) -> Result<()> {
 /// folder is listed once per doctor. `outputs`: whose output files the
 /// sync it starts with checks (every run's with `--full`).
 fn check_index_after(
-    p: &Project,
+    p: &Logbook,
     report: &mut Report,
     walked: Option<&WalkedNames>,
     outputs: Outputs,
@@ -552,7 +552,7 @@ fn check_index_after(
 /// gone or closed, a close a crash interrupted (closed but not archived),
 /// workflow state that does not parse or whose compaction archives are
 /// missing, and temp files left by killed writers.
-pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+pub fn check_work_sessions(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
     let pointer = p
         .config
         .sessions_dir
@@ -667,10 +667,10 @@ pub fn check_work_sessions(p: &Project, opts: &Options, report: &mut Report) -> 
             };
             // The load's notice of a value read leniently becomes a
             // finding here, not a warning besides it.
-            let others = crate::notice::take();
+            let others = p.notices.take();
             let loaded = workflow::load(p, Some(id));
-            crate::notice::take();
-            others.into_iter().for_each(crate::notice::push);
+            p.notices.take();
+            others.into_iter().for_each(|n| p.notices.push(n));
             let problem = loaded.and_then(|loaded| {
                 // Values read leniently are named, never fatal (issue 45).
                 for what in loaded.state.lenient_values() {

@@ -16,18 +16,18 @@
 //! and only under the run's lock, which every move holds: a move still
 //! under way is never touched.
 
+use crate::Logbook;
 use std::path::Path;
 
 use super::{Finding, Options, Report};
 use crate::error::Result;
 use crate::model::ids::RunId;
-use logbook_store::Project;
 use logbook_store::archive::{InBoth, TempCopy, Within};
 
 /// Reports (and with `--fix` repairs) every temp copy and every run whose
 /// folder is both in the live set and in the archive. Runs before the
 /// index check, so that what `--fix` removes leaves the index with it.
-pub(super) fn check(p: &Project, opts: &Options, report: &mut Report) -> Result<()> {
+pub(super) fn check(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
     for copy in logbook_store::archive::temp_copies(p) {
         report.findings.push(temp_copy(p, opts, &copy));
     }
@@ -41,13 +41,13 @@ pub(super) fn check(p: &Project, opts: &Options, report: &mut Report) -> Result<
 /// move (a live folder without a manifest whose run is in the archive):
 /// the pass over run folders leaves it to [`check`] rather than calling it
 /// an orphan.
-pub(super) fn is_move_remainder(p: &Project, name: &str) -> bool {
+pub(super) fn is_move_remainder(p: &Logbook, name: &str) -> bool {
     RunId::parse(name).is_ok() && logbook_store::fs::is_folder(&p.config.archive_folder.join(name))
 }
 
 /// The finding for a temp copy, and its removal with `--fix` once the run
 /// is shown whole elsewhere with all that the copy holds.
-fn temp_copy(p: &Project, opts: &Options, copy: &TempCopy) -> Finding {
+fn temp_copy(p: &Logbook, opts: &Options, copy: &TempCopy) -> Finding {
     let id = &copy.id;
     let whole = [
         logbook_store::run::folder(p, id),
@@ -80,7 +80,7 @@ fn temp_copy(p: &Project, opts: &Options, copy: &TempCopy) -> Finding {
 
 /// The finding for a run with a folder in both places, and with `--fix`
 /// the removal of the one that is the leftover of the move.
-fn in_both(p: &Project, opts: &Options, both: &InBoth) -> Finding {
+fn in_both(p: &Logbook, opts: &Options, both: &InBoth) -> Finding {
     let InBoth { id, live, archived } = both;
     let (in_live, in_archive) = (
         logbook_store::runs::has_manifest(live),
@@ -146,7 +146,7 @@ fn in_both(p: &Project, opts: &Options, both: &InBoth) -> Finding {
 /// Removes `leftover` under run `id`'s lock if everything in it is within
 /// `whole` as `how` asks; what was done, worded for the finding.
 fn remove_if_within(
-    p: &Project,
+    p: &Logbook,
     id: &RunId,
     leftover: &Path,
     whole: &Path,

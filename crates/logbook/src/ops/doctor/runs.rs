@@ -12,6 +12,7 @@
 //! finds in such a manifest (a wrong-typed field, an id that is not its
 //! folder's) is `doctor --full`'s, which reads every manifest.
 
+use crate::Logbook;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Mutex;
@@ -26,7 +27,6 @@ use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
 use crate::model::text;
 use crate::ops::run;
 use logbook_index::{FolderStamps, Index, SettledRun, WalkedNames};
-use logbook_store::Project;
 use logbook_store::runs::{ManifestStamp, ReadBuffers, RunFolder, RunsDir};
 
 /// Run folders handed to a worker at a time: big enough that the channel
@@ -40,7 +40,7 @@ pub type Progress<'a> = &'a (dyn Fn(u64) + Sync);
 /// the folder names it walked, which the index check after it compares
 /// with the index instead of listing the runs folder again.
 pub(super) fn check(
-    p: &Project,
+    p: &Logbook,
     opts: &Options,
     report: &mut Report,
     progress: Option<Progress<'_>>,
@@ -52,7 +52,7 @@ pub(super) fn check(
     // whole path, resolved per run); without it, by path.
     let runs_dir = RunsDir::open(dir).ok().flatten();
     let runs_dir = runs_dir.as_ref();
-    let now = crate::clock::now();
+    let now = p.clock.now();
     let limit = SignedDuration::from_secs_f64(opts.abandoned_after_hours.max(0.0) * 3600.0);
     let cutoff = now.checked_sub(limit).unwrap_or(Timestamp::MIN);
     let found: Mutex<Vec<Finding>> = Mutex::new(vec![]);
@@ -193,7 +193,7 @@ fn with_settled(index: Option<&Index>, folders: Vec<RunFolder>) -> Batch {
 /// Returns false, having checked nothing, when the folder must be read
 /// ([`check_folder`]): the stamp moved, or the folder could not be listed.
 fn check_settled(
-    p: &Project,
+    p: &Logbook,
     opts: &Options,
     (runs_dir, at): (Option<&RunsDir>, &RunFolder),
     settled: &SettledRun,
@@ -228,7 +228,7 @@ fn check_settled(
 /// The temp files an interrupted manifest write left in run `folder`, and
 /// with `--fix` their removal under the run's lock.
 fn manifest_temp_findings(
-    p: &Project,
+    p: &Logbook,
     opts: &Options,
     folder: &Path,
     id: &RunId,
@@ -298,7 +298,7 @@ enum Checked {
 /// Every check of one run folder. `(cutoff, now)`: a run still running
 /// that started before `cutoff` is abandoned.
 fn check_folder(
-    p: &Project,
+    p: &Logbook,
     opts: &Options,
     (cutoff, now): (Timestamp, Timestamp),
     (runs_dir, at): (Option<&RunsDir>, &RunFolder),

@@ -27,7 +27,7 @@
 //!         Ok(Sent { accepted: spans.len() as u64, ..Sent::default() })
 //!     }
 //! }
-//! let p = logbook::Project::open(std::path::Path::new("."))?;
+//! let p = logbook::Logbook::open(std::path::Path::new("."))?;
 //! let summary = export::export(&p, &ExportOptions::default(), &mut Count(0), &mut |_| {})?;
 //! println!("{} spans", summary.spans);
 //! # Ok::<(), logbook::Error>(())
@@ -36,6 +36,7 @@
 pub mod map;
 pub mod span;
 
+use crate::Logbook;
 use std::ops::ControlFlow;
 
 use jiff::Timestamp;
@@ -46,7 +47,6 @@ use crate::model::ids::RunId;
 use crate::model::query::RunQuery;
 use crate::model::run::{Run, RunStatus};
 use logbook_index::Index;
-use logbook_store::Project;
 use logbook_store::export_cursor::{self, ExportCursor};
 use span::{Span, TraceId};
 
@@ -162,7 +162,7 @@ pub struct ExportSummary {
 /// end, and also when a batch fails, so what was delivered is not sent
 /// again.
 pub fn export(
-    p: &Project,
+    p: &Logbook,
     opts: &ExportOptions,
     receiver: &mut dyn Receiver,
     progress: &mut dyn FnMut(&ExportSummary),
@@ -198,7 +198,7 @@ pub fn export(
     Ok(out.summary)
 }
 
-fn run_export(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) -> Result<()> {
+fn run_export(p: &Logbook, opts: &ExportOptions, out: &mut Batcher<'_>) -> Result<()> {
     let since = opts.query.since;
     if !opts.runs_only {
         export_sessions(p, since, out)?;
@@ -217,7 +217,7 @@ fn after(time: &str, since: Option<Timestamp>) -> bool {
     }
 }
 
-fn export_sessions(p: &Project, since: Option<Timestamp>, out: &mut Batcher<'_>) -> Result<()> {
+fn export_sessions(p: &Logbook, since: Option<Timestamp>, out: &mut Batcher<'_>) -> Result<()> {
     let listing = crate::ops::work_session::list(p)?;
     for ws in listing.sessions.iter().chain(&listing.archived) {
         if !after(&ws.last_updated, since) {
@@ -255,7 +255,7 @@ fn run_fingerprint(run: &Run) -> String {
     )
 }
 
-fn export_runs(p: &Project, query: &RunQuery, out: &mut Batcher<'_>) -> Result<()> {
+fn export_runs(p: &Logbook, query: &RunQuery, out: &mut Batcher<'_>) -> Result<()> {
     let query = RunQuery {
         limit: Some(query.limit.unwrap_or(RunQuery::MAX_PAGING)),
         ..query.clone()
@@ -295,7 +295,7 @@ fn export_runs(p: &Project, query: &RunQuery, out: &mut Batcher<'_>) -> Result<(
     }
 }
 
-fn export_transcripts(p: &Project, opts: &ExportOptions, out: &mut Batcher<'_>) -> Result<()> {
+fn export_transcripts(p: &Logbook, opts: &ExportOptions, out: &mut Batcher<'_>) -> Result<()> {
     let listing = crate::ops::transcript::list(
         p,
         &crate::ops::transcript::ListOptions {

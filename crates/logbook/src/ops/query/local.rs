@@ -2,6 +2,7 @@
 //! against the files (see `logbook_index`); and the folder scan, which
 //! answers `find` by reading every manifest and the rest as the index does.
 
+use crate::Logbook;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -16,11 +17,10 @@ use crate::model::transcript::Filter;
 use crate::ops::run;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope, usage_filtered};
 use crate::ops::transcript::{self, ListOptions};
-use logbook_store::Project;
 
 /// [`super::Scope::Local`].
 pub(super) struct Local<'p> {
-    pub(super) p: &'p Project,
+    pub(super) p: &'p Logbook,
 }
 
 impl Backend for Local<'_> {
@@ -93,7 +93,7 @@ impl Backend for Local<'_> {
 /// manifest read, filtered and sorted in memory), everything else as
 /// [`Local`].
 pub(super) struct Files<'p> {
-    pub(super) p: &'p Project,
+    pub(super) p: &'p Logbook,
 }
 
 impl Files<'_> {

@@ -15,7 +15,7 @@
 //! # fn main() -> logbook::Result<()> {
 //! use logbook::model::query::RunQuery;
 //! use logbook::ops::query::{self, FindOptions, Scope};
-//! let p = logbook::Project::discover(std::path::Path::new("."), None)?;
+//! let p = logbook::Logbook::discover(std::path::Path::new("."), None)?;
 //! let page = query::find(&p, &RunQuery::default(), FindOptions::new(Scope::Local))?;
 //! println!("{} of {} runs", page.shown, page.total);
 //! # Ok(())
@@ -24,6 +24,7 @@
 
 mod local;
 
+use crate::Logbook;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -43,7 +44,6 @@ use crate::model::to_json;
 use crate::model::transcript::{Filter, Summary};
 use crate::ops::transcript::ListOptions;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope};
-use logbook_store::Project;
 use logbook_store::run_files::{Tree, TreeEntry};
 
 pub use crate::ops::run::{LatestOutput, LatestQuery};
@@ -124,8 +124,9 @@ pub struct FindOptions<'s> {
     pub scope: Scope,
     /// How the total is counted.
     pub count: Count,
-    /// The time display names are computed for.
-    pub now: Timestamp,
+    /// The time display names are computed for; `None`: now, by the
+    /// context's clock.
+    pub now: Option<Timestamp>,
     /// With a sink, each run goes to it as it is read and [`Page::hits`]
     /// stays empty, so a listing of every run (`logbook find --limit
     /// 1000000`) holds one run at a time.
@@ -138,7 +139,7 @@ impl FindOptions<'_> {
         FindOptions {
             scope,
             count: Count::Bounded,
-            now: clock::now(),
+            now: None,
             sink: None,
         }
     }
@@ -357,7 +358,7 @@ pub trait Backend {
 
 /// The backend that answers in `scope`. The team's connects to the
 /// catalog now, so a missing or unreachable one is said before any query.
-pub fn backend(p: &Project, scope: Scope) -> Result<Box<dyn Backend + '_>> {
+pub fn backend(p: &Logbook, scope: Scope) -> Result<Box<dyn Backend + '_>> {
     match scope {
         Scope::Local => Ok(Box::new(local::Local { p })),
         Scope::Files => Ok(Box::new(local::Files { p })),
@@ -366,8 +367,9 @@ pub fn backend(p: &Project, scope: Scope) -> Result<Box<dyn Backend + '_>> {
 }
 
 /// Finds runs: the one entry point every face pages and counts through.
-pub fn find(p: &Project, query: &RunQuery, opts: FindOptions<'_>) -> Result<Page> {
-    backend(p, opts.scope)?.find(query, opts.count, opts.now, opts.sink)
+pub fn find(p: &Logbook, query: &RunQuery, opts: FindOptions<'_>) -> Result<Page> {
+    let now = opts.now.unwrap_or_else(|| p.clock.now());
+    backend(p, opts.scope)?.find(query, opts.count, now, opts.sink)
 }
 
 /// `query` with its limit defaulted to [`DEFAULT_PAGE`].
@@ -397,7 +399,7 @@ pub(crate) fn drain(hits: &mut Vec<Found>, now: Timestamp, sink: Option<Sink<'_>
 /// Whether `shown` is another machine's run, whose folder is not here:
 /// team answers name folders on other machines, which must not be opened
 /// on this one.
-pub fn is_remote(p: &Project, shown: &Shown) -> bool {
+pub fn is_remote(p: &Logbook, shown: &Shown) -> bool {
     shown.origin.as_ref().is_some_and(|origin| {
         *origin != p.config.origin()
             || !(shown.run.folder.starts_with(&p.config.agent_outputs_folder)
@@ -408,7 +410,7 @@ pub fn is_remote(p: &Project, shown: &Shown) -> bool {
 /// A run's file tree for the viewer: its folder's when it is here; for
 /// another machine's run, its registered outputs (the files the catalog
 /// holds the text of).
-pub fn tree(p: &Project, shown: &Shown) -> Result<Tree> {
+pub fn tree(p: &Logbook, shown: &Shown) -> Result<Tree> {
     let here = crate::ops::run_files::tree(p, &shown.run.id);
     if !is_remote(p, shown) {
         return here;
@@ -435,7 +437,7 @@ pub fn tree(p: &Project, shown: &Shown) -> Result<Tree> {
 /// team's, which answered `shown`); `None` for a run of this machine, whose
 /// files are read from its folder.
 pub fn remote_text(
-    p: &Project,
+    p: &Logbook,
     backend: &dyn Backend,
     shown: &Shown,
     file: &str,
@@ -453,7 +455,7 @@ pub fn remote_text(
 /// listing after the runs: this project's, so none in team scope (the
 /// catalog keeps no messages).
 pub fn said_for_find(
-    p: &Project,
+    p: &Logbook,
     scope: Scope,
     query: &RunQuery,
 ) -> Result<Option<crate::ops::transcript::Said>> {

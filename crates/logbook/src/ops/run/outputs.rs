@@ -2,17 +2,16 @@
 //! both through the path rules of [`logbook_store::run_files`] (inside the
 //! run folder, symlinks resolved, a regular file).
 
+use crate::Logbook;
 use std::path::PathBuf;
 
 use serde_json::Map;
 
 use super::resolve;
 use super::write::{finished, required, update};
-use crate::clock;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::ids::RunId;
 use crate::model::run::{MANIFEST_FILE, OutputRecord, OutputType, Run, RunStatus};
-use logbook_store::Project;
 use logbook_store::run_files::{confine, names_manifest, normalize, read_own};
 
 /// Registers (or re-registers) output `file` of run `id`. The file must be a
@@ -21,7 +20,7 @@ use logbook_store::run_files::{confine, names_manifest, normalize, read_own};
 /// updates its one record's type and description and keeps its first
 /// `created_at`.
 pub fn register_output(
-    p: &Project,
+    p: &Logbook,
     id: &str,
     file: &str,
     output_type: OutputType,
@@ -42,7 +41,7 @@ pub fn register_output(
             return Err(finished(run, true));
         }
         let (rel, _) = confine(&run.folder, &rel, file)?;
-        let now = clock::now_string();
+        let now = p.clock.now_string();
         let record = match run.manifest.outputs.iter_mut().find(|o| o.file == rel) {
             Some(existing) => {
                 existing.output_type = output_type;
@@ -89,7 +88,7 @@ pub struct OutputFile {
 /// run folder, a regular file (not the manifest), at most [`READ_LIMIT`]
 /// bytes. Faces that serve run files (MCP resources, the web viewer) read
 /// through this, so the rules live in one place.
-pub fn read_output(p: &Project, id: &str, file: &str) -> Result<OutputFile> {
+pub fn read_output(p: &Logbook, id: &str, file: &str) -> Result<OutputFile> {
     let id = resolve(p, id)?;
     let not_found = |rel: &str| {
         Error::not_found(

@@ -1,6 +1,7 @@
 //! Reading runs: find them (paged, bounded or streamed), resolve an id or
 //! prefix, the latest output of an agent, and the lineage around a run.
 
+use crate::Logbook;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -15,7 +16,6 @@ use crate::model::run::{OutputRecord, Run};
 use crate::ops::query::{COUNTED_MATCHES, Count, Found, FoundRun, Page, entry, paged};
 use crate::ops::run_files::Unconfined;
 use logbook_index::{Hit, Index, Kind};
-use logbook_store::Project;
 
 /// A page of the index's hits, as every backend's page.
 fn page_of(hits: Vec<Hit>, total: u64, exact: bool, skipped: u64) -> Page {
@@ -59,7 +59,7 @@ fn total(index: &Index, query: &RunQuery, shown: usize, count: Count) -> Result<
 /// A page of `find`, [`crate::ops::query::DEFAULT_PAGE`] runs when `query`
 /// sets no limit, with how many match in all, counted as `count` says (see
 /// [`total`]).
-pub(crate) fn find_page(p: &Project, query: &RunQuery, count: Count) -> Result<Page> {
+pub(crate) fn find_page(p: &Logbook, query: &RunQuery, count: Count) -> Result<Page> {
     let query = paged(query);
     let index = Index::open_synced(p)?;
     let hits = index.find_runs(&query)?;
@@ -104,7 +104,7 @@ fn archived_left_out(index: &Index, query: &RunQuery) -> Result<u64> {
 /// run holds one run at a time. `each` returns `Break` to stop (a closed
 /// pipe); the total is then not counted.
 pub(crate) fn find_each(
-    p: &Project,
+    p: &Logbook,
     query: &RunQuery,
     count: Count,
     now: Timestamp,
@@ -146,13 +146,13 @@ pub(crate) fn find_each(
 }
 
 /// Every agent with runs and how many it has, by name, from the index.
-pub fn agents(p: &Project) -> Result<Vec<(String, u64)>> {
+pub fn agents(p: &Logbook) -> Result<Vec<(String, u64)>> {
     Index::open_synced(p)?.agents()
 }
 
 /// The seed's discovery algorithm as a page: every manifest read, the matches counted, and
 /// the page cut from them.
-pub(crate) fn find_scan_page(p: &Project, query: &RunQuery) -> Result<Page> {
+pub(crate) fn find_scan_page(p: &Logbook, query: &RunQuery) -> Result<Page> {
     let query = paged(query);
     let scan = logbook_store::run::scan_in(p, query.archive)?;
     let skipped = scan.corrupt.len() as u64;
@@ -183,12 +183,12 @@ const AMBIGUOUS_SHOWN: usize = 10;
 /// folders, and when the index has none, or cannot be opened, the folder
 /// names themselves answer, so a stale or broken index never hides a run.
 /// A prefix naming several runs is an [`Error::AmbiguousId`] listing them.
-pub fn resolve(p: &Project, text: &str) -> Result<RunId> {
+pub fn resolve(p: &Logbook, text: &str) -> Result<RunId> {
     resolve_ref(p, &RunRef::parse(text)?)
 }
 
 /// [`resolve`] of an id already parsed.
-pub(crate) fn resolve_ref(p: &Project, run: &RunRef) -> Result<RunId> {
+pub(crate) fn resolve_ref(p: &Logbook, run: &RunRef) -> Result<RunId> {
     let prefix = match run {
         RunRef::Full(id) => return Ok(id.clone()),
         RunRef::Prefix(prefix) => prefix.clone(),
@@ -230,14 +230,14 @@ pub(crate) fn resolve_ref(p: &Project, run: &RunRef) -> Result<RunId> {
 
 /// Reads run `id` (a UUID or a unique prefix, see [`resolve`]) from its
 /// folder.
-pub fn show(p: &Project, id: &str) -> Result<Run> {
+pub fn show(p: &Logbook, id: &str) -> Result<Run> {
     logbook_store::run::load(p, &resolve(p, id)?)
 }
 
 /// [`show`] for a caller that is not the project's user (an agent over
 /// MCP, a browser): a run folder that is a symlink leading out of the runs
 /// folder is refused, as its files are.
-pub fn show_confined(p: &Project, run: &RunRef) -> Result<Run> {
+pub fn show_confined(p: &Logbook, run: &RunRef) -> Result<Run> {
     let id = resolve_ref(p, run)?;
     // Loaded first, so a run that is not there is "not found" as in `show`.
     let run = logbook_store::run::load(p, &id)?;
@@ -369,7 +369,7 @@ impl<'a> LatestQuery<'a> {
 /// workflow matches and whose status is the one asked (completed unless
 /// asked), and in it the last output of `output_type` (any type when
 /// `None`), with whether its file is still there.
-pub fn latest_output(p: &Project, ask: &LatestQuery<'_>) -> Result<LatestOutput> {
+pub fn latest_output(p: &Logbook, ask: &LatestQuery<'_>) -> Result<LatestOutput> {
     let status = ask.status_filter()?;
     if let Some((run, output, path)) = Index::open_synced(p)?.latest_output(
         ask.agent,
@@ -401,12 +401,12 @@ pub fn latest_output(p: &Project, ask: &LatestQuery<'_>) -> Result<LatestOutput>
 
 /// The lineage around run `id`: only the runs on its ancestor and descendant
 /// chains are loaded from the index, never every manifest.
-pub fn lineage(p: &Project, id: &str, tz: &TimeZone) -> Result<Lineage> {
+pub fn lineage(p: &Logbook, id: &str, tz: &TimeZone) -> Result<Lineage> {
     lineage_ref(p, &RunRef::parse(id)?, tz)
 }
 
 /// [`lineage`] of an id already parsed.
-pub(crate) fn lineage_ref(p: &Project, run: &RunRef, tz: &TimeZone) -> Result<Lineage> {
+pub(crate) fn lineage_ref(p: &Logbook, run: &RunRef, tz: &TimeZone) -> Result<Lineage> {
     let root = resolve_ref(p, run)?;
     logbook_store::run::load(p, &root)?;
     let index = Index::open_synced(p)?;

@@ -2,6 +2,7 @@
 //! abandon, conversation fields), each under the run's lock and through the
 //! index.
 
+use crate::Logbook;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -22,7 +23,7 @@ use crate::model::work_session::AgentOutcome;
 use crate::model::{naming, text};
 use crate::ops::{work_session, write_through};
 use logbook_index::{Index, Kind, Pending, Record};
-use logbook_store::{Project, variables};
+use logbook_store::variables;
 
 /// Options of [`start`].
 #[derive(Debug, Clone, Default)]
@@ -76,7 +77,7 @@ pub struct Started {
 
 /// Starts a run: a v4 id, its folder and a `running` manifest, linked to the
 /// active work session if there is one.
-pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
+pub fn start(p: &Logbook, opts: StartOptions) -> Result<Started> {
     let agent = required("agent", &opts.agent)?;
     for (field, value) in [
         ("title", &opts.title),
@@ -196,7 +197,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<Started> {
         repo.record_in(&mut metadata, Casing::Snake);
     }
 
-    let now = clock::now();
+    let now = p.clock.now();
     let mut manifest = Manifest {
         version: MANIFEST_VERSION.into(),
         session_id: id.to_string(),
@@ -289,7 +290,7 @@ fn blank_fields_warning(bundle: &str, description: &str) -> Option<String> {
 /// The one line `run start` says when the bundle config keeps runs in
 /// another folder than the one this run goes to: the project's bundle
 /// against `logbook.yaml`, or the bundle a workflow file names.
-fn folder_warning(p: &Project, wf: Option<&variables::WorkflowFile>) -> Option<String> {
+fn folder_warning(p: &Logbook, wf: Option<&variables::WorkflowFile>) -> Option<String> {
     let ours = &p.config.agent_outputs_folder;
     let named = wf
         .and_then(|wf| Some((wf.bundle_config.clone()?, wf.agent_outputs_folder.clone())))
@@ -334,7 +335,7 @@ pub fn variables_of(run: &Run) -> Map<String, Value> {
 /// through the index, keeping the key order and every unknown field of the
 /// file.
 pub(super) fn update<T>(
-    p: &Project,
+    p: &Logbook,
     id: &RunId,
     change: impl FnOnce(&mut Run) -> Result<T>,
 ) -> Result<(Run, T)> {
@@ -351,7 +352,7 @@ pub(super) fn update<T>(
     }
     let read = text::to_value(&run.manifest_file(), &run.manifest)?;
     let out = change(&mut run)?;
-    refresh_display(&mut run.manifest, clock::now());
+    refresh_display(&mut run.manifest, p.clock.now());
     write_through(p, vec![pending(&run)], || {
         logbook_store::run::save(&run, &raw, &read)?;
         Ok(((), vec![Some(Record::run(&run))]))
@@ -372,7 +373,7 @@ fn refresh_display(m: &mut Manifest, now: Timestamp) {
 /// linked to it: `userSummary` (its first user message, truncated as the
 /// seed says) and `messageCount`. The display name follows.
 pub fn record_conversation(
-    p: &Project,
+    p: &Logbook,
     id: &RunId,
     transcript: &str,
     user_summary: Option<String>,
@@ -425,7 +426,7 @@ pub(super) fn finished(run: &Run, registering: bool) -> Error {
 }
 
 /// Finishes run `id` with `status` (completed, failed or cancelled).
-pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
+pub fn finish(p: &Logbook, id: &str, status: RunStatus) -> Result<Run> {
     let id = resolve(p, id)?;
     if matches!(status, RunStatus::Running | RunStatus::Other(_)) {
         return Err(Error::invalid(
@@ -439,14 +440,14 @@ pub fn finish(p: &Project, id: &str, status: RunStatus) -> Result<Run> {
             return Err(finished(run, false));
         }
         run.manifest.execution.status = status;
-        run.manifest.execution.completed_at = Some(clock::now_string());
+        run.manifest.execution.completed_at = Some(p.clock.now_string());
         Ok(())
     })?;
     // The run is finished whatever happens to its work session's entry; a
     // failure there is told, not raised. Taken after the run's lock is let
     // go: the session's lock comes before a run's, never inside it.
     if let Err(e) = complete_spawned(p, &run) {
-        crate::notice::push(format!(
+        p.notices.push(format!(
             "run {} finished, but its entry in the work session's agents_spawned was not completed: {e}",
             run.id
         ));
@@ -489,7 +490,7 @@ pub fn conversations(run: &Run) -> Vec<String> {
 /// `status`, and `tokens_used` measured from its transcript where it has one
 /// (else the figure already there stays). A closed session is read-only and
 /// is left as it was.
-fn complete_spawned(p: &Project, run: &Run) -> Result<()> {
+fn complete_spawned(p: &Logbook, run: &Run) -> Result<()> {
     let metadata = run.manifest.metadata.as_ref();
     let Some(session) = metadata
         .and_then(|m| m.get("work_session"))
@@ -515,7 +516,7 @@ fn complete_spawned(p: &Project, run: &Run) -> Result<()> {
 
 /// Adds `related` to run `id`'s `related_sessions` (both must exist). Only
 /// the child's manifest changes; the reverse edge is found by scanning.
-pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
+pub fn link(p: &Logbook, id: &str, related: &str) -> Result<(Run, bool)> {
     let id = resolve(p, id)?;
     let related_given = related;
     let related = resolve(p, related).map_err(|e| match e {
@@ -572,7 +573,7 @@ pub fn link(p: &Project, id: &str, related: &str) -> Result<(Run, bool)> {
 /// upwards through the index (each run verified against its file), or
 /// through the manifests when the index cannot be opened. Runs named but
 /// missing end their branch.
-fn ancestor_path(p: &Project, from: &RunId, target: &RunId) -> Result<Option<Vec<String>>> {
+fn ancestor_path(p: &Logbook, from: &RunId, target: &RunId) -> Result<Option<Vec<String>>> {
     let index = Index::open_synced(p).ok();
     let parents_of = |id: &str| -> Result<Vec<String>> {
         let run = match &index {
@@ -620,13 +621,13 @@ fn ancestor_path(p: &Project, from: &RunId, target: &RunId) -> Result<Option<Vec
 /// Marks a run that is still `running` as `failed` with
 /// `metadata.abandoned = true`; never deletes anything. Returns `false` when
 /// it had finished meanwhile.
-pub fn mark_abandoned(p: &Project, id: &RunId) -> Result<bool> {
+pub fn mark_abandoned(p: &Logbook, id: &RunId) -> Result<bool> {
     Ok(update(p, id, |run| {
         if run.manifest.execution.status != RunStatus::Running {
             return Ok(false);
         }
         run.manifest.execution.status = RunStatus::Failed;
-        run.manifest.execution.completed_at = Some(clock::now_string());
+        run.manifest.execution.completed_at = Some(p.clock.now_string());
         run.manifest
             .metadata
             .get_or_insert_with(Map::new)

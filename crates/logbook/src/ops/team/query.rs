@@ -2,6 +2,7 @@
 //! matches newest first (the catalog keeps each run's words, not the counts
 //! a rank needs), and cuts each snippet as the local index does.
 
+use crate::Logbook;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -23,7 +24,6 @@ use crate::ops::query::{
 use crate::ops::transcript::ListOptions;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope, report};
 use logbook_index::catalog::{Catalog, TeamRun};
-use logbook_store::Project;
 
 /// How many candidates an ambiguous prefix error lists.
 const AMBIGUOUS_SHOWN: usize = 10;
@@ -31,14 +31,14 @@ const AMBIGUOUS_SHOWN: usize = 10;
 /// [`crate::ops::query::Scope::Team`]: the project (for its own runs and
 /// origin) and an open catalog.
 pub(crate) struct Team<'p> {
-    p: &'p Project,
+    p: &'p Logbook,
     catalog: Box<dyn Catalog>,
 }
 
 impl<'p> Team<'p> {
     /// Connects to the project's catalog, waiting at most
     /// [`COMMAND_TIMEOUT`].
-    pub(crate) fn open(p: &'p Project) -> Result<Team<'p>> {
+    pub(crate) fn open(p: &'p Logbook) -> Result<Team<'p>> {
         Ok(Team {
             p,
             catalog: connect(p, COMMAND_TIMEOUT)?,

@@ -4,6 +4,7 @@
 //! costs its matches, not its length). Snippets are cut from the matching
 //! messages only, read from the file up to the last of them.
 
+use crate::Logbook;
 use std::path::Path;
 
 use serde::Serialize;
@@ -12,7 +13,6 @@ use crate::error::{Error, Next, Result, Step};
 use crate::model::transcript::find::said_by;
 use crate::ops::params::query_text;
 use logbook_index::{Index, Kind as IndexKind, MessageHits, Snippets};
-use logbook_store::Project;
 
 /// The most message indexes one call returns (matches, or errors).
 pub const MAX_FOUND: usize = 500;
@@ -70,7 +70,7 @@ impl Default for Page {
 /// same query rules as `transcript list --text` (words stemmed, FTS syntax
 /// searched as typed). With `snippets`, each match's words around it.
 pub fn find_in(
-    p: &Project,
+    p: &Logbook,
     id: &str,
     text: &str,
     page: Page,
@@ -120,7 +120,7 @@ fn matches(
 
 /// The messages of live transcript `id` that hold a failed tool result
 /// (what the viewer marks with an error chip), ascending.
-pub fn errors(p: &Project, id: &str, page: Page) -> Result<Found<usize>> {
+pub fn errors(p: &Logbook, id: &str, page: Page) -> Result<Found<usize>> {
     let (index, path) = indexed(p, id)?;
     failed(&index, &path, id, page)
 }
@@ -153,7 +153,7 @@ pub struct Navigation {
 /// [`errors`] and [`find_in`] for a reader at message `shown` (`None`
 /// before the first), at most `listed` of each, from one open index.
 pub fn navigate(
-    p: &Project,
+    p: &Logbook,
     id: &str,
     text: &str,
     shown: Option<usize>,
@@ -189,7 +189,7 @@ pub fn navigate(
 }
 
 /// The synced index and the file of live transcript `id`.
-fn indexed(p: &Project, id: &str) -> Result<(Index, std::path::PathBuf)> {
+fn indexed(p: &Logbook, id: &str) -> Result<(Index, std::path::PathBuf)> {
     let id = super::resolve(p, id)?;
     let index = Index::open_synced_kind(p, IndexKind::Transcript)?;
     let (_, path) = logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str())

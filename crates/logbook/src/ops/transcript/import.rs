@@ -8,6 +8,7 @@
 //! reading only what was appended since the last import when its checkpoint
 //! still holds ([`pending_bytes`] says how much that is).
 
+use crate::Logbook;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -20,7 +21,6 @@ use crate::model::transcript::find::MessageText;
 use crate::model::transcript::{Kind, SaidText, file_name};
 use crate::ops::write_through;
 use logbook_index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
-use logbook_store::Project;
 
 /// What `--format` names: which reader an import uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,7 +112,7 @@ enum Outcome {
 /// imported is skipped with its reason; only a `path` that cannot be read
 /// at all is an error.
 pub fn import_path(
-    p: &Project,
+    p: &Logbook,
     path: &Path,
     format: ImportFormat,
     progress: Option<Progress<'_>>,
@@ -125,7 +125,7 @@ pub fn import_path(
 /// (a folder since removed, one outside git) is recorded as `ran_in`'s,
 /// so the project's listings and `resume` find it.
 pub fn import_path_in(
-    p: &Project,
+    p: &Logbook,
     path: &Path,
     format: ImportFormat,
     progress: Option<Progress<'_>>,
@@ -198,7 +198,7 @@ pub fn import_path_in(
 /// error that says why, not a quiet "1 skipped". A folder answers as
 /// [`import_path`] does, each file it skipped named with its reason.
 pub fn import_named(
-    p: &Project,
+    p: &Logbook,
     path: &Path,
     format: ImportFormat,
     progress: Option<Progress<'_>>,
@@ -219,7 +219,7 @@ pub fn import_named(
 }
 
 fn import_file(
-    p: &Project,
+    p: &Logbook,
     file: &Path,
     format: ImportFormat,
     on_bytes: &dyn Fn(u64),
@@ -253,7 +253,7 @@ fn import_file(
 
 /// A seed 003 file, as `transcript import FILE` always read it; `unchanged`
 /// when the stored file is the same bytes afterwards.
-fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
+fn import_seed_file(p: &Logbook, file: &Path) -> Result<Outcome> {
     Ok(seed_outcome(p, file, false, None, None)?.0)
 }
 
@@ -262,7 +262,7 @@ fn import_seed_file(p: &Project, file: &Path) -> Result<Outcome> {
 /// (one entry, in `imported`, `updated` or `unchanged`), and the stored
 /// transcript.
 pub fn import_seed(
-    p: &Project,
+    p: &Logbook,
     file: &Path,
     subagent: bool,
     parent: Option<&str>,
@@ -290,7 +290,7 @@ pub fn import_seed(
 }
 
 fn seed_outcome(
-    p: &Project,
+    p: &Logbook,
     file: &Path,
     subagent: bool,
     parent: Option<&str>,
@@ -333,7 +333,7 @@ fn seed_outcome(
 }
 
 fn import_log(
-    p: &Project,
+    p: &Logbook,
     file: &Path,
     format: Format,
     on_bytes: &dyn Fn(u64),
@@ -538,7 +538,7 @@ fn import_log(
 /// and these bytes (hashed, not parsed), by this parser. `None` sends the
 /// log through the whole import, which decides again from its lines.
 fn unchanged_by_name(
-    p: &Project,
+    p: &Logbook,
     source: &Path,
     len: u64,
     format: Format,
@@ -598,7 +598,7 @@ pub fn detect_log(file: &Path) -> Result<Option<Format>> {
 /// now: what was appended since the last import when its checkpoint still
 /// holds, else the whole log. A hook decides from it whether the import
 /// fits its time budget or goes to a background worker.
-pub fn pending_bytes(p: &Project, file: &Path, format: Format) -> Result<u64> {
+pub fn pending_bytes(p: &Logbook, file: &Path, format: Format) -> Result<u64> {
     let source = logbook_store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
     let len = logbook_store::agent_log::log_len(&source)?;
     let cursors = logbook_store::import_cursor::dir(&p.config.state_dir());

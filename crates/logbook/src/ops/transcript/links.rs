@@ -2,6 +2,7 @@
 //! message is charged with, the subagents its Task calls ran, and, for a
 //! run, the transcripts that name it.
 
+use crate::Logbook;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -10,7 +11,6 @@ use crate::model::agent_log::{self, Usage};
 use crate::model::ids::RunId;
 use crate::model::run::Run;
 use crate::model::transcript::{RUN_ID_KEY, Transcript, tools};
-use logbook_store::Project;
 
 /// The tokens each message of `t` is charged with, by the rules of
 /// `transcript usage` ([`agent_log::charged_within`]): summed over a whole
@@ -30,7 +30,7 @@ pub fn charged_in(t: &Transcript, from: usize, total: usize) -> Vec<Option<Usage
 /// The subagents `t`'s Task calls ran, by `agentId`: the subagent's
 /// transcript id when the store holds it, `None` when it does not (its
 /// log was not imported), so a page never links to a missing page.
-pub fn subagents(p: &Project, t: &Transcript) -> BTreeMap<String, Option<String>> {
+pub fn subagents(p: &Logbook, t: &Transcript) -> BTreeMap<String, Option<String>> {
     let session = agent_log::source_of(&t.metadata)
         .and_then(|s| s.session_id)
         .unwrap_or_else(|| t.id.clone());
@@ -51,7 +51,7 @@ pub fn subagents(p: &Project, t: &Transcript) -> BTreeMap<String, Option<String>
 
 /// The head of transcript `id` (live or archived), when the store has it:
 /// read from its file's start only.
-fn head_of(p: &Project, id: &str) -> Option<logbook_store::transcript::Head> {
+fn head_of(p: &Logbook, id: &str) -> Option<logbook_store::transcript::Head> {
     [
         p.config.transcripts_dir.clone(),
         logbook_store::transcript::archive_dir(p),
@@ -66,7 +66,7 @@ fn head_of(p: &Project, id: &str) -> Option<logbook_store::transcript::Head> {
 /// records them (a save of such a transcript names it there, see
 /// [`crate::ops::run::record_conversation`]); each is checked to still
 /// name the run, from its head only, so no transcript is read whole.
-pub fn of_run(p: &Project, run: &Run) -> Vec<String> {
+pub fn of_run(p: &Logbook, run: &Run) -> Vec<String> {
     let mut out = vec![];
     for id in crate::ops::run::conversations(run) {
         if out.contains(&id) {

@@ -15,6 +15,7 @@
 //! A subagent is live while its main session is marked running and its own
 //! file changed within [`IDLE`]: a subagent has no SessionStart of its own.
 
+use crate::Logbook;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
@@ -23,7 +24,6 @@ use crate::error::Result;
 use crate::model::ids::TranscriptId;
 use crate::model::transcript::Summary;
 use crate::ops::transcript::{ImportFormat, ImportReport, import_path};
-use logbook_store::Project;
 use logbook_store::transcript::live::{self as mark, LiveMark};
 
 /// How long a session stays live without a change: an agent thinking or
@@ -62,7 +62,7 @@ fn has_ended(m: &LiveMark) -> bool {
 /// Records that session `id`'s agent started (a SessionStart received
 /// `at`), or was seen writing: live from now on. An event older than the
 /// recorded end (a queued job done late) changes nothing.
-pub fn began(p: &Project, id: &str, at: &str) -> Result<()> {
+pub fn began(p: &Logbook, id: &str, at: &str) -> Result<()> {
     let id = TranscriptId::parse(id)?;
     let old = mark::read(p, id.as_str());
     let at_ts = clock::parse(at);
@@ -89,7 +89,7 @@ pub fn began(p: &Project, id: &str, at: &str) -> Result<()> {
 /// live from now, as a SessionStart would make it. A marked session is
 /// left as it is: its transcript's changes keep it live, and an event of
 /// an ended one is a late job, not a new start.
-pub fn seen(p: &Project, id: &str, at: &str) -> Result<()> {
+pub fn seen(p: &Logbook, id: &str, at: &str) -> Result<()> {
     let id = TranscriptId::parse(id)?;
     if mark::read(p, id.as_str()).is_some() {
         return Ok(());
@@ -100,7 +100,7 @@ pub fn seen(p: &Project, id: &str, at: &str) -> Result<()> {
 /// Records that session `id` ended `at` (its SessionEnd): no longer live.
 /// Marks of sessions that ended more than a day ago are cleared here, the
 /// one place that writes an end, so they do not pile up.
-pub fn ended(p: &Project, id: &str, at: &str) -> Result<()> {
+pub fn ended(p: &Logbook, id: &str, at: &str) -> Result<()> {
     let id = TranscriptId::parse(id)?;
     let since = mark::read(p, id.as_str()).map_or_else(|| at.to_string(), |m| m.since);
     mark::write(
@@ -111,7 +111,7 @@ pub fn ended(p: &Project, id: &str, at: &str) -> Result<()> {
             ended_at: Some(at.to_string()),
         },
     )?;
-    let now = clock::now();
+    let now = p.clock.now();
     for (other, m) in mark::read_all(p) {
         let old = m
             .ended_at
@@ -128,9 +128,9 @@ pub fn ended(p: &Project, id: &str, at: &str) -> Result<()> {
 /// `transcript import --watch`'s import of a file that changed: imports it
 /// and marks each transcript it wrote as live (a session seen growing is
 /// running).
-pub fn import_watched(p: &Project, file: &Path, format: ImportFormat) -> Result<ImportReport> {
+pub fn import_watched(p: &Logbook, file: &Path, format: ImportFormat) -> Result<ImportReport> {
     let report = import_path(p, file, format, None)?;
-    let now = clock::now_string();
+    let now = p.clock.now_string();
     for written in report.imported.iter().chain(&report.updated) {
         if written.parent_session_id.is_none() {
             began(p, &written.id, &now)?;
@@ -154,7 +154,7 @@ pub struct Watched {
 /// [`Watched`] of transcript `id` (as [`super::resolve`] takes it): a stat
 /// and a read of the file's head, never its messages; an archived one is
 /// over.
-pub fn watch(p: &Project, id: &str) -> Result<Watched> {
+pub fn watch(p: &Logbook, id: &str) -> Result<Watched> {
     let id = super::resolve(p, id)?;
     let Some((_, path)) =
         logbook_store::transcript::find_live(&p.config.transcripts_dir, id.as_str())
@@ -176,7 +176,7 @@ pub fn watch(p: &Project, id: &str) -> Result<Watched> {
 
 /// Which of the sessions `ids` (a work session's agent sessions) are live;
 /// ids naming no stored transcript are not.
-pub fn live_among<'a>(p: &Project, ids: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+pub fn live_among<'a>(p: &Logbook, ids: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
     let liveness = Liveness::read(p);
     ids.into_iter()
         .filter(|id| {
@@ -198,22 +198,22 @@ pub struct Liveness {
 
 impl Liveness {
     /// Reads the marks; "now" is the library's clock.
-    pub fn read(p: &Project) -> Liveness {
+    pub fn read(p: &Logbook) -> Liveness {
         Liveness {
             marks: mark::read_all(p).into_iter().collect(),
-            now: clock::now(),
+            now: p.clock.now(),
         }
     }
 
     /// One session's mark only: what judging one transcript needs.
-    fn read_for(p: &Project, id: &str) -> Liveness {
+    fn read_for(p: &Logbook, id: &str) -> Liveness {
         // A parent id read from a file is validated before it names one.
         let marks = TranscriptId::parse(id)
             .ok()
             .and_then(|id| Some((id.to_string(), mark::read(p, id.as_str())?)));
         Liveness {
             marks: marks.into_iter().collect(),
-            now: clock::now(),
+            now: p.clock.now(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! `transcript prune`: transcripts last active long ago move to
 //! `{transcripts_dir}/archive/`; nothing is deleted.
 
+use crate::Logbook;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -14,7 +15,6 @@ use crate::model::ids::TranscriptId;
 use crate::model::transcript::{Kind, file_name};
 use crate::ops::write_through;
 use logbook_index::{Kind as IndexKind, Pending};
-use logbook_store::Project;
 
 /// One transcript `prune` moved (or would move).
 #[derive(Debug, Clone, Serialize)]
@@ -45,8 +45,8 @@ pub struct PruneReport {
 /// `{transcripts_dir}/archive/` (nothing is deleted). With `dry_run`, only
 /// reports what would move. Transcripts without a readable `lastActiveAt`
 /// stay.
-pub fn prune(p: &Project, days: u64, dry_run: bool) -> Result<PruneReport> {
-    let now = clock::now();
+pub fn prune(p: &Logbook, days: u64, dry_run: bool) -> Result<PruneReport> {
+    let now = p.clock.now();
     let secs = i64::try_from(days.saturating_mul(86_400)).unwrap_or(i64::MAX);
     let cutoff = now.as_second().saturating_sub(secs);
     let listing = list(p, &ListOptions::default())?;

@@ -8,6 +8,7 @@
 //! several logs (resumed sessions copy earlier calls into their own file)
 //! counts once, in the session that began first.
 
+use crate::Logbook;
 use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,6 @@ use super::{ListOptions, list, resolve};
 use crate::error::Result;
 use crate::model::agent_log::{self, Usage, UsageBook};
 use crate::model::transcript::{Filter, Kind, Metadata, Summary};
-use logbook_store::Project;
 
 /// Which transcripts a usage report covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,14 +130,14 @@ pub struct UsageReport {
 }
 
 /// The measured usage of the transcripts in `scope`, grouped by `by`.
-pub fn usage(p: &Project, scope: &UsageScope, by: UsageBy) -> Result<UsageReport> {
+pub fn usage(p: &Logbook, scope: &UsageScope, by: UsageBy) -> Result<UsageReport> {
     usage_filtered(p, scope, by, &Filter::default())
 }
 
 /// [`usage`] of only the transcripts `filter` keeps (by source, say: one
 /// agent's usage), answered from the index's rows as `transcript list`.
 pub fn usage_filtered(
-    p: &Project,
+    p: &Logbook,
     scope: &UsageScope,
     by: UsageBy,
     filter: &Filter,
@@ -149,7 +149,7 @@ pub fn usage_filtered(
 /// [`usage_filtered`] grouped several ways (the usage page's per day and
 /// per repository), each transcript's metadata read once for all of them.
 pub fn usage_grouped(
-    p: &Project,
+    p: &Logbook,
     scope: &UsageScope,
     bys: &[UsageBy],
     filter: &Filter,
@@ -372,7 +372,7 @@ pub struct Measured {
 
 /// The measured token counts of the transcript `text` names (live or
 /// archived), read from its head only.
-pub fn measured(p: &Project, text: &str) -> Result<Measured> {
+pub fn measured(p: &Logbook, text: &str) -> Result<Measured> {
     let id = resolve(p, text)?;
     for dir in [
         p.config.transcripts_dir.clone(),

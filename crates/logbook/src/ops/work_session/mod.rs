@@ -5,6 +5,7 @@
 //! then one work session, never two sessions at once. Every write of a
 //! session file goes through the index ([`write_through`]).
 
+use crate::Logbook;
 use std::path::{Path, PathBuf};
 
 use serde_json::Map;
@@ -22,7 +23,6 @@ use crate::model::work_session::{
 use crate::model::workflow::SessionState;
 use crate::ops::write_through;
 use logbook_index::{Index, Kind, Pending, Record};
-use logbook_store::Project;
 use logbook_store::work_session::{
     POINTER_LOCK, active_id, archived_path, live_path, move_to_archive, read_file, set_pointer,
 };
@@ -51,7 +51,7 @@ pub struct StartOptions {
 
 /// The repository the project folder is in, recorded on the runs and work
 /// sessions it starts; none for the per-user home.
-pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
+pub(crate) fn project_repository(p: &Logbook) -> Option<Repository> {
     (!p.is_user_home())
         .then(|| logbook_store::repo::identify_recorded(p.root()))
         .flatten()
@@ -61,14 +61,14 @@ pub(crate) fn project_repository(p: &Project) -> Option<Repository> {
 /// project does not say: in the per-user home, `cwd`'s (the home is no
 /// repository, and holds many's sessions); elsewhere `None`, the project
 /// folder's.
-pub fn repository_from(p: &Project, cwd: &Path) -> Option<Repository> {
+pub fn repository_from(p: &Logbook, cwd: &Path) -> Option<Repository> {
     p.is_user_home()
         .then(|| logbook_store::repo::identify_recorded(cwd))
         .flatten()
 }
 
 /// Starts a new session and makes it the active one.
-pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
+pub fn start(p: &Logbook, opts: StartOptions) -> Result<WorkSession> {
     let prefix = opts
         .prefix
         .map(|s| s.trim().to_ascii_uppercase())
@@ -108,7 +108,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
 
     // The id is a name people read, chosen once: its month is the local one
     // (DESIGN §8), like every date Logbook shows.
-    let now = clock::now();
+    let now = p.clock.now();
     let month = now
         .to_zoned(clock::local_zone())
         .strftime("%Y%m")
@@ -168,7 +168,7 @@ pub fn start(p: &Project, opts: StartOptions) -> Result<WorkSession> {
 }
 
 /// Removes the file of a session `start` created but could not activate.
-fn discard_new(p: &Project, id: &WorkSessionId) -> Result<()> {
+fn discard_new(p: &Logbook, id: &WorkSessionId) -> Result<()> {
     let _session = p.locks.exclusive(&id.lock_name())?;
     let path = live_path(p, id);
     write_through(p, vec![pending(id, &path)], || {
@@ -179,7 +179,7 @@ fn discard_new(p: &Project, id: &WorkSessionId) -> Result<()> {
 
 /// Reads a session, live or archived, with what its workflow state says
 /// about it (its indicator turns red on a blocked or failed invocation).
-fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
+fn load(p: &Logbook, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
     let (mut ws, path) = logbook_store::work_session::load(p, id)?;
     ws.workflow_blocked = workflow_state(p, id).is_some_and(|s| workflow_blocked(&s));
     Ok((ws, path))
@@ -188,7 +188,7 @@ fn load(p: &Project, id: &WorkSessionId) -> Result<(WorkSession, PathBuf)> {
 /// A session's workflow state, live or archived; `None` when there is none
 /// or it cannot be read (a reader's view: `workflow show` and `doctor` name
 /// an unreadable one).
-fn workflow_state(p: &Project, id: &WorkSessionId) -> Option<SessionState> {
+fn workflow_state(p: &Logbook, id: &WorkSessionId) -> Option<SessionState> {
     [&p.config.sessions_dir, &p.config.session_archive_dir]
         .into_iter()
         .find_map(|dir| {
@@ -202,7 +202,7 @@ fn workflow_state(p: &Project, id: &WorkSessionId) -> Option<SessionState> {
 /// The seed's context summary of a session as it stands (key decisions,
 /// outcomes, next steps), from the session and its workflow state: what
 /// `switch` shows to restore a session's context.
-pub fn context(p: &Project, ws: &WorkSession) -> Result<String> {
+pub fn context(p: &Logbook, ws: &WorkSession) -> Result<String> {
     let id = WorkSessionId::parse(&ws.session_id)?;
     Ok(compose_summary(ws, workflow_state(p, &id).as_ref()))
 }
@@ -223,7 +223,7 @@ fn default_project_name(root: &Path) -> String {
 }
 
 /// The session `id` names, or the active one.
-pub fn resolve(p: &Project, id: Option<&str>) -> Result<WorkSessionId> {
+pub fn resolve(p: &Logbook, id: Option<&str>) -> Result<WorkSessionId> {
     match id {
         Some(id) => WorkSessionId::parse(id),
         None => WorkSessionId::parse(&active_id(p)?.ok_or(Error::NoActiveSession)?),
@@ -231,18 +231,18 @@ pub fn resolve(p: &Project, id: Option<&str>) -> Result<WorkSessionId> {
 }
 
 /// Reads a session (the active one without `id`).
-pub fn get(p: &Project, id: Option<&str>) -> Result<WorkSession> {
+pub fn get(p: &Logbook, id: Option<&str>) -> Result<WorkSession> {
     let id = resolve(p, id)?;
     Ok(load(p, &id)?.0)
 }
 
 /// Reads a session (the active one without `id`) and where its file is.
-pub fn locate(p: &Project, id: Option<&str>) -> Result<(WorkSession, PathBuf)> {
+pub fn locate(p: &Logbook, id: Option<&str>) -> Result<(WorkSession, PathBuf)> {
     load(p, &resolve(p, id)?)
 }
 
 /// The active session's id, if any (no lock: a reader).
-pub fn active(p: &Project) -> Result<Option<String>> {
+pub fn active(p: &Logbook) -> Result<Option<String>> {
     active_id(p)
 }
 
@@ -250,7 +250,7 @@ pub fn active(p: &Project) -> Result<Option<String>> {
 /// `last_updated` is set and `peak` kept at or above `current`. Closed
 /// sessions are refused.
 pub fn update<T>(
-    p: &Project,
+    p: &Logbook,
     id: Option<&str>,
     change: impl FnOnce(&mut WorkSession) -> Result<T>,
 ) -> Result<(WorkSession, T)> {
@@ -263,7 +263,7 @@ pub fn update<T>(
 }
 
 fn update_locked<T>(
-    p: &Project,
+    p: &Logbook,
     id: &WorkSessionId,
     change: impl FnOnce(&mut WorkSession) -> Result<T>,
 ) -> Result<(WorkSession, T)> {
@@ -275,14 +275,14 @@ fn update_locked<T>(
         });
     }
     let out = change(&mut ws)?;
-    ws.last_updated = clock::now_string();
+    ws.last_updated = p.clock.now_string();
     ws.tokens.peak = ws.tokens.peak.max(ws.tokens.current);
     write(p, id, &path, &ws)?;
     Ok((ws, out))
 }
 
 /// Writes a session file through the index (the caller holds its lock).
-fn write(p: &Project, id: &WorkSessionId, path: &Path, ws: &WorkSession) -> Result<()> {
+fn write(p: &Logbook, id: &WorkSessionId, path: &Path, ws: &WorkSession) -> Result<()> {
     write_through(p, vec![pending(id, path)], || {
         logbook_store::work_session::write_file(path, ws)?;
         Ok(((), vec![Some(Record::work_session(p, path, ws))]))
@@ -300,7 +300,7 @@ fn pending(id: &WorkSessionId, path: &Path) -> Pending {
 /// Moves a closed session and its workflow state to the archive, through the
 /// index: both files' old paths are forgotten and their new ones recorded
 /// (the caller holds the pointer and session locks).
-fn archive(p: &Project, id: &WorkSessionId, ws: &WorkSession) -> Result<()> {
+fn archive(p: &Logbook, id: &WorkSessionId, ws: &WorkSession) -> Result<()> {
     let live = live_path(p, id);
     let archived = archived_path(p, id);
     let state_live = id.state_file(&p.config.sessions_dir);
@@ -333,7 +333,7 @@ fn archive(p: &Project, id: &WorkSessionId, ws: &WorkSession) -> Result<()> {
 
 /// Resumes a session: without `id` the active one; with `id` a paused one
 /// becomes active (the previously active one is paused).
-pub fn resume(p: &Project, id: Option<&str>) -> Result<WorkSession> {
+pub fn resume(p: &Logbook, id: Option<&str>) -> Result<WorkSession> {
     match id {
         Some(id) => switch(p, id),
         None if active_id(p)?.is_some() => get(p, None),
@@ -352,7 +352,7 @@ pub fn resume(p: &Project, id: Option<&str>) -> Result<WorkSession> {
 
 /// The ids of the paused sessions, most recently updated first: what a
 /// bare `resume` chooses from.
-pub fn paused(p: &Project) -> Result<Vec<String>> {
+pub fn paused(p: &Logbook) -> Result<Vec<String>> {
     Ok(list(p)?
         .sessions
         .into_iter()
@@ -362,7 +362,7 @@ pub fn paused(p: &Project) -> Result<Vec<String>> {
 }
 
 /// Saves and pauses the active session, then activates `id`.
-pub fn switch(p: &Project, id: &str) -> Result<WorkSession> {
+pub fn switch(p: &Logbook, id: &str) -> Result<WorkSession> {
     let id = WorkSessionId::parse(id)?;
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let (target, _) = load(p, &id)?;
@@ -396,7 +396,7 @@ pub fn switch(p: &Project, id: &str) -> Result<WorkSession> {
 
 /// Pauses a session (the active one without `id`) and clears the pointer if
 /// it was active.
-pub fn pause(p: &Project, id: Option<&str>) -> Result<WorkSession> {
+pub fn pause(p: &Logbook, id: Option<&str>) -> Result<WorkSession> {
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let id = resolve(p, id)?;
     let (ws, ()) = {
@@ -416,7 +416,7 @@ pub fn pause(p: &Project, id: Option<&str>) -> Result<WorkSession> {
 /// summary (given, or composed from milestones, artifacts and notes), marks
 /// it closed, moves it and its workflow state to the archive and clears the
 /// pointer if it was active.
-pub fn close(p: &Project, id: Option<&str>, summary: Option<String>) -> Result<WorkSession> {
+pub fn close(p: &Logbook, id: Option<&str>, summary: Option<String>) -> Result<WorkSession> {
     bounded("summary", summary.as_deref().unwrap_or_default())?;
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let id = resolve(p, id)?;
@@ -427,7 +427,7 @@ pub fn close(p: &Project, id: Option<&str>, summary: Option<String>) -> Result<W
     Ok(ws)
 }
 
-fn close_locked(p: &Project, id: &WorkSessionId, summary: Option<String>) -> Result<WorkSession> {
+fn close_locked(p: &Logbook, id: &WorkSessionId, summary: Option<String>) -> Result<WorkSession> {
     let _lock = p.locks.exclusive(&id.lock_name())?;
     // The state's writers hold the pointer lock shared and the caller holds
     // it exclusively, so the state read here is the one that gets archived.
@@ -461,7 +461,7 @@ fn close_locked(p: &Project, id: &WorkSessionId, summary: Option<String>) -> Res
 /// Completes a close that a crash interrupted: a session marked closed but
 /// still in the live folder is moved, with its workflow state, to the
 /// archive. Returns whether anything moved.
-pub fn finish_archiving(p: &Project, id: &WorkSessionId) -> Result<bool> {
+pub fn finish_archiving(p: &Logbook, id: &WorkSessionId) -> Result<bool> {
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let _lock = p.locks.exclusive(&id.lock_name())?;
     let live = live_path(p, id);
@@ -488,7 +488,7 @@ pub fn finish_archiving(p: &Project, id: &WorkSessionId) -> Result<bool> {
 /// Clears `active-session.yaml` when it names a session that is missing,
 /// closed or unreadable, so commands stop resolving to it. Returns the stale
 /// id it cleared.
-pub fn clear_stale_pointer(p: &Project) -> Result<Option<String>> {
+pub fn clear_stale_pointer(p: &Logbook) -> Result<Option<String>> {
     let _pointer = p.locks.exclusive(POINTER_LOCK)?;
     let id = match active_id(p) {
         Ok(Some(id)) => id,
@@ -511,7 +511,7 @@ pub fn clear_stale_pointer(p: &Project) -> Result<Option<String>> {
 /// Every session, live and archived, from the index (synced first by a stat
 /// of each session file); unreadable files are reported in
 /// [`Listing::corrupt`], never fatal.
-pub fn list(p: &Project) -> Result<Listing> {
+pub fn list(p: &Logbook) -> Result<Listing> {
     let mut listing = Index::open_synced_kind(p, Kind::WorkSession)?.work_sessions()?;
     listing.active = active_id(p).unwrap_or(None);
     for ws in &mut listing.sessions {
@@ -523,7 +523,7 @@ pub fn list(p: &Project) -> Result<Listing> {
 }
 
 /// Records main-session token usage; `peak` follows.
-pub fn record_usage(p: &Project, id: Option<&str>, usage: Usage) -> Result<WorkSession> {
+pub fn record_usage(p: &Logbook, id: Option<&str>, usage: Usage) -> Result<WorkSession> {
     Ok(update(p, id, |ws| {
         ws.tokens.current = match usage {
             Usage::Current(n) => check_count("usage --current", n)?,
@@ -538,7 +538,7 @@ pub fn record_usage(p: &Project, id: Option<&str>, usage: Usage) -> Result<WorkS
 /// --from-transcript`): `current` is the context size at its last call,
 /// `peak` at least the largest it reached.
 pub fn record_measured_usage(
-    p: &Project,
+    p: &Logbook,
     id: Option<&str>,
     transcript: &str,
 ) -> Result<(WorkSession, crate::ops::transcript::Measured)> {
@@ -556,7 +556,7 @@ pub fn record_measured_usage(
 
 /// Appends a milestone that is not yet done; a name the session already has
 /// (ignoring case and surrounding spaces) is refused.
-pub fn add_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSession> {
+pub fn add_milestone(p: &Logbook, id: Option<&str>, name: &str) -> Result<WorkSession> {
     let name = non_empty("milestone name", name)?;
     Ok(update(p, id, |ws| {
         if let Some(m) = ws
@@ -583,7 +583,7 @@ pub fn add_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSe
 /// Marks the first open milestone called `name` done. A name with no open
 /// milestone is refused, naming the closest open one: a typo must not
 /// record a new milestone as done.
-pub fn complete_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<WorkSession> {
+pub fn complete_milestone(p: &Logbook, id: Option<&str>, name: &str) -> Result<WorkSession> {
     let name = non_empty("milestone name", name)?;
     Ok(update(p, id, |ws| {
         if let Some(m) = ws
@@ -591,7 +591,7 @@ pub fn complete_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<W
             .iter_mut()
             .find(|m| m.name == name && m.completed.is_none())
         {
-            m.completed = Some(clock::now_string());
+            m.completed = Some(p.clock.now_string());
             return Ok(());
         }
         let open = ws
@@ -611,7 +611,7 @@ pub fn complete_milestone(p: &Project, id: Option<&str>, name: &str) -> Result<W
 
 /// Records an artifact; recording the same path again marks it modified.
 pub fn add_artifact(
-    p: &Project,
+    p: &Logbook,
     id: Option<&str>,
     path: &str,
     agent: Option<&str>,
@@ -619,7 +619,7 @@ pub fn add_artifact(
     let path = non_empty("artifact path", path)?;
     bounded("agent", agent.unwrap_or_default())?;
     Ok(update(p, id, |ws| {
-        let now = clock::now_string();
+        let now = p.clock.now_string();
         match ws.artifacts.iter_mut().find(|a| a.path == path) {
             Some(a) => {
                 a.modified = Some(now);
@@ -641,7 +641,7 @@ pub fn add_artifact(
 }
 
 /// Appends a note.
-pub fn add_note(p: &Project, id: Option<&str>, text: &str) -> Result<WorkSession> {
+pub fn add_note(p: &Logbook, id: Option<&str>, text: &str) -> Result<WorkSession> {
     let text = non_empty("note", text)?;
     Ok(update(p, id, |ws| {
         ws.notes.push(text);
@@ -652,7 +652,7 @@ pub fn add_note(p: &Project, id: Option<&str>, text: &str) -> Result<WorkSession
 
 /// Records a spawned agent and returns its id (`agent-xxxxxxxx` unless given).
 pub fn spawn_agent(
-    p: &Project,
+    p: &Logbook,
     id: Option<&str>,
     agent_type: &str,
     agent_id: Option<&str>,
@@ -675,7 +675,7 @@ pub fn spawn_agent(
         ws.agents_spawned.push(SpawnedAgent {
             id: agent_id.clone(),
             agent_type,
-            started: Some(clock::now_string()),
+            started: Some(p.clock.now_string()),
             completed: None,
             tokens_used: 0,
             output_file: output_file.map(str::to_string),
@@ -690,7 +690,7 @@ pub fn spawn_agent(
 /// (`agent done --transcript`): the largest context it reached, which is
 /// what its work would have added to the main context.
 pub fn finish_agent_measured(
-    p: &Project,
+    p: &Logbook,
     id: Option<&str>,
     agent_id: &str,
     transcript: &str,
@@ -705,7 +705,7 @@ pub fn finish_agent_measured(
 /// Records that a spawned agent finished: its tokens count towards `saved`
 /// (reporting again replaces its earlier figure rather than adding twice).
 pub fn finish_agent(
-    p: &Project,
+    p: &Logbook,
     id: Option<&str>,
     agent_id: &str,
     tokens: u64,
@@ -719,7 +719,7 @@ pub fn finish_agent(
 /// `session` when the run finishes; `tokens` replaces the entry's figure
 /// only when the run's transcript measured one.
 pub fn complete_spawned(
-    p: &Project,
+    p: &Logbook,
     session: &str,
     run_id: &str,
     tokens: Option<u64>,
@@ -729,7 +729,7 @@ pub fn complete_spawned(
 }
 
 fn finish_agent_with(
-    p: &Project,
+    p: &Logbook,
     id: Option<&str>,
     agent_id: &str,
     tokens: Option<u64>,
@@ -758,7 +758,7 @@ fn finish_agent_with(
         let before = agent.tokens_used;
         let tokens = check_count("agent done --tokens", tokens.unwrap_or(before))?;
         agent.tokens_used = tokens;
-        agent.completed = Some(clock::now_string());
+        agent.completed = Some(p.clock.now_string());
         agent.status = Some(outcome.to_string());
         if let Some(out) = output_file {
             agent.output_file = Some(out.to_string());
