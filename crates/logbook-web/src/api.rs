@@ -44,7 +44,9 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/api/transcripts/{id}/find", get(transcript_find))
 }
 
-/// Runs `f` on the blocking pool with the project.
+/// Runs `f` on the blocking pool with the project, in a context of its own
+/// whose notices go with it: the viewer shows none, and a shared sink would
+/// keep every request's.
 pub(crate) async fn blocking<T: Send + 'static>(
     state: &Arc<AppState>,
     f: impl FnOnce(&logbook::Logbook) -> Result<T, Refusal> + Send + 'static,
@@ -58,7 +60,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .await
         .map_err(|_| Refusal::Internal)?;
     let state = state.clone();
-    tokio::task::spawn_blocking(move || f(&state.project))
+    tokio::task::spawn_blocking(move || f(&state.project.for_call()))
         .await
         .map_err(|_| Refusal::Internal)?
 }

@@ -83,7 +83,7 @@ pub(crate) async fn raw(State(state): State<Arc<AppState>>, uri: Uri) -> Result<
     let download = uri
         .query()
         .is_some_and(|q| q.split('&').any(|p| p == "download=1"));
-    let project = state.project.clone();
+    let project = state.project.for_call();
     let opened = tokio::task::spawn_blocking(move || -> Result<_, Refusal> {
         let id = crate::api::resolve(&project, Scope::Local, &id)?;
         Ok(run_files::open(&project, &id, &path)?)

@@ -255,7 +255,7 @@ async fn current(state: &Arc<AppState>, key: &str, watch: &Watch) -> Option<Stam
         return Some(s);
     }
     let (s, w) = (state.clone(), watch.clone());
-    let now = tokio::task::spawn_blocking(move || stamp(&s.project, &w))
+    let now = tokio::task::spawn_blocking(move || stamp(&s.project.for_call(), &w))
         .await
         .ok()?;
     state.stamps.put(key.to_string(), now.clone());
