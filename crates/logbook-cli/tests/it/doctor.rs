@@ -326,7 +326,9 @@ fn runs_another_tool_added_and_removed_are_synced_from_doctors_one_listing() {
     // listing of the run folders stands for it in the index check.
     std::fs::File::open(&runs)
         .unwrap()
-        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .set_modified(
+            logbook::clock::Clock::SYSTEM.system_time() - std::time::Duration::from_secs(3600),
+        )
         .unwrap();
     let report = t.doctor(&[]);
     let stale = finding(&report, "index-stale");

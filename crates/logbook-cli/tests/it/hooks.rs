@@ -614,7 +614,7 @@ fn work_a_dead_worker_left_is_reported_and_done_by_a_later_hook_or_doctor() {
         .write(true)
         .open(&path)
         .unwrap()
-        .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
+        .set_modified(logbook::clock::Clock::SYSTEM.system_time() - Duration::from_secs(60))
         .unwrap();
     hook(&t, &claude.payload("stop")).answer();
     eventually("the later hook's worker", || !path.exists());
@@ -941,7 +941,7 @@ fn a_session_is_live_from_its_start_until_its_end_or_ten_idle_minutes() {
     hook(&t, &claude.payload("stop")).answer();
     assert_eq!(listed_live(&t, SESSION, &[]), (true, true));
     // Ten minutes without a change: over, though no SessionEnd came.
-    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_mins(11);
+    let later = logbook::clock::Clock::SYSTEM.now() + jiff::SignedDuration::from_mins(11);
     let later = later.to_string();
     assert_eq!(
         listed_live(&t, SESSION, &[("LOGBOOK_NOW", &later)]),

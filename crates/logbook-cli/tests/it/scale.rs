@@ -248,7 +248,7 @@ fn index_files(root: &Path) -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
 /// Sets the mtime of every folder and file under `root` (the index's own
 /// files aside) back by `by`, as if written that long ago.
 fn age(root: &std::path::Path, by: std::time::Duration) {
-    let when = std::time::SystemTime::now() - by;
+    let when = logbook::clock::Clock::SYSTEM.system_time() - by;
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {

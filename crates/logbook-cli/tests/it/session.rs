@@ -616,7 +616,7 @@ fn doctor_finds_and_repairs_interrupted_closes_and_stale_pointers() {
         .write(true)
         .open(&old_tmp)
         .unwrap()
-        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .set_modified(logbook::clock::Clock::SYSTEM.system_time() - Duration::from_secs(3600))
         .unwrap();
     let young_tmp = t.write(".logbook/sessions/.y.yaml.2.abc.tmp", "half");
     // Workflow state of another session that no longer parses.

@@ -231,7 +231,7 @@ fn doctor_full_reads_each_file_once_and_counts_what_sync_full_would_whatever_the
     // comparison after the pass then takes the pass's stamps. The clock is
     // set a second on, past that window, instead of waiting it out; no run
     // folder is made from here on, so the listing stays trusted.
-    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(1);
+    let later = logbook::clock::Clock::SYSTEM.now() + jiff::SignedDuration::from_secs(1);
     t.now = Some(later.to_string());
 
     // Nothing changed since the sync: the stamps the pass read agree with

@@ -41,7 +41,8 @@ fn settings(t: &TestProject, names: &[(&str, &str)]) -> Settings {
     s.add_filter(r"\bagent-[0-9a-f]{8}\b", "agent-[ID]");
     // Pinned times are in 2025 and the fixtures' in January 2026, so a
     // timestamp dated around the real today came from the real clock.
-    let today = jiff::Timestamp::now()
+    let today = logbook::clock::Clock::SYSTEM
+        .now()
         .to_zoned(jiff::tz::TimeZone::UTC)
         .date();
     let days: Vec<String> = [-1i64, 0, 1]
