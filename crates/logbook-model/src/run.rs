@@ -226,6 +226,30 @@ string_enum! {
     }
 }
 
+impl RunStatus {
+    /// Why a status was refused as a run's final one, in the words every
+    /// face refuses it with.
+    pub const FINAL: &'static str = "expected one of: completed, failed, cancelled";
+
+    /// Whether a run can finish with this status: completed, failed or
+    /// cancelled; not running, nor a word another tool wrote.
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
+        )
+    }
+
+    /// `s` as the status a run finishes with (`run finish --status`, MCP
+    /// `run_finish`), or why not.
+    pub fn parse_final(s: &str) -> crate::Result<RunStatus> {
+        s.parse::<RunStatus>()
+            .ok()
+            .filter(RunStatus::is_final)
+            .ok_or_else(|| crate::Error::invalid("status", s, RunStatus::FINAL))
+    }
+}
+
 impl Default for RunStatus {
     /// A file without a status is taken as still running.
     fn default() -> Self {
@@ -563,6 +587,23 @@ mod tests {
   "userSummary": "I need to purchase 10 laptops for the...",
   "messageCount": 8
 }"#;
+
+    #[test]
+    fn a_run_finishes_only_as_completed_failed_or_cancelled() {
+        for ok in ["completed", "failed", "cancelled"] {
+            assert_eq!(
+                RunStatus::parse_final(ok).map(|s| s.to_string()).ok(),
+                Some(ok.into())
+            );
+        }
+        for bad in ["running", "done", "", "COMPLETED "] {
+            let e = RunStatus::parse_final(bad)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.ends_with(RunStatus::FINAL), "{bad:?}: {e}");
+        }
+    }
 
     #[test]
     fn seed_example_round_trips() {

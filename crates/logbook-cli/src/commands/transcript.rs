@@ -503,21 +503,7 @@ fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
     let format = ImportFormat::from(a.format);
     let seed_flags = a.subagent || a.parent.is_some() || a.run.is_some();
     if let Some(file) = &a.file {
-        let single_seed = logbook::ops::project::is_file(file)
-            && !a.watch
-            && match format {
-                ImportFormat::Logbook => true,
-                ImportFormat::Auto => {
-                    seed_flags
-                        || file.extension().is_none_or(|e| e != "jsonl")
-                            && logbook::ops::transcript::detect_log(file)
-                                .ok()
-                                .flatten()
-                                .is_none()
-                }
-                _ => false,
-            };
-        if single_seed {
+        if transcript::is_single_seed(file, format, a.watch, seed_flags) {
             return import(ctx, file, a.subagent, a.parent.as_deref(), a.run.as_deref());
         }
     }

@@ -23,7 +23,7 @@ pub(crate) mod usage;
 
 pub use import::{
     ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, detect_log, home_sources,
-    import_named, import_path, import_path_in, import_seed, pending_bytes,
+    import_named, import_path, import_path_in, import_seed, is_single_seed, pending_bytes,
 };
 pub use prune::{PruneReport, Pruned, prune, pruned_json};
 pub use usage::{

@@ -588,6 +588,27 @@ fn unchanged_by_name(
     }))
 }
 
+/// Whether an import of `file` reads it as one seed 003 transcript (with
+/// the answer and the options a single file always had) rather than as
+/// agent logs: a regular file, not watched, and either named as Logbook's
+/// format, or in the automatic format given seed options (`subagent`,
+/// `parent`, `run`) or neither a `.jsonl` nor a log an agent's first lines
+/// name. Every face decides by this one rule.
+pub fn is_single_seed(file: &Path, format: ImportFormat, watch: bool, seed_options: bool) -> bool {
+    if watch || !logbook_store::fs::is_file(file) {
+        return false;
+    }
+    match format {
+        ImportFormat::Logbook => true,
+        ImportFormat::Auto => {
+            seed_options
+                || file.extension().is_none_or(|e| e != "jsonl")
+                    && detect_log(file).ok().flatten().is_none()
+        }
+        ImportFormat::ClaudeCode | ImportFormat::Codex => false,
+    }
+}
+
 /// Which agent wrote the log at `file`, from its first lines; `None` when
 /// none of them says (a seed 003 transcript, or text no agent wrote).
 pub fn detect_log(file: &Path) -> Result<Option<Format>> {
