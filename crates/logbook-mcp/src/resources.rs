@@ -58,6 +58,9 @@ pub(crate) fn list(p: &Logbook, cursor: Option<&str>) -> Result<ListResourcesRes
         offset,
         ..RunQuery::default()
     };
+    // This machine only, on purpose: a resource is read from the run's
+    // folder here (`read_output`), so listing another machine's runs would
+    // offer URIs that cannot be read.
     let page = query::find(p, &query, FindOptions::new(Scope::Local)).map_err(tool_error)?;
     let now = p.clock.now();
     for hit in &page.hits {
@@ -92,7 +95,8 @@ pub(crate) fn list(p: &Logbook, cursor: Option<&str>) -> Result<ListResourcesRes
 /// Reads the resource `uri` names, as the files are now.
 pub(crate) fn read(p: &Logbook, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     if uri == RESUME_URI {
-        let text = resume::context(p, None, resume::Detail::Brief).map_err(tool_error)?;
+        let text = resume::context(p, None, resume::Detail::Brief, logbook::error::Face::Mcp)
+            .map_err(tool_error)?;
         return Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, uri).with_mime_type("text/markdown"),
         ]));

@@ -111,7 +111,8 @@ fn run_entry_properties() -> Value {
         "display_name": {"type": "string"},
         "label": {"type": "string"},
         "manifest": {"type": "object"},
-        "snippet": {"type": "string", "description": "find_runs with text: the matching passage"}
+        "snippet": {"type": "string", "description": "find_runs with text: the matching passage"},
+        "origin": {"type": "string", "description": "scope team only: the machine the run came from"}
     })
 }
 
@@ -156,7 +157,10 @@ pub(crate) fn latest_output() -> Arc<JsonObject> {
             "status": {"type": "string", "description": "the run's execution.status: completed unless the call asked another status"},
             "output": {"type": "object"},
             "missing": {"type": "boolean", "description": "the file was registered but is gone"},
-            "unsafe": {"type": ["string", "null"], "enum": ["symlink-outside-run", "hard-link", null], "description": "the file is there but not the run's own (a symlink leading outside the run folder, a hard link); do not use it"}
+            "unsafe": {"type": ["string", "null"], "enum": ["symlink-outside-run", "hard-link", null], "description": "the file is there but not the run's own (a symlink leading outside the run folder, a hard link); do not use it"},
+            "origin": {"type": "string", "description": "scope team only: the machine the run came from (path is a path on it)"},
+            "text": {"type": ["string", "null"], "description": "scope team only: the output's text as the team catalog keeps it"},
+            "truncated": {"type": "boolean", "description": "scope team only: the catalog kept only the start of the text"}
         }),
         &["path", "session_id", "missing"],
     )
@@ -169,7 +173,8 @@ pub(crate) fn lineage() -> Arc<JsonObject> {
             "root": {"type": "string"},
             "nodes": {"type": "array"},
             "edges": {"type": "array"},
-            "cycles": {"type": "array"}
+            "cycles": {"type": "array"},
+            "origins": {"type": "object", "description": "scope team only: each run's machine, by run id"}
         }),
         &[],
     )

@@ -16,8 +16,8 @@ use logbook::model::ids::{RunId, RunRef};
 use logbook::model::query::RunQuery;
 use logbook::model::transcript::Kind as TranscriptKind;
 use logbook::ops::params::{self, FindParams};
-use logbook::ops::query::{self, FindOptions, Scope};
-use logbook::ops::{run_files, transcript, work_session, workflow};
+use logbook::ops::query::{self, FindOptions};
+use logbook::ops::{transcript, work_session, workflow};
 use serde_json::Value;
 
 use crate::AppState;
@@ -74,12 +74,6 @@ pub(crate) fn run_id(text: &str) -> Result<RunId, Refusal> {
 /// reads one ([`RunRef`]); nothing else (no paths).
 pub(crate) fn run_ref(text: &str) -> Result<RunRef, Refusal> {
     RunRef::parse(text).map_err(|_| Refusal::NotFound)
-}
-
-/// The run a URL names, resolved in `scope` (a prefix to its whole id):
-/// what handlers that open the run's folder or files start from.
-pub(crate) fn resolve(p: &logbook::Logbook, scope: Scope, run: &RunRef) -> Result<RunId, Refusal> {
-    Ok(query::backend(p, scope)?.resolve(run)?)
 }
 
 /// A paging number of a query string (`limit`, `offset`, a page), checked
@@ -219,14 +213,18 @@ async fn run_show(
     Ok(Json(entry).into_response())
 }
 
-/// `GET /api/runs/{uuid}/tree`: the run's files, `manifest.json` hidden.
+/// `GET /api/runs/{uuid}/tree`: the run's files, `manifest.json` hidden;
+/// under `serve --team`, the run as the catalog knows it (another
+/// machine's run lists its registered outputs, as its page does).
 async fn run_tree(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
     let id = run_ref(&id)?;
+    let scope = state.scope;
     let tree = blocking(&state, move |p| {
-        Ok(run_files::tree(p, &resolve(p, Scope::Local, &id)?)?)
+        let shown = query::backend(p, scope)?.show(&id)?;
+        Ok(query::tree(p, &shown)?)
     })
     .await?;
     Ok(Json(tree).into_response())

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use logbook::model::ids::RunRef;
-use logbook::ops::query::Scope;
+use logbook::ops::query;
 use logbook::ops::run_files;
 
 use crate::AppState;
@@ -72,8 +72,17 @@ pub(crate) fn is_image(path: &str) -> bool {
     content_type(path).starts_with("image/")
 }
 
+/// What a file request is answered with: this machine's file, or the
+/// text the team catalog keeps of another machine's run's output.
+enum Served {
+    File(run_files::RunFile),
+    Text(query::OutputText, String),
+}
+
 /// `GET /api/runs/{uuid}/files/{path}`: the file, read-only; `?download=1`
-/// asks the browser to save it.
+/// asks the browser to save it. Under `serve --team` the run is the one
+/// the pages show: another machine's run gives the text the catalog keeps
+/// of its output, or says where the file is.
 pub(crate) async fn raw(State(state): State<Arc<AppState>>, uri: Uri) -> Result<Response, Refusal> {
     let rest = uri
         .path()
@@ -84,12 +93,25 @@ pub(crate) async fn raw(State(state): State<Arc<AppState>>, uri: Uri) -> Result<
         .query()
         .is_some_and(|q| q.split('&').any(|p| p == "download=1"));
     let project = state.project.for_call();
-    let opened = tokio::task::spawn_blocking(move || -> Result<_, Refusal> {
-        let id = crate::api::resolve(&project, Scope::Local, &id)?;
-        Ok(run_files::open(&project, &id, &path)?)
+    let scope = state.scope;
+    let served = tokio::task::spawn_blocking(move || -> Result<_, Refusal> {
+        let backend = query::backend(&project, scope)?;
+        let shown = backend.show(&id)?;
+        if let Some(text) = remote(&project, backend.as_ref(), &shown, &path)? {
+            return Ok(Served::Text(text, path));
+        }
+        Ok(Served::File(run_files::open(
+            &project,
+            &shown.run.id,
+            &path,
+        )?))
     })
     .await
     .map_err(|_| Refusal::Internal)??;
+    let opened = match served {
+        Served::File(opened) => opened,
+        Served::Text(text, path) => return Ok(remote_text(text, &path, download)),
+    };
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let mut file = opened.file;
     tokio::task::spawn_blocking(move || {
@@ -114,20 +136,70 @@ pub(crate) async fn raw(State(state): State<Arc<AppState>>, uri: Uri) -> Result<
     });
     let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx));
     let mut r = body.into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(content_type(&opened.path)),
+    headers(
+        &mut r,
+        &opened.path,
+        opened.size,
+        content_type(&opened.path),
+        download,
     );
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(opened.size));
+    Ok(r)
+}
+
+/// The text of file `path` of another machine's run, from `backend` (the
+/// one that answered `shown`); `None` for a run of this machine, whose
+/// files are read from its folder. A file the catalog holds no text of is
+/// refused with where it is, never looked for in this project.
+pub(crate) fn remote(
+    p: &logbook::Logbook,
+    backend: &dyn query::Backend,
+    shown: &query::Shown,
+    path: &str,
+) -> Result<Option<query::OutputText>, Refusal> {
+    if !query::is_remote(p, shown) {
+        return Ok(None);
+    }
+    match backend.output_text(&shown.run.id, path)? {
+        Some(text) => Ok(Some(text)),
+        None => Err(Refusal::Elsewhere {
+            run: shown.run.id.to_string(),
+            path: path.to_string(),
+            origin: shown.origin.clone().unwrap_or_default(),
+        }),
+    }
+}
+
+/// The text the team catalog keeps of another machine's run's output, sent
+/// as text whatever the file's name says (the catalog keeps UTF-8 text
+/// only); `X-Logbook-Truncated` when the catalog kept only its start.
+fn remote_text(text: query::OutputText, path: &str, download: bool) -> Response {
+    let kind = match content_type(path) {
+        t if t.starts_with("text/") || t == "application/json" => t,
+        _ => "text/plain; charset=utf-8",
+    };
+    let size = text.text.len() as u64;
+    let mut r = text.text.into_response();
+    headers(&mut r, path, size, kind, download);
+    if text.truncated {
+        r.headers_mut()
+            .insert("x-logbook-truncated", HeaderValue::from_static("true"));
+    }
+    r
+}
+
+/// The headers every run file leaves with: its type and length, the
+/// sandboxing policy, no caching, and a file name when it is downloaded.
+fn headers(r: &mut Response, path: &str, size: u64, kind: &'static str, download: bool) {
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(FILE_CSP),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if download {
-        let name: String = opened
-            .path
+        let name: String = path
             .rsplit('/')
             .next()
             .unwrap_or("file")
@@ -144,7 +216,6 @@ pub(crate) async fn raw(State(state): State<Arc<AppState>>, uri: Uri) -> Result<
             h.insert(header::CONTENT_DISPOSITION, v);
         }
     }
-    Ok(r)
 }
 
 #[cfg(test)]

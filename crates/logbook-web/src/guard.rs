@@ -53,6 +53,16 @@ pub enum Refusal {
     Internal,
     /// 503: too many live-update streams are open; the browser retries.
     Busy,
+    /// 404 with why: under `serve --team`, a file of another machine's
+    /// run that the team catalog holds no text of.
+    Elsewhere {
+        /// The run's id.
+        run: String,
+        /// The file's path inside the run, as asked.
+        path: String,
+        /// The machine the run came from.
+        origin: String,
+    },
 }
 
 impl Refusal {
@@ -104,6 +114,15 @@ impl IntoResponse for Refusal {
             Refusal::Busy => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too many live pages open; try again later".to_string(),
+            ),
+            Refusal::Elsewhere { run, path, origin } => (
+                StatusCode::NOT_FOUND,
+                format!(
+                    "not here: {path} of run {run} is on machine {origin:?}, and the team \
+                     catalog keeps only the text of a run's registered text outputs; \
+                     see it in the viewer on {origin:?} (its run page /runs/{run}), \
+                     or open the run folder there"
+                ),
             ),
         };
         let mut r = (

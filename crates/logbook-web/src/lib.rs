@@ -291,7 +291,7 @@ impl Server {
                 token,
                 bound,
                 agents: std::sync::Mutex::new(None),
-                scope: logbook::ops::query::Scope::Local,
+                scope: logbook::ops::query::Scope::default(),
                 stamps: live::Stamps::default(),
                 renders: tokio::sync::Semaphore::new(RENDERS),
             }),

@@ -38,7 +38,7 @@ use logbook::Logbook;
 use logbook::clock::Timestamp;
 use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::transcript::{self, UsageBy, UsageScope};
-use logbook::ops::{budget, run_files, work_session, workflow};
+use logbook::ops::{budget, work_session, workflow};
 
 use crate::AppState;
 use crate::api::{self, run_ref, session_id, transcript_id};
@@ -114,12 +114,13 @@ fn hash_json(value: &impl serde::Serialize, h: &mut DefaultHasher) {
     serde_json::to_string(value).unwrap_or_default().hash(h);
 }
 
-/// A stamp of what `w` shows now.
-fn stamp(p: &Logbook, w: &Watch) -> Stamp {
+/// A stamp of what `w` shows now, read in `scope` as the page it watches
+/// reads (the server's: `serve --team` watches the catalog).
+fn stamp(p: &Logbook, scope: Scope, w: &Watch) -> Stamp {
     let mut h = DefaultHasher::new();
     let mut over = false;
     match w {
-        Watch::List(query) => match query::find(p, query, FindOptions::new(Scope::Local)) {
+        Watch::List(query) => match query::find(p, query, FindOptions::new(scope)) {
             Ok(page) => {
                 page.total.hash(&mut h);
                 for hit in &page.hits {
@@ -129,12 +130,13 @@ fn stamp(p: &Logbook, w: &Watch) -> Stamp {
             Err(e) => e.to_string().hash(&mut h),
         },
         Watch::Run(id) => {
-            let shown = query::backend(p, Scope::Local).and_then(|b| b.show(id));
+            let shown = query::backend(p, scope).and_then(|b| b.show(id));
             match &shown {
                 Ok(r) => hash_json(&r.run.manifest, &mut h),
                 Err(e) => e.to_string().hash(&mut h),
             }
-            if let Ok(tree) = shown.and_then(|r| run_files::tree(p, &r.run.id)) {
+            // The tree the run page shows: another machine's run's outputs.
+            if let Ok(tree) = shown.and_then(|r| query::tree(p, &r)) {
                 for e in &tree.entries {
                     (&e.path, e.size).hash(&mut h);
                 }
@@ -255,7 +257,7 @@ async fn current(state: &Arc<AppState>, key: &str, watch: &Watch) -> Option<Stam
         return Some(s);
     }
     let (s, w) = (state.clone(), watch.clone());
-    let now = tokio::task::spawn_blocking(move || stamp(&s.project.for_call(), &w))
+    let now = tokio::task::spawn_blocking(move || stamp(&s.project.for_call(), s.scope, &w))
         .await
         .ok()?;
     state.stamps.put(key.to_string(), now.clone());

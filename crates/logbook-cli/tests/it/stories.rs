@@ -275,10 +275,6 @@ fn find_story(t: &TestProject, scope: Scope) -> Vec<(Value, String)> {
 /// paging it reports.
 fn mcp_find_story(t: &TestProject, scope: Scope) -> Vec<Value> {
     let mut m = crate::mcp::Mcp::start(t);
-    let scope_arg = match scope {
-        Scope::Local => "local",
-        Scope::Team => "team",
-    };
     [
         json!({"agent": "pixel", "limit": 5}),
         json!({"status": "failed", "offset": 2}),
@@ -287,7 +283,7 @@ fn mcp_find_story(t: &TestProject, scope: Scope) -> Vec<Value> {
     ]
     .into_iter()
     .map(|mut args| {
-        args["scope"] = json!(scope_arg);
+        args["scope"] = json!(scope_arg(scope));
         let mut r = m.ok("find_runs", args);
         let runs = r["runs"].take();
         r["runs"] = match scope {
@@ -388,6 +384,99 @@ fn transcript_story(t: &TestProject, scope: Scope) -> (Value, Value) {
     (answer(scope, &listed).0, usage["total"].clone())
 }
 
+/// The MCP `scope` argument of a story's scope.
+fn scope_arg(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Local => "local",
+        Scope::Team => "team",
+    }
+}
+
+/// Story: the MCP read tools that take `scope` (run_show, latest_output,
+/// run_lineage, transcript_list), asked in one scope; team answers with
+/// their `origin` checked and removed, latest_output's stored text checked
+/// against the file.
+fn mcp_read_story(t: &TestProject, scope: Scope, ids: &[String]) -> Vec<Value> {
+    let mut m = crate::mcp::Mcp::start(t);
+    let s = scope_arg(scope);
+    let mut answers = vec![];
+    for id in [&ids[3], &ids[17]] {
+        let shown = m.ok("run_show", json!({"id": &id[..10], "scope": s}));
+        answers.push(match scope {
+            Scope::Local => shown,
+            Scope::Team => own_origin(shown, ORIGIN),
+        });
+    }
+    for args in [
+        json!({"agent": "casey"}),
+        json!({"agent": "casey", "status": "any"}),
+        json!({"agent": "casey", "status": "failed"}),
+    ] {
+        let mut args = args;
+        args["scope"] = json!(s);
+        let mut found = m.ok("latest_output", args);
+        if let (Scope::Team, Some(o)) = (scope, found.as_object_mut()) {
+            let text = o.remove("text").unwrap_or_default();
+            o.remove("truncated");
+            let path = o["path"].as_str().unwrap_or_default().to_string();
+            assert_eq!(text, std::fs::read_to_string(path).unwrap());
+            found = own_origin(found, ORIGIN);
+        }
+        answers.push(found);
+    }
+    for id in [&ids[6], &ids[21]] {
+        let graph = m.ok("run_lineage", json!({"id": &id[..8], "scope": s}));
+        if let Some(origins) = graph.get("origins") {
+            assert!(
+                origins.as_object().unwrap().values().all(|o| o == ORIGIN),
+                "{graph}"
+            );
+        }
+        answers.push(without_origin(graph));
+    }
+    let mut listed = m.ok("transcript_list", json!({"all": true, "scope": s}));
+    let rows = listed["transcripts"].take();
+    listed["transcripts"] = match scope {
+        Scope::Local => rows,
+        Scope::Team => own_origin(rows, ORIGIN),
+    };
+    answers.push(listed);
+    answers
+}
+
+/// Story: the MCP tools that read a transcript's messages answer in the
+/// local scope, and refuse the team's (the catalog keeps no messages)
+/// rather than answering from this machine.
+fn mcp_transcript_messages_story(t: &TestProject, id: &str) {
+    let mut m = crate::mcp::Mcp::start(t);
+    let loaded = m.ok("transcript_load", json!({"id": id, "scope": "local"}));
+    assert_eq!(loaded["id"], id);
+    assert_eq!(loaded["messages"].as_array().map(Vec::len), Some(2));
+    let found = m.ok(
+        "transcript_find",
+        json!({"id": id, "text": "laptops", "scope": "local"}),
+    );
+    // The full text is built in the background: a partial answer may
+    // miss the match, and says so.
+    assert!(
+        found["matchCount"] == 1 || found["partial"] == true,
+        "{found}"
+    );
+    for (tool, args) in [
+        ("transcript_load", json!({"id": id, "scope": "team"})),
+        (
+            "transcript_find",
+            json!({"id": id, "text": "laptops", "scope": "team"}),
+        ),
+    ] {
+        let message = m.err(tool, args);
+        assert!(
+            message.contains("invalid scope") && message.contains("does not keep"),
+            "{tool}: {message}"
+        );
+    }
+}
+
 #[test]
 fn every_story_reads_the_same_from_sqlite_and_from_postgresql() {
     let pg = Pg::start();
@@ -429,6 +518,21 @@ fn every_story_reads_the_same_from_sqlite_and_from_postgresql() {
     assert_eq!(mcp_find_story(&t, Scope::Team), local);
     assert_eq!(local[0]["total"], 13);
     assert_eq!(local[0]["more"], 8);
+
+    let local = mcp_read_story(&t, Scope::Local, &ids);
+    let team = mcp_read_story(&t, Scope::Team, &ids);
+    for (i, (r, l)) in team.iter().zip(&local).enumerate() {
+        same(r, l, &format!("MCP read story {i}"));
+    }
+    assert_eq!(team.len(), local.len());
+    assert_eq!(local[0]["session_id"], ids[3].as_str(), "run_show");
+    assert_eq!(local[2]["status"], "completed", "latest_output");
+    assert!(local[2]["path"].as_str().unwrap().ends_with("notes.md"));
+    assert_eq!(local[4]["status"], "failed", "latest_output status failed");
+    assert!(local[5].to_string().contains(&ids[5]), "run_lineage");
+    assert_eq!(local[7]["transcripts"].as_array().unwrap().len(), 1);
+    let transcript = local[7]["transcripts"][0]["id"].as_str().unwrap();
+    mcp_transcript_messages_story(&t, transcript);
 
     let local = latest_output_story(&t, Scope::Local);
     assert_eq!(latest_output_story(&t, Scope::Team), local);
@@ -523,5 +627,146 @@ fn an_ambiguous_prefix_is_refused_by_both_backends_alike() {
         let one = t.run(&ask(scope, &["lineage", "abcdef01-2", "--format", "json"]));
         assert_eq!(one.json()["root"], twins[1], "{scope:?}");
         assert_eq!(both.code, 1, "{scope:?}: an ambiguous id is bad input");
+    }
+}
+
+/// The status line and body of a raw HTTP answer.
+fn status_and_body(reply: &str) -> (&str, &str) {
+    let status = reply.lines().next().unwrap_or_default();
+    let body = reply.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body)
+}
+
+/// `serve --team` serves a run's tree, files and live updates from the
+/// backend its pages read: this machine's run alike in both scopes,
+/// another machine's from the catalog (its registered outputs as its tree,
+/// an output's stored text), a file the catalog holds no text of refused
+/// with where it is, and live updates that follow the catalog.
+#[test]
+fn serve_team_reads_tree_files_and_live_updates_from_the_catalog() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let here = machine(&url, ORIGIN);
+    let far = machine(&url, "far-box");
+    here.run(&["team", "init"]).ok();
+    let ids = write_history(&here);
+    here.run(&["team", "push"]).ok();
+
+    let run = far.start_run("casey", "far-study", &[]);
+    let far_id = run["session_id"].as_str().unwrap().to_string();
+    let folder = std::path::PathBuf::from(run["folder"].as_str().unwrap());
+    std::fs::write(folder.join("report.md"), "# Far report\nOnly on far-box.\n").unwrap();
+    std::fs::write(folder.join("scratch.txt"), "never registered\n").unwrap();
+    far.run(&[
+        "run",
+        "output",
+        &far_id,
+        "report.md",
+        "--type",
+        "report",
+        "--description",
+        "The far report",
+    ])
+    .ok();
+    far.run(&["team", "push"]).ok();
+
+    let tree = |url: &str, id: &str| {
+        let reply = crate::serve::get(url, &format!("/api/runs/{id}/tree"), "");
+        let (status, body) = status_and_body(&reply);
+        assert!(status.contains("200"), "tree of {id}: {reply}");
+        serde_json::from_str::<Value>(body).unwrap()
+    };
+    let file = |url: &str, id: &str, path: &str| {
+        crate::serve::get(url, &format!("/api/runs/{id}/files/{path}"), "")
+    };
+    let own = &ids[3];
+
+    let (mut local_viewer, local_url) =
+        crate::serve::serve(&here, &["--bind", "127.0.0.1:0"], None);
+    let local_tree = tree(&local_url, own);
+    let local_file = file(&local_url, own, "notes.md");
+    // Another machine's run is not this project's.
+    let missing = file(&local_url, &far_id, "report.md");
+    assert!(status_and_body(&missing).0.contains("404"), "{missing}");
+    let _ = local_viewer.kill();
+    let _ = local_viewer.wait();
+
+    let (mut viewer, url) = crate::serve::serve(&here, &["--team", "--bind", "127.0.0.1:0"], None);
+    // This machine's run: the same tree and file in both scopes.
+    assert_eq!(tree(&url, own), local_tree);
+    assert_eq!(
+        status_and_body(&file(&url, own, "notes.md")).1,
+        status_and_body(&local_file).1
+    );
+    assert!(status_and_body(&local_file).1.starts_with("# Notes 3"));
+
+    // Another machine's run: its registered outputs stand for its folder.
+    let far_tree = tree(&url, &far_id);
+    let paths: Vec<&str> = far_tree["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["report.md"], "{far_tree}");
+    let report = file(&url, &far_id, "report.md");
+    let (status, body) = status_and_body(&report);
+    assert!(status.contains("200"), "{report}");
+    assert_eq!(body, "# Far report\nOnly on far-box.\n");
+    // A file the catalog holds no text of: refused, saying where it is.
+    let scratch = file(&url, &far_id, "scratch.txt");
+    let (status, body) = status_and_body(&scratch);
+    assert!(status.contains("404"), "{scratch}");
+    assert!(
+        body.contains("\"far-box\"") && body.contains("scratch.txt") && body.contains(&far_id),
+        "{scratch}"
+    );
+
+    // Live updates watch the catalog: far's run finishing moves its stamp.
+    let stamp = || {
+        let reply = crate::serve::get(&url, &format!("/api/live?view=run&id={far_id}&once=1"), "");
+        let (status, body) = status_and_body(&reply);
+        assert!(status.contains("200"), "{reply}");
+        body.trim().to_string()
+    };
+    let before = stamp();
+    far.run(&["run", "finish", &far_id]).ok();
+    far.run(&["team", "push"]).ok();
+    // Stamps are shared for a second between the pages watching a view.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_ne!(
+        stamp(),
+        before,
+        "the run page's stamp must follow the catalog"
+    );
+    let _ = viewer.kill();
+    let _ = viewer.wait();
+}
+
+/// Every MCP read tool that takes `scope` refuses a value it does not
+/// know, naming the two it takes, before it reads anything.
+#[test]
+fn every_mcp_read_tool_refuses_an_unknown_scope() {
+    let t = TestProject::new();
+    let mut m = crate::mcp::Mcp::start(&t);
+    let id = "3f2c9d14-4b5e-4789-81ab-cdef12345678";
+    for (tool, mut args) in [
+        ("find_runs", json!({})),
+        ("run_show", json!({"id": id})),
+        ("latest_output", json!({"agent": "casey"})),
+        ("run_lineage", json!({"id": id})),
+        ("transcript_list", json!({})),
+        ("transcript_load", json!({"id": id})),
+        ("transcript_find", json!({"id": id, "text": "laptops"})),
+    ] {
+        args["scope"] = json!("everyone");
+        let message = m.err(tool, args);
+        assert!(
+            message.contains("invalid scope")
+                && message.contains("everyone")
+                && message.contains("\"local\"")
+                && message.contains("\"team\""),
+            "{tool}: {message}"
+        );
     }
 }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use logbook::model::transcript::Kind;
 use logbook::ops::params::{self, RepoBase, paging_count};
+use logbook::ops::query::{self, Scope};
 use logbook::ops::transcript;
 
 use super::{ToolResult, invalid};
@@ -32,6 +33,10 @@ pub(crate) struct TranscriptSaveArgs {
 pub(crate) struct TranscriptLoadArgs {
     /// The transcript's UUID, its first 8 or more characters, or its last 8.
     id: String,
+    /// "local" (default): this project's transcripts; "team" is refused:
+    /// the team catalog keeps no messages (transcript_list with scope
+    /// "team" names each transcript's machine).
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -65,6 +70,11 @@ pub(crate) struct TranscriptListArgs {
     /// https://host/org/x) or ".". Those recorded without a repository are
     /// listed when their workdir is in this project.
     repo: Option<String>,
+    /// "local" (default): this project's transcripts; "team": every
+    /// machine's in the team catalog, each with its `origin` (by kind and
+    /// page only: the catalog keeps no workdirs, so `all` and `repo` do not
+    /// narrow it).
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -82,6 +92,10 @@ pub(crate) struct TranscriptFindArgs {
     after: Option<u64>,
     /// At most this many of each list (default 50, at most 500).
     limit: Option<u64>,
+    /// "local" (default): this project's transcripts; "team" is refused:
+    /// the team catalog keeps no messages (transcript_list with scope
+    /// "team" names each transcript's machine).
+    scope: Option<String>,
 }
 
 #[tool_router(router = transcript_tools, vis = "pub(super)")]
@@ -125,6 +139,13 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript_find(&self, Parameters(a): Parameters<TranscriptFindArgs>) -> ToolResult {
+        let scope = match Scope::parse(a.scope.as_deref()) {
+            Ok(scope) => scope,
+            Err(e) => return Self::refuse(e),
+        };
+        if let Err(e) = query::transcript_messages(scope, "transcript_find") {
+            return Self::refuse(e);
+        }
         self.query(move |p| {
             use transcript::find::{self, Page};
             if a.text.is_none() && !a.errors {
@@ -160,6 +181,13 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript_load(&self, Parameters(a): Parameters<TranscriptLoadArgs>) -> ToolResult {
+        let scope = match Scope::parse(a.scope.as_deref()) {
+            Ok(scope) => scope,
+            Err(e) => return Self::refuse(e),
+        };
+        if let Err(e) = query::transcript_messages(scope, "transcript_load") {
+            return Self::refuse(e);
+        }
         self.query(move |p| transcript::load(p, &a.id)?.transcript.into_value())
             .await
     }
@@ -170,6 +198,10 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript_list(&self, Parameters(a): Parameters<TranscriptListArgs>) -> ToolResult {
+        let scope = match Scope::parse(a.scope.as_deref()) {
+            Ok(scope) => scope,
+            Err(e) => return Self::refuse(e),
+        };
         self.query(move |p| {
             if a.main && a.subagents {
                 return Err(invalid(
@@ -195,8 +227,8 @@ impl LogbookServer {
                 filter: Default::default(),
                 live: false,
             };
-            let listing = transcript::list(p, &opts)?;
-            Ok(serde_json::json!({ "transcripts": transcript::listing_json(&listing)? }))
+            let listing = query::backend(p, scope)?.transcripts(&opts)?;
+            Ok(serde_json::json!({ "transcripts": listing.json()? }))
         })
         .await
     }

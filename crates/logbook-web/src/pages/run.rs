@@ -301,7 +301,7 @@ pub(super) async fn file_page(
         let backend = query::backend(p, scope)?;
         let shown = backend.show(&id)?;
         // Another machine's run: the file's text as the catalog keeps it.
-        if let Some(text) = query::remote_text(p, backend.as_ref(), &shown, &path)? {
+        if let Some(text) = files::remote(p, backend.as_ref(), &shown, &path)? {
             return Ok((shown, Err(text), vec![]));
         }
         let opened = run_files::open(p, &shown.run.id, &path)?;

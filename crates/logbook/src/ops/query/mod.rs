@@ -464,3 +464,23 @@ pub fn said_for_find(
         Scope::Local | Scope::Files => crate::ops::transcript::said_for_find(p, query),
     }
 }
+
+/// Refuses a scope that cannot answer a read of a transcript's messages
+/// (`what`: the read, as a face names it). The team catalog keeps each
+/// transcript's summary and usage, not its messages, and answering from
+/// this project instead would give one machine's answer to a question
+/// asked of the team.
+pub fn transcript_messages(scope: Scope, what: &str) -> Result<()> {
+    match scope {
+        Scope::Local | Scope::Files => Ok(()),
+        Scope::Team => Err(Error::invalid(
+            "scope",
+            "team",
+            format!(
+                "{what} reads a transcript's messages, which the team catalog does not keep; \
+                 ask in the local scope on the machine the transcript came from (a team \
+                 listing of transcripts names it as `origin`)"
+            ),
+        )),
+    }
+}
