@@ -111,7 +111,7 @@ fn key_of(rid: i64, started_ns: Option<i64>) -> rusqlite::Result<i64> {
     text_key(rid, started_ns).ok_or_else(|| {
         rusqlite::Error::ToSqlConversionFailure(
             format!(
-                "run row id {rid} is past the full-text index's 2^30: `logbook index rebuild` numbers the runs afresh"
+                "run row id {rid} is past the full-text index's 2^30: rebuilding the index numbers the runs afresh"
             )
             .into(),
         )

@@ -36,7 +36,8 @@ use super::rebuild::{self, FullText, REBUILD_WAIT};
 use super::schema::INDEXES;
 use super::sync::Seen;
 use super::{Index, Kind, apply, migrate, record, run_rows};
-use logbook_model::error::Result;
+use logbook_model::error::{Next, Result, Step};
+use logbook_model::notice::Notice;
 use logbook_model::run::MANIFEST_FILE;
 use logbook_store::Project;
 
@@ -112,13 +113,14 @@ impl TextProgress {
     }
 
     /// What a face tells the person next to a text answer.
-    pub fn notice(&self) -> String {
-        format!(
-            "the full-text index is still being built ({}%, {} of {} runs and transcripts): text matches may be missing; `logbook index status` shows how far it is",
+    pub fn notice(&self) -> Notice {
+        Notice::new(format!(
+            "the full-text index is still being built ({}%, {} of {} runs and transcripts): text matches may be missing",
             self.percent(),
             self.done,
             self.total
-        )
+        ))
+        .next(Next::of(Step::IndexStatus, " shows how far it is"))
     }
 }
 

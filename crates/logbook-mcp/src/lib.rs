@@ -370,7 +370,7 @@ impl ServerHandler for LogbookServer {
                 .map_err(tool_error)?;
             // No session to resume is an answer the agent should read (and
             // act on), not a protocol error its client may hide.
-            let text = match logbook::ops::resume::context(&p, session.as_deref(), detail) {
+            let text = match logbook::ops::resume::context(&p, session.as_deref(), detail, Face::Mcp) {
                 Ok(text) => format!(
                     "Here is where this work stands, from Logbook. Continue from here.\n\n{text}\n{}\n",
                     tools::agent::resume_line(&p)

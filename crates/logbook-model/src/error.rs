@@ -750,8 +750,10 @@ mod tests {
         assert_eq!(index(false).hint_for(Face::Mcp), None);
     }
 
-    /// The MCP tools INTERFACE.md lists: a step an agent can take names one.
-    const TOOLS: [&str; 31] = [
+    /// The MCP tools INTERFACE.md lists, and the resume tool the server
+    /// also has: a step an agent can take names one.
+    const TOOLS: [&str; 32] = [
+        "resume_context",
         "session_start",
         "session_resume",
         "session_status",
@@ -832,9 +834,15 @@ mod tests {
                 agent: "codex".into(),
             },
             Step::SyncIndex,
+            Step::SyncIndexFull,
             Step::RebuildIndex,
+            Step::IndexStatus,
             Step::Doctor { fix: false },
             Step::Doctor { fix: true },
+            Step::DoctorFull,
+            Step::SecretsScan,
+            Step::ResumeContext { full: false },
+            Step::ResumeContext { full: true },
             Step::Init,
             Step::Demo,
             Step::TeamInit,
@@ -874,8 +882,13 @@ mod tests {
                 | Step::ImportTranscripts
                 | Step::InstallHooks { .. }
                 | Step::SyncIndex
+                | Step::SyncIndexFull
                 | Step::RebuildIndex
+                | Step::IndexStatus
                 | Step::Doctor { .. }
+                | Step::DoctorFull
+                | Step::SecretsScan
+                | Step::ResumeContext { .. }
                 | Step::Init
                 | Step::Demo
                 | Step::TeamInit

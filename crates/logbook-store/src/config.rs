@@ -30,7 +30,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "archive_folder",
         "'{agent_outputs_folder}-archive'",
-        "where `logbook archive` moves finished runs: beside the runs folder, not in it",
+        "where archiving moves finished runs: beside the runs folder, not in it",
     ),
     (
         "transcripts_dir",
@@ -59,7 +59,7 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
     (
         "retention",
         "{}",
-        "e.g. {archive_after: 90d, statuses: [completed, failed]}; applied only by `logbook archive --policy`",
+        "e.g. {archive_after: 90d, statuses: [completed, failed]}; applied only when archiving by policy",
     ),
 ];
 

@@ -6,6 +6,7 @@ use std::io::Write as _;
 
 use anyhow::Result;
 use clap::Args;
+use logbook::error::Face;
 use logbook::ops::doctor::{self, DEFAULT_ABANDONED_AFTER_HOURS, Options};
 
 use super::Context;
@@ -63,7 +64,7 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
     // very many findings, not to be held twice more as a JSON value and as
     // text.
     if ctx.printer.json {
-        ctx.printer.write_json(&report)?;
+        ctx.printer.write_json(&Json(&report))?;
     } else {
         let style = ctx.style();
         let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -76,6 +77,7 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
             out.write_all(crate::printer::render(&line).as_bytes())?;
         }
         for f in &report.findings {
+            let f = f.worded(Face::Cli);
             // A finding quotes the file it is about: rendered like all
             // human output, line by line so the report is never held whole.
             let mut line = format!(
@@ -85,7 +87,7 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
                 logbook::model::terminal::cell(&f.path.to_string_lossy()),
                 f.message
             );
-            if let Some(fixed) = &f.fixed {
+            if let Some(fixed) = f.fixed {
                 line.push_str(&format!("  fixed: {fixed}\n"));
             }
             out.write_all(crate::printer::render(&line).as_bytes())?;
@@ -106,4 +108,26 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
         return Ok(out.failing(what));
     }
     Ok(out)
+}
+
+/// The report as `--json` prints it, each finding worded for the CLI one
+/// at a time as it is written, so a large report is never held twice.
+struct Json<'a>(&'a doctor::Report);
+
+impl serde::Serialize for Json<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut st = s.serialize_struct("Report", 2)?;
+        st.serialize_field("runs_checked", &self.0.runs_checked)?;
+        st.serialize_field("findings", &Findings(&self.0.findings))?;
+        st.end()
+    }
+}
+
+struct Findings<'a>(&'a [doctor::Finding]);
+
+impl serde::Serialize for Findings<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|f| f.worded(Face::Cli)))
+    }
 }

@@ -22,7 +22,12 @@ pub(crate) struct ResumeContextArgs {
 
 pub(crate) fn resume_context(ctx: &Context, a: &ResumeContextArgs) -> Result<Output> {
     let detail: Detail = a.detail.parse()?;
-    let summary = resume::summary(&ctx.project, a.session.as_deref(), detail)?;
+    let summary = resume::summary(
+        &ctx.project,
+        a.session.as_deref(),
+        detail,
+        logbook::error::Face::Cli,
+    )?;
     let human = summary.text.clone();
     Ok(Output::new(serde_json::to_value(&summary)?, human))
 }

@@ -253,7 +253,7 @@ fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
         },
     )?;
     for w in &started.warnings {
-        ctx.printer.warn(w);
+        ctx.printer.warn(&w.word(logbook::error::Face::Cli));
     }
     let style = ctx.style();
     let m = &started.manifest;

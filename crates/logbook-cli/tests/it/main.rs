@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent_handoff;
+mod agent_hints;
 mod agent_import;
 mod archive;
 mod archive_interrupted;

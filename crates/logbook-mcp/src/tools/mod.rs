@@ -23,6 +23,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::CallToolResult;
 
 use crate::LogbookServer;
+use logbook::error::Face;
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
@@ -44,7 +45,7 @@ fn invalid(field: &'static str, value: impl Into<String>, reason: &str) -> logbo
 fn flag_partial(json: &mut serde_json::Value, progress: Option<logbook::ops::index::TextProgress>) {
     if let (Some(progress), serde_json::Value::Object(m)) = (progress, json) {
         m.insert("partial".into(), true.into());
-        m.insert("notice".into(), progress.notice().into());
+        m.insert("notice".into(), progress.notice().word(Face::Mcp).into());
     }
 }
 

@@ -29,7 +29,8 @@ impl LogbookServer {
     async fn resume_context(&self, Parameters(a): Parameters<ResumeArgs>) -> ToolResult {
         self.query(move |p| {
             let detail: resume::Detail = a.detail.as_deref().unwrap_or("").parse()?;
-            let summary = resume::summary(p, a.session.as_deref(), detail)?;
+            let summary =
+                resume::summary(p, a.session.as_deref(), detail, logbook::error::Face::Mcp)?;
             logbook::model::to_json("resume summary", &summary)
         })
         .await

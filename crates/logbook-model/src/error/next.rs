@@ -101,12 +101,27 @@ pub enum Step {
     },
     /// Bring the index up to date with the files (a person's step).
     SyncIndex,
+    /// Bring the index up to date with the files and every run's outputs
+    /// (a person's step).
+    SyncIndexFull,
     /// Rebuild the index from the files (a person's step).
     RebuildIndex,
+    /// Show how far the index and its full-text part are (a person's step).
+    IndexStatus,
     /// Check every file and the index; `fix` repairs what it can.
     Doctor {
         /// Repair what can be repaired.
         fix: bool,
+    },
+    /// Check every file reading every manifest and output in full (a
+    /// person's step).
+    DoctorFull,
+    /// List the secrets in stored files (a person's step).
+    SecretsScan,
+    /// Read the resume text of the work session; `full` with every item.
+    ResumeContext {
+        /// Every milestone, run and invocation, not only the last few.
+        full: bool,
     },
     /// Write `logbook.yaml` with the defaults (a person's step).
     Init,
@@ -216,7 +231,13 @@ impl Step {
             Step::ImportTranscripts => "transcript import --from-home".into(),
             Step::InstallHooks { agent } => format!("hooks install {agent}"),
             Step::SyncIndex => "index sync".into(),
+            Step::SyncIndexFull => "index sync --full".into(),
             Step::RebuildIndex => "index rebuild".into(),
+            Step::IndexStatus => "index status".into(),
+            Step::DoctorFull => "doctor --full".into(),
+            Step::SecretsScan => "secrets scan".into(),
+            Step::ResumeContext { full: false } => "resume-context".into(),
+            Step::ResumeContext { full: true } => "resume-context --detail full".into(),
             Step::Doctor { fix: false } => "doctor".into(),
             Step::Doctor { fix: true } => "doctor --fix".into(),
             Step::Init => "init".into(),
@@ -287,11 +308,23 @@ impl Step {
                     vec![]
                 },
             ),
+            Step::ResumeContext { full } => (
+                "resume_context",
+                if *full {
+                    vec![("detail", Arg::Text("full"))]
+                } else {
+                    vec![]
+                },
+            ),
             Step::WaitLonger => return "Retry the call in a moment".into(),
             Step::ImportTranscripts => return person("transcript import"),
             Step::InstallHooks { agent } => return person(&format!("hooks install for {agent}")),
             Step::SyncIndex => return person("index sync"),
+            Step::SyncIndexFull => return person("index sync with its full option"),
             Step::RebuildIndex => return person("index rebuild"),
+            Step::IndexStatus => return person("index status"),
+            Step::DoctorFull => return person("doctor with its full option"),
+            Step::SecretsScan => return person("secrets scan"),
             Step::Doctor { fix: false } => return person("doctor"),
             Step::Doctor { fix: true } => return person("doctor with its fix option"),
             Step::Init => return person("init"),
@@ -329,8 +362,12 @@ impl Step {
                 | Step::ImportTranscripts
                 | Step::InstallHooks { .. }
                 | Step::SyncIndex
+                | Step::SyncIndexFull
                 | Step::RebuildIndex
+                | Step::IndexStatus
                 | Step::Doctor { .. }
+                | Step::DoctorFull
+                | Step::SecretsScan
                 | Step::Init
                 | Step::Demo
                 | Step::TeamInit
@@ -411,6 +448,12 @@ impl Next {
     /// spells its options.
     pub fn option(mut self, name: &'static str) -> Next {
         self.parts.push(Part::Opt(name));
+        self
+    }
+
+    /// This, then all of `more`.
+    pub fn then(mut self, more: Next) -> Next {
+        self.parts.extend(more.parts);
         self
     }
 

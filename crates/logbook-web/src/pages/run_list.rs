@@ -177,7 +177,9 @@ pub(super) async fn runs(
     let mut running = false;
     let mut partial = None;
     if let Some((page, offset, limit)) = &page {
-        partial = page.partial.map(|p| p.notice());
+        partial = page
+            .partial
+            .map(|p| p.notice().word(logbook::error::Face::Web));
         for hit in &page.hits {
             let m = &hit.run.manifest;
             running |= m.execution.status.as_str() == "running";

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Face, Result};
 use crate::model::agent_log::Format;
 use crate::model::hook::{EventName, HookEvent, session_start_answer};
 use crate::model::ids::TranscriptId;
@@ -96,7 +96,9 @@ pub fn answer(p: &Logbook, job: &Job) -> Result<Option<Value>> {
     if work_session::active(p)?.is_none() {
         return Ok(None);
     }
-    let text = resume::context_within(p, None, p.config.hook_context_bytes)?;
+    // The agent reads this, and acts through tools, not a shell: a step in
+    // it is worded as the MCP face words it.
+    let text = resume::context_within(p, None, p.config.hook_context_bytes, Face::Mcp)?;
     Ok(Some(session_start_answer(&text)))
 }
 

@@ -8,7 +8,7 @@
 use crate::Logbook;
 use std::fmt::Write as _;
 
-use crate::error::Result;
+use crate::error::{Face, Next, Result, Step};
 use crate::model::ids::RunId;
 use crate::model::limits::cut_at;
 use crate::model::naming::thousands;
@@ -79,17 +79,18 @@ pub struct Summary {
 }
 
 /// [`context`] and the session it describes (the active one by default).
-pub fn summary(p: &Logbook, session: Option<&str>, detail: Detail) -> Result<Summary> {
+pub fn summary(p: &Logbook, session: Option<&str>, detail: Detail, face: Face) -> Result<Summary> {
     let id = work_session::resolve(p, session)?;
     Ok(Summary {
-        text: context(p, Some(id.as_str()), detail)?,
+        text: context(p, Some(id.as_str()), detail, face)?,
         session_id: id.as_str().to_string(),
     })
 }
 
 /// The resume text of work session `session` (the active one by default),
-/// read from the files as they are now.
-pub fn context(p: &Logbook, session: Option<&str>, detail: Detail) -> Result<String> {
+/// read from the files as they are now; a note that it was cut names the
+/// full detail as `face` reaches it.
+pub fn context(p: &Logbook, session: Option<&str>, detail: Detail, face: Face) -> Result<String> {
     let ws = work_session::get(p, session)?;
     let mut out = String::new();
     session_part(&mut out, &ws, detail);
@@ -97,7 +98,7 @@ pub fn context(p: &Logbook, session: Option<&str>, detail: Detail) -> Result<Str
     let loaded = workflow::load(p, Some(&ws.session_id))?;
     workflow_part(&mut out, &loaded.state, detail);
     if detail == Detail::Brief {
-        cut_brief(&mut out, BRIEF_MAX);
+        cut_brief(&mut out, BRIEF_MAX, face);
     }
     Ok(out)
 }
@@ -105,22 +106,31 @@ pub fn context(p: &Logbook, session: Option<&str>, detail: Detail) -> Result<Str
 /// The brief context cut to at most `max` bytes (at least 1 KiB): what an
 /// agent's hook adds to its context after a compaction, whose size the
 /// project chooses (`hook_context_bytes`).
-pub fn context_within(p: &Logbook, session: Option<&str>, max: usize) -> Result<String> {
-    let mut out = context(p, session, Detail::Brief)?;
-    cut_brief(&mut out, max.max(1024));
+pub fn context_within(
+    p: &Logbook,
+    session: Option<&str>,
+    max: usize,
+    face: Face,
+) -> Result<String> {
+    let mut out = context(p, session, Detail::Brief, face)?;
+    cut_brief(&mut out, max.max(1024), face);
     Ok(out)
 }
 
 /// Cuts a brief context longer than `max` at a line (or, for one very
 /// long line, a character) and says so, and how to see everything.
-fn cut_brief(out: &mut String, max: usize) {
+fn cut_brief(out: &mut String, max: usize, face: Face) {
     if out.len() <= max {
         return;
     }
     let note = format!(
-        "\n[cut: this resume shows at most {} KiB, and the whole is {} KiB; the full detail (`logbook resume-context --detail full`, or detail \"full\" over MCP) shows everything]\n",
+        "\n[cut: this resume shows at most {} KiB, and the whole is {} KiB; {}]\n",
         max / 1024,
-        out.len().div_ceil(1024)
+        out.len().div_ceil(1024),
+        Next::say("the full detail (")
+            .step(Step::ResumeContext { full: true })
+            .text(") shows everything")
+            .word(face)
     );
     let budget = cut_at(out, max.saturating_sub(note.len())).len();
     let at = match out[..budget].rfind('\n') {

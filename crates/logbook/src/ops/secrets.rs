@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{Next, Result, Step};
+use crate::model::notice::Notice;
 use crate::model::secrets::{self, Found, Kind};
 use logbook_index::Index;
 use logbook_store::scan_files::{self, Scanned};
@@ -253,20 +254,34 @@ pub fn notice_count(p: &Logbook, full: bool, index_usable: bool) {
         let _ = index.set_secrets_counts(&json);
     }
     if !full && skipped > 0 && n == 0 {
-        p.notices.push(format!(
-            "{skipped} stored file(s) over 8 MiB not scanned for secrets; `logbook doctor --full` or `logbook secrets scan` reads them"
-        ));
+        p.notices.push(
+            Notice::new(format!(
+                "{skipped} stored file(s) over 8 MiB not scanned for secrets"
+            ))
+            .next(
+                Next::from(Step::DoctorFull)
+                    .text(" or ")
+                    .step(Step::SecretsScan)
+                    .text(" reads them"),
+            ),
+        );
     }
     if n > 0 {
-        let read = if full {
-            "stored transcripts, run outputs or work sessions"
+        let s = if n == 1 { "" } else { "s" };
+        let mut next = Next::of(
+            Step::SecretsScan,
+            " lists them (exports and team pushes redact them)",
+        );
+        let what = if full {
+            format!("{n} secret{s} found in stored transcripts, run outputs or work sessions")
         } else {
-            "stored transcripts or work sessions (`doctor --full` also counts run outputs and files over 8 MiB)"
+            next = next
+                .text("; ")
+                .step(Step::DoctorFull)
+                .text(" also counts run outputs and files over 8 MiB");
+            format!("{n} secret{s} found in stored transcripts or work sessions")
         };
-        p.notices.push(format!(
-            "{n} secret{} found in {read}; `logbook secrets scan` lists them (exports and team pushes redact them)",
-            if n == 1 { "" } else { "s" }
-        ));
+        p.notices.push(Notice::new(what).next(next));
     }
 }
 

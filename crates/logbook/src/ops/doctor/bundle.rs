@@ -7,7 +7,7 @@ use crate::Logbook;
 use std::path::Path;
 
 use super::{Finding, Report};
-use crate::error::Result;
+use crate::error::{Next, Result, Step};
 use crate::model::ids::RunId;
 use logbook_store::config::FolderSource;
 
@@ -22,13 +22,17 @@ pub(super) fn check(p: &Logbook, report: &mut Report) -> Result<()> {
             kind: "bundle-folder-disagrees",
             path: config.to_path_buf(),
             message: format!(
-                "bundle config {} keeps runs in {}, but agent_outputs_folder in logbook.yaml puts them in {} ({here} run folder(s)); the bundle's own tools do not see Logbook's runs. Remove agent_outputs_folder from logbook.yaml to follow the bundle and move the runs ({}), or set the same folder in both",
+                "bundle config {} keeps runs in {}, but agent_outputs_folder in logbook.yaml puts them in {} ({here} run folder(s)); the bundle's own tools do not see Logbook's runs",
                 config.display(),
                 theirs.display(),
                 ours.display(),
-                move_command(ours, theirs),
             ),
             fixed: None,
+            next: Some(
+                Next::say("remove agent_outputs_folder from logbook.yaml to follow the bundle and move the runs (")
+                    .then(move_command(ours, theirs))
+                    .text("), or set the same folder in both"),
+            ),
         });
     }
     if let FolderSource::Bundle(config) = &p.config.agent_outputs_source {
@@ -39,13 +43,13 @@ pub(super) fn check(p: &Logbook, report: &mut Report) -> Result<()> {
                 kind: "runs-in-old-folder",
                 path: old.clone(),
                 message: format!(
-                    "{left} run folder(s) in {}, where Logbook kept runs before it followed bundle config {} (agent_outputs_folder {}); listings read only the bundle's folder now, so move them: {}",
+                    "{left} run folder(s) in {}, where Logbook kept runs before it followed bundle config {} (agent_outputs_folder {}); listings read only the bundle's folder now",
                     old.display(),
                     config.display(),
                     ours.display(),
-                    move_command(&old, ours),
                 ),
                 fixed: None,
+                next: Some(Next::say("move them: ").then(move_command(&old, ours))),
             });
         }
     }
@@ -70,10 +74,11 @@ fn run_folders(dir: &Path) -> Result<usize> {
 
 /// The shell commands that move every run from `from` into `to`, then
 /// bring the index to the new place.
-fn move_command(from: &Path, to: &Path) -> String {
-    format!(
-        "`mkdir -p '{to}' && mv '{from}'/*-*-*-*-* '{to}'/` then `logbook index rebuild`",
+fn move_command(from: &Path, to: &Path) -> Next {
+    Next::say(format!(
+        "`mkdir -p '{to}' && mv '{from}'/*-*-*-*-* '{to}'/` then ",
         from = from.display(),
         to = to.display()
-    )
+    ))
+    .step(Step::RebuildIndex)
 }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::{Finding, Options, Report};
-use crate::error::Result;
+use crate::error::{Next, Result, Step};
 use crate::model::ids::WorkSessionId;
 use crate::model::transcript::parse_file_name;
 use crate::ops::{work_session as ws, workflow};
@@ -21,6 +21,7 @@ fn finding(kind: &'static str, path: PathBuf, message: String) -> Finding {
         path,
         message,
         fixed: None,
+        next: None,
     }
 }
 
@@ -44,9 +45,12 @@ pub(super) fn index_pages(
     let mut f = finding(
         "index-corrupt",
         p.index_path(),
-        format!(
-            "the index is damaged ({problem}); queries may fail; `logbook doctor --fix` (or `logbook index rebuild`) rebuilds it from the files"
-        ),
+        format!("the index is damaged ({problem}); queries may fail"),
+    );
+    f.next = Some(
+        Next::of(Step::Doctor { fix: true }, " (or ")
+            .step(Step::RebuildIndex)
+            .text(") rebuilds it from the files"),
     );
     if opts.fix {
         f.fixed = Some(
@@ -99,15 +103,21 @@ pub(super) fn ids_match_names(p: &Logbook, report: &mut Report) -> Result<()> {
         let id = head.id.to_ascii_lowercase();
         let part = part.to_ascii_lowercase();
         if id != part && !id.ends_with(&part) {
-            report.findings.push(finding(
+            let mut f = finding(
                 "id-mismatch",
                 path,
                 format!(
-                    "the {} transcript file is named for …{part} but holds id {}; re-import it (`logbook transcript import`) so it is stored under its own name",
+                    "the {} transcript file is named for …{part} but holds id {}",
                     kind.as_str(),
                     head.id
                 ),
-            ));
+            );
+            f.next = Some(
+                Next::say("re-import it (")
+                    .step(Step::ImportTranscripts)
+                    .text(") so it is stored under its own name"),
+            );
+            report.findings.push(f);
         }
     }
     Ok(())
@@ -141,11 +151,12 @@ pub(super) fn agents_have_runs(p: &Logbook, opts: &Options, report: &mut Report)
             "agent-without-run",
             path.clone(),
             format!(
-                "work session {id} lists {} spawned run(s) that have no manifest ({}): their `run start` was interrupted; `logbook doctor --fix` marks them failed",
+                "work session {id} lists {} spawned run(s) that have no manifest ({}): their run start was interrupted",
                 missing.len(),
                 missing.join(", ")
             ),
         );
+        f.next = super::fix_does(" marks them failed");
         if opts.fix {
             let marked = ws::update(p, Some(id.as_str()), |s| {
                 let mut n = 0;

@@ -5,18 +5,20 @@
 
 mod bundle;
 mod consistency;
+mod finding;
 mod moves;
 mod outputs;
 mod runs;
 
+pub use finding::{Finding, Worded};
 pub use runs::Progress;
+
+use finding::fix_does;
 
 use crate::Logbook;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-use crate::error::Result;
+use crate::error::{Next, Result, Step};
 use crate::model::ids::{RunId, WorkSessionId};
 use crate::model::run::MANIFEST_FILE;
 use crate::model::text;
@@ -52,22 +54,8 @@ impl Default for Options {
     }
 }
 
-/// One problem found.
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    /// A stable machine-readable kind (`corrupt-manifest`, `abandoned-run`, `temp-file`, …).
-    pub kind: &'static str,
-    /// The file or folder concerned.
-    pub path: PathBuf,
-    /// What is wrong and what to do, for people.
-    pub message: String,
-    /// What `--fix` did about it; `None` when nothing was done.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fixed: Option<String>,
-}
-
 /// Everything doctor found.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Report {
     /// How many runs were checked.
     pub runs_checked: usize,
@@ -167,10 +155,11 @@ fn check_leftover_state(p: &Logbook, opts: &Options, report: &mut Report) -> Res
             kind: "stale-lock",
             path: p.locks.dir().to_path_buf(),
             message: format!(
-                "{} lock file(s) of hook jobs that are done (their holder was killed before it let go); harmless, and `logbook doctor --fix` removes them",
+                "{} lock file(s) of hook jobs that are done (their holder was killed before it let go); harmless",
                 locks.len()
             ),
             fixed,
+            next: fix_does(" removes them"),
         });
     }
     let dir = logbook_store::import_cursor::dir(&p.config.state_dir());
@@ -191,10 +180,11 @@ fn check_leftover_state(p: &Logbook, opts: &Options, report: &mut Report) -> Res
             kind: "stale-import-checkpoint",
             path: dir,
             message: format!(
-                "{} import checkpoint(s) of agent logs that are gone (deleted or moved); they are never used again, and `logbook doctor --fix` removes them",
+                "{} import checkpoint(s) of agent logs that are gone (deleted or moved); they are never used again",
                 cursors.len()
             ),
             fixed,
+            next: fix_does(" removes them"),
         });
     }
     Ok(())
@@ -211,11 +201,15 @@ fn legacy_archive(p: &Logbook, opts: &Options, report: &mut Report) -> Result<Op
     let mut finding = Finding {
         kind: "archive-in-runs-folder",
         path: legacy.from.clone(),
-        message: format!(
-            "archived runs are kept inside the runs folder, where a seed 000 reader lists the archive as a session without a manifest; `logbook doctor --fix` (or the next `logbook archive`) moves them to {}",
-            legacy.to.display()
-        ),
+        message: "archived runs are kept inside the runs folder, where a seed 000 reader lists the archive as a session without a manifest".into(),
         fixed: None,
+        next: Some(
+            Next::of(
+                Step::Doctor { fix: true },
+                " (or the next archive) moves them to ",
+            )
+            .text(legacy.to.display().to_string()),
+        ),
     };
     if !opts.fix {
         report.findings.push(finding);
@@ -270,8 +264,14 @@ fn folders_in_place(p: &Logbook, report: &mut Report) -> bool {
             report.findings.push(Finding {
                 kind: "not-a-folder",
                 message: format!(
-                    "Logbook keeps {holds} in this folder, but {what} is there, so every write to it fails; move it aside (`mv {0} {0}.aside`), then run `logbook doctor --fix`",
-                    crate::model::terminal::shell_word(&path.to_string_lossy())
+                    "Logbook keeps {holds} in this folder, but {what} is there, so every write to it fails"
+                ),
+                next: Some(
+                    Next::say(format!(
+                        "move it aside (`mv {0} {0}.aside`), then run ",
+                        crate::model::terminal::shell_word(&path.to_string_lossy())
+                    ))
+                    .step(Step::Doctor { fix: true }),
                 ),
                 path,
                 fixed: None,
@@ -308,11 +308,9 @@ fn check_hooks(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
             path,
             // "the X hook", never "a X hook": event names start with any
             // letter ("an event hook", "a Stop hook"), and one may be unknown.
-            message: format!(
-                "{}'s work is not done ({why}); `logbook doctor --fix` does it",
-                hook_named(&event)
-            ),
+            message: format!("{}'s work is not done ({why})", hook_named(&event)),
             fixed: fixed.clone(),
+            next: fix_does(" does it"),
         });
     }
     if let Some(last) = left.failures.last() {
@@ -325,13 +323,18 @@ fn check_hooks(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
             kind: "hook-failed",
             path: logbook_store::hook::failure_log(p),
             message: format!(
-                "{} hook failure(s) logged; the last, at {}, in {}{session}: {}; fix the cause, then `logbook doctor --fix` retries queued work and clears the log",
+                "{} hook failure(s) logged; the last, at {}, in {}{session}: {}",
                 left.failures.len(),
                 last.at,
                 hook_named(&last.event),
                 last.error
             ),
             fixed,
+            next: Some(
+                Next::say("fix the cause, then ")
+                    .step(Step::Doctor { fix: true })
+                    .text(" retries queued work and clears the log"),
+            ),
         });
     }
     Ok(())
@@ -407,6 +410,7 @@ fn wrong_type_finding(path: &Path, field: &str) -> Finding {
         ),
         path: path.to_path_buf(),
         fixed: None,
+        next: None,
     }
 }
 
@@ -444,6 +448,7 @@ fn check_index_after(
                 ),
                 path: c.path,
                 fixed: None,
+                next: None,
             });
         }
     }
@@ -465,13 +470,20 @@ fn check_index_after(
             kind: "index-stale",
             path: index.path().to_path_buf(),
             message: format!(
-                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking (`logbook index sync{}` does the same)",
+                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking",
                 stale.new,
                 stale.changed,
                 stale.deleted,
-                if outputs == Outputs::All { " --full" } else { "" }
             ),
             fixed: Some(fixed),
+            next: Some(Next::of(
+                if outputs == Outputs::All {
+                    Step::SyncIndexFull
+                } else {
+                    Step::SyncIndex
+                },
+                " does the same",
+            )),
         });
     }
     // Every manifest a listing counts as skipped is named, even one the
@@ -511,6 +523,7 @@ fn check_index_after(
                     t.id
                 ),
                 fixed: None,
+                next: None,
             });
         }
     }
@@ -543,6 +556,7 @@ fn check_index_after(
             path: child_folder.join(MANIFEST_FILE),
             message,
             fixed: None,
+            next: None,
         });
     }
     Ok(())
@@ -572,8 +586,9 @@ pub fn check_work_sessions(p: &Logbook, opts: &Options, report: &mut Report) -> 
         let mut f = Finding {
             kind: "stale-active-pointer",
             path: pointer,
-            message: format!("{reason}; `logbook doctor --fix` clears it"),
+            message: reason,
             fixed: None,
+            next: fix_does(" clears it"),
         };
         if opts.fix {
             f.fixed = Some(match ws::clear_stale_pointer(p) {
@@ -619,11 +634,12 @@ pub fn check_work_sessions(p: &Logbook, opts: &Options, report: &mut Report) -> 
                 kind: "extra-active-session",
                 path: path.clone(),
                 message: format!(
-                    "work session {} is marked active, but {} is the active one (a start was interrupted); `logbook doctor --fix` pauses it",
+                    "work session {} is marked active, but {} is the active one (a start was interrupted)",
                     session.session_id,
                     keep.as_deref().unwrap_or("another")
                 ),
                 fixed: None,
+                next: fix_does(" pauses it"),
             };
             if opts.fix {
                 f.fixed = Some(match ws::pause(p, Some(&session.session_id)) {
@@ -643,10 +659,11 @@ pub fn check_work_sessions(p: &Logbook, opts: &Options, report: &mut Report) -> 
             kind: "unarchived-session",
             path,
             message: format!(
-                "work session {} is closed but was not moved to the archive (interrupted close); `logbook doctor --fix` moves it",
+                "work session {} is closed but was not moved to the archive (interrupted close)",
                 session.session_id
             ),
             fixed: None,
+            next: fix_does(" moves it"),
         };
         if opts.fix {
             let archived = WorkSessionId::parse(&session.session_id)
@@ -681,6 +698,7 @@ pub fn check_work_sessions(p: &Logbook, opts: &Options, report: &mut Report) -> 
                         ),
                         path: path.clone(),
                         fixed: None,
+                        next: None,
                     });
                 }
                 workflow::full_history(&loaded).map(|_| ())
@@ -691,6 +709,7 @@ pub fn check_work_sessions(p: &Logbook, opts: &Options, report: &mut Report) -> 
                     message: reason_without_path(&e.to_string(), &path).to_string(),
                     path,
                     fixed: None,
+                    next: None,
                 });
             }
         }
@@ -743,6 +762,7 @@ fn temp_file_findings(
             path,
             message: message.to_string(),
             fixed,
+            next: None,
         });
     }
 }

@@ -20,7 +20,7 @@ use crate::Logbook;
 use std::path::Path;
 
 use super::{Finding, Options, Report};
-use crate::error::Result;
+use crate::error::{Next, Result, Step};
 use crate::model::ids::RunId;
 use logbook_store::archive::{InBoth, TempCopy, Within};
 
@@ -55,14 +55,20 @@ fn temp_copy(p: &Logbook, opts: &Options, copy: &TempCopy) -> Finding {
     ]
     .into_iter()
     .find(|f| logbook_store::runs::has_manifest(f));
-    let message = match &whole {
-        Some(whole) => format!(
-            "a copy of run {id} that a move between file systems left when it was killed before the copy was in place; the run is whole at {}; `logbook doctor --fix` removes the copy once every file in it is shown to be in the run",
-            whole.display()
+    let (message, next) = match &whole {
+        Some(whole) => (
+            format!(
+                "a copy of run {id} that a move between file systems left when it was killed before the copy was in place; the run is whole at {}",
+                whole.display()
+            ),
+            super::fix_does(" removes the copy once every file in it is shown to be in the run"),
         ),
-        None => format!(
-            "a copy of run {id} that a move between file systems left, and the run has no folder with a manifest in the live set or the archive; it may be the only copy: check it, then rename it to {} by hand",
-            logbook_store::archive::folder(p, id).display()
+        None => (
+            format!(
+                "a copy of run {id} that a move between file systems left, and the run has no folder with a manifest in the live set or the archive; it may be the only copy: check it, then rename it to {} by hand",
+                logbook_store::archive::folder(p, id).display()
+            ),
+            None,
         ),
     };
     let fixed = opts.fix.then(|| match &whole {
@@ -75,6 +81,7 @@ fn temp_copy(p: &Logbook, opts: &Options, copy: &TempCopy) -> Finding {
         path: copy.path.clone(),
         message,
         fixed,
+        next,
     }
 }
 
@@ -89,14 +96,17 @@ fn in_both(p: &Logbook, opts: &Options, both: &InBoth) -> Finding {
     // Which copy is whole, which the leftover: the one without a manifest
     // is a source being removed; of two whole copies, the archived one is
     // kept (the move from it, or to it, is then undone or done).
-    let (kind, keep, leftover, message) = match (in_live, in_archive) {
+    let (kind, keep, leftover, message, next) = match (in_live, in_archive) {
         (false, true) => (
             "interrupted-archive",
             archived,
             live,
             format!(
-                "run {id} is archived at {}, and this live folder without a manifest is what an archive killed while removing it left; listings show it as a run of status unknown and `unarchive` refuses until it goes; `logbook doctor --fix` removes it once every file in it is shown to be byte-identical to the archived copy",
+                "run {id} is archived at {}, and this live folder without a manifest is what an archive killed while removing it left; listings show it as a run of status unknown and unarchiving it refuses until it goes",
                 archived.display()
+            ),
+            super::fix_does(
+                " removes it once every file in it is shown to be byte-identical to the archived copy",
             ),
         ),
         (true, false) => (
@@ -104,8 +114,11 @@ fn in_both(p: &Logbook, opts: &Options, both: &InBoth) -> Finding {
             live,
             archived,
             format!(
-                "run {id} is live at {}, and this archived folder without a manifest is what an unarchive killed while removing it left; `logbook doctor --fix` removes it once every file in it is shown to be byte-identical to the live copy",
+                "run {id} is live at {}, and this archived folder without a manifest is what an unarchive killed while removing it left",
                 live.display()
+            ),
+            super::fix_does(
+                " removes it once every file in it is shown to be byte-identical to the live copy",
             ),
         ),
         (true, true) => (
@@ -113,8 +126,16 @@ fn in_both(p: &Logbook, opts: &Options, both: &InBoth) -> Finding {
             archived,
             live,
             format!(
-                "run {id} is whole both in the live set and in the archive at {} (a move between file systems was killed after its copy was in place); `logbook doctor --fix` keeps the archived copy and removes this one if the two are byte-identical (`logbook unarchive {id}` then brings it back)",
+                "run {id} is whole both in the live set and in the archive at {} (a move between file systems was killed after its copy was in place)",
                 archived.display()
+            ),
+            Some(
+                Next::of(
+                    Step::Doctor { fix: true },
+                    " keeps the archived copy and removes this one if the two are byte-identical (",
+                )
+                .step(Step::Unarchive { id: id.to_string() })
+                .text(" then brings it back)"),
             ),
         ),
         (false, false) => {
@@ -128,6 +149,7 @@ fn in_both(p: &Logbook, opts: &Options, both: &InBoth) -> Finding {
                 fixed: opts
                     .fix
                     .then(|| "left alone: neither copy is whole".to_string()),
+                next: None,
             };
         }
     };
@@ -140,6 +162,7 @@ fn in_both(p: &Logbook, opts: &Options, both: &InBoth) -> Finding {
         path: leftover.clone(),
         message,
         fixed,
+        next,
     }
 }
 
@@ -154,7 +177,7 @@ fn remove_if_within(
 ) -> Result<String> {
     let Some(_lock) = p.locks.try_exclusive(&id.lock_name())? else {
         return Ok(format!(
-            "left alone: run {id}'s lock is held, so a move or a write may be under way; run `logbook doctor --fix` again once it ends"
+            "left alone: run {id}'s lock is held, so a move or a write may be under way; repair it again once that ends"
         ));
     };
     if !logbook_store::runs::has_manifest(whole) {

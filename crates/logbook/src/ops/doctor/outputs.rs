@@ -35,5 +35,6 @@ pub(super) fn unconfined_finding(folder: &Path, file: &str, u: Unconfined) -> Fi
             u.as_str()
         ),
         fixed: None,
+        next: None,
     }
 }

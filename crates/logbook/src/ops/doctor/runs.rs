@@ -273,6 +273,7 @@ pub(super) fn corrupt_manifest(path: &Path, reason: &str) -> Finding {
         ),
         path: path.to_path_buf(),
         fixed: None,
+        next: None,
     }
 }
 
@@ -338,6 +339,7 @@ fn check_folder(
                     "a folder in agent_outputs_folder without manifest.json whose name is not a run id; it is not listed as a run".into()
                 },
                 fixed: None,
+                next: None,
             });
             return Checked::NoManifest;
         }
@@ -372,6 +374,7 @@ fn check_folder(
                 manifest.session_id
             ),
             fixed: None,
+            next: None,
         });
     }
     let mut rewritten = false;
@@ -380,13 +383,14 @@ fn check_folder(
             kind: "abandoned-run",
             path: path.clone(),
             message: format!(
-                "run {id} ({} - {}) has been running since {} ({} ago); `logbook doctor --fix` marks it failed",
+                "run {id} ({} - {}) has been running since {} ({} ago)",
                 manifest.agent_label(),
                 manifest.workflow.name,
                 manifest.execution.started_at,
                 crate::clock::age(manifest.started_at(), now),
             ),
             fixed: None,
+            next: super::fix_does(" marks it failed"),
         };
         if opts.fix {
             // Its stamps are the old manifest's now.
@@ -416,6 +420,7 @@ fn check_folder(
                 problems.join("; ")
             ),
             fixed: None,
+            next: None,
         });
     }
     let files = manifest.outputs.iter().map(|o| o.file.as_str());

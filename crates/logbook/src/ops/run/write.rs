@@ -15,6 +15,7 @@ use crate::clock;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::ids::RunId;
 use crate::model::limits::{bounded, bounded_each};
+use crate::model::notice::Notice;
 use crate::model::repo::Casing;
 use crate::model::run::{
     AgentInfo, Execution, MANIFEST_VERSION, Manifest, Run, RunStatus, WorkflowInfo,
@@ -72,7 +73,7 @@ pub struct Started {
     pub variables: Map<String, Value>,
     /// Things the caller should tell the user (e.g. no work-session link).
     #[serde(skip)]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Notice>,
 }
 
 /// Starts a run: a v4 id, its folder and a `running` manifest, linked to the
@@ -107,7 +108,7 @@ pub fn start(p: &Logbook, opts: StartOptions) -> Result<Started> {
     let mut variables = variables::base(&id, &folder);
     if let Some(wf) = &workflow_file {
         variables::resolve_into(p, wf, &id, &folder, &mut variables)?;
-        warnings.extend(wf.warnings.iter().cloned());
+        warnings.extend(wf.warnings.iter().map(Notice::new));
     }
 
     let workflow = match (&opts.workflow, &workflow_file) {
@@ -191,7 +192,9 @@ pub fn start(p: &Logbook, opts: StartOptions) -> Result<Started> {
             metadata.insert("work_session".into(), Value::String(ws.session_id));
         }
         Err(Error::NoActiveSession) => {}
-        Err(e) => warnings.push(format!("run not linked to the active work session: {e}")),
+        Err(e) => warnings.push(Notice::new(format!(
+            "run not linked to the active work session: {e}"
+        ))),
     }
     if let Some(repo) = work_session::project_repository(p) {
         repo.record_in(&mut metadata, Casing::Snake);
@@ -268,29 +271,40 @@ fn nonblank(value: &Option<String>) -> Option<String> {
 
 /// The one line `run start` says when seed 000's required `agent.bundle`
 /// or `workflow.description` is written empty: seed readers show a blank.
-fn blank_fields_warning(bundle: &str, description: &str) -> Option<String> {
+fn blank_fields_warning(bundle: &str, description: &str) -> Option<Notice> {
     let mut blank = vec![];
+    let mut next = Next::none();
     if bundle.is_empty() {
-        blank.push("agent.bundle (give --bundle, a workflow file under bmad/BUNDLE/, or default_bundle in logbook.yaml)");
+        blank.push("agent.bundle");
+        next = next
+            .text("for agent.bundle give ")
+            .option("bundle")
+            .text(", a workflow file under bmad/BUNDLE/, or default_bundle in logbook.yaml");
     }
     if description.is_empty() {
-        blank.push(
-            "workflow.description (give --description or a workflow file with a description)",
-        );
+        blank.push("workflow.description");
+        if !next.is_empty() {
+            next = next.text("; ");
+        }
+        next = next
+            .text("for workflow.description give ")
+            .option("description")
+            .text(" or a workflow file with a description");
     }
     (!blank.is_empty()).then(|| {
-        format!(
+        Notice::new(format!(
             "{} empty; seed 000 requires {}, so its readers will show a blank",
             blank.join(" and "),
             if blank.len() == 1 { "it" } else { "them" }
-        )
+        ))
+        .next(next)
     })
 }
 
 /// The one line `run start` says when the bundle config keeps runs in
 /// another folder than the one this run goes to: the project's bundle
 /// against `logbook.yaml`, or the bundle a workflow file names.
-fn folder_warning(p: &Logbook, wf: Option<&variables::WorkflowFile>) -> Option<String> {
+fn folder_warning(p: &Logbook, wf: Option<&variables::WorkflowFile>) -> Option<Notice> {
     let ours = &p.config.agent_outputs_folder;
     let named = wf
         .and_then(|wf| Some((wf.bundle_config.clone()?, wf.agent_outputs_folder.clone())))
@@ -300,18 +314,24 @@ fn folder_warning(p: &Logbook, wf: Option<&variables::WorkflowFile>) -> Option<S
             .bundle_disagreement()
             .map(|(c, t)| (c.to_path_buf(), t.to_path_buf()))
     })?;
-    Some(format!(
-        "bundle config {} keeps runs in {}, but this run goes to {} ({}); `logbook doctor` says how to make them agree",
-        config.display(),
-        theirs.display(),
-        ours.display(),
-        match &p.config.agent_outputs_source {
-            logbook_store::config::FolderSource::LogbookYaml =>
-                "agent_outputs_folder in logbook.yaml",
-            logbook_store::config::FolderSource::Bundle(_) => "the project's bundle config",
-            logbook_store::config::FolderSource::Default => "Logbook's default",
-        }
-    ))
+    Some(
+        Notice::new(format!(
+            "bundle config {} keeps runs in {}, but this run goes to {} ({})",
+            config.display(),
+            theirs.display(),
+            ours.display(),
+            match &p.config.agent_outputs_source {
+                logbook_store::config::FolderSource::LogbookYaml =>
+                    "agent_outputs_folder in logbook.yaml",
+                logbook_store::config::FolderSource::Bundle(_) => "the project's bundle config",
+                logbook_store::config::FolderSource::Default => "Logbook's default",
+            }
+        ))
+        .next(Next::of(
+            Step::Doctor { fix: false },
+            " says how to make them agree",
+        )),
+    )
 }
 
 pub(super) fn required(field: &'static str, value: &str) -> Result<String> {
@@ -428,12 +448,8 @@ pub(super) fn finished(run: &Run, registering: bool) -> Error {
 /// Finishes run `id` with `status` (completed, failed or cancelled).
 pub fn finish(p: &Logbook, id: &str, status: RunStatus) -> Result<Run> {
     let id = resolve(p, id)?;
-    if matches!(status, RunStatus::Running | RunStatus::Other(_)) {
-        return Err(Error::invalid(
-            "status",
-            status.as_str(),
-            "a run finishes as completed, failed or cancelled",
-        ));
+    if !status.is_final() {
+        return Err(Error::invalid("status", status.as_str(), RunStatus::FINAL));
     }
     let (run, ()) = update(p, &id, |run| {
         if run.manifest.execution.status != RunStatus::Running {
