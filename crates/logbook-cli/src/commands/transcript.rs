@@ -502,10 +502,10 @@ fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
 fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
     let format = ImportFormat::from(a.format);
     let seed_flags = a.subagent || a.parent.is_some() || a.run.is_some();
-    if let Some(file) = &a.file {
-        if transcript::is_single_seed(file, format, a.watch, seed_flags) {
-            return import(ctx, file, a.subagent, a.parent.as_deref(), a.run.as_deref());
-        }
+    if let Some(file) = &a.file
+        && transcript::is_single_seed(file, format, a.watch, seed_flags)
+    {
+        return import(ctx, file, a.subagent, a.parent.as_deref(), a.run.as_deref());
     }
     if seed_flags {
         anyhow::bail!(

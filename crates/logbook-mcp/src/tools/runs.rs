@@ -78,6 +78,9 @@ pub(crate) struct RunFinishArgs {
 pub(crate) struct RunIdArgs {
     /// The run's UUID, or a unique prefix of it (8 or more characters).
     id: String,
+    /// "local" (default): this project's runs; "team": every machine's
+    /// runs in the team catalog (the answer names each run's `origin`).
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -140,6 +143,10 @@ pub(crate) struct LatestOutputArgs {
     /// running one's half-written file); running, failed, cancelled, or
     /// "any" for the newest run whatever its status (the answer's status says which).
     status: Option<String>,
+    /// "local" (default): this project's runs; "team": every machine's
+    /// runs in the team catalog (the answer names the run's `origin`, and
+    /// carries the output's text as the catalog keeps it).
+    scope: Option<String>,
 }
 
 #[tool_router(router = run_tools, vis = "pub(super)")]
@@ -205,7 +212,7 @@ impl LogbookServer {
     )]
     async fn run_finish(&self, Parameters(a): Parameters<RunFinishArgs>) -> ToolResult {
         self.call(false, move |p| {
-            let status: RunStatus = parse(a.status.as_deref().unwrap_or("completed"))?;
+            let status = RunStatus::parse_final(a.status.as_deref().unwrap_or("completed"))?;
             let r = run::finish(p, &a.id, status)?;
             run::entry_json(&r, p.clock.now())
         })
@@ -218,8 +225,12 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn run_show(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
+        let scope = match Scope::parse(a.scope.as_deref()) {
+            Ok(scope) => scope,
+            Err(e) => return Self::refuse(e),
+        };
         self.query(move |p| {
-            let shown = query::backend(p, Scope::Local)?.show(&RunRef::parse(&a.id)?)?;
+            let shown = query::backend(p, scope)?.show(&RunRef::parse(&a.id)?)?;
             shown.json(p.clock.now())
         })
         .await
@@ -284,13 +295,17 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn latest_output(&self, Parameters(a): Parameters<LatestOutputArgs>) -> ToolResult {
+        let scope = match Scope::parse(a.scope.as_deref()) {
+            Ok(scope) => scope,
+            Err(e) => return Self::refuse(e),
+        };
         self.query(move |p| {
             let t = a
                 .output_type
                 .as_deref()
                 .map(parse::<OutputType>)
                 .transpose()?;
-            let found = query::backend(p, Scope::Local)?.latest_output(&run::LatestQuery {
+            let found = query::backend(p, scope)?.latest_output(&run::LatestQuery {
                 agent: &a.agent,
                 workflow: a.workflow.as_deref(),
                 output_type: t.as_ref().map(OutputType::as_str),
@@ -307,8 +322,12 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn run_lineage(&self, Parameters(a): Parameters<RunIdArgs>) -> ToolResult {
+        let scope = match Scope::parse(a.scope.as_deref()) {
+            Ok(scope) => scope,
+            Err(e) => return Self::refuse(e),
+        };
         self.query(move |p| {
-            query::backend(p, Scope::Local)?
+            query::backend(p, scope)?
                 .lineage(&RunRef::parse(&a.id)?, &clock::local_zone())?
                 .json()
         })
