@@ -387,7 +387,7 @@ pub fn adopt(from: &Path, to: &Path) -> Result<Adopted> {
         let _ = std::fs::remove_dir(&old);
         let _ = std::fs::remove_dir(from);
     }
-    let now = std::time::SystemTime::from(logbook_model::clock::now());
+    let now = logbook_model::clock::Clock::from_env().system_time();
     let touched = std::fs::File::open(to).and_then(|f| f.set_modified(now));
     touched.map_err(|e| Error::io(to, e))?;
     Ok(out)

@@ -82,11 +82,6 @@ impl Logbook {
         Project::open(root).map(Logbook::new)
     }
 
-    /// The per-user project (see [`Project::user_home`]).
-    pub fn user_home() -> Result<Logbook> {
-        Project::user_home().map(Logbook::new)
-    }
-
     /// The project an agent's hook or tool call made from `cwd` belongs to
     /// (see [`Project::for_agent`]).
     pub fn for_agent(cwd: &Path) -> Result<Logbook> {

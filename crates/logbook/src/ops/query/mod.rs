@@ -433,24 +433,6 @@ pub fn tree(p: &Logbook, shown: &Shown) -> Result<Tree> {
     }))
 }
 
-/// The text of file `file` of another machine's run, from `backend` (the
-/// team's, which answered `shown`); `None` for a run of this machine, whose
-/// files are read from its folder.
-pub fn remote_text(
-    p: &Logbook,
-    backend: &dyn Backend,
-    shown: &Shown,
-    file: &str,
-) -> Result<Option<OutputText>> {
-    if !is_remote(p, shown) {
-        return Ok(None);
-    }
-    backend
-        .output_text(&shown.run.id, file)?
-        .map(Some)
-        .ok_or_else(|| Error::not_found("run file", format!("{}/{file}", shown.run.id), ""))
-}
-
 /// The transcripts that say a `find --text` query's words, for the human
 /// listing after the runs: this project's, so none in team scope (the
 /// catalog keeps no messages).
