@@ -9,9 +9,9 @@
 //! - [`transcript`]: seed 003's transcript and its file names.
 //! - [`workflow`]: seed 004's workflow state, compaction and history merge.
 //! - [`agent_log`]: Claude Code and Codex logs read line by line, with exact usage;
-//!   [`hook`]: the events their hooks send and the answers they read;
 //!   [`agent_handoff`]: resuming an imported agent session, and a handover to the other agent.
-//! - [`agent_hooks`]: Logbook's entries in Claude Code's and Codex's hook settings.
+//! - [`hook`]: the events the agents' hooks send and the answers they read
+//!   ([`hook::event`]); Logbook's entries in their hook settings ([`hook::settings`]).
 //! - [`ids`]: the validated ids that become parts of paths; [`limits`] the
 //!   most free text one field takes.
 //! - [`repo`]: which repository a record belongs to, and the rule that matches two.
@@ -25,7 +25,6 @@
 //!   person about a call that succeeded anyway.
 
 pub mod agent_handoff;
-pub mod agent_hooks;
 pub mod agent_log;
 pub mod archive;
 pub mod clock;

@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::fs::{read_regular, write_atomic_private, write_atomic_with_permissions};
-use logbook_model::agent_hooks::{HookAgent, HookScope, json_type};
 use logbook_model::error::{Error, Result};
+use logbook_model::hook::settings::{HookAgent, HookScope, json_type};
 
 /// The largest settings file Logbook reads: far above any real one, and a
 /// bound on what a file in a cloned repository can make it hold in memory.

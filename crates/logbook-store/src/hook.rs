@@ -20,7 +20,7 @@ use crate::{EntryKind, Project};
 use logbook_model::agent_log::Format;
 use logbook_model::clock::Clock;
 use logbook_model::error::{Error, Result};
-use logbook_model::hook::HookEvent;
+use logbook_model::hook::event::HookEvent;
 
 /// The lock a worker holds while it drains the queue: one at a time.
 pub const WORKER_LOCK: &str = "hooks-worker";

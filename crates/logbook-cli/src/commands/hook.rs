@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use logbook::Logbook;
-use logbook::ops::hook::{self, Next};
+use logbook::ops::hook::{self, event::Next};
 use serde_json::Value;
 
 /// How long a hook takes at most before it answers and exits: the agents
@@ -48,8 +48,8 @@ pub(crate) fn main(root: Option<PathBuf>, args: &HookArgs) -> ExitCode {
         // Read here, inside the budget: an agent that never closed stdin
         // must not hold the hook past its time, and one that wrote its
         // event is answered without waiting for the end of input.
-        let received = logbook::model::hook::read_event(std::io::stdin().lock())
-            .and_then(|text| hook::receive(&text, &cwd, root.as_deref()));
+        let received = logbook::model::hook::event::read_event(std::io::stdin().lock())
+            .and_then(|text| hook::event::receive(&text, &cwd, root.as_deref()));
         let r = match received {
             Ok(mut r) => {
                 r.project = super::context(r.project);
@@ -64,7 +64,7 @@ pub(crate) fn main(root: Option<PathBuf>, args: &HookArgs) -> ExitCode {
         let mut answered = |a| {
             let _ = tx.send(Msg::Answer(a));
         };
-        match hook::handle(&r, &mut answered) {
+        match hook::event::handle(&r, &mut answered) {
             Ok(next) => {
                 let _ = tx.send(Msg::Finished(next));
             }
@@ -128,7 +128,7 @@ fn fail(
             fallback.as_ref()
         }
     };
-    let logged = p.map(|p| hook::log_failure(p, event, session, e));
+    let logged = p.map(|p| hook::event::log_failure(p, event, session, e));
     if !matches!(logged, Some(Ok(()))) {
         let line = format!("logbook hook: {e}");
         let _ = writeln!(std::io::stderr(), "{}", crate::printer::render(&line));
@@ -161,7 +161,7 @@ fn drain(cwd: &Path, root: Option<&Path>) {
     .map(super::context);
     match project {
         Ok(p) => {
-            if let Err(e) = hook::drain(&p, false) {
+            if let Err(e) = hook::event::drain(&p, false) {
                 fail(Some(&p), cwd, "worker", None, &e);
             }
         }

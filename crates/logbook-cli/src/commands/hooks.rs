@@ -1,13 +1,13 @@
 //! `logbook hooks install | uninstall | status`: Logbook's hooks in the
-//! settings of Claude Code and Codex (the rules are `logbook::ops::hooks`).
+//! settings of Claude Code and Codex (the rules are `logbook::ops::hook::settings`).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use logbook::model::agent_hooks::{HookAgent, HookScope};
-use logbook::ops::hooks::{self as ops, HookAction, HookChange, HookStatus};
+use logbook::model::hook::settings::{HookAgent, HookScope};
+use logbook::ops::hook::settings::{self as ops, HookAction, HookChange, HookStatus};
 
 use crate::printer::{Output, pad};
 

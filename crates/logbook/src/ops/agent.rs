@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::model::agent_handoff::{AgentResume, Handoff, PendingHandoff};
 use crate::model::agent_log::{Format, Source, source_of};
-use crate::model::hook::session_start_answer;
+use crate::model::hook::event::session_start_answer;
 use crate::model::transcript::{Kind, Summary};
 use crate::ops::transcript::{self, ListOptions};
 use crate::ops::{work_session, workflow};

@@ -15,7 +15,8 @@
 //! - [`resume`]: the text an agent needs after a compaction; [`agent`]: the
 //!   command that resumes a coding agent's session, and a handoff to the other
 //!   agent; [`hook`]: what Claude Code's and Codex's hooks call, queued so an
-//!   agent never waits
+//!   agent never waits ([`hook::event`]), and Logbook's entries in their
+//!   settings: install, uninstall, status ([`hook::settings`])
 //! - [`archive`]: archive, unarchive, the retention policy, and delete
 //!   (the only way a run is deleted, leaving a tombstone)
 //! - [`params`]: `find`'s filters, paging and query text as a face received
@@ -31,8 +32,6 @@
 //!   [`export::Receiver`] (OTLP in the `logbook-otlp` crate)
 //! - [`secrets`]: the secrets in stored files (`logbook secrets scan`);
 //!   [`share`]: a transcript read page by page, redacted, for a shared page
-//! - [`hooks`]: install, uninstall and report Logbook's hooks in Claude
-//!   Code's and Codex's settings
 
 pub mod agent;
 pub mod archive;
@@ -42,7 +41,6 @@ pub mod demo;
 pub mod doctor;
 pub mod export;
 pub mod hook;
-pub mod hooks;
 pub mod index;
 pub mod params;
 pub mod project;

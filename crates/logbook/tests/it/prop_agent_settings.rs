@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use logbook::model::agent_hooks::{self, HookAgent, logbook_program};
+use logbook::model::hook::settings::{self, HookAgent, logbook_program};
 use logbook_store::agent_settings::{parse, render};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -89,10 +89,10 @@ proptest! {
         path in "/[a-z ']{1,12}/logbook",
     ) {
         let agent = if claude { HookAgent::ClaudeCode } else { HookAgent::Codex };
-        let command = agent_hooks::hook_command(Path::new(&path));
+        let command = settings::hook_command(Path::new(&path));
         let mut s = original.clone();
-        prop_assert_eq!(agent_hooks::install(&mut s, agent, &command), Ok(true));
-        let events: Vec<String> = agent_hooks::find(&s).unwrap().into_iter().map(|f| f.event).collect();
+        prop_assert_eq!(settings::install(&mut s, agent, &command), Ok(true));
+        let events: Vec<String> = settings::find(&s).unwrap().into_iter().map(|f| f.event).collect();
         prop_assert_eq!(events.len(), agent.events().len());
         // What is written reads back as the same value.
         let text = render(&s, None).unwrap();
@@ -100,9 +100,9 @@ proptest! {
         prop_assert_eq!(&reread, &s);
         // A second install changes nothing.
         let mut again = reread.clone();
-        prop_assert_eq!(agent_hooks::install(&mut again, agent, &command), Ok(false));
+        prop_assert_eq!(settings::install(&mut again, agent, &command), Ok(false));
         prop_assert_eq!(&again, &s);
-        prop_assert_eq!(agent_hooks::uninstall(&mut again), Ok(true));
+        prop_assert_eq!(settings::uninstall(&mut again), Ok(true));
         prop_assert_eq!(again, original);
     }
 
@@ -114,8 +114,8 @@ proptest! {
         prop_assert_eq!(parsed.is_ok(), value.is_object());
         if let Ok(mut m) = parsed {
             // Whatever shape `hooks` has, an edit refuses or succeeds: never panics.
-            let _ = agent_hooks::install(&mut m.clone(), HookAgent::Codex, "logbook hook");
-            let _ = agent_hooks::uninstall(&mut m);
+            let _ = settings::install(&mut m.clone(), HookAgent::Codex, "logbook hook");
+            let _ = settings::uninstall(&mut m);
         }
     }
 }

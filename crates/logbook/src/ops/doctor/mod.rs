@@ -285,12 +285,12 @@ fn folders_in_place(p: &Logbook, report: &mut Report) -> bool {
 /// failures the agents never saw. `--fix` does the jobs again and, when
 /// they all succeed, clears the failure log (kept as `failures.log.1`).
 fn check_hooks(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
-    let left = crate::ops::hook::leftovers(p)?;
+    let left = crate::ops::hook::event::leftovers(p)?;
     if left.jobs.is_empty() && left.failures.is_empty() {
         return Ok(());
     }
     let fixed = if opts.fix {
-        Some(match crate::ops::hook::repair(p) {
+        Some(match crate::ops::hook::event::repair(p) {
             Ok(d) if d.failed == 0 => format!("did {} queued hook job(s) again", d.done),
             Ok(d) => format!(
                 "could not finish {} hook job(s) (see {})",

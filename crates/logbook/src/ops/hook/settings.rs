@@ -2,7 +2,7 @@
 //! settings of Claude Code and Codex, so that both agents call
 //! `logbook hook` without anyone remembering to.
 //!
-//! The rules of the entries are [`crate::model::agent_hooks`]; the files
+//! The rules of the entries are [`crate::model::hook::settings`]; the files
 //! are read and replaced only through [`logbook_store::agent_settings`]. A
 //! change takes the `agent-settings` lock of the project the file sits in
 //! (else of the per-user home), so two installs at once cannot lose each
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::model::agent_hooks::{self, HookAgent, HookScope, SHARED_COMMAND};
+use crate::model::hook::settings::{self as entries, HookAgent, HookScope, SHARED_COMMAND};
 use logbook_store::Project;
 use logbook_store::agent_settings::{self, SettingsFile};
 
@@ -131,12 +131,12 @@ pub fn install(
 ) -> Result<HookChange> {
     let command = match scope {
         HookScope::Shared => SHARED_COMMAND.to_string(),
-        _ => agent_hooks::hook_command(exe),
+        _ => entries::hook_command(exe),
     };
     let path = agent_settings::settings_path(agent, scope, root)?;
     let (change, _lock) = edit(&path, agent, dry_run, |value| {
-        let had = agent_hooks::find(value).is_ok_and(|f| !f.is_empty());
-        let changed = agent_hooks::install(value, agent, &command)
+        let had = entries::find(value).is_ok_and(|f| !f.is_empty());
+        let changed = entries::install(value, agent, &command)
             .map_err(|e| agent_settings::shape_error(&path, e.0))?;
         Ok(match (changed, had) {
             (false, _) => HookAction::AlreadyInstalled,
@@ -170,12 +170,11 @@ pub fn uninstall(
     let path = agent_settings::settings_path(agent, scope, root)?;
     let mut events = vec![];
     let (change, _lock) = edit(&path, agent, dry_run, |value| {
-        let found =
-            agent_hooks::find(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
+        let found = entries::find(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
         events = found.into_iter().map(|f| f.event).collect();
         events.dedup();
         let changed =
-            agent_hooks::uninstall(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
+            entries::uninstall(value).map_err(|e| agent_settings::shape_error(&path, e.0))?;
         Ok(if changed {
             HookAction::Removed
         } else {
@@ -309,7 +308,7 @@ fn status_of(root: &Path, agent: HookAgent, scope: HookScope) -> HookStatus {
     let found = agent_settings::read(&path, agent).and_then(|f| {
         s.exists = f.is_some();
         f.map_or(Ok(vec![]), |f| {
-            agent_hooks::find(&f.value).map_err(|e| agent_settings::shape_error(&path, e.0))
+            entries::find(&f.value).map_err(|e| agent_settings::shape_error(&path, e.0))
         })
     });
     let found = match found {
@@ -337,7 +336,7 @@ fn status_of(root: &Path, agent: HookAgent, scope: HookScope) -> HookStatus {
         .collect();
     s.installed = s.missing_events.is_empty();
     s.command = found.first().map(|f| f.command.clone());
-    s.program = s.command.as_deref().and_then(agent_hooks::logbook_program);
+    s.program = s.command.as_deref().and_then(entries::logbook_program);
     s.program_exists = s.program.as_deref().map(program_exists);
     s
 }

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Face, Result};
 use crate::model::agent_log::Format;
-use crate::model::hook::{EventName, HookEvent, session_start_answer};
+use crate::model::hook::event::{EventName, HookEvent, session_start_answer};
 use crate::model::ids::TranscriptId;
 use crate::model::repo::Repository;
 use crate::model::work_session::{AgentEvent, WorkSession};
