@@ -860,6 +860,7 @@ mod tests {
             },
             Step::ArchiveOlderThan,
             Step::WaitLonger,
+            Step::UninstallHooks,
         ];
         for step in &all {
             match step {
@@ -896,7 +897,8 @@ mod tests {
                 | Step::Unarchive { .. }
                 | Step::DeleteRun { .. }
                 | Step::ArchiveOlderThan
-                | Step::WaitLonger => {}
+                | Step::WaitLonger
+                | Step::UninstallHooks => {}
             }
         }
         all

@@ -147,6 +147,9 @@ pub enum Step {
     ArchiveOlderThan,
     /// Try again, waiting longer for a lock.
     WaitLonger,
+    /// Remove Logbook's hooks from an agent's settings file (a person's
+    /// step).
+    UninstallHooks,
 }
 
 impl Step {
@@ -249,6 +252,7 @@ impl Step {
             Step::DeleteRun { id, force: true } => format!("delete {id} --yes --force"),
             Step::ArchiveOlderThan => "archive --older-than 90d".into(),
             Step::WaitLonger => String::new(),
+            Step::UninstallHooks => "hooks uninstall".into(),
         }
     }
 
@@ -337,6 +341,7 @@ impl Step {
                 return person(&format!("delete of {id}, forced"));
             }
             Step::ArchiveOlderThan => return person("archive by age"),
+            Step::UninstallHooks => return person("hooks uninstall"),
         };
         if args.is_empty() {
             return tool.to_string();
@@ -375,6 +380,7 @@ impl Step {
                 | Step::Unarchive { .. }
                 | Step::DeleteRun { .. }
                 | Step::ArchiveOlderThan
+                | Step::UninstallHooks
         )
     }
 }
