@@ -483,6 +483,19 @@ pub enum Error {
         actual: u64,
     },
 
+    /// A backend cannot answer a filter (the team catalog keeps no
+    /// workdirs, no archive and no message text), so the query is refused
+    /// before it runs rather than answered as if the filter were left out.
+    #[error("the {scope} scope cannot filter by {filter}: {why}")]
+    Unsupported {
+        /// The filter as every face names its option (`repo`, `archived`).
+        filter: &'static str,
+        /// The scope that cannot answer it (`team`).
+        scope: &'static str,
+        /// What that backend lacks.
+        why: &'static str,
+    },
+
     /// A token count is above the largest Logbook keeps (`MAX_TOKENS` of
     /// the work session model), so sums of it would overflow.
     #[error("{what}: {value} tokens is above the largest count Logbook keeps ({max})")]
@@ -618,6 +631,7 @@ impl Error {
         match self {
             Error::Invalid { .. }
             | Error::TokensOutOfRange { .. }
+            | Error::Unsupported { .. }
             | Error::AmbiguousId { .. }
             | Error::LineageCycle { .. }
             | Error::NotARegularFile { .. }
@@ -1048,6 +1062,11 @@ mod tests {
                 expected: 1,
                 actual: 2,
             },
+            Error::Unsupported {
+                filter: "repo",
+                scope: "team",
+                why: "the catalog keeps no workdirs",
+            },
             Error::TokensOutOfRange {
                 what: "usage".into(),
                 value: "9".into(),
@@ -1118,6 +1137,7 @@ mod tests {
                 | Error::LockTimeout { .. }
                 | Error::Conflict { .. }
                 | Error::TokensOutOfRange { .. }
+                | Error::Unsupported { .. }
                 | Error::AgentSettings { .. }
                 | Error::IndexBusy { .. }
                 | Error::Index { .. }

@@ -348,7 +348,14 @@ impl Config {
         let text = crate::read_regular(&path, "config file", crate::variables::MAX_CONFIG_BYTES)?;
         let raw: RawConfig = match &text {
             Some(t) if !t.trim().is_empty() => serde_saphyr::from_str(t).map_err(|e| {
-                Error::config(&path, logbook_model::text::yaml_error(&e)).with_next(
+                // Said from the raw value, which names the field in the
+                // file's words; the parser's own first line otherwise.
+                let reason =
+                    match logbook_model::text::parse_yaml::<RawConfig>(&path, "config file", t) {
+                        Err(Error::Corrupt { reason, .. }) => reason,
+                        _ => logbook_model::text::yaml_error(&e),
+                    };
+                Error::config(&path, reason).with_next(
                     Next::say("see ")
                         .step(Step::Init)
                         .text(" for the keys and their defaults"),

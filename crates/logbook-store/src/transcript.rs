@@ -435,7 +435,11 @@ fn open_stream(path: &Path) -> Result<BufReader<std::fs::File>> {
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let reader = open_stream(path)?;
-    text::read_json(path, "transcript", reader)
+    // Said again from the whole text only when a value does not fit, to
+    // name its field.
+    text::read_json(path, "transcript", reader, || {
+        std::fs::read_to_string(path).ok()
+    })
 }
 
 /// `{transcripts_dir}/archive`.

@@ -30,6 +30,9 @@ impl Error {
             | Error::AlreadyExists { hint, .. }
             | Error::Invalid { next: hint, .. }
             | Error::Config { next: hint, .. } => hint.clone(),
+            Error::Unsupported { filter, .. } => Next::say("leave out ")
+                .option(filter)
+                .text(" to ask every machine, or ask this machine's index alone"),
             Error::RunWithoutManifest { .. } => Next::say(
                 "the tool that made the folder writes the manifest when it starts the run; until then listings show it with status unknown",
             ),

@@ -1,17 +1,188 @@
 //! A parser's error in the words of the file rather than of the Rust types
 //! it was read into: which field, on which line, what was needed, what was
-//! found.
+//! found. Built from data, never from a dependency's English: the field from
+//! `serde_path_to_error`'s path, what was needed from the target type's own
+//! word for itself, what was found from the file's value, and the line from
+//! the parser's position.
 
-use std::sync::LazyLock;
+use std::fmt;
 
-use regex::Regex;
+use serde::de::{Expected, Unexpected};
 use serde_json::Value;
 
 use super::{Format, YAML_FLOAT_KEY, yaml_float_of};
 
+/// Why a raw value does not fit the record it is read as, as data: the
+/// error type of [`from_raw`](super::from_raw), so what is said about it is
+/// chosen here rather than parsed out of serde's sentence.
+#[derive(Debug)]
+pub struct Mismatch(What);
+
+#[derive(Debug)]
+enum What {
+    /// A value of another type (or out of range) where `needed` belongs.
+    Type { found: Found, needed: String },
+    /// A list of the wrong length.
+    Length { len: usize, needed: String },
+    /// A name that is not one of the allowed values.
+    Variant {
+        given: String,
+        allowed: &'static [&'static str],
+    },
+    /// A key a record that takes no others does not know.
+    Field {
+        given: String,
+        allowed: &'static [&'static str],
+    },
+    /// A required field is absent.
+    Missing(&'static str),
+    /// A field is given twice.
+    Duplicate(&'static str),
+    /// A record's own check (a timestamp, an id) said what is wrong, in
+    /// Logbook's words.
+    Custom(String),
+}
+
+/// What was found, when the raw value at the error's path is not known.
+#[derive(Debug)]
+enum Found {
+    Text(String),
+    Number(String),
+    Bool(bool),
+    Null,
+    List,
+    Mapping,
+    Other,
+}
+
+impl Found {
+    fn of(unexpected: &Unexpected<'_>) -> Found {
+        match unexpected {
+            Unexpected::Str(s) => Found::Text((*s).to_string()),
+            Unexpected::Char(c) => Found::Text(c.to_string()),
+            Unexpected::Unsigned(n) => Found::Number(n.to_string()),
+            Unexpected::Signed(n) => Found::Number(n.to_string()),
+            Unexpected::Float(n) => Found::Number(n.to_string()),
+            Unexpected::Bool(b) => Found::Bool(*b),
+            Unexpected::Unit | Unexpected::Option => Found::Null,
+            Unexpected::Seq => Found::List,
+            Unexpected::Map => Found::Mapping,
+            _ => Found::Other,
+        }
+    }
+
+    fn spoken(&self, format: Format) -> String {
+        let json = format == Format::Json;
+        match self {
+            Found::Text(s) => spoken(&Value::String(s.clone()), format),
+            Found::Number(n) => format!("the number {n}"),
+            Found::Bool(b) => b.to_string(),
+            Found::Null => "null (nothing)".into(),
+            Found::List if json => "an array".into(),
+            Found::List => "a list".into(),
+            Found::Mapping if json => "an object".into(),
+            Found::Mapping => "a mapping".into(),
+            Found::Other => "another kind of value".into(),
+        }
+    }
+}
+
+impl serde::de::Error for Mismatch {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Mismatch(What::Custom(msg.to_string()))
+    }
+
+    fn invalid_type(unexp: Unexpected<'_>, exp: &dyn Expected) -> Self {
+        Mismatch(What::Type {
+            found: Found::of(&unexp),
+            needed: exp.to_string(),
+        })
+    }
+
+    fn invalid_value(unexp: Unexpected<'_>, exp: &dyn Expected) -> Self {
+        Self::invalid_type(unexp, exp)
+    }
+
+    fn invalid_length(len: usize, exp: &dyn Expected) -> Self {
+        Mismatch(What::Length {
+            len,
+            needed: exp.to_string(),
+        })
+    }
+
+    fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
+        Mismatch(What::Variant {
+            given: variant.to_string(),
+            allowed: expected,
+        })
+    }
+
+    fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
+        Mismatch(What::Field {
+            given: field.to_string(),
+            allowed: expected,
+        })
+    }
+
+    fn missing_field(field: &'static str) -> Self {
+        Mismatch(What::Missing(field))
+    }
+
+    fn duplicate_field(field: &'static str) -> Self {
+        Mismatch(What::Duplicate(field))
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.said(Format::Json, None))
+    }
+}
+
+impl Mismatch {
+    /// What is wrong, in the file's words; `value` is what the file holds
+    /// where the error points, when known.
+    fn said(&self, format: Format, value: Option<&Value>) -> String {
+        match &self.0 {
+            What::Type { found, needed } => format!(
+                "{} is needed here, not {}",
+                needed_words(needed, format),
+                value.map_or_else(|| found.spoken(format), |v| spoken(v, format))
+            ),
+            What::Length { len, needed } => format!(
+                "{} is needed here, not {len} item(s)",
+                needed_words(needed, format)
+            ),
+            What::Variant { given, allowed } => format!(
+                "`{given}` is not one of the allowed values {}",
+                quoted_list(allowed)
+            ),
+            What::Field { given, allowed } => format!(
+                "`{given}` is not a field here; the fields are {}",
+                quoted_list(allowed)
+            ),
+            What::Missing(_) => "this required field is missing".into(),
+            What::Duplicate(field) => format!("the field `{field}` is given twice"),
+            What::Custom(message) => message.clone(),
+        }
+    }
+}
+
+/// `` `a`, `b` or `c` ``.
+fn quoted_list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
+    match quoted.split_last() {
+        None => "none".into(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// The value at `path` in `raw`: what was found where the error points
 /// (serde only says "number" of a number it read from a value).
-pub(super) fn value_at<'v>(raw: &'v Value, path: &serde_path_to_error::Path) -> Option<&'v Value> {
+fn value_at<'v>(raw: &'v Value, path: &serde_path_to_error::Path) -> Option<&'v Value> {
     use serde_path_to_error::Segment;
     let mut v = raw;
     for segment in path.iter() {
@@ -54,25 +225,50 @@ fn spoken(v: &Value, format: Format) -> String {
     }
 }
 
-/// A JSON parser error in the file's words. Broken syntax is the parser's
-/// own message ("key must be a string at line 1 column 3": no types in it,
-/// and no field yet); a value that does not fit names its field.
-pub(super) fn json_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
-    match e.inner().classify() {
-        serde_json::error::Category::Data => {
-            field_error(&field_path(e), &e.inner().to_string(), Format::Json)
+/// What a target type says it takes (its visitor's own word for itself:
+/// `u64`, `a string`, `struct Tokens`, or a record's own "an RFC 3339
+/// timestamp"), as the file's words.
+fn needed_words(expected: &str, format: Format) -> String {
+    let json = format == Format::Json;
+    let mapping = if json { "an object" } else { "a mapping" };
+    let list = if json { "an array" } else { "a list" };
+    match expected {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128"
+        | "isize" => "a whole number".into(),
+        "f32" | "f64" => "a number".into(),
+        "a string" | "string" | "a borrowed string" | "str" => "text".into(),
+        "a boolean" | "bool" => "true or false".into(),
+        "a character" | "char" => "a single character".into(),
+        "option" | "a value" => "a value (not null)".into(),
+        "unit" => "null (nothing)".into(),
+        "a map" | "map" => mapping.into(),
+        "a sequence" | "sequence" => list.into(),
+        "field identifier" => "a field name".into(),
+        "variant identifier" => "one of the allowed values".into(),
+        other if other.starts_with("struct ") || other.starts_with("tuple struct ") => {
+            // A tuple struct is written as a list.
+            if other.starts_with("tuple") {
+                list
+            } else {
+                mapping
+            }
+            .into()
         }
-        _ => e.inner().to_string(),
+        other if other.starts_with("a tuple") || other.starts_with("tuple of") => list.into(),
+        other if other.starts_with("enum ") || other.contains(" enum ") => {
+            "one of the allowed values".into()
+        }
+        other => other.to_string(),
     }
 }
 
 /// Where in the record a value did not fit, as a person would name it
 /// (`execution.started_at`, `outputs[0].file`); empty for the whole file.
-pub(super) fn field_path<E>(e: &serde_path_to_error::Error<E>) -> String {
+fn field_path(path: &serde_path_to_error::Path) -> String {
     // Segments the tracker could not name (`?`) and what follows them say
     // nothing to a person: the path is cut before the first.
     let mut out = String::new();
-    for segment in e.path().iter() {
+    for segment in path.iter() {
         match segment {
             serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("[{index}]")),
             serde_path_to_error::Segment::Map { key } => {
@@ -93,42 +289,24 @@ pub(super) fn field_path<E>(e: &serde_path_to_error::Error<E>) -> String {
     out
 }
 
-/// A parser's message about the value at `field`, in the words of the file
-/// rather than of the Rust types it was read into: which field, on which
-/// line where known, what is needed there and what was found.
-fn field_error(field: &str, message: &str, format: Format) -> String {
-    field_error_with(field, message, format, None)
-}
-
-/// [`field_error`], with the value found there when it is known.
-pub(super) fn field_error_with(
-    field: &str,
-    message: &str,
+/// A value of `raw` that does not fit its record, in the file's words:
+/// which field, on which line where the parser knew it (`line`), what is
+/// needed there and what was found.
+pub(super) fn field_error(
+    e: &serde_path_to_error::Error<Mismatch>,
+    raw: &Value,
     format: Format,
-    value: Option<&Value>,
+    line: Option<(u64, u64)>,
 ) -> String {
-    static LOCATION: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r",? at line (\d+),? column (\d+)\s*$").ok());
-    static MISSING: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"^missing field `([^`]*)`$").ok());
-    let (message, line) = match LOCATION.as_ref().and_then(|re| re.captures(message)) {
-        Some(c) => (
-            &message[..c.get(0).map_or(message.len(), |m| m.start())],
-            Some(format!("line {}, column {}", &c[1], &c[2])),
-        ),
-        None => (message, None),
-    };
-    let (field, said) = match MISSING.as_ref().and_then(|re| re.captures(message)) {
-        Some(c) => {
-            let full = if field.is_empty() {
-                c[1].to_string()
-            } else {
-                format!("{field}.{}", &c[1])
-            };
-            (full, "this required field is missing".to_string())
+    let mut field = field_path(e.path());
+    if let What::Missing(name) = &e.inner().0 {
+        if !field.is_empty() {
+            field.push('.');
         }
-        None => (field.to_string(), describe(message, format, value)),
-    };
+        field.push_str(name);
+    }
+    let said = e.inner().said(format, value_at(raw, e.path()));
+    let line = line.map(|(line, column)| format!("line {line}, column {column}"));
     match (field.is_empty(), line) {
         (true, None) => said,
         (true, Some(line)) => format!("{line}: {said}"),
@@ -137,152 +315,33 @@ pub(super) fn field_error_with(
     }
 }
 
-/// serde's sentence about a value that does not fit ("invalid type: string
-/// \"x\", expected u64") as what is needed and what was found ("a whole
-/// number is needed here, not the text \"x\"").
-fn describe(message: &str, format: Format, value: Option<&Value>) -> String {
-    static RULES: LazyLock<Option<[Regex; 4]>> = LazyLock::new(|| {
-        Some([
-            Regex::new(r"^invalid (?:type|value): (.+?), expected (.+)$").ok()?,
-            Regex::new(r"^unknown variant `([^`]*)`, expected (.+)$").ok()?,
-            Regex::new(r"^duplicate field `([^`]*)`$").ok()?,
-            Regex::new(r"^invalid length (\d+), expected (.+)$").ok()?,
-        ])
-    });
-    let Some([invalid, variant, duplicate, length]) = RULES.as_ref() else {
-        return plain_words(message);
-    };
-    if let Some(c) = invalid.captures(message) {
-        return format!(
-            "{} is needed here, not {}",
-            needed(&c[2], format),
-            value.map_or_else(|| found(&c[1], format), |v| spoken(v, format))
-        );
-    }
-    if let Some(c) = variant.captures(message) {
-        let allowed = c[2].strip_prefix("one of ").unwrap_or(&c[2]);
-        return format!("`{}` is not one of the allowed values {allowed}", &c[1]);
-    }
-    if let Some(c) = duplicate.captures(message) {
-        return format!("the field `{}` is given twice", &c[1]);
-    }
-    if let Some(c) = length.captures(message) {
-        return format!(
-            "{} is needed here, not {} item(s)",
-            needed(&c[2], format),
-            &c[1]
-        );
-    }
-    plain_words(message)
-}
-
-/// What serde says it expected, as the file's words.
-fn needed(expected: &str, format: Format) -> String {
-    let plain = plain_words(expected);
-    let json = format == Format::Json;
-    match plain.as_str() {
-        "a string" | "string" => "text".into(),
-        "a boolean" | "bool" => "true or false".into(),
-        "a mapping of fields" | "a mapping" if json => "an object".into(),
-        "a mapping of fields" => "a mapping".into(),
-        "a list" if json => "an array".into(),
-        "a value" => "a value (not null)".into(),
-        _ => plain,
-    }
-}
-
-/// What serde says it found (its `Unexpected`), as the file's words.
-fn found(unexpected: &str, format: Format) -> String {
-    let json = format == Format::Json;
-    if let Some(rest) = unexpected.strip_prefix("string ") {
-        return format!("the text {rest}");
-    }
-    for prefix in ["integer ", "floating point "] {
-        if let Some(rest) = unexpected.strip_prefix(prefix) {
-            return format!("the number {}", rest.trim_matches('`'));
-        }
-    }
-    if let Some(rest) = unexpected.strip_prefix("boolean ") {
-        return rest.trim_matches('`').to_string();
-    }
-    match unexpected {
-        "map" if json => "an object".into(),
-        "map" => "a mapping".into(),
-        "sequence" if json => "an array".into(),
-        "sequence" => "a list".into(),
-        "null" | "unit value" | "unit" => "null (nothing)".into(),
-        "number" => "a number".into(),
-        "string" => "text".into(),
-        "boolean" => "true or false".into(),
-        other => plain_words(other),
-    }
-}
-
-/// The first line of a YAML parser error (it goes on with a source excerpt),
-/// without its own `error:` prefix, which the CLI already prints, and in
-/// the words of the file rather than of the Rust types it was read into.
+/// A YAML parser error that is not about a value's type (the text is not
+/// YAML): where, and the parser's own first line without its `error:`
+/// prefix (the CLI prints its own), or, for a key given twice, which key.
 pub fn yaml_error(e: &serde_saphyr::Error) -> String {
-    let text = e.to_string();
-    let first = text.lines().next().unwrap_or_default();
-    plain_words(first.strip_prefix("error: ").unwrap_or(first))
-}
-
-/// The line and column a YAML parser error points at, as `line N, column M`.
-pub(super) fn yaml_line(e: &serde_saphyr::Error) -> Option<String> {
-    static LINE: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"line (\d+),? column (\d+)").ok());
-    let text = e.to_string();
-    let c = LINE.as_ref()?.captures(&text)?;
-    Some(format!("line {}, column {}", &c[1], &c[2]))
-}
-
-/// Rewrites what serde and the YAML parser say about Rust types and parser
-/// options ("expected struct Tokens", "use Option<String>", "set
-/// DuplicateKeyPolicy in Options") into what a person editing the file can
-/// act on.
-pub(super) fn plain_words(message: &str) -> String {
-    static RULES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-        [
-            (r";? *use Option<[^>]*>", ""),
-            (r",? *set \w+ in Options if acceptable", ""),
-            (r"\. *If you just use !!binary[^.]*\.?", ""),
-            (
-                r"cannot deserialize null into string",
-                "empty (null) where text is expected",
-            ),
-            (r"cannot deserialize null", "empty (null)"),
-            (r"\bexpected option\b", "expected a value"),
-            (r"\bOption<[^>]*>", "a value"),
-            (
-                r"\b(?:tuple |unit )?struct(?: variant)? [\w:]+",
-                "a mapping of fields",
-            ),
-            (
-                r"\b(?:internally tagged |adjacently tagged |untagged )?enum [\w:]+",
-                "one of the allowed values",
-            ),
-            // serde-saphyr's "invalid u64": the type named without an
-            // article, which the rule below would make "invalid a whole number".
-            (
-                r"\binvalid [ui](?:8|16|32|64|128|size)\b",
-                "not a valid whole number",
-            ),
-            (r"\binvalid f(?:32|64)\b", "not a valid number"),
-            (r"\b[ui](?:8|16|32|64|128|size)\b", "a whole number"),
-            (r"\bf(?:32|64)\b", "a number"),
-            (r"\ba borrowed string\b", "a string"),
-            (r"\b(a|type:) sequence\b", "$1 list"),
-            (r"\b(a|type:) map\b", "$1 mapping"),
-            (r"\bfield identifier\b", "a field name"),
-            (r"\bvariant identifier\b", "one of the allowed values"),
-        ]
-        .into_iter()
-        .filter_map(|(pattern, with)| Regex::new(pattern).ok().map(|re| (re, with)))
-        .collect()
-    });
-    let mut out = message.to_string();
-    for (re, with) in RULES.iter() {
-        out = re.replace_all(&out, *with).into_owned();
+    let e = e.without_snippet();
+    let said = match e {
+        serde_saphyr::Error::DuplicateMappingKey { key: Some(key), .. } => {
+            format!("the key `{key}` is given twice")
+        }
+        serde_saphyr::Error::DuplicateMappingKey { key: None, .. } => "a key is given twice".into(),
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.strip_prefix("error: ").unwrap_or(first).to_string()
+        }
+    };
+    match yaml_line(e) {
+        Some((line, column)) if !said.contains(&format!("line {line}")) => {
+            format!("line {line}, column {column}: {said}")
+        }
+        _ => said,
     }
-    out
+}
+
+/// The line and column a YAML parser error points at.
+pub(super) fn yaml_line(e: &serde_saphyr::Error) -> Option<(u64, u64)> {
+    e.location()
+        .map(|l| (l.line(), l.column()))
+        .filter(|(line, _)| *line > 0)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::errors::{field_error_with, field_path, json_error, value_at, yaml_error, yaml_line};
+use super::errors::{field_error, yaml_error, yaml_line};
 use super::{Format, exact, from_raw, strip_bom, yaml_node};
 use crate::error::{Error, Result};
 
@@ -17,38 +17,67 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, what: &'static str, text: &s
         path,
         what,
         serde_json::Deserializer::from_str(strip_bom(text)),
+        || Some(text.to_string()),
     )
 }
 
 /// Reads a typed record from a JSON stream (a large file read through a
 /// buffer), with [`parse_json`]'s errors: the file, the field and the line.
+/// `again` gives the whole text when a value does not fit, to say which
+/// field and why (the stream is gone by then); `None` says the line only.
 pub fn read_json<T: DeserializeOwned>(
     path: &Path,
     what: &'static str,
     reader: impl std::io::Read,
+    again: impl FnOnce() -> Option<String>,
 ) -> Result<T> {
-    typed_json(path, what, serde_json::Deserializer::from_reader(reader))
+    typed_json(
+        path,
+        what,
+        serde_json::Deserializer::from_reader(reader),
+        again,
+    )
 }
 
 /// The one JSON reading of [`parse_json`] and [`read_json`]: the whole
-/// input as one `T`, or the file, field and line of what was wrong.
+/// input as one `T`, or the file, field and line of what was wrong. Broken
+/// syntax is the parser's own message ("key must be a string at line 1
+/// column 3": no types in it, and no field yet); a value that does not fit
+/// is read again from the raw value, which says which field and why, and
+/// the parser's position says where.
 fn typed_json<'de, R: serde_json::de::Read<'de>, T: DeserializeOwned>(
     path: &Path,
     what: &'static str,
     mut de: serde_json::Deserializer<R>,
+    again: impl FnOnce() -> Option<String>,
 ) -> Result<T> {
-    let reason = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Ok(typed) => match de.end() {
-            Ok(()) => return Ok(typed),
-            Err(e) => e.to_string(),
-        },
-        Err(e) => json_error(&e),
-    };
-    Err(Error::Corrupt {
+    let corrupt = |reason: String| Error::Corrupt {
         path: path.to_path_buf(),
         what,
         reason,
-    })
+    };
+    let e = match T::deserialize(&mut de) {
+        Ok(typed) => return de.end().map(|()| typed).map_err(|e| corrupt(e.to_string())),
+        Err(e) => e,
+    };
+    if e.classify() != serde_json::error::Category::Data {
+        return Err(corrupt(e.to_string()));
+    }
+    let at = Some((e.line() as u64, e.column() as u64));
+    let Some(raw) = again().and_then(|text| serde_json::from_str::<Value>(strip_bom(&text)).ok())
+    else {
+        return Err(corrupt(format!(
+            "line {}, column {}: a value there does not fit its field",
+            e.line(),
+            e.column()
+        )));
+    };
+    match typed_from_raw_at::<T>(path, what, &raw, Format::Json, at) {
+        Err(said) => Err(said),
+        // What only the stream refuses (a field given twice, which the raw
+        // value keeps once): the parser's own words.
+        Ok(_) => Err(corrupt(e.to_string())),
+    }
 }
 
 /// Parses JSON text once into both the typed record and the raw value: the
@@ -74,6 +103,18 @@ fn typed_from_raw<T: DeserializeOwned>(
     raw: &Value,
     format: Format,
 ) -> Result<T> {
+    typed_from_raw_at(path, what, raw, format, None)
+}
+
+/// `raw` as a `T`; when it does not fit, the field and why, on `line` when
+/// the parser knew it.
+fn typed_from_raw_at<T: DeserializeOwned>(
+    path: &Path,
+    what: &'static str,
+    raw: &Value,
+    format: Format,
+    line: Option<(u64, u64)>,
+) -> Result<T> {
     // Tracking the path makes every read dearer; only a record that fails
     // is read again to say where.
     if let Ok(typed) = from_raw(raw) {
@@ -82,12 +123,7 @@ fn typed_from_raw<T: DeserializeOwned>(
     serde_path_to_error::deserialize(exact::Exact(raw)).map_err(|e| Error::Corrupt {
         path: path.to_path_buf(),
         what,
-        reason: field_error_with(
-            &field_path(&e),
-            &e.inner().to_string(),
-            format,
-            value_at(raw, e.path()),
-        ),
+        reason: field_error(&e, raw, format, line),
     })
 }
 
@@ -120,29 +156,16 @@ pub fn yaml_record<T: DeserializeOwned>(
     text: &str,
     raw: &Value,
 ) -> Result<T> {
-    typed_from_raw(path, what, raw, Format::Yaml).map_err(|from_raw| {
-        let Error::Corrupt { reason, .. } = &from_raw else {
-            return from_raw;
-        };
-        match serde_saphyr::from_str_with_options::<T>(strip_bom(text), yaml_options()) {
-            Err(e) => Error::Corrupt {
-                path: path.to_path_buf(),
-                what,
-                reason: match yaml_line(&e) {
-                    // The field and what is wrong from the raw value, the
-                    // line from the parser.
-                    Some(line) => match reason.split_once(": ") {
-                        Some((field, said)) if field.starts_with("field `") => {
-                            format!("{field} ({line}): {said}")
-                        }
-                        _ => format!("{line}: {reason}"),
-                    },
-                    None => yaml_error(&e),
-                },
-            },
-            Ok(_) => from_raw,
-        }
-    })
+    if let Ok(typed) = from_raw(raw) {
+        return Ok(typed);
+    }
+    // The field and what is wrong from the raw value, the line from the
+    // parser on the text (the raw value has lost the positions): the text
+    // is parsed again on that error path only.
+    let line = serde_saphyr::from_str_with_options::<T>(strip_bom(text), yaml_options())
+        .err()
+        .and_then(|e| yaml_line(&e));
+    typed_from_raw_at(path, what, raw, Format::Yaml, line)
 }
 
 /// The parser options every YAML file Logbook reads is parsed with: YAML 1.2
