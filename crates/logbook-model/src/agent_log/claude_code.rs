@@ -58,6 +58,123 @@ struct Counted {
     inline_sidechain: bool,
 }
 
+/// The ids, model, time and usage of one `assistant` line.
+struct AssistantLine {
+    msg_id: Option<String>,
+    request_id: Option<String>,
+    model: Option<String>,
+    ts: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl AssistantLine {
+    fn read(o: &Map<String, Value>) -> Self {
+        let inner = o.get("message").and_then(Value::as_object);
+        AssistantLine {
+            msg_id: inner.and_then(|m| str_of(m, "id")).map(str::to_string),
+            request_id: str_of(o, "requestId").map(str::to_string),
+            model: inner.and_then(|m| str_of(m, "model")).map(str::to_string),
+            ts: str_of(o, "timestamp").map(str::to_string),
+            usage: inner
+                .and_then(|m| m.get("usage"))
+                .and_then(Usage::from_claude),
+        }
+    }
+}
+
+impl Pending {
+    /// A new assistant message, its ids and model in its metadata.
+    fn start(
+        a: AssistantLine,
+        blocks: Vec<Value>,
+        mut meta: Map<String, Value>,
+        added: Option<Usage>,
+    ) -> Self {
+        if let Some(m) = &a.model {
+            meta.insert("model".into(), m.clone().into());
+        }
+        if let Some(id) = &a.msg_id {
+            meta.insert("messageId".into(), id.clone().into());
+        }
+        if let Some(r) = &a.request_id {
+            meta.insert("requestId".into(), r.clone().into());
+        }
+        Pending {
+            id: a.msg_id,
+            message: message("assistant", blocks, meta),
+            usage: a.usage,
+            counted: added,
+        }
+    }
+
+    /// The next line of the same stream: its blocks appended, its line and
+    /// time as the message's last, its usage kept if it is the largest.
+    fn continue_with(
+        &mut self,
+        no: u64,
+        a: &AssistantLine,
+        blocks: Vec<Value>,
+        added: Option<Usage>,
+    ) {
+        self.message.blocks.extend(blocks);
+        if let Some(Value::Object(m)) = &mut self.message.metadata {
+            m.insert("lastLine".into(), no.into());
+            if let Some(ts) = &a.ts {
+                m.insert("lastTimestamp".into(), ts.clone().into());
+            }
+        }
+        if let Some(u) = a.usage
+            && self
+                .usage
+                .is_none_or(|old| u.total_tokens > old.total_tokens)
+        {
+            self.usage = Some(u);
+        }
+        if let Some(a) = added {
+            *self.counted.get_or_insert_with(Usage::default) += a;
+        }
+    }
+}
+
+/// The metadata every message of a line carries: its line number, uuid,
+/// timestamp, and whether it is a sidechain's.
+fn line_meta(no: u64, o: &Map<String, Value>, sidechain: bool) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert("line".into(), no.into());
+    for key in ["uuid", "timestamp"] {
+        if let Some(v) = o.get(key) {
+            meta.insert(key.into(), v.clone());
+        }
+    }
+    if sidechain {
+        meta.insert("sidechain".into(), Value::Bool(true));
+    }
+    meta
+}
+
+/// A `system` line: a compaction's boundary, or its text with its subtype.
+fn system(o: &Map<String, Value>, meta: Map<String, Value>) -> Message {
+    let mut block = Map::new();
+    if str_of(o, "subtype") == Some("compact_boundary") {
+        block.insert("type".into(), "compress".into());
+        let text = str_of(o, "content").unwrap_or("Conversation compacted");
+        block.insert("content".into(), text.into());
+        if let Some(m) = o.get("compactMetadata") {
+            block.insert("compactMetadata".into(), m.clone());
+        }
+    } else {
+        block.insert("type".into(), "text".into());
+        block.insert(
+            "content".into(),
+            str_of(o, "content").unwrap_or_default().into(),
+        );
+        if let Some(sub) = o.get("subtype") {
+            block.insert("subtype".into(), sub.clone());
+        }
+    }
+    message("system", vec![Value::Object(block)], meta)
+}
+
 impl Parser {
     pub(super) fn line(&mut self, no: u64, line: Line<'_>) -> Vec<Message> {
         let mut o = match object(line) {
@@ -68,77 +185,19 @@ impl Parser {
                 return vec![];
             }
         };
-        let ts = str_of(&o, "timestamp");
-        self.summary.saw_timestamp(ts);
-        let s = &mut self.summary;
-        for (key, slot) in [
-            ("sessionId", &mut s.session_id),
-            ("agentId", &mut s.agent_id),
-            ("cwd", &mut s.cwd),
-        ] {
-            if slot.is_none()
-                && let Some(v) = str_of(&o, key).filter(|v| !v.is_empty())
-            {
-                *slot = Some(v.to_string());
-            }
-        }
-        for (key, slot) in [
-            ("gitBranch", &mut s.git_branch),
-            ("version", &mut s.agent_version),
-        ] {
-            if let Some(v) = str_of(&o, key).filter(|v| !v.is_empty()) {
-                *slot = Some(v.to_string());
-            }
-        }
+        self.note_session(&o);
         let sidechain = o.get("isSidechain").and_then(Value::as_bool) == Some(true);
         let inline_sidechain = sidechain && !o.contains_key("agentId");
+        let meta = line_meta(no, &o, sidechain);
         let ty = str_of(&o, "type").unwrap_or("").to_string();
-        let ty = ty.as_str();
-        let mut meta = Map::new();
-        meta.insert("line".into(), no.into());
-        for key in ["uuid", "timestamp"] {
-            if let Some(v) = o.get(key) {
-                meta.insert(key.into(), v.clone());
-            }
-        }
-        if sidechain {
-            meta.insert("sidechain".into(), Value::Bool(true));
-        }
-        let new = match ty {
+        let new = match ty.as_str() {
             "assistant" => return self.assistant(no, &mut o, meta, inline_sidechain),
             "user" if o.get("isCompactSummary").and_then(Value::as_bool) == Some(true) => {
                 Some(compact_summary(&mut o, meta))
             }
             "user" => Some(user(&mut o, meta)),
-            "system" => {
-                let mut block = Map::new();
-                if str_of(&o, "subtype") == Some("compact_boundary") {
-                    block.insert("type".into(), "compress".into());
-                    let text = str_of(&o, "content").unwrap_or("Conversation compacted");
-                    block.insert("content".into(), text.into());
-                    if let Some(m) = o.get("compactMetadata") {
-                        block.insert("compactMetadata".into(), m.clone());
-                    }
-                } else {
-                    block.insert("type".into(), "text".into());
-                    block.insert(
-                        "content".into(),
-                        str_of(&o, "content").unwrap_or_default().into(),
-                    );
-                    if let Some(sub) = o.get("subtype") {
-                        block.insert("subtype".into(), sub.clone());
-                    }
-                }
-                Some(message("system", vec![Value::Object(block)], meta))
-            }
-            "summary" => {
-                let text = str_of(&o, "summary").unwrap_or_default();
-                if self.summary.title.is_none() && !text.trim().is_empty() {
-                    let title = crate::limits::cut_at(text.trim(), PROMPT_BYTES);
-                    self.summary.title = Some(title.to_string());
-                }
-                Some(message("system", vec![text_block("summary", text)], meta))
-            }
+            "system" => Some(system(&o, meta)),
+            "summary" => Some(self.summary_line(&o, meta)),
             "progress" | "file-history-snapshot" | "queue-operation" => None,
             other => {
                 *self
@@ -159,104 +218,118 @@ impl Parser {
         out
     }
 
+    /// Keeps what every line says about the session: its first session id,
+    /// agent id and working directory, its latest branch and version.
+    fn note_session(&mut self, o: &Map<String, Value>) {
+        self.summary.saw_timestamp(str_of(o, "timestamp"));
+        let s = &mut self.summary;
+        for (key, slot) in [
+            ("sessionId", &mut s.session_id),
+            ("agentId", &mut s.agent_id),
+            ("cwd", &mut s.cwd),
+        ] {
+            if slot.is_none()
+                && let Some(v) = str_of(o, key).filter(|v| !v.is_empty())
+            {
+                *slot = Some(v.to_string());
+            }
+        }
+        for (key, slot) in [
+            ("gitBranch", &mut s.git_branch),
+            ("version", &mut s.agent_version),
+        ] {
+            if let Some(v) = str_of(o, key).filter(|v| !v.is_empty()) {
+                *slot = Some(v.to_string());
+            }
+        }
+    }
+
+    /// A `summary` line as a system message; the first non-blank one is
+    /// also the session's title.
+    fn summary_line(&mut self, o: &Map<String, Value>, meta: Map<String, Value>) -> Message {
+        let text = str_of(o, "summary").unwrap_or_default();
+        if self.summary.title.is_none() && !text.trim().is_empty() {
+            let title = crate::limits::cut_at(text.trim(), PROMPT_BYTES);
+            self.summary.title = Some(title.to_string());
+        }
+        message("system", vec![text_block("summary", text)], meta)
+    }
+
     fn assistant(
         &mut self,
         no: u64,
         o: &mut Map<String, Value>,
-        mut meta: Map<String, Value>,
+        meta: Map<String, Value>,
         inline_sidechain: bool,
     ) -> Vec<Message> {
         self.message_lines += 1;
         self.sidechain_lines +=
             u64::from(o.get("isSidechain").and_then(Value::as_bool) == Some(true));
-        let inner = o.get("message").and_then(Value::as_object);
-        let msg_id = inner.and_then(|m| str_of(m, "id")).map(str::to_string);
-        let request_id = str_of(o, "requestId").map(str::to_string);
-        let model = inner.and_then(|m| str_of(m, "model")).map(str::to_string);
-        let ts = str_of(o, "timestamp").map(str::to_string);
-        let usage = inner
-            .and_then(|m| m.get("usage"))
-            .and_then(Usage::from_claude);
-        // What this line adds to the count: all of its usage for a call not
-        // seen before, what it raises the call's largest entry by otherwise.
-        // Stored on the message, it lets a page show each turn's share.
-        let mut added = None;
-        if let Some(u) = usage {
-            if !inline_sidechain {
-                self.summary.latest_total_tokens = u.total_tokens;
-                self.summary.peak_total_tokens = self.summary.peak_total_tokens.max(u.total_tokens);
-            }
-            let counted = Counted {
-                usage: u,
-                model: model.clone(),
-                timestamp: ts.clone(),
-                inline_sidechain,
-            };
-            // A line lacking either id counts alone; the same line written
-            // twice (same `uuid`, as a resumed session copies it) is still
-            // one line.
-            let key = match (&msg_id, &request_id, str_of(o, "uuid")) {
-                (Some(m), Some(r), _) => Some((m.clone(), r.clone())),
-                (_, _, Some(uuid)) => Some((String::new(), uuid.to_string())),
-                _ => None,
-            };
-            match key {
-                Some(key) => match self.streams.entry(key) {
-                    Entry::Occupied(mut slot) => {
-                        if u.total_tokens > slot.get().usage.total_tokens {
-                            added = Some(u.minus(&slot.get().usage));
-                            slot.insert(counted);
-                        }
-                    }
-                    Entry::Vacant(slot) => {
-                        added = Some(u);
-                        slot.insert(counted);
-                    }
-                },
-                None => {
-                    self.count(&counted);
-                    added = Some(u);
-                }
-            }
-        }
-        let new_blocks = content(o);
-        let mut out = vec![];
-        let same_stream = msg_id.is_some() && self.pending.as_ref().is_some_and(|p| p.id == msg_id);
+        let a = AssistantLine::read(o);
+        let added = match a.usage {
+            Some(u) => self.count_usage(&a, u, str_of(o, "uuid"), inline_sidechain),
+            None => None,
+        };
+        let blocks = content(o);
+        let same_stream =
+            a.msg_id.is_some() && self.pending.as_ref().is_some_and(|p| p.id == a.msg_id);
         if same_stream && let Some(p) = &mut self.pending {
-            p.message.blocks.extend(new_blocks);
-            if let Some(Value::Object(m)) = &mut p.message.metadata {
-                m.insert("lastLine".into(), no.into());
-                if let Some(ts) = &ts {
-                    m.insert("lastTimestamp".into(), ts.clone().into());
+            p.continue_with(no, &a, blocks, added);
+            return vec![];
+        }
+        let out = self.flush().into_iter().collect();
+        self.pending = Some(Pending::start(a, blocks, meta, added));
+        out
+    }
+
+    /// Counts one line's usage once per call, and returns what it adds to
+    /// the count: all of it for a call not seen before, what it raises the
+    /// call's largest entry by otherwise. Stored on the message, it lets a
+    /// page show each turn's share.
+    fn count_usage(
+        &mut self,
+        a: &AssistantLine,
+        u: Usage,
+        uuid: Option<&str>,
+        inline_sidechain: bool,
+    ) -> Option<Usage> {
+        if !inline_sidechain {
+            self.summary.latest_total_tokens = u.total_tokens;
+            self.summary.peak_total_tokens = self.summary.peak_total_tokens.max(u.total_tokens);
+        }
+        let counted = Counted {
+            usage: u,
+            model: a.model.clone(),
+            timestamp: a.ts.clone(),
+            inline_sidechain,
+        };
+        // A line lacking either id counts alone; the same line written
+        // twice (same `uuid`, as a resumed session copies it) is still
+        // one line.
+        let key = match (&a.msg_id, &a.request_id, uuid) {
+            (Some(m), Some(r), _) => Some((m.clone(), r.clone())),
+            (_, _, Some(uuid)) => Some((String::new(), uuid.to_string())),
+            _ => None,
+        };
+        let Some(key) = key else {
+            self.count(&counted);
+            return Some(u);
+        };
+        match self.streams.entry(key) {
+            Entry::Occupied(mut slot) => {
+                if u.total_tokens > slot.get().usage.total_tokens {
+                    let added = u.minus(&slot.get().usage);
+                    slot.insert(counted);
+                    Some(added)
+                } else {
+                    None
                 }
             }
-            if let Some(u) = usage
-                && p.usage.is_none_or(|old| u.total_tokens > old.total_tokens)
-            {
-                p.usage = Some(u);
+            Entry::Vacant(slot) => {
+                slot.insert(counted);
+                Some(u)
             }
-            if let Some(a) = added {
-                *p.counted.get_or_insert_with(Usage::default) += a;
-            }
-            return out;
         }
-        out.extend(self.flush());
-        if let Some(m) = &model {
-            meta.insert("model".into(), m.clone().into());
-        }
-        if let Some(id) = &msg_id {
-            meta.insert("messageId".into(), id.clone().into());
-        }
-        if let Some(r) = &request_id {
-            meta.insert("requestId".into(), r.clone().into());
-        }
-        self.pending = Some(Pending {
-            id: msg_id,
-            message: message("assistant", new_blocks, meta),
-            usage,
-            counted: added,
-        });
-        out
     }
 
     fn count(&mut self, c: &Counted) {

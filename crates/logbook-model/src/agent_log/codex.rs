@@ -148,11 +148,7 @@ impl Parser {
         match ty.as_str() {
             "message" => {
                 let role = str_of(&p, "role").unwrap_or("assistant").to_string();
-                let blocks = match p.remove("content") {
-                    Some(Value::Array(items)) => items.into_iter().map(content_block).collect(),
-                    Some(Value::String(s)) => vec![text_block("text", s)],
-                    _ => vec![],
-                };
+                let blocks = message_blocks(&mut p);
                 if role == "assistant" {
                     Some(assistant(meta, &self.model, blocks))
                 } else {
@@ -160,51 +156,14 @@ impl Parser {
                 }
             }
             "function_call" | "custom_tool_call" => {
-                let mut b = Map::new();
-                b.insert("type".into(), "tool".into());
-                if let Some(id) = p.get("call_id") {
-                    b.insert("id".into(), id.clone());
-                }
-                b.insert("name".into(), p.get("name").cloned().unwrap_or(Value::Null));
-                let given = match p.remove("arguments") {
-                    Some(v) => Some(v),
-                    None => p.remove("input"),
-                };
-                let params = match given {
-                    Some(Value::String(s)) => s,
-                    Some(v) => v.to_string(),
-                    None => String::new(),
-                };
-                b.insert("parameters".into(), params.into());
-                Some(assistant(meta, &self.model, vec![Value::Object(b)]))
+                let block = tool_call_block(&mut p);
+                Some(assistant(meta, &self.model, vec![block]))
             }
             "function_call_output" | "custom_tool_call_output" => {
-                let mut b = Map::new();
-                b.insert("type".into(), "tool_result".into());
-                if let Some(id) = p.get("call_id") {
-                    b.insert("toolUseId".into(), id.clone());
-                }
-                let result = match p.remove("output") {
-                    Some(Value::String(s)) => s,
-                    Some(Value::Object(mut o)) => match o.get("content") {
-                        Some(Value::String(_)) => take_str(&mut o, "content"),
-                        _ => Value::Object(o).to_string(),
-                    },
-                    Some(v) => v.to_string(),
-                    None => String::new(),
-                };
-                b.insert("result".into(), result.into());
-                Some(message("tool", vec![Value::Object(b)], meta))
+                Some(message("tool", vec![tool_result_block(&mut p)], meta))
             }
             "reasoning" => {
-                let texts: Vec<Value> = p
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|s| s.get("text").and_then(Value::as_str))
-                    .map(|t| text_block("thinking", t))
-                    .collect();
+                let texts = reasoning_blocks(&p);
                 (!texts.is_empty()).then(|| assistant(meta, &self.model, texts))
             }
             "" => None,
@@ -218,6 +177,69 @@ impl Parser {
     pub(super) fn finish(self) -> (Option<Message>, LogSummary) {
         (None, self.summary)
     }
+}
+
+/// A `message` item's content as seed 003 blocks.
+fn message_blocks(p: &mut Map<String, Value>) -> Vec<Value> {
+    match p.remove("content") {
+        Some(Value::Array(items)) => items.into_iter().map(content_block).collect(),
+        Some(Value::String(s)) => vec![text_block("text", s)],
+        _ => vec![],
+    }
+}
+
+/// A function or custom tool call as a seed 003 `tool` block, its
+/// arguments (or input) as text.
+fn tool_call_block(p: &mut Map<String, Value>) -> Value {
+    let mut b = Map::new();
+    b.insert("type".into(), "tool".into());
+    if let Some(id) = p.get("call_id") {
+        b.insert("id".into(), id.clone());
+    }
+    b.insert("name".into(), p.get("name").cloned().unwrap_or(Value::Null));
+    let given = match p.remove("arguments") {
+        Some(v) => Some(v),
+        None => p.remove("input"),
+    };
+    let params = match given {
+        Some(Value::String(s)) => s,
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    b.insert("parameters".into(), params.into());
+    Value::Object(b)
+}
+
+/// A tool call's output as a seed 003 `tool_result` block, its output as
+/// text (an object's `content` when it has one).
+fn tool_result_block(p: &mut Map<String, Value>) -> Value {
+    let mut b = Map::new();
+    b.insert("type".into(), "tool_result".into());
+    if let Some(id) = p.get("call_id") {
+        b.insert("toolUseId".into(), id.clone());
+    }
+    let result = match p.remove("output") {
+        Some(Value::String(s)) => s,
+        Some(Value::Object(mut o)) => match o.get("content") {
+            Some(Value::String(_)) => take_str(&mut o, "content"),
+            _ => Value::Object(o).to_string(),
+        },
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    b.insert("result".into(), result.into());
+    Value::Object(b)
+}
+
+/// A `reasoning` item's summary texts as `thinking` blocks.
+fn reasoning_blocks(p: &Map<String, Value>) -> Vec<Value> {
+    p.get("summary")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("text").and_then(Value::as_str))
+        .map(|t| text_block("thinking", t))
+        .collect()
 }
 
 /// `input_text` / `output_text` / `text` items as seed 003 text blocks,

@@ -65,26 +65,65 @@ fn splice(
         out.push_str(text.get(span.start..span.end)?);
         return Some(());
     }
-    // The old value, member by member, as the text lists them.
-    let (olds, news): (Vec<&Value>, Vec<(Option<&String>, &Value)>) = match (old, new) {
-        (Value::Object(o), Value::Object(n)) if o.len() == span.members.len() => (
+    let Some((olds, news)) = paired(old, new, span.members.len()) else {
+        out.push_str(&fresh(new, &indent_at(text, span.start), unit)?);
+        return Some(());
+    };
+    let keeps = kept_members(old, &olds, &news)?;
+    if keeps.iter().all(Option::is_none) {
+        // Nothing kept: the brackets, and the new members anew.
+        out.push_str(&fresh(new, &indent_at(text, span.start), unit)?);
+        return Some(());
+    }
+    let plan = Plan { olds, news, keeps };
+    let one_line = !text.get(span.start..span.end)?.contains('\n');
+    if one_line && plan.keeps.iter().any(Option::is_none) {
+        return write_one_per_line(text, span, old.is_object(), &plan, unit, out);
+    }
+    write_in_place(text, span, &plan, unit, out)
+}
+
+/// How the new members of a container are written over the old ones.
+struct Plan<'a> {
+    /// The old value, member by member, as the text lists them.
+    olds: Vec<&'a Value>,
+    /// The new members, with their keys when the value is an object.
+    news: Vec<NewMember<'a>>,
+    /// For each new member, the old one it keeps, or none (added).
+    keeps: Vec<Option<usize>>,
+}
+
+/// A new member: its key when the value is an object, and its value.
+type NewMember<'a> = (Option<&'a String>, &'a Value);
+
+/// The old and new members side by side, when both are objects or both
+/// arrays and the old one has as many members as the text lists; else
+/// the value is written anew.
+fn paired<'a>(
+    old: &'a Value,
+    new: &'a Value,
+    listed: usize,
+) -> Option<(Vec<&'a Value>, Vec<NewMember<'a>>)> {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) if o.len() == listed => Some((
             o.values().collect(),
             n.iter().map(|(k, v)| (Some(k), v)).collect(),
-        ),
-        (Value::Array(o), Value::Array(n)) if o.len() == span.members.len() => {
-            (o.iter().collect(), n.iter().map(|v| (None, v)).collect())
+        )),
+        (Value::Array(o), Value::Array(n)) if o.len() == listed => {
+            Some((o.iter().collect(), n.iter().map(|v| (None, v)).collect()))
         }
-        _ => {
-            out.push_str(&fresh(new, &indent_at(text, span.start), unit)?);
-            return Some(());
-        }
-    };
+        _ => None,
+    }
+}
+
+/// Each new member: the old one it keeps (in the text's order), or none
+/// (added, only after every kept one); `None` when the change cannot be
+/// placed (keys reordered, an element added in the middle).
+fn kept_members(old: &Value, olds: &[&Value], news: &[NewMember]) -> Option<Vec<Option<usize>>> {
     let old_keys: Vec<Option<&String>> = match old {
         Value::Object(o) => o.keys().map(Some).collect(),
         _ => vec![None; olds.len()],
     };
-    // Each new member: the old one it keeps (in the text's order), or none
-    // (added, only after every kept one).
     let mut plan: Vec<Option<usize>> = vec![];
     let mut next = 0;
     for (j, (key, value)) in news.iter().enumerate() {
@@ -105,59 +144,71 @@ fn splice(
             _ => return None,
         }
     }
+    Some(plan)
+}
+
+/// `{"k": 1}` gaining a member: laid out one member a line, as a new file
+/// would be, the kept members' bytes as they were.
+fn write_one_per_line(
+    text: &str,
+    span: &Span,
+    is_object: bool,
+    plan: &Plan,
+    unit: &str,
+    out: &mut String,
+) -> Option<()> {
     let m = &span.members;
-    if plan.iter().all(Option::is_none) {
-        // Nothing kept: the brackets, and the new members anew.
-        out.push_str(&fresh(new, &indent_at(text, span.start), unit)?);
-        return Some(());
-    }
-    let one_line = !text.get(span.start..span.end)?.contains('\n');
-    if one_line && plan.iter().any(Option::is_none) {
-        // `{"k": 1}` gaining a member: laid out one member a line, as a
-        // new file would be, the kept members' bytes as they were.
-        let base = indent_at(text, span.start);
-        let inner = format!("{base}{unit}");
-        let (open, close) = if old.is_object() {
-            ('{', '}')
-        } else {
-            ('[', ']')
-        };
-        out.push(open);
-        for (j, step) in plan.iter().enumerate() {
-            let (key, value) = news[j];
-            out.push_str(if j == 0 { "\n" } else { ",\n" });
-            out.push_str(&inner);
-            match *step {
-                Some(i) => {
-                    out.push_str(text.get(m[i].start..m[i].value.start)?);
-                    splice(text, &m[i].value, olds[i], value, unit, out)?;
+    let base = indent_at(text, span.start);
+    let inner = format!("{base}{unit}");
+    let (open, close) = if is_object { ('{', '}') } else { ('[', ']') };
+    out.push(open);
+    for (j, step) in plan.keeps.iter().enumerate() {
+        let (key, value) = plan.news[j];
+        out.push_str(if j == 0 { "\n" } else { ",\n" });
+        out.push_str(&inner);
+        match *step {
+            Some(i) => {
+                out.push_str(text.get(m[i].start..m[i].value.start)?);
+                splice(text, &m[i].value, plan.olds[i], value, unit, out)?;
+            }
+            None => {
+                if let Some(k) = key {
+                    out.push_str(&serde_json::to_string(k).ok()?);
+                    out.push_str(": ");
                 }
-                None => {
-                    if let Some(k) = key {
-                        out.push_str(&serde_json::to_string(k).ok()?);
-                        out.push_str(": ");
-                    }
-                    out.push_str(&fresh(value, &inner, unit)?);
-                }
+                out.push_str(&fresh(value, &inner, unit)?);
             }
         }
-        out.push('\n');
-        out.push_str(&base);
-        out.push(close);
-        return Some(());
     }
+    out.push('\n');
+    out.push_str(&base);
+    out.push(close);
+    Some(())
+}
+
+/// The container in its own layout: kept members with the separators
+/// around them copied, changed ones spliced, added ones after the last
+/// kept one at its indentation.
+fn write_in_place(
+    text: &str,
+    span: &Span,
+    plan: &Plan,
+    unit: &str,
+    out: &mut String,
+) -> Option<()> {
+    let m = &span.members;
     let first = m.first()?;
     out.push_str(text.get(span.start..first.start)?);
     let mut last: Option<usize> = None;
-    for (j, step) in plan.iter().enumerate() {
-        let (key, value) = news[j];
+    for (j, step) in plan.keeps.iter().enumerate() {
+        let (key, value) = plan.news[j];
         match *step {
             Some(i) => {
                 if last.is_some() {
                     out.push_str(text.get(m[i - 1].value.end..m[i].start)?);
                 }
                 out.push_str(text.get(m[i].start..m[i].value.start)?);
-                splice(text, &m[i].value, olds[i], value, unit, out)?;
+                splice(text, &m[i].value, plan.olds[i], value, unit, out)?;
                 last = Some(i);
             }
             None => {

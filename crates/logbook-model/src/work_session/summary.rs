@@ -3,7 +3,7 @@
 
 use super::record::WorkSession;
 use crate::naming::thousands;
-use crate::workflow::{AgentInvocation, InvocationStatus, SessionState};
+use crate::workflow::{AgentInvocation, InvocationStatus, OrchestratorWorkflow, SessionState};
 
 /// The seed's context summary (key decisions, outcomes, next steps) from
 /// what the session and its workflow state recorded, for `close` without
@@ -23,7 +23,22 @@ pub fn compose_summary(ws: &WorkSession, state: Option<&SessionState>) -> String
             }
         }
     };
+    section("Outcomes", outcomes(ws, wf));
+    if let Some(wf) = wf {
+        section("Key decisions", decisions(wf));
+        section("Verdicts", verdicts(wf));
+    }
+    section(
+        "Notes and learnings",
+        ws.notes.iter().map(|n| first_line(n).to_string()).collect(),
+    );
+    section("Next steps", next_steps(ws, wf));
+    out
+}
 
+/// What the session produced: milestones done, artifacts, agents spawned,
+/// and the workflow's completed invocations with a summary.
+fn outcomes(ws: &WorkSession, wf: Option<&OrchestratorWorkflow>) -> Vec<String> {
     let mut outcomes = vec![];
     let done: Vec<_> = ws
         .milestones
@@ -68,99 +83,100 @@ pub fn compose_summary(ws: &WorkSession, state: Option<&SessionState>) -> String
             outcomes.push(format!("{} completed: {}", inv.agent, first_line(summary)));
         }
     }
-    section("Outcomes", outcomes);
+    outcomes
+}
 
-    if let Some(wf) = wf {
-        let decisions = wf
-            .decisions
-            .iter()
-            .map(|d| {
-                let mut who = d.decided_by.to_string();
-                if !d.approved_by.is_empty() {
-                    who.push_str(&format!("; approved by {}", joined(&d.approved_by)));
-                }
-                if !d.rejected_by.is_empty() {
-                    who.push_str(&format!("; rejected by {}", joined(&d.rejected_by)));
-                }
-                let mut line = format!("[{}] {} ({who})", d.kind, first_line(&d.description));
-                if !d.rationale.trim().is_empty() {
-                    line.push_str(&format!(": {}", first_line(&d.rationale)));
-                }
-                line
-            })
-            .collect();
-        section("Key decisions", decisions);
-        let verdicts = wf
-            .verdicts
-            .iter()
-            .map(|v| {
-                let mut line = format!(
-                    "{} {} ({:.2})",
-                    v.agent,
-                    v.decision,
-                    v.confidence.fraction()
-                );
-                if !v.reasoning.trim().is_empty() {
-                    line.push_str(&format!(": {}", first_line(&v.reasoning)));
-                }
-                for (label, items) in v.terms() {
-                    line.push_str(&format!("; {label}: {}", items.join(", ")));
-                }
-                line
-            })
-            .collect();
-        section("Verdicts", verdicts);
-    }
+/// One line per decision: kind, description, who decided, approved and
+/// rejected, and the rationale's first line.
+fn decisions(wf: &OrchestratorWorkflow) -> Vec<String> {
+    wf.decisions
+        .iter()
+        .map(|d| {
+            let mut who = d.decided_by.to_string();
+            if !d.approved_by.is_empty() {
+                who.push_str(&format!("; approved by {}", joined(&d.approved_by)));
+            }
+            if !d.rejected_by.is_empty() {
+                who.push_str(&format!("; rejected by {}", joined(&d.rejected_by)));
+            }
+            let mut line = format!("[{}] {} ({who})", d.kind, first_line(&d.description));
+            if !d.rationale.trim().is_empty() {
+                line.push_str(&format!(": {}", first_line(&d.rationale)));
+            }
+            line
+        })
+        .collect()
+}
 
-    section(
-        "Notes and learnings",
-        ws.notes.iter().map(|n| first_line(n).to_string()).collect(),
-    );
+/// One line per verdict: agent, decision, confidence, reasoning and terms.
+fn verdicts(wf: &OrchestratorWorkflow) -> Vec<String> {
+    wf.verdicts
+        .iter()
+        .map(|v| {
+            let mut line = format!(
+                "{} {} ({:.2})",
+                v.agent,
+                v.decision,
+                v.confidence.fraction()
+            );
+            if !v.reasoning.trim().is_empty() {
+                line.push_str(&format!(": {}", first_line(&v.reasoning)));
+            }
+            for (label, items) in v.terms() {
+                line.push_str(&format!("; {label}: {}", items.join(", ")));
+            }
+            line
+        })
+        .collect()
+}
 
+/// What is left to do: open milestones, pending handoffs, invocations in
+/// progress or unresolved, and the latest recommendations.
+fn next_steps(ws: &WorkSession, wf: Option<&OrchestratorWorkflow>) -> Vec<String> {
     let mut next = vec![];
     for m in ws.milestones.iter().filter(|m| m.completed.is_none()) {
         next.push(format!("Milestone open: {}", m.name));
     }
-    if let Some(wf) = wf {
-        for h in &wf.pending_handoffs {
-            let mut line = format!("Handoff {} → {} pending", h.from_agent, h.to_agent);
-            if !h.reason.trim().is_empty() {
-                line.push_str(&format!(": {}", first_line(&h.reason)));
-            }
-            next.push(line);
+    let Some(wf) = wf else {
+        return next;
+    };
+    for h in &wf.pending_handoffs {
+        let mut line = format!("Handoff {} → {} pending", h.from_agent, h.to_agent);
+        if !h.reason.trim().is_empty() {
+            line.push_str(&format!(": {}", first_line(&h.reason)));
         }
-        for inv in &wf.agent_history {
-            match inv.status {
-                InvocationStatus::InProgress => next.push(format!(
-                    "{} in progress: {}",
-                    inv.agent,
-                    first_line(&inv.input.prompt)
-                )),
-                _ if unresolved(&wf.agent_history, inv) => {
-                    let blockers = inv
-                        .output
-                        .as_ref()
-                        .filter(|o| !o.blockers.is_empty())
-                        .map(|o| format!(": {}", o.blockers.join(", ")))
-                        .unwrap_or_default();
-                    next.push(format!("{} {}{blockers}", inv.agent, inv.status));
-                }
-                _ => {}
+        next.push(line);
+    }
+    for inv in &wf.agent_history {
+        match inv.status {
+            InvocationStatus::InProgress => next.push(format!(
+                "{} in progress: {}",
+                inv.agent,
+                first_line(&inv.input.prompt)
+            )),
+            _ if unresolved(&wf.agent_history, inv) => {
+                let blockers = inv
+                    .output
+                    .as_ref()
+                    .filter(|o| !o.blockers.is_empty())
+                    .map(|o| format!(": {}", o.blockers.join(", ")))
+                    .unwrap_or_default();
+                next.push(format!("{} {}{blockers}", inv.agent, inv.status));
             }
-        }
-        if let Some(last) = wf.agent_history.iter().rev().find(|i| {
-            i.output
-                .as_ref()
-                .is_some_and(|o| !o.recommendations.is_empty())
-        }) && let Some(out) = &last.output
-        {
-            for r in &out.recommendations {
-                next.push(format!("Recommended by {}: {}", last.agent, first_line(r)));
-            }
+            _ => {}
         }
     }
-    section("Next steps", next);
-    out
+    if let Some(last) = wf.agent_history.iter().rev().find(|i| {
+        i.output
+            .as_ref()
+            .is_some_and(|o| !o.recommendations.is_empty())
+    }) && let Some(out) = &last.output
+    {
+        for r in &out.recommendations {
+            next.push(format!("Recommended by {}: {}", last.agent, first_line(r)));
+        }
+    }
+    next
 }
 
 fn first_line(text: &str) -> &str {
