@@ -291,97 +291,121 @@ impl OtlpConfig {
     /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`.
     pub fn resolve(flags: &Flags, env: &dyn Fn(&str) -> Option<String>) -> Result<OtlpConfig> {
         let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-        let (given, whole) = match (&flags.endpoint, var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
-            (Some(e), _) => (e.clone(), false),
-            (None, Some(e)) => (e, true),
-            (None, None) => match var("OTEL_EXPORTER_OTLP_ENDPOINT") {
-                Some(e) => (e, false),
-                None => {
-                    return Err(config_error(
-                        "endpoint",
-                        "",
-                        "no receiver named: pass --endpoint http://host:4318 (a base URL; /v1/traces is appended) or set OTEL_EXPORTER_OTLP_ENDPOINT",
-                    ));
-                }
-            },
-        };
+        let (given, whole) = endpoint_given(flags, &var)?;
         let (url, shown) = endpoint(&given, whole, flags.allow_link_local)?;
-        let protocol_text = flags
-            .protocol
-            .clone()
-            .or_else(|| var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-            .or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL"));
-        let protocol = match protocol_text {
-            None => Protocol::HttpProtobuf,
-            Some(p) => Protocol::parse(&p).ok_or_else(|| {
-                config_error(
-                    "protocol",
-                    &p,
-                    "expected http/protobuf or http/json (gRPC is not supported: receivers that take it also take http/protobuf, usually on port 4318)",
-                )
-            })?,
-        };
-        let mut headers = vec![];
-        for k in [
-            "OTEL_EXPORTER_OTLP_HEADERS",
-            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-        ] {
-            if let Some(v) = var(k) {
-                headers.extend(pairs("headers", &v)?);
-            }
-        }
-        for h in &flags.headers {
-            let Some((k, v)) = h.split_once('=') else {
-                return Err(config_error(
-                    "header",
-                    &name_only(h),
-                    "expected K=V, such as --header 'Authorization=Bearer <key>'",
-                ));
-            };
-            headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
-        for (k, v) in &headers {
-            check_header(k, v)?;
-        }
-        // A later header of the same name replaces an earlier one.
-        let mut unique: Vec<(String, String)> = vec![];
-        for (k, v) in headers {
-            unique.retain(|(u, _)| !u.eq_ignore_ascii_case(&k));
-            unique.push((k, v));
-        }
-        let timeout = match var("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-            .or_else(|| var("OTEL_EXPORTER_OTLP_TIMEOUT"))
-        {
-            None => DEFAULT_TIMEOUT,
-            Some(ms) => Duration::from_millis(ms.trim().parse::<u64>().map_err(|_| {
-                config_error("timeout", &ms, "expected milliseconds, such as 10000")
-            })?),
-        };
-        let mut resource = vec![(
-            "service.name".to_string(),
-            var("OTEL_SERVICE_NAME").unwrap_or_else(|| "logbook".into()),
-        )];
-        if let Some(attrs) = var("OTEL_RESOURCE_ATTRIBUTES") {
-            for (k, v) in pairs("resource attributes", &attrs)? {
-                if k == "service.name" && var("OTEL_SERVICE_NAME").is_some() {
-                    continue;
-                }
-                resource.retain(|(r, _)| *r != k);
-                resource.push((k, v));
-            }
-        }
         Ok(OtlpConfig {
             url,
             shown,
-            protocol,
-            headers: unique,
-            timeout,
+            protocol: protocol_given(flags, &var)?,
+            headers: headers_given(flags, &var)?,
+            timeout: timeout_given(&var)?,
             backoff: Duration::from_millis(250),
             max_wait: MAX_WAIT,
-            resource,
+            resource: resource_given(&var)?,
             allow_link_local: flags.allow_link_local,
         })
     }
+}
+
+/// A variable's value, `None` when unset or blank.
+type Var<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// The endpoint as given, and whether it is the whole URL (the traces
+/// variable) rather than a base that `/v1/traces` is appended to.
+fn endpoint_given(flags: &Flags, var: &Var) -> Result<(String, bool)> {
+    match (&flags.endpoint, var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
+        (Some(e), _) => Ok((e.clone(), false)),
+        (None, Some(e)) => Ok((e, true)),
+        (None, None) => match var("OTEL_EXPORTER_OTLP_ENDPOINT") {
+            Some(e) => Ok((e, false)),
+            None => Err(config_error(
+                "endpoint",
+                "",
+                "no receiver named: pass --endpoint http://host:4318 (a base URL; /v1/traces is appended) or set OTEL_EXPORTER_OTLP_ENDPOINT",
+            )),
+        },
+    }
+}
+
+/// The encoding to send, `http/protobuf` unless one is named.
+fn protocol_given(flags: &Flags, var: &Var) -> Result<Protocol> {
+    let text = flags
+        .protocol
+        .clone()
+        .or_else(|| var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+        .or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL"));
+    let Some(p) = text else {
+        return Ok(Protocol::HttpProtobuf);
+    };
+    Protocol::parse(&p).ok_or_else(|| {
+        config_error(
+            "protocol",
+            &p,
+            "expected http/protobuf or http/json (gRPC is not supported: receivers that take it also take http/protobuf, usually on port 4318)",
+        )
+    })
+}
+
+/// The headers of both variables then the flags, each checked; a later
+/// header of the same name replaces an earlier one.
+fn headers_given(flags: &Flags, var: &Var) -> Result<Vec<(String, String)>> {
+    let mut headers = vec![];
+    for k in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    ] {
+        if let Some(v) = var(k) {
+            headers.extend(pairs("headers", &v)?);
+        }
+    }
+    for h in &flags.headers {
+        let Some((k, v)) = h.split_once('=') else {
+            return Err(config_error(
+                "header",
+                &name_only(h),
+                "expected K=V, such as --header 'Authorization=Bearer <key>'",
+            ));
+        };
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    for (k, v) in &headers {
+        check_header(k, v)?;
+    }
+    let mut unique: Vec<(String, String)> = vec![];
+    for (k, v) in headers {
+        unique.retain(|(u, _)| !u.eq_ignore_ascii_case(&k));
+        unique.push((k, v));
+    }
+    Ok(unique)
+}
+
+/// The time one request may take, from the variables in milliseconds.
+fn timeout_given(var: &Var) -> Result<Duration> {
+    match var("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT").or_else(|| var("OTEL_EXPORTER_OTLP_TIMEOUT")) {
+        None => Ok(DEFAULT_TIMEOUT),
+        Some(ms) => Ok(Duration::from_millis(ms.trim().parse::<u64>().map_err(
+            |_| config_error("timeout", &ms, "expected milliseconds, such as 10000"),
+        )?)),
+    }
+}
+
+/// The resource's attributes: the service's name (`logbook` unless named)
+/// and those of `OTEL_RESOURCE_ATTRIBUTES`.
+fn resource_given(var: &Var) -> Result<Vec<(String, String)>> {
+    let mut resource = vec![(
+        "service.name".to_string(),
+        var("OTEL_SERVICE_NAME").unwrap_or_else(|| "logbook".into()),
+    )];
+    if let Some(attrs) = var("OTEL_RESOURCE_ATTRIBUTES") {
+        for (k, v) in pairs("resource attributes", &attrs)? {
+            if k == "service.name" && var("OTEL_SERVICE_NAME").is_some() {
+                continue;
+            }
+            resource.retain(|(r, _)| *r != k);
+            resource.push((k, v));
+        }
+    }
+    Ok(resource)
 }
 
 /// Sends batches to one OTLP/HTTP endpoint.
@@ -469,51 +493,152 @@ impl OtlpReceiver {
         for (k, v) in &self.config.headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let mut resp = match req.send(body) {
-            Ok(r) => r,
-            Err(e) => {
-                let refused = self.refused.lock().ok().and_then(|mut r| r.take());
-                if let Some(addr) = refused {
-                    return Err(self.error(
-                        format!("its host name resolves to {}: {LINK_LOCAL}", addr.ip()),
-                        Next::say("pass ")
-                            .option("allow-link-local")
-                            .text(" if the receiver really is there, or point ")
-                            .option("endpoint")
-                            .text(" at another host"),
-                    ));
-                }
-                return match e {
-                    ureq::Error::Io(_)
-                    | ureq::Error::ConnectionFailed
-                    | ureq::Error::Timeout(_)
-                    | ureq::Error::Protocol(_) => Ok(Attempt::Retry(e.to_string(), None)),
-                    ureq::Error::HostNotFound => Err(self.error(
-                        "its host name does not resolve",
-                        Next::say("check the host in ")
-                            .option("endpoint")
-                            .text(" or OTEL_EXPORTER_OTLP_ENDPOINT"),
-                    )),
-                    ureq::Error::Http(e) => Err(self.error(
-                        format!("the request could not be made: {e}"),
-                        Next::say("check the headers given with ")
-                            .option("header")
-                            .text(" and OTEL_EXPORTER_OTLP_HEADERS, and the URL"),
-                    )),
-                    ureq::Error::Tls(e) => Err(self.error(
-                        format!("the TLS handshake failed: {e}"),
-                        Next::say("does the receiver take https on that port? Local receivers usually take http://"),
-                    )),
-                    other => Err(self.error(
-                        other.to_string(),
-                        Next::say("check the URL given with ")
-                            .option("endpoint")
-                            .text(" or OTEL_EXPORTER_OTLP_ENDPOINT"),
-                    )),
-                };
-            }
+        let answer = match req.send(body) {
+            Ok(mut resp) => Answer::read(&mut resp),
+            Err(e) => return self.unsent(e),
         };
-        let status = resp.status().as_u16();
+        match answer.status {
+            200..=299 => self.accepted(&answer, spans).map(Attempt::Done),
+            429 | 502 | 503 | 504 => Ok(Attempt::Retry(
+                format!("answered {}", answer.status),
+                answer.retry_after,
+            )),
+            _ => Err(self.refused(&answer, spans)),
+        }
+    }
+
+    /// A request that got no answer: worth another try when the network
+    /// failed on the way, an error naming what to fix otherwise.
+    fn unsent(&self, e: ureq::Error) -> Result<Attempt> {
+        let refused = self.refused.lock().ok().and_then(|mut r| r.take());
+        if let Some(addr) = refused {
+            return Err(self.error(
+                format!("its host name resolves to {}: {LINK_LOCAL}", addr.ip()),
+                Next::say("pass ")
+                    .option("allow-link-local")
+                    .text(" if the receiver really is there, or point ")
+                    .option("endpoint")
+                    .text(" at another host"),
+            ));
+        }
+        match e {
+            ureq::Error::Io(_)
+            | ureq::Error::ConnectionFailed
+            | ureq::Error::Timeout(_)
+            | ureq::Error::Protocol(_) => Ok(Attempt::Retry(e.to_string(), None)),
+            ureq::Error::HostNotFound => Err(self.error(
+                "its host name does not resolve",
+                Next::say("check the host in ")
+                    .option("endpoint")
+                    .text(" or OTEL_EXPORTER_OTLP_ENDPOINT"),
+            )),
+            ureq::Error::Http(e) => Err(self.error(
+                format!("the request could not be made: {e}"),
+                Next::say("check the headers given with ")
+                    .option("header")
+                    .text(" and OTEL_EXPORTER_OTLP_HEADERS, and the URL"),
+            )),
+            ureq::Error::Tls(e) => Err(self.error(
+                format!("the TLS handshake failed: {e}"),
+                Next::say("does the receiver take https on that port? Local receivers usually take http://"),
+            )),
+            other => Err(self.error(
+                other.to_string(),
+                Next::say("check the URL given with ")
+                    .option("endpoint")
+                    .text(" or OTEL_EXPORTER_OTLP_ENDPOINT"),
+            )),
+        }
+    }
+
+    /// A success's body read as the OTLP response its Content-Type names
+    /// (which may differ from the request's): how many spans the receiver
+    /// rejected, and why.
+    fn accepted(&self, a: &Answer, spans: u64) -> Result<Sent> {
+        let answered = if a.content_type.contains("json") {
+            Protocol::HttpJson
+        } else if a.content_type.contains("protobuf") {
+            Protocol::HttpProtobuf
+        } else {
+            self.config.protocol
+        };
+        let answer = wire::decode_response(&a.body, answered).map_err(|e| {
+            let said: String = String::from_utf8_lossy(&a.body).chars().take(120).collect();
+            self.error(
+                format!(
+                    "answered {} (Content-Type {}), but the body is not an OTLP {} response ({e}); it begins: {}",
+                    a.status,
+                    if a.content_type.is_empty() { "none" } else { &a.content_type },
+                    answered.as_str(),
+                    said.trim()
+                ),
+                "is this an OTLP/HTTP traces endpoint? It usually ends in /v1/traces on port 4318; a proxy or a web page answering instead says so in the body above",
+            )
+        })?;
+        let (rejected, message) = match answer.partial_success {
+            Some(p) => (
+                u64::try_from(p.rejected_spans).unwrap_or(0),
+                Some(p.error_message),
+            ),
+            None => (0, None),
+        };
+        Ok(Sent {
+            accepted: spans.saturating_sub(rejected),
+            rejected,
+            message: message.filter(|m| !m.is_empty()),
+            retries: 0,
+        })
+    }
+
+    /// A refusal not worth another try, quoting what the receiver said.
+    fn refused(&self, a: &Answer, spans: u64) -> Error {
+        let said = String::from_utf8_lossy(&a.body);
+        let said: String = said.chars().take(300).collect();
+        self.error(
+            format!("answered {}: {}", a.status, said.trim()),
+            refusal_next(a.status, spans),
+        )
+    }
+}
+
+/// What to do about a receiver's refusal with `status` of a batch of
+/// `spans` spans.
+fn refusal_next(status: u16, spans: u64) -> Next {
+    match status {
+        401 => Next::say("the receiver wants credentials: pass them with ")
+            .option("header")
+            .text(" (Authorization=Bearer <key>) or OTEL_EXPORTER_OTLP_HEADERS"),
+        403 => Next::say("the receiver, or a proxy on the way, refused the request: check the key given with ")
+            .option("header")
+            .text(" or OTEL_EXPORTER_OTLP_HEADERS, and whether HTTPS_PROXY or HTTP_PROXY sends it through a proxy that blocks this host"),
+        407 => Next::say("a proxy (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY) wants credentials: put them in the proxy's URL, or list this host in NO_PROXY"),
+        413 => Next::say(format!("the batch of {spans} spans is larger than the receiver takes: pass "))
+            .option("batch")
+            .text(format!(" {} or less (or leave out ", (spans / 2).max(1)))
+            .option("content")
+            .text(")"),
+        404 | 405 => Next::say("check the path: ")
+            .option("endpoint")
+            .text(" and OTEL_EXPORTER_OTLP_ENDPOINT take a base URL (/v1/traces is appended); OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given"),
+        415 => Next::say("the receiver does not take this encoding: try ")
+            .option("protocol")
+            .text(" http/protobuf"),
+        _ => Next::say("the receiver refused the batch; what it said is above"),
+    }
+}
+
+/// A receiver's answer, read whole.
+struct Answer {
+    status: u16,
+    /// Lowercase; empty when not given.
+    content_type: String,
+    /// The wait the receiver asked for before another try.
+    retry_after: Option<Duration>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn read(resp: &mut ureq::http::Response<ureq::Body>) -> Answer {
         let content_type = resp
             .headers()
             .get("content-type")
@@ -533,70 +658,11 @@ impl OtlpReceiver {
             .limit(1 << 20)
             .read_to_vec()
             .unwrap_or_default();
-        match status {
-            200..=299 => {
-                // The answer's encoding is what its Content-Type says, which
-                // may differ from the request's.
-                let answered = if content_type.contains("json") {
-                    Protocol::HttpJson
-                } else if content_type.contains("protobuf") {
-                    Protocol::HttpProtobuf
-                } else {
-                    self.config.protocol
-                };
-                let answer = wire::decode_response(&body, answered).map_err(|e| {
-                    let said: String = String::from_utf8_lossy(&body).chars().take(120).collect();
-                    self.error(
-                        format!(
-                            "answered {status} (Content-Type {}), but the body is not an OTLP {} response ({e}); it begins: {}",
-                            if content_type.is_empty() { "none" } else { &content_type },
-                            answered.as_str(),
-                            said.trim()
-                        ),
-                        "is this an OTLP/HTTP traces endpoint? It usually ends in /v1/traces on port 4318; a proxy or a web page answering instead says so in the body above",
-                    )
-                })?;
-                let (rejected, message) = match answer.partial_success {
-                    Some(p) => (
-                        u64::try_from(p.rejected_spans).unwrap_or(0),
-                        Some(p.error_message),
-                    ),
-                    None => (0, None),
-                };
-                Ok(Attempt::Done(Sent {
-                    accepted: spans.saturating_sub(rejected),
-                    rejected,
-                    message: message.filter(|m| !m.is_empty()),
-                    retries: 0,
-                }))
-            }
-            429 | 502 | 503 | 504 => Ok(Attempt::Retry(format!("answered {status}"), retry_after)),
-            _ => {
-                let said = String::from_utf8_lossy(&body);
-                let said: String = said.chars().take(300).collect();
-                let hint = match status {
-                    401 => Next::say("the receiver wants credentials: pass them with ")
-                        .option("header")
-                        .text(" (Authorization=Bearer <key>) or OTEL_EXPORTER_OTLP_HEADERS"),
-                    403 => Next::say("the receiver, or a proxy on the way, refused the request: check the key given with ")
-                        .option("header")
-                        .text(" or OTEL_EXPORTER_OTLP_HEADERS, and whether HTTPS_PROXY or HTTP_PROXY sends it through a proxy that blocks this host"),
-                    407 => Next::say("a proxy (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY) wants credentials: put them in the proxy's URL, or list this host in NO_PROXY"),
-                    413 => Next::say(format!("the batch of {spans} spans is larger than the receiver takes: pass "))
-                        .option("batch")
-                        .text(format!(" {} or less (or leave out ", (spans / 2).max(1)))
-                        .option("content")
-                        .text(")"),
-                    404 | 405 => Next::say("check the path: ")
-                        .option("endpoint")
-                        .text(" and OTEL_EXPORTER_OTLP_ENDPOINT take a base URL (/v1/traces is appended); OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given"),
-                    415 => Next::say("the receiver does not take this encoding: try ")
-                        .option("protocol")
-                        .text(" http/protobuf"),
-                    _ => Next::say("the receiver refused the batch; what it said is above"),
-                };
-                Err(self.error(format!("answered {status}: {}", said.trim()), hint))
-            }
+        Answer {
+            status: resp.status().as_u16(),
+            content_type,
+            retry_after,
+            body,
         }
     }
 }

@@ -154,6 +154,12 @@ pub(crate) async fn push(
     Ok(stats)
 }
 
+/// What the server holds of each id of a batch: its version, its hash and
+/// whether it is a tombstone.
+type Stored = HashMap<String, (i64, String, bool)>;
+
+/// The changes of one kind: read what the server holds of them, decide
+/// what each needs, and write that.
 async fn push_kind(
     tx: &Transaction<'_>,
     origin: &str,
@@ -162,87 +168,21 @@ async fn push_kind(
     stats: &mut PushStats,
 ) -> Res<()> {
     let table = table_of(kind);
-    let ids: Vec<String> = changes.iter().map(|c| c.id.clone()).collect();
-    let stored: HashMap<String, (i64, String, bool)> = tx
-        .query(
-            // One primary-key probe per id. As `origin = $1 AND id = ANY($2)`
-            // (or as a join) a catalog without statistics, as in a first
-            // push, was read by the origin alone, every row of it compared
-            // with the list: a cost per batch that grows with the table.
-            // `OFFSET 0` keeps the planner from flattening the probe
-            // back into such a join.
-            &format!(
-                "SELECT r.id, r.version, r.hash, r.deleted FROM unnest($2::text[]) AS u(id) \
-                 CROSS JOIN LATERAL (SELECT id, version, hash, deleted FROM {table} \
-                   WHERE origin = $1 AND id = u.id OFFSET 0) r"
-            ),
-            &[&origin, &ids],
-        )
-        .await
-        .map_err(err)?
-        .into_iter()
-        .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
-        .collect();
-    let mut write = vec![];
-    let mut touch: (Vec<String>, Vec<i64>) = (vec![], vec![]);
-    let mut gone: (Vec<String>, Vec<i64>) = (vec![], vec![]);
-    for c in changes {
-        match stored.get(&c.id) {
-            Some((v, _, _)) if *v >= c.version => stats.unchanged += 1,
-            Some((_, hash, deleted)) if c.body.is_some() && *hash == c.hash && !deleted => {
-                touch.0.push(c.id.clone());
-                touch.1.push(c.version);
-                stats.unchanged += 1;
-            }
-            _ => match &c.body {
-                Some(_) => {
-                    write.push(*c);
-                    stats.written += 1;
-                }
-                None => {
-                    gone.0.push(c.id.clone());
-                    gone.1.push(c.version);
-                    stats.deleted += 1;
-                }
-            },
-        }
+    let stored = stored_versions(tx, origin, table, changes).await?;
+    let plan = Plan::of(changes, &stored, stats);
+    if !plan.touch.0.is_empty() {
+        touch_versions(tx, origin, table, &plan.touch).await?;
     }
-    if !touch.0.is_empty() {
-        tx.execute(
-            &format!(
-                // `t.id = ANY($2)` lets the primary key find the rows: on
-                // the join alone, the planner read all of the origin's
-                // rows for each batch, a cost that grows with the table.
-                "UPDATE {table} t SET version = u.version \
-                 FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
-                 WHERE t.origin = $1 AND t.id = ANY($2) AND t.id = u.id \
-                   AND t.version < u.version"
-            ),
-            &[&origin, &touch.0, &touch.1],
-        )
-        .await
-        .map_err(err)?;
-    }
-    if !gone.0.is_empty() {
-        tx.execute(
-            &format!(
-                "INSERT INTO {table}(origin, id, version, hash, deleted) \
-                 SELECT $1, u.id, u.version, '', true \
-                 FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
-                 ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version, \
-                 hash = '', deleted = true WHERE {table}.version < excluded.version"
-            ),
-            &[&origin, &gone.0, &gone.1],
-        )
-        .await
-        .map_err(err)?;
+    if !plan.gone.0.is_empty() {
+        write_tombstones(tx, origin, table, &plan.gone).await?;
         if kind == Kind::Run {
-            clear_run_rows(tx, origin, &gone.0).await?;
+            clear_run_rows(tx, origin, &plan.gone.0).await?;
         }
     }
-    if write.is_empty() {
+    if plan.write.is_empty() {
         return Ok(());
     }
+    let write = plan.write;
     match kind {
         Kind::Run => {
             // Only a run the server held live can have output and edge
@@ -259,6 +199,130 @@ async fn push_kind(
         Kind::Transcript => write_transcripts(tx, origin, &write).await,
         Kind::WorkflowState => write_workflow_states(tx, origin, &write).await,
     }
+}
+
+/// What the server holds of the batch's ids in `table`.
+async fn stored_versions(
+    tx: &Transaction<'_>,
+    origin: &str,
+    table: &str,
+    changes: &[&Change],
+) -> Res<Stored> {
+    let ids: Vec<String> = changes.iter().map(|c| c.id.clone()).collect();
+    let rows = tx
+        .query(
+            // One primary-key probe per id. As `origin = $1 AND id = ANY($2)`
+            // (or as a join) a catalog without statistics, as in a first
+            // push, was read by the origin alone, every row of it compared
+            // with the list: a cost per batch that grows with the table.
+            // `OFFSET 0` keeps the planner from flattening the probe
+            // back into such a join.
+            &format!(
+                "SELECT r.id, r.version, r.hash, r.deleted FROM unnest($2::text[]) AS u(id) \
+                 CROSS JOIN LATERAL (SELECT id, version, hash, deleted FROM {table} \
+                   WHERE origin = $1 AND id = u.id OFFSET 0) r"
+            ),
+            &[&origin, &ids],
+        )
+        .await
+        .map_err(err)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
+        .collect())
+}
+
+/// Ids with their versions, as two columns for `unnest`.
+type Versions = (Vec<String>, Vec<i64>);
+
+/// What a batch needs, change by change, against what the server holds.
+struct Plan<'a> {
+    /// Records to write whole.
+    write: Vec<&'a Change>,
+    /// Records the server holds unchanged at an older version: only their
+    /// version moves.
+    touch: Versions,
+    /// Records deleted here: written as tombstones.
+    gone: Versions,
+}
+
+impl<'a> Plan<'a> {
+    /// Sorts `changes` by what each needs, counting them in `stats`.
+    fn of(changes: &[&'a Change], stored: &Stored, stats: &mut PushStats) -> Plan<'a> {
+        let mut plan = Plan {
+            write: vec![],
+            touch: (vec![], vec![]),
+            gone: (vec![], vec![]),
+        };
+        for &c in changes {
+            match stored.get(&c.id) {
+                Some((v, _, _)) if *v >= c.version => stats.unchanged += 1,
+                Some((_, hash, deleted)) if c.body.is_some() && *hash == c.hash && !deleted => {
+                    plan.touch.0.push(c.id.clone());
+                    plan.touch.1.push(c.version);
+                    stats.unchanged += 1;
+                }
+                _ => match &c.body {
+                    Some(_) => {
+                        plan.write.push(c);
+                        stats.written += 1;
+                    }
+                    None => {
+                        plan.gone.0.push(c.id.clone());
+                        plan.gone.1.push(c.version);
+                        stats.deleted += 1;
+                    }
+                },
+            }
+        }
+        plan
+    }
+}
+
+/// Moves the version of records the server holds unchanged.
+async fn touch_versions(
+    tx: &Transaction<'_>,
+    origin: &str,
+    table: &str,
+    touch: &Versions,
+) -> Res<()> {
+    tx.execute(
+        &format!(
+            // `t.id = ANY($2)` lets the primary key find the rows: on
+            // the join alone, the planner read all of the origin's
+            // rows for each batch, a cost that grows with the table.
+            "UPDATE {table} t SET version = u.version \
+             FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
+             WHERE t.origin = $1 AND t.id = ANY($2) AND t.id = u.id \
+               AND t.version < u.version"
+        ),
+        &[&origin, &touch.0, &touch.1],
+    )
+    .await
+    .map_err(err)?;
+    Ok(())
+}
+
+/// Marks deleted records as tombstones, over an older version only.
+async fn write_tombstones(
+    tx: &Transaction<'_>,
+    origin: &str,
+    table: &str,
+    gone: &Versions,
+) -> Res<()> {
+    tx.execute(
+        &format!(
+            "INSERT INTO {table}(origin, id, version, hash, deleted) \
+             SELECT $1, u.id, u.version, '', true \
+             FROM unnest($2::text[], $3::int8[]) AS u(id, version) \
+             ON CONFLICT (origin, id) DO UPDATE SET version = excluded.version, \
+             hash = '', deleted = true WHERE {table}.version < excluded.version"
+        ),
+        &[&origin, &gone.0, &gone.1],
+    )
+    .await
+    .map_err(err)?;
+    Ok(())
 }
 
 /// [`Catalog::reconcile`](logbook::catalog::Catalog::reconcile):
@@ -315,70 +379,125 @@ async fn exec(tx: &Transaction<'_>, sql: &str, params: &[&(dyn ToSql + Sync)]) -
     tx.execute(sql, params).await.map(|_| ()).map_err(err)
 }
 
+/// Runs written whole, with their outputs and edges in place of those the
+/// server held (`held`).
 async fn write_runs(
     tx: &Transaction<'_>,
     origin: &str,
     changes: &[&Change],
     held: &[String],
 ) -> Res<()> {
-    let mut ids = vec![];
-    let mut versions = vec![];
-    let mut hashes = vec![];
-    let mut folders = vec![];
-    let mut agents = vec![];
-    let mut workflows = vec![];
-    let mut statuses = vec![];
-    let mut users: Vec<Option<String>> = vec![];
-    let mut started_at = vec![];
-    let mut started_ms: Vec<Option<i64>> = vec![];
-    let mut completed_at: Vec<Option<String>> = vec![];
-    let mut titles = vec![];
-    let mut manifests = vec![];
-    let mut tags = vec![];
-    let mut search = vec![];
-    // Outputs and edges, flattened.
-    let (mut o_run, mut o_seq, mut o_file, mut o_type, mut o_desc, mut o_created) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
-    let (mut o_text, mut o_cut): (Vec<Option<String>>, Vec<bool>) = (vec![], vec![]);
-    let (mut e_child, mut e_parent) = (vec![], vec![]);
+    let mut batch = RunBatch::default();
     for c in changes {
-        let Some(Body::Run(r)) = &c.body else {
-            continue;
-        };
-        ids.push(c.id.clone());
-        versions.push(c.version);
-        hashes.push(c.hash.clone());
-        folders.push(clean(&r.folder));
-        agents.push(clean(&r.agent));
-        workflows.push(clean(&r.workflow));
-        statuses.push(clean(&r.status));
-        users.push(opt(&r.user));
-        started_at.push(clean(&r.started_at));
-        started_ms.push(r.started_ms);
-        completed_at.push(opt(&r.completed_at));
-        titles.push(clean(&r.title));
-        manifests.push(clean_json(&r.manifest));
-        tags.push(serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into()));
+        if let Some(Body::Run(r)) = &c.body {
+            batch.push(c, r);
+        }
+    }
+    insert_runs(tx, origin, &batch.runs).await?;
+    if !held.is_empty() {
+        clear_run_rows(tx, origin, held).await?;
+    }
+    if !batch.outputs.run.is_empty() {
+        insert_outputs(tx, origin, &batch.outputs).await?;
+    }
+    if !batch.edges.0.is_empty() {
+        exec(
+            tx,
+            "INSERT INTO edges(origin, child, parent) \
+             SELECT $1, u.* FROM unnest($2::text[], $3::text[]) AS u ON CONFLICT DO NOTHING",
+            &[&origin, &batch.edges.0, &batch.edges.1],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// A batch of runs as columns for `unnest`: one statement per table.
+#[derive(Default)]
+struct RunBatch {
+    runs: RunColumns,
+    outputs: OutputColumns,
+    /// Lineage edges: children and their parents.
+    edges: (Vec<String>, Vec<String>),
+}
+
+/// The `runs` table's columns, one value per run.
+#[derive(Default)]
+struct RunColumns {
+    ids: Vec<String>,
+    versions: Vec<i64>,
+    hashes: Vec<String>,
+    folders: Vec<String>,
+    agents: Vec<String>,
+    workflows: Vec<String>,
+    statuses: Vec<String>,
+    users: Vec<Option<String>>,
+    started_at: Vec<String>,
+    started_ms: Vec<Option<i64>>,
+    completed_at: Vec<Option<String>>,
+    titles: Vec<String>,
+    manifests: Vec<String>,
+    tags: Vec<String>,
+    search: Vec<String>,
+}
+
+/// The `outputs` table's columns, one value per output of every run.
+#[derive(Default)]
+struct OutputColumns {
+    run: Vec<String>,
+    seq: Vec<i32>,
+    file: Vec<String>,
+    output_type: Vec<String>,
+    description: Vec<String>,
+    created: Vec<String>,
+    text: Vec<Option<String>>,
+    truncated: Vec<bool>,
+}
+
+impl RunBatch {
+    /// Adds run `r` of change `c`, its outputs and its edges.
+    fn push(&mut self, c: &Change, r: &logbook::catalog::RunBody) {
+        let runs = &mut self.runs;
+        runs.ids.push(c.id.clone());
+        runs.versions.push(c.version);
+        runs.hashes.push(c.hash.clone());
+        runs.folders.push(clean(&r.folder));
+        runs.agents.push(clean(&r.agent));
+        runs.workflows.push(clean(&r.workflow));
+        runs.statuses.push(clean(&r.status));
+        runs.users.push(opt(&r.user));
+        runs.started_at.push(clean(&r.started_at));
+        runs.started_ms.push(r.started_ms);
+        runs.completed_at.push(opt(&r.completed_at));
+        runs.titles.push(clean(&r.title));
+        runs.manifests.push(clean_json(&r.manifest));
+        runs.tags
+            .push(serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into()));
         // Words never hold a space (the tokenizer splits on them).
-        search.push(clean(&r.search_words.join(" ")));
+        runs.search.push(clean(&r.search_words.join(" ")));
+        let outputs = &mut self.outputs;
         for (seq, o) in r.outputs.iter().enumerate() {
-            o_run.push(c.id.clone());
-            o_seq.push(seq as i32);
-            o_file.push(clean(&o.file));
-            o_type.push(clean(&o.output_type));
-            o_desc.push(clean(&o.description));
-            o_created.push(clean(&o.created_at));
-            o_text.push(opt(&o.text));
-            o_cut.push(o.truncated);
+            outputs.run.push(c.id.clone());
+            outputs.seq.push(seq as i32);
+            outputs.file.push(clean(&o.file));
+            outputs.output_type.push(clean(&o.output_type));
+            outputs.description.push(clean(&o.description));
+            outputs.created.push(clean(&o.created_at));
+            outputs.text.push(opt(&o.text));
+            outputs.truncated.push(o.truncated);
         }
         let mut parents = r.parents.clone();
         parents.sort();
         parents.dedup();
         for p in parents {
-            e_child.push(c.id.clone());
-            e_parent.push(clean(&p));
+            self.edges.0.push(c.id.clone());
+            self.edges.1.push(clean(&p));
         }
     }
+}
+
+/// Upserts the runs' rows, over an older version only.
+async fn insert_runs(tx: &Transaction<'_>, origin: &str, r: &RunColumns) -> Res<()> {
     exec(
         tx,
         r#"INSERT INTO runs(origin, id, version, hash, deleted, folder, agent, workflow, status,
@@ -402,49 +521,46 @@ async fn write_runs(
            WHERE runs.version < excluded.version"#,
         &[
             &origin,
-            &ids,
-            &versions,
-            &hashes,
-            &folders,
-            &agents,
-            &workflows,
-            &statuses,
-            &users,
-            &started_at,
-            &started_ms,
-            &completed_at,
-            &titles,
-            &manifests,
-            &tags,
-            &search,
+            &r.ids,
+            &r.versions,
+            &r.hashes,
+            &r.folders,
+            &r.agents,
+            &r.workflows,
+            &r.statuses,
+            &r.users,
+            &r.started_at,
+            &r.started_ms,
+            &r.completed_at,
+            &r.titles,
+            &r.manifests,
+            &r.tags,
+            &r.search,
         ],
     )
-    .await?;
-    if !held.is_empty() {
-        clear_run_rows(tx, origin, held).await?;
-    }
-    if !o_run.is_empty() {
-        exec(
-            tx,
-            "INSERT INTO outputs(origin, run_id, seq, file, type, description, created_at, text, truncated) \
-             SELECT $1, u.* FROM unnest($2::text[], $3::int4[], $4::text[], $5::text[], $6::text[], \
-               $7::text[], $8::text[], $9::bool[]) AS u",
-            &[
-                &origin, &o_run, &o_seq, &o_file, &o_type, &o_desc, &o_created, &o_text, &o_cut,
-            ],
-        )
-        .await?;
-    }
-    if !e_child.is_empty() {
-        exec(
-            tx,
-            "INSERT INTO edges(origin, child, parent) \
-             SELECT $1, u.* FROM unnest($2::text[], $3::text[]) AS u ON CONFLICT DO NOTHING",
-            &[&origin, &e_child, &e_parent],
-        )
-        .await?;
-    }
-    Ok(())
+    .await
+}
+
+/// Inserts the runs' outputs (their old rows are cleared first).
+async fn insert_outputs(tx: &Transaction<'_>, origin: &str, o: &OutputColumns) -> Res<()> {
+    exec(
+        tx,
+        "INSERT INTO outputs(origin, run_id, seq, file, type, description, created_at, text, truncated) \
+         SELECT $1, u.* FROM unnest($2::text[], $3::int4[], $4::text[], $5::text[], $6::text[], \
+           $7::text[], $8::text[], $9::bool[]) AS u",
+        &[
+            &origin,
+            &o.run,
+            &o.seq,
+            &o.file,
+            &o.output_type,
+            &o.description,
+            &o.created,
+            &o.text,
+            &o.truncated,
+        ],
+    )
+    .await
 }
 
 async fn write_work_sessions(tx: &Transaction<'_>, origin: &str, changes: &[&Change]) -> Res<()> {

@@ -27,161 +27,165 @@ fn team_run(r: &Row) -> TeamRun {
 
 const RUN_COLUMNS: &str = "r.origin, r.id, r.folder, r.manifest::text";
 
-pub(crate) async fn find_runs(c: &Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u64)> {
-    let mut filters = vec!["NOT r.deleted".to_string()];
-    // A workflow pattern's two branches (the name equal to the pattern,
-    // and the names in its prefix range that match it), for the count.
-    let mut workflow_split: Option<(usize, String, String)> = None;
-    // Typed, so each statement goes in one round trip (parse, bind and
-    // execute together) instead of two: a team server is often across a
-    // network, where round trips are the cost.
-    let mut params: Vec<(Box<dyn ToSql + Sync + Send>, Type)> = vec![];
-    let add = |filters: &mut Vec<String>,
-               params: &mut Vec<(Box<dyn ToSql + Sync + Send>, Type)>,
-               sql: &str,
-               value: Box<dyn ToSql + Sync + Send>,
-               ty: Type| {
-        params.push((value, ty));
-        filters.push(sql.replace('?', &format!("${}", params.len())));
-    };
-    if let Some(a) = &q.agent {
-        add(
-            &mut filters,
-            &mut params,
-            "r.agent = ?",
-            Box::new(a.clone()),
-            Type::TEXT,
-        );
+/// A parameter of a statement, typed, so each statement goes in one round
+/// trip (parse, bind and execute together) instead of two: a team server
+/// is often across a network, where round trips are the cost.
+type Param = (Box<dyn ToSql + Sync + Send>, Type);
+
+/// A run query as SQL: its filters (joined by AND) and their parameters.
+struct RunFilter {
+    filters: Vec<String>,
+    params: Vec<Param>,
+    /// A workflow pattern's two branches (the name equal to the pattern,
+    /// and the names in its prefix range that match it), for the count:
+    /// the filter they replace, and each branch.
+    workflow_split: Option<(usize, String, String)>,
+}
+
+impl RunFilter {
+    /// `sql` with its `?` naming `value`'s parameter.
+    fn add(&mut self, sql: &str, value: Box<dyn ToSql + Sync + Send>, ty: Type) {
+        self.params.push((value, ty));
+        self.filters
+            .push(sql.replace('?', &format!("${}", self.params.len())));
     }
-    if let Some(w) = &q.workflow {
-        match prefix_range(w) {
-            // The range holds every match of the pattern, so an index reads
-            // only it; a name equal to the pattern itself (which starts
-            // with `^`) is outside it, hence the other branch.
-            Some((lo, hi)) => {
-                params.push((Box::new(w.clone()), Type::TEXT));
-                let p = params.len();
-                params.push((Box::new(lo), Type::TEXT));
-                let mut range = format!("r.workflow >= ${}", params.len());
-                if let Some(hi) = hi {
-                    params.push((Box::new(hi), Type::TEXT));
-                    range.push_str(&format!(" AND r.workflow < ${}", params.len()));
-                }
-                let range = format!("{range} AND r.workflow ~ ${p}");
-                workflow_split = Some((
-                    filters.len(),
-                    format!("r.workflow = ${p} AND NOT ({range})"),
-                    range.clone(),
-                ));
-                filters.push(format!("(r.workflow = ${p} OR ({range}))"));
-            }
-            // Both `?` name the one parameter.
-            None => add(
-                &mut filters,
-                &mut params,
-                "(r.workflow = ? OR r.workflow ~ ?)",
-                Box::new(w.clone()),
-                Type::TEXT,
-            ),
+
+    /// Every filter of `q` but the paging.
+    fn of(q: &RunQuery) -> Res<RunFilter> {
+        let mut f = RunFilter {
+            filters: vec!["NOT r.deleted".to_string()],
+            params: vec![],
+            workflow_split: None,
+        };
+        if let Some(a) = &q.agent {
+            f.add("r.agent = ?", Box::new(a.clone()), Type::TEXT);
         }
-    }
-    if let Some(s) = &q.status {
-        add(
-            &mut filters,
-            &mut params,
-            "r.status = ?",
-            Box::new(s.clone()),
-            Type::TEXT,
-        );
-    }
-    if let Some(u) = &q.user {
-        add(
-            &mut filters,
-            &mut params,
-            "r.\"user\" = ?",
-            Box::new(u.clone()),
-            Type::TEXT,
-        );
-    }
-    if let Some(t) = &q.tag {
-        add(
-            &mut filters,
-            &mut params,
-            "r.tags @> ARRAY[?::text]",
-            Box::new(t.clone()),
-            Type::TEXT,
-        );
-    }
-    if let Some(since) = q.since {
-        add(
-            &mut filters,
-            &mut params,
-            "r.started_ms >= ?",
-            Box::new(since.as_millisecond()),
-            Type::INT8,
-        );
-    }
-    if let Some(text) = &q.text {
-        let words = logbook::catalog::search_words(text).map_err(|e| e.to_string())?;
-        if words.is_empty() {
-            // Punctuation only: a local search matches nothing either.
-            filters.push("false".into());
-        } else {
-            add(
-                &mut filters,
-                &mut params,
-                "r.search @@ ?::text::tsquery",
-                Box::new(tsquery_of(&words)),
-                Type::TEXT,
+        if let Some(w) = &q.workflow {
+            f.workflow(w);
+        }
+        if let Some(s) = &q.status {
+            f.add("r.status = ?", Box::new(s.clone()), Type::TEXT);
+        }
+        if let Some(u) = &q.user {
+            f.add("r.\"user\" = ?", Box::new(u.clone()), Type::TEXT);
+        }
+        if let Some(t) = &q.tag {
+            f.add("r.tags @> ARRAY[?::text]", Box::new(t.clone()), Type::TEXT);
+        }
+        if let Some(since) = q.since {
+            f.add(
+                "r.started_ms >= ?",
+                Box::new(since.as_millisecond()),
+                Type::INT8,
             );
         }
+        if let Some(text) = &q.text {
+            let words = logbook::catalog::search_words(text).map_err(|e| e.to_string())?;
+            if words.is_empty() {
+                // Punctuation only: a local search matches nothing either.
+                f.filters.push("false".into());
+            } else {
+                f.add(
+                    "r.search @@ ?::text::tsquery",
+                    Box::new(tsquery_of(&words)),
+                    Type::TEXT,
+                );
+            }
+        }
+        Ok(f)
     }
+
+    /// The workflow name equal to `w`, or matching it as a pattern.
+    fn workflow(&mut self, w: &str) {
+        let Some((lo, hi)) = prefix_range(w) else {
+            // Both `?` name the one parameter.
+            self.add(
+                "(r.workflow = ? OR r.workflow ~ ?)",
+                Box::new(w.to_string()),
+                Type::TEXT,
+            );
+            return;
+        };
+        // The range holds every match of the pattern, so an index reads
+        // only it; a name equal to the pattern itself (which starts with
+        // `^`) is outside it, hence the other branch.
+        self.params.push((Box::new(w.to_string()), Type::TEXT));
+        let p = self.params.len();
+        self.params.push((Box::new(lo), Type::TEXT));
+        let mut range = format!("r.workflow >= ${}", self.params.len());
+        if let Some(hi) = hi {
+            self.params.push((Box::new(hi), Type::TEXT));
+            range.push_str(&format!(" AND r.workflow < ${}", self.params.len()));
+        }
+        let range = format!("{range} AND r.workflow ~ ${p}");
+        self.workflow_split = Some((
+            self.filters.len(),
+            format!("r.workflow = ${p} AND NOT ({range})"),
+            range.clone(),
+        ));
+        self.filters
+            .push(format!("(r.workflow = ${p} OR ({range}))"));
+    }
+
+    /// The page of runs, its limit and offset the two parameters after
+    /// the filter's. The page's keys first, from the indexes alone where
+    /// they can, then the manifests of only those runs (reading every
+    /// candidate's manifest to sort it was most of the time).
+    fn page_sql(&self) -> String {
+        let n = self.params.len();
+        format!(
+            "SELECT {RUN_COLUMNS} FROM (SELECT r.origin, r.id, r.started_ms FROM runs r \
+               WHERE {} \
+               ORDER BY r.started_ms DESC NULLS LAST, r.id DESC LIMIT ${} OFFSET ${}) p \
+             JOIN runs r ON r.origin = p.origin AND r.id = p.id \
+             ORDER BY p.started_ms DESC NULLS LAST, p.id DESC",
+            self.filters.join(" AND "),
+            n + 1,
+            n + 2
+        )
+    }
+
+    /// How many runs match. The branches of a workflow pattern are counted
+    /// apart and added (the name equal to the pattern only where the other
+    /// branch does not count it), so each is a range of `runs_tally`, not a
+    /// filter on every entry of the agent's.
+    fn count_sql(&self) -> String {
+        let Some((at, equal, range)) = &self.workflow_split else {
+            return format!(
+                "SELECT count(*) FROM runs r WHERE {}",
+                self.filters.join(" AND ")
+            );
+        };
+        let with = |branch: &str| {
+            let mut f = self.filters.clone();
+            f[*at] = branch.to_string();
+            f.join(" AND ")
+        };
+        format!(
+            "SELECT (SELECT count(*) FROM runs r WHERE {}) \
+                  + (SELECT count(*) FROM runs r WHERE {})",
+            with(equal),
+            with(range)
+        )
+    }
+}
+
+pub(crate) async fn find_runs(c: &Object, q: &RunQuery) -> Res<(Vec<TeamRun>, u64)> {
+    let filter = RunFilter::of(q)?;
     let limit = q.limit.unwrap_or(50).min(i64::MAX as usize) as i64;
     let offset = q.offset.min(i64::MAX as usize) as i64;
-    let where_ = filters.join(" AND ");
-    let refs: Vec<(&(dyn ToSql + Sync), Type)> = params
+    let refs: Vec<(&(dyn ToSql + Sync), Type)> = filter
+        .params
         .iter()
         .map(|(p, t)| (p.as_ref() as &(dyn ToSql + Sync), t.clone()))
         .collect();
     let mut page_params = refs.clone();
     page_params.push((&limit, Type::INT8));
     page_params.push((&offset, Type::INT8));
-    let n = refs.len();
-    // The page's keys first, from the indexes alone where they can, then
-    // the manifests of only those runs (reading every candidate's manifest
-    // to sort it was most of the time).
     // The page and its count go out together (tokio-postgres pipelines
     // the statements of one connection): one wait for the server, not two.
     // A short page makes the count needless, and then it read few rows.
-    let page_sql = format!(
-        "SELECT {RUN_COLUMNS} FROM (SELECT r.origin, r.id, r.started_ms FROM runs r \
-           WHERE {where_} \
-           ORDER BY r.started_ms DESC NULLS LAST, r.id DESC LIMIT ${} OFFSET ${}) p \
-         JOIN runs r ON r.origin = p.origin AND r.id = p.id \
-         ORDER BY p.started_ms DESC NULLS LAST, p.id DESC",
-        n + 1,
-        n + 2
-    );
-    // The branches of a workflow pattern are counted apart and added (the
-    // name equal to the pattern only where the other branch does not count
-    // it), so each is a range of `runs_tally`, not a filter on every entry
-    // of the agent's.
-    let count_sql = match &workflow_split {
-        Some((at, equal, range)) => {
-            let with = |branch: &str| {
-                let mut f = filters.clone();
-                f[*at] = branch.to_string();
-                f.join(" AND ")
-            };
-            format!(
-                "SELECT (SELECT count(*) FROM runs r WHERE {}) \
-                      + (SELECT count(*) FROM runs r WHERE {})",
-                with(equal),
-                with(range)
-            )
-        }
-        None => format!("SELECT count(*) FROM runs r WHERE {where_}"),
-    };
+    let (page_sql, count_sql) = (filter.page_sql(), filter.count_sql());
     let (rows, count) = tokio::try_join!(
         c.query_typed(&page_sql, &page_params),
         c.query_typed_one(&count_sql, &refs),

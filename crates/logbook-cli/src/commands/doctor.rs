@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use anyhow::Result;
 use clap::Args;
-use logbook::error::Face;
+use logbook::error::{Face, Next, Step};
 use logbook::ops::doctor::{self, DEFAULT_ABANDONED_AFTER_HOURS, Options};
 
 use super::Context;
@@ -28,11 +28,27 @@ pub(crate) struct DoctorArgs {
 }
 
 pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
-    if !a.abandoned_after.is_finite() || a.abandoned_after < 0.0 {
-        anyhow::bail!("--abandoned-after must be a number of hours, 0 or more");
+    let opts = Options {
+        fix: a.fix,
+        abandoned_after_hours: a.abandoned_after,
+        full: a.full,
+    };
+    let report = check(ctx, &opts)?;
+    // Printed here, straight from the report: a large project can have
+    // very many findings, not to be held twice more as a JSON value and as
+    // text.
+    if ctx.printer.json {
+        ctx.printer.write_json(&Json(&report))?;
+    } else {
+        print_findings(ctx, &report)?;
     }
-    // A million run folders take a while: a spinner with the count on a
-    // terminal (the total is not known before the streamed walk ends).
+    Ok(verdict(&report, a.fix))
+}
+
+/// Every check, with a spinner counting run folders on a terminal: a
+/// million of them take a while, and the total is not known before the
+/// streamed walk ends.
+fn check(ctx: &Context, opts: &Options) -> Result<doctor::Report> {
     let bar = (!ctx.printer.json && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
@@ -48,66 +64,62 @@ pub(crate) fn run(ctx: &Context, a: &DoctorArgs) -> Result<Output> {
             bar.set_position(done);
         }
     };
-    let report = doctor::check_with_progress(
-        &ctx.project,
-        &Options {
-            fix: a.fix,
-            abandoned_after_hours: a.abandoned_after,
-            full: a.full,
-        },
-        Some(&progress),
-    )?;
+    let report = doctor::check_with_progress(&ctx.project, opts, Some(&progress))?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    // Printed here, straight from the report: a large project can have
-    // very many findings, not to be held twice more as a JSON value and as
-    // text.
-    if ctx.printer.json {
-        ctx.printer.write_json(&Json(&report))?;
-    } else {
-        let style = ctx.style();
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-        if report.findings.is_empty() {
-            let line = format!(
-                "{} ({} runs checked)\n",
-                style.green("No problems found"),
-                report.runs_checked
-            );
-            out.write_all(crate::printer::render(&line).as_bytes())?;
-        }
-        for f in &report.findings {
-            let f = f.worded(Face::Cli);
-            // A finding quotes the file it is about: rendered like all
-            // human output, line by line so the report is never held whole.
-            let mut line = format!(
-                "{} {}: {}\n",
-                style.yellow(f.kind),
-                // One finding a line: a file's name cannot add another.
-                logbook::model::terminal::cell(&f.path.to_string_lossy()),
-                f.message
-            );
-            if let Some(fixed) = f.fixed {
-                line.push_str(&format!("  fixed: {fixed}\n"));
-            }
-            out.write_all(crate::printer::render(&line).as_bytes())?;
-        }
-        out.flush()?;
+    Ok(report)
+}
+
+/// The findings as text, or that there are none.
+fn print_findings(ctx: &Context, report: &doctor::Report) -> Result<()> {
+    let style = ctx.style();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    if report.findings.is_empty() {
+        let line = format!(
+            "{} ({} runs checked)\n",
+            style.green("No problems found"),
+            report.runs_checked
+        );
+        out.write_all(crate::printer::render(&line).as_bytes())?;
     }
+    for f in &report.findings {
+        let f = f.worded(Face::Cli);
+        // A finding quotes the file it is about: rendered like all
+        // human output, line by line so the report is never held whole.
+        let mut line = format!(
+            "{} {}: {}\n",
+            style.yellow(f.kind),
+            // One finding a line: a file's name cannot add another.
+            logbook::model::terminal::cell(&f.path.to_string_lossy()),
+            f.message
+        );
+        if let Some(fixed) = f.fixed {
+            line.push_str(&format!("  fixed: {fixed}\n"));
+        }
+        out.write_all(crate::printer::render(&line).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The printed output, failing while problems remain, with what to do
+/// about them.
+fn verdict(report: &doctor::Report, fixing: bool) -> Output {
     let out = Output::printed();
     let open = report.unresolved();
-    if open > 0 {
-        let what = if a.fix {
-            format!("{open} problem(s) remain that --fix cannot repair; see the findings above")
-        } else {
-            format!(
-                "{} problem(s) found; `logbook doctor --fix` repairs what it can",
-                report.findings.len()
-            )
-        };
-        return Ok(out.failing(what));
+    if open == 0 {
+        return out;
     }
-    Ok(out)
+    let what = if fixing {
+        Next::say(format!("{open} problem(s) remain that "))
+            .option("fix")
+            .text(" cannot repair; see the findings above")
+    } else {
+        Next::say(format!("{} problem(s) found; ", report.findings.len()))
+            .then(Next::of(Step::Doctor { fix: true }, " repairs what it can"))
+    };
+    out.failing(what.word(Face::Cli))
 }
 
 /// The report as `--json` prints it, each finding worded for the CLI one

@@ -6,9 +6,11 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use logbook::error::Step;
 use logbook::model::hook::settings::{HookAgent, HookScope};
 use logbook::ops::hook::settings::{self as ops, HookAction, HookChange, HookStatus};
 
+use super::worded;
 use crate::printer::{Output, pad};
 
 #[derive(Debug, Subcommand)]
@@ -163,8 +165,9 @@ fn change_output(c: &HookChange) -> Result<Output> {
     for other in &c.also_in {
         let _ = writeln!(
             out,
-            "  note: {} has Logbook's hooks too, and {agent} runs both; `logbook hooks uninstall` with that file's scope removes them",
-            other.display()
+            "  note: {} has Logbook's hooks too, and {agent} runs both; {} with that file's scope removes them",
+            other.display(),
+            worded(Step::UninstallHooks)
         );
     }
     if c.dry_run {
@@ -238,9 +241,12 @@ fn status_text(rows: &[HookStatus]) -> String {
             };
             if let Some(program) = &r.program {
                 let there = if r.program_exists == Some(true) {
-                    "exists"
+                    "exists".to_string()
                 } else {
-                    "MISSING: run `logbook hooks install` again"
+                    let install = Step::InstallHooks {
+                        agent: r.agent.to_string(),
+                    };
+                    format!("MISSING: run {} again", worded(install))
                 };
                 let _ = write!(s, " -> {program} ({there})");
             }

@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use clap::Subcommand;
+use logbook::error::Step;
 use logbook::ops::index as ops;
 use logbook::ops::index::SyncReport;
 use serde_json::json;
 
-use super::Context;
+use super::{Context, worded};
 use crate::printer::{Output, thousands};
 
 #[derive(Debug, Subcommand)]
@@ -49,65 +50,74 @@ pub(crate) fn run(ctx: &Context, cmd: &IndexCommand) -> Result<Output> {
         }
         IndexCommand::Status => {
             let s = ops::status(&ctx.project)?;
-            let mut out = String::new();
-            let _ = writeln!(
-                out,
-                "Index: {} (schema {})",
-                s.path.display(),
-                s.schema_version
-            );
-            let _ = writeln!(
-                out,
-                "  Size:          {:.1} MiB",
-                s.size_bytes as f64 / 1048576.0
-            );
-            let _ = writeln!(out, "  Runs:          {}", thousands(s.runs));
-            let _ = writeln!(out, "  Outputs:       {}", thousands(s.outputs));
-            let _ = writeln!(out, "  Lineage edges: {}", thousands(s.edges));
-            let _ = writeln!(out, "  Work sessions: {}", thousands(s.work_sessions));
-            let _ = writeln!(out, "  Transcripts:   {}", thousands(s.transcripts));
-            let _ = writeln!(out, "  Workflows:     {}", thousands(s.workflow_states));
-            let _ = writeln!(out, "  Corrupt files: {}", thousands(s.corrupt));
-            let _ = writeln!(out, "  Pending:       {}", thousands(s.pending));
-            let _ = writeln!(
-                out,
-                "  Last sync:     {}",
-                s.last_sync.as_deref().unwrap_or("never")
-            );
-            if s.text.phase == "complete" {
-                let _ = writeln!(out, "  Full text:     complete");
-            } else {
-                let _ = writeln!(
-                    out,
-                    "  Full text:     being built, {}% ({} of {} runs and transcripts); text searches may miss matches until then",
-                    s.text.percent,
-                    thousands(s.text.done),
-                    thousands(s.text.total)
-                );
-            }
-            let stale = s.stale.new + s.stale.changed + s.stale.deleted;
-            if stale == 0 {
-                let _ = writeln!(out, "  Up to date with the files.");
-            } else {
-                let _ = writeln!(
-                    out,
-                    "  Stale: {} new, {} changed, {} deleted file(s); run `logbook index sync`.",
-                    s.stale.new, s.stale.changed, s.stale.deleted
-                );
-            }
-            if !s.schema_history.is_empty() {
-                let _ = writeln!(out, "  Schema history:");
-                for h in &s.schema_history {
-                    let _ = writeln!(
-                        out,
-                        "    {:>3}  {:<32} {}  (logbook {})",
-                        h.version, h.step, h.applied_at, h.logbook
-                    );
-                }
-            }
-            Ok(Output::new(serde_json::to_value(&s)?, out))
+            Ok(Output::new(serde_json::to_value(&s)?, status_text(&s)))
         }
     }
+}
+
+/// `index status` as text: counts, the full text's progress, staleness
+/// and the schema's history.
+fn status_text(s: &ops::Status) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Index: {} (schema {})",
+        s.path.display(),
+        s.schema_version
+    );
+    let _ = writeln!(
+        out,
+        "  Size:          {:.1} MiB",
+        s.size_bytes as f64 / 1048576.0
+    );
+    let _ = writeln!(out, "  Runs:          {}", thousands(s.runs));
+    let _ = writeln!(out, "  Outputs:       {}", thousands(s.outputs));
+    let _ = writeln!(out, "  Lineage edges: {}", thousands(s.edges));
+    let _ = writeln!(out, "  Work sessions: {}", thousands(s.work_sessions));
+    let _ = writeln!(out, "  Transcripts:   {}", thousands(s.transcripts));
+    let _ = writeln!(out, "  Workflows:     {}", thousands(s.workflow_states));
+    let _ = writeln!(out, "  Corrupt files: {}", thousands(s.corrupt));
+    let _ = writeln!(out, "  Pending:       {}", thousands(s.pending));
+    let _ = writeln!(
+        out,
+        "  Last sync:     {}",
+        s.last_sync.as_deref().unwrap_or("never")
+    );
+    if s.text.phase == "complete" {
+        let _ = writeln!(out, "  Full text:     complete");
+    } else {
+        let _ = writeln!(
+            out,
+            "  Full text:     being built, {}% ({} of {} runs and transcripts); text searches may miss matches until then",
+            s.text.percent,
+            thousands(s.text.done),
+            thousands(s.text.total)
+        );
+    }
+    let stale = s.stale.new + s.stale.changed + s.stale.deleted;
+    if stale == 0 {
+        let _ = writeln!(out, "  Up to date with the files.");
+    } else {
+        let _ = writeln!(
+            out,
+            "  Stale: {} new, {} changed, {} deleted file(s); run {}.",
+            s.stale.new,
+            s.stale.changed,
+            s.stale.deleted,
+            worded(Step::SyncIndex)
+        );
+    }
+    if !s.schema_history.is_empty() {
+        let _ = writeln!(out, "  Schema history:");
+        for h in &s.schema_history {
+            let _ = writeln!(
+                out,
+                "    {:>3}  {:<32} {}  (logbook {})",
+                h.version, h.step, h.applied_at, h.logbook
+            );
+        }
+    }
+    out
 }
 
 fn report_output(ctx: &Context, verb: &str, r: &SyncReport) -> Output {

@@ -22,6 +22,7 @@ mod workflow;
 use anyhow::{Context as _, Result};
 use clap::Subcommand;
 use logbook::Logbook;
+use logbook::error::{Face, Next, Step};
 
 use crate::Cli;
 use crate::printer::{Output, Printer, Style};
@@ -62,10 +63,18 @@ impl Context<'_> {
                 format!("{path}: {}", c.reason)
             };
             self.printer.warn(&format!(
-                "skipped {what} (`logbook doctor` checks every file)"
+                "skipped {what} ({})",
+                worded(Next::of(Step::Doctor { fix: false }, " checks every file"))
             ));
         }
     }
+}
+
+/// What to do next, worded as the commands a person runs: a hint the CLI
+/// writes itself names its steps through the model's [`Step`], as the
+/// library's hints do, so a command is spelled in one place.
+pub(crate) fn worded(next: impl Into<Next>) -> String {
+    next.into().word(Face::Cli)
 }
 
 #[derive(Debug, Subcommand)]

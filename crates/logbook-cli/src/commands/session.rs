@@ -6,11 +6,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use logbook::clock;
+use logbook::error::Next;
 use logbook::model::terminal::cell;
 use logbook::model::work_session::{AgentOutcome, Indicator, SessionStatus, Usage, WorkSession};
 use logbook::ops::work_session::{self as ws, StartOptions};
 
-use super::Context;
+use super::{Context, worded};
 use crate::printer::{Output, Style, thousands};
 
 #[derive(Debug, Args)]
@@ -589,7 +590,18 @@ pub(crate) fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
             let (s, m) = ws::record_measured_usage(&ctx.project, session, t)?;
             (s, Some(m))
         }
-        (None, None, None) => bail!("give --current N, --add N or --from-transcript ID"),
+        (None, None, None) => bail!(
+            "{}",
+            worded(
+                Next::say("give ")
+                    .option("current")
+                    .text(" N, ")
+                    .option("add")
+                    .text(" N or ")
+                    .option("from_transcript")
+                    .text(" ID")
+            )
+        ),
     };
     let from = measured
         .as_ref()
@@ -699,7 +711,16 @@ pub(crate) fn agent(ctx: &Context, c: &AgentCommand) -> Result<Output> {
                         format!(" (measured in transcript {})", m.id),
                     )
                 }
-                (None, None) => bail!("give --tokens N or --transcript ID"),
+                (None, None) => bail!(
+                    "{}",
+                    worded(
+                        Next::say("give ")
+                            .option("tokens")
+                            .text(" N or ")
+                            .option("transcript")
+                            .text(" ID")
+                    )
+                ),
             };
             let human = format!(
                 "Agent {id} done: {} tokens kept out of the main context{from} (session total {})\n",

@@ -5,18 +5,20 @@ use std::fmt::Write as _;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use logbook::Logbook;
 use logbook::clock;
+use logbook::error::Step;
 use logbook::model::terminal::cell;
 use logbook::model::workflow::{
-    AgentInvocation, AgentType, DecisionType, Focus, InvocationStatus, Mode, Phase, Protocol,
-    SessionState, VerdictDecision, check_confidence, evidence_from,
+    AgentInvocation, AgentType, DecisionType, Focus, InvocationStatus, Mode, OrchestratorWorkflow,
+    Phase, Protocol, SessionState, VerdictDecision, check_confidence, evidence_from,
 };
 use logbook::ops::workflow::{
     self as wf, Complete, Invoke, Loaded, NewDecision, NewHandoff, NewVerdict, Target,
 };
 use serde_json::{Map, Value};
 
-use super::Context;
+use super::{Context, worded};
 use crate::printer::{Output, Style};
 
 /// Which state to change and the version the caller expects.
@@ -64,108 +66,15 @@ pub(crate) enum WorkflowCommand {
         full: bool,
     },
     /// Record that an agent was invoked (it becomes the active agent).
-    Invoke {
-        /// One of the 17 agent types.
-        agent: AgentType,
-        /// The task given to the agent.
-        #[arg(long)]
-        prompt: String,
-        /// Structured context as a JSON object, e.g. '{"run_id": "…"}'.
-        #[arg(long, value_name = "JSON")]
-        context: Option<String>,
-        /// A file given to the agent (repeatable).
-        #[arg(long = "artifact", value_name = "P")]
-        artifacts: Vec<String>,
-        /// The agent that handed the work over.
-        #[arg(long, value_name = "AGENT")]
-        from: Option<AgentType>,
-    },
+    Invoke(InvokeArgs),
     /// Record that an agent finished its most recent invocation.
-    Complete {
-        /// The agent reporting back.
-        agent: AgentType,
-        /// What it did.
-        #[arg(long)]
-        summary: String,
-        /// A file it produced (repeatable).
-        #[arg(long = "artifact", value_name = "P")]
-        artifacts: Vec<String>,
-        /// A recommendation (repeatable).
-        #[arg(long = "recommendation", value_name = "R")]
-        recommendations: Vec<String>,
-        /// A blocker (repeatable); any marks the invocation blocked.
-        #[arg(long = "blocker", value_name = "B")]
-        blockers: Vec<String>,
-        /// The agent to hand over to (default: back to the orchestrator).
-        #[arg(long, value_name = "AGENT")]
-        handoff_to: Option<AgentType>,
-        /// Why it hands over.
-        #[arg(long, value_name = "TEXT", default_value = "")]
-        reason: String,
-        /// Mark the invocation failed.
-        #[arg(long)]
-        failed: bool,
-    },
+    Complete(CompleteArgs),
     /// Record a decision (prints its UUID).
-    Decide {
-        /// architectural, technical, process or scope.
-        #[arg(long = "type", value_name = "T")]
-        kind: DecisionType,
-        /// What was decided.
-        #[arg(long, value_name = "D")]
-        description: String,
-        /// Why.
-        #[arg(long, value_name = "R")]
-        rationale: String,
-        /// The agent that decided.
-        #[arg(long, value_name = "AGENT")]
-        by: AgentType,
-        /// An agent that agreed (repeatable).
-        #[arg(long = "approved-by", value_name = "A")]
-        approved_by: Vec<AgentType>,
-        /// An agent that disagreed (repeatable).
-        #[arg(long = "rejected-by", value_name = "A")]
-        rejected_by: Vec<AgentType>,
-    },
+    Decide(DecideArgs),
     /// Record a specialist's verdict.
-    Verdict {
-        /// The agent giving the verdict.
-        agent: AgentType,
-        /// approve, reject, conditional or needs_revision.
-        #[arg(long, value_name = "D")]
-        decision: VerdictDecision,
-        /// From 0 to 1.
-        #[arg(long, value_name = "X", allow_negative_numbers = true, value_parser = confidence)]
-        confidence: f64,
-        /// Why.
-        #[arg(long, value_name = "R")]
-        reasoning: String,
-        /// A condition (repeatable).
-        #[arg(long = "condition", value_name = "C")]
-        conditions: Vec<String>,
-        /// A blocker (repeatable).
-        #[arg(long = "blocker", value_name = "B")]
-        blockers: Vec<String>,
-    },
+    Verdict(VerdictArgs),
     /// Record a pending handoff from one agent to another.
-    Handoff {
-        /// The agent handing over.
-        from: AgentType,
-        /// The agent taking over.
-        to: AgentType,
-        /// Why.
-        #[arg(long, value_name = "R")]
-        reason: String,
-        /// What the next agent needs to know.
-        #[arg(long, value_name = "TEXT", default_value = "")]
-        context: String,
-        /// A file passed along (repeatable).
-        #[arg(long = "artifact", value_name = "P")]
-        artifacts: Vec<String>,
-        /// Structured context to preserve, as a JSON object.
-        #[arg(long, value_name = "JSON")]
-        preserved_context: Option<String>,
-    },
+    Handoff(HandoffArgs),
     /// Move the workflow to a phase: planning, implementation, validation, complete.
     Phase {
         /// The phase.
@@ -192,6 +101,119 @@ pub(crate) enum WorkflowCommand {
         /// The task's name; "" clears it.
         name: String,
     },
+}
+
+/// `workflow invoke`: an agent's invocation as given.
+#[derive(Debug, Args)]
+pub(crate) struct InvokeArgs {
+    /// One of the 17 agent types.
+    agent: AgentType,
+    /// The task given to the agent.
+    #[arg(long)]
+    prompt: String,
+    /// Structured context as a JSON object, e.g. '{"run_id": "…"}'.
+    #[arg(long, value_name = "JSON")]
+    context: Option<String>,
+    /// A file given to the agent (repeatable).
+    #[arg(long = "artifact", value_name = "P")]
+    artifacts: Vec<String>,
+    /// The agent that handed the work over.
+    #[arg(long, value_name = "AGENT")]
+    from: Option<AgentType>,
+}
+
+/// `workflow complete`: what an agent reports back.
+#[derive(Debug, Args)]
+pub(crate) struct CompleteArgs {
+    /// The agent reporting back.
+    agent: AgentType,
+    /// What it did.
+    #[arg(long)]
+    summary: String,
+    /// A file it produced (repeatable).
+    #[arg(long = "artifact", value_name = "P")]
+    artifacts: Vec<String>,
+    /// A recommendation (repeatable).
+    #[arg(long = "recommendation", value_name = "R")]
+    recommendations: Vec<String>,
+    /// A blocker (repeatable); any marks the invocation blocked.
+    #[arg(long = "blocker", value_name = "B")]
+    blockers: Vec<String>,
+    /// The agent to hand over to (default: back to the orchestrator).
+    #[arg(long, value_name = "AGENT")]
+    handoff_to: Option<AgentType>,
+    /// Why it hands over.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    reason: String,
+    /// Mark the invocation failed.
+    #[arg(long)]
+    failed: bool,
+}
+
+/// `workflow decide`: a decision and who took part in it.
+#[derive(Debug, Args)]
+pub(crate) struct DecideArgs {
+    /// architectural, technical, process or scope.
+    #[arg(long = "type", value_name = "T")]
+    kind: DecisionType,
+    /// What was decided.
+    #[arg(long, value_name = "D")]
+    description: String,
+    /// Why.
+    #[arg(long, value_name = "R")]
+    rationale: String,
+    /// The agent that decided.
+    #[arg(long, value_name = "AGENT")]
+    by: AgentType,
+    /// An agent that agreed (repeatable).
+    #[arg(long = "approved-by", value_name = "A")]
+    approved_by: Vec<AgentType>,
+    /// An agent that disagreed (repeatable).
+    #[arg(long = "rejected-by", value_name = "A")]
+    rejected_by: Vec<AgentType>,
+}
+
+/// `workflow verdict`: a specialist's verdict.
+#[derive(Debug, Args)]
+pub(crate) struct VerdictArgs {
+    /// The agent giving the verdict.
+    agent: AgentType,
+    /// approve, reject, conditional or needs_revision.
+    #[arg(long, value_name = "D")]
+    decision: VerdictDecision,
+    /// From 0 to 1.
+    #[arg(long, value_name = "X", allow_negative_numbers = true, value_parser = confidence)]
+    confidence: f64,
+    /// Why.
+    #[arg(long, value_name = "R")]
+    reasoning: String,
+    /// A condition (repeatable).
+    #[arg(long = "condition", value_name = "C")]
+    conditions: Vec<String>,
+    /// A blocker (repeatable).
+    #[arg(long = "blocker", value_name = "B")]
+    blockers: Vec<String>,
+}
+
+/// `workflow handoff`: a handoff from one agent to another.
+#[derive(Debug, Args)]
+pub(crate) struct HandoffArgs {
+    /// The agent handing over.
+    from: AgentType,
+    /// The agent taking over.
+    to: AgentType,
+    /// Why.
+    #[arg(long, value_name = "R")]
+    reason: String,
+    /// What the next agent needs to know.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    context: String,
+    /// A file passed along (repeatable).
+    #[arg(long = "artifact", value_name = "P")]
+    artifacts: Vec<String>,
+    /// Structured context to preserve, as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    preserved_context: Option<String>,
 }
 
 /// `--confidence`: a number from 0 to 1, checked by the library's rule.
@@ -239,129 +261,27 @@ pub(crate) fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
     let target = a.target.target();
     match &a.command {
         WorkflowCommand::Show { full } => show(ctx, &a.target, *full),
-        WorkflowCommand::Invoke {
-            agent: name,
-            prompt,
-            context,
-            artifacts,
-            from,
-        } => {
-            let inv = Invoke {
-                agent: name.clone(),
-                prompt: prompt.clone(),
-                context: context
-                    .as_deref()
-                    .map(|c| object("--context", c))
-                    .transpose()?
-                    .unwrap_or_default(),
-                artifacts: artifacts.clone(),
-                from: from.clone(),
-            };
-            let who = inv.agent.clone();
-            let state = wf::invoke(p, &target, inv)?;
-            changed(&state, format!("Invoked {who}"))
+        WorkflowCommand::Invoke(i) => {
+            let state = wf::invoke(p, &target, i.request()?)?;
+            changed(&state, format!("Invoked {}", i.agent))
         }
-        WorkflowCommand::Complete {
-            agent: name,
-            summary,
-            artifacts,
-            recommendations,
-            blockers,
-            handoff_to,
-            reason,
-            failed,
-        } => {
-            let c = Complete {
-                agent: name.clone(),
-                summary: summary.clone(),
-                artifacts: artifacts.clone(),
-                recommendations: recommendations.clone(),
-                blockers: blockers.clone(),
-                handoff_to: handoff_to.clone(),
-                reason: reason.clone(),
-                failed: *failed,
-            };
-            let (who, to) = (
-                c.agent.clone(),
-                c.handoff_to.clone().unwrap_or(AgentType::Orchestrator),
-            );
-            let state = wf::complete(p, &target, c)?;
-            let status = state
-                .orchestrator_workflow
-                .as_ref()
-                .and_then(|w| {
-                    w.agent_history
-                        .iter()
-                        .rev()
-                        .find(|i| i.agent == who && i.status != InvocationStatus::InProgress)
-                })
-                .map_or("completed", |i| i.status.as_str());
-            changed(&state, format!("{who} {status}; active agent: {to}"))
-        }
-        WorkflowCommand::Decide {
-            kind,
-            description,
-            rationale,
-            by,
-            approved_by,
-            rejected_by,
-        } => {
-            let d = NewDecision {
-                kind: kind.clone(),
-                description: description.clone(),
-                rationale: rationale.clone(),
-                decided_by: by.clone(),
-                approved_by: approved_by.clone(),
-                rejected_by: rejected_by.clone(),
-            };
-            let (state, decision) = wf::decide(p, &target, d)?;
+        WorkflowCommand::Complete(c) => complete(p, &target, c),
+        WorkflowCommand::Decide(d) => {
+            let (state, decision) = wf::decide(p, &target, d.request())?;
             // The bare id, as README promises, so `id=$(logbook workflow decide …)` works.
             Ok(Output::new(
                 state_json(&state)?,
                 format!("{}\n", decision.id),
             ))
         }
-        WorkflowCommand::Verdict {
-            agent: name,
-            decision,
-            confidence,
-            reasoning,
-            conditions,
-            blockers,
-        } => {
-            let v = NewVerdict {
-                agent: name.clone(),
-                decision: decision.clone(),
-                confidence: *confidence,
-                reasoning: reasoning.clone(),
-                conditions: conditions.clone(),
-                blockers: blockers.clone(),
-            };
+        WorkflowCommand::Verdict(v) => {
             let what = format!("Verdict of {}: {}", v.agent, v.decision);
-            let state = wf::verdict(p, &target, v)?;
+            let state = wf::verdict(p, &target, v.request())?;
             changed(&state, what)
         }
-        WorkflowCommand::Handoff {
-            from,
-            to,
-            reason,
-            context,
-            artifacts,
-            preserved_context,
-        } => {
-            let h = NewHandoff {
-                from: from.clone(),
-                to: to.clone(),
-                reason: reason.clone(),
-                context: context.clone(),
-                artifacts: artifacts.clone(),
-                preserved_context: preserved_context
-                    .as_deref()
-                    .map(|c| object("--preserved-context", c))
-                    .transpose()?,
-            };
+        WorkflowCommand::Handoff(h) => {
             let what = format!("Handoff {} → {} pending", h.from, h.to);
-            let state = wf::handoff(p, &target, h)?;
+            let state = wf::handoff(p, &target, h.request()?)?;
             changed(&state, what)
         }
         WorkflowCommand::Phase { phase } => {
@@ -373,13 +293,8 @@ pub(crate) fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             evidence,
             undo,
         } => {
-            let state = wf::set_protocol(
-                p,
-                &target,
-                protocol.clone(),
-                !*undo,
-                evidence_from(evidence),
-            )?;
+            let evidence = evidence_from(evidence);
+            let state = wf::set_protocol(p, &target, protocol.clone(), !*undo, evidence)?;
             let done = if *undo { "not complete" } else { "complete" };
             changed(&state, format!("Protocol {protocol}: {done}"))
         }
@@ -394,6 +309,109 @@ pub(crate) fn run(ctx: &Context, a: &WorkflowArgs) -> Result<Output> {
             let state = wf::set_focus(p, &target, Focus::Task, name)?;
             changed(&state, focus_line("Task", state.active_task.as_deref()))
         }
+    }
+}
+
+/// `workflow complete`, saying how the invocation ended and who is active
+/// now.
+fn complete(p: &Logbook, target: &Target, c: &CompleteArgs) -> Result<Output> {
+    let request = c.request();
+    let to = request
+        .handoff_to
+        .clone()
+        .unwrap_or(AgentType::Orchestrator);
+    let state = wf::complete(p, target, request)?;
+    let who = &c.agent;
+    let status = state
+        .orchestrator_workflow
+        .as_ref()
+        .and_then(|w| {
+            w.agent_history
+                .iter()
+                .rev()
+                .find(|i| i.agent == *who && i.status != InvocationStatus::InProgress)
+        })
+        .map_or("completed", |i| i.status.as_str());
+    changed(&state, format!("{who} {status}; active agent: {to}"))
+}
+
+impl InvokeArgs {
+    /// The invocation to record, its context parsed.
+    fn request(&self) -> Result<Invoke> {
+        Ok(Invoke {
+            agent: self.agent.clone(),
+            prompt: self.prompt.clone(),
+            context: self
+                .context
+                .as_deref()
+                .map(|c| object("--context", c))
+                .transpose()?
+                .unwrap_or_default(),
+            artifacts: self.artifacts.clone(),
+            from: self.from.clone(),
+        })
+    }
+}
+
+impl CompleteArgs {
+    /// The report to record.
+    fn request(&self) -> Complete {
+        Complete {
+            agent: self.agent.clone(),
+            summary: self.summary.clone(),
+            artifacts: self.artifacts.clone(),
+            recommendations: self.recommendations.clone(),
+            blockers: self.blockers.clone(),
+            handoff_to: self.handoff_to.clone(),
+            reason: self.reason.clone(),
+            failed: self.failed,
+        }
+    }
+}
+
+impl DecideArgs {
+    /// The decision to record.
+    fn request(&self) -> NewDecision {
+        NewDecision {
+            kind: self.kind.clone(),
+            description: self.description.clone(),
+            rationale: self.rationale.clone(),
+            decided_by: self.by.clone(),
+            approved_by: self.approved_by.clone(),
+            rejected_by: self.rejected_by.clone(),
+        }
+    }
+}
+
+impl VerdictArgs {
+    /// The verdict to record.
+    fn request(&self) -> NewVerdict {
+        NewVerdict {
+            agent: self.agent.clone(),
+            decision: self.decision.clone(),
+            confidence: self.confidence,
+            reasoning: self.reasoning.clone(),
+            conditions: self.conditions.clone(),
+            blockers: self.blockers.clone(),
+        }
+    }
+}
+
+impl HandoffArgs {
+    /// The handoff to record, its preserved context parsed.
+    fn request(&self) -> Result<NewHandoff> {
+        Ok(NewHandoff {
+            from: self.from.clone(),
+            to: self.to.clone(),
+            reason: self.reason.clone(),
+            context: self.context.clone(),
+            artifacts: self.artifacts.clone(),
+            preserved_context: self
+                .preserved_context
+                .as_deref()
+                .map(|c| object("--preserved-context", c))
+                .transpose()?,
+        })
     }
 }
 
@@ -454,10 +472,10 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
         }
     }
     let Some(w) = &s.orchestrator_workflow else {
-        let _ = writeln!(
-            out,
-            "No agent invoked yet (`logbook workflow invoke AGENT --prompt …`)."
-        );
+        let invoke = Step::InvokeAgent {
+            agent: "AGENT".into(),
+        };
+        let _ = writeln!(out, "No agent invoked yet ({}).", worded(invoke));
         return out;
     };
     let _ = writeln!(out, "Phase:     {}", w.workflow_phase);
@@ -468,6 +486,19 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             .as_ref()
             .map_or("none".to_string(), ToString::to_string)
     );
+    describe_invocations(&mut out, st, w, full);
+    describe_records(&mut out, st, w);
+    out
+}
+
+/// The invocations (the current ones, or `full`'s every one) after a line
+/// counting them.
+fn describe_invocations(
+    out: &mut String,
+    st: Style,
+    w: &OrchestratorWorkflow,
+    full: Option<&[AgentInvocation]>,
+) {
     let compacted: u64 = w.compaction_history.iter().map(|c| c.count).sum();
     let _ = writeln!(
         out,
@@ -493,6 +524,11 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             st.dim(&clock::display(&i.started_at))
         );
     }
+}
+
+/// The decisions, verdicts and pending handoffs, each list under its
+/// heading when there is any.
+fn describe_records(out: &mut String, st: Style, w: &OrchestratorWorkflow) {
     if !w.decisions.is_empty() {
         let _ = writeln!(out, "Decisions:");
         for d in &w.decisions {
@@ -534,5 +570,4 @@ fn describe(st: Style, loaded: &Loaded, full: Option<&[AgentInvocation]>) -> Str
             );
         }
     }
-    out
 }

@@ -44,6 +44,23 @@ pub struct Options {
     pub full: bool,
 }
 
+impl Options {
+    /// Refuses options no check can run with: an age in hours that is
+    /// negative or not a number would call every running run abandoned,
+    /// or none.
+    pub fn validate(&self) -> Result<()> {
+        let hours = self.abandoned_after_hours;
+        if hours.is_finite() && hours >= 0.0 {
+            return Ok(());
+        }
+        Err(crate::Error::invalid(
+            "abandoned-after",
+            hours.to_string(),
+            "must be a number of hours, 0 or more",
+        ))
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -75,6 +92,7 @@ pub fn check_with_progress(
     opts: &Options,
     progress: Option<Progress<'_>>,
 ) -> Result<Report> {
+    opts.validate()?;
     let mut report = Report::default();
     if folders_in_place(p, &mut report) {
         // Every other check reads these folders: it would stop at the
