@@ -58,6 +58,7 @@ use serde_json::Value;
 
 use logbook::Logbook;
 use logbook::error::{Face, message};
+use logbook::ops::query;
 
 /// Completes the context a call opens: the face that starts the server
 /// passes what the library cannot know (the team catalog's driver, the
@@ -146,6 +147,29 @@ impl LogbookServer {
         F: FnOnce(&Logbook) -> logbook::Result<Value> + Send + 'static,
     {
         self.call(false, op).await
+    }
+
+    /// A read of what only this machine keeps (work sessions, workflow
+    /// state, agent logs): its `scope` parsed and the team scope refused
+    /// before any call ([`query::this_machine_only`]), then read as
+    /// [`Self::query`] reads.
+    async fn query_here<F>(
+        &self,
+        scope: Option<&str>,
+        tool: &str,
+        reads: &str,
+        op: F,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Logbook) -> logbook::Result<Value> + Send + 'static,
+    {
+        let here = query::Scope::parse(scope).and_then(|scope| {
+            query::this_machine_only(scope, tool, reads, "the machine that holds them")
+        });
+        match here {
+            Ok(()) => self.query(op).await,
+            Err(e) => Self::refuse(e),
+        }
     }
 
     /// A tool's answer to arguments found wrong before any library call:

@@ -14,19 +14,15 @@ use axum::routing::get;
 use logbook::clock::{self, Timestamp};
 use logbook::model::ids::{RunId, RunRef};
 use logbook::model::query::RunQuery;
-use logbook::model::transcript::Kind as TranscriptKind;
 use logbook::ops::params::{self, FindParams};
-use logbook::ops::query::{self, FindOptions};
+use logbook::ops::query::{self, FindOptions, Scope};
+use logbook::ops::transcript::listing::{Caller, ListRequest};
 use logbook::ops::{transcript, work_session, workflow};
 use serde_json::Value;
 
 use crate::AppState;
 use crate::files;
 use crate::guard::Refusal;
-
-/// The largest page `GET /api/runs` and the run list give: a page is never
-/// "every run".
-pub(crate) const MAX_PAGE: usize = 500;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -115,7 +111,7 @@ fn param(q: &HashMap<String, String>, key: &str) -> Option<String> {
 
 /// The [`RunQuery`] of the run list's and `/api/runs`' query string,
 /// checked by the library as the CLI's and MCP's are; a page is at most
-/// [`MAX_PAGE`] runs.
+/// [`query::MAX_PAGE`] runs.
 pub(crate) fn run_query(q: &HashMap<String, String>, now: Timestamp) -> Result<RunQuery, Refusal> {
     let mut query = FindParams {
         agent: param(q, "agent"),
@@ -134,7 +130,7 @@ pub(crate) fn run_query(q: &HashMap<String, String>, now: Timestamp) -> Result<R
     }
     .query(now)
     .map_err(|e| Refusal::from_query_error(&e))?;
-    query.limit = Some(query.limit.unwrap_or(query::DEFAULT_PAGE).min(MAX_PAGE));
+    query.limit = Some(query::page_size(query.limit));
     Ok(query)
 }
 
@@ -301,55 +297,50 @@ async fn session_workflow(
 
 /// The transcript listing options of a query string (`kind=main|subagent`,
 /// `limit`, `offset`, and `transcript list`'s filters `source`, `model`,
-/// `since`, `until`, `text`, `repo`, checked by the library as the CLI's
-/// are, and `live=1` for the live ones only); every workdir, as `--all`, unless `repo` scopes it (then, as the
-/// CLI, those recorded without a repository count when their workdir is in
-/// the project: see [`scoped`]).
+/// `since`, `until`, `text`, `repo`, and `live=1` for the live ones only),
+/// resolved by the library as the CLI's and MCP's are: every workdir, as
+/// `--all`, in the server's scope; a page is at most [`query::MAX_PAGE`].
 pub(crate) fn transcript_options(
     q: &HashMap<String, String>,
-    now: Timestamp,
+    p: &logbook::Logbook,
+    scope: Scope,
 ) -> Result<transcript::ListOptions, Refusal> {
-    let filter = params::TranscriptParams {
-        source: param(q, "source"),
-        model: param(q, "model"),
-        since: param(q, "since"),
-        until: param(q, "until"),
-        text: param(q, "text"),
-    }
-    .filter(now)
-    .map_err(|e| Refusal::from_query_error(&e))?;
-    // A page names a remote URL only: it may not probe folders.
-    let repo = param(q, "repo")
-        .map(|r| params::repository(&r, &params::RepoBase::UrlsOnly))
-        .transpose()
-        .map_err(|e| Refusal::from_query_error(&e))?;
-    let kind = match param(q, "kind").as_deref() {
-        None => None,
-        Some("main") => Some(TranscriptKind::Main),
-        Some("subagent") => Some(TranscriptKind::Subagent),
+    let (main, subagents) = match param(q, "kind").as_deref() {
+        None => (false, false),
+        Some("main") => (true, false),
+        Some("subagent") => (false, true),
         Some(_) => return Err(Refusal::BadRequest("kind is main or subagent".into())),
     };
-    Ok(transcript::ListOptions {
-        within: None,
-        repo,
-        kind,
-        limit: Some(
-            number(q, "limit")?
-                .unwrap_or(query::DEFAULT_PAGE)
-                .min(MAX_PAGE),
-        ),
-        offset: number(q, "offset")?.unwrap_or(0),
-        filter,
-        live: match param(q, "live").as_deref() {
-            None => false,
-            Some("1") => true,
-            Some(_) => {
-                return Err(Refusal::BadRequest(
-                    "live is 1 (only the sessions an agent is writing now) or left out".into(),
-                ));
-            }
+    let live = match param(q, "live").as_deref() {
+        None => false,
+        Some("1") => true,
+        Some(_) => {
+            return Err(Refusal::BadRequest(
+                "live is 1 (only the sessions an agent is writing now) or left out".into(),
+            ));
+        }
+    };
+    let request = ListRequest {
+        all: true,
+        workdir: None,
+        repo: param(q, "repo"),
+        filters: params::TranscriptParams {
+            source: param(q, "source"),
+            model: param(q, "model"),
+            since: param(q, "since"),
+            until: param(q, "until"),
+            text: param(q, "text"),
         },
-    })
+        main,
+        subagents,
+        limit: Some(query::page_size(number(q, "limit")?) as u64),
+        offset: number(q, "offset")?.unwrap_or(0) as u64,
+        live,
+        scope,
+    };
+    request
+        .resolve(p, &Caller::Browser)
+        .map_err(|e| Refusal::from_query_error(&e))
 }
 
 /// The transcript listing options of a list's query string, paged as the
@@ -358,10 +349,11 @@ pub(crate) fn transcript_options(
 /// the first page of the other) or `offset`, not both; each paging key once.
 pub(crate) fn transcript_list_options(
     pairs: Vec<(String, String)>,
-    now: Timestamp,
+    p: &logbook::Logbook,
+    scope: Scope,
 ) -> Result<(HashMap<String, String>, transcript::ListOptions), Refusal> {
     let q = once(pairs, &["page", "offset", "limit", "live"])?;
-    let mut opts = transcript_options(&q, now)?;
+    let mut opts = transcript_options(&q, p, scope)?;
     match (number(&q, "page")?, q.contains_key("offset")) {
         (Some(_), true) => {
             return Err(Refusal::BadRequest("give offset or page, not both".into()));
@@ -374,19 +366,6 @@ pub(crate) fn transcript_list_options(
         (None, _) => {}
     }
     Ok((q, opts))
-}
-
-/// `opts` as the project `p` scopes a `repo`: the CLI's `--repo` rule
-/// (that repository's transcripts, and those without one made in the
-/// project).
-pub(crate) fn scoped(
-    p: &logbook::Logbook,
-    mut opts: transcript::ListOptions,
-) -> transcript::ListOptions {
-    if opts.repo.is_some() {
-        opts.within = Some(p.root().to_path_buf());
-    }
-    opts
 }
 
 /// What `/api/usage` and the usage page take: `by` (`model`, `day`,
@@ -434,10 +413,10 @@ async fn transcripts(
     State(state): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let (_, opts) = transcript_list_options(pairs, state.project.clock.now())?;
+    let scope = state.scope;
+    let (_, opts) = transcript_list_options(pairs, &state.project, scope)?;
     let json = blocking(&state, move |p| {
-        let listing = transcript::list(p, &scoped(p, opts))?;
-        Ok(transcript::listing_json(&listing)?)
+        Ok(query::backend(p, scope)?.transcripts(&opts)?.json()?)
     })
     .await?;
     Ok(Json(json).into_response())

@@ -70,6 +70,11 @@ impl Refusal {
     /// kind calls for ([`logbook::ErrorKind::http_status`]), never its
     /// message (which may name files).
     pub fn from_error(e: &logbook::Error) -> Refusal {
+        // What a backend cannot answer is about the request, and its
+        // message names a filter, never a file.
+        if let logbook::Error::Unsupported { .. } = e {
+            return Refusal::BadRequest(logbook::error::message(e, logbook::error::Face::Web));
+        }
         match e.kind().http_status() {
             404 => Refusal::NotFound,
             403 => Refusal::Denied,

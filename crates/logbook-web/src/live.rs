@@ -35,7 +35,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use logbook::Logbook;
-use logbook::clock::Timestamp;
 use logbook::ops::query::{self, FindOptions, Scope};
 use logbook::ops::transcript::{self, UsageBy, UsageScope};
 use logbook::ops::{budget, work_session, workflow};
@@ -75,7 +74,8 @@ enum Watch {
     Usage(Box<logbook::model::transcript::Filter>),
 }
 
-fn watch_of(q: &HashMap<String, String>, now: Timestamp) -> Result<Watch, Refusal> {
+fn watch_of(q: &HashMap<String, String>, state: &AppState) -> Result<Watch, Refusal> {
+    let now = state.project.clock.now();
     let id = || q.get("id").map(String::as_str).unwrap_or_default();
     match q.get("view").map(String::as_str) {
         Some("list") | None => Ok(Watch::List(Box::new(api::run_query(q, now)?))),
@@ -84,7 +84,9 @@ fn watch_of(q: &HashMap<String, String>, now: Timestamp) -> Result<Watch, Refusa
         Some("workflow") => Ok(Watch::Workflow(session_id(id())?)),
         Some("transcript") => Ok(Watch::Transcript(transcript_id(id())?)),
         Some("transcripts") => Ok(Watch::Transcripts(Box::new(api::transcript_options(
-            q, now,
+            q,
+            &state.project,
+            state.scope,
         )?))),
         Some("usage") => Ok(Watch::Usage(Box::new(api::usage_params(q, now)?.1))),
         Some(_) => Err(Refusal::NotFound),
@@ -167,8 +169,7 @@ fn stamp(p: &Logbook, scope: Scope, w: &Watch) -> Stamp {
             }
         },
         Watch::Transcripts(opts) => {
-            let opts = api::scoped(p, (**opts).clone());
-            match transcript::list(p, &opts) {
+            match transcript::list(p, opts) {
                 Ok(l) => {
                     for t in &l.transcripts {
                         (&t.id, t.messages, &t.last_active_at).hash(&mut h);
@@ -276,7 +277,7 @@ async fn live(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
-    let watch = watch_of(&q, state.project.clock.now())?;
+    let watch = watch_of(&q, &state)?;
     let key = key_of(&q);
     if q.get("once").is_some_and(|v| v == "1") {
         let stamp = current(&state, &key, &watch)

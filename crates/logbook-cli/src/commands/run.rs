@@ -150,10 +150,10 @@ pub(crate) struct FindArgs {
     team: bool,
     /// Only this repository's runs: a remote URL in any spelling, a folder,
     /// or `.` (the current folder's); runs recorded without one always match.
-    #[arg(long, value_name = "REPO", conflicts_with = "team")]
+    #[arg(long, value_name = "REPO")]
     repo: Option<String>,
     /// The archived runs only (`logbook archive` moved them out of the live set).
-    #[arg(long, conflicts_with = "team")]
+    #[arg(long)]
     archived: bool,
 }
 

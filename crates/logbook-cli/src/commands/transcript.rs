@@ -8,12 +8,10 @@ use clap::{Args, Subcommand};
 use logbook::clock;
 use logbook::model::ids::short_id;
 use logbook::model::terminal::cell;
-use logbook::model::transcript::{Filter, Kind};
-use logbook::ops::params::{self, RepoBase, paging_count};
+use logbook::ops::params::{self, paging_count};
 use logbook::ops::query::{self, Scope};
-use logbook::ops::transcript::{
-    self, ImportFormat, ImportReport, ListOptions, UsageBy, UsageScope,
-};
+use logbook::ops::transcript::listing::{Caller, ListRequest};
+use logbook::ops::transcript::{self, ImportFormat, ImportReport, UsageBy, UsageScope};
 use serde_json::Value;
 
 use super::Context;
@@ -145,7 +143,7 @@ pub(crate) struct UsageArgs {
     #[arg(long, requires = "all")]
     team: bool,
     /// Only those imported from claude-code or codex logs, or logbook (seed 003 files).
-    #[arg(long, value_name = "SOURCE", conflicts_with = "team")]
+    #[arg(long, value_name = "SOURCE")]
     source: Option<String>,
 }
 
@@ -194,7 +192,7 @@ pub(crate) struct ListArgs {
     #[arg(long, value_name = "WORDS")]
     text: Option<String>,
     /// Every machine's transcripts in the team catalog (team_url).
-    #[arg(long, conflicts_with_all = ["workdir", "source", "model", "since", "until", "text", "repo", "live"])]
+    #[arg(long)]
     team: bool,
     /// Only the live sessions: an agent is writing them now (from its
     /// SessionStart or `import --watch` until its SessionEnd, or 10 idle
@@ -305,37 +303,25 @@ fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
 }
 
 fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
-    let filter = Filter {
-        workdir: a.workdir.as_ref().map(|w| {
-            logbook::ops::project::absolute(&std::env::current_dir().unwrap_or_default(), w)
-        }),
-        ..params::TranscriptParams {
+    let request = ListRequest {
+        all: a.all,
+        workdir: a.workdir.clone(),
+        repo: a.repo.clone(),
+        filters: params::TranscriptParams {
             source: a.source.clone(),
             model: a.model.clone(),
             since: a.since.clone(),
             until: a.until.clone(),
             text: a.text.clone(),
-        }
-        .filter(ctx.project.clock.now())?
-    };
-    // This repository's by default; an explicit --workdir, like --all,
-    // looks beyond this project.
-    let (within, here) = transcript::default_scope(&ctx.project, &ctx.cwd);
-    let repo = match &a.repo {
-        Some(r) => Some(params::repository(r, &RepoBase::Folders(ctx.cwd.clone()))?),
-        None => here,
-    };
-    let scoped = !a.all && (a.workdir.is_none() || a.repo.is_some());
-    let opts = ListOptions {
-        within: within.filter(|_| scoped),
-        repo: repo.filter(|_| scoped),
-        filter,
-        kind: Kind::only(a.main, a.subagents),
-        limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
-        offset: paging_count("offset", a.offset)?,
+        },
+        main: a.main,
+        subagents: a.subagents,
+        limit: a.limit,
+        offset: a.offset,
         live: a.live,
+        scope: Scope::of_flag(a.team),
     };
-    let listing = query::backend(&ctx.project, Scope::of_flag(a.team))?.transcripts(&opts)?;
+    let listing = request.list(&ctx.project, &Caller::User(ctx.cwd.clone()))?;
     ctx.warn_skipped(&listing.corrupt);
     let st = ctx.style();
     let mut out = String::new();
@@ -613,13 +599,7 @@ pub(crate) fn print_report(ctx: &Context, report: &ImportReport) -> Result<()> {
 }
 
 fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
-    let scope = match (&a.id, a.all) {
-        (Some(id), _) => UsageScope::One(id.clone()),
-        (None, true) => UsageScope::All,
-        // Outside any project, the home's records of this repository.
-        (None, false) if ctx.project.is_user_home() => UsageScope::Repository(ctx.cwd.clone()),
-        (None, false) => UsageScope::Project,
-    };
+    let scope = UsageScope::asked(&ctx.project, a.id.as_deref(), a.all, &ctx.cwd);
     let by = match a.by {
         ByArg::Model => UsageBy::Model,
         ByArg::Day => UsageBy::Day,

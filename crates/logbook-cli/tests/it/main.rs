@@ -46,6 +46,7 @@ mod settled;
 mod snapshots;
 mod stories;
 mod team;
+mod team_limits;
 mod terminal_safety;
 mod text_order;
 mod transcript;

@@ -377,11 +377,31 @@ fn show_story(t: &TestProject, scope: Scope, ids: &[String]) -> Vec<Value> {
 }
 
 /// Story: the transcripts and their measured usage.
-fn transcript_story(t: &TestProject, scope: Scope) -> (Value, Value) {
-    let listed = t.run(&ask(scope, &["transcript", "list", "--all"]));
-    let usage = t.run(&ask(scope, &["transcript", "usage", "--all"]));
-    let usage = usage.json();
-    (answer(scope, &listed).0, usage["total"].clone())
+fn transcript_story(t: &TestProject, scope: Scope) -> (Vec<Value>, Vec<Value>) {
+    let lists = [
+        &[][..],
+        &["--source", "claude-code"],
+        &["--source", "codex"],
+        &["--main"],
+        &["--subagents"],
+        &["--model", "sonnet"],
+        &["--since", "2026-03-01T00:00:00Z"],
+        &["--until", "2026-01-01T00:00:00Z"],
+    ]
+    .iter()
+    .map(|filter| {
+        let args = [&["transcript", "list", "--all"][..], filter].concat();
+        answer(scope, &t.run(&ask(scope, &args))).0
+    })
+    .collect();
+    let usage = ["claude-code", "codex", "logbook"]
+        .iter()
+        .map(|source| {
+            let args = ["transcript", "usage", "--all", "--source", source];
+            t.run(&ask(scope, &args)).json()["total"].clone()
+        })
+        .collect();
+    (lists, usage)
 }
 
 /// The MCP `scope` argument of a story's scope.
@@ -565,8 +585,10 @@ fn every_story_reads_the_same_from_sqlite_and_from_postgresql() {
         transcript_story(&t, Scope::Team),
         (list.clone(), usage.clone())
     );
-    assert_eq!(list.as_array().unwrap().len(), 1);
-    assert_eq!(usage["total_tokens"], 4709);
+    let counts: Vec<usize> = list.iter().map(|l| l.as_array().unwrap().len()).collect();
+    assert_eq!(counts, [1, 1, 0, 1, 0, 1, 1, 0], "transcript list filters");
+    assert_eq!(usage[0]["total_tokens"], 4709);
+    assert_eq!(usage[1]["total_tokens"], 0);
 
     // A workflow named like a pattern is matched by name; the catalog
     // counts that branch and the pattern's apart, and must not count a
@@ -758,6 +780,13 @@ fn every_mcp_read_tool_refuses_an_unknown_scope() {
         ("transcript_list", json!({})),
         ("transcript_load", json!({"id": id})),
         ("transcript_find", json!({"id": id, "text": "laptops"})),
+        ("session_status", json!({})),
+        ("session_list", json!({})),
+        ("session_tokens", json!({})),
+        ("workflow_state", json!({})),
+        ("resume_context", json!({})),
+        ("agent_resume", json!({})),
+        ("agent_handoff", json!({"to": "codex"})),
     ] {
         args["scope"] = json!("everyone");
         let message = m.err(tool, args);

@@ -17,6 +17,8 @@ pub(crate) struct AgentResumeArgs {
     /// A transcript imported from an agent log (UUID or a unique part);
     /// default: the latest Claude Code or Codex session of this project.
     transcript_id: Option<String>,
+    /// "local" (default); "team" is refused: the team catalog keeps no agent sessions.
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -27,6 +29,8 @@ pub(crate) struct AgentHandoffArgs {
     to: String,
     /// The most bytes of text the handover holds (default 8192, at least 512).
     max_bytes: Option<u64>,
+    /// "local" (default); "team" is refused: the team catalog keeps no agent sessions.
+    scope: Option<String>,
 }
 
 #[tool_router(router = agent_tools, vis = "pub(super)")]
@@ -37,7 +41,9 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn agent_resume(&self, Parameters(a): Parameters<AgentResumeArgs>) -> ToolResult {
-        self.query(move |p| {
+        let scope = a.scope.clone();
+        let reads = "the agent sessions imported here";
+        self.query_here(scope.as_deref(), "agent_resume", reads, move |p| {
             let r = match a.transcript_id.as_deref().map(str::trim) {
                 Some(id) if !id.is_empty() => Some(agent::transcript_resume(p, id)?),
                 _ => agent::agent_resume(p, p.root())?,
@@ -53,7 +59,9 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn agent_handoff(&self, Parameters(a): Parameters<AgentHandoffArgs>) -> ToolResult {
-        self.query(move |p| {
+        let scope = a.scope.clone();
+        let reads = "the agent sessions imported here";
+        self.query_here(scope.as_deref(), "agent_handoff", reads, move |p| {
             let max = agent::max_bytes(a.max_bytes)?;
             let h = agent::handoff(p, p.root(), parse(&a.to)?)?;
             agent::handoff_json(&h, max)

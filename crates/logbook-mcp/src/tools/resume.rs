@@ -17,6 +17,8 @@ pub(crate) struct ResumeArgs {
     session: Option<String>,
     /// brief (default: the last few of each list) or full.
     detail: Option<String>,
+    /// "local" (default); "team" is refused: the team catalog keeps no work sessions or workflow state.
+    scope: Option<String>,
 }
 
 #[tool_router(router = resume_tools, vis = "pub(super)")]
@@ -27,7 +29,9 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn resume_context(&self, Parameters(a): Parameters<ResumeArgs>) -> ToolResult {
-        self.query(move |p| {
+        let scope = a.scope.clone();
+        let reads = "the work session and its workflow state";
+        self.query_here(scope.as_deref(), "resume_context", reads, move |p| {
             let detail: resume::Detail = a.detail.as_deref().unwrap_or("").parse()?;
             let summary =
                 resume::summary(p, a.session.as_deref(), detail, logbook::error::Face::Mcp)?;

@@ -22,6 +22,15 @@ pub(crate) struct SessionIdArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub(crate) struct SessionReadArgs {
+    /// Work session id, e.g. SES202501-ACME-AUDIT (default: the active one).
+    id: Option<String>,
+    /// "local" (default); "team" is refused: the team catalog keeps no work sessions.
+    scope: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct SessionStartArgs {
     /// Id prefix: SES, ENG, ANA, DES, TST or any 2-5 capital letters (default SES).
     prefix: Option<String>,
@@ -54,6 +63,8 @@ pub(crate) struct SessionListArgs {
     /// Only closed (archived) sessions.
     #[serde(default)]
     archived: bool,
+    /// "local" (default); "team" is refused: the team catalog keeps no work sessions.
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -168,9 +179,14 @@ impl LogbookServer {
         output_schema = schema::work_session(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn session_status(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
-        self.query(move |p| ws::get(p, a.id.as_deref())?.to_json())
-            .await
+    async fn session_status(&self, Parameters(a): Parameters<SessionReadArgs>) -> ToolResult {
+        self.query_here(
+            a.scope.as_deref(),
+            "session_status",
+            "work sessions",
+            move |p| ws::get(p, a.id.as_deref())?.to_json(),
+        )
+        .await
     }
 
     #[tool(
@@ -191,17 +207,23 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn session_list(&self, Parameters(a): Parameters<SessionListArgs>) -> ToolResult {
-        self.query(move |p| {
-            if a.active && a.archived {
-                return Err(invalid(
-                    "active/archived",
-                    "both",
-                    "give at most one of active and archived",
-                ));
-            }
-            let listing = ws::list(p)?;
-            ws::listing_json(&listing, !a.archived, !a.active)
-        })
+        let scope = a.scope.clone();
+        self.query_here(
+            scope.as_deref(),
+            "session_list",
+            "work sessions",
+            move |p| {
+                if a.active && a.archived {
+                    return Err(invalid(
+                        "active/archived",
+                        "both",
+                        "give at most one of active and archived",
+                    ));
+                }
+                let listing = ws::list(p)?;
+                ws::listing_json(&listing, !a.archived, !a.active)
+            },
+        )
         .await
     }
 
@@ -234,11 +256,17 @@ impl LogbookServer {
         output_schema = schema::token_report(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn session_tokens(&self, Parameters(a): Parameters<SessionIdArgs>) -> ToolResult {
-        self.query(move |p| {
-            let r = ws::get(p, a.id.as_deref())?.token_report();
-            logbook::model::to_json("token report", &r)
-        })
+    async fn session_tokens(&self, Parameters(a): Parameters<SessionReadArgs>) -> ToolResult {
+        let scope = a.scope.clone();
+        self.query_here(
+            scope.as_deref(),
+            "session_tokens",
+            "work sessions",
+            move |p| {
+                let r = ws::get(p, a.id.as_deref())?.token_report();
+                logbook::model::to_json("token report", &r)
+            },
+        )
         .await
     }
 

@@ -6,10 +6,10 @@ use rmcp::{schemars, tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use logbook::model::transcript::Kind;
-use logbook::ops::params::{self, RepoBase, paging_count};
+use logbook::ops::params::paging_count;
 use logbook::ops::query::{self, Scope};
 use logbook::ops::transcript;
+use logbook::ops::transcript::listing::{Caller, ListRequest};
 
 use super::{ToolResult, invalid};
 use crate::{LogbookServer, schema};
@@ -203,31 +203,17 @@ impl LogbookServer {
             Err(e) => return Self::refuse(e),
         };
         self.query(move |p| {
-            if a.main && a.subagents {
-                return Err(invalid(
-                    "main/subagents",
-                    "both",
-                    "give at most one of main and subagents",
-                ));
-            }
-            let (within, here) = transcript::default_scope(p, p.root());
-            let repo = match &a.repo {
-                Some(r) => Some(params::repository(
-                    r,
-                    &RepoBase::Here(p.root().to_path_buf()),
-                )?),
-                None => here,
+            let request = ListRequest {
+                all: a.all,
+                repo: a.repo,
+                main: a.main,
+                subagents: a.subagents,
+                limit: a.limit,
+                offset: a.offset,
+                scope,
+                ..ListRequest::default()
             };
-            let opts = transcript::ListOptions {
-                within: within.filter(|_| !a.all),
-                repo: repo.filter(|_| !a.all || a.repo.is_some()),
-                kind: Kind::only(a.main, a.subagents),
-                limit: a.limit.map(|n| paging_count("limit", n)).transpose()?,
-                offset: paging_count("offset", a.offset)?,
-                filter: Default::default(),
-                live: false,
-            };
-            let listing = query::backend(p, scope)?.transcripts(&opts)?;
+            let listing = request.list(p, &Caller::Agent)?;
             Ok(serde_json::json!({ "transcripts": listing.json()? }))
         })
         .await

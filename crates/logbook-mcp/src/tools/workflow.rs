@@ -22,6 +22,8 @@ pub(crate) struct WorkflowStateArgs {
     /// Add fullHistory: every invocation, archived and current, in the order they began.
     #[serde(default)]
     full: bool,
+    /// "local" (default); "team" is refused: the team catalog keeps no workflow state.
+    scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -213,19 +215,25 @@ impl LogbookServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn workflow_state(&self, Parameters(a): Parameters<WorkflowStateArgs>) -> ToolResult {
-        self.query(move |p| {
-            let loaded = wf::load(p, a.session.as_deref())?;
-            let history = if a.full {
-                let (history, problems) = wf::full_history_lenient(&loaded);
-                for problem in problems {
-                    p.notices.push(problem);
-                }
-                Some(history)
-            } else {
-                None
-            };
-            wf::loaded_json(&loaded, history.as_deref())
-        })
+        let scope = a.scope.clone();
+        self.query_here(
+            scope.as_deref(),
+            "workflow_state",
+            "workflow state",
+            move |p| {
+                let loaded = wf::load(p, a.session.as_deref())?;
+                let history = if a.full {
+                    let (history, problems) = wf::full_history_lenient(&loaded);
+                    for problem in problems {
+                        p.notices.push(problem);
+                    }
+                    Some(history)
+                } else {
+                    None
+                };
+                wf::loaded_json(&loaded, history.as_deref())
+            },
+        )
         .await
     }
 

@@ -83,10 +83,10 @@ pub(super) async fn transcripts(
     State(state): State<Arc<AppState>>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let (q, opts) = api::transcript_list_options(pairs, state.project.clock.now())?;
+    let (q, opts) = api::transcript_list_options(pairs, &state.project, state.scope)?;
     let (offset, limit) = (opts.offset, opts.limit.unwrap_or(50));
     let listing = blocking(&state, move |p| {
-        let mut opts = api::scoped(p, opts);
+        let mut opts = opts;
         // One more than shown, to know whether there is a next page.
         opts.limit = Some(limit + 1);
         Ok(transcript::list(p, &opts)?)

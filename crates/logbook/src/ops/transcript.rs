@@ -17,6 +17,7 @@
 pub mod find;
 mod import;
 pub mod links;
+pub mod listing;
 pub mod live;
 mod prune;
 pub(crate) mod usage;

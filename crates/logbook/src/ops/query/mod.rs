@@ -94,6 +94,17 @@ impl Scope {
 /// months of runs.
 pub const DEFAULT_PAGE: usize = 50;
 
+/// How many rows one page holds at most for a caller that is not the
+/// project's user (a browser), so no request makes the server build an
+/// answer without bound.
+pub const MAX_PAGE: usize = 500;
+
+/// A page size as a browser asked it: [`DEFAULT_PAGE`] when it did
+/// not, never more than [`MAX_PAGE`].
+pub fn page_size(asked: Option<usize>) -> usize {
+    asked.unwrap_or(DEFAULT_PAGE).min(MAX_PAGE)
+}
+
 /// How many matches of a text query a [`Count::Bounded`] find counts at
 /// most.
 pub const COUNTED_MATCHES: u64 = 1000;
@@ -453,15 +464,27 @@ pub fn said_for_find(
 /// this project instead would give one machine's answer to a question
 /// asked of the team.
 pub fn transcript_messages(scope: Scope, what: &str) -> Result<()> {
+    this_machine_only(
+        scope,
+        what,
+        "a transcript's messages",
+        "the machine the transcript came from (a team listing of transcripts names it as `origin`)",
+    )
+}
+
+/// What only this machine keeps (work sessions, workflow state, the
+/// transcripts a resume reads), asked by `tool` in `scope`: the team
+/// catalog keeps none of it, so the team scope is refused with where to
+/// ask instead rather than answered with this machine's records.
+pub fn this_machine_only(scope: Scope, tool: &str, reads: &str, whose: &str) -> Result<()> {
     match scope {
         Scope::Local | Scope::Files => Ok(()),
         Scope::Team => Err(Error::invalid(
             "scope",
             "team",
             format!(
-                "{what} reads a transcript's messages, which the team catalog does not keep; \
-                 ask in the local scope on the machine the transcript came from (a team \
-                 listing of transcripts names it as `origin`)"
+                "{tool} reads {reads}, which the team catalog does not keep; ask in the local \
+                 scope on {whose}"
             ),
         )),
     }

@@ -12,7 +12,7 @@ use jiff::tz::TimeZone;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::lineage_of;
-use crate::model::query::RunQuery;
+use crate::model::query::{ArchiveScope, RunQuery};
 use crate::model::repo::Repository;
 use crate::model::run::{Run, parse_manifest};
 use crate::model::transcript::{Filter, Kind as TranscriptKind, Metadata, Summary};
@@ -24,6 +24,22 @@ use crate::ops::query::{
 use crate::ops::transcript::ListOptions;
 use crate::ops::transcript::usage::{UsageBy, UsageReport, UsageScope, report};
 use logbook_index::catalog::{Catalog, TeamRun};
+
+/// What the team scope cannot answer, refused before any query.
+fn unsupported(filter: &'static str, why: &'static str) -> Error {
+    Error::Unsupported {
+        filter,
+        scope: "team",
+        why,
+    }
+}
+
+/// Whether a catalog row is of `repo`: one recorded with that repository
+/// (another machine's workdir says nothing about this project's folders,
+/// so a row recorded without one is not).
+fn of_repository(t: &Summary, repo: Option<&Repository>) -> bool {
+    repo.is_none_or(|want| t.repository.as_ref().is_some_and(|have| have.matches(want)))
+}
 
 /// How many candidates an ambiguous prefix error lists.
 const AMBIGUOUS_SHOWN: usize = 10;
@@ -70,6 +86,18 @@ impl Backend for Team<'_> {
         sink: Option<Sink<'_>>,
     ) -> Result<Page> {
         query.matcher()?;
+        if query.repo.is_some() {
+            return Err(unsupported(
+                "repo",
+                "the catalog does not index repositories",
+            ));
+        }
+        if query.archive != ArchiveScope::Live {
+            return Err(unsupported(
+                "archived",
+                "the catalog keeps the live runs only",
+            ));
+        }
         let query = paged(query);
         let (runs, total) = self.catalog.find_runs(&query)?;
         let mut hits: Vec<Found> = runs
@@ -246,11 +274,28 @@ impl Backend for Team<'_> {
     }
 
     fn transcripts(&self, opts: &ListOptions) -> Result<Transcripts> {
+        if opts.filter.workdir.is_some() {
+            return Err(unsupported(
+                "workdir",
+                "workdirs are folders of other machines",
+            ));
+        }
+        if !opts.filter.text.is_empty() {
+            return Err(unsupported("text", "the catalog keeps no messages"));
+        }
+        if opts.live {
+            return Err(unsupported(
+                "live",
+                "only the machine an agent writes on can tell",
+            ));
+        }
         let rows = self
             .rows()?
             .into_iter()
             .map(|(row, _)| row)
             .filter(|t| opts.kind.is_none_or(|k| t.summary.kind == k))
+            .filter(|t| opts.filter.matches_row(&t.summary, |_, _| true))
+            .filter(|t| of_repository(&t.summary, opts.repo.as_ref()))
             .skip(opts.offset)
             .take(opts.limit.unwrap_or(usize::MAX))
             .collect();
@@ -262,11 +307,22 @@ impl Backend for Team<'_> {
     }
 
     /// Every machine's transcripts, each call counted once across the
-    /// team; the local scope and filter do not apply to other machines'.
-    fn usage(&self, _scope: &UsageScope, by: UsageBy, _filter: &Filter) -> Result<UsageReport> {
+    /// team; the local scope does not apply to other machines', the
+    /// filter does (source and model are in the metadata the catalog keeps).
+    fn usage(&self, _scope: &UsageScope, by: UsageBy, filter: &Filter) -> Result<UsageReport> {
+        if filter.workdir.is_some() {
+            return Err(unsupported(
+                "workdir",
+                "workdirs are folders of other machines",
+            ));
+        }
+        if !filter.text.is_empty() {
+            return Err(unsupported("text", "the catalog keeps no messages"));
+        }
         let entries = self
             .rows()?
             .into_iter()
+            .filter(|(row, _)| filter.matches_row(&row.summary, |_, _| true))
             .map(|(row, metadata)| (row.origin, row.summary, metadata))
             .collect();
         Ok(report(entries, by))
