@@ -150,7 +150,7 @@ fn endpoint(given: &str, whole: bool, allow_link_local: bool) -> Result<(String,
         ));
     }
     if !allow_link_local && is_link_local(parts.host) {
-        return Err(config_error("endpoint", &shown, LINK_LOCAL));
+        return Err(config_error("endpoint", &shown, LINK_LOCAL).with_next(link_local_allowed()));
     }
     let path = if whole || parts.path.trim_end_matches('/').ends_with(TRACES_PATH) {
         parts.path.to_string()
@@ -174,9 +174,16 @@ fn endpoint(given: &str, whole: bool, allow_link_local: bool) -> Result<(String,
     Ok((url, with.public()))
 }
 
+/// What to do about a link-local endpoint when it is meant.
+fn link_local_allowed() -> Next {
+    Next::say("pass ")
+        .option("allow_link_local")
+        .text(" if the receiver really is there")
+}
+
 /// Why a link-local endpoint is refused, for a literal address and for a
 /// name that resolves to one alike.
-const LINK_LOCAL: &str = "this is a link-local address (169.254.0.0/16, fe80::/10), where cloud metadata services answer, and every header (an Authorization key too) would go there: pass --allow-link-local if the receiver really is there";
+const LINK_LOCAL: &str = "this is a link-local address (169.254.0.0/16, fe80::/10), where cloud metadata services answer, and every header (an Authorization key too) would go there";
 
 /// Whether `host` is a link-local IP address literal (`169.254.0.0/16`,
 /// `fe80::/10`, or either mapped into IPv6). A name is checked when it is
@@ -267,8 +274,9 @@ fn check_header(name: &str, value: &str) -> Result<()> {
         return Err(config_error(
             "header",
             name,
-            "a header name is letters, digits and -, with no spaces or colons: pass --header 'Name=value'",
-        ));
+            "a header name is letters, digits and -, with no spaces or colons",
+        )
+        .with_next(Next::say("pass ").option("header").text(" 'Name=value'")));
     }
     if value.chars().any(|c| c.is_control() && c != '\t') {
         return Err(config_error(
@@ -318,10 +326,10 @@ fn endpoint_given(flags: &Flags, var: &Var) -> Result<(String, bool)> {
         (None, Some(e)) => Ok((e, true)),
         (None, None) => match var("OTEL_EXPORTER_OTLP_ENDPOINT") {
             Some(e) => Ok((e, false)),
-            None => Err(config_error(
-                "endpoint",
-                "",
-                "no receiver named: pass --endpoint http://host:4318 (a base URL; /v1/traces is appended) or set OTEL_EXPORTER_OTLP_ENDPOINT",
+            None => Err(config_error("endpoint", "", "no receiver named").with_next(
+                Next::say("pass ")
+                    .option("endpoint")
+                    .text(" http://host:4318 (a base URL; /v1/traces is appended) or set OTEL_EXPORTER_OTLP_ENDPOINT"),
             )),
         },
     }
@@ -360,11 +368,13 @@ fn headers_given(flags: &Flags, var: &Var) -> Result<Vec<(String, String)>> {
     }
     for h in &flags.headers {
         let Some((k, v)) = h.split_once('=') else {
-            return Err(config_error(
-                "header",
-                &name_only(h),
-                "expected K=V, such as --header 'Authorization=Bearer <key>'",
-            ));
+            return Err(
+                config_error("header", &name_only(h), "expected K=V").with_next(
+                    Next::say("write it as ")
+                        .option("header")
+                        .text(" 'Authorization=Bearer <key>'"),
+                ),
+            );
         };
         headers.push((k.trim().to_string(), v.trim().to_string()));
     }
@@ -514,9 +524,8 @@ impl OtlpReceiver {
         if let Some(addr) = refused {
             return Err(self.error(
                 format!("its host name resolves to {}: {LINK_LOCAL}", addr.ip()),
-                Next::say("pass ")
-                    .option("allow-link-local")
-                    .text(" if the receiver really is there, or point ")
+                link_local_allowed()
+                    .text(", or point ")
                     .option("endpoint")
                     .text(" at another host"),
             ));
@@ -731,6 +740,7 @@ impl Receiver for OtlpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use logbook::error::{Face, message};
     use std::io::{BufRead, BufReader, Read, Write};
     use std::sync::{Arc, Mutex};
 
@@ -800,7 +810,7 @@ mod tests {
             "http://[fe80::1%25eth0]:4318",
             "http://[::ffff:169.254.169.254]",
         ] {
-            let e = resolve(host, false).unwrap_err().to_string();
+            let e = message(&resolve(host, false).unwrap_err(), Face::Cli);
             assert!(e.contains("--allow-link-local"), "{host}: {e}");
             assert!(resolve(host, true).is_ok(), "{host}");
         }
@@ -865,7 +875,7 @@ mod tests {
         let metadata: SocketAddr = format!("169.254.169.254:{port}").parse().unwrap();
         let mut r = OtlpReceiver::with_resolver(config.clone(), Fixed(vec![local, metadata]));
         let start = std::time::Instant::now();
-        let e = r.send(&[span()]).unwrap_err().to_string();
+        let e = message(&r.send(&[span()]).unwrap_err(), Face::Cli);
         assert!(
             e.contains("169.254.169.254")
                 && e.contains("link-local")

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
 use logbook::Logbook;
 use logbook::clock;
-use logbook::error::Step;
+use logbook::error::{Next, Step};
 use logbook::model::terminal::cell;
 use logbook::model::workflow::{
     AgentInvocation, AgentType, DecisionType, Focus, InvocationStatus, Mode, OrchestratorWorkflow,
@@ -225,12 +225,21 @@ fn confidence(s: &str) -> std::result::Result<f64, String> {
     check_confidence(x).map(|()| x)
 }
 
-fn object(option: &str, text: &str) -> Result<Map<String, Value>> {
+/// The JSON object given with `option` (snake_case, worded as the CLI
+/// spells it).
+fn object(option: &'static str, text: &str) -> Result<Map<String, Value>> {
+    let given = || worded(Next::none().option(option));
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => anyhow::bail!("{option} must be a JSON object, e.g. '{{\"run_id\": \"…\"}}'"),
+        Ok(_) => anyhow::bail!(
+            "{} must be a JSON object, e.g. '{{\"run_id\": \"…\"}}'",
+            given()
+        ),
         Err(e) => Err(e).with_context(|| {
-            format!("{option} is not valid JSON; give an object, e.g. '{{\"run_id\": \"…\"}}'")
+            format!(
+                "{} is not valid JSON; give an object, e.g. '{{\"run_id\": \"…\"}}'",
+                given()
+            )
         }),
     }
 }
@@ -344,7 +353,7 @@ impl InvokeArgs {
             context: self
                 .context
                 .as_deref()
-                .map(|c| object("--context", c))
+                .map(|c| object("context", c))
                 .transpose()?
                 .unwrap_or_default(),
             artifacts: self.artifacts.clone(),
@@ -409,7 +418,7 @@ impl HandoffArgs {
             preserved_context: self
                 .preserved_context
                 .as_deref()
-                .map(|c| object("--preserved-context", c))
+                .map(|c| object("preserved_context", c))
                 .transpose()?,
         })
     }
