@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use logbook::error::Next;
 use logbook::ops::export::{self, ExportOptions, ExportSummary};
 use logbook::ops::params::{FindParams, RepoBase};
 use logbook_otlp::{Flags, OtlpConfig, OtlpReceiver};
 use serde_json::json;
 
-use super::Context;
+use super::{Context, worded};
 use crate::printer::{Output, Printer};
 
 /// How long `--watch` waits between two rounds.
@@ -242,8 +243,10 @@ fn summary_json(s: &ExportSummary) -> serde_json::Value {
 fn human(s: &ExportSummary) -> String {
     let mut out = if s.spans == 0 {
         format!(
-            "Nothing new to send to {} ({} records already there; --all sends them again).\n",
-            s.endpoint, s.unchanged
+            "Nothing new to send to {} ({} records already there; {} sends them again).\n",
+            s.endpoint,
+            s.unchanged,
+            worded(Next::none().option("all"))
         )
     } else {
         format!(
