@@ -852,3 +852,74 @@ fn a_compaction_agent_runs_under_its_session_root() {
     assert_eq!(text(parent, "logbook.transcript.kind"), Some("main"));
     assert_eq!(parent.trace_id, compactor.trace_id);
 }
+
+/// The run fingerprint an earlier version's cursor kept, from `find --json`.
+fn legacy_fingerprint(run: &Value) -> String {
+    let m = &run["manifest"];
+    format!(
+        "{}|{}|{}|{}",
+        m["execution"]["status"].as_str().unwrap(),
+        m["execution"]["completed_at"].as_str().unwrap_or(""),
+        m["outputs"].as_array().map_or(0, Vec::len),
+        m["related_sessions"].as_array().map_or(0, Vec::len),
+    )
+}
+
+#[test]
+fn the_mark_is_small_survives_an_index_rebuild_and_takes_over_an_earlier_cursor() {
+    let (t, root) = history();
+    let r = root.to_str().unwrap();
+    let c = Collector::start(vec![]);
+    let base = c.base();
+    let first = export(&t, &root, &["--endpoint", &base]);
+    let records = ["workSessions", "runs", "transcripts"]
+        .iter()
+        .map(|k| first[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert!(first["runs"].as_u64().unwrap() > 0, "{first}");
+
+    // A rebuilt index reads the same records from the same files: the
+    // mark, kept by their files' change times, still has them all.
+    t.json(&["--root", r, "index", "rebuild"]);
+    let again = export(&t, &root, &["--endpoint", &base]);
+    assert_eq!(again["spans"], 0, "{again}");
+    assert_eq!(again["unchanged"].as_u64().unwrap(), records, "{again}");
+
+    // One small file per endpoint, beside where the earlier cursor was.
+    let files = cursors(&root);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mark = files[0].clone();
+    let name = mark.file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.ends_with(".mark.json"), "{name}");
+    assert!(std::fs::metadata(&mark).unwrap().len() < 4096);
+
+    // An earlier version's cursor (a map of every record it sent) is
+    // taken over: the runs it names go unsent, the rest goes, and it is
+    // removed once the mark is saved.
+    let runs = t.json(&["--root", r, "find", "--json"]);
+    let sent: serde_json::Map<String, Value> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|run| run["manifest"]["execution"]["status"] != "running")
+        .map(|run| {
+            let id = run["session_id"].as_str().unwrap();
+            (format!("run:{id}"), Value::from(legacy_fingerprint(run)))
+        })
+        .collect();
+    let legacy = mark.with_file_name(name.replace(".mark.json", ".json"));
+    let shown = first["endpoint"].as_str().unwrap();
+    std::fs::remove_file(&mark).unwrap();
+    std::fs::write(
+        &legacy,
+        serde_json::json!({"version": 1, "endpoint": shown, "sent": sent}).to_string(),
+    )
+    .unwrap();
+    let migrated = export(&t, &root, &["--endpoint", &base]);
+    assert_eq!(migrated["runs"], 0, "{migrated}");
+    assert_eq!(migrated["unchanged"].as_u64().unwrap(), sent.len() as u64);
+    assert_eq!(migrated["transcripts"], first["transcripts"], "{migrated}");
+    assert!(!legacy.exists());
+    assert_eq!(cursors(&root), vec![mark]);
+    assert_eq!(export(&t, &root, &["--endpoint", &base])["spans"], 0);
+}

@@ -13,9 +13,10 @@
 //! - [`export`]: work sessions (with their workflow invocations, decisions,
 //!   verdicts and handoffs), finished runs and transcripts, streamed in
 //!   batches of [`ExportOptions::batch_spans`]; what the receiver took is
-//!   remembered per endpoint in a cursor ([`logbook_store::export_cursor`]),
-//!   so a second export sends nothing new and `all` sends everything again
-//!   with the same ids.
+//!   remembered per endpoint in a high-water mark
+//!   ([`logbook_store::export_cursor`]), so a second export sends nothing
+//!   new, even after the index was rebuilt, and `all` sends everything
+//!   again with the same ids.
 //!
 //! ```no_run
 //! use logbook::ops::export::{self, ExportOptions, Receiver, Sent, span::Span};
@@ -47,7 +48,7 @@ use crate::model::ids::RunId;
 use crate::model::query::RunQuery;
 use crate::model::run::{Run, RunStatus};
 use logbook_index::Index;
-use logbook_store::export_cursor::{self, ExportCursor};
+use logbook_store::export_cursor::{self, ExportMark, Record};
 use span::{Span, TraceId};
 
 /// The version of the OpenTelemetry semantic conventions (GenAI spans,
@@ -63,8 +64,8 @@ pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.40.0";
 pub const BATCH_SPANS: usize = 512;
 
 /// How many batches go between two writes of the cursor: a crash costs
-/// at most those again (same ids), and a large export does not rewrite
-/// the whole cursor after every batch.
+/// at most those again (same ids), and a large export does not write the
+/// mark after every batch.
 const SAVE_EVERY: u64 = 32;
 
 /// Where spans go: one call per batch. An implementation retries what is
@@ -179,8 +180,11 @@ pub fn export(
         spans: Vec::with_capacity(opts.batch_spans.max(1)),
         limit: opts.batch_spans.max(1),
         pending: vec![],
+        floors: vec![],
         cursor,
         delivered: false,
+        moved: false,
+        incomplete: false,
         dir,
         all: opts.all,
         redact: opts.redact,
@@ -191,8 +195,13 @@ pub fn export(
     };
     let result = run_export(p, opts, &mut out);
     // Delivered batches are remembered even when a later one failed; an
-    // export that delivered nothing leaves no cursor behind.
-    let saved = if out.delivered { out.save() } else { Ok(()) };
+    // export that delivered nothing leaves no cursor behind (but a floor
+    // raised over a stored one is kept).
+    let saved = if out.delivered || (out.moved && out.cursor.stored) {
+        out.save()
+    } else {
+        Ok(())
+    };
     result?;
     saved?;
     Ok(out.summary)
@@ -217,14 +226,59 @@ fn after(time: &str, since: Option<Timestamp>) -> bool {
     }
 }
 
+/// The floor a listing taken now may raise its selection's mark to: the
+/// file system's own clock (not a test's `LOGBOOK_NOW`), as the mark
+/// compares files' change times, less [`export_cursor::SLACK_NS`].
+fn listing_floor() -> i64 {
+    let now = crate::model::clock::Clock::SYSTEM.now().as_nanosecond();
+    i64::try_from(now).unwrap_or(i64::MAX) - export_cursor::SLACK_NS
+}
+
+/// The mark's selection of the runs `query` chooses: the kind alone for
+/// every run, else with the filters (a time bound is not one: it never
+/// raises a floor).
+fn runs_selection(query: &RunQuery) -> String {
+    let filters = RunQuery {
+        since: None,
+        limit: None,
+        offset: 0,
+        ..query.clone()
+    };
+    if filters == RunQuery::default() {
+        return RUN.to_string();
+    }
+    format!(
+        "{RUN} {}",
+        serde_json::to_string(&filters).unwrap_or_default()
+    )
+}
+
+/// The kinds of records the mark keeps apart.
+const RUN: &str = "run";
+const TRANSCRIPT: &str = "transcript";
+const WORK_SESSION: &str = "work-session";
+
 fn export_sessions(p: &Logbook, since: Option<Timestamp>, out: &mut Batcher<'_>) -> Result<()> {
+    let floor = listing_floor();
     let listing = crate::ops::work_session::list(p)?;
-    for ws in listing.sessions.iter().chain(&listing.archived) {
+    let live = listing.sessions.iter().map(|ws| (ws, false));
+    for (ws, archived) in live.chain(listing.archived.iter().map(|ws| (ws, true))) {
         if !after(&ws.last_updated, since) {
             continue;
         }
-        let key = format!("work-session:{}", ws.session_id);
-        if out.unchanged(&key, &ws.last_updated) {
+        let file = crate::model::ids::WorkSessionId::parse(&ws.session_id)
+            .ok()
+            .map(|id| match archived {
+                true => logbook_store::work_session::archived_path(p, &id),
+                false => logbook_store::work_session::live_path(p, &id),
+            });
+        let rec = Record {
+            kind: WORK_SESSION,
+            key: format!("{WORK_SESSION}:{}", ws.session_id),
+            changed: file.as_deref().and_then(export_cursor::changed_ns),
+            fingerprint: ws.last_updated.clone(),
+        };
+        if out.unchanged(WORK_SESSION, &rec) {
             continue;
         }
         let loaded = crate::ops::workflow::load(p, Some(&ws.session_id)).ok();
@@ -237,8 +291,11 @@ fn export_sessions(p: &Logbook, since: Option<Timestamp>, out: &mut Batcher<'_>)
                 }
             }
         }
-        out.done(key, ws.last_updated.clone());
+        out.done(rec);
         out.summary.work_sessions += 1;
+    }
+    if since.is_none() {
+        out.raise_floor(WORK_SESSION, WORK_SESSION, floor);
     }
     Ok(())
 }
@@ -256,6 +313,10 @@ fn run_fingerprint(run: &Run) -> String {
 }
 
 fn export_runs(p: &Logbook, query: &RunQuery, out: &mut Batcher<'_>) -> Result<()> {
+    // Only a listing of every run the selection has raises its floor.
+    let whole = query.since.is_none() && query.limit.is_none() && query.offset == 0;
+    let selection = runs_selection(query);
+    let floor = listing_floor();
     let query = RunQuery {
         limit: Some(query.limit.unwrap_or(RunQuery::MAX_PAGING)),
         ..query.clone()
@@ -274,9 +335,13 @@ fn export_runs(p: &Logbook, query: &RunQuery, out: &mut Batcher<'_>) -> Result<(
             out.summary.running += 1;
             return ControlFlow::Continue(());
         }
-        let key = format!("run:{}", run.id.as_str());
-        let fp = run_fingerprint(&run);
-        if out.unchanged(&key, &fp) {
+        let rec = Record {
+            kind: RUN,
+            key: format!("{RUN}:{}", run.id.as_str()),
+            changed: export_cursor::changed_ns(&run.manifest_file()),
+            fingerprint: run_fingerprint(&run),
+        };
+        if out.unchanged(&selection, &rec) {
             return ControlFlow::Continue(());
         }
         if let Some(span) = map::run(&run, &mut trace_of)
@@ -285,17 +350,30 @@ fn export_runs(p: &Logbook, query: &RunQuery, out: &mut Batcher<'_>) -> Result<(
             failed = Some(e);
             return ControlFlow::Break(());
         }
-        out.done(key, fp);
+        out.done(rec);
         out.summary.runs += 1;
         ControlFlow::Continue(())
     })?;
     match failed {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => {
+            if whole {
+                out.raise_floor(&selection, RUN, floor);
+            }
+            Ok(())
+        }
     }
 }
 
 fn export_transcripts(p: &Logbook, opts: &ExportOptions, out: &mut Batcher<'_>) -> Result<()> {
+    let floor = listing_floor();
+    let selection = match &opts.query.repo {
+        None => TRANSCRIPT.to_string(),
+        Some(repo) => format!(
+            "{TRANSCRIPT} {}",
+            serde_json::to_string(repo).unwrap_or_default()
+        ),
+    };
     let listing = crate::ops::transcript::list(
         p,
         &crate::ops::transcript::ListOptions {
@@ -327,22 +405,31 @@ fn export_transcripts(p: &Logbook, opts: &ExportOptions, out: &mut Batcher<'_>) 
         }
     }
     for s in &listing.transcripts {
-        let key = format!("transcript:{}", s.id);
-        let fp = format!("{}|{}", s.last_active_at, s.messages);
-        if out.unchanged(&key, &fp) {
+        let rec = Record {
+            kind: TRANSCRIPT,
+            key: format!("{TRANSCRIPT}:{}", s.id),
+            changed: export_cursor::changed_ns(&s.file),
+            fingerprint: format!("{}|{}", s.last_active_at, s.messages),
+        };
+        if out.unchanged(&selection, &rec) {
             continue;
         }
         // A transcript that cannot be read now is left for the next export
-        // (`logbook doctor` names it); the rest still goes.
+        // (`logbook doctor` names it), so the floor stays below it; the
+        // rest still goes.
         let Ok(t) = logbook_store::transcript::read_file(&s.file) else {
+            out.incomplete = true;
             continue;
         };
         let elsewhere = |call: &str| owner.get(call).is_some_and(|o| *o != s.id);
         for span in map::transcript(&t, s.kind, opts.content, &elsewhere) {
             out.push(span)?;
         }
-        out.done(key, fp);
+        out.done(rec);
         out.summary.transcripts += 1;
+    }
+    if opts.query.since.is_none() {
+        out.raise_floor(&selection, TRANSCRIPT, floor);
     }
     Ok(())
 }
@@ -355,10 +442,18 @@ struct Batcher<'a> {
     spans: Vec<Span>,
     limit: usize,
     /// Records whose spans are all queued, not yet all delivered.
-    pending: Vec<(String, String)>,
-    cursor: ExportCursor,
+    pending: Vec<Record>,
+    /// Floors (selection, kind, instant) whose records are all queued:
+    /// raised once they are delivered.
+    floors: Vec<(String, &'static str, i64)>,
+    cursor: ExportMark,
     /// Whether the cursor holds anything this export delivered.
     delivered: bool,
+    /// Whether a floor was raised.
+    moved: bool,
+    /// Whether a record was left for the next export: the floor of its
+    /// selection then stays where it is.
+    incomplete: bool,
     dir: std::path::PathBuf,
     all: bool,
     redact: bool,
@@ -366,9 +461,10 @@ struct Batcher<'a> {
 }
 
 impl Batcher<'_> {
-    fn unchanged(&mut self, key: &str, fingerprint: &str) -> bool {
-        let same = !self.all && self.cursor.sent.get(key).is_some_and(|f| f == fingerprint);
+    fn unchanged(&mut self, selection: &str, rec: &Record) -> bool {
+        let same = !self.all && self.cursor.has(selection, rec);
         if same {
+            self.cursor.seen(rec);
             self.summary.unchanged += 1;
         }
         same
@@ -385,8 +481,16 @@ impl Batcher<'_> {
         Ok(())
     }
 
-    fn done(&mut self, key: String, fingerprint: String) {
-        self.pending.push((key, fingerprint));
+    fn done(&mut self, rec: Record) {
+        self.pending.push(rec);
+    }
+
+    /// Raises `selection`'s floor to `to` once what is queued is delivered
+    /// (unless a record of it was left for later).
+    fn raise_floor(&mut self, selection: &str, kind: &'static str, to: i64) {
+        if !std::mem::take(&mut self.incomplete) {
+            self.floors.push((selection.to_string(), kind, to));
+        }
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -405,9 +509,13 @@ impl Batcher<'_> {
         }
         // A batch the receiver partly rejected is not sent again: it said
         // what it will not take, and the same spans would be refused alike.
-        for (k, f) in self.pending.drain(..) {
-            self.cursor.sent.insert(k, f);
+        for rec in self.pending.drain(..) {
+            self.cursor.remember(&rec);
             self.delivered = true;
+        }
+        for (selection, kind, to) in self.floors.drain(..) {
+            self.cursor.raise_floor(&selection, kind, to);
+            self.moved = true;
         }
         (self.progress)(&self.summary);
         if self.delivered && self.summary.batches.is_multiple_of(SAVE_EVERY) {
