@@ -415,21 +415,7 @@ fn env(ctx: &Context, a: &IdArgs) -> Result<Output> {
 
 pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     let now = ctx.project.clock.now();
-    let query = FindParams {
-        agent: a.agent.clone(),
-        workflow: a.workflow.clone(),
-        status: a.status.clone(),
-        user: a.user.clone(),
-        tag: a.tag.clone(),
-        since: a.since.clone(),
-        text: a.text.clone(),
-        limit: a.limit.clone(),
-        offset: a.offset.clone(),
-        repo: a.repo.clone(),
-        repo_base: RepoBase::Folders(ctx.cwd.clone()),
-        archived: a.archived,
-    }
-    .query(now)?;
+    let query = find_query(ctx, a, now)?;
     let scope = Scope::of_flag(a.team);
     // Streamed: every run `find` matches may be asked for (`--limit` in
     // the millions), so each is printed as it is read, never all held.
@@ -438,31 +424,7 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
     let mut human = String::new();
     let mut print = |f: FoundRun| {
         human.clear();
-        let e = &f.entry;
-        let status = pad(e.manifest.execution.status.as_str(), 9);
-        let status = match e.manifest.execution.status {
-            RunStatus::Completed => style.green(&status),
-            RunStatus::Failed => style.red(&status),
-            RunStatus::Running => style.yellow(&status),
-            _ => status,
-        };
-        let origin = f
-            .origin
-            .as_ref()
-            .map(|o| format!("  {}", style.dim(&format!("@{}", cell(o)))))
-            .unwrap_or_default();
-        let _ = writeln!(
-            human,
-            "{}  {}  {}{origin}\n    {} · {} output(s)",
-            e.session_id,
-            status,
-            style.bold(&cell(&e.label)),
-            style.dim(&cell(&e.display_name)),
-            e.manifest.outputs.len()
-        );
-        if let Some(snippet) = &f.snippet {
-            let _ = writeln!(human, "    {}", cell(snippet));
-        }
+        found_run(&mut human, &style, &f);
         stream.item(&f, &human)
     };
     let streamed = query::find(
@@ -490,14 +452,69 @@ pub(crate) fn find(ctx: &Context, a: &FindArgs) -> Result<Output> {
             "skipped {skipped} invalid manifest(s); `logbook doctor` names them"
         ));
     }
-    let mut notes: Vec<String> = more_note(&streamed, query.offset).into_iter().collect();
+    Ok(Output::printed().with_note(find_notes(&streamed, query.offset)))
+}
+
+/// The library's query for `find`'s options, its `since` read at `now`.
+fn find_query(ctx: &Context, a: &FindArgs, now: logbook::clock::Timestamp) -> Result<RunQuery> {
+    Ok(FindParams {
+        agent: a.agent.clone(),
+        workflow: a.workflow.clone(),
+        status: a.status.clone(),
+        user: a.user.clone(),
+        tag: a.tag.clone(),
+        since: a.since.clone(),
+        text: a.text.clone(),
+        limit: a.limit.clone(),
+        offset: a.offset.clone(),
+        repo: a.repo.clone(),
+        repo_base: RepoBase::Folders(ctx.cwd.clone()),
+        archived: a.archived,
+    }
+    .query(now)?)
+}
+
+/// One run as `find` lists it: id, status, label and origin, then who
+/// made it and its outputs, and the snippet of a text query.
+fn found_run(human: &mut String, style: &crate::printer::Style, f: &FoundRun) {
+    let e = &f.entry;
+    let status = pad(e.manifest.execution.status.as_str(), 9);
+    let status = match e.manifest.execution.status {
+        RunStatus::Completed => style.green(&status),
+        RunStatus::Failed => style.red(&status),
+        RunStatus::Running => style.yellow(&status),
+        _ => status,
+    };
+    let origin = f
+        .origin
+        .as_ref()
+        .map(|o| format!("  {}", style.dim(&format!("@{}", cell(o)))))
+        .unwrap_or_default();
+    let _ = writeln!(
+        human,
+        "{}  {}  {}{origin}\n    {} · {} output(s)",
+        e.session_id,
+        status,
+        style.bold(&cell(&e.label)),
+        style.dim(&cell(&e.display_name)),
+        e.manifest.outputs.len()
+    );
+    if let Some(snippet) = &f.snippet {
+        let _ = writeln!(human, "    {}", cell(snippet));
+    }
+}
+
+/// What `find` says after its runs: how many more match, and how many
+/// archived ones it left out.
+fn find_notes(streamed: &query::Page, offset: usize) -> Option<String> {
+    let mut notes: Vec<String> = more_note(streamed, offset).into_iter().collect();
     if streamed.archived > 0 {
         notes.push(format!(
             "{} archived run(s) match too, left out; `logbook find --archived` lists them",
             streamed.archived
         ));
     }
-    Ok(Output::printed().with_note((!notes.is_empty()).then(|| notes.join("\n"))))
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// The section of `find --text`'s human output naming the transcripts that

@@ -613,78 +613,81 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
     .filter(ctx.project.clock.now())?;
     let report =
         query::backend(&ctx.project, Scope::of_flag(a.team))?.usage(&scope, by, &filter)?;
-    let st = ctx.style();
-    let mut out = String::new();
+    let out = if report.transcripts.is_empty() {
+        let here = scope == UsageScope::Project;
+        format!(
+            "No measured usage{}: import agent logs with `logbook transcript import PATH`{}.\n",
+            if here { " for this project" } else { "" },
+            if here { ", or use --all" } else { "" }
+        )
+    } else {
+        usage_table(&ctx.style(), by, &report)
+    };
+    Ok(Output::new(serde_json::to_value(&report)?, out))
+}
+
+/// `transcript usage`'s table: a row per group (with each model's part
+/// when a day or repository used several), the total, and what was
+/// counted once.
+fn usage_table(
+    st: &crate::printer::Style,
+    by: UsageBy,
+    report: &transcript::UsageReport,
+) -> String {
     let head = match by {
         UsageBy::Model => "Model",
         UsageBy::Day => "Day (UTC)",
         UsageBy::Session => "Session",
         UsageBy::Repo => "Repository",
     };
-    if report.transcripts.is_empty() {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}",
+        st.bold(&format!(
+            "{head:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
+            "input", "output", "cache write", "cache read", "total"
+        ))
+    );
+    let row = |out: &mut String, key: &str, u: &logbook::model::agent_log::Usage| {
         let _ = writeln!(
             out,
-            "No measured usage{}: import agent logs with `logbook transcript import PATH`{}.",
-            if scope == UsageScope::Project {
-                " for this project"
-            } else {
-                ""
-            },
-            if scope == UsageScope::Project {
-                ", or use --all"
-            } else {
-                ""
-            }
+            "{key:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
+            thousands(u.input_tokens),
+            thousands(u.output_tokens),
+            thousands(u.cache_creation_input_tokens),
+            thousands(u.cache_read_input_tokens + u.cached_input_tokens),
+            thousands(u.total_tokens)
         );
-    } else {
-        let _ = writeln!(
-            out,
-            "{}",
-            st.bold(&format!(
-                "{head:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
-                "input", "output", "cache write", "cache read", "total"
-            ))
-        );
-        let row = |out: &mut String, key: &str, u: &logbook::model::agent_log::Usage| {
-            let _ = writeln!(
-                out,
-                "{key:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
-                thousands(u.input_tokens),
-                thousands(u.output_tokens),
-                thousands(u.cache_creation_input_tokens),
-                thousands(u.cache_read_input_tokens + u.cached_input_tokens),
-                thousands(u.total_tokens)
-            );
-        };
-        for r in &report.rows {
-            row(&mut out, &cell(&r.key), &r.usage);
-            // Per day and per repository, each model's part (the usage
-            // page's table), when there is more than one.
-            if r.by_model.len() > 1 {
-                for (m, u) in &r.by_model {
-                    row(&mut out, &format!("  {}", cell(m)), u);
-                }
+    };
+    for r in &report.rows {
+        row(&mut out, &cell(&r.key), &r.usage);
+        // Per day and per repository, each model's part (the usage
+        // page's table), when there is more than one.
+        if r.by_model.len() > 1 {
+            for (m, u) in &r.by_model {
+                row(&mut out, &format!("  {}", cell(m)), u);
             }
         }
-        row(&mut out, "Total", &report.total);
-        if report.duplicates.total_tokens > 0 {
-            let _ = writeln!(
-                out,
-                "{}",
-                st.dim(&format!(
-                    "{} tokens of calls found in more than one log (resumed or copied sessions) were counted once.",
-                    thousands(report.duplicates.total_tokens)
-                ))
-            );
-        }
+    }
+    row(&mut out, "Total", &report.total);
+    if report.duplicates.total_tokens > 0 {
         let _ = writeln!(
             out,
             "{}",
             st.dim(&format!(
-                "{} transcript(s); subagents counted once, in their main session's row with --by session. Codex's cached input is part of its input.",
-                report.transcripts.len()
+                "{} tokens of calls found in more than one log (resumed or copied sessions) were counted once.",
+                thousands(report.duplicates.total_tokens)
             ))
         );
     }
-    Ok(Output::new(serde_json::to_value(&report)?, out))
+    let _ = writeln!(
+        out,
+        "{}",
+        st.dim(&format!(
+            "{} transcript(s); subagents counted once, in their main session's row with --by session. Codex's cached input is part of its input.",
+            report.transcripts.len()
+        ))
+    );
+    out
 }

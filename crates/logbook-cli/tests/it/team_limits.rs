@@ -62,11 +62,6 @@ fn every_face_refuses_what_the_team_scope_cannot_filter_by() {
             json!({"scope": "team", "archived": true}),
             "archived",
         ),
-        (
-            "transcript_list",
-            json!({"scope": "team", "repo": "https://example.com/org/shop"}),
-            "repo",
-        ),
     ] {
         let message = m.err(tool, args.clone());
         assert!(
@@ -76,6 +71,12 @@ fn every_face_refuses_what_the_team_scope_cannot_filter_by() {
             "{tool} {args}: {message}"
         );
     }
+    // What the catalog does keep is answered: a transcript's repository.
+    let listed = m.ok(
+        "transcript_list",
+        json!({"scope": "team", "repo": "https://example.com/org/shop"}),
+    );
+    assert_eq!(listed["transcripts"], json!([]));
     drop(m);
 
     let (mut viewer, base) = crate::serve::serve(&t, &["--team", "--bind", "127.0.0.1:0"], None);
@@ -101,16 +102,16 @@ fn every_face_refuses_what_the_team_scope_cannot_filter_by() {
 #[test]
 fn reads_of_what_only_this_machine_keeps_refuse_the_team_scope() {
     let t = crate::harness::TestProject::new();
-    t.run(&["session", "start", "--client", "ACME"]).ok();
+    t.run(&["start", "--client", "ACME"]).ok();
     let mut m = crate::mcp::Mcp::start(&t);
     // Whether the tool answers here at all (no agent session to hand over
-    // from is an error), and whether two answers are alike (a resume says
-    // when it was made).
+    // from is an error), and whether two answers are alike (a resume and
+    // a workflow state not yet written say when they were made).
     for (tool, mut args, answers, alike) in [
         ("session_status", json!({}), true, true),
         ("session_list", json!({}), true, true),
         ("session_tokens", json!({}), true, true),
-        ("workflow_state", json!({}), true, true),
+        ("workflow_state", json!({}), true, false),
         ("resume_context", json!({}), true, false),
         ("agent_resume", json!({}), true, true),
         ("agent_handoff", json!({"to": "codex"}), false, false),
