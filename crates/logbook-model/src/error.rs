@@ -859,6 +859,7 @@ mod tests {
             Step::ResumeContext { full: true },
             Step::Init,
             Step::Demo,
+            Step::Serve,
             Step::TeamInit,
             Step::TeamPush,
             Step::Unarchive {
@@ -906,6 +907,7 @@ mod tests {
                 | Step::ResumeContext { .. }
                 | Step::Init
                 | Step::Demo
+                | Step::Serve
                 | Step::TeamInit
                 | Step::TeamPush
                 | Step::Unarchive { .. }

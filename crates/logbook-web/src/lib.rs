@@ -44,6 +44,7 @@ use std::time::Duration;
 
 use axum::Router;
 use logbook::Logbook;
+use logbook::error::{Face, Next, Step};
 
 /// The port `logbook serve` listens on when neither `--bind` nor `--port`
 /// names one.
@@ -61,13 +62,11 @@ pub struct BindAddr {
 }
 
 impl std::str::FromStr for BindAddr {
-    type Err = String;
+    type Err = ServeError;
 
-    fn from_str(s: &str) -> Result<BindAddr, String> {
-        let bad = |why: &str| {
-            format!(
-                "{why}; write HOST:PORT (e.g. 127.0.0.1:7777, localhost:8080 or [::1]:8080), or HOST with --port PORT"
-            )
+    fn from_str(s: &str) -> Result<BindAddr, ServeError> {
+        let bad = |why: &str| ServeError::BadAddr {
+            why: why.to_string(),
         };
         let port = |p: &str| {
             p.parse::<u16>()
@@ -170,42 +169,33 @@ impl Default for Options {
     }
 }
 
-/// Why the server could not start.
-#[derive(Debug, thiserror::Error)]
+/// Why the server could not start. What went wrong and what to do about it
+/// are data ([`ServeError::what`], [`ServeError::next`]): the options they
+/// name and the command they suggest are spelled by the face that words
+/// them ([`ServeError::word`]), not written here.
+#[derive(Debug)]
 pub enum ServeError {
     /// Listening beyond loopback without a token would show every run to
     /// the network.
-    #[error(
-        "{bind} is not a loopback address, so the viewer needs an access token; give --token T (or set LOGBOOK_TOKEN), or bind to 127.0.0.1"
-    )]
     TokenRequired {
         /// The address asked for.
         bind: SocketAddr,
     },
     /// A short token is found by guessing.
-    #[error(
-        "the access token has {chars} characters; --token (or LOGBOOK_TOKEN) needs at least {min}: use a random one, e.g. `openssl rand -hex 16`"
-    )]
     ShortToken {
         /// How many characters it has.
         chars: usize,
         /// The fewest allowed ([`MIN_TOKEN_CHARS`]).
         min: usize,
     },
-    /// `--bind HOST:PORT` and `--port` name different ports.
-    #[error(
-        "--bind names port {bind} and --port names port {port}; give the port once (--bind HOST:PORT, or --bind HOST --port PORT)"
-    )]
+    /// The address and the port option name different ports.
     PortTwice {
-        /// The port in `--bind`.
+        /// The port in the address.
         bind: u16,
-        /// The port of `--port`.
+        /// The port of the port option.
         port: u16,
     },
-    /// The host name in `--bind` is not known.
-    #[error(
-        "cannot listen on --bind {host}: looking the name up failed ({source}); give an IP address (127.0.0.1, 0.0.0.0) or a name this machine resolves (localhost)"
-    )]
+    /// The host name of the address is not known.
     Lookup {
         /// The host as given.
         host: String,
@@ -213,18 +203,120 @@ pub enum ServeError {
         source: std::io::Error,
     },
     /// The address is taken or not ours.
-    #[error(
-        "cannot listen on {bind}: {source}; is another `logbook serve` running? Choose another port with --port PORT (or --bind HOST:PORT)"
-    )]
     Bind {
         /// The address asked for.
         bind: SocketAddr,
         /// What the OS said.
         source: std::io::Error,
     },
+    /// An address to listen on, as written, is not one ([`BindAddr`]).
+    BadAddr {
+        /// What is wrong with it.
+        why: String,
+    },
     /// The async runtime or the listener failed while serving.
-    #[error("the web server stopped: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl ServeError {
+    /// What went wrong, the options it names kept as data.
+    pub fn what(&self) -> Next {
+        match self {
+            ServeError::TokenRequired { bind } => Next::say(format!(
+                "{bind} is not a loopback address, so the viewer needs an access token"
+            )),
+            ServeError::ShortToken { chars, .. } => {
+                Next::say(format!("the access token has {chars} characters"))
+            }
+            ServeError::PortTwice { bind, port } => Next::none()
+                .option("bind")
+                .text(format!(" names port {bind} and "))
+                .option("port")
+                .text(format!(" names port {port}")),
+            ServeError::Lookup { host, source } => Next::say("cannot listen on ")
+                .option("bind")
+                .text(format!(" {host}: looking the name up failed ({source})")),
+            ServeError::Bind { bind, source } => {
+                Next::say(format!("cannot listen on {bind}: {source}"))
+            }
+            ServeError::BadAddr { why } => Next::say(why.clone()),
+            ServeError::Io(e) => Next::say(format!("the web server stopped: {e}")),
+        }
+    }
+
+    /// What to do about it; empty when there is nothing to say.
+    pub fn next(&self) -> Next {
+        match self {
+            ServeError::TokenRequired { .. } => Next::say("give ")
+                .option("token")
+                .text(" T (or set LOGBOOK_TOKEN), or bind to 127.0.0.1"),
+            ServeError::ShortToken { min, .. } => Next::none().option("token").text(format!(
+                " (or LOGBOOK_TOKEN) needs at least {min}: use a random one, e.g. `openssl rand -hex 16`"
+            )),
+            ServeError::PortTwice { .. } => Next::say("give the port once (")
+                .option("bind")
+                .text(" HOST:PORT, or ")
+                .option("bind")
+                .text(" HOST ")
+                .option("port")
+                .text(" PORT)"),
+            ServeError::Lookup { .. } => Next::say(
+                "give an IP address (127.0.0.1, 0.0.0.0) or a name this machine resolves (localhost)",
+            ),
+            ServeError::Bind { .. } => Next::say("is another ")
+                .step(Step::Serve)
+                .text(" running? Choose another port with ")
+                .option("port")
+                .text(" PORT (or ")
+                .option("bind")
+                .text(" HOST:PORT)"),
+            ServeError::BadAddr { .. } => Next::say(
+                "write HOST:PORT (e.g. 127.0.0.1:7777, localhost:8080 or [::1]:8080), or HOST with ",
+            )
+            .option("port")
+            .text(" PORT"),
+            ServeError::Io(_) => Next::none(),
+        }
+    }
+
+    /// The whole line for `face`: what went wrong, then what to do.
+    pub fn word(&self, face: Face) -> String {
+        let mut line = self.what().word(face);
+        let next = self.next();
+        if !next.is_empty() {
+            line.push_str("; ");
+            line.push_str(&next.word(face));
+        }
+        line
+    }
+}
+
+/// What went wrong, without what to do: a face words the whole line with
+/// [`ServeError::word`]. The options are spelled as on the command line,
+/// the face that starts a server.
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.what().word(Face::Cli))
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServeError::Lookup { source, .. } | ServeError::Bind { source, .. } => Some(source),
+            ServeError::Io(e) => Some(e),
+            ServeError::TokenRequired { .. }
+            | ServeError::ShortToken { .. }
+            | ServeError::PortTwice { .. }
+            | ServeError::BadAddr { .. } => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for ServeError {
+    fn from(e: std::io::Error) -> ServeError {
+        ServeError::Io(e)
+    }
 }
 
 /// What every handler shares.

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use clap::{Args, CommandFactory};
+use logbook::error::Face;
 use serde_json::json;
 
 use crate::printer::Output;
@@ -62,7 +63,7 @@ pub(crate) fn demo(cwd: &Path, args: &DemoArgs) -> Result<Output> {
 pub(crate) struct ServeArgs {
     /// Address to listen on, HOST[:PORT] (a name such as localhost is looked
     /// up; default 127.0.0.1:7777); anything but loopback requires --token.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = bind_addr)]
     bind: Option<logbook_web::BindAddr>,
     /// Port to listen on (at 127.0.0.1 unless --bind names a host).
     #[arg(long, value_name = "PORT")]
@@ -94,13 +95,14 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
     let server = logbook_web::Server::bind(
         ctx.project.clone(),
         logbook_web::Options {
-            bind: logbook_web::resolve_bind(args.bind.as_ref(), args.port)?,
+            bind: logbook_web::resolve_bind(args.bind.as_ref(), args.port).map_err(ServeFailed)?,
             token: args.token.clone(),
             header_timeout: args
                 .header_timeout_ms
                 .map_or(logbook_web::HEADER_TIMEOUT, ms),
         },
-    )?
+    )
+    .map_err(ServeFailed)?
     .with_team(args.team)
     .with_mcp(logbook_mcp::http_router(
         Some(ctx.project.root().to_path_buf()),
@@ -121,6 +123,30 @@ pub(crate) fn serve(ctx: &super::Context, args: &ServeArgs) -> Result<Output> {
         json!({ "url": url, "root": ctx.project.root() }),
         human,
     ))?;
-    server.run()?;
+    server.run().map_err(ServeFailed)?;
     Ok(Output::printed())
+}
+
+/// `--bind`'s value, refused with the address's error worded for the
+/// command line.
+fn bind_addr(s: &str) -> std::result::Result<logbook_web::BindAddr, String> {
+    s.parse()
+        .map_err(|e: logbook_web::ServeError| e.word(Face::Cli))
+}
+
+/// A viewer that could not start, with what to do worded for the command
+/// line: its options as flags, its steps as commands.
+#[derive(Debug)]
+struct ServeFailed(logbook_web::ServeError);
+
+impl std::fmt::Display for ServeFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.word(Face::Cli))
+    }
+}
+
+impl std::error::Error for ServeFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
 }

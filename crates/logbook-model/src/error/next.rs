@@ -127,6 +127,8 @@ pub enum Step {
     Init,
     /// Fill a new folder with an example project (a person's step).
     Demo,
+    /// Serve the web viewer (a person's step).
+    Serve,
     /// Create the team catalog's tables (a person's step).
     TeamInit,
     /// Send what waits to the team catalog (a person's step).
@@ -245,6 +247,7 @@ impl Step {
             Step::Doctor { fix: true } => "doctor --fix".into(),
             Step::Init => "init".into(),
             Step::Demo => "demo DIR".into(),
+            Step::Serve => "serve".into(),
             Step::TeamInit => "team init".into(),
             Step::TeamPush => "team push".into(),
             Step::Unarchive { id } => format!("unarchive {id}"),
@@ -333,6 +336,7 @@ impl Step {
             Step::Doctor { fix: true } => return person("doctor with its fix option"),
             Step::Init => return person("init"),
             Step::Demo => return person("demo"),
+            Step::Serve => return person("serve"),
             Step::TeamInit => return person("team init"),
             Step::TeamPush => return person("team push"),
             Step::Unarchive { id } => return person(&format!("unarchive of {id}")),
@@ -375,6 +379,7 @@ impl Step {
                 | Step::SecretsScan
                 | Step::Init
                 | Step::Demo
+                | Step::Serve
                 | Step::TeamInit
                 | Step::TeamPush
                 | Step::Unarchive { .. }

@@ -389,7 +389,9 @@ fn beyond_loopback_a_token_is_required() {
     )
     .err()
     .unwrap();
-    assert!(err.to_string().contains("--token"), "{err}");
+    // The options are data the face words: the CLI's flags here.
+    let line = err.word(logbook::error::Face::Cli);
+    assert!(line.contains("--token"), "{line}");
     // A token must be long enough not to be guessed, on loopback too.
     for short in ["", "x", "fifteen-chars!!"] {
         let err = logbook_web::Server::bind(
@@ -402,9 +404,10 @@ fn beyond_loopback_a_token_is_required() {
         )
         .err()
         .unwrap_or_else(|| panic!("{short:?} was accepted"));
+        let line = err.word(logbook::error::Face::Cli);
         assert!(
-            err.to_string().contains("--token") && err.to_string().contains("at least 16"),
-            "{err}"
+            line.contains("--token") && line.contains("at least 16"),
+            "{line}"
         );
     }
     assert!(
