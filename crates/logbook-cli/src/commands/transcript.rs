@@ -11,7 +11,9 @@ use logbook::model::terminal::cell;
 use logbook::ops::params::{self, paging_count};
 use logbook::ops::query::{self, Scope};
 use logbook::ops::transcript::listing::{Caller, ListRequest};
-use logbook::ops::transcript::{self, ImportFormat, ImportReport, UsageBy, UsageScope};
+use logbook::ops::transcript::{
+    self, ImportFormat, ImportPlan, ImportReport, ImportRequest, UsageBy, UsageScope,
+};
 use serde_json::Value;
 
 use super::Context;
@@ -487,28 +489,22 @@ fn prune(ctx: &Context, days: u64, dry_run: bool) -> Result<Output> {
 /// kind prints. Logs and folders get the import summary.
 fn import_cmd(ctx: &Context, a: &ImportArgs) -> Result<Output> {
     let format = ImportFormat::from(a.format);
-    let seed_flags = a.subagent || a.parent.is_some() || a.run.is_some();
-    if let Some(file) = &a.file
-        && transcript::is_single_seed(file, format, a.watch, seed_flags)
-    {
-        return import(ctx, file, a.subagent, a.parent.as_deref(), a.run.as_deref());
-    }
-    if seed_flags {
-        anyhow::bail!(
-            "--subagent, --parent and --run apply to one seed 003 transcript file; agent logs carry their own parent"
-        );
-    }
-    let roots: Vec<PathBuf> = match &a.file {
-        Some(f) => vec![f.clone()],
-        None => {
-            let found = transcript::home_sources();
-            if found.is_empty() {
-                anyhow::bail!(
-                    "no agent history found: none of ~/.claude/projects, ~/.codex/sessions, $CLAUDE_CONFIG_DIR/projects, $CODEX_HOME/sessions exists; give a PATH instead"
-                );
-            }
-            found
-        }
+    let request = ImportRequest {
+        file: a.file.clone(),
+        format,
+        watch: a.watch,
+        subagent: a.subagent,
+        parent: a.parent.clone(),
+        run: a.run.clone(),
+    };
+    let roots = match request.plan()? {
+        ImportPlan::Seed {
+            file,
+            subagent,
+            parent,
+            run,
+        } => return import(ctx, &file, subagent, parent.as_deref(), run.as_deref()),
+        ImportPlan::Logs(roots) => roots,
     };
     let report = import_roots(ctx, &roots, format)?;
     if a.watch {

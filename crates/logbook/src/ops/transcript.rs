@@ -16,12 +16,14 @@
 
 pub mod find;
 mod import;
+mod import_plan;
 pub mod links;
 pub mod listing;
 pub mod live;
 mod prune;
 pub(crate) mod usage;
 
+pub use import_plan::{ImportPlan, ImportRequest};
 pub use import::{
     ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, detect_log, home_sources,
     import_named, import_path, import_path_in, import_seed, is_single_seed, pending_bytes,
