@@ -294,76 +294,8 @@ pub(crate) async fn check(
 ) -> Response {
     let path = req.uri().path();
     let mcp = path == "/mcp" || path.starts_with("/mcp/");
-    if !mcp && req.method() != Method::GET && req.method() != Method::HEAD {
-        return finish(Refusal::Method.into_response());
-    }
-    // `/mcp` writes: a page of another origin must not drive it through
-    // the user's browser (the MCP specification asks servers to check).
-    // Nor may one hold the viewer's live streams open (`/api/live`): the
-    // viewer's own pages ask for them same-origin, without `Origin`.
-    // A client without `Origin` is not a browser, and is let through.
-    let streams = path == "/api/live";
-    if (mcp || streams)
-        && let Some(origin) = req.headers().get(header::ORIGIN)
-    {
-        // With a token, the Host the client named is checked by the token;
-        // without one, only loopback names reach here.
-        let host = state
-            .token
-            .is_some()
-            .then(|| req.headers().get(header::HOST))
-            .flatten()
-            .and_then(|h| h.to_str().ok());
-        if !origin
-            .to_str()
-            .is_ok_and(|o| own_origin(o, state.bound, host))
-        {
-            return finish(Refusal::Denied.into_response());
-        }
-    }
-    match &state.token {
-        Some(token) => {
-            let presented = presented_token(req.headers());
-            if !presented.as_deref().is_some_and(|p| same(p, token)) {
-                if let Some((t, rest)) = req.uri().query().and_then(token_in_query)
-                    && same(&t, token)
-                {
-                    let target = if rest.is_empty() {
-                        path.to_string()
-                    } else {
-                        format!("{path}?{rest}")
-                    };
-                    let cookie = format!(
-                        "{TOKEN_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
-                        percent_encoding::utf8_percent_encode(
-                            token,
-                            percent_encoding::NON_ALPHANUMERIC
-                        )
-                    );
-                    let mut r = (StatusCode::SEE_OTHER, "").into_response();
-                    if let (Ok(loc), Ok(c)) = (
-                        HeaderValue::from_str(&target),
-                        HeaderValue::from_str(&cookie),
-                    ) {
-                        r.headers_mut().insert(header::LOCATION, loc);
-                        r.headers_mut().insert(header::SET_COOKIE, c);
-                    }
-                    return finish(r);
-                }
-                let mut r = Refusal::Denied.into_response();
-                *r.status_mut() = StatusCode::UNAUTHORIZED;
-                r.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Bearer realm=\"logbook\""),
-                );
-                return finish(r);
-            }
-        }
-        None => {
-            if !loopback_host(req.headers()) {
-                return finish(Refusal::Denied.into_response());
-            }
-        }
+    if let Some(refused) = refusal(&state, &req, mcp) {
+        return finish(refused);
     }
     let r = next.run(req).await;
     // An extractor's rejection (a path segment that is not UTF-8, a bad
@@ -374,6 +306,94 @@ pub(crate) async fn check(
         return finish(Refusal::NotFound.into_response());
     }
     finish(r)
+}
+
+/// The answer to a request no handler may see (a method, an origin, a
+/// token or a host refused, or a `?token=` link to redirect), or `None`
+/// to let it through.
+fn refusal(state: &AppState, req: &Request, mcp: bool) -> Option<Response> {
+    if !mcp && req.method() != Method::GET && req.method() != Method::HEAD {
+        return Some(Refusal::Method.into_response());
+    }
+    if foreign_origin(state, req, mcp) {
+        return Some(Refusal::Denied.into_response());
+    }
+    match &state.token {
+        Some(token) => {
+            let presented = presented_token(req.headers());
+            if presented.as_deref().is_some_and(|p| same(p, token)) {
+                return None;
+            }
+            Some(token_link(req, token).unwrap_or_else(unauthorized))
+        }
+        None => (!loopback_host(req.headers())).then(|| Refusal::Denied.into_response()),
+    }
+}
+
+/// Whether a browser page of another origin asks for what it may not
+/// drive: `/mcp`, which writes (the MCP specification asks servers to
+/// check), or the viewer's live streams (`/api/live`), which it could hold
+/// open; the viewer's own pages ask for them same-origin, without
+/// `Origin`. A client without `Origin` is not a browser, and is let
+/// through.
+fn foreign_origin(state: &AppState, req: &Request, mcp: bool) -> bool {
+    let streams = req.uri().path() == "/api/live";
+    if !(mcp || streams) {
+        return false;
+    }
+    let Some(origin) = req.headers().get(header::ORIGIN) else {
+        return false;
+    };
+    // With a token, the Host the client named is checked by the token;
+    // without one, only loopback names reach here.
+    let host = state
+        .token
+        .is_some()
+        .then(|| req.headers().get(header::HOST))
+        .flatten()
+        .and_then(|h| h.to_str().ok());
+    !origin
+        .to_str()
+        .is_ok_and(|o| own_origin(o, state.bound, host))
+}
+
+/// A `?token=` link with the right token: a redirect to the same page
+/// without it, setting the cookie; `None` for any other request.
+fn token_link(req: &Request, token: &str) -> Option<Response> {
+    let (t, rest) = req.uri().query().and_then(token_in_query)?;
+    if !same(&t, token) {
+        return None;
+    }
+    let path = req.uri().path();
+    let target = if rest.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{rest}")
+    };
+    let cookie = format!(
+        "{TOKEN_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
+        percent_encoding::utf8_percent_encode(token, percent_encoding::NON_ALPHANUMERIC)
+    );
+    let mut r = (StatusCode::SEE_OTHER, "").into_response();
+    if let (Ok(loc), Ok(c)) = (
+        HeaderValue::from_str(&target),
+        HeaderValue::from_str(&cookie),
+    ) {
+        r.headers_mut().insert(header::LOCATION, loc);
+        r.headers_mut().insert(header::SET_COOKIE, c);
+    }
+    Some(r)
+}
+
+/// 401 for a request without the token, naming the scheme to send it in.
+fn unauthorized() -> Response {
+    let mut r = Refusal::Denied.into_response();
+    *r.status_mut() = StatusCode::UNAUTHORIZED;
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"logbook\""),
+    );
+    r
 }
 
 fn finish(mut r: Response) -> Response {

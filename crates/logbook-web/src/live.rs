@@ -122,83 +122,112 @@ fn stamp(p: &Logbook, scope: Scope, w: &Watch) -> Stamp {
     let mut h = DefaultHasher::new();
     let mut over = false;
     match w {
-        Watch::List(query) => match query::find(p, query, FindOptions::new(scope)) {
-            Ok(page) => {
-                page.total.hash(&mut h);
-                for hit in &page.hits {
-                    hash_json(&hit.run.manifest, &mut h);
-                }
-            }
-            Err(e) => e.to_string().hash(&mut h),
-        },
-        Watch::Run(id) => {
-            let shown = query::backend(p, scope).and_then(|b| b.show(id));
-            match &shown {
-                Ok(r) => hash_json(&r.run.manifest, &mut h),
-                Err(e) => e.to_string().hash(&mut h),
-            }
-            // The tree the run page shows: another machine's run's outputs.
-            if let Ok(tree) = shown.and_then(|r| query::tree(p, &r)) {
-                for e in &tree.entries {
-                    (&e.path, e.size).hash(&mut h);
-                }
-            }
-        }
-        Watch::Session(id) => match work_session::get(p, Some(id)) {
-            Ok(s) => {
-                hash_json(&s, &mut h);
-                // Its agents' sessions start and end without the work
-                // session being written.
-                let ids = s.agent_sessions.iter().map(|a| a.session_id.as_str());
-                transcript::live::live_among(p, ids).hash(&mut h);
-            }
-            Err(e) => e.to_string().hash(&mut h),
-        },
+        Watch::List(query) => hash_list(p, scope, query, &mut h),
+        Watch::Run(id) => hash_run(p, scope, id, &mut h),
+        Watch::Session(id) => hash_session(p, id, &mut h),
         Watch::Workflow(id) => match workflow::load(p, Some(id)) {
             Ok(l) => (l.state.version, &l.state.updated_at).hash(&mut h),
             Err(e) => e.to_string().hash(&mut h),
         },
-        Watch::Transcript(id) => match transcript::live::watch(p, id) {
-            Ok(w) => {
-                w.hash(&mut h);
-                over = !w.live;
-            }
-            Err(e) => {
-                e.to_string().hash(&mut h);
-                over = true;
-            }
-        },
-        Watch::Transcripts(opts) => {
-            match transcript::list(p, opts) {
-                Ok(l) => {
-                    for t in &l.transcripts {
-                        (&t.id, t.messages, &t.last_active_at).hash(&mut h);
-                    }
-                    l.live.hash(&mut h);
-                }
-                Err(e) => e.to_string().hash(&mut h),
-            }
-        }
-        Watch::Usage(filter) => {
-            let by = [UsageBy::Day, UsageBy::Repo];
-            match transcript::usage_grouped(p, &UsageScope::All, &by, filter) {
-                Ok(reports) => {
-                    for r in &reports {
-                        hash_json(r, &mut h);
-                    }
-                    if let Some(day) = reports.first() {
-                        budget::budgets(p, day)
-                            .map(|b| hash_json(&b, &mut h))
-                            .unwrap_or_else(|e| e.to_string().hash(&mut h));
-                    }
-                }
-                Err(e) => e.to_string().hash(&mut h),
-            }
-        }
+        Watch::Transcript(id) => over = hash_transcript(p, id, &mut h),
+        Watch::Transcripts(opts) => hash_transcripts(p, opts, &mut h),
+        Watch::Usage(filter) => hash_usage(p, filter, &mut h),
     }
     Stamp {
         hash: format!("{:016x}", h.finish()),
         over,
+    }
+}
+
+/// The run list's page: how many match and the runs on it.
+fn hash_list(
+    p: &Logbook,
+    scope: Scope,
+    query: &logbook::model::query::RunQuery,
+    h: &mut DefaultHasher,
+) {
+    match query::find(p, query, FindOptions::new(scope)) {
+        Ok(page) => {
+            page.total.hash(h);
+            for hit in &page.hits {
+                hash_json(&hit.run.manifest, h);
+            }
+        }
+        Err(e) => e.to_string().hash(h),
+    }
+}
+
+/// A run's manifest and the tree its page shows.
+fn hash_run(p: &Logbook, scope: Scope, id: &logbook::model::ids::RunRef, h: &mut DefaultHasher) {
+    let shown = query::backend(p, scope).and_then(|b| b.show(id));
+    match &shown {
+        Ok(r) => hash_json(&r.run.manifest, h),
+        Err(e) => e.to_string().hash(h),
+    }
+    // The tree the run page shows: another machine's run's outputs.
+    if let Ok(tree) = shown.and_then(|r| query::tree(p, &r)) {
+        for e in &tree.entries {
+            (&e.path, e.size).hash(h);
+        }
+    }
+}
+
+/// A work session, and which of its agents' sessions are live: they start
+/// and end without the work session being written.
+fn hash_session(p: &Logbook, id: &str, h: &mut DefaultHasher) {
+    match work_session::get(p, Some(id)) {
+        Ok(s) => {
+            hash_json(&s, h);
+            let ids = s.agent_sessions.iter().map(|a| a.session_id.as_str());
+            transcript::live::live_among(p, ids).hash(h);
+        }
+        Err(e) => e.to_string().hash(h),
+    }
+}
+
+/// A transcript as it grows; whether it is over (no longer live, or gone).
+fn hash_transcript(p: &Logbook, id: &str, h: &mut DefaultHasher) -> bool {
+    match transcript::live::watch(p, id) {
+        Ok(w) => {
+            w.hash(h);
+            !w.live
+        }
+        Err(e) => {
+            e.to_string().hash(h);
+            true
+        }
+    }
+}
+
+/// The transcript list: each transcript's length and last activity, and
+/// which are live.
+fn hash_transcripts(p: &Logbook, opts: &transcript::ListOptions, h: &mut DefaultHasher) {
+    match transcript::list(p, opts) {
+        Ok(l) => {
+            for t in &l.transcripts {
+                (&t.id, t.messages, &t.last_active_at).hash(h);
+            }
+            l.live.hash(h);
+        }
+        Err(e) => e.to_string().hash(h),
+    }
+}
+
+/// The usage page's reports and the budgets drawn from them.
+fn hash_usage(p: &Logbook, filter: &logbook::model::transcript::Filter, h: &mut DefaultHasher) {
+    let by = [UsageBy::Day, UsageBy::Repo];
+    match transcript::usage_grouped(p, &UsageScope::All, &by, filter) {
+        Ok(reports) => {
+            for r in &reports {
+                hash_json(r, h);
+            }
+            if let Some(day) = reports.first() {
+                budget::budgets(p, day)
+                    .map(|b| hash_json(&b, h))
+                    .unwrap_or_else(|e| e.to_string().hash(h));
+            }
+        }
+        Err(e) => e.to_string().hash(h),
     }
 }
 

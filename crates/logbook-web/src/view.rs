@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use logbook::model::lineage::Lineage;
+use logbook::model::lineage::{Lineage, LineageNode};
 
 pub(crate) mod transcript;
 pub(crate) mod usage;
@@ -252,16 +252,75 @@ pub(crate) fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// A lineage box's width and height, and the gaps between boxes.
+const BOX_W: i64 = 230;
+const BOX_H: i64 = 46;
+const GAP_X: i64 = 70;
+const GAP_Y: i64 = 22;
+
 /// The lineage as an SVG drawn on the server: one column per generation
 /// (earliest left), each run a box linking to its page, the asked-about run
 /// outlined, edges from the earlier run to the later one.
 pub(crate) fn lineage_svg(g: &Lineage) -> String {
-    const W: i64 = 230;
-    const H: i64 = 46;
-    const GAP_X: i64 = 70;
-    const GAP_Y: i64 = 22;
-    // Generation: the longest chain of parents (bounded by the node count,
-    // so a cycle cannot loop forever).
+    let placed = Placement::of(g);
+    let (width, height) = (placed.width, placed.height);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"Lineage graph\">\
+         <defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path class=\"arrow\" d=\"M0,0 L10,5 L0,10 z\"/></marker></defs>"
+    );
+    for e in &g.edges {
+        if let (Some(from), Some(to)) = (placed.at(&e.from), placed.at(&e.to)) {
+            svg.push_str(&edge_path(from, to));
+        }
+    }
+    for n in &g.nodes {
+        if let Some(at) = placed.at(&n.session_id) {
+            svg.push_str(&node_box(n, n.session_id == g.root, at));
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// Where each run's box sits, and the size of the whole drawing.
+struct Placement<'a> {
+    pos: HashMap<&'a str, (i64, i64)>,
+    width: i64,
+    height: i64,
+}
+
+impl<'a> Placement<'a> {
+    /// Each generation a column, its runs stacked in the order given.
+    fn of(g: &'a Lineage) -> Placement<'a> {
+        let level = generations(g);
+        let mut rows: HashMap<i64, i64> = HashMap::new();
+        let mut pos: HashMap<&str, (i64, i64)> = HashMap::new();
+        for n in &g.nodes {
+            let col = level.get(n.session_id.as_str()).copied().unwrap_or(0);
+            let row = rows.entry(col).or_insert(0);
+            pos.insert(
+                n.session_id.as_str(),
+                (10 + col * (BOX_W + GAP_X), 10 + *row * (BOX_H + GAP_Y)),
+            );
+            *row += 1;
+        }
+        let cols = rows.keys().max().copied().unwrap_or(0) + 1;
+        let max_rows = rows.values().max().copied().unwrap_or(1);
+        Placement {
+            pos,
+            width: 20 + cols * BOX_W + (cols - 1) * GAP_X,
+            height: 20 + max_rows * BOX_H + (max_rows - 1) * GAP_Y,
+        }
+    }
+
+    fn at(&self, id: &str) -> Option<(i64, i64)> {
+        self.pos.get(id).copied()
+    }
+}
+
+/// Each run's generation: the longest chain of parents (bounded by the
+/// node count, so a cycle cannot loop forever).
+fn generations(g: &Lineage) -> HashMap<&str, i64> {
     let mut level: HashMap<&str, i64> =
         g.nodes.iter().map(|n| (n.session_id.as_str(), 0)).collect();
     for _ in 0..g.nodes.len() {
@@ -280,80 +339,58 @@ pub(crate) fn lineage_svg(g: &Lineage) -> String {
             break;
         }
     }
-    let mut rows: HashMap<i64, i64> = HashMap::new();
-    let mut pos: HashMap<&str, (i64, i64)> = HashMap::new();
-    for n in &g.nodes {
-        let col = level.get(n.session_id.as_str()).copied().unwrap_or(0);
-        let row = rows.entry(col).or_insert(0);
-        pos.insert(
-            n.session_id.as_str(),
-            (10 + col * (W + GAP_X), 10 + *row * (H + GAP_Y)),
-        );
-        *row += 1;
+    level
+}
+
+/// The curve from the right edge of the earlier run's box to the left edge
+/// of the later one's.
+fn edge_path((x1, y1): (i64, i64), (x2, y2): (i64, i64)) -> String {
+    let (sx, sy, tx, ty) = (x1 + BOX_W, y1 + BOX_H / 2, x2, y2 + BOX_H / 2);
+    let mx = (sx + tx) / 2;
+    format!(
+        "<path class=\"edge\" marker-end=\"url(#arr)\" d=\"M{sx},{sy} C{mx},{sy} {mx},{ty} {tx},{ty}\"/>"
+    )
+}
+
+/// One run's box at `(x, y)`: a link to its page, its status as a dot, its
+/// name and its status line.
+fn node_box(n: &LineageNode, root: bool, (x, y): (i64, i64)) -> String {
+    let mut class = String::from("node");
+    if root {
+        class.push_str(" root");
     }
-    let cols = rows.keys().max().copied().unwrap_or(0) + 1;
-    let max_rows = rows.values().max().copied().unwrap_or(1);
-    let width = 20 + cols * W + (cols - 1) * GAP_X;
-    let height = 20 + max_rows * H + (max_rows - 1) * GAP_Y;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"Lineage graph\">\
-         <defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path class=\"arrow\" d=\"M0,0 L10,5 L0,10 z\"/></marker></defs>"
-    );
-    for e in &g.edges {
-        if let (Some((x1, y1)), Some((x2, y2))) = (pos.get(e.from.as_str()), pos.get(e.to.as_str()))
-        {
-            let (sx, sy, tx, ty) = (x1 + W, y1 + H / 2, *x2, y2 + H / 2);
-            let mx = (sx + tx) / 2;
-            let _ = write!(
-                svg,
-                "<path class=\"edge\" marker-end=\"url(#arr)\" d=\"M{sx},{sy} C{mx},{sy} {mx},{ty} {tx},{ty}\"/>"
-            );
-        }
+    if n.missing {
+        class.push_str(" missing");
     }
-    for n in &g.nodes {
-        let Some((x, y)) = pos.get(n.session_id.as_str()) else {
-            continue;
-        };
-        let mut class = String::from("node");
-        if n.session_id == g.root {
-            class.push_str(" root");
-        }
-        if n.missing {
-            class.push_str(" missing");
-        }
-        let dot = match n.status.as_str() {
-            "completed" => "dot-completed",
-            "running" => "dot-running",
-            "failed" => "dot-failed",
-            _ => "dot-other",
-        };
-        let (title, rest) = match n.label.split_once(" (") {
-            Some((t, r)) => (t.to_string(), r.trim_end_matches(')').to_string()),
-            None => (n.label.clone(), String::new()),
-        };
-        let status = if n.missing {
-            "missing run".to_string()
-        } else {
-            format!("{} · {}", n.status, rest)
-        };
-        let _ = write!(
-            svg,
-            "<a href=\"/runs/{id}\"><g class=\"{class}\"><title>{label}</title><rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"{H}\" rx=\"8\"/>\
-             <circle class=\"{dot}\" cx=\"{cx}\" cy=\"{cy}\" r=\"4\"/>\
-             <text x=\"{tx}\" y=\"{ty1}\">{t}</text><text class=\"st\" x=\"{tx}\" y=\"{ty2}\">{s}</text></g></a>",
-            id = esc(&n.session_id),
-            label = esc(&n.label),
-            cx = x + 14,
-            cy = y + 17,
-            tx = x + 26,
-            ty1 = y + 21,
-            ty2 = y + 37,
-            t = esc(&clip(&title, 30)),
-            s = esc(&clip(&status, 34)),
-        );
-    }
-    svg.push_str("</svg>");
-    svg
+    let dot = match n.status.as_str() {
+        "completed" => "dot-completed",
+        "running" => "dot-running",
+        "failed" => "dot-failed",
+        _ => "dot-other",
+    };
+    let (title, rest) = match n.label.split_once(" (") {
+        Some((t, r)) => (t.to_string(), r.trim_end_matches(')').to_string()),
+        None => (n.label.clone(), String::new()),
+    };
+    let status = if n.missing {
+        "missing run".to_string()
+    } else {
+        format!("{} · {}", n.status, rest)
+    };
+    format!(
+        "<a href=\"/runs/{id}\"><g class=\"{class}\"><title>{label}</title><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"8\"/>\
+         <circle class=\"{dot}\" cx=\"{cx}\" cy=\"{cy}\" r=\"4\"/>\
+         <text x=\"{tx}\" y=\"{ty1}\">{t}</text><text class=\"st\" x=\"{tx}\" y=\"{ty2}\">{s}</text></g></a>",
+        id = esc(&n.session_id),
+        label = esc(&n.label),
+        cx = x + 14,
+        cy = y + 17,
+        tx = x + 26,
+        ty1 = y + 21,
+        ty2 = y + 37,
+        t = esc(&clip(&title, 30)),
+        s = esc(&clip(&status, 34)),
+    )
 }
 
 /// A work session's token bar: the used share filled in the indicator's

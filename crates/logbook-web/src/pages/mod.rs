@@ -3,7 +3,11 @@
 //! reads a page of records, never every run.
 //!
 //! One submodule per kind of page; this one holds the routes, the assets
-//! and the frame every page shares.
+//! and the frame every page shares. Each page's handler reads in three
+//! steps: it parses the request (path and query string into a typed
+//! request, refused before any read), queries through `ops` in the
+//! server's scope (one `blocking` call), and renders the template from
+//! what was read, the row builders being plain functions of a record.
 
 mod run;
 mod run_list;

@@ -9,8 +9,11 @@ use axum::extract::{Path, State};
 use axum::http::Uri;
 use axum::response::Response;
 use logbook::clock;
+use logbook::model::ids::RunRef;
+use logbook::model::lineage::Lineage;
+use logbook::model::run::{Manifest, OutputRecord, Run, RunEntry};
 use logbook::ops::query;
-use logbook::ops::run_files;
+use logbook::ops::run_files::{self, Tree, TreeEntry};
 use serde_json::Value;
 
 use super::{Layout, render};
@@ -73,8 +76,23 @@ pub(super) async fn run_page(
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
     let id = run_ref(&id)?;
+    let read = read_run(&state, id).await?;
+    render(&page(&state, read))
+}
+
+/// A run as its page shows it, read in the server's scope.
+struct RunRead {
+    run: Run,
+    /// Its folder's tree; another machine's run gives its outputs.
+    tree: Tree,
+    lineage: Lineage,
+    /// The transcripts that name it (this machine's runs only).
+    transcripts: Vec<String>,
+}
+
+async fn read_run(state: &Arc<AppState>, id: RunRef) -> Result<RunRead, Refusal> {
     let scope = state.scope;
-    let (r, tree, lineage, transcripts) = blocking(&state, move |p| {
+    blocking(state, move |p| {
         let backend = query::backend(p, scope)?;
         let shown = backend.show(&id)?;
         // Another machine's run: its outputs stand for its folder.
@@ -84,11 +102,49 @@ pub(super) async fn run_page(
             None => logbook::ops::transcript::links::of_run(p, &shown.run),
             Some(_) => vec![],
         };
-        Ok((shown.run, tree, lineage, transcripts))
+        Ok(RunRead {
+            run: shown.run,
+            tree,
+            lineage,
+            transcripts,
+        })
     })
-    .await?;
+    .await
+}
+
+fn page(state: &AppState, read: RunRead) -> RunPage {
     let now = state.project.clock.now();
-    let e = query::entry(&r, now);
+    let e = query::entry(&read.run, now);
+    let m = &e.manifest;
+    let running = m.execution.status.as_str() == "running";
+    let mut layout = Layout::new(state, e.label.clone(), "runs");
+    layout.refresh = running;
+    layout.live = format!("/api/live?view=run&id={}", e.session_id);
+    let manifest_json = serde_json::to_string(m).unwrap_or_default();
+    RunPage {
+        layout,
+        id: e.session_id.clone(),
+        agent: m.agent.name.clone(),
+        agent_enc: enc(&m.agent.name),
+        label: e.label.clone(),
+        display_name: e.display_name.clone(),
+        status: m.execution.status.to_string(),
+        status_class: status_class(m.execution.status.as_str()),
+        fields: fields(&e, now, read.transcripts),
+        tree: read.tree.entries.iter().map(tree_row).collect(),
+        truncated: read.tree.truncated,
+        outputs: m.outputs.iter().map(output_row).collect(),
+        lineage_svg: view::lineage_svg(&read.lineage),
+        manifest_html: view::json_html(&manifest_json),
+    }
+}
+
+/// The run's facts as (name, value, link) rows, empty values left out.
+fn fields(
+    e: &RunEntry,
+    now: jiff::Timestamp,
+    transcripts: Vec<String>,
+) -> Vec<(String, String, String)> {
     let m = &e.manifest;
     let mut fields: Vec<(String, String, String)> = vec![
         ("Id".into(), e.session_id.clone(), String::new()),
@@ -116,16 +172,7 @@ pub(super) async fn run_page(
         m.execution.completed_at.as_deref().map(when),
         String::new(),
     );
-    if let (Some(a), Some(b)) = (
-        clock::parse(&m.execution.started_at),
-        m.execution
-            .completed_at
-            .as_deref()
-            .and_then(clock::parse)
-            .or_else(|| (m.execution.status.as_str() == "running").then_some(now)),
-    ) {
-        add("Duration", Some(clock::duration(a, b)), String::new());
-    }
+    add("Duration", duration(m, now), String::new());
     add("User", m.execution.user.clone(), String::new());
     add("Tags", Some(m.tags.join(", ")), String::new());
     if let Some(ws) = m.work_session() {
@@ -135,14 +182,12 @@ pub(super) async fn run_page(
             format!("/sessions/{}", enc(ws)),
         );
     }
-    if let Some(inputs) = &m.inputs {
-        for (k, v) in inputs {
-            let v = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            add(&format!("Input: {k}"), Some(v), String::new());
-        }
+    for (k, v) in m.inputs.iter().flatten() {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        add(&format!("Input: {k}"), Some(v), String::new());
     }
     add(
         "Folder",
@@ -157,47 +202,39 @@ pub(super) async fn run_page(
             add("Transcript", Some(t), href);
         }
     }
-    let running = m.execution.status.as_str() == "running";
-    let mut layout = Layout::new(&state, e.label.clone(), "runs");
-    layout.refresh = running;
-    layout.live = format!("/api/live?view=run&id={}", e.session_id);
-    let manifest_json = serde_json::to_string(m).unwrap_or_default();
-    render(&RunPage {
-        layout,
-        id: e.session_id.clone(),
-        agent: m.agent.name.clone(),
-        agent_enc: enc(&m.agent.name),
-        label: e.label.clone(),
-        display_name: e.display_name.clone(),
-        status: m.execution.status.to_string(),
-        status_class: status_class(m.execution.status.as_str()),
-        fields,
-        tree: tree
-            .entries
-            .iter()
-            .map(|t| TreeRow {
-                name: t.path.rsplit('/').next().unwrap_or_default().to_string(),
-                href: enc_path(&t.path),
-                size: view::size(t.size),
-                dir: t.kind == "dir",
-                class: depth_class(t.depth, t.kind == "dir"),
-            })
-            .collect(),
-        truncated: tree.truncated,
-        outputs: m
-            .outputs
-            .iter()
-            .map(|o| OutputRow {
-                file: o.file.clone(),
-                href: enc_path(&o.file),
-                kind: o.output_type.to_string(),
-                description: o.description.clone(),
-                created: when(&o.created_at),
-            })
-            .collect(),
-        lineage_svg: view::lineage_svg(&lineage),
-        manifest_html: view::json_html(&manifest_json),
-    })
+    fields
+}
+
+/// How long the run took, or has taken so far while it runs.
+fn duration(m: &Manifest, now: jiff::Timestamp) -> Option<String> {
+    let started = clock::parse(&m.execution.started_at)?;
+    let ended = m
+        .execution
+        .completed_at
+        .as_deref()
+        .and_then(clock::parse)
+        .or_else(|| (m.execution.status.as_str() == "running").then_some(now))?;
+    Some(clock::duration(started, ended))
+}
+
+fn tree_row(t: &TreeEntry) -> TreeRow {
+    TreeRow {
+        name: t.path.rsplit('/').next().unwrap_or_default().to_string(),
+        href: enc_path(&t.path),
+        size: view::size(t.size),
+        dir: t.kind == "dir",
+        class: depth_class(t.depth, t.kind == "dir"),
+    }
+}
+
+fn output_row(o: &OutputRecord) -> OutputRow {
+    OutputRow {
+        file: o.file.clone(),
+        href: enc_path(&o.file),
+        kind: o.output_type.to_string(),
+        description: o.description.clone(),
+        created: when(&o.created_at),
+    }
 }
 
 #[derive(Template)]

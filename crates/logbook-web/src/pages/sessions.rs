@@ -1,11 +1,13 @@
 //! The work session pages: the list of live and archived sessions with
 //! their budgets, and one session in full.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use askama::Template;
 use axum::extract::{Path, State};
 use axum::response::Response;
+use logbook::model::work_session::{AgentSession, Artifact, SpawnedAgent, WorkSession};
 use logbook::ops::work_session;
 
 use super::{Layout, render};
@@ -138,18 +140,31 @@ pub(super) async fn session_page(
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
     let id = session_id(&id)?;
-    let (s, live) = blocking(&state, move |p| {
+    let (session, live) = read_session(&state, id).await?;
+    render(&page(&state, &session, &live))
+}
+
+/// The work session, and which of the agent sessions linked to it an agent
+/// is writing now.
+async fn read_session(
+    state: &Arc<AppState>,
+    id: String,
+) -> Result<(WorkSession, BTreeSet<String>), Refusal> {
+    blocking(state, move |p| {
         let s = work_session::get(p, Some(&id))?;
         let ids = s.agent_sessions.iter().map(|a| a.session_id.as_str());
         let live = logbook::ops::transcript::live::live_among(p, ids);
         Ok((s, live))
     })
-    .await?;
+    .await
+}
+
+fn page(state: &AppState, s: &WorkSession, live: &BTreeSet<String>) -> SessionPage {
     let report = s.token_report();
     let ind = s.indicator().as_str().to_string();
-    let mut layout = Layout::new(&state, s.session_id.clone(), "sessions");
+    let mut layout = Layout::new(state, s.session_id.clone(), "sessions");
     layout.live = format!("/api/live?view=session&id={}", enc(&s.session_id));
-    render(&SessionPage {
+    SessionPage {
         layout,
         id: s.session_id.clone(),
         status_class: indicator_class(&ind),
@@ -179,50 +194,53 @@ pub(super) async fn session_page(
                 )
             })
             .collect(),
-        artifacts: s
-            .artifacts
-            .iter()
-            .map(|a| {
-                let mut note = a
-                    .modified
-                    .as_deref()
-                    .or(a.created.as_deref())
-                    .map(when)
-                    .unwrap_or_default();
-                if let Some(agent) = &a.agent {
-                    note = format!("{note} · {agent}");
-                }
-                (a.path.clone(), note)
-            })
-            .collect(),
-        agents: s
-            .agents_spawned
-            .iter()
-            .map(|a| AgentRow {
-                kind: a.agent_type.clone(),
-                run_href: run_id(&a.id)
-                    .map(|r| format!("/runs/{r}"))
-                    .unwrap_or_default(),
-                id: a.id.clone(),
-                status: a.status.clone().unwrap_or_default(),
-                tokens: thousands(a.tokens_used),
-                started: a.started.as_deref().map(when).unwrap_or_default(),
-                output: a.output_file.clone().unwrap_or_default(),
-            })
-            .collect(),
+        artifacts: s.artifacts.iter().map(artifact_pair).collect(),
+        agents: s.agents_spawned.iter().map(agent_row).collect(),
         agent_sessions: s
             .agent_sessions
             .iter()
-            .map(|a| AgentSessionRow {
-                agent: view::usage::agent_name(&a.agent).to_string(),
-                id: a.session_id.clone(),
-                href: format!("/transcripts/{}", enc(&a.session_id)),
-                source: a.source.clone().unwrap_or_default(),
-                last_seen: a.last_seen.as_deref().map(when).unwrap_or_default(),
-                live: live.contains(&a.session_id),
-            })
+            .map(|a| agent_session_row(a, live.contains(&a.session_id)))
             .collect(),
         notes: s.notes.clone(),
         summary_text: s.context_summary.trim().to_string(),
-    })
+    }
+}
+
+/// An artifact's path and when (and by which agent) it was last touched.
+fn artifact_pair(a: &Artifact) -> (String, String) {
+    let mut note = a
+        .modified
+        .as_deref()
+        .or(a.created.as_deref())
+        .map(when)
+        .unwrap_or_default();
+    if let Some(agent) = &a.agent {
+        note = format!("{note} · {agent}");
+    }
+    (a.path.clone(), note)
+}
+
+fn agent_row(a: &SpawnedAgent) -> AgentRow {
+    AgentRow {
+        kind: a.agent_type.clone(),
+        run_href: run_id(&a.id)
+            .map(|r| format!("/runs/{r}"))
+            .unwrap_or_default(),
+        id: a.id.clone(),
+        status: a.status.clone().unwrap_or_default(),
+        tokens: thousands(a.tokens_used),
+        started: a.started.as_deref().map(when).unwrap_or_default(),
+        output: a.output_file.clone().unwrap_or_default(),
+    }
+}
+
+fn agent_session_row(a: &AgentSession, live: bool) -> AgentSessionRow {
+    AgentSessionRow {
+        agent: view::usage::agent_name(&a.agent).to_string(),
+        id: a.session_id.clone(),
+        href: format!("/transcripts/{}", enc(&a.session_id)),
+        source: a.source.clone().unwrap_or_default(),
+        last_seen: a.last_seen.as_deref().map(when).unwrap_or_default(),
+        live,
+    }
 }

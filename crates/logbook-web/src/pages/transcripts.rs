@@ -7,6 +7,7 @@ use std::sync::Arc;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
+use logbook::model::transcript::Summary;
 use logbook::ops::transcript;
 
 use super::{Layout, render};
@@ -85,89 +86,89 @@ pub(super) async fn transcripts(
 ) -> Result<Response, Refusal> {
     let (q, opts) = api::transcript_list_options(pairs, &state.project, state.scope)?;
     let (offset, limit) = (opts.offset, opts.limit.unwrap_or(50));
-    let listing = blocking(&state, move |p| {
+    let form = ListForm::of(&q);
+    let listing = read_listing(&state, opts, limit).await?;
+    render(&list_page(&state, form, &listing, offset, limit))
+}
+
+/// The list's filters as its form shows them and its paging links keep
+/// them.
+struct ListForm {
+    /// `key=value&` for each filter given, and the page's size.
+    kept: String,
+    /// Some filter narrows the list.
+    filtered: bool,
+    source: String,
+    kind: String,
+    model: String,
+    since: String,
+    until: String,
+    text: String,
+    repo: String,
+    live_only: bool,
+}
+
+impl ListForm {
+    fn of(q: &HashMap<String, String>) -> ListForm {
+        let given = |k: &str| {
+            q.get(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        ListForm {
+            kept: KEPT
+                .iter()
+                .filter_map(|k| given(k).map(|v| format!("{k}={}&", enc(&v))))
+                .collect(),
+            filtered: FILTERS.iter().any(|k| given(k).is_some()),
+            source: given("source").unwrap_or_default().to_ascii_lowercase(),
+            kind: given("kind").unwrap_or_default(),
+            model: given("model").unwrap_or_default(),
+            since: given("since").unwrap_or_default(),
+            until: given("until").unwrap_or_default(),
+            text: given("text").unwrap_or_default(),
+            repo: given("repo").unwrap_or_default(),
+            live_only: given("live").is_some(),
+        }
+    }
+}
+
+/// The page's transcripts and one more, which tells whether a next page
+/// exists.
+async fn read_listing(
+    state: &Arc<AppState>,
+    opts: transcript::ListOptions,
+    limit: usize,
+) -> Result<transcript::Listing, Refusal> {
+    blocking(state, move |p| {
         let mut opts = opts;
         // One more than shown, to know whether there is a next page.
         opts.limit = Some(limit + 1);
         Ok(transcript::list(p, &opts)?)
     })
-    .await?;
+    .await
+}
+
+fn list_page(
+    state: &AppState,
+    form: ListForm,
+    listing: &transcript::Listing,
+    offset: usize,
+    limit: usize,
+) -> TranscriptsPage {
     let more = listing.transcripts.len() > limit;
-    let live = &listing.live;
     let rows: Vec<TranscriptRow> = listing
         .transcripts
         .iter()
         .take(limit)
-        .map(|t| {
-            let (tokens, cache, tokens_detail) = match &t.usage {
-                Some(u) => (
-                    thousands(u.total_tokens),
-                    thousands(view::usage::cache_of(u)),
-                    view::usage::detail(u),
-                ),
-                None => (
-                    String::new(),
-                    String::new(),
-                    format!(
-                        "not measured; context size {}",
-                        thousands(t.latest_total_tokens)
-                    ),
-                ),
-            };
-            TranscriptRow {
-                id: t.id.clone(),
-                title: t.title.clone(),
-                agent: view::usage::agent_name(&t.source).to_string(),
-                repo: t.repo_label(),
-                models: t.models.join(", "),
-                duration: t.duration().unwrap_or_default(),
-                messages: thousands(t.messages),
-                kind: t.kind.as_str().to_string(),
-                active: when(&t.last_active_at),
-                tokens,
-                cache,
-                tokens_detail,
-                parent_short: t
-                    .parent_session_id
-                    .as_deref()
-                    .map(|p| p.chars().take(8).collect())
-                    .unwrap_or_default(),
-                parent: t.parent_session_id.clone().unwrap_or_default(),
-                live: live.contains(&t.id),
-                follow: format!(
-                    "/transcripts/{}?at={last}#m{last}",
-                    enc(&t.id),
-                    last = t.messages.saturating_sub(1)
-                ),
-            }
-        })
+        .map(|t| transcript_row(t, listing.live.contains(&t.id)))
         .collect();
-    let given = |k: &str| {
-        q.get(k)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    let kept: String = KEPT
-        .iter()
-        .filter_map(|k| given(k).map(|v| format!("{k}={}&", enc(&v))))
-        .collect();
-    let filtered = FILTERS.iter().any(|k| given(k).is_some());
+    let kept = &form.kept;
     let href = |o: usize| format!("/transcripts?{kept}offset={o}");
-    let source = given("source").unwrap_or_default().to_ascii_lowercase();
-    let kind = given("kind").unwrap_or_default();
-    let choices = |on: &str, all: &[(&'static str, &'static str)]| {
-        all.iter()
-            .map(|(value, label)| Choice {
-                value,
-                label,
-                on: *value == on,
-            })
-            .collect()
-    };
-    let mut layout = Layout::new(&state, "Transcripts", "transcripts");
+    let mut layout = Layout::new(state, "Transcripts", "transcripts");
     // The list follows what it lists: sessions that grow, start and end.
     layout.live = format!("/api/live?view=transcripts&{kept}offset={offset}");
-    render(&TranscriptsPage {
+    TranscriptsPage {
         layout,
         summary: format!("{} shown", rows.len()),
         prev: if offset > 0 {
@@ -181,31 +182,83 @@ pub(super) async fn transcripts(
             String::new()
         },
         rows,
-        sources: choices(
-            &source,
-            &[
-                ("", "Any agent"),
-                ("claude-code", "Claude Code"),
-                ("codex", "Codex"),
-                ("logbook", "seed 003"),
-            ],
+        sources: choices(&form.source, SOURCES),
+        kinds: choices(&form.kind, KINDS),
+        model: form.model,
+        since: form.since,
+        until: form.until,
+        text: form.text,
+        repo: form.repo,
+        filtered: form.filtered,
+        live_only: form.live_only,
+    }
+}
+
+const SOURCES: &[(&str, &str)] = &[
+    ("", "Any agent"),
+    ("claude-code", "Claude Code"),
+    ("codex", "Codex"),
+    ("logbook", "seed 003"),
+];
+
+const KINDS: &[(&str, &str)] = &[
+    ("", "Main and subagents"),
+    ("main", "Main"),
+    ("subagent", "Subagents"),
+];
+
+fn choices(on: &str, all: &[(&'static str, &'static str)]) -> Vec<Choice> {
+    all.iter()
+        .map(|(value, label)| Choice {
+            value,
+            label,
+            on: *value == on,
+        })
+        .collect()
+}
+
+fn transcript_row(t: &Summary, live: bool) -> TranscriptRow {
+    let (tokens, cache, tokens_detail) = match &t.usage {
+        Some(u) => (
+            thousands(u.total_tokens),
+            thousands(view::usage::cache_of(u)),
+            view::usage::detail(u),
         ),
-        kinds: choices(
-            &kind,
-            &[
-                ("", "Main and subagents"),
-                ("main", "Main"),
-                ("subagent", "Subagents"),
-            ],
+        None => (
+            String::new(),
+            String::new(),
+            format!(
+                "not measured; context size {}",
+                thousands(t.latest_total_tokens)
+            ),
         ),
-        model: given("model").unwrap_or_default(),
-        since: given("since").unwrap_or_default(),
-        until: given("until").unwrap_or_default(),
-        text: given("text").unwrap_or_default(),
-        repo: given("repo").unwrap_or_default(),
-        filtered,
-        live_only: given("live").is_some(),
-    })
+    };
+    TranscriptRow {
+        id: t.id.clone(),
+        title: t.title.clone(),
+        agent: view::usage::agent_name(&t.source).to_string(),
+        repo: t.repo_label(),
+        models: t.models.join(", "),
+        duration: t.duration().unwrap_or_default(),
+        messages: thousands(t.messages),
+        kind: t.kind.as_str().to_string(),
+        active: when(&t.last_active_at),
+        tokens,
+        cache,
+        tokens_detail,
+        parent_short: t
+            .parent_session_id
+            .as_deref()
+            .map(|p| p.chars().take(8).collect())
+            .unwrap_or_default(),
+        parent: t.parent_session_id.clone().unwrap_or_default(),
+        live,
+        follow: format!(
+            "/transcripts/{}?at={last}#m{last}",
+            enc(&t.id),
+            last = t.messages.saturating_sub(1)
+        ),
+    }
 }
 
 #[derive(Template)]
@@ -274,23 +327,72 @@ pub(super) async fn transcript_page(
     Path(id): Path<String>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Response, Refusal> {
-    let q = api::once(pairs, &["at", "page"])?;
-    let id = transcript_id(&id)?;
-    let (start, at) = page_start(&q)?;
-    let words = super::transcript_find::words(&q)?;
-    let keep = if words.is_empty() {
-        String::new()
-    } else {
-        format!("&find={}", enc(&words))
-    };
-    let (stored, start, extras, find, live) = blocking(&state, move |p| {
+    let request = PageRequest::parse(&id, pairs)?;
+    let keep = request.keep();
+    let read = read_page(&state, request).await?;
+    render(&transcript_page_of(&state, read, &keep))
+}
+
+/// One page of a transcript as asked for.
+struct PageRequest {
+    id: String,
+    /// The first message of the page asked for (clamped when read).
+    start: usize,
+    /// The message asked for, if any.
+    at: Option<usize>,
+    /// The words of the find bar, or empty.
+    words: String,
+}
+
+impl PageRequest {
+    fn parse(id: &str, pairs: Vec<(String, String)>) -> Result<PageRequest, Refusal> {
+        let q = api::once(pairs, &["at", "page"])?;
+        let id = transcript_id(id)?;
+        let (start, at) = page_start(&q)?;
+        let words = super::transcript_find::words(&q)?;
+        Ok(PageRequest {
+            id,
+            start,
+            at,
+            words,
+        })
+    }
+
+    /// What the pager's links keep of the request: the words looked for.
+    fn keep(&self) -> String {
+        if self.words.is_empty() {
+            String::new()
+        } else {
+            format!("&find={}", enc(&self.words))
+        }
+    }
+}
+
+/// A page of a transcript as read: its window of messages (with those
+/// around it), where the page starts, what its turns link to, its find bar
+/// and whether an agent is writing it now.
+struct PageRead {
+    stored: transcript::StoredWindow,
+    start: usize,
+    extras: view::transcript::Extras,
+    find: Option<super::transcript_find::FindBar>,
+    live: bool,
+}
+
+async fn read_page(state: &Arc<AppState>, request: PageRequest) -> Result<PageRead, Refusal> {
+    let PageRequest {
+        id,
+        mut start,
+        at,
+        words,
+    } = request;
+    blocking(state, move |p| {
         let read = |start: usize| {
             let from = start.saturating_sub(AROUND);
             let count = (start - from).saturating_add(PAGE_MESSAGES + AROUND);
             transcript::load_window(p, &id, from, count, transcript::WindowStop::Early)
         };
         let mut stored = read(start)?;
-        let mut start = start;
         let total = stored.window.total;
         // Past the end (a link made when the session was shorter): its
         // last page, or the first of a session without messages.
@@ -308,47 +410,37 @@ pub(super) async fn transcript_page(
         let shown = at.or(start.checked_sub(1));
         let find = super::transcript_find::bar(p, &w.transcript.id, shown, words)?;
         let live = !stored.archived && transcript::live::watch(p, &w.transcript.id)?.live;
-        Ok((stored, start, extras, find, live))
+        Ok(PageRead {
+            stored,
+            start,
+            extras,
+            find,
+            live,
+        })
     })
-    .await?;
+    .await
+}
+
+fn transcript_page_of(state: &AppState, read: PageRead, keep: &str) -> TranscriptPage {
+    let PageRead {
+        stored,
+        start,
+        extras,
+        find,
+        live,
+    } = read;
     let w = &stored.window;
     let t = &w.transcript;
     let total = w.total;
     let at = start.saturating_sub(w.from);
     let turns = view::transcript::page_turns(&t.messages, w.from, at..at + PAGE_MESSAGES, &extras);
     let end = (start + PAGE_MESSAGES).min(total);
-    let href = |k: usize| {
-        format!(
-            "/transcripts/{}?page={}{keep}",
-            enc(&t.id),
-            k / PAGE_MESSAGES + 1
-        )
-    };
-    let last = total.saturating_sub(1) / PAGE_MESSAGES * PAGE_MESSAGES;
-    let pager = Pager {
-        first: if start > 0 { href(0) } else { String::new() },
-        prev: if start > 0 {
-            href(start - PAGE_MESSAGES)
-        } else {
-            String::new()
-        },
-        next: if end < total {
-            href(end)
-        } else {
-            String::new()
-        },
-        last: if start < last {
-            href(last)
-        } else {
-            String::new()
-        },
-    };
-    let mut layout = Layout::new(&state, format!("Transcript {}", t.id), "transcripts");
+    let mut layout = Layout::new(state, format!("Transcript {}", t.id), "transcripts");
     if live {
         // Until it ends: the page then stops listening (see `live`).
         layout.live = format!("/api/live?view=transcript&id={}", enc(&t.id));
     }
-    render(&TranscriptPage {
+    TranscriptPage {
         layout,
         id: t.id.clone(),
         kind: stored.kind.as_str().to_string(),
@@ -370,10 +462,44 @@ pub(super) async fn transcript_page(
             thousands(total as u64)
         ),
         page_size: PAGE_MESSAGES,
-        pager,
+        pager: Pager::of(&t.id, start, total, keep),
         total,
         find,
         live,
         inert: false,
-    })
+    }
+}
+
+impl Pager {
+    /// The links around the page starting at `start` of a transcript of
+    /// `total` messages, each keeping `keep`.
+    fn of(id: &str, start: usize, total: usize, keep: &str) -> Pager {
+        let end = (start + PAGE_MESSAGES).min(total);
+        let href = |k: usize| {
+            format!(
+                "/transcripts/{}?page={}{keep}",
+                enc(id),
+                k / PAGE_MESSAGES + 1
+            )
+        };
+        let last = total.saturating_sub(1) / PAGE_MESSAGES * PAGE_MESSAGES;
+        Pager {
+            first: if start > 0 { href(0) } else { String::new() },
+            prev: if start > 0 {
+                href(start - PAGE_MESSAGES)
+            } else {
+                String::new()
+            },
+            next: if end < total {
+                href(end)
+            } else {
+                String::new()
+            },
+            last: if start < last {
+                href(last)
+            } else {
+                String::new()
+            },
+        }
+    }
 }

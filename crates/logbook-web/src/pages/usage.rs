@@ -10,8 +10,9 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use logbook::model::agent_log::Usage;
-use logbook::ops::budget;
-use logbook::ops::transcript::{self, UsageBy, UsageScope};
+use logbook::model::transcript::Filter;
+use logbook::ops::budget::{self, Budget};
+use logbook::ops::transcript::{self, UsageBy, UsageReport, UsageRow, UsageScope};
 
 use super::{Layout, render};
 use crate::AppState;
@@ -99,7 +100,20 @@ pub(super) async fn usage_page(
 ) -> Result<Response, Refusal> {
     let (_, filter) = api::usage_params(&q, state.project.clock.now())?;
     let source = filter.source.clone().unwrap_or_default();
-    let (by_day, by_repo, budgets) = blocking(&state, move |p| {
+    let read = read_usage(&state, filter).await?;
+    render(&page(&state, &source, read))
+}
+
+/// The usage by day and by repository, and the work sessions' budgets
+/// against it.
+struct UsageRead {
+    by_day: UsageReport,
+    by_repo: UsageReport,
+    budgets: Vec<Budget>,
+}
+
+async fn read_usage(state: &Arc<AppState>, filter: Filter) -> Result<UsageRead, Refusal> {
+    blocking(state, move |p| {
         let mut reports = transcript::usage_grouped(
             p,
             &UsageScope::All,
@@ -107,13 +121,25 @@ pub(super) async fn usage_page(
             &filter,
         )?
         .into_iter();
-        let (Some(day), Some(repo)) = (reports.next(), reports.next()) else {
+        let (Some(by_day), Some(by_repo)) = (reports.next(), reports.next()) else {
             return Err(Refusal::Internal);
         };
-        let budgets = budget::budgets(p, &day)?;
-        Ok((day, repo, budgets))
+        let budgets = budget::budgets(p, &by_day)?;
+        Ok(UsageRead {
+            by_day,
+            by_repo,
+            budgets,
+        })
     })
-    .await?;
+    .await
+}
+
+fn page(state: &AppState, source: &str, read: UsageRead) -> UsagePage {
+    let UsageRead {
+        by_day,
+        by_repo,
+        budgets,
+    } = read;
     let models: Vec<String> = by_day
         .rows
         .iter()
@@ -123,60 +149,13 @@ pub(super) async fn usage_page(
         .into_iter()
         .collect();
     let colours = series(&models);
-    let columns = |part: fn(&Usage) -> u64, rows: &[transcript::UsageRow]| -> Vec<Column> {
-        rows.iter()
-            .map(|r| Column {
-                label: r.key.clone(),
-                parts: r
-                    .by_model
-                    .iter()
-                    .map(|(m, u)| (m.clone(), part(u)))
-                    .collect(),
-            })
-            .collect()
-    };
-    let without_cache_reads = |u: &Usage| u.total_tokens.saturating_sub(cache_reads(u));
-    let table = |rows: &[transcript::UsageRow]| -> Vec<Line> {
-        let mut out = vec![];
-        for r in rows {
-            out.push(line(&r.key, "", &r.usage, true));
-            for (m, u) in &r.by_model {
-                out.push(line(&r.key, m, u, false));
-            }
-        }
-        out
-    };
-    let budget_lines = budgets
-        .iter()
-        .map(|b| BudgetLine {
-            id: b.id.clone(),
-            name: b.name.clone(),
-            status: b.status.clone(),
-            current: thousands(b.current),
-            peak: thousands(b.peak),
-            max: thousands(b.max),
-            measured: b.measured.map(thousands).unwrap_or_default(),
-        })
-        .collect();
-    let label = agent_name(&source).to_string();
-    let mut layout = Layout::new(&state, "Usage", "usage");
+    let mut layout = Layout::new(state, "Usage", "usage");
     // Sessions that grow change the numbers: the page follows them.
-    layout.live = format!("/api/live?view=usage&source={}", crate::view::enc(&source));
-    render(&UsagePage {
+    layout.live = format!("/api/live?view=usage&source={}", crate::view::enc(source));
+    UsagePage {
         layout,
-        sources: [
-            ("", "Both agents"),
-            ("claude-code", "Claude Code"),
-            ("codex", "Codex"),
-        ]
-        .into_iter()
-        .map(|(value, l)| Choice {
-            value,
-            label: l,
-            on: value == source,
-        })
-        .collect(),
-        source: label,
+        sources: source_choices(source),
+        source: agent_name(source).to_string(),
         total: thousands(by_day.total.total_tokens),
         cache_total: thousands(cache_reads(&by_day.total)),
         measured: by_day.transcripts.len(),
@@ -209,6 +188,64 @@ pub(super) async fn usage_page(
         ),
         repos: table(&by_repo.rows),
         budget_chart: budget_rows(&budgets),
-        budgets: budget_lines,
+        budgets: budgets.iter().map(budget_line).collect(),
+    }
+}
+
+fn source_choices(source: &str) -> Vec<Choice> {
+    [
+        ("", "Both agents"),
+        ("claude-code", "Claude Code"),
+        ("codex", "Codex"),
+    ]
+    .into_iter()
+    .map(|(value, label)| Choice {
+        value,
+        label,
+        on: value == source,
     })
+    .collect()
+}
+
+/// The tokens other than cache reads, which would dwarf them in one chart.
+fn without_cache_reads(u: &Usage) -> u64 {
+    u.total_tokens.saturating_sub(cache_reads(u))
+}
+
+/// A chart's columns: each row's `part` of its usage, by model.
+fn columns(part: fn(&Usage) -> u64, rows: &[UsageRow]) -> Vec<Column> {
+    rows.iter()
+        .map(|r| Column {
+            label: r.key.clone(),
+            parts: r
+                .by_model
+                .iter()
+                .map(|(m, u)| (m.clone(), part(u)))
+                .collect(),
+        })
+        .collect()
+}
+
+/// A usage table: each group's line, then a line for each of its models.
+fn table(rows: &[UsageRow]) -> Vec<Line> {
+    let mut out = vec![];
+    for r in rows {
+        out.push(line(&r.key, "", &r.usage, true));
+        for (m, u) in &r.by_model {
+            out.push(line(&r.key, m, u, false));
+        }
+    }
+    out
+}
+
+fn budget_line(b: &Budget) -> BudgetLine {
+    BudgetLine {
+        id: b.id.clone(),
+        name: b.name.clone(),
+        status: b.status.clone(),
+        current: thousands(b.current),
+        peak: thousands(b.peak),
+        max: thousands(b.max),
+        measured: b.measured.map(thousands).unwrap_or_default(),
+    }
 }
