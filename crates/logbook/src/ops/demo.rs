@@ -12,7 +12,7 @@ use crate::Logbook;
 use crate::error::{self, Error, Next, Result};
 use crate::model::run::{OutputType, RunStatus};
 use crate::model::transcript::{Kind, Message, Transcript};
-use crate::model::work_session::{AgentOutcome, Usage};
+use crate::model::work_session::{AgentOutcome, Usage, WorkSession};
 use crate::model::workflow::{AgentType, DecisionType, VerdictDecision};
 use crate::ops::work_session::{self as ws, StartOptions};
 use crate::ops::workflow::{self, Complete, Invoke, NewDecision, NewVerdict, Target};
@@ -95,6 +95,40 @@ const STEPS: [Step; 4] = [
 
 /// Fills `root` (which must not hold a Logbook project yet) with the example.
 pub fn fill(root: &Path) -> Result<Demo> {
+    let p = open_empty(root)?;
+    let session = start_session(&p)?;
+    let sid = Some(session.session_id.as_str());
+    let target = Target {
+        session: Some(session.session_id.clone()),
+        expect_version: None,
+    };
+    let mut runs: Vec<String> = vec![];
+    for (i, step) in STEPS.iter().enumerate() {
+        let run_id = record_step(&p, sid, &target, i, step, runs.last())?;
+        runs.push(run_id);
+    }
+    ws::complete_milestone(&p, sid, "Requirements gathered")?;
+    ws::record_usage(&p, sid, Usage::Add(41_500))?;
+    review_rounds(&p, &target)?;
+    decide(&p, &target)?;
+    let loaded = workflow::load(&p, Some(&session.session_id))?;
+    let invocations = loaded
+        .state
+        .orchestrator_workflow
+        .as_ref()
+        .map_or(0, |w| w.total_invocations());
+    let transcripts = save_transcripts(&p, root)?;
+    Ok(Demo {
+        root: root.to_path_buf(),
+        work_session: session.session_id,
+        runs,
+        transcripts,
+        invocations,
+    })
+}
+
+/// Creates the project in `root`, refusing a folder that already holds one.
+fn open_empty(root: &Path) -> Result<Logbook> {
     for marker in [STATE_DIR, CONFIG_FILE] {
         if logbook_store::config::marker_exists(&root.join(marker)) {
             return Err(Error::AlreadyExists {
@@ -107,10 +141,13 @@ pub fn fill(root: &Path) -> Result<Demo> {
     }
     logbook_store::fs::create_folder(root)?;
     Config::init(root)?;
-    let p = Logbook::open(root)?;
+    Logbook::open(root)
+}
 
+/// The demo's work session, with its milestones and a note.
+fn start_session(p: &Logbook) -> Result<WorkSession> {
     let session = ws::start(
-        &p,
+        p,
         StartOptions {
             client: Some("ACME".into()),
             project: Some("LAPTOPS".into()),
@@ -118,108 +155,127 @@ pub fn fill(root: &Path) -> Result<Demo> {
         },
     )?;
     let sid = Some(session.session_id.as_str());
-    ws::add_milestone(&p, sid, "Requirements gathered")?;
-    ws::add_milestone(&p, sid, "Stories written")?;
-    ws::add_milestone(&p, sid, "Security review passed")?;
-    ws::add_note(&p, sid, "Client prefers 14-inch models")?;
+    ws::add_milestone(p, sid, "Requirements gathered")?;
+    ws::add_milestone(p, sid, "Stories written")?;
+    ws::add_milestone(p, sid, "Security review passed")?;
+    ws::add_note(p, sid, "Client prefers 14-inch models")?;
+    Ok(session)
+}
 
-    let mut runs: Vec<String> = vec![];
-    let target = Target {
-        session: Some(session.session_id.clone()),
-        expect_version: None,
-    };
-    for (i, step) in STEPS.iter().enumerate() {
-        let started = run::start(
-            &p,
-            run::StartOptions {
-                agent: step.agent.into(),
-                title: Some(step.title.into()),
-                bundle: Some("bmad/bmm".into()),
-                workflow: Some(step.workflow.into()),
-                description: Some(step.description.into()),
-                inputs: vec![(step.input.0.into(), step.input.1.into())],
-                related: runs.last().cloned().into_iter().collect(),
-                tags: vec!["demo".into()],
-                user: Some("demo".into()),
-                workflow_file: None,
-                path_trust: logbook_store::PathTrust::User,
-                metadata: serde_json::Map::new(),
-            },
-        )?;
-        let path = started.folder.join(step.file);
-        logbook_store::run_files::write_as_agent(&path, step.body.as_bytes())?;
-        run::register_output(
-            &p,
-            started.session_id.as_str(),
-            step.file,
-            step.kind.clone(),
-            step.description,
-        )?;
-
-        let agent = agent_type(i);
-        let mut context = Map::new();
-        context.insert(
-            "run_id".into(),
-            Value::String(started.session_id.to_string()),
-        );
-        workflow::invoke(
-            &p,
-            &target,
-            Invoke {
-                agent: agent.clone(),
-                prompt: format!("{} for the laptop refresh", step.description),
-                context,
-                ..Invoke::default()
-            },
-        )?;
-        if step.status != RunStatus::Running {
-            run::finish(&p, started.session_id.as_str(), step.status.clone())?;
-            workflow::complete(
-                &p,
-                &target,
-                Complete {
-                    agent,
-                    summary: format!("{} written to {}", step.file, started.folder.display()),
-                    artifacts: vec![step.file.into()],
-                    recommendations: vec![],
-                    blockers: if step.status == RunStatus::Failed {
-                        vec!["Disk encryption must be on before sign-off".into()]
-                    } else {
-                        vec![]
-                    },
-                    handoff_to: None,
-                    reason: String::new(),
-                    failed: false,
-                },
-            )?;
-            let tokens = 20_000 + 7_000 * i as u64;
-            // The run is already in agents_spawned (linked at start); its
-            // tokens are what isolation saved.
-            let outcome = if step.status == RunStatus::Failed {
-                AgentOutcome::Failed
-            } else {
-                AgentOutcome::Completed
-            };
-            ws::finish_agent(&p, sid, started.session_id.as_str(), tokens, None, outcome)?;
-        }
-        ws::add_artifact(
-            &p,
-            sid,
-            &format!("docs/agent-outputs/{}/{}", started.session_id, step.file),
-            Some(step.agent),
-        )?;
-        runs.push(started.session_id.to_string());
+/// One step: its run (related to the previous one) with its output, the
+/// workflow's invocation, and, unless it is still running, its finish.
+/// Returns the run's id.
+fn record_step(
+    p: &Logbook,
+    sid: Option<&str>,
+    target: &Target,
+    i: usize,
+    step: &Step,
+    previous: Option<&String>,
+) -> Result<String> {
+    let started = run::start(
+        p,
+        run::StartOptions {
+            agent: step.agent.into(),
+            title: Some(step.title.into()),
+            bundle: Some("bmad/bmm".into()),
+            workflow: Some(step.workflow.into()),
+            description: Some(step.description.into()),
+            inputs: vec![(step.input.0.into(), step.input.1.into())],
+            related: previous.cloned().into_iter().collect(),
+            tags: vec!["demo".into()],
+            user: Some("demo".into()),
+            workflow_file: None,
+            path_trust: logbook_store::PathTrust::User,
+            metadata: serde_json::Map::new(),
+        },
+    )?;
+    let path = started.folder.join(step.file);
+    logbook_store::run_files::write_as_agent(&path, step.body.as_bytes())?;
+    run::register_output(
+        p,
+        started.session_id.as_str(),
+        step.file,
+        step.kind.clone(),
+        step.description,
+    )?;
+    let mut context = Map::new();
+    context.insert(
+        "run_id".into(),
+        Value::String(started.session_id.to_string()),
+    );
+    workflow::invoke(
+        p,
+        target,
+        Invoke {
+            agent: agent_type(i),
+            prompt: format!("{} for the laptop refresh", step.description),
+            context,
+            ..Invoke::default()
+        },
+    )?;
+    if step.status != RunStatus::Running {
+        finish_step(p, sid, target, i, step, &started)?;
     }
-    ws::complete_milestone(&p, sid, "Requirements gathered")?;
-    ws::record_usage(&p, sid, Usage::Add(41_500))?;
+    ws::add_artifact(
+        p,
+        sid,
+        &format!("docs/agent-outputs/{}/{}", started.session_id, step.file),
+        Some(step.agent),
+    )?;
+    Ok(started.session_id.to_string())
+}
 
-    // Enough review rounds to push the history past ten entries, so the
-    // demo shows a compaction and `workflow show --full` has work to do.
+/// A finished step: its run's status, the invocation's completion, and
+/// the tokens its agent kept out of the main context.
+fn finish_step(
+    p: &Logbook,
+    sid: Option<&str>,
+    target: &Target,
+    i: usize,
+    step: &Step,
+    started: &run::Started,
+) -> Result<()> {
+    let failed = step.status == RunStatus::Failed;
+    run::finish(p, started.session_id.as_str(), step.status.clone())?;
+    workflow::complete(
+        p,
+        target,
+        Complete {
+            agent: agent_type(i),
+            summary: format!("{} written to {}", step.file, started.folder.display()),
+            artifacts: vec![step.file.into()],
+            recommendations: vec![],
+            blockers: if failed {
+                vec!["Disk encryption must be on before sign-off".into()]
+            } else {
+                vec![]
+            },
+            handoff_to: None,
+            reason: String::new(),
+            failed: false,
+        },
+    )?;
+    let tokens = 20_000 + 7_000 * i as u64;
+    // The run is already in agents_spawned (linked at start); its
+    // tokens are what isolation saved.
+    let outcome = if failed {
+        AgentOutcome::Failed
+    } else {
+        AgentOutcome::Completed
+    };
+    ws::finish_agent(p, sid, started.session_id.as_str(), tokens, None, outcome)?;
+    Ok(())
+}
+
+/// Enough review rounds to push the history past ten entries, so the
+/// demo shows a compaction and `workflow show --full` has work to do.
+fn review_rounds(p: &Logbook, target: &Target) -> Result<()> {
     for round in 1..=4 {
         for agent in [AgentType::Critic, AgentType::Qa] {
             workflow::invoke(
-                &p,
-                &target,
+                p,
+                target,
                 Invoke {
                     agent: agent.clone(),
                     prompt: format!("Review round {round}"),
@@ -227,8 +283,8 @@ pub fn fill(root: &Path) -> Result<Demo> {
                 },
             )?;
             workflow::complete(
-                &p,
-                &target,
+                p,
+                target,
                 Complete {
                     agent,
                     summary: format!("Round {round}: no new issues"),
@@ -242,9 +298,14 @@ pub fn fill(root: &Path) -> Result<Demo> {
             )?;
         }
     }
+    Ok(())
+}
+
+/// The workflow's one decision and one verdict.
+fn decide(p: &Logbook, target: &Target) -> Result<()> {
     workflow::decide(
-        &p,
-        &target,
+        p,
+        target,
         NewDecision {
             kind: DecisionType::Technical,
             description: "Standardise on 14-inch business laptops".into(),
@@ -255,8 +316,8 @@ pub fn fill(root: &Path) -> Result<Demo> {
         },
     )?;
     workflow::verdict(
-        &p,
-        &target,
+        p,
+        target,
         NewVerdict {
             agent: AgentType::Security,
             decision: VerdictDecision::Conditional,
@@ -266,13 +327,11 @@ pub fn fill(root: &Path) -> Result<Demo> {
             blockers: vec![],
         },
     )?;
-    let loaded = workflow::load(&p, Some(&session.session_id))?;
-    let invocations = loaded
-        .state
-        .orchestrator_workflow
-        .as_ref()
-        .map_or(0, |w| w.total_invocations());
+    Ok(())
+}
 
+/// A main transcript and its subagent's, linked both ways; returns their ids.
+fn save_transcripts(p: &Logbook, root: &Path) -> Result<Vec<String>> {
     let main_id = uuid::Uuid::new_v4().to_string();
     let sub_id = uuid::Uuid::new_v4().to_string();
     let workdir = root.to_string_lossy().into_owned();
@@ -293,7 +352,7 @@ pub fn fill(root: &Path) -> Result<Demo> {
         ),
     ];
     main.metadata.latest_total_tokens = 2242;
-    transcript::save(&p, &mut main, Kind::Main)?;
+    transcript::save(p, &mut main, Kind::Main)?;
     let mut sub = Transcript::new(&sub_id, &workdir);
     sub.messages = vec![
         message(
@@ -309,15 +368,8 @@ pub fn fill(root: &Path) -> Result<Demo> {
     ];
     sub.metadata.latest_total_tokens = 1160;
     sub.metadata.parent_session_id = Some(main_id.clone());
-    transcript::save(&p, &mut sub, Kind::Subagent)?;
-
-    Ok(Demo {
-        root: root.to_path_buf(),
-        work_session: session.session_id,
-        runs,
-        transcripts: vec![main_id, sub_id],
-        invocations,
-    })
+    transcript::save(p, &mut sub, Kind::Subagent)?;
+    Ok(vec![main_id, sub_id])
 }
 
 fn agent_type(step: usize) -> AgentType {

@@ -14,6 +14,7 @@ use crate::model::limits::cut_at;
 use crate::model::naming::thousands;
 use crate::model::terminal::cell;
 use crate::model::work_session::WorkSession;
+use crate::model::workflow::{OrchestratorWorkflow, SessionState};
 use crate::ops::{work_session, workflow};
 
 /// How much [`context`] includes.
@@ -235,7 +236,8 @@ fn runs_part(out: &mut String, p: &Logbook, ws: &WorkSession, detail: Detail) {
     }
 }
 
-fn workflow_part(out: &mut String, s: &crate::model::workflow::SessionState, detail: Detail) {
+/// The workflow's mode, phase and active agent, then its parts.
+fn workflow_part(out: &mut String, s: &SessionState, detail: Detail) {
     let _ = writeln!(out, "\n## Workflow (state version {})", s.version);
     let _ = writeln!(out, "Mode: {}", s.current_mode);
     let Some(w) = &s.orchestrator_workflow else {
@@ -250,77 +252,101 @@ fn workflow_part(out: &mut String, s: &crate::model::workflow::SessionState, det
             .as_ref()
             .map_or("none".to_string(), ToString::to_string)
     );
-    if !w.agent_history.is_empty() {
+    invocations_part(out, w, detail);
+    handoffs_part(out, w);
+    decisions_part(out, w, detail);
+    verdicts_part(out, w, detail);
+}
+
+/// The last invocations, with their results and blockers.
+fn invocations_part(out: &mut String, w: &OrchestratorWorkflow, detail: Detail) {
+    if w.agent_history.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n### Last invocations ({} in all)",
+        w.total_invocations()
+    );
+    let skip = w.agent_history.len().saturating_sub(detail.take(3));
+    for i in w.agent_history.iter().skip(skip) {
         let _ = writeln!(
             out,
-            "\n### Last invocations ({} in all)",
-            w.total_invocations()
+            "- {} ({}, started {}): {}",
+            i.agent,
+            i.status.as_str(),
+            i.started_at,
+            one_line(&i.input.prompt)
         );
-        let skip = w.agent_history.len().saturating_sub(detail.take(3));
-        for i in w.agent_history.iter().skip(skip) {
-            let _ = writeln!(
-                out,
-                "- {} ({}, started {}): {}",
-                i.agent,
-                i.status.as_str(),
-                i.started_at,
-                one_line(&i.input.prompt)
-            );
-            if let Some(o) = &i.output {
-                let _ = writeln!(out, "  result: {}", one_line(&o.summary));
-                for b in &o.blockers {
-                    let _ = writeln!(out, "  blocker: {}", one_line(b));
-                }
+        if let Some(o) = &i.output {
+            let _ = writeln!(out, "  result: {}", one_line(&o.summary));
+            for b in &o.blockers {
+                let _ = writeln!(out, "  blocker: {}", one_line(b));
             }
         }
     }
-    if !w.pending_handoffs.is_empty() {
-        let _ = writeln!(out, "\n### Pending handoffs");
-        for h in &w.pending_handoffs {
-            let _ = writeln!(
-                out,
-                "- {} -> {}: {}",
-                h.from_agent,
-                h.to_agent,
-                one_line(&h.reason)
-            );
-            if !h.context.trim().is_empty() {
-                let _ = writeln!(out, "  context: {}", one_line(&h.context));
-            }
+}
+
+/// Every handoff still pending, with its context.
+fn handoffs_part(out: &mut String, w: &OrchestratorWorkflow) {
+    if w.pending_handoffs.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n### Pending handoffs");
+    for h in &w.pending_handoffs {
+        let _ = writeln!(
+            out,
+            "- {} -> {}: {}",
+            h.from_agent,
+            h.to_agent,
+            one_line(&h.reason)
+        );
+        if !h.context.trim().is_empty() {
+            let _ = writeln!(out, "  context: {}", one_line(&h.context));
         }
     }
-    if !w.decisions.is_empty() {
-        let _ = writeln!(out, "\n### Decisions");
-        let skip = w.decisions.len().saturating_sub(detail.take(5));
-        for d in w.decisions.iter().skip(skip) {
-            let _ = writeln!(
-                out,
-                "- [{}] {} (by {}): {}",
-                d.kind,
-                one_line(&d.description),
-                d.decided_by,
-                one_line(&d.rationale)
-            );
-        }
+}
+
+/// The last decisions, with who decided and why.
+fn decisions_part(out: &mut String, w: &OrchestratorWorkflow, detail: Detail) {
+    if w.decisions.is_empty() {
+        return;
     }
-    if !w.verdicts.is_empty() {
-        let _ = writeln!(out, "\n### Verdicts");
-        let skip = w.verdicts.len().saturating_sub(detail.take(5));
-        for v in w.verdicts.iter().skip(skip) {
-            let _ = write!(
-                out,
-                "- {} {} ({:.2}): {}",
-                v.agent,
-                v.decision,
-                v.confidence.fraction(),
-                one_line(&v.reasoning)
-            );
-            for (label, items) in v.terms() {
-                let items: Vec<String> = items.iter().map(|i| one_line(i)).collect();
-                let _ = write!(out, "; {label}: {}", items.join(", "));
-            }
-            out.push('\n');
+    let _ = writeln!(out, "\n### Decisions");
+    let skip = w.decisions.len().saturating_sub(detail.take(5));
+    for d in w.decisions.iter().skip(skip) {
+        let _ = writeln!(
+            out,
+            "- [{}] {} (by {}): {}",
+            d.kind,
+            one_line(&d.description),
+            d.decided_by,
+            one_line(&d.rationale)
+        );
+    }
+}
+
+/// The last verdicts, with their confidence, reasoning and terms.
+fn verdicts_part(out: &mut String, w: &OrchestratorWorkflow, detail: Detail) {
+    if w.verdicts.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n### Verdicts");
+    let skip = w.verdicts.len().saturating_sub(detail.take(5));
+    for v in w.verdicts.iter().skip(skip) {
+        let _ = write!(
+            out,
+            "- {} {} ({:.2}): {}",
+            v.agent,
+            v.decision,
+            v.confidence.fraction(),
+            one_line(&v.reasoning)
+        );
+        for (label, items) in v.terms() {
+            let items: Vec<String> = items.iter().map(|i| one_line(i)).collect();
+            let _ = write!(out, "; {label}: {}", items.join(", "));
         }
+        out.push('\n');
     }
 }
 

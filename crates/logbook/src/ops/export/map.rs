@@ -223,33 +223,7 @@ pub fn run(run: &Run, trace_of: &mut dyn FnMut(&str) -> Option<TraceId>) -> Opti
         .and_then(ns)
         .unwrap_or(start)
         .max(start);
-    let mut attributes = vec![
-        str_attr("gen_ai.operation.name", "invoke_agent"),
-        str_attr("gen_ai.agent.name", m.agent.name.clone()),
-        str_attr("gen_ai.agent.id", id),
-        str_attr("logbook.run.id", id),
-        str_attr("logbook.run.status", m.execution.status.as_str()),
-        str_attr("logbook.workflow.name", m.workflow.name.clone()),
-    ];
-    if let Some(title) = &m.agent.title {
-        attributes.push(str_attr("gen_ai.agent.description", title.clone()));
-        attributes.push(str_attr("logbook.agent.title", title.clone()));
-    }
-    if let Some(ws) = ws {
-        attributes.push(str_attr("gen_ai.conversation.id", ws));
-    }
-    if let Some(user) = &m.execution.user {
-        attributes.push(str_attr("logbook.run.user", user.clone()));
-    }
-    if !m.tags.is_empty() {
-        attributes.push(("logbook.run.tags", AttrValue::StrList(m.tags.clone())));
-    }
-    if matches!(status, SpanStatus::Error(_)) {
-        attributes.push(str_attr(
-            "error.type",
-            format!("run_{}", m.execution.status.as_str()),
-        ));
-    }
+    let attributes = run_attributes(run, &status);
     let events = m
         .outputs
         .iter()
@@ -286,6 +260,40 @@ pub fn run(run: &Run, trace_of: &mut dyn FnMut(&str) -> Option<TraceId>) -> Opti
         links,
         status,
     })
+}
+
+/// The GenAI and Logbook attributes of a finished run's span.
+fn run_attributes(run: &Run, status: &SpanStatus) -> Vec<Attribute> {
+    let m = &run.manifest;
+    let id = run.id.as_str();
+    let mut attributes = vec![
+        str_attr("gen_ai.operation.name", "invoke_agent"),
+        str_attr("gen_ai.agent.name", m.agent.name.clone()),
+        str_attr("gen_ai.agent.id", id),
+        str_attr("logbook.run.id", id),
+        str_attr("logbook.run.status", m.execution.status.as_str()),
+        str_attr("logbook.workflow.name", m.workflow.name.clone()),
+    ];
+    if let Some(title) = &m.agent.title {
+        attributes.push(str_attr("gen_ai.agent.description", title.clone()));
+        attributes.push(str_attr("logbook.agent.title", title.clone()));
+    }
+    if let Some(ws) = m.work_session() {
+        attributes.push(str_attr("gen_ai.conversation.id", ws));
+    }
+    if let Some(user) = &m.execution.user {
+        attributes.push(str_attr("logbook.run.user", user.clone()));
+    }
+    if !m.tags.is_empty() {
+        attributes.push(("logbook.run.tags", AttrValue::StrList(m.tags.clone())));
+    }
+    if matches!(status, SpanStatus::Error(_)) {
+        attributes.push(str_attr(
+            "error.type",
+            format!("run_{}", m.execution.status.as_str()),
+        ));
+    }
+    attributes
 }
 
 /// The trace of the main session `main` (a subagent's is its parent's).
@@ -372,161 +380,233 @@ pub fn transcript(
     counted_elsewhere: &dyn Fn(&str) -> bool,
 ) -> Vec<Span> {
     let md = &t.metadata;
-    let source = transcript::source_name(md).to_string();
     let main = match (kind, &md.parent_session_id) {
         (Kind::Subagent, Some(parent)) => parent.as_str(),
         _ => t.id.as_str(),
     };
-    let trace_id = transcript_trace(main);
-    let root = transcript_span(&t.id);
     let first = t.messages.iter().find_map(|m| message_time(m, "timestamp"));
     let start = ns(&md.started_at).or(first).unwrap_or(0);
-    let last = ns(&md.last_active_at).unwrap_or(start).max(start);
-    let book = agent_log::usage_of(md);
-    let measured = book.is_some();
-    let session = agent_log::source_of(md)
-        .and_then(|s| s.session_id)
-        .unwrap_or_else(|| t.id.clone());
-    let mut spans = vec![];
+    let cx = TranscriptTrace {
+        t,
+        kind,
+        content,
+        main,
+        source: transcript::source_name(md).to_string(),
+        trace_id: transcript_trace(main),
+        root: transcript_span(&t.id),
+        start,
+    };
+    let total = agent_log::usage_of(md).map(|book| book.total());
+    let mut spans = vec![cx.root_span(total)];
+    spans.extend(cx.turn_spans(total, counted_elsewhere));
+    spans.extend(cx.tool_spans());
+    spans
+}
 
-    let mut root_attrs = vec![
-        str_attr("gen_ai.operation.name", "invoke_agent"),
-        str_attr("gen_ai.agent.name", source.clone()),
-        str_attr("gen_ai.conversation.id", main),
-        str_attr("logbook.transcript.id", t.id.clone()),
-        str_attr("logbook.transcript.kind", kind.as_str()),
-        str_attr("logbook.transcript.workdir", md.workdir.clone()),
-    ];
-    if let Some(p) = provider(&source) {
-        root_attrs.push(str_attr("gen_ai.provider.name", p));
+/// What every span of one transcript shares.
+struct TranscriptTrace<'a> {
+    t: &'a Transcript,
+    kind: Kind,
+    /// Whether message text goes in.
+    content: bool,
+    /// The main session's id: the conversation and the trace.
+    main: &'a str,
+    source: String,
+    trace_id: TraceId,
+    root: SpanId,
+    start: u64,
+}
+
+impl TranscriptTrace<'_> {
+    /// The transcript's `invoke_agent` root, linked to its run.
+    fn root_span(&self, total: Option<Usage>) -> Span {
+        let (t, md, source) = (self.t, &self.t.metadata, self.source.as_str());
+        let mut attrs = vec![
+            str_attr("gen_ai.operation.name", "invoke_agent"),
+            str_attr("gen_ai.agent.name", source),
+            str_attr("gen_ai.conversation.id", self.main),
+            str_attr("logbook.transcript.id", t.id.clone()),
+            str_attr("logbook.transcript.kind", self.kind.as_str()),
+            str_attr("logbook.transcript.workdir", md.workdir.clone()),
+        ];
+        if let Some(p) = provider(source) {
+            attrs.push(str_attr("gen_ai.provider.name", p));
+        }
+        if let Some(u) = total {
+            attrs.push(int_attr("logbook.transcript.total_tokens", u.total_tokens));
+        }
+        let title = transcript::title(md, t.first_prompt().as_deref());
+        if self.content && !title.is_empty() {
+            attrs.push(str_attr("logbook.transcript.title", title));
+        }
+        let mut links = vec![];
+        if let Some(run) = t.run_id() {
+            links.push(SpanLink {
+                trace_id: run_trace(run, None),
+                span_id: run_span(run),
+                attributes: vec![str_attr("logbook.link", "run")],
+            });
+        }
+        let subagent = self.kind == Kind::Subagent;
+        Span {
+            trace_id: self.trace_id,
+            span_id: self.root,
+            // A Claude Code subagent runs under the Task call that started it;
+            // the compaction agent, which no call starts, and one saved in seed
+            // 003's format (naming only its parent session) run under the
+            // session's root: a parent that is never sent leaves an orphan.
+            parent: match (&md.parent_session_id, source) {
+                (Some(_), "claude-code")
+                    if subagent
+                        && agent_log::source_of(md)
+                            .is_some_and(|s| agent_log::started_by_task(&s)) =>
+                {
+                    Some(subagent_call_span(&t.id))
+                }
+                (Some(parent), _) if subagent => Some(transcript_span(parent)),
+                _ => None,
+            },
+            name: format!("invoke_agent {source}"),
+            kind: SpanKind::Internal,
+            start_ns: self.start,
+            end_ns: ns(&md.last_active_at).unwrap_or(self.start).max(self.start),
+            attributes: attrs,
+            events: vec![],
+            links,
+            status: SpanStatus::Unset,
+        }
     }
-    if let Some(book) = &book {
-        let u = book.total();
-        root_attrs.push(int_attr("logbook.transcript.total_tokens", u.total_tokens));
-    }
-    let title = transcript::title(md, t.first_prompt().as_deref());
-    if content && !title.is_empty() {
-        root_attrs.push(str_attr("logbook.transcript.title", title));
-    }
-    let mut links = vec![];
-    if let Some(run) = t.run_id() {
-        links.push(SpanLink {
-            trace_id: run_trace(run, None),
-            span_id: run_span(run),
-            attributes: vec![str_attr("logbook.link", "run")],
-        });
-    }
-    spans.push(Span {
-        trace_id,
-        span_id: root,
-        // A Claude Code subagent runs under the Task call that started it;
-        // the compaction agent, which no call starts, and one saved in seed
-        // 003's format (naming only its parent session) run under the
-        // session's root: a parent that is never sent leaves an orphan.
-        parent: match (&md.parent_session_id, source.as_str()) {
-            (Some(_), "claude-code")
-                if kind == Kind::Subagent
-                    && agent_log::source_of(md).is_some_and(|s| agent_log::started_by_task(&s)) =>
-            {
-                Some(subagent_call_span(&t.id))
+
+    /// A `chat` span per model turn charged with tokens (every assistant
+    /// message, in a transcript that measured none), each from the end of
+    /// the message before it.
+    fn turn_spans(
+        &self,
+        total: Option<Usage>,
+        counted_elsewhere: &dyn Fn(&str) -> bool,
+    ) -> Vec<Span> {
+        let charged = agent_log::charged(&self.t.messages, total);
+        let mut spans = vec![];
+        let mut prev_time = self.start;
+        for (i, m) in self.t.messages.iter().enumerate() {
+            let at = message_time(m, "timestamp").unwrap_or(prev_time);
+            let end = message_time(m, "lastTimestamp").unwrap_or(at).max(at);
+            if m.role == "assistant" {
+                let key = message_str(m, "messageId")
+                    .zip(message_str(m, "requestId"))
+                    .map(|(a, b)| format!("{a}:{b}"));
+                let elsewhere = key.as_deref().is_some_and(counted_elsewhere);
+                let usage = charged.get(i).copied().flatten().filter(|_| !elsewhere);
+                if usage.is_some() || elsewhere || total.is_none() {
+                    let turn = Turn {
+                        index: i,
+                        message: m,
+                        usage,
+                        elsewhere,
+                    };
+                    spans.push(self.turn_span(&turn, prev_time.min(end), end));
+                }
             }
-            (Some(parent), _) if kind == Kind::Subagent => Some(transcript_span(parent)),
-            _ => None,
-        },
-        name: format!("invoke_agent {source}"),
-        kind: SpanKind::Internal,
-        start_ns: start,
-        end_ns: last,
-        attributes: root_attrs,
-        events: vec![],
-        links,
-        status: SpanStatus::Unset,
-    });
+            prev_time = end;
+        }
+        spans
+    }
 
-    let charged = agent_log::charged(&t.messages, book.as_ref().map(|b| b.total()));
-    let mut prev_time = start;
-    for (i, m) in t.messages.iter().enumerate() {
-        let at = message_time(m, "timestamp").unwrap_or(prev_time);
-        if m.role == "assistant" {
-            let key = message_str(m, "messageId")
-                .zip(message_str(m, "requestId"))
-                .map(|(a, b)| format!("{a}:{b}"));
-            let elsewhere = key.as_deref().is_some_and(counted_elsewhere);
-            let usage = charged.get(i).copied().flatten().filter(|_| !elsewhere);
-            if usage.is_some() || elsewhere || !measured {
-                let end = message_time(m, "lastTimestamp").unwrap_or(at).max(at);
-                let begin = prev_time.min(end);
-                let model = message_str(m, "model");
-                let n = i.to_string();
-                let mut attrs = vec![
-                    str_attr("gen_ai.operation.name", "chat"),
-                    str_attr("gen_ai.conversation.id", main),
-                ];
-                if let Some(p) = provider(&source) {
-                    attrs.push(str_attr("gen_ai.provider.name", p));
-                }
-                if let Some(model) = model {
-                    attrs.push(str_attr("gen_ai.request.model", model));
-                    attrs.push(str_attr("gen_ai.response.model", model));
-                }
-                if let Some(id) = message_str(m, "messageId") {
-                    attrs.push(str_attr("gen_ai.response.id", id));
-                }
-                if let Some(u) = &usage {
-                    attrs.extend(usage_attributes(u));
-                }
-                if elsewhere {
-                    attrs.push((
-                        "logbook.usage.counted_in_earlier_session",
-                        AttrValue::Bool(true),
-                    ));
-                }
-                if content {
-                    let text = text_of(m);
-                    if !text.is_empty() {
-                        attrs.push(str_attr("gen_ai.output.messages", output_messages(&text)));
-                    }
-                }
-                spans.push(Span {
-                    trace_id,
-                    span_id: SpanId::of("turn", &[&t.id, &n]),
-                    parent: Some(root),
-                    name: match model {
-                        Some(model) => format!("chat {model}"),
-                        None => "chat".into(),
-                    },
-                    kind: SpanKind::Client,
-                    start_ns: begin,
-                    end_ns: end,
-                    attributes: attrs,
-                    events: vec![],
-                    links: vec![],
-                    status: SpanStatus::Unset,
-                });
+    /// One model turn's `chat` span, with its model, usage and (with
+    /// `content`) its text.
+    fn turn_span(&self, turn: &Turn, begin: u64, end: u64) -> Span {
+        let m = turn.message;
+        let model = message_str(m, "model");
+        let mut attrs = vec![
+            str_attr("gen_ai.operation.name", "chat"),
+            str_attr("gen_ai.conversation.id", self.main),
+        ];
+        if let Some(p) = provider(&self.source) {
+            attrs.push(str_attr("gen_ai.provider.name", p));
+        }
+        if let Some(model) = model {
+            attrs.push(str_attr("gen_ai.request.model", model));
+            attrs.push(str_attr("gen_ai.response.model", model));
+        }
+        if let Some(id) = message_str(m, "messageId") {
+            attrs.push(str_attr("gen_ai.response.id", id));
+        }
+        if let Some(u) = &turn.usage {
+            attrs.extend(usage_attributes(u));
+        }
+        if turn.elsewhere {
+            attrs.push((
+                "logbook.usage.counted_in_earlier_session",
+                AttrValue::Bool(true),
+            ));
+        }
+        if self.content {
+            let text = text_of(m);
+            if !text.is_empty() {
+                attrs.push(str_attr("gen_ai.output.messages", output_messages(&text)));
             }
         }
-        prev_time = message_time(m, "lastTimestamp").unwrap_or(at).max(at);
+        Span {
+            trace_id: self.trace_id,
+            span_id: SpanId::of("turn", &[&self.t.id, &turn.index.to_string()]),
+            parent: Some(self.root),
+            name: match model {
+                Some(model) => format!("chat {model}"),
+                None => "chat".into(),
+            },
+            kind: SpanKind::Client,
+            start_ns: begin,
+            end_ns: end,
+            attributes: attrs,
+            events: vec![],
+            links: vec![],
+            status: SpanStatus::Unset,
+        }
     }
 
-    let mut started = std::collections::HashSet::new();
-    for call in tools::pair(&t.messages).calls {
-        let Some(result) = &call.result else { continue };
-        let called = t.messages.get(call.message);
-        let begin = called
+    /// An `execute_tool` span per tool call that has its result; calls
+    /// still waiting are left for a later export.
+    fn tool_spans(&self) -> Vec<Span> {
+        let t = self.t;
+        let session = agent_log::source_of(&t.metadata)
+            .and_then(|s| s.session_id)
+            .unwrap_or_else(|| t.id.clone());
+        let mut started = std::collections::HashSet::new();
+        let mut spans = vec![];
+        for call in tools::pair(&t.messages).calls {
+            let Some(result) = &call.result else { continue };
+            // A subagent resumed by a later Task call keeps its agentId: only
+            // the first call that ran it is the one its root runs under.
+            let subagent = call
+                .subagent_agent_id(&t.messages)
+                .map(|agent| agent_log::subagent_id(&session, &agent))
+                .filter(|sub| started.insert(sub.clone()));
+            spans.push(self.tool_span(&call, result, subagent));
+        }
+        spans
+    }
+
+    /// One tool call's `execute_tool` span, from the call to its result;
+    /// a call that started `subagent` has the span the subagent's root
+    /// runs under.
+    fn tool_span(
+        &self,
+        call: &tools::ToolCall,
+        result: &tools::ToolResult,
+        subagent: Option<String>,
+    ) -> Span {
+        let t = self.t;
+        let begin = t
+            .messages
+            .get(call.message)
             .and_then(|m| message_time(m, "lastTimestamp").or_else(|| message_time(m, "timestamp")))
-            .unwrap_or(start);
+            .unwrap_or(self.start);
         let end = t
             .messages
             .get(result.message)
             .and_then(|m| message_time(m, "timestamp"))
             .unwrap_or(begin)
             .max(begin);
-        // A subagent resumed by a later Task call keeps its agentId: only
-        // the first call that ran it is the one its root runs under.
-        let subagent = call
-            .subagent_agent_id(&t.messages)
-            .map(|agent| agent_log::subagent_id(&session, &agent))
-            .filter(|sub| started.insert(sub.clone()));
         let span_id = match &subagent {
             Some(sub) => subagent_call_span(sub),
             None => {
@@ -537,7 +617,7 @@ pub fn transcript(
         let mut attrs = vec![
             str_attr("gen_ai.operation.name", "execute_tool"),
             str_attr("gen_ai.tool.name", call.name.clone()),
-            str_attr("gen_ai.conversation.id", main),
+            str_attr("gen_ai.conversation.id", self.main),
         ];
         if let Some(id) = &call.id {
             attrs.push(str_attr("gen_ai.tool.call.id", id.clone()));
@@ -557,17 +637,17 @@ pub fn transcript(
         } else {
             SpanStatus::Unset
         };
-        if content {
+        if self.content {
             attrs.push(str_attr(
                 "gen_ai.tool.call.arguments",
                 call.input.to_string(),
             ));
             attrs.push(str_attr("gen_ai.tool.call.result", result.text.clone()));
         }
-        spans.push(Span {
-            trace_id,
+        Span {
+            trace_id: self.trace_id,
             span_id,
-            parent: Some(root),
+            parent: Some(self.root),
             name: format!("execute_tool {}", call.name),
             kind: SpanKind::Internal,
             start_ns: begin,
@@ -576,9 +656,17 @@ pub fn transcript(
             events: vec![],
             links: vec![],
             status,
-        });
+        }
     }
-    spans
+}
+
+/// One model turn to map: its message, its place, and its usage (`None`
+/// when it is counted in an earlier session, `elsewhere`).
+struct Turn<'a> {
+    index: usize,
+    message: &'a Message,
+    usage: Option<Usage>,
+    elsewhere: bool,
 }
 
 /// `gen_ai.output.messages` of one reply's text, in the conventions' JSON

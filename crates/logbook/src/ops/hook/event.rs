@@ -168,39 +168,59 @@ pub fn perform(p: &Logbook, job: &Job) -> Result<Performed> {
         return Ok(done);
     }
     if let Some(session_id) = e.session_id.as_deref().filter(|s| !s.is_empty()) {
-        let compaction =
-            (name == EventName::PreCompact).then(|| e.trigger.as_deref().unwrap_or_default());
-        let event = AgentEvent {
-            agent: job.agent.map(Format::as_str),
-            session_id,
-            at: &job.received_at,
-            source: e.source.as_deref(),
-            transcript: e.transcript_path.as_deref(),
-            cwd: job.cwd.to_str(),
-            compaction,
+        done.work_session = link_session(p, job, &name, session_id)?;
+    }
+    import_logs(p, job, &mut done)?;
+    Ok(done)
+}
+
+/// Links the agent session to the active work session (a Stop only when
+/// it is not linked yet) and marks it live; returns the work session.
+fn link_session(
+    p: &Logbook,
+    job: &Job,
+    name: &EventName,
+    session_id: &str,
+) -> Result<Option<String>> {
+    let e = &job.event;
+    let compaction =
+        (*name == EventName::PreCompact).then(|| e.trigger.as_deref().unwrap_or_default());
+    let event = AgentEvent {
+        agent: job.agent.map(Format::as_str),
+        session_id,
+        at: &job.received_at,
+        source: e.source.as_deref(),
+        transcript: e.transcript_path.as_deref(),
+        cwd: job.cwd.to_str(),
+        compaction,
+    };
+    let every_turn = matches!(name, EventName::Stop | EventName::SubagentStop);
+    let mut work_session = None;
+    if !every_turn || !linked(p, session_id, event.agent)? {
+        // The per-user home holds many repositories' sessions.
+        let repo = if p.is_user_home() {
+            Some(logbook_store::repo::identify(&job.cwd).unwrap_or_default())
+        } else {
+            None
         };
-        let every_turn = matches!(name, EventName::Stop | EventName::SubagentStop);
-        if !every_turn || !linked(p, session_id, event.agent)? {
-            // The per-user home holds many repositories' sessions.
-            let repo = if p.is_user_home() {
-                Some(logbook_store::repo::identify(&job.cwd).unwrap_or_default())
-            } else {
-                None
-            };
-            done.work_session =
-                record_agent_event(p, &event, repo.as_ref())?.map(|ws| ws.session_id);
-        }
-        // What makes the session live in the viewer; a session id that is
-        // no UUID names no transcript, so there is nothing to mark.
-        if TranscriptId::parse(session_id).is_ok() {
-            let at = &job.received_at;
-            match &name {
-                EventName::SessionStart => live::began(p, session_id, at)?,
-                EventName::SessionEnd => live::ended(p, session_id, at)?,
-                _ => live::seen(p, session_id, at)?,
-            }
+        work_session = record_agent_event(p, &event, repo.as_ref())?.map(|ws| ws.session_id);
+    }
+    // What makes the session live in the viewer; a session id that is
+    // no UUID names no transcript, so there is nothing to mark.
+    if TranscriptId::parse(session_id).is_ok() {
+        let at = &job.received_at;
+        match name {
+            EventName::SessionStart => live::began(p, session_id, at)?,
+            EventName::SessionEnd => live::ended(p, session_id, at)?,
+            _ => live::seen(p, session_id, at)?,
         }
     }
+    Ok(work_session)
+}
+
+/// Imports what the event's logs gained into `done`; the last log that
+/// could not be imported is the event's failure.
+fn import_logs(p: &Logbook, job: &Job, done: &mut Performed) -> Result<()> {
     let format = match job.agent {
         Some(Format::ClaudeCode) => ImportFormat::ClaudeCode,
         Some(Format::Codex) => ImportFormat::Codex,
@@ -242,7 +262,7 @@ pub fn perform(p: &Logbook, job: &Job) -> Result<Performed> {
     }
     match failed {
         Some(e) => Err(e),
-        None => Ok(done),
+        None => Ok(()),
     }
 }
 

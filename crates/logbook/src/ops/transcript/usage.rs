@@ -198,27 +198,65 @@ pub(crate) fn report(
     entries: Vec<(Option<String>, Summary, Option<Metadata>)>,
     by: UsageBy,
 ) -> UsageReport {
-    let mut books: Vec<(TranscriptUsage, UsageBook)> = vec![];
-    let mut repos: BTreeMap<String, String> = BTreeMap::new();
-    let mut unmeasured = vec![];
-    // Each repository's identity (its origin with its host, folded as
-    // `same_origin` folds it) and the short label it is shown by.
-    let mut labels: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
+    let Gathered {
+        mut books,
+        mut repos,
+        labels,
+        unmeasured,
+    } = gather(entries);
+    let duplicates = drop_duplicate_calls(&mut books);
+    roll_up_subagents(&mut books);
+    show_labels(&labels, &mut repos);
+    let (total, rows) = rows(&books, &repos, by);
+    UsageReport {
+        by,
+        transcripts: books.into_iter().map(|(t, _)| t).collect(),
+        rows,
+        total,
+        duplicates,
+        unmeasured,
+    }
+}
+
+/// The transcripts of a usage report, each with its usage book, and the
+/// repository each belongs to.
+struct Gathered {
+    books: Vec<(TranscriptUsage, UsageBook)>,
+    /// Each transcript's repository identity (its label, once
+    /// [`show_labels`] has run).
+    repos: BTreeMap<String, String>,
+    /// Each repository's identity (its origin with its host, folded as
+    /// `same_origin` folds it) and the short label it is shown by, with
+    /// its origin.
+    labels: BTreeMap<String, (String, Option<String>)>,
+    /// The transcripts that measured no usage.
+    unmeasured: Vec<String>,
+}
+
+/// Reads each transcript's usage book and repository; one without a book
+/// is unmeasured.
+fn gather(entries: Vec<(Option<String>, Summary, Option<Metadata>)>) -> Gathered {
+    let mut g = Gathered {
+        books: vec![],
+        repos: BTreeMap::new(),
+        labels: BTreeMap::new(),
+        unmeasured: vec![],
+    };
     for (origin, s, metadata) in entries {
         let origin_of = s.repository.as_ref().and_then(|r| r.origin.clone());
         let identity = origin_of
             .as_deref()
             .map_or_else(|| s.repo_label(), crate::model::repo::origin_identity);
-        labels
+        g.labels
             .entry(identity.clone())
             .or_insert_with(|| (s.repo_label(), origin_of));
-        repos.insert(s.id.clone(), identity);
+        g.repos.insert(s.id.clone(), identity);
         let Some(book) = metadata.as_ref().and_then(agent_log::usage_of) else {
-            unmeasured.push(s.id);
+            g.unmeasured.push(s.id);
             continue;
         };
         let own = book.total();
-        books.push((
+        g.books.push((
             TranscriptUsage {
                 id: s.id,
                 origin,
@@ -235,8 +273,12 @@ pub(crate) fn report(
             book,
         ));
     }
-    // A call Claude Code wrote into several files counts once, in the
-    // session that began first.
+    g
+}
+
+/// A call Claude Code wrote into several files counts once, in the
+/// session that began first; returns what the others no longer count.
+fn drop_duplicate_calls(books: &mut [(TranscriptUsage, UsageBook)]) -> Usage {
     let mut order: Vec<usize> = (0..books.len()).collect();
     order.sort_by(|&a, &b| {
         let key = |i: usize| (books[i].0.started_at.clone(), books[i].0.id.clone());
@@ -257,15 +299,31 @@ pub(crate) fn report(
         t.with_subagents = t.usage;
         t.by_model = book.by_model.clone();
     }
-    // Roll each subagent up into its main session, when that is in scope.
+    duplicates
+}
+
+/// Rolls each subagent up into its main session, when that is in scope.
+fn roll_up_subagents(books: &mut [(TranscriptUsage, UsageBook)]) {
     let mut rolled: BTreeMap<String, Usage> = BTreeMap::new();
-    for (t, _) in &books {
+    for (t, _) in books.iter() {
         if let Some(parent) = &t.parent_session_id {
             *rolled.entry(parent.clone()).or_default() += t.usage;
         }
     }
-    // Two repositories with one short label (`org/x` on two hosts) are
-    // shown by their whole origins, so neither row passes for the other.
+    for (t, _) in books.iter_mut() {
+        if let Some(sub) = rolled.get(&t.id) {
+            t.with_subagents += *sub;
+        }
+    }
+}
+
+/// Names each transcript's repository by its short label. Two
+/// repositories with one short label (`org/x` on two hosts) are shown by
+/// their whole origins, so neither row passes for the other.
+fn show_labels(
+    labels: &BTreeMap<String, (String, Option<String>)>,
+    repos: &mut BTreeMap<String, String>,
+) {
     let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
     for (label, _) in labels.values() {
         *uses.entry(label.as_str()).or_default() += 1;
@@ -285,16 +343,20 @@ pub(crate) fn report(
             *identity = label.clone();
         }
     }
-    let ids: Vec<String> = books.iter().map(|(t, _)| t.id.clone()).collect();
-    for (t, _) in &mut books {
-        if let Some(sub) = rolled.get(&t.id) {
-            t.with_subagents += *sub;
-        }
-    }
+}
+
+/// The total and the report's rows, grouped `by` (largest first, but by
+/// day in date order), with a split by model where a row has one.
+fn rows(
+    books: &[(TranscriptUsage, UsageBook)],
+    repos: &BTreeMap<String, String>,
+    by: UsageBy,
+) -> (Usage, Vec<UsageRow>) {
+    let ids: Vec<&String> = books.iter().map(|(t, _)| &t.id).collect();
     let mut total = Usage::default();
     let mut groups: BTreeMap<String, Usage> = BTreeMap::new();
     let mut split: BTreeMap<String, BTreeMap<String, Usage>> = BTreeMap::new();
-    for (t, book) in &books {
+    for (t, book) in books {
         total += t.usage;
         match by {
             UsageBy::Repo => {
@@ -323,7 +385,7 @@ pub(crate) fn report(
             }
             UsageBy::Session => {
                 let key = match &t.parent_session_id {
-                    Some(parent) if ids.contains(parent) => parent.clone(),
+                    Some(parent) if ids.contains(&parent) => parent.clone(),
                     _ => t.id.clone(),
                 };
                 *groups.entry(key).or_default() += t.usage;
@@ -341,14 +403,7 @@ pub(crate) fn report(
     if by != UsageBy::Day {
         rows.sort_by_key(|r| std::cmp::Reverse(r.usage.total_tokens));
     }
-    UsageReport {
-        by,
-        transcripts: books.into_iter().map(|(t, _)| t).collect(),
-        rows,
-        total,
-        duplicates,
-        unmeasured,
-    }
+    (total, rows)
 }
 
 /// What one transcript measured, as a work session's token counts take it.
