@@ -119,7 +119,9 @@ pub(crate) fn running_rows(project: &Logbook, row: RowSink<'_>) -> Result<()> {
         status: Some("running".into()),
         ..RunQuery::default()
     };
-    let all = Index::open(project)?.count_runs(&RunQuery::default())?;
+    let all = Index::open(project)?
+        .read()
+        .count_runs(&RunQuery::default())?;
     let keep = usize::try_from(all / 100)?.max(1);
     let mut originals = vec![];
     let every = RunQuery {
@@ -146,7 +148,7 @@ pub(crate) fn running_rows(project: &Logbook, row: RowSink<'_>) -> Result<()> {
                 std::fs::write(path, text.replace("\"running\"", "\"completed\""))?;
             }
         }
-        Index::open(project)?.sync()?;
+        Index::open(project)?.upkeep().sync()?;
         Ok(())
     };
     let query = RunQuery {
@@ -205,7 +207,7 @@ pub(crate) fn fts_rows(project: &Logbook, row: RowSink<'_>) -> Result<()> {
                 limit: Some(20),
                 ..RunQuery::default()
             };
-            let (d, found) = time(|| Ok(index.find_runs(&q)?))?;
+            let (d, found) = time(|| Ok(index.read().find_runs(&q)?))?;
             hits += found.len();
             lat.push(ms(d));
         }

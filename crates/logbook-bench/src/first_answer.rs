@@ -39,8 +39,8 @@ pub(crate) fn builder_mode() -> Option<Result<()>> {
             [m] if m == FIRST_FIND => {
                 let project = project.with_text_builder(std::env::current_exe()?);
                 let index = Index::open_synced(&project)?;
-                let building = index.text_progress()?.is_some();
-                if index.find_runs(&find_query())?.is_empty() {
+                let building = index.read().text_progress()?.is_some();
+                if index.read().find_runs(&find_query())?.is_empty() {
                     bail!("the first find answered nothing");
                 }
                 println!("{:.1} {building}", peak_mib()?);
@@ -128,7 +128,7 @@ pub(crate) fn first_find_and_text(project: &Logbook) -> Result<Phases> {
     };
     let text_done = started.elapsed();
     let _ = std::fs::remove_file(&marker);
-    if Index::open(project)?.text_progress()?.is_some() {
+    if Index::open(project)?.read().text_progress()?.is_some() {
         bail!("the builder ended with its text unfinished");
     }
     Ok(Phases {

@@ -57,7 +57,7 @@ pub(crate) fn sync_rows(
     row: RowSink<'_>,
 ) -> Result<()> {
     eprintln!("sync …");
-    let (sync0, r0) = time(|| Ok(Index::open(project)?.sync()?))?;
+    let (sync0, r0) = time(|| Ok(Index::open(project)?.upkeep().sync()?))?;
     if r0.indexed != 0 {
         bail!("sync after rebuild re-read {} files", r0.indexed);
     }
@@ -88,7 +88,7 @@ pub(crate) fn sync_rows(
                 .replace("\"bryan\"", "\"brian\""),
         )?;
     }
-    let (sync1, r1) = time(|| Ok(Index::open(project)?.sync()?))?;
+    let (sync1, r1) = time(|| Ok(Index::open(project)?.upkeep().sync()?))?;
     row(
         "`index sync`, 1 % changed",
         format!(

@@ -229,6 +229,6 @@ fn main() -> Result<()> {
         archive::rows(&project, n, &mut row)?;
     }
 
-    let status = Index::open(&project)?.status()?;
+    let status = Index::open(&project)?.upkeep().status()?;
     report::print(&status, n, gen_time, &rows)
 }

@@ -147,7 +147,7 @@ pub(crate) fn rows(
         let runs = &p.config.agent_outputs_folder;
         let aged = logbook::clock::Clock::from_env().system_time() - Duration::from_secs(1);
         std::fs::File::open(runs)?.set_modified(aged)?;
-        Index::open(p)?.sync()?;
+        Index::open(p)?.upkeep().sync()?;
     }
     for (p, _) in projects {
         run(bin, p.root(), &["find", "--limit", "1"])?;

@@ -42,7 +42,9 @@ pub(crate) fn rows(
         .and_then(|c| c.origins.first())
         .map_or(0, |o| o.runs);
     // A reused project may hold a few runs more than it was made with.
-    let local = Index::open(&project)?.count_runs(&RunQuery::default())? as i64;
+    let local = Index::open(&project)?
+        .read()
+        .count_runs(&RunQuery::default())? as i64;
     if pushed != local || status.backlog != 0 {
         bail!(
             "team push left {pushed} of {local} runs on the server, {} waiting",

@@ -76,7 +76,7 @@ pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> 
             text_done,
             text_mib,
         } = first_find_and_text(project)?;
-        let history = Index::open(project)?.schema_history()?;
+        let history = Index::open(project)?.upkeep().schema_history()?;
         // From `version` (found there, or built there by a Logbook that
         // kept a history), then steps, never a rebuild at this schema.
         let migrated = history.first().is_some_and(|h| h.version == *version)

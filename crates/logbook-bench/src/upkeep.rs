@@ -169,13 +169,13 @@ fn secs(d: Duration) -> String {
 /// The upkeep rows on the project's `n` runs.
 pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> {
     let dir = project.config.agent_outputs_folder.clone();
-    Index::open(project)?.sync_full()?;
+    Index::open(project)?.upkeep().sync_full()?;
 
     eprintln!("upkeep: walk + stat of every manifest …");
     let (stat, manifests) = best(|| walk_stat(&dir))?;
     eprintln!("upkeep: index sync …");
-    let (sync, r) = best(|| Ok(Index::open(project)?.sync()?))?;
-    let (sync_full, rf) = best(|| Ok(Index::open(project)?.sync_full()?))?;
+    let (sync, r) = best(|| Ok(Index::open(project)?.upkeep().sync()?))?;
+    let (sync_full, rf) = best(|| Ok(Index::open(project)?.upkeep().sync_full()?))?;
     let per_million = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
     row(
         "`index sync`, nothing changed (vs a walk that `stat`s every manifest)",

@@ -192,7 +192,7 @@ fn web_fixtures(project: &Logbook) -> Result<WebFixtures> {
         .as_str()
         .with_context(|| format!("no id in {}", transcript_file.display()))?
         .to_string();
-    Index::open(project)?.sync()?;
+    Index::open(project)?.upkeep().sync()?;
     Ok(WebFixtures {
         chain_mid: ids[CHAIN / 2].clone(),
         work_session,

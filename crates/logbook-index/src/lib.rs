@@ -1,19 +1,25 @@
 //! The SQLite index at `{project-root}/.logbook/index.db`: derived from the
 //! files, never the truth, so it can be deleted at any time and is rebuilt.
 //!
-//! - [`Index::open`] creates it on first use, upgrades it in place when its
-//!   schema version (`PRAGMA user_version`) is an older one (see `migrate`),
-//!   rebuilds it when that cannot be done (too old, or newer), and repairs
-//!   records a writer left pending when it died between its file write and
-//!   its index update.
-//! - The write path ([`Index::mark_pending`], then [`Index::record_written`]
-//!   with the record the writer just wrote, never re-read) is driven by
-//!   `ops`, under the writer's lock.
-//! - [`Index::sync`] picks up changes other tools made: a directory walk and
-//!   a size/mtime comparison, so only new, changed or deleted files are read.
-//!   [`Index::rebuild`] reads everything, parsing on all cores.
-//! - Queries ([`Index::find_runs`], [`Index::latest_output`], lineage edges,
-//!   work session and transcript listings) never read the files.
+//! [`Index`] is the file and its connection: [`Index::open`] creates it on
+//! first use, upgrades it in place when its schema version (`PRAGMA
+//! user_version`) is an older one (see `upkeep::migrate`), rebuilds it when
+//! that cannot be done (too old, or newer), and repairs records a writer
+//! left pending when it died between its file write and its index update.
+//! What is done with an open index comes in three roles:
+//!
+//! - [`Index::read`] ([`Reader`]): queries ([`Reader::find_runs`],
+//!   [`Reader::latest_output`], lineage edges, work session and transcript
+//!   listings), which never read the files beyond verify-on-read.
+//! - [`Index::write`] ([`Writer`]): the write path of `ops`, under the
+//!   writer's lock: [`Writer::mark_pending`], then [`Writer::record_written`]
+//!   with the record the writer just wrote, never re-read.
+//! - [`Index::upkeep`] ([`Upkeep`]): what keeps it current and says how it
+//!   is. [`Upkeep::sync`] picks up changes other tools made: a directory
+//!   walk and a size/mtime comparison, so only new, changed or deleted
+//!   files are read. [`Index::rebuild`] reads everything, parsing on all
+//!   cores. Also the archive's rows, the full-text build, `index status`
+//!   and the team outbox.
 //!
 //! ```no_run
 //! use logbook_index::Index;
@@ -22,54 +28,43 @@
 //! let project = Project::discover(&std::env::current_dir()?, None)?;
 //! let index = Index::open_synced(&project)?;
 //! let query = RunQuery { agent: Some("casey".into()), limit: Some(20), ..Default::default() };
-//! for hit in index.find_runs(&query)? { println!("{} {}", hit.run.id, hit.run.folder.display()); }
+//! for hit in index.read().find_runs(&query)? { println!("{} {}", hit.run.id, hit.run.folder.display()); }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod apply;
-mod archive;
 pub mod catalog;
-mod filter;
-mod folder_names;
-mod found;
 mod fulltext;
-mod health;
-mod listing;
-mod lookup;
-mod migrate;
-mod outbox;
 mod pool;
-mod query;
-mod rebuild;
-mod record;
-mod run_rows;
-mod scan;
+mod read;
 mod schema;
-mod settled;
-mod sync;
-mod text_build;
-mod text_page;
+mod upkeep;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use logbook_model::error::{Error, Result};
 use logbook_model::run::Run;
 use logbook_store::Project;
 
-pub use folder_names::{FolderStamps, WalkedNames};
-pub use found::MessageHits;
 pub use fulltext::{MAX_SAID_BYTES, MAX_TEXT_BYTES, Snippets};
-pub use outbox::Pushed;
-pub use record::Record;
-pub use scan::Outputs;
+pub use read::Reader;
+pub use read::found::MessageHits;
 pub use schema::SCHEMA_VERSION;
-pub use settled::SettledRun;
-pub use text_build::{TEXT_BUILD_KEY, TextProgress};
+pub use upkeep::Upkeep;
+pub use upkeep::folder_names::{FolderStamps, WalkedNames};
+pub use upkeep::outbox::Pushed;
+pub use upkeep::scan::Outputs;
+pub use write::Writer;
+pub use write::record::Record;
+
+pub use read::settled::SettledRun;
+pub use upkeep::text_build::{TEXT_BUILD_KEY, TextProgress};
+use upkeep::{rebuild, sync, text_build};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -130,8 +125,8 @@ pub struct Pending {
     pub lock: String,
 }
 
-/// The `meta` key of [`Index::secrets_counts`].
-const SECRETS_COUNTS_KEY: &str = "secrets_counts";
+/// The `meta` key of [`Upkeep::secrets_counts`].
+pub(crate) const SECRETS_COUNTS_KEY: &str = "secrets_counts";
 
 /// An open index.
 pub struct Index {
@@ -318,8 +313,8 @@ impl Index {
             match Index::connect(p, path) {
                 Ok(mut index) if index.built_for_here()? => {
                     index.repair_pending()?;
-                    index.follow_team(p.config.team_url.as_deref())?;
-                    index.resume_text()?;
+                    index.upkeep().follow_team(p.config.team_url.as_deref())?;
+                    index.upkeep().resume_text()?;
                     return Ok(index);
                 }
                 Ok(_) => {}
@@ -337,7 +332,7 @@ impl Index {
                 continue;
             }
             if let Ok(index) = index
-                && index.upgraded_in_place()?
+                && index.upkeep().upgraded_in_place()?
             {
                 continue;
             }
@@ -384,16 +379,16 @@ impl Index {
     /// (a cheap check of the runs folder's mtime, then, only if it moved, a
     /// comparison of the run folder *names* with the index), then what
     /// another tool may have written in place into run folders without a
-    /// manifest and invalid manifests (see `Index::refresh_unsettled`; runs
+    /// manifest and invalid manifests (see `Reader::refresh_unsettled`; runs
     /// still running are checked by the queries whose filters they could
     /// newly match). Used by every listing of runs. Writes nothing when
     /// nothing changed.
     pub fn open_synced(p: &Project) -> Result<Index> {
-        let mut index = Index::open(p)?;
+        let index = Index::open(p)?;
         if index.meta(sync::RUNS_DIR_KEY)?.as_deref() != Some(sync::runs_dir_stamp(p).as_str()) {
-            index.sync_names()?;
+            index.upkeep().sync_names()?;
         }
-        index.refresh_unsettled()?;
+        index.read().refresh_unsettled()?;
         Ok(index)
     }
 
@@ -405,8 +400,8 @@ impl Index {
         if kind == Kind::Run {
             return Index::open_synced(p);
         }
-        let mut index = Index::open(p)?;
-        index.sync_kind(kind)?;
+        let index = Index::open(p)?;
+        index.upkeep().sync_kind(kind)?;
         Ok(index)
     }
 
@@ -547,6 +542,21 @@ impl Index {
         remove_db_files(&p.index_path())
     }
 
+    /// The index as the answers it gives: queries, lookups, listings.
+    pub fn read(&self) -> Reader<'_> {
+        Reader { index: self }
+    }
+
+    /// The index as the write path of `ops`: what a writer just wrote.
+    pub fn write(&mut self) -> Writer<'_> {
+        Writer { index: self }
+    }
+
+    /// The index as what keeps it current, and its health.
+    pub fn upkeep(&self) -> Upkeep<'_> {
+        Upkeep { index: self }
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -563,16 +573,13 @@ impl Index {
         sql(&self.path)
     }
 
-    /// What `doctor` last counted of secrets, file by file (JSON; see
-    /// `ops::secrets`): derived from the files like everything here, so
-    /// a rebuild that loses it costs one scan, never a wrong count.
-    pub fn secrets_counts(&self) -> Result<Option<String>> {
-        self.meta(SECRETS_COUNTS_KEY)
-    }
-
-    /// Keeps what [`Index::secrets_counts`] gives back.
-    pub fn set_secrets_counts(&self, json: &str) -> Result<()> {
-        self.set_meta(SECRETS_COUNTS_KEY, json)
+    /// Keeps `value` under `key` in `meta`, the index's notes to itself.
+    pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+            .and_then(|mut st| st.execute([key, value]))
+            .map(|_| ())
+            .map_err(self.err())
     }
 
     pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
@@ -581,153 +588,6 @@ impl Index {
             .optional()
             .map_err(self.err())
     }
-
-    /// Marks files a writer is about to change, before it changes them: if
-    /// it dies before [`Index::record_written`], the next opener re-reads
-    /// them.
-    pub fn mark_pending(&mut self, pending: &[Pending]) -> Result<()> {
-        let now = self.project.clock.now_string();
-        self.begin_on_live()?;
-        self.finish_write(|conn| {
-            for t in pending {
-                conn.prepare_cached(
-                    "INSERT INTO pending(path, kind, lock, since) VALUES (?1, ?2, ?3, ?4) \
-                     ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, lock = excluded.lock, \
-                     since = excluded.since",
-                )?
-                .execute(params![
-                    path_str(&t.path),
-                    t.kind.as_str(),
-                    t.lock,
-                    now
-                ])?;
-            }
-            Ok(())
-        })
-    }
-
-    /// Stores what a writer just wrote (the record it holds, not a re-read
-    /// of the file; `None` for a file it removed) and clears the pending
-    /// marks, in one transaction. Reopens the index first if a rebuild
-    /// replaced it since [`Index::mark_pending`], so the record is never
-    /// left in a file nobody reads.
-    pub fn record_written(&mut self, written: Vec<(Pending, Option<Record>)>) -> Result<()> {
-        let records = written
-            .into_iter()
-            .map(|(p, rec)| {
-                let stamp = apply::stamp_now(&p.path);
-                (p.kind, p.path, stamp, rec)
-            })
-            .collect();
-        self.begin_on_live()?;
-        self.finish_write(|conn| store_and_clear(conn, records))
-    }
-
-    /// Re-reads files into the index and clears their pending marks, in one
-    /// transaction: repairs after a writer died, and verify-on-read. On a
-    /// file a rebuild has replaced meanwhile this does nothing: the rebuild
-    /// read the files itself.
-    pub(crate) fn reread(&self, pending: &[Pending]) -> Result<()> {
-        if !self.begin_write()? {
-            return Ok(());
-        }
-        // Stamp before reading: a change after this moment shows as a new
-        // stamp to the next sync.
-        let records = pending
-            .iter()
-            .map(|t| {
-                let (stamp, record) = record::read_record(&self.project, t.kind, &t.path);
-                (t.kind, t.path.clone(), stamp, record)
-            })
-            .collect();
-        self.finish_write(|conn| store_and_clear(conn, records))
-    }
-
-    /// Starts a write transaction (`BEGIN IMMEDIATE`) and says whether this
-    /// connection's file is still the index: `false`, with nothing begun,
-    /// once a rebuild has renamed a new file over it. The check comes after
-    /// the write lock is held, which a rebuild holds until its rename is done.
-    fn begin_write(&self) -> Result<bool> {
-        control(&self.conn, "BEGIN IMMEDIATE").map_err(self.err())?;
-        if self.file_id.is_none() || self.is_current() {
-            return Ok(true);
-        }
-        control(&self.conn, "ROLLBACK").map_err(self.err())?;
-        Ok(false)
-    }
-
-    /// [`Index::begin_write`] on the live index file, reopening it as often
-    /// as a rebuild replaced it (at most a few times).
-    fn begin_on_live(&mut self) -> Result<()> {
-        for _ in 0..3 {
-            if self.begin_write()? {
-                return Ok(());
-            }
-            *self = Index::open_file(&self.project.clone(), &self.path.clone())?;
-        }
-        Err(Error::Index {
-            path: self.path.clone(),
-            message: "the index was replaced again each time it was reopened".into(),
-            corrupt: false,
-        })
-    }
-
-    /// Runs `f` inside the transaction [`Index::begin_write`] began, and
-    /// commits it, or rolls it back if `f` failed.
-    fn finish_write(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<()>) -> Result<()> {
-        let e = self.err();
-        match f(&self.conn) {
-            Ok(()) => control(&self.conn, "COMMIT").map_err(e),
-            Err(err) => {
-                let _ = control(&self.conn, "ROLLBACK");
-                Err(e(err))
-            }
-        }
-    }
-
-    /// Re-reads every record a writer marked pending and did not confirm,
-    /// unless that writer is still alive (holds its lock).
-    fn repair_pending(&mut self) -> Result<()> {
-        let pending: Vec<(String, String, String)> = {
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT path, kind, lock FROM pending")
-                .map_err(self.err())?;
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .map_err(self.err())?
-                .collect::<std::result::Result<_, _>>()
-                .map_err(self.err())?
-        };
-        for (path, kind, lock) in pending {
-            let Some(kind) = Kind::parse(&kind) else {
-                continue;
-            };
-            // A writer holding the lock is mid-write and will confirm itself.
-            let Some(_guard) = self.project.locks.try_exclusive(&lock)? else {
-                continue;
-            };
-            self.reread(&[Pending {
-                kind,
-                path: PathBuf::from(path),
-                lock,
-            }])?;
-        }
-        Ok(())
-    }
-}
-
-/// Stores re-read or written records and clears their pending marks.
-#[allow(clippy::type_complexity)]
-fn store_and_clear(
-    conn: &Connection,
-    records: Vec<(Kind, PathBuf, Option<apply::Stamp>, Option<Record>)>,
-) -> rusqlite::Result<()> {
-    for (kind, path, stamp, record) in records {
-        apply::apply(conn, kind, &path, record, stamp, None, run_rows::Fresh::No)?;
-        conn.prepare_cached("DELETE FROM pending WHERE path = ?1")?
-            .execute([path_str(&path)])?;
-    }
-    Ok(())
 }
 
 /// Runs a transaction's `BEGIN`, `COMMIT` or `ROLLBACK` from the statement

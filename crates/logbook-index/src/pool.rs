@@ -50,12 +50,12 @@ pub(super) fn file_id(path: &Path) -> Option<FileId> {
 /// [`Version`] of the database it was read at.
 #[derive(Default)]
 pub(super) struct Memo {
-    /// Every distinct workflow name (see `Index::workflow_names`).
+    /// Every distinct workflow name (see `Reader::workflow_names`).
     pub(super) workflow_names: Option<(Version, Arc<[String]>)>,
-    /// The runs an FTS5 query matches (see `Index::matches_of`): a
+    /// The runs an FTS5 query matches (see `Reader::matches_of`): a
     /// page and its count both ask.
-    pub(super) text_matches: Option<(Version, String, Arc<super::text_page::Matches>)>,
-    /// The row ids of the last short page asked for (see `Index::page_of`).
+    pub(super) text_matches: Option<(Version, String, Arc<crate::read::text_page::Matches>)>,
+    /// The row ids of the last short page asked for (see `Reader::page_of`).
     pub(super) page: Option<(Version, logbook_model::query::RunQuery, Vec<i64>)>,
 }
 

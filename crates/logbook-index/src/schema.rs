@@ -10,7 +10,7 @@
 // 14: `runs.archived` and its partial index `runs_archived` (the archive:
 // archived runs stay rows, left out of `find` unless asked for).
 // 14: `schema_history` (`HISTORY_SCHEMA`).
-// 15: `runs.manifest` may be a catalog stub (`record::Reading::Catalog`).
+// 15: `runs.manifest` may be a manifest stub (`record::Reading::RowsOnly`).
 // 16: `runs_fts` rowids are [`text_key`]s, in find's order.
 pub const SCHEMA_VERSION: i64 = 16;
 
@@ -391,7 +391,7 @@ pub(super) const INDEXES: &[(&str, &str)] = &[
     // The archived runs (schema 14): few beside the live set, read from
     // this partial index alone when `find` leaves them out or lists only
     // them (see `filter::archived_term`).
-    ("runs_archived", super::archive::ARCHIVED_INDEX),
+    ("runs_archived", crate::upkeep::archive::ARCHIVED_INDEX),
     // The run manifests checked before a listing (`apply::Live`): few,
     // read from this partial index alone, in one range.
     (

@@ -108,7 +108,7 @@ fn populated() -> (TempDir, Project) {
         },
     ];
     runs.iter().enumerate().for_each(|r| write_run(&p, r));
-    assert_eq!(Index::open(&p).unwrap().sync().unwrap().indexed, 4);
+    assert_eq!(Index::open(&p).unwrap().upkeep().sync().unwrap().indexed, 4);
     (dir, p)
 }
 
@@ -120,7 +120,7 @@ fn by_agent(agent: &str) -> RunQuery {
 }
 
 /// SQLite's plan of a statement, its steps' details joined.
-fn plan(index: &Index, (sql, args): &super::filter::Sql) -> String {
+fn plan(index: &Index, (sql, args): &crate::read::filter::Sql) -> String {
     let mut stmt = index
         .conn
         .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
@@ -159,9 +159,9 @@ fn counts_take_the_tally_index_and_pages_never_do() {
         }
         let index = Index::open(&p).unwrap();
         for q in &queries {
-            let count = plan(&index, &index.count_sql(q, None).unwrap().unwrap());
+            let count = plan(&index, &index.read().count_sql(q, None).unwrap().unwrap());
             assert!(count.contains("runs_tally"), "{stats}: {q:?}: {count}");
-            let (page, _) = index.page_sql(q).unwrap().unwrap();
+            let (page, _) = index.read().page_sql(q).unwrap().unwrap();
             let page = plan(&index, &page);
             assert!(
                 !page.contains("runs_tally") && !page.contains("TEMP B-TREE"),
@@ -170,13 +170,18 @@ fn counts_take_the_tally_index_and_pages_never_do() {
             // And both answer the same, the page's one read transaction
             // ended (a pooled connection must come back out of it).
             let found = index
+                .read()
                 .find_runs(&RunQuery {
                     limit: None,
                     ..q.clone()
                 })
                 .unwrap();
             assert!(index.conn.is_autocommit());
-            assert_eq!(index.count_runs(q).unwrap(), found.len() as u64, "{q:?}");
+            assert_eq!(
+                index.read().count_runs(q).unwrap(),
+                found.len() as u64,
+                "{q:?}"
+            );
         }
     }
 }
@@ -286,6 +291,7 @@ fn every_text_page_lists_its_matches_newest_first_whichever_path_finds_them() {
             (None, 5),
         ] {
             let found: Vec<String> = index
+                .read()
                 .find_runs(&RunQuery {
                     text: Some(text.into()),
                     agent: agent.map(str::to_string),
@@ -338,14 +344,14 @@ fn a_common_words_page_equals_a_full_scan_whatever_the_rowid_order() {
         let words = if i % 3 == 0 { "other" } else { "common word" };
         runs.push(write(i, (i * 37) % 120, words));
     }
-    let mut index = Index::open(&p).unwrap();
+    let index = Index::open(&p).unwrap();
     // Synced late: an old start time, the largest rowid; and a run rewritten
     // in place to start last, keeping its small rowid.
     runs.push(write(500, 0, "common"));
     let (old_id, _, _) = runs[1].clone();
     runs[1] = write(1, 300, "common");
     assert_eq!(runs[1].0, old_id);
-    index.sync().unwrap();
+    index.upkeep().sync().unwrap();
     let expected = |limit: usize| -> Vec<String> {
         let mut m: Vec<&(String, i64, String)> =
             runs.iter().filter(|r| r.2.contains("common")).collect();
@@ -354,6 +360,7 @@ fn a_common_words_page_equals_a_full_scan_whatever_the_rowid_order() {
     };
     for limit in [1, 2, 3] {
         let found: Vec<String> = index
+            .read()
             .find_runs(&RunQuery {
                 text: Some("common".into()),
                 limit: Some(limit),
@@ -398,7 +405,7 @@ fn the_comparison_after_a_pass_trusts_the_stamps_the_pass_read() {
     let (_dir, p) = populated();
     let index = Index::open(&p).unwrap();
     let changed = |w: &WalkedNames, outputs| {
-        let s = index.staleness_after(Some(w), outputs).unwrap();
+        let s = index.upkeep().staleness_after(Some(w), outputs).unwrap();
         assert_eq!((s.new, s.deleted), (0, 0));
         s.changed
     };
@@ -425,7 +432,10 @@ fn the_comparison_after_a_pass_trusts_the_stamps_the_pass_read() {
             .join("4e5f6a7b-8c9d-4eaf-8a1b-2c3d4e5f6a7b"),
     )
     .unwrap();
-    let s = index.staleness_after(Some(&w), Outputs::All).unwrap();
+    let s = index
+        .upkeep()
+        .staleness_after(Some(&w), Outputs::All)
+        .unwrap();
     assert_eq!((s.new, s.changed), (1, 0));
 }
 

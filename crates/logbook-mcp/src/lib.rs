@@ -86,11 +86,6 @@ pub struct LogbookServer {
     /// The threads every library call of this server runs on: shared by
     /// its clones, one pool per MCP session over HTTP.
     calls: Arc<pool::Pool>,
-    /// The manifests' stamps kept fresh for every call (one watch shared
-    /// by the clones): `find_runs` then checks a running run without a
-    /// `stat` while nothing in its folder changed, and still sees a run
-    /// another program finished by the very next call.
-    stamps: Option<Arc<logbook::StampWatch>>,
 }
 
 impl LogbookServer {
@@ -102,7 +97,6 @@ impl LogbookServer {
             open,
             tool_router: Self::tools(),
             calls: Arc::new(pool::Pool::new()),
-            stamps: logbook::StampWatch::new().map(Arc::new),
         }
     }
 
@@ -137,10 +131,10 @@ impl LogbookServer {
     where
         F: FnOnce(&Logbook) -> logbook::Result<Value> + Send + 'static,
     {
-        let (root, open, stamps) = (self.root.clone(), self.open, self.stamps.clone());
+        let (root, open) = (self.root.clone(), self.open);
         let answer = self
             .calls
-            .run(move || Self::run(root.as_deref(), create, open, stamps, op))
+            .run(move || Self::run(root.as_deref(), create, open, op))
             .await;
         Ok(Self::answer(answer))
     }
@@ -192,17 +186,12 @@ impl LogbookServer {
         root: Option<&Path>,
         create: bool,
         open: Open,
-        stamps: Option<Arc<logbook::StampWatch>>,
         op: F,
     ) -> (logbook::Result<Value>, Vec<String>)
     where
         F: FnOnce(&Logbook) -> logbook::Result<Value>,
     {
-        let project = Self::project(root, create, open);
-        match project.map(|p| match stamps {
-            Some(stamps) => p.with_stamp_watch(stamps),
-            None => p,
-        }) {
+        match Self::project(root, create, open) {
             Ok(p) => {
                 let result = op(&p);
                 let notices = p.notices.take().iter().map(|n| n.word(Face::Mcp)).collect();

@@ -51,7 +51,6 @@ pub mod run_outputs;
 pub mod runs;
 pub mod scan_files;
 pub mod stamp;
-pub mod stamp_watch;
 pub mod state_ignore;
 pub mod sys;
 #[cfg(feature = "testing")]

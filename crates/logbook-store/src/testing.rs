@@ -84,8 +84,8 @@ pub(crate) fn move_by_copy() -> bool {
 /// `logbook: fault POINT N` on stderr and waits for a line (or the end) of
 /// its standard input before going on: a test kills it there, or lets it
 /// go on. The points: `push-sent` (a team push's batch is on the server,
-/// and this machine has not yet noted it sent), `catalog-built` (a
-/// two-phase rebuild's catalog is filled, not yet in place), `text-batch`
+/// and this machine has not yet noted it sent), `rows-built` (a
+/// two-phase rebuild's rows phase is done, its index not yet in place), `text-batch`
 /// (the full-text builder is about to write its Nth batch), and those of a
 /// move between file systems (`crate::move_durably`): `move-copying` (the
 /// Nth file of the temp copy is written), `move-copied` (the temp copy is

@@ -50,7 +50,7 @@ fn find_ids(t: &TestProject, args: &[&str]) -> Vec<String> {
 
 fn fingerprint(t: &TestProject) -> Vec<String> {
     let p = Logbook::open(t.root()).unwrap();
-    Index::open(&p).unwrap().fingerprint().unwrap()
+    Index::open(&p).unwrap().upkeep().fingerprint().unwrap()
 }
 
 /// A small history through the real binary: starts, outputs, links, finishes.
@@ -422,7 +422,7 @@ fn writes_during_rebuilds_all_land_in_the_rebuilt_index() {
         }
     });
     let p = Logbook::open(t.root()).unwrap();
-    let status = Index::open(&p).unwrap().status().unwrap();
+    let status = Index::open(&p).unwrap().upkeep().status().unwrap();
     assert_eq!(status.pending, 0, "{status:?}");
     assert_eq!(
         (status.stale.new, status.stale.changed, status.stale.deleted),
@@ -644,7 +644,7 @@ fn find_through_the_index_equals_the_scan_on_random_histories() {
                 }
             }
         }
-        Index::open(&p).unwrap().sync().unwrap();
+        Index::open(&p).unwrap().upkeep().sync().unwrap();
         for _ in 0..25 {
             assert_same(
                 &p,
@@ -653,10 +653,10 @@ fn find_through_the_index_equals_the_scan_on_random_histories() {
             );
         }
         // And a rebuild gives the same index as the syncs did.
-        let synced = Index::open(&p).unwrap().fingerprint().unwrap();
+        let synced = Index::open(&p).unwrap().upkeep().fingerprint().unwrap();
         Index::rebuild(&p, None).unwrap();
         assert_eq!(
-            Index::open(&p).unwrap().fingerprint().unwrap(),
+            Index::open(&p).unwrap().upkeep().fingerprint().unwrap(),
             synced,
             "seed {seed}"
         );

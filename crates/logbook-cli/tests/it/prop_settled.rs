@@ -103,6 +103,7 @@ fn answers(p: &Logbook, compared: Option<&BTreeSet<String>>) -> (Vec<String>, Ve
         .iter()
         .map(|w| {
             index
+                .upkeep()
                 .text_matches(w)
                 .unwrap()
                 .into_iter()
@@ -110,7 +111,7 @@ fn answers(p: &Logbook, compared: Option<&BTreeSet<String>>) -> (Vec<String>, Ve
                 .collect()
         })
         .collect();
-    (index.fingerprint().unwrap(), words)
+    (index.upkeep().fingerprint().unwrap(), words)
 }
 
 proptest! {
@@ -128,7 +129,7 @@ proptest! {
             n += 1;
             runs.push(new_run(&p, WORDS[w], finished, n));
         }
-        Index::open(&p).unwrap().sync().unwrap();
+        Index::open(&p).unwrap().upkeep().sync().unwrap();
         // The runs a normal sync must answer for exactly: those not
         // finished as indexed (by the sync above, or by the writer that
         // started a new one), and those whose manifest changed since.
@@ -192,10 +193,10 @@ proptest! {
             .map(|id| folder(&p, id).to_string_lossy().into_owned())
             .collect();
 
-        Index::open(&p).unwrap().sync().unwrap();
+        Index::open(&p).unwrap().upkeep().sync().unwrap();
         let synced = answers(&p, Some(&exact));
         let all_synced_records = answers(&p, None).0;
-        Index::open(&p).unwrap().sync_full().unwrap();
+        Index::open(&p).unwrap().upkeep().sync_full().unwrap();
         let full = answers(&p, None);
         Index::rebuild(&p, None).unwrap();
         let rebuilt_exact = answers(&p, Some(&exact));

@@ -130,11 +130,11 @@ fn sync_after_edits_adds_and_removes_answers_what_a_rebuild_answers() {
                 // Folders only: the name comparison before every listing
                 // sees them, without an explicit sync.
                 let listed = all_runs(&p);
-                let synced = Index::open(&p).unwrap().fingerprint().unwrap();
+                let synced = Index::open(&p).unwrap().upkeep().fingerprint().unwrap();
                 Index::rebuild(&p, None).unwrap();
                 assert_eq!(all_runs(&p), listed, "{ctx}: listing");
                 assert_eq!(
-                    Index::open(&p).unwrap().fingerprint().unwrap(),
+                    Index::open(&p).unwrap().upkeep().fingerprint().unwrap(),
                     synced,
                     "{ctx}"
                 );
@@ -142,29 +142,29 @@ fn sync_after_edits_adds_and_removes_answers_what_a_rebuild_answers() {
             }
             // `--full`: an output of a finished run edited in place is only
             // read by the sync that checks settled outputs too.
-            let report = Index::open(&p).unwrap().sync_full().unwrap();
+            let report = Index::open(&p).unwrap().upkeep().sync_full().unwrap();
             assert_eq!(
                 report.indexed > 0 || report.removed > 0,
                 changed,
                 "{ctx}: {report:?}"
             );
-            let stale = Index::open(&p).unwrap().staleness().unwrap();
+            let stale = Index::open(&p).unwrap().upkeep().staleness().unwrap();
             assert_eq!(
                 (stale.new, stale.changed, stale.deleted),
                 (0, 0, 0),
                 "{ctx}"
             );
-            let synced = Index::open(&p).unwrap().fingerprint().unwrap();
+            let synced = Index::open(&p).unwrap().upkeep().fingerprint().unwrap();
             let listed = all_runs(&p);
             Index::rebuild(&p, None).unwrap();
             assert_eq!(
-                Index::open(&p).unwrap().fingerprint().unwrap(),
+                Index::open(&p).unwrap().upkeep().fingerprint().unwrap(),
                 synced,
                 "{ctx}"
             );
             assert_eq!(all_runs(&p), listed, "{ctx}: listing");
             assert_eq!(
-                Index::open(&p).unwrap().sync().unwrap().indexed,
+                Index::open(&p).unwrap().upkeep().sync().unwrap().indexed,
                 0,
                 "{ctx}: a second sync reads nothing"
             );

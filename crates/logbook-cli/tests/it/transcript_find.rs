@@ -84,7 +84,7 @@ fn errors(t: &TestProject) -> Vec<u64> {
 
 fn fingerprint(t: &TestProject) -> Vec<String> {
     let p = Logbook::open(t.root()).unwrap();
-    Index::open(&p).unwrap().fingerprint().unwrap()
+    Index::open(&p).unwrap().upkeep().fingerprint().unwrap()
 }
 
 /// The index's message rows, as the fingerprint lists them.

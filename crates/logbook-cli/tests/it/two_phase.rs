@@ -1,8 +1,8 @@
 //! A lost index rebuilt in two phases: the first command answers from the
-//! catalog, a detached `logbook index build-text` writes the full text,
+//! rows-only index (phase 1), a detached `logbook index build-text` writes the full text,
 //! and until it is done every face flags its text answers partial (CLI
 //! notice, MCP `partial`, HTTP `X-Logbook-Partial`). A builder or a
-//! catalog build killed with SIGKILL is resumed by the next command; writes
+//! rows phase killed with SIGKILL is resumed by the next command; writes
 //! while the text is built leave no duplicate or missing text rows. The
 //! builder is held between its batches with `LOGBOOK_FAULT=text-batch:N`.
 
@@ -97,8 +97,12 @@ fn answers(t: &TestProject, extra: &[&str]) -> Vec<String> {
 fn fingerprint(t: &TestProject) -> Vec<String> {
     let p = Logbook::open(t.root()).unwrap();
     let index = Index::open(&p).unwrap();
-    assert_eq!(index.text_progress().unwrap(), None, "text not complete");
-    let mut rows = index.fingerprint().unwrap();
+    assert_eq!(
+        index.read().text_progress().unwrap(),
+        None,
+        "text not complete"
+    );
+    let mut rows = index.upkeep().fingerprint().unwrap();
     let db = rusqlite::Connection::open(t.path(".logbook/index.db")).unwrap();
     let mut stmt = db
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL")
@@ -156,13 +160,13 @@ fn building(t: &TestProject) -> Value {
 }
 
 #[test]
-fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every_face() {
+fn a_lost_index_answers_from_its_rows_and_flags_text_answers_partial_on_every_face() {
     let mut t = project();
     let runs = history(&t);
     no_detached_builder(&mut t);
     lose_index(&t);
 
-    // The first command answers from the catalog: every run is there.
+    // The first command answers from the rows-only index: every run is there.
     let all = t.json(&["find", "--agent", "alex", "--limit", "100"]);
     assert_eq!(all.as_array().unwrap().len(), runs.len(), "{all}");
     let text = building(&t);
@@ -171,7 +175,7 @@ fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every
     let human = t.run(&["index", "status"]).ok().to_string();
     assert!(human.contains("Full text:     being built, 0%"), "{human}");
 
-    // The builder held after its first batch (two runs' text; the catalog
+    // The builder held after its first batch (two runs' text; the rows-only index
     // made the secondary indexes).
     let held = hold(&t, &["index", "build-text"], "text-batch", 2, 2);
     assert_eq!(building(&t)["done"], 2);
@@ -229,16 +233,16 @@ fn a_lost_index_answers_from_its_catalog_and_flags_text_answers_partial_on_every
 }
 
 #[test]
-fn a_catalog_build_killed_is_started_again_and_ends_as_a_full_rebuild() {
+fn a_rows_phase_killed_is_started_again_and_ends_as_a_full_rebuild() {
     let t = project();
     history(&t);
     t.run(&["index", "rebuild"]).ok();
     let (want, want_rows) = (answers(&t, &[]), fingerprint(&t));
     lose_index(&t);
 
-    let held = hold(&t, &["find", "--agent", "alex"], "catalog-built", 1, 2);
+    let held = hold(&t, &["find", "--agent", "alex"], "rows-built", 1, 2);
     held.kill();
-    // The next command builds the catalog again and starts the builder.
+    // The next command runs the rows phase again and starts the builder.
     let all = t.json(&["find", "--agent", "alex"]);
     assert_eq!(all.as_array().unwrap().len(), 5, "{all}");
     assert_ends_as(&t, &want, &want_rows);
@@ -357,7 +361,7 @@ fn a_text_row_a_writer_wrote_first_is_replaced_not_doubled() {
     );
 }
 
-/// The runs the index stores as catalog stubs (their manifest in the file
+/// The runs the index stores as manifest stubs (their manifest in the file
 /// only, until the text phase or a sync has been there).
 fn stubs(t: &TestProject) -> Vec<String> {
     let db = rusqlite::Connection::open(t.path(".logbook/index.db")).unwrap();
@@ -371,7 +375,7 @@ fn stubs(t: &TestProject) -> Vec<String> {
 }
 
 #[test]
-fn the_catalog_shows_every_run_whole_though_it_stores_their_manifests_as_stubs() {
+fn the_rows_only_index_shows_every_run_whole_though_it_stores_their_manifests_as_stubs() {
     let mut t = project();
     let runs = history(&t);
     // One run names its repository, which a stub keeps for `--repo`.
@@ -397,12 +401,16 @@ fn the_catalog_shows_every_run_whole_though_it_stores_their_manifests_as_stubs()
 
     no_detached_builder(&mut t);
     lose_index(&t);
-    assert_eq!(ask(&t), want, "the catalog answers as the full index");
+    assert_eq!(
+        ask(&t),
+        want,
+        "the rows-only index answers as the full index"
+    );
     // (A run whose files look just written may be read again whole at
     // once, as a sync would: not every run need still be a stub.)
     assert!(!stubs(&t).is_empty());
 
-    // The catalog did not stamp the finished run's outputs: `sync --full`
+    // The rows phase did not stamp the finished run's outputs: `sync --full`
     // reads the run again, and its text is searchable before the rest.
     std::fs::write(runs[2].1.join("out2.md"), "marmot tapir quokka").unwrap();
     t.run(&["index", "sync", "--full"]).ok();
@@ -421,22 +429,22 @@ fn the_catalog_shows_every_run_whole_though_it_stores_their_manifests_as_stubs()
 }
 
 #[test]
-fn a_manifest_rewritten_while_the_catalog_is_built_is_caught_up_by_the_builder() {
+fn a_manifest_rewritten_while_the_rows_phase_runs_is_caught_up_by_the_builder() {
     let mut t = project();
     let runs = history(&t);
     t.run(&["run", "finish", &runs[0].0]).ok();
     no_detached_builder(&mut t);
     lose_index(&t);
-    // The catalog is read (each stamp taken before its file), then held
+    // The files are read (each stamp taken before its file), then held
     // before its swap while another tool rewrites a finished run's
     // manifest in place: no folder's mtime moves.
-    let held = hold(&t, &["find"], "catalog-built", 1, 2);
+    let held = hold(&t, &["find"], "rows-built", 1, 2);
     let path = runs[0].1.join("manifest.json");
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     m["workflow"]["name"] = json!("renamed");
     std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
     held.finish();
-    // The catalog went live without its catch-up sync; the builder runs it
+    // The rows-only index went live without its catch-up sync; the builder runs it
     // before any text.
     finish_text(&t);
     let renamed = t.json(&["find", "--workflow", "renamed"]);

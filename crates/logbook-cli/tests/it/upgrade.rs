@@ -334,6 +334,7 @@ fn rows_held() -> String {
     let p = logbook::Logbook::discover(Path::new(ROOT), None).unwrap();
     let mut rows = logbook::testing::index::Index::open(&p)
         .unwrap()
+        .upkeep()
         .fingerprint()
         .unwrap();
     let conn = rusqlite::Connection::open(index_db()).unwrap();

@@ -164,7 +164,7 @@ pub fn adopt_legacy_archive(
         config.legacy_archive = None;
     }
     let project = p.with_project(Project::from_config(config));
-    Index::open(&project)?.sync_archived()?;
+    Index::open(&project)?.upkeep().sync_archived()?;
     Ok(Some((project, adopted)))
 }
 
@@ -230,6 +230,7 @@ fn candidates(p: &Logbook, sel: &Selection) -> Result<Vec<Run>> {
         };
         out.extend(
             index
+                .read()
                 .find_runs(&query)?
                 .into_iter()
                 .map(|h| h.run)
@@ -420,6 +421,7 @@ pub fn delete(p: &Logbook, id: &str, yes: bool, force: bool) -> Result<Deleted> 
 fn linking_runs(p: &Logbook, id: &RunId) -> Result<Vec<String>> {
     let index = Index::open_synced(p)?;
     Ok(index
+        .read()
         .children(id.as_str())?
         .into_iter()
         .filter(|c| c != id.as_str())

@@ -9,25 +9,25 @@ pub use logbook_index::{Status, SyncReport, TextProgress};
 
 /// Counts, size and staleness of the index.
 pub fn status(p: &Logbook) -> Result<Status> {
-    Index::open(p)?.status()
+    Index::open(p)?.upkeep().status()
 }
 
 /// Reads only new, changed or deleted files into the index; a finished
 /// run is checked by its manifest alone unless `full` (`index sync
 /// --full`), which checks every run's registered outputs too.
 pub fn sync(p: &Logbook, full: bool) -> Result<SyncReport> {
-    let mut index = Index::open(p)?;
+    let index = Index::open(p)?;
     if full {
-        index.sync_full()
+        index.upkeep().sync_full()
     } else {
-        index.sync()
+        index.upkeep().sync()
     }
 }
 
 /// How far the full-text index is while a two-phase rebuild writes it
 /// (`None`: complete): a face flags its text answers partial meanwhile.
 pub fn text_progress(p: &Logbook) -> Result<Option<logbook_index::TextProgress>> {
-    Index::open(p)?.text_progress()
+    Index::open(p)?.read().text_progress()
 }
 
 /// Writes what is left of the full text of an index rebuilt in two phases

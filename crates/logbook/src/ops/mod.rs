@@ -80,7 +80,7 @@ pub(crate) fn write_through<T>(
         Some(i) => Ok(i),
         None => Index::open(p),
     }
-    .and_then(|mut index| index.mark_pending(&pending).map(|()| index));
+    .and_then(|mut index| index.write().mark_pending(&pending).map(|()| index));
     let index = match index {
         Ok(index) => Some(index),
         Err(e) => {
@@ -93,7 +93,7 @@ pub(crate) fn write_through<T>(
     logbook_store::testing::crash_point();
     if let Some(mut index) = index {
         let written = pending.into_iter().zip(records).collect();
-        match index.record_written(written) {
+        match index.write().record_written(written) {
             Ok(()) => {
                 *p.writer() = Some(index);
                 catalog::after_write(p);

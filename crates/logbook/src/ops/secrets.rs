@@ -214,7 +214,7 @@ pub fn notice_count(p: &Logbook, full: bool, index_usable: bool) {
     let index = index_usable.then(|| Index::open(p).ok()).flatten();
     let kept = index
         .as_ref()
-        .and_then(|i| i.secrets_counts().ok().flatten());
+        .and_then(|i| i.upkeep().secrets_counts().ok().flatten());
     let mut counts = kept
         .as_deref()
         .and_then(|json| serde_json::from_str::<Counts>(json).ok())
@@ -251,7 +251,7 @@ pub fn notice_count(p: &Logbook, full: bool, index_usable: bool) {
     if let (Some(index), Ok(json)) = (&index, serde_json::to_string(&counts))
         && kept.as_deref() != Some(json.as_str())
     {
-        let _ = index.set_secrets_counts(&json);
+        let _ = index.upkeep().set_secrets_counts(&json);
     }
     if !full && skipped > 0 && n == 0 {
         p.notices.push(

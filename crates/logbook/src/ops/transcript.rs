@@ -248,7 +248,7 @@ pub fn resolve(p: &Logbook, text: &str) -> Result<TranscriptId> {
         (id.starts_with(&part) || id.ends_with(&part)).then_some(id)
     };
     let mut ids: Vec<String> = match Index::open_synced_kind(p, IndexKind::Transcript)
-        .and_then(|index| index.transcript_ids_matching(&part))
+        .and_then(|index| index.read().transcript_ids_matching(&part))
     {
         Ok(rows) => rows
             .into_iter()
@@ -507,6 +507,7 @@ pub fn load_window(
 pub fn list(p: &Logbook, opts: &ListOptions) -> Result<Listing> {
     let index = Index::open_synced_kind(p, IndexKind::Transcript)?;
     let corrupt = index
+        .read()
         .corrupt_files()?
         .into_iter()
         .filter(|c| c.kind == IndexKind::Transcript)
@@ -517,6 +518,7 @@ pub fn list(p: &Logbook, opts: &ListOptions) -> Result<Listing> {
         .collect();
     let said = (!opts.filter.text.is_empty()).then(|| opts.filter.text.join(" "));
     let (here, elsewhere): (Vec<_>, Vec<_>) = index
+        .read()
         .transcripts(opts.kind, said.as_deref(), None, None)?
         .into_iter()
         .filter(|t| filtered(&opts.filter, t))
@@ -537,6 +539,7 @@ pub fn list(p: &Logbook, opts: &ListOptions) -> Result<Listing> {
 }
 
 /// The scope rule of a listing: a transcript recorded with a repository is
+        .read()
 /// in when it is `repo`'s; one without (or with only a folder outside git,
 /// or when no repository is asked) when its workdir is inside `within`.
 fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bool {
@@ -547,6 +550,7 @@ fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bo
 }
 
 /// The default scope of a listing run in `cwd`: the cwd's repository, and
+        .read()
 /// the transcripts without one whose workdir is inside the project, or,
 /// in the per-user home, inside the cwd's checkout. Returns
 /// [`ListOptions::within`] and [`ListOptions::repo`].
@@ -608,7 +612,9 @@ pub fn said_for_find(p: &Logbook, query: &RunQuery) -> Result<Option<Said>> {
         return Ok(None);
     }
     let index = Index::open_synced_kind(p, IndexKind::Transcript)?;
-    let (hits, total) = index.find_transcripts(words, query.since, FIND_SHOWN)?;
+    let (hits, total) = index
+        .read()
+        .find_transcripts(words, query.since, FIND_SHOWN)?;
     Ok(Some(Said {
         hits,
         total,

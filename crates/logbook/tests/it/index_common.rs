@@ -108,7 +108,7 @@ pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
 }
 
 pub(crate) fn find(index: &Index, query: RunQuery) -> Vec<Hit> {
-    index.find_runs(&query).unwrap()
+    index.read().find_runs(&query).unwrap()
 }
 
 pub(crate) fn by_agent(agent: &str) -> RunQuery {
@@ -160,7 +160,7 @@ pub(crate) fn remove_index(p: &Logbook) {
 }
 
 pub(crate) fn stale(index: &Index) -> [u64; 3] {
-    let s = index.staleness().unwrap();
+    let s = index.upkeep().staleness().unwrap();
     [s.new, s.changed, s.deleted]
 }
 

@@ -126,14 +126,14 @@ fn a_text_count_stops_at_its_cap() {
         set_started(&p, id, &format!("2025-01-0{}T00:00:00.000Z", i + 1));
     }
     let index = Index::open_synced(&p).unwrap();
-    Index::open(&p).unwrap().sync().unwrap();
+    Index::open(&p).unwrap().upkeep().sync().unwrap();
     let common = by_text("common");
-    assert_eq!(index.count_runs(&common).unwrap(), 5);
-    assert_eq!(index.count_runs_upto(&common, Some(3)).unwrap(), 3);
-    assert_eq!(index.count_runs_upto(&common, Some(9)).unwrap(), 5);
+    assert_eq!(index.read().count_runs(&common).unwrap(), 5);
+    assert_eq!(index.read().count_runs_upto(&common, Some(3)).unwrap(), 3);
+    assert_eq!(index.read().count_runs_upto(&common, Some(9)).unwrap(), 5);
     let even = by_text("even");
-    assert_eq!(index.count_runs_upto(&even, Some(2)).unwrap(), 2);
-    assert_eq!(index.count_runs_upto(&even, None).unwrap(), 3);
+    assert_eq!(index.read().count_runs_upto(&even, Some(2)).unwrap(), 2);
+    assert_eq!(index.read().count_runs_upto(&even, None).unwrap(), 3);
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn latest_output_is_the_newest_runs_last_output_of_the_type() {
     ] {
         set_started(&p, id, at);
     }
-    assert_eq!(Index::open(&p).unwrap().sync().unwrap().indexed, 5);
+    assert_eq!(Index::open(&p).unwrap().upkeep().sync().unwrap().indexed, 5);
 
     let latest = |workflow: Option<&str>, ty: Option<&str>| {
         // These runs are still running: asked for whatever their status.
@@ -214,6 +214,7 @@ fn latest_output_is_the_newest_runs_last_output_of_the_type() {
     // The index answers the same without the ops layer.
     let (run, out, _) = Index::open(&p)
         .unwrap()
+        .read()
         .latest_output("blake", None, Some("report"), None)
         .unwrap()
         .unwrap();
@@ -237,13 +238,13 @@ fn children_follow_link() {
 
     let index = Index::open(&p).unwrap();
     assert_eq!(
-        index.children(&a).unwrap(),
+        index.read().children(&a).unwrap(),
         sorted(vec![b.clone(), c.clone()])
     );
-    assert_eq!(index.children(&b).unwrap(), [c.as_str()]);
-    assert!(index.children(&c).unwrap().is_empty());
-    assert_eq!(index.status().unwrap().edges, 3);
-    assert!(index.dangling_edges().unwrap().is_empty());
+    assert_eq!(index.read().children(&b).unwrap(), [c.as_str()]);
+    assert!(index.read().children(&c).unwrap().is_empty());
+    assert_eq!(index.upkeep().status().unwrap().edges, 3);
+    assert!(index.read().dangling_edges().unwrap().is_empty());
 
     let lineage = run::lineage(&p, &c, &TimeZone::UTC).unwrap();
     assert_eq!(
@@ -261,7 +262,7 @@ fn children_follow_link() {
 fn work_session_workflow_and_transcript_writes_are_counted() {
     let (_dir, p) = project();
     let index = Index::open(&p).unwrap();
-    assert_eq!(counts(&index.status().unwrap()), [0; 8]);
+    assert_eq!(counts(&index.upkeep().status().unwrap()), [0; 8]);
 
     let ws = work_session::start(
         &p,
@@ -272,9 +273,9 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
         },
     )
     .unwrap();
-    let status = index.status().unwrap();
+    let status = index.upkeep().status().unwrap();
     assert_eq!((status.work_sessions, status.workflow_states), (1, 0));
-    let listing = index.work_sessions().unwrap();
+    let listing = index.read().work_sessions().unwrap();
     let live: Vec<&str> = listing
         .sessions
         .iter()
@@ -297,9 +298,13 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
         .unwrap()
     };
     assert_eq!(invoke(AgentType::Analyst).version, 2);
-    assert_eq!(index.status().unwrap().workflow_states, 1);
+    assert_eq!(index.upkeep().status().unwrap().workflow_states, 1);
     assert_eq!(invoke(AgentType::Architect).version, 3);
-    assert_eq!(index.status().unwrap().workflow_states, 1, "the same file");
+    assert_eq!(
+        index.upkeep().status().unwrap().workflow_states,
+        1,
+        "the same file"
+    );
 
     // A run started under the session is linked to it, in both records.
     let r = start(&p, "alex", "intake");
@@ -308,23 +313,24 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
         hits[0].run.manifest.work_session(),
         Some(ws.session_id.as_str())
     );
-    let listing = index.work_sessions().unwrap();
+    let listing = index.read().work_sessions().unwrap();
     assert_eq!(listing.sessions[0].agents_spawned.len(), 1);
     assert_eq!(
-        counts(&index.status().unwrap()),
+        counts(&index.upkeep().status().unwrap()),
         [1, 0, 0, 1, 0, 1, 0, 0],
         "run {r}"
     );
 
     transcript::import(&p, &fixture("transcript-main.json"), false, None, None).unwrap();
-    assert_eq!(index.status().unwrap().transcripts, 1);
-    let listed = index.transcripts(None, None, None, None).unwrap();
+    assert_eq!(index.upkeep().status().unwrap().transcripts, 1);
+    let listed = index.read().transcripts(None, None, None, None).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, "6f1c2b9e-3d4a-4c5b-9e8f-1a2b3c4d5e6f");
     assert_eq!(listed[0].latest_total_tokens, 2242);
     assert_eq!(listed[0].workdir, "/home/bryan/projects/acme");
     assert!(
         index
+            .read()
             .transcripts(
                 Some(logbook::model::transcript::Kind::Subagent),
                 None,
@@ -339,7 +345,7 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
 
     // Closing moves the session and its state to the archive.
     work_session::close(&p, None, Some("done".into())).unwrap();
-    let listing = index.work_sessions().unwrap();
+    let listing = index.read().work_sessions().unwrap();
     assert!(listing.sessions.is_empty());
     let archived: Vec<&str> = listing
         .archived
@@ -347,7 +353,7 @@ fn work_session_workflow_and_transcript_writes_are_counted() {
         .map(|w| w.session_id.as_str())
         .collect();
     assert_eq!(archived, [ws.session_id.as_str()]);
-    let status = index.status().unwrap();
+    let status = index.upkeep().status().unwrap();
     assert_eq!((status.work_sessions, status.workflow_states), (1, 1));
 }
 

@@ -21,7 +21,7 @@ fn rebuild_answers_find_exactly_like_the_incremental_index() {
     // Built write by write.
     let incremental = Index::open(&p).unwrap();
     let before = answers(&incremental);
-    let status_before = incremental.status().unwrap();
+    let status_before = incremental.upkeep().status().unwrap();
     assert_eq!(counts(&status_before), [4, 3, 2, 1, 1, 1, 0, 0]);
     assert_eq!(before[0].len(), 4);
     assert_eq!(
@@ -50,17 +50,20 @@ fn rebuild_answers_find_exactly_like_the_incremental_index() {
     assert_eq!(report.removed, 0);
     assert!(report.corrupt.is_empty(), "{:?}", report.corrupt);
     assert_eq!(answers(&rebuilt), before);
-    let status_after = rebuilt.status().unwrap();
+    let status_after = rebuilt.upkeep().status().unwrap();
     assert_eq!(counts(&status_after), counts(&status_before));
-    assert_eq!(rebuilt.children(a).unwrap(), [b.as_str()]);
-    assert_eq!(rebuilt.children(b).unwrap(), [d.as_str()]);
+    assert_eq!(rebuilt.read().children(a).unwrap(), [b.as_str()]);
+    assert_eq!(rebuilt.read().children(b).unwrap(), [d.as_str()]);
     assert_eq!(stale(&rebuilt), [0, 0, 0]);
 
     // A second rebuild over a full index changes nothing.
     Index::rebuild(&p, None).unwrap();
     let rebuilt = Index::open(&p).unwrap();
     assert_eq!(answers(&rebuilt), before);
-    assert_eq!(counts(&rebuilt.status().unwrap()), counts(&status_before));
+    assert_eq!(
+        counts(&rebuilt.upkeep().status().unwrap()),
+        counts(&status_before)
+    );
 }
 
 #[test]
@@ -107,19 +110,26 @@ fn the_full_text_a_rebuild_builds_beside_is_whole_and_takes_later_changes() {
 fn the_index_deleted_entirely_is_rebuilt_on_open() {
     let (_dir, p, runs) = populated();
     let before = answers(&Index::open(&p).unwrap());
-    let status_before = counts(&Index::open(&p).unwrap().status().unwrap());
+    let status_before = counts(&Index::open(&p).unwrap().upkeep().status().unwrap());
 
     remove_index(&p);
     let index = Index::open(&p).unwrap();
     assert!(p.index_path().is_file());
-    let status = index.status().unwrap();
+    let status = index.upkeep().status().unwrap();
     assert_eq!(counts(&status), status_before);
     assert_eq!(status.schema_version, SCHEMA_VERSION);
     assert!(status.last_sync.is_some());
     assert_eq!(answers(&index), before);
-    assert_eq!(index.children(&runs[0]).unwrap(), [runs[1].clone()]);
-    assert_eq!(index.work_sessions().unwrap().sessions.len(), 1);
-    assert_eq!(index.transcripts(None, None, None, None).unwrap().len(), 1);
+    assert_eq!(index.read().children(&runs[0]).unwrap(), [runs[1].clone()]);
+    assert_eq!(index.read().work_sessions().unwrap().sessions.len(), 1);
+    assert_eq!(
+        index
+            .read()
+            .transcripts(None, None, None, None)
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -194,7 +204,7 @@ fn the_names_check_before_a_listing_answers_what_a_rebuild_answers() {
     // ("a-b/…" before "a/…"), and are indexed as corrupt runs.
     add("a");
     add("a-b");
-    let before = Index::open_synced(&p).unwrap().status().unwrap();
+    let before = Index::open_synced(&p).unwrap().upkeep().status().unwrap();
     assert_eq!((before.runs, before.corrupt), (40, 2));
 
     // Another tool removes and adds folders, of both kinds of name, and
@@ -211,12 +221,12 @@ fn the_names_check_before_a_listing_answers_what_a_rebuild_answers() {
     std::fs::create_dir(folder(&p, "11111111-1111-4111-8111-111111111111")).unwrap();
 
     let synced = Index::open_synced(&p).unwrap();
-    let got = counts(&synced.status().unwrap());
+    let got = counts(&synced.upkeep().status().unwrap());
     let listed = sorted(ids(&find(&synced, RunQuery::default())));
     assert_eq!((got[0], got[6]), (39, 2));
     Index::rebuild(&p, None).unwrap();
     let rebuilt = Index::open(&p).unwrap();
-    assert_eq!(got, counts(&rebuilt.status().unwrap()));
+    assert_eq!(got, counts(&rebuilt.upkeep().status().unwrap()));
     assert_eq!(listed, sorted(ids(&find(&rebuilt, RunQuery::default()))));
 }
 
@@ -230,6 +240,7 @@ fn a_pending_mark_left_by_a_dead_writer_is_repaired_on_open() {
         // updates the index.
         let mut index = Index::open(&p).unwrap();
         index
+            .write()
             .mark_pending(&[Pending {
                 kind: Kind::Run,
                 path: manifest_path(&p, &a),
@@ -240,16 +251,16 @@ fn a_pending_mark_left_by_a_dead_writer_is_repaired_on_open() {
             m["execution"]["status"] = json!("failed");
             m["tags"] = json!(["repaired"]);
         });
-        assert_eq!(index.status().unwrap().pending, 1);
+        assert_eq!(index.upkeep().status().unwrap().pending, 1);
     }
     {
         // A writer still holding the run's lock is mid-write: left alone.
         let _held = p.locks.exclusive(&lock).unwrap();
         let index = Index::open(&p).unwrap();
-        assert_eq!(index.status().unwrap().pending, 1);
+        assert_eq!(index.upkeep().status().unwrap().pending, 1);
     }
     let index = Index::open(&p).unwrap();
-    assert_eq!(index.status().unwrap().pending, 0);
+    assert_eq!(index.upkeep().status().unwrap().pending, 0);
     // The tag is only in the file: found by it, the index holds the file.
     let hits = find(&index, by_tag("repaired"));
     assert_eq!(ids(&hits), [a.as_str()]);
@@ -267,7 +278,7 @@ fn writes_after_the_index_is_deleted_reach_the_new_index() {
     // This thread now holds a cached writer, as a long-running server does.
     let a = start(&p, "alex", "intake");
     remove_index(&p);
-    assert_eq!(Index::open(&p).unwrap().status().unwrap().runs, 1);
+    assert_eq!(Index::open(&p).unwrap().upkeep().status().unwrap().runs, 1);
 
     output(
         &p,
@@ -279,7 +290,7 @@ fn writes_after_the_index_is_deleted_reach_the_new_index() {
     );
     let index = Index::open_synced(&p).unwrap();
     assert_eq!(ids(&find(&index, by_text("xylophone"))), [a]);
-    assert_eq!(index.status().unwrap().outputs, 1);
+    assert_eq!(index.upkeep().status().unwrap().outputs, 1);
 }
 
 /// The marks a live index holds for the pending table, read without the
@@ -304,7 +315,10 @@ fn a_writer_whose_index_a_rebuild_replaced_writes_into_the_new_one() {
     // as it was …
     let held = p.locks.exclusive(&lock).unwrap();
     let mut writer = Index::open(&p).unwrap();
-    writer.mark_pending(std::slice::from_ref(&pending)).unwrap();
+    writer
+        .write()
+        .mark_pending(std::slice::from_ref(&pending))
+        .unwrap();
     // … when another process rebuilds it: the mark moves to the new file.
     Index::rebuild(&p, None).unwrap();
     assert!(!writer.is_current());
@@ -313,6 +327,7 @@ fn a_writer_whose_index_a_rebuild_replaced_writes_into_the_new_one() {
     edit_manifest(&p, &a, |m| m["tags"] = json!(["after-swap"]));
     let run = logbook_store::run::load(&p, &RunId::parse(&a).unwrap()).unwrap();
     writer
+        .write()
         .record_written(vec![(pending, Some(Record::run(&run)))])
         .unwrap();
     drop(held);
@@ -332,6 +347,7 @@ fn a_writer_that_dies_after_a_rebuild_replaced_its_index_is_repaired() {
         let _held = p.locks.exclusive(&lock).unwrap();
         let mut writer = Index::open(&p).unwrap();
         writer
+            .write()
             .mark_pending(&[Pending {
                 kind: Kind::Run,
                 path: manifest_path(&p, &a),
@@ -342,7 +358,7 @@ fn a_writer_that_dies_after_a_rebuild_replaced_its_index_is_repaired() {
         edit_manifest(&p, &a, |m| m["tags"] = json!(["written-then-died"]));
     }
     let index = Index::open(&p).unwrap();
-    assert_eq!(index.status().unwrap().pending, 0);
+    assert_eq!(index.upkeep().status().unwrap().pending, 0);
     assert_eq!(ids(&find(&index, by_tag("written-then-died"))), [a]);
 }
 
@@ -364,9 +380,9 @@ fn a_rebuild_leaves_no_wal_of_the_old_index_and_no_building_file() {
     assert_eq!(names, ["index.db"], "the old WAL and shm are gone");
     // The old connection still reads its own (unlinked) file consistently;
     // a new one reads the new file.
-    assert_eq!(old.status().unwrap().runs, 1);
+    assert_eq!(old.upkeep().status().unwrap().runs, 1);
     assert!(!old.is_current());
     let new = Index::open(&p).unwrap();
     assert!(new.is_current());
-    assert_eq!(new.status().unwrap().runs, 1);
+    assert_eq!(new.upkeep().status().unwrap().runs, 1);
 }

@@ -17,7 +17,7 @@ fn a_manifest_edited_in_place_is_seen_by_find_and_by_sync() {
     let (_dir, p) = project();
     let a = start(&p, "alex", "intake");
     let b = start(&p, "alex", "intake");
-    let mut index = Index::open(&p).unwrap();
+    let index = Index::open(&p).unwrap();
     assert_eq!(stale(&index), [0, 0, 0]);
 
     // Verify-on-read: a run the query returns is checked against its file.
@@ -39,7 +39,7 @@ fn a_manifest_edited_in_place_is_seen_by_find_and_by_sync() {
         m["workflow"]["name"] = json!("renamed-workflow")
     });
     assert_eq!(stale(&index), [0, 1, 0]);
-    let report = index.sync().unwrap();
+    let report = index.upkeep().sync().unwrap();
     assert_eq!(report.indexed, 1);
     assert_eq!(report.removed, 0);
     let renamed = RunQuery {
@@ -50,7 +50,7 @@ fn a_manifest_edited_in_place_is_seen_by_find_and_by_sync() {
     assert_eq!(ids(&hits), [b.as_str()]);
     assert_eq!(hits[0].run.manifest.workflow.name, "renamed-workflow");
     assert_eq!(stale(&index), [0, 0, 0]);
-    assert_eq!(index.status().unwrap().runs, 2);
+    assert_eq!(index.upkeep().status().unwrap().runs, 2);
 }
 
 #[test]
@@ -64,8 +64,8 @@ fn a_sync_of_in_place_edits_replaces_changed_words_and_keeps_the_others() {
             m["agent"]["title"] = json!(format!("oldword{i}"))
         });
     }
-    let mut index = Index::open(&p).unwrap();
-    index.sync().unwrap();
+    let index = Index::open(&p).unwrap();
+    index.upkeep().sync().unwrap();
     // Several runs in one sync group: the even ones change a word, the
     // odd ones change no searchable text (a status, and the formatting).
     for (i, id) in runs.iter().enumerate() {
@@ -82,7 +82,7 @@ fn a_sync_of_in_place_edits_replaces_changed_words_and_keeps_the_others() {
         }
     }
     assert_eq!(stale(&index), [0, 8, 0]);
-    assert_eq!(index.sync().unwrap().indexed, 8);
+    assert_eq!(index.upkeep().sync().unwrap().indexed, 8);
     let text = |index: &Index, words: &str| ids(&find(index, by_text(words)));
     let check = |index: &Index| {
         for (i, id) in runs.iter().enumerate() {
@@ -109,7 +109,7 @@ fn a_sync_of_in_place_edits_replaces_changed_words_and_keeps_the_others() {
 fn sync_picks_up_runs_added_and_removed_by_another_tool() {
     let (_dir, p) = project();
     let a = start(&p, "alex", "intake");
-    let mut index = Index::open(&p).unwrap();
+    let index = Index::open(&p).unwrap();
 
     // Another tool copies a run under a new id and deletes the original.
     let copy = "0b7e9d2a-8c1f-4e3d-a6b5-9c8d7e6f5a4b";
@@ -122,7 +122,7 @@ fn sync_picks_up_runs_added_and_removed_by_another_tool() {
     std::fs::remove_dir_all(folder(&p, &a)).unwrap();
 
     assert_eq!(stale(&index), [1, 0, 1]);
-    let report = index.sync().unwrap();
+    let report = index.upkeep().sync().unwrap();
     assert_eq!((report.indexed, report.removed), (1, 1));
     let hits = find(&index, RunQuery::default());
     assert_eq!(ids(&hits), [copy.to_string()]);
@@ -135,12 +135,20 @@ fn a_run_folder_deleted_by_hand_disappears_after_open_synced() {
     let (_dir, p) = project();
     let a = start(&p, "alex", "intake");
     let b = start(&p, "blake", "design");
-    assert_eq!(Index::open_synced(&p).unwrap().status().unwrap().runs, 2);
+    assert_eq!(
+        Index::open_synced(&p)
+            .unwrap()
+            .upkeep()
+            .status()
+            .unwrap()
+            .runs,
+        2
+    );
 
     std::fs::remove_dir_all(folder(&p, &a)).unwrap();
     let index = Index::open_synced(&p).unwrap();
     // Counted before any query could re-read it.
-    assert_eq!(index.status().unwrap().runs, 1);
+    assert_eq!(index.upkeep().status().unwrap().runs, 1);
     assert_eq!(ids(&find(&index, RunQuery::default())), [b.as_str()]);
     assert!(find(&index, by_agent("alex")).is_empty());
     let page = found(&p, Scope::Local, &RunQuery::default());
@@ -167,8 +175,8 @@ fn a_corrupt_manifest_is_listed_and_skipped() {
     };
     std::fs::write(manifest_path(&p, no_agent), valid(no_agent, "")).unwrap();
 
-    let mut index = Index::open_synced(&p).unwrap();
-    let corrupt = index.corrupt_files().unwrap();
+    let index = Index::open_synced(&p).unwrap();
+    let corrupt = index.read().corrupt_files().unwrap();
     let paths: Vec<&Path> = corrupt.iter().map(|c| c.path.as_path()).collect();
     assert_eq!(
         paths,
@@ -190,15 +198,15 @@ fn a_corrupt_manifest_is_listed_and_skipped() {
             .iter()
             .all(|h| h.run.id.as_str() == good)
     );
-    let status = index.status().unwrap();
+    let status = index.upkeep().status().unwrap();
     assert_eq!((status.runs, status.corrupt), (1, 2));
-    assert_eq!(index.corrupt_count(Kind::Run).unwrap(), 2);
+    assert_eq!(index.read().corrupt_count(Kind::Run).unwrap(), 2);
     assert_eq!(found(&p, Scope::Local, &RunQuery::default()).skipped, 2);
 
     // Repaired by hand: the next sync lists it and forgets the complaint.
     std::fs::write(manifest_path(&p, no_agent), valid(no_agent, "fixer")).unwrap();
-    index.sync().unwrap();
-    assert_eq!(index.corrupt_files().unwrap().len(), 1);
+    index.upkeep().sync().unwrap();
+    assert_eq!(index.read().corrupt_files().unwrap().len(), 1);
     assert_eq!(
         ids(&find(&index, by_agent("fixer"))),
         [no_agent.to_string()]
@@ -255,14 +263,14 @@ fn a_workflow_pattern_sees_names_written_since_by_any_connection() {
         ..RunQuery::default()
     };
     assert!(find(&reader, review()).is_empty());
-    assert_eq!(reader.count_runs(&review()).unwrap(), 0);
+    assert_eq!(reader.read().count_runs(&review()).unwrap(), 0);
 
     // Another connection (the writer's, as another process's would be)
     // commits a run of a new workflow: the reader's remembered names are
     // of an older version and are read again.
     let first = start(&p, "alex", "review-1");
     assert_eq!(ids(&find(&reader, review())), std::slice::from_ref(&first));
-    assert_eq!(reader.count_runs(&review()).unwrap(), 1);
+    assert_eq!(reader.read().count_runs(&review()).unwrap(), 1);
 
     // The reader's own connection writes the next name: a run edited in
     // place by another tool, re-read when the reader verifies its page.
@@ -273,7 +281,7 @@ fn a_workflow_pattern_sees_names_written_since_by_any_connection() {
         sorted(ids(&find(&reader, review()))),
         sorted(vec![first, intake])
     );
-    assert_eq!(reader.count_runs(&review()).unwrap(), 2);
+    assert_eq!(reader.read().count_runs(&review()).unwrap(), 2);
 }
 
 /// What another program leaves a run's manifest as, between two reads.
@@ -389,9 +397,9 @@ fn a_sync_over_many_batches_sees_every_change_once() {
     for (i, id) in runs.iter().enumerate() {
         write(id, i);
     }
-    let mut index = Index::open(&p).unwrap();
-    index.sync().unwrap();
-    assert_eq!(index.status().unwrap().runs, 10_000);
+    let index = Index::open(&p).unwrap();
+    index.upkeep().sync().unwrap();
+    assert_eq!(index.upkeep().status().unwrap().runs, 10_000);
 
     // In path order, the index's order: rows 0..4096 are the first batch.
     runs.sort();
@@ -413,15 +421,15 @@ fn a_sync_over_many_batches_sees_every_change_once() {
         write(id, i);
     }
 
-    let report = index.sync().unwrap();
+    let report = index.upkeep().sync().unwrap();
     assert_eq!((report.indexed, report.removed), (6, 3));
     assert_eq!(stale(&index), [0, 0, 0]);
-    assert_eq!(index.status().unwrap().runs, 10_000);
+    assert_eq!(index.upkeep().status().unwrap().runs, 10_000);
     let mut got = ids(&find(&index, by_agent("edited")));
     got.sort();
     assert_eq!(got, edited.map(|id| id.clone()));
     // A second sync finds nothing left to do.
-    let again = index.sync().unwrap();
+    let again = index.upkeep().sync().unwrap();
     assert_eq!((again.indexed, again.removed), (0, 0));
     let synced = answers(&index);
     drop(index);

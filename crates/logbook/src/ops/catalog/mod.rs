@@ -118,9 +118,9 @@ pub fn status(p: &Logbook) -> Result<TeamStatus> {
     let mut status = TeamStatus {
         server: Some(crate::model::url::public(url)),
         origin: p.config.origin(),
-        backlog: index.outbox_len()?,
-        last_push: index.team_note("last_push")?,
-        last_error: index.team_note("last_error")?,
+        backlog: index.upkeep().outbox_len()?,
+        last_push: index.upkeep().team_note("last_push")?,
+        last_error: index.upkeep().team_note("last_error")?,
         reachable: false,
         error: None,
         catalog: None,

@@ -68,7 +68,7 @@ fn push_within(
 ) -> Result<PushReport> {
     let url = url(p)?;
     let index = Index::open(p)?;
-    let total = index.outbox_len()?;
+    let total = index.upkeep().outbox_len()?;
     let result = (|| {
         let catalog = connector(p)?.connect(url, timeout)?;
         let origin = p.config.origin();
@@ -118,7 +118,7 @@ fn push_within(
                 };
                 #[cfg(feature = "testing")]
                 logbook_store::testing::fault("push-sent");
-                index.outbox_done(&done)?;
+                index.upkeep().outbox_done(&done)?;
                 report.pushed += done.len() as u64;
                 report.written += written;
                 report.unchanged += unchanged;
@@ -135,12 +135,12 @@ fn push_within(
         // Every record was queued again (a rebuilt index, a new catalog)
         // and all of it is on the server now: what the server holds beyond
         // it was deleted while this index was not looking.
-        if let Some(due) = index.reconcile_due()?
-            && index.outbox_len()? == 0
+        if let Some(due) = index.upkeep().reconcile_due()?
+            && index.upkeep().outbox_len()? == 0
             && stop_at.is_none_or(|t| Instant::now() < t)
         {
-            report.deleted += catalog.reconcile(&origin, &|| index.live_ids())?;
-            index.reconciled(&due)?;
+            report.deleted += catalog.reconcile(&origin, &|| index.upkeep().live_ids())?;
+            index.upkeep().reconciled(&due)?;
         }
         // Only an explicit push: a write's background one has a deadline
         // to keep.
@@ -152,15 +152,18 @@ fn push_within(
                 "the push is complete, but the server's statistics were not updated ({e}); its autovacuum will"
             ));
         }
-        report.backlog = index.outbox_len()?;
+        report.backlog = index.upkeep().outbox_len()?;
         Ok(report)
     })();
     // Notes for `team status`; a failure to note is not the push's failure.
     let _ = match &result {
         Ok(_) => index
+            .upkeep()
             .set_team_note("last_push", Some(&p.clock.now_string()))
-            .and_then(|()| index.set_team_note("last_error", None)),
-        Err(e) => index.set_team_note("last_error", Some(&format!("{} {e}", p.clock.now_string()))),
+            .and_then(|()| index.upkeep().set_team_note("last_error", None)),
+        Err(e) => index
+            .upkeep()
+            .set_team_note("last_error", Some(&format!("{} {e}", p.clock.now_string()))),
     };
     result
 }
@@ -208,7 +211,7 @@ fn read_batches(
     };
     let mut after = i64::MIN;
     loop {
-        let (batch, last) = match index.outbox_batch_after(after, BATCH, redact) {
+        let (batch, last) = match index.upkeep().outbox_batch_after(after, BATCH, redact) {
             Ok(read) => read,
             Err(e) => {
                 let _ = sender.send(Err(e));

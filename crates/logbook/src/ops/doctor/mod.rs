@@ -474,10 +474,10 @@ fn check_index_after(
     // date themselves: what is left stale is what only a sync would read.
     // It is read before anything is judged from the index, in both passes,
     // so `--fix` finds what the first pass found.
-    let mut index = Index::open(p)?;
-    let stale = index.staleness_after(walked, outputs)?;
+    let index = Index::open(p)?;
+    let stale = index.upkeep().staleness_after(walked, outputs)?;
     if stale.new + stale.changed + stale.deleted > 0 {
-        let fixed = match index.sync_after(walked, outputs) {
+        let fixed = match index.upkeep().sync_after(walked, outputs) {
             Ok(r) => format!(
                 "synced: {} file(s) read, {} record(s) removed",
                 r.indexed, r.removed
@@ -507,6 +507,7 @@ fn check_index_after(
     // Every manifest a listing counts as skipped is named, even one the
     // pass over the run folders did not see (changed since).
     let broken: std::collections::HashMap<PathBuf, String> = index
+        .read()
         .corrupt_files()?
         .into_iter()
         .filter(|c| c.kind == logbook_index::Kind::Run)
@@ -545,7 +546,7 @@ fn check_index_after(
             });
         }
     }
-    for (child, parent) in index.dangling_edges()? {
+    for (child, parent) in index.read().dangling_edges()? {
         // A link to a run deleted on purpose (`delete --force`) is told by
         // the run's tombstone, not a problem.
         if RunId::parse(&parent).ok().is_some_and(|id| {

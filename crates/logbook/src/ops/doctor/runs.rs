@@ -179,7 +179,7 @@ type Batch = Vec<(RunFolder, Option<SettledRun>)>;
 fn with_settled(index: Option<&Index>, folders: Vec<RunFolder>) -> Batch {
     let settled = index.and_then(|index| {
         let manifests: Vec<_> = folders.iter().map(RunFolder::manifest).collect();
-        index.settled_runs(&manifests).ok()
+        index.read().settled_runs(&manifests).ok()
     });
     match settled {
         Some(settled) => folders.into_iter().zip(settled).collect(),

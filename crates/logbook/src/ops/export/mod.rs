@@ -329,7 +329,7 @@ fn export_runs(p: &Logbook, query: &RunQuery, out: &mut Batcher<'_>) -> Result<(
         let run = logbook_store::run::load(p, &id).ok()?;
         Some(map::run_trace(rel, run.manifest.work_session()))
     };
-    index.each_run(&query, &mut |hit| {
+    index.read().each_run(&query, &mut |hit| {
         let run = hit.run;
         if run.manifest.execution.status == RunStatus::Running {
             out.summary.running += 1;

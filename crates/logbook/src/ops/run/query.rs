@@ -50,10 +50,10 @@ fn total(index: &Index, query: &RunQuery, shown: usize, count: Count) -> Result<
     if count == Count::Bounded && has_text {
         // Far enough to say whether a page follows this one.
         let reach = ((query.offset + shown) as u64 + 1).max(COUNTED_MATCHES + 1);
-        let counted = index.count_runs_upto(query, Some(reach))?;
+        let counted = index.read().count_runs_upto(query, Some(reach))?;
         return Ok((counted, counted < reach));
     }
-    Ok((index.count_runs(query)?, true))
+    Ok((index.read().count_runs(query)?, true))
 }
 
 /// A page of `find`, [`crate::ops::query::DEFAULT_PAGE`] runs when `query`
@@ -62,9 +62,9 @@ fn total(index: &Index, query: &RunQuery, shown: usize, count: Count) -> Result<
 pub(crate) fn find_page(p: &Logbook, query: &RunQuery, count: Count) -> Result<Page> {
     let query = paged(query);
     let index = Index::open_synced(p)?;
-    let hits = index.find_runs(&query)?;
+    let hits = index.read().find_runs(&query)?;
     let (total, exact) = total(&index, &query, hits.len(), count)?;
-    let skipped = index.corrupt_count(Kind::Run)?;
+    let skipped = index.read().corrupt_count(Kind::Run)?;
     let mut page = page_of(hits, total, exact, skipped);
     page.archived = archived_left_out(&index, &query)?;
     page.partial = text_partial(&index, &query)?;
@@ -75,7 +75,7 @@ pub(crate) fn find_page(p: &Logbook, query: &RunQuery, count: Count) -> Result<P
 /// still being built (the page may miss matches): what every face says.
 fn text_partial(index: &Index, query: &RunQuery) -> Result<Option<logbook_index::TextProgress>> {
     match query.text.is_some() {
-        true => index.text_progress(),
+        true => index.read().text_progress(),
         false => Ok(None),
     }
 }
@@ -84,7 +84,7 @@ fn text_partial(index: &Index, query: &RunQuery) -> Result<Option<logbook_index:
 /// what every face says it left out. Asked only when the archive holds
 /// any run (one look at the partial index `runs_archived`).
 fn archived_left_out(index: &Index, query: &RunQuery) -> Result<u64> {
-    if query.archive != ArchiveScope::Live || !index.has_archived()? {
+    if query.archive != ArchiveScope::Live || !index.read().has_archived()? {
         return Ok(0);
     }
     let archived = RunQuery {
@@ -94,8 +94,10 @@ fn archived_left_out(index: &Index, query: &RunQuery) -> Result<u64> {
         ..query.clone()
     };
     match archived.text {
-        Some(_) => index.count_runs_upto(&archived, Some(COUNTED_MATCHES)),
-        None => index.count_runs(&archived),
+        Some(_) => index
+            .read()
+            .count_runs_upto(&archived, Some(COUNTED_MATCHES)),
+        None => index.read().count_runs(&archived),
     }
 }
 
@@ -113,7 +115,7 @@ pub(crate) fn find_each(
     let query = paged(query);
     let index = Index::open_synced(p)?;
     let mut stopped = false;
-    let shown = index.each_run(&query, &mut |hit| {
+    let shown = index.read().each_run(&query, &mut |hit| {
         let flow = each(FoundRun {
             entry: entry(&hit.run, now),
             origin: None,
@@ -129,7 +131,7 @@ pub(crate) fn find_each(
     };
     // Counted after the listing, whose verify-on-read may have found a
     // manifest broken since it was indexed.
-    let skipped = index.corrupt_count(Kind::Run)?;
+    let skipped = index.read().corrupt_count(Kind::Run)?;
     Ok(Page {
         hits: vec![],
         shown,
@@ -147,7 +149,7 @@ pub(crate) fn find_each(
 
 /// Every agent with runs and how many it has, by name, from the index.
 pub fn agents(p: &Logbook) -> Result<Vec<(String, u64)>> {
-    Index::open_synced(p)?.agents()
+    Index::open_synced(p)?.read().agents()
 }
 
 /// The seed's discovery algorithm as a page: every manifest read, the matches counted, and
@@ -198,7 +200,7 @@ pub(crate) fn resolve_ref(p: &Logbook, run: &RunRef) -> Result<RunId> {
     // without a manifest is one (listed as unknown), so its prefix resolves.
     let exists = |id: &RunId| logbook_store::run::exists(p, id);
     let mut ids: Vec<RunId> = Index::open_synced(p)
-        .and_then(|index| index.run_ids_with_prefix(&prefix, AMBIGUOUS_SHOWN))
+        .and_then(|index| index.read().run_ids_with_prefix(&prefix, AMBIGUOUS_SHOWN))
         .unwrap_or_default()
         .iter()
         .filter_map(|id| RunId::parse(id).ok())
@@ -248,7 +250,7 @@ pub fn show_confined(p: &Logbook, run: &RunRef) -> Result<Run> {
     // not built yet is not built for this, and a failure to refresh it
     // never keeps a run from being shown.
     if let Some(index) = Index::open_existing(p) {
-        let _ = index.recheck_run(&run.folder);
+        let _ = index.read().recheck_run(&run.folder);
     }
     Ok(run)
 }
@@ -371,7 +373,7 @@ impl<'a> LatestQuery<'a> {
 /// `None`), with whether its file is still there.
 pub fn latest_output(p: &Logbook, ask: &LatestQuery<'_>) -> Result<LatestOutput> {
     let status = ask.status_filter()?;
-    if let Some((run, output, path)) = Index::open_synced(p)?.latest_output(
+    if let Some((run, output, path)) = Index::open_synced(p)?.read().latest_output(
         ask.agent,
         ask.workflow,
         ask.output_type,
@@ -419,7 +421,7 @@ pub(crate) fn lineage_ref(p: &Logbook, run: &RunRef, tz: &TimeZone) -> Result<Li
                 continue;
             }
             let next = if up {
-                match index.run(&n)? {
+                match index.read().run(&n)? {
                     Some(r) => {
                         let parents = r.manifest.related().to_vec();
                         runs.insert(n.clone(), r);
@@ -429,11 +431,11 @@ pub(crate) fn lineage_ref(p: &Logbook, run: &RunRef, tz: &TimeZone) -> Result<Li
                 }
             } else {
                 if !runs.contains_key(&n)
-                    && let Some(r) = index.run(&n)?
+                    && let Some(r) = index.read().run(&n)?
                 {
                     runs.insert(n.clone(), r);
                 }
-                index.children(&n)?
+                index.read().children(&n)?
             };
             stack.extend(next);
         }

@@ -593,7 +593,7 @@ fn ancestor_path(p: &Logbook, from: &RunId, target: &RunId) -> Result<Option<Vec
     let index = Index::open_synced(p).ok();
     let parents_of = |id: &str| -> Result<Vec<String>> {
         let run = match &index {
-            Some(index) => index.run(id)?,
+            Some(index) => index.read().run(id)?,
             None => match RunId::parse(id).and_then(|id| logbook_store::run::load(p, &id)) {
                 Ok(run) => Some(run),
                 Err(Error::NotFound { .. } | Error::Invalid { .. }) => None,

@@ -91,6 +91,7 @@ fn matches(
     snippets: bool,
 ) -> Result<Found<FoundMessage>> {
     let hits = index
+        .read()
         .find_in_transcript(path, text, page.after, page.limit.min(MAX_FOUND))?
         .ok_or_else(|| not_indexed(id))?;
     let mut cut = std::collections::HashMap::new();
@@ -128,6 +129,7 @@ pub fn errors(p: &Logbook, id: &str, page: Page) -> Result<Found<usize>> {
 /// [`errors`] on an open index.
 fn failed(index: &Index, path: &Path, id: &str, page: Page) -> Result<Found<usize>> {
     let MessageHits { messages, total } = index
+        .read()
         .transcript_errors(path, page.after, page.limit.min(MAX_FOUND))?
         .ok_or_else(|| not_indexed(id))?;
     Ok(Found {

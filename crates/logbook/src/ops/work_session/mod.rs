@@ -512,7 +512,9 @@ pub fn clear_stale_pointer(p: &Logbook) -> Result<Option<String>> {
 /// of each session file); unreadable files are reported in
 /// [`Listing::corrupt`], never fatal.
 pub fn list(p: &Logbook) -> Result<Listing> {
-    let mut listing = Index::open_synced_kind(p, Kind::WorkSession)?.work_sessions()?;
+    let mut listing = Index::open_synced_kind(p, Kind::WorkSession)?
+        .read()
+        .work_sessions()?;
     listing.active = active_id(p).unwrap_or(None);
     for ws in &mut listing.sessions {
         if let Ok(id) = WorkSessionId::parse(&ws.session_id) {

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Kind;
-use super::apply::{Stamp, stamp_now};
-use super::fulltext::manifest_text;
+use crate::Kind;
+use crate::fulltext::manifest_text;
+use crate::write::apply::{Stamp, stamp_now};
 use logbook_model::error::Error;
 use logbook_model::ids::RunId;
 use logbook_model::run::{Manifest, Run, RunStatus, parse_manifest};
@@ -20,10 +20,10 @@ use logbook_store::run_outputs::{outputs_stamp, outputs_stamp_and_text};
 
 /// What one file contributes to the index, ready to store.
 #[derive(Debug)]
-pub struct Record(pub(super) Inner);
+pub struct Record(pub(crate) Inner);
 
 #[derive(Debug)]
-pub(super) enum Inner {
+pub(crate) enum Inner {
     Run(Box<RunRow>),
     WorkSession {
         path: PathBuf,
@@ -43,91 +43,93 @@ pub(super) enum Inner {
 }
 
 #[derive(Debug)]
-pub(super) struct WorkflowRow {
-    pub(super) path: PathBuf,
-    pub(super) session_id: String,
-    pub(super) mode: String,
-    pub(super) phase: Option<String>,
-    pub(super) active_agent: Option<String>,
-    pub(super) version: u64,
-    pub(super) updated_at: String,
-    pub(super) invocations: u64,
-    pub(super) pending_handoffs: u64,
+pub(crate) struct WorkflowRow {
+    pub(crate) path: PathBuf,
+    pub(crate) session_id: String,
+    pub(crate) mode: String,
+    pub(crate) phase: Option<String>,
+    pub(crate) active_agent: Option<String>,
+    pub(crate) version: u64,
+    pub(crate) updated_at: String,
+    pub(crate) invocations: u64,
+    pub(crate) pending_handoffs: u64,
 }
 
 #[derive(Debug)]
-pub(super) struct RunRow {
-    pub(super) folder: PathBuf,
-    pub(super) id: String,
-    pub(super) agent: String,
-    pub(super) workflow: String,
-    pub(super) status: String,
-    pub(super) user: Option<String>,
-    pub(super) started_at: String,
-    pub(super) started_ns: Option<i64>,
-    pub(super) completed_at: Option<String>,
-    pub(super) title: String,
-    pub(super) manifest: String,
-    pub(super) outputs: Vec<(String, String, String, String)>,
-    pub(super) parents: Vec<String>,
-    pub(super) tags: Vec<String>,
-    pub(super) fts_agent: String,
-    pub(super) fts_workflow: String,
+pub(crate) struct RunRow {
+    pub(crate) folder: PathBuf,
+    pub(crate) id: String,
+    pub(crate) agent: String,
+    pub(crate) workflow: String,
+    pub(crate) status: String,
+    pub(crate) user: Option<String>,
+    pub(crate) started_at: String,
+    pub(crate) started_ns: Option<i64>,
+    pub(crate) completed_at: Option<String>,
+    pub(crate) title: String,
+    pub(crate) manifest: String,
+    pub(crate) outputs: Vec<(String, String, String, String)>,
+    pub(crate) parents: Vec<String>,
+    pub(crate) tags: Vec<String>,
+    pub(crate) fts_agent: String,
+    pub(crate) fts_workflow: String,
     /// The manifest's own searchable text, the start of the FTS `body`.
-    pub(super) fts_manifest: String,
+    pub(crate) fts_manifest: String,
     /// The registered output files' text, the rest of the `body`; `None`
     /// until read. A writer's record leaves it unread: it is read when the
     /// row is stored, and only if the run's text may have changed.
     fts_outputs: Option<String>,
     /// The output files' stamp, taken before their text was read.
-    pub(super) out_stamp: i64,
+    pub(crate) out_stamp: i64,
     /// Whether the folder is in `archive_folder` (`runs.archived`).
-    pub(super) archived: bool,
+    pub(crate) archived: bool,
     /// Whether seed 000's schema would reject the manifest's shape
     /// ([`logbook_model::run::Manifest::seed_schema_rejects_shape`]): such a
     /// run is never settled, so `doctor` reads it every time and names it.
-    pub(super) seed_invalid: bool,
+    pub(crate) seed_invalid: bool,
 }
 
 /// How much of a run a record is made of besides its manifest.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Reading {
+pub(crate) enum Reading {
     /// Its output files' text, their stamp taken first (sync, rebuild, the
     /// text phase).
     Text,
     /// Their stamp alone; the text is read when the row is stored, if at
     /// all (a writer's record).
     Stamp,
-    /// No full text at all, the manifest kept as its catalog stub (see
-    /// [`catalog_manifest`]), and the outputs stamped only for a running
-    /// run: the catalog phase of a two-phase rebuild, which makes nothing
+    /// No full text at all, the manifest kept as a stub (see
+    /// [`stub_manifest`]), and the outputs stamped only for a running
+    /// run: the rows phase of a two-phase rebuild, which makes nothing
     /// it does not store.
-    Catalog,
+    RowsOnly,
 }
 
-/// The outputs stamp of a finished run in a catalog: none was taken (a
-/// `statx` per output was a third of the catalog's reading). Never a real
+/// The outputs stamp of a finished run in a rows-only index: none was
+/// taken (a `statx` per output was a third of the rows phase's reading).
+/// Never a real
 /// stamp, so whatever checks a settled run's outputs before the text
 /// phase stamps them (`sync --full`, a face showing the run) reads the
 /// run again.
 const UNSTAMPED_OUTPUTS: i64 = i64::MIN;
 
-/// How a catalog stub starts: no manifest Logbook stores does (each
-/// starts with `version`).
-const CATALOG_STUB: &str = "{\"logbook:catalog\":true";
+/// How a manifest stub starts: no manifest Logbook stores does (each
+/// starts with `version`). The key still says "catalog", the rows phase's
+/// old name: indexes built before the rename hold stubs spelled so.
+const MANIFEST_STUB: &str = "{\"logbook:catalog\":true";
 
-/// Whether `runs.manifest` holds a catalog stub: the run's manifest is in
+/// Whether `runs.manifest` holds a manifest stub: the run's manifest is in
 /// its file, and in the index only once the text phase has been there.
-pub(super) fn is_catalog_stub(stored: &str) -> bool {
-    stored.starts_with(CATALOG_STUB)
+pub(crate) fn is_manifest_stub(stored: &str) -> bool {
+    stored.starts_with(MANIFEST_STUB)
 }
 
 /// The manifest of the run in `folder` whose `runs.manifest` is `stored`:
-/// parsed from it, or read from the file when it is a catalog stub. `None`
+/// parsed from it, or read from the file when it is a manifest stub. `None`
 /// when neither gives one (a folder without a manifest is `""`, which its
 /// callers make a manifest of themselves).
-pub(super) fn stored_manifest(folder: &Path, stored: &str) -> Option<Manifest> {
-    if !is_catalog_stub(stored) {
+pub(crate) fn stored_manifest(folder: &Path, stored: &str) -> Option<Manifest> {
+    if !is_manifest_stub(stored) {
         return serde_json::from_str(stored).ok();
     }
     let path = folder.join(logbook_model::run::MANIFEST_FILE);
@@ -137,7 +139,7 @@ pub(super) fn stored_manifest(folder: &Path, stored: &str) -> Option<Manifest> {
 
 impl RunRow {
     /// The FTS `body` column: the manifest's text, then the output files'.
-    pub(super) fn fts_body(&self) -> String {
+    pub(crate) fn fts_body(&self) -> String {
         let mut body = self.fts_manifest.clone();
         match &self.fts_outputs {
             Some(text) => body.push_str(text),
@@ -151,7 +153,7 @@ impl RunRow {
 }
 
 /// The FTS `agent` column of a manifest.
-pub(super) fn fts_agent(m: &Manifest) -> String {
+pub(crate) fn fts_agent(m: &Manifest) -> String {
     format!(
         "{}\n{}",
         m.agent.name,
@@ -208,7 +210,7 @@ impl Record {
     /// The record of a transcript file at `path` as its writer holds it,
     /// with what its messages say (gathered by the writer with
     /// [`SaidText`](logbook_model::transcript::SaidText), capped at
-    /// [`MAX_SAID_BYTES`](super::MAX_SAID_BYTES)), its first prompt
+    /// [`MAX_SAID_BYTES`](crate::MAX_SAID_BYTES)), its first prompt
     /// ([`Transcript::first_prompt`](logbook_model::transcript::Transcript::first_prompt))
     /// and how many messages it holds (an imported log's count is taken
     /// from its metadata instead). `found` is what each message from
@@ -276,12 +278,12 @@ impl Record {
 /// sync compares (`None`: it could not be taken). The stamp is taken before
 /// the file is read, so a change made after it shows as a new stamp at the
 /// next sync.
-pub(super) fn read_record(p: &Project, kind: Kind, path: &Path) -> (Option<Stamp>, Option<Record>) {
+pub(crate) fn read_record(p: &Project, kind: Kind, path: &Path) -> (Option<Stamp>, Option<Record>) {
     read_record_for(p, kind, path, Reading::Text)
 }
 
 /// [`read_record`], with as much of a run as `reading` says.
-pub(super) fn read_record_for(
+pub(crate) fn read_record_for(
     p: &Project,
     kind: Kind,
     path: &Path,
@@ -327,7 +329,7 @@ fn read_workflow_state(_: &Project, path: &Path) -> Option<Record> {
 fn read_transcript(path: &Path) -> Option<Record> {
     let name = path.file_name()?.to_string_lossy().into_owned();
     let (kind, _) = parse_file_name(&name)?;
-    match logbook_store::transcript::read_for_index(path, super::MAX_SAID_BYTES) {
+    match logbook_store::transcript::read_for_index(path, crate::MAX_SAID_BYTES) {
         Ok(read) => Some(Record::transcript(
             path,
             kind,
@@ -372,7 +374,7 @@ fn read_run(manifest_path: &Path, reading: Reading) -> (Option<Stamp>, Option<Re
 
 /// The stamp stored for a run folder without a manifest: no file has a
 /// negative size, so the manifest appearing always reads as a change.
-pub(super) const ABSENT_STAMP: Stamp = (-1, 0);
+pub(crate) const ABSENT_STAMP: Stamp = (-1, 0);
 
 /// The record of the manifest `text` read from `manifest_path`.
 fn run_record(manifest_path: &Path, text: &str, reading: Reading) -> Record {
@@ -407,7 +409,7 @@ fn run_record(manifest_path: &Path, text: &str, reading: Reading) -> Record {
 /// (`runs.manifest`: empty for a folder without one), its output files'
 /// text read now: what the text phase of a two-phase rebuild indexes
 /// (see `text_build`). `None` when the folder is not a run's any more.
-pub(super) fn stored_run_row(folder: &Path, manifest: &str) -> Option<RunRow> {
+pub(crate) fn stored_run_row(folder: &Path, manifest: &str) -> Option<RunRow> {
     let run = if manifest.is_empty() {
         logbook_store::run::without_manifest(folder)?
     } else {
@@ -421,28 +423,28 @@ pub(super) fn stored_run_row(folder: &Path, manifest: &str) -> Option<RunRow> {
     run_row(&run, Reading::Text).ok()
 }
 
-/// What the catalog phase of a two-phase rebuild stores as `runs.manifest`
+/// What the rows phase of a two-phase rebuild stores as `runs.manifest`
 /// for manifest `m`: a stub with only its repository (which the `repo_key`
 /// and `repo_root` columns are computed from), so that `runs` stays narrow
 /// while its secondary indexes are made and its first queries scan it. The
 /// text phase stores the whole manifest (see `text_build`); until then
 /// readers take it from the file ([`stored_manifest`]).
-fn catalog_manifest(m: &Manifest) -> String {
+fn stub_manifest(m: &Manifest) -> String {
     match m.metadata.as_ref().and_then(|md| md.get("repository")) {
-        Some(repo) => format!("{CATALOG_STUB},\"metadata\":{{\"repository\":{repo}}}}}"),
-        None => format!("{CATALOG_STUB}}}"),
+        Some(repo) => format!("{MANIFEST_STUB},\"metadata\":{{\"repository\":{repo}}}}}"),
+        None => format!("{MANIFEST_STUB}}}"),
     }
 }
 
 /// The row of `run`, with as much of its files as `reading` says.
 fn run_row(run: &Run, reading: Reading) -> Result<RunRow, String> {
     let m = &run.manifest;
-    let catalog = reading == Reading::Catalog;
+    let rows_only = reading == Reading::RowsOnly;
     // An absent manifest is stored as no text: `hit_of` makes it again.
     let manifest = if m.is_absent() {
         String::new()
-    } else if catalog {
-        catalog_manifest(m)
+    } else if rows_only {
+        stub_manifest(m)
     } else {
         serde_json::to_string(m).map_err(|e| e.to_string())?
     };
@@ -457,11 +459,11 @@ fn run_row(run: &Run, reading: Reading) -> Result<RunRow, String> {
         }
         // A finished run's outputs are settled: a normal sync does not
         // look at them, and the text phase stamps them as it reads them.
-        Reading::Catalog if !running => (UNSTAMPED_OUTPUTS, None),
-        Reading::Stamp | Reading::Catalog => (outputs_stamp(&run.folder, files), None),
+        Reading::RowsOnly if !running => (UNSTAMPED_OUTPUTS, None),
+        Reading::Stamp | Reading::RowsOnly => (outputs_stamp(&run.folder, files), None),
     };
-    // No full text is made for the catalog, which stores none.
-    let text = |make: &dyn Fn() -> String| if catalog { String::new() } else { make() };
+    // No full text is made in the rows phase, which stores none.
+    let text = |make: &dyn Fn() -> String| if rows_only { String::new() } else { make() };
     let mut outputs = vec![];
     for o in &m.outputs {
         outputs.push((

@@ -38,27 +38,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
-use super::apply::{self, Stamp};
-use super::folder_names::folders_in_path_order;
-use super::record::{self, Record};
-use super::run_rows::{Fresh, FtsDoc};
-use super::schema::{self, INDEXES, SCHEMA_VERSION};
-use super::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
-use super::{Index, Kind, SyncReport, pool, remove_db_files, sql};
+use crate::schema::{self, INDEXES, SCHEMA_VERSION};
+use crate::upkeep::folder_names::folders_in_path_order;
+use crate::upkeep::sync::{RUNS_DIR_KEY, Seen, runs_dir_stamp, settled, walk};
+use crate::write::apply::{self, Stamp};
+use crate::write::record::{self, Record};
+use crate::write::run_rows::{Fresh, FtsDoc};
+use crate::{Index, Kind, SyncReport, pool, remove_db_files, sql};
 use logbook_model::error::{Error, Result};
 use logbook_model::run::MANIFEST_FILE;
 use logbook_store::Project;
 
 /// Held by the one process building a new index file for a project.
-pub(super) const REBUILD_LOCK: &str = "index-rebuild";
+pub(crate) const REBUILD_LOCK: &str = "index-rebuild";
 
 /// How long an opener waits for another process's build of the index: a
 /// build reads every file, so the usual lock timeout is too short for it.
-pub(super) const REBUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(3600);
+pub(crate) const REBUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Held shared while a connection opens the index file (and its WAL), and
 /// exclusively while a rebuilt file replaces it.
-pub(super) const SWAP_LOCK: &str = "index-swap";
+pub(crate) const SWAP_LOCK: &str = "index-swap";
 
 /// Page cache of the building connection. Pages that do not fit are written
 /// straight to the new file (there is no journal), so this bounds memory,
@@ -79,7 +79,7 @@ const BUILD_FTS_HASH: i64 = 8 * 1024 * 1024;
 
 /// A file as a parser thread hands it to the writer: kind, path, the stamp
 /// taken before reading it, and what was read (`None`: the file is gone).
-pub(super) type Parsed = (Kind, PathBuf, Option<Stamp>, Option<Record>);
+pub(crate) type Parsed = (Kind, PathBuf, Option<Stamp>, Option<Record>);
 
 impl Index {
     /// Reads every file again into a new index and puts it in place of the
@@ -93,7 +93,7 @@ impl Index {
         if !Project::exists(p) {
             // No project to keep an index in: a read builds one in memory.
             let index = Index::open(p)?;
-            return index.status().map(|s| SyncReport {
+            return index.upkeep().status().map(|s| SyncReport {
                 scanned: s.runs + s.work_sessions + s.transcripts + s.workflow_states,
                 indexed: s.runs + s.work_sessions + s.transcripts + s.workflow_states,
                 ..SyncReport::default()
@@ -106,8 +106,8 @@ impl Index {
 
 /// Builds the new file and swaps it in; the caller holds [`REBUILD_LOCK`].
 /// `text`: [`FullText::OwnThread`] (all of it before the swap) or
-/// [`FullText::Later`] (the catalog only: see `text_build`).
-pub(super) fn build_and_swap(
+/// [`FullText::Later`] (the rows phase only: see `text_build`).
+pub(crate) fn build_and_swap(
     p: &Project,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     text: FullText,
@@ -127,16 +127,16 @@ pub(super) fn build_and_swap(
         drop(conn);
         #[cfg(feature = "testing")]
         if matches!(text, FullText::Later) {
-            logbook_store::testing::fault("catalog-built");
+            logbook_store::testing::fault("rows-built");
         }
         let conn = open_building(&new, BUILD_CACHE_KIB)?;
-        // A catalog whose text is left to a builder goes live without its
+        // A rows-only index whose text is left to a builder goes live without its
         // catch-up sync (a `statx` of every manifest): the builder runs it
         // first (see `text_build`).
         let catch_up = match text {
             FullText::Later => {
-                super::text_build::finish_small(&conn, p).map_err(sql(&new))?;
-                !super::text_build::catches_up_later(&conn).map_err(sql(&new))?
+                crate::upkeep::text_build::finish_small(&conn, p).map_err(sql(&new))?;
+                !crate::upkeep::text_build::catches_up_later(&conn).map_err(sql(&new))?
             }
             FullText::SameThread | FullText::OwnThread => true,
         };
@@ -182,7 +182,7 @@ fn open_building(path: &Path, cache_kib: i64) -> Result<Connection> {
 
 /// Where [`fill`] builds the runs' full-text index.
 #[derive(Clone, Copy)]
-pub(super) enum FullText {
+pub(crate) enum FullText {
     /// In `runs_fts` itself, on the writing thread (an index in memory).
     SameThread,
     /// In a file of its own beside the new index, on a thread of its own,
@@ -191,7 +191,7 @@ pub(super) enum FullText {
     /// this spreads a rebuild over a second core. The connection that
     /// filled must not touch `runs_fts` afterwards (see `build_and_swap`).
     OwnThread,
-    /// Not at all: the catalog alone (no output file is read, and each
+    /// Not at all: the rows alone (no output file is read, and each
     /// run's manifest is stored as a stub), with the text phase's starting
     /// point in `meta` (see `text_build`), so that commands answer from it
     /// seconds after an index was lost.
@@ -202,162 +202,228 @@ pub(super) enum FullText {
 /// follows: the tables, then their secondary indexes over the loaded rows
 /// (faster than maintaining them row by row), then the
 /// planner's row counts.
-pub(super) fn fill(
+pub(crate) fn fill(
     conn: &Connection,
     p: &Project,
     path: &Path,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     text: FullText,
 ) -> Result<SyncReport> {
-    let e = sql(path);
     let dir_before = runs_dir_stamp(p);
-    let later = matches!(text, FullText::Later);
-    let aside = match text {
-        FullText::SameThread | FullText::Later => None,
-        FullText::OwnThread => Some(text_path(path)),
+    let build = Build {
+        conn,
+        p,
+        path,
+        progress,
+        aside: match text {
+            FullText::SameThread | FullText::Later => None,
+            FullText::OwnThread => Some(text_path(path)),
+        },
+        later: matches!(text, FullText::Later),
     };
-    if let Some(aside) = &aside {
+    if let Some(aside) = &build.aside {
         remove_db_files(aside)?;
     }
-    conn.execute_batch("BEGIN").map_err(&e)?;
-    conn.execute_batch(&schema::schema()).map_err(&e)?;
-    super::migrate::record(conn, SCHEMA_VERSION, "built").map_err(&e)?;
-    if aside.is_none() && !later {
-        set_fts_hash(conn, BUILD_FTS_HASH).map_err(&e)?;
-    }
-    // Run manifests are only named, never collected as paths (a million
-    // would be a quarter of a gigabyte): their folder names are sorted in
-    // 16 bytes each (see `scan::folders_in_path_order`), and the parser
-    // threads take each stamp just before reading the file, in parallel.
-    // Sessions, workflow states and transcripts are few, and stamped here.
-    let others = walk(
-        p,
-        &[Kind::WorkSession, Kind::WorkflowState, Kind::Transcript],
-    )?;
-    let runs_dir = &p.config.agent_outputs_folder;
-    // Archived runs stay rows, marked archived (`record::read_record`).
-    let archive_dir = &p.config.archive_folder;
-    let total = match progress {
-        Some(_) => {
-            others.len() as u64
-                + run_folders(runs_dir)?.count() as u64
-                + run_folders(archive_dir)?.count() as u64
-        }
-        None => 0,
-    };
+    build.begin()?;
+    let (files, total) = build.files()?;
     let mut report = SyncReport::default();
-    let files = folders_in_path_order(runs_dir)?
-        .chain(folders_in_path_order(archive_dir)?)
-        .map(|folder| Seen::unstamped(Kind::Run, folder.join(MANIFEST_FILE)))
-        .chain(others);
-    let (scanned, missing) = std::thread::scope(|scope| {
-        let (to_text, docs_in) = std::sync::mpsc::sync_channel::<Vec<FtsDoc>>(16);
-        let text_thread = aside
-            .as_deref()
-            .map(|aside| scope.spawn(move || fill_text(aside, docs_in)));
-        let to_text = text_thread.is_some().then_some(to_text);
-        let mut docs = Vec::new();
-        let read = read_parallel(
-            p,
-            files,
-            total,
-            progress,
-            if later {
-                record::Reading::Catalog
-            } else {
-                record::Reading::Text
-            },
-            |(kind, file, stamp, rec)| {
-                let fresh = match to_text {
-                    Some(_) => Fresh::TextAside(&mut docs),
-                    None if later => Fresh::Catalog,
-                    None => Fresh::Yes,
-                };
-                apply::apply(conn, kind, &file, rec, stamp, Some(&mut report), fresh)
-                    .map_err(&e)?;
-                report.indexed += 1;
-                if let Some(to_text) = &to_text
-                    && docs.len() >= TEXT_CHUNK
-                    && to_text.send(std::mem::take(&mut docs)).is_err()
-                {
-                    return Err(text_stopped(path));
-                }
-                Ok(())
-            },
-        );
-        if let Some(to_text) = to_text
-            && !docs.is_empty()
-        {
-            // A failed send means the thread stopped: its join says why.
-            let _ = to_text.send(docs);
-        }
-        let text = match text_thread.map(|t| t.join()) {
-            None => Ok(()),
-            Some(Ok(result)) => result,
-            Some(Err(_)) => Err(text_stopped(path)),
-        };
-        // The text thread's own error explains a read that stopped because
-        // it was gone.
-        text.and(read)
-    })?;
+    let (scanned, missing) = build.load(files, total, &mut report)?;
     report.scanned = scanned - missing;
-    // A catalog goes live with the indexes of its first answers (see
-    // [`CATALOG_INDEXES`]); the text phase makes the others.
-    let sql = if later {
-        indexes_sql(|name| CATALOG_INDEXES.contains(&name))
-    } else {
-        indexes_sql(|_| true) + &stats_sql()
-    };
-    conn.execute_batch(&sql).map_err(&e)?;
-    if aside.is_none() && !later {
-        set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
-    }
-    if later {
-        super::text_build::plan(conn).map_err(&e)?;
-    }
-    conn.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
-        [p.clock.now_string()],
-    )
-    .map_err(&e)?;
-    conn.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
-        [super::ROOT_KEY, &super::root_stamp(p)],
-    )
-    .map_err(&e)?;
-    // The runs folder's mtime counts as seen only if nothing moved during
-    // the walk; otherwise the next listing compares names again.
-    if dir_before == runs_dir_stamp(p) && settled(&p.config.agent_outputs_folder, p.clock) {
-        conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
-            [RUNS_DIR_KEY, &dir_before],
-        )
-        .map_err(&e)?;
-    }
-    conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-        .map_err(&e)?;
-    conn.execute_batch("COMMIT").map_err(&e)?;
+    build.finish(&dir_before)?;
     // Outside that transaction: a database is attached only between them.
     // The file is not live yet, so nobody sees it without its text.
-    if let Some(aside) = &aside {
+    if let Some(aside) = &build.aside {
         copy_text(conn, aside)?;
     }
     Ok(report)
 }
 
-/// The secondary indexes a catalog of [`FullText::Later`] goes live with:
+/// One [`fill`] of a new file, in one transaction.
+struct Build<'a> {
+    conn: &'a Connection,
+    p: &'a Project,
+    /// The file being built, for errors.
+    path: &'a Path,
+    progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// Where a thread of its own writes the full text meanwhile
+    /// ([`FullText::OwnThread`]).
+    aside: Option<PathBuf>,
+    /// [`FullText::Later`]: the rows phase alone.
+    later: bool,
+}
+
+impl Build<'_> {
+    /// Whether the full text is written into this very file now.
+    fn text_here(&self) -> bool {
+        self.aside.is_none() && !self.later
+    }
+
+    /// Begins the build's transaction and makes the tables.
+    fn begin(&self) -> Result<()> {
+        let e = sql(self.path);
+        let conn = self.conn;
+        conn.execute_batch("BEGIN").map_err(&e)?;
+        conn.execute_batch(&schema::schema()).map_err(&e)?;
+        crate::upkeep::migrate::record(conn, SCHEMA_VERSION, "built").map_err(&e)?;
+        if self.text_here() {
+            set_fts_hash(conn, BUILD_FTS_HASH).map_err(&e)?;
+        }
+        Ok(())
+    }
+
+    /// Every file to read, and how many there are when progress is shown
+    /// (0 otherwise: counting is a walk of its own).
+    ///
+    /// Run manifests are only named, never collected as paths (a million
+    /// would be a quarter of a gigabyte): their folder names are sorted in
+    /// 16 bytes each (see `scan::folders_in_path_order`), and the parser
+    /// threads take each stamp just before reading the file, in parallel.
+    /// Sessions, workflow states and transcripts are few, and stamped here.
+    fn files(&self) -> Result<(impl Iterator<Item = Seen> + Send + use<>, u64)> {
+        let p = self.p;
+        let others = walk(
+            p,
+            &[Kind::WorkSession, Kind::WorkflowState, Kind::Transcript],
+        )?;
+        let runs_dir = &p.config.agent_outputs_folder;
+        // Archived runs stay rows, marked archived (`record::read_record`).
+        let archive_dir = &p.config.archive_folder;
+        let total = match self.progress {
+            Some(_) => {
+                others.len() as u64
+                    + run_folders(runs_dir)?.count() as u64
+                    + run_folders(archive_dir)?.count() as u64
+            }
+            None => 0,
+        };
+        let files = folders_in_path_order(runs_dir)?
+            .chain(folders_in_path_order(archive_dir)?)
+            .map(|folder| Seen::unstamped(Kind::Run, folder.join(MANIFEST_FILE)))
+            .chain(others);
+        Ok((files, total))
+    }
+
+    /// Reads `files` on every core and stores each record, handing the
+    /// runs' full text to its own thread when it is written aside. Returns
+    /// what [`read_parallel`] does.
+    fn load(
+        &self,
+        files: impl Iterator<Item = Seen> + Send,
+        total: u64,
+        report: &mut SyncReport,
+    ) -> Result<(u64, u64)> {
+        let (conn, path, later) = (self.conn, self.path, self.later);
+        let e = sql(path);
+        std::thread::scope(|scope| {
+            let (to_text, docs_in) = std::sync::mpsc::sync_channel::<Vec<FtsDoc>>(16);
+            let text_thread = self
+                .aside
+                .as_deref()
+                .map(|aside| scope.spawn(move || fill_text(aside, docs_in)));
+            let to_text = text_thread.is_some().then_some(to_text);
+            let mut docs = Vec::new();
+            let reading = match later {
+                true => record::Reading::RowsOnly,
+                false => record::Reading::Text,
+            };
+            let read = read_parallel(
+                self.p,
+                files,
+                total,
+                self.progress,
+                reading,
+                |(kind, file, stamp, rec)| {
+                    let fresh = match to_text {
+                        Some(_) => Fresh::TextAside(&mut docs),
+                        None if later => Fresh::RowsOnly,
+                        None => Fresh::Yes,
+                    };
+                    apply::apply(conn, kind, &file, rec, stamp, Some(&mut *report), fresh)
+                        .map_err(&e)?;
+                    report.indexed += 1;
+                    if let Some(to_text) = &to_text
+                        && docs.len() >= TEXT_CHUNK
+                        && to_text.send(std::mem::take(&mut docs)).is_err()
+                    {
+                        return Err(text_stopped(path));
+                    }
+                    Ok(())
+                },
+            );
+            if let Some(to_text) = to_text
+                && !docs.is_empty()
+            {
+                // A failed send means the thread stopped: its join says why.
+                let _ = to_text.send(docs);
+            }
+            let text = match text_thread.map(|t| t.join()) {
+                None => Ok(()),
+                Some(Ok(result)) => result,
+                Some(Err(_)) => Err(text_stopped(path)),
+            };
+            // The text thread's own error explains a read that stopped
+            // because it was gone.
+            text.and(read)
+        })
+    }
+
+    /// Makes the secondary indexes, notes what the build saw in `meta`,
+    /// stamps the schema version and commits.
+    fn finish(&self, dir_before: &str) -> Result<()> {
+        let (conn, p) = (self.conn, self.p);
+        let e = sql(self.path);
+        // A rows-only index goes live with the indexes of its first answers
+        // (see [`ROWS_ONLY_INDEXES`]); the text phase makes the others.
+        let sql = if self.later {
+            indexes_sql(|name| ROWS_ONLY_INDEXES.contains(&name))
+        } else {
+            indexes_sql(|_| true) + &stats_sql()
+        };
+        conn.execute_batch(&sql).map_err(&e)?;
+        if self.text_here() {
+            set_fts_hash(conn, DEFAULT_FTS_HASH).map_err(&e)?;
+        }
+        if self.later {
+            crate::upkeep::text_build::plan(conn).map_err(&e)?;
+        }
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('last_sync', ?1)",
+            [p.clock.now_string()],
+        )
+        .map_err(&e)?;
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+            [crate::ROOT_KEY, &crate::root_stamp(p)],
+        )
+        .map_err(&e)?;
+        // The runs folder's mtime counts as seen only if nothing moved
+        // during the walk; otherwise the next listing compares names again.
+        if dir_before == runs_dir_stamp(p) && settled(&p.config.agent_outputs_folder, p.clock) {
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+                [RUNS_DIR_KEY, dir_before],
+            )
+            .map_err(&e)?;
+        }
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(&e)?;
+        conn.execute_batch("COMMIT").map_err(&e)
+    }
+}
+
+/// The secondary indexes a rows-only index of [`FullText::Later`] goes live with:
 /// `runs_started`, which covers every filter of `find` on `runs` (a scan
 /// of it in start order, stopped by the limit); `files_live`, which every
 /// listing reads first; and `runs_folder`, which keeps a folder to one row
 /// (a writer looks its run up by folder). Each index more costs one sort
 /// of its table before the first answer; its runs are narrow (see
-/// `record::Reading::Catalog`), so that sort reads little. Until the
+/// `record::Reading::RowsOnly`), so that sort reads little. Until the
 /// builder's first batches make the others, a run looked up by id is a
 /// scan of those narrow rows.
-pub(super) const CATALOG_INDEXES: &[&str] = &["runs_folder", "files_live", "runs_started"];
+pub(crate) const ROWS_ONLY_INDEXES: &[&str] = &["runs_folder", "files_live", "runs_started"];
 
 /// The `CREATE INDEX IF NOT EXISTS` of the [`INDEXES`] `which` names.
-pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {
+pub(crate) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {
     let mut sql = String::new();
     for (name, create) in INDEXES {
         if which(name) {
@@ -374,7 +440,7 @@ pub(super) fn indexes_sql(which: impl Fn(&str) -> bool) -> String {
 /// samples SQLite expires every plan whose choice could depend on a bound
 /// value and prepares it again at each new binding, and the counts alone
 /// already pick the same indexes here.
-pub(super) fn stats_sql() -> String {
+pub(crate) fn stats_sql() -> String {
     let mut sql = String::new();
     for t in [
         "runs",
@@ -449,7 +515,7 @@ fn fill_text(aside: &Path, docs: std::sync::mpsc::Receiver<Vec<FtsDoc>>) -> Resu
 /// file.
 fn copy_text(conn: &Connection, aside: &Path) -> Result<()> {
     let e = sql(aside);
-    conn.execute("ATTACH DATABASE ?1 AS text", [super::path_str(aside)])
+    conn.execute("ATTACH DATABASE ?1 AS text", [crate::path_str(aside)])
         .map_err(&e)?;
     let mut copy = String::from("BEGIN;");
     for table in schema::RUNS_FTS_TABLES {
@@ -480,7 +546,7 @@ fn run_folders(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + Send + use<
 /// [`record::Reading`]). Returns how many files were drawn, and how many
 /// of those were unstamped run folders that turned out to hold no
 /// manifest (not handed to `write`); the only error is `write`'s.
-pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send, E: Send>(
+pub(crate) fn read_parallel<S: std::borrow::Borrow<Seen> + Send, E: Send>(
     p: &Project,
     files: impl Iterator<Item = S> + Send,
     total: u64,
@@ -488,62 +554,30 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send, E: Send>(
     reading: record::Reading,
     mut write: impl FnMut(Parsed) -> std::result::Result<(), E>,
 ) -> std::result::Result<(u64, u64), E> {
-    let files = Mutex::new(files);
-    let done = AtomicUsize::new(0);
-    let missing = AtomicUsize::new(0);
+    let drawing = Drawing {
+        p,
+        files: Mutex::new(files),
+        done: AtomicUsize::new(0),
+        missing: AtomicUsize::new(0),
+        total,
+        progress,
+        reading,
+    };
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    // A catalog's parsers do less than its one writer: one core is left to
-    // the writer, which three threads on two cores would starve.
+    // The rows phase's parsers do less than its one writer: one core is
+    // left to the writer, which three threads on two cores would starve.
     let workers = match reading {
-        record::Reading::Catalog => cores.saturating_sub(1),
+        record::Reading::RowsOnly => cores.saturating_sub(1),
         record::Reading::Text | record::Reading::Stamp => cores,
     }
     .clamp(1, 16);
-    // Records travel in chunks: one channel hand-off (and futex wake) per
-    // record was a measurable cost to the writer thread, the bottleneck.
-    const CHUNK: usize = 64;
     let (tx_rec, rx_rec) = std::sync::mpsc::sync_channel::<Vec<Parsed>>(64);
     let write_result: Mutex<std::result::Result<(), E>> = Mutex::new(Ok(()));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx_rec = tx_rec.clone();
-            let (files, done, missing) = (&files, &done, &missing);
-            scope.spawn(move || {
-                let mut chunk = Vec::with_capacity(CHUNK);
-                loop {
-                    let next = files.lock().ok().and_then(|mut f| f.next());
-                    let Some(s) = next else {
-                        if !chunk.is_empty() {
-                            let _ = tx_rec.send(chunk);
-                        }
-                        break;
-                    };
-                    let s: &Seen = s.borrow();
-                    let rec = match record::read_record_for(p, s.kind, &s.path, reading) {
-                        (None, None) => {
-                            missing.fetch_add(1, Ordering::Relaxed);
-                            None
-                        }
-                        (stamp, rec) => Some((stamp, rec)),
-                    };
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if let Some(cb) = progress
-                        && n.is_multiple_of(256)
-                    {
-                        cb(n as u64, total.max(n as u64));
-                    }
-                    if let Some((stamp, rec)) = rec {
-                        chunk.push((s.kind, s.path.clone(), stamp, rec));
-                    }
-                    if chunk.len() >= CHUNK
-                        && tx_rec
-                            .send(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))
-                            .is_err()
-                    {
-                        break;
-                    }
-                }
-            });
+            let drawing = &drawing;
+            scope.spawn(move || drawing.parse_until_done(tx_rec));
         }
         drop(tx_rec);
         let result = rx_rec.iter().flatten().try_for_each(&mut write);
@@ -556,11 +590,74 @@ pub(super) fn read_parallel<S: std::borrow::Borrow<Seen> + Send, E: Send>(
     write_result
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner())?;
-    let done = done.into_inner() as u64;
+    let done = drawing.done.into_inner() as u64;
     if let Some(cb) = progress {
         cb(done, done);
     }
-    Ok((done, missing.into_inner() as u64))
+    Ok((done, drawing.missing.into_inner() as u64))
+}
+
+/// Records travel from the parsers in chunks: one channel hand-off (and
+/// futex wake) per record was a measurable cost to the writer thread, the
+/// bottleneck.
+const CHUNK: usize = 64;
+
+/// What the parser threads of [`read_parallel`] share: the files still to
+/// draw and the counts so far.
+struct Drawing<'a, I> {
+    p: &'a Project,
+    files: Mutex<I>,
+    done: AtomicUsize,
+    missing: AtomicUsize,
+    total: u64,
+    progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    reading: record::Reading,
+}
+
+impl<S: std::borrow::Borrow<Seen>, I: Iterator<Item = S>> Drawing<'_, I> {
+    /// One parser thread: draws and parses files until none is left or
+    /// the writer stopped, handing the records over in chunks.
+    fn parse_until_done(&self, tx_rec: std::sync::mpsc::SyncSender<Vec<Parsed>>) {
+        let mut chunk = Vec::with_capacity(CHUNK);
+        loop {
+            let next = self.files.lock().ok().and_then(|mut f| f.next());
+            let Some(s) = next else {
+                if !chunk.is_empty() {
+                    let _ = tx_rec.send(chunk);
+                }
+                return;
+            };
+            if let Some(parsed) = self.parse(s.borrow()) {
+                chunk.push(parsed);
+            }
+            if chunk.len() >= CHUNK
+                && tx_rec
+                    .send(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))
+                    .is_err()
+            {
+                return;
+            }
+        }
+    }
+
+    /// Reads one file, counting it (and it as missing when an unstamped
+    /// run folder held no manifest, which gives no record).
+    fn parse(&self, s: &Seen) -> Option<Parsed> {
+        let rec = match record::read_record_for(self.p, s.kind, &s.path, self.reading) {
+            (None, None) => {
+                self.missing.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+            (stamp, rec) => Some((stamp, rec)),
+        };
+        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(cb) = self.progress
+            && n.is_multiple_of(256)
+        {
+            cb(n as u64, self.total.max(n as u64));
+        }
+        rec.map(|(stamp, rec)| (s.kind, s.path.clone(), stamp, rec))
+    }
 }
 
 /// Catches the new file up (unless `catch_up` is false: a builder will)
@@ -581,7 +678,7 @@ fn swap_into_place(
         rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     ) {
         Ok(old) if logbook_store::index_file::is_present(live) => {
-            old.busy_timeout(super::BUSY_TIMEOUT).map_err(&e)?;
+            old.busy_timeout(crate::BUSY_TIMEOUT).map_err(&e)?;
             match old.execute_batch("BEGIN IMMEDIATE") {
                 Ok(()) => Some(old),
                 // A damaged old index is simply replaced.
@@ -592,14 +689,14 @@ fn swap_into_place(
     };
     // 2. What changed on disk since the walk, and the marks of writers that
     // are between their file write and their index update.
-    let mut building = Index {
+    let building = Index {
         conn: pool::Pooled::new(conn, new, None),
         path: new.to_path_buf(),
         project: p.clone(),
         file_id: None,
     };
     let caught_up = if catch_up {
-        building.sync()?
+        building.upkeep().sync()?
     } else {
         SyncReport::default()
     };

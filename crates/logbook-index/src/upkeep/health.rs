@@ -3,67 +3,43 @@
 
 use std::path::PathBuf;
 
+use crate::SECRETS_COUNTS_KEY;
+use crate::Status;
 #[cfg(feature = "testing")]
-use super::schema::{key_rid_sql, text_key_sql};
-use super::{CorruptEntry, Index, Kind, Status};
+use crate::schema::{key_rid_sql, text_key_sql};
+use crate::upkeep::Upkeep;
 use logbook_model::error::Result;
 
-impl Index {
-    /// How many files of `kind` the index holds as unparseable.
-    pub fn corrupt_count(&self, kind: Kind) -> Result<u64> {
-        self.conn
-            .prepare_cached("SELECT count(*) FROM corrupt WHERE kind = ?1")
-            .map_err(self.err())?
-            .query_row([kind.as_str()], |r| r.get::<_, i64>(0))
-            .map(|n| n.max(0) as u64)
-            .map_err(self.err())
+impl Upkeep<'_> {
+    /// What `doctor` last counted of secrets, file by file (JSON; see
+    /// `ops::secrets`): derived from the files like everything here, so
+    /// a rebuild that loses it costs one scan, never a wrong count.
+    pub fn secrets_counts(&self) -> Result<Option<String>> {
+        self.index.meta(SECRETS_COUNTS_KEY)
     }
 
-    /// Files the last sync could not parse.
-    pub fn corrupt_files(&self) -> Result<Vec<CorruptEntry>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT path, kind, reason FROM corrupt ORDER BY path")
-            .map_err(self.err())?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })
-            .map_err(self.err())?;
-        let mut out = vec![];
-        for row in rows {
-            let (path, kind, reason) = row.map_err(self.err())?;
-            if let Some(kind) = Kind::parse(&kind) {
-                out.push(CorruptEntry {
-                    path: PathBuf::from(path),
-                    kind,
-                    reason,
-                });
-            }
-        }
-        Ok(out)
+    /// Keeps what [`Upkeep::secrets_counts`] gives back.
+    pub fn set_secrets_counts(&self, json: &str) -> Result<()> {
+        self.index.set_meta(SECRETS_COUNTS_KEY, json)
     }
 
     /// Counts, size and staleness, for `index status`.
     pub fn status(&self) -> Result<Status> {
         let count = |table: &str| -> Result<u64> {
-            self.conn
+            self.index
+                .conn
                 .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
                     r.get::<_, i64>(0)
                 })
                 .map(|n| n.max(0) as u64)
-                .map_err(self.err())
+                .map_err(self.index.err())
         };
         let size = logbook_store::index_file::size;
-        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        let wal = PathBuf::from(format!("{}-wal", self.index.path.display()));
         Ok(Status {
-            path: self.path.clone(),
-            size_bytes: size(&self.path) + size(&wal),
-            schema_version: super::SCHEMA_VERSION,
+            path: self.index.path.clone(),
+            size_bytes: size(&self.index.path) + size(&wal),
+            schema_version: crate::SCHEMA_VERSION,
             runs: count("runs")?,
             outputs: count("outputs")?,
             edges: count("edges")?,
@@ -72,30 +48,32 @@ impl Index {
             workflow_states: count("workflow_states")?,
             corrupt: count("corrupt")?,
             pending: count("pending")?,
-            last_sync: self.meta("last_sync")?,
+            last_sync: self.index.meta("last_sync")?,
             stale: self.staleness()?,
-            text: super::TextStatus::of(self.text_progress()?),
+            text: crate::TextStatus::of(self.index.read().text_progress()?),
             schema_history: self.schema_history()?,
         })
     }
 
     /// The rows of `schema_history`, oldest first.
-    pub fn schema_history(&self) -> Result<Vec<super::SchemaStep>> {
+    pub fn schema_history(&self) -> Result<Vec<crate::SchemaStep>> {
         let mut stmt = self
+            .index
             .conn
             .prepare("SELECT version, step, applied_at, logbook FROM schema_history ORDER BY rowid")
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let rows = stmt
             .query_map([], |r| {
-                Ok(super::SchemaStep {
+                Ok(crate::SchemaStep {
                     version: r.get(0)?,
                     step: r.get(1)?,
                     applied_at: r.get(2)?,
                     logbook: r.get(3)?,
                 })
             })
-            .map_err(self.err())?;
-        rows.collect::<rusqlite::Result<_>>().map_err(self.err())
+            .map_err(self.index.err())?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.index.err())
     }
 
     /// A canonical dump of everything the index holds about the files (not
@@ -128,7 +106,7 @@ impl Index {
         ];
         let mut out = vec![];
         for q in queries {
-            let mut stmt = self.conn.prepare(q).map_err(self.err())?;
+            let mut stmt = self.index.conn.prepare(q).map_err(self.index.err())?;
             let rows = stmt
                 .query_map([], |r| {
                     let mut parts = vec![];
@@ -144,9 +122,9 @@ impl Index {
                     }
                     Ok(parts.join("\u{1f}"))
                 })
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             for row in rows {
-                out.push(row.map_err(self.err())?);
+                out.push(row.map_err(self.index.err())?);
             }
         }
         out.sort();
@@ -156,20 +134,22 @@ impl Index {
     /// The run folders whose full-text row holds `word`, sorted, as the
     /// index answers without verifying anything against the files: what a
     /// test compares of two indexes' words (the table is contentless, so
-    /// [`Index::fingerprint`] cannot show them).
+    /// [`Upkeep::fingerprint`] cannot show them).
     #[cfg(feature = "testing")]
     pub fn text_matches(&self, word: &str) -> Result<Vec<String>> {
         let mut stmt = self
+            .index
             .conn
             .prepare(&format!(
                 "SELECT r.folder FROM runs_fts f JOIN runs r ON r.rid = {} \
                      WHERE runs_fts MATCH ?1 ORDER BY r.folder",
                 key_rid_sql("f.rowid")
             ))
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let rows = stmt
             .query_map([format!("\"{word}\"")], |r| r.get(0))
-            .map_err(self.err())?;
-        rows.collect::<rusqlite::Result<_>>().map_err(self.err())
+            .map_err(self.index.err())?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.index.err())
     }
 }

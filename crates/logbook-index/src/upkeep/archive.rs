@@ -2,7 +2,7 @@
 //! `runs.archived`, found by their folder in `archive_folder`. `archive`,
 //! `unarchive` and `delete` update them as they write
 //! (`ops::write_through`); what another tool moved in or out of the archive
-//! is caught by [`Index::sync_archive`] (a name comparison, only when the
+//! is caught by [`Upkeep::sync_archive`] (a name comparison, only when the
 //! archive folder's mtime moved) and by a rebuild, which walks the archive
 //! too. The live scan never takes the archive's rows for run folders of
 //! the runs folder ([`archive_rel`]).
@@ -11,8 +11,10 @@ use std::collections::BTreeSet;
 
 use rusqlite::Connection;
 
-use super::scan::RunChange;
-use super::{Index, SyncReport, path_str};
+use crate::read::Reader;
+use crate::upkeep::Upkeep;
+use crate::upkeep::scan::RunChange;
+use crate::{SyncReport, path_str};
 use logbook_model::error::Result;
 use logbook_model::run::MANIFEST_FILE;
 use logbook_store::Project;
@@ -24,7 +26,7 @@ const ARCHIVE_DIR_KEY: &str = "archive_dir_mtime";
 /// The archive folder's path relative to the runs folder, with a trailing
 /// `/`, when it lies inside it (the default `.archive/`): the index rows
 /// under it are archived runs, not run folders of the runs folder.
-pub(super) fn archive_rel(p: &Project) -> Option<Vec<u8>> {
+pub(crate) fn archive_rel(p: &Project) -> Option<Vec<u8>> {
     let rel = p
         .config
         .archive_folder
@@ -41,26 +43,29 @@ pub(super) fn archive_rel(p: &Project) -> Option<Vec<u8>> {
 /// column alone, without a scan of every run (the runs table holds the
 /// manifests: gigabytes at a million runs), and a project that never
 /// archived pays nothing for the archive.
-pub(super) const ARCHIVED_INDEX: &str =
+pub(crate) const ARCHIVED_INDEX: &str =
     "CREATE INDEX runs_archived ON runs(archived) WHERE archived = 1";
 
 /// Makes [`ARCHIVED_INDEX`], if it is not there, before an archived run row
 /// is written.
-pub(super) fn ensure_archived_index(tx: &Connection) -> rusqlite::Result<()> {
-    tx.execute_batch(&super::rebuild::indexes_sql(|name| name == "runs_archived"))
+pub(crate) fn ensure_archived_index(tx: &Connection) -> rusqlite::Result<()> {
+    tx.execute_batch(&crate::upkeep::rebuild::indexes_sql(|name| {
+        name == "runs_archived"
+    }))
 }
 
-impl Index {
+impl Reader<'_> {
     /// Whether any run is archived: a look at the schema (no archived row
     /// without its index, see [`ARCHIVED_INDEX`]), then at that partial
     /// index, so a listing of the live set filters and counts what it left
     /// out only when there is something to leave out.
     pub fn has_archived(&self) -> Result<bool> {
         let ask = |sql: &str| -> Result<bool> {
-            self.conn
+            self.index
+                .conn
                 .prepare_cached(sql)
                 .and_then(|mut st| st.query_row([], |r| r.get(0)))
-                .map_err(self.err())
+                .map_err(self.index.err())
         };
         // Two statements: the second names an index the first checks for.
         Ok(ask(
@@ -69,7 +74,9 @@ impl Index {
             "SELECT EXISTS(SELECT 1 FROM runs INDEXED BY runs_archived WHERE archived = 1)",
         )?)
     }
+}
 
+impl Upkeep<'_> {
     /// Brings the archived rows in step with the archive folder after the
     /// folder itself moved (an older archive taken out of the runs
     /// folder): a listing's quick check looks at the runs folder only.
@@ -82,32 +89,33 @@ impl Index {
     /// to the index are read (and marked archived), rows whose folder left
     /// are removed. Archived runs are never written by Logbook, so their
     /// manifests are not stamped here (a rebuild reads them again).
-    pub(super) fn sync_archive(&mut self) -> Result<SyncReport> {
-        let dir = self.project.config.archive_folder.clone();
+    pub(crate) fn sync_archive(&mut self) -> Result<SyncReport> {
+        let dir = self.index.project.config.archive_folder.clone();
         // The folder's path is part of the stamp: an archive moved whole
         // (out of the runs folder, or back by hand) keeps its mtime.
         let stamp_of = |dir: &std::path::Path| {
             format!("{} {}", logbook_store::stamp::mtime_ns(dir), path_str(dir))
         };
         let stamp = stamp_of(&dir);
-        if self.meta(ARCHIVE_DIR_KEY)?.as_deref() == Some(stamp.as_str()) {
+        if self.index.meta(ARCHIVE_DIR_KEY)?.as_deref() == Some(stamp.as_str()) {
             return Ok(SyncReport::default());
         }
         let mut on_disk = BTreeSet::new();
         for folder in logbook_store::runs::walk(&dir)? {
             on_disk.insert(path_str(&folder?.path));
         }
-        let indexed: BTreeSet<String> = if !self.has_archived()? {
+        let indexed: BTreeSet<String> = if !self.index.read().has_archived()? {
             BTreeSet::new()
         } else {
             let mut st = self
+                .index
                 .conn
                 .prepare_cached("SELECT folder FROM runs WHERE archived = 1")
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             st.query_map([], |r| r.get(0))
-                .map_err(self.err())?
+                .map_err(self.index.err())?
                 .collect::<rusqlite::Result<_>>()
-                .map_err(self.err())?
+                .map_err(self.index.err())?
         };
         let mut changes = vec![];
         for new in on_disk.difference(&indexed) {
@@ -128,8 +136,8 @@ impl Index {
         };
         // Seen only if nothing moved meanwhile and the mtime is old enough
         // to trust (see `sync::settled`).
-        if stamp_of(&dir) == stamp && super::sync::settled(&dir, self.project.clock) {
-            self.set_meta(ARCHIVE_DIR_KEY, &stamp)?;
+        if stamp_of(&dir) == stamp && crate::upkeep::sync::settled(&dir, self.index.project.clock) {
+            self.index.set_meta(ARCHIVE_DIR_KEY, &stamp)?;
         }
         Ok(report)
     }
@@ -139,7 +147,7 @@ impl Index {
 /// `runs.archived` column (0: no run was archived before schema 14, whose
 /// walk never entered the archive); its partial index comes with the first
 /// archived run (see [`ARCHIVED_INDEX`]).
-pub(super) fn migrate_13_to_14_archive(conn: &Connection) -> rusqlite::Result<()> {
+pub(crate) fn migrate_13_to_14_archive(conn: &Connection) -> rusqlite::Result<()> {
     let has_column: bool = conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM pragma_table_info('runs') WHERE name = 'archived')",
         [],

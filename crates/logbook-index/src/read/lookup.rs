@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Index;
+use crate::read::Reader;
 use logbook_model::error::Result;
 use logbook_model::ids::RunId;
 use logbook_model::query::{ArchiveScope, RunQuery};
 use logbook_model::run::{OutputRecord, Run};
 
-impl Index {
+impl Reader<'_> {
     /// the scan's latest output from the index: the newest run of `agent`
     /// (workflow matching, of `status` unless `None`) having an output of
     /// `output_type`, and its last such output.
@@ -61,7 +61,7 @@ impl Index {
     }
 
     /// One run by id, from the index, verified against its file (see
-    /// `Index::verified`).
+    /// `Reader::verified`).
     pub fn run(&self, id: &str) -> Result<Option<Run>> {
         Ok(self
             .verified(
@@ -85,6 +85,7 @@ impl Index {
 
     fn run_row(&self, id: &str) -> Result<Option<Run>> {
         let row: Option<(String, String, String)> = self
+            .index
             .conn
             .query_row(
                 "SELECT id, folder, manifest FROM runs WHERE id = ?1 ORDER BY folder LIMIT 1",
@@ -92,12 +93,12 @@ impl Index {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         Ok(row.and_then(|(id, folder, manifest)| {
             let folder = PathBuf::from(folder);
             Some(Run {
                 id: RunId::parse(&id).ok()?,
-                manifest: super::record::stored_manifest(&folder, &manifest)?,
+                manifest: crate::write::record::stored_manifest(&folder, &manifest)?,
                 folder,
             })
         }))
@@ -109,38 +110,38 @@ impl Index {
     /// `[prefix, prefix~)` is exactly the prefix and one seek in `runs_id`.
     pub fn run_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>> {
         let mut stmt = self
-            .conn
+            .index.conn
             .prepare_cached(
                 "SELECT DISTINCT id FROM runs WHERE id >= ?1 AND id < ?1 || '~' ORDER BY id LIMIT ?2",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         stmt.query_map(params![prefix, limit], |r| r.get(0))
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .collect::<std::result::Result<_, _>>()
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 
     /// The ids and files of the indexed transcripts whose id starts or ends
     /// with `part` (lowercase, compared without case), sorted by id.
     pub fn transcript_ids_matching(&self, part: &str) -> Result<Vec<(String, PathBuf)>> {
         let mut stmt = self
-            .conn
+            .index.conn
             .prepare_cached(
                 "SELECT id, path FROM transcripts \
                  WHERE lower(substr(id, 1, length(?1))) = ?1 OR lower(substr(id, -length(?1))) = ?1 \
                  ORDER BY id, path",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         stmt.query_map([part], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 PathBuf::from(r.get::<_, String>(1)?),
             ))
         })
-        .map_err(self.err())?
+        .map_err(self.index.err())?
         .collect::<std::result::Result<_, _>>()
-        .map_err(self.err())
+        .map_err(self.index.err())
     }
 
     /// Ids of the runs naming `id` in their `related_sessions` (its children).
@@ -152,25 +153,29 @@ impl Index {
     }
 
     fn ids(&self, query: &str, id: &str) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(query).map_err(self.err())?;
+        let mut stmt = self
+            .index
+            .conn
+            .prepare_cached(query)
+            .map_err(self.index.err())?;
         stmt.query_map([id], |r| r.get(0))
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .collect::<std::result::Result<_, _>>()
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 
     /// Every lineage edge `(child, parent)` whose parent is not indexed as
     /// a run, for `doctor`.
     pub fn dangling_edges(&self) -> Result<Vec<(String, String)>> {
         let mut stmt = self
-            .conn
+            .index.conn
             .prepare(
                 "SELECT child, parent FROM edges WHERE parent NOT IN (SELECT id FROM runs) ORDER BY child, parent",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .collect::<std::result::Result<_, _>>()
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 }

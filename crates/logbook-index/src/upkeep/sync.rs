@@ -9,14 +9,15 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-use super::apply::{self, Stamp};
-use super::folder_names::WalkedNames;
-use super::rebuild::{Parsed, read_parallel};
-use super::run_rows::{self, Fresh};
-use super::scan::{Outputs, RunChange};
-use super::{Index, Kind, Staleness, SyncReport, path_str, record, sql};
+use crate::upkeep::Upkeep;
+use crate::upkeep::folder_names::WalkedNames;
+use crate::upkeep::rebuild::{Parsed, read_parallel};
+use crate::upkeep::scan::{Outputs, RunChange};
+use crate::write::apply::{self, Stamp};
+use crate::write::run_rows::{self, Fresh};
+use crate::{Kind, Staleness, SyncReport, path_str, sql, write::record};
 use logbook_model::clock::Clock;
 use logbook_model::error::Result;
 use logbook_store::Project;
@@ -38,7 +39,7 @@ const RACY_MTIME: Duration = Duration::from_millis(50);
 
 /// The `meta` key holding the runs folder's mtime as of the last complete
 /// comparison of its folder names with the index.
-pub(super) const RUNS_DIR_KEY: &str = "runs_dir_mtime";
+pub(crate) const RUNS_DIR_KEY: &str = "runs_dir_mtime";
 
 /// The kinds of file other than runs: few, each `stat`ed at every sync.
 const SMALL_KINDS: &[Kind] = &[Kind::WorkSession, Kind::Transcript, Kind::WorkflowState];
@@ -46,7 +47,7 @@ const SMALL_KINDS: &[Kind] = &[Kind::WorkSession, Kind::Transcript, Kind::Workfl
 /// Whether `dir`'s mtime is old enough by `clock` to stand for its listing
 /// (see [`RACY_MTIME`]). The clock is handed in so a test moves it past
 /// the racy window instead of sleeping through it.
-pub(super) fn settled(dir: &Path, clock: Clock) -> bool {
+pub(crate) fn settled(dir: &Path, clock: Clock) -> bool {
     let Ok(now) = clock.system_time().duration_since(std::time::UNIX_EPOCH) else {
         return false;
     };
@@ -56,23 +57,23 @@ pub(super) fn settled(dir: &Path, clock: Clock) -> bool {
 
 /// The runs folder's mtime, as stored under [`RUNS_DIR_KEY`]: it moves
 /// when a run folder is created, removed or renamed, and only then.
-pub(super) fn runs_dir_stamp(p: &Project) -> String {
+pub(crate) fn runs_dir_stamp(p: &Project) -> String {
     logbook_store::stamp::mtime_ns(&p.config.agent_outputs_folder).to_string()
 }
 
 /// A file found on disk, with the stamp sync compares. Whoever reads it
 /// takes its stamp again as it reads it (see `record::read_record`).
 #[derive(Debug)]
-pub(super) struct Seen {
-    pub(super) kind: Kind,
-    pub(super) path: PathBuf,
+pub(crate) struct Seen {
+    pub(crate) kind: Kind,
+    pub(crate) path: PathBuf,
     /// `None` for a run manifest: the walk only names those.
     stamp: Option<Stamp>,
 }
 
 impl Seen {
     /// A file named by the walk but not stat'ed.
-    pub(super) fn unstamped(kind: Kind, path: PathBuf) -> Seen {
+    pub(crate) fn unstamped(kind: Kind, path: PathBuf) -> Seen {
         Seen {
             kind,
             path,
@@ -103,7 +104,7 @@ fn seen(kind: Kind, path: PathBuf) -> Option<Seen> {
 /// Every file the index follows, with its stamp: one `stat` per session
 /// and transcript file. Run manifests are only named, unstamped (see
 /// [`Seen::unstamped`]): whoever reads one takes its stamp first.
-pub(super) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
+pub(crate) fn walk(p: &Project, scope: &[Kind]) -> Result<Vec<Seen>> {
     let mut out = vec![];
     if scope.contains(&Kind::Run) {
         for folder in logbook_store::runs::walk(&p.config.agent_outputs_folder)? {
@@ -146,25 +147,25 @@ fn folders_of(p: &Project, kind: Kind) -> Vec<&Path> {
     }
 }
 
-impl Index {
+impl Upkeep<'_> {
     /// Brings the index up to date with the folders, reading only new or
     /// changed files and dropping records whose file is gone. Noticing that
     /// nothing changed reads no file: one `stat` per followed file (see
     /// `scan` for the runs), and the runs folder is only listed when its
     /// mtime moved. A finished run is checked by its manifest's stamp
     /// alone ([`Outputs::Unsettled`]): an output of it edited in place is
-    /// seen by [`Index::sync_full`].
+    /// seen by [`Upkeep::sync_full`].
     pub fn sync(&mut self) -> Result<SyncReport> {
         self.sync_after(None, Outputs::Unsettled)
     }
 
-    /// [`Index::sync`] that also `lstat`s every registered output of every
+    /// [`Upkeep::sync`] that also `lstat`s every registered output of every
     /// run, finished or not (`index sync --full`).
     pub fn sync_full(&mut self) -> Result<SyncReport> {
         self.sync_after(None, Outputs::All)
     }
 
-    /// [`Index::sync`] right after a pass over every run folder that kept
+    /// [`Upkeep::sync`] right after a pass over every run folder that kept
     /// the names it `walked`: the runs folder is not listed again while
     /// they are current. `outputs`: whose output files are checked.
     pub fn sync_after(
@@ -173,8 +174,8 @@ impl Index {
         outputs: Outputs,
     ) -> Result<SyncReport> {
         let started = std::time::Instant::now();
-        let dir_before = runs_dir_stamp(&self.project);
-        let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_before.as_str());
+        let dir_before = runs_dir_stamp(&self.index.project);
+        let names = self.index.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_before.as_str());
         let mut report = SyncReport::default();
         // Changes are gathered over the scan's batches and written GROUP at
         // a time: one transaction and one FTS flush per group, not one per
@@ -205,7 +206,8 @@ impl Index {
             self.note_runs_dir(&dir_before, summary.complete)?;
         }
         merge(&mut report, self.sync_archive()?);
-        self.set_meta("last_sync", &self.project.clock.now_string())?;
+        self.index
+            .set_meta("last_sync", &self.index.project.clock.now_string())?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
@@ -215,8 +217,8 @@ impl Index {
         self.staleness_after(None, Outputs::Unsettled)
     }
 
-    /// [`Index::staleness`] right after a pass that kept the run folder
-    /// names it `walked` (see [`Index::sync_after`]), `outputs` checked as
+    /// [`Upkeep::staleness`] right after a pass that kept the run folder
+    /// names it `walked` (see [`Upkeep::sync_after`]), `outputs` checked as
     /// that sync would.
     pub fn staleness_after(
         &self,
@@ -224,8 +226,8 @@ impl Index {
         outputs: Outputs,
     ) -> Result<Staleness> {
         let mut stale = Staleness::default();
-        let dir_now = runs_dir_stamp(&self.project);
-        let names = self.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_now.as_str());
+        let dir_now = runs_dir_stamp(&self.index.project);
+        let names = self.index.meta(RUNS_DIR_KEY)?.as_deref() != Some(dir_now.as_str());
         self.scan_runs(names, walked, outputs, &mut |changes| {
             for c in changes {
                 match c {
@@ -248,21 +250,22 @@ impl Index {
     /// folders only (a range of the `files` primary key, so the rows of a
     /// million runs are never read for them).
     fn plan(&self, scope: &[Kind]) -> Result<Plan> {
-        let seen = walk(&self.project, scope)?;
+        let seen = walk(&self.index.project, scope)?;
         let mut known: HashMap<String, Stamp> = HashMap::new();
         let mut dirs: Vec<&Path> = scope
             .iter()
-            .flat_map(|k| folders_of(&self.project, *k))
+            .flat_map(|k| folders_of(&self.index.project, *k))
             .collect();
         dirs.sort();
         dirs.dedup();
         let mut stmt = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT path, kind, size, mtime_ns FROM files \
                  WHERE path > ?1 AND path < ?2",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         for dir in dirs {
             let probe = path_str(&dir.join("x"));
             let prefix = &probe[..probe.len() - 1];
@@ -275,9 +278,9 @@ impl Index {
                         (r.get(2)?, r.get(3)?),
                     ))
                 })
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             for row in rows {
-                let (path, kind, stamp) = row.map_err(self.err())?;
+                let (path, kind, stamp) = row.map_err(self.index.err())?;
                 if Kind::parse(&kind).is_some_and(|k| scope.contains(&k)) {
                     known.insert(path, stamp);
                 }
@@ -304,7 +307,7 @@ impl Index {
     /// Brings the records of one small kind (work sessions, transcripts,
     /// workflow states) up to date, never touching run rows; writes nothing
     /// when nothing changed.
-    pub(super) fn sync_kind(&mut self, kind: Kind) -> Result<SyncReport> {
+    pub(crate) fn sync_kind(&mut self, kind: Kind) -> Result<SyncReport> {
         let started = std::time::Instant::now();
         let plan = self.plan(&[kind])?;
         if plan.read.is_empty() && plan.deleted.is_empty() {
@@ -325,12 +328,12 @@ impl Index {
     /// `mkdir` would have to prove no other tool created a folder in the
     /// same coarse mtime tick, which it cannot. In-place edits inside run
     /// folders never moved this mtime: those are caught for the runs a query
-    /// returns by verify-on-read ([`Index::find_runs`]), for runs still
+    /// returns by verify-on-read ([`Reader::find_runs`]), for runs still
     /// running, folders without a manifest and invalid manifests before a
     /// query decides, and for all runs by `index sync`.
-    pub(super) fn sync_names(&mut self) -> Result<SyncReport> {
+    pub(crate) fn sync_names(&mut self) -> Result<SyncReport> {
         let started = std::time::Instant::now();
-        let dir_before = runs_dir_stamp(&self.project);
+        let dir_before = runs_dir_stamp(&self.index.project);
         let mut report = SyncReport::default();
         let summary = self.scan_names(&mut |changes| {
             let r = self.apply_run_changes(changes)?;
@@ -348,28 +351,22 @@ impl Index {
     /// enough to trust, and it is not stored already (a read that found
     /// nothing to change writes nothing).
     fn note_runs_dir(&self, before: &str, complete: bool) -> Result<()> {
-        let dir = &self.project.config.agent_outputs_folder;
-        if !complete || runs_dir_stamp(&self.project) != before || !settled(dir, self.project.clock)
+        let dir = &self.index.project.config.agent_outputs_folder;
+        if !complete
+            || runs_dir_stamp(&self.index.project) != before
+            || !settled(dir, self.index.project.clock)
         {
             return Ok(());
         }
-        if self.meta(RUNS_DIR_KEY)?.as_deref() == Some(before) {
+        if self.index.meta(RUNS_DIR_KEY)?.as_deref() == Some(before) {
             return Ok(());
         }
-        self.set_meta(RUNS_DIR_KEY, before)
-    }
-
-    pub(super) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
-            .and_then(|mut st| st.execute([key, value]))
-            .map(|_| ())
-            .map_err(self.err())
+        self.index.set_meta(RUNS_DIR_KEY, before)
     }
 
     /// Writes a batch of [`RunChange`]s: gone records removed, the others
     /// read on every core.
-    pub(super) fn apply_run_changes(&self, changes: Vec<RunChange>) -> Result<SyncReport> {
+    pub(crate) fn apply_run_changes(&self, changes: Vec<RunChange>) -> Result<SyncReport> {
         let mut read = vec![];
         let mut gone = vec![];
         for c in changes {
@@ -393,112 +390,17 @@ impl Index {
             scanned: todo.len() as u64,
             ..SyncReport::default()
         };
-        let e = sql(&self.path);
-        // Deleted files first.
         if !deleted.is_empty() {
-            let tx =
-                rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-                    .map_err(&e)?;
-            for path in deleted {
-                let kind: Option<String> = tx
-                    .query_row("SELECT kind FROM files WHERE path = ?1", [path], |r| {
-                        r.get(0)
-                    })
-                    .optional()
-                    .map_err(&e)?;
-                if let Some(kind) = kind.as_deref().and_then(Kind::parse) {
-                    apply::remove_record(&tx, kind, Path::new(path)).map_err(&e)?;
-                }
-                report.removed += 1;
-            }
-            tx.commit().map_err(&e)?;
+            self.remove_deleted(deleted, &mut report)?;
         }
         if todo.is_empty() {
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
-        let conn = &self.conn;
+        let e = sql(&self.index.path);
+        let conn = &self.index.conn;
         conn.execute_batch("BEGIN IMMEDIATE").map_err(&e)?;
-        let body = (|| -> Result<u64> {
-            // Written in groups: first every group member's old run rows
-            // are removed, then the new ones stored. Why: a delete from the
-            // contentless_delete FTS table makes FTS5 flush its pending
-            // inserts to a new on-disk segment first (tombstones only apply
-            // to segments), and each flush runs an incremental merge.
-            // Interleaving delete, insert, delete, insert… flushed and
-            // merged once per changed run; grouped, once per group. The
-            // group never spans a COMMIT, so what readers see between
-            // batches is unchanged.
-            let mut group: Vec<Parsed> = Vec::new();
-            let mut batch = 0usize;
-            //
-            // The old rows are not all removed, though: a run whose FTS
-            // text is unchanged (most in-place edits of a status or a
-            // date, and every rewrite that changes no word) keeps its
-            // FTS row and is updated in place under its rowid, touching
-            // only the columns that differ (see `run_rows::clear_stale_fts`).
-            // `in_group`: the group's paths. A path twice in one group would
-            // have its FTS row cleared once and written twice: a repeat
-            // closes the group first.
-            let flush_group = |group: &mut Vec<Parsed>,
-                               in_group: &mut HashSet<PathBuf>,
-                               report: &mut SyncReport|
-             -> Result<()> {
-                in_group.clear();
-                let mut same_text = Vec::with_capacity(group.len());
-                for (kind, path, _, rec) in group.iter() {
-                    same_text.push(match path.parent() {
-                        Some(folder) if *kind == Kind::Run => {
-                            run_rows::clear_stale_fts(conn, &path_str(folder), rec.as_ref())
-                                .map_err(&e)?
-                        }
-                        _ => false,
-                    });
-                }
-                for ((kind, path, stamp, rec), same_text) in group.drain(..).zip(same_text) {
-                    apply::apply(
-                        conn,
-                        kind,
-                        &path,
-                        rec,
-                        stamp,
-                        Some(&mut *report),
-                        Fresh::FtsCleared { same_text },
-                    )
-                    .map_err(&e)?;
-                    report.indexed += 1;
-                }
-                Ok(())
-            };
-            let mut in_group: HashSet<PathBuf> = HashSet::new();
-            let (_, missing) = read_parallel(
-                &self.project,
-                todo.iter(),
-                todo.len() as u64,
-                None,
-                record::Reading::Text,
-                |item| {
-                    if in_group.contains(&item.1) {
-                        flush_group(&mut group, &mut in_group, &mut report)?;
-                    }
-                    in_group.insert(item.1.clone());
-                    group.push(item);
-                    batch += 1;
-                    if group.len() >= GROUP {
-                        flush_group(&mut group, &mut in_group, &mut report)?;
-                    }
-                    if batch >= BATCH {
-                        flush_group(&mut group, &mut in_group, &mut report)?;
-                        batch = 0;
-                        conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
-                    }
-                    Ok(())
-                },
-            )?;
-            flush_group(&mut group, &mut in_group, &mut report)?;
-            Ok(missing)
-        })();
-        match body {
+        match self.store_changed(todo, &mut report) {
             Ok(missing) => {
                 conn.execute_batch("COMMIT").map_err(&e)?;
                 // Unstamped run folders that turned out to hold no manifest
@@ -513,6 +415,115 @@ impl Index {
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
+
+    /// Forgets the records of `deleted` files, in one transaction.
+    fn remove_deleted(&self, deleted: &[String], report: &mut SyncReport) -> Result<()> {
+        let e = sql(&self.index.path);
+        let tx =
+            rusqlite::Transaction::new_unchecked(&self.index.conn, TransactionBehavior::Immediate)
+                .map_err(&e)?;
+        for path in deleted {
+            let kind: Option<String> = tx
+                .query_row("SELECT kind FROM files WHERE path = ?1", [path], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(&e)?;
+            if let Some(kind) = kind.as_deref().and_then(Kind::parse) {
+                apply::remove_record(&tx, kind, Path::new(path)).map_err(&e)?;
+            }
+            report.removed += 1;
+        }
+        tx.commit().map_err(&e)
+    }
+
+    /// Reads the new and changed files `todo` on every core and stores
+    /// them in groups, committing every [`BATCH`], inside the transaction
+    /// the caller began. Returns how many unstamped run folders held no
+    /// manifest.
+    ///
+    /// Written in groups: first every group member's old run rows are
+    /// removed, then the new ones stored. Why: a delete from the
+    /// contentless_delete FTS table makes FTS5 flush its pending inserts to
+    /// a new on-disk segment first (tombstones only apply to segments), and
+    /// each flush runs an incremental merge. Interleaving delete, insert,
+    /// delete, insert… flushed and merged once per changed run; grouped,
+    /// once per group. The group never spans a COMMIT, so what readers see
+    /// between batches is unchanged.
+    fn store_changed(&self, todo: &[Seen], report: &mut SyncReport) -> Result<u64> {
+        let e = sql(&self.index.path);
+        let conn = &self.index.conn;
+        let mut group: Vec<Parsed> = Vec::new();
+        let mut batch = 0usize;
+        // `in_group`: the group's paths. A path twice in one group would
+        // have its FTS row cleared once and written twice: a repeat closes
+        // the group first.
+        let mut in_group: HashSet<PathBuf> = HashSet::new();
+        let mut flush = |group: &mut Vec<Parsed>, in_group: &mut HashSet<PathBuf>| {
+            in_group.clear();
+            store_group(conn, group, report).map_err(&e)
+        };
+        let (_, missing) = read_parallel(
+            &self.index.project,
+            todo.iter(),
+            todo.len() as u64,
+            None,
+            record::Reading::Text,
+            |item| {
+                if in_group.contains(&item.1) {
+                    flush(&mut group, &mut in_group)?;
+                }
+                in_group.insert(item.1.clone());
+                group.push(item);
+                batch += 1;
+                if group.len() >= GROUP {
+                    flush(&mut group, &mut in_group)?;
+                }
+                if batch >= BATCH {
+                    flush(&mut group, &mut in_group)?;
+                    batch = 0;
+                    conn.execute_batch("COMMIT; BEGIN IMMEDIATE").map_err(&e)?;
+                }
+                Ok(())
+            },
+        )?;
+        flush(&mut group, &mut in_group)?;
+        Ok(missing)
+    }
+}
+
+/// Stores one group of a sync's records, emptying it. The old rows are not
+/// all removed first: a run whose FTS text is unchanged (most in-place
+/// edits of a status or a date, and every rewrite that changes no word)
+/// keeps its FTS row and is updated in place under its rowid, touching
+/// only the columns that differ (see `run_rows::clear_stale_fts`).
+fn store_group(
+    conn: &Connection,
+    group: &mut Vec<Parsed>,
+    report: &mut SyncReport,
+) -> rusqlite::Result<()> {
+    let mut same_text = Vec::with_capacity(group.len());
+    for (kind, path, _, rec) in group.iter() {
+        same_text.push(match path.parent() {
+            Some(folder) if *kind == Kind::Run => {
+                run_rows::clear_stale_fts(conn, &path_str(folder), rec.as_ref())?
+            }
+            _ => false,
+        });
+    }
+    for ((kind, path, stamp, rec), same_text) in group.drain(..).zip(same_text) {
+        apply::apply(
+            conn,
+            kind,
+            &path,
+            rec,
+            stamp,
+            Some(&mut *report),
+            Fresh::FtsCleared { same_text },
+        )?;
+        report.indexed += 1;
+    }
+    Ok(())
 }
 
 /// Adds what one batch of a sync did to the whole sync's report.

@@ -3,14 +3,14 @@
 //! An index that is missing or damaged is rebuilt in two phases when a
 //! face has registered the program to build the text with
 //! ([`register_text_builder`]). Phase 1 ([`FullText::Later`]) builds the
-//! catalog (every row but the full-text ones, no output file read, each
+//! rows-only index (every row but the full-text ones, no output file read, each
 //! run's manifest stored as a stub, for which readers read its file)
 //! and swaps it into place: commands answer from then on. It leaves a plan in
 //! `meta` ([`TEXT_BUILD_KEY`]): the runs and transcripts whose text is still
-//! to write, by row id, up to the last row the catalog held.
+//! to write, by row id, up to the last row the rows phase wrote.
 //!
 //! Phase 2 is a detached `logbook index build-text`, started by the command
-//! that opened the index (see [`Index::resume_text`]). It holds
+//! that opened the index (see [`Upkeep::resume_text`]). It holds
 //! [`TEXT_LOCK`] and writes the text in batches, each batch in one
 //! transaction with the plan's progress, so a builder killed at any point
 //! leaves a plan with no builder holding the lock, and the next command
@@ -25,24 +25,26 @@
 //! than what a writer wrote before it.
 //!
 //! Until the plan is gone, every text query is flagged partial
-//! ([`Index::text_progress`], and a notice for the face).
+//! ([`Reader::text_progress`], and a notice for the face).
 
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::rebuild::{self, FullText, REBUILD_WAIT};
-use super::schema::INDEXES;
-use super::sync::Seen;
-use super::{Index, Kind, apply, migrate, record, run_rows};
+use crate::read::Reader;
+use crate::schema::INDEXES;
+use crate::upkeep::Upkeep;
+use crate::upkeep::rebuild::{self, FullText, REBUILD_WAIT};
+use crate::upkeep::sync::Seen;
+use crate::{Index, Kind, upkeep::migrate, write::apply, write::record, write::run_rows};
 use logbook_model::error::{Next, Result, Step};
 use logbook_model::notice::Notice;
 use logbook_model::run::MANIFEST_FILE;
 use logbook_store::Project;
 
 /// Held exclusively by the one process writing the text of a plan.
-pub(super) const TEXT_LOCK: &str = "index-text";
+pub(crate) const TEXT_LOCK: &str = "index-text";
 
 /// The `meta` key of the text phase's plan (a JSON [`Plan`]); absent once
 /// the full text is complete.
@@ -70,22 +72,22 @@ const TRANSCRIPT_BATCH: i64 = 8;
 struct Plan {
     /// Runs up to this rowid have their text.
     runs_after: i64,
-    /// The last run row of the catalog; later ones were written with text.
+    /// The last run row of the rows phase; later ones were written with text.
     runs_end: i64,
     /// Transcripts up to this rowid have their text.
     transcripts_after: i64,
-    /// The last transcript row of the catalog.
+    /// The last transcript row of the rows phase.
     transcripts_end: i64,
     /// Rows written so far, of `total`.
     done: u64,
     /// Rows the plan covers.
     total: u64,
     /// Whether secondary indexes or the planner's statistics are still to
-    /// make (a catalog goes live with only those its first answers need,
-    /// see `rebuild::CATALOG_INDEXES`).
+    /// make (a rows-only index goes live with only those its first answers need,
+    /// see `rebuild::ROWS_ONLY_INDEXES`).
     #[serde(default)]
     indexes: bool,
-    /// Whether the catch-up sync of the swap is still to run: a catalog
+    /// Whether the catch-up sync of the swap is still to run: a rows-only index
     /// went live without it (see `rebuild::build_and_swap`), and the
     /// builder runs it after the indexes, before any text.
     #[serde(default)]
@@ -133,7 +135,7 @@ impl std::fmt::Display for TextProgress {
 
 /// How a lost index is rebuilt here: in two phases where the project names
 /// a builder program ([`Project::text_builder`]), else in one.
-pub(super) fn first_build(p: &Project) -> FullText {
+pub(crate) fn first_build(p: &Project) -> FullText {
     match &p.text_builder {
         Some(_) => FullText::Later,
         None => FullText::OwnThread,
@@ -141,7 +143,7 @@ pub(super) fn first_build(p: &Project) -> FullText {
 }
 
 /// Plans of fewer runs and transcripts than this are written before the
-/// swap, by the process that built the catalog: their text takes well
+/// swap, by the process that ran the rows phase: their text takes well
 /// under a second, less than starting a builder process would.
 const DETACH_FROM: u64 = 2_000;
 
@@ -153,15 +155,15 @@ fn detach_from() -> u64 {
     DETACH_FROM
 }
 
-/// Whether the catalog `conn` is building leaves its catch-up sync to the
+/// Whether the rows-only index `conn` is building leaves its catch-up sync to the
 /// text builder (its plan is not written before the swap).
-pub(super) fn catches_up_later(conn: &Connection) -> rusqlite::Result<bool> {
+pub(crate) fn catches_up_later(conn: &Connection) -> rusqlite::Result<bool> {
     Ok(read_plan(conn)?.is_some_and(|plan| plan.catch_up))
 }
 
-/// Writes the text of a small plan (see [`DETACH_FROM`]) into the catalog
+/// Writes the text of a small plan (see [`DETACH_FROM`]) into the rows-only index
 /// `conn` is building, before it is swapped into place.
-pub(super) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
+pub(crate) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
     match read_plan(conn)? {
         Some(plan) if plan.total < detach_from() => {
             conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -183,9 +185,9 @@ pub(super) fn finish_small(conn: &Connection, p: &Project) -> rusqlite::Result<(
 
 /// [`finish_small`] for the live index `conn` a migration just gave a plan
 /// (see [`plan_runs_again`]), so a small project answers whole at once. A
-/// plan still to catch up (a catalog's, migrated before its builder ended)
+/// plan still to catch up (a rows-only index's, migrated before its builder ended)
 /// is left to the builder, which syncs before it writes text.
-pub(super) fn finish_small_migrated(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
+pub(crate) fn finish_small_migrated(conn: &Connection, p: &Project) -> rusqlite::Result<()> {
     match read_plan(conn)? {
         Some(plan) if !plan.catch_up => finish_small(conn, p),
         _ => Ok(()),
@@ -196,7 +198,7 @@ pub(super) fn finish_small_migrated(conn: &Connection, p: &Project) -> rusqlite:
 /// text table anew (empty): from the first run, whatever a plan already
 /// there had done, and keeping what else it had left (indexes, catch-up,
 /// transcripts).
-pub(super) fn plan_runs_again(conn: &Connection) -> rusqlite::Result<()> {
+pub(crate) fn plan_runs_again(conn: &Connection) -> rusqlite::Result<()> {
     let (runs_end, runs) = rows_of(conn, "runs")?;
     let plan = match read_plan(conn)? {
         Some(left) => {
@@ -230,9 +232,9 @@ pub(super) fn plan_runs_again(conn: &Connection) -> rusqlite::Result<()> {
     write_plan(conn, &plan)
 }
 
-/// Writes the plan of the text phase into a catalog just filled (phase 1,
+/// Writes the plan of the text phase into a rows-only index just filled (phase 1,
 /// inside its transaction).
-pub(super) fn plan(conn: &Connection) -> rusqlite::Result<()> {
+pub(crate) fn plan(conn: &Connection) -> rusqlite::Result<()> {
     write_plan(conn, &fresh_plan(conn)?)
 }
 
@@ -285,65 +287,67 @@ fn read_plan(conn: &Connection) -> rusqlite::Result<Option<Plan>> {
     }
 }
 
-impl Index {
+impl Reader<'_> {
     /// How far the full-text index is, or `None` when it is complete: a
     /// text query answered meanwhile may miss matches (see `text_build`).
     pub fn text_progress(&self) -> Result<Option<TextProgress>> {
-        let plan = read_plan(&self.conn).map_err(self.err())?;
+        let plan = read_plan(&self.index.conn).map_err(self.index.err())?;
         Ok(plan.map(|p| TextProgress {
             done: p.done.min(p.total),
             total: p.total,
         }))
     }
 
-    /// [`Index::text_progress`] for a text query about to be answered, with
+    /// [`Reader::text_progress`] for a text query about to be answered, with
     /// a notice for the face when its answer may be short.
-    pub(super) fn note_partial_text(&self) -> Result<Option<TextProgress>> {
+    pub(crate) fn note_partial_text(&self) -> Result<Option<TextProgress>> {
         let progress = self.text_progress()?;
         if let Some(progress) = &progress {
-            self.project.notices.push(progress.notice());
+            self.index.project.notices.push(progress.notice());
         }
         Ok(progress)
     }
+}
 
+impl Upkeep<'_> {
     /// Where the text is unfinished and no builder holds [`TEXT_LOCK`]
     /// (none was started, or it died): starts the registered builder
     /// program, detached, or without one builds the text here and now.
-    pub(super) fn resume_text(&mut self) -> Result<()> {
-        if self.meta(TEXT_BUILD_KEY)?.is_none() {
+    pub(crate) fn resume_text(&mut self) -> Result<()> {
+        if self.index.meta(TEXT_BUILD_KEY)?.is_none() {
             return Ok(());
         }
         #[cfg(feature = "testing")]
         if logbook_store::testing::text_builder_off() {
             return Ok(());
         }
-        let Some(_free) = self.project.locks.try_exclusive(TEXT_LOCK)? else {
+        let Some(_free) = self.index.project.locks.try_exclusive(TEXT_LOCK)? else {
             return Ok(());
         };
-        match &self.project.text_builder {
+        match &self.index.project.text_builder {
             // The builder waits for this lock, released on return.
-            Some(program) => spawn_builder(program, &self.project),
+            Some(program) => spawn_builder(program, &self.index.project),
             None => self.write_text(),
         }
     }
 
-    /// Runs the catch-up sync a catalog went live without, if it is still
-    /// due: what changed on disk while the catalog was walked (each stamp
+    /// Runs the catch-up sync a rows-only index went live without, if it is still
+    /// due: what changed on disk while the rows phase walked the files (each stamp
     /// was taken before its file was read, so a change shows). Until then
     /// such a change is as stale as an edit since the last sync, which
     /// verify-on-read covers for what is shown.
     fn catch_up(&mut self) -> Result<()> {
-        let due = read_plan(&self.conn)
-            .map_err(self.err())?
+        let due = read_plan(&self.index.conn)
+            .map_err(self.index.err())?
             .is_some_and(|plan| plan.catch_up);
         if !due {
             return Ok(());
         }
         self.sync()?;
-        if !self.begin_write()? {
+        if !self.index.begin_write()? {
             return Ok(());
         }
-        self.finish_write(|conn| {
+        self.index.finish_write(|conn| {
             if let Some(plan) = read_plan(conn)? {
                 write_plan(
                     conn,
@@ -357,14 +361,6 @@ impl Index {
         })
     }
 
-    /// Phase 2 in this process (`logbook index build-text`): waits for a
-    /// builder at work, then writes whatever text is left.
-    pub fn build_text(p: &Project) -> Result<()> {
-        let _one = p.locks.exclusive_within(TEXT_LOCK, REBUILD_WAIT)?;
-        let mut index = Index::open(p)?;
-        index.write_text()
-    }
-
     /// Writes the plan's text batch by batch; the caller holds
     /// [`TEXT_LOCK`]. Stops when the plan is done, or when this file is no
     /// longer the index (a rebuild replaced it, with its own plan).
@@ -373,8 +369,8 @@ impl Index {
         loop {
             // The catch-up sync after the indexes, which its lookups use.
             if !caught_up
-                && read_plan(&self.conn)
-                    .map_err(self.err())?
+                && read_plan(&self.index.conn)
+                    .map_err(self.index.err())?
                     .is_none_or(|plan| !plan.indexes)
             {
                 self.catch_up()?;
@@ -382,24 +378,34 @@ impl Index {
             }
             // Tests count the batches that write text, not the indexes'.
             #[cfg(feature = "testing")]
-            if read_plan(&self.conn)
-                .map_err(self.err())?
+            if read_plan(&self.index.conn)
+                .map_err(self.index.err())?
                 .is_some_and(|plan| !plan.indexes)
             {
                 logbook_store::testing::fault("text-batch");
             }
-            if !self.begin_write()? {
+            if !self.index.begin_write()? {
                 return Ok(());
             }
             let mut more = false;
-            self.finish_write(|conn| {
-                more = text_batch(conn, &self.project)?;
+            self.index.finish_write(|conn| {
+                more = text_batch(conn, &self.index.project)?;
                 Ok(())
             })?;
             if !more {
                 return Ok(());
             }
         }
+    }
+}
+
+impl Index {
+    /// Phase 2 in this process (`logbook index build-text`): waits for a
+    /// builder at work, then writes whatever text is left.
+    pub fn build_text(p: &Project) -> Result<()> {
+        let _one = p.locks.exclusive_within(TEXT_LOCK, REBUILD_WAIT)?;
+        let index = Index::open(p)?;
+        index.upkeep().write_text()
     }
 }
 
@@ -438,7 +444,7 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
         plan.done += rows.len() as u64;
         let (stubs, stored): (Vec<_>, Vec<_>) = rows
             .into_iter()
-            .partition(|(_, _, manifest)| record::is_catalog_stub(manifest));
+            .partition(|(_, _, manifest)| record::is_manifest_stub(manifest));
         // A run whose folder is gone keeps no text: the next sync removes it.
         let texts: Vec<(i64, record::RunRow)> = stored
             .iter()
@@ -496,8 +502,8 @@ fn missing_index(conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
     Ok(None)
 }
 
-/// Stores whole the runs the catalog stored as stubs (see
-/// `record::Reading::Catalog`): each read again from its manifest and
+/// Stores whole the runs the rows phase stored as stubs (see
+/// `record::Reading::RowsOnly`): each read again from its manifest and
 /// output files, with the stamp taken before, and stored as a sync stores
 /// a changed run. A writer that stored one meanwhile replaced its stub, so
 /// only rows no writer has touched come here. Their text rows are deleted

@@ -21,29 +21,30 @@
 
 use rusqlite::Connection;
 
-use super::schema::{self, SCHEMA_VERSION};
-use super::{Index, ROOT_KEY, path_str, root_stamp, text_build, unwritable};
 use crate::index_error;
+use crate::schema::{self, SCHEMA_VERSION};
+use crate::upkeep::Upkeep;
+use crate::{ROOT_KEY, path_str, root_stamp, unwritable, upkeep::text_build};
 use logbook_model::clock;
 use logbook_model::error::Result;
 
 /// The oldest schema migrated in place: its steps were written from the
 /// real history of the schema. An older index is rebuilt.
-pub(super) const OLDEST: i64 = 9;
+pub(crate) const OLDEST: i64 = 9;
 
 /// One step of a migration: what it does to an index of version `to - 1`.
-pub(super) struct Step {
+pub(crate) struct Step {
     /// The version this step is part of.
-    pub(super) to: i64,
+    pub(crate) to: i64,
     /// Its name in `schema_history`.
-    pub(super) name: &'static str,
+    pub(crate) name: &'static str,
     /// The step itself, inside the version's transaction.
-    pub(super) run: fn(&Connection) -> rusqlite::Result<()>,
+    pub(crate) run: fn(&Connection) -> rusqlite::Result<()>,
 }
 
 /// Every step, in the order applied. A new schema version adds its steps
 /// at the end (and its fixture, see tests/fixtures/upgrade/make.sh).
-pub(super) const STEPS: &[Step] = &[
+pub(crate) const STEPS: &[Step] = &[
     Step {
         to: 10,
         name: "run-folders-without-manifest",
@@ -87,12 +88,14 @@ pub(super) const STEPS: &[Step] = &[
     Step {
         to: 14,
         name: "archived-runs",
-        run: super::archive::migrate_13_to_14_archive,
+        run: crate::upkeep::archive::migrate_13_to_14_archive,
     },
     Step {
         to: 15,
+        // The rows phase's old name, kept: it is recorded in indexes'
+        // `schema_history`.
         name: "catalog-stubs",
-        run: to15_catalog_stubs,
+        run: to15_manifest_stubs,
     },
     Step {
         to: 16,
@@ -107,19 +110,19 @@ pub(super) const STEPS: &[Step] = &[
 /// not `record::ABSENT_STAMP`'s either, so every comparison sees a change.
 const STALE_SIZE: i64 = -2;
 
-impl Index {
+impl Upkeep<'_> {
     /// Brings an index of an older schema up to [`SCHEMA_VERSION`] in place
     /// (see [`migrate`]) and says whether it did; `false` when it must be
     /// rebuilt instead, with a notice saying why where the person would
     /// wonder (a downgrade, an upgrade that failed). The caller holds the
     /// rebuild lock.
-    pub(super) fn upgraded_in_place(&self) -> Result<bool> {
-        let Ok(version) = self.schema_version() else {
+    pub(crate) fn upgraded_in_place(&self) -> Result<bool> {
+        let Ok(version) = self.index.schema_version() else {
             return Ok(false);
         };
-        let path = self.path.display();
+        let path = self.index.path.display();
         if version > SCHEMA_VERSION {
-            self.project.notices.push(format!(
+            self.index.project.notices.push(format!(
                 "the index {path} is of schema {version}, written by a newer Logbook than this one (schema {SCHEMA_VERSION}): rebuilding it from the files"
             ));
             return Ok(false);
@@ -129,8 +132,8 @@ impl Index {
             // before them, silently (see CHANGELOG.md).
             return Ok(false);
         }
-        let here = root_stamp(&self.project);
-        let for_here = match self.meta(ROOT_KEY) {
+        let here = root_stamp(&self.index.project);
+        let for_here = match self.index.meta(ROOT_KEY) {
             Ok(Some(root)) => root == here,
             Ok(None) => self.rows_lie_here().unwrap_or(false),
             Err(_) => false,
@@ -139,14 +142,17 @@ impl Index {
             // A project moved elsewhere: see `built_for_here`.
             return Ok(false);
         }
-        match migrate(&self.conn, version, &here) {
+        match migrate(&self.index.conn, version, &here) {
             Ok(()) => {
-                text_build::finish_small_migrated(&self.conn, &self.project).map_err(self.err())?;
+                text_build::finish_small_migrated(&self.index.conn, &self.index.project)
+                    .map_err(self.index.err())?;
                 Ok(true)
             }
-            Err(e) if unwritable(&index_error(&self.path, &e)) => Err(index_error(&self.path, &e)),
+            Err(e) if unwritable(&index_error(&self.index.path, &e)) => {
+                Err(index_error(&self.index.path, &e))
+            }
             Err(e) => {
-                self.project.notices.push(format!(
+                self.index.project.notices.push(format!(
                     "the index {path} could not be upgraded from schema {version} in place ({e}): rebuilding it from the files"
                 ));
                 Ok(false)
@@ -160,12 +166,13 @@ impl Index {
     /// all of them. An index holding no file is anyone's.
     fn rows_lie_here(&self) -> Result<bool> {
         let ends: (Option<String>, Option<String>) = self
+            .index
             .conn
             .query_row("SELECT min(path), max(path) FROM files", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
-            .map_err(self.err())?;
-        let c = &self.project.config;
+            .map_err(self.index.err())?;
+        let c = &self.index.project.config;
         let folders: Vec<String> = [
             &c.agent_outputs_folder,
             &c.sessions_dir,
@@ -181,7 +188,7 @@ impl Index {
 }
 
 /// Whether an index of schema `version` is brought up to date in place.
-pub(super) fn can_migrate(version: i64) -> bool {
+pub(crate) fn can_migrate(version: i64) -> bool {
     (OLDEST..SCHEMA_VERSION).contains(&version)
 }
 
@@ -190,7 +197,7 @@ pub(super) fn can_migrate(version: i64) -> bool {
 /// rebuild lock, has checked [`can_migrate`], and that the index's rows are
 /// of the project whose root stamp is `root` (stored with the last version:
 /// indexes before 12 kept none).
-pub(super) fn migrate(conn: &Connection, from: i64, root: &str) -> rusqlite::Result<()> {
+pub(crate) fn migrate(conn: &Connection, from: i64, root: &str) -> rusqlite::Result<()> {
     for version in from + 1..=SCHEMA_VERSION {
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let applied = (|| {
@@ -232,7 +239,7 @@ pub(super) fn migrate(conn: &Connection, from: i64, root: &str) -> rusqlite::Res
 }
 
 /// Adds a row to `schema_history`.
-pub(super) fn record(conn: &Connection, version: i64, step: &str) -> rusqlite::Result<()> {
+pub(crate) fn record(conn: &Connection, version: i64, step: &str) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO schema_history(version, step, applied_at, logbook) VALUES (?1, ?2, ?3, ?4)",
         rusqlite::params![
@@ -280,7 +287,7 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
 fn to10_run_folders_without_manifest(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute(
         "DELETE FROM meta WHERE key = ?1",
-        [super::sync::RUNS_DIR_KEY],
+        [crate::upkeep::sync::RUNS_DIR_KEY],
     )
     .map(|_| ())
 }
@@ -360,12 +367,12 @@ fn to14_schema_history(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(schema::HISTORY_SCHEMA)
 }
 
-/// 15: `runs.manifest` may hold a catalog stub while the text phase of a
-/// two-phase rebuild runs (see `record::Reading::Catalog`), which a binary
+/// 15: `runs.manifest` may hold a manifest stub while the text phase of a
+/// two-phase rebuild runs (see `record::Reading::RowsOnly`), which a binary
 /// of schema 14 would take for a manifest that does not parse and leave
 /// out of its answers; the bump makes such a binary rebuild instead. An
 /// index of 14 holds no stub, so nothing changes in it.
-fn to15_catalog_stubs(_: &Connection) -> rusqlite::Result<()> {
+fn to15_manifest_stubs(_: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
@@ -373,8 +380,8 @@ fn to15_catalog_stubs(_: &Connection) -> rusqlite::Result<()> {
 /// which FTS5 cannot change in place: the table is made anew, empty, and
 /// the text builder writes every run's text again while commands answer,
 /// their text answers flagged partial (see `text_build`), as after the
-/// catalog of a lost index. A small index gets its text before the first
-/// answer (see [`Index::upgraded_in_place`]). The old table is renamed
+/// rows phase of a lost index. A small index gets its text before the first
+/// answer (see [`Upkeep::upgraded_in_place`]). The old table is renamed
 /// aside, not dropped: a drop visits every page of it (0.5 s at 200,000
 /// runs, measured), which the builder does instead a batch at a time
 /// ([`retire_text_batch`]).
@@ -398,7 +405,7 @@ const RETIRE_BATCH: i64 = 20_000;
 /// (the averages, 1, and the structure, 10) are left, which its drop
 /// reads; whether there was such a table. Its segments are never read
 /// again, so deleting them under FTS5 is safe.
-pub(super) fn retire_text_batch(conn: &Connection) -> rusqlite::Result<bool> {
+pub(crate) fn retire_text_batch(conn: &Connection) -> rusqlite::Result<bool> {
     let retired: bool = conn
         .prepare_cached(
             "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND name = ?1",

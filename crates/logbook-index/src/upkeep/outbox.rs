@@ -6,7 +6,7 @@
 //! exist only while a team catalog is configured: every path that lands a
 //! record (a write, a sync, a rebuild, a repair) is covered without knowing
 //! about teams, and a project without one gets no outbox rows. A rebuild
-//! drops the tables and their triggers with them; the next [`Index::follow_team`]
+//! drops the tables and their triggers with them; the next [`Upkeep::follow_team`]
 //! sees the triggers gone and queues every record (the catalog skips the
 //! unchanged ones by their content hash).
 //!
@@ -21,12 +21,14 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
-use super::catalog::{
+use crate::Kind;
+use crate::catalog::{
     Body, Change, LiveIds, MAX_OUTPUT_TEXT, MAX_SEARCH_TEXT, OutputBody, RunBody, TranscriptBody,
     WorkSessionBody, WorkflowStateBody, search_words_of,
 };
-use super::fulltext::manifest_text;
-use super::{Index, Kind};
+use crate::fulltext::manifest_text;
+use crate::upkeep::Upkeep;
+use crate::write::run_rows;
 use logbook_model::clock::Clock;
 use logbook_model::error::Result;
 use logbook_model::limits::cut_at;
@@ -46,7 +48,7 @@ const MARKER: &str = "team_runs_insert";
 /// A pushed change to forget: its kind, id and the sequence number read.
 pub type Pushed = (Kind, String, i64);
 
-impl Index {
+impl Upkeep<'_> {
     /// Makes the outbox follow the records for the catalog at `url` (the
     /// configured `team_url`), or with `None` stop and empty it. When it
     /// starts following (first time, or after a rebuild dropped the
@@ -71,9 +73,10 @@ impl Index {
         if following == on && !moved && raw == target {
             return Ok(());
         }
-        let e = self.err();
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(&e)?;
+        let e = self.index.err();
+        let tx =
+            rusqlite::Transaction::new_unchecked(&self.index.conn, TransactionBehavior::Immediate)
+                .map_err(&e)?;
         match &target {
             Some(target) => {
                 if !trigger_present(&tx).map_err(&e)? {
@@ -98,17 +101,18 @@ impl Index {
     }
 
     fn following(&self) -> Result<bool> {
-        trigger_present(&self.conn).map_err(self.err())
+        trigger_present(&self.index.conn).map_err(self.index.err())
     }
 
     /// How many records wait to be pushed.
     pub fn outbox_len(&self) -> Result<u64> {
-        self.conn
+        self.index
+            .conn
             .query_row("SELECT count(*) FROM team_outbox", [], |r| {
                 r.get::<_, i64>(0)
             })
             .map(|n| n as u64)
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 
     /// The oldest `limit` waiting changes with their current content, read
@@ -119,7 +123,7 @@ impl Index {
             .map(|(changes, _)| changes)
     }
 
-    /// [`Index::outbox_batch`] of the changes noted after sequence number
+    /// [`Upkeep::outbox_batch`] of the changes noted after sequence number
     /// `after`, and the last sequence number read (`after` when none was):
     /// a push reads its next batch while the server takes the previous
     /// one, before that one's notes are forgotten. With `redact` every text
@@ -131,9 +135,10 @@ impl Index {
         limit: usize,
         redact: bool,
     ) -> Result<(Vec<Change>, i64)> {
-        let e = self.err();
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
-            .map_err(&e)?;
+        let e = self.index.err();
+        let tx =
+            rusqlite::Transaction::new_unchecked(&self.index.conn, TransactionBehavior::Deferred)
+                .map_err(&e)?;
         let notes: Vec<(i64, String, String)> = tx
             .prepare_cached(
                 "SELECT seq, kind, id FROM team_outbox WHERE seq > ?2 ORDER BY seq LIMIT ?1",
@@ -203,9 +208,10 @@ impl Index {
 
     /// Forgets pushed changes whose record was not written again since.
     pub fn outbox_done(&self, pushed: &[Pushed]) -> Result<()> {
-        let e = self.err();
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(&e)?;
+        let e = self.index.err();
+        let tx =
+            rusqlite::Transaction::new_unchecked(&self.index.conn, TransactionBehavior::Immediate)
+                .map_err(&e)?;
         for (kind, id, seq) in pushed {
             tx.prepare_cached("DELETE FROM team_outbox WHERE seq = ?1 AND kind = ?2 AND id = ?3")
                 .and_then(|mut st| st.execute(params![seq, kind.as_str(), id]))
@@ -216,11 +222,11 @@ impl Index {
 
     /// A value the team push keeps between processes (last error, last push).
     pub fn team_note(&self, key: &str) -> Result<Option<String>> {
-        self.meta(&format!("team_{key}"))
+        self.index.meta(&format!("team_{key}"))
     }
 
     /// Whether every record was queued since the catalog was last
-    /// reconciled, and which queueing that was (for [`Index::reconciled`]).
+    /// reconciled, and which queueing that was (for [`Upkeep::reconciled`]).
     pub fn reconcile_due(&self) -> Result<Option<String>> {
         self.team_note(RECONCILE)
     }
@@ -228,13 +234,14 @@ impl Index {
     /// Forgets the queueing `due` once the catalog was reconciled with it,
     /// unless every record was queued again meanwhile.
     pub fn reconciled(&self, due: &str) -> Result<()> {
-        self.conn
+        self.index
+            .conn
             .execute(
                 "DELETE FROM meta WHERE key = ?1 AND value = ?2",
                 params![format!("team_{RECONCILE}"), due],
             )
             .map(|_| ())
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 
     /// Every record's id, by kind: what the catalog should hold of this
@@ -244,18 +251,19 @@ impl Index {
             .iter()
             .map(|(table, kind, col)| {
                 let ids = self
+                    .index
                     .conn
                     .prepare(&format!("SELECT DISTINCT {col} FROM {table}"))
                     .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
-                    .map_err(self.err())?;
+                    .map_err(self.index.err())?;
                 Ok((*kind, ids))
             })
             .collect()
     }
 
-    /// Sets (or with `None` clears) a [`Index::team_note`].
+    /// Sets (or with `None` clears) a [`Upkeep::team_note`].
     pub fn set_team_note(&self, key: &str, value: Option<&str>) -> Result<()> {
-        note(&self.conn, key, value).map_err(self.err())
+        note(&self.index.conn, key, value).map_err(self.index.err())
     }
 }
 
@@ -332,7 +340,7 @@ fn start_following(tx: &Connection) -> rusqlite::Result<()> {
 /// Notes every record as changed, for a catalog that has none of them or
 /// may hold some this index never saw go (a rebuilt index): once they are
 /// pushed, the push reconciles the catalog with the index
-/// ([`Index::reconcile_due`]).
+/// ([`Upkeep::reconcile_due`]).
 fn queue_every_record(tx: &Connection) -> rusqlite::Result<()> {
     for (table, kind, col) in FOLLOWED {
         tx.execute(
@@ -417,94 +425,26 @@ fn hash_of(body: &Body) -> String {
 /// A run's record and its searchable text (what the local index's FTS row
 /// holds: agent, workflow, manifest text, outputs' text).
 fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, String)>> {
-    type Row = (
-        i64,
-        String,
-        String,
-        String,
-        String,
-        Option<String>,
-        String,
-        Option<String>,
-        String,
-        String,
-    );
-    // A run folder without a manifest (stored as no text) is not shared:
-    // the catalog holds manifests.
-    let row: Option<Row> = tx
-        .prepare_cached(
-            "SELECT rid, folder, agent, workflow, status, user, started_at, completed_at, title, \
-             manifest FROM runs WHERE id = ?1 AND manifest <> '' ORDER BY folder LIMIT 1",
-        )?
-        .query_row([id], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-                r.get(9)?,
-            ))
-        })
-        .optional()?;
-    let Some((
-        rid,
-        folder,
-        agent,
-        workflow,
-        status,
-        user,
-        started_at,
-        completed_at,
-        title,
-        manifest,
-    )) = row
-    else {
+    let Some((rid, mut body)) = shared_run_row(tx, id)? else {
         return Ok(None);
     };
-    // A catalog stub is not the manifest: the file is (a run it cannot be
-    // read from any more is gone, as the next sync will find).
-    let manifest = if super::record::is_catalog_stub(&manifest) {
-        let whole = super::record::stored_manifest(Path::new(&folder), &manifest)
-            .and_then(|m| serde_json::to_string(&m).ok());
-        match whole {
-            Some(whole) => whole,
-            None => return Ok(None),
-        }
-    } else {
-        manifest
-    };
-    let strings = |sql: &str| -> rusqlite::Result<Vec<String>> {
-        tx.prepare_cached(sql)?
-            .query_map([rid], |r| r.get(0))?
-            .collect()
-    };
-    let tags = strings("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag")?;
-    let parents = strings("SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent")?;
-    let mut outputs = vec![];
-    let mut search_text = format!("{agent}\n{title}\n{workflow}\n");
+    body.tags = run_rows::tags_of(tx, rid)?;
+    body.parents = run_rows::parents_of(tx, rid)?;
+    let mut search_text = format!("{}\n{}\n{}\n", body.agent, body.title, body.workflow);
+    let folder = Path::new(&body.folder);
     if let Ok((m, _)) =
-        logbook_model::run::parse_manifest(&Path::new(&folder).join("manifest.json"), &manifest)
+        logbook_model::run::parse_manifest(&folder.join("manifest.json"), &body.manifest)
     {
         search_text.push_str(&manifest_text(&m));
     }
     let outputs_from = search_text.len();
-    let listed: Vec<(String, String, String, String)> = tx
-        .prepare_cached(
-            "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
-        )?
-        .query_map([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    for (file, output_type, description, created_at) in listed {
-        let (text, truncated) =
-            match output_text_upto(Path::new(&folder), &file, MAX_OUTPUT_TEXT, Longer::Cut) {
-                Some((t, cut)) => (Some(t), cut),
-                None => (None, false),
-            };
+    let mut outputs = vec![];
+    for (file, output_type, description, created_at) in run_rows::outputs_of(tx, rid)? {
+        let (text, truncated) = match output_text_upto(folder, &file, MAX_OUTPUT_TEXT, Longer::Cut)
+        {
+            Some((t, cut)) => (Some(t), cut),
+            None => (None, false),
+        };
         let room = MAX_SEARCH_TEXT.saturating_sub(search_text.len() - outputs_from);
         if let Some(t) = &text
             && room > 0
@@ -521,25 +461,59 @@ fn run_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<(RunBody, Stri
             truncated,
         });
     }
-    Ok(Some((
-        RunBody {
-            folder,
-            agent,
-            workflow,
-            status,
-            user,
-            started_ms: logbook_model::clock::parse(&started_at).map(|t| t.as_millisecond()),
-            started_at,
-            completed_at,
-            title,
-            manifest,
-            tags,
-            parents,
-            outputs,
-            search_words: vec![],
-        },
-        search_text,
-    )))
+    body.outputs = outputs;
+    Ok(Some((body, search_text)))
+}
+
+/// The row of run `id` as the catalog gets it (its row id beside it), its
+/// whole manifest even where the index keeps a stub; tags, parents and
+/// outputs left for [`run_body`]. `None` for a run folder without a
+/// manifest (stored as no text), which is not shared: the catalog holds
+/// manifests.
+fn shared_run_row(tx: &Connection, id: &str) -> rusqlite::Result<Option<(i64, RunBody)>> {
+    let row = tx
+        .prepare_cached(
+            "SELECT rid, folder, agent, workflow, status, user, started_at, completed_at, title, \
+             manifest FROM runs WHERE id = ?1 AND manifest <> '' ORDER BY folder LIMIT 1",
+        )?
+        .query_row([id], |r| {
+            let started_at: String = r.get(6)?;
+            Ok((
+                r.get::<_, i64>(0)?,
+                RunBody {
+                    folder: r.get(1)?,
+                    agent: r.get(2)?,
+                    workflow: r.get(3)?,
+                    status: r.get(4)?,
+                    user: r.get(5)?,
+                    started_ms: logbook_model::clock::parse(&started_at)
+                        .map(|t| t.as_millisecond()),
+                    started_at,
+                    completed_at: r.get(7)?,
+                    title: r.get(8)?,
+                    manifest: r.get(9)?,
+                    tags: vec![],
+                    parents: vec![],
+                    outputs: vec![],
+                    search_words: vec![],
+                },
+            ))
+        })
+        .optional()?;
+    let Some((rid, mut body)) = row else {
+        return Ok(None);
+    };
+    // A manifest stub is not the manifest: the file is (a run it cannot be
+    // read from any more is gone, as the next sync will find).
+    if crate::write::record::is_manifest_stub(&body.manifest) {
+        let whole = crate::write::record::stored_manifest(Path::new(&body.folder), &body.manifest)
+            .and_then(|m| serde_json::to_string(&m).ok());
+        match whole {
+            Some(whole) => body.manifest = whole,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some((rid, body)))
 }
 
 fn work_session_body(tx: &Connection, id: &str) -> rusqlite::Result<Option<WorkSessionBody>> {

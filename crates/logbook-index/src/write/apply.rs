@@ -6,17 +6,18 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::record::{ABSENT_STAMP, Inner, Record};
-use super::run_rows::{Fresh, remove_run, store_run};
-use super::schema::message_rowid;
-use super::{CorruptEntry, Kind, SyncReport, path_str};
+use crate::schema::message_rowid;
+use crate::write::record::{ABSENT_STAMP, Inner, Record, WorkflowRow};
+use crate::write::run_rows::{Fresh, remove_run, store_run};
+use crate::{CorruptEntry, Kind, SyncReport, path_str};
 use logbook_model::clock;
 use logbook_model::run::{RunStatus, UNKNOWN_STATUS};
+use logbook_model::transcript::Summary;
 use logbook_model::transcript::find::{MAX_FOUND_MESSAGES, MessageText, said_by};
 use logbook_store::run_outputs::encode_outs;
 
+/// Stores one record read or written, by kind, in the caller's transaction.
 fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()> {
-    let catalog = matches!(fresh, Fresh::Catalog);
     match r {
         Inner::Run(row) => store_run(tx, row, fresh),
         Inner::WorkSession {
@@ -36,94 +37,116 @@ fn store_record(tx: &Connection, r: &Inner, fresh: Fresh) -> rusqlite::Result<()
             Ok(())
         }
         Inner::Transcript(t, said, found) => {
-            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&t.file)])?;
-            // Updated in place: the rowid is the FTS row's, so a rewrite
-            // replaces that row rather than leaving the old words behind.
-            let rid: Option<i64> = tx
-                .prepare_cached("SELECT rid FROM transcripts WHERE path = ?1")?
-                .query_row([path_str(&t.file)], |r| r.get(0))
-                .optional()?;
-            if let Some(rid) = rid {
-                tx.prepare_cached("DELETE FROM transcripts_fts WHERE rowid = ?1")?
-                    .execute([rid])?;
-            }
-            tx.prepare_cached(
-                "INSERT INTO transcripts(rid, path, id, kind, workdir, started_at, last_active_at, \
-                 last_active_ms, tokens, parent, repository, title, source, messages, models, usage) \
-                 VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11, ?12, ?13, ?14, ?15, ?16) \
-                 ON CONFLICT(path) DO UPDATE SET id = excluded.id, kind = excluded.kind, \
-                 workdir = excluded.workdir, started_at = excluded.started_at, \
-                 last_active_at = excluded.last_active_at, last_active_ms = excluded.last_active_ms, \
-                 tokens = excluded.tokens, parent = excluded.parent, repository = excluded.repository, \
-                 title = excluded.title, source = excluded.source, messages = excluded.messages, \
-                 models = excluded.models, usage = excluded.usage",
-            )?
-            .execute(params![
-                    path_str(&t.file),
-                    t.id,
-                    t.kind.as_str(),
-                    t.workdir,
-                    t.started_at,
-                    t.last_active_at,
-                    clock::parse(&t.last_active_at).map(|ts| ts.as_millisecond()),
-                    t.latest_total_tokens as i64,
-                    t.parent_session_id,
-                    rid,
-                    t.repository
-                        .as_ref()
-                        .map(|r| r.to_value(logbook_model::repo::Casing::Camel).to_string()),
-                    t.title,
-                    t.source,
-                    t.messages as i64,
-                    t.models.join("\t"),
-                    t.usage.as_ref().and_then(|u| serde_json::to_string(u).ok())
-                ])?;
-            let had_row = rid.is_some();
-            let rid = match rid {
-                Some(rid) => rid,
-                None => tx.last_insert_rowid(),
-            };
-            if catalog {
-                // The text phase writes the text rows; the errors are the
-                // catalog's (`transcript errors`).
-                return store_errors(tx, rid, found);
-            }
-            tx.prepare_cached("INSERT INTO transcripts_fts(rowid, said) VALUES (?1, ?2)")?
-                .execute(params![rid, said])?;
-            if found.from > 0 && !had_row {
-                // Rows for the messages before `from` were never stored
-                // (the index was lost since the import's checkpoint):
-                // every message is read again from the file just written.
-                let all = logbook_store::transcript::read_for_index(&t.file, 0)
-                    .ok()
-                    .and_then(|r| r.found)
-                    .unwrap_or_default();
-                return store_messages(tx, rid, &all, &t.file);
-            }
-            store_messages(tx, rid, found, &t.file)
+            store_transcript(tx, t, said, found, matches!(fresh, Fresh::RowsOnly))
         }
-        Inner::WorkflowState(w) => {
-            tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&w.path)])?;
-            tx.execute(
-                "INSERT OR REPLACE INTO workflow_states(path, session_id, mode, phase, active_agent, \
-                 version, updated_at, invocations, pending_handoffs) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    path_str(&w.path),
-                    w.session_id,
-                    w.mode,
-                    w.phase,
-                    w.active_agent,
-                    w.version as i64,
-                    w.updated_at,
-                    w.invocations as i64,
-                    w.pending_handoffs as i64
-                ],
-            )?;
-            Ok(())
-        }
+        Inner::WorkflowState(w) => store_workflow_state(tx, w),
         Inner::Corrupt { .. } => Ok(()),
     }
+}
+
+/// Stores a transcript's row, its full-text row and its message rows
+/// (`rows_only`: its row and errors alone, the text phase writes the rest).
+fn store_transcript(
+    tx: &Connection,
+    t: &Summary,
+    said: &str,
+    found: &MessageText,
+    rows_only: bool,
+) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&t.file)])?;
+    // Updated in place: the rowid is the FTS row's, so a rewrite
+    // replaces that row rather than leaving the old words behind.
+    let rid: Option<i64> = tx
+        .prepare_cached("SELECT rid FROM transcripts WHERE path = ?1")?
+        .query_row([path_str(&t.file)], |r| r.get(0))
+        .optional()?;
+    if let Some(rid) = rid {
+        tx.prepare_cached("DELETE FROM transcripts_fts WHERE rowid = ?1")?
+            .execute([rid])?;
+    }
+    upsert_transcript_row(tx, t, rid)?;
+    let had_row = rid.is_some();
+    let rid = match rid {
+        Some(rid) => rid,
+        None => tx.last_insert_rowid(),
+    };
+    if rows_only {
+        // The text phase writes the text rows; the errors are the
+        // rows phase's (`transcript errors`).
+        return store_errors(tx, rid, found);
+    }
+    tx.prepare_cached("INSERT INTO transcripts_fts(rowid, said) VALUES (?1, ?2)")?
+        .execute(params![rid, said])?;
+    if found.from > 0 && !had_row {
+        // Rows for the messages before `from` were never stored
+        // (the index was lost since the import's checkpoint):
+        // every message is read again from the file just written.
+        let all = logbook_store::transcript::read_for_index(&t.file, 0)
+            .ok()
+            .and_then(|r| r.found)
+            .unwrap_or_default();
+        return store_messages(tx, rid, &all, &t.file);
+    }
+    store_messages(tx, rid, found, &t.file)
+}
+
+/// Inserts or rewrites the `transcripts` row of `t` (under `rid` when it
+/// has one already).
+fn upsert_transcript_row(tx: &Connection, t: &Summary, rid: Option<i64>) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO transcripts(rid, path, id, kind, workdir, started_at, last_active_at, \
+         last_active_ms, tokens, parent, repository, title, source, messages, models, usage) \
+         VALUES (?10, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11, ?12, ?13, ?14, ?15, ?16) \
+         ON CONFLICT(path) DO UPDATE SET id = excluded.id, kind = excluded.kind, \
+         workdir = excluded.workdir, started_at = excluded.started_at, \
+         last_active_at = excluded.last_active_at, last_active_ms = excluded.last_active_ms, \
+         tokens = excluded.tokens, parent = excluded.parent, repository = excluded.repository, \
+         title = excluded.title, source = excluded.source, messages = excluded.messages, \
+         models = excluded.models, usage = excluded.usage",
+    )?
+    .execute(params![
+        path_str(&t.file),
+        t.id,
+        t.kind.as_str(),
+        t.workdir,
+        t.started_at,
+        t.last_active_at,
+        clock::parse(&t.last_active_at).map(|ts| ts.as_millisecond()),
+        t.latest_total_tokens as i64,
+        t.parent_session_id,
+        rid,
+        t.repository
+            .as_ref()
+            .map(|r| r.to_value(logbook_model::repo::Casing::Camel).to_string()),
+        t.title,
+        t.source,
+        t.messages as i64,
+        t.models.join("\t"),
+        t.usage.as_ref().and_then(|u| serde_json::to_string(u).ok())
+    ])?;
+    Ok(())
+}
+
+/// Stores a work session's workflow state row.
+fn store_workflow_state(tx: &Connection, w: &WorkflowRow) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM corrupt WHERE path = ?1", [path_str(&w.path)])?;
+    tx.execute(
+        "INSERT OR REPLACE INTO workflow_states(path, session_id, mode, phase, active_agent, \
+         version, updated_at, invocations, pending_handoffs) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            path_str(&w.path),
+            w.session_id,
+            w.mode,
+            w.phase,
+            w.active_agent,
+            w.version as i64,
+            w.updated_at,
+            w.invocations as i64,
+            w.pending_handoffs as i64
+        ],
+    )?;
+    Ok(())
 }
 
 /// Replaces the message rows of transcript `rid` from message
@@ -182,7 +205,7 @@ fn store_errors(tx: &Connection, rid: i64, found: &MessageText) -> rusqlite::Res
 /// file says (the text phase of a two-phase rebuild, see `text_build`):
 /// its `transcripts_fts` row and every message's row, each deleted first,
 /// since a writer may have written some of them meanwhile.
-pub(super) fn replace_transcript_text(
+pub(crate) fn replace_transcript_text(
     tx: &Connection,
     rid: i64,
     rec: &Record,
@@ -206,7 +229,7 @@ fn forget_messages(tx: &Connection, rid: i64, from: usize) -> rusqlite::Result<(
     Ok(())
 }
 
-pub(super) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlite::Result<()> {
+pub(crate) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlite::Result<()> {
     let p = path_str(path);
     match kind {
         Kind::Run => {
@@ -242,7 +265,7 @@ pub(super) fn remove_record(tx: &Connection, kind: Kind, path: &Path) -> rusqlit
 
 /// Stores what was read from `path` (or forgets it when the file is gone),
 /// with the stamp sync compares next time.
-pub(super) fn apply(
+pub(crate) fn apply(
     tx: &Connection,
     kind: Kind,
     path: &Path,
@@ -309,9 +332,9 @@ pub(super) fn apply(
 }
 
 /// How likely a run's manifest is to change under a listing while no
-/// folder's mtime moves (`files.live`, see `Index::refresh_live`).
+/// folder's mtime moves (`files.live`, see `Reader::refresh_live`).
 #[derive(Clone, Copy)]
-pub(super) enum Live {
+pub(crate) enum Live {
     /// Finished: left to verify-on-read and sync.
     Settled = 0,
     /// Running: its engine finishes it by rewriting the manifest in place.
@@ -322,17 +345,17 @@ pub(super) enum Live {
 }
 
 /// What sync compares of a followed file: its size and mtime (ns).
-pub(super) use logbook_store::stamp::Stamp;
+pub(crate) use logbook_store::stamp::Stamp;
 
 /// The stamp of a file as sync would take it, or `None` when it is gone.
-pub(super) fn stamp_now(path: &Path) -> Option<Stamp> {
+pub(crate) fn stamp_now(path: &Path) -> Option<Stamp> {
     logbook_store::stamp::of_path(path)
 }
 
 /// The stamp a re-read of a run's manifest would store now: the file's,
 /// [`ABSENT_STAMP`] when its folder is there without one, `None` when the
 /// folder is gone.
-pub(super) fn manifest_stamp(path: &Path) -> Option<Stamp> {
+pub(crate) fn manifest_stamp(path: &Path) -> Option<Stamp> {
     match logbook_store::stamp::probe(path) {
         Ok(Some(stamp)) => Some(stamp),
         Ok(None) if path.parent().is_some_and(logbook_store::fs::is_folder) => Some(ABSENT_STAMP),

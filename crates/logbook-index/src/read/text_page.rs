@@ -30,8 +30,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::Index;
-use super::schema::{key_rid, key_second};
+use crate::read::Reader;
+use crate::schema::{key_rid, key_second};
 use logbook_model::error::Result;
 use logbook_model::query::RunQuery;
 
@@ -48,7 +48,7 @@ fn without_text(query: &RunQuery) -> RunQuery {
 
 /// Whether run `?2` matches the FTS5 query `?1`, `?2` its text key (for
 /// one run re-read; see the module's documentation for why not for many).
-pub(super) const PROBE: &str =
+pub(crate) const PROBE: &str =
     "SELECT EXISTS (SELECT 1 FROM runs_fts WHERE runs_fts MATCH ?1 AND rowid = ?2)";
 
 /// Matches of at least one in this many runs are kept by walking the runs
@@ -78,10 +78,10 @@ const LARGEST_CHUNK: usize = 1024;
 /// id (find's order), and row id.
 type Kept = (i64, Option<i64>, String, i64);
 
-impl Index {
+impl Reader<'_> {
     /// The row ids of the page of `query`, whose text is the FTS5 query
     /// `fts`, newest first; `None` when no run can match.
-    pub(super) fn text_page(&self, query: &RunQuery, fts: &str) -> Result<Option<Vec<i64>>> {
+    pub(crate) fn text_page(&self, query: &RunQuery, fts: &str) -> Result<Option<Vec<i64>>> {
         let others = without_text(query);
         if let Some(limit) = query.limit {
             let want = limit.saturating_add(query.offset);
@@ -129,9 +129,9 @@ impl Index {
     /// How many runs match `query`, whose text is the FTS5 query `fts`,
     /// counted up to `cap`: in the text index's order as far as twice
     /// `cap` matches, or else from the set of matches (see
-    /// [`Index::text_page`]), so a common word's count reads neither every
+    /// [`Reader::text_page`]), so a common word's count reads neither every
     /// match nor every run.
-    pub(super) fn text_count_upto(&self, query: &RunQuery, fts: &str, cap: u64) -> Result<u64> {
+    pub(crate) fn text_count_upto(&self, query: &RunQuery, fts: &str, cap: u64) -> Result<u64> {
         let others = without_text(query);
         let Some(among) = self.among_sql(&others)? else {
             return Ok(0);
@@ -161,7 +161,7 @@ impl Index {
         Ok(kept.len() as u64)
     }
 
-    /// The runs matching `fts` that `among` (see `Index::among_sql`) keeps,
+    /// The runs matching `fts` that `among` (see `Reader::among_sql`) keeps,
     /// read from the text index in its order (newest first) a chunk at a
     /// time, the first `first_chunk` long, until `done` says so (given
     /// what is kept, in that order, and the start second of the last match
@@ -169,29 +169,34 @@ impl Index {
     /// first.
     fn read_in_order(
         &self,
-        (among, mut args): super::filter::Sql,
+        (among, mut args): crate::read::filter::Sql,
         fts: &str,
         first_chunk: usize,
         budget: usize,
         done: &dyn Fn(&[Kept], i64) -> bool,
     ) -> Result<Option<Vec<Kept>>> {
         let mut keys_stmt = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?1 ORDER BY rowid DESC",
             )
-            .map_err(self.err())?;
-        let mut keys = keys_stmt.query([fts]).map_err(self.err())?;
-        let mut check = self.conn.prepare_cached(&among).map_err(self.err())?;
+            .map_err(self.index.err())?;
+        let mut keys = keys_stmt.query([fts]).map_err(self.index.err())?;
+        let mut check = self
+            .index
+            .conn
+            .prepare_cached(&among)
+            .map_err(self.index.err())?;
         let mut kept: Vec<Kept> = vec![];
         let mut read = 0;
         let mut chunk_len = first_chunk.clamp(FIRST_CHUNK, LARGEST_CHUNK);
         loop {
             let mut chunk: Vec<i64> = Vec::with_capacity(chunk_len);
             while chunk.len() < chunk_len
-                && let Some(row) = keys.next().map_err(self.err())?
+                && let Some(row) = keys.next().map_err(self.index.err())?
             {
-                chunk.push(row.get(0).map_err(self.err())?);
+                chunk.push(row.get(0).map_err(self.index.err())?);
             }
             read += chunk.len();
             // Looked up in row-id order, which is the table's.
@@ -204,9 +209,9 @@ impl Index {
                 .query_map(rusqlite::params_from_iter(args.iter()), |r| {
                     Ok((r.get(0)?, (r.get(1)?, r.get(2)?)))
                 })
-                .map_err(self.err())?
+                .map_err(self.index.err())?
                 .collect::<rusqlite::Result<_>>()
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             for key in &chunk {
                 if let Some((started, id)) = selected.remove(&key_rid(*key)) {
                     kept.push((key_second(*key), started, id, key_rid(*key)));
@@ -244,16 +249,20 @@ impl Index {
         want: usize,
         keep: &mut dyn FnMut(i64) -> bool,
     ) -> Result<Vec<i64>> {
-        let mut stmt = self.conn.prepare_cached(walk).map_err(self.err())?;
+        let mut stmt = self
+            .index
+            .conn
+            .prepare_cached(walk)
+            .map_err(self.index.err())?;
         let mut rows = stmt
             .query(rusqlite::params_from_iter(args.iter()))
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let mut kept = vec![];
         let mut matched = 0;
         while matched < want
-            && let Some(row) = rows.next().map_err(self.err())?
+            && let Some(row) = rows.next().map_err(self.index.err())?
         {
-            let rid: i64 = row.get(0).map_err(self.err())?;
+            let rid: i64 = row.get(0).map_err(self.index.err())?;
             if keep(rid) {
                 matched += 1;
                 if matched > offset {
@@ -269,23 +278,24 @@ impl Index {
     /// and its count both ask).
     fn matches_of(&self, fts: &str) -> Result<Arc<Matches>> {
         let version = self.version()?;
-        if let Some((seen, query, matches)) = &self.conn.memo.borrow().text_matches
+        if let Some((seen, query, matches)) = &self.index.conn.memo.borrow().text_matches
             && *seen == version
             && query == fts
         {
             return Ok(matches.clone());
         }
         let mut st = self
+            .index
             .conn
             .prepare_cached("SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?1")
-            .map_err(self.err())?;
-        let mut rows = st.query([fts]).map_err(self.err())?;
+            .map_err(self.index.err())?;
+        let mut rows = st.query([fts]).map_err(self.index.err())?;
         let mut matches = Matches::default();
-        while let Some(row) = rows.next().map_err(self.err())? {
-            matches.add(key_rid(row.get(0).map_err(self.err())?));
+        while let Some(row) = rows.next().map_err(self.index.err())? {
+            matches.add(key_rid(row.get(0).map_err(self.index.err())?));
         }
         let matches = Arc::new(matches);
-        self.conn.memo.borrow_mut().text_matches =
+        self.index.conn.memo.borrow_mut().text_matches =
             Some((version, fts.to_string(), matches.clone()));
         Ok(matches)
     }
@@ -294,10 +304,11 @@ impl Index {
     /// of a million rows).
     fn run_rows(&self) -> Result<usize> {
         let max: i64 = self
+            .index
             .conn
             .prepare_cached("SELECT coalesce(max(rid), 0) FROM runs")
             .and_then(|mut st| st.query_row([], |r| r.get(0)))
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         Ok(usize::try_from(max).unwrap_or(0))
     }
 }
@@ -306,7 +317,7 @@ impl Index {
 /// largest (125 KB at a million), so a test is one load, and no sort of
 /// the matches is needed (the text index lists them by start).
 #[derive(Default)]
-pub(super) struct Matches {
+pub(crate) struct Matches {
     bits: Vec<u64>,
     /// How many runs match.
     count: usize,

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use rusqlite::params;
 
-use super::fulltext::{fts_query, snippet_of_text};
-use super::{Index, Kind, TranscriptHit};
+use crate::fulltext::{fts_query, snippet_of_text};
+use crate::read::Reader;
+use crate::{CorruptEntry, Kind, TranscriptHit};
 use logbook_model::CorruptFile;
 use logbook_model::error::Result;
 use logbook_model::transcript::Summary;
@@ -49,23 +50,65 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
     })
 }
 
-impl Index {
+impl Reader<'_> {
+    /// How many files of `kind` the index holds as unparseable.
+    pub fn corrupt_count(&self, kind: Kind) -> Result<u64> {
+        self.index
+            .conn
+            .prepare_cached("SELECT count(*) FROM corrupt WHERE kind = ?1")
+            .map_err(self.index.err())?
+            .query_row([kind.as_str()], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(self.index.err())
+    }
+
+    /// Files the last sync could not parse.
+    pub fn corrupt_files(&self) -> Result<Vec<CorruptEntry>> {
+        let mut stmt = self
+            .index
+            .conn
+            .prepare("SELECT path, kind, reason FROM corrupt ORDER BY path")
+            .map_err(self.index.err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(self.index.err())?;
+        let mut out = vec![];
+        for row in rows {
+            let (path, kind, reason) = row.map_err(self.index.err())?;
+            if let Some(kind) = Kind::parse(&kind) {
+                out.push(CorruptEntry {
+                    path: PathBuf::from(path),
+                    kind,
+                    reason,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// Every agent that has runs, with how many, by name: the viewer's
     /// agent filter (read from the `runs_agent` index alone). Run folders
     /// without a manifest have no agent.
     pub fn agents(&self) -> Result<Vec<(String, u64)>> {
         let mut stmt = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT agent, count(*) FROM runs WHERE agent <> '' GROUP BY agent ORDER BY agent",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         stmt.query_map([], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
         })
-        .map_err(self.err())?
+        .map_err(self.index.err())?
         .collect::<std::result::Result<_, _>>()
-        .map_err(self.err())
+        .map_err(self.index.err())
     }
 
     /// Work sessions from the index, as `work_session::list` would read
@@ -73,11 +116,12 @@ impl Index {
     pub fn work_sessions(&self) -> Result<Listing> {
         let mut listing = Listing::default();
         let mut stmt = self
+            .index
             .conn
             .prepare(
                 "SELECT path, archived, record FROM work_sessions ORDER BY last_updated DESC, path",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((
@@ -86,9 +130,9 @@ impl Index {
                     r.get::<_, String>(2)?,
                 ))
             })
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         for row in rows {
-            let (path, archived, record) = row.map_err(self.err())?;
+            let (path, archived, record) = row.map_err(self.index.err())?;
             match serde_json::from_str::<WorkSession>(&record) {
                 Ok(ws) if archived => listing.archived.push(ws),
                 Ok(ws) => listing.sessions.push(ws),
@@ -128,7 +172,7 @@ impl Index {
             self.note_partial_text()?;
         }
         let mut stmt = self
-            .conn
+            .index.conn
             .prepare_cached(
                 "SELECT path, id, kind, workdir, started_at, last_active_at, tokens, parent, repository, \
                  title, source, messages, models, usage FROM transcripts \
@@ -137,7 +181,7 @@ impl Index {
                  ORDER BY last_active_ms IS NULL, last_active_ms DESC, last_active_at DESC, path \
                  LIMIT ?2 OFFSET ?3",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let rows = stmt
             .query_map(
                 params![
@@ -148,16 +192,16 @@ impl Index {
                 ],
                 summary_row,
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         rows.collect::<std::result::Result<_, _>>()
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 
     /// The transcripts whose messages say every one of `words`, best match
     /// first (bm25, then newest), active at or after `since`: at most
     /// `limit` of them, each with a snippet of its text, and how many match
     /// in all. A snippet reads the transcript's messages again (up to
-    /// [`super::MAX_SAID_BYTES`] of text), only for the transcripts returned.
+    /// [`crate::MAX_SAID_BYTES`] of text), only for the transcripts returned.
     pub fn find_transcripts(
         &self,
         words: &str,
@@ -170,17 +214,18 @@ impl Index {
         }
         let since = since.map(|t| t.as_millisecond());
         let total: i64 = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT count(*) FROM transcripts_fts f JOIN transcripts t ON t.rid = f.rowid \
                  WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2)",
             )
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_row(params![query, since], |r| r.get(0))
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let rows: Vec<Summary> = {
             let mut stmt = self
-                .conn
+                .index.conn
                 .prepare_cached(
                     "SELECT t.path, t.id, t.kind, t.workdir, t.started_at, t.last_active_at, t.tokens, t.parent, t.repository, \
                      t.title, t.source, t.messages, t.models, t.usage \
@@ -188,22 +233,22 @@ impl Index {
                      WHERE transcripts_fts MATCH ?1 AND (?2 IS NULL OR t.last_active_ms >= ?2) \
                      ORDER BY f.rank, t.last_active_ms DESC, t.path LIMIT ?3",
                 )
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             stmt.query_map(
                 params![query, since, i64::try_from(limit).unwrap_or(i64::MAX)],
                 summary_row,
             )
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .collect::<std::result::Result<_, _>>()
-            .map_err(self.err())?
+            .map_err(self.index.err())?
         };
         let mut hits = vec![];
         for transcript in rows {
             let snippet =
-                match logbook_store::transcript::read_said(&transcript.file, super::MAX_SAID_BYTES)
+                match logbook_store::transcript::read_said(&transcript.file, crate::MAX_SAID_BYTES)
                 {
                     Ok((_, text)) => {
-                        snippet_of_text(&self.conn, &text, words).map_err(self.err())?
+                        snippet_of_text(&self.index.conn, &text, words).map_err(self.index.err())?
                     }
                     // Gone or unreadable since it was indexed: listed without one.
                     Err(_) => None,

@@ -11,24 +11,24 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::sync::{runs_dir_stamp, settled};
+use crate::upkeep::sync::{runs_dir_stamp, settled};
 use logbook_model::clock::Clock;
 use logbook_model::error::Result;
 use logbook_store::Project;
 use logbook_store::runs;
 
 /// `/manifest.json`: what follows a run folder's name in its manifest path.
-pub(super) const SUFFIX: &[u8] = b"/manifest.json";
+pub(crate) const SUFFIX: &[u8] = b"/manifest.json";
 
 /// Run folder names (on disk, or the index's), sorted as the index sorts
 /// their manifest paths (by `{name}/manifest.json`, bytewise).
 #[derive(Default, Clone)]
-pub(super) struct Names {
+pub(crate) struct Names {
     /// Names that are lowercase hyphenated UUIDs (nearly all), as numbers:
     /// numeric order is their text order.
-    pub(super) uuids: Vec<u128>,
+    pub(crate) uuids: Vec<u128>,
     /// Any other names.
-    pub(super) others: Vec<Box<[u8]>>,
+    pub(crate) others: Vec<Box<[u8]>>,
 }
 
 /// The run folder names a pass over every run folder (`doctor`'s) read,
@@ -81,7 +81,7 @@ const NO_DIGEST: u64 = 0;
 /// One number for a run's three stamps, so a pass keeps 8 bytes a run
 /// (never [`NO_DIGEST`]). Two different stamps share a digest with odds of
 /// one in 2^64; the run would then be read at the next sync instead.
-pub(super) fn digest((size, mtime_ns): (i64, i64), outputs: i64) -> u64 {
+pub(crate) fn digest((size, mtime_ns): (i64, i64), outputs: i64) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();
     (size, mtime_ns, outputs).hash(&mut h);
@@ -127,22 +127,22 @@ impl WalkedNames {
     }
 
     /// Whether the names still stand for the runs folder of `p`.
-    pub(super) fn current(&self, p: &Project) -> bool {
+    pub(crate) fn current(&self, p: &Project) -> bool {
         self.trusted && runs_dir_stamp(p) == self.stamp
     }
 }
 
 /// Compares `a/manifest.json` with `b/manifest.json`.
-pub(super) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
     a.iter().chain(SUFFIX).cmp(b.iter().chain(SUFFIX))
 }
 
 /// Compares `name/manifest.json` with `rel` (a path below the runs folder).
-pub(super) fn cmp_name_rel(name: &[u8], rel: &[u8]) -> Ordering {
+pub(crate) fn cmp_name_rel(name: &[u8], rel: &[u8]) -> Ordering {
     name.iter().chain(SUFFIX).cmp(rel.iter())
 }
 
-pub(super) fn uuid_text(u: u128) -> [u8; 36] {
+pub(crate) fn uuid_text(u: u128) -> [u8; 36] {
     let mut buf = [0u8; 36];
     uuid::Uuid::from_u128(u).hyphenated().encode_lower(&mut buf);
     buf
@@ -157,7 +157,7 @@ fn uuid_of(name: &[u8]) -> Option<u128> {
 
 impl Names {
     /// The run folders of `dir`, by the store's one walk.
-    pub(super) fn read(dir: &Path) -> Result<Names> {
+    pub(crate) fn read(dir: &Path) -> Result<Names> {
         let mut names = Names::default();
         for folder in runs::walk(dir)? {
             names.push(folder?.name_bytes());
@@ -166,21 +166,21 @@ impl Names {
         Ok(names)
     }
 
-    pub(super) fn push(&mut self, name: &[u8]) {
+    pub(crate) fn push(&mut self, name: &[u8]) {
         match uuid_of(name) {
             Some(u) => self.uuids.push(u),
             None => self.others.push(name.into()),
         }
     }
 
-    pub(super) fn sort(&mut self) {
+    pub(crate) fn sort(&mut self) {
         self.uuids.sort_unstable();
         self.others.sort_by(|a, b| cmp_names(a, b));
     }
 }
 
 /// Where a [`DiskCursor`]'s names come from.
-pub(super) enum Source<'a> {
+pub(crate) enum Source<'a> {
     /// The runs folder, listed now.
     Listed(Names),
     /// A pass's, with the stamps it read.
@@ -214,7 +214,7 @@ impl Source<'_> {
 }
 
 /// The names of a [`Source`] in order, both lists merged.
-pub(super) struct DiskCursor<'a> {
+pub(crate) struct DiskCursor<'a> {
     names: Source<'a>,
     u: usize,
     o: usize,
@@ -222,7 +222,7 @@ pub(super) struct DiskCursor<'a> {
 }
 
 impl<'a> DiskCursor<'a> {
-    pub(super) fn new(names: Source<'a>) -> DiskCursor<'a> {
+    pub(crate) fn new(names: Source<'a>) -> DiskCursor<'a> {
         let mut c = DiskCursor {
             names,
             u: 0,
@@ -249,7 +249,7 @@ impl<'a> DiskCursor<'a> {
         }
     }
 
-    pub(super) fn peek(&self) -> Option<&[u8]> {
+    pub(crate) fn peek(&self) -> Option<&[u8]> {
         match self.next_from_uuids()? {
             true => Some(&self.text),
             false => self.names.other(self.o),
@@ -257,14 +257,14 @@ impl<'a> DiskCursor<'a> {
     }
 
     /// The digest of the stamps a pass read of the next name's folder.
-    pub(super) fn digest(&self) -> Option<u64> {
+    pub(crate) fn digest(&self) -> Option<u64> {
         match self.next_from_uuids()? {
             true => self.names.digest(self.u),
             false => None,
         }
     }
 
-    pub(super) fn advance(&mut self) {
+    pub(crate) fn advance(&mut self) {
         match self.next_from_uuids() {
             Some(true) => {
                 self.u += 1;
@@ -281,7 +281,7 @@ impl<'a> DiskCursor<'a> {
 /// it appends to the table's B-tree, where the folder's own order wrote
 /// into random pages of a table larger than the page cache. The names are
 /// held in 16 bytes a run (see [`Names`]).
-pub(super) fn folders_in_path_order(
+pub(crate) fn folders_in_path_order(
     dir: &Path,
 ) -> Result<impl Iterator<Item = PathBuf> + Send + use<>> {
     let mut cursor = DiskCursor::new(Source::Listed(Names::read(dir)?));

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Index;
-use super::fulltext::fts_query;
-use super::schema::{MESSAGE_BITS, message_rowid};
+use crate::fulltext::fts_query;
+use crate::read::Reader;
+use crate::schema::{MESSAGE_BITS, message_rowid};
 use logbook_model::error::Result;
 
 /// Message indexes of one transcript, ascending, and how many there are
@@ -22,15 +22,16 @@ pub struct MessageHits {
     pub total: u64,
 }
 
-impl Index {
+impl Reader<'_> {
     /// The transcript row of the file at `path`, if the index holds it.
     fn transcript_rid(&self, path: &Path) -> Result<Option<i64>> {
-        self.conn
+        self.index
+            .conn
             .prepare_cached("SELECT rid FROM transcripts WHERE path = ?1")
-            .map_err(self.err())?
-            .query_row([super::path_str(path)], |r| r.get(0))
+            .map_err(self.index.err())?
+            .query_row([crate::path_str(path)], |r| r.get(0))
             .optional()
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 
     /// The messages of the transcript at `path` that say every one of
@@ -56,31 +57,33 @@ impl Index {
         let to = message_rowid(rid + 1, 0);
         let mask = (1i64 << MESSAGE_BITS) - 1;
         let total: i64 = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT count(*) FROM transcript_messages_fts \
                  WHERE transcript_messages_fts MATCH ?1 AND rowid >= ?2 AND rowid < ?3",
             )
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_row(params![query, from, to], |r| r.get(0))
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let mut stmt = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT rowid FROM transcript_messages_fts \
                  WHERE transcript_messages_fts MATCH ?1 AND rowid >= ?2 AND rowid < ?3 \
                  ORDER BY rowid LIMIT ?4",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let messages = stmt
             .query_map(
                 params![query, from, to, i64::try_from(limit).unwrap_or(i64::MAX)],
                 |r| r.get::<_, i64>(0),
             )
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .map(|r| r.map(|rowid| (rowid & mask) as usize))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         Ok(Some(MessageHits {
             messages,
             total: total.max(0) as u64,
@@ -101,29 +104,31 @@ impl Index {
         };
         let from = after.map_or(0, |a| a as i64 + 1);
         let total: i64 = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT count(*) FROM transcript_errors WHERE rid = ?1 AND message >= ?2",
             )
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_row(params![rid, from], |r| r.get(0))
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let mut stmt = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT message FROM transcript_errors WHERE rid = ?1 AND message >= ?2 \
                  ORDER BY message LIMIT ?3",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let messages = stmt
             .query_map(
                 params![rid, from, i64::try_from(limit).unwrap_or(i64::MAX)],
                 |r| r.get::<_, i64>(0),
             )
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .map(|r| r.map(|m| m.max(0) as usize))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         Ok(Some(MessageHits {
             messages,
             total: total.max(0) as u64,

@@ -4,7 +4,7 @@
 //! index's `files` rows,
 //! read in path order a batch at a time; each batch's stamps are compared
 //! on every core. `index sync`, `index status`, `doctor` and the name check
-//! before every listing share it ([`Index::scan_names`], the check before
+//! before every listing share it ([`Upkeep::scan_names`], the check before
 //! a listing, compares names only).
 //!
 //! What each `stat` is for (nothing else is looked at):
@@ -40,12 +40,13 @@ use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::apply::Live;
-use super::folder_names::{
+use crate::path_str;
+use crate::upkeep::Upkeep;
+use crate::upkeep::folder_names::{
     DiskCursor, Names, SUFFIX, Source, WalkedNames, cmp_name_rel, cmp_names, digest, uuid_text,
 };
-use super::record::ABSENT_STAMP;
-use super::{Index, path_str};
+use crate::write::apply::Live;
+use crate::write::record::ABSENT_STAMP;
 use logbook_model::error::Result;
 use logbook_model::ids::RunId;
 use logbook_model::run::MANIFEST_FILE;
@@ -58,7 +59,7 @@ const BATCH: i64 = 4096;
 
 /// A run the index holds out of step with its folder.
 #[derive(Debug)]
-pub(super) enum RunChange {
+pub(crate) enum RunChange {
     /// A manifest to read: new (its folder is not indexed) or changed.
     Read {
         /// The manifest.
@@ -72,13 +73,13 @@ pub(super) enum RunChange {
 
 /// What a scan looked at.
 #[derive(Debug, Default, Clone, Copy)]
-pub(super) struct ScanSummary {
+pub(crate) struct ScanSummary {
     /// Run manifests found (indexed or new).
-    pub(super) scanned: u64,
+    pub(crate) scanned: u64,
     /// False when a folder on disk was left unaccounted for (no manifest
     /// yet: another tool mid-start), so the folder's mtime must not be
     /// recorded as seen.
-    pub(super) complete: bool,
+    pub(crate) complete: bool,
 }
 
 /// One indexed run manifest and its stamps; text lives in [`Batch::text`].
@@ -341,40 +342,41 @@ impl Stated {
     }
 }
 
-impl Index {
+impl Upkeep<'_> {
     /// Reads the indexed run manifests after `after` (exclusive) and below
     /// `end`, in path order, with their stamps and registered output files.
     fn run_batch(&self, after: &str, end: &str) -> Result<Batch> {
         let mut stmt = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT path, size, mtime_ns, out_stamp, outs, live FROM files \
                  WHERE path > ?1 AND path < ?2 AND kind = 'run' ORDER BY path LIMIT ?3",
             )
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let mut rows = stmt
             .query(rusqlite::params![after, end, BATCH])
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let mut batch = Batch::default();
-        while let Some(row) = rows.next().map_err(self.err())? {
+        while let Some(row) = rows.next().map_err(self.index.err())? {
             let path = row
                 .get_ref(0)
                 .and_then(|v| Ok(v.as_str()?))
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             let path = batch.push_text(path);
             let outs = row
                 .get_ref(4)
                 .and_then(|v| Ok(v.as_blob_or_null()?))
-                .map_err(self.err())?
+                .map_err(self.index.err())?
                 .unwrap_or_default();
             let start = batch.outs.len();
             batch.outs.extend_from_slice(outs);
             batch.entries.push(Entry {
                 path,
-                size: row.get(1).map_err(self.err())?,
-                mtime_ns: row.get(2).map_err(self.err())?,
-                out_stamp: row.get(3).map_err(self.err())?,
-                settled: row.get::<_, i64>(5).map_err(self.err())? == Live::Settled as i64,
+                size: row.get(1).map_err(self.index.err())?,
+                mtime_ns: row.get(2).map_err(self.index.err())?,
+                out_stamp: row.get(3).map_err(self.index.err())?,
+                settled: row.get::<_, i64>(5).map_err(self.index.err())? == Live::Settled as i64,
                 outs: start..batch.outs.len(),
             });
         }
@@ -391,18 +393,18 @@ impl Index {
     /// the names a pass just `walked` are current, they stand for the
     /// folders either way, and the stamps it read for the files.
     /// `outputs`: whose output files are `lstat`ed.
-    pub(super) fn scan_runs(
+    pub(crate) fn scan_runs(
         &self,
         names: bool,
         walked: Option<&WalkedNames>,
         outputs: Outputs,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
     ) -> Result<ScanSummary> {
-        let dir = self.project.config.agent_outputs_folder.clone();
+        let dir = self.index.project.config.agent_outputs_folder.clone();
         let (prefix, end) = runs_range(&dir);
         // A pass's names stand for the folder while it is unchanged; its
         // stamps are then read in step with them.
-        let walked = walked.filter(|w| w.current(&self.project));
+        let walked = walked.filter(|w| w.current(&self.index.project));
         let mut disk = match (names, walked) {
             (_, Some(w)) => Some(DiskCursor::new(Source::Walked(w))),
             (true, None) => Some(DiskCursor::new(Source::Listed(Names::read(&dir)?))),
@@ -414,7 +416,7 @@ impl Index {
             complete: true,
         };
         let mut after = prefix.clone();
-        let archived = super::archive::archive_rel(&self.project);
+        let archived = crate::upkeep::archive::archive_rel(&self.index.project);
         // Two stages: while one batch's files are stat'ed on other threads,
         // this one reads the next batch from the index (at a million runs
         // the index read is a sixth of a sync, and it left a core idle).
@@ -464,7 +466,7 @@ impl Index {
     }
 
     /// Compares the run folder *names* on disk with the index's, no stamps
-    /// (the check before a listing: see `Index::sync_names`), calling `each`
+    /// (the check before a listing: see `Upkeep::sync_names`), calling `each`
     /// with the folders that are new and the runs whose folder is gone, a
     /// batch at a time.
     ///
@@ -472,11 +474,11 @@ impl Index {
     /// index's names: the two take comparable time, and neither needs the
     /// other until both are sorted. Each side holds 16 bytes a run (a UUID
     /// as a number).
-    pub(super) fn scan_names(
+    pub(crate) fn scan_names(
         &self,
         each: &mut dyn FnMut(Vec<RunChange>) -> Result<()>,
     ) -> Result<ScanSummary> {
-        let dir = self.project.config.agent_outputs_folder.clone();
+        let dir = self.index.project.config.agent_outputs_folder.clone();
         let (prefix, end) = runs_range(&dir);
         let (disk, indexed) = std::thread::scope(|s| {
             let disk = s.spawn(|| Names::read(&dir));
@@ -525,19 +527,20 @@ impl Index {
     /// run's manifest), sorted.
     fn indexed_names(&self, prefix: &str, end: &str) -> Result<Names> {
         let mut stmt = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT path FROM files WHERE path > ?1 AND path < ?2 AND kind = 'run' \
                  ORDER BY path",
             )
-            .map_err(self.err())?;
-        let mut rows = stmt.query([prefix, end]).map_err(self.err())?;
+            .map_err(self.index.err())?;
+        let mut rows = stmt.query([prefix, end]).map_err(self.index.err())?;
         let mut names = Names::default();
-        while let Some(row) = rows.next().map_err(self.err())? {
+        while let Some(row) = rows.next().map_err(self.index.err())? {
             let path = row
                 .get_ref(0)
                 .and_then(|v| Ok(v.as_str()?))
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             let rel = &path.as_bytes()[prefix.len()..];
             if let Some(name) = rel.strip_suffix(SUFFIX)
                 && !name.is_empty()

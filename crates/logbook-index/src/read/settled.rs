@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use rusqlite::OptionalExtension;
 
-use super::apply::{Live, Stamp};
-use super::{Index, path_str};
+use crate::read::Reader;
+use crate::write::apply::{Live, Stamp};
+use crate::{Index, path_str};
 use logbook_model::error::Result;
 use logbook_store::Project;
 use logbook_store::run_outputs::decode_outs;
@@ -35,19 +36,22 @@ impl Index {
         let index = Index::connect(p, &path).ok()?;
         index.built_for_here().ok()?.then_some(index)
     }
+}
 
+impl Reader<'_> {
     /// The runs of `manifests` the index holds as finished and valid (`None`
     /// for any other: running, without a manifest, invalid, not indexed),
     /// in one read. One primary-key lookup each.
     pub fn settled_runs(&self, manifests: &[PathBuf]) -> Result<Vec<Option<SettledRun>>> {
         self.in_one_read(|| {
             let mut stmt = self
+                .index
                 .conn
                 .prepare_cached(
                     "SELECT size, mtime_ns, outs FROM files \
                      WHERE path = ?1 AND kind = 'run' AND live = ?2",
                 )
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             let mut out = Vec::with_capacity(manifests.len());
             for m in manifests {
                 let row = stmt
@@ -56,7 +60,7 @@ impl Index {
                         Ok(((r.get(0)?, r.get(1)?), outs.unwrap_or_default()))
                     })
                     .optional()
-                    .map_err(self.err())?;
+                    .map_err(self.index.err())?;
                 out.push(row.and_then(|(stamp, outs)| {
                     Some(SettledRun {
                         stamp,

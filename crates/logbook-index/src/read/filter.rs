@@ -2,14 +2,15 @@
 
 use std::sync::Arc;
 
-use super::fulltext::fts_query;
-use super::schema::key_rid_sql;
-use super::{Index, pool};
+use crate::fulltext::fts_query;
+use crate::pool;
+use crate::read::Reader;
+use crate::schema::key_rid_sql;
 use logbook_model::error::Result;
 use logbook_model::query::{ArchiveScope, RunQuery, workflow_regex};
 
 /// A statement's SQL and its arguments.
-pub(super) type Sql = (String, Vec<rusqlite::types::Value>);
+pub(crate) type Sql = (String, Vec<rusqlite::types::Value>);
 
 /// What a run filter's SQL is for.
 #[derive(Clone, Copy)]
@@ -28,42 +29,93 @@ struct RunFilter {
     text: Option<String>,
 }
 
-impl Index {
+/// The WHERE terms of a run filter and the arguments they number.
+struct Terms {
+    where_: Vec<String>,
+    args: Vec<rusqlite::types::Value>,
+}
+
+impl Terms {
+    /// Adds an argument and gives its placeholder.
+    fn arg(&mut self, v: impl Into<rusqlite::types::Value>) -> String {
+        self.args.push(v.into());
+        format!("?{}", self.args.len())
+    }
+
+    /// The FROM clause of a query with the full-text `text`, or of one
+    /// without.
+    fn from(&mut self, text: Option<&str>) -> String {
+        match text {
+            Some(q) => {
+                let n = self.arg(q.to_string());
+                // The FTS table answers the MATCH alone; only rowids flow
+                // into the join and the sort.
+                format!(
+                    "(SELECT rowid AS fkey FROM runs_fts WHERE runs_fts MATCH {n}) f \
+                     JOIN runs r ON r.rid = {}",
+                    key_rid_sql("f.fkey")
+                )
+            }
+            None => "runs r".to_string(),
+        }
+    }
+
+    /// The term of an agent filter.
+    fn agent(&mut self, agent: &str, purpose: Purpose) {
+        let n = self.arg(agent.to_string());
+        self.where_.push(match purpose {
+            // Written as `runs_tally`'s key, which only a count can use: an
+            // index SQLite may pick for a page would make it sort every
+            // match instead of walking one in start order.
+            Purpose::Count => format!("(r.agent || '') = {n}"),
+            Purpose::Page => format!("r.agent = {n}"),
+        });
+    }
+
+    /// The terms of the query's other filters on the runs' own columns,
+    /// tags, repository and start.
+    fn fields(&mut self, query: &RunQuery) {
+        if let Some(s) = &query.status {
+            let n = self.arg(s.clone());
+            self.where_.push(format!("r.status = {n}"));
+        }
+        if let Some(u) = &query.user {
+            let n = self.arg(u.clone());
+            self.where_.push(format!("r.user = {n}"));
+        }
+        if let Some(t) = &query.tag {
+            let n = self.arg(t.clone());
+            self.where_.push(format!(
+                "EXISTS (SELECT 1 FROM tags t WHERE t.rid = r.rid AND t.tag = {n})"
+            ));
+        }
+        if let Some(want) = &query.repo {
+            let term = repo_term(want, &mut self.args);
+            self.where_.push(term);
+        }
+        if let Some(since) = query.since {
+            let n = self.arg(logbook_model::clock::order_ns(since));
+            self.where_.push(format!("r.started_ns >= {n}"));
+        }
+    }
+}
+
+impl Reader<'_> {
     /// The FROM clause, WHERE terms and arguments of `query`'s filters
     /// (paging aside); `None` when no run can match.
     fn run_filter(&self, query: &RunQuery, purpose: Purpose) -> Result<Option<RunFilter>> {
-        let mut where_ = vec!["1=1".to_string()];
-        let mut args: Vec<rusqlite::types::Value> = vec![];
-        let arg = |v: rusqlite::types::Value, args: &mut Vec<rusqlite::types::Value>| {
-            args.push(v);
-            format!("?{}", args.len())
+        let mut terms = Terms {
+            where_: vec!["1=1".to_string()],
+            args: vec![],
         };
         let text = query
             .text
             .as_deref()
             .map(fts_query)
             .filter(|q| !q.is_empty());
-        let from = if let Some(q) = &text {
-            let n = arg(q.clone().into(), &mut args);
-            // The FTS table answers the MATCH alone; only rowids flow into
-            // the join and the sort.
-            format!(
-                "(SELECT rowid AS fkey FROM runs_fts WHERE runs_fts MATCH {n}) f \
-                 JOIN runs r ON r.rid = {}",
-                key_rid_sql("f.fkey")
-            )
-        } else {
-            "runs r".to_string()
-        };
+        let from = terms.from(text.as_deref());
         if let Some(a) = &query.agent {
-            let n = arg(a.clone().into(), &mut args);
-            where_.push(match purpose {
-                // Written as `runs_tally`'s key, which only a count can
-                // use: an index SQLite may pick for a page would make it
-                // sort every match instead of walking one in start order.
-                Purpose::Count => format!("(r.agent || '') = {n}"),
-                Purpose::Page => format!("r.agent = {n}"),
-            });
+            terms.agent(a, purpose);
         }
         // No archived run (the usual case, and every index upgraded from
         // schema 13 until its first archive): no term, and no scan of the
@@ -71,61 +123,47 @@ impl Index {
         match (query.archive, self.has_archived()?) {
             (ArchiveScope::Archived, false) => return Ok(None),
             (_, false) => {}
-            (scope, true) => where_.extend(archived_term(scope).map(str::to_string)),
+            (scope, true) => terms
+                .where_
+                .extend(archived_term(scope).map(str::to_string)),
         }
-        if let Some(s) = &query.status {
-            let n = arg(s.clone().into(), &mut args);
-            where_.push(format!("r.status = {n}"));
-        }
-        if let Some(u) = &query.user {
-            let n = arg(u.clone().into(), &mut args);
-            where_.push(format!("r.user = {n}"));
-        }
-        if let Some(t) = &query.tag {
-            let n = arg(t.clone().into(), &mut args);
-            where_.push(format!(
-                "EXISTS (SELECT 1 FROM tags t WHERE t.rid = r.rid AND t.tag = {n})"
-            ));
-        }
-        if let Some(want) = &query.repo {
-            where_.push(repo_term(want, &mut args));
-        }
-        if let Some(since) = query.since {
-            let n = arg(logbook_model::clock::order_ns(since).into(), &mut args);
-            where_.push(format!("r.started_ns >= {n}"));
-        }
+        terms.fields(query);
         if let Some(w) = &query.workflow {
-            // Few distinct workflow names: test each once against the
-            // query's own rule, then let SQLite use its index.
-            // Same rule as the matcher: the exact name, or the pattern
-            // (already validated by `matcher()` above).
-            let re = workflow_regex(w).ok();
-            let matching: Vec<String> = self
-                .workflow_names()?
-                .iter()
-                .filter(|name| *name == w || re.as_ref().is_some_and(|re| re.is_match(name)))
-                .cloned()
-                .collect();
-            if matching.is_empty() {
+            let Some(term) = self.workflow_term(w, &mut terms)? else {
                 return Ok(None);
-            }
-            let list: Vec<String> = matching
-                .into_iter()
-                .map(|w| arg(w.into(), &mut args))
-                .collect();
-            where_.push(format!("r.workflow IN ({})", list.join(",")));
+            };
+            terms.where_.push(term);
         }
         Ok(Some(RunFilter {
             from,
-            where_: where_.join(" AND "),
-            args,
+            where_: terms.where_.join(" AND "),
+            args: terms.args,
             text,
         }))
     }
 
-    /// The SQL and arguments of [`Index::count_runs_upto`]; `None` when no
+    /// The term of a workflow filter `w`, `None` when no indexed workflow
+    /// matches it. Few distinct workflow names: each is tested once
+    /// against the query's own rule (the exact name, or the pattern,
+    /// already validated by `matcher()`), then SQLite uses its index.
+    fn workflow_term(&self, w: &str, terms: &mut Terms) -> Result<Option<String>> {
+        let re = workflow_regex(w).ok();
+        let matching: Vec<String> = self
+            .workflow_names()?
+            .iter()
+            .filter(|name| *name == w || re.as_ref().is_some_and(|re| re.is_match(name)))
+            .cloned()
+            .collect();
+        if matching.is_empty() {
+            return Ok(None);
+        }
+        let list: Vec<String> = matching.into_iter().map(|w| terms.arg(w)).collect();
+        Ok(Some(format!("r.workflow IN ({})", list.join(","))))
+    }
+
+    /// The SQL and arguments of [`Reader::count_runs_upto`]; `None` when no
     /// run can match.
-    pub(super) fn count_sql(&self, query: &RunQuery, cap: Option<u64>) -> Result<Option<Sql>> {
+    pub(crate) fn count_sql(&self, query: &RunQuery, cap: Option<u64>) -> Result<Option<Sql>> {
         let Some(f) = self.run_filter(query, Purpose::Count)? else {
             return Ok(None);
         };
@@ -143,8 +181,8 @@ impl Index {
 
     /// The SQL and arguments of a page of `query` in find's one order,
     /// newest start first, ties by id (text queries too: see
-    /// `Index::text_page`), and its FTS5 query.
-    pub(super) fn page_sql(&self, query: &RunQuery) -> Result<Option<(Sql, Option<String>)>> {
+    /// `Reader::text_page`), and its FTS5 query.
+    pub(crate) fn page_sql(&self, query: &RunQuery) -> Result<Option<(Sql, Option<String>)>> {
         let Some(RunFilter {
             from,
             where_,
@@ -185,8 +223,8 @@ impl Index {
     /// array bound as the last argument (a placeholder here), those the
     /// filters of `query` (no text) select, with their start and id: how a
     /// text page checks the matches it reads in the text index's order (see
-    /// `Index::text_page`); `None` when no run can match.
-    pub(super) fn among_sql(&self, query: &RunQuery) -> Result<Option<Sql>> {
+    /// `Reader::text_page`); `None` when no run can match.
+    pub(crate) fn among_sql(&self, query: &RunQuery) -> Result<Option<Sql>> {
         let Some(RunFilter {
             where_, mut args, ..
         }) = self.run_filter(query, Purpose::Page)?
@@ -210,39 +248,40 @@ impl Index {
         // Read once per version of the database: a page and its count both
         // ask, call after call, and there are a few hundred names to hop.
         let version = self.version()?;
-        if let Some((seen, names)) = &self.conn.memo.borrow().workflow_names
+        if let Some((seen, names)) = &self.index.conn.memo.borrow().workflow_names
             && *seen == version
         {
             return Ok(names.clone());
         }
         let names: Arc<[String]> = self.read_workflow_names()?.into();
-        self.conn.memo.borrow_mut().workflow_names = Some((version, names.clone()));
+        self.index.conn.memo.borrow_mut().workflow_names = Some((version, names.clone()));
         Ok(names)
     }
 
     /// The database's version as this connection sees it now (what a
     /// [`pool::Memo`] entry is kept with).
-    pub(super) fn version(&self) -> Result<pool::Version> {
+    pub(crate) fn version(&self) -> Result<pool::Version> {
         let data_version: i64 = self
+            .index
             .conn
             .prepare_cached("PRAGMA data_version")
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_row([], |r| r.get(0))
-            .map_err(self.err())?;
-        Ok((data_version, self.conn.total_changes()))
+            .map_err(self.index.err())?;
+        Ok((data_version, self.index.conn.total_changes()))
     }
 
     fn read_workflow_names(&self) -> Result<Vec<String>> {
         let indexed: bool = self
-            .conn
+            .index.conn
             .prepare_cached(
                 "SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'index' AND name = 'runs_workflow'",
             )
             .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         // One statement (one read transaction) hopping from each name to
         // the next through the index, rather than a statement per name.
-        // Without the index (a catalog, until the text phase makes it),
+        // Without the index (a rows-only index, until the text phase makes it),
         // each hop would read every run: one pass over them instead.
         let sql = if indexed {
             "WITH RECURSIVE w(name) AS ( \
@@ -254,11 +293,15 @@ impl Index {
         } else {
             "SELECT DISTINCT workflow FROM runs ORDER BY workflow"
         };
-        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+        let mut stmt = self
+            .index
+            .conn
+            .prepare_cached(sql)
+            .map_err(self.index.err())?;
         stmt.query_map([], |r| r.get::<_, String>(0))
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .collect::<rusqlite::Result<Vec<String>>>()
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 }
 

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OptionalExtension, params};
 
-use super::apply::{Live, Stamp, manifest_stamp};
-use super::fulltext::{fts_query, snippet_of};
-use super::{Hit, Index, Kind, Pending, control, path_str};
-use super::{run_rows, text_page};
+use crate::fulltext::{fts_query, snippet_of};
+use crate::read::Reader;
+use crate::write::apply::{Live, Stamp, manifest_stamp};
+use crate::{Hit, Kind, Pending, control, path_str};
+use crate::{read::text_page, write::run_rows};
 use logbook_model::error::Result;
 use logbook_model::ids::RunId;
 use logbook_model::query::{RunMatcher, RunQuery};
@@ -33,7 +34,7 @@ struct HitContext {
 /// whose files changed under it.
 const VERIFY_ROUNDS: usize = 3;
 
-impl Index {
+impl Reader<'_> {
     /// Runs matching `query`, newest `started_at` first (ties by id), text
     /// queries too, paged by `limit`/`offset`. Never reads
     /// the run folders. The same filters as the scan (`ops::query::Scope::Files`), except that
@@ -41,7 +42,7 @@ impl Index {
     /// rather than a substring test.
     ///
     /// Every run returned is verified against its file first (see
-    /// `Index::verified`), so an edit made in place by another tool is
+    /// `Reader::verified`), so an edit made in place by another tool is
     /// never answered from the old record.
     pub fn find_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
         // Outside the read transaction `verified` holds: it may write.
@@ -67,12 +68,12 @@ impl Index {
     /// A run the query did *not* return may newly match after an in-place
     /// edit (no rename, so no directory mtime moves): runs indexed as
     /// running are checked before the filter decides
-    /// (`Index::refresh_running`), folders without a manifest and invalid
-    /// manifests before every listing (`Index::refresh_unsettled`). The gap
+    /// (`Reader::refresh_running`), folders without a manifest and invalid
+    /// manifests before every listing (`Reader::refresh_unsettled`). The gap
     /// that remains, by design: such an edit of a *finished* run is only
     /// seen at the next `index sync`. Closing it would mean a stat of every
     /// manifest on every query, the very cost the index exists to avoid.
-    pub(super) fn verified<T>(
+    pub(crate) fn verified<T>(
         &self,
         query: impl Fn() -> Result<Vec<T>>,
         folder: impl Fn(&T) -> &Path,
@@ -103,16 +104,16 @@ impl Index {
     /// and released the file's shared lock and WAL read mark (two `fcntl`s
     /// and a look at the WAL index), a page's twenty stamp checks forty
     /// times. Inside a transaction already, `read` just runs.
-    pub(super) fn in_one_read<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
-        if !self.conn.is_autocommit() {
+    pub(crate) fn in_one_read<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
+        if !self.index.conn.is_autocommit() {
             return read();
         }
-        control(&self.conn, "BEGIN").map_err(self.err())?;
+        control(&self.index.conn, "BEGIN").map_err(self.index.err())?;
         let out = read();
         // Ending a read-only transaction cannot lose anything; whichever
         // way it ends, the connection is left out of it.
-        if control(&self.conn, "COMMIT").is_err() {
-            let _ = control(&self.conn, "ROLLBACK");
+        if control(&self.index.conn, "COMMIT").is_err() {
+            let _ = control(&self.index.conn, "ROLLBACK");
         }
         out
     }
@@ -122,12 +123,13 @@ impl Index {
     fn is_stale(&self, folder: &Path, outputs: bool) -> Result<bool> {
         let path = folder.join(MANIFEST_FILE);
         let stored: Option<(i64, i64, i64)> = self
+            .index
             .conn
             .prepare_cached("SELECT size, mtime_ns, out_stamp FROM files WHERE path = ?1")
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_row([path_str(&path)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .optional()
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let Some((size, mtime, out_stamp)) = stored else {
             return Ok(true);
         };
@@ -138,16 +140,17 @@ impl Index {
             return Ok(false);
         }
         let files: Vec<String> = self
+            .index
             .conn
             .prepare_cached(
                 "SELECT o.file FROM outputs o JOIN runs r ON r.rid = o.rid \
                  WHERE r.folder = ?1 ORDER BY o.seq",
             )
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_map([path_str(folder)], |r| r.get(0))
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .collect::<rusqlite::Result<_>>()
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         Ok(outputs_stamp(folder, files.iter().map(String::as_str)) != out_stamp)
     }
 
@@ -156,7 +159,7 @@ impl Index {
     /// manifest, and manifests indexed as invalid (so the count of skipped
     /// manifests every listing reports is true). One `stat` each; only
     /// those whose stamp moved are re-read.
-    pub(super) fn refresh_unsettled(&self) -> Result<()> {
+    pub(crate) fn refresh_unsettled(&self) -> Result<()> {
         self.refresh_live(Live::Unsettled).map(|_| ())
     }
 
@@ -206,7 +209,7 @@ impl Index {
         self.reread_moved(rows)
     }
 
-    /// [`Index::refresh_running`] for a page of `query`: only a running run
+    /// [`Reader::refresh_running`] for a page of `query`: only a running run
     /// that starts no earlier than the page's oldest run can enter it (or
     /// push a run off it), so those are the ones checked, and again from
     /// the new page's oldest if one changed. At a million runs with a
@@ -238,7 +241,7 @@ impl Index {
 
     /// The start of the run stored under `rid`, if it has one.
     fn start_of(&self, rid: i64) -> Result<Option<jiff::Timestamp>> {
-        let ns = run_rows::stored_start(&self.conn, rid).map_err(self.err())?;
+        let ns = run_rows::stored_start(&self.index.conn, rid).map_err(self.index.err())?;
         Ok(ns
             .flatten()
             .and_then(|ns| jiff::Timestamp::from_nanosecond(ns.into()).ok()))
@@ -262,7 +265,11 @@ impl Index {
         sql: &str,
         args: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<(String, Option<Stamp>)>> {
-        let mut stmt = self.conn.prepare_cached(sql).map_err(self.err())?;
+        let mut stmt = self
+            .index
+            .conn
+            .prepare_cached(sql)
+            .map_err(self.index.err())?;
         let rows = stmt
             .query_map(args, |r| {
                 let stamp = match (r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?) {
@@ -271,8 +278,9 @@ impl Index {
                 };
                 Ok((r.get::<_, String>(0)?, stamp))
             })
-            .map_err(self.err())?;
-        rows.collect::<rusqlite::Result<_>>().map_err(self.err())
+            .map_err(self.index.err())?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.index.err())
     }
 
     /// Re-reads the runs whose manifest's stamp is no longer the one
@@ -288,7 +296,16 @@ impl Index {
         let workers = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .clamp(1, 8);
-        let moved: Vec<PathBuf> = if rows.len() < 256 || workers == 1 {
+        let moved: Vec<PathBuf> = if let Some(stamps) = &self.index.project.stamps {
+            // A long-lived server's watch: a `stat` only where a folder changed.
+            let files: Vec<&Path> = rows.iter().map(|(path, _)| Path::new(path)).collect();
+            let now = stamps.stamps(&files, &manifest_stamp);
+            rows.iter()
+                .zip(now)
+                .filter(|((_, stored), now)| now != stored)
+                .filter_map(|((path, _), _)| Path::new(path).parent().map(Path::to_path_buf))
+                .collect()
+        } else if rows.len() < 256 || workers == 1 {
             moved_of(&rows)
         } else {
             std::thread::scope(|s| {
@@ -322,11 +339,11 @@ impl Index {
             let (lock, _guard) = match RunId::parse(&id) {
                 Ok(id) => (
                     id.lock_name(),
-                    Some(self.project.locks.exclusive(&id.lock_name())?),
+                    Some(self.index.project.locks.exclusive(&id.lock_name())?),
                 ),
                 Err(_) => (String::new(), None),
             };
-            self.reread(&[Pending {
+            self.index.reread(&[Pending {
                 kind: Kind::Run,
                 path: folder.join(MANIFEST_FILE),
                 lock,
@@ -336,17 +353,17 @@ impl Index {
     }
 
     /// How many runs match `query`'s filters, paging aside (the SQL is
-    /// exact for every filter, as in [`Index::find_runs`]).
+    /// exact for every filter, as in [`Reader::find_runs`]).
     pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
         self.count_runs_upto(query, None)
     }
 
-    /// [`Index::count_runs`], stopping at `cap` matches when given: a
+    /// [`Reader::count_runs`], stopping at `cap` matches when given: a
     /// page a person waits on says "1,000+" rather than counting every run
     /// a common word is in.
     ///
-    /// A count follows the listing of its page ([`Index::find_runs`] or
-    /// [`Index::each_run`] with the same query), which already brought the
+    /// A count follows the listing of its page ([`Reader::find_runs`] or
+    /// [`Reader::each_run`] with the same query), which already brought the
     /// running runs up to date: checking them again would `stat` each a
     /// second time per page.
     pub fn count_runs_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
@@ -362,19 +379,20 @@ impl Index {
         self.count_sql_upto(query, cap)
     }
 
-    /// [`Index::count_runs_upto`] by one SQL statement.
-    pub(super) fn count_sql_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
+    /// [`Reader::count_runs_upto`] by one SQL statement.
+    pub(crate) fn count_sql_upto(&self, query: &RunQuery, cap: Option<u64>) -> Result<u64> {
         let Some((sql, args)) = self.count_sql(query, cap)? else {
             return Ok(0);
         };
-        self.conn
+        self.index
+            .conn
             .prepare_cached(&sql)
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_row(rusqlite::params_from_iter(args.iter()), |r| {
                 r.get::<_, i64>(0)
             })
             .map(|n| n.max(0) as u64)
-            .map_err(self.err())
+            .map_err(self.index.err())
     }
 
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<Hit>> {
@@ -394,7 +412,7 @@ impl Index {
     /// time as they are read, so memory does not grow with the number of
     /// results: only the matching row ids (8 bytes a run) are held, and the
     /// manifests are read a chunk at a time. Each run is verified against
-    /// its file first, as [`Index::find_runs`] does; a run re-read because
+    /// its file first, as [`Reader::find_runs`] does; a run re-read because
     /// it changed is handed over only if it still matches. `each` returns
     /// `Break` to stop early. Returns how many runs were handed over.
     pub fn each_run(
@@ -452,24 +470,26 @@ impl Index {
     /// A run just re-read into the index, if it still matches the query.
     fn reread_hit(&self, folder: &Path, ctx: &HitContext) -> Result<Option<Hit>> {
         let rid: Option<i64> = self
+            .index
             .conn
             .prepare_cached("SELECT rid FROM runs WHERE folder = ?1")
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .query_row([path_str(folder)], |r| r.get(0))
             .optional()
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let Some(rid) = rid else { return Ok(None) };
         let Some(hit) = self.hit_of(rid, ctx)? else {
             return Ok(None);
         };
         if let Some(q) = &ctx.text {
-            let key = run_rows::stored_text_key(&self.conn, rid).map_err(self.err())?;
+            let key = run_rows::stored_text_key(&self.index.conn, rid).map_err(self.index.err())?;
             let still: bool = self
+                .index
                 .conn
                 .prepare_cached(text_page::PROBE)
-                .map_err(self.err())?
+                .map_err(self.index.err())?
                 .query_row(params![q, key], |r| r.get(0))
-                .map_err(self.err())?;
+                .map_err(self.index.err())?;
             if !still || !ctx.filters.matches(&hit.run.manifest) {
                 return Ok(None);
             }
@@ -511,14 +531,14 @@ impl Index {
     /// The row ids of `query`'s page (`fts`: its text as an FTS5 query). A
     /// short page is kept for the connection until the database changes:
     /// the check of the running runs before a page makes the page first
-    /// (see [`Index::refresh_running_for_page`]), and the page is asked
+    /// (see [`Reader::refresh_running_for_page`]), and the page is asked
     /// again once they are found unchanged.
     fn page_of(&self, query: &RunQuery, fts: Option<&str>) -> Result<Option<Vec<i64>>> {
         /// The longest page kept: a page of `find --json` over every run
         /// is not held twice.
         const KEPT: usize = 4096;
         let version = self.version()?;
-        if let Some((seen, asked, rids)) = &self.conn.memo.borrow().page
+        if let Some((seen, asked, rids)) = &self.index.conn.memo.borrow().page
             && *seen == version
             && asked == query
         {
@@ -529,22 +549,26 @@ impl Index {
             None => self.page_rids(query)?,
         };
         if let Some(rids) = rids.as_ref().filter(|r| r.len() <= KEPT) {
-            self.conn.memo.borrow_mut().page = Some((version, query.clone(), rids.clone()));
+            self.index.conn.memo.borrow_mut().page = Some((version, query.clone(), rids.clone()));
         }
         Ok(rids)
     }
 
     /// The row ids of `query`'s page, by its SQL alone.
-    pub(super) fn page_rids(&self, query: &RunQuery) -> Result<Option<Vec<i64>>> {
+    pub(crate) fn page_rids(&self, query: &RunQuery) -> Result<Option<Vec<i64>>> {
         let Some(((sql, args), _)) = self.page_sql(query)? else {
             return Ok(None);
         };
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(self.err())?;
+        let mut stmt = self
+            .index
+            .conn
+            .prepare_cached(&sql)
+            .map_err(self.index.err())?;
         let rids = stmt
             .query_map(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
-            .map_err(self.err())?
+            .map_err(self.index.err())?
             .collect::<std::result::Result<_, _>>()
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         Ok(Some(rids))
     }
 
@@ -552,9 +576,10 @@ impl Index {
     /// (for queries without text) matches.
     fn hit_of(&self, rid: i64, ctx: &HitContext) -> Result<Option<Hit>> {
         let mut row_stmt = self
+            .index
             .conn
             .prepare_cached("SELECT id, folder, manifest, started_at FROM runs WHERE rid = ?1")
-            .map_err(self.err())?;
+            .map_err(self.index.err())?;
         let Some((id, folder, manifest, started_at)) = row_stmt
             .query_row([rid], |r| {
                 Ok((
@@ -565,7 +590,7 @@ impl Index {
                 ))
             })
             .optional()
-            .map_err(self.err())?
+            .map_err(self.index.err())?
         else {
             return Ok(None);
         };
@@ -577,14 +602,14 @@ impl Index {
             // A run folder without a manifest (`logbook_store::run::without_manifest`).
             Manifest::absent(&id, &started_at)
         } else {
-            match super::record::stored_manifest(&folder, &manifest) {
+            match crate::write::record::stored_manifest(&folder, &manifest) {
                 Some(m) => m,
                 None => return Ok(None),
             }
         };
         let snippet = match &ctx.words {
             Some(words) if ctx.text.is_some() => {
-                snippet_of(&self.conn, &manifest, &folder, words).map_err(self.err())?
+                snippet_of(&self.index.conn, &manifest, &folder, words).map_err(self.index.err())?
             }
             _ => None,
         };
@@ -606,7 +631,7 @@ impl Index {
 
 /// Whether a status, time or text filter of `query` decides which runs it
 /// answers, so that the runs indexed as running must be up to date first
-/// (see `Index::refresh_running`).
+/// (see `Reader::refresh_running`).
 fn running_decides(query: &RunQuery) -> bool {
     query.since.is_some()
         || query.text.is_some()

@@ -5,24 +5,24 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::fulltext::manifest_text;
-use super::path_str;
-use super::record::{Inner, Record, RunRow, fts_agent, is_catalog_stub};
-use super::schema::{text_key, text_second};
+use crate::fulltext::manifest_text;
+use crate::path_str;
+use crate::schema::{text_key, text_second};
+use crate::write::record::{Inner, Record, RunRow, fts_agent, is_manifest_stub};
 use logbook_model::run::{MANIFEST_FILE, Manifest};
 
 /// What the index may already hold of a record about to be stored.
-pub(super) enum Fresh<'a> {
+pub(crate) enum Fresh<'a> {
     /// Nothing (a rebuild's new index).
     Yes,
     /// Nothing, and the runs' full-text rows go to another thread, which
     /// writes them into another file (a rebuild's new index, see
     /// `rebuild::FullText`): they are handed over here instead.
     TextAside(&'a mut Vec<FtsDoc>),
-    /// Nothing, and no full-text rows at all: the catalog phase of a
+    /// Nothing, and no full-text rows at all: the rows phase of a
     /// two-phase rebuild, whose text phase writes them (see `text_build`),
-    /// storing records read with `record::Reading::Catalog`.
-    Catalog,
+    /// storing records read with `record::Reading::RowsOnly`.
+    RowsOnly,
     /// Anything.
     No,
     /// Anything, but a run's FTS row was already deleted by
@@ -32,15 +32,15 @@ pub(super) enum Fresh<'a> {
 }
 
 /// A run's row of `runs_fts`, as [`Fresh::TextAside`] hands it over.
-pub(super) struct FtsDoc {
+pub(crate) struct FtsDoc {
     /// Its rowid, the run's [`text_key`].
-    pub(super) key: i64,
-    pub(super) agent: String,
-    pub(super) workflow: String,
-    pub(super) body: String,
+    pub(crate) key: i64,
+    pub(crate) agent: String,
+    pub(crate) workflow: String,
+    pub(crate) body: String,
 }
 
-pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
+pub(crate) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite::Result<()> {
     let folder = path_str(&row.folder);
     if matches!(fresh, Fresh::No | Fresh::FtsCleared { .. }) {
         tx.prepare_cached("DELETE FROM corrupt WHERE path = ?1")?
@@ -55,7 +55,7 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         remove_run(tx, &folder)?;
     }
     if row.archived {
-        super::archive::ensure_archived_index(tx)?;
+        crate::upkeep::archive::ensure_archived_index(tx)?;
     }
     let mut ins = tx.prepare_cached(
         "INSERT INTO runs(folder, id, agent, workflow, status, user, started_at, started_ns, completed_at, title, manifest, archived) \
@@ -100,7 +100,7 @@ pub(super) fn store_run(tx: &Connection, row: &RunRow, fresh: Fresh) -> rusqlite
         });
         return Ok(());
     }
-    if matches!(fresh, Fresh::Catalog) {
+    if matches!(fresh, Fresh::RowsOnly) {
         return Ok(());
     }
     insert_fts(tx, rid, row)
@@ -120,7 +120,7 @@ fn key_of(rid: i64, started_ns: Option<i64>) -> rusqlite::Result<i64> {
 
 /// The stored `started_ns` of the run under `rid` (`None` when there is no
 /// such run).
-pub(super) fn stored_start(tx: &Connection, rid: i64) -> rusqlite::Result<Option<Option<i64>>> {
+pub(crate) fn stored_start(tx: &Connection, rid: i64) -> rusqlite::Result<Option<Option<i64>>> {
     tx.prepare_cached("SELECT started_ns FROM runs WHERE rid = ?1")?
         .query_row([rid], |r| r.get(0))
         .optional()
@@ -128,13 +128,13 @@ pub(super) fn stored_start(tx: &Connection, rid: i64) -> rusqlite::Result<Option
 
 /// The `runs_fts` rowid of the run stored under `rid`, from its row as it
 /// is now (`None` when there is no such run).
-pub(super) fn stored_text_key(tx: &Connection, rid: i64) -> rusqlite::Result<Option<i64>> {
+pub(crate) fn stored_text_key(tx: &Connection, rid: i64) -> rusqlite::Result<Option<i64>> {
     stored_start(tx, rid)?.map(|s| key_of(rid, s)).transpose()
 }
 
 /// Deletes the `runs_fts` row of the run stored under `rid`, keyed by its
 /// row as it is now: before the row's start changes or the row goes.
-pub(super) fn delete_fts(tx: &Connection, rid: i64) -> rusqlite::Result<()> {
+pub(crate) fn delete_fts(tx: &Connection, rid: i64) -> rusqlite::Result<()> {
     if let Some(key) = stored_text_key(tx, rid)? {
         tx.prepare_cached("DELETE FROM runs_fts WHERE rowid = ?1")?
             .execute([key])?;
@@ -158,7 +158,7 @@ fn insert_fts(tx: &Connection, rid: i64, row: &RunRow) -> rusqlite::Result<()> {
 /// a two-phase rebuild): each row deleted first, since a writer may have
 /// written it meanwhile (a contentless table would otherwise keep both),
 /// and all the deletes before all the inserts (see [`clear_stale_fts`]).
-pub(super) fn replace_fts(tx: &Connection, rows: &[(i64, RunRow)]) -> rusqlite::Result<()> {
+pub(crate) fn replace_fts(tx: &Connection, rows: &[(i64, RunRow)]) -> rusqlite::Result<()> {
     for (rid, _) in rows {
         delete_fts(tx, *rid)?;
     }
@@ -185,63 +185,90 @@ fn update_run(
     row: &RunRow,
     cleared: Option<bool>,
 ) -> rusqlite::Result<bool> {
-    type Key = (i64, String, String, String, String, Option<i64>, String);
-    let old: Option<Key> = tx
-        .prepare_cached(
-            "SELECT rid, id, agent, workflow, status, started_ns, manifest FROM runs WHERE folder = ?1",
-        )?
-        .query_row([folder], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })
-        .optional()?;
-    let Some((rid, id, agent, workflow, status, started_ns, old_manifest)) = old else {
+    let Some(old) = indexed_run(tx, folder)? else {
         return Ok(false);
     };
-    if id != row.id {
+    if old.id != row.id {
         return Ok(false);
     }
     let same_text = match cleared {
         Some(same) => same,
-        None => same_fts_row(tx, folder, (&old_manifest, started_ns), row)?,
+        None => same_fts_row(tx, folder, (&old.manifest, old.started_ns), row)?,
     };
     if !same_text && cleared.is_none() {
         // Keyed by the start the row still has.
-        delete_fts(tx, rid)?;
+        delete_fts(tx, old.rid)?;
     }
     // Every column, output, edge, tag and FTS row of a run is made from its
     // folder and manifest alone: the same manifest over the same output
     // files (an output registered again, a retried call) leaves all of them
     // as they are. Only the file's stamp, stored by the caller, moves.
-    if same_text && old_manifest == row.manifest {
+    if same_text && old.manifest == row.manifest {
         return Ok(true);
     }
-    // Only columns in an UPDATE's SET list cost index writes, so the
-    // indexed ones are set only when one of them changed.
-    if (
-        agent.as_str(),
-        workflow.as_str(),
-        status.as_str(),
-        started_ns,
+    update_run_columns(tx, &old, row)?;
+    update_outputs(tx, old.rid, row)?;
+    update_edges(tx, old.rid, row)?;
+    update_tags(tx, old.rid, row)?;
+    if !same_text {
+        insert_fts(tx, old.rid, row)?;
+    }
+    Ok(true)
+}
+
+/// What [`update_run`] compares a new row with: the indexed columns and
+/// the stored manifest of the run in a folder.
+struct IndexedRun {
+    rid: i64,
+    id: String,
+    agent: String,
+    workflow: String,
+    status: String,
+    started_ns: Option<i64>,
+    manifest: String,
+}
+
+/// The run indexed for `folder`, if any.
+fn indexed_run(tx: &Connection, folder: &str) -> rusqlite::Result<Option<IndexedRun>> {
+    tx.prepare_cached(
+        "SELECT rid, id, agent, workflow, status, started_ns, manifest FROM runs WHERE folder = ?1",
+    )?
+    .query_row([folder], |r| {
+        Ok(IndexedRun {
+            rid: r.get(0)?,
+            id: r.get(1)?,
+            agent: r.get(2)?,
+            workflow: r.get(3)?,
+            status: r.get(4)?,
+            started_ns: r.get(5)?,
+            manifest: r.get(6)?,
+        })
+    })
+    .optional()
+}
+
+/// Rewrites the run's own columns. Only columns in an UPDATE's SET list
+/// cost index writes, so the indexed ones are set only when one of them
+/// changed.
+fn update_run_columns(tx: &Connection, old: &IndexedRun, row: &RunRow) -> rusqlite::Result<()> {
+    let indexed_same = (
+        old.agent.as_str(),
+        old.workflow.as_str(),
+        old.status.as_str(),
+        old.started_ns,
     ) == (
         row.agent.as_str(),
         row.workflow.as_str(),
         row.status.as_str(),
         row.started_ns,
-    ) {
+    );
+    if indexed_same {
         tx.prepare_cached(
             "UPDATE runs SET user = ?2, started_at = ?3, completed_at = ?4, title = ?5, \
              manifest = ?6 WHERE rid = ?1",
         )?
         .execute(params![
-            rid,
+            old.rid,
             row.user,
             row.started_at,
             row.completed_at,
@@ -255,7 +282,7 @@ fn update_run(
              WHERE rid = ?1",
         )?
         .execute(params![
-            rid,
+            old.rid,
             row.agent,
             row.workflow,
             row.status,
@@ -267,13 +294,12 @@ fn update_run(
             row.manifest
         ])?;
     }
+    Ok(())
+}
 
-    let old_outputs: Vec<(String, String, String, String)> = tx
-        .prepare_cached(
-            "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
-        )?
-        .query_map([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+/// Rewrites the outputs of run `rid` that differ from `row`'s, seat by seat.
+fn update_outputs(tx: &Connection, rid: i64, row: &RunRow) -> rusqlite::Result<()> {
+    let old_outputs = outputs_of(tx, rid)?;
     let mut put = tx.prepare_cached(
         "INSERT OR REPLACE INTO outputs(rid, seq, file, type, description, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
@@ -286,11 +312,12 @@ fn update_run(
         tx.prepare_cached("DELETE FROM outputs WHERE rid = ?1 AND seq >= ?2")?
             .execute(params![rid, row.outputs.len() as i64])?;
     }
+    Ok(())
+}
 
-    let old_parents: Vec<String> = tx
-        .prepare_cached("SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent")?
-        .query_map([rid], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+/// Rewrites the lineage edges of run `rid` when its parents changed.
+fn update_edges(tx: &Connection, rid: i64, row: &RunRow) -> rusqlite::Result<()> {
+    let old_parents = parents_of(tx, rid)?;
     let mut parents = row.parents.clone();
     parents.sort();
     parents.dedup();
@@ -304,11 +331,12 @@ fn update_run(
             edge.execute(params![row.id, parent, rid])?;
         }
     }
+    Ok(())
+}
 
-    let old_tags: Vec<String> = tx
-        .prepare_cached("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag")?
-        .query_map([rid], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+/// Rewrites the tags of run `rid` when they changed.
+fn update_tags(tx: &Connection, rid: i64, row: &RunRow) -> rusqlite::Result<()> {
+    let old_tags = tags_of(tx, rid)?;
     if old_tags != row.tags {
         tx.prepare_cached("DELETE FROM tags WHERE rid = ?1")?
             .execute([rid])?;
@@ -317,11 +345,35 @@ fn update_run(
             tag.execute(params![rid, t])?;
         }
     }
+    Ok(())
+}
 
-    if !same_text {
-        insert_fts(tx, rid, row)?;
-    }
-    Ok(true)
+/// A run's output as its row holds it: file, type, description,
+/// creation time.
+pub(crate) type OutputRow = (String, String, String, String);
+
+/// The outputs of run `rid`, in manifest order: what an update compares
+/// and what a push sends.
+pub(crate) fn outputs_of(tx: &Connection, rid: i64) -> rusqlite::Result<Vec<OutputRow>> {
+    tx.prepare_cached(
+        "SELECT file, type, description, created_at FROM outputs WHERE rid = ?1 ORDER BY seq",
+    )?
+    .query_map([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+    .collect()
+}
+
+/// The runs run `rid` builds on, sorted.
+pub(crate) fn parents_of(tx: &Connection, rid: i64) -> rusqlite::Result<Vec<String>> {
+    tx.prepare_cached("SELECT parent FROM edges WHERE rid = ?1 ORDER BY parent")?
+        .query_map([rid], |r| r.get(0))?
+        .collect()
+}
+
+/// The tags of run `rid`, sorted.
+pub(crate) fn tags_of(tx: &Connection, rid: i64) -> rusqlite::Result<Vec<String>> {
+    tx.prepare_cached("SELECT tag FROM tags WHERE rid = ?1 ORDER BY tag")?
+        .query_map([rid], |r| r.get(0))?
+        .collect()
 }
 
 /// Whether `row` would give the run the FTS row it has: the same text
@@ -351,8 +403,8 @@ fn same_fts_row(
     if old_manifest == row.manifest {
         return Ok(true);
     }
-    if is_catalog_stub(old_manifest) {
-        // The catalog phase wrote no text row for it.
+    if is_manifest_stub(old_manifest) {
+        // The rows phase wrote no text row for it.
         return Ok(false);
     }
     let Ok(old) = serde_json::from_str::<Manifest>(old_manifest) else {
@@ -369,11 +421,11 @@ fn same_fts_row(
 /// updated in place), so that the group's FTS deletes all come before its
 /// inserts. Why: a delete from the contentless_delete FTS table flushes
 /// the pending inserts to a new segment and merges; interleaved, that
-/// happened once per run. Then [`apply`](super::apply::apply) with
+/// happened once per run. Then [`apply`](crate::write::apply::apply) with
 /// [`Fresh::FtsCleared`] and what this returns: whether the run keeps its
 /// FTS row (its text is the same; `false` too when there is no run left to
 /// update in place).
-pub(super) fn clear_stale_fts(
+pub(crate) fn clear_stale_fts(
     tx: &Connection,
     folder: &str,
     rec: Option<&Record>,
@@ -401,7 +453,7 @@ pub(super) fn clear_stale_fts(
     Ok(same)
 }
 
-pub(super) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> {
+pub(crate) fn remove_run(tx: &Connection, folder: &str) -> rusqlite::Result<()> {
     let rid: Option<i64> = tx
         .prepare_cached("SELECT rid FROM runs WHERE folder = ?1")?
         .query_row([folder], |r| r.get(0))
