@@ -86,6 +86,11 @@ pub struct LogbookServer {
     /// The threads every library call of this server runs on: shared by
     /// its clones, one pool per MCP session over HTTP.
     calls: Arc<pool::Pool>,
+    /// The manifests' stamps kept fresh for every call (one watch shared
+    /// by the clones): `find_runs` then checks a running run without a
+    /// `stat` while nothing in its folder changed, and still sees a run
+    /// another program finished by the very next call.
+    stamps: Option<Arc<logbook::StampWatch>>,
 }
 
 impl LogbookServer {
@@ -97,6 +102,7 @@ impl LogbookServer {
             open,
             tool_router: Self::tools(),
             calls: Arc::new(pool::Pool::new()),
+            stamps: logbook::StampWatch::new().map(Arc::new),
         }
     }
 
@@ -131,10 +137,10 @@ impl LogbookServer {
     where
         F: FnOnce(&Logbook) -> logbook::Result<Value> + Send + 'static,
     {
-        let (root, open) = (self.root.clone(), self.open);
+        let (root, open, stamps) = (self.root.clone(), self.open, self.stamps.clone());
         let answer = self
             .calls
-            .run(move || Self::run(root.as_deref(), create, open, op))
+            .run(move || Self::run(root.as_deref(), create, open, stamps, op))
             .await;
         Ok(Self::answer(answer))
     }
@@ -186,12 +192,17 @@ impl LogbookServer {
         root: Option<&Path>,
         create: bool,
         open: Open,
+        stamps: Option<Arc<logbook::StampWatch>>,
         op: F,
     ) -> (logbook::Result<Value>, Vec<String>)
     where
         F: FnOnce(&Logbook) -> logbook::Result<Value>,
     {
-        match Self::project(root, create, open) {
+        let project = Self::project(root, create, open);
+        match project.map(|p| match stamps {
+            Some(stamps) => p.with_stamp_watch(stamps),
+            None => p,
+        }) {
             Ok(p) => {
                 let result = op(&p);
                 let notices = p.notices.take().iter().map(|n| n.word(Face::Mcp)).collect();

@@ -51,6 +51,7 @@ pub mod run_outputs;
 pub mod runs;
 pub mod scan_files;
 pub mod stamp;
+pub mod stamp_watch;
 pub mod state_ignore;
 pub mod sys;
 #[cfg(feature = "testing")]

@@ -5,9 +5,11 @@
 //! the same notices as the call that gave it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::lock::Locks;
+use crate::stamp_watch::StampWatch;
 use logbook_model::clock::Clock;
 use logbook_model::error::{Error, Result};
 use logbook_model::notice::Notices;
@@ -29,6 +31,11 @@ pub struct Project {
     /// is rebuilt in one phase, and a plan another process left is
     /// finished inline.
     pub text_builder: Option<PathBuf>,
+    /// The stamps a long-lived server keeps fresh by watching folders (the
+    /// MCP server's), so a query checks a running run's manifest without a
+    /// `stat` while nothing in its folder changed; `None` in a one-shot
+    /// command, which asks the file system each time.
+    pub stamps: Option<Arc<StampWatch>>,
 }
 
 impl Project {
@@ -89,6 +96,7 @@ impl Project {
             clock: Clock::from_env(),
             notices: Notices::default(),
             text_builder: None,
+            stamps: None,
         }
     }
 

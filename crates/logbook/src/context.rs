@@ -14,6 +14,7 @@ use logbook_index::catalog::Connector;
 use logbook_model::clock::Clock;
 use logbook_model::notice::Notices;
 use logbook_store::Project;
+use logbook_store::stamp_watch::StampWatch;
 
 use crate::Result;
 use crate::ops::catalog::Background;
@@ -99,6 +100,13 @@ impl Logbook {
     /// build-text`) to build the full-text index in a process of its own.
     pub fn with_text_builder(mut self, program: PathBuf) -> Logbook {
         self.project.text_builder = Some(program);
+        self
+    }
+
+    /// This context checking running runs' manifests through `stamps`, a
+    /// long-lived server's watch, instead of a `stat` each per query.
+    pub fn with_stamp_watch(mut self, stamps: Arc<StampWatch>) -> Logbook {
+        self.project.stamps = Some(stamps);
         self
     }
 

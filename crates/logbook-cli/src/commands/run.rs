@@ -4,14 +4,14 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 use logbook::clock;
 use logbook::model::ids::RunRef;
 use logbook::model::query::RunQuery;
 use logbook::model::run::{OutputType, Run, RunStatus};
 use logbook::model::terminal::cell;
-use logbook::ops::params::{FindParams, RepoBase};
+use logbook::ops::params::{self, FindParams, RepoBase};
 use logbook::ops::query::{self, FindOptions, FoundRun, Scope};
 use logbook::ops::{run, transcript};
 use serde_json::Value;
@@ -213,19 +213,15 @@ fn entry_json(ctx: &Context, run: &Run) -> Result<Value> {
 }
 
 fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
-    let mut inputs = vec![];
-    for kv in &a.inputs {
-        let Some((k, v)) = kv.split_once('=') else {
-            bail!("--input {kv:?} is not KEY=VALUE; write e.g. --input category=Hardware");
-        };
-        inputs.push((k.to_string(), v.to_string()));
-    }
+    let inputs = a
+        .inputs
+        .iter()
+        .map(|kv| params::key_value("input", kv, "category=Hardware"))
+        .collect::<logbook::Result<Vec<_>>>()?;
     let mut metadata = serde_json::Map::new();
     for kv in &a.metadata {
-        let Some((k, v)) = kv.split_once('=') else {
-            bail!("--metadata {kv:?} is not KEY=VALUE; write e.g. --metadata ticket=OPS-42");
-        };
-        metadata.insert(k.to_string(), Value::String(v.to_string()));
+        let (k, v) = params::key_value("metadata", kv, "ticket=OPS-42")?;
+        metadata.insert(k, Value::String(v));
     }
     let workflow_file = match &a.workflow_file {
         Some(p) if p.is_relative() => Some(std::env::current_dir()?.join(p)),

@@ -1016,6 +1016,49 @@ fn a_run_the_cli_writes_is_found_by_a_running_server_at_once() {
 }
 
 #[test]
+fn a_run_another_program_finishes_in_place_is_seen_by_the_very_next_find_runs() {
+    let t = project();
+    let mut m = Mcp::start(&t);
+    let mut folders = vec![];
+    for agent in ["in-place", "renamed"] {
+        let started = t.json(&["run", "start", "--agent", agent, "--workflow", "w"]);
+        folders.push(std::path::PathBuf::from(
+            started["folder"].as_str().unwrap(),
+        ));
+    }
+    // Before a status filter decides, the server checks every running
+    // run, several times here: it keeps their stamps between calls.
+    for _ in 0..3 {
+        assert_eq!(
+            m.ok("find_runs", json!({"status": "completed"}))["total"],
+            0
+        );
+    }
+    let finished = |folder: &std::path::Path| -> String {
+        let text = std::fs::read_to_string(folder.join("manifest.json")).unwrap();
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        v["execution"]["status"] = json!("completed");
+        v["execution"]["completed_at"] = json!("2025-10-06T17:10:00.000Z");
+        serde_json::to_string_pretty(&v).unwrap()
+    };
+    // Another program rewrites the first manifest in place, and at once
+    // the next call sees the run finished.
+    std::fs::write(folders[0].join("manifest.json"), finished(&folders[0])).unwrap();
+    let done = m.ok("find_runs", json!({"status": "completed"}));
+    assert_eq!(done["total"], 1, "{done}");
+    assert_eq!(done["runs"][0]["manifest"]["agent"]["name"], "in-place");
+    // The second by a new file renamed over it, as Logbook itself writes.
+    let tmp = folders[1].join(".manifest.json.tmp");
+    std::fs::write(&tmp, finished(&folders[1])).unwrap();
+    std::fs::rename(&tmp, folders[1].join("manifest.json")).unwrap();
+    assert_eq!(
+        m.ok("find_runs", json!({"status": "completed"}))["total"],
+        2
+    );
+    assert_eq!(m.ok("find_runs", json!({"status": "running"}))["total"], 0);
+}
+
+#[test]
 fn four_servers_and_the_cli_writing_at_once_lose_nothing_and_duplicate_nothing() {
     let mut t = project();
     // Correctness, not speed, is checked here: on a loaded 2-core machine

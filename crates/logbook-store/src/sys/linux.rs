@@ -91,3 +91,72 @@ pub fn list(fd: &OwnedFd, buffer: &mut ListBuffer, mut each: impl FnMut(&CStr)) 
     }
     Ok(())
 }
+
+/// Folders watched through inotify, read without blocking: an event is
+/// queued by the kernel before the write that caused it returns, so a
+/// drain at the start of a call sees every change finished before it.
+pub struct FolderWatch {
+    fd: OwnedFd,
+    buffer: std::sync::Mutex<Vec<MaybeUninit<u8>>>,
+}
+
+impl FolderWatch {
+    /// A watch with no folder yet; `None` when the kernel refuses one (too
+    /// many inotify instances): then every stamp is asked afresh.
+    pub fn new() -> Option<FolderWatch> {
+        use rustix::fs::inotify::{CreateFlags, init};
+        let fd = init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+        Some(FolderWatch {
+            fd,
+            buffer: std::sync::Mutex::new(vec![MaybeUninit::uninit(); 64 * 1024]),
+        })
+    }
+
+    /// Watches `dir` for any change to what it holds or to itself; the
+    /// watch's id, or `None` when it cannot be watched (the limit of
+    /// watches reached, the folder gone).
+    pub fn add(&self, dir: &Path) -> Option<i32> {
+        use rustix::fs::inotify::{WatchFlags, add_watch};
+        let flags = WatchFlags::ATTRIB
+            | WatchFlags::CLOSE_WRITE
+            | WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::MODIFY
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::ONLYDIR;
+        add_watch(&self.fd, dir, flags).ok()
+    }
+
+    /// Stops watching `wd`.
+    pub fn remove(&self, wd: i32) {
+        let _ = rustix::fs::inotify::remove_watch(&self.fd, wd);
+    }
+
+    /// Calls `each` with every watch whose folder changed since the last
+    /// drain (`None`: events were lost, any folder may have changed).
+    pub fn drain(&self, mut each: impl FnMut(Option<i32>)) {
+        use rustix::fs::inotify::{ReadFlags, Reader};
+        let mut buffer = self
+            .buffer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut reader = Reader::new(&self.fd, &mut buffer[..]);
+        loop {
+            match reader.next() {
+                Ok(e) if e.events().contains(ReadFlags::QUEUE_OVERFLOW) => each(None),
+                Ok(e) => each(Some(e.wd())),
+                Err(rustix::io::Errno::INTR) => continue,
+                // Drained (AGAIN), or the descriptor failed: then say so
+                // as lost events, so nothing is trusted.
+                Err(rustix::io::Errno::AGAIN) => return,
+                Err(_) => {
+                    each(None);
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! What differs between Unix systems, in one place: a file's metadata
 //! asked through an open folder, a folder's listing, a folder opened only
-//! for lookups below it, and the host name. The rest of `store` asks these
+//! for lookups below it, the host name, and a watch on folders (inotify on
+//! Linux, none elsewhere). The rest of `store` asks these
 //! functions and never names a call, type or flag that some Unix lacks.
 //!
 //! - [`linux`] keeps the fast path the index's passes over a million runs
@@ -31,7 +32,7 @@ use linux as native;
 #[cfg(any(not(target_os = "linux"), feature = "portable-fs"))]
 use portable as native;
 
-pub use native::ListBuffer;
+pub use native::{FolderWatch, ListBuffer};
 pub use rustix::fs::CWD;
 pub use rustix::io::{Errno, Result};
 

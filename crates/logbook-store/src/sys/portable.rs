@@ -70,3 +70,25 @@ pub fn list(fd: &OwnedFd, _buffer: &mut ListBuffer, mut each: impl FnMut(&CStr))
     }
     Ok(())
 }
+
+/// Folder watches: none here (every stamp is asked afresh), so that the
+/// code that keeps stamps fresh builds everywhere.
+pub struct FolderWatch(());
+
+impl FolderWatch {
+    /// No watch on this system.
+    pub fn new() -> Option<FolderWatch> {
+        None
+    }
+
+    /// Never watches.
+    pub fn add(&self, _dir: &Path) -> Option<i32> {
+        None
+    }
+
+    /// Nothing to stop.
+    pub fn remove(&self, _wd: i32) {}
+
+    /// Nothing ever changed that was watched.
+    pub fn drain(&self, _each: impl FnMut(Option<i32>)) {}
+}

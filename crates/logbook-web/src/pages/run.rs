@@ -263,6 +263,10 @@ pub(super) async fn lineage_page(
             .graph)
     })
     .await?;
+    render(&lineage_page_of(&state, &g))
+}
+
+fn lineage_page_of(state: &AppState, g: &Lineage) -> LineagePage {
     let label_of = |id: &str| {
         g.nodes
             .iter()
@@ -270,8 +274,8 @@ pub(super) async fn lineage_page(
             .map_or_else(|| id.to_string(), |n| n.label.clone())
     };
     let label = label_of(&g.root);
-    render(&LineagePage {
-        layout: Layout::new(&state, format!("Lineage of {label}"), "runs"),
+    LineagePage {
+        layout: Layout::new(state, format!("Lineage of {label}"), "runs"),
         id: g.root.clone(),
         summary: format!(
             "{} run(s) in the graph, {} link(s){}",
@@ -283,7 +287,7 @@ pub(super) async fn lineage_page(
                 format!(", {} naming a missing run", g.dangling.len())
             }
         ),
-        svg: view::lineage_svg(&g),
+        svg: view::lineage_svg(g),
         cycles: g
             .cycles
             .iter()
@@ -301,7 +305,7 @@ pub(super) async fn lineage_page(
             .map(|a| (a.clone(), label_of(a)))
             .collect(),
         label,
-    })
+    }
 }
 
 // ---- file ----
@@ -331,15 +335,41 @@ pub(super) async fn file_page(
 ) -> Result<Response, Refusal> {
     let rest = uri.path().strip_prefix("/runs/").ok_or(Refusal::NotFound)?;
     let (id, path) = files::split_raw(rest)?;
+    let page = match read_file(&state, id, path.clone()).await? {
+        FileRead::Here {
+            shown,
+            opened,
+            head,
+        } => here_file_page(&state, &shown, &opened, &head),
+        FileRead::Remote { shown, text } => {
+            remote_file_page(&state, &shown, &path, &text.text, text.truncated)
+        }
+    };
+    render(&page)
+}
+
+/// A run file as read for its page.
+enum FileRead {
+    /// A file of this machine's run: the first [`SHOWN_BYTES`] of it.
+    Here {
+        shown: query::Shown,
+        opened: run_files::RunFile,
+        head: Vec<u8>,
+    },
+    /// A file of another machine's run: its text as the catalog keeps it.
+    Remote {
+        shown: query::Shown,
+        text: query::OutputText,
+    },
+}
+
+async fn read_file(state: &Arc<AppState>, id: RunRef, path: String) -> Result<FileRead, Refusal> {
     let scope = state.scope;
-    let asked = path.clone();
-    let (r, opened, head) = blocking(&state, move |p| {
-        let path = asked;
+    blocking(state, move |p| {
         let backend = query::backend(p, scope)?;
         let shown = backend.show(&id)?;
-        // Another machine's run: the file's text as the catalog keeps it.
         if let Some(text) = files::remote(p, backend.as_ref(), &shown, &path)? {
-            return Ok((shown, Err(text), vec![]));
+            return Ok(FileRead::Remote { shown, text });
         }
         let opened = run_files::open(p, &shown.run.id, &path)?;
         let mut head = vec![];
@@ -347,31 +377,41 @@ pub(super) async fn file_page(
             .take(SHOWN_BYTES)
             .read_to_end(&mut head)
             .map_err(|_| Refusal::Internal)?;
-        Ok((shown, Ok(opened), head))
+        Ok(FileRead::Here {
+            shown,
+            opened,
+            head,
+        })
     })
-    .await?;
-    let opened = match opened {
-        Ok(opened) => opened,
-        Err(text) => return remote_file_page(&state, &r, &path, &text.text, text.truncated),
-    };
-    let r = r.run;
+    .await
+}
+
+/// A file of this machine's run, from its first bytes: shown as an image,
+/// offered as a binary, or as text by its extension ([`text_view`]).
+fn here_file_page(
+    state: &AppState,
+    shown: &query::Shown,
+    opened: &run_files::RunFile,
+    head: &[u8],
+) -> FilePage {
+    let r = &shown.run;
     let id = r.manifest.session_id.clone();
-    let label = query::entry(&r, state.project.clock.now()).label;
+    let label = query::entry(r, state.project.clock.now()).label;
     let path = opened.path.clone();
     let name = file_name(&path);
     let truncated = opened.size > SHOWN_BYTES;
     let binary = head.iter().take(8192).any(|b| *b == 0);
-    let text = String::from_utf8_lossy(&head);
+    let text = String::from_utf8_lossy(head);
     let (mode, body, kind) = if files::is_image(&path) {
         ("image", String::new(), "image")
-    } else if binary || std::str::from_utf8(&head).is_err() && !truncated {
+    } else if binary || std::str::from_utf8(head).is_err() && !truncated {
         ("binary", String::new(), "binary")
     } else {
         text_view(&path, &id, &text, truncated)
     };
-    let mut layout = Layout::new(&state, format!("{name} · {label}"), "runs");
+    let mut layout = Layout::new(state, format!("{name} · {label}"), "runs");
     layout.live = String::new();
-    render(&FilePage {
+    FilePage {
         layout,
         raw: format!("/api/runs/{id}/files/{}", enc_path(&path)),
         id,
@@ -383,18 +423,18 @@ pub(super) async fn file_page(
         truncated,
         mode,
         body,
-    })
+    }
 }
 
 /// A file of another machine's run, from the text the team catalog keeps
 /// (Markdown rendered and sanitized, JSON coloured, the rest as text).
 fn remote_file_page(
-    state: &Arc<AppState>,
+    state: &AppState,
     r: &query::Shown,
     path: &str,
     text: &str,
     truncated: bool,
-) -> Result<Response, Refusal> {
+) -> FilePage {
     let id = r.run.manifest.session_id.clone();
     let label = format!(
         "{} @{}",
@@ -405,7 +445,7 @@ fn remote_file_page(
     let (mode, body, kind) = text_view(path, &id, text, truncated);
     let mut layout = Layout::new(state, format!("{name} · {label}"), "runs");
     layout.live = String::new();
-    render(&FilePage {
+    FilePage {
         layout,
         raw: format!("/api/runs/{id}/files/{}", enc_path(path)),
         id,
@@ -417,7 +457,7 @@ fn remote_file_page(
         truncated,
         mode,
         body,
-    })
+    }
 }
 
 /// The last component of a run file's path.

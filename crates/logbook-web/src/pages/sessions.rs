@@ -48,29 +48,6 @@ fn indicator_class(indicator: &str) -> &'static str {
 /// `GET /sessions`: live and archived work sessions with their budgets.
 pub(super) async fn sessions(State(state): State<Arc<AppState>>) -> Result<Response, Refusal> {
     let listing = blocking(&state, |p| Ok(work_session::list(p)?)).await?;
-    let rows: Vec<SessionRow> = listing
-        .sessions
-        .iter()
-        .chain(&listing.archived)
-        .map(|s| {
-            let ind = s.indicator().as_str().to_string();
-            SessionRow {
-                id: s.session_id.clone(),
-                active: listing.active.as_deref() == Some(s.session_id.as_str()),
-                status_class: indicator_class(&ind),
-                bar: view::token_bar(s.percentage(), &ind),
-                indicator: ind,
-                tokens: format!(
-                    "{} / {}",
-                    thousands(s.tokens.current),
-                    thousands(s.tokens.max)
-                ),
-                agents: s.agents_spawned.len(),
-                saved: thousands(s.tokens.saved),
-                updated: when(&s.last_updated),
-            }
-        })
-        .collect();
     render(&SessionsPage {
         layout: Layout::new(&state, "Work sessions", "sessions"),
         summary: format!(
@@ -78,8 +55,32 @@ pub(super) async fn sessions(State(state): State<Arc<AppState>>) -> Result<Respo
             listing.sessions.len(),
             listing.archived.len()
         ),
-        rows,
+        rows: listing
+            .sessions
+            .iter()
+            .chain(&listing.archived)
+            .map(|s| session_row(s, listing.active.as_deref() == Some(s.session_id.as_str())))
+            .collect(),
     })
+}
+
+fn session_row(s: &WorkSession, active: bool) -> SessionRow {
+    let ind = s.indicator().as_str().to_string();
+    SessionRow {
+        id: s.session_id.clone(),
+        active,
+        status_class: indicator_class(&ind),
+        bar: view::token_bar(s.percentage(), &ind),
+        indicator: ind,
+        tokens: format!(
+            "{} / {}",
+            thousands(s.tokens.current),
+            thousands(s.tokens.max)
+        ),
+        agents: s.agents_spawned.len(),
+        saved: thousands(s.tokens.saved),
+        updated: when(&s.last_updated),
+    }
 }
 
 /// An agent session the hooks linked to the work session.

@@ -214,6 +214,26 @@ pub fn paging_count(field: &'static str, n: u64) -> Result<usize> {
     paging(field, &n.to_string())
 }
 
+/// A `KEY=VALUE` pair as a command line gives one (a run's inputs and
+/// metadata): split at its first `=`; `example` is shown when there is none.
+pub fn key_value(
+    field: &'static str,
+    given: &str,
+    example: &'static str,
+) -> Result<(String, String)> {
+    match given.split_once('=') {
+        Some((k, v)) => Ok((k.to_string(), v.to_string())),
+        None => Err(
+            Error::invalid(field, given, "expected KEY=VALUE").with_next(
+                crate::error::Next::say("write e.g. ")
+                    .option(field)
+                    .text(" ")
+                    .text(example),
+            ),
+        ),
+    }
+}
+
 /// Text a caller searches or filters by: at most
 /// [`crate::model::limits::MAX_TEXT_FIELD`] bytes, and no NUL, which the
 /// full-text engine reads as the end of the query (its other syntax, quotes,
