@@ -23,11 +23,11 @@ pub mod live;
 mod prune;
 pub(crate) mod usage;
 
-pub use import_plan::{ImportPlan, ImportRequest};
 pub use import::{
     ImportFormat, ImportReport, ImportedSource, Progress, SkippedSource, detect_log, home_sources,
     import_named, import_path, import_path_in, import_seed, is_single_seed, pending_bytes,
 };
+pub use import_plan::{ImportPlan, ImportRequest};
 pub use prune::{PruneReport, Pruned, prune, pruned_json};
 pub use usage::{
     Measured, TranscriptUsage, UsageBy, UsageReport, UsageRow, UsageScope, measured, usage,
@@ -118,6 +118,47 @@ fn save_as(
 ) -> Result<PathBuf> {
     let id = TranscriptId::parse(&transcript.id)?;
     transcript.id = id.to_string();
+    normalize_parent(transcript)?;
+    let run_id = linked_run(p, transcript)?;
+    fill_defaults(p, transcript, imported.is_some());
+
+    let dir = &p.config.transcripts_dir;
+    let lock = p.locks.exclusive(&id.lock_name())?;
+    let existing = logbook_store::transcript::find_live(dir, id.as_str());
+    if let Some((_, path)) = &existing
+        && let Ok(head) = logbook_store::transcript::read_head(path)
+    {
+        keep_name(&mut transcript.metadata, &head.metadata);
+    }
+    let target = stored_path(dir, existing.as_ref(), kind, &id);
+    let previous = existing.map(|(_, old)| old).filter(|old| *old != target);
+    write_locked(
+        p,
+        &id,
+        kind,
+        &target,
+        previous.as_deref(),
+        transcript,
+        imported,
+    )?;
+    // The run is written after the transcript's lock is released: the two
+    // locks are never held together.
+    drop(lock);
+    if let Some(run_id) = run_id {
+        run::record_conversation(
+            p,
+            &run_id,
+            id.as_str(),
+            transcript.first_user_text(),
+            transcript.messages.len() as u64,
+        )?;
+    }
+    Ok(target)
+}
+
+/// Writes a subagent's parent session id as a normal UUID, refusing one
+/// that is not a UUID.
+fn normalize_parent(transcript: &mut Transcript) -> Result<()> {
     if let Some(parent) = &mut transcript.metadata.parent_session_id {
         let normal = TranscriptId::parse(parent).map_err(|_| {
             Error::invalid(
@@ -128,31 +169,42 @@ fn save_as(
         })?;
         *parent = normal.to_string();
     }
-    let run_id = match transcript.run_id() {
-        Some(given) => {
-            let given = given.to_string();
-            let id = run::resolve(p, &given)
-                .and_then(|id| logbook_store::run::load(p, &id).map(|_| id))
-                .map_err(|e| match e {
-                    Error::NotFound { .. } | Error::Invalid { .. } => {
-                        Error::invalid("metadata.runId", given.clone(), e.to_string()).with_next(
-                            Next::say("name an existing run (")
-                                .step(Step::find_runs())
-                                .text(" lists them) or remove runId"),
-                        )
-                    }
-                    e => e,
-                })?;
-            transcript
-                .metadata
-                .extra
-                .insert(RUN_ID_KEY.into(), serde_json::Value::String(id.to_string()));
-            Some(id)
-        }
-        None => None,
+    Ok(())
+}
+
+/// The run the transcript's `metadata.runId` names, stored back as its
+/// full id; a `runId` naming no run is refused.
+fn linked_run(p: &Logbook, transcript: &mut Transcript) -> Result<Option<RunId>> {
+    let Some(given) = transcript.run_id() else {
+        return Ok(None);
     };
+    let given = given.to_string();
+    let id = run::resolve(p, &given)
+        .and_then(|id| logbook_store::run::load(p, &id).map(|_| id))
+        .map_err(|e| match e {
+            Error::NotFound { .. } | Error::Invalid { .. } => {
+                Error::invalid("metadata.runId", given.clone(), e.to_string()).with_next(
+                    Next::say("name an existing run (")
+                        .step(Step::find_runs())
+                        .text(" lists them) or remove runId"),
+                )
+            }
+            e => e,
+        })?;
+    transcript
+        .metadata
+        .extra
+        .insert(RUN_ID_KEY.into(), serde_json::Value::String(id.to_string()));
+    Ok(Some(id))
+}
+
+/// Fills in what a saved transcript must have and the caller left empty:
+/// times (now; an import keeps its own `timestamp`), the format version,
+/// the workdir (the project) and its repository, and the latest total of
+/// tokens (its last message's).
+fn fill_defaults(p: &Logbook, transcript: &mut Transcript, imported: bool) {
     let now = p.clock.now_string();
-    if imported.is_none() || transcript.timestamp.trim().is_empty() {
+    if !imported || transcript.timestamp.trim().is_empty() {
         transcript.timestamp = now.clone();
     }
     if transcript.version.trim().is_empty() {
@@ -181,51 +233,29 @@ fn save_as(
             .find_map(|m| m.usage.as_ref()?.get("total_tokens")?.as_u64())
             .unwrap_or(0);
     }
+}
 
-    let dir = &p.config.transcripts_dir;
-    let lock = p.locks.exclusive(&id.lock_name())?;
-    let existing = logbook_store::transcript::find_live(dir, id.as_str());
-    if let Some((_, path)) = &existing
-        && let Ok(head) = logbook_store::transcript::read_head(path)
-    {
-        keep_name(&mut transcript.metadata, &head.metadata);
-    }
-    let target = match &existing {
+/// Where transcript `id` of `kind` is written: over the file it is in
+/// (`existing`) when that is of its kind, else under its short name, or
+/// its long one when the short name is taken (by another id, or by a file
+/// that cannot be read): such a file is never overwritten.
+fn stored_path(
+    dir: &Path,
+    existing: Option<&(Kind, PathBuf)>,
+    kind: Kind,
+    id: &TranscriptId,
+) -> PathBuf {
+    match existing {
         Some((k, path)) if *k == kind => path.clone(),
         _ => {
             let short = dir.join(file_name(kind, id.as_str(), false));
-            // A short name that is taken (by another id, or by a file we
-            // cannot read) is never overwritten.
             if logbook_store::transcript::name_taken(&short) {
                 dir.join(file_name(kind, id.as_str(), true))
             } else {
                 short
             }
         }
-    };
-    let previous = existing.map(|(_, old)| old).filter(|old| *old != target);
-    write_locked(
-        p,
-        &id,
-        kind,
-        &target,
-        previous.as_deref(),
-        transcript,
-        imported,
-    )?;
-    // The run is written after the transcript's lock is released: the two
-    // locks are never held together.
-    drop(lock);
-    if let Some(run_id) = run_id {
-        run::record_conversation(
-            p,
-            &run_id,
-            id.as_str(),
-            transcript.first_user_text(),
-            transcript.messages.len() as u64,
-        )?;
     }
-    Ok(target)
 }
 
 /// The transcript a command-line id names: a whole UUID in any case, or at
@@ -539,7 +569,6 @@ pub fn list(p: &Logbook, opts: &ListOptions) -> Result<Listing> {
 }
 
 /// The scope rule of a listing: a transcript recorded with a repository is
-        .read()
 /// in when it is `repo`'s; one without (or with only a folder outside git,
 /// or when no repository is asked) when its workdir is inside `within`.
 fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bool {
@@ -550,7 +579,6 @@ fn in_scope(t: &Summary, within: Option<&Path>, repo: Option<&Repository>) -> bo
 }
 
 /// The default scope of a listing run in `cwd`: the cwd's repository, and
-        .read()
 /// the transcripts without one whose workdir is inside the project, or,
 /// in the per-user home, inside the cwd's checkout. Returns
 /// [`ListOptions::within`] and [`ListOptions::repo`].

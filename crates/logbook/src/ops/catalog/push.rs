@@ -71,89 +71,16 @@ fn push_within(
     let total = index.upkeep().outbox_len()?;
     let result = (|| {
         let catalog = connector(p)?.connect(url, timeout)?;
-        let origin = p.config.origin();
-        let mut report = PushReport {
-            server: catalog.server(),
-            origin: origin.clone(),
-            ..PushReport::default()
+        let push = Push {
+            p,
+            catalog: catalog.as_ref(),
+            index: &index,
+            origin: p.config.origin(),
+            stop_at,
+            progress,
+            total,
         };
-        if let Some(f) = progress {
-            f(0, total);
-        }
-        // A bulk push (explicit, of many changes) writes over lanes and
-        // leaves index work to the settle that follows it (see below); a
-        // write's background push has a deadline to keep, and no settle.
-        let bulk = stop_at.is_none() && total >= SETTLE_AFTER;
-        // Writers may keep adding changes; a push takes what was there when
-        // it began, and as much again, then leaves the rest to the next.
-        let budget = total.saturating_mul(2) + BATCH as u64;
-        // The next batch is read (index, output files, words) on another
-        // thread while the server writes this one.
-        let (sender, batches) = std::sync::mpsc::sync_channel::<Result<Vec<Change>>>(1);
-        std::thread::scope(|s| -> Result<()> {
-            s.spawn(move || read_batches(p, &sender, redact));
-            while report.pushed < budget {
-                if stop_at.is_some_and(|t| Instant::now() >= t) {
-                    break;
-                }
-                let Ok(batch) = batches.recv() else {
-                    break;
-                };
-                let batch = batch?;
-                if batch.is_empty() {
-                    break;
-                }
-                let done: Vec<_> = batch
-                    .iter()
-                    .map(|c| (c.kind, c.id.clone(), c.version))
-                    .collect();
-                let PushStats {
-                    written,
-                    unchanged,
-                    deleted,
-                } = if bulk {
-                    push_lanes(catalog.as_ref(), &origin, batch)?
-                } else {
-                    catalog.push(&origin, &batch, false)?
-                };
-                #[cfg(feature = "testing")]
-                logbook_store::testing::fault("push-sent");
-                index.upkeep().outbox_done(&done)?;
-                report.pushed += done.len() as u64;
-                report.written += written;
-                report.unchanged += unchanged;
-                report.deleted += deleted;
-                if let Some(f) = progress {
-                    // Writers may have queued more since the push began.
-                    f(report.pushed, total.max(report.pushed));
-                }
-            }
-            // Ends the reader at its next batch.
-            drop(batches);
-            Ok(())
-        })?;
-        // Every record was queued again (a rebuilt index, a new catalog)
-        // and all of it is on the server now: what the server holds beyond
-        // it was deleted while this index was not looking.
-        if let Some(due) = index.upkeep().reconcile_due()?
-            && index.upkeep().outbox_len()? == 0
-            && stop_at.is_none_or(|t| Instant::now() < t)
-        {
-            report.deleted += catalog.reconcile(&origin, &|| index.upkeep().live_ids())?;
-            index.upkeep().reconciled(&due)?;
-        }
-        // Only an explicit push: a write's background one has a deadline
-        // to keep.
-        if stop_at.is_none()
-            && report.written >= SETTLE_AFTER
-            && let Err(e) = catalog.settle()
-        {
-            p.notices.push(format!(
-                "the push is complete, but the server's statistics were not updated ({e}); its autovacuum will"
-            ));
-        }
-        report.backlog = index.upkeep().outbox_len()?;
-        Ok(report)
+        push.run(redact)
     })();
     // Notes for `team status`; a failure to note is not the push's failure.
     let _ = match &result {
@@ -166,6 +93,130 @@ fn push_within(
             .set_team_note("last_error", Some(&format!("{} {e}", p.clock.now_string()))),
     };
     result
+}
+
+/// One push to a connected catalog.
+struct Push<'a> {
+    p: &'a Logbook,
+    catalog: &'a dyn Catalog,
+    index: &'a Index,
+    /// This machine's name in the catalog.
+    origin: String,
+    /// The deadline of a write's background push; `None` for `team push`.
+    stop_at: Option<Instant>,
+    progress: Option<&'a dyn Fn(u64, u64)>,
+    /// The changes waiting when the push began.
+    total: u64,
+}
+
+impl Push<'_> {
+    /// Sends the waiting changes, reconciles when a full push is due, and
+    /// (an explicit bulk push) settles the server's statistics.
+    fn run(&self, redact: bool) -> Result<PushReport> {
+        let mut report = PushReport {
+            server: self.catalog.server(),
+            origin: self.origin.clone(),
+            ..PushReport::default()
+        };
+        if let Some(f) = self.progress {
+            f(0, self.total);
+        }
+        self.send_outbox(&mut report, redact)?;
+        self.reconcile_if_due(&mut report)?;
+        // Only an explicit push: a write's background one has a deadline
+        // to keep.
+        if self.stop_at.is_none()
+            && report.written >= SETTLE_AFTER
+            && let Err(e) = self.catalog.settle()
+        {
+            self.p.notices.push(format!(
+                "the push is complete, but the server's statistics were not updated ({e}); its autovacuum will"
+            ));
+        }
+        report.backlog = self.index.upkeep().outbox_len()?;
+        Ok(report)
+    }
+
+    /// Sends the outbox in batches until it is empty, the budget is spent
+    /// or the deadline has passed.
+    fn send_outbox(&self, report: &mut PushReport, redact: bool) -> Result<()> {
+        // A bulk push (explicit, of many changes) writes over lanes and
+        // leaves index work to the settle that follows it (see below); a
+        // write's background push has a deadline to keep, and no settle.
+        let bulk = self.stop_at.is_none() && self.total >= SETTLE_AFTER;
+        // Writers may keep adding changes; a push takes what was there when
+        // it began, and as much again, then leaves the rest to the next.
+        let budget = self.total.saturating_mul(2) + BATCH as u64;
+        // The next batch is read (index, output files, words) on another
+        // thread while the server writes this one.
+        let (sender, batches) = std::sync::mpsc::sync_channel::<Result<Vec<Change>>>(1);
+        let p = self.p;
+        std::thread::scope(|s| -> Result<()> {
+            s.spawn(move || read_batches(p, &sender, redact));
+            while report.pushed < budget {
+                if self.stop_at.is_some_and(|t| Instant::now() >= t) {
+                    break;
+                }
+                let Ok(batch) = batches.recv() else {
+                    break;
+                };
+                let batch = batch?;
+                if batch.is_empty() {
+                    break;
+                }
+                self.send_batch(batch, bulk, report)?;
+            }
+            // Ends the reader at its next batch.
+            drop(batches);
+            Ok(())
+        })
+    }
+
+    /// Sends one batch (over lanes when `bulk`), then forgets its changes
+    /// in the outbox and reports the progress.
+    fn send_batch(&self, batch: Vec<Change>, bulk: bool, report: &mut PushReport) -> Result<()> {
+        let done: Vec<_> = batch
+            .iter()
+            .map(|c| (c.kind, c.id.clone(), c.version))
+            .collect();
+        let PushStats {
+            written,
+            unchanged,
+            deleted,
+        } = if bulk {
+            push_lanes(self.catalog, &self.origin, batch)?
+        } else {
+            self.catalog.push(&self.origin, &batch, false)?
+        };
+        #[cfg(feature = "testing")]
+        logbook_store::testing::fault("push-sent");
+        self.index.upkeep().outbox_done(&done)?;
+        report.pushed += done.len() as u64;
+        report.written += written;
+        report.unchanged += unchanged;
+        report.deleted += deleted;
+        if let Some(f) = self.progress {
+            // Writers may have queued more since the push began.
+            f(report.pushed, self.total.max(report.pushed));
+        }
+        Ok(())
+    }
+
+    /// Every record was queued again (a rebuilt index, a new catalog)
+    /// and all of it is on the server now: what the server holds beyond
+    /// it was deleted while this index was not looking.
+    fn reconcile_if_due(&self, report: &mut PushReport) -> Result<()> {
+        if let Some(due) = self.index.upkeep().reconcile_due()?
+            && self.index.upkeep().outbox_len()? == 0
+            && self.stop_at.is_none_or(|t| Instant::now() < t)
+        {
+            report.deleted += self
+                .catalog
+                .reconcile(&self.origin, &|| self.index.upkeep().live_ids())?;
+            self.index.upkeep().reconciled(&due)?;
+        }
+        Ok(())
+    }
 }
 
 /// Pushes `batch` over [`PUSH_LANES`] connections at once, each lane's

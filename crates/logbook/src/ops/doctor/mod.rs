@@ -9,23 +9,26 @@ mod finding;
 mod moves;
 mod outputs;
 mod runs;
+mod work_sessions;
 
 pub use finding::{Finding, Worded};
 pub use runs::Progress;
+pub use work_sessions::check_work_sessions;
 
 use finding::fix_does;
 
 use crate::Logbook;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Next, Result, Step};
-use crate::model::ids::{RunId, WorkSessionId};
+use crate::model::ids::RunId;
 use crate::model::run::MANIFEST_FILE;
 use crate::model::text;
-use crate::model::transcript::Transcript;
-use crate::model::work_session::{SessionStatus, WorkSession, forget_migrated_keys};
+use crate::model::transcript::{Summary, Transcript};
+use crate::model::work_session::{WorkSession, forget_migrated_keys};
 use crate::model::workflow::SessionState;
-use crate::ops::{transcript, work_session as ws, workflow};
+use crate::ops::{transcript, work_session as ws};
 use logbook_index::{Index, Outputs, WalkedNames};
 
 /// How long a run may stay `running` before doctor calls it abandoned.
@@ -474,46 +477,20 @@ fn check_index_after(
     // date themselves: what is left stale is what only a sync would read.
     // It is read before anything is judged from the index, in both passes,
     // so `--fix` finds what the first pass found.
-    let index = Index::open(p)?;
-    let stale = index.upkeep().staleness_after(walked, outputs)?;
-    if stale.new + stale.changed + stale.deleted > 0 {
-        let fixed = match index.upkeep().sync_after(walked, outputs) {
-            Ok(r) => format!(
-                "synced: {} file(s) read, {} record(s) removed",
-                r.indexed, r.removed
-            ),
-            Err(e) => format!("could not sync: {e}"),
-        };
-        report.findings.push(Finding {
-            kind: "index-stale",
-            path: index.path().to_path_buf(),
-            message: format!(
-                "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking",
-                stale.new,
-                stale.changed,
-                stale.deleted,
-            ),
-            fixed: Some(fixed),
-            next: Some(Next::of(
-                if outputs == Outputs::All {
-                    Step::SyncIndexFull
-                } else {
-                    Step::SyncIndex
-                },
-                " does the same",
-            )),
-        });
-    }
+    let mut index = Index::open(p)?;
+    report
+        .findings
+        .extend(stale_index(&mut index, walked, outputs)?);
     // Every manifest a listing counts as skipped is named, even one the
     // pass over the run folders did not see (changed since).
-    let broken: std::collections::HashMap<PathBuf, String> = index
+    let broken: HashMap<PathBuf, String> = index
         .read()
         .corrupt_files()?
         .into_iter()
         .filter(|c| c.kind == logbook_index::Kind::Run)
         .map(|c| (c.path, c.reason))
         .collect();
-    let named: std::collections::HashSet<PathBuf> = report
+    let named: HashSet<PathBuf> = report
         .findings
         .iter()
         .filter(|f| f.kind == "corrupt-manifest")
@@ -525,16 +502,59 @@ fn check_index_after(
     for (path, reason) in unnamed {
         report.findings.push(runs::corrupt_manifest(path, reason));
     }
-    let ids: std::collections::HashSet<&str> = transcripts
-        .transcripts
+    report
+        .findings
+        .extend(orphan_transcripts(&transcripts.transcripts));
+    let dangling = index.read().dangling_edges()?;
+    report.findings.extend(dangling_links(p, dangling, &broken));
+    Ok(())
+}
+
+/// Syncs an index that is behind the files, and says so: how far behind
+/// it was and what the sync did.
+fn stale_index(
+    index: &mut Index,
+    walked: Option<&WalkedNames>,
+    outputs: Outputs,
+) -> Result<Option<Finding>> {
+    let stale = index.upkeep().staleness_after(walked, outputs)?;
+    if stale.new + stale.changed + stale.deleted == 0 {
+        return Ok(None);
+    }
+    let fixed = match index.upkeep().sync_after(walked, outputs) {
+        Ok(r) => format!(
+            "synced: {} file(s) read, {} record(s) removed",
+            r.indexed, r.removed
+        ),
+        Err(e) => format!("could not sync: {e}"),
+    };
+    Ok(Some(Finding {
+        kind: "index-stale",
+        path: index.path().to_path_buf(),
+        message: format!(
+            "the index was behind the files: {} new, {} changed, {} deleted; doctor synced it before checking",
+            stale.new, stale.changed, stale.deleted,
+        ),
+        fixed: Some(fixed),
+        next: Some(Next::of(
+            if outputs == Outputs::All {
+                Step::SyncIndexFull
+            } else {
+                Step::SyncIndex
+            },
+            " does the same",
+        )),
+    }))
+}
+
+/// Subagent transcripts whose parent has no transcript.
+fn orphan_transcripts(listed: &[Summary]) -> Vec<Finding> {
+    let ids: HashSet<&str> = listed.iter().map(|t| t.id.as_str()).collect();
+    listed
         .iter()
-        .map(|t| t.id.as_str())
-        .collect();
-    for t in &transcripts.transcripts {
-        if let Some(parent) = &t.parent_session_id
-            && !ids.contains(parent.as_str())
-        {
-            report.findings.push(Finding {
+        .filter_map(|t| {
+            let parent = t.parent_session_id.as_ref()?;
+            (!ids.contains(parent.as_str())).then(|| Finding {
                 kind: "orphan-transcript",
                 path: t.file.clone(),
                 message: format!(
@@ -543,10 +563,20 @@ fn check_index_after(
                 ),
                 fixed: None,
                 next: None,
-            });
-        }
-    }
-    for (child, parent) in index.read().dangling_edges()? {
+            })
+        })
+        .collect()
+}
+
+/// Lineage links (child, parent) to a run that is not here, or whose
+/// manifest is `broken`; a link to a run deleted on purpose is not one.
+fn dangling_links(
+    p: &Logbook,
+    dangling: Vec<(String, String)>,
+    broken: &HashMap<PathBuf, String>,
+) -> Vec<Finding> {
+    let mut findings = vec![];
+    for (child, parent) in dangling {
         // A link to a run deleted on purpose (`delete --force`) is told by
         // the run's tombstone, not a problem.
         if RunId::parse(&parent).ok().is_some_and(|id| {
@@ -570,7 +600,7 @@ fn check_index_after(
             .ok()
             .and_then(|id| logbook_store::run::locate(p, &id).ok())
             .unwrap_or_else(|| p.config.agent_outputs_folder.join(&child));
-        report.findings.push(Finding {
+        findings.push(Finding {
             kind: "dangling-link",
             path: child_folder.join(MANIFEST_FILE),
             message,
@@ -578,182 +608,7 @@ fn check_index_after(
             next: None,
         });
     }
-    Ok(())
-}
-
-/// Work sessions and their workflow state: a pointer to a session that is
-/// gone or closed, a close a crash interrupted (closed but not archived),
-/// workflow state that does not parse or whose compaction archives are
-/// missing, and temp files left by killed writers.
-pub fn check_work_sessions(p: &Logbook, opts: &Options, report: &mut Report) -> Result<()> {
-    let pointer = p
-        .config
-        .sessions_dir
-        .join(logbook_store::work_session::POINTER_FILE);
-    let stale = match ws::active(p) {
-        Err(e) => Some(format!("{e}")),
-        Ok(Some(id)) => match ws::get(p, Some(&id)) {
-            Err(e) => Some(format!("it names {id}, which cannot be read: {e}")),
-            Ok(s) if s.status == SessionStatus::Closed => {
-                Some(format!("it names {id}, which is closed"))
-            }
-            Ok(_) => None,
-        },
-        Ok(None) => None,
-    };
-    if let Some(reason) = stale {
-        let mut f = Finding {
-            kind: "stale-active-pointer",
-            path: pointer,
-            message: reason,
-            fixed: None,
-            next: fix_does(" clears it"),
-        };
-        if opts.fix {
-            f.fixed = Some(match ws::clear_stale_pointer(p) {
-                Ok(_) => "cleared the pointer; no session is active".into(),
-                Err(e) => format!("could not clear it: {e}"),
-            });
-        }
-        report.findings.push(f);
-    }
-
-    // One session is active at a time. A `start` killed after writing the
-    // new session but before pausing or closing the old one leaves two
-    // marked active; the pointer says which one is (without a pointer, the
-    // one updated last), and `--fix` pauses the others.
-    let live: Vec<(PathBuf, WorkSession)> =
-        logbook_store::work_session::session_files(&p.config.sessions_dir)?
-            .into_iter()
-            .filter_map(|path| {
-                let session = logbook_store::work_session::read_file(p, &path).ok()?;
-                Some((path, session))
-            })
-            .collect();
-    let marked: Vec<&(PathBuf, WorkSession)> = live
-        .iter()
-        .filter(|(_, s)| s.status == SessionStatus::Active)
-        .collect();
-    if marked.len() > 1 {
-        let keep = ws::active(p)
-            .ok()
-            .flatten()
-            .filter(|id| marked.iter().any(|(_, s)| &s.session_id == id))
-            .or_else(|| {
-                marked
-                    .iter()
-                    .max_by(|a, b| a.1.last_updated.cmp(&b.1.last_updated))
-                    .map(|(_, s)| s.session_id.clone())
-            });
-        for (path, session) in marked
-            .iter()
-            .filter(|(_, s)| Some(&s.session_id) != keep.as_ref())
-        {
-            let mut f = Finding {
-                kind: "extra-active-session",
-                path: path.clone(),
-                message: format!(
-                    "work session {} is marked active, but {} is the active one (a start was interrupted)",
-                    session.session_id,
-                    keep.as_deref().unwrap_or("another")
-                ),
-                fixed: None,
-                next: fix_does(" pauses it"),
-            };
-            if opts.fix {
-                f.fixed = Some(match ws::pause(p, Some(&session.session_id)) {
-                    Ok(_) => "paused it".into(),
-                    Err(e) => format!("could not pause it: {e}"),
-                });
-            }
-            report.findings.push(f);
-        }
-    }
-
-    for (path, session) in live {
-        if session.status != SessionStatus::Closed {
-            continue;
-        }
-        let mut f = Finding {
-            kind: "unarchived-session",
-            path,
-            message: format!(
-                "work session {} is closed but was not moved to the archive (interrupted close)",
-                session.session_id
-            ),
-            fixed: None,
-            next: fix_does(" moves it"),
-        };
-        if opts.fix {
-            let archived = WorkSessionId::parse(&session.session_id)
-                .and_then(|id| ws::finish_archiving(p, &id));
-            f.fixed = Some(match archived {
-                Ok(true) => "moved it and its workflow state to the archive".into(),
-                Ok(false) => "nothing to move any more".into(),
-                Err(e) => format!("could not move it: {e}"),
-            });
-        }
-        report.findings.push(f);
-    }
-
-    for dir in [&p.config.sessions_dir, &p.config.session_archive_dir] {
-        for (name, path) in logbook_store::entries(dir, logbook_store::EntryKind::File)? {
-            let Some(id) = name.strip_suffix(".state.json") else {
-                continue;
-            };
-            // The load's notice of a value read leniently becomes a
-            // finding here, not a warning besides it.
-            let others = p.notices.take();
-            let loaded = workflow::load(p, Some(id));
-            p.notices.take();
-            others.into_iter().for_each(|n| p.notices.push(n));
-            let problem = loaded.and_then(|loaded| {
-                // Values read leniently are named, never fatal (issue 45).
-                for what in loaded.state.lenient_values() {
-                    report.findings.push(Finding {
-                        kind: "workflow-value-out-of-range",
-                        message: format!(
-                            "{what}; set it to a fraction from 0 to 1 (e.g. 0.85) in this file"
-                        ),
-                        path: path.clone(),
-                        fixed: None,
-                        next: None,
-                    });
-                }
-                workflow::full_history(&loaded).map(|_| ())
-            });
-            if let Err(e) = problem {
-                report.findings.push(Finding {
-                    kind: "corrupt-workflow-state",
-                    message: reason_without_path(&e.to_string(), &path).to_string(),
-                    path,
-                    fixed: None,
-                    next: None,
-                });
-            }
-        }
-    }
-
-    for dir in [&p.config.sessions_dir, &p.config.transcripts_dir] {
-        temp_file_findings(
-            dir,
-            |_| true,
-            "a write was interrupted here; the file it was replacing is intact",
-            opts,
-            // Several locks guard this folder, so age stands in for them: no
-            // write takes a minute between temp file and rename.
-            |path| {
-                let young = logbook_store::fs::age(path).is_none_or(|age| age.as_secs() < 60);
-                if young {
-                    return Ok(false);
-                }
-                logbook_store::fs::remove_temp_file(path)?;
-                Ok(true)
-            },
-            report,
-        );
-    }
-    Ok(())
+    findings
 }
 
 /// Reports the temp files a killed writer left in `dir` (those `wanted`

@@ -19,11 +19,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
+use serde_json::Value;
 
 use super::{Finding, Options, Report, reason_without_path, temp_file_findings};
 use crate::error::{Error, Result};
 use crate::model::ids::RunId;
-use crate::model::run::{MANIFEST_FILE, RunStatus, parse_manifest};
+use crate::model::run::{MANIFEST_FILE, Manifest, RunStatus, parse_manifest};
 use crate::model::text;
 use crate::ops::run;
 use logbook_index::{FolderStamps, Index, SettledRun, WalkedNames};
@@ -46,18 +47,26 @@ pub(super) fn check(
     progress: Option<Progress<'_>>,
 ) -> Result<WalkedNames> {
     let dir = &p.config.agent_outputs_folder;
+    // Begun before the listing, so its names stand for the folder as listed.
     let walked = Mutex::new(WalkedNames::begin(p));
     let listing = logbook_store::runs::walk(dir)?;
     // Each run folder is opened relative to this one (`{run}`, not the
     // whole path, resolved per run); without it, by path.
     let runs_dir = RunsDir::open(dir).ok().flatten();
-    let runs_dir = runs_dir.as_ref();
     let now = p.clock.now();
     let limit = SignedDuration::from_secs_f64(opts.abandoned_after_hours.max(0.0) * 3600.0);
     let cutoff = now.checked_sub(limit).unwrap_or(Timestamp::MIN);
-    let found: Mutex<Vec<Finding>> = Mutex::new(vec![]);
-    let checked = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
+    let pass = Pass {
+        p,
+        opts,
+        runs_dir: runs_dir.as_ref(),
+        times: (cutoff, now),
+        progress,
+        found: Mutex::new(vec![]),
+        checked: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        walked,
+    };
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8);
@@ -66,61 +75,10 @@ pub(super) fn check(
     let index = (!opts.full).then(|| Index::open_existing(p)).flatten();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(workers * 2);
     let rx = Mutex::new(rx);
-    let listed = std::thread::scope(|scope| -> Result<()> {
+    std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
-            let (rx, found, checked, done, walked) = (&rx, &found, &checked, &done, &walked);
-            scope.spawn(move || {
-                let mut buffers = ReadBuffers::default();
-                let mut stamps = Vec::with_capacity(BATCH);
-                loop {
-                    let batch = match rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(batch) = batch else { return };
-                    let mut mine = vec![];
-                    let size = batch.len();
-                    stamps.clear();
-                    for (folder, settled) in &batch {
-                        // Held until all are sorted: no spare capacity.
-                        let mut push = |mut f: Finding| {
-                            f.message.shrink_to_fit();
-                            f.path.shrink_to_fit();
-                            mine.push(f);
-                        };
-                        let at = (runs_dir, folder);
-                        let trusted = settled.as_ref().is_some_and(|s| {
-                            check_settled(p, opts, at, s, &mut buffers, &mut push)
-                        });
-                        let checked_now = match trusted {
-                            true => Checked::Run(None),
-                            false => {
-                                check_folder(p, opts, (cutoff, now), at, &mut buffers, &mut push)
-                            }
-                        };
-                        let read = match checked_now {
-                            Checked::Run(read) => {
-                                checked.fetch_add(1, Ordering::Relaxed);
-                                read
-                            }
-                            Checked::NoManifest => None,
-                        };
-                        stamps.push(read);
-                    }
-                    if let Ok(mut all) = found.lock() {
-                        all.append(&mut mine);
-                    }
-                    if let Ok(mut walked) = walked.lock() {
-                        for ((folder, _), read) in batch.iter().zip(&stamps) {
-                            walked.push(folder.name_bytes(), *read);
-                        }
-                    }
-                    let n = done.fetch_add(size, Ordering::Relaxed) + size;
-                    if let Some(cb) = progress {
-                        cb(n as u64);
-                    }
-                }
-            });
+            let (pass, rx) = (&pass, &rx);
+            scope.spawn(move || pass.work(rx));
         }
         let mut batch = Vec::with_capacity(BATCH);
         for folder in listing {
@@ -137,12 +95,13 @@ pub(super) fn check(
         }
         drop(tx);
         Ok(())
-    });
-    listed?;
-    let mut walked = walked
+    })?;
+    let mut walked = pass
+        .walked
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut found = found
+    let mut found = pass
+        .found
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     // By folder name, read from each finding's path rather than kept beside
@@ -150,7 +109,7 @@ pub(super) fn check(
     // per finding counts. Stable: one folder's findings keep the order its
     // checks made them in.
     found.sort_by(|a, b| folder_name(dir, a).cmp(folder_name(dir, b)));
-    report.runs_checked = checked.into_inner();
+    report.runs_checked = pass.checked.into_inner();
     if report.findings.is_empty() {
         report.findings = found;
     } else {
@@ -158,6 +117,90 @@ pub(super) fn check(
     }
     walked.finish();
     Ok(walked)
+}
+
+/// What the workers of one pass share: what they check with, and what
+/// they found.
+struct Pass<'a> {
+    p: &'a Logbook,
+    opts: &'a Options,
+    runs_dir: Option<&'a RunsDir>,
+    /// `(cutoff, now)`: a run still running that started before `cutoff`
+    /// is abandoned.
+    times: (Timestamp, Timestamp),
+    progress: Option<Progress<'a>>,
+    found: Mutex<Vec<Finding>>,
+    /// Run folders that held a manifest.
+    checked: AtomicUsize,
+    /// Run folders done, for `progress`.
+    done: AtomicUsize,
+    walked: Mutex<WalkedNames>,
+}
+
+impl Pass<'_> {
+    /// One worker: checks batches until the channel closes.
+    fn work(&self, rx: &Mutex<std::sync::mpsc::Receiver<Batch>>) {
+        let mut buffers = ReadBuffers::default();
+        let mut stamps = Vec::with_capacity(BATCH);
+        loop {
+            let batch = match rx.lock() {
+                Ok(rx) => rx.recv(),
+                Err(_) => return,
+            };
+            let Ok(batch) = batch else { return };
+            self.check_batch(&batch, &mut buffers, &mut stamps);
+        }
+    }
+
+    /// Checks one batch of run folders (a settled run only as far as its
+    /// index row allows), then adds its findings, walked names and
+    /// progress to the pass's.
+    fn check_batch(
+        &self,
+        batch: &Batch,
+        buffers: &mut ReadBuffers,
+        stamps: &mut Vec<Option<FolderStamps>>,
+    ) {
+        let (p, opts) = (self.p, self.opts);
+        let mut mine = vec![];
+        stamps.clear();
+        for (folder, settled) in batch {
+            // Held until all are sorted: no spare capacity.
+            let mut push = |mut f: Finding| {
+                f.message.shrink_to_fit();
+                f.path.shrink_to_fit();
+                mine.push(f);
+            };
+            let at = (self.runs_dir, folder);
+            let trusted = settled
+                .as_ref()
+                .is_some_and(|s| check_settled(p, opts, at, s, buffers, &mut push));
+            let checked_now = match trusted {
+                true => Checked::Run(None),
+                false => check_folder(p, opts, self.times, at, buffers, &mut push),
+            };
+            let read = match checked_now {
+                Checked::Run(read) => {
+                    self.checked.fetch_add(1, Ordering::Relaxed);
+                    read
+                }
+                Checked::NoManifest => None,
+            };
+            stamps.push(read);
+        }
+        if let Ok(mut all) = self.found.lock() {
+            all.append(&mut mine);
+        }
+        if let Ok(mut walked) = self.walked.lock() {
+            for ((folder, _), read) in batch.iter().zip(stamps.iter()) {
+                walked.push(folder.name_bytes(), *read);
+            }
+        }
+        let n = self.done.fetch_add(batch.len(), Ordering::Relaxed) + batch.len();
+        if let Some(cb) = self.progress {
+            cb(n as u64);
+        }
+    }
 }
 
 /// The run folder a finding of [`check`] is about: the first component of
@@ -287,6 +330,108 @@ pub(super) fn unreadable_reason<'a>(reason: &'a str, path: &Path) -> &'a str {
         .unwrap_or(reason)
 }
 
+/// A folder without a manifest, unless it is the live remainder of an
+/// interrupted archive (`moves` names that).
+fn orphan_folder(p: &Logbook, name: &OsStr, folder: &Path) -> Option<Finding> {
+    if super::moves::is_move_remainder(p, &name.to_string_lossy()) {
+        return None;
+    }
+    Some(Finding {
+        kind: "orphan-folder",
+        path: folder.to_path_buf(),
+        message: if RunId::parse(&name.to_string_lossy()).is_ok() {
+            "a run folder without manifest.json; listings show it by its UUID with status unknown until its manifest is written".into()
+        } else {
+            "a folder in agent_outputs_folder without manifest.json whose name is not a run id; it is not listed as a run".into()
+        },
+        fixed: None,
+        next: None,
+    })
+}
+
+/// The run a folder holds: its id (the folder's name) and its manifest
+/// parsed, with the raw value read; else why it is corrupt.
+fn parsed_run(
+    name: &OsStr,
+    path: &Path,
+    text: &str,
+) -> std::result::Result<(RunId, Manifest, Value), String> {
+    let name = name.to_string_lossy();
+    let Ok(id) = RunId::parse(&name) else {
+        return Err(format!("folder name {name:?} is not a run id (a UUID)"));
+    };
+    let (manifest, raw) = parse_manifest(path, text).map_err(|e| e.to_string())?;
+    Ok((id, manifest, raw))
+}
+
+/// A manifest whose `session_id` is not its folder's run id (a copied
+/// run folder).
+fn id_mismatch(path: &Path, id: &RunId, manifest: &Manifest) -> Option<Finding> {
+    if manifest.session_id.eq_ignore_ascii_case(id.as_str()) {
+        return None;
+    }
+    Some(Finding {
+        kind: "id-mismatch",
+        path: path.to_path_buf(),
+        message: format!(
+            "the folder is run {id} but its manifest says session_id {:?}; a copied run folder needs its own id: set session_id to the folder name (or remove the copy)",
+            manifest.session_id
+        ),
+        fixed: None,
+        next: None,
+    })
+}
+
+/// A run still running that started before `cutoff`; `--fix` marks it
+/// failed.
+fn abandoned_run(
+    p: &Logbook,
+    opts: &Options,
+    (cutoff, now): (Timestamp, Timestamp),
+    id: &RunId,
+    path: &Path,
+    manifest: &Manifest,
+) -> Option<Finding> {
+    if manifest.execution.status != RunStatus::Running || manifest.started_at() >= cutoff {
+        return None;
+    }
+    let mut f = Finding {
+        kind: "abandoned-run",
+        path: path.to_path_buf(),
+        message: format!(
+            "run {id} ({} - {}) has been running since {} ({} ago)",
+            manifest.agent_label(),
+            manifest.workflow.name,
+            manifest.execution.started_at,
+            crate::clock::age(manifest.started_at(), now),
+        ),
+        fixed: None,
+        next: super::fix_does(" marks it failed"),
+    };
+    if opts.fix {
+        f.fixed = Some(match run::mark_abandoned(p, id) {
+            Ok(true) => "marked failed with metadata.abandoned = true".into(),
+            Ok(false) => "finished meanwhile; left as it is".into(),
+            Err(e) => format!("could not mark it: {e}"),
+        });
+    }
+    Some(f)
+}
+
+/// A manifest seed 000's own schema would reject, with its `problems`.
+fn seed_schema_finding(path: &Path, problems: &[String]) -> Finding {
+    Finding {
+        kind: "seed-schema",
+        path: path.to_path_buf(),
+        message: format!(
+            "seed 000's schema would reject this manifest: {}; Logbook still lists the run, but the seed's own readers refuse it; fix these fields in the file",
+            problems.join("; ")
+        ),
+        fixed: None,
+        next: None,
+    }
+}
+
 /// What [`check_folder`] found a folder to be.
 enum Checked {
     /// A folder without a manifest: no run.
@@ -326,21 +471,9 @@ fn check_folder(
     let text = match read {
         Ok(Some(t)) => t,
         Ok(None) => {
-            // A live remainder of an interrupted archive: `moves` names it.
-            if super::moves::is_move_remainder(p, &name.to_string_lossy()) {
-                return Checked::NoManifest;
+            if let Some(f) = orphan_folder(p, name, folder) {
+                push(f);
             }
-            push(Finding {
-                kind: "orphan-folder",
-                path: folder.to_path_buf(),
-                message: if RunId::parse(&name.to_string_lossy()).is_ok() {
-                    "a run folder without manifest.json; listings show it by its UUID with status unknown until its manifest is written".into()
-                } else {
-                    "a folder in agent_outputs_folder without manifest.json whose name is not a run id; it is not listed as a run".into()
-                },
-                fixed: None,
-                next: None,
-            });
             return Checked::NoManifest;
         }
         Err(e) => {
@@ -348,59 +481,20 @@ fn check_folder(
             return Checked::Run(None);
         }
     };
-    let name = name.to_string_lossy();
-    let id = match RunId::parse(&name) {
-        Ok(id) => id,
-        Err(_) => {
-            push(corrupt(format!(
-                "folder name {name:?} is not a run id (a UUID)"
-            )));
+    let (id, manifest, raw) = match parsed_run(name, &path, text) {
+        Ok(parsed) => parsed,
+        Err(reason) => {
+            push(corrupt(reason));
             return Checked::Run(None);
         }
     };
-    let (manifest, raw) = match parse_manifest(&path, text) {
-        Ok(x) => x,
-        Err(e) => {
-            push(corrupt(e.to_string()));
-            return Checked::Run(None);
-        }
-    };
-    if !manifest.session_id.eq_ignore_ascii_case(id.as_str()) {
-        push(Finding {
-            kind: "id-mismatch",
-            path: path.clone(),
-            message: format!(
-                "the folder is run {id} but its manifest says session_id {:?}; a copied run folder needs its own id: set session_id to the folder name (or remove the copy)",
-                manifest.session_id
-            ),
-            fixed: None,
-            next: None,
-        });
+    if let Some(f) = id_mismatch(&path, &id, &manifest) {
+        push(f);
     }
-    let mut rewritten = false;
-    if manifest.execution.status == RunStatus::Running && manifest.started_at() < cutoff {
-        let mut f = Finding {
-            kind: "abandoned-run",
-            path: path.clone(),
-            message: format!(
-                "run {id} ({} - {}) has been running since {} ({} ago)",
-                manifest.agent_label(),
-                manifest.workflow.name,
-                manifest.execution.started_at,
-                crate::clock::age(manifest.started_at(), now),
-            ),
-            fixed: None,
-            next: super::fix_does(" marks it failed"),
-        };
-        if opts.fix {
-            // Its stamps are the old manifest's now.
-            rewritten = true;
-            f.fixed = Some(match run::mark_abandoned(p, &id) {
-                Ok(true) => "marked failed with metadata.abandoned = true".into(),
-                Ok(false) => "finished meanwhile; left as it is".into(),
-                Err(e) => format!("could not mark it: {e}"),
-            });
-        }
+    let abandoned = abandoned_run(p, opts, (cutoff, now), &id, &path, &manifest);
+    // Its stamps are the old manifest's once `--fix` marked it failed.
+    let rewritten = abandoned.is_some() && opts.fix;
+    if let Some(f) = abandoned {
         push(f);
     }
     // Listed again by path only when the listing above saw such a file.
@@ -412,16 +506,7 @@ fn check_folder(
     }
     let problems = manifest.seed_schema_problems();
     if !problems.is_empty() {
-        push(Finding {
-            kind: "seed-schema",
-            path: path.clone(),
-            message: format!(
-                "seed 000's schema would reject this manifest: {}; Logbook still lists the run, but the seed's own readers refuse it; fix these fields in the file",
-                problems.join("; ")
-            ),
-            fixed: None,
-            next: None,
-        });
+        push(seed_schema_finding(&path, &problems));
     }
     let files = manifest.outputs.iter().map(|o| o.file.as_str());
     let Some(opened) = opened.filter(|_| !rewritten) else {

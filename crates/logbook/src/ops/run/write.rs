@@ -79,24 +79,7 @@ pub struct Started {
 /// Starts a run: a v4 id, its folder and a `running` manifest, linked to the
 /// active work session if there is one.
 pub fn start(p: &Logbook, opts: StartOptions) -> Result<Started> {
-    let agent = required("agent", &opts.agent)?;
-    for (field, value) in [
-        ("title", &opts.title),
-        ("bundle", &opts.bundle),
-        ("description", &opts.description),
-        ("user", &opts.user),
-    ] {
-        bounded(field, value.as_deref().unwrap_or_default())?;
-    }
-    bounded_each(
-        "input",
-        &opts.inputs.iter().map(|(_, v)| v).collect::<Vec<_>>(),
-    )?;
-    bounded_each("tag", &opts.tags)?;
-    for (k, v) in &opts.metadata {
-        required("metadata key", k)?;
-        bounded("metadata", &v.to_string())?;
-    }
+    let agent = checked_fields(&opts)?;
     let id = RunId::new_v4();
     let folder = logbook_store::run::folder(p, &id);
     let mut warnings = vec![];
@@ -110,134 +93,13 @@ pub fn start(p: &Logbook, opts: StartOptions) -> Result<Started> {
         variables::resolve_into(p, wf, &id, &folder, &mut variables)?;
         warnings.extend(wf.warnings.iter().map(Notice::new));
     }
-
-    let workflow = match (&opts.workflow, &workflow_file) {
-        (Some(w), _) => required("workflow", w)?,
-        (None, Some(wf)) => wf.name.clone().ok_or_else(|| {
-            Error::invalid(
-                "workflow-file",
-                wf.path.display().to_string(),
-                "it has no `name:`; add one or pass --workflow NAME",
-            )
-        })?,
-        (None, None) => {
-            return Err(Error::invalid(
-                "workflow",
-                "",
-                "pass --workflow NAME or --workflow-file PATH",
-            ));
-        }
-    };
-    let description = nonblank(&opts.description)
-        .or_else(|| workflow_file.as_ref().and_then(|w| w.description.clone()))
-        .unwrap_or_default();
-    let bundle = nonblank(&opts.bundle)
-        .or_else(|| workflow_file.as_ref().and_then(|w| w.bundle.clone()))
-        .or_else(|| p.config.default_bundle.clone())
-        .unwrap_or_default();
-    warnings.extend(blank_fields_warning(&bundle, &description));
-    warnings.extend(folder_warning(p, workflow_file.as_ref()));
-
-    let mut inputs = workflow_file
-        .as_ref()
-        .map(|w| w.inputs.clone())
-        .unwrap_or_default();
-    for (k, v) in &opts.inputs {
-        let k = required("input key", k)?;
-        inputs.insert(k, Value::String(v.clone()));
-    }
-
-    let mut related: Vec<String> = vec![];
-    for given in &opts.related {
-        let r = resolve(p, given).and_then(|r| logbook_store::run::load(p, &r).map(|_| r));
-        let r = r.map_err(|e| match e {
-            Error::NotFound { .. } => Error::not_found(
-                "related run",
-                given.trim(),
-                Next::say("a related run must exist; ")
-                    .step(Step::find_runs())
-                    .text(" lists them"),
-            ),
-            e => e,
-        })?;
-        if !related.iter().any(|x| r == x.as_str()) {
-            related.push(r.to_string());
-        }
-    }
-    let mut tags: Vec<String> = vec![];
-    for t in &opts.tags {
-        let t = required("tag", t)?;
-        if !tags.contains(&t) {
-            tags.push(t);
-        }
-    }
-    let user = opts
-        .user
-        .clone()
-        .filter(|u| !u.trim().is_empty())
-        .or_else(|| workflow_file.as_ref().and_then(|w| w.user.clone()))
-        .unwrap_or_else(|| p.config.user.clone());
-
+    let described = describe(p, &opts, workflow_file.as_ref(), &mut warnings)?;
     // The work-session link is made first, under the session's own locks and
     // before the run lock exists (lock order pointer → session → run).
-    let mut metadata = opts.metadata.clone();
-    match work_session::spawn_agent(
-        p,
-        None,
-        &agent,
-        Some(id.as_str()),
-        Some(&folder.to_string_lossy()),
-    ) {
-        Ok((ws, _)) => {
-            metadata.insert("work_session".into(), Value::String(ws.session_id));
-        }
-        Err(Error::NoActiveSession) => {}
-        Err(e) => warnings.push(Notice::new(format!(
-            "run not linked to the active work session: {e}"
-        ))),
-    }
-    if let Some(repo) = work_session::project_repository(p) {
-        repo.record_in(&mut metadata, Casing::Snake);
-    }
-
+    let metadata = linked_metadata(p, &opts, &agent, &id, &folder, &mut warnings);
     let now = p.clock.now();
-    let mut manifest = Manifest {
-        version: MANIFEST_VERSION.into(),
-        session_id: id.to_string(),
-        agent: AgentInfo {
-            name: agent.clone(),
-            title: Some(
-                opts.title
-                    .clone()
-                    .filter(|t| !t.trim().is_empty())
-                    .unwrap_or(agent),
-            ),
-            bundle: Some(bundle),
-            extra: Map::new(),
-        },
-        workflow: WorkflowInfo {
-            name: workflow,
-            description: Some(description),
-            extra: Map::new(),
-        },
-        execution: Execution {
-            started_at: clock::format(now),
-            completed_at: None,
-            status: RunStatus::Running,
-            user: Some(user),
-            extra: Map::new(),
-        },
-        outputs: vec![],
-        inputs: Some(inputs),
-        related_sessions: (!related.is_empty()).then_some(related),
-        metadata: (!metadata.is_empty()).then_some(metadata),
-        tags,
-        display_name: None,
-        display_timestamp: None,
-        user_summary: None,
-        message_count: None,
-        extra: Map::new(),
-    };
+    let title = opts.title.filter(|t| !t.trim().is_empty());
+    let mut manifest = new_manifest(&id, agent, title, described, metadata, now);
     refresh_display(&mut manifest, now);
 
     let _lock = p.locks.exclusive(&id.lock_name())?;
@@ -258,6 +120,213 @@ pub fn start(p: &Logbook, opts: StartOptions) -> Result<Started> {
         variables,
         warnings,
     })
+}
+
+/// Refuses a start whose free text is over its limits or whose agent or
+/// metadata keys are blank; returns the agent.
+fn checked_fields(opts: &StartOptions) -> Result<String> {
+    let agent = required("agent", &opts.agent)?;
+    for (field, value) in [
+        ("title", &opts.title),
+        ("bundle", &opts.bundle),
+        ("description", &opts.description),
+        ("user", &opts.user),
+    ] {
+        bounded(field, value.as_deref().unwrap_or_default())?;
+    }
+    bounded_each(
+        "input",
+        &opts.inputs.iter().map(|(_, v)| v).collect::<Vec<_>>(),
+    )?;
+    bounded_each("tag", &opts.tags)?;
+    for (k, v) in &opts.metadata {
+        required("metadata key", k)?;
+        bounded("metadata", &v.to_string())?;
+    }
+    Ok(agent)
+}
+
+/// What a new run's manifest says about its work, each field from the
+/// options, else the workflow file, else the config.
+struct Described {
+    workflow: String,
+    description: String,
+    bundle: String,
+    user: String,
+    inputs: Map<String, Value>,
+    related: Vec<String>,
+    tags: Vec<String>,
+}
+
+/// Decides the run's workflow, description, bundle, user, inputs, related
+/// runs and tags, and warns about the blank or surprising ones.
+fn describe(
+    p: &Logbook,
+    opts: &StartOptions,
+    workflow_file: Option<&variables::WorkflowFile>,
+    warnings: &mut Vec<Notice>,
+) -> Result<Described> {
+    let workflow = workflow_name(opts, workflow_file)?;
+    let description = nonblank(&opts.description)
+        .or_else(|| workflow_file.and_then(|w| w.description.clone()))
+        .unwrap_or_default();
+    let bundle = nonblank(&opts.bundle)
+        .or_else(|| workflow_file.and_then(|w| w.bundle.clone()))
+        .or_else(|| p.config.default_bundle.clone())
+        .unwrap_or_default();
+    warnings.extend(blank_fields_warning(&bundle, &description));
+    warnings.extend(folder_warning(p, workflow_file));
+
+    let mut inputs = workflow_file.map(|w| w.inputs.clone()).unwrap_or_default();
+    for (k, v) in &opts.inputs {
+        let k = required("input key", k)?;
+        inputs.insert(k, Value::String(v.clone()));
+    }
+    let related = related_runs(p, &opts.related)?;
+    let mut tags: Vec<String> = vec![];
+    for t in &opts.tags {
+        let t = required("tag", t)?;
+        if !tags.contains(&t) {
+            tags.push(t);
+        }
+    }
+    let user = opts
+        .user
+        .clone()
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| workflow_file.and_then(|w| w.user.clone()))
+        .unwrap_or_else(|| p.config.user.clone());
+    Ok(Described {
+        workflow,
+        description,
+        bundle,
+        user,
+        inputs,
+        related,
+        tags,
+    })
+}
+
+/// The workflow's name: given, else the workflow file's `name:`.
+fn workflow_name(
+    opts: &StartOptions,
+    workflow_file: Option<&variables::WorkflowFile>,
+) -> Result<String> {
+    match (&opts.workflow, workflow_file) {
+        (Some(w), _) => required("workflow", w),
+        (None, Some(wf)) => wf.name.clone().ok_or_else(|| {
+            Error::invalid(
+                "workflow-file",
+                wf.path.display().to_string(),
+                "it has no `name:`; add one or pass --workflow NAME",
+            )
+        }),
+        (None, None) => Err(Error::invalid(
+            "workflow",
+            "",
+            "pass --workflow NAME or --workflow-file PATH",
+        )),
+    }
+}
+
+/// The related runs, resolved, each once; one that does not exist is
+/// refused.
+fn related_runs(p: &Logbook, given: &[String]) -> Result<Vec<String>> {
+    let mut related: Vec<String> = vec![];
+    for given in given {
+        let r = resolve(p, given).and_then(|r| logbook_store::run::load(p, &r).map(|_| r));
+        let r = r.map_err(|e| match e {
+            Error::NotFound { .. } => Error::not_found(
+                "related run",
+                given.trim(),
+                Next::say("a related run must exist; ")
+                    .step(Step::find_runs())
+                    .text(" lists them"),
+            ),
+            e => e,
+        })?;
+        if !related.iter().any(|x| r == x.as_str()) {
+            related.push(r.to_string());
+        }
+    }
+    Ok(related)
+}
+
+/// The manifest's metadata: the caller's, then the active work session the
+/// run is linked to (a failed link is a warning, not a failure) and the
+/// project's repository.
+fn linked_metadata(
+    p: &Logbook,
+    opts: &StartOptions,
+    agent: &str,
+    id: &RunId,
+    folder: &std::path::Path,
+    warnings: &mut Vec<Notice>,
+) -> Map<String, Value> {
+    let mut metadata = opts.metadata.clone();
+    match work_session::spawn_agent(
+        p,
+        None,
+        agent,
+        Some(id.as_str()),
+        Some(&folder.to_string_lossy()),
+    ) {
+        Ok((ws, _)) => {
+            metadata.insert("work_session".into(), Value::String(ws.session_id));
+        }
+        Err(Error::NoActiveSession) => {}
+        Err(e) => warnings.push(Notice::new(format!(
+            "run not linked to the active work session: {e}"
+        ))),
+    }
+    if let Some(repo) = work_session::project_repository(p) {
+        repo.record_in(&mut metadata, Casing::Snake);
+    }
+    metadata
+}
+
+/// A `running` manifest of seed 000's version, started `now`; the title
+/// is the agent's name unless one is given.
+fn new_manifest(
+    id: &RunId,
+    agent: String,
+    title: Option<String>,
+    d: Described,
+    metadata: Map<String, Value>,
+    now: Timestamp,
+) -> Manifest {
+    Manifest {
+        version: MANIFEST_VERSION.into(),
+        session_id: id.to_string(),
+        agent: AgentInfo {
+            name: agent.clone(),
+            title: Some(title.unwrap_or(agent)),
+            bundle: Some(d.bundle),
+            extra: Map::new(),
+        },
+        workflow: WorkflowInfo {
+            name: d.workflow,
+            description: Some(d.description),
+            extra: Map::new(),
+        },
+        execution: Execution {
+            started_at: clock::format(now),
+            completed_at: None,
+            status: RunStatus::Running,
+            user: Some(d.user),
+            extra: Map::new(),
+        },
+        outputs: vec![],
+        inputs: Some(d.inputs),
+        related_sessions: (!d.related.is_empty()).then_some(d.related),
+        metadata: (!metadata.is_empty()).then_some(metadata),
+        tags: d.tags,
+        display_name: None,
+        display_timestamp: None,
+        user_summary: None,
+        message_count: None,
+        extra: Map::new(),
+    }
 }
 
 /// `value` trimmed, when there is something in it.

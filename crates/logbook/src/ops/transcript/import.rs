@@ -18,7 +18,7 @@ use crate::model::agent_log::{self, BadLine, Format, PARSER_VERSION, Source};
 use crate::model::ids::TranscriptId;
 use crate::model::repo::{Casing, Repository};
 use crate::model::transcript::find::MessageText;
-use crate::model::transcript::{Kind, SaidText, file_name};
+use crate::model::transcript::{Kind, Metadata, SaidText};
 use crate::ops::write_through;
 use logbook_index::{Kind as IndexKind, MAX_SAID_BYTES, Pending, Record};
 
@@ -347,7 +347,7 @@ fn import_log(
     // had no newline yet).
     let cursor = logbook_store::import_cursor::load(&cursors, &source, len, format);
     let from = cursor.as_ref().map(|(c, _)| c);
-    let mut bytes_read = match &cursor {
+    let bytes_read = match &cursor {
         Some((c, checked)) => checked + (len - c.at.offset()),
         None => len,
     };
@@ -356,20 +356,8 @@ fn import_log(
         return Ok(Outcome::Unchanged(same));
     }
     let (summary, fp) = logbook_store::agent_log::scan_from(&source, len, format, from, on_bytes)?;
-    if summary.messages == 0 && summary.usage.by_model.is_empty() {
-        let unreadable = match summary.bad_lines.first() {
-            Some(b) => format!(
-                " ({} unreadable, the first at line {}: {})",
-                summary.bad_lines.len(),
-                b.line,
-                b.reason
-            ),
-            None => String::new(),
-        };
-        return Ok(Outcome::Skipped(format!(
-            "no messages in its {} line(s){unreadable}",
-            summary.lines
-        )));
+    if let Some(reason) = nothing_to_import(&summary) {
+        return Ok(Outcome::Skipped(reason));
     }
     let Some(who) = agent_log::identity(format, &source, &summary) else {
         return Ok(Outcome::Skipped(
@@ -382,13 +370,79 @@ fn import_log(
     } else {
         Kind::Main
     };
-    let src = Source {
+    let src = log_source(format, &source, len, &summary, fp.as_string());
+    let metadata = log_metadata(&summary, &who, &src, ran_in);
+    let log = ScannedLog {
+        source,
+        len,
+        format,
+        from,
+        bytes_read,
+        parent: who.parent,
+        id,
+        kind,
+        src,
+        metadata,
+        summary,
+    };
+    store_log(p, log, &cursors, on_bytes)
+}
+
+/// A log read and decided on, ready to be stored as a transcript.
+struct ScannedLog<'a> {
+    /// The log, absolute.
+    source: PathBuf,
+    len: u64,
+    format: Format,
+    /// Where the last import stopped, when it still holds.
+    from: Option<&'a logbook_store::import_cursor::Cursor>,
+    /// What the import read of the log when it goes on from `from`.
+    bytes_read: u64,
+    parent: Option<String>,
+    id: TranscriptId,
+    kind: Kind,
+    src: Source,
+    metadata: Metadata,
+    summary: agent_log::LogSummary,
+}
+
+/// Why a log with no messages and no usage is not imported, with its
+/// unreadable lines; `None` when it has something to import.
+fn nothing_to_import(summary: &agent_log::LogSummary) -> Option<String> {
+    if summary.messages > 0 || !summary.usage.by_model.is_empty() {
+        return None;
+    }
+    let unreadable = match summary.bad_lines.first() {
+        Some(b) => format!(
+            " ({} unreadable, the first at line {}: {})",
+            summary.bad_lines.len(),
+            b.line,
+            b.reason
+        ),
+        None => String::new(),
+    };
+    Some(format!(
+        "no messages in its {} line(s){unreadable}",
+        summary.lines
+    ))
+}
+
+/// Where a transcript came from, as its metadata records it, so the next
+/// import can tell the same log from a changed one.
+fn log_source(
+    format: Format,
+    source: &Path,
+    len: u64,
+    summary: &agent_log::LogSummary,
+    fingerprint: String,
+) -> Source {
+    Source {
         format,
         path: source.to_string_lossy().into_owned(),
         bytes: len,
         lines: summary.lines,
         messages: summary.messages,
-        fingerprint: fp.as_string(),
+        fingerprint,
         parser: PARSER_VERSION,
         session_id: summary.session_id.clone(),
         agent_id: summary.agent_id.clone(),
@@ -397,94 +451,146 @@ fn import_log(
         title: summary.title.clone(),
         bad_lines: summary.bad_lines.clone(),
         unknown_types: summary.unknown_types.clone(),
-    };
-    let mut metadata = agent_log::metadata(&summary, &who, &src);
+    }
+}
+
+/// The transcript's metadata, with the repository its working directory
+/// is in (else the one the import ran in, when that is a git checkout).
+fn log_metadata(
+    summary: &agent_log::LogSummary,
+    who: &agent_log::Identity,
+    src: &Source,
+    ran_in: Option<&Repository>,
+) -> Metadata {
+    let mut metadata = agent_log::metadata(summary, who, src);
     if let Some(repo) = logbook_store::repo::identify_recorded(Path::new(&metadata.workdir))
         .or_else(|| ran_in.filter(|r| r.in_git()).cloned())
     {
         repo.record_in(&mut metadata.extra, Casing::Camel);
     }
-    let timestamp = summary.last_timestamp.clone().unwrap_or_default();
+    metadata
+}
 
+/// Stores a scanned log under its id's lock: unchanged or skipped when the
+/// transcript already there says so, else written (from the checkpoint
+/// when it still fits) and its checkpoint saved.
+fn store_log(
+    p: &Logbook,
+    mut log: ScannedLog,
+    cursors: &Path,
+    on_bytes: &dyn Fn(u64),
+) -> Result<Outcome> {
     let dir = &p.config.transcripts_dir;
-    let _lock = p.locks.exclusive(&id.lock_name())?;
-    let existing = logbook_store::transcript::find_live(dir, id.as_str());
+    let _lock = p.locks.exclusive(&log.id.lock_name())?;
+    let existing = logbook_store::transcript::find_live(dir, log.id.as_str());
     let mut item = ImportedSource {
-        source: source.clone(),
-        format: format.as_str(),
-        id: id.to_string(),
-        kind,
+        source: log.source.clone(),
+        format: log.format.as_str(),
+        id: log.id.to_string(),
+        kind: log.kind,
         file: PathBuf::new(),
-        messages: summary.messages,
-        parent_session_id: who.parent.clone(),
-        total_tokens: summary.usage.total().total_tokens,
-        bad_lines: summary.bad_lines.clone(),
-        bytes_read,
+        messages: log.summary.messages,
+        parent_session_id: log.parent.clone(),
+        total_tokens: log.summary.usage.total().total_tokens,
+        bad_lines: log.summary.bad_lines.clone(),
+        bytes_read: log.bytes_read,
     };
     if let Some((old_kind, path)) = &existing {
         let head = logbook_store::transcript::read_head(path)?;
-        super::keep_name(&mut metadata, &head.metadata);
-        match agent_log::source_of(&head.metadata) {
-            Some(old) if old.same_as(&src) && *old_kind == kind => {
-                item.file = path.clone();
-                return Ok(Outcome::Unchanged(item));
-            }
-            Some(old) if old.path != src.path && old.bytes > src.bytes => {
-                return Ok(Outcome::Skipped(format!(
-                    "transcript {id} holds a longer copy of this session, imported from {}",
-                    old.path
-                )));
-            }
-            Some(_) => {}
-            None => {
-                return Ok(Outcome::Skipped(format!(
-                    "transcript {id} ({}) exists and was not imported from a log; it is left as it is",
-                    path.display()
-                )));
-            }
+        super::keep_name(&mut log.metadata, &head.metadata);
+        let old = agent_log::source_of(&head.metadata);
+        if let Some(settled) = settled_by_existing(old, *old_kind, path, &log, &item) {
+            return Ok(settled);
         }
     }
-    let target = match &existing {
-        Some((k, path)) if *k == kind => path.clone(),
-        _ => {
-            let short = dir.join(file_name(kind, id.as_str(), false));
-            if logbook_store::transcript::name_taken(&short) {
-                dir.join(file_name(kind, id.as_str(), true))
-            } else {
-                short
-            }
-        }
-    };
+    let target = super::stored_path(dir, existing.as_ref(), log.kind, &log.id);
     let previous = existing
         .as_ref()
         .map(|(_, old)| old.clone())
         .filter(|old| *old != target);
-    let pending = |path: &Path| Pending {
-        kind: IndexKind::Transcript,
-        path: path.to_path_buf(),
-        lock: id.lock_name(),
-    };
-    let mut touched = vec![pending(&target)];
-    touched.extend(previous.as_deref().map(pending));
-    let head = logbook_store::agent_log::Head {
-        id: id.as_str(),
-        timestamp: &timestamp,
-        metadata: &metadata,
-    };
     // The stored file goes on from the checkpoint only when it is still the
     // file the checkpoint describes (`transcript name`, an editor or an
     // import from another copy of the log rewrite it); else it is written
     // whole, which reads the whole log.
-    let resume = from.filter(|c| {
+    let resume = log.from.filter(|c| {
         previous.is_none()
             && existing.as_ref().is_some_and(|(_, path)| *path == target)
             && c.fits_stored(&target)
     });
-    if resume.is_none() {
-        bytes_read = len;
+    item.bytes_read = if resume.is_none() {
+        log.len
+    } else {
+        log.bytes_read
+    };
+    let written = write_log(p, &log, &target, previous.as_deref(), resume, on_bytes)?;
+    // A cache: when it cannot be written, the next import reads the whole
+    // log (the old checkpoint no longer matches the stored file).
+    let _ = logbook_store::import_cursor::save(cursors, &log.source, log.format, &target, written);
+    item.file = target;
+    Ok(if existing.is_some() {
+        Outcome::Updated(item)
+    } else {
+        Outcome::Imported(item)
+    })
+}
+
+/// What the transcript already stored under the log's id decides: the
+/// same source (unchanged), a longer copy from another file or a
+/// transcript not imported from a log (skipped); `None` lets the import
+/// write.
+fn settled_by_existing(
+    old: Option<Source>,
+    old_kind: Kind,
+    path: &Path,
+    log: &ScannedLog,
+    item: &ImportedSource,
+) -> Option<Outcome> {
+    let id = &log.id;
+    match old {
+        Some(old) if old.same_as(&log.src) && old_kind == log.kind => {
+            let mut item = item.clone();
+            item.file = path.to_path_buf();
+            Some(Outcome::Unchanged(item))
+        }
+        Some(old) if old.path != log.src.path && old.bytes > log.src.bytes => {
+            Some(Outcome::Skipped(format!(
+                "transcript {id} holds a longer copy of this session, imported from {}",
+                old.path
+            )))
+        }
+        Some(_) => None,
+        None => Some(Outcome::Skipped(format!(
+            "transcript {id} ({}) exists and was not imported from a log; it is left as it is",
+            path.display()
+        ))),
     }
-    item.bytes_read = bytes_read;
-    let written = write_through(p, touched, || {
+}
+
+/// Writes the log's transcript to `target` (replacing `previous`, a file
+/// of another name) and hands the index its record, in one write-through.
+fn write_log(
+    p: &Logbook,
+    log: &ScannedLog,
+    target: &Path,
+    previous: Option<&Path>,
+    resume: Option<&logbook_store::import_cursor::Cursor>,
+    on_bytes: &dyn Fn(u64),
+) -> Result<logbook_store::agent_log::Written> {
+    let pending = |path: &Path| Pending {
+        kind: IndexKind::Transcript,
+        path: path.to_path_buf(),
+        lock: log.id.lock_name(),
+    };
+    let mut touched = vec![pending(target)];
+    touched.extend(previous.map(pending));
+    let timestamp = log.summary.last_timestamp.clone().unwrap_or_default();
+    let head = logbook_store::agent_log::Head {
+        id: log.id.as_str(),
+        timestamp: &timestamp,
+        metadata: &log.metadata,
+    };
+    let len = log.len;
+    write_through(p, touched, || {
         // Gathered while the messages stream to the file: the log is never
         // held in memory, and its first text is what the index keeps.
         let mut said = match resume {
@@ -495,41 +601,32 @@ fn import_log(
         // already: only the ones appended are handed to it.
         let mut found = MessageText::new(resume.map_or(0, |c| c.messages as usize));
         let written = logbook_store::agent_log::write_transcript_from(
-            &target,
-            &source,
+            target,
+            &log.source,
             len,
-            format,
+            log.format,
             &head,
-            &src.fingerprint,
-            previous.as_deref(),
+            &log.src.fingerprint,
+            previous,
             &mut said,
             &mut found,
             resume,
             &|b| on_bytes(len + b),
         )?;
         let mut records = vec![Some(Record::transcript(
-            &target,
-            kind,
-            id.as_str(),
-            &metadata,
+            target,
+            log.kind,
+            log.id.as_str(),
+            &log.metadata,
             said.into_string(),
-            summary.first_prompt.as_deref(),
-            summary.messages,
+            log.summary.first_prompt.as_deref(),
+            log.summary.messages,
             found,
         ))];
         if previous.is_some() {
             records.push(None);
         }
         Ok((written, records))
-    })?;
-    // A cache: when it cannot be written, the next import reads the whole
-    // log (the old checkpoint no longer matches the stored file).
-    let _ = logbook_store::import_cursor::save(&cursors, &source, format, &target, written);
-    item.file = target;
-    Ok(if existing.is_some() {
-        Outcome::Updated(item)
-    } else {
-        Outcome::Imported(item)
     })
 }
 

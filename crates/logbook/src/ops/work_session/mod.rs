@@ -10,15 +10,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Map;
 
-use crate::clock;
 use crate::error::{Error, Next, Result, Step};
 use crate::model::ids::WorkSessionId;
 use crate::model::limits::bounded;
-use crate::model::repo::{Casing, Repository};
+use crate::model::repo::Repository;
 use crate::model::work_session::{
-    AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Tokens, Usage,
-    WorkSession, add_counts, check_count, compose_summary, id_part, nearest, non_empty,
-    same_milestone, validate_prefix, workflow_blocked,
+    AgentOutcome, Artifact, Listing, Milestone, SessionStatus, SpawnedAgent, Usage, WorkSession,
+    add_counts, check_count, compose_summary, nearest, non_empty, same_milestone, workflow_blocked,
 };
 use crate::model::workflow::SessionState;
 use crate::ops::write_through;
@@ -28,26 +26,9 @@ use logbook_store::work_session::{
 };
 
 mod json;
+mod start;
 pub use json::{listing_json, spawned_json, switched_json};
-
-/// Options of [`start`].
-#[derive(Debug, Clone, Default)]
-pub struct StartOptions {
-    /// Id prefix; the config's default when `None`.
-    pub prefix: Option<String>,
-    /// Client; `INTERNAL` when `None`.
-    pub client: Option<String>,
-    /// Project; the project folder's name when `None`.
-    pub project: Option<String>,
-    /// Budget; the config's `token_budget` when `None`.
-    pub max_tokens: Option<u64>,
-    /// Close the active session first instead of refusing.
-    pub close_active: bool,
-    /// The repository it belongs to; when `None`, the project folder's
-    /// (none for the per-user home, which is no repository: a hook names
-    /// the agent's).
-    pub repository: Option<Repository>,
-}
+pub use start::{StartOptions, start};
 
 /// The repository the project folder is in, recorded on the runs and work
 /// sessions it starts; none for the per-user home.
@@ -65,116 +46,6 @@ pub fn repository_from(p: &Logbook, cwd: &Path) -> Option<Repository> {
     p.is_user_home()
         .then(|| logbook_store::repo::identify_recorded(cwd))
         .flatten()
-}
-
-/// Starts a new session and makes it the active one.
-pub fn start(p: &Logbook, opts: StartOptions) -> Result<WorkSession> {
-    let prefix = opts
-        .prefix
-        .map(|s| s.trim().to_ascii_uppercase())
-        .unwrap_or_else(|| p.config.default_prefix.clone());
-    validate_prefix(&prefix)?;
-    let max = check_count(
-        "--max-tokens",
-        opts.max_tokens.unwrap_or(p.config.token_budget),
-    )?;
-    let client = match &opts.client {
-        Some(c) => id_part("client", c)?,
-        None => "INTERNAL".to_string(),
-    };
-    let project = match &opts.project {
-        Some(c) => id_part("project", c)?,
-        None => default_project_name(p.root()),
-    };
-    if opts.max_tokens == Some(0) {
-        return Err(Error::invalid(
-            "max-tokens",
-            "0",
-            "the budget must be at least 1",
-        ));
-    }
-
-    let _pointer = p.locks.exclusive(POINTER_LOCK)?;
-    let mut to_close = None;
-    if let Some(active) = active_id(p)?
-        && let Ok(active_id) = WorkSessionId::parse(&active)
-        && load(p, &active_id).is_ok_and(|(ws, _)| ws.status != SessionStatus::Closed)
-    {
-        if !opts.close_active {
-            return Err(Error::SessionActive { id: active });
-        }
-        to_close = Some(active_id);
-    }
-
-    // The id is a name people read, chosen once: its month is the local one
-    // (DESIGN §8), like every date Logbook shows.
-    let now = p.clock.now();
-    let month = now
-        .to_zoned(clock::local_zone())
-        .strftime("%Y%m")
-        .to_string();
-    let base = format!("{prefix}{month}-{client}-{project}");
-    let mut id = WorkSessionId::parse(&base)?;
-    let mut n = 1;
-    while logbook_store::work_session::is_taken(p, &id) {
-        n += 1;
-        id = WorkSessionId::parse(&format!("{base}-{n}"))?;
-    }
-    let stamp = clock::format(now);
-    let ws = WorkSession {
-        session_id: id.to_string(),
-        created: stamp.clone(),
-        last_updated: stamp,
-        status: SessionStatus::Active,
-        client,
-        project,
-        prefix,
-        tokens: Tokens {
-            max,
-            ..Tokens::default()
-        },
-        agents_spawned: vec![],
-        artifacts: vec![],
-        milestones: vec![],
-        context_summary: String::new(),
-        notes: vec![],
-        agent_sessions: vec![],
-        extra: Map::new(),
-        workflow_blocked: false,
-    };
-    let mut ws = ws;
-    if let Some(repo) = opts.repository.or_else(|| project_repository(p)) {
-        repo.record_in(&mut ws.extra, Casing::Snake);
-    }
-    // Everything is validated and the new session exists before the active
-    // one is closed, so a failure leaves the old one active and the pointer
-    // on it. A crash between the two leaves an extra active session that the
-    // pointer does not name; nothing is lost.
-    {
-        let _session = p.locks.exclusive(&id.lock_name())?;
-        write(p, &id, &live_path(p, &id), &ws)?;
-    }
-    if let Some(old) = to_close
-        && let Err(e) = close_locked(p, &old, None)
-    {
-        // The close's error is the one to report; should removing the new
-        // file fail too, it stays as an extra session that `list` shows and
-        // the pointer does not name.
-        let _ = discard_new(p, &id);
-        return Err(e);
-    }
-    set_pointer(p, Some(&id))?;
-    Ok(ws)
-}
-
-/// Removes the file of a session `start` created but could not activate.
-fn discard_new(p: &Logbook, id: &WorkSessionId) -> Result<()> {
-    let _session = p.locks.exclusive(&id.lock_name())?;
-    let path = live_path(p, id);
-    write_through(p, vec![pending(id, &path)], || {
-        logbook_store::work_session::remove_file(p, &path)?;
-        Ok(((), vec![None]))
-    })
 }
 
 /// Reads a session, live or archived, with what its workflow state says
@@ -205,21 +76,6 @@ fn workflow_state(p: &Logbook, id: &WorkSessionId) -> Option<SessionState> {
 pub fn context(p: &Logbook, ws: &WorkSession) -> Result<String> {
     let id = WorkSessionId::parse(&ws.session_id)?;
     Ok(compose_summary(ws, workflow_state(p, &id).as_ref()))
-}
-
-fn default_project_name(root: &Path) -> String {
-    let name: String = root
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_uppercase())
-        .unwrap_or_default()
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect();
-    if name.is_empty() {
-        "PROJECT".into()
-    } else {
-        name
-    }
 }
 
 /// The session `id` names, or the active one.
