@@ -389,19 +389,15 @@ pub(crate) fn usage_params(
 }
 
 /// `GET /api/usage`: what `transcript usage --all --json` prints (with
-/// `--by` and `--source` from the query string).
+/// `--by` and `--source` from the query string), in the server's scope.
 async fn usage(
     State(state): State<Arc<AppState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, Refusal> {
     let (by, filter) = usage_params(&q, state.project.clock.now())?;
+    let scope = state.scope;
     let report = blocking(&state, move |p| {
-        Ok(transcript::usage_filtered(
-            p,
-            &transcript::UsageScope::All,
-            by,
-            &filter,
-        )?)
+        Ok(query::backend(p, scope)?.usage(&transcript::UsageScope::All, by, &filter)?)
     })
     .await?;
     Ok(Json(report).into_response())

@@ -130,8 +130,8 @@ fn stamp(p: &Logbook, scope: Scope, w: &Watch) -> Stamp {
             Err(e) => e.to_string().hash(&mut h),
         },
         Watch::Transcript(id) => over = hash_transcript(p, id, &mut h),
-        Watch::Transcripts(opts) => hash_transcripts(p, opts, &mut h),
-        Watch::Usage(filter) => hash_usage(p, filter, &mut h),
+        Watch::Transcripts(opts) => hash_transcripts(p, scope, opts, &mut h),
+        Watch::Usage(filter) => hash_usage(p, scope, filter, &mut h),
     }
     Stamp {
         hash: format!("{:016x}", h.finish()),
@@ -201,27 +201,39 @@ fn hash_transcript(p: &Logbook, id: &str, h: &mut DefaultHasher) -> bool {
 
 /// The transcript list: each transcript's length and last activity, and
 /// which are live.
-fn hash_transcripts(p: &Logbook, opts: &transcript::ListOptions, h: &mut DefaultHasher) {
-    match transcript::list(p, opts) {
+fn hash_transcripts(
+    p: &Logbook,
+    scope: Scope,
+    opts: &transcript::ListOptions,
+    h: &mut DefaultHasher,
+) {
+    match query::backend(p, scope).and_then(|b| b.transcripts(opts)) {
         Ok(l) => {
-            for t in &l.transcripts {
-                (&t.id, t.messages, &t.last_active_at).hash(h);
+            for r in &l.rows {
+                let t = &r.summary;
+                (&t.id, t.messages, &t.last_active_at, r.live).hash(h);
             }
-            l.live.hash(h);
         }
         Err(e) => e.to_string().hash(h),
     }
 }
 
 /// The usage page's reports and the budgets drawn from them.
-fn hash_usage(p: &Logbook, filter: &logbook::model::transcript::Filter, h: &mut DefaultHasher) {
+fn hash_usage(
+    p: &Logbook,
+    scope: Scope,
+    filter: &logbook::model::transcript::Filter,
+    h: &mut DefaultHasher,
+) {
     let by = [UsageBy::Day, UsageBy::Repo];
-    match transcript::usage_grouped(p, &UsageScope::All, &by, filter) {
+    let reports =
+        query::backend(p, scope).and_then(|b| b.usage_grouped(&UsageScope::All, &by, filter));
+    match reports {
         Ok(reports) => {
             for r in &reports {
                 hash_json(r, h);
             }
-            if let Some(day) = reports.first() {
+            if let Some(day) = reports.first().filter(|_| !scope.is_remote()) {
                 budget::budgets(p, day)
                     .map(|b| hash_json(&b, h))
                     .unwrap_or_else(|e| e.to_string().hash(h));

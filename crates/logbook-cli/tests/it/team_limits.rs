@@ -132,3 +132,68 @@ fn reads_of_what_only_this_machine_keeps_refuse_the_team_scope() {
         );
     }
 }
+
+/// `serve --team` lists every machine's transcripts and draws every
+/// machine's usage, as `transcript list --team` and `transcript usage
+/// --team` do: another machine's transcript is named with its machine and
+/// not linked (its messages are there), and the page's live stamp follows
+/// the catalog.
+#[test]
+fn serve_team_lists_every_machines_transcripts_and_usage() {
+    let pg = Pg::start();
+    let url = pg.database("team");
+    let here = machine(&url, "here-box");
+    let far = machine(&url, "far-box");
+    here.run(&["team", "init"]).ok();
+    far.write(
+        "history/s.jsonl",
+        concat!(
+            r#"{"type":"user","sessionId":"9d0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3","cwd":"/work/far","timestamp":"2026-03-02T09:00:00.000Z","uuid":"u1","message":{"role":"user","content":"Count the boxes"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"9d0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3","cwd":"/work/far","timestamp":"2026-03-02T09:00:05.000Z","uuid":"u2","requestId":"req_1","message":{"id":"msg_1","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Counting."}],"usage":{"input_tokens":300,"output_tokens":7,"cache_read_input_tokens":1000}}}"#,
+            "\n"
+        ),
+    );
+    far.run(&[
+        "transcript",
+        "import",
+        "history/s.jsonl",
+        "--format",
+        "claude-code",
+    ])
+    .ok();
+    far.run(&["team", "push"]).ok();
+    let team_list = here.json(&["transcript", "list", "--team"]);
+    assert_eq!(team_list.as_array().unwrap().len(), 1, "{team_list}");
+
+    let body = |base: &str, path: &str| {
+        let reply = crate::serve::get(base, path, "");
+        assert!(
+            reply.lines().next().unwrap_or_default().contains("200"),
+            "{path}: {reply}"
+        );
+        reply
+            .split_once("\r\n\r\n")
+            .map_or(String::new(), |(_, b)| b.to_string())
+    };
+    let (mut local, local_base) = crate::serve::serve(&here, &["--bind", "127.0.0.1:0"], None);
+    assert_eq!(body(&local_base, "/api/transcripts"), "[]");
+    let _ = local.kill();
+    let _ = local.wait();
+
+    let (mut viewer, base) = crate::serve::serve(&here, &["--team", "--bind", "127.0.0.1:0"], None);
+    let listed: serde_json::Value = serde_json::from_str(&body(&base, "/api/transcripts")).unwrap();
+    assert_eq!(listed, team_list, "the API lists what the CLI lists");
+    assert_eq!(listed[0]["origin"], "far-box");
+    let page = body(&base, "/transcripts");
+    assert!(page.contains("@far-box"), "{page}");
+    assert!(
+        !page.contains("href=\"/transcripts/9d0c1d2e"),
+        "another machine's transcript is not linked: {page}"
+    );
+    let usage: serde_json::Value = serde_json::from_str(&body(&base, "/api/usage")).unwrap();
+    assert_eq!(usage["total"]["total_tokens"], 1307, "{usage}");
+    assert!(body(&base, "/usage").contains("1,307"));
+    let _ = viewer.kill();
+    let _ = viewer.wait();
+}

@@ -8,6 +8,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use logbook::model::transcript::Summary;
+use logbook::ops::query::{self, Transcripts};
 use logbook::ops::transcript;
 
 use super::{Layout, render};
@@ -35,6 +36,8 @@ struct TranscriptRow {
     tokens_detail: String,
     parent: String,
     parent_short: String,
+    /// The machine it came from, under `serve --team` (another's only).
+    origin: String,
     /// An agent is writing it now.
     live: bool,
     /// Where following it starts: its last message, on its last page.
@@ -134,17 +137,19 @@ impl ListForm {
 }
 
 /// The page's transcripts and one more, which tells whether a next page
-/// exists.
+/// exists, from the server's scope (under `serve --team`, every
+/// machine's).
 async fn read_listing(
     state: &Arc<AppState>,
     opts: transcript::ListOptions,
     limit: usize,
-) -> Result<transcript::Listing, Refusal> {
+) -> Result<Transcripts, Refusal> {
+    let scope = state.scope;
     blocking(state, move |p| {
         let mut opts = opts;
         // One more than shown, to know whether there is a next page.
         opts.limit = Some(limit + 1);
-        Ok(transcript::list(p, &opts)?)
+        Ok(query::backend(p, scope)?.transcripts(&opts)?)
     })
     .await
 }
@@ -152,16 +157,21 @@ async fn read_listing(
 fn list_page(
     state: &AppState,
     form: ListForm,
-    listing: &transcript::Listing,
+    listing: &Transcripts,
     offset: usize,
     limit: usize,
 ) -> TranscriptsPage {
-    let more = listing.transcripts.len() > limit;
+    let more = listing.rows.len() > limit;
+    let own = state.project.config.origin();
     let rows: Vec<TranscriptRow> = listing
-        .transcripts
+        .rows
         .iter()
         .take(limit)
-        .map(|t| transcript_row(t, listing.live.contains(&t.id)))
+        .map(|r| {
+            let mut row = transcript_row(&r.summary, r.live);
+            row.origin = r.origin.clone().filter(|o| *o != own).unwrap_or_default();
+            row
+        })
         .collect();
     let kept = &form.kept;
     let href = |o: usize| format!("/transcripts?{kept}offset={o}");
@@ -252,6 +262,7 @@ fn transcript_row(t: &Summary, live: bool) -> TranscriptRow {
             .map(|p| p.chars().take(8).collect())
             .unwrap_or_default(),
         parent: t.parent_session_id.clone().unwrap_or_default(),
+        origin: String::new(),
         live,
         follow: format!(
             "/transcripts/{}?at={last}#m{last}",

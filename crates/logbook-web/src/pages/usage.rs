@@ -12,7 +12,8 @@ use axum::response::Response;
 use logbook::model::agent_log::Usage;
 use logbook::model::transcript::Filter;
 use logbook::ops::budget::{self, Budget};
-use logbook::ops::transcript::{self, UsageBy, UsageReport, UsageRow, UsageScope};
+use logbook::ops::query;
+use logbook::ops::transcript::{UsageBy, UsageReport, UsageRow, UsageScope};
 
 use super::{Layout, render};
 use crate::AppState;
@@ -112,19 +113,23 @@ struct UsageRead {
     budgets: Vec<Budget>,
 }
 
+/// The usage in the server's scope (under `serve --team`, every
+/// machine's); the budgets are this machine's work sessions', so they are
+/// drawn against this machine's usage only.
 async fn read_usage(state: &Arc<AppState>, filter: Filter) -> Result<UsageRead, Refusal> {
+    let scope = state.scope;
     blocking(state, move |p| {
-        let mut reports = transcript::usage_grouped(
-            p,
-            &UsageScope::All,
-            &[UsageBy::Day, UsageBy::Repo],
-            &filter,
-        )?
-        .into_iter();
+        let mut reports = query::backend(p, scope)?
+            .usage_grouped(&UsageScope::All, &[UsageBy::Day, UsageBy::Repo], &filter)?
+            .into_iter();
         let (Some(by_day), Some(by_repo)) = (reports.next(), reports.next()) else {
             return Err(Refusal::Internal);
         };
-        let budgets = budget::budgets(p, &by_day)?;
+        let budgets = if scope.is_remote() {
+            vec![]
+        } else {
+            budget::budgets(p, &by_day)?
+        };
         Ok(UsageRead {
             by_day,
             by_repo,

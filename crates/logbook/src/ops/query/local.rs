@@ -80,6 +80,16 @@ impl Backend for Local<'_> {
         usage_filtered(self.p, scope, by, filter)
     }
 
+    /// One read of the transcripts for every grouping.
+    fn usage_grouped(
+        &self,
+        scope: &UsageScope,
+        bys: &[UsageBy],
+        filter: &Filter,
+    ) -> Result<Vec<UsageReport>> {
+        crate::ops::transcript::usage_grouped(self.p, scope, bys, filter)
+    }
+
     fn output_text(&self, r: &RunId, file: &str) -> Result<Option<OutputText>> {
         let read = run::read_output(self.p, r.as_str(), file)?;
         Ok(String::from_utf8(read.bytes).ok().map(|text| OutputText {

@@ -362,6 +362,18 @@ pub trait Backend {
     /// The measured usage of the transcripts in `scope` (in team scope,
     /// every machine's), grouped by `by`.
     fn usage(&self, scope: &UsageScope, by: UsageBy, filter: &Filter) -> Result<UsageReport>;
+    /// [`Backend::usage`] grouped several ways at once (a page drawing
+    /// usage by day and by repository), each a report of its own.
+    fn usage_grouped(
+        &self,
+        scope: &UsageScope,
+        bys: &[UsageBy],
+        filter: &Filter,
+    ) -> Result<Vec<UsageReport>> {
+        bys.iter()
+            .map(|by| self.usage(scope, *by, filter))
+            .collect()
+    }
     /// The text of output `file` of run `run`; `None` when it is not text
     /// (or, in team scope, the catalog holds none).
     fn output_text(&self, run: &RunId, file: &str) -> Result<Option<OutputText>>;
