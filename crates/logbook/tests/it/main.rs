@@ -23,3 +23,4 @@ mod prop_session;
 mod prop_transcript;
 mod prop_workflow_state;
 mod prop_workflow_yaml;
+mod sizes;
