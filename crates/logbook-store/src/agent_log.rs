@@ -111,13 +111,7 @@ pub(super) fn walk(
     if start > len {
         return Err(changed(path));
     }
-    // Whether the last line read ends with a newline, asked once: every
-    // other line does.
-    let open_end = len > start && {
-        let mut last = [0u8; 1];
-        ahead.read_exact_at(&mut last, len - 1).map_err(io)?;
-        last[0] != b'\n'
-    };
+    let open_end = ends_open(&ahead, start, len).map_err(io)?;
     file.seek(SeekFrom::Start(start)).map_err(io)?;
     let mut reader = BufReader::with_capacity(1 << 16, file.take(len - start));
     let mut fp = from.fp;
@@ -137,18 +131,7 @@ pub(super) fn walk(
             break;
         }
         if let Stop::Long = read {
-            let parsed = {
-                let rest = LineRest {
-                    reader: &mut reader,
-                    fp: &mut fp,
-                    ended: false,
-                };
-                let mut whole = BufReader::new(std::io::Cursor::new(&buf).chain(rest));
-                let parsed = serde_json::from_reader::<_, serde_json::Value>(&mut whole);
-                // The rest of the line, after a value that ended early.
-                std::io::copy(&mut whole, &mut std::io::sink()).map_err(io)?;
-                parsed
-            };
+            let parsed = parse_long_line(&mut reader, &buf, &mut fp).map_err(io)?;
             let whole = !(open_end && fp.bytes == len);
             if parsed.is_ok() {
                 no += 1;
@@ -165,11 +148,7 @@ pub(super) fn walk(
         progress(line_start, fp.bytes, on_bytes);
         no += 1;
         let whole = !(open_end && fp.bytes == len);
-        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        match std::str::from_utf8(line) {
-            Ok(text) => f(no, Line::Text(text), false, whole)?,
-            Err(_) => f(no, Line::Text(&String::from_utf8_lossy(line)), true, whole)?,
-        }
+        hand_text(no, &buf, whole, f)?;
         if whole {
             cut = Mark { fp, lines: no };
         }
@@ -178,6 +157,52 @@ pub(super) fn walk(
         return Err(changed(path));
     }
     Ok((fp, cut))
+}
+
+/// Whether the last of the bytes from `start` to `len` is not a newline:
+/// asked once, as every other line ends with one.
+fn ends_open(ahead: &File, start: u64, len: u64) -> std::io::Result<bool> {
+    if len <= start {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    ahead.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
+}
+
+/// Parses a long line whose first bytes are in `buf` as one JSON value,
+/// reading the rest of it from `reader` (fingerprinted into `fp`) up to and
+/// including its newline, whether the value ended early or not.
+fn parse_long_line<R: BufRead>(
+    reader: &mut R,
+    buf: &[u8],
+    fp: &mut Fingerprint,
+) -> std::io::Result<serde_json::Result<serde_json::Value>> {
+    let rest = LineRest {
+        reader,
+        fp,
+        ended: false,
+    };
+    let mut whole = BufReader::new(std::io::Cursor::new(buf).chain(rest));
+    let parsed = serde_json::from_reader::<_, serde_json::Value>(&mut whole);
+    // The rest of the line, after a value that ended early.
+    std::io::copy(&mut whole, &mut std::io::sink())?;
+    Ok(parsed)
+}
+
+/// Hands line `no` (`buf`, with its newline if any) to `f` as text,
+/// decoded lossily when it is not UTF-8.
+fn hand_text(
+    no: u64,
+    buf: &[u8],
+    whole: bool,
+    f: &mut dyn FnMut(u64, Line<'_>, bool, bool) -> Result<()>,
+) -> Result<()> {
+    let line = buf.strip_suffix(b"\n").unwrap_or(buf);
+    match std::str::from_utf8(line) {
+        Ok(text) => f(no, Line::Text(text), false, whole),
+        Err(_) => f(no, Line::Text(&String::from_utf8_lossy(line)), true, whole),
+    }
 }
 
 fn progress(before: u64, after: u64, on_bytes: &dyn Fn(u64)) {

@@ -346,99 +346,14 @@ impl Config {
         // Same rule as a workflow.yaml: a FIFO or a huge file named
         // logbook.yaml must not hang or exhaust every command.
         let text = crate::read_regular(&path, "config file", crate::variables::MAX_CONFIG_BYTES)?;
-        let raw: RawConfig = match &text {
-            Some(t) if !t.trim().is_empty() => serde_saphyr::from_str(t).map_err(|e| {
-                // Said from the raw value, which names the field in the
-                // file's words; the parser's own first line otherwise.
-                let reason =
-                    match logbook_model::text::parse_yaml::<RawConfig>(&path, "config file", t) {
-                        Err(Error::Corrupt { reason, .. }) => reason,
-                        _ => logbook_model::text::yaml_error(&e),
-                    };
-                Error::config(&path, reason).with_next(
-                    Next::say("see ")
-                        .step(Step::Init)
-                        .text(" for the keys and their defaults"),
-                )
-            })?,
-            _ => RawConfig::default(),
-        };
+        let raw = parse_raw(&path, text.as_deref())?;
         let text = text.unwrap_or_default();
         let resolver = Resolver {
             path: &path,
             text: &text,
             root,
         };
-        let output_folder = resolver.path(
-            "output_folder",
-            raw.output_folder
-                .as_deref()
-                .unwrap_or(default_of("output_folder")),
-            &[],
-        )?;
-        let bundle = discover_bundle(root, &output_folder);
-        let bundle_folder = bundle.as_ref().and_then(|b| {
-            b.agent_outputs_folder
-                .clone()
-                .map(|f| (f, FolderSource::Bundle(b.path.clone())))
-        });
-        let (agent_outputs_folder, agent_outputs_source) =
-            match (raw.agent_outputs_folder.as_deref(), bundle_folder) {
-                (Some(set), _) => (
-                    resolver.path(
-                        "agent_outputs_folder",
-                        set,
-                        &[("output_folder", &output_folder)],
-                    )?,
-                    FolderSource::LogbookYaml,
-                ),
-                (None, Some(theirs)) => theirs,
-                (None, None) => (
-                    resolver.path(
-                        "agent_outputs_folder",
-                        default_of("agent_outputs_folder"),
-                        &[("output_folder", &output_folder)],
-                    )?,
-                    FolderSource::Default,
-                ),
-            };
-        let archive_vars = [
-            ("output_folder", &output_folder),
-            ("agent_outputs_folder", &agent_outputs_folder),
-        ];
-        let set = raw
-            .archive_folder
-            .as_deref()
-            // The defaults as `init` wrote them are the default, not a
-            // choice: an older archive is then still looked for.
-            .filter(|a| ![OLD_ARCHIVE_DEFAULT, default_of("archive_folder")].contains(&a.trim()));
-        let (archive_folder, legacy_archive) = match set {
-            Some(set) => (resolver.path("archive_folder", set, &archive_vars)?, None),
-            None => {
-                let to = resolver.path(
-                    "archive_folder",
-                    default_of("archive_folder"),
-                    &archive_vars,
-                )?;
-                let from = resolver.path("archive_folder", OLD_ARCHIVE_DEFAULT, &archive_vars)?;
-                if crate::fs::is_folder(&from) {
-                    let in_use = if crate::fs::is_folder(&to) {
-                        to.clone()
-                    } else {
-                        from.clone()
-                    };
-                    (in_use, Some(LegacyArchive { from, to }))
-                } else {
-                    (to, None)
-                }
-            }
-        };
-        if archive_folder == agent_outputs_folder {
-            return Err(resolver.error(
-                "archive_folder",
-                "is the agent outputs folder itself; archived runs need a folder of their own (the default is '{agent_outputs_folder}-archive')".into(),
-            ));
-        }
+        let folders = resolver.folders(&raw)?;
         let retention = match raw.retention {
             None => None,
             // `retention: {}`, as `logbook init` writes it: no policy.
@@ -448,33 +363,6 @@ impl Config {
             }) => None,
             Some(r) => Some(resolver.retention(r)?),
         };
-        let sessions_dir = resolver.path(
-            "sessions_dir",
-            raw.sessions_dir
-                .as_deref()
-                .unwrap_or(default_of("sessions_dir")),
-            &[("output_folder", &output_folder)],
-        )?;
-        let session_archive_dir = resolver.path(
-            "session_archive_dir",
-            raw.session_archive_dir
-                .as_deref()
-                .unwrap_or(default_of("session_archive_dir")),
-            &[
-                ("output_folder", &output_folder),
-                ("sessions_dir", &sessions_dir),
-            ],
-        )?;
-        let transcripts_dir = resolver.path(
-            "transcripts_dir",
-            raw.transcripts_dir
-                .as_deref()
-                .unwrap_or(default_of("transcripts_dir")),
-            &[
-                ("output_folder", &output_folder),
-                ("sessions_dir", &sessions_dir),
-            ],
-        )?;
         let user = raw
             .user
             .filter(|u| !u.trim().is_empty())
@@ -488,32 +376,21 @@ impl Config {
             .origin
             .filter(|o| !o.trim().is_empty())
             .or_else(|| env_value("LOGBOOK_ORIGIN"));
-        let default_prefix = raw
-            .default_prefix
-            .unwrap_or_else(|| default_of("default_prefix").into());
-        logbook_model::work_session::validate_prefix(&default_prefix).map_err(|e| {
-            Error::config(
-                &path,
-                format!(
-                    "line {}: key default_prefix: {e}",
-                    resolver.line_of("default_prefix")
-                ),
-            )
-        })?;
+        let default_prefix = resolver.default_prefix(raw.default_prefix)?;
         Ok(Config {
             root: root.to_path_buf(),
             source: (!text.is_empty() || path.is_file()).then_some(path),
-            output_folder,
-            agent_outputs_folder,
-            agent_outputs_source,
-            bundle,
+            output_folder: folders.output_folder,
+            agent_outputs_folder: folders.agent_outputs_folder,
+            agent_outputs_source: folders.agent_outputs_source,
+            bundle: folders.bundle,
             default_bundle: raw.default_bundle.filter(|b| !b.trim().is_empty()),
-            sessions_dir,
-            session_archive_dir,
-            archive_folder,
-            legacy_archive,
+            sessions_dir: folders.sessions_dir,
+            session_archive_dir: folders.session_archive_dir,
+            archive_folder: folders.archive_folder,
+            legacy_archive: folders.legacy_archive,
             retention,
-            transcripts_dir,
+            transcripts_dir: folders.transcripts_dir,
             user,
             default_prefix,
             token_budget: raw
@@ -568,6 +445,40 @@ fn host_name() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// `logbook.yaml`'s text as its raw keys (none for a missing or blank
+/// file).
+fn parse_raw(path: &Path, text: Option<&str>) -> Result<RawConfig> {
+    let Some(t) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(RawConfig::default());
+    };
+    serde_saphyr::from_str(t).map_err(|e| {
+        // Said from the raw value, which names the field in the file's
+        // words; the parser's own first line otherwise.
+        let reason = match logbook_model::text::parse_yaml::<RawConfig>(path, "config file", t) {
+            Err(Error::Corrupt { reason, .. }) => reason,
+            _ => logbook_model::text::yaml_error(&e),
+        };
+        Error::config(path, reason).with_next(
+            Next::say("see ")
+                .step(Step::Init)
+                .text(" for the keys and their defaults"),
+        )
+    })
+}
+
+/// Every folder a config names, resolved.
+struct Folders {
+    output_folder: PathBuf,
+    agent_outputs_folder: PathBuf,
+    agent_outputs_source: FolderSource,
+    bundle: Option<BundleConfig>,
+    archive_folder: PathBuf,
+    legacy_archive: Option<LegacyArchive>,
+    sessions_dir: PathBuf,
+    session_archive_dir: PathBuf,
+    transcripts_dir: PathBuf,
+}
+
 struct Resolver<'a> {
     path: &'a Path,
     text: &'a str,
@@ -575,6 +486,151 @@ struct Resolver<'a> {
 }
 
 impl Resolver<'_> {
+    /// Every folder of `raw`, resolved in the order they may name each
+    /// other.
+    fn folders(&self, raw: &RawConfig) -> Result<Folders> {
+        let output_folder = self.path(
+            "output_folder",
+            raw.output_folder
+                .as_deref()
+                .unwrap_or(default_of("output_folder")),
+            &[],
+        )?;
+        let bundle = discover_bundle(self.root, &output_folder);
+        let (agent_outputs_folder, agent_outputs_source) =
+            self.agent_outputs_folder(raw, &output_folder, bundle.as_ref())?;
+        let (archive_folder, legacy_archive) =
+            self.archive_folder(raw, &output_folder, &agent_outputs_folder)?;
+        let sessions_dir = self.path(
+            "sessions_dir",
+            raw.sessions_dir
+                .as_deref()
+                .unwrap_or(default_of("sessions_dir")),
+            &[("output_folder", output_folder.as_path())],
+        )?;
+        let session_archive_dir = self.path(
+            "session_archive_dir",
+            raw.session_archive_dir
+                .as_deref()
+                .unwrap_or(default_of("session_archive_dir")),
+            &[
+                ("output_folder", output_folder.as_path()),
+                ("sessions_dir", sessions_dir.as_path()),
+            ],
+        )?;
+        let transcripts_dir = self.path(
+            "transcripts_dir",
+            raw.transcripts_dir
+                .as_deref()
+                .unwrap_or(default_of("transcripts_dir")),
+            &[
+                ("output_folder", output_folder.as_path()),
+                ("sessions_dir", sessions_dir.as_path()),
+            ],
+        )?;
+        Ok(Folders {
+            output_folder,
+            agent_outputs_folder,
+            agent_outputs_source,
+            bundle,
+            archive_folder,
+            legacy_archive,
+            sessions_dir,
+            session_archive_dir,
+            transcripts_dir,
+        })
+    }
+
+    /// The runs folder: as set, else the bundle's, else the default; and
+    /// which of those it is.
+    fn agent_outputs_folder(
+        &self,
+        raw: &RawConfig,
+        output_folder: &Path,
+        bundle: Option<&BundleConfig>,
+    ) -> Result<(PathBuf, FolderSource)> {
+        let bundle_folder = bundle.and_then(|b| {
+            b.agent_outputs_folder
+                .clone()
+                .map(|f| (f, FolderSource::Bundle(b.path.clone())))
+        });
+        let vars: &[(&str, &Path)] = &[("output_folder", output_folder)];
+        Ok(match (raw.agent_outputs_folder.as_deref(), bundle_folder) {
+            (Some(set), _) => (
+                self.path("agent_outputs_folder", set, vars)?,
+                FolderSource::LogbookYaml,
+            ),
+            (None, Some(theirs)) => theirs,
+            (None, None) => (
+                self.path(
+                    "agent_outputs_folder",
+                    default_of("agent_outputs_folder"),
+                    vars,
+                )?,
+                FolderSource::Default,
+            ),
+        })
+    }
+
+    /// The archive folder, and the older default archive still in use
+    /// when the folder is not set; refused when it is the runs folder.
+    fn archive_folder(
+        &self,
+        raw: &RawConfig,
+        output_folder: &Path,
+        agent_outputs_folder: &Path,
+    ) -> Result<(PathBuf, Option<LegacyArchive>)> {
+        let archive_vars: &[(&str, &Path)] = &[
+            ("output_folder", output_folder),
+            ("agent_outputs_folder", agent_outputs_folder),
+        ];
+        let set = raw
+            .archive_folder
+            .as_deref()
+            // The defaults as `init` wrote them are the default, not a
+            // choice: an older archive is then still looked for.
+            .filter(|a| ![OLD_ARCHIVE_DEFAULT, default_of("archive_folder")].contains(&a.trim()));
+        let (archive_folder, legacy_archive) = match set {
+            Some(set) => (self.path("archive_folder", set, archive_vars)?, None),
+            None => {
+                let to = self.path("archive_folder", default_of("archive_folder"), archive_vars)?;
+                let from = self.path("archive_folder", OLD_ARCHIVE_DEFAULT, archive_vars)?;
+                if crate::fs::is_folder(&from) {
+                    let in_use = if crate::fs::is_folder(&to) {
+                        to.clone()
+                    } else {
+                        from.clone()
+                    };
+                    (in_use, Some(LegacyArchive { from, to }))
+                } else {
+                    (to, None)
+                }
+            }
+        };
+        if archive_folder == agent_outputs_folder {
+            return Err(self.error(
+                "archive_folder",
+                "is the agent outputs folder itself; archived runs need a folder of their own (the default is '{agent_outputs_folder}-archive')".into(),
+            ));
+        }
+        Ok((archive_folder, legacy_archive))
+    }
+
+    /// `default_prefix` as set, or the default, checked.
+    fn default_prefix(&self, set: Option<String>) -> Result<String> {
+        let default_prefix = set.unwrap_or_else(|| default_of("default_prefix").into());
+        logbook_model::work_session::validate_prefix(&default_prefix).map_err(|e| {
+            Error::config(
+                self.path,
+                format!(
+                    "line {}: key default_prefix: {e}",
+                    self.line_of("default_prefix")
+                ),
+            )
+        })?;
+        Ok(default_prefix)
+    }
+
     fn line_of(&self, key: &str) -> usize {
         self.text
             .lines()
@@ -584,14 +640,13 @@ impl Resolver<'_> {
 
     /// Substitutes `{project-root}` and the named earlier values, refusing any
     /// other placeholder by name rather than leaving it half-substituted.
-    fn path(&self, key: &str, template: &str, known: &[(&str, &PathBuf)]) -> Result<PathBuf> {
+    fn path(&self, key: &str, template: &str, known: &[(&str, &Path)]) -> Result<PathBuf> {
         let out = template::render(template, |placeholder| {
             let value = match placeholder {
                 Placeholder::Single("project-root") => Some(self.root),
-                Placeholder::Single(name) => known
-                    .iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| v.as_path()),
+                Placeholder::Single(name) => {
+                    known.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
+                }
                 _ => None,
             };
             match value {

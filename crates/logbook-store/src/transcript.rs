@@ -76,23 +76,7 @@ pub struct Head {
 /// metadata before its messages and raw lines, so its head is read without
 /// reading the hundreds of MiB after it.
 pub fn read_head(path: &Path) -> Result<Head> {
-    let reader = open_stream(path)?;
-    let mut found = None;
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let read = serde::de::DeserializeSeed::deserialize(HeadSeed(&mut found), &mut de);
-    match (found, read) {
-        (Some(head), _) => Ok(head),
-        (None, Err(e)) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
-        }),
-        (None, Ok(())) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "transcript",
-            reason: "missing field `id`".into(),
-        }),
-    }
+    read_slot(path, 0, Reading::Head).map(|r| r.head)
 }
 
 /// Reads what the index keeps of a transcript: its id and metadata (as
@@ -130,17 +114,31 @@ pub struct Indexed {
 /// first prompt: its metadata, written first, records its message count
 /// (see [`logbook_model::transcript::recorded_messages`]).
 pub(crate) fn read_indexed(path: &Path, cap: usize) -> Result<Indexed> {
-    read_indexed_as(path, cap, false)
+    read_slot(path, cap, Reading::Said)
 }
 
 /// [`read_indexed`] plus what each message says and where the failed tool
 /// results are ([`MessageText`], in [`Indexed::found`]): every message is
 /// read then, still no further than the messages.
 pub fn read_for_index(path: &Path, cap: usize) -> Result<Indexed> {
-    read_indexed_as(path, cap, true)
+    read_slot(path, cap, Reading::PerMessage)
 }
 
-fn read_indexed_as(path: &Path, cap: usize, per_message: bool) -> Result<Indexed> {
+/// How much of a transcript's messages [`read_slot`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// None: the id and metadata alone ([`read_head`]).
+    Head,
+    /// Their text up to the cap, the first prompt and the count
+    /// ([`read_indexed`]).
+    Said,
+    /// That and what each message says ([`read_for_index`]).
+    PerMessage,
+}
+
+/// Reads the head of the transcript at `path` and as much of its messages
+/// as `reading` asks, stopping as soon as it has all that.
+fn read_slot(path: &Path, cap: usize, reading: Reading) -> Result<Indexed> {
     let reader = open_stream(path)?;
     let mut slot = SaidSlot {
         id: None,
@@ -149,15 +147,11 @@ fn read_indexed_as(path: &Path, cap: usize, per_message: bool) -> Result<Indexed
         first_prompt: None,
         messages: 0,
         messages_done: false,
-        found: per_message.then(|| MessageText::new(0)),
+        found: (reading == Reading::PerMessage).then(|| MessageText::new(0)),
+        head_only: reading == Reading::Head,
     };
     let mut de = serde_json::Deserializer::from_reader(reader);
     let read = serde::de::DeserializeSeed::deserialize(SaidSeed(&mut slot), &mut de);
-    let corrupt = |reason: String| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason,
-    };
     let indexed = |id, metadata| Indexed {
         head: Head { id, metadata },
         said: slot.said.into_string(),
@@ -169,8 +163,17 @@ fn read_indexed_as(path: &Path, cap: usize, per_message: bool) -> Result<Indexed
         // Stopped early, or read to the end.
         (Some(id), Some(metadata), _) => Ok(indexed(id, metadata)),
         (Some(id), None, Ok(())) => Ok(indexed(id, Metadata::default())),
-        (_, _, Err(e)) => Err(corrupt(e.to_string())),
-        (None, _, Ok(())) => Err(corrupt("missing field `id`".into())),
+        (_, _, Err(e)) => Err(corrupt(path, e.to_string())),
+        (None, _, Ok(())) => Err(corrupt(path, "missing field `id`".into())),
+    }
+}
+
+/// A transcript file that does not read as one, and why.
+pub(super) fn corrupt(path: &Path, reason: String) -> Error {
+    Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "transcript",
+        reason,
     }
 }
 
@@ -183,11 +186,16 @@ struct SaidSlot {
     messages: u64,
     messages_done: bool,
     found: Option<MessageText>,
+    /// The messages are skipped unread: only the id and metadata are
+    /// wanted.
+    head_only: bool,
 }
 
 impl SaidSlot {
     fn complete(&self) -> bool {
-        self.id.is_some() && self.metadata.is_some() && (self.messages_done || self.read_enough())
+        self.id.is_some()
+            && self.metadata.is_some()
+            && (self.head_only || self.messages_done || self.read_enough())
     }
 
     /// Whether the messages still to come add nothing: the text is full,
@@ -233,7 +241,7 @@ impl<'de> serde::de::Visitor<'de> for SaidSeed<'_> {
             match key.as_str() {
                 "id" if slot.id.is_none() => slot.id = Some(a.next_value()?),
                 "metadata" if slot.metadata.is_none() => slot.metadata = Some(a.next_value()?),
-                "messages" if !slot.messages_done => {
+                "messages" if !slot.messages_done && !slot.head_only => {
                     a.next_value_seed(SaidMessages(&mut *slot))?;
                     slot.messages_done = true;
                 }
@@ -244,6 +252,10 @@ impl<'de> serde::de::Visitor<'de> for SaidSeed<'_> {
             if slot.complete() {
                 return Err(A::Error::custom(HEAD_READ));
             }
+        }
+        if slot.head_only && slot.id.is_none() {
+            // Said where the object ends, as a head's reader always has.
+            return Err(A::Error::missing_field("id"));
         }
         Ok(())
     }
@@ -311,56 +323,8 @@ impl<'de> serde::de::Visitor<'de> for SaidMessages<'_> {
     }
 }
 
-/// Reads a transcript object's `id` and `metadata` into the slot and stops
-/// (with an error the caller ignores once the slot is filled) as soon as it
-/// has both.
-struct HeadSeed<'a>(&'a mut Option<Head>);
-
-/// The message of the error that stops [`HeadSeed`] early.
+/// The message of the error that stops [`SaidSeed`] early.
 const HEAD_READ: &str = "head read";
-
-impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed<'_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for HeadSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a transcript object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut a: A,
-    ) -> std::result::Result<(), A::Error> {
-        use serde::de::Error as _;
-        let (mut id, mut metadata): (Option<String>, Option<Metadata>) = (None, None);
-        while let Some(key) = a.next_key::<String>()? {
-            match key.as_str() {
-                "id" if id.is_none() => id = Some(a.next_value()?),
-                "metadata" if metadata.is_none() => metadata = Some(a.next_value()?),
-                _ => {
-                    a.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-            if id.is_some() && metadata.is_some() {
-                *self.0 = Some(Head {
-                    id: id.take().unwrap_or_default(),
-                    metadata: metadata.take().unwrap_or_default(),
-                });
-                return Err(A::Error::custom(HEAD_READ));
-            }
-        }
-        let id = id.ok_or_else(|| A::Error::missing_field("id"))?;
-        *self.0 = Some(Head {
-            id,
-            metadata: metadata.unwrap_or_default(),
-        });
-        Ok(())
-    }
-}
 
 /// Reads a transcript file given to `import`, with its raw keys other than
 /// `messages` (whose place is kept, as an empty list): what the stored copy keeps
@@ -515,11 +479,7 @@ pub fn write(
     previous: Option<&Path>,
     original: Option<&Value>,
 ) -> Result<()> {
-    let corrupt = |e: serde_json::Error| Error::Corrupt {
-        path: target.to_path_buf(),
-        what: "transcript",
-        reason: e.to_string(),
-    };
+    let corrupt = |e: serde_json::Error| corrupt(target, e.to_string());
     let mut bytes = Vec::new();
     match original.and_then(Value::as_object) {
         // Messages come back out of the record exactly as read (blocks are

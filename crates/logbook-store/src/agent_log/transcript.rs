@@ -88,30 +88,94 @@ pub fn write_transcript_from(
     from: Option<&Cursor>,
     on_bytes: &dyn Fn(u64),
 ) -> Result<Written> {
-    let io = |e: std::io::Error| Error::io(target, e);
-    let json = |v: &dyn erased::Json| {
-        v.pretty().map_err(|e| Error::Corrupt {
-            path: target.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
-        })
-    };
     let from = from.filter(|c| c.parser.format() == format);
     // Opened before the new file replaces it: the parts to copy.
-    let old = match from {
-        Some(_) => Some(File::open(target).map_err(io)?),
+    let from = match from {
+        Some(c) => Some((c, File::open(target).map_err(|e| Error::io(target, e))?)),
         None => None,
     };
-    let (mark, mut parser, mut lossy, mut count) = match from {
-        Some(c) => (c.at, c.parser.clone(), c.lossy.clone(), c.messages),
-        None => (Mark::default(), LogParser::new(format), vec![], 0),
+    let passes = Passes {
+        target,
+        source,
+        len,
+        format,
+        fingerprint,
+        on_bytes,
+        mark: from.as_ref().map_or(Mark::default(), |(c, _)| c.at),
+        from,
     };
     let mut written = None;
     // A transcript holds whatever the agent read, secrets included.
     crate::write_atomic_file_private(target, |file| {
         let mut w = Out { w: file, at: 0 };
-        // The metadata comes before the messages, so that a listing reads
-        // it without reading the rest (`crate::transcript::read_head`).
+        passes.write_head(&mut w, head)?;
+        let m = passes.write_messages(&mut w, said, found)?;
+        let raw_bytes = passes.write_raw_lines(&mut w, &m.bad)?;
+        written = Some(Written {
+            at: m.at,
+            parser: m.parser,
+            lossy: m.lossy,
+            said: m.said,
+            messages: m.messages,
+            messages_bytes: m.bytes,
+            raw_bytes,
+        });
+        Ok(())
+    })?;
+    if let Some(old) = previous
+        && old != target
+    {
+        std::fs::remove_file(old).map_err(|e| Error::io(old, e))?;
+        if let Some(dir) = old.parent() {
+            crate::sync_dir(dir)?;
+        }
+    }
+    written.ok_or_else(|| changed(source))
+}
+
+/// What the passes of one [`write_transcript_from`] over the log share.
+struct Passes<'a> {
+    target: &'a Path,
+    source: &'a Path,
+    len: u64,
+    format: Format,
+    fingerprint: &'a str,
+    on_bytes: &'a dyn Fn(u64),
+    /// The checkpoint the writing goes on from, and the stored file it
+    /// describes (opened before the new one replaces it).
+    from: Option<(&'a Cursor, File)>,
+    /// Where in the log the passes start.
+    mark: Mark,
+}
+
+/// What the messages pass wrote, as of the last line that ended with a
+/// newline (see [`Written`]), and the lines after the checkpoint that did
+/// not parse.
+struct MessagesWritten {
+    at: Mark,
+    parser: LogParser,
+    lossy: Vec<BadLine>,
+    said: String,
+    messages: u64,
+    bytes: (u64, u64),
+    bad: HashSet<u64>,
+}
+
+impl Passes<'_> {
+    fn io(&self) -> impl Fn(std::io::Error) -> Error + '_ {
+        |e| Error::io(self.target, e)
+    }
+
+    /// The metadata, before the messages, so that a listing reads it
+    /// without reading the rest (`crate::transcript::read_head`).
+    fn write_head(&self, w: &mut Out<'_>, head: &Head<'_>) -> Result<()> {
+        let json = |v: &dyn erased::Json| {
+            v.pretty().map_err(|e| Error::Corrupt {
+                path: self.target.to_path_buf(),
+                what: "transcript",
+                reason: e.to_string(),
+            })
+        };
         write!(
             w,
             "{{\n  \"id\": {},\n  \"timestamp\": {},\n  \"version\": {},\n  \"metadata\": ",
@@ -119,22 +183,38 @@ pub fn write_transcript_from(
             json(&head.timestamp)?,
             json(&FORMAT_VERSION)?,
         )
-        .map_err(io)?;
-        nested(&mut w, head.metadata, b"  ", target)?;
-        write!(w, ",\n  \"messages\": [").map_err(io)?;
+        .map_err(self.io())?;
+        nested(w, head.metadata, b"  ", self.target)
+    }
+
+    /// The first pass: the `messages` array, the checkpoint's part copied
+    /// and the log's lines after it parsed, `said` and `found` gathering
+    /// what they say.
+    fn write_messages(
+        &self,
+        w: &mut Out<'_>,
+        said: &mut SaidText,
+        found: &mut MessageText,
+    ) -> Result<MessagesWritten> {
+        let target = self.target;
+        write!(w, ",\n  \"messages\": [").map_err(self.io())?;
         let messages_start = w.at;
-        if let (Some(old), Some(c)) = (&old, from) {
-            w.copy(old, c.stored.messages).map_err(io)?;
-        }
+        let (mut parser, mut lossy, mut count) = match &self.from {
+            Some((c, old)) => {
+                w.copy(old, c.stored.messages).map_err(self.io())?;
+                (c.parser.clone(), c.lossy.clone(), c.messages)
+            }
+            None => (LogParser::new(self.format), vec![], 0),
+        };
         let mut first = count == 0;
         // The state at the last line that ended with a newline, taken just
         // before a last line without one is read.
         let mut cut: Option<(LogParser, Vec<BadLine>, String, u64, u64)> = None;
         let (fp, at) = walk(
-            source,
-            mark,
-            len,
-            on_bytes,
+            self.source,
+            self.mark,
+            self.len,
+            self.on_bytes,
             true,
             &mut |no, line, is_lossy, whole| {
                 if !whole {
@@ -154,7 +234,7 @@ pub fn write_transcript_from(
                         said.push(&m);
                     }
                     found.push(&m);
-                    item(&mut w, &m, &mut first, target)?;
+                    item(w, &m, &mut first, target)?;
                     count += 1;
                 }
                 Ok(())
@@ -169,41 +249,70 @@ pub fn write_transcript_from(
                 w.at,
             )
         });
+        let bad = self.write_held_messages(w, parser, said, found, &mut first)?;
+        if fp.as_string() != self.fingerprint {
+            return Err(changed(self.source));
+        }
+        let close = if first { "]" } else { "\n  ]" };
+        write!(w, "{close},").map_err(self.io())?;
+        Ok(MessagesWritten {
+            at,
+            parser: state,
+            lossy: lossy_at,
+            said: said_at,
+            messages,
+            bytes: (messages_start, messages_end),
+            bad,
+        })
+    }
+
+    /// Writes the messages the parser still held at the log's end, and
+    /// gives the lines after the checkpoint that did not parse (kept cut).
+    fn write_held_messages(
+        &self,
+        w: &mut Out<'_>,
+        parser: LogParser,
+        said: &mut SaidText,
+        found: &mut MessageText,
+        first: &mut bool,
+    ) -> Result<HashSet<u64>> {
         let (last, summary) = parser.finish();
         for m in last {
             if !said.is_full() {
                 said.push(&m);
             }
             found.push(&m);
-            item(&mut w, &m, &mut first, target)?;
+            item(w, &m, first, self.target)?;
         }
-        // The lines after the checkpoint that did not parse: kept cut.
-        let bad: HashSet<u64> = summary
+        Ok(summary
             .bad_lines
             .iter()
             .map(|b| b.line)
-            .filter(|&no| no > mark.lines)
-            .collect();
-        drop(summary);
-        if fp.as_string() != fingerprint {
-            return Err(changed(source));
-        }
-        let close = if first { "]" } else { "\n  ]" };
-        write!(w, "{close},\n  \"rawLines\": [").map_err(io)?;
+            .filter(|&no| no > self.mark.lines)
+            .collect())
+    }
+
+    /// The second pass: the `rawLines` array, the checkpoint's part copied
+    /// and the log's lines after it as they are, a `bad` one kept cut when
+    /// long. Returns the byte range of the raw lines up to the last line
+    /// that ended with a newline.
+    fn write_raw_lines(&self, w: &mut Out<'_>, bad: &HashSet<u64>) -> Result<(u64, u64)> {
+        let (target, source, len) = (self.target, self.source, self.len);
+        write!(w, "\n  \"rawLines\": [").map_err(self.io())?;
         let raw_start = w.at;
-        if let (Some(old), Some(c)) = (&old, from) {
-            w.copy(old, c.stored.raw_lines).map_err(io)?;
+        if let Some((c, old)) = &self.from {
+            w.copy(old, c.stored.raw_lines).map_err(self.io())?;
         }
-        let mut first = mark.lines == 0;
+        let mut first = self.mark.lines == 0;
         let mut raw_cut = None;
-        let second = |b: u64| on_bytes(len + b);
+        let second = |b: u64| (self.on_bytes)(len + b);
         // Where the line being read begins in the log: a cut line records
         // its length as it is in the log, before any U+FFFD stood in.
-        let mut line_at = mark.offset();
+        let mut line_at = self.mark.offset();
         let log = File::open(source).map_err(|e| Error::io(source, e))?;
         let (fp, _) = walk(
             source,
-            mark,
+            self.mark,
             len,
             &second,
             false,
@@ -232,38 +341,20 @@ pub fn write_transcript_from(
                             text: kept,
                             truncated: true,
                         };
-                        return item(&mut w, &cut, &mut first, target);
+                        return item(w, &cut, &mut first, target);
                     }
                 }
-                item(&mut w, &text, &mut first, target)
+                item(w, &text, &mut first, target)
             },
         )?;
-        if fp.as_string() != fingerprint {
+        if fp.as_string() != self.fingerprint {
             return Err(changed(source));
         }
         let raw_end = raw_cut.unwrap_or(w.at);
         let close = if first { "]" } else { "\n  ]" };
-        write!(w, "{close}\n}}\n").map_err(io)?;
-        written = Some(Written {
-            at,
-            parser: state,
-            lossy: lossy_at,
-            said: said_at,
-            messages,
-            messages_bytes: (messages_start, messages_end),
-            raw_bytes: (raw_start, raw_end),
-        });
-        Ok(())
-    })?;
-    if let Some(old) = previous
-        && old != target
-    {
-        std::fs::remove_file(old).map_err(|e| Error::io(old, e))?;
-        if let Some(dir) = old.parent() {
-            crate::sync_dir(dir)?;
-        }
+        write!(w, "{close}\n}}\n").map_err(self.io())?;
+        Ok((raw_start, raw_end))
     }
-    written.ok_or_else(|| changed(source))
 }
 
 /// One item of a JSON array of the stored file (a message or a raw line),

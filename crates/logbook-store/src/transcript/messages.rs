@@ -87,11 +87,7 @@ fn walk(
     match read {
         Ok(()) => Ok(()),
         Err(_) if walk.stopped => Ok(()),
-        Err(e) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "transcript",
-            reason: e.to_string(),
-        }),
+        Err(e) => Err(super::corrupt(path, e.to_string())),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use logbook_model::error::{Error, Result};
+use logbook_model::error::Result;
 use logbook_model::transcript::{Message, Transcript};
 
 use super::open_stream;
@@ -81,11 +81,7 @@ pub fn read_window(path: &Path, from: usize, count: usize, stop: WindowStop) -> 
         next_line: None,
         raw: None,
     };
-    let corrupt = |reason: String| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: "transcript",
-        reason,
-    };
+    let corrupt = |reason: String| super::corrupt(path, reason);
     let mut de = serde_json::Deserializer::from_reader(reader);
     let read = serde::de::DeserializeSeed::deserialize(WindowSeed(&mut slot), &mut de);
     match read {
