@@ -6,8 +6,9 @@
 //! per check and holding them all at once.
 //!
 //! By default a finished run whose manifest's stamp is the one the index
-//! parsed is not read again ([`Index::settled_runs`]): its folder is
-//! listed (interrupted writes), and each registered output `lstat`ed (a
+//! parsed is not read again
+//! ([`Reader::settled_runs`](logbook_index::Reader::settled_runs)): its
+//! folder is listed (interrupted writes), and each registered output `lstat`ed (a
 //! symlink or hard link swapped in), nothing more. What only a parse
 //! finds in such a manifest (a wrong-typed field, an id that is not its
 //! folder's) is `doctor --full`'s, which reads every manifest.
