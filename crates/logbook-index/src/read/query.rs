@@ -292,10 +292,13 @@ impl Reader<'_> {
                 .filter_map(|(path, _)| Path::new(path).parent().map(Path::to_path_buf))
                 .collect()
         };
-        // The `stat`s on every core, when there are enough to share.
-        let workers = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, 8);
+        // The `stat`s on every core, when there are enough to share (asked
+        // only then: the answer reads the cgroup's files each time).
+        let workers = || {
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .clamp(1, 8)
+        };
         let moved: Vec<PathBuf> = if let Some(stamps) = &self.index.project.stamps {
             // A long-lived server's watch: a `stat` only where a folder changed.
             let files: Vec<&Path> = rows.iter().map(|(path, _)| Path::new(path)).collect();
@@ -305,12 +308,12 @@ impl Reader<'_> {
                 .filter(|((_, stored), now)| now != stored)
                 .filter_map(|((path, _), _)| Path::new(path).parent().map(Path::to_path_buf))
                 .collect()
-        } else if rows.len() < 256 || workers == 1 {
+        } else if rows.len() < 256 || workers() == 1 {
             moved_of(&rows)
         } else {
             std::thread::scope(|s| {
                 let parts: Vec<_> = rows
-                    .chunks(rows.len().div_ceil(workers))
+                    .chunks(rows.len().div_ceil(workers()))
                     .map(|part| s.spawn(move || moved_of(part)))
                     .collect();
                 parts
