@@ -1,5 +1,5 @@
 //! The first-answer rows: the index lost at N runs and rebuilt in two
-//! phases (see `logbook_index` — the catalog, then the full text by a
+//! phases (see `logbook_index` — the rows phase, then the full text by a
 //! detached builder), next to today's one-phase rebuild of the same files
 //! measured in the same run. Both phases run as processes of this very
 //! binary (its builder modes below), so each one's peak memory is its own.
@@ -159,7 +159,7 @@ pub(crate) fn rows(project: &Logbook, n: usize, row: RowSink<'_>) -> Result<()> 
     let (first, text_done) = (phases.first, phases.text_done);
     let ratio = first.as_secs_f64() / full.as_secs_f64();
     row(
-        "first `find` after the index is lost (two-phase: catalog)",
+        "first `find` after the index is lost (two-phase: rows phase)",
         format!(
             "{:.1} s at {n} runs, peak {:.0} MiB",
             first.as_secs_f64(),
