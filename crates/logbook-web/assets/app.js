@@ -3,8 +3,9 @@
 // missing) and, when what it shows has changed, fetches itself again: what
 // appears is the page's own rendering, escaped and sanitized as the page is.
 // Most pages swap in the fresh <main>. A transcript (`data-follow`) keeps
-// the reader's place: its turns are merged (new ones appended, a changed
-// one replaced with its folds kept open), the view follows the end only
+// the reader's place: it fetches its last turn and those after it only
+// (`turns_from`), which are merged (new ones appended, a changed one
+// replaced with its folds kept open), the view follows the end only
 // when the reader was at the end, and once the session ends ("… ended")
 // the page says so and stops listening.
 (function () {
@@ -48,13 +49,17 @@
       turns.before(freshPagers[0]);
       turns.after(freshPagers[1]);
     }
+    // The fresh turns start at the page's turn `from`; those before it
+    // were not sent again.
+    var from = Number(next.getAttribute("data-from")) || 0;
     var olds = list(turns.children), news = list(next.children);
-    if (news.length < olds.length) {
+    if (from === 0 && news.length < olds.length) {
       turns.replaceWith(next);
     } else {
       news.forEach(function (n, i) {
-        if (i >= olds.length) turns.appendChild(n);
-        else if (!same(olds[i], n)) replaceKeepingOpen(olds[i], n);
+        var o = olds[from + i];
+        if (!o) turns.appendChild(n);
+        else if (!same(o, n)) replaceKeepingOpen(o, n);
       });
     }
     if (atEnd) window.scrollTo(0, root.scrollHeight);
@@ -63,7 +68,16 @@
   function refresh(then) {
     if (busy) { again = true; return; }
     busy = true;
-    fetch(location.href, { credentials: "same-origin" })
+    var main = document.querySelector("main");
+    var turns = main && main.hasAttribute("data-follow") && main.querySelector("#turns");
+    var url = location.href.split("#")[0];
+    if (turns && turns.children.length > 1) {
+      // From the last turn, or the first whose call waits for its result.
+      var kids = list(turns.children), from = kids.length - 1;
+      kids.some(function (t, i) { return /<span class="chip">no result</.test(t.innerHTML) && (from = i, true); });
+      url += (url.indexOf("?") < 0 ? "?" : "&") + "turns_from=" + from;
+    }
+    fetch(url, { credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
         if (!html) return;

@@ -245,11 +245,30 @@ fn hash_usage(
 
 /// The stamps computed in the last second, by view: a hundred pages of one
 /// session cost one look a second, not a hundred.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Stamps {
     fresh: Mutex<HashMap<String, (Instant, Stamp)>>,
     /// Streams open now.
     open: AtomicUsize,
+    /// Looks under way at once. Without it, a hundred streams that find
+    /// their shared stamp stale in the same instant each took a look of
+    /// their own, on a hundred blocking threads, each with its index
+    /// connection: that, not the pages, was the memory a hundred live
+    /// pages cost.
+    looks: tokio::sync::Semaphore,
+}
+
+/// How many stamps are computed at once.
+const LOOKS: usize = 2;
+
+impl Default for Stamps {
+    fn default() -> Stamps {
+        Stamps {
+            fresh: Mutex::default(),
+            open: AtomicUsize::new(0),
+            looks: tokio::sync::Semaphore::new(LOOKS),
+        }
+    }
 }
 
 /// How many views' stamps are kept before the stale ones are dropped.
@@ -295,6 +314,11 @@ impl Drop for Open {
 
 /// The stamp of `watch` now, from the shared ones when fresh.
 async fn current(state: &Arc<AppState>, key: &str, watch: &Watch) -> Option<Stamp> {
+    if let Some(s) = state.stamps.get(key) {
+        return Some(s);
+    }
+    let _look = state.stamps.looks.acquire().await.ok()?;
+    // Another stream of the view may have looked while this one waited.
     if let Some(s) = state.stamps.get(key) {
         return Some(s);
     }

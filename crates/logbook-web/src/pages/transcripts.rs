@@ -285,6 +285,9 @@ struct TranscriptPage {
     parent: String,
     run: String,
     turns: Vec<Turn>,
+    /// How many of the page's turns were left out before `turns`
+    /// (`?turns_from=K`, a live page's refresh).
+    turns_from: usize,
     /// How many messages the transcript holds.
     total: usize,
     /// `messages 201–400 of 1,234`.
@@ -340,8 +343,15 @@ pub(super) async fn transcript_page(
 ) -> Result<Response, Refusal> {
     let request = PageRequest::parse(&id, pairs)?;
     let keep = request.keep();
+    let turns_from = request.turns_from;
     let read = read_page(&state, request).await?;
-    render(&transcript_page_of(&state, read, &keep))
+    let mut page = transcript_page_of(&state, read, &keep);
+    // A live page asks only for its last turn and what came after it: a
+    // hundred pages that follow a session then each take a few turns, not
+    // the whole page, when it grows.
+    page.turns_from = turns_from.min(page.turns.len());
+    page.turns.drain(..page.turns_from);
+    render(&page)
 }
 
 /// One page of a transcript as asked for.
@@ -353,11 +363,13 @@ struct PageRequest {
     at: Option<usize>,
     /// The words of the find bar, or empty.
     words: String,
+    /// The first of the page's turns to show (`turns_from`; 0: all).
+    turns_from: usize,
 }
 
 impl PageRequest {
     fn parse(id: &str, pairs: Vec<(String, String)>) -> Result<PageRequest, Refusal> {
-        let q = api::once(pairs, &["at", "page"])?;
+        let q = api::once(pairs, &["at", "page", "turns_from"])?;
         let id = transcript_id(id)?;
         let (start, at) = page_start(&q)?;
         let words = super::transcript_find::words(&q)?;
@@ -366,6 +378,7 @@ impl PageRequest {
             start,
             at,
             words,
+            turns_from: api::number(&q, "turns_from")?.unwrap_or(0),
         })
     }
 
@@ -396,6 +409,7 @@ async fn read_page(state: &Arc<AppState>, request: PageRequest) -> Result<PageRe
         mut start,
         at,
         words,
+        ..
     } = request;
     blocking(state, move |p| {
         let read = |start: usize| {
@@ -466,6 +480,7 @@ fn transcript_page_of(state: &AppState, read: PageRead, keep: &str) -> Transcrip
             .map(|r| r.to_string())
             .unwrap_or_default(),
         turns,
+        turns_from: 0,
         shown: format!(
             "messages {}–{} of {}",
             thousands((start + 1) as u64),
