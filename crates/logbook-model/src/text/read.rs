@@ -72,7 +72,7 @@ fn typed_json<'de, R: serde_json::de::Read<'de>, T: DeserializeOwned>(
             e.column()
         )));
     };
-    match typed_from_raw_at::<T>(path, what, &raw, Format::Json, at) {
+    match tracked::<T>(path, what, &raw, Format::Json, at) {
         Err(said) => Err(said),
         // What only the stream refuses (a field given twice, which the raw
         // value keeps once): the parser's own words.
@@ -103,23 +103,20 @@ fn typed_from_raw<T: DeserializeOwned>(
     raw: &Value,
     format: Format,
 ) -> Result<T> {
-    typed_from_raw_at(path, what, raw, format, None)
+    // Tracking the path makes every read dearer; only a record that fails
+    // is read again to say where.
+    from_raw(raw).or_else(|_| tracked(path, what, raw, format, None))
 }
 
-/// `raw` as a `T`; when it does not fit, the field and why, on `line` when
-/// the parser knew it.
-fn typed_from_raw_at<T: DeserializeOwned>(
+/// `raw` as a `T`, read with its path tracked: when it does not fit, the
+/// field and why, on `line` when the parser knew it.
+fn tracked<T: DeserializeOwned>(
     path: &Path,
     what: &'static str,
     raw: &Value,
     format: Format,
     line: Option<(u64, u64)>,
 ) -> Result<T> {
-    // Tracking the path makes every read dearer; only a record that fails
-    // is read again to say where.
-    if let Ok(typed) = from_raw(raw) {
-        return Ok(typed);
-    }
     serde_path_to_error::deserialize(exact::Exact(raw)).map_err(|e| Error::Corrupt {
         path: path.to_path_buf(),
         what,
@@ -165,7 +162,7 @@ pub fn yaml_record<T: DeserializeOwned>(
     let line = serde_saphyr::from_str_with_options::<T>(strip_bom(text), yaml_options())
         .err()
         .and_then(|e| yaml_line(&e));
-    typed_from_raw_at(path, what, raw, Format::Yaml, line)
+    tracked(path, what, raw, Format::Yaml, line)
 }
 
 /// The parser options every YAML file Logbook reads is parsed with: YAML 1.2

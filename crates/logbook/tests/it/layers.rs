@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 800;
 
 /// The workspace's `crates` folder.
-fn crates() -> PathBuf {
+pub(crate) fn crates() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

@@ -4,8 +4,6 @@
 //! `Error` are the exception: one arm per variant is their point, and
 //! splitting them would hide the one place a new variant must be worded.
 
-use std::path::Path;
-
 /// The longest a function may be, signature and closing brace included.
 const MAX_FN_LINES: usize = 80;
 
@@ -93,25 +91,14 @@ fn fn_name(line: &str) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn no_function_is_over_80_lines() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crates = crate::layers::crates();
     let mut over = vec![];
     let mut checked = 0;
     for krate in CHECKED {
         let mut files = vec![];
-        rust_files(&crates.join(krate).join("src"), &mut files);
+        crate::layers::rust_files(&crates.join(krate).join("src"), &mut files);
         files.sort();
         for file in files {
             // A unit test module of its own: tests, not code.
