@@ -14,6 +14,7 @@
 //!   ([`hook::event`]); Logbook's entries in their hook settings ([`hook::settings`]).
 //! - [`ids`]: the validated ids that become parts of paths; [`limits`] the
 //!   most free text one field takes.
+//! - [`price`]: the models' prices (LiteLLM's table, shipped) and what a counted call cost.
 //! - [`repo`]: which repository a record belongs to, and the rule that matches two.
 //! - [`archive`]: ages, the retention policy, which runs an archive takes, tombstones.
 //! - [`template`]: the one `{placeholder}` substitution (config and workflow files).
@@ -36,6 +37,7 @@ pub mod limits;
 pub mod lineage;
 pub mod naming;
 pub mod notice;
+pub mod price;
 pub mod query;
 pub mod repo;
 pub mod run;

@@ -43,6 +43,7 @@ pub mod hook;
 pub mod import_cursor;
 pub mod index_file;
 pub mod lock;
+pub mod prices;
 pub mod project;
 pub mod repo;
 pub mod run;

@@ -19,6 +19,7 @@
 //!   settings: install, uninstall, status ([`hook::settings`])
 //! - [`archive`]: archive, unarchive, the retention policy, and delete
 //!   (the only way a run is deleted, leaving a tombstone)
+//! - [`price`]: the price table costs are computed with (`logbook prices`)
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
@@ -43,6 +44,7 @@ pub mod export;
 pub mod hook;
 pub mod index;
 pub mod params;
+pub mod price;
 pub mod project;
 pub mod query;
 pub mod resume;
