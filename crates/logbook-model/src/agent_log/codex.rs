@@ -10,6 +10,18 @@
 //! only for what it adds to the previous total: the session's usage is its
 //! last cumulative total, attributed to the model in effect when it grew.
 //! `input_tokens` already includes `cached_input_tokens`.
+//!
+//! A fork (`codex fork`, `InitialHistory::Forked`) and a subagent spawned
+//! with its parent's history begin with a copy of the parent's items (its
+//! `session_meta`, messages, final answers and `token_count` events), and
+//! the child's counter goes on from the parent's last total. The first
+//! `session_meta` is the file's own; the copy is recognized from the log
+//! ([`Copy`]): by `ordinal` below the child's
+//! `subagent_history_start_ordinal` where Codex writes them, else from the
+//! copied `session_meta` of another thread (the replay marker, naming the
+//! parent) through the lines written in the same burst or dated before the
+//! child began. Copied lines stay raw lines only: no messages, and their
+//! `token_count` totals are the baseline the child's own calls grow from.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -26,6 +38,88 @@ pub struct Parser {
     /// Messages waiting for a tool's result (see [`super::pairing`]).
     #[serde(default)]
     pub(super) pairing: super::pairing::Pairing,
+    /// Where the copied prefix of a fork or spawned subagent is.
+    #[serde(default)]
+    copy: Copy,
+}
+
+/// What tells a child's copied prefix from its own lines.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct Copy {
+    /// Whether the file's own `session_meta` was read.
+    owned: bool,
+    /// Its thread id: a header repeating it is not a copy.
+    #[serde(default)]
+    own_id: Option<String>,
+    /// Its timestamp: a copied line that kept its date is older.
+    born: Option<String>,
+    /// `subagent_history_start_ordinal`: lines with a lower `ordinal` are
+    /// copied.
+    start_ordinal: Option<u64>,
+    /// In a replay that began with another thread's `session_meta`: the
+    /// timestamp of the last copied line (empty when it had none).
+    replaying: Option<String>,
+}
+
+/// Codex writes a copied history in one batch: lines of a replay further
+/// apart than this are the child's own.
+const REPLAY_BURST_MS: i64 = 1_000;
+
+impl Copy {
+    /// Whether the line `o` (of type `ty`) is part of a copied prefix.
+    fn copied(&mut self, o: &Map<String, Value>, ty: &str) -> bool {
+        if !self.owned {
+            return false;
+        }
+        let ordinal = o.get("ordinal").and_then(Value::as_u64);
+        if let (Some(start), Some(n)) = (self.start_ordinal, ordinal) {
+            return n < start;
+        }
+        let ts = str_of(o, "timestamp").unwrap_or("");
+        if ty == "session_meta" {
+            let id = o
+                .get("payload")
+                .and_then(|p| p.get("id"))
+                .and_then(Value::as_str);
+            if id.is_some() && id == self.own_id.as_deref() {
+                return false;
+            }
+            // Another thread's header: the parent's, copied.
+            self.replaying = Some(ts.to_string());
+            return true;
+        }
+        let Some(last) = &self.replaying else {
+            return false;
+        };
+        let older = self
+            .born
+            .as_deref()
+            .is_some_and(|b| !ts.is_empty() && earlier(ts, b));
+        let burst = ts.is_empty() || last.is_empty() || within_burst(last, ts);
+        if older || burst {
+            self.replaying = Some(ts.to_string());
+            true
+        } else {
+            self.replaying = None;
+            false
+        }
+    }
+}
+
+/// Whether timestamp `a` is before `b` (both RFC 3339).
+fn earlier(a: &str, b: &str) -> bool {
+    match (crate::clock::parse(a), crate::clock::parse(b)) {
+        (Some(a), Some(b)) => a < b,
+        _ => false,
+    }
+}
+
+/// Whether `next` comes at most [`REPLAY_BURST_MS`] after `last`.
+fn within_burst(last: &str, next: &str) -> bool {
+    match (crate::clock::parse(last), crate::clock::parse(next)) {
+        (Some(a), Some(b)) => b.as_millisecond() - a.as_millisecond() <= REPLAY_BURST_MS,
+        _ => true,
+    }
 }
 
 impl Parser {
@@ -39,13 +133,17 @@ impl Parser {
             }
         };
         let ts = str_of(&o, "timestamp");
-        self.summary.saw_timestamp(ts);
         let empty = Map::new();
         let payload = o
             .get("payload")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         let ty = str_of(&o, "type").unwrap_or("");
+        if self.copy.copied(&o, ty) {
+            self.copied_line(ty, payload);
+            return vec![];
+        }
+        self.summary.saw_timestamp(ts);
         let mut meta = Map::new();
         meta.insert("line".into(), no.into());
         if let Some(ts) = ts {
@@ -54,23 +152,7 @@ impl Parser {
         let s = &mut self.summary;
         match ty {
             "session_meta" => {
-                let set = |slot: &mut Option<String>, v: Option<&str>| {
-                    if let Some(v) = v.filter(|v| !v.is_empty()) {
-                        *slot = Some(v.to_string());
-                    }
-                };
-                if s.session_id.is_none() {
-                    set(&mut s.session_id, str_of(payload, "id"));
-                }
-                if s.cwd.is_none() {
-                    set(&mut s.cwd, str_of(payload, "cwd"));
-                }
-                set(&mut s.agent_version, str_of(payload, "cli_version"));
-                let branch = payload
-                    .get("git")
-                    .and_then(|g| g.get("branch"))
-                    .and_then(Value::as_str);
-                set(&mut s.git_branch, branch);
+                self.session_meta(payload, ts);
                 vec![]
             }
             "turn_context" => {
@@ -104,6 +186,80 @@ impl Parser {
                 *s.unknown_types.entry(other.to_string()).or_default() += 1;
                 vec![]
             }
+        }
+    }
+
+    /// The file's own header: who the session is, and whose copy it
+    /// begins with (a fork's `forked_from_id`, a spawned subagent's
+    /// parent thread).
+    fn session_meta(&mut self, payload: &Map<String, Value>, ts: Option<&str>) {
+        let s = &mut self.summary;
+        let set = |slot: &mut Option<String>, v: Option<&str>| {
+            if let Some(v) = v.filter(|v| !v.is_empty()) {
+                *slot = Some(v.to_string());
+            }
+        };
+        if s.session_id.is_none() {
+            set(&mut s.session_id, str_of(payload, "id"));
+        }
+        if s.cwd.is_none() {
+            set(&mut s.cwd, str_of(payload, "cwd"));
+        }
+        set(&mut s.agent_version, str_of(payload, "cli_version"));
+        let branch = payload
+            .get("git")
+            .and_then(|g| g.get("branch"))
+            .and_then(Value::as_str);
+        set(&mut s.git_branch, branch);
+        if self.copy.owned {
+            return;
+        }
+        self.copy.owned = true;
+        self.copy.own_id = str_of(payload, "id").map(str::to_string);
+        self.copy.born = str_of(payload, "timestamp").or(ts).map(str::to_string);
+        self.copy.start_ordinal = payload
+            .get("subagent_history_start_ordinal")
+            .and_then(Value::as_u64);
+        let spawned = payload
+            .get("source")
+            .and_then(|v| v.get("subagent"))
+            .and_then(|v| v.get("thread_spawn"))
+            .and_then(|v| v.get("parent_thread_id"))
+            .and_then(Value::as_str)
+            .or_else(|| str_of(payload, "parent_thread_id"));
+        set(&mut s.parent_id, spawned);
+        if s.parent_id.is_none() {
+            set(&mut s.fork_of, str_of(payload, "forked_from_id"));
+        }
+    }
+
+    /// A line of a copied prefix: nothing of it is the child's but the
+    /// model in effect and the count its own calls go on from.
+    fn copied_line(&mut self, ty: &str, payload: &Map<String, Value>) {
+        self.summary.copied_lines += 1;
+        match ty {
+            "turn_context" => {
+                if let Some(m) = str_of(payload, "model").filter(|m| !m.is_empty()) {
+                    self.model = Some(m.to_string());
+                }
+            }
+            "event_msg" if str_of(payload, "type") == Some("token_count") => {
+                let total = payload
+                    .get("info")
+                    .and_then(|i| i.get("total_token_usage"))
+                    .and_then(Usage::from_codex);
+                if let Some(total) = total {
+                    self.total = total;
+                }
+            }
+            "session_meta" => {
+                // The replay marker names the thread copied from.
+                let s = &mut self.summary;
+                if s.parent_id.is_none() && s.fork_of.is_none() {
+                    s.fork_of = str_of(payload, "id").map(str::to_string);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -159,6 +315,10 @@ impl Parser {
                 let block = tool_call_block(&mut p);
                 Some(assistant(meta, &self.model, vec![block]))
             }
+            "local_shell_call" | "web_search_call" => {
+                let block = action_call_block(&ty, &mut p);
+                Some(assistant(meta, &self.model, vec![block]))
+            }
             "function_call_output" | "custom_tool_call_output" => {
                 Some(message("tool", vec![tool_result_block(&mut p)], meta))
             }
@@ -207,6 +367,38 @@ fn tool_call_block(p: &mut Map<String, Value>) -> Value {
         None => String::new(),
     };
     b.insert("parameters".into(), params.into());
+    Value::Object(b)
+}
+
+/// A `local_shell_call` or `web_search_call` as a seed 003 `tool` block:
+/// its `action` (the command, the query) as the parameters. A shell call's
+/// output comes later as a `function_call_output` with its `call_id`, so
+/// the block waits for it; a web search has no output item, so its block
+/// is not left waiting (its item id is kept apart, not as the tool id).
+fn action_call_block(ty: &str, p: &mut Map<String, Value>) -> Value {
+    let mut b = Map::new();
+    b.insert("type".into(), "tool".into());
+    let shell = ty == "local_shell_call";
+    match (shell, p.get("call_id"), p.get("id")) {
+        (true, Some(id), _) | (true, None, Some(id)) => {
+            b.insert("id".into(), id.clone());
+        }
+        (false, _, Some(id)) => {
+            b.insert("itemId".into(), id.clone());
+        }
+        _ => {}
+    }
+    let name = if shell { "local_shell" } else { "web_search" };
+    b.insert("name".into(), name.into());
+    let params = match p.remove("action") {
+        Some(Value::String(s)) => s,
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    b.insert("parameters".into(), params.into());
+    if let Some(status) = p.get("status").filter(|_| !shell) {
+        b.insert("status".into(), status.clone());
+    }
     Value::Object(b)
 }
 

@@ -40,6 +40,8 @@ mod pairing;
 mod usage;
 
 mod bad_line;
+mod members;
+use members::Members;
 mod charge;
 pub use bad_line::{BAD_LINE_KEPT, BadLine, CutLine, json_prefix};
 pub use charge::{COUNTED_BEFORE_KEY, COUNTED_KEY, charged, charged_within, usage_value};
@@ -58,8 +60,11 @@ use crate::transcript::{Message, Metadata, PROMPT_WITHIN};
 /// ignores their import checkpoints). 4: a bad line longer than 4 KiB of
 /// JSON is stored cut, with its length ([`CutLine`]). 5: seed 003's shape
 /// as well: a tool's result also in its `tool` block (`pairing`), and
-/// per-message usage with `prompt_tokens`, `completion_tokens`.
-pub const PARSER_VERSION: u64 = 5;
+/// per-message usage with `prompt_tokens`, `completion_tokens`. 6: a
+/// Codex fork's or spawned subagent's copied prefix is neither its
+/// messages nor its usage; `local_shell_call` and `web_search_call` are
+/// tool calls; Codex's injected instructions are not a title.
+pub const PARSER_VERSION: u64 = 6;
 
 /// The agent that wrote a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -140,125 +145,6 @@ impl Format {
     }
 }
 
-/// The top-level members of the JSON object a text begins, read as far as
-/// the text goes: for [`Format::detect_start`], which must not parse (nor
-/// hold) a whole line to know who wrote it.
-struct Members<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Members<'a> {
-    /// `None` unless the text begins an object.
-    fn new(text: &'a str) -> Option<Members<'a>> {
-        let mut m = Members {
-            bytes: text.as_bytes(),
-            at: 0,
-        };
-        m.skip_space();
-        (m.peek() == Some(b'{')).then(|| {
-            m.at += 1;
-            m
-        })
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
-    }
-
-    fn skip_space(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
-            self.at += 1;
-        }
-    }
-
-    /// Moves past the string starting at the current `"`; `None` when the
-    /// text ends inside it.
-    fn skip_string(&mut self) -> Option<()> {
-        self.at += 1;
-        loop {
-            match self.peek()? {
-                b'\\' => self.at += 2,
-                b'"' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => self.at += 1,
-            }
-        }
-    }
-
-    /// The string starting at the current `"`, decoded; `None` when the
-    /// text ends inside it or it is not a valid JSON string.
-    fn string(&mut self) -> Option<String> {
-        let start = self.at;
-        self.skip_string()?;
-        let raw = std::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
-        serde_json::from_str(raw).ok()
-    }
-
-    /// Skips a value that is not a string (a number, a literal, an object
-    /// or array with whatever it nests); `None` when the text ends first.
-    fn skip_value(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match self.peek()? {
-                // Skipped, not decoded: only where it ends matters.
-                b'"' => self.skip_string()?,
-                b'{' | b'[' => {
-                    depth += 1;
-                    self.at += 1;
-                }
-                b'}' | b']' if depth > 0 => {
-                    depth -= 1;
-                    self.at += 1;
-                }
-                b',' | b'}' if depth == 0 => return Some(()),
-                _ => self.at += 1,
-            }
-        }
-    }
-
-    /// The next member's key, with its value when that is a string; a key
-    /// whose value the text cuts off still counts (its value is `None`).
-    /// `None` at the object's end, at the text's end, or at a syntax error.
-    fn next_member(&mut self) -> Option<(String, Option<String>)> {
-        self.skip_space();
-        if self.peek() == Some(b',') {
-            self.at += 1;
-            self.skip_space();
-        }
-        if self.peek() != Some(b'"') {
-            return None;
-        }
-        let key = self.string()?;
-        self.skip_space();
-        if self.peek() != Some(b':') {
-            return None;
-        }
-        self.at += 1;
-        self.skip_space();
-        let value = match self.peek() {
-            None => None,
-            Some(b'"') => {
-                let v = self.string();
-                if v.is_none() {
-                    // Cut off inside the value: the key was still seen.
-                    self.at = self.bytes.len();
-                }
-                v
-            }
-            Some(_) => {
-                if self.skip_value().is_none() {
-                    self.at = self.bytes.len();
-                }
-                None
-            }
-        };
-        Some((key, value))
-    }
-}
-
 /// What a whole log says about its session, besides the messages.
 /// Serializable so that an import checkpoint can resume where it stopped.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -302,6 +188,17 @@ pub struct LogSummary {
     /// ([`Message::prompt_text`](crate::transcript::Message::prompt_text)).
     #[serde(default)]
     pub first_prompt: Option<String>,
+    /// A subagent the agent spawned itself: the thread that spawned it
+    /// (Codex `source.subagent.thread_spawn.parent_thread_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// A fork: the session it was forked from (Codex `forked_from_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_of: Option<String>,
+    /// Lines of a copied prefix (a fork's or spawned subagent's copy of
+    /// its parent's items): kept as raw lines, neither messages nor usage.
+    #[serde(default)]
+    pub copied_lines: u64,
 }
 
 impl LogSummary {
@@ -378,6 +275,17 @@ pub struct Source {
     /// Line types the parser does not know (kept in `rawLines`), by count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unknown_types: BTreeMap<String, u64>,
+    /// A fork: the session it was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_of: Option<String>,
+    /// Lines of the parent's copied at the start (a fork's or spawned
+    /// subagent's), kept as raw lines only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub copied_lines: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Source {
@@ -400,6 +308,8 @@ pub struct Identity {
     pub id: String,
     /// The main session a subagent belongs to.
     pub parent: Option<String>,
+    /// The session a fork was forked from (a main session of its own).
+    pub fork_of: Option<String>,
 }
 
 /// The transcript id of a log at `path` with `summary`, or `None` when
@@ -437,6 +347,7 @@ pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) ->
                     Some(Identity {
                         id: subagent_id(&session, &agent),
                         parent,
+                        fork_of: None,
                     })
                 }
                 None => {
@@ -448,6 +359,7 @@ pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) ->
                     Some(Identity {
                         id: id.to_ascii_lowercase(),
                         parent: None,
+                        fork_of: None,
                     })
                 }
             }
@@ -463,9 +375,15 @@ pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) ->
                 .as_deref()
                 .filter(|s| is_uuid(s))
                 .or(from_name)?;
+            let lower = |s: &Option<String>| {
+                s.as_deref()
+                    .filter(|s| is_uuid(s))
+                    .map(str::to_ascii_lowercase)
+            };
             Some(Identity {
                 id: id.to_ascii_lowercase(),
-                parent: None,
+                parent: lower(&summary.parent_id),
+                fork_of: lower(&summary.fork_of),
             })
         }
     }
@@ -520,6 +438,9 @@ pub fn metadata(summary: &LogSummary, who: &Identity, source: &Source) -> Metada
         "usage".into(),
         serde_json::to_value(&summary.usage).unwrap_or(Value::Null),
     );
+    if let Some(parent) = &who.fork_of {
+        extra.insert(FORK_OF_KEY.into(), Value::String(parent.clone()));
+    }
     Metadata {
         workdir: summary.cwd.clone().unwrap_or_default(),
         started_at: summary.first_timestamp.clone().unwrap_or_default(),
@@ -528,6 +449,15 @@ pub fn metadata(summary: &LogSummary, who: &Identity, source: &Source) -> Metada
         parent_session_id: who.parent.clone(),
         extra,
     }
+}
+
+/// The metadata key of the session a fork was forked from: a main
+/// session of its own, listed with `"forkOf"`.
+pub const FORK_OF_KEY: &str = "forkOf";
+
+/// The session a transcript was forked from, if it is a fork.
+pub fn fork_of(metadata: &Metadata) -> Option<&str> {
+    metadata.extra.get(FORK_OF_KEY)?.as_str()
 }
 
 /// The metadata key of the largest context size an imported session

@@ -6,6 +6,7 @@
 
 mod agent_log;
 mod arb;
+mod codex_forks;
 mod fidelity;
 mod index_common;
 mod index_outbox;
@@ -23,4 +24,5 @@ mod prop_session;
 mod prop_transcript;
 mod prop_workflow_state;
 mod prop_workflow_yaml;
+mod scan_answer;
 mod sizes;

@@ -451,6 +451,8 @@ fn log_source(
         title: summary.title.clone(),
         bad_lines: summary.bad_lines.clone(),
         unknown_types: summary.unknown_types.clone(),
+        fork_of: summary.fork_of.clone(),
+        copied_lines: summary.copied_lines,
     }
 }
 

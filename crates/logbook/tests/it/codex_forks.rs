@@ -1,0 +1,202 @@
+//! Codex forks and spawned subagents billed once: a child's log begins with
+//! a copy of its parent's items (`InitialHistory::Forked` in Codex's
+//! `core/src/session`, `agent/control/spawn.rs`), which is neither the
+//! child's messages nor its usage. Fixtures under
+//! `tests/fixtures/codex_forks/sessions/` (the layout of `~/.codex/sessions`),
+//! built from Codex's rollout shapes with made-up content.
+//!
+//! Hand-worked usage (Codex counters are cumulative; a call is what the
+//! total grew by):
+//! - parent `…0001`: totals 1100 then 2800 → 2800 (input 2500, cached
+//!   1400, output 300, reasoning 20), gpt-5.
+//! - subagent `…0002` (spawned with history, `ordinal`s, start ordinal 9):
+//!   lines 2-9 are the copy, ending on the parent's total 2800; its own
+//!   calls reach 3650 then 4590 (the last repeated) → 4590 − 2800 = 1790
+//!   (input 4200 − 2500 = 1700, cached 2100 − 1400 = 700, output 390 −
+//!   300 = 90, reasoning 30 − 20 = 10), gpt-5-mini.
+//! - fork `…0003` (`codex fork`, no ordinals, the copy's timestamps
+//!   rewritten to the fork's instant): lines 2-14 are the copy; its own
+//!   call reaches 5950 → 5950 − 2800 = 3150 (input 3000, cached 2500,
+//!   output 150, reasoning 0), gpt-5.
+//! - all three: 2800 + 1790 + 3150 = 7740, each call once.
+
+use std::path::{Path, PathBuf};
+
+use logbook::model::agent_log::{self, Format, LogParser, LogSummary, Usage};
+use logbook::model::transcript::Message;
+
+pub(crate) const PARENT: &str = "0199bbbb-0000-7000-8000-000000000001";
+pub(crate) const SUBAGENT: &str = "0199bbbb-0000-7000-8000-000000000002";
+pub(crate) const FORK: &str = "0199bbbb-0000-7000-8000-000000000003";
+
+/// The fixture sessions folder, laid out as `~/.codex/sessions`.
+pub(crate) fn sessions() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex_forks/sessions")
+}
+
+fn file(id: &str) -> PathBuf {
+    let dir = sessions().join("2026/01/20");
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl")))
+        .unwrap()
+}
+
+fn parse(id: &str) -> (Vec<Message>, LogSummary) {
+    let text = std::fs::read_to_string(file(id)).unwrap();
+    let mut p = LogParser::new(Format::Codex);
+    let mut out = vec![];
+    for (i, line) in text.lines().enumerate() {
+        out.extend(p.line(i as u64 + 1, line));
+    }
+    let (last, s) = p.finish();
+    out.extend(last);
+    (out, s)
+}
+
+fn codex(input: u64, cached: u64, output: u64, reasoning: u64) -> Usage {
+    Usage {
+        input_tokens: input,
+        cached_input_tokens: cached,
+        output_tokens: output,
+        reasoning_output_tokens: reasoning,
+        total_tokens: input + output,
+        ..Usage::default()
+    }
+}
+
+fn texts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(Message::text)
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_parent_counts_its_own_calls_and_its_title_is_the_persons() {
+    let (messages, s) = parse(PARENT);
+    assert_eq!(s.usage.total(), codex(2500, 1400, 300, 20));
+    assert_eq!(s.copied_lines, 0);
+    assert_eq!((s.parent_id.as_deref(), s.fork_of.as_deref()), (None, None));
+    // The AGENTS.md and environment messages are Codex's, not a title.
+    assert_eq!(s.first_prompt.as_deref(), Some("Plan the release"));
+    assert!(texts(&messages).iter().any(|t| t.contains("AGENTS.md")));
+}
+
+#[test]
+fn a_spawned_subagent_counts_only_its_own_calls_and_names_its_parent() {
+    let (messages, s) = parse(SUBAGENT);
+    assert_eq!(s.usage.total(), codex(1700, 700, 90, 10));
+    assert_eq!(s.usage.total().total_tokens, 1790);
+    assert_eq!(s.usage.by_model.keys().collect::<Vec<_>>(), ["gpt-5-mini"]);
+    assert_eq!(s.copied_lines, 8);
+    assert_eq!(s.parent_id.as_deref(), Some(PARENT));
+    assert_eq!(s.session_id.as_deref(), Some(SUBAGENT));
+    // The copied prompt and answer are not the child's messages.
+    let t = texts(&messages);
+    assert!(!t.iter().any(|t| t.contains("Plan the release")), "{t:?}");
+    assert!(!t.iter().any(|t| t.contains("Release plan")), "{t:?}");
+    assert_eq!(t[0], "Check the changelog for breaking changes");
+    assert_eq!(
+        s.first_prompt.as_deref(),
+        Some("Check the changelog for breaking changes")
+    );
+    // It began when the child did, not when the parent's copy says.
+    assert_eq!(
+        s.first_timestamp.as_deref(),
+        Some("2026-01-20T09:05:00.000Z")
+    );
+    let who = agent_log::identity(Format::Codex, &file(SUBAGENT), &s).unwrap();
+    assert_eq!(who.id, SUBAGENT);
+    assert_eq!(who.parent.as_deref(), Some(PARENT));
+    assert_eq!(who.fork_of, None);
+    // Its assistant items are charged with its own calls only.
+    let charged: u64 = agent_log::charged(&messages, Some(s.usage.total()))
+        .into_iter()
+        .flatten()
+        .map(|u| u.total_tokens)
+        .sum();
+    assert_eq!(charged, 1790);
+}
+
+#[test]
+fn a_fork_counts_only_its_own_calls_and_names_what_it_was_forked_from() {
+    let (messages, s) = parse(FORK);
+    assert_eq!(s.usage.total(), codex(3000, 2500, 150, 0));
+    assert_eq!(s.copied_lines, 13);
+    assert_eq!(s.fork_of.as_deref(), Some(PARENT));
+    assert_eq!(s.parent_id, None);
+    let t = texts(&messages);
+    assert_eq!(
+        t,
+        [
+            "Now write the release notes",
+            "Release notes: export added."
+        ]
+    );
+    let who = agent_log::identity(Format::Codex, &file(FORK), &s).unwrap();
+    assert_eq!((who.id.as_str(), who.parent.as_deref()), (FORK, None));
+    assert_eq!(who.fork_of.as_deref(), Some(PARENT));
+}
+
+#[test]
+fn parent_and_children_together_count_each_call_once() {
+    let total: u64 = [PARENT, SUBAGENT, FORK]
+        .iter()
+        .map(|id| parse(id).1.usage.total().total_tokens)
+        .sum();
+    assert_eq!(total, 7740);
+}
+
+#[test]
+fn local_shell_and_web_search_calls_are_tool_calls_paired_with_their_output() {
+    let (messages, _) = parse(PARENT);
+    let tools: Vec<&serde_json::Value> = messages
+        .iter()
+        .flat_map(|m| &m.blocks)
+        .filter(|b| b["type"] == "tool")
+        .collect();
+    assert_eq!(tools.len(), 2, "{tools:?}");
+    assert_eq!(tools[0]["name"], "local_shell");
+    assert_eq!(tools[0]["id"], "call_sh1");
+    assert!(tools[0]["parameters"].as_str().unwrap().contains("git"));
+    assert_eq!(tools[0]["result"], "v1.0.0\nv1.0.1");
+    assert_eq!(tools[1]["name"], "web_search");
+    assert!(
+        tools[1]["parameters"]
+            .as_str()
+            .unwrap()
+            .contains("semver release checklist")
+    );
+    assert!(tools[1].get("id").is_none());
+    // No raw block is left of either.
+    assert!(!messages.iter().any(|m| {
+        m.metadata
+            .as_ref()
+            .is_some_and(|md| md.get("itemType").is_some())
+    }),);
+}
+
+#[test]
+fn an_older_fork_whose_copy_kept_its_dates_is_recognized_by_them() {
+    // The copy's lines keep the parent's (earlier) timestamps, seconds
+    // apart: they are before the child began, so they are the copy.
+    let text = std::fs::read_to_string(file(FORK)).unwrap();
+    let mut p = LogParser::new(Format::Codex);
+    for (i, line) in text.lines().enumerate() {
+        let line = if (2..=14).contains(&(i + 1)) {
+            line.replace(
+                "2026-01-20T10:00:00.0",
+                &format!("2026-01-20T09:00:{:02}.0", i),
+            )
+        } else {
+            line.to_string()
+        };
+        p.line(i as u64 + 1, &line);
+    }
+    let (_, s) = p.finish();
+    assert_eq!(s.copied_lines, 13);
+    assert_eq!(s.usage.total().total_tokens, 3150);
+}
