@@ -9,6 +9,7 @@ mod agent_hints;
 mod agent_import;
 mod archive;
 mod archive_interrupted;
+mod codex_forks;
 mod contract;
 mod demo;
 mod doctor;
