@@ -20,6 +20,9 @@ pub(crate) struct Args {
     /// A `logbook` binary built with the `portable-fs` feature, for the
     /// `portable` row (macOS's file-system path against Linux's).
     pub(crate) portable_logbook: Option<PathBuf>,
+    /// An older `logbook` binary to compare with, row by row
+    /// (`--baseline PATH`: the `baseline` group).
+    pub(crate) baseline: Option<PathBuf>,
     /// Row groups to measure; all when empty.
     pub(crate) only: Vec<String>,
 }
@@ -44,6 +47,7 @@ const GROUPS: &[&str] = &[
     "first-answer",
     "upgrade",
     "portable",
+    "baseline",
 ];
 
 impl Args {
@@ -74,6 +78,7 @@ pub(crate) fn parse_args() -> Result<Args> {
         dir: None,
         logbook: None,
         portable_logbook: None,
+        baseline: None,
         only: vec![],
     };
     let mut it = std::env::args().skip(1);
@@ -93,6 +98,7 @@ pub(crate) fn parse_args() -> Result<Args> {
             "--portable-logbook" => {
                 args.portable_logbook = Some(it.next().context("--portable-logbook PATH")?.into())
             }
+            "--baseline" => args.baseline = Some(it.next().context("--baseline PATH")?.into()),
             "--only" => {
                 for g in it.next().context("--only GROUP,…")?.split(',') {
                     if !GROUPS.contains(&g) {
@@ -103,7 +109,7 @@ pub(crate) fn parse_args() -> Result<Args> {
             }
             "-h" | "--help" => {
                 println!(
-                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--portable-logbook PATH] [--log-mib N] [--only GROUP,…] [--team]\n\
+                    "logbook-bench [--runs N] [--dir DIR] [--logbook PATH] [--portable-logbook PATH] [--baseline PATH] [--log-mib N] [--only GROUP,…] [--team]\n\
                      Builds a synthetic project of N runs (default 100000) in DIR (default: a temp dir;\n\
                      a DIR that already holds N runs is reused, with its baseline project in DIR-baseline;\n\
                      its index is rebuilt, and timed, only when --only names rebuild)\n\
@@ -111,12 +117,19 @@ pub(crate) fn parse_args() -> Result<Args> {
                      sync, register, memory, mcp, hook, web, page (a 100 MB transcript's page served), archive (10 % of the runs archived, find before and after), size (the release and dist builds of `logbook` in its target folder, ≤ 35 MB and ≤ 30 MB), upkeep (sync and doctor against the bare walks they do), portable (index sync by a binary built with --features portable-fs, given as --portable-logbook PATH, against the one under test), scale (issue 15's targets at N and at a baseline size). The peak-memory rows run the `logbook` binary found\n\
                      beside this one (cargo build --release -p logbook-cli) or at --logbook PATH;\n\
                      the transcript import rows import a generated Claude Code log of N MiB (default 200).\n\
-                     --team adds the team catalog rows (push, find --team) on a PostgreSQL it starts."
+                     --team adds the team catalog rows (push, find --team) on a PostgreSQL it starts.\n\
+                     --baseline PATH adds the baseline group: the upgrade, rebuild, first-answer, sync, doctor,\n\
+                     find, MCP and hook rows timed for the `logbook` under test and for the older `logbook` at\n\
+                     PATH on the same files, alternating, with their ratios; a row more than 10 % slower than\n\
+                     the baseline is called out (--only baseline for those rows alone)."
                 );
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
         }
+    }
+    if args.named("baseline") && args.baseline.is_none() {
+        bail!("--only baseline needs --baseline PATH, an older `logbook` binary to compare with");
     }
     if args.runs < 100 {
         bail!("--runs must be at least 100");

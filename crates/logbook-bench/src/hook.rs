@@ -4,7 +4,7 @@
 //! same binary costs.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -23,33 +23,72 @@ const HISTORY: usize = 10_000;
 
 const SESSION: &str = "5e551010-0000-4000-8000-000000000001";
 
-/// Times `logbook hook` in a fresh project of its own under `dir`.
-pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
-    eprintln!("hook whole-process times …");
-    let root = dir.join("hook-bench");
-    // A reused --dir starts from an empty project again.
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root)?;
-    run(bin, &root, &["init"], None)?;
-    run(
-        bin,
-        &root,
-        &["start", "--client", "BENCH", "--project", "HOOKS", "--yes"],
-        None,
-    )?;
-    run(bin, &root, &["milestone", "add", "measure the hooks"], None)?;
-    let log = root
-        .join("agent-home/.claude/projects/-bench")
-        .join(format!("{SESSION}.jsonl"));
-    std::fs::create_dir_all(log.parent().context("log folder")?)?;
-    let mut turn = 0;
-    let mut append = |n: usize| -> Result<()> {
+/// A project of its own with a Claude Code session well under way, whose
+/// hooks are timed as an agent runs them: by the main rows here and by
+/// the release-against-release rows (`baseline`), one per binary.
+pub(crate) struct HookProject {
+    bin: PathBuf,
+    root: PathBuf,
+    log: PathBuf,
+    turn: usize,
+}
+
+impl HookProject {
+    /// A fresh project at `root` (emptied first: a reused --dir starts
+    /// again) with a session, a milestone and a log of [`HISTORY`]
+    /// exchanges already imported, its SessionStart hook run once.
+    pub(crate) fn new(bin: &Path, root: &Path) -> Result<HookProject> {
+        let _ = std::fs::remove_dir_all(root);
+        std::fs::create_dir_all(root)?;
+        run(bin, root, &["init"], None)?;
+        run(
+            bin,
+            root,
+            &["start", "--client", "BENCH", "--project", "HOOKS", "--yes"],
+            None,
+        )?;
+        run(bin, root, &["milestone", "add", "measure the hooks"], None)?;
+        let log = root
+            .join("agent-home/.claude/projects/-bench")
+            .join(format!("{SESSION}.jsonl"));
+        std::fs::create_dir_all(log.parent().context("log folder")?)?;
+        let mut project = HookProject {
+            bin: bin.to_path_buf(),
+            root: root.to_path_buf(),
+            log,
+            turn: 0,
+        };
+        project.append(HISTORY)?;
+        run(
+            bin,
+            root,
+            &["transcript", "import", &project.log_arg()],
+            None,
+        )?;
+        run(
+            bin,
+            root,
+            &["hook"],
+            Some(&project.payload("SessionStart", r#","source":"startup""#)),
+        )?;
+        Ok(project)
+    }
+
+    /// The log's path as an argument.
+    fn log_arg(&self) -> String {
+        self.log.to_string_lossy().into_owned()
+    }
+
+    /// `n` more exchanges (a prompt and a reply each) at the log's end.
+    fn append(&mut self, n: usize) -> Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&log)?;
+            .open(&self.log)?;
+        let root = &self.root;
         for _ in 0..n {
-            turn += 1;
+            self.turn += 1;
+            let turn = self.turn;
             let ts = format!(
                 "2026-11-26T10:{:02}:{:02}.000Z",
                 (turn / 60) % 60,
@@ -60,19 +99,46 @@ pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
             writeln!(f, "{user}\n{reply}")?;
         }
         Ok(())
-    };
-    append(HISTORY)?;
-    let payload = |event: &str, extra: &str| {
+    }
+
+    /// The JSON a hook of `event` reads on stdin.
+    fn payload(&self, event: &str, extra: &str) -> String {
         format!(
             r#"{{"session_id":"{SESSION}","transcript_path":{},"cwd":{},"hook_event_name":"{event}"{extra}}}"#,
-            json!(log),
-            json!(root)
+            json!(self.log),
+            json!(self.root)
         )
-    };
+    }
+
+    /// One more exchange, then the Stop hook that imports it: its whole
+    /// process in ms.
+    pub(crate) fn stop_ms(&mut self) -> Result<f64> {
+        self.append(1)?;
+        let stop = self.payload("Stop", r#","stop_hook_active":false"#);
+        timed(&self.bin, &self.root, &["hook"], Some(&stop))
+    }
+
+    /// The SessionStart hook after a compaction (it answers with the
+    /// resume context): its whole process in ms.
+    pub(crate) fn compact_ms(&self) -> Result<f64> {
+        let compact = self.payload("SessionStart", r#","source":"compact""#);
+        timed(&self.bin, &self.root, &["hook"], Some(&compact))
+    }
+
+    /// `logbook --version` in this project: the least a process costs.
+    fn version_ms(&self) -> Result<f64> {
+        timed(&self.bin, &self.root, &["--version"], None)
+    }
+}
+
+/// Times `logbook hook` in a fresh project of its own under `dir`.
+pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
+    eprintln!("hook whole-process times …");
+    let mut project = HookProject::new(bin, &dir.join("hook-bench"))?;
     // The first import of the history is a hook's rare case (left to a
-    // worker when large): done beforehand, and timed as the baseline of an
-    // import that reads the whole log.
-    let log_arg = log.to_string_lossy().into_owned();
+    // worker when large): timed as the baseline of an import that reads
+    // the whole log.
+    let log_arg = project.log_arg();
     let mut wholes = vec![];
     for i in 0..3 {
         let fresh = dir.join(format!("hook-bench-whole-{i}"));
@@ -87,23 +153,13 @@ pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
         )?);
         let _ = std::fs::remove_dir_all(&fresh);
     }
-    run(bin, &root, &["transcript", "import", &log_arg], None)?;
-    run(
-        bin,
-        &root,
-        &["hook"],
-        Some(&payload("SessionStart", r#","source":"startup""#)),
-    )?;
-    let stop = payload("Stop", r#","stop_hook_active":false"#);
-    let compact = payload("SessionStart", r#","source":"compact""#);
     let mut stops = vec![];
     let mut starts = vec![];
     let mut versions = vec![];
     for i in 0..=REPS {
-        append(1)?;
-        let s = timed(bin, &root, &["hook"], Some(&stop))?;
-        let c = timed(bin, &root, &["hook"], Some(&compact))?;
-        let v = timed(bin, &root, &["--version"], None)?;
+        let s = project.stop_ms()?;
+        let c = project.compact_ms()?;
+        let v = project.version_ms()?;
         if i > 0 {
             stops.push(s);
             starts.push(c);
@@ -123,7 +179,7 @@ pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
         Some(s50 < 10.0 * v50),
     );
     let w50 = percentile(&mut wholes, 0.5);
-    let log_mib = std::fs::metadata(&log)?.len() as f64 / (1 << 20) as f64;
+    let log_mib = std::fs::metadata(&project.log)?.len() as f64 / (1 << 20) as f64;
     row(
         "Stop hook's import of one more exchange (incremental), against importing the whole log",
         format!("{s50:.2} ms median (whole hook process), log of {log_mib:.1} MiB"),

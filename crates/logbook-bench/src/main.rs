@@ -14,6 +14,7 @@
 
 mod archive;
 mod args;
+mod baseline;
 mod export;
 mod find;
 mod first_answer;
@@ -39,7 +40,7 @@ mod web;
 
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use logbook::Logbook;
 use logbook_index::Index;
 
@@ -220,6 +221,16 @@ fn main() -> Result<()> {
         }
     }
 
+    let mut compared = None;
+    if let Some(old) = &args.baseline
+        && args.wants("baseline")
+    {
+        let new = find_bin(args.logbook.clone()).context(
+            "--baseline compares with the `logbook` beside this one or at --logbook PATH: none found (cargo build --release -p logbook-cli)",
+        )?;
+        compared = Some((old, baseline::rows(old, &new, &project, n, &mut row)?));
+    }
+
     if args.wants("first-answer") {
         first_answer::rows(&project, n, &mut row)?;
     }
@@ -230,5 +241,9 @@ fn main() -> Result<()> {
     }
 
     let status = Index::open(&project)?.upkeep().status()?;
-    report::print(&status, n, gen_time, &rows)
+    report::print(&status, n, gen_time, &rows)?;
+    match compared {
+        Some((old, version)) => report::print_callouts(old, &version, &rows),
+        None => Ok(()),
+    }
 }

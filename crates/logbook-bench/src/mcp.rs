@@ -1,9 +1,9 @@
 //! The MCP row: an agent's `find_runs` tool call to a running `logbook mcp`
 //! over stdio, against the protocol's own `ping`.
 
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
@@ -34,69 +34,118 @@ pub(crate) fn rows(bin: &Path, root: &Path, n: usize, row: RowSink<'_>) -> Resul
 /// Tool calls timed by [`round_trips`].
 const MCP_CALLS: usize = 1000;
 
-/// Starts `logbook mcp` on `root`, initializes it, warms it up, then times
-/// `calls` sequential `find_runs` calls and as many `ping`s (the protocol's
-/// own cost, the baseline), each from writing the request to reading its
-/// response. Returns the two lists of milliseconds.
+/// Starts `logbook mcp` on `root`, warms it up, then times `calls`
+/// sequential `find_runs` calls and as many `ping`s (the protocol's own
+/// cost, the baseline), alternated so that drifting load on a shared
+/// machine hits both alike. Returns the two lists of milliseconds.
 fn round_trips(bin: &Path, root: &Path, calls: usize) -> Result<(Vec<f64>, Vec<f64>)> {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(bin)
-        .args(["mcp", "--root"])
-        .arg(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("running {} mcp", bin.display()))?;
-    let mut stdin = child.stdin.take().context("mcp stdin")?;
-    let mut stdout = BufReader::new(child.stdout.take().context("mcp stdout")?);
-    let mut line = String::new();
-    let mut exchange = |msg: &serde_json::Value, reply: bool| -> Result<f64> {
+    let mut server = McpServer::start(bin, root)?;
+    let (mut finds, mut pings) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+    for _ in 0..calls {
+        finds.push(server.find_ms()?);
+        pings.push(server.ping_ms()?);
+    }
+    Ok((finds, pings))
+}
+
+/// A running `logbook mcp` over stdio, initialized and warmed up, whose
+/// round trips are timed from writing the request to reading its
+/// response: by the MCP row here and by the release-against-release rows
+/// (`baseline`), one per binary.
+pub(crate) struct McpServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+    next_id: usize,
+}
+
+impl McpServer {
+    /// `bin mcp` on `root`, initialized, after 20 untimed `find_runs`.
+    pub(crate) fn start(bin: &Path, root: &Path) -> Result<McpServer> {
+        let mut child = Command::new(bin)
+            .args(["mcp", "--root"])
+            .arg(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("running {} mcp", bin.display()))?;
+        let stdin = child.stdin.take().context("mcp stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("mcp stdout")?);
+        let mut server = McpServer {
+            child,
+            stdin: Some(stdin),
+            stdout,
+            line: String::new(),
+            next_id: 1,
+        };
+        server.exchange(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "logbook-bench", "version": "1"}}}),
+            true,
+        )?;
+        server.exchange(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            false,
+        )?;
+        for _ in 0..20 {
+            server.find_ms()?;
+        }
+        Ok(server)
+    }
+
+    /// One `find_runs` tool call (agent, workflow regex, status, limit
+    /// 20), in ms.
+    pub(crate) fn find_ms(&mut self) -> Result<f64> {
+        let id = self.id();
+        self.exchange(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "find_runs", "arguments": {"agent": "agent03", "workflow": "^deep-",
+                "status": "completed", "limit": 20}}}),
+            true,
+        )
+    }
+
+    /// One `ping`, in ms.
+    pub(crate) fn ping_ms(&mut self) -> Result<f64> {
+        let id = self.id();
+        self.exchange(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}), true)
+    }
+
+    fn id(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Writes `msg` and, with `reply`, reads the answer, which must not be
+    /// an error; in ms.
+    fn exchange(&mut self, msg: &serde_json::Value, reply: bool) -> Result<f64> {
         // One write per message, as a client sends it: `writeln!` on the
         // unbuffered pipe would send each piece of the JSON on its own.
         let mut bytes = serde_json::to_vec(msg)?;
         bytes.push(b'\n');
+        let stdin = self.stdin.as_mut().context("mcp stdin closed")?;
         let t = Instant::now();
         stdin.write_all(&bytes)?;
         if reply {
-            line.clear();
-            if stdout.read_line(&mut line)? == 0 {
+            self.line.clear();
+            if self.stdout.read_line(&mut self.line)? == 0 {
                 bail!("logbook mcp closed its stdout");
             }
-            if line.contains("\"isError\":true") || line.contains("\"error\":") {
-                bail!("logbook mcp answered an error: {line}");
+            if self.line.contains("\"isError\":true") || self.line.contains("\"error\":") {
+                bail!("logbook mcp answered an error: {}", self.line.trim_end());
             }
         }
         Ok(ms(t.elapsed()))
-    };
-    exchange(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "logbook-bench", "version": "1"}}}),
-        true,
-    )?;
-    exchange(
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        false,
-    )?;
-    let find = |id: usize| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "find_runs", "arguments": {"agent": "agent03", "workflow": "^deep-",
-            "status": "completed", "limit": 20}}})
-    };
-    for i in 0..20 {
-        exchange(&find(i + 1), true)?;
     }
-    let (mut finds, mut pings) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
-    for i in 0..calls {
-        // Alternated, so drifting load on a shared machine hits both alike.
-        finds.push(exchange(&find(100 + 2 * i), true)?);
-        pings.push(exchange(
-            &json!({"jsonrpc": "2.0", "id": 101 + 2 * i, "method": "ping"}),
-            true,
-        )?);
+}
+
+impl Drop for McpServer {
+    /// Closes the server's stdin, which ends it, and waits for it.
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
     }
-    drop(stdin);
-    let _ = child.wait();
-    Ok((finds, pings))
 }

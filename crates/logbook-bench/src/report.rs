@@ -51,3 +51,33 @@ pub(crate) fn print(status: &Status, n: usize, gen_time: Duration, rows: &[Row])
     }
     Ok(())
 }
+
+/// After the table, the release-against-release verdict: the baseline
+/// compared with, and every compared row more than 10 % slower than it,
+/// called out by name (or that none is).
+pub(crate) fn print_callouts(
+    baseline: &std::path::Path,
+    version: &str,
+    rows: &[Row],
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let slower = crate::baseline::callouts(rows);
+    writeln!(
+        out,
+        "\nAgainst the baseline {} ({version}), medians of alternating runs on the same files:",
+        baseline.display()
+    )?;
+    if slower.is_empty() {
+        writeln!(out, "no row is more than 10 % slower than the baseline.")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "CALLED OUT: {} row(s) more than 10 % slower than the baseline:",
+        slower.len()
+    )?;
+    for line in slower {
+        writeln!(out, "- {line}")?;
+    }
+    Ok(())
+}
