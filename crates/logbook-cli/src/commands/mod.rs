@@ -10,6 +10,7 @@ mod hooks;
 mod index;
 mod infra;
 mod mcp;
+mod prices;
 mod run;
 mod secrets;
 mod session;
@@ -159,6 +160,9 @@ pub(crate) enum Command {
     /// Secrets in stored transcripts, run outputs and work sessions.
     #[command(subcommand)]
     Secrets(secrets::SecretsCommand),
+    /// The price table costs are computed with: show it, or load a newer copy.
+    #[command(subcommand)]
+    Prices(prices::PricesCommand),
     /// Fill a folder with a realistic example project to explore.
     Demo(infra::DemoArgs),
     /// Print shell completions.
@@ -249,6 +253,7 @@ fn command(ctx: &Context, cli: &Cli) -> Result<Output> {
         Command::Team(c) => team::run(ctx, c),
         Command::Export(c) => export::run(ctx, c),
         Command::Secrets(c) => secrets::run(ctx, c),
+        Command::Prices(c) => prices::run(ctx, c),
         Command::Init
         | Command::Mcp
         | Command::Hook(_)
@@ -271,7 +276,8 @@ fn command(ctx: &Context, cli: &Cli) -> Result<Output> {
 fn reads_user_home(command: &Command) -> bool {
     use transcript::TranscriptCommand as T;
     match command {
-        Command::Resume(_) | Command::Handoff(_) | Command::Export(_) => true,
+        // The table of the project above, else the user's own.
+        Command::Resume(_) | Command::Handoff(_) | Command::Export(_) | Command::Prices(_) => true,
         Command::Transcript(t) => {
             matches!(
                 t,

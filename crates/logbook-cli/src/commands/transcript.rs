@@ -147,6 +147,9 @@ pub(crate) struct UsageArgs {
     /// Only those imported from claude-code or codex logs, or logbook (seed 003 files).
     #[arg(long, value_name = "SOURCE")]
     source: Option<String>,
+    /// A cost column (USD, each call at its model's price; `--json` always has `cost_usd`).
+    #[arg(long)]
+    cost: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -617,9 +620,14 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
             if here { ", or use --all" } else { "" }
         )
     } else {
-        usage_table(&ctx.style(), by, &report)
+        usage_table(&ctx.style(), by, &report, a.cost)
     };
     Ok(Output::new(serde_json::to_value(&report)?, out))
+}
+
+/// A cost as a table cell: `$1.2345`, or `not priced`.
+pub(crate) fn usd_cell(c: Option<f64>) -> String {
+    c.map_or_else(|| "not priced".to_string(), |c| format!("${c:.4}"))
 }
 
 /// `transcript usage`'s table: a row per group (with each model's part
@@ -629,6 +637,7 @@ fn usage_table(
     st: &crate::printer::Style,
     by: UsageBy,
     report: &transcript::UsageReport,
+    with_cost: bool,
 ) -> String {
     let head = match by {
         UsageBy::Model => "Model",
@@ -637,36 +646,59 @@ fn usage_table(
         UsageBy::Repo => "Repository",
     };
     let mut out = String::new();
+    let cost_head = if with_cost { "        cost" } else { "" };
     let _ = writeln!(
         out,
         "{}",
         st.bold(&format!(
-            "{head:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
+            "{head:<38} {:>12} {:>10} {:>12} {:>12} {:>13}{cost_head}",
             "input", "output", "cache write", "cache read", "total"
         ))
     );
-    let row = |out: &mut String, key: &str, u: &logbook::model::agent_log::Usage| {
-        let _ = writeln!(
-            out,
-            "{key:<38} {:>12} {:>10} {:>12} {:>12} {:>13}",
-            thousands(u.input_tokens),
-            thousands(u.output_tokens),
-            thousands(u.cache_creation_input_tokens),
-            thousands(u.cache_read_input_tokens + u.cached_input_tokens),
-            thousands(u.total_tokens)
-        );
-    };
+    let row =
+        |out: &mut String, key: &str, u: &logbook::model::agent_log::Usage, c: Option<f64>| {
+            let cost = if with_cost {
+                format!(" {:>11}", usd_cell(c))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "{key:<38} {:>12} {:>10} {:>12} {:>12} {:>13}{cost}",
+                thousands(u.input_tokens),
+                thousands(u.output_tokens),
+                thousands(u.cache_creation_input_tokens),
+                thousands(u.cache_read_input_tokens + u.cached_input_tokens),
+                thousands(u.total_tokens)
+            );
+        };
     for r in &report.rows {
-        row(&mut out, &cell(&r.key), &r.usage);
+        row(&mut out, &cell(&r.key), &r.usage, r.cost_usd);
         // Per day and per repository, each model's part (the usage
         // page's table), when there is more than one.
         if r.by_model.len() > 1 {
             for (m, u) in &r.by_model {
-                row(&mut out, &format!("  {}", cell(m)), u);
+                let c = r.cost_by_model.get(m).copied().flatten();
+                row(&mut out, &format!("  {}", cell(m)), u, c);
             }
         }
     }
-    row(&mut out, "Total", &report.total);
+    row(&mut out, "Total", &report.total, report.cost_usd);
+    if with_cost {
+        let basis = &report.cost_basis;
+        let _ = writeln!(
+            out,
+            "{}",
+            st.dim(&format!(
+                "Costs at {} ({}).",
+                cell(&basis.prices.source),
+                cell(&basis.prices.date)
+            ))
+        );
+        for note in &basis.notes {
+            let _ = writeln!(out, "{}", st.dim(&cell(note)));
+        }
+    }
     if report.duplicates.total_tokens > 0 {
         let _ = writeln!(
             out,

@@ -11,6 +11,7 @@ mod archive;
 mod archive_interrupted;
 mod codex_forks;
 mod contract;
+mod cost;
 mod demo;
 mod doctor;
 mod environment;
@@ -28,6 +29,7 @@ mod mcp_http;
 mod mcp_props;
 mod outputs;
 mod parse_errors;
+mod persisted_output;
 mod pg;
 // The benchmark's PostgreSQL finder, one file for both.
 #[path = "../../../logbook-bench/src/pg_bin.rs"]

@@ -14,6 +14,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cost;
 pub mod find;
 mod import;
 mod import_plan;

@@ -325,7 +325,7 @@ impl Backend for Team<'_> {
             .filter(|(row, _)| filter.matches_row(&row.summary, |_, _| true))
             .map(|(row, metadata)| (row.origin, row.summary, metadata))
             .collect();
-        Ok(report(entries, by))
+        Ok(report(entries, by, &crate::ops::price::table(self.p)?))
     }
 
     fn output_text(&self, r: &RunId, file: &str) -> Result<Option<OutputText>> {

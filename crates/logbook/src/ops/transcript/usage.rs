@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use super::{ListOptions, list, resolve};
 use crate::error::Result;
 use crate::model::agent_log::{self, Usage, UsageBook};
+use crate::model::price::PriceTable;
 use crate::model::transcript::{Filter, Kind, Metadata, Summary};
+use crate::ops::transcript::cost::{self, BookCost, CostBasis, CostNotes, MaybeCost};
 
 /// Which transcripts a usage report covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +97,14 @@ pub struct TranscriptUsage {
     pub with_subagents: Usage,
     /// Its own usage per model.
     pub by_model: BTreeMap<String, Usage>,
+    /// What its own usage cost (USD); `null` when a model of it is not priced.
+    #[serde(rename = "cost_usd")]
+    pub cost_usd: Option<f64>,
+    /// What it cost with its subagents'.
+    #[serde(rename = "cost_with_subagents_usd")]
+    pub cost_with_subagents_usd: Option<f64>,
+    /// Its own cost per model (`null`: not priced).
+    pub cost_by_model: BTreeMap<String, Option<f64>>,
 }
 
 /// One row of the grouped report.
@@ -109,6 +119,11 @@ pub struct UsageRow {
     /// chart stacks them (empty, and left out, for the other groupings).
     #[serde(rename = "byModel", skip_serializing_if = "BTreeMap::is_empty")]
     pub by_model: BTreeMap<String, Usage>,
+    /// What the tokens cost (USD); `null` when a model of them is not priced.
+    pub cost_usd: Option<f64>,
+    /// The cost split as `byModel` splits the tokens.
+    #[serde(rename = "costByModel", skip_serializing_if = "BTreeMap::is_empty")]
+    pub cost_by_model: BTreeMap<String, Option<f64>>,
 }
 
 /// What [`usage`] returns.
@@ -127,6 +142,12 @@ pub struct UsageReport {
     /// Transcripts in scope with no measured usage (not imported from an
     /// agent log), by id.
     pub unmeasured: Vec<String>,
+    /// What everything in scope cost (USD), each call at its own model's
+    /// price; `null` when some of it is of a model not priced.
+    pub cost_usd: Option<f64>,
+    /// The price table the costs were computed with, and what was assumed.
+    #[serde(rename = "costBasis")]
+    pub cost_basis: CostBasis,
 }
 
 /// The measured usage of the transcripts in `scope`, grouped by `by`.
@@ -143,7 +164,10 @@ pub fn usage_filtered(
     filter: &Filter,
 ) -> Result<UsageReport> {
     let mut reports = usage_grouped(p, scope, &[by], filter)?;
-    Ok(reports.pop().unwrap_or_else(|| report(vec![], by)))
+    match reports.pop() {
+        Some(r) => Ok(r),
+        None => Ok(report(vec![], by, &crate::ops::price::table(p)?)),
+    }
 }
 
 /// [`usage_filtered`] grouped several ways (the usage page's per day and
@@ -188,7 +212,11 @@ pub fn usage_grouped(
             (None, s, metadata)
         })
         .collect::<Vec<_>>();
-    Ok(bys.iter().map(|by| report(entries.clone(), *by)).collect())
+    let table = crate::ops::price::table(p)?;
+    Ok(bys
+        .iter()
+        .map(|by| report(entries.clone(), *by, &table))
+        .collect())
 }
 
 /// The usage report over transcripts given with their metadata (and, in a
@@ -197,6 +225,7 @@ pub fn usage_grouped(
 pub(crate) fn report(
     entries: Vec<(Option<String>, Summary, Option<Metadata>)>,
     by: UsageBy,
+    table: &PriceTable,
 ) -> UsageReport {
     let Gathered {
         mut books,
@@ -205,9 +234,15 @@ pub(crate) fn report(
         unmeasured,
     } = gather(entries);
     let duplicates = drop_duplicate_calls(&mut books);
-    roll_up_subagents(&mut books);
+    let mut notes = CostNotes::default();
+    let costs: Vec<BookCost> = books
+        .iter()
+        .map(|(_, book)| cost::book_cost(table, book, &mut notes))
+        .collect();
+    roll_up_subagents(&mut books, &costs);
     show_labels(&labels, &mut repos);
-    let (total, rows) = rows(&books, &repos, by);
+    let (total, mut rows) = rows(&books, &repos, by);
+    let total_cost = cost_rows(&books, &costs, &repos, by, &mut rows);
     UsageReport {
         by,
         transcripts: books.into_iter().map(|(t, _)| t).collect(),
@@ -215,6 +250,11 @@ pub(crate) fn report(
         total,
         duplicates,
         unmeasured,
+        cost_usd: cost::usd(total_cost),
+        cost_basis: CostBasis {
+            prices: table.id.clone(),
+            notes: notes.lines(),
+        },
     }
 }
 
@@ -269,6 +309,9 @@ fn gather(entries: Vec<(Option<String>, Summary, Option<Metadata>)>) -> Gathered
                 duplicates: Usage::default(),
                 with_subagents: own,
                 by_model: book.by_model.clone(),
+                cost_usd: None,
+                cost_with_subagents_usd: None,
+                cost_by_model: BTreeMap::new(),
             },
             book,
         ));
@@ -288,13 +331,16 @@ fn drop_duplicate_calls(books: &mut [(TranscriptUsage, UsageBook)]) -> Usage {
     let mut duplicates = Usage::default();
     for i in order {
         let (t, book) = &mut books[i];
-        for call in std::mem::take(&mut book.calls) {
-            if !seen.insert(call.key().to_string()) {
-                book.remove(&call);
-                t.duplicates += call.usage();
-                duplicates += call.usage();
-            }
+        // The calls it keeps stay, to be priced one by one.
+        let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut book.calls)
+            .into_iter()
+            .partition(|call| seen.insert(call.key().to_string()));
+        for call in dropped {
+            book.remove(&call);
+            t.duplicates += call.usage();
+            duplicates += call.usage();
         }
+        book.calls = kept;
         t.usage = book.total();
         t.with_subagents = t.usage;
         t.by_model = book.by_model.clone();
@@ -302,19 +348,93 @@ fn drop_duplicate_calls(books: &mut [(TranscriptUsage, UsageBook)]) -> Usage {
     duplicates
 }
 
-/// Rolls each subagent up into its main session, when that is in scope.
-fn roll_up_subagents(books: &mut [(TranscriptUsage, UsageBook)]) {
-    let mut rolled: BTreeMap<String, Usage> = BTreeMap::new();
-    for (t, _) in books.iter() {
+/// Prices each transcript, and rolls each subagent up into its main
+/// session (tokens and cost), when that is in scope.
+fn roll_up_subagents(books: &mut [(TranscriptUsage, UsageBook)], costs: &[BookCost]) {
+    let mut rolled: BTreeMap<String, (Usage, MaybeCost)> = BTreeMap::new();
+    for ((t, _), c) in books.iter_mut().zip(costs) {
+        t.cost_usd = cost::usd(c.total());
+        t.cost_by_model = c
+            .by_model
+            .iter()
+            .map(|(m, c)| (m.clone(), cost::usd(*c)))
+            .collect();
         if let Some(parent) = &t.parent_session_id {
-            *rolled.entry(parent.clone()).or_default() += t.usage;
+            let slot = rolled
+                .entry(parent.clone())
+                .or_insert((Usage::default(), Some(Default::default())));
+            slot.0 += t.usage;
+            cost::add(&mut slot.1, c.total());
         }
     }
-    for (t, _) in books.iter_mut() {
-        if let Some(sub) = rolled.get(&t.id) {
+    for ((t, _), c) in books.iter_mut().zip(costs) {
+        let mut with = c.total();
+        if let Some((sub, sub_cost)) = rolled.get(&t.id) {
             t.with_subagents += *sub;
+            cost::add(&mut with, *sub_cost);
+        }
+        t.cost_with_subagents_usd = cost::usd(with);
+    }
+}
+
+/// Fills each row's cost by the grouping [`rows`] used; returns the total.
+fn cost_rows(
+    books: &[(TranscriptUsage, UsageBook)],
+    costs: &[BookCost],
+    repos: &BTreeMap<String, String>,
+    by: UsageBy,
+    rows: &mut [UsageRow],
+) -> MaybeCost {
+    let ids: Vec<&String> = books.iter().map(|(t, _)| &t.id).collect();
+    let mut total = Some(Default::default());
+    let mut groups: BTreeMap<String, MaybeCost> = BTreeMap::new();
+    let mut split: BTreeMap<String, BTreeMap<String, MaybeCost>> = BTreeMap::new();
+    let mut put = |key: &str, model: Option<&str>, c: MaybeCost| {
+        cost::add(
+            groups
+                .entry(key.to_string())
+                .or_insert(Some(Default::default())),
+            c,
+        );
+        if let Some(m) = model {
+            let row = split.entry(key.to_string()).or_default();
+            cost::add(
+                row.entry(m.to_string()).or_insert(Some(Default::default())),
+                c,
+            );
+        }
+    };
+    for ((t, _), c) in books.iter().zip(costs) {
+        cost::add(&mut total, c.total());
+        match by {
+            UsageBy::Repo => {
+                let key = repos.get(&t.id).cloned().unwrap_or_default();
+                for (m, mc) in &c.by_model {
+                    put(&key, Some(m), *mc);
+                }
+            }
+            UsageBy::Model => c.by_model.iter().for_each(|(m, mc)| put(m, None, *mc)),
+            UsageBy::Day => {
+                for (d, models) in &c.by_day {
+                    models.iter().for_each(|(m, mc)| put(d, Some(m), *mc));
+                }
+            }
+            UsageBy::Session => {
+                let key = match &t.parent_session_id {
+                    Some(parent) if ids.contains(&parent) => parent.clone(),
+                    _ => t.id.clone(),
+                };
+                put(&key, None, c.total());
+            }
         }
     }
+    for row in rows.iter_mut() {
+        row.cost_usd = groups.get(&row.key).copied().and_then(cost::usd);
+        if let Some(models) = split.remove(&row.key).filter(|m| m.len() > 1) {
+            row.cost_by_model = models.into_iter().map(|(m, c)| (m, cost::usd(c))).collect();
+        }
+    }
+    total
 }
 
 /// Names each transcript's repository by its short label. Two
@@ -398,6 +518,8 @@ fn rows(
             by_model: split.remove(&key).unwrap_or_default(),
             key,
             usage,
+            cost_usd: None,
+            cost_by_model: BTreeMap::new(),
         })
         .collect();
     if by != UsageBy::Day {
