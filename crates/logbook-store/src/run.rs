@@ -191,6 +191,52 @@ pub fn without_manifest(folder: &Path) -> Option<Run> {
     })
 }
 
+/// What one run folder held, read as a scan reads it ([`scan_folder`]).
+#[derive(Debug)]
+pub enum Scanned {
+    /// A run: its manifest parsed, or a folder named by a run id without
+    /// one ([`without_manifest`]). Boxed: a scan moves it about.
+    Run(Box<Run>),
+    /// A manifest that could not be read or is invalid (or one in a folder
+    /// not named by a run id): listings skip it and count it.
+    Corrupt(CorruptFile),
+}
+
+/// Reads the run folder `folder` called `name` as the seed's discovery
+/// does: the one rule of [`scan_in`], which the parallel scan of `find`
+/// shares, so the two never differ on a folder. `None`: no run is there (a
+/// folder without a manifest not named by a run id, or gone).
+pub fn scan_folder(name: &str, folder: PathBuf) -> Option<Scanned> {
+    let path = folder.join(MANIFEST_FILE);
+    let text = match crate::read_optional(&path, "manifest") {
+        Ok(Some(t)) => t,
+        Ok(None) => return without_manifest(&folder).map(|run| Scanned::Run(Box::new(run))),
+        Err(e) => {
+            return Some(Scanned::Corrupt(CorruptFile {
+                path,
+                reason: e.to_string(),
+            }));
+        }
+    };
+    let Ok(id) = RunId::parse(name) else {
+        return Some(Scanned::Corrupt(CorruptFile {
+            path,
+            reason: format!("folder name {name:?} is not a run id (a UUID)"),
+        }));
+    };
+    Some(match parse_manifest(&path, &text) {
+        Ok((manifest, _)) => Scanned::Run(Box::new(Run {
+            id,
+            folder,
+            manifest,
+        })),
+        Err(e) => Scanned::Corrupt(CorruptFile {
+            path,
+            reason: e.to_string(),
+        }),
+    })
+}
+
 /// Reads and parses every manifest under `agent_outputs_folder` (the seed's
 /// discovery algorithm). Folders named by a run id without a manifest are
 /// runs of status `unknown` ([`without_manifest`]), other folders without
@@ -217,38 +263,10 @@ pub fn scan_in(p: &Project, scope: ArchiveScope) -> Result<ScanResult> {
     }
     folders.sort();
     for (name, folder) in folders {
-        let path = folder.join(MANIFEST_FILE);
-        let text = match crate::read_optional(&path, "manifest") {
-            Ok(Some(t)) => t,
-            Ok(None) => {
-                result.runs.extend(without_manifest(&folder));
-                continue;
-            }
-            Err(e) => {
-                result.corrupt.push(CorruptFile {
-                    path,
-                    reason: e.to_string(),
-                });
-                continue;
-            }
-        };
-        let Ok(id) = RunId::parse(&name) else {
-            result.corrupt.push(CorruptFile {
-                path,
-                reason: format!("folder name {name:?} is not a run id (a UUID)"),
-            });
-            continue;
-        };
-        match parse_manifest(&path, &text) {
-            Ok((manifest, _)) => result.runs.push(Run {
-                id,
-                folder,
-                manifest,
-            }),
-            Err(e) => result.corrupt.push(CorruptFile {
-                path,
-                reason: e.to_string(),
-            }),
+        match scan_folder(&name, folder) {
+            Some(Scanned::Run(run)) => result.runs.push(*run),
+            Some(Scanned::Corrupt(file)) => result.corrupt.push(file),
+            None => {}
         }
     }
     Ok(result)

@@ -68,6 +68,16 @@ pub fn two_phase_from() -> Option<u64> {
     std::env::var(TWO_PHASE_FROM_ENV).ok()?.parse().ok()
 }
 
+/// Sets from how many run folders `find` answers a lost index from a
+/// scan of the manifests while the index is built behind it (see
+/// `logbook::ops::query::scan`): small in the tests of that answer.
+pub const SCAN_FROM_ENV: &str = "LOGBOOK_SCAN_FROM";
+
+/// The threshold [`SCAN_FROM_ENV`] sets, if any.
+pub fn scan_from() -> Option<u64> {
+    std::env::var(SCAN_FROM_ENV).ok()?.parse().ok()
+}
+
 /// When set to `1`, every move `crate::move_durably` makes takes the way
 /// it takes between file systems (copy, verify, rename, remove), as if the
 /// destination were on another mount: what a test cannot mount.

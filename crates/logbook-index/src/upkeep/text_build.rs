@@ -407,6 +407,31 @@ impl Index {
         let index = Index::open(p)?;
         index.upkeep().write_text()
     }
+
+    /// Starts the registered builder program, detached, to build a lost
+    /// index in its two phases (`index build-text` builds the rows first),
+    /// unless a build of either phase is under way or no builder is
+    /// registered: what `find` does after it answered from a scan of the
+    /// manifests, so the index is built behind its answer. Whether one
+    /// was started.
+    pub fn build_behind(p: &Project) -> Result<bool> {
+        let Some(program) = &p.text_builder else {
+            return Ok(false);
+        };
+        #[cfg(feature = "testing")]
+        if logbook_store::testing::text_builder_off() {
+            return Ok(false);
+        }
+        let Some(_rows) = p.locks.try_exclusive(rebuild::REBUILD_LOCK)? else {
+            return Ok(false);
+        };
+        let Some(_text) = p.locks.try_exclusive(TEXT_LOCK)? else {
+            return Ok(false);
+        };
+        // The builder waits for these locks, released on return.
+        spawn_builder(program, p)?;
+        Ok(true)
+    }
 }
 
 /// Writes one batch of the plan's text and its progress, in the caller's

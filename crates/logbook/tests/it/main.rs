@@ -24,4 +24,5 @@ mod prop_session;
 mod prop_transcript;
 mod prop_workflow_state;
 mod prop_workflow_yaml;
+mod scan_answer;
 mod sizes;

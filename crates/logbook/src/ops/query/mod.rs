@@ -23,6 +23,7 @@
 //! ```
 
 mod local;
+pub mod scan;
 
 use crate::Logbook;
 use std::collections::BTreeMap;

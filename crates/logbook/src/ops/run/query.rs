@@ -13,7 +13,7 @@ use crate::model::ids::{RunId, RunRef};
 use crate::model::lineage::{Lineage, lineage_of};
 use crate::model::query::{ArchiveScope, RunQuery, filter_sorted, query_status};
 use crate::model::run::{OutputRecord, Run};
-use crate::ops::query::{COUNTED_MATCHES, Count, Found, FoundRun, Page, entry, paged};
+use crate::ops::query::{COUNTED_MATCHES, Count, Found, FoundRun, Page, entry, paged, scan};
 use crate::ops::run_files::Unconfined;
 use logbook_index::{Hit, Index, Kind};
 
@@ -60,6 +60,10 @@ fn total(index: &Index, query: &RunQuery, shown: usize, count: Count) -> Result<
 /// sets no limit, with how many match in all, counted as `count` says (see
 /// [`total`]).
 pub(crate) fn find_page(p: &Logbook, query: &RunQuery, count: Count) -> Result<Page> {
+    // A lost index: the manifests answer while it is built behind.
+    if let Some(page) = scan::answer_while_lost(p, query, p.clock.now(), None)? {
+        return Ok(page);
+    }
     let query = paged(query);
     let index = Index::open_synced(p)?;
     let hits = index.read().find_runs(&query)?;
@@ -112,6 +116,9 @@ pub(crate) fn find_each(
     now: Timestamp,
     each: &mut dyn FnMut(FoundRun) -> std::ops::ControlFlow<()>,
 ) -> Result<Page> {
+    if let Some(page) = scan::answer_while_lost(p, query, now, Some(&mut *each))? {
+        return Ok(page);
+    }
     let query = paged(query);
     let index = Index::open_synced(p)?;
     let mut stopped = false;
