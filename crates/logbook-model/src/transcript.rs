@@ -292,6 +292,25 @@ pub struct SaidText {
 /// How much of one tool result counts as said (see [`SaidText`]).
 pub const TOOL_RESULT_BYTES: usize = 2048;
 
+/// How much of a tool output Claude Code persisted apart (read back at
+/// import, see [`crate::agent_log::PERSISTED_FROM_KEY`]) counts as said:
+/// more than a result's preview, so its later words are found.
+pub const PERSISTED_SAID_BYTES: usize = 64 << 10;
+
+/// Whether a block holds a persisted tool output read back.
+fn persisted(b: &Value) -> bool {
+    b.get(crate::agent_log::PERSISTED_FROM_KEY).is_some()
+}
+
+/// How much of a tool result block counts as said.
+fn result_bytes(b: &Value) -> usize {
+    if persisted(b) {
+        PERSISTED_SAID_BYTES
+    } else {
+        TOOL_RESULT_BYTES
+    }
+}
+
 impl SaidText {
     /// An empty collection holding at most `cap` bytes of text.
     pub fn new(cap: usize) -> SaidText {
@@ -343,7 +362,7 @@ impl SaidText {
                     }
                     Some("tool_result" | "tool") => (
                         o.get("result").and_then(Value::as_str).unwrap_or_default(),
-                        TOOL_RESULT_BYTES,
+                        result_bytes(b),
                     ),
                     _ => continue,
                 },

@@ -31,6 +31,7 @@ use logbook_model::agent_log::{BadLine, Fingerprint, Format, Line, LogParser, Lo
 use logbook_model::error::{Error, Result};
 use logbook_model::transcript::parse_file_name;
 
+mod persisted;
 mod transcript;
 
 pub use transcript::{Head, Written, write_transcript_from};

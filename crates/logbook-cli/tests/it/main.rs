@@ -30,6 +30,7 @@ mod mcp_props;
 mod outputs;
 mod parse_errors;
 mod persisted_output;
+mod persisted_output;
 mod pg;
 // The benchmark's PostgreSQL finder, one file for both.
 #[path = "../../../logbook-bench/src/pg_bin.rs"]

@@ -37,6 +37,8 @@
 pub mod claude_code;
 pub mod codex;
 mod pairing;
+mod persisted;
+pub use persisted::{PERSISTED_AT_MOST, PERSISTED_CUT_KEY, PERSISTED_FROM_KEY, persisted_name};
 mod usage;
 
 mod bad_line;
@@ -63,7 +65,8 @@ use crate::transcript::{Message, Metadata, PROMPT_WITHIN};
 /// per-message usage with `prompt_tokens`, `completion_tokens`. 6: a
 /// Codex fork's or spawned subagent's copied prefix is neither its
 /// messages nor its usage; `local_shell_call` and `web_search_call` are
-/// tool calls; Codex's injected instructions are not a title.
+/// tool calls; Codex's injected instructions are not a title; Claude
+/// Code's persisted tool outputs are read back.
 pub const PARSER_VERSION: u64 = 6;
 
 /// The agent that wrote a log.

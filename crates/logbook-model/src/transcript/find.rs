@@ -115,11 +115,18 @@ impl MessageText {
 /// What one message says for find-in-transcript (see the module's doc).
 pub fn said_by(m: &Message) -> String {
     let mut out = String::new();
+    // A tool output Claude Code persisted apart was read back whole (up to
+    // a bound) so that it is found past its preview: it says more.
+    let cap = if m.blocks.iter().any(super::persisted) {
+        super::PERSISTED_SAID_BYTES
+    } else {
+        MESSAGE_SAID_BYTES
+    };
     let mut add = |text: &str, limit: usize| {
-        if text.trim().is_empty() || out.len() >= MESSAGE_SAID_BYTES {
+        if text.trim().is_empty() || out.len() >= cap {
             return;
         }
-        let room = (MESSAGE_SAID_BYTES - out.len()).min(limit);
+        let room = (cap - out.len()).min(limit);
         out.push_str(cut_at(text, room));
         out.push('\n');
     };
@@ -149,7 +156,7 @@ pub fn said_by(m: &Message) -> String {
                 }
                 Some("tool_result") => add(
                     &tool_result_text(o.get("result").or_else(|| o.get("content"))),
-                    TOOL_RESULT_BYTES,
+                    super::result_bytes(b),
                 ),
                 _ => {}
             },

@@ -187,6 +187,16 @@ impl Passes<'_> {
         nested(w, head.metadata, b"  ", self.target)
     }
 
+    /// Claude Code: a `<persisted-output>` stub's result read back from
+    /// the session's `tool-results/` (see [`super::persisted`]).
+    fn fill_persisted(&self, m: &mut logbook_model::transcript::Message) {
+        if self.format == Format::ClaudeCode
+            && let Some(dir) = super::persisted::results_dir(self.source)
+        {
+            super::persisted::fill(m, &dir);
+        }
+    }
+
     /// The first pass: the `messages` array, the checkpoint's part copied
     /// and the log's lines after it parsed, `said` and `found` gathering
     /// what they say.
@@ -229,7 +239,8 @@ impl Passes<'_> {
                 if is_lossy {
                     lossy.push(not_utf8(no));
                 }
-                for m in parser.read(no, line) {
+                for mut m in parser.read(no, line) {
+                    self.fill_persisted(&mut m);
                     if !said.is_full() {
                         said.push(&m);
                     }
@@ -277,7 +288,8 @@ impl Passes<'_> {
         first: &mut bool,
     ) -> Result<HashSet<u64>> {
         let (last, summary) = parser.finish();
-        for m in last {
+        for mut m in last {
+            self.fill_persisted(&mut m);
             if !said.is_full() {
                 said.push(&m);
             }
