@@ -208,6 +208,7 @@ pub(crate) fn rows(
                     client: Some("BENCH".into()),
                     project: Some("SCALE".into()),
                     max_tokens: None,
+                    max_cost: None,
                     close_active: false,
                     repository: None,
                 },

@@ -3,6 +3,7 @@
 
 mod agent;
 mod archive;
+mod budget;
 mod doctor;
 mod export;
 pub(crate) mod hook;
@@ -160,6 +161,8 @@ pub(crate) enum Command {
     /// Secrets in stored transcripts, run outputs and work sessions.
     #[command(subcommand)]
     Secrets(secrets::SecretsCommand),
+    /// Raise the work session's dollar limit: budget --add-cost USD.
+    Budget(budget::BudgetArgs),
     /// The price table costs are computed with: show it, or load a newer copy.
     #[command(subcommand)]
     Prices(prices::PricesCommand),
@@ -254,6 +257,7 @@ fn command(ctx: &Context, cli: &Cli) -> Result<Output> {
         Command::Export(c) => export::run(ctx, c),
         Command::Secrets(c) => secrets::run(ctx, c),
         Command::Prices(c) => prices::run(ctx, c),
+        Command::Budget(a) => budget::budget(ctx, a),
         Command::Init
         | Command::Mcp
         | Command::Hook(_)

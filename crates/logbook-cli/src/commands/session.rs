@@ -28,6 +28,9 @@ pub(crate) struct StartArgs {
     /// Token budget (default: token_budget from logbook.yaml, 150000).
     #[arg(long, value_name = "N")]
     max_tokens: Option<u64>,
+    /// Dollar budget (USD), beside the token budget; see budget_action in logbook.yaml.
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
     /// Close the active session without asking.
     #[arg(long, short)]
     yes: bool,
@@ -225,6 +228,7 @@ pub(crate) fn start(ctx: &Context, a: &StartArgs) -> Result<Output> {
             client: a.client.clone(),
             project: a.project.clone(),
             max_tokens: a.max_tokens,
+            max_cost: a.max_cost,
             close_active,
             repository: logbook::ops::work_session::repository_from(p, &ctx.cwd),
         },
@@ -253,6 +257,7 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
                     client: None,
                     project: None,
                     max_tokens: None,
+                    max_cost: None,
                     yes: false,
                 },
             );
@@ -299,17 +304,26 @@ pub(crate) fn resume(ctx: &Context, a: &IdArgs) -> Result<Output> {
 
 pub(crate) fn status(ctx: &Context, a: &IdArgs) -> Result<Output> {
     let s = ws::get(&ctx.project, a.id.as_deref())?;
-    session_output(&s, render_status(ctx.style(), &s, ctx.project.clock.now()))
+    let (json, cost) = super::budget::with_cost(ctx, &s)?;
+    let ind = super::budget::indicator(&s, &cost);
+    let mut human = render_status(ctx.style(), &s, ind, ctx.project.clock.now());
+    human.push_str(&super::budget::cost_lines(ctx.style(), &s, &cost));
+    Ok(Output::new(json, human))
 }
 
-fn render_status(st: Style, s: &WorkSession, now: logbook::clock::Timestamp) -> String {
+fn render_status(
+    st: Style,
+    s: &WorkSession,
+    ind: Indicator,
+    now: logbook::clock::Timestamp,
+) -> String {
     let mut out = String::new();
     let pct = s.percentage();
     let _ = writeln!(
         out,
         "Session: {} {}",
         st.bold(&s.session_id),
-        indicator_text(st, s.indicator())
+        indicator_text(st, ind)
     );
     let _ = writeln!(out, "Status: {}", s.status.as_str());
     if let Some(duration) = s.duration(now) {
@@ -392,7 +406,9 @@ pub(crate) fn close(ctx: &Context, a: &CloseArgs) -> Result<Output> {
         ws::locate(&ctx.project, Some(&s.session_id))?.1.display(),
         s.context_summary.trim_end()
     );
-    session_output(&s, human)
+    let (json, cost) = super::budget::with_cost(ctx, &s)?;
+    let human = human + &super::budget::cost_lines(ctx.style(), &s, &cost);
+    Ok(Output::new(json, human))
 }
 
 pub(crate) fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
@@ -495,7 +511,13 @@ pub(crate) fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
         thousands(r.saved),
         percent(r.savings_percentage)
     );
-    Ok(Output::new(serde_json::to_value(&r)?, out))
+    let cost = logbook::ops::spend::session_cost(&ctx.project, &s)?;
+    out.push_str(&super::budget::cost_lines(ctx.style(), &s, &cost));
+    let mut json = serde_json::to_value(&r)?;
+    if let serde_json::Value::Object(m) = &mut json {
+        m.insert("cost".into(), serde_json::to_value(&cost)?);
+    }
+    Ok(Output::new(json, out))
 }
 
 pub(crate) fn savings(ctx: &Context, a: &IdArgs) -> Result<Output> {

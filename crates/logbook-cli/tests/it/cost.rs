@@ -204,3 +204,53 @@ fn prices_show_and_update_offline() {
     t.run(&["prices", "update", t.path("missing.json").to_str().unwrap()])
         .not_found();
 }
+
+#[test]
+fn a_work_session_costs_what_its_linked_agent_sessions_cost() {
+    let t = TestProject::new();
+    let logs = write_logs(&t);
+    t.json(&["transcript", "import", logs.to_str().unwrap()]);
+    let big = "10000000";
+    t.json(&[
+        "start",
+        "--client",
+        "acme",
+        "--project",
+        "x",
+        "--max-cost",
+        "1",
+        "--max-tokens",
+        big,
+    ]);
+    let s = t.json(&["status"]);
+    assert_eq!(s["cost"]["max_usd"], 1.0);
+    close(&s["cost"]["counted_usd"], 0.0);
+    assert_eq!(s["indicator"], "active");
+    // Linked by usage --from-transcript: the main session and its subagent.
+    t.json(&["usage", "--from-transcript", MAIN]);
+    let s = t.json(&["status"]);
+    close(&s["cost"]["counted_usd"], 0.791_507_5);
+    // 79 % of $1: the token budget is far, the dollar one not yet at 80 %.
+    assert_eq!(s["indicator"], "active");
+    let refused = t.run(&["budget", "--add-cost=-0.05"]);
+    assert!(refused.err().contains("positive"), "{}", refused.stderr);
+    t.json(&["budget", "--add-cost", "0.05"]);
+    // $0.7915 of $1.05: 75 %.
+    let s = t.json(&["status"]);
+    close(&s["cost"]["max_usd"], 1.05);
+    // A lower limit: past 80 % the nearer limit turns the indicator yellow.
+    t.json(&["start", "--yes", "--max-cost", "0.9", "--max-tokens", big]);
+    t.json(&["usage", "--from-transcript", MAIN]);
+    let s = t.json(&["status"]);
+    assert_eq!(s["indicator"], "warning");
+    let text = t.run(&["status"]);
+    assert!(
+        text.ok().contains("Cost: $0.7915 / $0.90 (88%)"),
+        "{}",
+        text.stdout
+    );
+    let tokens = t.json(&["tokens"]);
+    close(&tokens["cost"]["counted_usd"], 0.791_507_5);
+    let closed = t.run(&["close"]);
+    assert!(closed.ok().contains("Cost: $0.7915"), "{}", closed.stdout);
+}

@@ -40,6 +40,8 @@ pub(crate) struct SessionStartArgs {
     project: Option<String>,
     /// Token budget of the main session (default: logbook.yaml's token_budget, 150000).
     max_tokens: Option<u64>,
+    /// Dollar budget (USD): the hooks warn near it, and deny tool calls past it when logbook.yaml says budget_action: block.
+    max_cost: Option<f64>,
     /// Close the active work session first. Without it, starting while one is active fails.
     #[serde(default)]
     yes: bool,
@@ -141,6 +143,7 @@ impl LogbookServer {
                     client: a.client,
                     project: a.project,
                     max_tokens: a.max_tokens,
+                    max_cost: a.max_cost,
                     close_active: a.yes,
                     repository: None,
                 },

@@ -12,6 +12,7 @@
 //! - `summary`: [`compose_summary`] and [`workflow_blocked`].
 //! - `names`: id prefixes and parts, required values, milestone names.
 
+pub mod cost;
 mod names;
 mod record;
 mod report;

@@ -20,6 +20,7 @@
 //! - [`archive`]: archive, unarchive, the retention policy, and delete
 //!   (the only way a run is deleted, leaving a tombstone)
 //! - [`price`]: the price table costs are computed with (`logbook prices`)
+//! - [`spend`]: what a work session spent against its dollar budget
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
 //! - [`index`]: status, sync, rebuild; [`doctor`]: checks and repairs;
@@ -51,6 +52,7 @@ pub mod resume;
 pub mod run;
 pub mod secrets;
 pub mod share;
+pub mod spend;
 pub use logbook_store::run_files;
 pub(crate) mod team;
 pub mod transcript;

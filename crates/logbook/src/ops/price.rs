@@ -12,11 +12,18 @@ use crate::model::price::{ModelPrice, PriceTable, TableId};
 /// The table this project's costs are computed with: the one `prices
 /// update` stored, else the one shipped with Logbook.
 pub fn table(p: &Logbook) -> Result<PriceTable> {
+    Ok(table_of(p)?.0)
+}
+
+/// The table in use, and whether it is `stored` or `shipped`.
+fn table_of(p: &Logbook) -> Result<(PriceTable, &'static str)> {
     let Some(text) = logbook_store::prices::read_stored(p)? else {
-        return Ok(PriceTable::shipped());
+        return Ok((PriceTable::shipped(), "shipped"));
     };
     let path = logbook_store::prices::path(p);
-    PriceTable::from_json(&text, "stored", "").map_err(|e| {
+    PriceTable::from_json(&text, "stored", "")
+        .map(|t| (t, "stored"))
+        .map_err(|e| {
         Error::invalid("prices", path.display().to_string(), e.0).with_next(Next::say(
             "load a good copy of LiteLLM's table (the prices update command, a person's step), or delete that file to use the shipped table",
         ))
@@ -90,12 +97,7 @@ pub struct PricesShown {
 /// The table in use, or only the price of `model` (as an agent's log
 /// names it); a model the table does not hold is not found.
 pub fn show(p: &Logbook, model: Option<&str>) -> Result<PricesShown> {
-    let table = table(p)?;
-    let origin = if logbook_store::prices::path(p).is_file() {
-        "stored"
-    } else {
-        "shipped"
-    };
+    let (table, origin) = table_of(p)?;
     let models = match model {
         None => table
             .models

@@ -402,6 +402,7 @@ pub fn record_measured_usage(
 ) -> Result<(WorkSession, crate::ops::transcript::Measured)> {
     let m = crate::ops::transcript::measured(p, transcript)?;
     let (ws, ()) = update(p, id, |ws| {
+        crate::model::work_session::cost::link_transcript(ws, &m.id);
         ws.tokens.current = check_count("usage --from-transcript", m.latest_total_tokens)?;
         ws.tokens.peak = ws
             .tokens

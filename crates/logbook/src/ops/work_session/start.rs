@@ -30,6 +30,8 @@ pub struct StartOptions {
     pub project: Option<String>,
     /// Budget; the config's `token_budget` when `None`.
     pub max_tokens: Option<u64>,
+    /// Dollar budget (`--max-cost`); none when `None`.
+    pub max_cost: Option<f64>,
     /// Close the active session first instead of refusing.
     pub close_active: bool,
     /// The repository it belongs to; when `None`, the project folder's
@@ -46,6 +48,10 @@ pub fn start(p: &Logbook, opts: StartOptions) -> Result<WorkSession> {
     let now = p.clock.now();
     let id = free_id(p, &named, now)?;
     let mut ws = new_session(&id, named, now);
+    if let Some(usd) = opts.max_cost {
+        let usd = crate::ops::spend::checked_usd("max_cost", usd)?;
+        crate::model::work_session::cost::set_max_cost(&mut ws, usd);
+    }
     if let Some(repo) = opts.repository.or_else(|| project_repository(p)) {
         repo.record_in(&mut ws.extra, Casing::Snake);
     }
