@@ -714,7 +714,7 @@ fn usage_footer(
     out: &mut String,
 ) {
     if with_cost {
-        cost_footer(&mut out, st, report);
+        cost_footer(out, st, report);
     }
     if report.duplicates.total_tokens > 0 {
         let _ = writeln!(
