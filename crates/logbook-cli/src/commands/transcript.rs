@@ -568,6 +568,17 @@ pub(crate) fn import_output(ctx: &Context, report: &ImportReport) -> Result<Outp
             }
         }
     }
+    for i in report.imported.iter().chain(&report.updated) {
+        for (ty, n) in &i.unknown_types {
+            let _ = writeln!(
+                out,
+                "{}: {n} record{} of an unknown type `{}`, kept as raw lines",
+                i.source.display(),
+                if *n == 1 { "" } else { "s" },
+                cell(ty)
+            );
+        }
+    }
     for s in &report.skipped {
         let _ = writeln!(out, "Skipped {}: {}", s.source.display(), s.reason);
     }

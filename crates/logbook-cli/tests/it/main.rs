@@ -14,6 +14,7 @@ mod contract;
 mod cost;
 mod demo;
 mod doctor;
+mod format_drift;
 mod environment;
 mod export;
 mod export_phoenix;
@@ -29,7 +30,6 @@ mod mcp_http;
 mod mcp_props;
 mod outputs;
 mod parse_errors;
-mod persisted_output;
 mod persisted_output;
 mod pg;
 // The benchmark's PostgreSQL finder, one file for both.

@@ -9,6 +9,7 @@ mod finding;
 mod moves;
 mod outputs;
 mod runs;
+mod transcripts;
 mod work_sessions;
 
 pub use finding::{Finding, Worded};
@@ -149,7 +150,7 @@ pub fn check_with_progress(
         } else {
             Outputs::Unsettled
         };
-        check_index_after(p, &mut report, Some(&walked), outputs)?;
+        check_index_after(p, &mut report, Some(&walked), outputs, opts.fix)?;
     }
     check_field_types(p, &mut report)?;
     check_hooks(p, opts, &mut report)?;
@@ -441,7 +442,7 @@ fn wrong_type_finding(path: &Path, field: &str) -> Finding {
 /// manifest, dangling lineage links and subagent transcripts whose parent
 /// is gone.
 pub fn check_index(p: &Logbook, report: &mut Report) -> Result<()> {
-    check_index_after(p, report, None, Outputs::Unsettled)
+    check_index_after(p, report, None, Outputs::Unsettled, false)
 }
 
 /// [`check_index`] right after the pass over every run folder, whose
@@ -453,6 +454,7 @@ fn check_index_after(
     report: &mut Report,
     walked: Option<&WalkedNames>,
     outputs: Outputs,
+    fix: bool,
 ) -> Result<()> {
     let transcripts = transcript::list(p, &transcript::ListOptions::default())?;
     let skipped = [
@@ -505,6 +507,7 @@ fn check_index_after(
     report
         .findings
         .extend(orphan_transcripts(&transcripts.transcripts));
+    transcripts::check_parsers(p, &transcripts.transcripts, fix, report)?;
     let dangling = index.read().dangling_edges()?;
     report.findings.extend(dangling_links(p, dangling, &broken));
     Ok(())

@@ -63,6 +63,10 @@ pub struct ImportedSource {
     pub total_tokens: u64,
     /// Lines that did not parse (the rest was imported).
     pub bad_lines: Vec<BadLine>,
+    /// Records of a type the parser does not know, by type: kept as raw
+    /// lines, and said by the import so that a format's drift is seen.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unknown_types: std::collections::BTreeMap<String, u64>,
     /// How many bytes of the source this import read, each counted once
     /// (a log is passed over up to three times). A log imported before
     /// reads only what was appended since (see [`pending_bytes`]), plus a
@@ -314,6 +318,7 @@ fn seed_outcome(
         parent_session_id: stored.transcript.metadata.parent_session_id.clone(),
         total_tokens: stored.transcript.metadata.latest_total_tokens,
         bad_lines: vec![],
+        unknown_types: Default::default(),
         bytes_read: logbook_store::agent_log::log_len(file).unwrap_or(0),
     };
     let outcome = match before {
@@ -495,6 +500,7 @@ fn store_log(
         parent_session_id: log.parent.clone(),
         total_tokens: log.summary.usage.total().total_tokens,
         bad_lines: log.summary.bad_lines.clone(),
+        unknown_types: log.summary.unknown_types.clone(),
         bytes_read: log.bytes_read,
     };
     if let Some((old_kind, path)) = &existing {
@@ -683,6 +689,7 @@ fn unchanged_by_name(
             .map(|b| b.total().total_tokens)
             .unwrap_or(0),
         bad_lines: old.bad_lines,
+        unknown_types: old.unknown_types,
         bytes_read: len - mark.offset(),
     }))
 }
