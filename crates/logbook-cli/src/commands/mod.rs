@@ -15,6 +15,7 @@ mod prices;
 mod run;
 mod secrets;
 mod session;
+mod statusline;
 mod team;
 mod transcript;
 mod transcript_export;
@@ -161,6 +162,9 @@ pub(crate) enum Command {
     /// Secrets in stored transcripts, run outputs and work sessions.
     #[command(subcommand)]
     Secrets(secrets::SecretsCommand),
+    /// Claude Code's status line: its JSON on stdin, one line out (model,
+    /// this session's tokens and cost, today's cost here, the budget).
+    Statusline,
     /// Raise the work session's dollar limit: budget --add-cost USD.
     Budget(budget::BudgetArgs),
     /// The price table costs are computed with: show it, or load a newer copy.
@@ -178,6 +182,10 @@ pub(crate) enum Command {
 pub(crate) fn run(cli: &Cli, printer: &Printer) -> Result<Output> {
     if let Command::Completions(args) = &cli.command {
         return infra::completions(args);
+    }
+    if let Command::Statusline = &cli.command {
+        // Never an error in the status line: whatever fails, a line.
+        return Ok(statusline::run(cli.root.clone()));
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Command::Demo(args) = &cli.command {
@@ -259,6 +267,7 @@ fn command(ctx: &Context, cli: &Cli) -> Result<Output> {
         Command::Prices(c) => prices::run(ctx, c),
         Command::Budget(a) => budget::budget(ctx, a),
         Command::Init
+        | Command::Statusline
         | Command::Mcp
         | Command::Hook(_)
         | Command::Demo(_)

@@ -254,3 +254,52 @@ fn a_work_session_costs_what_its_linked_agent_sessions_cost() {
     let closed = t.run(&["close"]);
     assert!(closed.ok().contains("Cost: $0.7915"), "{}", closed.stdout);
 }
+
+/// `logbook statusline` fed `input` on stdin.
+fn statusline(t: &TestProject, input: &str) -> crate::harness::Run {
+    use std::io::Write as _;
+    let mut c = t.cmd(&["statusline"]);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    crate::harness::Run::from(out)
+}
+
+#[test]
+fn the_status_line_shows_model_tokens_cost_and_budget_and_never_an_error() {
+    let t = TestProject::new();
+    let logs = write_logs(&t);
+    t.json(&["transcript", "import", logs.to_str().unwrap()]);
+    for garbage in ["", "not json", "[1,2]", "\u{1b}[31m{"] {
+        let r = statusline(&t, garbage);
+        assert_eq!(r.ok(), "\n", "{garbage:?}");
+        assert_eq!(r.stderr, "");
+    }
+    t.json(&[
+        "start",
+        "--yes",
+        "--max-cost",
+        "1",
+        "--max-tokens",
+        "10000000",
+    ]);
+    t.json(&["usage", "--from-transcript", MAIN]);
+    let input = format!(
+        r#"{{"session_id":"{MAIN}","model":{{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5\u001b[2J"}},"workspace":{{"current_dir":"/work/costly"}}}}"#
+    );
+    let r = statusline(&t, &input);
+    let line = r.ok();
+    assert!(line.starts_with("Sonnet 4.5"), "{line}");
+    assert!(!line.contains('\u{1b}'), "{line:?}");
+    assert!(line.contains("318,101 tok $0.79"), "{line}");
+    assert!(line.contains("$ budget [████░] 79%"), "{line}");
+    assert_eq!(line.lines().count(), 1, "{line}");
+}

@@ -20,6 +20,7 @@
 //! - [`archive`]: archive, unarchive, the retention policy, and delete
 //!   (the only way a run is deleted, leaving a tombstone)
 //! - [`price`]: the price table costs are computed with (`logbook prices`)
+//! - [`statusline`]: what an agent's status line shows
 //! - [`spend`]: what a work session spent against its dollar budget
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
@@ -53,6 +54,7 @@ pub mod run;
 pub mod secrets;
 pub mod share;
 pub mod spend;
+pub mod statusline;
 pub use logbook_store::run_files;
 pub(crate) mod team;
 pub mod transcript;
