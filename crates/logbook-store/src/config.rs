@@ -57,6 +57,11 @@ pub const DEFAULTS: &[(&str, &str, &str)] = &[
         "the most an agent's hook adds to its context after a compaction",
     ),
     (
+        "budget_action",
+        "warn",
+        "past a work session's budget the hooks warn the agent; block: deny its tool calls past --max-cost",
+    ),
+    (
         "retention",
         "{}",
         "e.g. {archive_after: 90d, statuses: [completed, failed]}; applied only when archiving by policy",
@@ -119,6 +124,7 @@ struct RawConfig {
     team_url: Option<String>,
     origin: Option<String>,
     hook_context_bytes: Option<u64>,
+    budget_action: Option<String>,
     retention: Option<RawRetention>,
 }
 
@@ -196,6 +202,9 @@ pub struct Config {
     origin: Option<String>,
     /// The most a hook's resume context holds (`hook_context_bytes`).
     pub hook_context_bytes: usize,
+    /// `budget_action: block`: past a work session's dollar limit the hooks
+    /// deny tool calls (`warn`, the default, only tells the agent).
+    pub budget_block: bool,
 }
 
 /// Where [`Config::agent_outputs_folder`] came from: what `doctor` and
@@ -377,6 +386,7 @@ impl Config {
             .filter(|o| !o.trim().is_empty())
             .or_else(|| env_value("LOGBOOK_ORIGIN"));
         let default_prefix = resolver.default_prefix(raw.default_prefix)?;
+        let budget_block = resolver.budget_block(raw.budget_action.as_deref())?;
         Ok(Config {
             root: root.to_path_buf(),
             source: (!text.is_empty() || path.is_file()).then_some(path),
@@ -398,6 +408,7 @@ impl Config {
                 .unwrap_or_else(|| default_of("token_budget").parse().unwrap_or(150_000)),
             team_url,
             origin,
+            budget_block,
             hook_context_bytes: raw
                 .hook_context_bytes
                 .and_then(|b| usize::try_from(b).ok())
@@ -629,6 +640,21 @@ impl Resolver<'_> {
             )
         })?;
         Ok(default_prefix)
+    }
+
+    /// `budget_action` as set: `warn` (the default) or `block`.
+    fn budget_block(&self, set: Option<&str>) -> Result<bool> {
+        match set.map(str::trim).unwrap_or("warn") {
+            "warn" | "" => Ok(false),
+            "block" => Ok(true),
+            other => Err(Error::config(
+                self.path,
+                format!(
+                    "line {}: key budget_action: {other:?} is neither warn nor block",
+                    self.line_of("budget_action")
+                ),
+            )),
+        }
     }
 
     fn line_of(&self, key: &str) -> usize {

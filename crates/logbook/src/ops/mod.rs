@@ -21,6 +21,7 @@
 //!   (the only way a run is deleted, leaving a tombstone)
 //! - [`price`]: the price table costs are computed with (`logbook prices`)
 //! - [`statusline`]: what an agent's status line shows
+//! - [`budget_check`]: the hooks' check of the active work session's budget (warn, or block)
 //! - [`spend`]: what a work session spent against its dollar budget
 //! - [`params`]: `find`'s filters, paging and query text as a face received
 //!   them, checked once for every face
@@ -39,6 +40,7 @@
 pub mod agent;
 pub mod archive;
 pub mod budget;
+pub mod budget_check;
 pub mod catalog;
 pub mod demo;
 pub mod doctor;
