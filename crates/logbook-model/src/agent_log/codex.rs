@@ -56,6 +56,14 @@ struct Copy {
     /// `subagent_history_start_ordinal`: lines with a lower `ordinal` are
     /// copied.
     start_ordinal: Option<u64>,
+    /// A page of a paginated thread (`history_base` in its header): its
+    /// first count goes on from the base's total, which this file may not
+    /// hold, so that count is taken as its own call's.
+    #[serde(default)]
+    continues: bool,
+    /// Whether a `token_count` was read (copied or not).
+    #[serde(default)]
+    counted: bool,
     /// In a replay that began with another thread's `session_meta`: the
     /// timestamp of the last copied line (empty when it had none).
     replaying: Option<String>,
@@ -217,9 +225,17 @@ impl Parser {
         self.copy.owned = true;
         self.copy.own_id = str_of(payload, "id").map(str::to_string);
         self.copy.born = str_of(payload, "timestamp").or(ts).map(str::to_string);
+        let base = payload.get("history_base").filter(|b| b.is_object());
+        self.copy.continues = base.is_some();
+        // Lines below the spawn's start, or the base's end, are copied.
         self.copy.start_ordinal = payload
             .get("subagent_history_start_ordinal")
-            .and_then(Value::as_u64);
+            .and_then(Value::as_u64)
+            .or_else(|| base?.get("end_ordinal_exclusive")?.as_u64());
+        let base_thread = base
+            .and_then(|b| b.get("thread_id"))
+            .and_then(Value::as_str);
+        set(&mut s.continues, base_thread);
         let spawned = payload
             .get("source")
             .and_then(|v| v.get("subagent"))
@@ -250,6 +266,7 @@ impl Parser {
                     .and_then(Usage::from_codex);
                 if let Some(total) = total {
                     self.total = total;
+                    self.copy.counted = true;
                 }
             }
             "session_meta" => {
@@ -270,15 +287,18 @@ impl Parser {
         let Some(total) = info.get("total_token_usage").and_then(Usage::from_codex) else {
             return;
         };
+        let last = info.get("last_token_usage").and_then(Usage::from_codex);
+        if self.copy.continues && !self.copy.counted {
+            // A page's first count: the base's total is in it.
+            self.total = total.minus(&last.unwrap_or(total));
+        }
+        self.copy.counted = true;
         if let Some(grew) = total.growth_over(&self.total) {
             self.summary.usage.add(self.model.as_deref(), ts, grew);
             self.total = total;
             // The context of this call: `last_token_usage`, or what the
             // total grew by when an older Codex did not write it.
-            let last = info
-                .get("last_token_usage")
-                .and_then(Usage::from_codex)
-                .unwrap_or(grew);
+            let last = last.unwrap_or(grew);
             self.summary.latest_total_tokens = last.total_tokens;
             self.summary.peak_total_tokens = self.summary.peak_total_tokens.max(last.total_tokens);
         }

@@ -202,6 +202,10 @@ pub struct LogSummary {
     /// its parent's items): kept as raw lines, neither messages nor usage.
     #[serde(default)]
     pub copied_lines: u64,
+    /// A page of a paginated Codex thread (a continuation file): the
+    /// rollout its `history_base` goes on from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
 }
 
 impl LogSummary {
@@ -378,6 +382,21 @@ pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) ->
                 .as_deref()
                 .filter(|s| is_uuid(s))
                 .or(from_name)?;
+            // A continuation page shares its thread's id: it is a
+            // transcript of its own, named by its thread and file.
+            let revision = stem.rsplit_once('_').is_some_and(|(head, rev)| {
+                !rev.is_empty()
+                    && rev.bytes().all(|b| b.is_ascii_digit())
+                    && head
+                        .get(head.len().saturating_sub(36)..)
+                        .is_some_and(is_uuid)
+            });
+            let page = summary.continues.is_some() || revision;
+            let id = if page {
+                name_uuid(&format!("codex:{}:{stem}", id.to_ascii_lowercase()))
+            } else {
+                id.to_string()
+            };
             let lower = |s: &Option<String>| {
                 s.as_deref()
                     .filter(|s| is_uuid(s))

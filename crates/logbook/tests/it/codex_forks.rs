@@ -19,6 +19,10 @@
 //!   call reaches 5950 → 5950 − 2800 = 3150 (input 3000, cached 2500,
 //!   output 150, reasoning 0), gpt-5.
 //! - all three: 2800 + 1790 + 3150 = 7740, each call once.
+//! - the parent's second page `…0001_2` (`history_base`, paginated): its
+//!   one count reaches 4400 with a last call of 1600; the page does not
+//!   hold the base's counts, so it is charged 1600 (input 1500, cached
+//!   600, output 100, reasoning 0). With it: 9340.
 
 use std::path::{Path, PathBuf};
 
@@ -199,4 +203,97 @@ fn an_older_fork_whose_copy_kept_its_dates_is_recognized_by_them() {
     let (_, s) = p.finish();
     assert_eq!(s.copied_lines, 13);
     assert_eq!(s.usage.total().total_tokens, 3150);
+}
+
+/// A child log made of a copy of a parent's counts and its own calls:
+/// with ordinals (a spawned subagent) or without (an older fork, the copy
+/// dated at the fork's instant).
+fn child_log(parent: &[u64], own: &[u64], ordinals: bool) -> Vec<String> {
+    let tc = |total: u64, last: u64| {
+        serde_json::json!({"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": total, "output_tokens": 0, "total_tokens": total},
+            "last_token_usage": {"input_tokens": last, "output_tokens": 0, "total_tokens": last}}})
+    };
+    let mut out = vec![];
+    let mut push = |ts: String, ordinal: usize, ty: &str, payload: serde_json::Value| {
+        let mut line = serde_json::json!({"timestamp": ts, "type": ty, "payload": payload});
+        if ordinals {
+            line["ordinal"] = ordinal.into();
+        }
+        out.push(line.to_string());
+    };
+    let start = parent.len() + 2;
+    let mut meta = serde_json::json!({"id": SUBAGENT, "timestamp": "2026-01-20T09:05:00.000Z",
+        "forked_from_id": PARENT});
+    if ordinals {
+        meta["subagent_history_start_ordinal"] = start.into();
+    }
+    push("2026-01-20T09:05:00.000Z".into(), 0, "session_meta", meta);
+    push(
+        "2026-01-20T09:05:00.001Z".into(),
+        1,
+        "session_meta",
+        serde_json::json!({"id": PARENT}),
+    );
+    let mut total = 0;
+    for (i, n) in parent.iter().enumerate() {
+        total += n;
+        push(
+            format!("2026-01-20T09:05:00.{:03}Z", i + 2),
+            i + 2,
+            "event_msg",
+            tc(total, *n),
+        );
+    }
+    for (i, n) in own.iter().enumerate() {
+        total += n;
+        push(
+            format!("2026-01-20T09:06:{:02}.000Z", i % 60),
+            start + i,
+            "event_msg",
+            tc(total, *n),
+        );
+    }
+    out
+}
+
+proptest::proptest! {
+    /// Whatever the parent's copy holds, the child is charged with its own
+    /// calls only: the copy's counts are where its counter starts.
+    #[test]
+    fn a_child_is_charged_with_its_own_calls_only(
+        parent in proptest::collection::vec(1u64..1_000_000, 0..20),
+        own in proptest::collection::vec(1u64..1_000_000, 0..20),
+        ordinals in proptest::arbitrary::any::<bool>(),
+    ) {
+        let mut p = LogParser::new(Format::Codex);
+        for (i, line) in child_log(&parent, &own, ordinals).iter().enumerate() {
+            p.line(i as u64 + 1, line);
+        }
+        let (_, s) = p.finish();
+        proptest::prop_assert_eq!(s.usage.total().total_tokens, own.iter().sum::<u64>());
+        proptest::prop_assert_eq!(s.copied_lines, parent.len() as u64 + 1);
+        proptest::prop_assert_eq!(s.fork_of.as_deref(), Some(PARENT));
+    }
+}
+
+#[test]
+fn a_continuation_page_is_its_own_transcript_charged_with_its_own_calls() {
+    let path = sessions().join(format!(
+        "2026/01/20/rollout-2026-01-20T09-00-00-{PARENT}_2.jsonl"
+    ));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut p = LogParser::new(Format::Codex);
+    let mut messages = vec![];
+    for (i, line) in text.lines().enumerate() {
+        messages.extend(p.line(i as u64 + 1, line));
+    }
+    let (last, s) = p.finish();
+    messages.extend(last);
+    assert_eq!(s.usage.total(), codex(1500, 600, 100, 0));
+    assert_eq!(s.continues.as_deref(), Some(PARENT));
+    assert_eq!(texts(&messages), ["Tag the release now", "Tagged v1.1.0."]);
+    let who = agent_log::identity(Format::Codex, &path, &s).unwrap();
+    assert_ne!(who.id, PARENT);
+    assert_eq!(who, agent_log::identity(Format::Codex, &path, &s).unwrap());
 }

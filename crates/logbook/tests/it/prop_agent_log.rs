@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::agent_log::{MAIN_ID, fixtures};
 use crate::arb;
 
-const FILES: [(&str, Format); 4] = [
+const FILES: [(&str, Format); 7] = [
     (
         "claude/-work-demo/11111111-2222-4333-8444-555566667777.jsonl",
         Format::ClaudeCode,
@@ -28,6 +28,20 @@ const FILES: [(&str, Format); 4] = [
     (
         "codex/2026/01/18/rollout-2026-01-18T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001.jsonl",
         Format::Codex,
+    ),
+    // A spawned subagent (ordinals) and a fork (a rewritten-timestamp
+    // copy), see codex_forks.rs; a Claude Code persisted output stub.
+    (
+        "../codex_forks/sessions/2026/01/20/rollout-2026-01-20T09-05-00-0199bbbb-0000-7000-8000-000000000002.jsonl",
+        Format::Codex,
+    ),
+    (
+        "../codex_forks/sessions/2026/01/20/rollout-2026-01-20T10-00-00-0199bbbb-0000-7000-8000-000000000003.jsonl",
+        Format::Codex,
+    ),
+    (
+        "../claude_persisted/-work-big/55555555-6666-4777-8888-999900001111.jsonl",
+        Format::ClaudeCode,
     ),
 ];
 
