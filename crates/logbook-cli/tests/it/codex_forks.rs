@@ -2,7 +2,8 @@
 //! library's fixtures laid out as Codex writes them
 //! (`~/.codex/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`; the usage of each
 //! is worked out by hand in `crates/logbook/tests/it/codex_forks.rs`):
-//! parent 2800, spawned subagent 1790, fork 3150, all 7740.
+//! parent 2800, spawned subagent 1790, fork 3150, the parent's second
+//! page 1600, all 9340.
 
 use std::path::{Path, PathBuf};
 
@@ -45,12 +46,12 @@ fn a_fork_and_a_spawned_subagent_are_billed_once_and_linked_to_their_parent() {
     t.envs
         .push(("HOME".into(), home.to_string_lossy().into_owned()));
     let r = t.json(&["transcript", "import", "--from-home"]);
-    assert_eq!(r["imported"].as_array().unwrap().len(), 3, "{r:#}");
+    assert_eq!(r["imported"].as_array().unwrap().len(), 4, "{r:#}");
 
     let all = t.json(&["transcript", "usage", "--all", "--by", "session"]);
-    assert_eq!(all["total"]["total_tokens"], 7740, "{all:#}");
-    assert_eq!(all["total"]["input_tokens"], 2500 + 1700 + 3000);
-    assert_eq!(all["total"]["cached_input_tokens"], 1400 + 700 + 2500);
+    assert_eq!(all["total"]["total_tokens"], 9340, "{all:#}");
+    assert_eq!(all["total"]["input_tokens"], 2500 + 1700 + 3000 + 1500);
+    assert_eq!(all["total"]["cached_input_tokens"], 1400 + 700 + 2500 + 600);
 
     let sub = t.json(&["transcript", "usage", SUBAGENT]);
     let own = row(&sub["transcripts"], SUBAGENT);
@@ -80,7 +81,10 @@ fn a_fork_and_a_spawned_subagent_are_billed_once_and_linked_to_their_parent() {
         .flat_map(|m| m["blocks"].as_array().unwrap().clone())
         .filter_map(|b| b["content"].as_str().map(str::to_string))
         .collect();
-    assert!(!said.iter().any(|s| s.contains("Plan the release")), "{said:?}");
+    assert!(
+        !said.iter().any(|s| s.contains("Plan the release")),
+        "{said:?}"
+    );
     // The stored log copy keeps every line, the copied ones too.
     assert_eq!(shown["rawLines"].as_array().map(Vec::len), Some(19));
 }
