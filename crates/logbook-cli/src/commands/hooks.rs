@@ -59,6 +59,9 @@ pub(crate) struct ChangeArgs {
     /// Print the change as a unified diff and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Also set Claude Code's statusLine to `logbook statusline`, when none is set.
+    #[arg(long)]
+    statusline: bool,
 }
 
 impl ChangeArgs {
@@ -95,7 +98,20 @@ pub(crate) fn run(root: &Path, cmd: &HooksCommand) -> Result<Output> {
                 }
             };
             let change = ops::install(root, a.agent.into(), a.scope(), &exe, a.dry_run)?;
-            change_output(&change)
+            let added = ops::install_extras(
+                root,
+                a.agent.into(),
+                a.scope(),
+                &exe,
+                a.dry_run,
+                a.statusline,
+            )?;
+            let mut out = change_output(&change)?;
+            if !added.is_empty() && !a.dry_run {
+                out.human
+                    .push_str(&format!("Also set: {}\n", added.join(", ")));
+            }
+            Ok(out)
         }
         HooksCommand::Uninstall(a) => {
             let change = ops::uninstall(root, a.agent.into(), a.scope(), a.dry_run)?;

@@ -345,6 +345,52 @@ pub fn install(
     Ok(changed)
 }
 
+/// Adds Logbook's handler running `command` to one more `event`: Claude
+/// Code's and Codex's `PreToolUse`, installed only under `budget_action:
+/// block` (a process per tool call is paid only by who asked for it).
+pub fn install_event(
+    settings: &mut Map<String, Value>,
+    event: &str,
+    command: &str,
+) -> Result<bool, ShapeError> {
+    hooks_of(settings)?;
+    let wanted = handler(command);
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(hooks) = hooks.as_object_mut() else {
+        return Err(ShapeError("its \"hooks\" is not an object".into()));
+    };
+    let groups = hooks
+        .entry(event.to_string())
+        .or_insert_with(|| Value::Array(vec![]));
+    let Value::Array(groups) = groups else {
+        return Err(ShapeError(format!(
+            "its \"hooks\".\"{event}\" is a JSON {}, not an array",
+            json_type(groups)
+        )));
+    };
+    Ok(install_in(groups, &wanted))
+}
+
+/// Claude Code's status-line command: `logbook statusline`.
+pub fn statusline_command(exe: &Path) -> String {
+    format!("{} statusline", shell_quote(&exe.to_string_lossy()))
+}
+
+/// Sets Claude Code's `statusLine` to run `command`, only when none is set:
+/// someone's own status line is never overwritten. Returns whether it was set.
+pub fn set_status_line(settings: &mut Map<String, Value>, command: &str) -> bool {
+    if settings.get("statusLine").is_some_and(|v| !v.is_null()) {
+        return false;
+    }
+    settings.insert(
+        "statusLine".into(),
+        serde_json::json!({"type": "command", "command": command}),
+    );
+    true
+}
+
 /// [`install`] for one event's list of groups. Logbook's handler is kept
 /// only in a group that fires for every source (see
 /// [`matches_every_source`]): one in a group behind a matcher (another

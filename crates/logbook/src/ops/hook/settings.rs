@@ -158,6 +158,48 @@ pub fn install(
     })
 }
 
+/// What [`install`] adds beside the agent's usual events: the `PreToolUse`
+/// hook when the project's `budget_action` is `block` (Claude Code, Codex),
+/// and Claude Code's `statusLine` when `statusline` is asked and none is
+/// set. Returns what it added (or would add, with `dry_run`).
+pub fn install_extras(
+    root: &Path,
+    agent: HookAgent,
+    scope: HookScope,
+    exe: &Path,
+    dry_run: bool,
+    statusline: bool,
+) -> Result<Vec<String>> {
+    let block = logbook_store::config::Config::load(root).is_ok_and(|c| c.budget_block);
+    let claude = agent == HookAgent::ClaudeCode;
+    if !block && !(statusline && claude) {
+        return Ok(vec![]);
+    }
+    let (hook, line) = match scope {
+        HookScope::Shared => (SHARED_COMMAND.to_string(), "logbook statusline".to_string()),
+        _ => (entries::hook_command(exe), entries::statusline_command(exe)),
+    };
+    let path = agent_settings::settings_path(agent, scope, root)?;
+    let mut added = vec![];
+    edit(&path, agent, dry_run, |value| {
+        if block
+            && entries::install_event(value, "PreToolUse", &hook)
+                .map_err(|e| agent_settings::shape_error(&path, e.0))?
+        {
+            added.push("PreToolUse".to_string());
+        }
+        if statusline && claude && entries::set_status_line(value, &line) {
+            added.push("statusLine".to_string());
+        }
+        Ok(if added.is_empty() {
+            HookAction::AlreadyInstalled
+        } else {
+            HookAction::Updated
+        })
+    })?;
+    Ok(added)
+}
+
 /// Removes every Logbook entry from `agent`'s settings file at `scope`,
 /// and the containers that removal left empty; nothing else in the file
 /// changes.
