@@ -19,7 +19,6 @@ mod format_drift;
 mod environment;
 mod export;
 mod export_phoenix;
-mod first_answer;
 mod freshness;
 mod harness;
 mod hooks;
