@@ -447,10 +447,11 @@ fn model_price(e: &Map<String, Value>) -> Option<ModelPrice> {
     })
 }
 
-/// US dollars rounded to a millionth, as reports show them: sums of float
-/// products carry noise past that.
+/// US dollars rounded to a billionth, as reports give them: sums of float
+/// products carry noise past that, and per-token prices reach a
+/// ten-millionth of a dollar.
 pub fn round_usd(usd: f64) -> f64 {
-    (usd * 1e6).round() / 1e6
+    (usd * 1e9).round() / 1e9
 }
 
 #[cfg(test)]

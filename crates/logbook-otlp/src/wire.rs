@@ -53,6 +53,7 @@ fn any(v: &AttrValue) -> AnyValue {
     let value = match v {
         AttrValue::Str(s) => any_value::Value::StringValue(s.clone()),
         AttrValue::Int(i) => any_value::Value::IntValue(*i),
+        AttrValue::Double(d) => any_value::Value::DoubleValue(*d),
         AttrValue::Bool(b) => any_value::Value::BoolValue(*b),
         AttrValue::StrList(l) => any_value::Value::ArrayValue(ArrayValue {
             values: l

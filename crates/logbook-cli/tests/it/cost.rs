@@ -303,3 +303,33 @@ fn the_status_line_shows_model_tokens_cost_and_budget_and_never_an_error() {
     assert!(line.contains("$ budget [████░] 79%"), "{line}");
     assert_eq!(line.lines().count(), 1, "{line}");
 }
+
+#[test]
+fn the_otlp_export_carries_each_turns_cost() {
+    use crate::export::{Collector, attr, spans_of};
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    let t = TestProject::new();
+    t.run(&["init"]).ok();
+    let logs = write_logs(&t);
+    t.json(&["transcript", "import", logs.to_str().unwrap()]);
+    let c = Collector::start(vec![]);
+    let endpoint = c.base();
+    t.json(&["export", "otlp", "--endpoint", &endpoint, "--all"]);
+    let spans = spans_of(&c.received(), false);
+    let cost_of = |model: &str| -> Vec<f64> {
+        spans
+            .iter()
+            .filter(|s| s.name == format!("chat {model}"))
+            .filter_map(|s| match attr(s, "gen_ai.usage.cost") {
+                Some(Any::DoubleValue(d)) => Some(*d),
+                _ => None,
+            })
+            .collect()
+    };
+    // The call past 200k, at its long-context rates (see above).
+    assert_eq!(cost_of("claude-sonnet-4-20250514"), vec![0.682_507_5]);
+    assert_eq!(cost_of("claude-sonnet-4-5-20250929"), vec![0.1005]);
+    // Not priced: no cost attribute, never zero.
+    assert!(cost_of("gpt-9-made-up").is_empty());
+    assert!(spans.iter().any(|s| s.name == "chat gpt-9-made-up"));
+}

@@ -20,6 +20,7 @@ use super::span::{
     AttrValue, Attribute, Span, SpanEvent, SpanId, SpanKind, SpanLink, SpanStatus, TraceId,
 };
 use crate::model::agent_log::{self, Usage};
+use crate::model::price::{PriceTable, round_usd};
 use crate::model::run::{Run, RunStatus};
 use crate::model::transcript::{self, Kind, Message, Transcript, tools};
 use crate::model::work_session::WorkSession;
@@ -379,6 +380,20 @@ pub fn transcript(
     content: bool,
     counted_elsewhere: &dyn Fn(&str) -> bool,
 ) -> Vec<Span> {
+    transcript_priced(t, kind, content, counted_elsewhere, None)
+}
+
+/// [`transcript`] with each model turn's cost at `prices`
+/// (`gen_ai.usage.cost`, US dollars, the attribute Langfuse reads; left
+/// out for a model not priced) and the table it came from
+/// (`logbook.cost.prices`).
+pub fn transcript_priced(
+    t: &Transcript,
+    kind: Kind,
+    content: bool,
+    counted_elsewhere: &dyn Fn(&str) -> bool,
+    prices: Option<&PriceTable>,
+) -> Vec<Span> {
     let md = &t.metadata;
     let main = match (kind, &md.parent_session_id) {
         (Kind::Subagent, Some(parent)) => parent.as_str(),
@@ -395,6 +410,7 @@ pub fn transcript(
         trace_id: transcript_trace(main),
         root: transcript_span(&t.id),
         start,
+        prices,
     };
     let total = agent_log::usage_of(md).map(|book| book.total());
     let mut spans = vec![cx.root_span(total)];
@@ -415,6 +431,7 @@ struct TranscriptTrace<'a> {
     trace_id: TraceId,
     root: SpanId,
     start: u64,
+    prices: Option<&'a PriceTable>,
 }
 
 impl TranscriptTrace<'_> {
@@ -533,6 +550,15 @@ impl TranscriptTrace<'_> {
         }
         if let Some(u) = &turn.usage {
             attrs.extend(usage_attributes(u));
+            let cost = self
+                .prices
+                .zip(model)
+                .and_then(|(t, m)| Some((t, t.cost_of_call(m, u)?)));
+            if let Some((table, cost)) = cost {
+                attrs.push(("gen_ai.usage.cost", AttrValue::Double(round_usd(cost.usd))));
+                let from = format!("{} ({})", table.id.source, table.id.date);
+                attrs.push(str_attr("logbook.cost.prices", from));
+            }
         }
         if turn.elsewhere {
             attrs.push((

@@ -391,6 +391,8 @@ fn export_transcripts(p: &Logbook, opts: &ExportOptions, out: &mut Batcher<'_>) 
     let mut order: Vec<&crate::model::transcript::Summary> = listing.transcripts.iter().collect();
     order.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
     let mut owner: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    // Each turn's cost at the project's prices (`gen_ai.usage.cost`).
+    let prices = crate::ops::price::table(p).ok();
     for s in order {
         let Some(book) = logbook_store::transcript::read_head(&s.file)
             .ok()
@@ -422,7 +424,7 @@ fn export_transcripts(p: &Logbook, opts: &ExportOptions, out: &mut Batcher<'_>) 
             continue;
         };
         let elsewhere = |call: &str| owner.get(call).is_some_and(|o| *o != s.id);
-        for span in map::transcript(&t, s.kind, opts.content, &elsewhere) {
+        for span in map::transcript_priced(&t, s.kind, opts.content, &elsewhere, prices.as_ref()) {
             out.push(span)?;
         }
         out.done(rec);
@@ -545,7 +547,8 @@ fn redact_span(span: &mut Span) {
                         redact_string(s);
                     }
                 }
-                span::AttrValue::Int(_) | span::AttrValue::Bool(_) => {}
+                span::AttrValue::Int(_) | span::AttrValue::Double(_) | span::AttrValue::Bool(_) => {
+                }
             }
         }
     };

@@ -83,6 +83,8 @@ pub enum AttrValue {
     Str(String),
     /// A whole number (token counts, exit codes).
     Int(i64),
+    /// A real number (a cost in US dollars).
+    Double(f64),
     /// A flag.
     Bool(bool),
     /// A list of texts (tags).

@@ -31,7 +31,7 @@ pub fn add(a: &mut MaybeCost, b: MaybeCost) {
     };
 }
 
-/// A cost as JSON shows it: dollars to the millionth, `null` when not priced.
+/// A cost as JSON shows it: dollars to the billionth, `null` when not priced.
 pub fn usd(c: MaybeCost) -> Option<f64> {
     c.map(|c| round_usd(c.usd))
 }
