@@ -33,8 +33,10 @@ use logbook_model::transcript::parse_file_name;
 
 mod persisted;
 mod transcript;
+mod unpack;
 
 pub use transcript::{Head, Written, write_transcript_from};
+pub use unpack::{UNPACKED_AT_MOST, Unpacked, is_compressed, unpack};
 
 /// How many lines [`detect`] reads looking for one that names its agent.
 const DETECT_LINES: usize = 64;
@@ -337,6 +339,14 @@ const SNIFF_BYTES: usize = 16 * 1024;
 /// none of them says. Memory holds at most [`SNIFF_BYTES`] of a line.
 pub fn detect(path: &Path) -> Result<Option<Format>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file: Box<dyn Read> = if is_compressed(path) {
+        match ruzstd::decoding::StreamingDecoder::new(BufReader::new(file)) {
+            Ok(d) => Box::new(d),
+            Err(_) => return Ok(None),
+        }
+    } else {
+        Box::new(file)
+    };
     let mut reader = BufReader::new(file.take(64 << 20));
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     for _ in 0..DETECT_LINES {
@@ -540,7 +550,9 @@ pub fn find_logs(root: &Path) -> Result<Found> {
                 stack.push(path);
                 continue;
             }
-            let wanted = name.ends_with(".jsonl") || parse_file_name(&name).is_some();
+            let wanted = name.ends_with(".jsonl")
+                || name.ends_with(".jsonl.zst")
+                || parse_file_name(&name).is_some();
             if !wanted || crate::is_temp_file(&name) {
                 continue;
             }

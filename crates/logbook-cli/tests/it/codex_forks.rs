@@ -88,3 +88,52 @@ fn a_fork_and_a_spawned_subagent_are_billed_once_and_linked_to_their_parent() {
     // The stored log copy keeps every line, the copied ones too.
     assert_eq!(shown["rawLines"].as_array().map(Vec::len), Some(19));
 }
+
+/// Codex's compressed old rollouts: `tests/fixtures/codex_zst` holds one
+/// `.jsonl.zst` (made with the zstd tool; unpacked: one call of 770 =
+/// input 700, output 70).
+#[test]
+fn a_compressed_rollout_is_imported_and_named_by_its_own_path() {
+    const ID: &str = "0199cccc-0000-7000-8000-00000000000a";
+    let mut t = TestProject::new();
+    let home = t.path("home");
+    let day = home.join(".codex/sessions/2026/01/19");
+    std::fs::create_dir_all(&day).unwrap();
+    let name = format!("rollout-2026-01-19T08-00-00-{ID}.jsonl.zst");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../logbook/tests/fixtures/codex_zst/sessions/2026/01/19")
+            .join(&name),
+        day.join(&name),
+    )
+    .unwrap();
+    t.envs
+        .push(("HOME".into(), home.to_string_lossy().into_owned()));
+    let r = t.json(&["transcript", "import", "--from-home"]);
+    let imported = r["imported"].as_array().unwrap();
+    assert_eq!(imported.len(), 1, "{r:#}");
+    assert_eq!(imported[0]["id"], ID);
+    assert!(
+        imported[0]["source"].as_str().unwrap().ends_with(&name),
+        "{r:#}"
+    );
+    let usage = t.json(&["transcript", "usage", ID]);
+    assert_eq!(usage["total"]["total_tokens"], 770, "{usage:#}");
+    let shown = t.json(&["transcript", "show", ID]);
+    assert!(
+        shown["metadata"]["source"]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".jsonl.zst")
+    );
+    // Again: unchanged, and no unpacked copy is left behind.
+    let again = t.json(&["transcript", "import", "--from-home"]);
+    assert_eq!(
+        again["unchanged"].as_array().map(Vec::len),
+        Some(1),
+        "{again:#}"
+    );
+    let left = t.path(".logbook/unpacked");
+    let n = std::fs::read_dir(&left).unwrap().count();
+    assert_eq!(n, 0, "unpacked copies left in {}", left.display());
+}

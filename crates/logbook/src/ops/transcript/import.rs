@@ -344,19 +344,37 @@ fn import_log(
     on_bytes: &dyn Fn(u64),
     ran_in: Option<&Repository>,
 ) -> Result<Outcome> {
-    let source = logbook_store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
+    let original = logbook_store::fs::resolved(file).map_err(|e| Error::io(file, e))?;
+    // A compressed log (Codex's old rollouts) is read unpacked; it is
+    // named by its own path and never grows, so it keeps no checkpoint.
+    let unpacked = if logbook_store::agent_log::is_compressed(&original) {
+        Some(logbook_store::agent_log::unpack(
+            &p.config.state_dir(),
+            &original,
+        )?)
+    } else {
+        None
+    };
+    let source = unpacked
+        .as_ref()
+        .map_or(original.clone(), |u| u.path().to_path_buf());
     let len = logbook_store::agent_log::log_len(&source)?;
     let cursors = logbook_store::import_cursor::dir(&p.config.state_dir());
     // Where the last import stopped, when the log is still the one it read:
     // only the bytes after it are read (appended since, or a last line that
     // had no newline yet).
-    let cursor = logbook_store::import_cursor::load(&cursors, &source, len, format);
+    let cursor = logbook_store::import_cursor::load(&cursors, &source, len, format)
+        .filter(|_| unpacked.is_none());
     let from = cursor.as_ref().map(|(c, _)| c);
     let bytes_read = match &cursor {
         Some((c, checked)) => checked + (len - c.at.offset()),
         None => len,
     };
-    if let Some(mut same) = unchanged_by_name(p, &source, len, format, from)? {
+    let same = match unpacked {
+        None => unchanged_by_name(p, &source, len, format, from)?,
+        Some(_) => None,
+    };
+    if let Some(mut same) = same {
         same.bytes_read = bytes_read;
         return Ok(Outcome::Unchanged(same));
     }
@@ -364,7 +382,11 @@ fn import_log(
     if let Some(reason) = nothing_to_import(&summary) {
         return Ok(Outcome::Skipped(reason));
     }
-    let Some(who) = agent_log::identity(format, &source, &summary) else {
+    let named = match &unpacked {
+        Some(_) => original.with_extension(""),
+        None => source.clone(),
+    };
+    let Some(who) = agent_log::identity(format, &named, &summary) else {
         return Ok(Outcome::Skipped(
             "no session id: neither the file name nor its lines name one".into(),
         ));
@@ -375,10 +397,11 @@ fn import_log(
     } else {
         Kind::Main
     };
-    let src = log_source(format, &source, len, &summary, fp.as_string());
+    let src = log_source(format, &original, len, &summary, fp.as_string());
     let metadata = log_metadata(&summary, &who, &src, ran_in);
     let log = ScannedLog {
         source,
+        compressed: unpacked.is_some(),
         len,
         format,
         from,
@@ -395,8 +418,11 @@ fn import_log(
 
 /// A log read and decided on, ready to be stored as a transcript.
 struct ScannedLog<'a> {
-    /// The log, absolute.
+    /// The log, absolute (a compressed log's unpacked copy).
     source: PathBuf,
+    /// Whether `source` is a compressed log's unpacked copy: it keeps no
+    /// checkpoint.
+    compressed: bool,
     len: u64,
     format: Format,
     /// Where the last import stopped, when it still holds.
@@ -491,7 +517,7 @@ fn store_log(
     let _lock = p.locks.exclusive(&log.id.lock_name())?;
     let existing = logbook_store::transcript::find_live(dir, log.id.as_str());
     let mut item = ImportedSource {
-        source: log.source.clone(),
+        source: PathBuf::from(&log.src.path),
         format: log.format.as_str(),
         id: log.id.to_string(),
         kind: log.kind,
@@ -533,7 +559,10 @@ fn store_log(
     let written = write_log(p, &log, &target, previous.as_deref(), resume, on_bytes)?;
     // A cache: when it cannot be written, the next import reads the whole
     // log (the old checkpoint no longer matches the stored file).
-    let _ = logbook_store::import_cursor::save(cursors, &log.source, log.format, &target, written);
+    if !log.compressed {
+        let _ =
+            logbook_store::import_cursor::save(cursors, &log.source, log.format, &target, written);
+    }
     item.file = target;
     Ok(if existing.is_some() {
         Outcome::Updated(item)
