@@ -336,3 +336,40 @@ proptest! {
         prop_assert_eq!(summary, run(format, &lines));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A damaged compressed rollout (bytes changed, cut, or none of it
+    /// zstd) never panics the unpacking or the detection: it is refused or
+    /// read as what it unpacks to.
+    #[test]
+    fn a_damaged_compressed_rollout_never_panics(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..8),
+        cut in any::<prop::sample::Index>(),
+        garbage in any::<bool>(),
+    ) {
+        let name = "rollout-2026-01-19T08-00-00-0199cccc-0000-7000-8000-00000000000a.jsonl.zst";
+        let mut bytes = std::fs::read(fixtures().join("../codex_zst/sessions/2026/01/19").join(name)).unwrap();
+        if garbage {
+            bytes = flips.iter().map(|(_, b)| *b).collect();
+        } else {
+            for (at, b) in &flips {
+                let i = at.index(bytes.len());
+                bytes[i] = *b;
+            }
+            bytes.truncate(cut.index(bytes.len() + 1));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let _ = logbook_store::agent_log::detect(&path);
+        if let Ok(unpacked) = logbook_store::agent_log::unpack(dir.path(), &path) {
+            let text = std::fs::read(unpacked.path()).unwrap();
+            prop_assert!(text.len() as u64 <= logbook_store::agent_log::UNPACKED_AT_MOST);
+        }
+        // The unpacked copy is gone once dropped.
+        let left = std::fs::read_dir(dir.path().join("unpacked")).map_or(0, |d| d.count());
+        prop_assert_eq!(left, 0);
+    }
+}
