@@ -379,7 +379,13 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
                 cell(&t.title)
             },
             st.dim(&format!(
-                "{parent}{origin}{}",
+                "{parent}{origin}{}{}",
+                // A measured session's cost; nothing for the others.
+                if t.usage.is_some() {
+                    format!("  {}", usd_cell(row.cost_usd))
+                } else {
+                    String::new()
+                },
                 if row.live { "  (live)" } else { "" }
             ))
         );

@@ -333,3 +333,27 @@ fn the_otlp_export_carries_each_turns_cost() {
     assert!(cost_of("gpt-9-made-up").is_empty());
     assert!(spans.iter().any(|s| s.name == "chat gpt-9-made-up"));
 }
+
+#[test]
+fn transcript_list_gives_each_sessions_own_cost() {
+    let t = TestProject::new();
+    let logs = write_logs(&t);
+    t.json(&["transcript", "import", logs.to_str().unwrap()]);
+    let list = t.json(&["transcript", "list", "--all"]);
+    let cost = |id: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id || (id == "sub" && r["kind"] == "subagent"))
+            .unwrap()["cost_usd"]
+            .clone()
+    };
+    // Three models, one past its long-context tier: priced call by call.
+    close(&cost(MAIN), 0.789_007_5);
+    // One model: from the index's counts.
+    close(&cost("sub"), 0.0025);
+    assert_eq!(cost(ODD), Value::Null);
+    let text = t.run(&["transcript", "list", "--all"]);
+    assert!(text.ok().contains("$0.7890"), "{}", text.stdout);
+    assert!(text.stdout.contains("not priced"), "{}", text.stdout);
+}

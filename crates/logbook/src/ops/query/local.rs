@@ -68,6 +68,7 @@ impl Backend for Local<'_> {
                 .map(|summary| TranscriptRow {
                     origin: None,
                     live: listing.live.contains(&summary.id),
+                    cost_usd: None,
                     summary,
                 })
                 .collect(),

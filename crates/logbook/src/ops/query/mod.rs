@@ -300,6 +300,10 @@ pub struct TranscriptRow {
     /// An agent is writing it now ([`crate::ops::transcript::live`]);
     /// always false from the team catalog, which cannot tell.
     pub live: bool,
+    /// What its own calls cost (USD) at the project's prices; `null` when
+    /// not measured from a log, or a model of it is not priced.
+    #[serde(rename = "cost_usd")]
+    pub cost_usd: Option<f64>,
 }
 
 /// What [`Backend::transcripts`] returns.

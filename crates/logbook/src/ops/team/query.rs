@@ -381,6 +381,7 @@ impl Team<'_> {
                     TranscriptRow {
                         origin: Some(t.origin),
                         live: false,
+                        cost_usd: None,
                         summary,
                     },
                     metadata,

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::model::agent_log::{Call, Usage, UsageBook};
 use crate::model::price::{Cost, PriceTable, TableId, round_usd};
+use crate::model::transcript::Summary;
 
 /// A cost that may not be known: `None` when some of its tokens are of a
 /// model the table does not price.
@@ -143,6 +144,22 @@ fn priced<'a>(
         table.cost_of_total(model, &total.minus(&counted)),
     );
     cost
+}
+
+/// What one listed transcript's own calls cost: from the index's counts
+/// when it used one model without long-context tiers, else from its
+/// stored usage book (its head); `None` when it was not measured from a
+/// log, its file is not here (another machine's), or a model is not priced.
+pub fn of_summary(table: &PriceTable, s: &Summary) -> Option<f64> {
+    let usage = s.usage?;
+    if let [model] = s.models.as_slice()
+        && table.find(model).is_some_and(|(_, p)| p.tiers.is_empty())
+    {
+        return usd(table.cost_of_total(model, &usage));
+    }
+    let head = logbook_store::transcript::read_head(&s.file).ok()?;
+    let book = crate::model::agent_log::usage_of(&head.metadata)?;
+    usd(book_cost(table, &book, &mut CostNotes::default()).total())
 }
 
 /// Which table a report's costs were computed with, and what it assumed.

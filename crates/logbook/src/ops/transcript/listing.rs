@@ -123,7 +123,14 @@ impl ListRequest {
     /// scope.
     pub fn list(&self, p: &Logbook, caller: &Caller) -> Result<Transcripts> {
         let opts = self.resolve(p, caller)?;
-        query::backend(p, self.scope)?.transcripts(&opts)
+        let mut listed = query::backend(p, self.scope)?.transcripts(&opts)?;
+        // Each row's cost: from the index's counts for one model, else
+        // from its own head (a page's rows, not the whole store).
+        let table = crate::ops::price::table(p)?;
+        for row in &mut listed.rows {
+            row.cost_usd = super::cost::of_summary(&table, &row.summary);
+        }
+        Ok(listed)
     }
 }
 
