@@ -19,6 +19,7 @@ mod format_drift;
 mod environment;
 mod export;
 mod export_phoenix;
+mod first_answer;
 mod freshness;
 mod harness;
 mod hooks;
