@@ -566,3 +566,100 @@ mod streams {
             .collect())
     }
 }
+
+/// Claude Code as a [`super::agents::LogAgent`].
+pub struct ClaudeCode;
+
+/// The line types Claude Code writes.
+const LINE_TYPES: [&str; 7] = [
+    "user",
+    "assistant",
+    "summary",
+    "system",
+    "progress",
+    "file-history-snapshot",
+    "queue-operation",
+];
+
+impl super::agents::LogAgent for ClaudeCode {
+    fn format(&self) -> super::Format {
+        super::Format::ClaudeCode
+    }
+
+    fn wrote(&self, line: &super::agents::FirstLine<'_>) -> bool {
+        line.session || LINE_TYPES.contains(&line.ty)
+    }
+
+    fn owns_path(&self, path: &std::path::Path) -> bool {
+        let s = path.to_string_lossy();
+        s.contains("/.claude/projects/") || s.contains("/subagents/agent-")
+    }
+
+    fn log_roots(
+        &self,
+        home: Option<&std::path::Path>,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Vec<std::path::PathBuf> {
+        let mut dirs: Vec<std::path::PathBuf> = env("CLAUDE_CONFIG_DIR")
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default();
+        dirs.extend(home.map(|h| h.join(".claude")));
+        dirs.into_iter().map(|d| d.join("projects")).collect()
+    }
+
+    fn identity(&self, path: &std::path::Path, summary: &LogSummary) -> Option<super::Identity> {
+        identity(path, summary)
+    }
+
+    fn usage_rule(&self) -> &'static str {
+        "each call counted once: per (message.id, requestId) the streamed entry with the largest input + output + cache-creation + cache-read total; assistant lines only"
+    }
+
+    fn hooks(&self) -> Option<crate::hook::settings::HookAgent> {
+        Some(crate::hook::settings::HookAgent::ClaudeCode)
+    }
+}
+
+/// The transcript of a Claude Code log: a main session's file is
+/// `<session uuid>.jsonl`; a subagent (`agentId` on its lines, or a file
+/// `subagents/agent-<id>.jsonl`) is [`super::subagent_id`] of the session
+/// and agent ids, its parent the `sessionId` its lines carry.
+fn identity(path: &std::path::Path, summary: &LogSummary) -> Option<super::Identity> {
+    use super::{Identity, is_session_uuid as is_uuid, subagent_id};
+    let stem = path.file_stem()?.to_string_lossy();
+    let in_subagents = path
+        .parent()
+        .and_then(|d| d.file_name())
+        .is_some_and(|n| n == "subagents");
+    let agent = summary
+        .agent_id
+        .clone()
+        .or_else(|| in_subagents.then(|| stem.trim_start_matches("agent-").to_string()));
+    match agent {
+        Some(agent) => {
+            let session = summary.session_id.clone().or_else(|| {
+                // `<session>/subagents/agent-<id>.jsonl`
+                let dir = path.parent()?.parent()?.file_name()?;
+                Some(dir.to_string_lossy().into_owned())
+            })?;
+            let parent = is_uuid(&session).then(|| session.to_ascii_lowercase());
+            Some(Identity {
+                id: subagent_id(&session, &agent),
+                parent,
+                fork_of: None,
+            })
+        }
+        None => {
+            let id = if is_uuid(&stem) {
+                stem.to_string()
+            } else {
+                summary.session_id.clone().filter(|s| is_uuid(s))?
+            };
+            Some(Identity {
+                id: id.to_ascii_lowercase(),
+                parent: None,
+                fork_of: None,
+            })
+        }
+    }
+}

@@ -469,3 +469,96 @@ fn content_block(item: Value) -> Value {
         other => other,
     }
 }
+
+/// Codex as a [`super::agents::LogAgent`].
+pub struct Codex;
+
+impl super::agents::LogAgent for Codex {
+    fn format(&self) -> super::Format {
+        super::Format::Codex
+    }
+
+    fn wrote(&self, line: &super::agents::FirstLine<'_>) -> bool {
+        line.payload
+            && matches!(
+                line.ty,
+                "session_meta" | "turn_context" | "response_item" | "compacted" | "event_msg"
+            )
+    }
+
+    fn owns_path(&self, path: &std::path::Path) -> bool {
+        let s = path.to_string_lossy();
+        s.contains("/.codex/sessions/")
+            || path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+    }
+
+    fn log_roots(
+        &self,
+        home: Option<&std::path::Path>,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Vec<std::path::PathBuf> {
+        env("CODEX_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".codex")))
+            .map(|d| d.join("sessions"))
+            .into_iter()
+            .collect()
+    }
+
+    fn identity(&self, path: &std::path::Path, summary: &LogSummary) -> Option<super::Identity> {
+        identity(path, summary)
+    }
+
+    fn usage_rule(&self) -> &'static str {
+        "cumulative total_token_usage: an event counts what it adds to the previous total; a fork's or spawned subagent's copied counts are its starting point, not its calls"
+    }
+
+    fn hooks(&self) -> Option<crate::hook::settings::HookAgent> {
+        Some(crate::hook::settings::HookAgent::Codex)
+    }
+}
+
+/// The transcript of a Codex log: `session_meta`'s id, else the UUID that
+/// ends the file name; a continuation page its own id; the parent of a
+/// spawned subagent and what a fork was forked from.
+fn identity(path: &std::path::Path, summary: &LogSummary) -> Option<super::Identity> {
+    use super::{Identity, is_session_uuid as is_uuid, name_uuid};
+    let stem = path.file_stem()?.to_string_lossy();
+    let from_name = stem
+        .len()
+        .checked_sub(36)
+        .and_then(|at| stem.get(at..))
+        .filter(|s| is_uuid(s));
+    let id = summary
+        .session_id
+        .as_deref()
+        .filter(|s| is_uuid(s))
+        .or(from_name)?;
+    // A continuation page shares its thread's id: it is a
+    // transcript of its own, named by its thread and file.
+    let revision = stem.rsplit_once('_').is_some_and(|(head, rev)| {
+        !rev.is_empty()
+            && rev.bytes().all(|b| b.is_ascii_digit())
+            && head
+                .get(head.len().saturating_sub(36)..)
+                .is_some_and(is_uuid)
+    });
+    let page = summary.continues.is_some() || revision;
+    let id = if page {
+        name_uuid(&format!("codex:{}:{stem}", id.to_ascii_lowercase()))
+    } else {
+        id.to_string()
+    };
+    let lower = |s: &Option<String>| {
+        s.as_deref()
+            .filter(|s| is_uuid(s))
+            .map(str::to_ascii_lowercase)
+    };
+    Some(Identity {
+        id: id.to_ascii_lowercase(),
+        parent: lower(&summary.parent_id),
+        fork_of: lower(&summary.fork_of),
+    })
+}

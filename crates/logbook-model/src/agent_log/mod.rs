@@ -34,6 +34,7 @@
 //! assert_eq!(summary.usage.total().total_tokens, 15);
 //! ```
 
+pub mod agents;
 pub mod claude_code;
 pub mod codex;
 mod pairing;
@@ -122,29 +123,11 @@ impl Format {
     }
 
     fn decide(ty: &str, payload: bool, session: bool) -> Option<Format> {
-        if payload
-            && matches!(
-                ty,
-                "session_meta" | "turn_context" | "response_item" | "compacted" | "event_msg"
-            )
-        {
-            return Some(Format::Codex);
-        }
-        if session
-            || matches!(
-                ty,
-                "user"
-                    | "assistant"
-                    | "summary"
-                    | "system"
-                    | "progress"
-                    | "file-history-snapshot"
-                    | "queue-operation"
-            )
-        {
-            return Some(Format::ClaudeCode);
-        }
-        None
+        agents::wrote(&agents::FirstLine {
+            ty,
+            payload,
+            session,
+        })
     }
 }
 
@@ -329,86 +312,12 @@ pub struct Identity {
 ///   import; the parent is the `sessionId` its lines carry.
 /// - Codex: `session_meta`'s id, else the UUID that ends the file name.
 pub fn identity(format: Format, path: &std::path::Path, summary: &LogSummary) -> Option<Identity> {
-    let stem = path.file_stem()?.to_string_lossy();
-    let is_uuid = |s: &str| {
-        crate::ids::TranscriptId::parse(s).is_ok() && !crate::ids::is_legacy_transcript_id(s)
-    };
-    match format {
-        Format::ClaudeCode => {
-            let in_subagents = path
-                .parent()
-                .and_then(|d| d.file_name())
-                .is_some_and(|n| n == "subagents");
-            let agent = summary
-                .agent_id
-                .clone()
-                .or_else(|| in_subagents.then(|| stem.trim_start_matches("agent-").to_string()));
-            match agent {
-                Some(agent) => {
-                    let session = summary.session_id.clone().or_else(|| {
-                        // `<session>/subagents/agent-<id>.jsonl`
-                        let dir = path.parent()?.parent()?.file_name()?;
-                        Some(dir.to_string_lossy().into_owned())
-                    })?;
-                    let parent = is_uuid(&session).then(|| session.to_ascii_lowercase());
-                    Some(Identity {
-                        id: subagent_id(&session, &agent),
-                        parent,
-                        fork_of: None,
-                    })
-                }
-                None => {
-                    let id = if is_uuid(&stem) {
-                        stem.to_string()
-                    } else {
-                        summary.session_id.clone().filter(|s| is_uuid(s))?
-                    };
-                    Some(Identity {
-                        id: id.to_ascii_lowercase(),
-                        parent: None,
-                        fork_of: None,
-                    })
-                }
-            }
-        }
-        Format::Codex => {
-            let from_name = stem
-                .len()
-                .checked_sub(36)
-                .and_then(|at| stem.get(at..))
-                .filter(|s| is_uuid(s));
-            let id = summary
-                .session_id
-                .as_deref()
-                .filter(|s| is_uuid(s))
-                .or(from_name)?;
-            // A continuation page shares its thread's id: it is a
-            // transcript of its own, named by its thread and file.
-            let revision = stem.rsplit_once('_').is_some_and(|(head, rev)| {
-                !rev.is_empty()
-                    && rev.bytes().all(|b| b.is_ascii_digit())
-                    && head
-                        .get(head.len().saturating_sub(36)..)
-                        .is_some_and(is_uuid)
-            });
-            let page = summary.continues.is_some() || revision;
-            let id = if page {
-                name_uuid(&format!("codex:{}:{stem}", id.to_ascii_lowercase()))
-            } else {
-                id.to_string()
-            };
-            let lower = |s: &Option<String>| {
-                s.as_deref()
-                    .filter(|s| is_uuid(s))
-                    .map(str::to_ascii_lowercase)
-            };
-            Some(Identity {
-                id: id.to_ascii_lowercase(),
-                parent: lower(&summary.parent_id),
-                fork_of: lower(&summary.fork_of),
-            })
-        }
-    }
+    agents::of(format).identity(path, summary)
+}
+
+/// Whether `s` is a session UUID a transcript can be named by.
+pub(super) fn is_session_uuid(s: &str) -> bool {
+    crate::ids::TranscriptId::parse(s).is_ok() && !crate::ids::is_legacy_transcript_id(s)
 }
 
 /// The transcript id of the Claude Code subagent `agent_id` (its

@@ -771,16 +771,8 @@ pub fn pending_bytes(p: &Logbook, file: &Path, format: Format) -> Result<u64> {
 /// `$CODEX_HOME/sessions`), those that exist.
 pub fn home_sources() -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut out = vec![];
-    let mut claude: Vec<PathBuf> = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(|v| std::env::split_paths(&v).collect())
-        .unwrap_or_default();
-    claude.extend(home.iter().map(|h| h.join(".claude")));
-    out.extend(claude.into_iter().map(|d| d.join("projects")));
-    let codex = std::env::var_os("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".codex")));
-    out.extend(codex.map(|d| d.join("sessions")));
+    // Each agent says where it keeps its logs (`agent_log::agents`).
+    let mut out = agent_log::agents::log_roots(home.as_deref(), &|k| std::env::var_os(k));
     let mut seen = vec![];
     out.retain(|d| {
         let keep = logbook_store::fs::is_folder(d) && !seen.contains(d);
