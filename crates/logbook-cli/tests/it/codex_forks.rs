@@ -67,6 +67,9 @@ fn a_fork_and_a_spawned_subagent_are_billed_once_and_linked_to_their_parent() {
     assert_eq!(row(&list, SUBAGENT)["parentSessionId"], PARENT);
     assert_eq!(row(&list, FORK)["kind"], "main");
     assert!(row(&list, FORK)["parentSessionId"].is_null());
+    assert_eq!(row(&list, FORK)["forkOf"], PARENT);
+    assert!(row(&list, SUBAGENT).get("forkOf").is_none());
+    assert!(row(&list, PARENT).get("forkOf").is_none());
     // Titles are the person's prompts, not Codex's injected instructions.
     assert_eq!(row(&list, PARENT)["title"], "Plan the release");
     assert_eq!(row(&list, FORK)["title"], "Now write the release notes");

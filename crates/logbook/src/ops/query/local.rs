@@ -69,6 +69,7 @@ impl Backend for Local<'_> {
                     origin: None,
                     live: listing.live.contains(&summary.id),
                     cost_usd: None,
+                    fork_of: transcript::listing::fork_of(&summary),
                     summary,
                 })
                 .collect(),

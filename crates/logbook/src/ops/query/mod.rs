@@ -304,6 +304,10 @@ pub struct TranscriptRow {
     /// not measured from a log, or a model of it is not priced.
     #[serde(rename = "cost_usd")]
     pub cost_usd: Option<f64>,
+    /// A fork (a Codex `codex fork`): the session it was forked from, as
+    /// its metadata's `forkOf` says; absent for any other transcript.
+    #[serde(rename = "forkOf", skip_serializing_if = "Option::is_none")]
+    pub fork_of: Option<String>,
 }
 
 /// What [`Backend::transcripts`] returns.

@@ -382,6 +382,10 @@ impl Team<'_> {
                         origin: Some(t.origin),
                         live: false,
                         cost_usd: None,
+                        fork_of: metadata
+                            .as_ref()
+                            .and_then(crate::model::agent_log::fork_of)
+                            .map(str::to_string),
                         summary,
                     },
                     metadata,

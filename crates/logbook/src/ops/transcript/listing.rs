@@ -147,3 +147,14 @@ impl UsageScope {
         }
     }
 }
+
+/// The session a listed transcript was forked from (`forkOf` in its
+/// metadata), read from its file's head: only an agent's log can be a fork
+/// (Codex's today), so other transcripts are not opened.
+pub fn fork_of(t: &crate::model::transcript::Summary) -> Option<String> {
+    if t.source != crate::model::agent_log::Format::Codex.as_str() {
+        return None;
+    }
+    let head = logbook_store::transcript::read_head(&t.file).ok()?;
+    crate::model::agent_log::fork_of(&head.metadata).map(str::to_string)
+}
