@@ -111,11 +111,43 @@ impl HookProject {
     }
 
     /// One more exchange, then the Stop hook that imports it: its whole
-    /// process in ms.
+    /// process in ms. A Stop queues its import for the detached worker it
+    /// starts; the worker is waited for, untimed, so the next sample does
+    /// not share the machine with it.
     pub(crate) fn stop_ms(&mut self) -> Result<f64> {
         self.append(1)?;
         let stop = self.payload("Stop", r#","stop_hook_active":false"#);
-        timed(&self.bin, &self.root, &["hook"], Some(&stop))
+        let ms = timed(&self.bin, &self.root, &["hook"], Some(&stop))?;
+        self.drained()?;
+        Ok(ms)
+    }
+
+    /// One more exchange, then `transcript import` of the log: what the
+    /// Stop's worker does, as a whole process, in ms.
+    fn import_ms(&mut self) -> Result<f64> {
+        self.append(1)?;
+        timed(
+            &self.bin,
+            &self.root,
+            &["transcript", "import", &self.log_arg()],
+            None,
+        )
+    }
+
+    /// Waits until the hooks' queue is empty: the worker did every job.
+    fn drained(&self) -> Result<()> {
+        let queue = self.root.join(".logbook/hooks/queue");
+        let start = Instant::now();
+        while std::fs::read_dir(&queue).is_ok_and(|mut d| d.next().is_some()) {
+            if start.elapsed().as_secs() > 120 {
+                bail!(
+                    "the hook's worker left {} unfinished for 2 minutes",
+                    queue.display()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        Ok(())
     }
 
     /// The SessionStart hook after a compaction (it answers with the
@@ -156,16 +188,20 @@ pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
     let mut stops = vec![];
     let mut starts = vec![];
     let mut versions = vec![];
+    let mut imports = vec![];
     for i in 0..=REPS {
         let s = project.stop_ms()?;
         let c = project.compact_ms()?;
         let v = project.version_ms()?;
+        let m = project.import_ms()?;
         if i > 0 {
             stops.push(s);
             starts.push(c);
             versions.push(v);
+            imports.push(m);
         }
     }
+    let m50 = percentile(&mut imports, 0.5);
     let v50 = percentile(&mut versions, 0.5);
     let s50 = percentile(&mut stops, 0.5);
     let c50 = percentile(&mut starts, 0.5);
@@ -181,12 +217,12 @@ pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
     let w50 = percentile(&mut wholes, 0.5);
     let log_mib = std::fs::metadata(&project.log)?.len() as f64 / (1 << 20) as f64;
     row(
-        "Stop hook's import of one more exchange (incremental), against importing the whole log",
-        format!("{s50:.2} ms median (whole hook process), log of {log_mib:.1} MiB"),
+        "Import of one more exchange (incremental: what the Stop's worker does), against importing the whole log",
+        format!("{m50:.2} ms median (whole `transcript import` process), log of {log_mib:.1} MiB"),
         format!("{w50:.2} ms median `transcript import` of the whole log"),
-        format!("{:.3}×", s50 / w50),
+        format!("{:.3}×", m50 / w50),
         "under 0.1× the whole import",
-        Some(s50 < 0.1 * w50),
+        Some(m50 < 0.1 * w50),
     );
     row(
         "`logbook hook` SessionStart after a compaction (answers with the resume context), whole process",

@@ -91,6 +91,47 @@ pub struct LogbookServer {
     /// `stat` while nothing in its folder changed, and still sees a run
     /// another program finished by the very next call.
     stamps: Option<Arc<logbook::StampWatch>>,
+    /// The project the last calls found, shared by the clones: found again
+    /// only when what discovery reads changed ([`Found`]).
+    found: Arc<Found>,
+}
+
+/// The projects this server found last (one for the calls that may create
+/// it, one for those that may not), each with the stamp of what finding it
+/// read: a call whose stamp is the same takes the kept project (its parsed
+/// config, its index writer) instead of reading and parsing
+/// `logbook.yaml` again; a config written, edited or removed, or a nearer
+/// project made, since the last call is found afresh.
+#[derive(Debug, Default)]
+struct Found {
+    kept: std::sync::Mutex<[Option<(logbook::DiscoveryStamp, Logbook)>; 2]>,
+}
+
+impl Found {
+    /// The project a call made from `cwd` works on, as
+    /// [`LogbookServer::project`] would find it now.
+    fn project(
+        &self,
+        cwd: &Path,
+        root: Option<&Path>,
+        create: bool,
+        open: Open,
+    ) -> logbook::Result<Logbook> {
+        let stamp = logbook::discovery_stamp(cwd, root);
+        let slot = usize::from(create);
+        {
+            let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((was, p)) = &kept[slot]
+                && *was == stamp
+            {
+                return Ok(p.for_call());
+            }
+        }
+        let p = LogbookServer::project(cwd, root, create, open)?;
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept[slot] = Some((stamp, p.clone()));
+        Ok(p.for_call())
+    }
 }
 
 impl LogbookServer {
@@ -103,6 +144,7 @@ impl LogbookServer {
             tool_router: Self::tools(),
             calls: Arc::new(pool::Pool::new()),
             stamps: logbook::StampWatch::new().map(Arc::new),
+            found: Arc::default(),
         }
     }
 
@@ -119,14 +161,29 @@ impl LogbookServer {
         )
     }
 
-    /// The project as it is now: discovered on every call, so a
-    /// `logbook.yaml` written after the server started counts.
-    fn project(root: Option<&Path>, create: bool, open: Open) -> logbook::Result<Logbook> {
-        let cwd = std::env::current_dir().map_err(|e| logbook::Error::io(Path::new("."), e))?;
+    /// What finds the project a call works on, on the thread that runs it
+    /// (`create`: one that may create it), through the kept [`Found`].
+    fn finder(&self, create: bool) -> impl FnOnce() -> logbook::Result<Logbook> + Send + 'static {
+        let (root, open, found) = (self.root.clone(), self.open, Arc::clone(&self.found));
+        move || {
+            let cwd = std::env::current_dir().map_err(|e| logbook::Error::io(Path::new("."), e))?;
+            found.project(&cwd, root.as_deref(), create, open)
+        }
+    }
+
+    /// The project as it is now, discovered from `cwd`; [`Found`] keeps it
+    /// for the calls that follow while what discovery reads is unchanged,
+    /// so a `logbook.yaml` written after the server started counts.
+    fn project(
+        cwd: &Path,
+        root: Option<&Path>,
+        create: bool,
+        open: Open,
+    ) -> logbook::Result<Logbook> {
         if create {
-            Logbook::discover_or_new(&cwd, root).map(open)
+            Logbook::discover_or_new(cwd, root).map(open)
         } else {
-            Logbook::discover(&cwd, root).map(open)
+            Logbook::discover(cwd, root).map(open)
         }
     }
 
@@ -137,11 +194,8 @@ impl LogbookServer {
     where
         F: FnOnce(&Logbook) -> logbook::Result<Value> + Send + 'static,
     {
-        let (root, open, stamps) = (self.root.clone(), self.open, self.stamps.clone());
-        let answer = self
-            .calls
-            .run(move || Self::run(root.as_deref(), create, open, stamps, op))
-            .await;
+        let (find, stamps) = (self.finder(create), self.stamps.clone());
+        let answer = self.calls.run(move || Self::run(find(), stamps, op)).await;
         Ok(Self::answer(answer))
     }
 
@@ -189,16 +243,13 @@ impl LogbookServer {
     /// thread (the thread may have run another call before: nothing of that
     /// one's is kept).
     fn run<F>(
-        root: Option<&Path>,
-        create: bool,
-        open: Open,
+        project: logbook::Result<Logbook>,
         stamps: Option<Arc<logbook::StampWatch>>,
         op: F,
     ) -> (logbook::Result<Value>, Vec<String>)
     where
         F: FnOnce(&Logbook) -> logbook::Result<Value>,
     {
-        let project = Self::project(root, create, open);
         match project.map(|p| match stamps {
             Some(stamps) => p.with_stamp_watch(stamps),
             None => p,
@@ -328,9 +379,9 @@ impl ServerHandler for LogbookServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
-        let (root, open) = (self.root.clone(), self.open);
+        let find = self.finder(false);
         self.blocking(move || {
-            let p = Self::project(root.as_deref(), false, open).map_err(tool_error)?;
+            let p = find().map_err(tool_error)?;
             resources::list(&p, cursor.as_deref())
         })
         .await
@@ -351,9 +402,9 @@ impl ServerHandler for LogbookServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let (root, open) = (self.root.clone(), self.open);
+        let find = self.finder(false);
         self.blocking(move || {
-            let p = Self::project(root.as_deref(), false, open).map_err(tool_error)?;
+            let p = find().map_err(tool_error)?;
             resources::read(&p, &request.uri).map(Into::into)
         })
         .await
@@ -395,9 +446,9 @@ impl ServerHandler for LogbookServer {
         };
         let session = arg("session")?;
         let detail = arg("detail")?;
-        let (root, open) = (self.root.clone(), self.open);
+        let find = self.finder(false);
         self.blocking(move || {
-            let p = Self::project(root.as_deref(), false, open).map_err(tool_error)?;
+            let p = find().map_err(tool_error)?;
             let detail = detail
                 .as_deref()
                 .unwrap_or("")

@@ -10,6 +10,8 @@
 //!   changed; [`index_file`]: the index's SQLite file (its folder, size,
 //!   identity, removal and replacement by a rebuild).
 //! - [`repo`]: which repository a folder belongs to, read from its git files.
+//! - [`discovery`]: what finding a project reads, so a long-lived server
+//!   finds it again only when that changed.
 //! - [`sys`]: what differs between Unix systems (a file's metadata through
 //!   an open folder, a folder's listing, the host name), Linux's fast path
 //!   and the portable one every other Unix takes; nothing else in Logbook
@@ -37,6 +39,7 @@ pub mod agent_log;
 pub mod agent_settings;
 pub mod archive;
 pub mod config;
+pub mod discovery;
 pub mod export_cursor;
 pub mod fs;
 pub mod hook;

@@ -38,6 +38,7 @@ pub mod ops;
 pub use context::Logbook;
 pub use logbook_model as model;
 pub use logbook_model::{Error, ErrorKind, Result, clock, error, notice};
+pub use logbook_store::discovery::{DiscoveryStamp, stamp as discovery_stamp};
 pub use logbook_store::stamp_watch::StampWatch;
 pub use logbook_store::{PathTrust, Project};
 

@@ -235,6 +235,31 @@ fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
+/// The jobs waiting in the hook queue under `root`'s state folder.
+fn queued_jobs(root: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(root.join(".logbook/hooks/queue"))
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until the detached worker a Stop started has done every queued
+/// job of the project at `root`: a Stop only queues its import.
+#[track_caller]
+fn drained_at(root: &Path) {
+    eventually("the worker drained the queue", || {
+        queued_jobs(root).is_empty()
+    });
+}
+
+#[track_caller]
+fn drained(t: &TestProject) {
+    drained_at(t.root());
+}
+
 fn codex_output_schema(event: &str) -> jsonschema::Validator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/codex-hook-schemas")
@@ -356,6 +381,7 @@ fn each_stop_imports_what_the_log_gained_and_precompact_records_the_compaction()
     for i in 1..=3 {
         claude.turn(&format!("step {i}"));
         hook(&t, &claude.payload("stop")).answer();
+        drained(&t);
         assert_eq!(messages(&t, SESSION), 2 * i, "after stop {i}");
     }
     hook(&t, &claude.payload("pre-compact-auto")).answer();
@@ -395,6 +421,7 @@ fn a_subagent_is_imported_and_linked_to_its_parent() {
     let line = serde_json::json!({"type":"user","sessionId":SESSION,"agentId":"a1b2c3d","isSidechain":true,"uuid":"10000000-0000-4000-8000-000000000001","timestamp":"2026-11-26T10:00:30.000Z","cwd":t.root(),"message":{"role":"user","content":"find the call sites"}});
     std::fs::write(&sub_log, format!("{line}\n")).unwrap();
     hook(&t, &claude.payload("subagent-stop")).answer();
+    drained(&t);
     let subs = t.json(&["transcript", "list", "--subagents"]);
     let sub = subs
         .as_array()
@@ -416,6 +443,7 @@ fn outside_any_project_records_go_to_the_per_user_home() {
     claude.turn("work outside a project");
     let env = [("LOGBOOK_HOME", home.to_str().unwrap())];
     hook_with(&t, &repo, &claude.payload("stop"), &env).answer();
+    drained_at(&home);
     assert!(
         !repo.join(".logbook").exists() && !t.path(".logbook").exists(),
         "a folder that never asked for Logbook gets no files"
@@ -490,6 +518,7 @@ fn four_parallel_sessions_lose_nothing_and_duplicate_nothing() {
             });
         }
     });
+    drained(&t);
     for id in &sessions {
         assert_eq!(messages(&t, id), 10, "{id}");
     }
@@ -618,11 +647,69 @@ fn work_a_dead_worker_left_is_reported_and_done_by_a_later_hook_or_doctor() {
         .unwrap();
     hook(&t, &claude.payload("stop")).answer();
     eventually("the later hook's worker", || !path.exists());
+    drained(&t);
     assert_eq!(t.doctor(&[])["findings"], serde_json::json!([]));
     let ws = &t.json(&["status"])["agent_sessions"][0];
     assert_eq!(ws["compactions"].as_array().unwrap().len(), 1, "{ws}");
     assert_eq!(ws["compactions"][0]["trigger"], "manual");
     assert_eq!(messages(&t, SESSION), 2);
+}
+
+/// Whether a worker of the project at `root` is running.
+fn workers_of(root: &Path) -> bool {
+    Command::new("pgrep")
+        .args(["-f", &format!("hook --drain --root {}", root.display())])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_stop_only_queues_and_the_next_stop_finishes_what_a_killed_worker_left() {
+    let t = TestProject::new();
+    started(&t);
+    let mut claude = Agent::claude(&t, SESSION);
+    hook(&t, &claude.payload("session-start-startup")).answer();
+    claude.turn("first");
+    // The transcript's lock held: the Stop's worker waits on it until
+    // killed, its job still queued.
+    let held = hold_lock(&t, "transcript-55556666");
+    hook_with(
+        &t,
+        t.root(),
+        &claude.payload("stop"),
+        &[("LOGBOOK_LOCK_TIMEOUT", "600")],
+    )
+    .answer();
+    // The hook answered with its job queued and nothing imported.
+    let job = queued_jobs(t.root());
+    assert_eq!(job.len(), 1, "{job:?}");
+    assert!(t.run(&["transcript", "show", SESSION]).code != 0);
+    eventually("the worker started", || workers_of(t.root()));
+    let root = t.root().to_string_lossy().into_owned();
+    Command::new("pkill")
+        .args(["-9", "-f", &format!("hook --drain --root {root}")])
+        .status()
+        .unwrap();
+    eventually("the worker died", || !workers_of(t.root()));
+    drop(held);
+    assert_eq!(queued_jobs(t.root()), job, "the killed worker's job stays");
+    // The next turn's Stop: its worker does the old job and its own.
+    claude.turn("second");
+    hook(&t, &claude.payload("stop")).answer();
+    drained(&t);
+    assert_eq!(messages(&t, SESSION), 4);
+    // The same messages as one import of the whole log.
+    let fresh = TestProject::new();
+    fresh.run(&["init"]).ok();
+    fresh
+        .run(&["transcript", "import", &claude.log.to_string_lossy()])
+        .ok();
+    assert_eq!(
+        transcript(&t, SESSION)["messages"],
+        transcript(&fresh, SESSION)["messages"]
+    );
+    assert_eq!(t.doctor(&[])["findings"], serde_json::json!([]));
 }
 
 /// A small filesystem that fills up, where the test may mount one; else
@@ -939,6 +1026,7 @@ fn a_session_is_live_from_its_start_until_its_end_or_ten_idle_minutes() {
     hook(&t, &claude.payload("session-start-startup")).answer();
     claude.turn("step 1");
     hook(&t, &claude.payload("stop")).answer();
+    drained(&t);
     assert_eq!(listed_live(&t, SESSION, &[]), (true, true));
     // Ten minutes without a change: over, though no SessionEnd came.
     let later = logbook::clock::Clock::SYSTEM.now() + jiff::SignedDuration::from_mins(11);

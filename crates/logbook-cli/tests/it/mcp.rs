@@ -1059,6 +1059,30 @@ fn a_run_another_program_finishes_in_place_is_seen_by_the_very_next_find_runs() 
 }
 
 #[test]
+fn a_config_written_edited_or_removed_while_the_server_runs_counts_from_the_next_call() {
+    let t = project();
+    t.run(&["init"]).ok();
+    let mut m = Mcp::start(&t);
+    let user_of = |m: &mut Mcp, agent: &str| -> Value {
+        let started = m.ok("run_start", json!({"agent": agent, "workflow": "w"}));
+        started["manifest"]["execution"]["user"].clone()
+    };
+    let before = user_of(&mut m, "first");
+    // The server keeps the project it found between calls; a config
+    // written since is read by the very next one, even one of the same
+    // length written within the same second.
+    let config = t.path("logbook.yaml");
+    let kept = std::fs::read_to_string(&config).unwrap();
+    assert!(kept.contains("user: ''"), "{kept}");
+    std::fs::write(&config, kept.replace("user: ''", "user: ann")).unwrap();
+    assert_eq!(user_of(&mut m, "second"), "ann");
+    std::fs::write(&config, kept.replace("user: ''", "user: bob")).unwrap();
+    assert_eq!(user_of(&mut m, "third"), "bob");
+    std::fs::remove_file(&config).unwrap();
+    assert_eq!(user_of(&mut m, "fourth"), before);
+}
+
+#[test]
 fn four_servers_and_the_cli_writing_at_once_lose_nothing_and_duplicate_nothing() {
     let mut t = project();
     // Correctness, not speed, is checked here: on a loaded 2-core machine

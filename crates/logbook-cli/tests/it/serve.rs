@@ -226,6 +226,16 @@ fn claude_hook(t: &TestProject, event: &str, session: &str, log: &std::path::Pat
         .write_all(payload.to_string().as_bytes())
         .unwrap();
     assert!(child.wait().unwrap().success());
+    // A Stop only queues its import: its detached worker does it.
+    let queue = t.path(".logbook/hooks/queue");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_dir(&queue).is_ok_and(|mut d| d.next().is_some()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook's worker did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// 100 pages follow one live session while it grows (each holds its

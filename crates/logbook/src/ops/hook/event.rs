@@ -6,7 +6,8 @@
 //! - PreCompact imports the log as it stands before the agent summarizes
 //!   it, and records the compaction on the work session.
 //! - Stop, SubagentStop, SessionEnd and PostCompact import what the log
-//!   gained since the last import (a subagent's log too), incrementally.
+//!   gained since the last import (a subagent's log too), incrementally;
+//!   a Stop's import is always the worker's, the hook only queues it.
 //! - SessionStart and SessionEnd mark the session live and over
 //!   ([`crate::ops::transcript::live`]).
 //!
@@ -91,7 +92,8 @@ pub fn answer(p: &Logbook, job: &Job) -> Result<Option<Value>> {
     let e = &job.event;
     let resuming = matches!(e.source.as_deref(), Some("compact" | "resume"));
     if e.name() != EventName::SessionStart || !resuming {
-        return Ok(None);
+        // The work session's budget: a warning, or a tool call denied.
+        return crate::ops::budget_check::hook_answer(p, job);
     }
     if work_session::active(p)?.is_none() {
         return Ok(None);
@@ -194,9 +196,8 @@ fn link_session(
         cwd: job.cwd.to_str(),
         compaction,
     };
-    let every_turn = matches!(name, EventName::Stop | EventName::SubagentStop);
     let mut work_session = None;
-    if !every_turn || !linked(p, session_id, event.agent)? {
+    if !every_turn(name) || !linked(p, session_id, event.agent)? {
         // The per-user home holds many repositories' sessions.
         let repo = if p.is_user_home() {
             Some(logbook_store::repo::identify(&job.cwd).unwrap_or_default())
@@ -325,8 +326,8 @@ pub enum Next {
 
 /// Handles one received event: queues it, gives `answered` the answer as
 /// soon as it is known (the agent is waiting for it), then does the job
-/// unless it is too large for a hook's time. An error after the job was
-/// queued leaves it queued for a worker.
+/// unless it is a Stop's (see [`every_turn`]) or too large for a hook's
+/// time. An error after the job was queued leaves it queued for a worker.
 pub fn handle(r: &Received, answered: &mut dyn FnMut(Option<Value>)) -> Result<Next> {
     let (p, job) = (&r.project, &r.job);
     // Queued before anything is written, so work cut short is found again.
@@ -335,7 +336,10 @@ pub fn handle(r: &Received, answered: &mut dyn FnMut(Option<Value>)) -> Result<N
     answered(reply.as_ref().ok().cloned().flatten());
     let path = queued?;
     reply?;
-    if pending(job, p) > INLINE_BYTES {
+    // A Stop fires after every turn and the agent waits for it: once its
+    // job is durably queued it is the worker's, so the hook reads neither
+    // the log, the checkpoint nor the transcript.
+    if every_turn(&job.event.name()) || pending(job, p) > INLINE_BYTES {
         return Ok(Next::Worker);
     }
     // A worker that found the job first does it; this hook need not wait.
@@ -348,6 +352,12 @@ pub fn handle(r: &Received, answered: &mut dyn FnMut(Option<Value>)) -> Result<N
     } else {
         Next::Done
     })
+}
+
+/// Whether `name` is an event an agent sends after every turn (Stop,
+/// SubagentStop): its work is always left to the detached worker.
+pub fn every_turn(name: &EventName) -> bool {
+    matches!(name, EventName::Stop | EventName::SubagentStop)
 }
 
 /// Records a failure in the hook failure log, for `doctor`.
