@@ -37,6 +37,7 @@ const GROUPS: &[&str] = &[
     "memory",
     "mcp",
     "hook",
+    "statusline",
     "web",
     "page",
     "scale",

@@ -31,6 +31,7 @@ mod register;
 mod report;
 mod scale;
 mod size;
+mod statusline;
 mod synth;
 mod team;
 mod transcripts;
@@ -161,6 +162,14 @@ fn main() -> Result<()> {
             Some(bin) => hook::rows(&bin, &root, &mut row)?,
             None => eprintln!(
                 "no `logbook` binary beside this one: skipping the hook rows (cargo build --release -p logbook-cli)"
+            ),
+        }
+    }
+    if args.wants("statusline") {
+        match find_bin(args.logbook.clone()) {
+            Some(bin) => statusline::rows(&bin, &root, &mut row)?,
+            None => eprintln!(
+                "no `logbook` binary beside this one: skipping the statusline row (cargo build --release -p logbook-cli)"
             ),
         }
     }

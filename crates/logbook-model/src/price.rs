@@ -171,15 +171,22 @@ fn listed_name<'a>(provider: &str, key: &'a str) -> Option<&'a str> {
 impl PriceTable {
     /// The table shipped with Logbook.
     pub fn shipped() -> PriceTable {
-        // The shipped file is tested (`shipped_table_reads`); an empty
-        // table here would price nothing, never wrongly.
-        PriceTable::from_json(SHIPPED, "shipped", "").unwrap_or_else(|_| PriceTable {
-            id: TableId {
-                source: "none".into(),
-                date: String::new(),
-            },
-            models: BTreeMap::new(),
-        })
+        // Read once per process: the status line and a hook ask for it
+        // several times in one short run.
+        static TABLE: std::sync::OnceLock<PriceTable> = std::sync::OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                // The shipped file is tested (`shipped_table_reads`); an
+                // empty table here would price nothing, never wrongly.
+                PriceTable::from_json(SHIPPED, "shipped", "").unwrap_or_else(|_| PriceTable {
+                    id: TableId {
+                        source: "none".into(),
+                        date: String::new(),
+                    },
+                    models: BTreeMap::new(),
+                })
+            })
+            .clone()
     }
 
     /// Reads a LiteLLM-shaped JSON text. Its `_logbook` member, when there
