@@ -280,7 +280,13 @@ proptest! {
         // A page larger than the tree, so a changed run never pushes an
         // unchanged one out, and kept whole (see `scan::WHOLE_KEPT`: a
         // listing past it reads each run again as it prints it).
-        let q = RunQuery { limit: Some(1000), offset: 0, ..asked.query() };
+        // The live set, where the changed runs are.
+        let q = RunQuery {
+            limit: Some(1000),
+            offset: 0,
+            archive: ArchiveScope::Live,
+            ..asked.query()
+        };
         let done = AtomicBool::new(false);
         let answers: Vec<Page> = std::thread::scope(|s| {
             s.spawn(|| {
