@@ -348,6 +348,9 @@ impl Parser {
             }
             "" => None,
             other => {
+                // Kept whole as a block, and counted: the format moved.
+                let key = format!("response_item/{other}");
+                *self.summary.unknown_types.entry(key).or_default() += 1;
                 meta.insert("itemType".into(), other.into());
                 Some(assistant(meta, &self.model, vec![Value::Object(p)]))
             }

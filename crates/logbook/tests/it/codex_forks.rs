@@ -297,3 +297,27 @@ fn a_continuation_page_is_its_own_transcript_charged_with_its_own_calls() {
     assert_ne!(who.id, PARENT);
     assert_eq!(who, agent_log::identity(Format::Codex, &path, &s).unwrap());
 }
+
+#[test]
+fn an_item_of_an_unknown_type_is_kept_as_a_block_and_counted() {
+    let text = std::fs::read_to_string(file(PARENT)).unwrap();
+    let mut p = LogParser::new(Format::Codex);
+    let mut messages = vec![];
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.push(r#"{"timestamp":"2026-01-20T09:00:20.000Z","type":"response_item","payload":{"type":"image_generation_call","id":"ig_1","status":"completed","result":"iVBOR"}}"#.into());
+    lines.push(r#"{"timestamp":"2026-01-20T09:00:21.000Z","type":"world_state","payload":{"agents_md":"x"}}"#.into());
+    for (i, line) in lines.iter().enumerate() {
+        messages.extend(p.line(i as u64 + 1, line));
+    }
+    let (last, s) = p.finish();
+    messages.extend(last);
+    assert_eq!(s.unknown_types["response_item/image_generation_call"], 1);
+    assert_eq!(s.unknown_types["world_state"], 1);
+    let kept = messages
+        .iter()
+        .flat_map(|m| &m.blocks)
+        .any(|b| b["type"] == "image_generation_call" && b["result"] == "iVBOR");
+    assert!(kept);
+    // Counted, not billed.
+    assert_eq!(s.usage.total().total_tokens, 2800);
+}
