@@ -10,7 +10,7 @@ use crate::fulltext::{fts_query, snippet_of};
 use crate::read::Reader;
 use crate::write::apply::{Live, Stamp, manifest_stamp};
 use crate::{Hit, Kind, Pending, control, path_str};
-use crate::{read::text_page, write::run_rows};
+use crate::{read::text_page, upkeep::migrate, write::run_rows};
 use logbook_model::error::Result;
 use logbook_model::ids::RunId;
 use logbook_model::query::{RunMatcher, RunQuery};
@@ -250,11 +250,23 @@ impl Reader<'_> {
     /// Re-reads the run manifests marked `from` or more live (see
     /// [`Live`]) whose stamp moved: one range of a small partial index,
     /// then one `stat` each.
+    ///
+    /// While an upgrade's marks are incomplete (`migrate::live_pending`),
+    /// the same runs are found by their status through `runs_status`, and
+    /// the manifests that did not parse through `corrupt`.
     fn refresh_live(&self, from: Live) -> Result<bool> {
-        let rows = self.stamped(
-            "SELECT path, size, mtime_ns FROM files WHERE live > 0 AND live >= ?1",
-            &[&(from as i64)],
-        )?;
+        let pending = migrate::live_pending(&self.index.conn).map_err(self.index.err())?;
+        let sql = match pending {
+            false => "SELECT path, size, mtime_ns FROM files WHERE live > 0 AND live >= ?1",
+            true => {
+                "SELECT f.path, f.size, f.mtime_ns FROM runs r \
+                 JOIN files f ON f.path = r.folder || '/manifest.json' \
+                 WHERE r.status IN ('unknown', CASE WHEN ?1 <= 1 THEN 'running' END) \
+                 UNION SELECT f.path, f.size, f.mtime_ns FROM corrupt c \
+                 JOIN files f ON f.path = c.path WHERE c.kind = 'run'"
+            }
+        };
+        let rows = self.stamped(sql, &[&(from as i64)])?;
         self.reread_moved(rows)
     }
 

@@ -19,11 +19,12 @@
 //! An index older than [`OLDEST`] or newer than this binary (a downgrade)
 //! cannot be migrated and is rebuilt (see `Index::open_file`).
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::index_error;
 use crate::schema::{self, SCHEMA_VERSION};
 use crate::upkeep::Upkeep;
+use crate::write::apply::Live;
 use crate::{ROOT_KEY, path_str, root_stamp, unwritable, upkeep::text_build};
 use logbook_model::clock;
 use logbook_model::error::Result;
@@ -312,25 +313,102 @@ fn to11_repository_columns(conn: &Connection) -> rusqlite::Result<()> {
     mark_stale(conn, TRANSCRIPT_FILES)
 }
 
-/// 11: `files.live`, the run manifests a listing checks first, filled
-/// from the rows (running, a folder without a manifest, a manifest that
-/// did not parse: `apply::Live`) through `runs_status` and `corrupt`, which
-/// hold few such rows, each updated by its key, so no batches are needed
-/// (one statement per source: an `OR` of two `IN`s read every row).
+/// 11: `files.live`, the run manifests a listing checks first (running, a
+/// folder without a manifest, a manifest that did not parse: `apply::Live`).
+/// The column is added here, and the manifests that did not parse marked
+/// (`corrupt` holds few). Marking the running runs and making `files_live`
+/// touch a page of `files` per running run and read every row of it
+/// (seconds at a million runs with a tenth running): that is left to the
+/// text builder, a batch at a time ([`fill_live_batch`]), while
+/// [`LIVE_FILL_KEY`] says the marks are not complete, and readers find
+/// the live runs through `runs_status` meanwhile (`Reader::refresh_live`).
 fn to11_live_runs(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "ALTER TABLE files ADD COLUMN live INTEGER NOT NULL DEFAULT 0;
-         UPDATE files SET live = 1 WHERE path IN
-           (SELECT folder || '/manifest.json' FROM runs WHERE status = 'running');
-         UPDATE files SET live = 2 WHERE path IN
-           (SELECT folder || '/manifest.json' FROM runs WHERE status = 'unknown');
          UPDATE files SET live = 2 WHERE path IN
            (SELECT path FROM corrupt WHERE kind = 'run');",
     )?;
-    if let Some((_, create)) = schema::INDEXES.iter().find(|(n, _)| *n == "files_live") {
-        conn.execute_batch(create)?;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, '0')",
+        [LIVE_FILL_KEY],
+    )
+    .map(|_| ())
+}
+
+/// The `meta` key present while an upgrade's marks of the live runs are
+/// not complete (see [`to11_live_runs`]): the row id of the last run
+/// marked, or `done` once every run is and only `files_live` is left.
+pub(crate) const LIVE_FILL_KEY: &str = "live_fill";
+
+/// Running runs [`fill_live_batch`] marks per batch: a page of `files`
+/// each at most, so a writer waits for a few milliseconds.
+const LIVE_BATCH: i64 = 5_000;
+
+/// [`LIVE_BATCH`], or in tests the text builder's batch, so that a test
+/// can stop the builder between two batches of a small project.
+fn live_batch() -> i64 {
+    #[cfg(feature = "testing")]
+    if let Some(n) = logbook_store::testing::text_batch() {
+        return n;
     }
-    Ok(())
+    LIVE_BATCH
+}
+
+/// Whether the marks of the live runs are still to complete (see
+/// [`to11_live_runs`]).
+pub(crate) fn live_pending(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM meta WHERE key = ?1)")?
+        .query_row([LIVE_FILL_KEY], |r| r.get(0))
+}
+
+/// Marks one batch of the running runs and folders without a manifest
+/// live, in row id order, or makes `files_live` once all are and ends
+/// the fill; whether there was any to do. In the caller's transaction,
+/// the text builder's (`text_build::text_batch`).
+pub(crate) fn fill_live_batch(conn: &Connection) -> rusqlite::Result<bool> {
+    let cursor: Option<String> = conn
+        .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([LIVE_FILL_KEY], |r| r.get(0))
+        .optional()?;
+    let Some(cursor) = cursor else {
+        return Ok(false);
+    };
+    let Ok(after) = cursor.parse::<i64>() else {
+        // Every run marked: the index over the marks, then the fill ends.
+        if let Some((_, create)) = schema::INDEXES.iter().find(|(n, _)| *n == "files_live") {
+            conn.execute_batch(&create.replacen("INDEX ", "INDEX IF NOT EXISTS ", 1))?;
+        }
+        conn.prepare_cached("DELETE FROM meta WHERE key = ?1")?
+            .execute([LIVE_FILL_KEY])?;
+        return Ok(true);
+    };
+    // `+rid`: found through `runs_status`, not by a walk of every row.
+    let rows: Vec<(i64, String, String)> = conn
+        .prepare_cached(
+            "SELECT rid, folder, status FROM runs WHERE status IN ('running', 'unknown') \
+             AND +rid > ?1 ORDER BY rid LIMIT ?2",
+        )?
+        .query_map(rusqlite::params![after, live_batch()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut mark = conn.prepare_cached(
+        "UPDATE files SET live = max(live, ?1) WHERE path = ?2 || '/manifest.json'",
+    )?;
+    for (_, folder, status) in &rows {
+        let live = match status.as_str() {
+            "running" => Live::Running,
+            _ => Live::Unsettled,
+        };
+        mark.execute(rusqlite::params![live as i64, folder])?;
+    }
+    let next = match rows.last() {
+        Some((rid, _, _)) if rows.len() as i64 == live_batch() => rid.to_string(),
+        _ => "done".to_string(),
+    };
+    conn.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")?
+        .execute([LIVE_FILL_KEY, next.as_str()])?;
+    Ok(true)
 }
 
 /// 12: what a transcript listing shows without reading the file (title,

@@ -440,6 +440,10 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
     let Some(mut plan) = read_plan(conn)? else {
         return Ok(false);
     };
+    // First, as listings find the running runs the slower way until then.
+    if migrate::fill_live_batch(conn)? {
+        return Ok(true);
+    }
     // Before the text, so the new text reuses the pages it frees.
     if migrate::retire_text_batch(conn)? {
         return Ok(true);
