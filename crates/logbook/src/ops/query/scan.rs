@@ -100,7 +100,13 @@ pub(crate) fn answer_while_lost(
         return Ok(None);
     }
     // Before the answer is printed: a reader of a pipe may take its time.
-    Index::build_behind(p)?;
+    // The answer stands without it (a read-only project): the next command
+    // scans again, or builds the index as before where it can.
+    if let Err(e) = Index::build_behind(p) {
+        p.notices.push(format!(
+            "could not start building the index behind this answer ({e}); it was read from the manifests"
+        ));
+    }
     scan.page(p, &query, now, sink).map(Some)
 }
 
