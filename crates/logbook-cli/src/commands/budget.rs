@@ -53,6 +53,14 @@ pub(crate) fn indicator(s: &WorkSession, cost: &SessionCost) -> Indicator {
 /// The cost lines of `status`, `tokens` and `close`.
 pub(crate) fn cost_lines(st: Style, s: &WorkSession, c: &SessionCost) -> String {
     let mut out = String::new();
+    // A session with no dollar limit and nothing linked has nothing to say.
+    if c.max_usd.is_none()
+        && c.agent_sessions.is_empty()
+        && c.not_counted.is_empty()
+        && c.blocked == 0
+    {
+        return out;
+    }
     let spent = usd_cell(c.counted_usd);
     match (c.max_usd, c.ratio()) {
         (Some(max), Some(r)) => {

@@ -343,16 +343,6 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     }
     for row in &listing.rows {
         let t = &row.summary;
-        let origin = row
-            .origin
-            .as_ref()
-            .map(|o| format!("  @{}", cell(o)))
-            .unwrap_or_default();
-        let parent = t
-            .parent_session_id
-            .as_deref()
-            .map(|p| format!(" ← {}", cell(short_id(p))))
-            .unwrap_or_default();
         // The first model and how many more; the measured total (input,
         // output and cache) where the log measured it, else the context
         // size the transcript recorded.
@@ -378,19 +368,33 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             } else {
                 cell(&t.title)
             },
-            st.dim(&format!(
-                "{parent}{origin}{}{}",
-                // A measured session's cost; nothing for the others.
-                if t.usage.is_some() {
-                    format!("  {}", usd_cell(row.cost_usd))
-                } else {
-                    String::new()
-                },
-                if row.live { "  (live)" } else { "" }
-            ))
+            st.dim(&row_notes(row))
         );
     }
     Ok(Output::new(listing.json()?, out))
+}
+
+/// What a list row ends with: its main session, its machine, a measured
+/// session's cost, and whether an agent is writing it.
+fn row_notes(row: &query::TranscriptRow) -> String {
+    let t = &row.summary;
+    let parent = t
+        .parent_session_id
+        .as_deref()
+        .map(|p| format!(" ← {}", cell(short_id(p))))
+        .unwrap_or_default();
+    let origin = row
+        .origin
+        .as_ref()
+        .map(|o| format!("  @{}", cell(o)))
+        .unwrap_or_default();
+    let cost = if t.usage.is_some() {
+        format!("  {}", usd_cell(row.cost_usd))
+    } else {
+        String::new()
+    };
+    let live = if row.live { "  (live)" } else { "" };
+    format!("{parent}{origin}{cost}{live}")
 }
 
 fn show(ctx: &Context, id: &str) -> Result<Output> {
