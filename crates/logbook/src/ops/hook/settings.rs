@@ -172,7 +172,7 @@ pub fn install_extras(
 ) -> Result<Vec<String>> {
     let block = logbook_store::config::Config::load(root).is_ok_and(|c| c.budget_block);
     let claude = agent == HookAgent::ClaudeCode;
-    if !block && !(statusline && claude) {
+    if !(block || statusline && claude) {
         return Ok(vec![]);
     }
     let (hook, line) = match scope {
