@@ -291,7 +291,8 @@ fn scan(p: &Logbook, query: &RunQuery, workers: usize) -> Result<Scan> {
             .collect();
         workers
             .into_iter()
-            .map(|w| w.join().unwrap_or_else(|_| Ok(Tally::default())))
+            // A worker that panicked must not leave its runs out unsaid.
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
     let mut tally = Tally::default();
