@@ -147,6 +147,10 @@ impl Upkeep<'_> {
             Ok(()) => {
                 text_build::finish_small_migrated(&self.index.conn, &self.index.project)
                     .map_err(self.index.err())?;
+                // A small project (its text written now) is whole at once.
+                if self.index.meta(text_build::TEXT_BUILD_KEY)?.is_none() {
+                    self.names_if_due()?;
+                }
                 Ok(true)
             }
             Err(e) if unwritable(&index_error(&self.index.path, &e)) => {
@@ -282,15 +286,39 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
 }
 
 /// 10: a run folder named by a run id but without a manifest is a run of
-/// status `unknown`. Such folders are in no row of a schema-9 index (and
-/// kept its runs folder stamp from ever being stored): forgetting that
-/// stamp makes the next listing compare folder names, which finds them.
+/// status `unknown`. Such folders are in no row of a schema-9 index: a
+/// comparison of the folder names with the rows finds them, which at a
+/// million runs takes seconds. It is left to the text builder
+/// ([`NAMES_DUE_KEY`], `text_build`), or done before the first answer of a
+/// small project ([`Upkeep::upgraded_in_place`]); until then such folders
+/// are left out, as the schema-9 binary left them out.
 fn to10_run_folders_without_manifest(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute(
-        "DELETE FROM meta WHERE key = ?1",
-        [crate::upkeep::sync::RUNS_DIR_KEY],
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, '1')",
+        [NAMES_DUE_KEY],
     )
     .map(|_| ())
+}
+
+/// The `meta` key present while the upgrade from schema 9 has not yet
+/// compared the run folder names with the rows (see
+/// [`to10_run_folders_without_manifest`]).
+pub(crate) const NAMES_DUE_KEY: &str = "names_due";
+
+impl Upkeep<'_> {
+    /// Compares the run folder names with the rows if an upgrade from
+    /// schema 9 left that to do, and forgets that it is due.
+    pub(crate) fn names_if_due(&self) -> Result<()> {
+        if self.index.meta(NAMES_DUE_KEY)?.is_none() {
+            return Ok(());
+        }
+        self.index.upkeep().sync_names()?;
+        self.index
+            .conn
+            .execute("DELETE FROM meta WHERE key = ?1", [NAMES_DUE_KEY])
+            .map_err(self.index.err())?;
+        Ok(())
+    }
 }
 
 /// 11: the repository identity of runs, work sessions and transcripts.

@@ -365,6 +365,8 @@ impl Upkeep<'_> {
     /// [`TEXT_LOCK`]. Stops when the plan is done, or when this file is no
     /// longer the index (a rebuild replaced it, with its own plan).
     fn write_text(&mut self) -> Result<()> {
+        // What an upgrade from schema 9 left: the folders without a manifest.
+        self.names_if_due()?;
         let mut caught_up = false;
         loop {
             // The catch-up sync after the indexes, which its lookups use.
