@@ -46,7 +46,7 @@ fn line(v: &Value, root: Option<PathBuf>) -> String {
         (None, None) => None,
     };
     if let (Some(project), Some(cwd)) = (project, cwd) {
-        let p = Logbook::from(project);
+        let p = project;
         let st = logbook::ops::statusline::status_line(&p, s("/session_id"), &cwd);
         if let Some(tokens) = st.tokens {
             parts.push(format!("{} tok {}", thousands(tokens), usd(st.cost_usd)));
