@@ -141,6 +141,9 @@ impl Sample {
     }
 }
 
+/// Times one process: the binary, its project, its arguments.
+type Timer = dyn Fn(&Path, &Path, &[&str]) -> Result<Sample>;
+
 /// The baseline's medians, or why it has none.
 type Old = std::result::Result<Vec<Sample>, String>;
 
@@ -347,7 +350,7 @@ impl Pair {
         sub: &[&str],
         args: &[&str],
         (warm, reps): (usize, usize),
-        run: &dyn Fn(&Path, &Path, &[&str]) -> Result<Sample>,
+        run: &Timer,
         after_new: &dyn Fn() -> Result<()>,
     ) -> Result<(Vec<Sample>, Old)> {
         let mut old: Old = capable(&self.old, sub).map(|()| vec![]);
