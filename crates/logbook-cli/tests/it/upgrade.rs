@@ -582,3 +582,44 @@ fn an_upgrade_that_keys_the_text_anew_answers_at_once_and_flags_text_partial_unt
         ("--json find --limit 100", &rebuilt[0].1)
     );
 }
+
+#[test]
+fn an_upgrade_whose_background_work_is_killed_answers_as_a_rebuild_once_it_is_done() {
+    // Each old index upgraded as a large project's is: the first command
+    // leaves what needs every row (the live runs' marks from before 11,
+    // the text keyed anew) to the builder, which is killed (SIGKILL)
+    // between two of its batches, then started again by the next command.
+    for (name, version) in VERSIONS {
+        let _f = Fixture::place(name);
+        let large = |args: &[&str]| -> std::process::Command {
+            let mut c = command_in(Path::new(ROOT), args);
+            c.env("LOGBOOK_TWO_PHASE_FROM", "0")
+                .env("LOGBOOK_NO_TEXT_BUILDER", "1")
+                .env("LOGBOOK_TEXT_BATCH", "1");
+            c
+        };
+        let run = |args: &[&str]| -> Run { large(args).output().unwrap().into() };
+        run(&["--json", "find", "--limit", "100"]).ok();
+        let phase = || run(&["--json", "index", "status"]).json()["text"]["phase"].clone();
+        assert_eq!(user_version(), logbook::testing::index::SCHEMA_VERSION);
+        assert_eq!(
+            phase(),
+            "building",
+            "v{name}: the text is left to the builder"
+        );
+        Held::start(large(&["index", "build-text"]), "text-batch", 2).kill();
+        assert_eq!(phase(), "building", "v{name}: killed before its end");
+        lb(&["index", "build-text"]).ok();
+        assert_eq!(json(&["index", "status"])["text"]["phase"], "complete");
+        assert_eq!(tables_like("runs_fts_retired%"), Vec::<String>::new());
+        // (Only now: `lb` registers the builder, which would start.)
+        assert_migrated_from(*version, &format!("v{name}"));
+        let migrated = answers();
+        assert_eq!(
+            marker().as_deref(),
+            Some(format!("index-v{name}").as_str()),
+            "v{name}: it was rebuilt"
+        );
+        assert_same(&migrated, &rebuilt_answers(), &format!("v{name}, killed"));
+    }
+}
