@@ -36,6 +36,11 @@ struct TranscriptRow {
     tokens_detail: String,
     parent: String,
     parent_short: String,
+    /// The parent's page, percent-encoded (an id from a log is data).
+    parent_href: String,
+    /// The parent column names the session it was forked from (`forkOf`),
+    /// not a subagent's parent.
+    fork: bool,
     /// The machine it came from, under `serve --team` (another's only).
     origin: String,
     /// An agent is writing it now.
@@ -170,6 +175,14 @@ fn list_page(
         .map(|r| {
             let mut row = transcript_row(&r.summary, r.live);
             row.origin = r.origin.clone().filter(|o| *o != own).unwrap_or_default();
+            // A fork shows under its parent as a subagent does: the same
+            // column, marked as a fork.
+            if let Some(parent) = r.fork_of.as_deref().filter(|_| row.parent.is_empty()) {
+                row.parent = parent.to_string();
+                row.parent_short = parent.chars().take(8).collect();
+                row.parent_href = format!("/transcripts/{}", enc(parent));
+                row.fork = true;
+            }
             row
         })
         .collect();
@@ -262,6 +275,12 @@ fn transcript_row(t: &Summary, live: bool) -> TranscriptRow {
             .map(|p| p.chars().take(8).collect())
             .unwrap_or_default(),
         parent: t.parent_session_id.clone().unwrap_or_default(),
+        parent_href: t
+            .parent_session_id
+            .as_deref()
+            .map(|p| format!("/transcripts/{}", enc(p)))
+            .unwrap_or_default(),
+        fork: false,
         origin: String::new(),
         live,
         follow: format!(
@@ -283,6 +302,8 @@ struct TranscriptPage {
     active: String,
     tokens: String,
     parent: String,
+    /// The session it was forked from, and the transcripts forked from it.
+    forks: ForkLinks,
     run: String,
     turns: Vec<Turn>,
     /// How many of the page's turns were left out before `turns`
@@ -401,6 +422,7 @@ struct PageRead {
     extras: view::transcript::Extras,
     find: Option<super::transcript_find::FindBar>,
     live: bool,
+    forks: transcript::listing::Forks,
 }
 
 async fn read_page(state: &Arc<AppState>, request: PageRequest) -> Result<PageRead, Refusal> {
@@ -409,8 +431,9 @@ async fn read_page(state: &Arc<AppState>, request: PageRequest) -> Result<PageRe
         mut start,
         at,
         words,
-        ..
+        turns_from,
     } = request;
+    let scope = state.scope;
     blocking(state, move |p| {
         let read = |start: usize| {
             let from = start.saturating_sub(AROUND);
@@ -435,12 +458,20 @@ async fn read_page(state: &Arc<AppState>, request: PageRequest) -> Result<PageRe
         let shown = at.or(start.checked_sub(1));
         let find = super::transcript_find::bar(p, &w.transcript.id, shown, words)?;
         let live = !stored.archived && transcript::live::watch(p, &w.transcript.id)?.live;
+        // By the listing's rule, as `transcript list --json` says forkOf;
+        // a live page's refresh (only new turns) leaves them out.
+        let forks = if turns_from == 0 {
+            transcript::listing::forks(p, scope, &w.transcript.id)?
+        } else {
+            Default::default()
+        };
         Ok(PageRead {
             stored,
             start,
             extras,
             find,
             live,
+            forks,
         })
     })
     .await
@@ -453,6 +484,7 @@ fn transcript_page_of(state: &AppState, read: PageRead, keep: &str) -> Transcrip
         extras,
         find,
         live,
+        forks,
     } = read;
     let w = &stored.window;
     let t = &w.transcript;
@@ -474,6 +506,7 @@ fn transcript_page_of(state: &AppState, read: PageRead, keep: &str) -> Transcrip
         active: when(&t.metadata.last_active_at),
         tokens: thousands(t.metadata.latest_total_tokens),
         parent: t.metadata.parent_session_id.clone().unwrap_or_default(),
+        forks: ForkLinks::of(&forks, &state.project.config.origin()),
         run: t
             .run_id()
             .and_then(|r| run_id(r).ok())
@@ -526,6 +559,46 @@ impl Pager {
             } else {
                 String::new()
             },
+        }
+    }
+}
+
+/// A transcript's links to the session it was forked from and to its
+/// forks, each its title (else its id) and its page; a transcript not
+/// stored here (not imported, another machine's) is named, not linked.
+#[derive(Default)]
+struct ForkLinks {
+    /// "forked from …", or `None` for a transcript that is not a fork.
+    of: Option<ForkLink>,
+    /// Its forks, newest first.
+    forks: Vec<ForkLink>,
+}
+
+/// One end of a fork link.
+struct ForkLink {
+    id: String,
+    title: String,
+    /// Its page, or empty when it has none here.
+    href: String,
+}
+
+impl ForkLinks {
+    fn of(f: &transcript::listing::Forks, own: &str) -> ForkLinks {
+        let link = |id: &str, row: Option<&logbook::ops::query::TranscriptRow>| ForkLink {
+            id: id.to_string(),
+            title: row.map(|r| r.summary.title.clone()).unwrap_or_default(),
+            href: row
+                .filter(|r| r.origin.as_deref().is_none_or(|o| o == own))
+                .map(|r| format!("/transcripts/{}", enc(&r.summary.id)))
+                .unwrap_or_default(),
+        };
+        ForkLinks {
+            of: f.fork_of.as_deref().map(|id| link(id, f.parent.as_ref())),
+            forks: f
+                .forks
+                .iter()
+                .map(|r| link(&r.summary.id, Some(r)))
+                .collect(),
         }
     }
 }

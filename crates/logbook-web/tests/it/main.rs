@@ -7,6 +7,7 @@
 mod api;
 mod browser;
 mod find;
+mod forks;
 mod harness;
 mod live;
 mod pages;

@@ -158,3 +158,52 @@ pub fn fork_of(t: &crate::model::transcript::Summary) -> Option<String> {
     let head = logbook_store::transcript::read_head(&t.file).ok()?;
     crate::model::agent_log::fork_of(&head.metadata).map(str::to_string)
 }
+
+/// Where a transcript stands among forks, as a listing shows them: the
+/// session it was forked from and the transcripts forked from it, so the
+/// viewer links a fork and its parent both ways by the listing's rule.
+#[derive(Debug, Clone, Default)]
+pub struct Forks {
+    /// The session it was forked from (its row's `forkOf`), stored or not.
+    pub fork_of: Option<String>,
+    /// That session's row, when the listing holds it.
+    pub parent: Option<query::TranscriptRow>,
+    /// The transcripts forked from it, newest first.
+    pub forks: Vec<query::TranscriptRow>,
+}
+
+/// The [`Forks`] of transcript `id` among every workdir's transcripts of
+/// an agent that forks (Codex) in `scope`, each row's `forkOf` as
+/// `transcript list --json` gives it; no other transcript is read.
+pub fn forks(p: &Logbook, scope: Scope, id: &str) -> Result<Forks> {
+    let request = ListRequest {
+        all: true,
+        filters: TranscriptParams {
+            source: Some(crate::model::agent_log::Format::Codex.as_str().to_string()),
+            ..Default::default()
+        },
+        scope,
+        ..Default::default()
+    };
+    let opts = request.resolve(p, &Caller::Browser)?;
+    let rows = query::backend(p, scope)?.transcripts(&opts)?.rows;
+    let same = |a: &str| a.eq_ignore_ascii_case(id);
+    let fork_of = rows
+        .iter()
+        .find(|r| same(&r.summary.id))
+        .and_then(|r| r.fork_of.clone());
+    let parent = fork_of.as_deref().and_then(|f| {
+        rows.iter()
+            .find(|r| r.summary.id.eq_ignore_ascii_case(f))
+            .cloned()
+    });
+    let forks = rows
+        .into_iter()
+        .filter(|r| r.fork_of.as_deref().is_some_and(same))
+        .collect();
+    Ok(Forks {
+        fork_of,
+        parent,
+        forks,
+    })
+}
