@@ -513,10 +513,7 @@ pub(crate) fn tokens(ctx: &Context, a: &IdArgs) -> Result<Output> {
     );
     let cost = logbook::ops::spend::session_cost(&ctx.project, &s)?;
     out.push_str(&super::budget::cost_lines(ctx.style(), &s, &cost));
-    let mut json = serde_json::to_value(&r)?;
-    if let serde_json::Value::Object(m) = &mut json {
-        m.insert("cost".into(), serde_json::to_value(&cost)?);
-    }
+    let json = logbook::ops::spend::token_report_json(&ctx.project, &s)?;
     Ok(Output::new(json, out))
 }
 

@@ -354,7 +354,7 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
         let tokens = t.usage.map_or(t.latest_total_tokens, |u| u.total_tokens);
         let _ = writeln!(
             out,
-            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {:<18}  {}{}",
+            "{}  {:<8}  {:<11}  {}  {:>7}  {:>5} msgs  {:>9} tokens  {:>10}  {:<18}  {}{}",
             st.bold(&cell(&t.id)),
             t.kind.as_str(),
             cell(&t.source),
@@ -362,6 +362,12 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
             t.duration().unwrap_or_else(|| "-".into()),
             thousands(t.messages),
             thousands(tokens),
+            // A cost where the log measured the calls; the title stays last.
+            if t.usage.is_some() {
+                usd_cell(row.cost_usd)
+            } else {
+                "-".into()
+            },
             model,
             if t.title.is_empty() {
                 "-".into()
@@ -374,8 +380,8 @@ fn list(ctx: &Context, a: &ListArgs) -> Result<Output> {
     Ok(Output::new(listing.json()?, out))
 }
 
-/// What a list row ends with: its main session, its machine, a measured
-/// session's cost, and whether an agent is writing it.
+/// What a list row ends with: its main session, its machine, and whether
+/// an agent is writing it.
 fn row_notes(row: &query::TranscriptRow) -> String {
     let t = &row.summary;
     let parent = t
@@ -388,13 +394,8 @@ fn row_notes(row: &query::TranscriptRow) -> String {
         .as_ref()
         .map(|o| format!("  @{}", cell(o)))
         .unwrap_or_default();
-    let cost = if t.usage.is_some() {
-        format!("  {}", usd_cell(row.cost_usd))
-    } else {
-        String::new()
-    };
     let live = if row.live { "  (live)" } else { "" };
-    format!("{parent}{origin}{cost}{live}")
+    format!("{parent}{origin}{live}")
 }
 
 fn show(ctx: &Context, id: &str) -> Result<Output> {

@@ -186,12 +186,38 @@ pub(crate) fn history() -> (TestProject, PathBuf) {
     (t, root)
 }
 
+/// An OTLP/JSON request decoded, each `doubleValue` read as its text:
+/// `logbook-model` builds serde_json with `arbitrary_precision`, under which
+/// opentelemetry-proto's flattened `AnyValue` cannot take a JSON double
+/// ("invalid type: map, expected f64"); the double must still be a number.
+fn json_request(body: &[u8]) -> ExportTraceServiceRequest {
+    fn doubles_as_text(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Number(n)) = m.get("doubleValue") {
+                    let text = n.to_string();
+                    assert!(text.parse::<f64>().is_ok_and(f64::is_finite), "{text}");
+                    m.clear();
+                    m.insert("stringValue".into(), Value::String(text));
+                    return;
+                }
+                m.values_mut().for_each(doubles_as_text);
+            }
+            Value::Array(a) => a.iter_mut().for_each(doubles_as_text),
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_slice(body).unwrap();
+    doubles_as_text(&mut v);
+    serde_json::from_value(v).unwrap()
+}
+
 /// Every span of the requests, decoded as `json` or protobuf.
 pub(crate) fn spans_of(received: &[Received], json: bool) -> Vec<Span> {
     let mut out = vec![];
     for r in received {
         let req: ExportTraceServiceRequest = if json {
-            serde_json::from_slice(&r.body).unwrap()
+            json_request(&r.body)
         } else {
             ExportTraceServiceRequest::decode(r.body.as_slice()).unwrap()
         };

@@ -595,12 +595,12 @@ fn transcript_commands() {
         @"Saved subagent transcript [SUB-ID] to [ROOT]/.logbook/transcripts/subagent_session_7e6f5a4b.json"
     );
     assert_snapshot!(human(&t, &["transcript", "list"]), @"
-    [MAIN-ID]  main      logbook      2026-01-18 10:42:07 UTC      12m      3 msgs      2,242 tokens  -                   I need to purchase 10 laptops for the sales team
-    [SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  -                   Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f
+    [MAIN-ID]  main      logbook      2026-01-18 10:42:07 UTC      12m      3 msgs      2,242 tokens           -  -                   I need to purchase 10 laptops for the sales team
+    [SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens           -  -                   Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f
     ");
     assert_snapshot!(
         human(&t, &["transcript", "list", "--subagents"]),
-        @"[SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens  -                   Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f"
+        @"[SUB-ID]  subagent  logbook      2026-01-18 10:36:51 UTC       3m      2 msgs      1,160 tokens           -  -                   Analyse the laptop request: models, budget, delivery. ← 3c4d5e6f"
     );
     assert_snapshot!(human(&t, &["transcript", "show", MAIN_ID]), @"
     [MAIN-ID] (main)

@@ -187,7 +187,7 @@ impl LogbookServer {
             a.scope.as_deref(),
             "session_status",
             "work sessions",
-            move |p| ws::get(p, a.id.as_deref())?.to_json(),
+            move |p| logbook::ops::spend::session_json(p, &ws::get(p, a.id.as_deref())?),
         )
         .await
     }
@@ -199,7 +199,8 @@ impl LogbookServer {
     )]
     async fn session_close(&self, Parameters(a): Parameters<SessionCloseArgs>) -> ToolResult {
         self.call(false, move |p| {
-            ws::close(p, a.id.as_deref(), a.summary)?.to_json()
+            let s = ws::close(p, a.id.as_deref(), a.summary)?;
+            logbook::ops::spend::session_json(p, &s)
         })
         .await
     }
@@ -265,10 +266,7 @@ impl LogbookServer {
             scope.as_deref(),
             "session_tokens",
             "work sessions",
-            move |p| {
-                let r = ws::get(p, a.id.as_deref())?.token_report();
-                logbook::model::to_json("token report", &r)
-            },
+            move |p| logbook::ops::spend::token_report_json(p, &ws::get(p, a.id.as_deref())?),
         )
         .await
     }

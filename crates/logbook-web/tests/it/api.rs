@@ -225,15 +225,15 @@ fn sessions_workflow_and_transcripts_as_the_cli_prints_them() {
     assert_eq!(history.len() as u64, s.demo.invocations);
 
     let ts = s.get_json("/api/transcripts");
-    let expected = transcript::list(
-        &p,
-        &transcript::ListOptions {
-            limit: Some(50),
-            ..Default::default()
-        },
-    )
+    // The page asks as a browser does: every workdir, 50 at most.
+    let expected = transcript::listing::ListRequest {
+        all: true,
+        limit: Some(50),
+        ..Default::default()
+    }
+    .list(&p, &transcript::listing::Caller::Browser)
     .unwrap();
-    assert_eq!(ts, transcript::listing_json(&expected).unwrap());
+    assert_eq!(ts, expected.json().unwrap());
     assert_eq!(ts.as_array().unwrap().len(), s.demo.transcripts.len());
     let tid = ts[0]["id"].as_str().unwrap();
     let t = s.get_json(&format!("/api/transcripts/{tid}"));

@@ -116,6 +116,20 @@ pub fn session_json(p: &Logbook, ws: &WorkSession) -> Result<Value> {
     Ok(v)
 }
 
+/// The token report as `tokens --json` prints it, with the session's
+/// `cost` beside it, so every face answers the same object.
+pub fn token_report_json(p: &Logbook, ws: &WorkSession) -> Result<Value> {
+    let mut v = crate::model::to_json("token report", &ws.token_report())?;
+    let cost = session_cost(p, ws)?;
+    if let Value::Object(m) = &mut v {
+        m.insert(
+            "cost".into(),
+            crate::model::to_json("work session cost", &cost)?,
+        );
+    }
+    Ok(v)
+}
+
 /// Checks a dollar amount a face received (`--max-cost`, `--add-cost`).
 pub fn checked_usd(option: &'static str, usd: f64) -> Result<f64> {
     if usd.is_finite() && usd > 0.0 && usd < 1e9 {
