@@ -486,28 +486,7 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
         run_rows::replace_fts(conn, &texts)?;
         complete_stubs(conn, p, &stubs)?;
     } else if plan.transcripts_after < plan.transcripts_end {
-        let rows: Vec<(i64, String)> = conn
-            .prepare_cached(
-                "SELECT rid, path FROM transcripts WHERE rid > ?1 AND rid <= ?2 \
-                 ORDER BY rid LIMIT ?3",
-            )?
-            .query_map(
-                params![
-                    plan.transcripts_after,
-                    plan.transcripts_end,
-                    TRANSCRIPT_BATCH
-                ],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?
-            .collect::<rusqlite::Result<_>>()?;
-        plan.transcripts_after = rows.last().map_or(plan.transcripts_end, |r| r.0);
-        plan.done += rows.len() as u64;
-        for (rid, path) in &rows {
-            // A file gone or unreadable now is the next sync's to settle.
-            if let (_, Some(rec)) = record::read_record(p, Kind::Transcript, path.as_ref()) {
-                apply::replace_transcript_text(conn, *rid, &rec)?;
-            }
-        }
+        transcript_text_batch(conn, p, &mut plan)?;
     }
     if !plan.indexes
         && plan.runs_after >= plan.runs_end
@@ -519,6 +498,33 @@ fn text_batch(conn: &Connection, p: &Project) -> rusqlite::Result<bool> {
     }
     write_plan(conn, &plan)?;
     Ok(true)
+}
+
+/// One batch of the transcripts' text, from where `plan` left off.
+fn transcript_text_batch(conn: &Connection, p: &Project, plan: &mut Plan) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String)> = conn
+        .prepare_cached(
+            "SELECT rid, path FROM transcripts WHERE rid > ?1 AND rid <= ?2 \
+             ORDER BY rid LIMIT ?3",
+        )?
+        .query_map(
+            params![
+                plan.transcripts_after,
+                plan.transcripts_end,
+                TRANSCRIPT_BATCH
+            ],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    plan.transcripts_after = rows.last().map_or(plan.transcripts_end, |r| r.0);
+    plan.done += rows.len() as u64;
+    for (rid, path) in &rows {
+        // A file gone or unreadable now is the next sync's to settle.
+        if let (_, Some(rec)) = record::read_record(p, Kind::Transcript, path.as_ref()) {
+            apply::replace_transcript_text(conn, *rid, &rec)?;
+        }
+    }
+    Ok(())
 }
 
 /// The first of the secondary indexes the index does not have yet.
