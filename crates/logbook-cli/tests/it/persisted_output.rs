@@ -59,7 +59,7 @@ fn a_persisted_output_is_read_back_so_words_past_its_preview_are_found() {
         fixtures().join(format!("-work-big/{ID}/tool-results/toolu_01BIG.txt")),
     )
     .unwrap();
-    assert_eq!(results(&shown), [full.clone()]);
+    assert_eq!(results(&shown), [full]);
     // The raw line is the stub, byte for byte.
     let raw = shown["rawLines"][2].as_str().unwrap();
     assert!(raw.contains("<persisted-output>"), "{raw}");
