@@ -5,13 +5,12 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::json;
 
-use crate::measure::{ms, percentile};
+use crate::measure::{percentile, run, timed};
 use crate::report::RowSink;
 
 /// Timed hooks of each kind, after one warm-up.
@@ -232,36 +231,5 @@ pub(crate) fn rows(bin: &Path, dir: &Path, row: RowSink<'_>) -> Result<()> {
         "under 10× `--version`",
         Some(c50 < 10.0 * v50),
     );
-    Ok(())
-}
-
-fn timed(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<f64> {
-    let t = Instant::now();
-    run(bin, root, args, stdin)?;
-    Ok(ms(t.elapsed()))
-}
-
-/// Runs `bin ARGS` in `root` with `stdin`, as an agent runs its hook.
-fn run(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<()> {
-    let mut child = Command::new(bin)
-        .args(args)
-        .current_dir(root)
-        .env_remove("LOGBOOK_ROOT")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("running {}", bin.display()))?;
-    if let (Some(text), Some(mut w)) = (stdin, child.stdin.take()) {
-        w.write_all(text.as_bytes())?;
-    }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("{} {args:?} failed: {status}", bin.display());
-    }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! the real `logbook` binary run as a process for its wall time and peak
 //! memory.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -138,4 +139,38 @@ pub(crate) fn find_bin(explicit: Option<PathBuf>) -> Option<PathBuf> {
         let candidate = me.parent()?.join("logbook");
         candidate.is_file().then_some(candidate)
     })
+}
+
+/// The whole-process time of `bin ARGS` in `root` with `stdin` (ms), as an
+/// agent runs its hook or status line.
+pub(crate) fn timed(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<f64> {
+    let t = Instant::now();
+    run(bin, root, args, stdin)?;
+    Ok(ms(t.elapsed()))
+}
+
+/// Runs `bin ARGS` in `root` with `stdin`, its output dropped; fails
+/// unless it succeeds.
+pub(crate) fn run(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<()> {
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(root)
+        .env_remove("LOGBOOK_ROOT")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("running {}", bin.display()))?;
+    if let (Some(text), Some(mut w)) = (stdin, child.stdin.take()) {
+        w.write_all(text.as_bytes())?;
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("{} {args:?} failed: {status}", bin.display());
+    }
+    Ok(())
 }

@@ -3,14 +3,11 @@
 //! session's exact tokens and cost, today's cost here, the work session's
 //! budget) is held within 5× `logbook --version`.
 
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::Result;
 
-use crate::measure::{ms, percentile};
+use crate::measure::{percentile, run, timed};
 use crate::report::RowSink;
 
 const REPS: usize = 30;
@@ -89,35 +86,4 @@ fn log(id: &str, cwd: &Path) -> String {
         out.push('\n');
     }
     out
-}
-
-fn timed(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<f64> {
-    let t = Instant::now();
-    run(bin, root, args, stdin)?;
-    Ok(ms(t.elapsed()))
-}
-
-/// Runs `bin ARGS` in `root` with `stdin`, as Claude Code runs its status line.
-fn run(bin: &Path, root: &Path, args: &[&str], stdin: Option<&str>) -> Result<()> {
-    let mut child = Command::new(bin)
-        .args(args)
-        .current_dir(root)
-        .env_remove("LOGBOOK_ROOT")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("running {}", bin.display()))?;
-    if let (Some(text), Some(mut w)) = (stdin, child.stdin.take()) {
-        w.write_all(text.as_bytes())?;
-    }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("{} {args:?} failed: {status}", bin.display());
-    }
-    Ok(())
 }
