@@ -11,7 +11,7 @@ use logbook::ops::spend::{self, SessionCost};
 use serde_json::Value;
 
 use super::Context;
-use super::transcript::usd_cell;
+use super::transcript::{table_cell, usd_cell};
 use crate::printer::{Output, Style};
 
 #[derive(Debug, Args)]
@@ -118,11 +118,7 @@ pub(crate) fn cost_lines(st: Style, s: &WorkSession, c: &SessionCost) -> String 
     let _ = writeln!(
         out,
         "{}",
-        st.dim(&format!(
-            "Prices: {} ({})",
-            cell(&c.prices.source),
-            cell(&c.prices.date)
-        ))
+        st.dim(&format!("Prices: {}", table_cell(&c.prices)))
     );
     out
 }

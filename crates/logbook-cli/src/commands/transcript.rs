@@ -647,17 +647,18 @@ fn usage(ctx: &Context, a: &UsageArgs) -> Result<Output> {
     Ok(Output::new(serde_json::to_value(&report)?, out))
 }
 
+/// A price table as the cost lines name it: its source and date.
+pub(crate) fn table_cell(id: &logbook::model::price::TableId) -> String {
+    format!("{} ({})", cell(&id.source), cell(&id.date))
+}
+
 /// Which table the costs came from, and what they assumed.
 fn cost_footer(out: &mut String, st: &crate::printer::Style, report: &transcript::UsageReport) {
     let basis = &report.cost_basis;
     let _ = writeln!(
         out,
         "{}",
-        st.dim(&format!(
-            "Costs at {} ({}).",
-            cell(&basis.prices.source),
-            cell(&basis.prices.date)
-        ))
+        st.dim(&format!("Costs at {}.", table_cell(&basis.prices)))
     );
     for note in &basis.notes {
         let _ = writeln!(out, "{}", st.dim(&cell(note)));

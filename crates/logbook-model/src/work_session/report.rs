@@ -77,16 +77,7 @@ impl WorkSession {
                 Indicator::Blocked
             }
             _ if self.workflow_blocked => Indicator::Blocked,
-            _ => {
-                let ratio = self.percentage() / 100.0;
-                if ratio > 0.95 {
-                    Indicator::Critical
-                } else if ratio > 0.80 {
-                    Indicator::Warning
-                } else {
-                    Indicator::Active
-                }
-            }
+            _ => super::cost::level(self.percentage() / 100.0),
         }
     }
 
