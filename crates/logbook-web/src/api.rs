@@ -16,7 +16,7 @@ use logbook::model::ids::{RunId, RunRef};
 use logbook::model::query::RunQuery;
 use logbook::ops::params::{self, FindParams};
 use logbook::ops::query::{self, FindOptions, Scope};
-use logbook::ops::transcript::listing::{Caller, ListRequest};
+use logbook::ops::transcript::listing::{self, Caller, ListRequest};
 use logbook::ops::{transcript, work_session, workflow};
 use serde_json::Value;
 
@@ -412,7 +412,7 @@ async fn transcripts(
     let scope = state.scope;
     let (_, opts) = transcript_list_options(pairs, &state.project, scope)?;
     let json = blocking(&state, move |p| {
-        Ok(query::backend(p, scope)?.transcripts(&opts)?.json()?)
+        Ok(listing::listed(p, scope, &opts)?.json()?)
     })
     .await?;
     Ok(Json(json).into_response())

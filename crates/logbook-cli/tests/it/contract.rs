@@ -122,10 +122,13 @@ fn work_session_commands_print_the_documented_json() {
     // `resume` adds the agent session to resume (null: none recorded).
     let mut resumed = record.to_vec();
     resumed.push("agent_resume");
+    // `status` adds what the session cost (issue 52).
+    let mut status = record.to_vec();
+    status.push("cost");
     for (cmd, want) in [
-        (&["status"][..], &record[..]),
+        (&["status"][..], &status[..]),
         (&["resume"], &resumed),
-        (&["status", &id], &record),
+        (&["status", &id], &status),
         (&["resume", &id], &resumed),
     ] {
         assert_eq!(sorted(keys(&at(cmd))), sorted(want.to_vec()), "{cmd:?}");
@@ -338,7 +341,8 @@ fn transcript_and_workflow_commands_print_the_documented_json() {
                 "messages",
                 "models",
                 "usage",
-                "live"
+                "live",
+                "cost_usd"
             ]
         );
         assert_eq!(row["source"], "logbook", "{row:#}");

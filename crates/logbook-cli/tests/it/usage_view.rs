@@ -234,7 +234,11 @@ fn list_json_has_models_and_usage_and_model_is_answered_from_the_index() {
     // The human list's MODEL column, and its measured tokens.
     let human = t.run(&["transcript", "list", "--all"]).ok().to_string();
     let line = human.lines().find(|l| l.contains(CODEX)).unwrap();
-    assert!(line.contains("990 tokens  gpt-5-codex"), "{line}");
+    // Then its cost (gpt-5-codex's prices, the shipped table), then MODEL.
+    assert!(
+        line.contains("990 tokens     $0.0014  gpt-5-codex"),
+        "{line}"
+    );
     assert_eq!(ids(&["--model", "SONNET"]), [CLAUDE]);
     assert_eq!(
         ids(&["--source", "claude-code", "--model", "opus"]),

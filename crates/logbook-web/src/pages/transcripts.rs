@@ -8,7 +8,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use logbook::model::transcript::Summary;
-use logbook::ops::query::{self, Transcripts};
+use logbook::ops::query::Transcripts;
 use logbook::ops::transcript;
 
 use super::{Layout, render};
@@ -154,7 +154,7 @@ async fn read_listing(
         let mut opts = opts;
         // One more than shown, to know whether there is a next page.
         opts.limit = Some(limit + 1);
-        Ok(query::backend(p, scope)?.transcripts(&opts)?)
+        Ok(logbook::ops::transcript::listing::listed(p, scope, &opts)?)
     })
     .await
 }

@@ -123,15 +123,22 @@ impl ListRequest {
     /// scope.
     pub fn list(&self, p: &Logbook, caller: &Caller) -> Result<Transcripts> {
         let opts = self.resolve(p, caller)?;
-        let mut listed = query::backend(p, self.scope)?.transcripts(&opts)?;
-        // Each row's cost: from the index's counts for one model, else
-        // from its own head (a page's rows, not the whole store).
-        let table = crate::ops::price::table(p)?;
-        for row in &mut listed.rows {
-            row.cost_usd = super::cost::of_summary(&table, &row.summary);
-        }
-        Ok(listed)
+        listed(p, self.scope, &opts)
     }
+}
+
+/// The transcripts of resolved options from the backend of `scope`, each
+/// row with its cost: every face lists through this, so the viewer prices
+/// as the CLI does.
+pub fn listed(p: &Logbook, scope: Scope, opts: &ListOptions) -> Result<Transcripts> {
+    let mut listed = query::backend(p, scope)?.transcripts(opts)?;
+    // Each row's cost: from the index's counts for one model, else from
+    // its own head (a page's rows, not the whole store).
+    let table = crate::ops::price::table(p)?;
+    for row in &mut listed.rows {
+        row.cost_usd = super::cost::of_summary(&table, &row.summary);
+    }
+    Ok(listed)
 }
 
 impl UsageScope {
