@@ -197,6 +197,20 @@ fn transcript(t: &TestProject, id: &str) -> Value {
     t.json(&["transcript", "show", id])
 }
 
+/// The session's stored messages equal those of one import of the whole
+/// `log` into a fresh project.
+fn assert_same_as_one_import(t: &TestProject, log: &Path) {
+    let fresh = TestProject::new();
+    fresh.run(&["init"]).ok();
+    fresh
+        .run(&["transcript", "import", &log.to_string_lossy()])
+        .ok();
+    assert_eq!(
+        transcript(t, SESSION)["messages"],
+        transcript(&fresh, SESSION)["messages"]
+    );
+}
+
 fn messages(t: &TestProject, id: &str) -> usize {
     transcript(t, id)["messages"].as_array().unwrap().len()
 }
@@ -396,15 +410,7 @@ fn each_stop_imports_what_the_log_gained_and_precompact_records_the_compaction()
         assert_eq!(mode_of(f.parent().unwrap()), 0o700, "{}", f.display());
     }
     // The stored copy equals an import of the same bytes made at once.
-    let fresh = TestProject::new();
-    fresh.run(&["init"]).ok();
-    fresh
-        .run(&["transcript", "import", &claude.log.to_string_lossy()])
-        .ok();
-    assert_eq!(
-        transcript(&t, SESSION)["messages"],
-        transcript(&fresh, SESSION)["messages"]
-    );
+    assert_same_as_one_import(&t, &claude.log);
 }
 
 #[test]
@@ -700,15 +706,7 @@ fn a_stop_only_queues_and_the_next_stop_finishes_what_a_killed_worker_left() {
     drained(&t);
     assert_eq!(messages(&t, SESSION), 4);
     // The same messages as one import of the whole log.
-    let fresh = TestProject::new();
-    fresh.run(&["init"]).ok();
-    fresh
-        .run(&["transcript", "import", &claude.log.to_string_lossy()])
-        .ok();
-    assert_eq!(
-        transcript(&t, SESSION)["messages"],
-        transcript(&fresh, SESSION)["messages"]
-    );
+    assert_same_as_one_import(&t, &claude.log);
     assert_eq!(t.doctor(&[])["findings"], serde_json::json!([]));
 }
 
