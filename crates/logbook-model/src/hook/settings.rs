@@ -323,24 +323,9 @@ pub fn install(
     agent: HookAgent,
     command: &str,
 ) -> Result<bool, ShapeError> {
-    hooks_of(settings)?;
-    let wanted = handler(command);
-    let hooks = settings
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(hooks) = hooks else {
-        unreachable!("checked by hooks_of above");
-    };
     let mut changed = false;
     for event in agent.events() {
-        let groups = hooks.entry(*event).or_insert_with(|| Value::Array(vec![]));
-        let Value::Array(groups) = groups else {
-            return Err(ShapeError(format!(
-                "its \"hooks\".\"{event}\" is a JSON {}, not an array",
-                json_type(groups)
-            )));
-        };
-        changed |= install_in(groups, &wanted);
+        changed |= install_event(settings, event, command)?;
     }
     Ok(changed)
 }
