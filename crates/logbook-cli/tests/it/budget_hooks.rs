@@ -3,9 +3,6 @@
 //! limit and, with `budget_action: block`, deny the next tool call once the
 //! counted cost passed `--max-cost`; `budget --add-cost` lets it through.
 
-use std::io::Write as _;
-use std::process::Stdio;
-
 use serde_json::Value;
 
 use crate::cost::{MAIN, write_logs};
@@ -17,27 +14,9 @@ fn hook(t: &TestProject, event: &str, extra: &str) -> Value {
         r#"{{"session_id":"{MAIN}","cwd":"{}","hook_event_name":"{event}"{extra}}}"#,
         t.root().display()
     );
-    let mut child = t
-        .cmd(&["hook"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "a hook always exits 0");
-    let text = String::from_utf8(out.stdout).unwrap();
-    if text.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
-    }
+    crate::hooks::hook(t, &payload)
+        .answer()
+        .unwrap_or(Value::Null)
 }
 
 fn tool_call(t: &TestProject) -> Value {

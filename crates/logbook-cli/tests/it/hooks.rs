@@ -129,7 +129,7 @@ impl Agent {
 }
 
 /// A finished hook: what the agent would read, and how long it took.
-struct Hooked {
+pub(crate) struct Hooked {
     code: i32,
     stdout: String,
     stderr: String,
@@ -139,7 +139,7 @@ struct Hooked {
 impl Hooked {
     /// The answer, checked to be nothing or exactly one JSON object.
     #[track_caller]
-    fn answer(&self) -> Option<Value> {
+    pub(crate) fn answer(&self) -> Option<Value> {
         assert_eq!(
             self.code, 0,
             "a hook always exits 0\nstderr: {}",
@@ -182,7 +182,8 @@ fn hook_with(t: &TestProject, cwd: &Path, payload: &str, envs: &[(&str, &str)]) 
     }
 }
 
-fn hook(t: &TestProject, payload: &str) -> Hooked {
+/// Runs `logbook hook` in the project with `payload` on stdin.
+pub(crate) fn hook(t: &TestProject, payload: &str) -> Hooked {
     hook_with(t, t.root(), payload, &[])
 }
 
@@ -953,6 +954,11 @@ fn finished_jobs_leave_no_lock_files_and_doctor_fix_clears_what_killed_ones_left
             .unwrap()
             .next()
             .is_none()
+    });
+    // A worker removes its job, then its lock: the last one may still be
+    // between the two.
+    eventually("the last worker let its job's lock go", || {
+        job_locks(&t).is_empty()
     });
     assert_eq!(job_locks(&t), Vec::<String>::new());
     assert_eq!(messages(&t, SESSION), 40);
